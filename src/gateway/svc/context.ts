@@ -1,0 +1,28 @@
+/** What the protocol listener's handlers share: the data plane and the limits. */
+import { type ShardClient } from '../../shards';
+
+export interface SvcLimits {
+  /** Largest single record value, bytes. */
+  maxRecordBytes: number;
+  /** Most records in one batch append. */
+  maxBatchRecords: number;
+  /** Longest stream name, UTF-8 bytes. */
+  maxStreamNameBytes: number;
+  /** Byte budget of a read page when `bytes` is absent. */
+  readDefaultBytes: number;
+  /** Largest byte budget a read may ask for. */
+  readMaxBytes: number;
+  /** Records per read page when `count` is absent. */
+  readDefaultCount: number;
+  /** Largest `limit` of a list page (also its default). */
+  listMaxLimit: number;
+}
+
+export interface SvcContext {
+  shards: ShardClient;
+  limits: SvcLimits;
+}
+
+export const JSON_BATCH_TYPE = 'application/vnd.svc.batch+json';
+export const BINARY_BATCH_TYPE = 'application/vnd.svc.batch';
+export const DEFAULT_CONTENT_TYPE = 'application/octet-stream';

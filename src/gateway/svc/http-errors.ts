@@ -1,0 +1,59 @@
+/**
+ * The protocol listener's one table from error code to HTTP status and JSON body
+ * (`{error, message?, next_seq?}`, spec "Error body"). Every 409 says `conflict`, as the spec asks.
+ */
+import { type ErrorCode, SvcError } from '../../errors';
+import { type HeaderList } from '../http/engine';
+
+const STATUS: Record<ErrorCode, number> = {
+  bad_request: 400,
+  invalid_stream_name: 400,
+  invalid_parameter: 400,
+  invalid_json: 400,
+  invalid_batch: 400,
+  empty_batch: 400,
+  unsupported_compression: 400,
+  corrupt_batch: 400,
+  seq_out_of_range: 400,
+  unsupported_media_type: 415,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  stream_closed: 409,
+  record_too_large: 413,
+  batch_too_large: 413,
+  request_too_large: 413,
+  shutting_down: 503,
+  storage_unavailable: 503,
+  internal: 500,
+};
+
+export function statusOf(code: ErrorCode): number {
+  return STATUS[code];
+}
+
+export interface HttpError {
+  status: number;
+  headers: HeaderList;
+  body: string;
+}
+
+export function toHttpError(err: unknown): HttpError {
+  const e = err instanceof SvcError ? err : new SvcError('internal', 'internal error');
+  const status = STATUS[e.code];
+  const body: { error: string; message: string; next_seq?: number } = {
+    error: status === 409 ? 'conflict' : e.code,
+    message: e.message,
+  };
+  const headers: Array<[string, string]> = [['content-type', 'application/json']];
+  const next = e.details?.['next_seq'];
+  if (typeof next === 'number') {
+    body.next_seq = next;
+    headers.push(['svc-next-seq', String(next)]);
+  }
+  if (e.code === 'stream_closed') headers.push(['svc-closed', 'true']);
+  for (const [k, v] of Object.entries(e.details ?? {})) {
+    if (k.startsWith('header:')) headers.push([k.slice(7), String(v)]);
+  }
+  return { status, headers, body: JSON.stringify(body) };
+}

@@ -1,0 +1,74 @@
+/**
+ * Parsing and validating what a request carries: stream names, integer parameters,
+ * booleans and times. Every rejection is a SvcError naming the parameter.
+ */
+import { SvcError } from '../../errors';
+
+/** Non-negative integer (spec "Limits": every integer parameter has a minimum of 0). */
+export function parseUint(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\d{1,16}$/.test(raw) || Number(raw) > Number.MAX_SAFE_INTEGER) {
+    throw new SvcError('invalid_parameter', `${name} must be an integer >= 0`);
+  }
+  return Number(raw);
+}
+
+/** `true` or `false`, case-insensitive. */
+export function parseBool(name: string, raw: string | undefined): boolean | undefined {
+  if (raw === undefined) return undefined;
+  const v = raw.trim().toLowerCase();
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  throw new SvcError('invalid_parameter', `${name} must be true or false`);
+}
+
+/** RFC 3339 date-time or unix milliseconds → unix milliseconds. */
+export function parseTime(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const v = raw.trim();
+  if (/^\d{1,16}$/.test(v)) return Number(v);
+  const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+  const ms = rfc3339.test(v) ? Date.parse(v) : NaN;
+  if (Number.isNaN(ms)) throw new SvcError('invalid_parameter', `${name} must be an RFC 3339 date-time or unix milliseconds`);
+  return ms;
+}
+
+export function formatTime(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** Query parameters; a parameter given twice is ambiguous and refused. */
+export function parseQuery(query: string): Map<string, string> {
+  const out = new Map<string, string>();
+  if (query === '') return out;
+  for (const [k, v] of new URLSearchParams(query)) {
+    if (out.has(k)) throw new SvcError('invalid_parameter', `query parameter ${k} is given more than once`);
+    out.set(k, v);
+  }
+  return out;
+}
+
+/**
+ * The stream name is the whole decoded path (spec "What the service does"). Refused:
+ * empty segments, `.` and `..` segments (proxies rewrite them), control characters, names
+ * over the byte limit, and names whose first segment starts with `_` (reserved for
+ * `/_schemas` and `/_streams`).
+ */
+export function parseStreamName(rawPath: string, maxBytes: number): string {
+  let name: string;
+  try {
+    name = decodeURIComponent(rawPath);
+  } catch {
+    throw new SvcError('invalid_stream_name', 'the path is not valid percent-encoded UTF-8');
+  }
+  if (Buffer.byteLength(name) > maxBytes) throw new SvcError('invalid_stream_name', `stream names are limited to ${maxBytes} bytes`);
+  if (name.length < 2 || !name.startsWith('/')) throw new SvcError('invalid_stream_name', 'a stream name is a path such as /orders');
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(name)) throw new SvcError('invalid_stream_name', 'stream names cannot contain control characters');
+  const segments = name.slice(1).split('/');
+  for (const s of segments) {
+    if (s === '' || s === '.' || s === '..') throw new SvcError('invalid_stream_name', 'stream names cannot have empty, "." or ".." segments');
+  }
+  if (segments[0]!.startsWith('_')) throw new SvcError('invalid_stream_name', 'names whose first segment starts with "_" are reserved');
+  return name;
+}

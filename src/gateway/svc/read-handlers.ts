@@ -1,0 +1,97 @@
+/** GET (catch-up read), HEAD on /{stream}, and GET / (list). */
+import { SvcError } from '../../errors';
+import { type ReadFormat, type StreamInfo } from '../../shards';
+import { type HttpRequest } from '../http/engine';
+import { BINARY_BATCH_TYPE, type SvcContext } from './context';
+import { decodeCursor, encodeCursor } from './cursor';
+import { formatTime, parseQuery, parseUint } from './params';
+import { type Reply } from './write-handlers';
+
+const FORMATS: ReadonlySet<string> = new Set(['json', 'raw', 'binary']);
+const READ_PARAMS: ReadonlySet<string> = new Set(['seq', 'count', 'bytes', 'format', 'cursor', 'live']);
+
+export async function readStream(ctx: SvcContext, name: string, req: HttpRequest): Promise<Reply> {
+  const q = parseQuery(req.query);
+  for (const k of q.keys()) if (!READ_PARAMS.has(k)) throw new SvcError('invalid_parameter', `unknown query parameter ${k}`);
+  if (q.has('live')) throw new SvcError('invalid_parameter', 'live reads (long-poll, sse) are not available in this build');
+  const format = q.get('format') ?? 'json';
+  if (!FORMATS.has(format)) throw new SvcError('invalid_parameter', 'format must be json, raw or binary');
+  const count = parseUint('count', q.get('count')) ?? ctx.limits.readDefaultCount;
+  const bytes = Math.min(parseUint('bytes', q.get('bytes')) ?? ctx.limits.readDefaultBytes, ctx.limits.readMaxBytes);
+  const rawSeq = q.get('seq');
+  const cursor = q.get('cursor');
+  if (rawSeq !== undefined && cursor !== undefined) throw new SvcError('invalid_parameter', 'give seq or cursor, not both');
+  let seq = rawSeq === 'now' ? -1 : (parseUint('seq', rawSeq) ?? 0);
+  let expectStreamId: number | null = null;
+  if (cursor !== undefined) {
+    const c = decodeCursor(cursor);
+    seq = c.seq;
+    expectStreamId = c.streamId;
+  }
+
+  const r = await ctx.shards.read({ name, seq, count, bytes, format: format as ReadFormat });
+  if (expectStreamId !== null && expectStreamId !== r.streamId) {
+    throw new SvcError('conflict', 'the cursor belongs to an earlier stream of this name (it was deleted and created again)');
+  }
+  const headers: Array<[string, string]> = [
+    ['content-type', format === 'json' ? 'application/json' : format === 'binary' ? BINARY_BATCH_TYPE : r.contentType],
+    ['svc-next-seq', String(r.nextSeq)],
+    ['svc-start-seq', String(r.startSeq)],
+  ];
+  if (r.upToDate) headers.push(['svc-up-to-date', 'true']);
+  else headers.push(['svc-cursor', encodeCursor(r.streamId, r.nextSeq)]);
+  if (r.closed) headers.push(['svc-closed', 'true']);
+  // A read from `now` names no fixed range, so it has no validator.
+  if (seq >= 0) {
+    const from = r.nextSeq - r.count;
+    const etag = `"${r.streamId.toString(36)}-${from}-${r.nextSeq}-${format}${r.closed ? '-c' : ''}"`;
+    headers.push(['etag', etag]);
+    if (matches(req.headers['if-none-match'], etag)) return { status: 304, headers: headers.filter(([k]) => k !== 'content-type') };
+  } else {
+    headers.push(['cache-control', 'no-store']);
+  }
+  return { status: 200, headers, body: r.body };
+}
+
+export async function headStream(ctx: SvcContext, name: string): Promise<Reply> {
+  const s = await ctx.shards.head(name);
+  const headers: Array<[string, string]> = [
+    ['content-type', s.contentType],
+    ['svc-next-seq', String(s.nextSeq)],
+    ['svc-start-seq', String(s.startSeq)],
+    ['svc-closed', String(s.closed)],
+    ['cache-control', 'no-store'],
+  ];
+  if (s.ttlSeconds !== null) headers.push(['svc-ttl', String(s.ttlSeconds)]);
+  if (s.expiresAtMs !== null) headers.push(['svc-expires-at', formatTime(s.expiresAtMs)]);
+  return { status: 200, headers };
+}
+
+export async function listStreams(ctx: SvcContext, req: HttpRequest): Promise<Reply> {
+  const q = parseQuery(req.query);
+  for (const k of q.keys()) if (k !== 'prefix' && k !== 'start_after' && k !== 'limit') throw new SvcError('invalid_parameter', `unknown query parameter ${k}`);
+  const limit = Math.min(parseUint('limit', q.get('limit')) ?? ctx.limits.listMaxLimit, ctx.limits.listMaxLimit);
+  const r = await ctx.shards.list({ prefix: q.get('prefix') ?? '/', startAfter: q.get('start_after') ?? '', limit });
+  const body = JSON.stringify({ streams: r.streams.map(listEntry), has_more: r.hasMore });
+  return { status: 200, headers: [['content-type', 'application/json']], body };
+}
+
+function listEntry(s: StreamInfo): object {
+  return {
+    name: s.name,
+    content_type: s.contentType,
+    start_seq: s.startSeq,
+    next_seq: s.nextSeq,
+    closed: s.closed,
+    ttl: s.ttlSeconds,
+    expires_at: s.expiresAtMs === null ? null : formatTime(s.expiresAtMs),
+  };
+}
+
+function matches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (ifNoneMatch === undefined) return false;
+  return ifNoneMatch.split(',').some((t) => {
+    const v = t.trim();
+    return v === '*' || v === etag || v === `W/${etag}`;
+  });
+}

@@ -1,0 +1,89 @@
+/** PUT (create), POST (append, seal, trim) and DELETE on /{stream}. */
+import { SvcError } from '../../errors';
+import { type AppendResult, type RecordInput, mediaType } from '../../shards';
+import { type HeaderList, type HttpRequest } from '../http/engine';
+import { BINARY_BATCH_TYPE, DEFAULT_CONTENT_TYPE, JSON_BATCH_TYPE, type SvcContext } from './context';
+import { parseJsonBatch } from './json-batch';
+import { formatTime, parseBool, parseTime, parseUint } from './params';
+
+export interface Reply {
+  status: number;
+  headers: HeaderList;
+  body?: string | Buffer;
+}
+
+export async function createStream(ctx: SvcContext, name: string, req: HttpRequest): Promise<Reply> {
+  const h = req.headers;
+  const contentType = h['content-type'] ?? DEFAULT_CONTENT_TYPE;
+  const ttlSeconds = parseUint('Svc-TTL', h['svc-ttl']) ?? null;
+  const expiresAtMs = parseTime('Svc-Expires-At', h['svc-expires-at']) ?? null;
+  const closed = parseBool('Svc-Closed', h['svc-closed']) ?? false;
+  const key = h['svc-key'];
+  const records: RecordInput[] = [];
+  if (req.body.length > 0) {
+    checkRecordSize(ctx, req.body.length);
+    records.push({ key: key === undefined ? null : Buffer.from(key), value: req.body, headers: null });
+  }
+  const r = await ctx.shards.create({ name, contentType, ttlSeconds, expiresAtMs, closed, records });
+  return {
+    status: r.created ? 201 : 200,
+    headers: [
+      ['svc-next-seq', String(r.info.nextSeq)],
+      ['svc-start-seq', String(r.info.startSeq)],
+      ['location', req.path],
+    ],
+  };
+}
+
+export async function appendOrTrim(ctx: SvcContext, name: string, req: HttpRequest): Promise<Reply> {
+  const h = req.headers;
+  const trimSeq = parseUint('Svc-Trim-Seq', h['svc-trim-seq']);
+  if (trimSeq !== undefined) {
+    if (req.body.length > 0) throw new SvcError('bad_request', 'a trim (Svc-Trim-Seq) takes no body');
+    return appended(await ctx.shards.trim({ name, seq: trimSeq }));
+  }
+  const close = parseBool('Svc-Closed', h['svc-closed']) ?? false;
+  const type = mediaType(h['content-type'] ?? '');
+  const key = h['svc-key'];
+  if (req.body.length === 0) {
+    if (!close) throw new SvcError('bad_request', 'an append needs a body (send Svc-Closed: true alone to seal)');
+    return appended(await ctx.shards.append({ name, records: null, batches: null, contentType: null, close }));
+  }
+  if (type === JSON_BATCH_TYPE || type === BINARY_BATCH_TYPE) {
+    if (key !== undefined) throw new SvcError('bad_request', 'Svc-Key applies to single-record appends; batches carry keys inline');
+  }
+  if (type === JSON_BATCH_TYPE) {
+    const parsed = parseJsonBatch(req.body, { maxRecords: ctx.limits.maxBatchRecords, maxRecordBytes: ctx.limits.maxRecordBytes });
+    if ('error' in parsed) throw new SvcError(parsed.error, parsed.message);
+    return appended(await ctx.shards.append({ name, records: parsed.records, batches: null, contentType: null, close }));
+  }
+  if (type === BINARY_BATCH_TYPE) {
+    return appended(await ctx.shards.append({ name, records: null, batches: req.body, contentType: null, close }));
+  }
+  checkRecordSize(ctx, req.body.length);
+  const record: RecordInput = { key: key === undefined ? null : Buffer.from(key), value: req.body, headers: null };
+  return appended(await ctx.shards.append({ name, records: [record], batches: null, contentType: h['content-type'] ?? null, close }));
+}
+
+export async function deleteStream(ctx: SvcContext, name: string): Promise<Reply> {
+  await ctx.shards.delete(name);
+  return { status: 204, headers: [] };
+}
+
+function appended(r: AppendResult): Reply {
+  const headers: Array<[string, string]> = [
+    ['svc-start-seq', String(r.startSeq)],
+    ['svc-next-seq', String(r.nextSeq)],
+    ['svc-timestamp', String(r.timestamp)],
+  ];
+  if (r.closed) headers.push(['svc-closed', 'true']);
+  return { status: 200, headers };
+}
+
+function checkRecordSize(ctx: SvcContext, n: number): void {
+  if (n > ctx.limits.maxRecordBytes) {
+    throw new SvcError('record_too_large', `a record is limited to ${ctx.limits.maxRecordBytes} bytes (this one has ${n})`);
+  }
+}
+
+export { formatTime };

@@ -1,0 +1,93 @@
+/**
+ * The composition root of a node: storage workers, the protocol listener, the admin listener.
+ *
+ *   main.ts ──▶ startNode ──▶ ShardClient (worker threads, one per --shard-workers)
+ *                        ├──▶ protocol listener  (gateway/svc, on the chosen HTTP engine)
+ *                        └──▶ admin listener     (gateway/admin; absent with --no-admin)
+ *
+ * Shutdown order matters for durability: stop accepting, let in-flight requests finish
+ * (their appends are acknowledged only once durable), then let the workers flush,
+ * checkpoint with sync and close, then close the sockets.
+ */
+import { type Config, formatHostPort } from './config';
+import { type Logger } from './log';
+import { createAdminHandler } from './gateway/admin/admin-handler';
+import { type HeaderList, type HttpServerHandle, loadHttpEngine } from './gateway/http';
+import { InFlight } from './gateway/in-flight';
+import { toHttpError } from './gateway/svc/http-errors';
+import { createSvcHandler } from './gateway/svc/svc-handler';
+import { SvcError } from './errors';
+import { ShardClient } from './shards';
+
+/** A running node: listeners, shard workers, actors. */
+export interface RunningNode {
+  /** Protocol listener port actually bound. */
+  readonly port: number;
+  /** Admin listener port actually bound, or null with --no-admin. */
+  readonly adminPort: number | null;
+  /** Graceful stop: stop accepting, finish in-flight appends, fsync, close. */
+  close(): Promise<void>;
+}
+
+/** Node id of a single node; clustering assigns real ids. */
+const SINGLE_NODE_ID = 1;
+
+export async function startNode(config: Config, log: Logger): Promise<RunningNode> {
+  const engine = await loadHttpEngine(config.httpEngine, log);
+  const shards = await ShardClient.start({
+    dataDir: config.dataDir,
+    workers: config.shardWorkers,
+    shards: config.shards,
+    segmentBytes: config.storage.segmentBytes,
+    retentionIntervalMs: config.storage.retentionIntervalMs,
+    reaperIntervalMs: config.storage.reaperIntervalMs,
+    log,
+  });
+  const inFlight = new InFlight();
+  let serving = false;
+
+  const tooLarge = (): { status: number; headers: HeaderList; body: string } => {
+    const e = toHttpError(new SvcError('request_too_large', `request bodies are limited to ${config.limits.maxRequestBytes} bytes`));
+    return { status: e.status, headers: [...e.headers, ['connection', 'close']], body: e.body };
+  };
+  const svc = await engine.listen(
+    { host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes, tooLarge },
+    createSvcHandler({ shards, limits: config.limits }, inFlight),
+  );
+  let admin: HttpServerHandle | null = null;
+  if (config.admin) {
+    admin = await engine.listen(
+      { host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
+      createAdminHandler({ serving: () => serving, nodeId: SINGLE_NODE_ID, appliedIndex: () => 0 }),
+    );
+  }
+  serving = true;
+  log.info(
+    {
+      engine: engine.name,
+      listen: formatHostPort({ host: config.listen.host, port: svc.port }),
+      admin: admin === null ? null : formatHostPort({ host: config.adminListen.host, port: admin.port }),
+      shards: shards.shardCount,
+      shardWorkers: Math.min(config.shardWorkers, shards.shardCount),
+    },
+    'node started',
+  );
+
+  let closing: Promise<void> | null = null;
+  return {
+    port: svc.port,
+    adminPort: admin?.port ?? null,
+    close(): Promise<void> {
+      closing ??= (async () => {
+        serving = false;
+        svc.stopAccepting();
+        await inFlight.drain();
+        await shards.close();
+        await svc.close();
+        await admin?.close();
+        log.info({}, 'node stopped');
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,38 @@
+/**
+ * The node's data directory:
+ *
+ *   <dataDir>/svc-node.json          format version and shard count, written once
+ *   <dataDir>/shards/<k>/log/        segment files of shard k
+ *   <dataDir>/shards/<k>/index/      RocksDB catalog and chunk index of shard k
+ *
+ * The shard count is fixed when the directory is first used: streams are placed by
+ * hashing, so changing it would move them. The worker count is free to change.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+const FILE = 'svc-node.json';
+const FORMAT = 1;
+
+export interface DataDirInfo {
+  shardCount: number;
+  /** The configured count differed and the stored one was kept. */
+  keptStoredShardCount: boolean;
+}
+
+export function initDataDir(dataDir: string, requestedShards: number): DataDirInfo {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, FILE);
+  if (fs.existsSync(file)) {
+    const stored = JSON.parse(fs.readFileSync(file, 'utf8')) as { format: number; shards: number };
+    if (stored.format !== FORMAT) throw new Error(`${file}: data format ${stored.format} is not supported by this build (expects ${FORMAT})`);
+    return { shardCount: stored.shards, keptStoredShardCount: stored.shards !== requestedShards };
+  }
+  const tmp = file + '.tmp';
+  fs.writeFileSync(tmp, JSON.stringify({ format: FORMAT, shards: requestedShards }) + '\n');
+  const fd = fs.openSync(tmp, 'r');
+  fs.fsyncSync(fd);
+  fs.closeSync(fd);
+  fs.renameSync(tmp, file);
+  return { shardCount: requestedShards, keptStoredShardCount: false };
+}

@@ -1,0 +1,5 @@
+/** The data plane's front door: everything outside src/shards imports from here only. */
+export { ShardClient, type ShardClientOptions } from './shard-client';
+export { mediaType } from './worker/shard';
+export * from './types';
+export type { RecordInput } from '../util/record-batch';

@@ -1,0 +1,167 @@
+/**
+ * The JSON read format (spec/stream-service.md, "Record (JSON read format)"): an array of
+ * `{seq, timestamp, key?, headers?, body?}`. Bytes that are not valid UTF-8 switch a field
+ * to its base64 twin (standard alphabet, padded): `key_b64`, `body_b64`, `headers_b64`.
+ *
+ * - A null key omits `key`; a record without headers omits `headers`.
+ * - A null value (a Kafka tombstone) omits both `body` and `body_b64`, so it stays
+ *   distinguishable from an empty body (`"body": ""`).
+ * - `headers` maps key → value; `headers_b64` (used when any header key or value is not
+ *   UTF-8) maps base64 key → base64 value. A null header value renders as JSON `null`.
+ *   Kafka allows repeated header keys; JSON objects should not repeat keys, so the last
+ *   occurrence of a key wins.
+ *
+ * Why bytes and not strings: measured on 1000 records of 100 bytes, `JSON.stringify` over
+ * an array of objects took ~1.1 ms and string concatenation with `JSON.stringify` per
+ * string ~1.5 ms (each call ~0.6 µs); copying the UTF-8 bytes straight into the output
+ * buffer, escaping as we go, skips decoding to UTF-16 and re-encoding and is several times
+ * faster. Valid UTF-8 needs only `"`, `\` and C0 controls escaped (RFC 8259 §7).
+ */
+import type { DecodedRecord } from '../../util/record-batch';
+import { isUtf8 } from '../../util/utf8';
+
+type Header = readonly [Buffer, Buffer | null];
+
+/** 1 for bytes that must be escaped inside a JSON string. */
+const ESCAPE = new Uint8Array(256);
+for (let b = 0; b < 0x20; b++) ESCAPE[b] = 1;
+ESCAPE[0x22] = 1; // "
+ESCAPE[0x5c] = 1; // \
+const SHORT_ESCAPES: Record<number, number> = { 0x08: 0x62, 0x09: 0x74, 0x0a: 0x6e, 0x0c: 0x66, 0x0d: 0x72, 0x22: 0x22, 0x5c: 0x5c };
+const HEX = '0123456789abcdef';
+
+/** A growable output buffer. */
+class Out {
+  buf: Buffer;
+  pos = 0;
+  constructor(capacity: number) {
+    this.buf = Buffer.allocUnsafe(capacity);
+  }
+  /** Make room for `n` more bytes. */
+  reserve(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.pos + n, this.buf.length * 2));
+    this.buf.copy(next, 0, 0, this.pos);
+    this.buf = next;
+  }
+  /** Append an ASCII string. */
+  ascii(s: string): void {
+    this.reserve(s.length);
+    this.pos += this.buf.write(s, this.pos, 'latin1');
+  }
+  /** Append `"…"` holding the valid UTF-8 bytes `b`, escaped. */
+  text(b: Buffer): void {
+    const n = b.length;
+    this.reserve(n + 2);
+    let buf = this.buf;
+    let p = this.pos;
+    buf[p++] = 0x22;
+    for (let i = 0; i < n; i++) {
+      const c = b[i] as number;
+      if (ESCAPE[c] === 0) {
+        buf[p++] = c;
+        continue;
+      }
+      // Worst case from here: this byte as \u00XX plus the rest unescaped and the quote.
+      if (p + 6 + (n - i) + 1 > buf.length) {
+        this.pos = p;
+        this.reserve(6 + (n - i) + 1);
+        buf = this.buf;
+      }
+      buf[p++] = 0x5c;
+      const short = SHORT_ESCAPES[c];
+      if (short !== undefined) {
+        buf[p++] = short;
+      } else {
+        buf[p++] = 0x75; // u00XX
+        buf[p++] = 0x30;
+        buf[p++] = 0x30;
+        buf[p++] = HEX.charCodeAt(c >> 4);
+        buf[p++] = HEX.charCodeAt(c & 15);
+      }
+    }
+    buf[p++] = 0x22;
+    this.pos = p;
+  }
+  /** Append `"…"` holding the base64 of `b` (no escaping needed). */
+  base64(b: Buffer): void {
+    this.ascii('"' + b.toString('base64') + '"');
+  }
+}
+
+function headersAreUtf8(headers: readonly Header[]): boolean {
+  for (let i = 0; i < headers.length; i++) {
+    const [key, value] = headers[i] as Header;
+    if (!isUtf8(key) || (value !== null && !isUtf8(value))) return false;
+  }
+  return true;
+}
+
+/** Index of the last occurrence of each header key, or null when no key repeats. */
+function lastOccurrences(headers: readonly Header[]): Map<string, number> | null {
+  if (headers.length < 2) return null;
+  const last = new Map<string, number>();
+  for (let i = 0; i < headers.length; i++) last.set((headers[i] as Header)[0].toString('latin1'), i);
+  return last.size === headers.length ? null : last;
+}
+
+/** `,"headers":{…}` or `,"headers_b64":{…}` for a non-empty header list. */
+function writeHeaders(out: Out, headers: readonly Header[]): void {
+  const utf8 = headersAreUtf8(headers);
+  const last = lastOccurrences(headers);
+  out.ascii(utf8 ? ',"headers":{' : ',"headers_b64":{');
+  let first = true;
+  for (let i = 0; i < headers.length; i++) {
+    const [key, value] = headers[i] as Header;
+    if (last !== null && last.get(key.toString('latin1')) !== i) continue;
+    if (!first) out.ascii(',');
+    first = false;
+    if (utf8) out.text(key);
+    else out.base64(key);
+    out.ascii(':');
+    if (value === null) out.ascii('null');
+    else if (utf8) out.text(value);
+    else out.base64(value);
+  }
+  out.ascii('}');
+}
+
+/** Render decoded records as the JSON read format, UTF-8 encoded. */
+export function renderJson(records: readonly DecodedRecord[]): Buffer {
+  // Room for the unescaped bytes plus ~64 bytes of field names and numbers per record.
+  let estimate = 2;
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i] as DecodedRecord;
+    estimate += 64 + (r.value?.length ?? 0) + (r.key?.length ?? 0);
+  }
+  const out = new Out(estimate);
+  out.ascii('[');
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i] as DecodedRecord;
+    out.ascii((i === 0 ? '{"seq":' : ',{"seq":') + r.offset + ',"timestamp":' + r.timestamp);
+    const key = r.key;
+    if (key !== null) {
+      if (isUtf8(key)) {
+        out.ascii(',"key":');
+        out.text(key);
+      } else {
+        out.ascii(',"key_b64":');
+        out.base64(key);
+      }
+    }
+    if (r.headers.length > 0) writeHeaders(out, r.headers);
+    const value = r.value;
+    if (value !== null) {
+      if (isUtf8(value)) {
+        out.ascii(',"body":');
+        out.text(value);
+      } else {
+        out.ascii(',"body_b64":');
+        out.base64(value);
+      }
+    }
+    out.ascii('}');
+  }
+  out.ascii(']');
+  return out.buf.subarray(0, out.pos);
+}

@@ -1,0 +1,214 @@
+/**
+ * The gateway thread's handle on the shard workers.
+ *
+ *   gateway ──call──▶ ShardClient ──(queue per worker, packed once per event-loop turn)──▶ worker k
+ *                          ▲                                                                  │
+ *                          └────────────── packed replies, resolved by request id ◀──────────┘
+ *
+ * Errors come back as data and are rebuilt into SvcError here.
+ */
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { type ErrorData, SvcError } from '../errors';
+import { type RecordInput } from '../util/record-batch';
+import { initDataDir } from './data-dir';
+import { shardOf, workerOf } from './placement';
+import { compareNames } from './worker/shard';
+import {
+  type AppendParams,
+  type AppendResult,
+  type CreateParams,
+  type CreateResult,
+  type ListParams,
+  type ListResult,
+  type ReadParams,
+  type ReadResult,
+  type ShardStats,
+  type StreamInfo,
+  type TrimParams,
+} from './types';
+import { type Entry, Op, Status, packEntries, packRecords, unpackEntries } from './wire';
+import { type WorkerConfig, type WorkerEvent } from './worker/worker-main';
+
+export interface ShardClientOptions {
+  dataDir: string;
+  workers: number;
+  /** Shard count for a new data directory (an existing one keeps its own). */
+  shards: number;
+  segmentBytes: number;
+  retentionIntervalMs: number;
+  reaperIntervalMs: number;
+  log: { info(o: object, m: string): void; warn(o: object, m: string): void };
+}
+
+interface Pending {
+  resolve: (v: { meta: unknown; data: Buffer | null }) => void;
+  reject: (e: SvcError) => void;
+}
+
+/** A chunk of the log indexed as one unit; bounds the bytes a read walks to find its start. */
+const MAX_CHUNK_BYTES = 1024 * 1024; // 1 MiB
+
+export class ShardClient {
+  readonly #workers: Worker[];
+  readonly #queues: Entry[][];
+  readonly #pending = new Map<number, Pending>();
+  readonly shardCount: number;
+  #nextId = 1;
+  #scheduled = false;
+
+  private constructor(workers: Worker[], shardCount: number) {
+    this.#workers = workers;
+    this.#queues = workers.map(() => []);
+    this.shardCount = shardCount;
+    for (const w of workers) w.on('message', (m: ArrayBuffer | WorkerEvent) => m instanceof ArrayBuffer && this.#onReplies(m));
+  }
+
+  static async start(o: ShardClientOptions): Promise<ShardClient> {
+    const { shardCount, keptStoredShardCount } = initDataDir(o.dataDir, o.shards);
+    if (keptStoredShardCount) o.log.warn({ shardCount, requested: o.shards }, 'data directory keeps its shard count');
+    const workerCount = Math.min(o.workers, shardCount);
+    const file = path.join(__dirname, 'worker', 'worker-main.js');
+    const workers = await Promise.all(
+      Array.from({ length: workerCount }, (_, w) => {
+        const shardIds = Array.from({ length: shardCount }, (_, k) => k).filter((k) => workerOf(k, workerCount) === w);
+        const workerData: WorkerConfig = {
+          dataDir: path.resolve(o.dataDir),
+          shardIds,
+          shardCount,
+          segmentBytes: o.segmentBytes,
+          maxChunkBytes: MAX_CHUNK_BYTES,
+          retentionIntervalMs: o.retentionIntervalMs,
+          reaperIntervalMs: o.reaperIntervalMs,
+        };
+        const worker = new Worker(file, { workerData });
+        return new Promise<Worker>((resolve, reject) => {
+          const onMsg = (m: ArrayBuffer | WorkerEvent): void => {
+            if (m instanceof ArrayBuffer) return;
+            worker.off('message', onMsg);
+            if (m.type === 'ready') {
+              const replayed = m.recovery.reduce((a, r) => a + r.replayedFrames, 0);
+              const truncated = m.recovery.reduce((a, r) => a + r.truncatedBytes, 0);
+              o.log.info({ worker: w, shards: shardIds.length, replayedFrames: replayed, truncatedBytes: truncated }, 'shard worker ready');
+              resolve(worker);
+            } else if (m.type === 'failed') reject(new Error(`shard worker ${w} failed to start: ${m.message}`));
+          };
+          worker.on('message', onMsg);
+          worker.once('error', reject);
+        });
+      }),
+    );
+    for (const w of workers) w.on('error', (err) => o.log.warn({ err: err.message }, 'shard worker error'));
+    return new ShardClient(workers, shardCount);
+  }
+
+  shardOf(name: string): number {
+    return shardOf(name, this.shardCount);
+  }
+
+  async create(p: CreateParams): Promise<CreateResult> {
+    const { records, ...meta } = p;
+    return (await this.#call(Op.Create, this.shardOf(p.name), meta, records.length > 0 ? packRecords(records) : null)).meta as CreateResult;
+  }
+
+  async append(p: AppendParams): Promise<AppendResult> {
+    const kind = p.records !== null ? 'records' : p.batches !== null ? 'batches' : 'none';
+    const data = p.records !== null ? packRecords(p.records) : p.batches;
+    const meta = { name: p.name, contentType: p.contentType, close: p.close, kind };
+    return (await this.#call(Op.Append, this.shardOf(p.name), meta, data)).meta as AppendResult;
+  }
+
+  async trim(p: TrimParams): Promise<AppendResult> {
+    return (await this.#call(Op.Trim, this.shardOf(p.name), p, null)).meta as AppendResult;
+  }
+
+  async delete(name: string): Promise<void> {
+    await this.#call(Op.Delete, this.shardOf(name), { name }, null);
+  }
+
+  async read(p: ReadParams): Promise<ReadResult> {
+    const r = await this.#call(Op.Read, this.shardOf(p.name), p, null);
+    return { ...(r.meta as Omit<ReadResult, 'body'>), body: r.data ?? Buffer.alloc(0) };
+  }
+
+  async head(name: string): Promise<StreamInfo> {
+    return (await this.#call(Op.Head, this.shardOf(name), { name }, null)).meta as StreamInfo;
+  }
+
+  /** List across every shard: each returns its first `limit` matches, merged here by name. */
+  async list(p: ListParams): Promise<ListResult> {
+    const parts = await Promise.all(Array.from({ length: this.shardCount }, (_, k) => this.#call(Op.List, k, p, null)));
+    const all: StreamInfo[] = [];
+    let more = false;
+    for (const r of parts) {
+      const l = r.meta as ListResult;
+      all.push(...l.streams);
+      more ||= l.hasMore;
+    }
+    all.sort((a, b) => compareNames(a.name, b.name));
+    return { streams: all.slice(0, p.limit), hasMore: more || all.length > p.limit };
+  }
+
+  async stats(): Promise<ShardStats> {
+    const parts = await Promise.all(Array.from({ length: this.shardCount }, (_, k) => this.#call(Op.Stats, k, null, null)));
+    const total: ShardStats = { streamCount: 0, objectCount: 0, destroyedObjectBacklog: 0 };
+    for (const r of parts) {
+      const s = r.meta as ShardStats;
+      total.streamCount += s.streamCount;
+      total.objectCount += s.objectCount;
+      total.destroyedObjectBacklog += s.destroyedObjectBacklog;
+    }
+    return total;
+  }
+
+  /** Finish every accepted write, fsync, checkpoint, and stop the workers. */
+  async close(): Promise<void> {
+    this.#send();
+    await Promise.all(
+      this.#workers.map(
+        (w) =>
+          new Promise<void>((resolve) => {
+            w.on('message', (m: ArrayBuffer | WorkerEvent) => {
+              if (!(m instanceof ArrayBuffer) && m.type === 'closed') resolve();
+            });
+            w.postMessage({ type: 'close' });
+          }),
+      ),
+    );
+    await Promise.all(this.#workers.map((w) => w.terminate()));
+  }
+
+  #call(op: Op, shard: number, meta: unknown, data: Buffer | null): Promise<{ meta: unknown; data: Buffer | null }> {
+    const id = this.#nextId;
+    this.#nextId = id >= 0xfffffff0 ? 1 : id + 1;
+    this.#queues[workerOf(shard, this.#workers.length)]!.push({ id, code: op, shard, meta, data });
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(() => this.#send());
+    }
+    return new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject }));
+  }
+
+  #send(): void {
+    this.#scheduled = false;
+    for (let w = 0; w < this.#queues.length; w++) {
+      const q = this.#queues[w]!;
+      if (q.length === 0) continue;
+      this.#queues[w] = [];
+      const ab = packEntries(q);
+      this.#workers[w]!.postMessage(ab, [ab]);
+    }
+  }
+
+  #onReplies(ab: ArrayBuffer): void {
+    for (const e of unpackEntries(ab)) {
+      const p = this.#pending.get(e.id);
+      if (p === undefined) continue;
+      this.#pending.delete(e.id);
+      if (e.code === Status.Ok) p.resolve({ meta: e.meta, data: e.data });
+      else p.reject(SvcError.fromData(e.meta as ErrorData));
+    }
+  }
+}
+
+export type { RecordInput };

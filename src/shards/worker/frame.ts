@@ -1,0 +1,69 @@
+/**
+ * Segment files are a sequence of frames. A frame wraps one log entry of one stream:
+ *
+ *   0  u32 length   bytes after this 8-byte prefix (type .. end of payload)
+ *   4  u32 crc32c   CRC-32C of bytes 8 .. end
+ *   8  u8  type     FrameType
+ *   9  u32 streamId the shard-local stream id (never reused, so a deleted stream's frames are inert)
+ *  13  payload      DATA: one Kafka RecordBatch v2; CREATE/CONFIG: JSON; TRIM: f64 seq; DELETE/SEAL: empty
+ *
+ * The RecordBatch carries its own CRC, but it does not cover the base offset and the frame
+ * header, and recovery needs to find a torn tail whatever was torn, so the frame has its own.
+ * Catalog changes travel in the same log as data, so one group-commit fdatasync makes an
+ * append and the seal that follows it durable together.
+ */
+import { crc32c } from '../../util/crc32c';
+
+export const FRAME_HEADER = 13;
+
+export const enum FrameType {
+  Data = 1,
+  Create = 2,
+  Delete = 3,
+  Trim = 4,
+  Seal = 5,
+  Config = 6,
+}
+
+export function encodeFrame(type: FrameType, streamId: number, payload: Uint8Array | null): Buffer {
+  const len = payload === null ? 0 : payload.length;
+  const buf = Buffer.allocUnsafe(FRAME_HEADER + len);
+  buf.writeUInt32BE(len + 5, 0);
+  buf[8] = type;
+  buf.writeUInt32BE(streamId, 9);
+  if (payload !== null) buf.set(payload, FRAME_HEADER);
+  buf.writeUInt32BE(crc32c(buf.subarray(8)), 4);
+  return buf;
+}
+
+export function encodeTrimPayload(seq: number): Buffer {
+  const b = Buffer.allocUnsafe(8);
+  b.writeDoubleBE(seq, 0);
+  return b;
+}
+
+export interface Frame {
+  type: FrameType;
+  streamId: number;
+  /** Position of the frame in the buffer it was parsed from. */
+  pos: number;
+  /** Whole frame size, header included. */
+  size: number;
+  payload: Buffer;
+}
+
+/**
+ * Parse the frame at `pos`. Returns null when the bytes there are not a whole, valid frame
+ * (short read, impossible length, CRC mismatch): recovery truncates the log at that point.
+ */
+export function parseFrame(buf: Buffer, pos: number, verify: boolean): Frame | null {
+  if (pos + FRAME_HEADER > buf.length) return null;
+  const len = buf.readUInt32BE(pos);
+  if (len < 5) return null;
+  const end = pos + 8 + len;
+  if (end > buf.length) return null;
+  if (verify && crc32c(buf.subarray(pos + 8, end)) !== buf.readUInt32BE(pos + 4)) return null;
+  const type = buf[pos + 8] as FrameType;
+  if (type < FrameType.Data || type > FrameType.Config) return null;
+  return { type, streamId: buf.readUInt32BE(pos + 9), pos, size: end - pos, payload: buf.subarray(pos + FRAME_HEADER, end) };
+}

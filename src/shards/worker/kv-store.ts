@@ -1,0 +1,28 @@
+/**
+ * The small key-value contract the shard needs from its index database.
+ * RocksDB implements it (rocks-store.ts); memory-store.ts is the in-memory twin for fast tests.
+ * All calls are synchronous on purpose: they run on the shard's own worker thread, where
+ * a RocksDB write without sync costs tens of µs, and keeping them synchronous keeps the
+ * checkpoint atomic with the in-memory state it describes.
+ */
+export type KvOp = { type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer };
+
+export interface KvStore {
+  /** Apply the ops atomically; `sync` waits for the write-ahead log to reach the disk. */
+  write(ops: readonly KvOp[], sync: boolean): void;
+  /** Every entry whose key starts with `prefix`, in key order. */
+  scan(prefix: Buffer): Array<[Buffer, Buffer]>;
+  close(): Promise<void>;
+}
+
+/** The first key after every key starting with `prefix` (for range ends). */
+export function prefixEnd(prefix: Buffer): Buffer {
+  const end = Buffer.from(prefix);
+  for (let i = end.length - 1; i >= 0; i--) {
+    if (end[i]! < 0xff) {
+      end[i]!++;
+      return end.subarray(0, i + 1);
+    }
+  }
+  return Buffer.alloc(0);
+}

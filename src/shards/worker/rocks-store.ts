@@ -1,0 +1,57 @@
+/**
+ * The only file that imports RocksDB. It adapts `@nxtedition/rocksdb` (an abstract-level store
+ * with synchronous batch and iterator calls) to the shard's KvStore contract.
+ */
+import { RocksLevel } from '@nxtedition/rocksdb';
+import { type KvOp, type KvStore, prefixEnd } from './kv-store';
+
+interface SyncBatch {
+  put(key: Buffer, value: Buffer): void;
+  del(key: Buffer): void;
+  _writeSync(options: { sync?: boolean }): void;
+}
+interface SyncIterator {
+  _nextvSync(size: number, options: object): { rows: Buffer[]; finished: boolean };
+  _closeSync(): void;
+}
+interface RocksDb {
+  open(): Promise<void>;
+  close(): Promise<void>;
+  batch(): SyncBatch;
+  iterator(options: object): SyncIterator;
+}
+
+export async function openRocksStore(location: string): Promise<KvStore> {
+  const Rocks = RocksLevel as unknown as new (location: string, options: object) => RocksDb;
+  const db = new Rocks(location, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+  await db.open();
+  return {
+    write(ops: readonly KvOp[], sync: boolean): void {
+      if (ops.length === 0) return;
+      const batch = db.batch();
+      for (const op of ops) {
+        if (op.type === 'put') batch.put(op.key, op.value);
+        else batch.del(op.key);
+      }
+      batch._writeSync({ sync });
+    },
+    scan(prefix: Buffer): Array<[Buffer, Buffer]> {
+      const options: Record<string, unknown> = { gte: prefix, keyEncoding: 'buffer', valueEncoding: 'buffer' };
+      const end = prefixEnd(prefix);
+      if (end.length > 0) options['lt'] = end;
+      const it = db.iterator(options);
+      const out: Array<[Buffer, Buffer]> = [];
+      try {
+        for (;;) {
+          const { rows, finished } = it._nextvSync(1000, {});
+          for (let i = 0; i + 1 < rows.length; i += 2) out.push([rows[i]!, rows[i + 1]!]);
+          if (finished || rows.length === 0) break;
+        }
+      } finally {
+        it._closeSync();
+      }
+      return out;
+    },
+    close: () => db.close(),
+  };
+}

@@ -1,0 +1,178 @@
+/**
+ * A shard's append-only log: numbered segment files of frames (see frame.ts), written by
+ * group commit. The shard hands over every frame collected while the previous write was in
+ * flight; they are written with one write and one fdatasync per segment touched, so the
+ * cost of durability is shared by everything that arrived together.
+ *
+ * A segment is sealed (never written again) when the next frame would take it past
+ * `segmentBytes`; sealed segments are the "objects" that the reaper deletes once all
+ * their data is dead.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export interface Location {
+  segId: number;
+  pos: number;
+}
+
+const SUFFIX = '.seg';
+
+export function segmentFileName(segId: number): string {
+  return String(segId).padStart(10, '0') + SUFFIX;
+}
+
+export class SegmentLog {
+  readonly #dir: string;
+  readonly #segmentBytes: number;
+  readonly #fds = new Map<number, number>();
+  #tailSeg: number;
+  #tailPos: number;
+  #segments: number[];
+
+  private constructor(dir: string, segmentBytes: number, segments: number[], tailSeg: number, tailPos: number) {
+    this.#dir = dir;
+    this.#segmentBytes = segmentBytes;
+    this.#segments = segments;
+    this.#tailSeg = tailSeg;
+    this.#tailPos = tailPos;
+  }
+
+  /** Open the log directory; the tail is the end of the newest segment as found on disk. */
+  static open(dir: string, segmentBytes: number): SegmentLog {
+    fs.mkdirSync(dir, { recursive: true });
+    const segments = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith(SUFFIX))
+      .map((f) => Number(f.slice(0, -SUFFIX.length)))
+      .filter((n) => Number.isInteger(n))
+      .sort((a, b) => a - b);
+    const last = segments[segments.length - 1];
+    const tailSeg = last ?? 0;
+    const tailPos = last === undefined ? 0 : fs.statSync(path.join(dir, segmentFileName(last))).size;
+    return new SegmentLog(dir, segmentBytes, segments, tailSeg, tailPos);
+  }
+
+  get tail(): Location {
+    return { segId: this.#tailSeg, pos: this.#tailPos };
+  }
+
+  /** Segment ids present, oldest first (the newest is the one being written). */
+  get segments(): readonly number[] {
+    return this.#segments;
+  }
+
+  /** Segments that will never be written again. */
+  sealedSegments(): number[] {
+    return this.#segments.filter((s) => s !== this.#tailSeg);
+  }
+
+  segmentSize(segId: number): number {
+    if (segId === this.#tailSeg) return this.#tailPos;
+    return fs.fstatSync(this.#fd(segId)).size;
+  }
+
+  /**
+   * Lay the buffers out at the tail (a buffer never spans two segments), write them and
+   * fdatasync. Resolves with each buffer's location once all of them are durable.
+   */
+  async write(bufs: readonly Buffer[]): Promise<Location[]> {
+    const locations: Location[] = [];
+    const runs: Array<{ segId: number; pos: number; bufs: Buffer[]; created: boolean }> = [];
+    let run: (typeof runs)[number] | undefined;
+    for (const b of bufs) {
+      if (this.#tailPos > 0 && this.#tailPos + b.length > this.#segmentBytes) {
+        this.#tailSeg++;
+        this.#tailPos = 0;
+        this.#segments.push(this.#tailSeg);
+        run = undefined;
+      }
+      if (this.#segments.length === 0) this.#segments.push(this.#tailSeg);
+      if (run === undefined || run.segId !== this.#tailSeg) {
+        run = { segId: this.#tailSeg, pos: this.#tailPos, bufs: [], created: this.#tailPos === 0 };
+        runs.push(run);
+      }
+      locations.push({ segId: this.#tailSeg, pos: this.#tailPos });
+      run.bufs.push(b);
+      this.#tailPos += b.length;
+    }
+    for (const r of runs) {
+      const fd = this.#fd(r.segId);
+      const data = r.bufs.length === 1 ? r.bufs[0]! : Buffer.concat(r.bufs);
+      await writeAll(fd, data, r.pos);
+      await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+      // A new file's directory entry must be durable too, or the whole segment can vanish.
+      if (r.created) fsyncDir(this.#dir);
+    }
+    return locations;
+  }
+
+  /** Read `len` bytes at a location (synchronous pread: the shard's reads are served from the page cache). */
+  read(segId: number, pos: number, len: number): Buffer {
+    const buf = Buffer.allocUnsafe(len);
+    let off = 0;
+    const fd = this.#fd(segId);
+    while (off < len) {
+      const n = fs.readSync(fd, buf, off, len - off, pos + off);
+      if (n === 0) break;
+      off += n;
+    }
+    return off === len ? buf : buf.subarray(0, off);
+  }
+
+  /** Cut the newest segment at `pos` (recovery: a torn tail). */
+  truncateTail(segId: number, pos: number): void {
+    fs.ftruncateSync(this.#fd(segId), pos);
+    fs.fsyncSync(this.#fd(segId));
+    if (segId === this.#tailSeg) this.#tailPos = pos;
+  }
+
+  /** Delete a sealed segment file. */
+  deleteSegment(segId: number): void {
+    if (segId === this.#tailSeg) throw new Error('the active segment cannot be deleted');
+    const fd = this.#fds.get(segId);
+    if (fd !== undefined) {
+      fs.closeSync(fd);
+      this.#fds.delete(segId);
+    }
+    fs.rmSync(path.join(this.#dir, segmentFileName(segId)), { force: true });
+    this.#segments = this.#segments.filter((s) => s !== segId);
+  }
+
+  close(): void {
+    for (const fd of this.#fds.values()) fs.closeSync(fd);
+    this.#fds.clear();
+  }
+
+  #fd(segId: number): number {
+    let fd = this.#fds.get(segId);
+    if (fd === undefined) {
+      const file = path.join(this.#dir, segmentFileName(segId));
+      fd = fs.openSync(file, fs.existsSync(file) ? 'r+' : 'w+');
+      this.#fds.set(segId, fd);
+    }
+    return fd;
+  }
+}
+
+function writeAll(fd: number, data: Buffer, pos: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const step = (off: number): void => {
+      fs.write(fd, data, off, data.length - off, pos + off, (err, n) => {
+        if (err) reject(err);
+        else if (off + n < data.length) step(off + n);
+        else resolve();
+      });
+    };
+    step(0);
+  });
+}
+
+function fsyncDir(dir: string): void {
+  const fd = fs.openSync(dir, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}

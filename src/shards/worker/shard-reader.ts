@@ -1,0 +1,78 @@
+/**
+ * Catch-up reads: find the chunk holding the start seq, pread chunks in order, walk their
+ * frames and cut the result at the count and byte budgets. At least one record is always
+ * returned when one exists, so a record larger than the byte budget cannot stall a reader.
+ *
+ * Reads see only durable data: chunks are indexed after their fdatasync.
+ */
+import { type DecodedRecord, decodeRecords, readBatchHeader } from '../../util/record-batch';
+import { renderBinary, sliceBatch } from '../render/binary-records';
+import { renderJson } from '../render/json-records';
+import { renderRaw } from '../render/raw-records';
+import { type ReadFormat } from '../types';
+import { FRAME_HEADER, FrameType, parseFrame } from './frame';
+import { type SegmentLog } from './segment-log';
+import { type StreamState, findChunk } from './stream-state';
+
+export interface Gathered {
+  body: Buffer;
+  count: number;
+  nextSeq: number;
+}
+
+export function gather(log: SegmentLog, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat): Gathered {
+  const records: DecodedRecord[] = [];
+  const batches: Buffer[] = [];
+  let count = 0;
+  let bytes = 0;
+  let next = from;
+  const end = s.nextSeq;
+  const full = (): boolean => count >= maxCount || (count > 0 && bytes >= maxBytes);
+
+  for (let i = findChunk(s.chunks, from); i < s.chunks.length && next < end && !full(); i++) {
+    const c = s.chunks[i]!;
+    const buf = log.read(c.segId, c.pos, c.len);
+    for (let off = 0; off < buf.length && !full(); ) {
+      const f = parseFrame(buf, off, false);
+      if (f === null) throw new Error(`index points at a damaged frame (segment ${c.segId}, byte ${c.pos + off})`);
+      off += f.size;
+      if (f.type !== FrameType.Data) continue;
+      const h = readBatchHeader(f.payload, 0);
+      const last = h.baseOffset + h.lastOffsetDelta;
+      if (last < next) continue;
+      if (h.baseOffset >= end) break;
+
+      if (format === 'binary') {
+        // Whole batches pass through untouched; only a batch cut by the range is re-encoded.
+        const room = maxCount - count;
+        const stop = Math.min(last + 1, next + room, end);
+        const b = sliceBatch(f.payload, next, stop);
+        const n = stop - next;
+        if (count > 0 && bytes + b.length > maxBytes) return done();
+        batches.push(b);
+        count += n;
+        bytes += b.length;
+        next = stop;
+        continue;
+      }
+      for (const r of decodeRecords(f.payload, 0, next)) {
+        if (r.offset >= end || full()) break;
+        const size = r.value === null ? 0 : r.value.length;
+        if (count > 0 && bytes + size > maxBytes) return done();
+        records.push(r);
+        count++;
+        bytes += size;
+        next = r.offset + 1;
+      }
+    }
+  }
+  return done();
+
+  function done(): Gathered {
+    const body = format === 'binary' ? renderBinary(batches) : format === 'raw' ? renderRaw(records) : renderJson(records);
+    return { body, count, nextSeq: next };
+  }
+}
+
+/** Bytes of frame and batch header to read to learn a batch's seqs and timestamps. */
+export const BATCH_PEEK = FRAME_HEADER + 61;

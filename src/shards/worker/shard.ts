@@ -1,0 +1,484 @@
+/**
+ * One shard: the streams hashed to it, their log and their index. Lives on a shard worker
+ * thread; nothing else touches its files.
+ *
+ *   op ──▶ validate against in-memory state ──▶ frame ──▶ pending group
+ *                                                           │ (one group in flight at a time)
+ *                                                           ▼
+ *                                  SegmentLog.write: one write + fdatasync per segment
+ *                                                           │
+ *                      apply effects (index, durable tail) ─┴─▶ checkpoint to RocksDB ─▶ replies
+ *
+ * Seqs are assigned when an append is accepted, so concurrent appends to one stream are
+ * ordered by arrival; they become visible to readers and are acknowledged only after the
+ * group holding them is durable.
+ */
+import { SvcError } from '../../errors';
+import { type RecordInput, encodeRecordBatch, readBatchHeader, splitBatches, setBaseOffset, RecordBatchError, ATTR_COMPRESSION_MASK } from '../../util/record-batch';
+import {
+  type AppendParams,
+  type AppendResult,
+  type CreateParams,
+  type CreateResult,
+  type ListParams,
+  type ListResult,
+  type ReadParams,
+  type ReadResult,
+  type ShardStats,
+  type StreamInfo,
+  type TrimParams,
+} from '../types';
+import { CHECKPOINT_KEY, delChunk, encodeCheckpoint, encodeStream, putChunk, streamKey } from './catalog-codec';
+import { FrameType, encodeFrame, encodeTrimPayload } from './frame';
+import { type KvOp, type KvStore } from './kv-store';
+import { type Location, type SegmentLog } from './segment-log';
+import { gather } from './shard-reader';
+import { recoverShard } from './shard-recovery';
+import { type StreamMeta, type StreamState, addChunk, dropChunksBelow, isExpired, newStreamState } from './stream-state';
+import { sweepExpired } from './retention';
+
+export type Reply<T> = (err: SvcError | null, result?: T) => void;
+
+export interface ShardOptions {
+  shardId: number;
+  /** Shards in the node; stream ids are made node-unique as localId * shardCount + shardId. */
+  shardCount: number;
+  maxChunkBytes: number;
+  now?: () => number;
+}
+
+interface PendingFrame {
+  buf: Buffer;
+  onDurable: ((loc: Location) => void) | null;
+}
+
+interface Group {
+  /** Frames per stream, in acceptance order; streams side by side so each stream's data is contiguous. */
+  frames: Map<StreamState, PendingFrame[]>;
+  /** Run after the group is durable, with the error when it could not be written. */
+  replies: Array<(err: SvcError | null) => void>;
+}
+
+const newGroup = (): Group => ({ frames: new Map(), replies: [] });
+
+export class Shard {
+  readonly #store: KvStore;
+  readonly #log: SegmentLog;
+  readonly #opts: ShardOptions;
+  readonly #now: () => number;
+  readonly #streams: Map<number, StreamState>;
+  readonly #byName: Map<string, StreamState>;
+  #nextStreamId: number;
+  #pending: Group = newGroup();
+  #flushing = false;
+  #failed: Error | null = null;
+  #kvOps: KvOp[] = [];
+  #dirty = new Set<StreamState>();
+  #sortedNames: string[] | null = null;
+  /** Sealed segments whose data is all dead, waiting for the reaper. */
+  #destroyed = new Set<number>();
+  #deadCheckNeeded = true;
+  #idleWaiters: Array<() => void> = [];
+
+  constructor(store: KvStore, log: SegmentLog, opts: ShardOptions) {
+    this.#store = store;
+    this.#log = log;
+    this.#opts = opts;
+    this.#now = opts.now ?? Date.now;
+    const r = recoverShard(store, log, opts.maxChunkBytes);
+    this.#streams = r.streams;
+    this.#byName = r.byName;
+    this.#nextStreamId = r.nextStreamId;
+    this.#kvOps = r.ops;
+    this.#checkpoint(false);
+    this.recovery = { replayedFrames: r.replayedFrames, truncatedBytes: r.truncatedBytes, streams: r.streams.size };
+  }
+
+  readonly recovery: { replayedFrames: number; truncatedBytes: number; streams: number };
+
+  // ── operations ────────────────────────────────────────────────────────────
+
+  create(p: CreateParams, reply: Reply<CreateResult>): void {
+    if (this.#refuse(reply)) return;
+    const existing = this.#lookup(p.name);
+    if (existing !== null) {
+      if (mediaType(existing.meta.contentType) !== mediaType(p.contentType)) {
+        return reply(new SvcError('conflict', `stream exists with content type ${existing.meta.contentType}`, { next_seq: existing.nextSeq }));
+      }
+      return this.#afterDurable(reply, () => ({ created: false, info: this.#info(existing) }));
+    }
+    const meta: StreamMeta = { name: p.name, contentType: p.contentType, ttlSeconds: p.ttlSeconds, expiresAtMs: p.expiresAtMs, createdAtMs: this.#now() };
+    const s = newStreamState(this.#nextStreamId++, meta);
+    this.#streams.set(s.id, s);
+    this.#byName.set(p.name, s);
+    this.#sortedNames = null;
+    this.#enqueue(s, encodeFrame(FrameType.Create, s.id, Buffer.from(JSON.stringify(meta))), () => {
+      s.durable = true;
+      this.#dirty.add(s);
+    });
+    if (p.records.length > 0) this.#appendRecords(s, p.records);
+    if (p.closed) this.#seal(s);
+    this.#whenDurable(reply, () => ({ created: true, info: this.#info(s) }));
+  }
+
+  append(p: AppendParams, reply: Reply<AppendResult>): void {
+    if (this.#refuse(reply)) return;
+    const s = this.#lookup(p.name);
+    if (s === null) return reply(notFound(p.name));
+    const hasData = (p.records !== null && p.records.length > 0) || (p.batches !== null && p.batches.length > 0);
+    if (s.closing) {
+      // A seal-only request on a sealed stream is idempotent; anything carrying data is refused.
+      if (!hasData && p.close) return this.#afterDurable(reply, () => this.#appendResult(s, s.nextSeq, s.lastTs));
+      return reply(new SvcError('stream_closed', 'stream is sealed', { next_seq: s.assignedSeq }));
+    }
+    if (p.contentType !== null && mediaType(p.contentType) !== mediaType(s.meta.contentType)) {
+      return reply(new SvcError('conflict', `content type ${p.contentType} does not match the stream's ${s.meta.contentType}`));
+    }
+    const start = s.assignedSeq;
+    let batches: Buffer[] = [];
+    if (p.batches !== null) {
+      const split = splitBatches(p.batches);
+      if (split instanceof RecordBatchError) return reply(new SvcError(split.code === 'unsupported_compression' ? 'unsupported_compression' : 'invalid_batch', split.message));
+      for (const b of split) {
+        if ((readBatchHeader(b, 0).attributes & ATTR_COMPRESSION_MASK) !== 0) {
+          return reply(new SvcError('unsupported_compression', 'compressed record batches are not accepted over HTTP yet'));
+        }
+      }
+      batches = split;
+    }
+    const ts = p.records !== null && p.records.length > 0 ? this.#appendRecords(s, p.records) : this.#stamp(s);
+    for (const b of batches) this.#appendBatch(s, b);
+    if (p.close) this.#seal(s);
+    const next = s.assignedSeq;
+    this.#whenDurable(reply, () => ({ startSeq: start, nextSeq: next, timestamp: ts, closed: p.close }));
+  }
+
+  trim(p: TrimParams, reply: Reply<AppendResult>): void {
+    if (this.#refuse(reply)) return;
+    const s = this.#lookup(p.name);
+    if (s === null) return reply(notFound(p.name));
+    if (p.seq > s.assignedSeq) {
+      return reply(new SvcError('seq_out_of_range', `cannot trim to ${p.seq}: the stream ends at ${s.assignedSeq}`, { next_seq: s.assignedSeq }));
+    }
+    if (p.seq > s.startSeq) {
+      const seq = p.seq;
+      this.#enqueue(s, encodeFrame(FrameType.Trim, s.id, encodeTrimPayload(seq)), () => this.#applyTrim(s, seq));
+    }
+    this.#whenDurable(reply, () => this.#appendResult(s, s.startSeq, s.lastTs));
+  }
+
+  delete(name: string, reply: Reply<null>): void {
+    if (this.#refuse(reply)) return;
+    const s = this.#lookup(name);
+    if (s === null) return reply(notFound(name));
+    this.#delete(s);
+    this.#whenDurable(reply, () => null);
+  }
+
+  read(p: ReadParams): ReadResult {
+    const s = this.#lookupDurable(p.name);
+    const tail = s.nextSeq;
+    const seq = p.seq < 0 ? tail : p.seq;
+    if (seq > tail) throw new SvcError('seq_out_of_range', `seq ${seq} is beyond the end of the stream (${tail})`, { next_seq: tail });
+    const from = Math.max(seq, s.startSeq);
+    const g = gather(this.#log, s, from, p.count, p.bytes, p.format);
+    const upToDate = g.nextSeq >= tail;
+    return {
+      body: g.body,
+      count: g.count,
+      nextSeq: g.nextSeq,
+      tailSeq: tail,
+      startSeq: s.startSeq,
+      upToDate,
+      closed: upToDate && s.closed,
+      streamId: this.#globalId(s),
+      contentType: s.meta.contentType,
+    };
+  }
+
+  head(name: string): StreamInfo {
+    return this.#info(this.#lookupDurable(name));
+  }
+
+  list(p: ListParams): ListResult {
+    if (this.#sortedNames === null) this.#sortedNames = [...this.#byName.keys()].sort(compareNames);
+    const names = this.#sortedNames;
+    let lo = firstAtLeast(names, p.prefix, false);
+    if (p.startAfter !== '') lo = Math.max(lo, firstAtLeast(names, p.startAfter, true));
+    const out: StreamInfo[] = [];
+    const now = this.#now();
+    for (let i = lo; i < names.length && names[i]!.startsWith(p.prefix); i++) {
+      const s = this.#byName.get(names[i]!);
+      if (s === undefined || !s.durable || s.deleted || isExpired(s, now)) continue;
+      if (out.length === p.limit) return { streams: out, hasMore: true };
+      out.push(this.#info(s));
+    }
+    return { streams: out, hasMore: false };
+  }
+
+  stats(): ShardStats {
+    const now = this.#now();
+    let streamCount = 0;
+    for (const s of this.#byName.values()) if (s.durable && !isExpired(s, now)) streamCount++;
+    return { streamCount, objectCount: this.#log.sealedSegments().length, destroyedObjectBacklog: this.#destroyed.size };
+  }
+
+  /** Start writing whatever was accepted (called once per batch of requests from the gateway). */
+  flush(): void {
+    if (this.#flushing || this.#failed !== null) return;
+    const g = this.#pending;
+    if (g.frames.size === 0 && g.replies.length === 0) {
+      this.#notifyIdle();
+      return;
+    }
+    this.#pending = newGroup();
+    this.#flushing = true;
+    const order: PendingFrame[] = [];
+    for (const frames of g.frames.values()) for (const f of frames) order.push(f);
+    const write = order.length === 0 ? Promise.resolve([] as Location[]) : this.#log.write(order.map((f) => f.buf));
+    write.then(
+      (locations) => {
+        for (let i = 0; i < order.length; i++) order[i]!.onDurable?.(locations[i]!);
+        this.#checkpoint(false);
+        this.#flushing = false;
+        for (const r of g.replies) r(null);
+        this.flush();
+      },
+      (err: Error) => {
+        // The log's tail is now unknown: stop taking writes; a restart recovers to the last valid frame.
+        this.#failed = err;
+        this.#flushing = false;
+        const e = new SvcError('storage_unavailable', `storage write failed: ${err.message}`);
+        for (const r of g.replies) r(e);
+        this.#failAll(e);
+      },
+    );
+  }
+
+  /** Periodic work: TTL expiry, absolute expiry, dead segment detection. */
+  maintain(): void {
+    if (this.#failed !== null) return;
+    const now = this.#now();
+    const r = sweepExpired(this.#log, this.#byName.values(), now);
+    for (const s of r.expiredStreams) this.#delete(s);
+    for (const [s, dropped] of r.trimmed) {
+      for (const seq of dropped) this.#kvOps.push(delChunk(s.id, seq));
+      const first = s.chunks[0];
+      if (first !== undefined) this.#kvOps.push(putChunk(s.id, first));
+      this.#dirty.add(s);
+      this.#deadCheckNeeded = true;
+    }
+    if (r.trimmed.size > 0) this.#checkpoint(false);
+    if (r.expiredStreams.length > 0) this.flush();
+    if (this.#deadCheckNeeded) this.#findDeadSegments();
+  }
+
+  /** Delete sealed segments whose data is all dead. */
+  reap(): number {
+    if (this.#destroyed.size === 0 || this.#failed !== null) return 0;
+    // The checkpoint must be durable past these segments before they go: replay never needs them then.
+    this.#checkpoint(true);
+    let n = 0;
+    for (const segId of this.#destroyed) {
+      this.#log.deleteSegment(segId);
+      n++;
+    }
+    this.#destroyed.clear();
+    return n;
+  }
+
+  /** Wait for every accepted write to be durable, then checkpoint with sync. */
+  async close(): Promise<void> {
+    this.flush();
+    while (this.#flushing || this.#pending.frames.size > 0 || this.#pending.replies.length > 0) {
+      await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+      this.flush();
+    }
+    if (this.#failed === null) this.#checkpoint(true);
+    this.#log.close();
+    await this.#store.close();
+  }
+
+  // ── internals ─────────────────────────────────────────────────────────────
+
+  #refuse(reply: Reply<never>): boolean {
+    if (this.#failed === null) return false;
+    reply(new SvcError('storage_unavailable', `storage write failed earlier: ${this.#failed.message}`));
+    return true;
+  }
+
+  #failAll(e: SvcError): void {
+    const g = this.#pending;
+    this.#pending = newGroup();
+    for (const r of g.replies) r(e);
+    this.#notifyIdle();
+  }
+
+  #notifyIdle(): void {
+    const w = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const f of w) f();
+  }
+
+  /** A live stream by name (accepted creates included, expired ones excluded). */
+  #lookup(name: string): StreamState | null {
+    const s = this.#byName.get(name);
+    if (s === undefined || s.deleted) return null;
+    if (isExpired(s, this.#now())) {
+      this.#delete(s);
+      return null;
+    }
+    return s;
+  }
+
+  /** A stream readers may see: its creation is durable. */
+  #lookupDurable(name: string): StreamState {
+    const s = this.#lookup(name);
+    if (s === null || !s.durable) throw notFound(name);
+    return s;
+  }
+
+  /** Reply once the current group is durable. */
+  #whenDurable<T>(reply: Reply<T>, result: () => T): void {
+    this.#pending.replies.push((err) => (err === null ? reply(null, result()) : reply(err)));
+  }
+
+  /** Reply at once when nothing is in flight, otherwise after what is in flight is durable. */
+  #afterDurable<T>(reply: Reply<T>, result: () => T): void {
+    if (!this.#flushing && this.#pending.frames.size === 0) reply(null, result());
+    else this.#whenDurable(reply, result);
+  }
+
+  #enqueue(s: StreamState, buf: Buffer, onDurable: ((loc: Location) => void) | null): void {
+    let list = this.#pending.frames.get(s);
+    if (list === undefined) this.#pending.frames.set(s, (list = []));
+    list.push({ buf, onDurable });
+  }
+
+  /** Server time for an append, never behind the stream's previous one. */
+  #stamp(s: StreamState): number {
+    const ts = Math.max(this.#now(), s.lastTs);
+    s.lastTs = ts;
+    return ts;
+  }
+
+  #appendRecords(s: StreamState, records: RecordInput[]): number {
+    const ts = this.#stamp(s);
+    const batch = encodeRecordBatch({ baseOffset: s.assignedSeq, baseTimestamp: ts, records });
+    this.#appendBatch(s, batch);
+    return ts;
+  }
+
+  #appendBatch(s: StreamState, batch: Buffer): void {
+    setBaseOffset(batch, s.assignedSeq, 0);
+    const h = readBatchHeader(batch, 0);
+    const base = s.assignedSeq;
+    const last = base + h.lastOffsetDelta;
+    s.assignedSeq = last + 1;
+    const frame = encodeFrame(FrameType.Data, s.id, batch);
+    this.#enqueue(s, frame, (loc) => {
+      if (s.deleted) return;
+      const c = addChunk(s, { baseSeq: base, lastSeq: last, segId: loc.segId, pos: loc.pos, len: frame.length, maxTs: h.maxTimestamp }, this.#opts.maxChunkBytes);
+      this.#kvOps.push(putChunk(s.id, c));
+      s.nextSeq = last + 1;
+      this.#dirty.add(s);
+    });
+  }
+
+  #seal(s: StreamState): void {
+    s.closing = true;
+    this.#enqueue(s, encodeFrame(FrameType.Seal, s.id, null), () => {
+      s.closed = true;
+      this.#dirty.add(s);
+    });
+  }
+
+  #applyTrim(s: StreamState, seq: number): void {
+    if (seq <= s.startSeq) return;
+    s.startSeq = seq;
+    for (const c of dropChunksBelow(s, seq)) this.#kvOps.push(delChunk(s.id, c.baseSeq));
+    this.#dirty.add(s);
+    this.#deadCheckNeeded = true;
+  }
+
+  #delete(s: StreamState): void {
+    s.deleted = true;
+    if (this.#byName.get(s.meta.name) === s) this.#byName.delete(s.meta.name);
+    this.#sortedNames = null;
+    this.#enqueue(s, encodeFrame(FrameType.Delete, s.id, null), () => {
+      this.#streams.delete(s.id);
+      this.#dirty.delete(s);
+      this.#kvOps.push({ type: 'del', key: streamKey(s.id) });
+      for (const c of s.chunks) this.#kvOps.push(delChunk(s.id, c.baseSeq));
+      s.chunks = [];
+      this.#deadCheckNeeded = true;
+    });
+  }
+
+  #checkpoint(sync: boolean): void {
+    for (const s of this.#dirty) this.#kvOps.push({ type: 'put', key: streamKey(s.id), value: encodeStream(s) });
+    this.#dirty.clear();
+    const tail = this.#log.tail;
+    this.#kvOps.push({ type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint({ segId: tail.segId, pos: tail.pos, nextStreamId: this.#nextStreamId }) });
+    const ops = this.#kvOps;
+    this.#kvOps = [];
+    this.#store.write(ops, sync);
+  }
+
+  #findDeadSegments(): void {
+    this.#deadCheckNeeded = false;
+    const live = new Set<number>();
+    for (const s of this.#streams.values()) for (const c of s.chunks) live.add(c.segId);
+    for (const segId of this.#log.sealedSegments()) if (!live.has(segId)) this.#destroyed.add(segId);
+  }
+
+  #globalId(s: StreamState): number {
+    return s.id * this.#opts.shardCount + this.#opts.shardId;
+  }
+
+  #info(s: StreamState): StreamInfo {
+    return {
+      name: s.meta.name,
+      streamId: this.#globalId(s),
+      contentType: s.meta.contentType,
+      startSeq: s.startSeq,
+      nextSeq: s.nextSeq,
+      closed: s.closed,
+      ttlSeconds: s.meta.ttlSeconds,
+      expiresAtMs: s.meta.expiresAtMs,
+      createdAtMs: s.meta.createdAtMs,
+    };
+  }
+
+  #appendResult(s: StreamState, start: number, ts: number): AppendResult {
+    return { startSeq: start, nextSeq: s.nextSeq, timestamp: ts, closed: s.closed };
+  }
+}
+
+function notFound(name: string): SvcError {
+  return new SvcError('not_found', `no stream ${name}`);
+}
+
+/** Media type without parameters, lower-cased: `Text/Plain; charset=utf-8` → `text/plain`. */
+export function mediaType(ct: string): string {
+  const i = ct.indexOf(';');
+  return (i < 0 ? ct : ct.slice(0, i)).trim().toLowerCase();
+}
+
+/** Names sort by UTF-16 code units (JavaScript's string order); the gateway merges shards in the same order. */
+export function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Index of the first name >= key (or > key when `strict`). */
+function firstAtLeast(names: readonly string[], key: string, strict: boolean): number {
+  let lo = 0;
+  let hi = names.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const c = compareNames(names[mid]!, key);
+    if (c < 0 || (strict && c === 0)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

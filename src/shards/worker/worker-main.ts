@@ -1,0 +1,150 @@
+/**
+ * Entry point of a shard worker thread. Hosts several shards; receives packed request
+ * batches from the gateway thread (see ../wire.ts), dispatches them, starts one group commit
+ * per shard touched by the batch, and sends replies back packed per event-loop turn.
+ */
+import * as path from 'node:path';
+import { parentPort, workerData } from 'node:worker_threads';
+import { SvcError } from '../../errors';
+import { type AppendParams, type CreateParams, type ListParams, type ReadParams, type TrimParams } from '../types';
+import { type Entry, Op, Status, packEntries, unpackEntries, unpackRecords } from '../wire';
+import { openRocksStore } from './rocks-store';
+import { SegmentLog } from './segment-log';
+import { Shard } from './shard';
+
+export interface WorkerConfig {
+  dataDir: string;
+  shardIds: number[];
+  shardCount: number;
+  segmentBytes: number;
+  maxChunkBytes: number;
+  retentionIntervalMs: number;
+  reaperIntervalMs: number;
+}
+
+export type ControlMessage = { type: 'close' };
+export type WorkerEvent =
+  | { type: 'ready'; recovery: Array<{ shardId: number; replayedFrames: number; truncatedBytes: number; streams: number }> }
+  | { type: 'failed'; message: string }
+  | { type: 'closed' };
+
+const port = parentPort!;
+const cfg = workerData as WorkerConfig;
+const shards = new Map<number, Shard>();
+let outbox: Entry[] = [];
+let sendScheduled = false;
+
+function send(e: Entry): void {
+  outbox.push(e);
+  if (!sendScheduled) {
+    sendScheduled = true;
+    setImmediate(() => {
+      sendScheduled = false;
+      const batch = outbox;
+      outbox = [];
+      const ab = packEntries(batch);
+      port.postMessage(ab, [ab]);
+    });
+  }
+}
+
+function ok(id: number, shard: number, meta: unknown, data: Buffer | null = null): void {
+  send({ id, code: Status.Ok, shard, meta, data });
+}
+
+function fail(id: number, shard: number, err: unknown): void {
+  const e = err instanceof SvcError ? err : new SvcError('internal', err instanceof Error ? err.message : String(err));
+  send({ id, code: Status.Error, shard, meta: e.toData(), data: null });
+}
+
+function handle(e: Entry, shard: Shard): void {
+  const reply = (err: SvcError | null, result?: unknown): void => (err ? fail(e.id, e.shard, err) : ok(e.id, e.shard, result ?? null));
+  switch (e.code as Op) {
+    case Op.Create: {
+      const p = e.meta as Omit<CreateParams, 'records'>;
+      return shard.create({ ...p, records: e.data === null ? [] : unpackRecords(e.data) }, reply);
+    }
+    case Op.Append: {
+      const p = e.meta as Omit<AppendParams, 'records' | 'batches'> & { kind: 'records' | 'batches' | 'none' };
+      const records = p.kind === 'records' && e.data !== null ? unpackRecords(e.data) : null;
+      // The batches are stored as they are: copy them out of the transferred message buffer.
+      const batches = p.kind === 'batches' && e.data !== null ? Buffer.from(e.data) : null;
+      return shard.append({ name: p.name, contentType: p.contentType, close: p.close, records, batches }, reply);
+    }
+    case Op.Trim:
+      return shard.trim(e.meta as TrimParams, reply);
+    case Op.Delete:
+      return shard.delete((e.meta as { name: string }).name, reply);
+    case Op.Read: {
+      const r = shard.read(e.meta as ReadParams);
+      const { body, ...meta } = r;
+      return ok(e.id, e.shard, meta, body);
+    }
+    case Op.Head:
+      return ok(e.id, e.shard, shard.head((e.meta as { name: string }).name));
+    case Op.List:
+      return ok(e.id, e.shard, shard.list(e.meta as ListParams));
+    case Op.Stats:
+      return ok(e.id, e.shard, shard.stats());
+    default:
+      throw new SvcError('internal', `unknown op ${e.code}`);
+  }
+}
+
+port.on('message', (msg: ArrayBuffer | ControlMessage) => {
+  if (!(msg instanceof ArrayBuffer)) {
+    if (msg.type === 'close') void closeAll();
+    return;
+  }
+  const touched = new Set<Shard>();
+  for (const e of unpackEntries(msg)) {
+    const shard = shards.get(e.shard);
+    if (shard === undefined) {
+      fail(e.id, e.shard, new SvcError('internal', `shard ${e.shard} is not hosted by this worker`));
+      continue;
+    }
+    try {
+      handle(e, shard);
+      touched.add(shard);
+    } catch (err) {
+      fail(e.id, e.shard, err);
+    }
+  }
+  // Everything that arrived together is committed together.
+  for (const s of touched) s.flush();
+});
+
+let timers: NodeJS.Timeout[] = [];
+
+async function closeAll(): Promise<void> {
+  for (const t of timers) clearInterval(t);
+  timers = [];
+  await Promise.all([...shards.values()].map((s) => s.close()));
+  port.postMessage({ type: 'closed' } satisfies WorkerEvent);
+}
+
+async function main(): Promise<void> {
+  const recovery: Array<{ shardId: number; replayedFrames: number; truncatedBytes: number; streams: number }> = [];
+  for (const shardId of cfg.shardIds) {
+    const dir = path.join(cfg.dataDir, 'shards', String(shardId));
+    const store = await openRocksStore(path.join(dir, 'index'));
+    const log = SegmentLog.open(path.join(dir, 'log'), cfg.segmentBytes);
+    const shard = new Shard(store, log, { shardId, shardCount: cfg.shardCount, maxChunkBytes: cfg.maxChunkBytes });
+    shards.set(shardId, shard);
+    recovery.push({ shardId, ...shard.recovery });
+  }
+  timers.push(
+    setInterval(() => {
+      for (const s of shards.values()) s.maintain();
+    }, cfg.retentionIntervalMs),
+    setInterval(() => {
+      for (const s of shards.values()) s.reap();
+    }, cfg.reaperIntervalMs),
+  );
+  for (const s of shards.values()) s.maintain();
+  port.postMessage({ type: 'ready', recovery } satisfies WorkerEvent);
+}
+
+main().catch((err: unknown) => {
+  port.postMessage({ type: 'failed', message: err instanceof Error ? err.message : String(err) } satisfies WorkerEvent);
+});
