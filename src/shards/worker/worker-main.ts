@@ -125,14 +125,15 @@ async function closeAll(): Promise<void> {
 
 async function main(): Promise<void> {
   const recovery: Array<{ shardId: number; replayedFrames: number; truncatedBytes: number; streams: number }> = [];
-  for (const shardId of cfg.shardIds) {
-    const dir = path.join(cfg.dataDir, 'shards', String(shardId));
-    const store = await openRocksStore(path.join(dir, 'index'));
-    const log = SegmentLog.open(path.join(dir, 'log'), cfg.segmentBytes);
-    const shard = new Shard(store, log, { shardId, shardCount: cfg.shardCount, maxChunkBytes: cfg.maxChunkBytes });
+  const dirOf = (shardId: number): string => path.join(cfg.dataDir, 'shards', String(shardId));
+  // RocksDB opens do their I/O off this thread: open every shard's index at once.
+  const stores = await Promise.all(cfg.shardIds.map((id) => openRocksStore(path.join(dirOf(id), 'index'))));
+  cfg.shardIds.forEach((shardId, i) => {
+    const log = SegmentLog.open(path.join(dirOf(shardId), 'log'), cfg.segmentBytes);
+    const shard = new Shard(stores[i]!, log, { shardId, shardCount: cfg.shardCount, maxChunkBytes: cfg.maxChunkBytes });
     shards.set(shardId, shard);
     recovery.push({ shardId, ...shard.recovery });
-  }
+  });
   timers.push(
     setInterval(() => {
       for (const s of shards.values()) s.maintain();
