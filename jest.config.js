@@ -1,9 +1,13 @@
-/** Jest runs TypeScript through swc (no type-checking: `npm run typecheck` does that). */
+/**
+ * Jest runs TypeScript through ts-jest in transpile-only mode (isolatedModules): fast, and
+ * type errors are `npm run typecheck`'s job. Integration suites start real node processes
+ * from dist/, which `npm test` builds first (pretest).
+ */
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }] },
+  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }] },
   // Integration suites start real node processes; give them room on a 2-core machine.
   testTimeout: 60000,
   maxWorkers: 2,

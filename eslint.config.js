@@ -1,0 +1,111 @@
+// ESLint flat config. Besides the recommended rule sets it enforces the import direction
+// of ARCHITECTURE.md ("Module layout and import direction") and that each native or
+// network library is imported by exactly one owner file.
+'use strict';
+
+const js = require('@eslint/js');
+const tseslint = require('typescript-eslint');
+const { defineConfig, globalIgnores } = require('eslint/config');
+
+/** Library → the only file allowed to import it. */
+const OWNERS = {
+  '@trufflesuite/uws-js-unofficial': 'src/gateway/http/uws-engine.ts',
+  '@nxtedition/rocksdb': 'src/shards/worker/rocks-store.ts',
+  '@node-rs/crc32': 'src/util/crc32c.ts',
+  pino: 'src/log.ts',
+  'smol-toml': 'src/config.ts',
+};
+
+/** A relative import that climbs out of the current folder into one of `folders`. */
+const into = (folders) => `^(\\.\\./)+(${folders.join('|')})(/|$)`;
+
+/** Import rules per source folder (paths relative to the repository root). */
+const FOLDERS = [
+  {
+    dir: 'src/shards',
+    patterns: [
+      { regex: into(['gateway', 'kafka-wire', 'actors', 's3', 'connect', 'cli']), message: 'shards is the data plane: it knows nothing of edges or the control plane.' },
+    ],
+  },
+  {
+    dir: 'src/util',
+    patterns: [{ regex: '^(\\.\\./)+(?!util(/|$))\\w', message: 'util holds leaf helpers: it imports nothing from other src folders.' }],
+  },
+  {
+    dir: 'src/gateway',
+    patterns: [
+      { regex: into(['kafka-wire', 's3', 'connect', 'cli']), message: 'edges never import each other.' },
+      { regex: '^(\\.\\./)+shards/[^/]+/', message: 'import shards through its index (../shards).' },
+    ],
+  },
+  {
+    dir: 'src/kafka-wire',
+    patterns: [
+      { regex: into(['gateway', 's3', 'connect', 'cli']), message: 'edges never import each other.' },
+      { regex: '^(\\.\\./)+shards/[^/]+/', message: 'import shards through its index (../shards).' },
+    ],
+  },
+  {
+    dir: 'src/s3',
+    patterns: [{ regex: '^(\\.\\./)+(?!util(/|$)|s3(/|$))\\w', message: 'svc-cache is independent: it imports only ../util.' }],
+  },
+  {
+    dir: 'src/connect',
+    patterns: [{ regex: '^(\\.\\./)+(?!util(/|$)|connect(/|$))\\w', message: 'svc-connectors is independent: it imports only ../util.' }],
+  },
+];
+
+/** The composition root has side effects on load; nothing imports it. */
+const NOT_MAIN = { regex: '^(\\.\\.?/)+main$', message: 'main.ts is the composition root; nothing imports it.' };
+
+function restrictedImports(patterns, file) {
+  const paths = Object.entries(OWNERS)
+    .filter(([, owner]) => owner !== file)
+    .map(([name, owner]) => ({ name, message: `only ${owner} imports ${name}; take what you need from it.` }));
+  return ['error', { paths, patterns: [NOT_MAIN, ...patterns] }];
+}
+
+const folderOf = (file) => FOLDERS.find((f) => file.startsWith(f.dir + '/'));
+
+/** Node globals for the plain JavaScript files (config, scripts, perf). */
+const NODE_GLOBALS = Object.fromEntries(
+  [
+    'require', 'module', 'exports', '__dirname', '__filename', 'process', 'console', 'Buffer', 'global',
+    'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'queueMicrotask',
+    'structuredClone', 'fetch', 'Request', 'Response', 'Headers', 'URL', 'URLSearchParams', 'TextEncoder', 'TextDecoder',
+    'AbortController', 'AbortSignal', 'performance', 'SharedArrayBuffer', 'Atomics', 'WebAssembly',
+  ].map((g) => [g, 'readonly']),
+);
+
+module.exports = defineConfig([
+  globalIgnores(['dist/', 'node_modules/', 'perf/node_modules/', 'perf/.work/', 'coverage/']),
+  js.configs.recommended,
+  tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    rules: {
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: NODE_GLOBALS },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  { files: ['**/*.mjs'], languageOptions: { sourceType: 'module', globals: NODE_GLOBALS } },
+  // Import direction: the library owners everywhere in src/ and test/, folder rules on top.
+  { files: ['src/**/*.ts', 'test/**/*.ts'], rules: { '@typescript-eslint/no-restricted-imports': restrictedImports([], null) } },
+  ...FOLDERS.map((f) => ({
+    files: [`${f.dir}/**/*.ts`],
+    rules: { '@typescript-eslint/no-restricted-imports': restrictedImports(f.patterns, null) },
+  })),
+  ...Object.values(OWNERS).map((file) => ({
+    files: [file],
+    rules: { '@typescript-eslint/no-restricted-imports': restrictedImports(folderOf(file)?.patterns ?? [], file) },
+  })),
+  {
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
+  },
+]);

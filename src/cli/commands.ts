@@ -1,0 +1,84 @@
+/**
+ * Command dispatch for the `svc` binary: a table of commands, each with its own usage
+ * text and `run`. `serve` starts a node (wired in main.ts); client commands are added to
+ * the table the same way.
+ *
+ * Exit codes: 0 success, 1 runtime failure, 2 usage error (unknown command or flag,
+ * invalid configuration).
+ */
+
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+/** Output channels, injected so dispatch is testable without a process. */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+export interface Command {
+  /** The word after `svc`, e.g. `serve`. */
+  readonly name: string;
+  /** One line for the command list in `svc --help`. */
+  readonly summary: string;
+  /** Full usage text for `svc <name> --help`. */
+  usage(): string;
+  /** Runs with the arguments after the command name; resolves to the exit code. */
+  run(args: string[], io: CliIo): Promise<number>;
+}
+
+export interface Program {
+  readonly name: string;
+  readonly version: string;
+  readonly commands: readonly Command[];
+  /** A command whose full usage `svc --help` appends to the command list. */
+  readonly featured?: string;
+}
+
+const HELP = new Set(['--help', '-h']);
+const VERSION = new Set(['--version', '-V']);
+
+/** `svc --help`: the command list. */
+export function programUsage(program: Program): string {
+  const width = Math.max(...program.commands.map((c) => c.name.length));
+  const lines = [
+    `Usage: ${program.name} <command> [flags]`,
+    '',
+    'Commands:',
+    ...program.commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    `Run \`${program.name} <command> --help\` for a command's flags.`,
+    `${program.name} --version prints the version.`,
+  ];
+  return lines.join('\n') + '\n';
+}
+
+/** Dispatch `argv` (without node and script path) to a command; resolves to the exit code. */
+export async function dispatch(program: Program, argv: readonly string[], io: CliIo): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === undefined) {
+    io.stderr(programUsage(program));
+    return EXIT_USAGE;
+  }
+  if (HELP.has(first) || first === 'help') {
+    const target = program.commands.find((c) => c.name === rest[0]);
+    const featured = program.commands.find((c) => c.name === program.featured);
+    io.stdout(target ? target.usage() : programUsage(program) + (featured ? '\n' + featured.usage() : ''));
+    return EXIT_OK;
+  }
+  if (VERSION.has(first)) {
+    io.stdout(`${program.name} ${program.version}\n`);
+    return EXIT_OK;
+  }
+  const command = program.commands.find((c) => c.name === first);
+  if (!command) {
+    io.stderr(`${program.name}: unknown command "${first}"\n\n${programUsage(program)}`);
+    return EXIT_USAGE;
+  }
+  if (rest.some((a) => HELP.has(a))) {
+    io.stdout(command.usage());
+    return EXIT_OK;
+  }
+  return command.run(rest, io);
+}

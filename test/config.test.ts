@@ -1,0 +1,216 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { CONFIG_FIELDS, isLoopback, loadConfig, type Config } from '../src/config';
+
+let dir: string;
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-config-'));
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+/** Writes a TOML file into the test's temp directory and returns its path. */
+function toml(name: string, text: string): string {
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, text);
+  return file;
+}
+
+function ok(argv: string[], env: NodeJS.ProcessEnv = {}): Config {
+  const result = loadConfig(argv, env);
+  if ('errors' in result) throw new Error(`unexpected errors:\n${result.errors.join('\n')}`);
+  return result.config;
+}
+
+function errors(argv: string[], env: NodeJS.ProcessEnv = {}): string[] {
+  const result = loadConfig(argv, env);
+  if (!('errors' in result)) throw new Error('expected errors, got a config');
+  return result.errors;
+}
+
+describe('defaults', () => {
+  it('gives the embedded defaults with no flags, environment or file', () => {
+    expect(ok([])).toEqual({
+      listen: { host: '127.0.0.1', port: 4437 },
+      adminListen: { host: '127.0.0.1', port: 9090 },
+      admin: true,
+      auth: 'off',
+      insecureAllowRemote: false,
+      dataDir: './data',
+      shards: 8,
+      shardWorkers: Math.max(1, os.availableParallelism() - 1),
+      httpEngine: 'uws',
+      logLevel: 'info',
+      shutdownTimeoutMs: 10_000,
+      limits: {
+        maxRecordBytes: 1024 * 1024,
+        maxRequestBytes: 16 * 1024 * 1024,
+        maxBatchRecords: 10_000,
+        maxStreamNameBytes: 1024,
+        readDefaultBytes: 1024 * 1024,
+        readMaxBytes: 16 * 1024 * 1024,
+        readDefaultCount: 1000,
+        listMaxLimit: 1000,
+      },
+      storage: { segmentBytes: 64 * 1024 * 1024, retentionIntervalMs: 1000, reaperIntervalMs: 5000, groupCommitMaxDelayMicros: 0 },
+    });
+  });
+
+  it('derives the flag, environment and file names from the field path', () => {
+    const f = CONFIG_FIELDS.find((x) => x.path.join('.') === 'limits.maxRecordBytes')!;
+    expect([f.flag, f.env, f.tomlKey]).toEqual(['--max-record-bytes', 'SVC_MAX_RECORD_BYTES', 'limits.max_record_bytes']);
+    const d = CONFIG_FIELDS.find((x) => x.path.join('.') === 'dataDir')!;
+    expect([d.flag, d.env, d.tomlKey]).toEqual(['--data-dir', 'SVC_DATA_DIR', 'data_dir']);
+  });
+
+  it('documents every flag, environment variable and file key in docs/config.md', () => {
+    const doc = fs.readFileSync(path.join(__dirname, '..', 'docs', 'config.md'), 'utf8');
+    const missing = CONFIG_FIELDS.flatMap((f) => [f.flag, f.env, '`' + f.tomlKey.split('.').pop()! + '`']).filter((n) => !doc.includes(n));
+    expect(missing).toEqual([]);
+  });
+});
+
+describe('precedence', () => {
+  it('takes flags over environment over config file over defaults', () => {
+    const file = toml('prec.toml', 'data_dir = "from-file"\nshards = 4\nhttp_engine = "node"\n[limits]\nmax_record_bytes = 100\n');
+    const config = ok(['--data-dir', 'from-flag'], { SVC_CONFIG: file, SVC_DATA_DIR: 'from-env', SVC_SHARDS: '5' });
+    expect(config.dataDir).toBe('from-flag');
+    expect(config.shards).toBe(5);
+    expect(config.httpEngine).toBe('node');
+    expect(config.limits.maxRecordBytes).toBe(100);
+    expect(config.limits.maxRequestBytes).toBe(16 * 1024 * 1024);
+  });
+
+  it('prefers --config over SVC_CONFIG', () => {
+    const a = toml('a.toml', 'shards = 2\n');
+    const b = toml('b.toml', 'shards = 3\n');
+    expect(ok(['--config', a], { SVC_CONFIG: b }).shards).toBe(2);
+    expect(ok([`--config=${a}`]).shards).toBe(2);
+  });
+
+  it('accepts --flag=value and ignores empty environment variables', () => {
+    const config = ok(['--listen=[::1]:0', '--shard-workers=3'], { SVC_DATA_DIR: '' });
+    expect(config.listen).toEqual({ host: '::1', port: 0 });
+    expect(config.shardWorkers).toBe(3);
+    expect(config.dataDir).toBe('./data');
+  });
+
+  it('turns the admin listener off with --no-admin, SVC_ADMIN=false or admin = false', () => {
+    expect(ok(['--no-admin']).admin).toBe(false);
+    expect(ok([], { SVC_ADMIN: 'false' }).admin).toBe(false);
+    expect(ok([], { SVC_ADMIN: '0' }).admin).toBe(false);
+    expect(ok(['--admin'], { SVC_ADMIN: '0' }).admin).toBe(true);
+    expect(ok(['--config', toml('noadmin.toml', 'admin = false\n')]).admin).toBe(false);
+  });
+});
+
+describe('errors', () => {
+  it('reports every error at once, each naming its source', () => {
+    const file = toml('svc.toml', 'data_dir = 5\ncolour = "blue"\n[limits]\nmax_record_bytes = "big"\nmystery = 1\n');
+    const errs = errors(
+      ['--shard-workers', '0', '--bogus', '--listen', 'nohost', '--config', file],
+      { SVC_SHARDS: '2000', SVC_HTTP_ENGINE: 'fast', SVC_ADMIN: 'yes' },
+    );
+    const label = `config file ${file}`;
+    expect(errs).toEqual(expect.arrayContaining([
+      '--bogus: unknown flag (svc serve --help lists them)',
+      `${label}: colour: unknown key`,
+      `${label}: limits.mystery: unknown key`,
+      `${label}: data_dir: must be a non-empty string (got 5)`,
+      `${label}: limits.max_record_bytes: must be an integer >= 1 (got "big")`,
+      'SVC_SHARDS: must be an integer from 1 to 1024 (got "2000")',
+      'SVC_HTTP_ENGINE: must be one of uws, node (got "fast")',
+      'SVC_ADMIN: must be true, false, 1 or 0 (got "yes")',
+      '--shard-workers: must be an integer >= 1 (got "0")',
+      expect.stringMatching(/^--listen: must be host:port/),
+    ]));
+    expect(errs).toHaveLength(10);
+  });
+
+  it('reports a bad value even when a higher-precedence source overrides it', () => {
+    expect(errors(['--shards', '4'], { SVC_SHARDS: 'many' })).toEqual(['SVC_SHARDS: must be an integer from 1 to 1024 (got "many")']);
+  });
+
+  it('rejects ports outside 0..65535 and addresses without a port', () => {
+    expect(errors(['--listen', '127.0.0.1:70000'])[0]).toMatch(/^--listen: must be host:port/);
+    expect(errors(['--admin-listen', '127.0.0.1'])[0]).toMatch(/^--admin-listen: must be host:port/);
+    expect(errors(['--listen', '::1:80'])[0]).toMatch(/^--listen: must be host:port.*\[::1\]:port/);
+  });
+
+  it('reports a missing flag value, a stray argument and a value given to --no-flag', () => {
+    expect(errors(['extra', '--no-admin=1', '--data-dir'])).toEqual([
+      'extra: unexpected argument',
+      '--no-admin: takes no value',
+      '--data-dir: missing value',
+    ]);
+  });
+
+  it('rejects auth required until the feature lands', () => {
+    expect(errors(['--auth', 'required'])).toEqual(['--auth: auth required is not available in this build yet']);
+  });
+
+  it('keeps defaults below their ceilings', () => {
+    expect(errors([], { SVC_READ_DEFAULT_BYTES: '100', SVC_READ_MAX_BYTES: '10' })).toEqual([
+      'SVC_READ_DEFAULT_BYTES: must not exceed --read-max-bytes (100 > 10)',
+    ]);
+  });
+});
+
+describe('the loopback rule', () => {
+  it('refuses a non-loopback listener while auth is off, saying why and how to override', () => {
+    const [err, ...rest] = errors(['--listen', '0.0.0.0:0']);
+    expect(rest).toEqual([]);
+    expect(err).toMatch(/^--listen: 0\.0\.0\.0 is not a loopback address; auth is off/);
+    expect(err).toContain('--insecure-allow-remote');
+  });
+
+  it('checks the admin listener too, unless it is disabled', () => {
+    expect(errors([], { SVC_ADMIN_LISTEN: '10.1.2.3:9090' })[0]).toMatch(/^SVC_ADMIN_LISTEN: 10\.1\.2\.3 is not a loopback/);
+    expect(ok(['--no-admin'], { SVC_ADMIN_LISTEN: '10.1.2.3:9090' }).admin).toBe(false);
+  });
+
+  it('is lifted by --insecure-allow-remote or SVC_INSECURE_ALLOW_REMOTE', () => {
+    expect(ok(['--listen', '0.0.0.0:0', '--insecure-allow-remote']).listen).toEqual({ host: '0.0.0.0', port: 0 });
+    expect(ok(['--admin-listen', '[::]:0'], { SVC_INSECURE_ALLOW_REMOTE: 'true' }).adminListen).toEqual({ host: '::', port: 0 });
+  });
+
+  it('counts 127.0.0.0/8, ::1 and localhost as loopback', () => {
+    for (const host of ['127.0.0.1', '127.9.8.7', '::1', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1', 'localhost', 'LOCALHOST']) {
+      expect([host, isLoopback(host)]).toEqual([host, true]);
+    }
+    for (const host of ['0.0.0.0', '::', '10.0.0.1', '128.0.0.1', 'example.com', 'localhost.example.com']) {
+      expect([host, isLoopback(host)]).toEqual([host, false]);
+    }
+    expect(ok(['--listen', 'localhost:0', '--admin-listen', '[::1]:0']).listen.host).toBe('localhost');
+  });
+});
+
+describe('the config file', () => {
+  it('reads every field, with limits and storage as tables', () => {
+    const file = toml('full.toml', [
+      'listen = "127.0.0.2:5000"', 'admin_listen = "[::1]:0"', 'admin = true', 'data_dir = "/var/lib/svc"',
+      'shards = 16', 'shard_workers = 2', 'http_engine = "node"', 'log_level = "debug"', 'shutdown_timeout_ms = 500',
+      '[limits]', 'max_batch_records = 10', '[storage]', 'segment_bytes = 4096', 'group_commit_max_delay_micros = 200',
+    ].join('\n'));
+    const config = ok(['--config', file]);
+    expect(config).toMatchObject({
+      listen: { host: '127.0.0.2', port: 5000 }, adminListen: { host: '::1', port: 0 }, dataDir: '/var/lib/svc',
+      shards: 16, shardWorkers: 2, httpEngine: 'node', logLevel: 'debug', shutdownTimeoutMs: 500,
+      limits: { maxBatchRecords: 10 }, storage: { segmentBytes: 4096, groupCommitMaxDelayMicros: 200 },
+    });
+  });
+
+  it('points a table key written at top level to its table, and wants tables to be tables', () => {
+    const file = toml('misplaced.toml', 'max_record_bytes = 5\nstorage = 3\n');
+    expect(errors(['--config', file])).toEqual([
+      `config file ${file}: max_record_bytes: unknown key (it belongs in [limits])`,
+      `config file ${file}: storage: must be a table ([storage])`,
+    ]);
+  });
+
+  it('reports TOML syntax errors with their position and a missing file with its source', () => {
+    const bad = toml('bad.toml', 'shards = 4\nlisten = \n');
+    expect(errors(['--config', bad])).toEqual([expect.stringMatching(new RegExp(`^config file .*bad\\.toml: invalid TOML at line 2`))]);
+    expect(errors([], { SVC_CONFIG: path.join(dir, 'absent.toml') })).toEqual([expect.stringMatching(/^SVC_CONFIG: cannot read config file .*absent\.toml: ENOENT/)]);
+  });
+});
