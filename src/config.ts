@@ -53,7 +53,8 @@ export const ConfigSchema = Type.Object(
     dataDir: Type.String({ minLength: 1, default: './data', description: 'data directory' }),
     /**
      * Number of storage shards. Streams are hashed to shards, so the number is fixed when
-     * a data directory is first initialised and must not change for it afterwards.
+     * a data directory is first initialised; an existing directory keeps its stored count
+     * (a different setting only logs a warning).
      */
     shards: Type.Integer({ minimum: 1, maximum: 1024, default: 8, description: 'storage shards, fixed when the data directory is initialised' }),
     /** Storage worker threads (default: CPU cores − 1, at least 1). */
@@ -95,8 +96,6 @@ export const ConfigSchema = Type.Object(
         retentionIntervalMs: Type.Integer({ minimum: 1, default: 1000, description: 'TTL/expiry enforcement interval (ms)' }), // 1 s
         /** How often destroyed objects are deleted. */
         reaperIntervalMs: Type.Integer({ minimum: 1, default: 5000, description: 'destroyed-object reaper interval (ms)' }), // 5 s
-        /** Longest wait to collect more writes into one fsync; 0 flushes as soon as the previous fsync completes. */
-        groupCommitMaxDelayMicros: Type.Integer({ minimum: 0, default: 0, description: 'group commit max delay (µs), 0 = next fsync' }), // µs
       },
       { additionalProperties: false },
     ),

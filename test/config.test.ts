@@ -52,7 +52,7 @@ describe('defaults', () => {
         readDefaultCount: 1000,
         listMaxLimit: 1000,
       },
-      storage: { segmentBytes: 64 * 1024 * 1024, retentionIntervalMs: 1000, reaperIntervalMs: 5000, groupCommitMaxDelayMicros: 0 },
+      storage: { segmentBytes: 64 * 1024 * 1024, retentionIntervalMs: 1000, reaperIntervalMs: 5000 },
     });
   });
 
@@ -190,13 +190,13 @@ describe('the config file', () => {
     const file = toml('full.toml', [
       'listen = "127.0.0.2:5000"', 'admin_listen = "[::1]:0"', 'admin = true', 'data_dir = "/var/lib/svc"',
       'shards = 16', 'shard_workers = 2', 'http_engine = "node"', 'log_level = "debug"', 'shutdown_timeout_ms = 500',
-      '[limits]', 'max_batch_records = 10', '[storage]', 'segment_bytes = 4096', 'group_commit_max_delay_micros = 200',
+      '[limits]', 'max_batch_records = 10', '[storage]', 'segment_bytes = 4096',
     ].join('\n'));
     const config = ok(['--config', file]);
     expect(config).toMatchObject({
       listen: { host: '127.0.0.2', port: 5000 }, adminListen: { host: '::1', port: 0 }, dataDir: '/var/lib/svc',
       shards: 16, shardWorkers: 2, httpEngine: 'node', logLevel: 'debug', shutdownTimeoutMs: 500,
-      limits: { maxBatchRecords: 10 }, storage: { segmentBytes: 4096, groupCommitMaxDelayMicros: 200 },
+      limits: { maxBatchRecords: 10 }, storage: { segmentBytes: 4096 },
     });
   });
 

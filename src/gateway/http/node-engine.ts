@@ -1,0 +1,323 @@
+/**
+ * The `node:http` engine: the fallback where uWS has no binary (Node > 20, other platforms) and
+ * the `--http-engine node` choice. Same contract as the uWS engine, same observable behaviour.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { type AddressInfo } from 'node:net';
+import {
+  type HeaderList,
+  type HttpEngine,
+  type HttpRequest,
+  type HttpResponse,
+  type HttpServerHandle,
+  type ListenOptions,
+  type RequestHandler,
+} from './engine';
+
+type RequestHead = Omit<HttpRequest, 'body'>;
+
+const EMPTY = Buffer.alloc(0);
+
+/** Idle keep-alive connections close after this long; uWS uses the same 10 s. */
+const KEEP_ALIVE_TIMEOUT_MS = 10_000;
+
+export function createNodeEngine(): HttpEngine {
+  return { name: 'node', listen };
+}
+
+async function listen(options: ListenOptions, handler: RequestHandler): Promise<HttpServerHandle> {
+  const inFlight = new InFlight();
+  // requestTimeout 0: a long-poll may legitimately wait minutes for its response.
+  const server = createServer({ requestTimeout: 0 }, (req, res) => onRequest(req, res, options, handler, inFlight));
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  // Not events.once(): that would also reject on a listen error, unhandled.
+  const closed = new Promise<void>((resolve) => server.once('close', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return new NodeServer(server, (server.address() as AddressInfo).port, inFlight, closed);
+}
+
+function onRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: ListenOptions,
+  handler: RequestHandler,
+  inFlight: InFlight,
+): void {
+  const head = copyRequest(req);
+  const response = new NodeResponse(res, head.method === 'HEAD', inFlight.add());
+  const declared = declaredBodyLength(head.headers);
+  if (declared === 0) {
+    handler({ ...head, body: EMPTY }, response);
+    return;
+  }
+  if (declared > options.bodyLimit) {
+    response.refuse(options.tooLarge(head));
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const onData = (chunk: Buffer): void => {
+    size += chunk.length;
+    if (size <= options.bodyLimit) {
+      chunks.push(chunk);
+      return;
+    }
+    // Stop buffering at once; the rest of the body is discarded as the connection closes.
+    req.off('data', onData);
+    req.off('end', onEnd);
+    chunks.length = 0;
+    response.refuse(options.tooLarge(head));
+  };
+  const onEnd = (): void => {
+    if (response.aborted) return;
+    handler({ ...head, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) }, response);
+  };
+  req.on('data', onData);
+  req.on('end', onEnd);
+}
+
+function copyRequest(req: IncomingMessage): RequestHead {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  // req.headers drops repeats of some headers and makes set-cookie an array; the contract
+  // wants every repeat joined, so build from the raw list.
+  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    const prior = headers[name];
+    headers[name] = prior === undefined ? raw[i + 1]! : `${prior}, ${raw[i + 1]!}`;
+  }
+  return {
+    method: req.method ?? 'GET',
+    path: q < 0 ? url : url.slice(0, q),
+    query: q < 0 ? '' : url.slice(q + 1),
+    headers,
+  };
+}
+
+/** The declared body length; -1 when the body is chunked (length unknown), 0 when there is none. */
+function declaredBodyLength(headers: Readonly<Record<string, string>>): number {
+  const length = headers['content-length'];
+  if (length !== undefined) {
+    const n = Number(length);
+    return Number.isSafeInteger(n) && n >= 0 ? n : -1;
+  }
+  return headers['transfer-encoding'] === undefined ? 0 : -1;
+}
+
+/** 1xx, 204 and 304 responses have no body (RFC 9110 §6.4.1). */
+function bodyAllowed(status: number): boolean {
+  return status >= 200 && status !== 204 && status !== 304;
+}
+
+/** 1xx and 204 must not carry Content-Length either; 304 and HEAD may (the GET's length). */
+function lengthAllowed(status: number): boolean {
+  return status >= 200 && status !== 204;
+}
+
+/** The caller's headers minus framing headers, which this adapter sets itself (same rule as uWS). */
+function headerPairs(headers: HeaderList, keepLength: boolean): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  for (const [name, value] of headers) {
+    const lower = name.toLowerCase();
+    if (lower === 'transfer-encoding' || (lower === 'content-length' && !keepLength)) continue;
+    pairs.push([name, value]);
+  }
+  return pairs;
+}
+
+function headerValue(headers: HeaderList, lowerName: string): string | undefined {
+  for (const [name, value] of headers) if (name.toLowerCase() === lowerName) return value;
+  return undefined;
+}
+
+/** Counts requests whose response has not ended, so `close()` can wait for them. */
+class InFlight {
+  #count = 0;
+  #waiters: Array<() => void> = [];
+
+  /** Registers one request; the returned function settles it (idempotent). */
+  add(): () => void {
+    this.#count++;
+    let settled = false;
+    return () => {
+      if (settled) return;
+      settled = true;
+      if (--this.#count === 0) for (const wake of this.#waiters.splice(0)) wake();
+    };
+  }
+
+  idle(): Promise<void> {
+    return this.#count === 0 ? Promise.resolve() : new Promise((resolve) => this.#waiters.push(resolve));
+  }
+}
+
+class NodeResponse implements HttpResponse {
+  readonly #res: ServerResponse;
+  readonly #isHead: boolean;
+  #aborted = false;
+  #started = false;
+  #ended = false;
+  /** We destroyed the socket ourselves (a fixed-length body that fell short): not an abort. */
+  #selfClosed = false;
+  #backpressured = false;
+  /** Bytes the declared Content-Length of a streamed response still allows; -1 when chunked. */
+  #remaining = -1;
+  #abortCb: (() => void) | undefined;
+  #writableCb: (() => void) | undefined;
+
+  constructor(res: ServerResponse, isHead: boolean, onSettled: () => void) {
+    this.#res = res;
+    this.#isHead = isHead;
+    // 'close' follows 'finish' for every response; before it, it means the client went away.
+    res.on('close', () => {
+      onSettled();
+      if (res.writableFinished || this.#selfClosed) return;
+      this.#aborted = true;
+      this.#abortCb?.();
+    });
+    res.on('drain', () => {
+      if (this.#aborted || !this.#backpressured) return;
+      this.#backpressured = false;
+      this.#writableCb?.();
+    });
+    // A write racing a reset socket reports here; `aborted` already covers it.
+    res.on('error', () => {});
+  }
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  onAborted(cb: () => void): void {
+    if (this.#aborted) cb();
+    else this.#abortCb = cb;
+  }
+
+  onWritable(cb: () => void): void {
+    this.#writableCb = cb;
+  }
+
+  send(status: number, headers: HeaderList, body?: Uint8Array | string): void {
+    if (this.#ended || this.#aborted) return;
+    if (this.#started) throw new Error('send() after writeHead()');
+    this.#complete(status, headers, body, false);
+  }
+
+  /** Sends the `tooLarge` response and closes the connection, so the client stops uploading. */
+  refuse(response: { status: number; headers: HeaderList; body: string }): void {
+    if (this.#ended || this.#aborted) return;
+    this.#complete(response.status, response.headers, response.body, true);
+  }
+
+  writeHead(status: number, headers: HeaderList): void {
+    if (this.#ended || this.#aborted) return;
+    if (this.#started) throw new Error('writeHead() called twice');
+    const noBody = this.#isHead || !bodyAllowed(status);
+    const length = noBody ? -1 : Number(headerValue(headers, 'content-length') ?? -1);
+    const fixed = Number.isSafeInteger(length) && length >= 0;
+    this.#res.writeHead(status, headerPairs(headers, fixed || (noBody && lengthAllowed(status))));
+    this.#started = true;
+    this.#remaining = fixed ? length : -1;
+  }
+
+  write(chunk: Uint8Array | string): boolean {
+    if (this.#ended || this.#aborted) return false;
+    if (!this.#started) this.writeHead(200, []);
+    const bytes = this.#clip(chunk);
+    if (bytes === undefined) return true;
+    const ok = this.#res.write(bytes); // node drops body bytes of HEAD, 204 and 304 itself
+    if (!ok) this.#backpressured = true;
+    return ok;
+  }
+
+  end(chunk?: Uint8Array | string): void {
+    if (this.#ended || this.#aborted) return;
+    if (!this.#started) {
+      this.send(200, [], chunk);
+      return;
+    }
+    const bytes = chunk === undefined ? undefined : this.#clip(chunk);
+    this.#ended = true;
+    if (this.#remaining > 0) {
+      // The body fell short of its Content-Length: only a closed connection tells the client.
+      this.#selfClosed = true;
+      this.#res.destroy();
+      return;
+    }
+    if (bytes === undefined) this.#res.end();
+    else this.#res.end(bytes);
+  }
+
+  #complete(status: number, headers: HeaderList, body: Uint8Array | string | undefined, closeConnection: boolean): void {
+    const noBody = this.#isHead || !bodyAllowed(status);
+    const keepLength = noBody && lengthAllowed(status);
+    const pairs = headerPairs(headers, keepLength);
+    // A body gets its true length; HEAD and 304 keep the caller's (the length a GET would have had).
+    const addLength = !noBody || (keepLength && body !== undefined && headerValue(headers, 'content-length') === undefined);
+    if (addLength) pairs.push(['content-length', String(byteLength(body))]);
+    if (closeConnection) pairs.push(['connection', 'close']);
+    this.#res.writeHead(status, pairs); // throws on invalid headers, before we count as started
+    this.#ended = true;
+    this.#started = true;
+    if (body === undefined || noBody) this.#res.end();
+    else this.#res.end(body);
+  }
+
+  /** Cuts a chunk to the declared Content-Length; undefined when nothing of it may be sent. */
+  #clip(chunk: Uint8Array | string): Uint8Array | string | undefined {
+    if (this.#remaining < 0) return chunk;
+    let bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    if (bytes.byteLength > this.#remaining) bytes = bytes.subarray(0, this.#remaining);
+    this.#remaining -= bytes.byteLength;
+    return bytes.byteLength > 0 ? bytes : undefined;
+  }
+}
+
+function byteLength(body: Uint8Array | string | undefined): number {
+  if (body === undefined) return 0;
+  return typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+}
+
+class NodeServer implements HttpServerHandle {
+  readonly port: number;
+  readonly #server: Server;
+  readonly #inFlight: InFlight;
+  readonly #closed: Promise<void>;
+  #accepting = true;
+  #closing: Promise<void> | undefined;
+
+  constructor(server: Server, port: number, inFlight: InFlight, closed: Promise<void>) {
+    this.#server = server;
+    this.port = port;
+    this.#inFlight = inFlight;
+    this.#closed = closed;
+  }
+
+  stopAccepting(): void {
+    if (!this.#accepting) return;
+    this.#accepting = false;
+    // Also drops idle keep-alive connections (Node ≥ 19); busy ones finish their response.
+    this.#server.close();
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    this.stopAccepting();
+    this.#server.closeIdleConnections();
+    await this.#inFlight.idle();
+    this.#server.closeAllConnections();
+    await this.#closed;
+  }
+}

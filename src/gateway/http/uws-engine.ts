@@ -1,0 +1,451 @@
+/**
+ * The uWebSockets.js engine: the only file that touches `@trufflesuite/uws-js-unofficial`.
+ *
+ * uWS rules kept here so that no handler ever has to know them:
+ * - the uWS request object dies when the route handler returns, so it is copied first;
+ * - every response gets an abort handler before the route handler returns (uWS terminates otherwise);
+ * - after `onAborted` fired or the response ended, touching `res` throws: every method checks first;
+ * - writes from async context go inside `res.cork()` (one syscall, and required by uWS).
+ */
+import type * as Uws from '@trufflesuite/uws-js-unofficial';
+import { STATUS_CODES } from 'node:http';
+import {
+  type HeaderList,
+  type HttpEngine,
+  type HttpRequest,
+  type HttpResponse,
+  type HttpServerHandle,
+  type ListenOptions,
+  type RequestHandler,
+} from './engine';
+
+type UwsModule = typeof Uws;
+type RequestHead = Omit<HttpRequest, 'body'>;
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * Loads the native uWS binary for this platform and Node ABI; throws when there is none.
+ * The package's own entry point swallows that failure and hands back a slow, partial pure-JS
+ * imitation (after printing to the console), so we load the binary ourselves and let
+ * `loadHttpEngine` fall back to our `node:http` engine instead.
+ */
+function loadNative(): UwsModule {
+  const file = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require(`@trufflesuite/uws-js-unofficial/binaries/${file}`) as UwsModule;
+}
+
+/** Creates the uWS engine; throws when uWS has no binary for this Node version or platform. */
+export function createUwsEngine(): HttpEngine {
+  const uws = loadNative();
+  return { name: 'uws', listen: (options, handler) => listen(uws, options, handler) };
+}
+
+function listen(uws: UwsModule, options: ListenOptions, handler: RequestHandler): Promise<HttpServerHandle> {
+  const app = uws.App();
+  const inFlight = new InFlight();
+  app.any('/*', (res, req) => onRequest(res, req, options, handler, inFlight));
+  return new Promise((resolve, reject) => {
+    // uWS calls back synchronously, with `false` instead of an error (no reason given).
+    app.listen(options.host, options.port, (socket) => {
+      if (socket === false) {
+        closeApp(app);
+        reject(new Error(`uWS could not listen on ${options.host}:${options.port} (address in use or not available)`));
+        return;
+      }
+      resolve(new UwsServer(uws, app, socket, inFlight));
+    });
+  });
+}
+
+function onRequest(
+  res: Uws.HttpResponse,
+  req: Uws.HttpRequest,
+  options: ListenOptions,
+  handler: RequestHandler,
+  inFlight: InFlight,
+): void {
+  const head = copyRequest(req);
+  const response = new UwsResponse(res, head.method === 'HEAD', inFlight.add());
+  const declared = declaredBodyLength(head.headers);
+  if (declared === 0) {
+    handler({ ...head, body: EMPTY }, response);
+  } else if (declared > options.bodyLimit) {
+    // Refused before a single body byte is buffered; the connection is closed after the
+    // response so the client stops uploading.
+    response.refuse(options.tooLarge(head));
+  } else {
+    readBody(res, declared, options.bodyLimit, response, {
+      complete: (body) => handler({ ...head, body }, response),
+      tooLarge: () => response.refuse(options.tooLarge(head)),
+    });
+  }
+}
+
+/** Copies what the handler needs out of the short-lived uWS request. */
+function copyRequest(req: Uws.HttpRequest): RequestHead {
+  // No prototype, so a header called `constructor` or `__proto__` is just a header.
+  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+  req.forEach((name, value) => {
+    const prior = headers[name];
+    headers[name] = prior === undefined ? value : `${prior}, ${value}`;
+  });
+  // uWS lower-cases the method; getUrl() is the raw path without the query.
+  return { method: req.getMethod().toUpperCase(), path: req.getUrl(), query: req.getQuery() ?? '', headers };
+}
+
+/** The declared body length; -1 when the body is chunked (length unknown), 0 when there is none. */
+function declaredBodyLength(headers: Readonly<Record<string, string>>): number {
+  const length = headers['content-length'];
+  if (length !== undefined) {
+    const n = Number(length);
+    return Number.isSafeInteger(n) && n >= 0 ? n : -1;
+  }
+  return headers['transfer-encoding'] === undefined ? 0 : -1;
+}
+
+interface BodySink {
+  complete(body: Buffer): void;
+  tooLarge(): void;
+}
+
+/** Reads the body chunk by chunk, refusing it as soon as it passes `limit`. */
+function readBody(res: Uws.HttpResponse, declared: number, limit: number, response: UwsResponse, sink: BodySink): void {
+  // With a declared length every chunk is copied straight into its place, once.
+  const whole = declared > 0 ? Buffer.allocUnsafe(declared) : undefined;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let done = false;
+  res.onData((chunk, isLast) => {
+    if (done || response.aborted) return;
+    const end = size + chunk.byteLength;
+    if (end > limit || (whole !== undefined && end > whole.length)) {
+      done = true;
+      sink.tooLarge();
+      return;
+    }
+    // uWS neuters `chunk` when this callback returns: copy it now.
+    if (whole !== undefined) whole.set(new Uint8Array(chunk), size);
+    else if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk)));
+    size = end;
+    if (!isLast) return;
+    done = true;
+    sink.complete(whole !== undefined ? whole.subarray(0, size) : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+  });
+}
+
+/** Counts requests whose response has not ended, so `close()` can wait for them. */
+class InFlight {
+  #count = 0;
+  #waiters: Array<() => void> = [];
+
+  /** Registers one request; the returned function settles it (idempotent). */
+  add(): () => void {
+    this.#count++;
+    let settled = false;
+    return () => {
+      if (settled) return;
+      settled = true;
+      if (--this.#count === 0) for (const wake of this.#waiters.splice(0)) wake();
+    };
+  }
+
+  idle(): Promise<void> {
+    return this.#count === 0 ? Promise.resolve() : new Promise((resolve) => this.#waiters.push(resolve));
+  }
+}
+
+/** `app.close()` exists in this build (v20.30) but not in its typings. */
+function closeApp(app: Uws.TemplatedApp): void {
+  (app as Uws.TemplatedApp & { close?: () => void }).close?.();
+}
+
+class UwsServer implements HttpServerHandle {
+  readonly port: number;
+  readonly #uws: UwsModule;
+  readonly #app: Uws.TemplatedApp;
+  readonly #inFlight: InFlight;
+  #listenSocket: Uws.us_listen_socket | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(uws: UwsModule, app: Uws.TemplatedApp, listenSocket: Uws.us_listen_socket, inFlight: InFlight) {
+    this.#uws = uws;
+    this.#app = app;
+    this.#listenSocket = listenSocket;
+    this.#inFlight = inFlight;
+    this.port = uws.us_socket_local_port(listenSocket as Uws.us_socket);
+  }
+
+  stopAccepting(): void {
+    if (this.#listenSocket === undefined) return;
+    this.#uws.us_listen_socket_close(this.#listenSocket);
+    this.#listenSocket = undefined;
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    this.stopAccepting();
+    await this.#inFlight.idle();
+    // app.close() closes every remaining (idle keep-alive) connection at once. Without it, JS
+    // cannot reach those sockets; uWS drops idle ones after its 10 s keep-alive timeout.
+    closeApp(this.#app);
+  }
+}
+
+/** 1xx, 204 and 304 responses have no body (RFC 9110 §6.4.1). */
+function bodyAllowed(status: number): boolean {
+  return status >= 200 && status !== 204 && status !== 304;
+}
+
+/** 1xx and 204 must not carry Content-Length either; 304 and HEAD may (the GET's length). */
+function lengthAllowed(status: number): boolean {
+  return status >= 200 && status !== 204;
+}
+
+const statusLines = new Map<number, string>();
+
+/** uWS wants the whole status line ("200 OK"), not a number. */
+function statusLine(status: number): string {
+  let line = statusLines.get(status);
+  if (line === undefined) {
+    line = `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
+    statusLines.set(status, line);
+  }
+  return line;
+}
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const BAD_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+
+/** uWS writes header bytes verbatim; refuse what node:http refuses (CR/LF would split the response). */
+function checkHead(status: number, headers: HeaderList): void {
+  if (!Number.isInteger(status) || status < 100 || status > 999) throw new RangeError(`invalid HTTP status ${status}`);
+  for (const [name, value] of headers) {
+    if (!TOKEN.test(name) || BAD_VALUE_CHAR.test(value)) throw new TypeError(`invalid HTTP header ${JSON.stringify(name)}`);
+  }
+}
+
+function headerValue(headers: HeaderList, lowerName: string): string | undefined {
+  for (const [name, value] of headers) if (name.toLowerCase() === lowerName) return value;
+  return undefined;
+}
+
+/** uWS frames bodies itself (Content-Length or chunked), so the caller's framing headers are dropped unless `keepLength`. */
+function writeHeaders(res: Uws.HttpResponse, headers: HeaderList, keepLength: boolean): void {
+  for (const [name, value] of headers) {
+    const lower = name.toLowerCase();
+    if (lower === 'transfer-encoding' || (lower === 'content-length' && !keepLength)) continue;
+    res.writeHeader(name, value);
+  }
+}
+
+function byteLength(body: Uint8Array | string): number {
+  return typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+}
+
+/**
+ * - `chunked`: uWS `write()`, which buffers whatever the socket does not take and returns false.
+ * - `fixed`: writeHead carried Content-Length; bytes go through `tryEnd`, which does not buffer,
+ *   so the rest waits in our queue.
+ * - `empty`: HEAD, 204, 304: body bytes are dropped.
+ */
+type StreamMode = 'idle' | 'chunked' | 'fixed' | 'empty';
+
+class UwsResponse implements HttpResponse {
+  readonly #res: Uws.HttpResponse;
+  readonly #isHead: boolean;
+  readonly #onSettled: () => void;
+  #mode: StreamMode = 'idle';
+  #aborted = false;
+  /** send()/end() was called: later calls are no-ops. */
+  #ended = false;
+  /** uWS is done with the response (complete or aborted): `#res` must not be touched. */
+  #settled = false;
+  #backpressured = false;
+  #abortCb: (() => void) | undefined;
+  #writableCb: (() => void) | undefined;
+  #total = 0;
+  #remaining = 0;
+  #queue: Uint8Array[] = [];
+
+  constructor(res: Uws.HttpResponse, isHead: boolean, onSettled: () => void) {
+    this.#res = res;
+    this.#isHead = isHead;
+    this.#onSettled = onSettled;
+    res.onAborted(() => {
+      if (this.#settled) return; // we closed it ourselves (a fixed-length body that fell short)
+      this.#aborted = true;
+      this.#settle();
+      this.#abortCb?.();
+    });
+  }
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  onAborted(cb: () => void): void {
+    if (this.#aborted) cb();
+    else this.#abortCb = cb;
+  }
+
+  onWritable(cb: () => void): void {
+    this.#writableCb = cb;
+  }
+
+  send(status: number, headers: HeaderList, body?: Uint8Array | string): void {
+    if (this.#ended || this.#aborted) return;
+    if (this.#mode !== 'idle') throw new Error('send() after writeHead()');
+    this.#complete(status, headers, body, false);
+  }
+
+  /** Sends the `tooLarge` response and closes the connection, so the client stops uploading. */
+  refuse(response: { status: number; headers: HeaderList; body: string }): void {
+    if (this.#ended || this.#aborted) return;
+    this.#complete(response.status, response.headers, response.body, true);
+  }
+
+  writeHead(status: number, headers: HeaderList): void {
+    if (this.#ended || this.#aborted) return;
+    if (this.#mode !== 'idle') throw new Error('writeHead() called twice');
+    checkHead(status, headers);
+    const noBody = this.#isHead || !bodyAllowed(status);
+    const length = noBody ? -1 : Number(headerValue(headers, 'content-length') ?? -1);
+    this.#mode = noBody ? 'empty' : Number.isSafeInteger(length) && length >= 0 ? 'fixed' : 'chunked';
+    this.#total = this.#remaining = this.#mode === 'fixed' ? length : 0;
+    const res = this.#res;
+    // The blank line ending the headers goes out with the first body byte (as in node:http).
+    res.cork(() => {
+      res.writeStatus(statusLine(status));
+      writeHeaders(res, headers, noBody && lengthAllowed(status));
+    });
+    if (!noBody) res.onWritable(this.#writable);
+  }
+
+  write(chunk: Uint8Array | string): boolean {
+    if (this.#ended || this.#aborted || this.#settled) return false;
+    if (this.#mode === 'idle') this.writeHead(200, []);
+    if (this.#mode === 'empty') return true;
+    if (this.#mode === 'fixed') return this.#writeFixed(chunk);
+    const res = this.#res;
+    let ok = true;
+    res.cork(() => {
+      ok = res.write(chunk);
+    });
+    if (!ok) this.#backpressured = true;
+    return ok;
+  }
+
+  end(chunk?: Uint8Array | string): void {
+    if (this.#ended || this.#aborted) return;
+    if (this.#mode === 'idle') {
+      this.send(200, [], chunk);
+      return;
+    }
+    if (this.#mode === 'fixed') {
+      if (chunk !== undefined && !this.#settled) this.#writeFixed(chunk);
+      this.#ended = true;
+      if (this.#queue.length === 0) this.#endFixed();
+      return;
+    }
+    this.#ended = true;
+    const res = this.#res;
+    res.cork(() => {
+      if (this.#mode === 'empty') res.endWithoutBody();
+      else res.end(chunk ?? '');
+    });
+    this.#settle();
+  }
+
+  #complete(status: number, headers: HeaderList, body: Uint8Array | string | undefined, closeConnection: boolean): void {
+    checkHead(status, headers);
+    this.#ended = true;
+    const res = this.#res;
+    res.cork(() => {
+      res.writeStatus(statusLine(status));
+      if (this.#isHead || !bodyAllowed(status)) {
+        const keepLength = lengthAllowed(status);
+        writeHeaders(res, headers, keepLength);
+        if (keepLength && body !== undefined && headerValue(headers, 'content-length') === undefined) {
+          res.writeHeader('content-length', String(byteLength(body)));
+        }
+        // uWS knows nothing of HEAD: end() would send the body plus its own Content-Length: 0, and
+        // endWithoutBody(n) in this build waits for n body bytes that never come (the response
+        // stays pending). endWithoutBody() with no argument writes neither length nor body.
+        res.endWithoutBody();
+      } else {
+        writeHeaders(res, headers, false);
+        res.end(body ?? '', closeConnection); // uWS writes Content-Length
+      }
+    });
+    this.#settle();
+  }
+
+  #writeFixed(chunk: Uint8Array | string): boolean {
+    let bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    // Never send more than the declared length: the excess would be read as the next response.
+    if (bytes.byteLength > this.#remaining) bytes = bytes.subarray(0, this.#remaining);
+    this.#remaining -= bytes.byteLength;
+    if (bytes.byteLength > 0) this.#queue.push(bytes);
+    this.#res.cork(() => this.#flush());
+    if (this.#queue.length === 0) return true;
+    this.#backpressured = true;
+    return false;
+  }
+
+  /** Hands queued bytes to tryEnd until the socket pushes back or the body is complete. */
+  #flush(): void {
+    const res = this.#res;
+    while (this.#queue.length > 0) {
+      const chunk = this.#queue[0]!;
+      const before = res.getWriteOffset();
+      const [ok, done] = res.tryEnd(chunk, this.#total);
+      if (done) {
+        this.#queue.length = 0;
+        this.#settle();
+        return;
+      }
+      if (!ok) {
+        this.#queue[0] = chunk.subarray(res.getWriteOffset() - before);
+        return;
+      }
+      this.#queue.shift();
+    }
+  }
+
+  /** The caller ended a fixed-length body; if it fell short, only a closed connection tells the client. */
+  #endFixed(): void {
+    if (this.#settled) return;
+    this.#settle(); // first, so our abort handler stays quiet
+    if (this.#total === 0) this.#res.cork(() => this.#res.end(''));
+    else this.#res.close();
+  }
+
+  /**
+   * uWS's writable event. While a handler is registered uWS does not drain its own buffer, so this
+   * always corks: uncorking flushes the buffered bytes even when nothing new is written.
+   */
+  readonly #writable = (): boolean => {
+    if (this.#settled || this.#aborted) return true;
+    this.#res.cork(() => {
+      if (this.#mode === 'fixed') this.#flush();
+      if (this.#settled || this.#ended || this.#queue.length > 0 || !this.#backpressured) return;
+      this.#backpressured = false;
+      this.#writableCb?.();
+    });
+    // A fixed-length body ended while bytes were queued finishes once they are out.
+    if (this.#ended && this.#queue.length === 0) this.#endFixed();
+    return true;
+  };
+
+  #settle(): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#onSettled();
+  }
+}
