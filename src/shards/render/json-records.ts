@@ -8,8 +8,8 @@
  *   distinguishable from an empty body (`"body": ""`).
  * - `headers` maps key → value; `headers_b64` (used when any header key or value is not
  *   UTF-8) maps base64 key → base64 value. A null header value renders as JSON `null`.
- *   Kafka allows repeated header keys; JSON objects should not repeat keys, so the last
- *   occurrence of a key wins.
+ *   Kafka allows repeated header keys; JSON objects should not repeat keys, so a repeated
+ *   key appears once, at its first position, with its last value.
  *
  * Why bytes and not strings: measured on 1000 records of 100 bytes, `JSON.stringify` over
  * an array of objects took ~1.1 ms and string concatenation with `JSON.stringify` per
@@ -29,6 +29,22 @@ ESCAPE[0x22] = 1; // "
 ESCAPE[0x5c] = 1; // \
 const SHORT_ESCAPES: Record<number, number> = { 0x08: 0x62, 0x09: 0x74, 0x0a: 0x6e, 0x0c: 0x66, 0x0d: 0x72, 0x22: 0x22, 0x5c: 0x5c };
 const HEX = '0123456789abcdef';
+const ascii = (s: string): Uint8Array => Uint8Array.from(s, (c) => c.charCodeAt(0));
+const OPEN_FIRST = ascii('[{"seq":');
+const OPEN_NEXT = ascii(',{"seq":');
+const TIMESTAMP = ascii(',"timestamp":');
+const KEY = ascii(',"key":');
+const KEY_B64 = ascii(',"key_b64":');
+const HEADERS = ascii(',"headers":{');
+const HEADERS_B64 = ascii(',"headers_b64":{');
+const BODY = ascii(',"body":');
+const BODY_B64 = ascii(',"body_b64":');
+const NULL = ascii('null');
+const COLON = ascii(':');
+const COMMA = ascii(',');
+const CLOSE = ascii('}');
+const EMPTY = ascii('[]');
+const END = ascii(']');
 
 /** A growable output buffer. */
 class Out {
@@ -44,10 +60,33 @@ class Out {
     this.buf.copy(next, 0, 0, this.pos);
     this.buf = next;
   }
-  /** Append an ASCII string. */
-  ascii(s: string): void {
-    this.reserve(s.length);
-    this.pos += this.buf.write(s, this.pos, 'latin1');
+  /** Append a short constant (a JS loop beats a native call for a few bytes). */
+  raw(bytes: Uint8Array): void {
+    const n = bytes.length;
+    this.reserve(n);
+    const buf = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < n; i++) buf[p++] = bytes[i] as number;
+    this.pos = p;
+  }
+  /** Append a safe integer in decimal, without making a string. */
+  int(v: number): void {
+    this.reserve(17); // -2^53 has 16 digits
+    const buf = this.buf;
+    let p = this.pos;
+    if (v < 0) {
+      buf[p++] = 0x2d;
+      v = -v;
+    }
+    let digits = 1;
+    for (let t = v; t >= 10; t = Math.floor(t / 10)) digits++;
+    p += digits;
+    this.pos = p;
+    do {
+      const q = Math.floor(v / 10);
+      buf[--p] = 0x30 + (v - q * 10);
+      v = q;
+    } while (v > 0);
   }
   /** Append `"…"` holding the valid UTF-8 bytes `b`, escaped. */
   text(b: Buffer): void {
@@ -85,7 +124,11 @@ class Out {
   }
   /** Append `"…"` holding the base64 of `b` (no escaping needed). */
   base64(b: Buffer): void {
-    this.ascii('"' + b.toString('base64') + '"');
+    const s = b.toString('base64');
+    this.reserve(s.length + 2);
+    this.buf[this.pos++] = 0x22;
+    this.pos += this.buf.write(s, this.pos, 'latin1');
+    this.buf[this.pos++] = 0x22;
   }
 }
 
@@ -108,26 +151,32 @@ function lastOccurrences(headers: readonly Header[]): Map<string, number> | null
 /** `,"headers":{…}` or `,"headers_b64":{…}` for a non-empty header list. */
 function writeHeaders(out: Out, headers: readonly Header[]): void {
   const utf8 = headersAreUtf8(headers);
+  // For a repeated key: its first position, its last value (as assigning to an object would).
   const last = lastOccurrences(headers);
-  out.ascii(utf8 ? ',"headers":{' : ',"headers_b64":{');
-  let first = true;
+  out.raw(utf8 ? HEADERS : HEADERS_B64);
   for (let i = 0; i < headers.length; i++) {
-    const [key, value] = headers[i] as Header;
-    if (last !== null && last.get(key.toString('latin1')) !== i) continue;
-    if (!first) out.ascii(',');
-    first = false;
+    let [key, value] = headers[i] as Header;
+    if (last !== null) {
+      const name = key.toString('latin1');
+      const j = last.get(name) as number;
+      if (j < 0) continue; // written already
+      value = (headers[j] as Header)[1];
+      last.set(name, -1);
+    }
+    if (i > 0) out.raw(COMMA);
     if (utf8) out.text(key);
     else out.base64(key);
-    out.ascii(':');
-    if (value === null) out.ascii('null');
+    out.raw(COLON);
+    if (value === null) out.raw(NULL);
     else if (utf8) out.text(value);
     else out.base64(value);
   }
-  out.ascii('}');
+  out.raw(CLOSE);
 }
 
 /** Render decoded records as the JSON read format, UTF-8 encoded. */
 export function renderJson(records: readonly DecodedRecord[]): Buffer {
+  if (records.length === 0) return Buffer.from(EMPTY);
   // Room for the unescaped bytes plus ~64 bytes of field names and numbers per record.
   let estimate = 2;
   for (let i = 0; i < records.length; i++) {
@@ -135,17 +184,19 @@ export function renderJson(records: readonly DecodedRecord[]): Buffer {
     estimate += 64 + (r.value?.length ?? 0) + (r.key?.length ?? 0);
   }
   const out = new Out(estimate);
-  out.ascii('[');
   for (let i = 0; i < records.length; i++) {
     const r = records[i] as DecodedRecord;
-    out.ascii((i === 0 ? '{"seq":' : ',{"seq":') + r.offset + ',"timestamp":' + r.timestamp);
+    out.raw(i === 0 ? OPEN_FIRST : OPEN_NEXT);
+    out.int(r.offset);
+    out.raw(TIMESTAMP);
+    out.int(r.timestamp);
     const key = r.key;
     if (key !== null) {
       if (isUtf8(key)) {
-        out.ascii(',"key":');
+        out.raw(KEY);
         out.text(key);
       } else {
-        out.ascii(',"key_b64":');
+        out.raw(KEY_B64);
         out.base64(key);
       }
     }
@@ -153,15 +204,15 @@ export function renderJson(records: readonly DecodedRecord[]): Buffer {
     const value = r.value;
     if (value !== null) {
       if (isUtf8(value)) {
-        out.ascii(',"body":');
+        out.raw(BODY);
         out.text(value);
       } else {
-        out.ascii(',"body_b64":');
+        out.raw(BODY_B64);
         out.base64(value);
       }
     }
-    out.ascii('}');
+    out.raw(CLOSE);
   }
-  out.ascii(']');
+  out.raw(END);
   return out.buf.subarray(0, out.pos);
 }

@@ -76,7 +76,7 @@ export class SegmentLog {
    * Lay the buffers out at the tail (a buffer never spans two segments), write them and
    * fdatasync. Resolves with each buffer's location once all of them are durable.
    */
-  async write(bufs: readonly Buffer[]): Promise<Location[]> {
+  async write(bufs: readonly Buffer[]): Promise<{ locations: Location[]; end: Location }> {
     const locations: Location[] = [];
     const runs: Array<{ segId: number; pos: number; bufs: Buffer[]; created: boolean }> = [];
     let run: (typeof runs)[number] | undefined;
@@ -96,6 +96,7 @@ export class SegmentLog {
       run.bufs.push(b);
       this.#tailPos += b.length;
     }
+    const end = this.tail;
     for (const r of runs) {
       const fd = this.#fd(r.segId);
       const data = r.bufs.length === 1 ? r.bufs[0]! : Buffer.concat(r.bufs);
@@ -104,7 +105,7 @@ export class SegmentLog {
       // A new file's directory entry must be durable too, or the whole segment can vanish.
       if (r.created) fsyncDir(this.#dir);
     }
-    return locations;
+    return { locations, end };
   }
 
   /** Read `len` bytes at a location (synchronous pread: the shard's reads are served from the page cache). */

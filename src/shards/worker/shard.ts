@@ -61,6 +61,13 @@ interface Group {
 
 const newGroup = (): Group => ({ frames: new Map(), replies: [] });
 
+/**
+ * Groups whose write + fdatasync may run at once. With one, a request arriving during an
+ * fdatasync waits for it and then for its own; with two, its group starts at once, and the
+ * disk's flush latency is shared by more requests.
+ */
+const MAX_IN_FLIGHT = 2;
+
 export class Shard {
   readonly #store: KvStore;
   readonly #log: SegmentLog;
@@ -70,7 +77,12 @@ export class Shard {
   readonly #byName: Map<string, StreamState>;
   #nextStreamId: number;
   #pending: Group = newGroup();
-  #flushing = false;
+  /** Groups written but not yet applied; up to MAX_IN_FLIGHT overlap their fdatasync. */
+  #inFlight = 0;
+  /** Completion of the newest group in flight: groups are applied strictly in order. */
+  #applied: Promise<void> = Promise.resolve();
+  /** End of the log as far as groups have been applied: the checkpoint position. */
+  #durableEnd: Location;
   #failed: Error | null = null;
   #kvOps: KvOp[] = [];
   #dirty = new Set<StreamState>();
@@ -90,6 +102,7 @@ export class Shard {
     this.#byName = r.byName;
     this.#nextStreamId = r.nextStreamId;
     this.#kvOps = r.ops;
+    this.#durableEnd = log.tail;
     this.#checkpoint(false);
     this.recovery = { replayedFrames: r.replayedFrames, truncatedBytes: r.truncatedBytes, streams: r.streams.size };
   }
@@ -225,34 +238,42 @@ export class Shard {
 
   /** Start writing whatever was accepted (called once per batch of requests from the gateway). */
   flush(): void {
-    if (this.#flushing || this.#failed !== null) return;
+    if (this.#inFlight >= MAX_IN_FLIGHT || this.#failed !== null) return;
     const g = this.#pending;
     if (g.frames.size === 0 && g.replies.length === 0) {
-      this.#notifyIdle();
+      if (this.#inFlight === 0) this.#notifyIdle();
       return;
     }
     this.#pending = newGroup();
-    this.#flushing = true;
+    this.#inFlight++;
     const order: PendingFrame[] = [];
     for (const frames of g.frames.values()) for (const f of frames) order.push(f);
-    const write = order.length === 0 ? Promise.resolve([] as Location[]) : this.#log.write(order.map((f) => f.buf));
-    write.then(
-      (locations) => {
-        for (let i = 0; i < order.length; i++) order[i]!.onDurable?.(locations[i]!);
+    // Positions are assigned now, synchronously, so overlapping groups never collide.
+    const write = order.length === 0 ? Promise.resolve({ locations: [] as Location[], end: this.#log.tail }) : this.#log.write(order.map((f) => f.buf));
+    const previous = this.#applied;
+    this.#applied = Promise.all([previous, write]).then(
+      ([, w]) => {
+        this.#inFlight--;
+        if (this.#failed !== null) throw this.#failed;
+        for (let i = 0; i < order.length; i++) order[i]!.onDurable?.(w.locations[i]!);
+        this.#durableEnd = w.end;
         this.#checkpoint(false);
-        this.#flushing = false;
         for (const r of g.replies) r(null);
         this.flush();
       },
       (err: Error) => {
         // The log's tail is now unknown: stop taking writes; a restart recovers to the last valid frame.
-        this.#failed = err;
-        this.#flushing = false;
-        const e = new SvcError('storage_unavailable', `storage write failed: ${err.message}`);
+        this.#inFlight--;
+        this.#failed ??= err;
+        const e = new SvcError('storage_unavailable', `storage write failed: ${this.#failed.message}`);
         for (const r of g.replies) r(e);
         this.#failAll(e);
+        throw err;
       },
     );
+    // Each group reports its own outcome above; the chain only orders them.
+    this.#applied.catch(() => undefined);
+    this.flush();
   }
 
   /** Periodic work: TTL expiry, absolute expiry, dead segment detection. */
@@ -290,7 +311,7 @@ export class Shard {
   /** Wait for every accepted write to be durable, then checkpoint with sync. */
   async close(): Promise<void> {
     this.flush();
-    while (this.#flushing || this.#pending.frames.size > 0 || this.#pending.replies.length > 0) {
+    while (this.#inFlight > 0 || this.#pending.frames.size > 0 || this.#pending.replies.length > 0) {
       await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
       this.flush();
     }
@@ -345,7 +366,7 @@ export class Shard {
 
   /** Reply at once when nothing is in flight, otherwise after what is in flight is durable. */
   #afterDurable<T>(reply: Reply<T>, result: () => T): void {
-    if (!this.#flushing && this.#pending.frames.size === 0) reply(null, result());
+    if (this.#inFlight === 0 && this.#pending.frames.size === 0) reply(null, result());
     else this.#whenDurable(reply, result);
   }
 
@@ -418,8 +439,8 @@ export class Shard {
   #checkpoint(sync: boolean): void {
     for (const s of this.#dirty) this.#kvOps.push({ type: 'put', key: streamKey(s.id), value: encodeStream(s) });
     this.#dirty.clear();
-    const tail = this.#log.tail;
-    this.#kvOps.push({ type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint({ segId: tail.segId, pos: tail.pos, nextStreamId: this.#nextStreamId }) });
+    const end = this.#durableEnd;
+    this.#kvOps.push({ type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint({ segId: end.segId, pos: end.pos, nextStreamId: this.#nextStreamId }) });
     const ops = this.#kvOps;
     this.#kvOps = [];
     this.#store.write(ops, sync);
@@ -429,7 +450,8 @@ export class Shard {
     this.#deadCheckNeeded = false;
     const live = new Set<number>();
     for (const s of this.#streams.values()) for (const c of s.chunks) live.add(c.segId);
-    for (const segId of this.#log.sealedSegments()) if (!live.has(segId)) this.#destroyed.add(segId);
+    // Only segments wholly behind the applied end: a newer one may hold frames still in flight, not yet indexed.
+    for (const segId of this.#log.sealedSegments()) if (segId < this.#durableEnd.segId && !live.has(segId)) this.#destroyed.add(segId);
   }
 
   #globalId(s: StreamState): number {
