@@ -110,17 +110,37 @@ interface BodySink {
   tooLarge(): void;
 }
 
-/** Reads the body chunk by chunk, refusing it as soon as it passes `limit`. */
+/** How much of an oversized chunked body is read and dropped before the connection is cut. */
+const DISCARD_FACTOR = 4;
+
+/** Reads the body chunk by chunk, refusing it once it passes `limit`. */
 function readBody(res: Uws.HttpResponse, declared: number, limit: number, response: UwsResponse, sink: BodySink): void {
   // With a declared length every chunk is copied straight into its place, once.
   const whole = declared > 0 ? Buffer.allocUnsafe(declared) : undefined;
   const chunks: Buffer[] = [];
   let size = 0;
   let done = false;
+  let discarding = false;
   res.onData((chunk, isLast) => {
     if (done || response.aborted) return;
     const end = size + chunk.byteLength;
+    if (discarding) {
+      // A chunked body over the limit is read to its end (up to a bound) before the refusal:
+      // closing mid-upload makes the client fail with EPIPE instead of reading the 413.
+      size = end;
+      if (isLast || size > limit * DISCARD_FACTOR) {
+        done = true;
+        sink.tooLarge();
+      }
+      return;
+    }
     if (end > limit || (whole !== undefined && end > whole.length)) {
+      if (whole === undefined && !isLast) {
+        discarding = true;
+        size = end;
+        chunks.length = 0;
+        return;
+      }
       done = true;
       sink.tooLarge();
       return;

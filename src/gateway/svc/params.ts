@@ -27,9 +27,16 @@ export function parseTime(name: string, raw: string | undefined): number | undef
   if (raw === undefined) return undefined;
   const v = raw.trim();
   if (/^\d{1,16}$/.test(v)) return Number(v);
-  const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-  const ms = rfc3339.test(v) ? Date.parse(v) : NaN;
-  if (Number.isNaN(ms)) throw new SvcError('invalid_parameter', `${name} must be an RFC 3339 date-time or unix milliseconds`);
+  const m = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|([+-])(\d{2}):(\d{2}))$/.exec(v);
+  const bad = (): SvcError => new SvcError('invalid_parameter', `${name} must be an RFC 3339 date-time or unix milliseconds`);
+  if (m === null) throw bad();
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  // Date.parse rolls impossible fields over (Feb 30 → Mar 1, 24:00 → next day): check them first.
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59) throw bad();
+  if (m[10] !== undefined && (Number(m[10]) > 23 || Number(m[11]) > 59)) throw bad();
+  const ms = Date.parse(v.replace(' ', 'T'));
+  if (Number.isNaN(ms)) throw bad();
   return ms;
 }
 

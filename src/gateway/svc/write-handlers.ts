@@ -3,6 +3,7 @@ import { SvcError } from '../../errors';
 import { type AppendResult, type RecordInput, mediaType } from '../../shards';
 import { type HeaderList, type HttpRequest } from '../http/engine';
 import { BINARY_BATCH_TYPE, DEFAULT_CONTENT_TYPE, JSON_BATCH_TYPE, type SvcContext } from './context';
+import { ATTR_COMPRESSION_MASK, RecordBatchError, decodeRecords, readBatchHeader, splitBatches } from '../../util/record-batch';
 import { parseJsonBatch } from './json-batch';
 import { formatTime, parseBool, parseTime, parseUint } from './params';
 
@@ -58,6 +59,7 @@ export async function appendOrTrim(ctx: SvcContext, name: string, req: HttpReque
     return appended(await ctx.shards.append({ name, records: parsed.records, batches: null, contentType: null, close }));
   }
   if (type === BINARY_BATCH_TYPE) {
+    checkBinaryBatch(ctx, req.body);
     return appended(await ctx.shards.append({ name, records: null, batches: req.body, contentType: null, close }));
   }
   checkRecordSize(ctx, req.body.length);
@@ -78,6 +80,20 @@ function appended(r: AppendResult): Reply {
   ];
   if (r.closed) headers.push(['svc-closed', 'true']);
   return { status: 200, headers };
+}
+
+/** A binary batch obeys the same record-count and record-size limits as a JSON batch. */
+function checkBinaryBatch(ctx: SvcContext, body: Buffer): void {
+  const batches = splitBatches(body);
+  if (batches instanceof RecordBatchError) throw new SvcError(batches.code === 'unsupported_compression' ? 'unsupported_compression' : 'invalid_batch', batches.message);
+  let count = 0;
+  for (const b of batches) {
+    const h = readBatchHeader(b, 0);
+    count += h.recordsCount;
+    if (count > ctx.limits.maxBatchRecords) throw new SvcError('batch_too_large', `a batch is limited to ${ctx.limits.maxBatchRecords} records`);
+    if ((h.attributes & ATTR_COMPRESSION_MASK) !== 0) throw new SvcError('unsupported_compression', 'compressed record batches are not accepted over HTTP yet');
+    for (const r of decodeRecords(b, 0)) if (r.value !== null) checkRecordSize(ctx, r.value.length);
+  }
 }
 
 function checkRecordSize(ctx: SvcContext, n: number): void {
