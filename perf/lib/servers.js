@@ -1,0 +1,260 @@
+'use strict';
+// Launchers for the servers under test, each in its own process so that it has its
+// own event loop (the load generator and reader client live elsewhere):
+//
+//   svc       node dist/main.js serve ...            (the product, built from src/)
+//   bare-uws  node perf/anchors/bare-uws.js          (ceiling for W1/W2)
+//   ds-mem    node perf/lib/ds-server.js             (reference server, in-memory store)
+//   ds-file   node perf/lib/ds-server.js <dataDir>   (reference server, file store)
+//
+// Each launcher returns a handle {id, label, baseUrl, proto, stop(), preload()}.
+// `proto` is the protocol adapter: how that server names streams, creates them,
+// appends one record or a batch, and answers catch-up reads.
+
+const { spawn, fork } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { freePort, waitForPort, http, parallel } = require('./util');
+const { svcJsonBatch } = require('./bodies');
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+const SVC_PROTO = {
+  name: 'svc',
+  path: (stream) => `/${stream}`,
+  recordContentType: 'application/octet-stream',
+  batchContentType: 'application/vnd.svc.batch+json',
+  // Catch-up read formats this server offers (Svc names).
+  readFormats: ['json', 'raw', 'binary'],
+  async create(baseUrl, stream, { json = false } = {}) {
+    void json; // Svc streams are all octet-stream here; JSON is a read format and a batch media type.
+    const res = await http('PUT', baseUrl + SVC_PROTO.path(stream), {
+      headers: { 'content-type': 'application/octet-stream' },
+    });
+    if (res.status !== 201 && res.status !== 200) {
+      throw new Error(`PUT ${SVC_PROTO.path(stream)} → ${res.status} ${res.body.toString().slice(0, 200)}`);
+    }
+  },
+};
+
+const DS_PROTO = {
+  name: 'ds',
+  path: (stream) => `/v1/stream/${stream}`,
+  recordContentType: 'application/octet-stream',
+  // A JSON stream: POSTing an array appends each element as one message (PROTOCOL.md, JSON mode).
+  batchContentType: 'application/json',
+  // 'raw' = an application/octet-stream stream, 'json' = an application/json stream.
+  readFormats: ['json', 'raw'],
+  async create(baseUrl, stream, { json = false } = {}) {
+    const res = await http('PUT', baseUrl + DS_PROTO.path(stream), {
+      headers: { 'content-type': json ? 'application/json' : 'application/octet-stream' },
+    });
+    if (res.status !== 201 && res.status !== 200) {
+      throw new Error(`PUT ${DS_PROTO.path(stream)} → ${res.status} ${res.body.toString().slice(0, 200)}`);
+    }
+  },
+};
+
+const BARE_PROTO = {
+  name: 'bare',
+  path: (stream) => `/${stream}`,
+  recordContentType: 'application/octet-stream',
+  batchContentType: null,
+  readFormats: [],
+  async create() {},
+};
+
+function tail(file, lines = 30) {
+  try {
+    return fs.readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/** Wrap a child process: exit tracking, log file, and a stop() that ends only this PID. */
+function track(child, logFile) {
+  const state = { exited: false, code: null, signal: null };
+  const exitPromise = new Promise((resolve) => {
+    child.once('exit', (code, signal) => {
+      Object.assign(state, { exited: true, code, signal });
+      resolve();
+    });
+  });
+  async function stop() {
+    if (!state.exited) {
+      child.kill('SIGTERM');
+      const t = setTimeout(() => {
+        if (!state.exited) child.kill('SIGKILL');
+      }, 5000);
+      await exitPromise;
+      clearTimeout(t);
+    }
+  }
+  return { state, stop, logTail: () => tail(logFile) };
+}
+
+function openLog(workDir, id) {
+  const logFile = path.join(workDir, `${id}.log`);
+  return { logFile, fd: fs.openSync(logFile, 'a') };
+}
+
+/** Start the Svc node under test. Throws (with the log tail) if it does not come up. */
+async function startSvc(workDir) {
+  const port = await freePort();
+  const dataDir = fs.mkdtempSync(path.join(workDir, 'svc-data-'));
+  const { logFile, fd } = openLog(workDir, 'svc');
+  const main = path.join(ROOT, 'dist', 'main.js');
+  if (!fs.existsSync(main)) {
+    fs.closeSync(fd);
+    throw new Error('dist/main.js not found: build the project first (npm run build)');
+  }
+  const child = spawn(
+    process.execPath,
+    [main, 'serve', '--listen', `127.0.0.1:${port}`, '--no-admin', '--data-dir', dataDir, '--log-level', 'warn'],
+    { cwd: ROOT, stdio: ['ignore', fd, fd] },
+  );
+  fs.closeSync(fd);
+  const t = track(child, logFile);
+  try {
+    await waitForPort(port, { timeoutMs: 20000, isDead: () => t.state.exited });
+  } catch (err) {
+    await t.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw new Error(`Svc did not start (${err.message}; exit code ${t.state.code}).\n${t.logTail()}`, { cause: err });
+  }
+  const baseUrl = `http://127.0.0.1:${port}`;
+  return {
+    id: 'svc',
+    label: 'Svc',
+    pid: child.pid,
+    baseUrl,
+    proto: SVC_PROTO,
+    async stop() {
+      await t.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+    /** Preload `count` records of `size` bytes with JSON batch appends (not measured). */
+    async preload(stream, count, size) {
+      const perBatch = Math.max(1, Math.min(1000, Math.floor((256 * 1024) / (size + 16))));
+      const batches = Math.ceil(count / perBatch);
+      await parallel(batches, 4, async (b) => {
+        const first = b * perBatch;
+        const n = Math.min(perBatch, count - first);
+        const res = await http('POST', baseUrl + SVC_PROTO.path(stream), {
+          headers: { 'content-type': SVC_PROTO.batchContentType },
+          body: svcJsonBatch(first, n, size),
+        });
+        if (res.status !== 200) throw new Error(`preload POST → ${res.status} ${res.body.toString().slice(0, 200)}`);
+      });
+    },
+    logTail: t.logTail,
+  };
+}
+
+/** Start the bare uWebSockets.js anchor. */
+async function startBareUws(workDir) {
+  const port = await freePort();
+  const { logFile, fd } = openLog(workDir, 'bare-uws');
+  const child = spawn(process.execPath, [path.join(ROOT, 'perf', 'anchors', 'bare-uws.js'), String(port)], {
+    cwd: ROOT,
+    stdio: ['ignore', fd, fd],
+  });
+  fs.closeSync(fd);
+  const t = track(child, logFile);
+  try {
+    await waitForPort(port, { isDead: () => t.state.exited });
+  } catch (err) {
+    await t.stop();
+    throw new Error(`bare uWS anchor did not start (${err.message}).\n${t.logTail()}`, { cause: err });
+  }
+  return {
+    id: 'bare-uws',
+    label: 'bare uWS',
+    pid: child.pid,
+    baseUrl: `http://127.0.0.1:${port}`,
+    proto: BARE_PROTO,
+    stop: t.stop,
+    logTail: t.logTail,
+  };
+}
+
+/** Start the Durable Streams reference server, `file` = durable file store, else memory. */
+async function startDs(workDir, { file }) {
+  const id = file ? 'ds-file' : 'ds-mem';
+  const port = await freePort();
+  const dataDir = file ? fs.mkdtempSync(path.join(workDir, 'ds-data-')) : '';
+  const { logFile, fd } = openLog(workDir, id);
+  const child = fork(path.join(__dirname, 'ds-server.js'), [String(port), dataDir], {
+    cwd: ROOT,
+    stdio: ['ignore', fd, fd, 'ipc'],
+  });
+  fs.closeSync(fd);
+  const t = track(child, logFile);
+  const listening = new Promise((resolve, reject) => {
+    child.on('message', (m) => m && m.type === 'listening' && resolve(m.url));
+    child.once('exit', () => reject(new Error('exited before listening')));
+  });
+  listening.catch(() => {});
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error('timed out')), 20000);
+  });
+  try {
+    await Promise.race([listening, timeout]);
+    clearTimeout(timer);
+    await waitForPort(port, { isDead: () => t.state.exited });
+  } catch (err) {
+    clearTimeout(timer);
+    await t.stop();
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    throw new Error(`Durable Streams server (${id}) did not start (${err.message}).\n${t.logTail()}`, { cause: err });
+  }
+  let nextId = 1;
+  return {
+    id,
+    label: file ? 'DS file' : 'DS memory',
+    pid: child.pid,
+    baseUrl: `http://127.0.0.1:${port}`,
+    proto: DS_PROTO,
+    async stop() {
+      await t.stop();
+      if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+    /** Preload through the server's store API in its own process (not measured; see ds-server.js). */
+    preload(stream, count, size, { json = false } = {}) {
+      const reqId = nextId++;
+      return new Promise((resolve, reject) => {
+        const onMsg = (m) => {
+          if (!m || m.type !== 'preloaded' || m.id !== reqId) return;
+          child.off('message', onMsg);
+          if (m.error) reject(new Error(m.error));
+          else resolve(m.offset);
+        };
+        child.on('message', onMsg);
+        child.send({ type: 'preload', id: reqId, path: DS_PROTO.path(stream), count, size, json });
+      });
+    },
+    logTail: t.logTail,
+  };
+}
+
+/** Start a server by id. */
+function startServer(id, workDir) {
+  switch (id) {
+    case 'svc':
+      return startSvc(workDir);
+    case 'bare-uws':
+      return startBareUws(workDir);
+    case 'ds-mem':
+      return startDs(workDir, { file: false });
+    case 'ds-file':
+      return startDs(workDir, { file: true });
+    default:
+      throw new Error(`unknown server ${id}`);
+  }
+}
+
+const LABELS = { svc: 'Svc', 'bare-uws': 'bare uWS', 'ds-mem': 'DS memory', 'ds-file': 'DS file' };
+
+module.exports = { startServer, LABELS, ROOT };

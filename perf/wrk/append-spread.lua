@@ -1,0 +1,38 @@
+-- wrk script: POST the same body to one of N streams chosen at random per request.
+-- Stream i is at <prefix><i zero-padded to 4 digits>, e.g. /w2-0042 or /v1/stream/w2-0042;
+-- perf/run.js creates all N streams before the run.
+-- Usage: wrk -t1 -c64 -d10s -s perf/wrk/append-spread.lua <base-url> -- <body-file> <content-type> <prefix> <N>
+-- done() prints one `WRKJSON {...}` line that perf/lib/wrk.js parses.
+
+local paths = {}
+local count = 0
+
+function init(args)
+  local f = assert(io.open(args[1], "rb"))
+  wrk.body = f:read("*a")
+  f:close()
+  wrk.method = "POST"
+  wrk.headers["Content-Type"] = args[2]
+  local prefix = args[3]
+  count = tonumber(args[4])
+  for i = 0, count - 1 do
+    paths[i + 1] = string.format("%s%04d", prefix, i)
+  end
+  math.randomseed(os.time())
+end
+
+function request()
+  return wrk.format(nil, paths[math.random(count)])
+end
+
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    'WRKJSON {"requests":%d,"duration_us":%d,"bytes":%d,' ..
+    '"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},' ..
+    '"latency_us":{"min":%d,"mean":%.1f,"max":%d,"p50":%d,"p90":%d,"p99":%d,"p999":%d}}\n',
+    summary.requests, summary.duration, summary.bytes,
+    e.connect, e.read, e.write, e.status, e.timeout,
+    latency.min, latency.mean, latency.max,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9)))
+end
