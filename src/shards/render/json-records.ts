@@ -11,11 +11,13 @@
  *   Kafka allows repeated header keys; JSON objects should not repeat keys, so a repeated
  *   key appears once, at its first position, with its last value.
  *
- * Why bytes and not strings: measured on 1000 records of 100 bytes, `JSON.stringify` over
- * an array of objects took ~1.1 ms and string concatenation with `JSON.stringify` per
- * string ~1.5 ms (each call ~0.6 µs); copying the UTF-8 bytes straight into the output
- * buffer, escaping as we go, skips decoding to UTF-16 and re-encoding and is several times
- * faster. Valid UTF-8 needs only `"`, `\` and C0 controls escaped (RFC 8259 §7).
+ * Why bytes and not strings: measured on 1000 records of 100 bytes (best of 15, shared
+ * 2-core machine), concatenating `JSON.stringify` of each string piece took ~1.2–1.6 ms
+ * (each call ~0.6 µs) and `JSON.stringify` over an array of objects ~0.85–1.3 ms;
+ * copying the UTF-8 bytes straight into the output buffer, escaping as we go, took
+ * ~0.67–0.93 ms (no UTF-16 round trip, no per-record objects). Valid UTF-8 needs only
+ * `"`, `\` and C0 controls escaped (RFC 8259 §7); the output is byte-identical to
+ * `JSON.stringify`'s (tested).
  */
 import type { DecodedRecord } from '../../util/record-batch';
 import { isUtf8 } from '../../util/utf8';
@@ -45,6 +47,17 @@ const COMMA = ascii(',');
 const CLOSE = ascii('}');
 const EMPTY = ascii('[]');
 const END = ascii(']');
+
+/** Write `v` < 1e9 as exactly `digits` decimal digits (zero-padded); return the new position. */
+function writeSmall(buf: Buffer, p: number, v: number, digits: number): number {
+  const end = p + digits;
+  for (let i = end - 1; i >= p; i--) {
+    const q = (v / 10) | 0;
+    buf[i] = 0x30 + v - q * 10;
+    v = q;
+  }
+  return end;
+}
 
 /** A growable output buffer. */
 class Out {
@@ -78,15 +91,16 @@ class Out {
       buf[p++] = 0x2d;
       v = -v;
     }
-    let digits = 1;
-    for (let t = v; t >= 10; t = Math.floor(t / 10)) digits++;
-    p += digits;
+    if (v < 1e9) {
+      p = writeSmall(buf, p, v, v < 10 ? 1 : v < 100 ? 2 : v < 1e3 ? 3 : v < 1e4 ? 4 : v < 1e5 ? 5 : v < 1e6 ? 6 : v < 1e7 ? 7 : v < 1e8 ? 8 : 9);
+    } else {
+      // Two int32 halves: integer division on each beats float division on the whole.
+      const hi = Math.floor(v / 1e9);
+      this.pos = p;
+      this.int(hi);
+      p = writeSmall(this.buf, this.pos, v - hi * 1e9, 9);
+    }
     this.pos = p;
-    do {
-      const q = Math.floor(v / 10);
-      buf[--p] = 0x30 + (v - q * 10);
-      v = q;
-    } while (v > 0);
   }
   /** Append `"…"` holding the valid UTF-8 bytes `b`, escaped. */
   text(b: Buffer): void {
@@ -155,7 +169,8 @@ function writeHeaders(out: Out, headers: readonly Header[]): void {
   const last = lastOccurrences(headers);
   out.raw(utf8 ? HEADERS : HEADERS_B64);
   for (let i = 0; i < headers.length; i++) {
-    let [key, value] = headers[i] as Header;
+    const key = (headers[i] as Header)[0];
+    let value = (headers[i] as Header)[1];
     if (last !== null) {
       const name = key.toString('latin1');
       const j = last.get(name) as number;
