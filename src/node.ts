@@ -39,6 +39,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     workers: config.shardWorkers,
     shards: config.shards,
     segmentBytes: config.storage.segmentBytes,
+    limits: config.limits,
     retentionIntervalMs: config.storage.retentionIntervalMs,
     reaperIntervalMs: config.storage.reaperIntervalMs,
     log,

@@ -14,7 +14,7 @@ async function main() {
   const seconds = Number(process.argv[3] ?? 3);
   const dir = fs.mkdtempSync(path.join(process.argv[4] ?? os.tmpdir(), 'svc-micro-'));
   const store = await openRocksStore(path.join(dir, 'index'));
-  const shard = new Shard(store, SegmentLog.open(path.join(dir, 'log'), 64 << 20), { shardId: 0, shardCount: 1, maxChunkBytes: 1 << 20 });
+  const shard = new Shard(store, SegmentLog.open(path.join(dir, 'log'), 64 << 20), { shardId: 0, shardCount: 1, maxChunkBytes: 1 << 20, limits: { maxRecordBytes: 1 << 20, maxBatchRecords: 10000 } });
   const value = Buffer.alloc(100, 120);
   await new Promise((resolve, reject) => {
     shard.create({ name: '/b', contentType: 'text/plain', ttlSeconds: null, expiresAtMs: null, closed: false, records: [] }, (e) => (e ? reject(e) : resolve()));
@@ -34,7 +34,7 @@ async function main() {
   };
   const one = () =>
     new Promise((resolve, reject) => {
-      shard.append({ name: '/b', records: [{ key: null, value, headers: null }], batches: null, contentType: null, close: false }, (e) => (e ? reject(e) : resolve()));
+      shard.append({ name: '/b', records: [{ key: null, value, headers: null }], batches: null, jsonBatch: null, contentType: null, close: false }, (e) => (e ? reject(e) : resolve()));
       kick();
     });
   await Promise.all(

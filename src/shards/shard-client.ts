@@ -16,6 +16,7 @@ import { shardOf, workerOf } from './placement';
 import { compareNames } from './worker/shard';
 import {
   type AppendParams,
+  type BatchLimits,
   type AppendResult,
   type CreateParams,
   type CreateResult,
@@ -36,6 +37,7 @@ export interface ShardClientOptions {
   /** Shard count for a new data directory (an existing one keeps its own). */
   shards: number;
   segmentBytes: number;
+  limits: BatchLimits;
   retentionIntervalMs: number;
   reaperIntervalMs: number;
   log: { info(o: object, m: string): void; warn(o: object, m: string): void };
@@ -78,6 +80,7 @@ export class ShardClient {
           shardCount,
           segmentBytes: o.segmentBytes,
           maxChunkBytes: MAX_CHUNK_BYTES,
+          limits: { maxRecordBytes: o.limits.maxRecordBytes, maxBatchRecords: o.limits.maxBatchRecords },
           retentionIntervalMs: o.retentionIntervalMs,
           reaperIntervalMs: o.reaperIntervalMs,
         };
@@ -112,8 +115,8 @@ export class ShardClient {
   }
 
   async append(p: AppendParams): Promise<AppendResult> {
-    const kind = p.records !== null ? 'records' : p.batches !== null ? 'batches' : 'none';
-    const data = p.records !== null ? packRecords(p.records) : p.batches;
+    const kind = p.records !== null ? 'records' : p.batches !== null ? 'batches' : p.jsonBatch !== null ? 'json' : 'none';
+    const data = p.records !== null ? packRecords(p.records) : (p.batches ?? p.jsonBatch);
     const meta = { name: p.name, contentType: p.contentType, close: p.close, kind };
     return (await this.#call(Op.Append, this.shardOf(p.name), meta, data)).meta as AppendResult;
   }

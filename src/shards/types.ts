@@ -3,6 +3,14 @@ import { type RecordInput } from '../util/record-batch';
 
 export type ReadFormat = 'json' | 'raw' | 'binary';
 
+/** Limits a shard enforces on appended batches. */
+export interface BatchLimits {
+  /** Largest record value, bytes. */
+  maxRecordBytes: number;
+  /** Most records in one append. */
+  maxBatchRecords: number;
+}
+
 export interface StreamInfo {
   name: string;
   /** Shard-local id combined with the shard number: unique in the node, never reused. */
@@ -39,6 +47,8 @@ export interface AppendParams {
   records: RecordInput[] | null;
   /** Complete RecordBatch v2 batches as the client sent them (binary-batch appends). */
   batches: Buffer | null;
+  /** A JSON batch body (`application/vnd.svc.batch+json`), parsed and checked on the shard's thread. */
+  jsonBatch: Buffer | null;
   /** Media type of a single-record body, checked against the stream's; null for batches. */
   contentType: string | null;
   /** Seal the stream after this append. */

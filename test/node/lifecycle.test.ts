@@ -30,7 +30,8 @@ describe.each(['uws', 'node'] as const)('node lifecycle on the %s engine', (engi
         () => null,
       ),
     );
-    await new Promise((r) => setTimeout(r, 5));
+    // Stop once the first append is acknowledged, while most are still in flight.
+    await Promise.race(sends.map((p) => p.then((r) => (r?.status === 200 ? r : new Promise(() => undefined)))));
     const exit = node.stop();
     const results = await Promise.all(sends);
     expect(await exit).toBe(0);

@@ -3,8 +3,6 @@ import { SvcError } from '../../errors';
 import { type AppendResult, type RecordInput, mediaType } from '../../shards';
 import { type HeaderList, type HttpRequest } from '../http/engine';
 import { BINARY_BATCH_TYPE, DEFAULT_CONTENT_TYPE, JSON_BATCH_TYPE, type SvcContext } from './context';
-import { ATTR_COMPRESSION_MASK, RecordBatchError, decodeRecords, readBatchHeader, splitBatches } from '../../util/record-batch';
-import { parseJsonBatch } from './json-batch';
 import { formatTime, parseBool, parseTime, parseUint } from './params';
 
 export interface Reply {
@@ -48,23 +46,22 @@ export async function appendOrTrim(ctx: SvcContext, name: string, req: HttpReque
   const key = h['svc-key'];
   if (req.body.length === 0) {
     if (!close) throw new SvcError('bad_request', 'an append needs a body (send Svc-Closed: true alone to seal)');
-    return appended(await ctx.shards.append({ name, records: null, batches: null, contentType: null, close }));
+    return appended(await ctx.shards.append({ name, records: null, batches: null, jsonBatch: null, contentType: null, close }));
   }
   if (type === JSON_BATCH_TYPE || type === BINARY_BATCH_TYPE) {
     if (key !== undefined) throw new SvcError('bad_request', 'Svc-Key applies to single-record appends; batches carry keys inline');
   }
+  // Batches are parsed and checked against the limits on the shard's worker thread, not here:
+  // the gateway thread is the one every request shares.
   if (type === JSON_BATCH_TYPE) {
-    const parsed = parseJsonBatch(req.body, { maxRecords: ctx.limits.maxBatchRecords, maxRecordBytes: ctx.limits.maxRecordBytes });
-    if ('error' in parsed) throw new SvcError(parsed.error, parsed.message);
-    return appended(await ctx.shards.append({ name, records: parsed.records, batches: null, contentType: null, close }));
+    return appended(await ctx.shards.append({ name, records: null, batches: null, jsonBatch: req.body, contentType: null, close }));
   }
   if (type === BINARY_BATCH_TYPE) {
-    checkBinaryBatch(ctx, req.body);
-    return appended(await ctx.shards.append({ name, records: null, batches: req.body, contentType: null, close }));
+    return appended(await ctx.shards.append({ name, records: null, batches: req.body, jsonBatch: null, contentType: null, close }));
   }
   checkRecordSize(ctx, req.body.length);
   const record: RecordInput = { key: key === undefined ? null : Buffer.from(key), value: req.body, headers: null };
-  return appended(await ctx.shards.append({ name, records: [record], batches: null, contentType: h['content-type'] ?? null, close }));
+  return appended(await ctx.shards.append({ name, records: [record], batches: null, jsonBatch: null, contentType: h['content-type'] ?? null, close }));
 }
 
 export async function deleteStream(ctx: SvcContext, name: string): Promise<Reply> {
@@ -80,20 +77,6 @@ function appended(r: AppendResult): Reply {
   ];
   if (r.closed) headers.push(['svc-closed', 'true']);
   return { status: 200, headers };
-}
-
-/** A binary batch obeys the same record-count and record-size limits as a JSON batch. */
-function checkBinaryBatch(ctx: SvcContext, body: Buffer): void {
-  const batches = splitBatches(body);
-  if (batches instanceof RecordBatchError) throw new SvcError(batches.code === 'unsupported_compression' ? 'unsupported_compression' : 'invalid_batch', batches.message);
-  let count = 0;
-  for (const b of batches) {
-    const h = readBatchHeader(b, 0);
-    count += h.recordsCount;
-    if (count > ctx.limits.maxBatchRecords) throw new SvcError('batch_too_large', `a batch is limited to ${ctx.limits.maxBatchRecords} records`);
-    if ((h.attributes & ATTR_COMPRESSION_MASK) !== 0) throw new SvcError('unsupported_compression', 'compressed record batches are not accepted over HTTP yet');
-    for (const r of decodeRecords(b, 0)) if (r.value !== null) checkRecordSize(ctx, r.value.length);
-  }
 }
 
 function checkRecordSize(ctx: SvcContext, n: number): void {

@@ -6,7 +6,7 @@
 import * as path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { SvcError } from '../../errors';
-import { type AppendParams, type CreateParams, type ListParams, type ReadParams, type TrimParams } from '../types';
+import { type AppendParams, type BatchLimits, type CreateParams, type ListParams, type ReadParams, type TrimParams } from '../types';
 import { type Entry, Op, Status, packEntries, unpackEntries, unpackRecords } from '../wire';
 import { openRocksStore } from './rocks-store';
 import { SegmentLog } from './segment-log';
@@ -18,6 +18,7 @@ export interface WorkerConfig {
   shardCount: number;
   segmentBytes: number;
   maxChunkBytes: number;
+  limits: BatchLimits;
   retentionIntervalMs: number;
   reaperIntervalMs: number;
 }
@@ -65,11 +66,12 @@ function handle(e: Entry, shard: Shard): void {
       return shard.create({ ...p, records: e.data === null ? [] : unpackRecords(e.data) }, reply);
     }
     case Op.Append: {
-      const p = e.meta as Omit<AppendParams, 'records' | 'batches'> & { kind: 'records' | 'batches' | 'none' };
+      const p = e.meta as Omit<AppendParams, 'records' | 'batches' | 'jsonBatch'> & { kind: 'records' | 'batches' | 'json' | 'none' };
       const records = p.kind === 'records' && e.data !== null ? unpackRecords(e.data) : null;
       // The batches are stored as they are: copy them out of the transferred message buffer.
       const batches = p.kind === 'batches' && e.data !== null ? Buffer.from(e.data) : null;
-      return shard.append({ name: p.name, contentType: p.contentType, close: p.close, records, batches }, reply);
+      const jsonBatch = p.kind === 'json' ? (e.data ?? Buffer.alloc(0)) : null;
+      return shard.append({ name: p.name, contentType: p.contentType, close: p.close, records, batches, jsonBatch }, reply);
     }
     case Op.Trim:
       return shard.trim(e.meta as TrimParams, reply);
@@ -130,7 +132,7 @@ async function main(): Promise<void> {
   const stores = await Promise.all(cfg.shardIds.map((id) => openRocksStore(path.join(dirOf(id), 'index'))));
   cfg.shardIds.forEach((shardId, i) => {
     const log = SegmentLog.open(path.join(dirOf(shardId), 'log'), cfg.segmentBytes);
-    const shard = new Shard(stores[i]!, log, { shardId, shardCount: cfg.shardCount, maxChunkBytes: cfg.maxChunkBytes });
+    const shard = new Shard(stores[i]!, log, { shardId, shardCount: cfg.shardCount, maxChunkBytes: cfg.maxChunkBytes, limits: cfg.limits });
     shards.set(shardId, shard);
     recovery.push({ shardId, ...shard.recovery });
   });

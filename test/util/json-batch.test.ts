@@ -1,5 +1,5 @@
-import { parseJsonBatch } from '../../../src/gateway/svc/json-batch';
-import { type RecordInput, decodeRecords, encodeRecordBatch } from '../../../src/util/record-batch';
+import { parseJsonBatch } from '../../src/util/json-batch';
+import { type RecordInput, decodeRecords, encodeRecordBatch } from '../../src/util/record-batch';
 
 const limits = { maxRecords: 5, maxRecordBytes: 10 };
 

@@ -12,8 +12,8 @@
  *
  * Validation is hand-written: the shape is small and this runs on every batch append.
  */
-import type { RecordInput } from '../../util/record-batch';
-import { isUtf8 } from '../../util/utf8';
+import type { RecordInput } from './record-batch';
+import { isUtf8 } from './utf8';
 
 export interface JsonBatchLimits {
   /** Most records accepted in one batch. */
