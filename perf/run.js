@@ -6,11 +6,14 @@
 //                 │  each in its own process on 127.0.0.1 with a fresh data dir
 //                 ├─ W1–W3: wrk -t1 -c64 with perf/wrk/*.lua (warm-up, then measured run)
 //                 ├─ W4/W5: preload, then the catch-up reader (perf/lib/reader.js)
+//                 ├─ W6: live fan-out: SSE readers / long-pollers + a paced writer (perf/lib/fanout.js)
 //                 └─ writes perf/RESULTS.md (full runs only) with ratios and goals
 //
 // Environment: PERF_DURATION (s, default 10, at most 10), PERF_WARMUP (s, default 2),
 // PERF_CONNECTIONS (default 64), PERF_PAGE_BYTES (Svc read page, default 4 MiB),
-// PERF_SERVERS (comma list to run only some servers, e.g. `svc,ds-mem`).
+// PERF_SERVERS (comma list to run only some servers, e.g. `svc,ds-mem`),
+// PERF_FANOUT_READERS (W6 SSE readers, default 10000), PERF_FANOUT_POLLERS (W6 long-pollers,
+// default 1000), PERF_FANOUT_RATE (W6 appends per second, default 1000).
 
 const fs = require('node:fs');
 const os = require('node:os');
@@ -58,7 +61,7 @@ async function main() {
   ensurePerfDeps();
   const { haveWrk } = require('./lib/wrk');
   const { startServer, LABELS } = require('./lib/servers');
-  const { WORKLOADS } = require('./lib/workloads');
+  const { WORKLOADS, FANOUT_SSE, FANOUT_POLL, FANOUT_RATE } = require('./lib/workloads');
   const { renderResults, goals } = require('./lib/results');
 
   const all = Object.keys(WORKLOADS);
@@ -82,6 +85,9 @@ async function main() {
     warmup: Math.round(numEnv('PERF_WARMUP', 2)),
     connections: Math.max(1, Math.round(numEnv('PERF_CONNECTIONS', 64))),
     pageBytes: Math.max(1, Math.round(numEnv('PERF_PAGE_BYTES', 4 * 1024 * 1024))),
+    fanoutReaders: Math.max(1, Math.round(numEnv('PERF_FANOUT_READERS', FANOUT_SSE))),
+    fanoutPollers: Math.max(1, Math.round(numEnv('PERF_FANOUT_POLLERS', FANOUT_POLL))),
+    fanoutRate: Math.max(1, Math.round(numEnv('PERF_FANOUT_RATE', FANOUT_RATE))),
     workDir: '',
   };
   const onlyServers = process.env.PERF_SERVERS ? process.env.PERF_SERVERS.split(',').map((s) => s.trim()) : null;
@@ -172,7 +178,15 @@ async function main() {
     ['Svc read page', `count and bytes limits of ${cfg.pageBytes} B per request`],
     ['workloads', order.join(', ') + (onlyServers ? ` (servers: ${onlyServers.join(', ')})` : '')],
   ];
-  const md = renderResults({ meta, workloads: WORKLOADS, results, order, connections: cfg.connections });
+  if (order.includes('W6')) {
+    meta.push([
+      'W6 client',
+      `one process (perf/lib/fanout.js): ${cfg.fanoutReaders} SSE readers or ${cfg.fanoutPollers} long-pollers on raw TCP connections, ` +
+        `a writer pacing ${cfg.fanoutRate} single-record appends/s over 128 connections; ${cfg.duration} s of appends, then up to 8 s of drain`,
+    ]);
+  }
+  const fanout = { readers: cfg.fanoutReaders, pollers: cfg.fanoutPollers, rate: cfg.fanoutRate };
+  const md = renderResults({ meta, workloads: WORKLOADS, results, order, connections: cfg.connections, fanout });
 
   console.log('\n== Goals');
   for (const g of goals(results)) console.log(`   ${g.status.padEnd(7)} ${g.text} — ${g.detail}`);
@@ -194,6 +208,14 @@ function indent(text) {
 
 function summary(row) {
   if (row.error) return `${row.variant ? row.variant + ': ' : ''}FAILED: ${row.error.split('\n')[0]}`;
+  if (row.mode !== undefined) {
+    const ms = (v) => `${v.toFixed(1)} ms`;
+    const drops = row.dropped || row.readerErrors ? `, ${row.dropped} dropped, ${row.readerErrors} errors` : '';
+    return (
+      `${row.variant} × ${row.readers}: p50 ${ms(row.p50)}, p99 ${ms(row.p99)}, ${(row.memPerReader / 1024).toFixed(1)} KiB/idle reader, ` +
+      `${Math.round(row.appendsPerSec)} appends/s, ${(row.deliveredShare * 100).toFixed(2)}% delivered${drops}`
+    );
+  }
   if ('rps' in row) {
     const bad = row.badStatus ? ` (${row.badStatus} non-2xx!)` : '';
     return `${Math.round(row.rps)} req/s, ${Math.round(row.recordsPerSec)} records/s, p99 ${(row.p99 / 1000).toFixed(2)} ms${bad}`;

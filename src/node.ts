@@ -15,9 +15,10 @@ import { createAdminHandler } from './gateway/admin/admin-handler';
 import { type HeaderList, type HttpServerHandle, loadHttpEngine } from './gateway/http';
 import { InFlight } from './gateway/in-flight';
 import { toHttpError } from './gateway/svc/http-errors';
+import { LiveWaiters } from './gateway/svc/live-waiters';
 import { createSvcHandler } from './gateway/svc/svc-handler';
 import { SvcError } from './errors';
-import { ShardClient } from './shards';
+import { SchemaStore, ShardClient } from './shards';
 
 /** A running node: listeners, shard workers, actors. */
 export interface RunningNode {
@@ -34,6 +35,7 @@ const SINGLE_NODE_ID = 1;
 
 export async function startNode(config: Config, log: Logger): Promise<RunningNode> {
   const engine = await loadHttpEngine(config.httpEngine, log);
+  const schemas = SchemaStore.open(config.dataDir);
   const shards = await ShardClient.start({
     dataDir: config.dataDir,
     workers: config.shardWorkers,
@@ -43,8 +45,12 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     retentionIntervalMs: config.storage.retentionIntervalMs,
     reaperIntervalMs: config.storage.reaperIntervalMs,
     log,
+    schemas: schemas.documents(),
   });
+  schemas.attach(shards);
   const inFlight = new InFlight();
+  // Live reads (long-poll, SSE) wait here on the shards' tail events, not on the workers.
+  const live = new LiveWaiters(shards, { longPollTimeoutMs: config.longPollTimeoutMs });
   let serving = false;
 
   const tooLarge = (): { status: number; headers: HeaderList; body: string } => {
@@ -53,7 +59,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   };
   const svc = await engine.listen(
     { host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes, tooLarge },
-    createSvcHandler({ shards, limits: config.limits }, inFlight),
+    createSvcHandler({ shards, limits: config.limits, schemas, live }, inFlight),
   );
   let admin: HttpServerHandle | null = null;
   if (config.admin) {
@@ -82,7 +88,11 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
       closing ??= (async () => {
         serving = false;
         svc.stopAccepting();
-        await inFlight.drain();
+        const drained = inFlight.drain();
+        // Live reads would hold the drain for up to a long-poll timeout, or for ever (SSE):
+        // long-polls answer 204 now, SSE streams end with a `control` event.
+        live.shutdown();
+        await drained;
         await shards.close();
         await svc.close();
         await admin?.close();

@@ -42,6 +42,7 @@ describe('defaults', () => {
       httpEngine: 'uws',
       logLevel: 'info',
       shutdownTimeoutMs: 10_000,
+      longPollTimeoutMs: 30_000,
       limits: {
         maxRecordBytes: 1024 * 1024,
         maxRequestBytes: 16 * 1024 * 1024,
@@ -61,6 +62,14 @@ describe('defaults', () => {
     expect([f.flag, f.env, f.tomlKey]).toEqual(['--max-record-bytes', 'SVC_MAX_RECORD_BYTES', 'limits.max_record_bytes']);
     const d = CONFIG_FIELDS.find((x) => x.path.join('.') === 'dataDir')!;
     expect([d.flag, d.env, d.tomlKey]).toEqual(['--data-dir', 'SVC_DATA_DIR', 'data_dir']);
+  });
+
+  it('names the long-poll timeout --long-poll-timeout, as the issue asked, while the field keeps its unit', () => {
+    const f = CONFIG_FIELDS.find((x) => x.path.join('.') === 'longPollTimeoutMs')!;
+    expect([f.flag, f.env, f.tomlKey]).toEqual(['--long-poll-timeout', 'SVC_LONG_POLL_TIMEOUT', 'long_poll_timeout']);
+    expect(ok(['--long-poll-timeout', '2500']).longPollTimeoutMs).toBe(2500);
+    expect(ok([], { SVC_LONG_POLL_TIMEOUT: '1000' }).longPollTimeoutMs).toBe(1000);
+    expect(errors(['--long-poll-timeout', '0'])).toEqual(['--long-poll-timeout: must be an integer from 1 to 3600000 (got "0")']);
   });
 
   it('documents every flag, environment variable and file key in docs/config.md', () => {

@@ -11,7 +11,7 @@
 // `proto` is the protocol adapter: how that server names streams, creates them,
 // appends one record or a batch, and answers catch-up reads.
 
-const { spawn, fork } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { freePort, waitForPort, http, parallel } = require('./util');
@@ -64,6 +64,15 @@ const BARE_PROTO = {
   async create() {},
 };
 
+/**
+ * Run `node <args>` through bash with the open-file limit raised as far as allowed (W6 holds
+ * 10,000 connections per server); `exec` keeps the PID and the IPC channel.
+ */
+function spawnNode(args, options) {
+  const script = 'ulimit -n 65535 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$0" "$@"';
+  return spawn('bash', ['-c', script, process.execPath, ...args], options);
+}
+
 function tail(file, lines = 30) {
   try {
     return fs.readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
@@ -109,11 +118,10 @@ async function startSvc(workDir) {
     fs.closeSync(fd);
     throw new Error('dist/main.js not found: build the project first (npm run build)');
   }
-  const child = spawn(
-    process.execPath,
-    [main, 'serve', '--listen', `127.0.0.1:${port}`, '--no-admin', '--data-dir', dataDir, '--log-level', 'warn'],
-    { cwd: ROOT, stdio: ['ignore', fd, fd] },
-  );
+  const child = spawnNode([main, 'serve', '--listen', `127.0.0.1:${port}`, '--no-admin', '--data-dir', dataDir, '--log-level', 'warn'], {
+    cwd: ROOT,
+    stdio: ['ignore', fd, fd],
+  });
   fs.closeSync(fd);
   const t = track(child, logFile);
   try {
@@ -156,7 +164,7 @@ async function startSvc(workDir) {
 async function startBareUws(workDir) {
   const port = await freePort();
   const { logFile, fd } = openLog(workDir, 'bare-uws');
-  const child = spawn(process.execPath, [path.join(ROOT, 'perf', 'anchors', 'bare-uws.js'), String(port)], {
+  const child = spawnNode([path.join(ROOT, 'perf', 'anchors', 'bare-uws.js'), String(port)], {
     cwd: ROOT,
     stdio: ['ignore', fd, fd],
   });
@@ -185,7 +193,7 @@ async function startDs(workDir, { file }) {
   const port = await freePort();
   const dataDir = file ? fs.mkdtempSync(path.join(workDir, 'ds-data-')) : '';
   const { logFile, fd } = openLog(workDir, id);
-  const child = fork(path.join(__dirname, 'ds-server.js'), [String(port), dataDir], {
+  const child = spawnNode([path.join(__dirname, 'ds-server.js'), String(port), dataDir], {
     cwd: ROOT,
     stdio: ['ignore', fd, fd, 'ipc'],
   });

@@ -1,14 +1,17 @@
 'use strict';
-// The five workloads. Each one runs every server in its `servers` list in turn, in
+// The six workloads. Each one runs every server in its `servers` list in turn, in
 // the same process tree and the same run, with identical warm-up, duration and load
 // generator settings, so that the ratios in RESULTS.md compare like with like.
 //
-// W1-W3 are driven by wrk (one thread, N connections); W4/W5 by the catch-up reader.
+// W1-W3 are driven by wrk (one thread, N connections); W4/W5 by the catch-up reader;
+// W6 by the fan-out client (perf/lib/fanout.js: raw TCP readers and a paced writer).
 
 const fs = require('node:fs');
 const path = require('node:path');
 const { runWrk } = require('./wrk');
 const { catchUp } = require('./reader');
+const { runFanout } = require('./fanout');
+const { startServer } = require('./servers');
 const { recordBody, svcJsonBatch, dsJsonArray } = require('./bodies');
 const { parallel } = require('./util');
 
@@ -17,6 +20,10 @@ const BATCH = 1000; // records per W3 append
 const SPREAD = 1000; // streams in W2
 const PRELOAD = 100000; // records preloaded for W4/W5
 const BIG_RECORD = 1024; // bytes per record in W5
+const FANOUT_SSE = 10000; // W6 SSE readers (PERF_FANOUT_READERS)
+const FANOUT_POLL = 1000; // W6 long-pollers (PERF_FANOUT_POLLERS)
+const FANOUT_RATE = 1000; // W6 appended records per second (PERF_FANOUT_RATE)
+const FANOUT_RUN_MS = 60_000; // hard limit of one W6 measurement (attach + load + drain)
 
 /** Write a body file for wrk's Lua scripts (wrk reads it once in init()). */
 function bodyFile(workDir, name, buf) {
@@ -130,7 +137,59 @@ const WORKLOADS = {
     formats: { svc: ['raw'], ds: ['raw'] },
     run: (server, cfg) => readWorkload(server, cfg, BIG_RECORD, WORKLOADS.W5.formats),
   },
+  W6: {
+    title: 'W6: live fan-out, one stream, many live readers',
+    describe:
+      'One writer appends {rate} records/s of ' + RECORD + ' bytes (single-record POSTs, paced) to one stream for the run length, while ' +
+      '{sse} SSE readers, and in a second measurement {poll} long-pollers, follow it. Latency runs from the append\'s ' +
+      'acknowledgement to the reader\'s receipt of that record, both stamped on the one client clock. Memory per idle reader = ' +
+      '(server RSS with the readers attached and idle − RSS with none) ÷ readers. Svc: `live=sse` and `live=long-poll`; ' +
+      'DS: `live=sse` and `live=long-poll` with `offset=now`.',
+    kind: 'fanout',
+    servers: ['svc', 'ds-mem'],
+    run: (server, cfg) => fanoutWorkload(server, cfg),
+  },
 };
+
+/**
+ * W6 on one server: SSE, then long-poll on a fresh process of the same server, so that memory per
+ * idle reader is not read off a heap the first measurement left grown.
+ */
+async function fanoutWorkload(server, cfg) {
+  const rows = [];
+  const plan = [
+    ['sse', cfg.fanoutReaders ?? FANOUT_SSE],
+    ['long-poll', cfg.fanoutPollers ?? FANOUT_POLL],
+  ];
+  for (const [i, [mode, readers]] of plan.entries()) {
+    let fresh = null;
+    try {
+      if (i > 0) {
+        await server.stop();
+        fresh = await startServer(server.id, cfg.workDir);
+      }
+      const s = fresh ?? server;
+      const r = await runFanout({
+        baseUrl: s.baseUrl,
+        proto: s.proto.name,
+        streamPath: s.proto.path(`fanout-${mode}`),
+        mode,
+        readers,
+        rate: cfg.fanoutRate ?? FANOUT_RATE,
+        seconds: cfg.duration,
+        recordSize: RECORD,
+        serverPid: s.pid,
+        hardTimeoutMs: FANOUT_RUN_MS,
+      });
+      rows.push({ variant: mode, ...r });
+    } catch (err) {
+      rows.push({ variant: mode, error: err.message });
+    } finally {
+      if (fresh) await fresh.stop().catch(() => {});
+    }
+  }
+  return rows;
+}
 
 async function readWorkload(server, cfg, size, formats) {
   const { proto, baseUrl } = server;
@@ -171,4 +230,4 @@ async function readWorkload(server, cfg, size, formats) {
   return rows;
 }
 
-module.exports = { WORKLOADS, RECORD, BATCH, SPREAD, PRELOAD, BIG_RECORD };
+module.exports = { WORKLOADS, RECORD, BATCH, SPREAD, PRELOAD, BIG_RECORD, FANOUT_SSE, FANOUT_POLL, FANOUT_RATE };

@@ -4,6 +4,7 @@
  *   <dataDir>/svc-node.json          format version and shard count, written once
  *   <dataDir>/shards/<k>/log/        segment files of shard k
  *   <dataDir>/shards/<k>/index/      RocksDB catalog and chunk index of shard k
+ *   <dataDir>/schemas/<name>.json    one registered schema each (schema-store.ts)
  *
  * The shard count is fixed when the directory is first used: streams are placed by
  * hashing, so changing it would move them. The worker count is free to change.

@@ -1,5 +1,7 @@
 /** The data plane's front door: everything outside src/shards imports from here only. */
 export { ShardClient, type ShardClientOptions } from './shard-client';
 export { mediaType } from './worker/shard';
+export { SchemaStore } from './schema-store';
+export { type SchemaDocument, checkSchemaName } from './schema-registry';
 export * from './types';
 export type { RecordInput } from '../util/record-batch';

@@ -18,6 +18,7 @@ import {
   type AppendParams,
   type BatchLimits,
   type AppendResult,
+  type ConfigureParams,
   type CreateParams,
   type CreateResult,
   type ListParams,
@@ -26,10 +27,13 @@ import {
   type ReadResult,
   type ShardStats,
   type StreamInfo,
+  type TailEvent,
   type TrimParams,
 } from './types';
 import { type Entry, Op, Status, packEntries, packRecords, unpackEntries } from './wire';
-import { type WorkerConfig, type WorkerEvent } from './worker/worker-main';
+import { type PackedWithExtras, type WorkerConfig, type WorkerEvent } from './worker/worker-main';
+import { type ControlMessage } from './worker/worker-main';
+import { type SchemaControl, type SchemaDocument } from './schema-registry';
 
 export interface ShardClientOptions {
   dataDir: string;
@@ -41,6 +45,8 @@ export interface ShardClientOptions {
   retentionIntervalMs: number;
   reaperIntervalMs: number;
   log: { info(o: object, m: string): void; warn(o: object, m: string): void };
+  /** Registered schemas the workers start with (SchemaStore.documents()). */
+  schemas?: SchemaDocument[];
 }
 
 interface Pending {
@@ -57,13 +63,21 @@ export class ShardClient {
   readonly #pending = new Map<number, Pending>();
   readonly shardCount: number;
   #nextId = 1;
+  #nextControlId = 1;
   #scheduled = false;
+  /** Receives tail events of watched streams (the gateway's live-read registry). */
+  #tailListener: ((events: TailEvent[]) => void) | null = null;
 
   private constructor(workers: Worker[], shardCount: number) {
     this.#workers = workers;
     this.#queues = workers.map(() => []);
     this.shardCount = shardCount;
-    for (const w of workers) w.on('message', (m: ArrayBuffer | WorkerEvent) => m instanceof ArrayBuffer && this.#onReplies(m));
+    for (const w of workers) {
+      w.on('message', (m: ArrayBuffer | PackedWithExtras | WorkerEvent) => {
+        if (m instanceof ArrayBuffer) this.#onReplies(m, []);
+        else if ('packed' in m) this.#onReplies(m.packed, m.extras);
+      });
+    }
   }
 
   static async start(o: ShardClientOptions): Promise<ShardClient> {
@@ -83,6 +97,7 @@ export class ShardClient {
           limits: { maxRecordBytes: o.limits.maxRecordBytes, maxBatchRecords: o.limits.maxBatchRecords },
           retentionIntervalMs: o.retentionIntervalMs,
           reaperIntervalMs: o.reaperIntervalMs,
+          schemas: o.schemas ?? [],
         };
         const worker = new Worker(file, { workerData });
         return new Promise<Worker>((resolve, reject) => {
@@ -117,7 +132,7 @@ export class ShardClient {
   async append(p: AppendParams): Promise<AppendResult> {
     const kind = p.records !== null ? 'records' : p.batches !== null ? 'batches' : p.jsonBatch !== null ? 'json' : 'none';
     const data = p.records !== null ? packRecords(p.records) : (p.batches ?? p.jsonBatch);
-    const meta = { name: p.name, contentType: p.contentType, close: p.close, kind };
+    const meta = { name: p.name, contentType: p.contentType, close: p.close, kind, producer: p.producer ?? null, matchSeq: p.matchSeq ?? null };
     return (await this.#call(Op.Append, this.shardOf(p.name), meta, data)).meta as AppendResult;
   }
 
@@ -136,6 +151,54 @@ export class ShardClient {
 
   async head(name: string): Promise<StreamInfo> {
     return (await this.#call(Op.Head, this.shardOf(name), { name }, null)).meta as StreamInfo;
+  }
+
+  /**
+   * Live reads: from now on the stream's shard reports every move of its tail (appends applied,
+   * seal, trim, delete) to the `onTail` listener; resolves with the tail now (`deleted: true`
+   * when the stream does not exist). Watches are by name and not counted: one unwatch ends it.
+   */
+  async watch(name: string): Promise<TailEvent> {
+    return (await this.#call(Op.Watch, this.shardOf(name), { name }, null)).meta as TailEvent;
+  }
+
+  async unwatch(name: string): Promise<void> {
+    await this.#call(Op.Unwatch, this.shardOf(name), { name }, null);
+  }
+
+  /** The one listener for tail events; they arrive batched per worker turn, after that turn's replies. */
+  onTail(listener: (events: TailEvent[]) => void): void {
+    this.#tailListener = listener;
+  }
+
+  /** Change a stream's config (PATCH /_streams/{name}); resolves with the stream once the change is durable. */
+  async configure(p: ConfigureParams): Promise<StreamInfo> {
+    return (await this.#call(Op.Configure, this.shardOf(p.name), p, null)).meta as StreamInfo;
+  }
+
+  /**
+   * Send a control message (not a packed request) to every worker; resolves with each worker's
+   * result once all of them have applied it. Requests queued before it are sent first.
+   */
+  async control(msg: SchemaControl): Promise<unknown[]> {
+    this.#send();
+    const id = this.#nextControlId++;
+    return Promise.all(
+      this.#workers.map(
+        (w) =>
+          new Promise<unknown>((resolve, reject) => {
+            const onMsg = (m: unknown): void => {
+              const r = m as WorkerEvent;
+              if (m instanceof ArrayBuffer || r.type !== 'control-reply' || r.id !== id) return;
+              w.off('message', onMsg);
+              if (r.error !== undefined) reject(SvcError.fromData(r.error));
+              else resolve(r.result);
+            };
+            w.on('message', onMsg);
+            w.postMessage({ ...msg, id } satisfies ControlMessage);
+          }),
+      ),
+    );
   }
 
   /** List across every shard: each returns its first `limit` matches, merged here by name. */
@@ -203,8 +266,12 @@ export class ShardClient {
     }
   }
 
-  #onReplies(ab: ArrayBuffer): void {
-    for (const e of unpackEntries(ab)) {
+  #onReplies(ab: ArrayBuffer, extras: readonly ArrayBuffer[]): void {
+    for (const e of unpackEntries(ab, extras)) {
+      if (e.code === Status.Tail) {
+        this.#tailListener?.(e.meta as TailEvent[]);
+        continue;
+      }
       const p = this.#pending.get(e.id);
       if (p === undefined) continue;
       this.#pending.delete(e.id);

@@ -1,7 +1,11 @@
 /** Requests and results of the data plane, as the gateway and the shard worker both see them. */
 import { type RecordInput } from '../util/record-batch';
 
-export type ReadFormat = 'json' | 'raw' | 'binary';
+/**
+ * `sse`: the JSON read format framed as server-sent events, one `record` event per record
+ * (render/sse-records.ts); used by live SSE reads, never chosen by a client's `format`.
+ */
+export type ReadFormat = 'json' | 'raw' | 'binary' | 'sse';
 
 /** Limits a shard enforces on appended batches. */
 export interface BatchLimits {
@@ -24,6 +28,12 @@ export interface StreamInfo {
   ttlSeconds: number | null;
   expiresAtMs: number | null;
   createdAtMs: number;
+  /** Bound schema (Svc-Schema), or null. */
+  schema: string | null;
+  /** Appends are validated against `schema`. */
+  schemaValidate: boolean;
+  /** Kafka topic set explicitly, or null when it is derived from the name. */
+  kafkaTopic: string | null;
 }
 
 export interface CreateParams {
@@ -34,6 +44,24 @@ export interface CreateParams {
   closed: boolean;
   /** Initial records (the create body); empty for none. */
   records: RecordInput[];
+  /** Schema to bind (must be registered); null or absent for none. */
+  schema?: string | null;
+  /** Validate appends (and the initial records) against `schema`. */
+  schemaValidate?: boolean;
+  /** Explicit Kafka topic (already checked against Kafka's rules); null or absent to derive it. */
+  kafkaTopic?: string | null;
+}
+
+/**
+ * A stream config change (PATCH /_streams/{name}); absent fields stay as they are, null clears.
+ * Applied through the shard's log as a CONFIG frame.
+ */
+export interface ConfigureParams {
+  name: string;
+  schema?: string | null;
+  schemaValidate?: boolean;
+  kafkaTopic?: string | null;
+  ttlSeconds?: number | null;
 }
 
 export interface CreateResult {
@@ -53,6 +81,19 @@ export interface AppendParams {
   contentType: string | null;
   /** Seal the stream after this append. */
   close: boolean;
+  /** Idempotent producer (Svc-Producer-Id/-Epoch/-Seq); only with `records` or `jsonBatch`. */
+  producer?: ProducerParams | null;
+  /** Conditional append (Svc-Match-Seq): only when the stream's tail is at this seq. */
+  matchSeq?: number | null;
+}
+
+export interface ProducerParams {
+  /** 1–256 characters. */
+  id: string;
+  /** 0..32767 (Kafka's int16 producerEpoch). */
+  epoch: number;
+  /** 0..2147483647 (Kafka's int32 baseSequence); one per append, whatever its record count. */
+  seq: number;
 }
 
 export interface AppendResult {
@@ -61,6 +102,11 @@ export interface AppendResult {
   /** Unix milliseconds stamped on the appended records. */
   timestamp: number;
   closed: boolean;
+  /**
+   * A producer append that repeats an accepted one: nothing was written. startSeq, nextSeq and
+   * timestamp are the original acknowledgement's, or -1 when it is no longer remembered.
+   */
+  duplicate?: boolean;
 }
 
 export interface TrimParams {
@@ -110,4 +156,26 @@ export interface ShardStats {
   objectCount: number;
   /** Sealed segments whose data is all dead and that are not deleted yet. */
   destroyedObjectBacklog: number;
+}
+
+/**
+ * A watched stream's tail moved (records applied, sealed, deleted, trimmed): sent by the shard
+ * to the gateway thread after a group commit is applied, one per watched stream it touched.
+ * Live reads (long-poll, SSE) wait on these instead of polling the shard.
+ */
+export interface TailEvent {
+  name: string;
+  /** The stream the event is about (a name deleted and created again gets a new id). */
+  streamId: number;
+  /** The durable tail: the seq the next append will get. */
+  nextSeq: number;
+  closed: boolean;
+  deleted: boolean;
+  /** Frame bytes this group wrote for the stream (0 in a watch reply): how fast the stream moves. */
+  bytes: number;
+  /**
+   * Increases with every event and watch reply of the shard. Replies resolve a promise a turn
+   * later than events are delivered, so the gateway keeps the highest version it has seen.
+   */
+  version: number;
 }

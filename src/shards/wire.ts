@@ -23,11 +23,18 @@ export const enum Op {
   Head = 6,
   List = 7,
   Stats = 8,
+  /** Stream config change (PATCH /_streams/{name}); numbered apart from the stream ops above. */
+  Configure = 16,
+  /** Live reads: start (Watch) or stop (Unwatch) sending tail events for a stream name; numbered apart too. */
+  Watch = 24,
+  Unwatch = 25,
 }
 
 export const enum Status {
   Ok = 0,
   Error = 1,
+  /** Not a reply: id 0, meta is a TailEvent[] for watched streams (see Shard.watch). */
+  Tail = 2,
 }
 
 export interface Entry {
@@ -41,14 +48,23 @@ export interface Entry {
 
 const EMPTY = Buffer.alloc(0);
 
-/** Pack entries into one buffer that owns its ArrayBuffer (never the shared Buffer pool: transferring that would detach it). */
-export function packEntries(entries: readonly Entry[]): ArrayBuffer {
+/** Data at least this large travels as its own transferred ArrayBuffer instead of being copied. */
+const TRANSFER_MIN = 64 * 1024; // 64 KiB: far above the 8 KiB Buffer pool, which must never be transferred
+const TRANSFERRED = 0xffffffff;
+
+/**
+ * Pack entries into one buffer that owns its ArrayBuffer (never the shared Buffer pool:
+ * transferring that would detach it). With `extras`, large data (read pages) is not copied:
+ * its ArrayBuffer is appended to `extras` for the caller to transfer, and the entry refers to it.
+ * Only a sender that owns such buffers outright (the shard worker's replies) passes `extras`.
+ */
+export function packEntries(entries: readonly Entry[], extras?: ArrayBuffer[]): ArrayBuffer {
   const metas: Buffer[] = [];
   let size = 0;
   for (const e of entries) {
     const m = Buffer.from(JSON.stringify(e.meta ?? null));
     metas.push(m);
-    size += 15 + m.length + (e.data === null ? 0 : e.data.length);
+    size += 15 + m.length + (e.data === null ? 0 : transferable(e.data, extras) ? 12 : e.data.length);
   }
   const out = Buffer.allocUnsafeSlow(size);
   let p = 0;
@@ -63,6 +79,15 @@ export function packEntries(entries: readonly Entry[]): ArrayBuffer {
     m.copy(out, p);
     p += m.length;
     const d = e.data ?? EMPTY;
+    if (extras !== undefined && transferable(d, extras)) {
+      out.writeUInt32LE(TRANSFERRED, p);
+      out.writeUInt32LE(extras.length, p + 4);
+      out.writeUInt32LE(d.byteOffset, p + 8);
+      out.writeUInt32LE(d.length, p + 12);
+      extras.push(d.buffer as ArrayBuffer);
+      p += 16;
+      continue;
+    }
     out.writeUInt32LE(d.length, p);
     p += 4;
     d.copy(out, p);
@@ -71,7 +96,11 @@ export function packEntries(entries: readonly Entry[]): ArrayBuffer {
   return out.buffer;
 }
 
-export function unpackEntries(ab: ArrayBuffer): Entry[] {
+function transferable(d: Buffer, extras: ArrayBuffer[] | undefined): boolean {
+  return extras !== undefined && d.length >= TRANSFER_MIN && d.buffer.byteLength < 2 ** 32 && !extras.includes(d.buffer as ArrayBuffer);
+}
+
+export function unpackEntries(ab: ArrayBuffer, extras: readonly ArrayBuffer[] = []): Entry[] {
   const buf = Buffer.from(ab);
   const out: Entry[] = [];
   let p = 0;
@@ -85,6 +114,12 @@ export function unpackEntries(ab: ArrayBuffer): Entry[] {
     p += metaLen;
     const dataLen = buf.readUInt32LE(p);
     p += 4;
+    if (dataLen === TRANSFERRED) {
+      const x = extras[buf.readUInt32LE(p)]!;
+      out.push({ id, code, shard, meta, data: Buffer.from(x, buf.readUInt32LE(p + 4), buf.readUInt32LE(p + 8)) });
+      p += 12;
+      continue;
+    }
     const data = dataLen === 0 ? null : buf.subarray(p, p + dataLen);
     p += dataLen;
     out.push({ id, code, shard, meta, data });

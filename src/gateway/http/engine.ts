@@ -40,6 +40,12 @@ export interface HttpResponse {
   onWritable(cb: () => void): void;
   /** End a streamed response. */
   end(chunk?: Uint8Array | string): void;
+  /**
+   * Close the connection now, dropping bytes the engine still holds: for a streamed response whose
+   * client stopped reading (a slow SSE reader, shutdown). Not an abort: `onAborted` does not fire.
+   * A no-op once the response has ended or the client has gone.
+   */
+  destroy(): void;
 }
 
 export type RequestHandler = (req: HttpRequest, res: HttpResponse) => void;

@@ -256,6 +256,13 @@ class NodeResponse implements HttpResponse {
     else this.#res.end(bytes);
   }
 
+  destroy(): void {
+    if (this.#aborted || this.#res.writableFinished || this.#selfClosed) return;
+    this.#ended = true;
+    this.#selfClosed = true; // not an abort: the 'close' handler stays quiet
+    this.#res.destroy();
+  }
+
   #complete(status: number, headers: HeaderList, body: Uint8Array | string | undefined, closeConnection: boolean): void {
     const noBody = this.#isHead || !bodyAllowed(status);
     const keepLength = noBody && lengthAllowed(status);

@@ -382,6 +382,13 @@ class UwsResponse implements HttpResponse {
     this.#settle();
   }
 
+  destroy(): void {
+    if (this.#settled || this.#aborted) return;
+    this.#ended = true;
+    this.#settle(); // first, so our abort handler stays quiet
+    this.#res.close();
+  }
+
   #complete(status: number, headers: HeaderList, body: Uint8Array | string | undefined, closeConnection: boolean): void {
     checkHead(status, headers);
     this.#ended = true;

@@ -1,5 +1,6 @@
 /** What the protocol listener's handlers share: the data plane and the limits. */
-import { type ShardClient } from '../../shards';
+import { type SchemaStore, type ShardClient } from '../../shards';
+import { type LiveWaiters } from './live-waiters';
 
 export interface SvcLimits {
   /** Largest single record value, bytes. */
@@ -21,6 +22,10 @@ export interface SvcLimits {
 export interface SvcContext {
   shards: ShardClient;
   limits: SvcLimits;
+  /** Where live reads (long-poll, SSE) wait for tail events. */
+  live: LiveWaiters;
+  /** The schema registry (`/_schemas/{name}`). */
+  schemas: SchemaStore;
 }
 
 export const JSON_BATCH_TYPE = 'application/vnd.svc.batch+json';

@@ -1,19 +1,25 @@
-/** GET (catch-up read), HEAD on /{stream}, and GET / (list). */
+/** GET (catch-up and live reads), HEAD on /{stream}, and GET / (list). */
 import { SvcError } from '../../errors';
 import { type ReadFormat, type StreamInfo } from '../../shards';
-import { type HttpRequest } from '../http/engine';
-import { BINARY_BATCH_TYPE, type SvcContext } from './context';
-import { decodeCursor, encodeCursor } from './cursor';
+import { type HttpRequest, type HttpResponse } from '../http/engine';
+import { type SvcContext } from './context';
+import { decodeCursor } from './cursor';
+import { longPoll } from './long-poll';
 import { formatTime, parseQuery, parseUint } from './params';
+import { pageHeaders } from './read-page';
+import { readSse } from './sse';
 import { type Reply } from './write-handlers';
 
 const FORMATS: ReadonlySet<string> = new Set(['json', 'raw', 'binary']);
 const READ_PARAMS: ReadonlySet<string> = new Set(['seq', 'count', 'bytes', 'format', 'cursor', 'live']);
 
-export async function readStream(ctx: SvcContext, name: string, req: HttpRequest): Promise<Reply> {
+/** null: a live read wrote (or abandoned) the response itself. */
+export async function readStream(ctx: SvcContext, name: string, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
   const q = parseQuery(req.query);
   for (const k of q.keys()) if (!READ_PARAMS.has(k)) throw new SvcError('invalid_parameter', `unknown query parameter ${k}`);
-  if (q.has('live')) throw new SvcError('invalid_parameter', 'live reads (long-poll, sse) are not available in this build');
+  const live = q.get('live');
+  if (live !== undefined && live !== 'long-poll' && live !== 'sse') throw new SvcError('invalid_parameter', 'live must be long-poll or sse');
+  if (live === 'sse') return readSse(ctx, name, req, res, q);
   const format = q.get('format') ?? 'json';
   if (!FORMATS.has(format)) throw new SvcError('invalid_parameter', 'format must be json, raw or binary');
   const count = parseUint('count', q.get('count')) ?? ctx.limits.readDefaultCount;
@@ -28,19 +34,13 @@ export async function readStream(ctx: SvcContext, name: string, req: HttpRequest
     seq = c.seq;
     expectStreamId = c.streamId;
   }
+  if (live === 'long-poll') return longPoll(ctx, res, { name, seq, count, bytes, format: format as ReadFormat, expectStreamId });
 
   const r = await ctx.shards.read({ name, seq, count, bytes, format: format as ReadFormat });
   if (expectStreamId !== null && expectStreamId !== r.streamId) {
     throw new SvcError('conflict', 'the cursor belongs to an earlier stream of this name (it was deleted and created again)');
   }
-  const headers: Array<[string, string]> = [
-    ['content-type', format === 'json' ? 'application/json' : format === 'binary' ? BINARY_BATCH_TYPE : r.contentType],
-    ['svc-next-seq', String(r.nextSeq)],
-    ['svc-start-seq', String(r.startSeq)],
-  ];
-  if (r.upToDate) headers.push(['svc-up-to-date', 'true']);
-  else headers.push(['svc-cursor', encodeCursor(r.streamId, r.nextSeq)]);
-  if (r.closed) headers.push(['svc-closed', 'true']);
+  const headers = pageHeaders(r, format);
   // A read from `now` names no fixed range, so it has no validator.
   if (seq >= 0) {
     const from = r.nextSeq - r.count;
@@ -64,6 +64,9 @@ export async function headStream(ctx: SvcContext, name: string): Promise<Reply> 
   ];
   if (s.ttlSeconds !== null) headers.push(['svc-ttl', String(s.ttlSeconds)]);
   if (s.expiresAtMs !== null) headers.push(['svc-expires-at', formatTime(s.expiresAtMs)]);
+  // Spec "Stream metadata": Svc-Schema when one is bound, Svc-Kafka-Topic when set explicitly.
+  if (s.schema !== null) headers.push(['svc-schema', s.schema]);
+  if (s.kafkaTopic !== null) headers.push(['svc-kafka-topic', s.kafkaTopic]);
   return { status: 200, headers };
 }
 

@@ -8,6 +8,8 @@ import { type InFlight } from '../in-flight';
 import { type SvcContext } from './context';
 import { toHttpError } from './http-errors';
 import { parseStreamName } from './params';
+import { STREAMS_PATH, routeStreamConfig } from './config-handlers';
+import { SCHEMAS_PATH, routeSchemas } from './schema-handlers';
 import { headStream, listStreams, readStream } from './read-handlers';
 import { type Reply, appendOrTrim, createStream, deleteStream } from './write-handlers';
 
@@ -21,7 +23,7 @@ export function createSvcHandler(ctx: SvcContext, inFlight: InFlight): RequestHa
       return;
     }
     inFlight.begin();
-    route(ctx, req).then(
+    route(ctx, req, res).then(
       (r) => write(res, req, r),
       (err: unknown) => {
         const e = toHttpError(err);
@@ -31,17 +33,21 @@ export function createSvcHandler(ctx: SvcContext, inFlight: InFlight): RequestHa
   };
 }
 
-function write(res: HttpResponse, req: HttpRequest, r: Reply): void {
-  if (res.aborted) return;
+/** `r` null: a live read wrote the response itself (or the client left). */
+function write(res: HttpResponse, req: HttpRequest, r: Reply | null): void {
+  if (r === null || res.aborted) return;
   // HEAD answers carry no body, errors included.
   res.send(r.status, r.headers, req.method === 'HEAD' ? undefined : r.body);
 }
 
-async function route(ctx: SvcContext, req: HttpRequest): Promise<Reply> {
+async function route(ctx: SvcContext, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
   if (req.path === '/') {
     if (req.method === 'GET' || req.method === 'HEAD') return listStreams(ctx, req);
     throw new SvcError('method_not_allowed', `${req.method} is not allowed on /`, { 'header:allow': 'GET, HEAD' });
   }
+  // The reserved `_` names: the schema registry and stream config (docs/protocol.md "Schemas", "Stream config").
+  if (isUnder(req.path, SCHEMAS_PATH)) return routeSchemas(ctx, req);
+  if (isUnder(req.path, STREAMS_PATH)) return routeStreamConfig(ctx, req);
   const name = parseStreamName(req.path, ctx.limits.maxStreamNameBytes);
   switch (req.method) {
     case 'PUT':
@@ -49,7 +55,7 @@ async function route(ctx: SvcContext, req: HttpRequest): Promise<Reply> {
     case 'POST':
       return appendOrTrim(ctx, name, req);
     case 'GET':
-      return readStream(ctx, name, req);
+      return readStream(ctx, name, req, res);
     case 'HEAD':
       return headStream(ctx, name);
     case 'DELETE':
@@ -57,4 +63,9 @@ async function route(ctx: SvcContext, req: HttpRequest): Promise<Reply> {
     default:
       throw new SvcError('method_not_allowed', `${req.method} is not allowed on a stream`, { 'header:allow': STREAM_METHODS });
   }
+}
+
+/** `prefix` itself or anything below it (`/_schemas`, `/_schemas/x`; not `/_schemasx`). */
+function isUnder(path: string, prefix: string): boolean {
+  return path === prefix || path.startsWith(prefix + '/');
 }

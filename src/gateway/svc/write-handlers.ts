@@ -3,6 +3,8 @@ import { SvcError } from '../../errors';
 import { type AppendResult, type RecordInput, mediaType } from '../../shards';
 import { type HeaderList, type HttpRequest } from '../http/engine';
 import { BINARY_BATCH_TYPE, DEFAULT_CONTENT_TYPE, JSON_BATCH_TYPE, type SvcContext } from './context';
+import { parseMatchSeq, parseProducer } from './append-conditions';
+import { parseCreateConfig } from './config-handlers';
 import { formatTime, parseBool, parseTime, parseUint } from './params';
 
 export interface Reply {
@@ -23,7 +25,8 @@ export async function createStream(ctx: SvcContext, name: string, req: HttpReque
     checkRecordSize(ctx, req.body.length);
     records.push({ key: key === undefined ? null : Buffer.from(key), value: req.body, headers: null });
   }
-  const r = await ctx.shards.create({ name, contentType, ttlSeconds, expiresAtMs, closed, records });
+  const config = parseCreateConfig(ctx, h);
+  const r = await ctx.shards.create({ name, contentType, ttlSeconds, expiresAtMs, closed, records, ...config });
   return {
     status: r.created ? 201 : 200,
     headers: [
@@ -37,8 +40,11 @@ export async function createStream(ctx: SvcContext, name: string, req: HttpReque
 export async function appendOrTrim(ctx: SvcContext, name: string, req: HttpRequest): Promise<Reply> {
   const h = req.headers;
   const trimSeq = parseUint('Svc-Trim-Seq', h['svc-trim-seq']);
+  const producer = parseProducer(h);
+  const matchSeq = parseMatchSeq(h);
   if (trimSeq !== undefined) {
     if (req.body.length > 0) throw new SvcError('bad_request', 'a trim (Svc-Trim-Seq) takes no body');
+    if (producer !== null || matchSeq !== null) throw new SvcError('bad_request', 'Svc-Producer-* and Svc-Match-Seq apply to appends, not to a trim');
     return appended(await ctx.shards.trim({ name, seq: trimSeq }));
   }
   const close = parseBool('Svc-Closed', h['svc-closed']) ?? false;
@@ -46,22 +52,26 @@ export async function appendOrTrim(ctx: SvcContext, name: string, req: HttpReque
   const key = h['svc-key'];
   if (req.body.length === 0) {
     if (!close) throw new SvcError('bad_request', 'an append needs a body (send Svc-Closed: true alone to seal)');
-    return appended(await ctx.shards.append({ name, records: null, batches: null, jsonBatch: null, contentType: null, close }));
+    if (producer !== null) throw new SvcError('bad_request', 'Svc-Producer-* need records: a seal without records carries no producer sequence');
+    return appended(await ctx.shards.append({ name, records: null, batches: null, jsonBatch: null, contentType: null, close, matchSeq }));
   }
   if (type === JSON_BATCH_TYPE || type === BINARY_BATCH_TYPE) {
     if (key !== undefined) throw new SvcError('bad_request', 'Svc-Key applies to single-record appends; batches carry keys inline');
   }
+  if (type === BINARY_BATCH_TYPE && producer !== null) {
+    throw new SvcError('bad_request', 'Svc-Producer-* apply to single records and JSON batches; a binary batch carries its own producer fields');
+  }
   // Batches are parsed and checked against the limits on the shard's worker thread, not here:
   // the gateway thread is the one every request shares.
   if (type === JSON_BATCH_TYPE) {
-    return appended(await ctx.shards.append({ name, records: null, batches: null, jsonBatch: req.body, contentType: null, close }));
+    return appended(await ctx.shards.append({ name, records: null, batches: null, jsonBatch: req.body, contentType: null, close, producer, matchSeq }));
   }
   if (type === BINARY_BATCH_TYPE) {
-    return appended(await ctx.shards.append({ name, records: null, batches: req.body, jsonBatch: null, contentType: null, close }));
+    return appended(await ctx.shards.append({ name, records: null, batches: req.body, jsonBatch: null, contentType: null, close, matchSeq }));
   }
   checkRecordSize(ctx, req.body.length);
   const record: RecordInput = { key: key === undefined ? null : Buffer.from(key), value: req.body, headers: null };
-  return appended(await ctx.shards.append({ name, records: [record], batches: null, jsonBatch: null, contentType: h['content-type'] ?? null, close }));
+  return appended(await ctx.shards.append({ name, records: [record], batches: null, jsonBatch: null, contentType: h['content-type'] ?? null, close, producer, matchSeq }));
 }
 
 export async function deleteStream(ctx: SvcContext, name: string): Promise<Reply> {
@@ -70,11 +80,12 @@ export async function deleteStream(ctx: SvcContext, name: string): Promise<Reply
 }
 
 function appended(r: AppendResult): Reply {
-  const headers: Array<[string, string]> = [
-    ['svc-start-seq', String(r.startSeq)],
-    ['svc-next-seq', String(r.nextSeq)],
-    ['svc-timestamp', String(r.timestamp)],
-  ];
+  const headers: Array<[string, string]> = [];
+  // A producer duplicate older than the acknowledgements the stream remembers has no seqs to report.
+  if (r.duplicate !== true || r.startSeq >= 0) {
+    headers.push(['svc-start-seq', String(r.startSeq)], ['svc-next-seq', String(r.nextSeq)], ['svc-timestamp', String(r.timestamp)]);
+  }
+  if (r.duplicate === true) headers.push(['svc-producer-duplicate', 'true']);
   if (r.closed) headers.push(['svc-closed', 'true']);
   return { status: 200, headers };
 }

@@ -32,8 +32,8 @@ ESCAPE[0x5c] = 1; // \
 const SHORT_ESCAPES: Record<number, number> = { 0x08: 0x62, 0x09: 0x74, 0x0a: 0x6e, 0x0c: 0x66, 0x0d: 0x72, 0x22: 0x22, 0x5c: 0x5c };
 const HEX = '0123456789abcdef';
 const ascii = (s: string): Uint8Array => Uint8Array.from(s, (c) => c.charCodeAt(0));
-const OPEN_FIRST = ascii('[{"seq":');
-const OPEN_NEXT = ascii(',{"seq":');
+const OPEN = ascii('{"seq":');
+const START = ascii('[');
 const TIMESTAMP = ascii(',"timestamp":');
 const KEY = ascii(',"key":');
 const KEY_B64 = ascii(',"key_b64":');
@@ -60,7 +60,7 @@ function writeSmall(buf: Buffer, p: number, v: number, digits: number): number {
 }
 
 /** A growable output buffer. */
-class Out {
+export class Out {
   buf: Buffer;
   pos = 0;
   constructor(capacity: number) {
@@ -199,35 +199,41 @@ export function renderJson(records: readonly DecodedRecord[]): Buffer {
     estimate += 64 + (r.value?.length ?? 0) + (r.key?.length ?? 0);
   }
   const out = new Out(estimate);
+  out.raw(START);
   for (let i = 0; i < records.length; i++) {
-    const r = records[i] as DecodedRecord;
-    out.raw(i === 0 ? OPEN_FIRST : OPEN_NEXT);
-    out.int(r.offset);
-    out.raw(TIMESTAMP);
-    out.int(r.timestamp);
-    const key = r.key;
-    if (key !== null) {
-      if (isUtf8(key)) {
-        out.raw(KEY);
-        out.text(key);
-      } else {
-        out.raw(KEY_B64);
-        out.base64(key);
-      }
-    }
-    if (r.headers.length > 0) writeHeaders(out, r.headers);
-    const value = r.value;
-    if (value !== null) {
-      if (isUtf8(value)) {
-        out.raw(BODY);
-        out.text(value);
-      } else {
-        out.raw(BODY_B64);
-        out.base64(value);
-      }
-    }
-    out.raw(CLOSE);
+    if (i > 0) out.raw(COMMA);
+    writeRecord(out, records[i] as DecodedRecord);
   }
   out.raw(END);
   return out.buf.subarray(0, out.pos);
+}
+
+/** One record of the JSON read format, `{"seq":…}`, appended to `out` (also used by the SSE renderer). */
+export function writeRecord(out: Out, r: DecodedRecord): void {
+  out.raw(OPEN);
+  out.int(r.offset);
+  out.raw(TIMESTAMP);
+  out.int(r.timestamp);
+  const key = r.key;
+  if (key !== null) {
+    if (isUtf8(key)) {
+      out.raw(KEY);
+      out.text(key);
+    } else {
+      out.raw(KEY_B64);
+      out.base64(key);
+    }
+  }
+  if (r.headers.length > 0) writeHeaders(out, r.headers);
+  const value = r.value;
+  if (value !== null) {
+    if (isUtf8(value)) {
+      out.raw(BODY);
+      out.text(value);
+    } else {
+      out.raw(BODY_B64);
+      out.base64(value);
+    }
+  }
+  out.raw(CLOSE);
 }

@@ -2,7 +2,7 @@
  * How a shard's catalog and chunk index are laid out in its RocksDB database.
  *
  *   C                          checkpoint: log position up to which everything below is complete
- *   S <id u32>                 stream catalog entry (JSON)
+ *   S <id u32>                 stream catalog entry (JSON), with its idempotent producers
  *   K <id u32> <baseSeq u64>   chunk index entry (binary)
  *
  * Nothing here is written with sync: the segment log is the only write-ahead log. After a crash the
@@ -10,6 +10,7 @@
  * power failure, which keeps a prefix) costs replay time, never data.
  */
 import { type KvOp } from './kv-store';
+import { type StoredProducer, encodeProducers } from './producers';
 import { type Chunk, type StreamMeta, type StreamState } from './stream-state';
 
 export const CHECKPOINT_KEY = Buffer.from('C');
@@ -47,10 +48,13 @@ interface StoredStream {
   nextSeq: number;
   startSeq: number;
   lastTs: number;
+  /** Idempotent producers as of `nextSeq` (absent when none): replay from the checkpoint continues from them. */
+  producers?: StoredProducer[];
 }
 
 export function encodeStream(s: StreamState): Buffer {
   const v: StoredStream = { meta: s.meta, closed: s.closed, nextSeq: s.nextSeq, startSeq: s.startSeq, lastTs: s.lastTs };
+  if (s.durableProducers.size > 0) v.producers = encodeProducers(s.durableProducers);
   return Buffer.from(JSON.stringify(v));
 }
 

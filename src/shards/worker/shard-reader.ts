@@ -8,7 +8,9 @@
 import { type DecodedRecord, decodeRecords, readBatchHeader } from '../../util/record-batch';
 import { renderBinary, sliceBatch } from '../render/binary-records';
 import { renderJson } from '../render/json-records';
+import { compactValues } from '../render/raw-copy';
 import { renderRaw } from '../render/raw-records';
+import { renderSse } from '../render/sse-records';
 import { type ReadFormat } from '../types';
 import { FRAME_HEADER, FrameType, parseFrame } from './frame';
 import { type SegmentLog } from './segment-log';
@@ -21,6 +23,7 @@ export interface Gathered {
 }
 
 export function gather(log: SegmentLog, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat): Gathered {
+  if (format === 'raw') return gatherRaw(log, s, from, maxCount, maxBytes);
   const records: DecodedRecord[] = [];
   const batches: Buffer[] = [];
   let count = 0;
@@ -69,9 +72,46 @@ export function gather(log: SegmentLog, s: StreamState, from: number, maxCount: 
   return done();
 
   function done(): Gathered {
-    const body = format === 'binary' ? renderBinary(batches) : format === 'raw' ? renderRaw(records) : renderJson(records);
+    const body = format === 'binary' ? renderBinary(batches) : format === 'raw' ? renderRaw(records) : format === 'sse' ? renderSse(records) : renderJson(records);
     return { body, count, nextSeq: next };
   }
+}
+
+/** The raw format moves values to the front of each chunk buffer, then joins the chunks' fronts. */
+function gatherRaw(log: SegmentLog, s: StreamState, from: number, maxCount: number, maxBytes: number): Gathered {
+  const end = s.nextSeq;
+  const parts: Buffer[] = [];
+  let count = 0;
+  let bytes = 0;
+  let next = from;
+  chunks: for (let i = findChunk(s.chunks, from); i < s.chunks.length && next < end && count < maxCount; i++) {
+    const c = s.chunks[i]!;
+    const buf = log.read(c.segId, c.pos, c.len);
+    let written = 0;
+    for (let off = 0; off < buf.length; ) {
+      const f = parseFrame(buf, off, false);
+      if (f === null) throw new Error(`index points at a damaged frame (segment ${c.segId}, byte ${c.pos + off})`);
+      const batchPos = off + FRAME_HEADER;
+      off += f.size;
+      if (f.type !== FrameType.Data) continue;
+      const h = readBatchHeader(f.payload, 0);
+      if (h.baseOffset + h.lastOffsetDelta < next) continue;
+      if (h.baseOffset >= end) break;
+      // Past the first record the byte budget applies; the first one is taken whatever its size.
+      const room = count === 0 ? Infinity : maxBytes - bytes;
+      const r = compactValues(buf, batchPos, next, end, maxCount - count, room, written);
+      count += r.n;
+      bytes += r.bytes;
+      written += r.bytes;
+      if (r.n > 0) next = r.next;
+      if (r.full) {
+        parts.push(buf.subarray(0, written));
+        break chunks;
+      }
+    }
+    parts.push(buf.subarray(0, written));
+  }
+  return { body: parts.length === 1 ? parts[0]! : Buffer.concat(parts, bytes), count, nextSeq: next };
 }
 
 /** Bytes of frame and batch header to read to learn a batch's seqs and timestamps. */

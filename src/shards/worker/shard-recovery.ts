@@ -21,6 +21,7 @@ import {
 } from './catalog-codec';
 import { FrameType, parseFrame } from './frame';
 import { type KvOp, type KvStore } from './kv-store';
+import { DEFAULT_MAX_PRODUCERS, cloneProducers, decodeProducers, isHttpProducerId, recordProducer } from './producers';
 import { type SegmentLog } from './segment-log';
 import { type StreamMeta, type StreamState, addChunk, dropChunksBelow, newStreamState } from './stream-state';
 
@@ -36,7 +37,7 @@ export interface RecoveredShard {
   ops: KvOp[];
 }
 
-export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: number): RecoveredShard {
+export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: number, maxProducers = DEFAULT_MAX_PRODUCERS): RecoveredShard {
   const streams = new Map<number, StreamState>();
   const byName = new Map<string, StreamState>();
   const cpEntry = store.scan(CHECKPOINT_KEY)[0];
@@ -50,6 +51,7 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
     s.nextSeq = s.assignedSeq = d.nextSeq;
     s.startSeq = d.startSeq;
     s.lastTs = d.lastTs;
+    s.durableProducers = decodeProducers(d.producers);
     s.durable = true;
     streams.set(d.id, s);
     byName.set(d.meta.name, s);
@@ -88,6 +90,8 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
       log.truncateTail(segId, from + off);
     }
   }
+  // Appends are checked against the accepted producers; after recovery accepted = durable.
+  for (const s of streams.values()) s.producers = cloneProducers(s.durableProducers);
   for (const s of touched) {
     if (!streams.has(s.id)) continue;
     ops.push({ type: 'put', key: streamKey(s.id), value: encodeStream(s) });
@@ -117,6 +121,11 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
         addChunk(s, { baseSeq: h.baseOffset, lastSeq: last, segId, pos, len: size, maxTs: h.maxTimestamp }, maxChunkBytes);
         s.nextSeq = s.assignedSeq = last + 1;
         s.lastTs = Math.max(s.lastTs, h.maxTimestamp);
+        // Producer state lives in the batch headers: the checkpointed table plus these frames is the state at the crash.
+        if (isHttpProducerId(h.producerId)) {
+          const ack = { seq: h.baseSequence, start: h.baseOffset, next: last + 1, ts: h.baseTimestamp };
+          recordProducer(s.durableProducers, h.producerId.toString(), h.producerEpoch, ack, maxProducers);
+        }
         return;
       }
       case FrameType.Delete:

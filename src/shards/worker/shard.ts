@@ -29,6 +29,7 @@ import {
   type AppendParams,
   type BatchLimits,
   type AppendResult,
+  type ConfigureParams,
   type CreateParams,
   type CreateResult,
   type ListParams,
@@ -37,16 +38,20 @@ import {
   type ReadResult,
   type ShardStats,
   type StreamInfo,
+  type TailEvent,
   type TrimParams,
 } from '../types';
 import { CHECKPOINT_KEY, delChunk, encodeCheckpoint, encodeStream, putChunk, streamKey } from './catalog-codec';
 import { FrameType, encodeFrame, encodeTrimPayload } from './frame';
 import { type KvOp, type KvStore } from './kv-store';
+import { DEFAULT_MAX_PRODUCERS, checkProducer, isHttpProducerId, producerIdOf, recordProducer } from './producers';
 import { type Location, type SegmentLog } from './segment-log';
 import { gather } from './shard-reader';
 import { recoverShard } from './shard-recovery';
 import { type Chunk, type StreamMeta, type StreamState, addChunk, dropChunksBelow, isExpired, newStreamState } from './stream-state';
 import { sweepExpired } from './retention';
+import { type SchemaRegistry } from '../schema-registry';
+import { createConfig, planConfig, validateRecords } from './stream-config';
 
 export type Reply<T> = (err: SvcError | null, result?: T) => void;
 
@@ -57,6 +62,12 @@ export interface ShardOptions {
   maxChunkBytes: number;
   limits: BatchLimits;
   now?: () => number;
+  /** Idempotent producers remembered per stream (least recently written evicted); default 10,000. */
+  maxProducersPerStream?: number;
+  /** Registered schemas of this thread: binding checks and append validation (stream-config.ts). */
+  schemas?: SchemaRegistry;
+  /** Receives the tail events of watched streams after each applied group (live reads; see watch()). */
+  onTail?: (events: TailEvent[]) => void;
 }
 
 interface PendingFrame {
@@ -113,13 +124,19 @@ export class Shard {
   #checkpointTimer: NodeJS.Timeout | null = null;
   /** Chunks changed since the last checkpoint, with their stream id. */
   #dirtyChunks = new Map<Chunk, number>();
+  /** Stream names with live readers on the gateway thread: their tail moves are reported (onTail). */
+  readonly #watched = new Set<string>();
+  /** Orders tail events and watch replies, which reach the gateway by different paths. */
+  #tailVersion = 0;
+  /** Config changes accepted but not yet durable: appends are checked against these; `s.meta` stays the durable one. */
+  #acceptedMeta = new Map<StreamState, StreamMeta>();
 
   constructor(store: KvStore, log: SegmentLog, opts: ShardOptions) {
     this.#store = store;
     this.#log = log;
     this.#opts = opts;
     this.#now = opts.now ?? Date.now;
-    const r = recoverShard(store, log, opts.maxChunkBytes);
+    const r = recoverShard(store, log, opts.maxChunkBytes, opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
     this.#streams = r.streams;
     this.#byName = r.byName;
     this.#nextStreamId = r.nextStreamId;
@@ -142,7 +159,13 @@ export class Shard {
       }
       return this.#afterDurable(reply, () => ({ created: false, info: this.#info(existing) }));
     }
-    const meta: StreamMeta = { name: p.name, contentType: p.contentType, ttlSeconds: p.ttlSeconds, expiresAtMs: p.expiresAtMs, createdAtMs: this.#now() };
+    let meta: StreamMeta;
+    try {
+      meta = { name: p.name, contentType: p.contentType, ttlSeconds: p.ttlSeconds, expiresAtMs: p.expiresAtMs, createdAtMs: this.#now(), ...createConfig(p, this.#opts.schemas) };
+      validateRecords(meta, this.#opts.schemas, p.records, []);
+    } catch (err) {
+      return reply(err as SvcError);
+    }
     const s = newStreamState(this.#nextStreamId++, meta);
     this.#streams.set(s.id, s);
     this.#byName.set(p.name, s);
@@ -161,6 +184,29 @@ export class Shard {
     const s = this.#lookup(p.name);
     if (s === null) return reply(notFound(p.name));
     const hasData = (p.records !== null && p.records.length > 0) || (p.batches !== null && p.batches.length > 0) || p.jsonBatch !== null;
+    // Producer rules come first: a retry of an accepted append is acknowledged whatever happened
+    // since (a seal, a moved tail). Checked at accept time, so one producer's appends are ordered
+    // by arrival, and a retry of an append still in flight is answered once that one is durable.
+    const producer = p.producer ?? null;
+    let producerId: bigint | null = null;
+    if (producer !== null) {
+      if (p.batches !== null || !hasData) {
+        return reply(new SvcError('bad_request', 'producer headers apply to appends of records: a single record or a JSON batch'));
+      }
+      producerId = producerIdOf(producer.id);
+      const c = checkProducer(s.producers, producerId.toString(), producer.epoch, producer.seq);
+      if (c.kind === 'error') return reply(c.error);
+      if (c.kind === 'duplicate') {
+        const ack = c.ack;
+        return this.#afterDurable(reply, () => ({
+          startSeq: ack?.start ?? -1,
+          nextSeq: ack?.next ?? -1,
+          timestamp: ack?.ts ?? -1,
+          closed: s.closed,
+          duplicate: true,
+        }));
+      }
+    }
     if (s.closing) {
       // A seal-only request on a sealed stream is idempotent; anything carrying data is refused.
       if (!hasData && p.close) return this.#afterDurable(reply, () => this.#appendResult(s, s.nextSeq, s.lastTs));
@@ -169,19 +215,28 @@ export class Shard {
     if (p.contentType !== null && mediaType(p.contentType) !== mediaType(s.meta.contentType)) {
       return reply(new SvcError('conflict', `content type ${p.contentType} does not match the stream's ${s.meta.contentType}`));
     }
+    if (p.matchSeq !== undefined && p.matchSeq !== null && p.matchSeq !== s.assignedSeq) {
+      return reply(new SvcError('seq_mismatch', `the stream's tail is at ${s.assignedSeq}, not at ${p.matchSeq}`, { next_seq: s.assignedSeq }));
+    }
     const start = s.assignedSeq;
     let records = p.records;
     let batches: Buffer[] = [];
     try {
       if (p.jsonBatch !== null) records = this.#parseJsonBatch(p.jsonBatch);
       if (p.batches !== null) batches = this.#checkBatches(p.batches);
+      validateRecords(this.#metaOf(s), this.#opts.schemas, records, batches);
     } catch (err) {
       return reply(err as SvcError);
     }
-    const ts = records !== null && records.length > 0 ? this.#appendRecords(s, records) : this.#stamp(s);
+    const pb = producer !== null && producerId !== null ? { producerId, producerEpoch: producer.epoch, baseSequence: producer.seq } : null;
+    const ts = records !== null && records.length > 0 ? this.#appendRecords(s, records, pb) : this.#stamp(s);
     for (const b of batches) this.#appendBatch(s, b);
     if (p.close) this.#seal(s);
     const next = s.assignedSeq;
+    if (pb !== null) {
+      const ack = { seq: pb.baseSequence, start, next, ts };
+      recordProducer(s.producers, pb.producerId.toString(), pb.producerEpoch, ack, this.#opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
+    }
     this.#whenDurable(reply, () => ({ startSeq: start, nextSeq: next, timestamp: ts, closed: p.close }));
   }
 
@@ -207,6 +262,38 @@ export class Shard {
     this.#whenDurable(reply, () => null);
   }
 
+  /** Change a stream's config through the log (a CONFIG frame); the reply is the stream as of the change, once durable. */
+  configure(p: ConfigureParams, reply: Reply<StreamInfo>): void {
+    if (this.#refuse(reply)) return;
+    const s = this.#lookup(p.name);
+    if (s === null || !s.durable) return reply(notFound(p.name));
+    let plan: ReturnType<typeof planConfig>;
+    try {
+      plan = planConfig(this.#metaOf(s), p, this.#opts.schemas);
+    } catch (err) {
+      return reply(err as SvcError);
+    }
+    const { next, patch } = plan;
+    if (Object.keys(patch).length === 0) return this.#afterDurable(reply, () => this.#info(s));
+    this.#acceptedMeta.set(s, next);
+    this.#enqueue(s, encodeFrame(FrameType.Config, s.id, Buffer.from(JSON.stringify(patch))), () => {
+      s.meta = next;
+      if (this.#acceptedMeta.get(s) === next) this.#acceptedMeta.delete(s);
+      this.#dirty.add(s);
+    });
+    this.#whenDurable(reply, () => this.#info(s));
+  }
+
+  /** A live stream of this shard bound to `schema` (a schema is not deleted while one is), or null. */
+  streamBoundTo(schema: string): string | null {
+    const now = this.#now();
+    for (const s of this.#byName.values()) {
+      if (s.deleted || isExpired(s, now)) continue;
+      if (s.meta.schema === schema || this.#metaOf(s).schema === schema) return s.meta.name;
+    }
+    return null;
+  }
+
   read(p: ReadParams): ReadResult {
     const s = this.#lookupDurable(p.name);
     const tail = s.nextSeq;
@@ -230,6 +317,20 @@ export class Shard {
 
   head(name: string): StreamInfo {
     return this.#info(this.#lookupDurable(name));
+  }
+
+  /**
+   * Start (or stop) reporting a stream's tail moves to the gateway thread, where its live readers
+   * wait; returns the durable tail now. Keyed by name: a stream deleted and created again under
+   * the name stays watched, and its events carry the new stream id. A missing stream reads as deleted.
+   */
+  watch(name: string, on: boolean): TailEvent {
+    if (on) this.#watched.add(name);
+    else this.#watched.delete(name);
+    const s = this.#lookup(name);
+    const version = ++this.#tailVersion;
+    if (s === null || !s.durable) return { name, streamId: -1, nextSeq: 0, closed: false, deleted: true, bytes: 0, version };
+    return { name, streamId: this.#globalId(s), nextSeq: s.nextSeq, closed: s.closed, deleted: false, bytes: 0, version };
   }
 
   list(p: ListParams): ListResult {
@@ -278,6 +379,7 @@ export class Shard {
         this.#durableEnd = w.end;
         this.#checkpointSoon();
         for (const r of g.replies) r(null);
+        if (this.#watched.size > 0) this.#emitTail(g);
         this.flush();
       },
       (err: Error) => {
@@ -293,6 +395,18 @@ export class Shard {
     // Each group reports its own outcome above; the chain only orders them.
     this.#applied.catch(() => undefined);
     this.flush();
+  }
+
+  /** One tail event per watched stream the applied group touched (appends, seal, trim, delete). */
+  #emitTail(g: Group): void {
+    const events: TailEvent[] = [];
+    for (const [s, frames] of g.frames) {
+      if (!this.#watched.has(s.meta.name)) continue;
+      let bytes = 0;
+      for (const f of frames) bytes += f.buf.length;
+      events.push({ name: s.meta.name, streamId: this.#globalId(s), nextSeq: s.nextSeq, closed: s.closed, deleted: s.deleted, bytes, version: ++this.#tailVersion });
+    }
+    if (events.length > 0) this.#opts.onTail?.(events);
   }
 
   /** Periodic work: TTL expiry, absolute expiry, dead segment detection. */
@@ -404,9 +518,10 @@ export class Shard {
     return ts;
   }
 
-  #appendRecords(s: StreamState, records: RecordInput[]): number {
+  /** One batch; an idempotent producer's append carries the producer in the batch header (the log is its state). */
+  #appendRecords(s: StreamState, records: RecordInput[], producer: { producerId: bigint; producerEpoch: number; baseSequence: number } | null = null): number {
     const ts = this.#stamp(s);
-    const batch = encodeRecordBatch({ baseOffset: s.assignedSeq, baseTimestamp: ts, records });
+    const batch = encodeRecordBatch(producer === null ? { baseOffset: s.assignedSeq, baseTimestamp: ts, records } : { baseOffset: s.assignedSeq, baseTimestamp: ts, records, ...producer });
     this.#appendBatch(s, batch);
     return ts;
   }
@@ -424,6 +539,10 @@ export class Shard {
       // A merged chunk is the same object appended to many times: written once per checkpoint.
       this.#dirtyChunks.set(c, s.id);
       s.nextSeq = last + 1;
+      if (isHttpProducerId(h.producerId)) {
+        const ack = { seq: h.baseSequence, start: base, next: last + 1, ts: h.baseTimestamp };
+        recordProducer(s.durableProducers, h.producerId.toString(), h.producerEpoch, ack, this.#opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
+      }
       this.#dirty.add(s);
     });
   }
@@ -444,6 +563,7 @@ export class Shard {
     for (const b of batches) {
       const h = readBatchHeader(b, 0);
       if ((h.attributes & ATTR_COMPRESSION_MASK) !== 0) throw new SvcError('unsupported_compression', 'compressed record batches are not accepted over HTTP yet');
+      if (isHttpProducerId(h.producerId)) throw new SvcError('invalid_batch', 'producer ids from 2^62 up are reserved for Svc-Producer-Id appends');
       count += h.recordsCount;
       if (count > l.maxBatchRecords) throw new SvcError('batch_too_large', `a batch is limited to ${l.maxBatchRecords} records`);
       for (const r of decodeRecords(b, 0)) {
@@ -537,6 +657,11 @@ export class Shard {
     return s.id * this.#opts.shardCount + this.#opts.shardId;
   }
 
+  /** The stream's meta as of accepted changes (what new appends are checked against). */
+  #metaOf(s: StreamState): StreamMeta {
+    return this.#acceptedMeta.get(s) ?? s.meta;
+  }
+
   #info(s: StreamState): StreamInfo {
     return {
       name: s.meta.name,
@@ -548,6 +673,9 @@ export class Shard {
       ttlSeconds: s.meta.ttlSeconds,
       expiresAtMs: s.meta.expiresAtMs,
       createdAtMs: s.meta.createdAtMs,
+      schema: s.meta.schema ?? null,
+      schemaValidate: s.meta.schemaValidate ?? false,
+      kafkaTopic: s.meta.kafkaTopic ?? null,
     };
   }
 

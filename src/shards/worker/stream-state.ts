@@ -6,6 +6,8 @@
  * side by side, and a chunk that starts where the previous one ended is merged into it,
  * so a stream written alone is one chunk per segment and a read is one pread.
  */
+import { type ProducerTable } from './producers';
+
 export interface Chunk {
   baseSeq: number;
   lastSeq: number;
@@ -22,6 +24,12 @@ export interface StreamMeta {
   ttlSeconds: number | null;
   expiresAtMs: number | null;
   createdAtMs: number;
+  /** Bound schema name (Svc-Schema); absent or null when none. Optional: catalogs written before it lack it. */
+  schema?: string | null;
+  /** Validate appends against `schema` (Svc-Schema-Validate). */
+  schemaValidate?: boolean;
+  /** Kafka topic set explicitly (Svc-Kafka-Topic); absent or null means derived from the name. */
+  kafkaTopic?: string | null;
 }
 
 export interface StreamState {
@@ -45,6 +53,10 @@ export interface StreamState {
   durable: boolean;
   /** Deleted (possibly not yet durable); the name may already belong to a new stream. */
   deleted: boolean;
+  /** Idempotent producers as of accepted appends: what appends are checked against. */
+  producers: ProducerTable;
+  /** Idempotent producers as of durable appends: what the catalog stores and replay rebuilds. */
+  durableProducers: ProducerTable;
 }
 
 export function newStreamState(id: number, meta: StreamMeta): StreamState {
@@ -60,6 +72,8 @@ export function newStreamState(id: number, meta: StreamMeta): StreamState {
     chunks: [],
     durable: false,
     deleted: false,
+    producers: new Map(),
+    durableProducers: new Map(),
   };
 }
 

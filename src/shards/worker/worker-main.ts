@@ -5,8 +5,9 @@
  */
 import * as path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { SvcError } from '../../errors';
-import { type AppendParams, type BatchLimits, type CreateParams, type ListParams, type ReadParams, type TrimParams } from '../types';
+import { type ErrorData, SvcError } from '../../errors';
+import { type SchemaControl, type SchemaDocument, SchemaRegistry, applySchemaControl } from '../schema-registry';
+import { type AppendParams, type BatchLimits, type ConfigureParams, type CreateParams, type ListParams, type ReadParams, type TailEvent, type TrimParams } from '../types';
 import { type Entry, Op, Status, packEntries, unpackEntries, unpackRecords } from '../wire';
 import { openRocksStore } from './rocks-store';
 import { SegmentLog } from './segment-log';
@@ -21,17 +22,28 @@ export interface WorkerConfig {
   limits: BatchLimits;
   retentionIntervalMs: number;
   reaperIntervalMs: number;
+  /** Registered schemas at start (schema-store.ts); changes arrive as `schemas` control messages. */
+  schemas?: SchemaDocument[];
 }
 
-export type ControlMessage = { type: 'close' };
+/** Control messages travel outside the packed batches; those with an `id` are answered with a `control-reply`. */
+export type ControlMessage = { type: 'close' } | (SchemaControl & { id: number });
+/** Replies whose large data travels in transferred buffers of their own. */
+export interface PackedWithExtras {
+  packed: ArrayBuffer;
+  extras: ArrayBuffer[];
+}
 export type WorkerEvent =
   | { type: 'ready'; recovery: Array<{ shardId: number; replayedFrames: number; truncatedBytes: number; streams: number }> }
   | { type: 'failed'; message: string }
-  | { type: 'closed' };
+  | { type: 'closed' }
+  | { type: 'control-reply'; id: number; result?: unknown; error?: ErrorData };
 
 const port = parentPort!;
 const cfg = workerData as WorkerConfig;
 const shards = new Map<number, Shard>();
+/** Every schema, compiled once for this thread; shards validate appends with it. */
+const schemaRegistry = new SchemaRegistry(cfg.schemas ?? []);
 let outbox: Entry[] = [];
 let sendScheduled = false;
 
@@ -43,10 +55,18 @@ function send(e: Entry): void {
       sendScheduled = false;
       const batch = outbox;
       outbox = [];
-      const ab = packEntries(batch);
-      port.postMessage(ab, [ab]);
+      // Read pages are not copied into the batch: their buffers belong to this reply alone and move with it.
+      const extras: ArrayBuffer[] = [];
+      const ab = packEntries(batch, extras);
+      if (extras.length === 0) port.postMessage(ab, [ab]);
+      else port.postMessage({ packed: ab, extras } satisfies PackedWithExtras, [ab, ...extras]);
     });
   }
+}
+
+/** Tail events of watched streams go out with the replies of the same turn, after them (live reads). */
+function onTail(events: TailEvent[]): void {
+  send({ id: 0, code: Status.Tail, shard: 0, meta: events, data: null });
 }
 
 function ok(id: number, shard: number, meta: unknown, data: Buffer | null = null): void {
@@ -71,7 +91,7 @@ function handle(e: Entry, shard: Shard): void {
       // The batches are stored as they are: copy them out of the transferred message buffer.
       const batches = p.kind === 'batches' && e.data !== null ? Buffer.from(e.data) : null;
       const jsonBatch = p.kind === 'json' ? (e.data ?? Buffer.alloc(0)) : null;
-      return shard.append({ name: p.name, contentType: p.contentType, close: p.close, records, batches, jsonBatch }, reply);
+      return shard.append({ name: p.name, contentType: p.contentType, close: p.close, records, batches, jsonBatch, producer: p.producer ?? null, matchSeq: p.matchSeq ?? null }, reply);
     }
     case Op.Trim:
       return shard.trim(e.meta as TrimParams, reply);
@@ -88,6 +108,11 @@ function handle(e: Entry, shard: Shard): void {
       return ok(e.id, e.shard, shard.list(e.meta as ListParams));
     case Op.Stats:
       return ok(e.id, e.shard, shard.stats());
+    case Op.Configure:
+      return shard.configure(e.meta as ConfigureParams, reply);
+    case Op.Watch:
+    case Op.Unwatch:
+      return ok(e.id, e.shard, shard.watch((e.meta as { name: string }).name, e.code === Op.Watch));
     default:
       throw new SvcError('internal', `unknown op ${e.code}`);
   }
@@ -96,6 +121,7 @@ function handle(e: Entry, shard: Shard): void {
 port.on('message', (msg: ArrayBuffer | ControlMessage) => {
   if (!(msg instanceof ArrayBuffer)) {
     if (msg.type === 'close') void closeAll();
+    else if (msg.type === 'schemas') onSchemaControl(msg);
     return;
   }
   const touched = new Set<Shard>();
@@ -116,6 +142,17 @@ port.on('message', (msg: ArrayBuffer | ControlMessage) => {
   for (const s of touched) s.flush();
 });
 
+/** A registry change, applied before the answer: the main thread answers the client only after every worker did. */
+function onSchemaControl(msg: SchemaControl & { id: number }): void {
+  let reply: WorkerEvent;
+  try {
+    reply = { type: 'control-reply', id: msg.id, result: applySchemaControl(msg, schemaRegistry, shards.values()) };
+  } catch (err) {
+    reply = { type: 'control-reply', id: msg.id, error: (err instanceof SvcError ? err : new SvcError('internal', String(err))).toData() };
+  }
+  port.postMessage(reply);
+}
+
 let timers: NodeJS.Timeout[] = [];
 
 async function closeAll(): Promise<void> {
@@ -132,7 +169,7 @@ async function main(): Promise<void> {
   const stores = await Promise.all(cfg.shardIds.map((id) => openRocksStore(path.join(dirOf(id), 'index'))));
   cfg.shardIds.forEach((shardId, i) => {
     const log = SegmentLog.open(path.join(dirOf(shardId), 'log'), cfg.segmentBytes);
-    const shard = new Shard(stores[i]!, log, { shardId, shardCount: cfg.shardCount, maxChunkBytes: cfg.maxChunkBytes, limits: cfg.limits });
+    const shard = new Shard(stores[i]!, log, { shardId, shardCount: cfg.shardCount, maxChunkBytes: cfg.maxChunkBytes, limits: cfg.limits, schemas: schemaRegistry, onTail });
     shards.set(shardId, shard);
     recovery.push({ shardId, ...shard.recovery });
   });

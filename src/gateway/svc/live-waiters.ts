@@ -1,0 +1,228 @@
+/**
+ * Where live reads (`live=long-poll`, `live=sse`) wait: on the gateway thread, on tail events the
+ * shards send, so a waiting reader costs no worker time (ARCHITECTURE.md, "Live reads").
+ *
+ *   first live reader of a stream ──join──▶ StreamWatch ──ShardClient.watch(name)──▶ shard
+ *                                               ▲                                     │ after each applied group
+ *                                               └──── tail events (watched streams) ◀─┘ commit, seal, trim, delete
+ *   tail moved ──▶ wake every waiter whose position it passed ──▶ one shared read per position
+ *
+ * - A stream is watched while it has live readers, and for WATCH_LINGER_MS after the last one
+ *   leaves (a long-poller re-polls at once; re-watching for every poll would cost a worker round
+ *   trip each time). The sweep that unwatches idle streams runs every WATCH_LINGER_MS.
+ * - A wake is one-shot: the reader reads, answers or writes, and waits again at its new position.
+ * - Readers woken by one event at one position share one read (`read()` coalesces identical reads
+ *   in flight), so 10,000 SSE readers at the tail cost one worker read per tail move. Sharing a
+ *   read that was issued a moment before a request arrived is safe for live reads only: a reader
+ *   that misses a record that way still waits at a position the stream's known tail has passed,
+ *   so it is woken at once and reads again.
+ * - The known tail is never behind an acknowledged append: a shard sends an append's reply and its
+ *   tail event in the same message, reply first, and the event is handled before the reply's
+ *   continuation can answer the client. So a long-poll at the known tail may wait without a read.
+ */
+import { type ReadParams, type ReadResult, type TailEvent } from '../../shards';
+
+/** What the registry needs of the data plane (ShardClient fits). */
+export interface LiveShards {
+  watch(name: string): Promise<TailEvent>;
+  unwatch(name: string): Promise<void>;
+  read(p: ReadParams): Promise<ReadResult>;
+  onTail(listener: (events: TailEvent[]) => void): void;
+}
+
+/** A reader waiting for the tail to pass its position. */
+export interface Waiter {
+  /** The next seq the reader wants. */
+  readonly seq: number;
+  /** The stream it is reading: a tail of another id means its stream was deleted. */
+  readonly streamId: number;
+  /** Called once, after the waiter was removed: the tail passed `seq`, or the stream was sealed or deleted. */
+  wake(): void;
+}
+
+/** A live read in progress, known to the registry so that shutdown can end it and SSE can be kept alive. */
+export interface LiveReader {
+  /** The node is stopping: answer or end now. */
+  shutdown(): void;
+  /** Called every `keepAliveMs`. */
+  keepAlive?(): void;
+}
+
+export interface LiveOptions {
+  /** How long a long-poll waits before answering 204 (ms). */
+  longPollTimeoutMs: number;
+  /** Interval of SSE keep-alive comments (ms). */
+  keepAliveMs?: number;
+  /** How long a stream stays watched after its last live reader left (ms). */
+  lingerMs?: number;
+}
+
+/** SSE keep-alive comment interval: below the 30–60 s idle timeouts common in proxies and load balancers. */
+export const SSE_KEEP_ALIVE_MS = 15_000; // 15 s
+/** A stream stays watched this long after its last live reader left. */
+export const WATCH_LINGER_MS = 5_000; // 5 s
+
+/** One watched stream: its tail as last reported, and who waits on it. */
+export class StreamWatch {
+  readonly name: string;
+  /** The tail as last reported; null until the first watch reply or event arrives. */
+  tail: TailEvent | null = null;
+  /** Frame bytes appended to the stream since the watch began (sum of the events' `bytes`). */
+  bytes = 0;
+  /** Live readers holding this watch. */
+  refs = 0;
+  /** When `refs` last dropped to 0 (ms). */
+  idleSince = 0;
+  readonly waiters = new Set<Waiter>();
+  /** Called on every tail move; paused SSE readers use it to see how far they fall behind. */
+  readonly movers = new Set<() => void>();
+
+  constructor(name: string) {
+    this.name = name;
+  }
+
+  /** Whether the waiter has something to do now: records past its seq, a seal, or its stream gone. */
+  due(w: Waiter): boolean {
+    const t = this.tail;
+    return t !== null && (t.deleted || t.streamId !== w.streamId || t.nextSeq > w.seq || t.closed);
+  }
+}
+
+export class LiveWaiters {
+  readonly longPollTimeoutMs: number;
+  readonly #shards: LiveShards;
+  readonly #streams = new Map<string, StreamWatch>();
+  readonly #readers = new Set<LiveReader>();
+  /** Reads in flight by stream, position and shape, shared by every live reader that asks for the same one. */
+  readonly #reads = new Map<string, Promise<ReadResult>>();
+  readonly #lingerMs: number;
+  readonly #timers: NodeJS.Timeout[];
+  #closed = false;
+
+  constructor(shards: LiveShards, o: LiveOptions) {
+    this.#shards = shards;
+    this.longPollTimeoutMs = o.longPollTimeoutMs;
+    this.#lingerMs = o.lingerMs ?? WATCH_LINGER_MS;
+    shards.onTail((events) => {
+      for (const e of events) {
+        const w = this.#streams.get(e.name);
+        if (w !== undefined) this.#apply(w, e);
+      }
+    });
+    this.#timers = [
+      setInterval(() => this.#sweep(), this.#lingerMs),
+      setInterval(() => {
+        for (const r of this.#readers) r.keepAlive?.();
+      }, o.keepAliveMs ?? SSE_KEEP_ALIVE_MS),
+    ];
+    for (const t of this.#timers) t.unref();
+  }
+
+  /** True once shutdown() ran: live reads answer at once. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Streams watched now (tests, metrics). */
+  get watchedStreams(): number {
+    return this.#streams.size;
+  }
+
+  /** Take a reference on a stream's watch; the first one starts watching. */
+  join(name: string): StreamWatch {
+    let w = this.#streams.get(name);
+    if (w === undefined) {
+      const watch = new StreamWatch(name);
+      w = watch;
+      this.#streams.set(name, watch);
+      this.#shards.watch(name).then(
+        (t) => this.#apply(watch, t),
+        // The shard could not answer (storage failure): wake everyone; their reads report the error.
+        () => this.#wakeAll(watch),
+      );
+    }
+    w.refs++;
+    return w;
+  }
+
+  leave(w: StreamWatch): void {
+    if (--w.refs === 0) w.idleSince = Date.now();
+  }
+
+  /** Wait until the waiter is due; wakes it at once (synchronously) when it already is. */
+  wait(w: StreamWatch, waiter: Waiter): void {
+    if (w.due(waiter)) waiter.wake();
+    else w.waiters.add(waiter);
+  }
+
+  cancel(w: StreamWatch, waiter: Waiter): void {
+    w.waiters.delete(waiter);
+  }
+
+  /** A read for a live reader, shared with every identical read in flight (see the header for why that is safe). */
+  read(p: ReadParams): Promise<ReadResult> {
+    const key = `${p.seq}/${p.format}/${p.count}/${p.bytes}/${p.name}`;
+    let r = this.#reads.get(key);
+    if (r === undefined) {
+      const read = this.#shards.read(p);
+      r = read;
+      this.#reads.set(key, read);
+      const done = (): void => {
+        if (this.#reads.get(key) === read) this.#reads.delete(key);
+      };
+      read.then(done, done);
+    }
+    return r;
+  }
+
+  /** The known tail of a watched stream (null when it is not watched, or its tail is not known yet). */
+  tailOf(name: string): TailEvent | null {
+    return this.#streams.get(name)?.tail ?? null;
+  }
+
+  add(reader: LiveReader): void {
+    this.#readers.add(reader);
+  }
+
+  remove(reader: LiveReader): void {
+    this.#readers.delete(reader);
+  }
+
+  /** The node is stopping: every live read answers or ends now, and new ones answer at once. */
+  shutdown(): void {
+    this.#closed = true;
+    for (const t of this.#timers) clearInterval(t);
+    for (const r of [...this.#readers]) r.shutdown();
+  }
+
+  #apply(w: StreamWatch, t: TailEvent): void {
+    // Watch replies resolve a turn after the events of their batch were delivered: keep the newest.
+    if (w.tail !== null && t.version <= w.tail.version) return;
+    w.tail = t;
+    w.bytes += t.bytes;
+    for (const m of w.movers) m();
+    if (w.waiters.size === 0) return;
+    const due: Waiter[] = [];
+    for (const waiter of w.waiters) if (w.due(waiter)) due.push(waiter);
+    for (const waiter of due) {
+      w.waiters.delete(waiter);
+      waiter.wake();
+    }
+  }
+
+  #wakeAll(w: StreamWatch): void {
+    const all = [...w.waiters];
+    w.waiters.clear();
+    for (const waiter of all) waiter.wake();
+  }
+
+  /** Stop watching streams that have had no live reader for the linger time. */
+  #sweep(): void {
+    const now = Date.now();
+    for (const [name, w] of this.#streams) {
+      if (w.refs > 0 || now - w.idleSince < this.#lingerMs) continue;
+      this.#streams.delete(name);
+      this.#shards.unwatch(name).catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * `GET /{stream}?live=long-poll` (docs/protocol.md, "Live reads").
+ *
+ * - Records at `seq`, or a sealed stream read to its end: answered at once, as a catch-up read.
+ * - Otherwise the request waits on the stream's watch (live-waiters.ts) until the tail passes
+ *   `seq`, then answers with the new records (one read shared with every poller at that seq);
+ *   a seal answers `200` with `Svc-Closed: true`, a delete `404`.
+ * - No records within the timeout (`--long-poll-timeout`), or the node stopping: `204` with
+ *   `Svc-Next-Seq` (where to poll next) and `Svc-Up-To-Date: true`.
+ */
+import { SvcError } from '../../errors';
+import { type ReadFormat, type ReadParams, type ReadResult } from '../../shards';
+import { type HttpResponse } from '../http/engine';
+import { type SvcContext } from './context';
+import { type LiveReader, type Waiter } from './live-waiters';
+import { pageHeaders } from './read-page';
+import { type Reply } from './write-handlers';
+
+export interface LongPollParams {
+  name: string;
+  /** Start position, or -1 for the tail (`seq=now`). */
+  seq: number;
+  count: number;
+  bytes: number;
+  format: ReadFormat;
+  /** From a cursor: the stream it belongs to. */
+  expectStreamId: number | null;
+}
+
+type Outcome = 'due' | 'timeout' | 'shutdown' | 'aborted';
+
+export async function longPoll(ctx: SvcContext, res: HttpResponse, p: LongPollParams): Promise<Reply | null> {
+  const live = ctx.live;
+  const read = (seq: number): ReadParams => ({ name: p.name, seq, count: p.count, bytes: p.bytes, format: p.format });
+  let at: { seq: number; streamId: number };
+  const known = live.tailOf(p.name);
+  if (known !== null && !known.deleted && !known.closed && (p.seq === -1 || p.seq === known.nextSeq) && (p.expectStreamId ?? known.streamId) === known.streamId) {
+    // A poller back at the known tail (the usual re-poll): nothing to read, wait at once.
+    at = { seq: known.nextSeq, streamId: known.streamId };
+  } else {
+    const first = await live.read(read(p.seq));
+    if (p.expectStreamId !== null && p.expectStreamId !== first.streamId) {
+      throw new SvcError('conflict', 'the cursor belongs to an earlier stream of this name (it was deleted and created again)');
+    }
+    if (first.count > 0 || first.closed) return answer(first, p.format);
+    // Nothing at seq yet: wait at the tail (for `seq=now`, the tail as this read saw it).
+    at = { seq: first.nextSeq, streamId: first.streamId };
+  }
+  if (live.closed) return noRecords(at.seq, true);
+
+  const poll = new LongPoll(at.seq, at.streamId);
+  const watch = live.join(p.name);
+  live.add(poll);
+  res.onAborted(() => poll.settle('aborted'));
+  const timer = setTimeout(() => poll.settle('timeout'), live.longPollTimeoutMs);
+  try {
+    for (;;) {
+      const outcome = poll.next();
+      live.wait(watch, poll); // may wake the poll at once
+      const o = await outcome;
+      live.cancel(watch, poll);
+      if (o === 'aborted') return null;
+      if (o !== 'due') return noRecords(poll.seq, o === 'shutdown');
+      // Throws not_found when the stream was deleted.
+      const r = await live.read(read(poll.seq));
+      if (r.streamId !== poll.streamId) throw new SvcError('not_found', `stream ${p.name} was deleted`);
+      if (r.count > 0 || r.closed) return answer(r, p.format);
+      // The tail moved without bringing records at seq (a trim): wait on.
+    }
+  } finally {
+    clearTimeout(timer);
+    live.remove(poll);
+    live.leave(watch);
+  }
+}
+
+/** Records (or the end of a sealed stream): a page like a catch-up read's, never cached. */
+function answer(r: ReadResult, format: string): Reply {
+  return { status: 200, headers: [...pageHeaders(r, format), ['cache-control', 'no-store']], body: r.body };
+}
+
+/** Time-out or shutdown: nothing new; poll again from `seq`. */
+function noRecords(seq: number, shuttingDown: boolean): Reply {
+  const headers: Array<[string, string]> = [
+    ['svc-next-seq', String(seq)],
+    ['svc-up-to-date', 'true'],
+    ['cache-control', 'no-store'],
+  ];
+  if (shuttingDown) headers.push(['connection', 'close']);
+  return { status: 204, headers };
+}
+
+/** One waiting long-poll: a Waiter for the registry, settled by a wake, its timer, an abort or shutdown. */
+class LongPoll implements Waiter, LiveReader {
+  readonly seq: number;
+  readonly streamId: number;
+  #resolve: ((o: Outcome) => void) | null = null;
+  /** Time-out, abort and shutdown end the poll for good; a wake only ends one wait. */
+  #final: Outcome | null = null;
+
+  constructor(seq: number, streamId: number) {
+    this.seq = seq;
+    this.streamId = streamId;
+  }
+
+  next(): Promise<Outcome> {
+    if (this.#final !== null) return Promise.resolve(this.#final);
+    return new Promise((resolve) => (this.#resolve = resolve));
+  }
+
+  settle(o: Outcome): void {
+    if (o !== 'due') this.#final ??= o;
+    const resolve = this.#resolve;
+    this.#resolve = null;
+    resolve?.(o);
+  }
+
+  wake(): void {
+    this.settle('due');
+  }
+
+  shutdown(): void {
+    this.settle('shutdown');
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * Idempotent producers (Svc-Producer-Id / -Epoch / -Seq): per stream, per producer, the
+ * current epoch, the last accepted sequence and the acknowledgements of the last few appends.
+ *
+ * The state is derivable from the log: an HTTP producer append is one RecordBatch whose header
+ * carries producerId = producerKey(id), producerEpoch = epoch and baseSequence = seq (one HTTP
+ * append is one producer sequence number, whatever its record count). A shard keeps two tables
+ * per stream that see the same updates in the same order: one at accept time (checks, so that
+ * concurrent appends of one producer are ordered by arrival) and one when the batch is durable
+ * (persisted with the stream's catalog entry and rebuilt by log replay).
+ *
+ * Both tables are bounded (least recently written producer evicted); because updates happen
+ * only on writes and in log order, eviction is deterministic and replay reproduces it.
+ */
+import { createHash } from 'node:crypto';
+import { SvcError } from '../../errors';
+
+/** Kafka keeps the metadata of the last 5 batches per producer; so do we. */
+export const ACKS_KEPT = 5;
+/** Default bound of producers remembered per stream. */
+export const DEFAULT_MAX_PRODUCERS = 10_000;
+
+/** HTTP producer ids have bit 62 set (and bit 63 clear): never a small counter-allocated Kafka id. */
+export const HTTP_PRODUCER_ID_BASE = 1n << 62n;
+const LOW_62 = HTTP_PRODUCER_ID_BASE - 1n;
+
+export interface ProducerAck {
+  seq: number;
+  start: number;
+  next: number;
+  ts: number;
+}
+
+export interface ProducerState {
+  epoch: number;
+  lastSeq: number;
+  /** The acknowledgements of the last ACKS_KEPT appends, oldest first. */
+  acks: ProducerAck[];
+}
+
+/** Producer key (the 64-bit producer id as a decimal string) → state, in least-recently-written order. */
+export type ProducerTable = Map<string, ProducerState>;
+
+/** The 64-bit batch producerId of an HTTP producer id: SHA-256 of its UTF-8, 62 bits, bit 62 set. */
+export function producerIdOf(id: string): bigint {
+  const h = createHash('sha256').update(id, 'utf8').digest();
+  return (h.readBigUInt64BE(0) & LOW_62) | HTTP_PRODUCER_ID_BASE;
+}
+
+/** A batch producerId that belongs to an HTTP producer (the namespace binary batches may not use). */
+export function isHttpProducerId(pid: bigint): boolean {
+  return pid >= HTTP_PRODUCER_ID_BASE;
+}
+
+export type ProducerCheck =
+  | { kind: 'append' }
+  /** A repeat: `ack` is the original acknowledgement when it is still remembered. */
+  | { kind: 'duplicate'; ack: ProducerAck | null }
+  | { kind: 'error'; error: SvcError };
+
+/** Decide what an append of (epoch, seq) by producer `key` is, without changing anything. */
+export function checkProducer(table: ProducerTable, key: string, epoch: number, seq: number): ProducerCheck {
+  const p = table.get(key);
+  if (p === undefined || epoch > p.epoch) {
+    // A producer not seen (never, or evicted) and a new epoch both start at sequence 0.
+    if (seq === 0) return { kind: 'append' };
+    const why = p === undefined ? 'a producer not known to this stream starts at sequence 0' : `epoch ${epoch} is new and starts at sequence 0`;
+    return { kind: 'error', error: gap(0, seq, why) };
+  }
+  if (epoch < p.epoch) {
+    return {
+      kind: 'error',
+      error: new SvcError('producer_fenced', `producer epoch ${epoch} is fenced: the stream has seen epoch ${p.epoch}`, { 'header:Producer-Epoch': p.epoch }),
+    };
+  }
+  if (seq === p.lastSeq + 1) return { kind: 'append' };
+  if (seq <= p.lastSeq) return { kind: 'duplicate', ack: p.acks.find((a) => a.seq === seq) ?? null };
+  return { kind: 'error', error: gap(p.lastSeq + 1, seq, `producer sequence ${seq} leaves a gap: expected ${p.lastSeq + 1}`) };
+}
+
+function gap(expected: number, received: number, message: string): SvcError {
+  return new SvcError('conflict', message, { 'header:svc-expected-seq': expected, 'header:svc-received-seq': received });
+}
+
+/**
+ * Record an accepted (or durable, or replayed) append. Idempotent: a repeat of an older or the
+ * same sequence in the current epoch changes nothing, so replaying a frame twice is harmless.
+ */
+export function recordProducer(table: ProducerTable, key: string, epoch: number, ack: ProducerAck, maxProducers: number): void {
+  let p = table.get(key);
+  if (p !== undefined && epoch === p.epoch && ack.seq <= p.lastSeq) return;
+  if (p !== undefined && epoch < p.epoch) return;
+  if (p === undefined || epoch > p.epoch) p = { epoch, lastSeq: ack.seq, acks: [] };
+  p.lastSeq = ack.seq;
+  p.acks.push({ seq: ack.seq, start: ack.start, next: ack.next, ts: ack.ts });
+  if (p.acks.length > ACKS_KEPT) p.acks.shift();
+  // Most recently written last: delete and set again.
+  table.delete(key);
+  table.set(key, p);
+  while (table.size > maxProducers) table.delete(table.keys().next().value as string);
+}
+
+export function cloneProducers(table: ProducerTable): ProducerTable {
+  const out: ProducerTable = new Map();
+  for (const [k, p] of table) out.set(k, { epoch: p.epoch, lastSeq: p.lastSeq, acks: p.acks.map((a) => ({ ...a })) });
+  return out;
+}
+
+/** Compact stored form: [key, epoch, lastSeq, [[seq, start, next, ts], …]] in table order. */
+export type StoredProducer = [string, number, number, Array<[number, number, number, number]>];
+
+export function encodeProducers(table: ProducerTable): StoredProducer[] {
+  const out: StoredProducer[] = [];
+  for (const [k, p] of table) out.push([k, p.epoch, p.lastSeq, p.acks.map((a): [number, number, number, number] => [a.seq, a.start, a.next, a.ts])]);
+  return out;
+}
+
+export function decodeProducers(stored: StoredProducer[] | undefined): ProducerTable {
+  const table: ProducerTable = new Map();
+  for (const [k, epoch, lastSeq, acks] of stored ?? []) {
+    table.set(k, { epoch, lastSeq, acks: acks.map(([seq, start, next, ts]) => ({ seq, start, next, ts })) });
+  }
+  return table;
+}

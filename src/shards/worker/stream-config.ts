@@ -1,0 +1,62 @@
+/**
+ * A stream's config (docs/protocol.md "Stream config"): its schema binding, whether appends are
+ * validated, its explicit Kafka topic, its TTL. Set at create (Svc-Schema, Svc-Schema-Validate,
+ * Svc-Kafka-Topic) and changed with PATCH /_streams/{name}, which the shard writes to its log as a
+ * CONFIG frame holding the changed fields (replay applies it as a patch over the meta).
+ *
+ * The rules live here so the shard only hooks them in: a bound schema must be registered on this
+ * thread, and validation needs a bound schema.
+ */
+import { SvcError } from '../../errors';
+import { type RecordInput } from '../../util/record-batch';
+import { type SchemaRegistry } from '../schema-registry';
+import { type ConfigureParams, type CreateParams } from '../types';
+import { type StreamMeta } from './stream-state';
+
+type ConfigFields = Pick<StreamMeta, 'schema' | 'schemaValidate' | 'kafkaTopic'>;
+
+function checkBinding(schema: string | null, validate: boolean, registry: SchemaRegistry | undefined): void {
+  if (validate && schema === null) throw new SvcError('invalid_parameter', 'Svc-Schema-Validate: true needs Svc-Schema');
+  if (schema !== null && registry?.has(schema) !== true) throw new SvcError('invalid_parameter', `Svc-Schema: no schema named ${schema} is registered`);
+}
+
+/** The config fields a new stream's meta carries (only those set, so older catalogs and new ones look alike). */
+export function createConfig(p: CreateParams, registry: SchemaRegistry | undefined): ConfigFields {
+  const schema = p.schema ?? null;
+  const validate = p.schemaValidate ?? false;
+  checkBinding(schema, validate, registry);
+  const out: ConfigFields = {};
+  if (schema !== null) out.schema = schema;
+  if (validate) out.schemaValidate = true;
+  if (p.kafkaTopic != null) out.kafkaTopic = p.kafkaTopic;
+  return out;
+}
+
+/**
+ * The meta after a config change, and the patch the CONFIG frame stores (only fields that
+ * change; empty when nothing does).
+ */
+export function planConfig(meta: StreamMeta, p: ConfigureParams, registry: SchemaRegistry | undefined): { next: StreamMeta; patch: Partial<StreamMeta> } {
+  const patch: Partial<StreamMeta> = {};
+  if (p.schema !== undefined && p.schema !== (meta.schema ?? null)) patch.schema = p.schema;
+  if (p.schemaValidate !== undefined && p.schemaValidate !== (meta.schemaValidate ?? false)) patch.schemaValidate = p.schemaValidate;
+  if (p.kafkaTopic !== undefined && p.kafkaTopic !== (meta.kafkaTopic ?? null)) patch.kafkaTopic = p.kafkaTopic;
+  if (p.ttlSeconds !== undefined && p.ttlSeconds !== meta.ttlSeconds) patch.ttlSeconds = p.ttlSeconds;
+  const next = { ...meta, ...patch };
+  // A schema named again is checked again, even when it is the one bound: it must still exist.
+  const schema = next.schema ?? null;
+  if (p.schema !== undefined && p.schema !== null && registry?.has(p.schema) !== true) {
+    throw new SvcError('invalid_parameter', `schema: no schema named ${p.schema} is registered`);
+  }
+  if ((next.schemaValidate ?? false) && schema === null) {
+    throw new SvcError('invalid_parameter', 'schemaValidate: true needs a bound schema (set schema, or set schemaValidate to false with it)');
+  }
+  return { next, patch };
+}
+
+/** Refuse the append when the stream validates and a record does not match (nothing is written). */
+export function validateRecords(meta: StreamMeta, registry: SchemaRegistry | undefined, records: readonly RecordInput[] | null, batches: readonly Buffer[]): void {
+  if (meta.schemaValidate !== true || meta.schema == null) return;
+  if (registry === undefined) throw new SvcError('internal', 'schema validation is not available on this shard');
+  registry.validateAppend(meta.schema, records, batches);
+}
