@@ -13,6 +13,7 @@ import {
   type ListenOptions,
   type RequestHandler,
 } from './engine';
+import { OpenResponses } from './open-responses';
 
 type RequestHead = Omit<HttpRequest, 'body'>;
 
@@ -26,7 +27,7 @@ export function createNodeEngine(): HttpEngine {
 }
 
 async function listen(options: ListenOptions, handler: RequestHandler): Promise<HttpServerHandle> {
-  const inFlight = new InFlight();
+  const inFlight = new OpenResponses();
   // requestTimeout 0: a long-poll may legitimately wait minutes for its response.
   const server = createServer({ requestTimeout: 0 }, (req, res) => onRequest(req, res, options, handler, inFlight));
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
@@ -47,7 +48,7 @@ function onRequest(
   res: ServerResponse,
   options: ListenOptions,
   handler: RequestHandler,
-  inFlight: InFlight,
+  inFlight: OpenResponses,
 ): void {
   const head = copyRequest(req);
   const response = new NodeResponse(res, head.method === 'HEAD', inFlight.add());
@@ -136,27 +137,6 @@ function headerPairs(headers: HeaderList, keepLength: boolean): Array<[string, s
 function headerValue(headers: HeaderList, lowerName: string): string | undefined {
   for (const [name, value] of headers) if (name.toLowerCase() === lowerName) return value;
   return undefined;
-}
-
-/** Counts requests whose response has not ended, so `close()` can wait for them. */
-class InFlight {
-  #count = 0;
-  #waiters: Array<() => void> = [];
-
-  /** Registers one request; the returned function settles it (idempotent). */
-  add(): () => void {
-    this.#count++;
-    let settled = false;
-    return () => {
-      if (settled) return;
-      settled = true;
-      if (--this.#count === 0) for (const wake of this.#waiters.splice(0)) wake();
-    };
-  }
-
-  idle(): Promise<void> {
-    return this.#count === 0 ? Promise.resolve() : new Promise((resolve) => this.#waiters.push(resolve));
-  }
 }
 
 class NodeResponse implements HttpResponse {
@@ -296,12 +276,12 @@ function byteLength(body: Uint8Array | string | undefined): number {
 class NodeServer implements HttpServerHandle {
   readonly port: number;
   readonly #server: Server;
-  readonly #inFlight: InFlight;
+  readonly #inFlight: OpenResponses;
   readonly #closed: Promise<void>;
   #accepting = true;
   #closing: Promise<void> | undefined;
 
-  constructor(server: Server, port: number, inFlight: InFlight, closed: Promise<void>) {
+  constructor(server: Server, port: number, inFlight: OpenResponses, closed: Promise<void>) {
     this.#server = server;
     this.port = port;
     this.#inFlight = inFlight;

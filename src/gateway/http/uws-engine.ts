@@ -18,6 +18,7 @@ import {
   type ListenOptions,
   type RequestHandler,
 } from './engine';
+import { OpenResponses } from './open-responses';
 
 type UwsModule = typeof Uws;
 type RequestHead = Omit<HttpRequest, 'body'>;
@@ -44,7 +45,7 @@ export function createUwsEngine(): HttpEngine {
 
 function listen(uws: UwsModule, options: ListenOptions, handler: RequestHandler): Promise<HttpServerHandle> {
   const app = uws.App();
-  const inFlight = new InFlight();
+  const inFlight = new OpenResponses();
   app.any('/*', (res, req) => onRequest(res, req, options, handler, inFlight));
   return new Promise((resolve, reject) => {
     // uWS calls back synchronously, with `false` instead of an error (no reason given).
@@ -64,7 +65,7 @@ function onRequest(
   req: Uws.HttpRequest,
   options: ListenOptions,
   handler: RequestHandler,
-  inFlight: InFlight,
+  inFlight: OpenResponses,
 ): void {
   const head = copyRequest(req);
   const response = new UwsResponse(res, head.method === 'HEAD', inFlight.add());
@@ -155,27 +156,6 @@ function readBody(res: Uws.HttpResponse, declared: number, limit: number, respon
   });
 }
 
-/** Counts requests whose response has not ended, so `close()` can wait for them. */
-class InFlight {
-  #count = 0;
-  #waiters: Array<() => void> = [];
-
-  /** Registers one request; the returned function settles it (idempotent). */
-  add(): () => void {
-    this.#count++;
-    let settled = false;
-    return () => {
-      if (settled) return;
-      settled = true;
-      if (--this.#count === 0) for (const wake of this.#waiters.splice(0)) wake();
-    };
-  }
-
-  idle(): Promise<void> {
-    return this.#count === 0 ? Promise.resolve() : new Promise((resolve) => this.#waiters.push(resolve));
-  }
-}
-
 /** `app.close()` exists in this build (v20.30) but not in its typings. */
 function closeApp(app: Uws.TemplatedApp): void {
   (app as Uws.TemplatedApp & { close?: () => void }).close?.();
@@ -185,11 +165,11 @@ class UwsServer implements HttpServerHandle {
   readonly port: number;
   readonly #uws: UwsModule;
   readonly #app: Uws.TemplatedApp;
-  readonly #inFlight: InFlight;
+  readonly #inFlight: OpenResponses;
   #listenSocket: Uws.us_listen_socket | undefined;
   #closing: Promise<void> | undefined;
 
-  constructor(uws: UwsModule, app: Uws.TemplatedApp, listenSocket: Uws.us_listen_socket, inFlight: InFlight) {
+  constructor(uws: UwsModule, app: Uws.TemplatedApp, listenSocket: Uws.us_listen_socket, inFlight: OpenResponses) {
     this.#uws = uws;
     this.#app = app;
     this.#listenSocket = listenSocket;
