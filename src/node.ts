@@ -5,7 +5,8 @@
  *                        ├──▶ protocol listener  (gateway/svc, on the chosen HTTP engine)
  *                        └──▶ admin listener     (gateway/admin; absent with --no-admin)
  *
- * Shutdown order matters for durability: stop accepting, let in-flight requests finish
+ * Shutdown order matters for durability: stop accepting, answer live reads at once (they
+ * would hold the drain for a long-poll timeout, or for ever), let in-flight requests finish
  * (their appends are acknowledged only once durable), then let the workers flush,
  * checkpoint with sync and close, then close the sockets.
  */

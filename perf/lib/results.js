@@ -104,7 +104,7 @@ function fanoutErrors(row) {
 
 /** W6: one row per server and mode; the ratio is Svc ÷ DS on p99 latency (lower is better). */
 function fanoutTable(w, wres) {
-  const head = ['Server', 'readers', 'mode', 'appends/s', 'p50', 'p99', 'max', 'delivered', 'memory / idle reader', 'peak RSS', 'CPU server / client', 'errors', 'p99 Svc ÷ DS memory'];
+  const head = ['Server', 'readers', 'mode', 'appends/s', 'p50', 'p99', 'max', 'append p50 / p99', 'delivered', 'memory / idle reader', 'peak RSS', 'CPU server / client', 'errors', 'p99 Svc ÷ DS memory'];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 || i === 2 ? '---' : '---:')).join('|')}|`];
   for (const s of w.servers) {
     for (const row of wres.rows.filter((r) => r.server === s)) {
@@ -123,6 +123,7 @@ function fanoutTable(w, wres) {
           fmtMs(row.p50),
           fmtMs(row.p99),
           fmtMs(row.max),
+          `${fmtMs(row.appendP50)} / ${fmtMs(row.appendP99)}`,
           fmtPct(row.deliveredShare),
           fmtKiB(row.memPerReader),
           fmtMiB(row.peakRss),
@@ -254,7 +255,8 @@ function renderResults({ meta, workloads, results, order, connections, fanout = 
   md.push('Svc\'s binary format is compared with the DS byte stream (DS has no batch format); Svc json with a DS JSON stream.');
   if (order.includes('W6')) {
     md.push('W6: latency is from an append\'s acknowledgement to the record\'s receipt by a reader, over every (reader, record) pair;');
-    md.push('a receipt processed before its acknowledgement counts as 0. "appends/s" is what the writer achieved of its target; "delivered"');
+    md.push('a receipt processed before its acknowledgement counts as 0. "appends/s" is what the writer achieved of its target (at most 128');
+    md.push('appends in flight); "append p50 / p99" is the append round trip the writer saw, i.e. how long the server held it back; "delivered"');
     md.push('is the share of (reader, record) pairs received by the end of the drain; CPU is cores busy while the writer ran (server');
     md.push('process incl. its worker threads / the client process, readers and writer together). The client shares the machine\'s cores.');
   }

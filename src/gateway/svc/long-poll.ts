@@ -62,7 +62,7 @@ export async function longPoll(ctx: SvcContext, res: HttpResponse, p: LongPollPa
       if (o === 'aborted') return null;
       if (o !== 'due') return noRecords(poll.seq, o === 'shutdown');
       // Throws not_found when the stream was deleted.
-      const r = await live.read(read(poll.seq));
+      const r = await live.page(watch, read(poll.seq));
       if (r.streamId !== poll.streamId) throw new SvcError('not_found', `stream ${p.name} was deleted`);
       if (r.count > 0 || r.closed) return answer(r, p.format);
       // The tail moved without bringing records at seq (a trim): wait on.

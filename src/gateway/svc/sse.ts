@@ -107,7 +107,8 @@ export async function readSse(ctx: SvcContext, name: string, req: HttpRequest, r
   return new SseReader(ctx.live, res, { name, ...page, format: 'sse', seq: first.nextSeq }, first).done;
 }
 
-type State = 'waiting' | 'reading' | 'paused' | 'ending' | 'done';
+/** waiting: for the tail to move · queued: woken, its turn in a delivery slice to come · reading: page on its way. */
+type State = 'waiting' | 'queued' | 'reading' | 'paused' | 'ending' | 'done';
 
 class SseReader implements Waiter, LiveReader {
   seq: number;
@@ -151,18 +152,25 @@ class SseReader implements Waiter, LiveReader {
     else this.#pause();
   }
 
-  /** The tail passed `seq`, or the stream was sealed or deleted: read on. */
+  /** The tail passed `seq`, or the stream was sealed or deleted: read on, in turn. */
   wake(): void {
     if (this.#state !== 'waiting') return;
+    this.#state = 'queued';
+    // In slices: one tail move may reach thousands of readers (LiveWaiters.defer).
+    this.#live.defer(this.#pull);
+  }
+
+  readonly #pull = (): void => {
+    if (this.#state !== 'queued') return;
     this.#state = 'reading';
-    this.#live.read({ ...this.#read, seq: this.seq }).then(
+    this.#live.page(this.#watch!, { ...this.#read, seq: this.seq }).then(
       (r) => this.#deliver(r),
       (err: unknown) => {
         const e = JSON.parse(toHttpError(err).body) as { error: string; message: string };
         this.#fail({ error: e.error, message: e.message });
       },
     );
-  }
+  };
 
   shutdown(): void {
     if (this.#state === 'done') return;

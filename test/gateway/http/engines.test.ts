@@ -311,6 +311,32 @@ describe.each(['uws', 'node'] as const)('the %s HTTP engine', (engineName) => {
     expect(received).toBe(total);
   }, 15_000);
 
+  it('destroy() closes a stalled stream at once, without onAborted, and lets close() finish', async () => {
+    const destroyed = deferred<{ aborted: boolean; writeResult: boolean }>();
+    let abortedCalls = 0;
+    const { server, origin } = await start((_req, res) => {
+      res.onAborted(() => abortedCalls++);
+      res.writeHead(200, []);
+      res.onWritable(() => {});
+      res.write(Buffer.alloc(8 * MiB, 1)); // far more than a client that does not read will take
+      setTimeout(() => {
+        res.destroy();
+        destroyed.resolve({ aborted: res.aborted, writeResult: res.write('after') });
+      }, 100);
+    });
+    // A client that sends its request and never reads.
+    const socket = connect(Number(new URL(origin).port), '127.0.0.1');
+    socket.pause();
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.on('error', () => undefined);
+    socket.write('GET /stalled HTTP/1.1\r\nHost: test\r\n\r\n');
+    expect(await destroyed.promise).toEqual({ aborted: false, writeResult: false });
+    socket.resume(); // the close is seen once buffered bytes are consumed
+    await closed;
+    await server.close();
+    expect(abortedCalls).toBe(0);
+  });
+
   it('reports a client abort through onAborted and ignores later writes without throwing', async () => {
     const afterAbort = deferred<{ aborted: boolean; writeResult: boolean; threw: unknown }>();
     const { origin } = await start((_req, res) => {

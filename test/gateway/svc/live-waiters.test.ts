@@ -153,6 +153,33 @@ describe('LiveWaiters', () => {
     expect(shards.reads).toHaveLength(4);
   });
 
+  it('reuses a page read at a position until the tail moves', async () => {
+    const w = live.join('/s');
+    shards.listener([tail({ nextSeq: 5, version: 1 })]);
+    const p: ReadParams = { name: '/s', seq: 4, count: 10, bytes: 100, format: 'sse' };
+    const first = live.page(w, p);
+    const page = { body: Buffer.from('x') } as ReadResult;
+    shards.answerReads(page);
+    expect(await first).toBe(page);
+    expect(await live.page(w, { ...p })).toBe(page);
+    expect(shards.reads).toHaveLength(1);
+    shards.listener([tail({ nextSeq: 6, version: 2 })]);
+    void live.page(w, p);
+    expect(shards.reads).toHaveLength(2);
+  });
+
+  it('runs deferred work in order, in slices, yielding to the event loop between them', async () => {
+    const ran: number[] = [];
+    for (let i = 0; i < 1200; i++) live.defer(() => ran.push(i));
+    expect(ran).toHaveLength(0);
+    await flush();
+    expect(ran.length).toBeGreaterThan(0);
+    expect(ran.length).toBeLessThan(1200);
+    await flush();
+    await flush();
+    expect(ran).toEqual(Array.from({ length: 1200 }, (_, i) => i));
+  });
+
   it('calls keepAlive on live readers and shutdown on every reader, once', () => {
     const reader = { keepAlive: jest.fn(), shutdown: jest.fn() };
     live.add(reader);
