@@ -10,7 +10,7 @@
 //                 └─ writes perf/RESULTS.md (full runs only) with ratios and goals
 //
 // Environment: PERF_DURATION (s, default 10, at most 10), PERF_WARMUP (s, default 2),
-// PERF_CONNECTIONS (default 64), PERF_PAGE_BYTES (Svc read page, default 4 MiB),
+// PERF_CONNECTIONS (default 64), PERF_PAGE_BYTES (Svc read page, default 16 MiB: the node's largest page),
 // PERF_SERVERS (comma list to run only some servers, e.g. `svc,ds-mem`),
 // PERF_FANOUT_READERS (W6 SSE readers, default 10000), PERF_FANOUT_POLLERS (W6 long-pollers,
 // default 1000), PERF_FANOUT_RATE (W6 appends per second, default 1000).
@@ -84,7 +84,7 @@ async function main() {
     duration,
     warmup: Math.round(numEnv('PERF_WARMUP', 2)),
     connections: Math.max(1, Math.round(numEnv('PERF_CONNECTIONS', 64))),
-    pageBytes: Math.max(1, Math.round(numEnv('PERF_PAGE_BYTES', 4 * 1024 * 1024))),
+    pageBytes: Math.max(1, Math.round(numEnv('PERF_PAGE_BYTES', 16 * 1024 * 1024))),
     fanoutReaders: Math.max(1, Math.round(numEnv('PERF_FANOUT_READERS', FANOUT_SSE))),
     fanoutPollers: Math.max(1, Math.round(numEnv('PERF_FANOUT_POLLERS', FANOUT_POLL))),
     fanoutRate: Math.max(1, Math.round(numEnv('PERF_FANOUT_RATE', FANOUT_RATE))),
