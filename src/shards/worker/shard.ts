@@ -45,6 +45,7 @@ import { CHECKPOINT_KEY, delChunk, encodeCheckpoint, encodeStream, putChunk, str
 import { FrameType, encodeFrame, encodeTrimPayload } from './frame';
 import { type KvOp, type KvStore } from './kv-store';
 import { DEFAULT_MAX_PRODUCERS, checkProducer, isHttpProducerId, producerIdOf, recordProducer } from './producers';
+import { type Group, GroupCommit, type Reply } from './group-commit';
 import { type Location, type SegmentLog } from './segment-log';
 import { gather } from './shard-reader';
 import { recoverShard } from './shard-recovery';
@@ -53,7 +54,7 @@ import { sweepExpired } from './retention';
 import { type SchemaRegistry } from '../schema-registry';
 import { createConfig, planConfig, validateRecords } from './stream-config';
 
-export type Reply<T> = (err: SvcError | null, result?: T) => void;
+export type { Reply };
 
 export interface ShardOptions {
   shardId: number;
@@ -70,28 +71,6 @@ export interface ShardOptions {
   onTail?: (events: TailEvent[]) => void;
 }
 
-interface PendingFrame {
-  buf: Buffer;
-  onDurable: ((loc: Location) => void) | null;
-}
-
-interface Group {
-  /** Frames per stream, in acceptance order; streams side by side so each stream's data is contiguous. */
-  frames: Map<StreamState, PendingFrame[]>;
-  /** Run after the group is durable, with the error when it could not be written. */
-  replies: Array<(err: SvcError | null) => void>;
-}
-
-const newGroup = (): Group => ({ frames: new Map(), replies: [] });
-
-/**
- * Groups whose write + fdatasync may run at once. Two in flight shorten the wait of a request
- * that arrives during an fdatasync, but they double the number of fdatasyncs, and on the
- * machines measured here (virtualised disks) each costs 0.1–0.9 ms of CPU: with 64 clients one
- * group in flight gave 13–15k durable appends/s against 10–13k with two (perf/micro/shard-append.js
- * and wrk, same run). Kept as a constant so faster disks can be measured again.
- */
-const MAX_IN_FLIGHT = 1;
 
 /** Longest time the RocksDB checkpoint lags the applied log. */
 const CHECKPOINT_EVERY_MS = 100;
@@ -106,21 +85,15 @@ export class Shard {
   readonly #streams: Map<number, StreamState>;
   readonly #byName: Map<string, StreamState>;
   #nextStreamId: number;
-  #pending: Group = newGroup();
-  /** Groups written but not yet applied; up to MAX_IN_FLIGHT overlap their fdatasync. */
-  #inFlight = 0;
-  /** Completion of the newest group in flight: groups are applied strictly in order. */
-  #applied: Promise<void> = Promise.resolve();
+  readonly #commit: GroupCommit;
   /** End of the log as far as groups have been applied: the checkpoint position. */
   #durableEnd: Location;
-  #failed: Error | null = null;
   #kvOps: KvOp[] = [];
   #dirty = new Set<StreamState>();
   #sortedNames: string[] | null = null;
   /** Sealed segments whose data is all dead, waiting for the reaper. */
   #destroyed = new Set<number>();
   #deadCheckNeeded = true;
-  #idleWaiters: Array<() => void> = [];
   #checkpointTimer: NodeJS.Timeout | null = null;
   /** Chunks changed since the last checkpoint, with their stream id. */
   #dirtyChunks = new Map<Chunk, number>();
@@ -142,6 +115,15 @@ export class Shard {
     this.#nextStreamId = r.nextStreamId;
     this.#kvOps = r.ops;
     this.#durableEnd = log.tail;
+    this.#commit = new GroupCommit(log, {
+      applied: (end) => {
+        this.#durableEnd = end;
+        this.#checkpointSoon();
+      },
+      afterReplies: (g) => {
+        if (this.#watched.size > 0) this.#emitTail(g);
+      },
+    });
     this.#checkpoint(false);
     this.recovery = { replayedFrames: r.replayedFrames, truncatedBytes: r.truncatedBytes, streams: r.streams.size };
   }
@@ -157,7 +139,7 @@ export class Shard {
       if (mediaType(existing.meta.contentType) !== mediaType(p.contentType)) {
         return reply(new SvcError('conflict', `stream exists with content type ${existing.meta.contentType}`, { next_seq: existing.nextSeq }));
       }
-      return this.#afterDurable(reply, () => ({ created: false, info: this.#info(existing) }));
+      return this.#commit.afterDurable(reply, () => ({ created: false, info: this.#info(existing) }));
     }
     let meta: StreamMeta;
     try {
@@ -170,13 +152,13 @@ export class Shard {
     this.#streams.set(s.id, s);
     this.#byName.set(p.name, s);
     this.#sortedNames = null;
-    this.#enqueue(s, encodeFrame(FrameType.Create, s.id, Buffer.from(JSON.stringify(meta))), () => {
+    this.#commit.enqueue(s, encodeFrame(FrameType.Create, s.id, Buffer.from(JSON.stringify(meta))), () => {
       s.durable = true;
       this.#dirty.add(s);
     });
     if (p.records.length > 0) this.#appendRecords(s, p.records);
     if (p.closed) this.#seal(s);
-    this.#whenDurable(reply, () => ({ created: true, info: this.#info(s) }));
+    this.#commit.whenDurable(reply, () => ({ created: true, info: this.#info(s) }));
   }
 
   append(p: AppendParams, reply: Reply<AppendResult>): void {
@@ -198,7 +180,7 @@ export class Shard {
       if (c.kind === 'error') return reply(c.error);
       if (c.kind === 'duplicate') {
         const ack = c.ack;
-        return this.#afterDurable(reply, () => ({
+        return this.#commit.afterDurable(reply, () => ({
           startSeq: ack?.start ?? -1,
           nextSeq: ack?.next ?? -1,
           timestamp: ack?.ts ?? -1,
@@ -209,7 +191,7 @@ export class Shard {
     }
     if (s.closing) {
       // A seal-only request on a sealed stream is idempotent; anything carrying data is refused.
-      if (!hasData && p.close) return this.#afterDurable(reply, () => this.#appendResult(s, s.nextSeq, s.lastTs));
+      if (!hasData && p.close) return this.#commit.afterDurable(reply, () => this.#appendResult(s, s.nextSeq, s.lastTs));
       return reply(new SvcError('stream_closed', 'stream is sealed', { next_seq: s.assignedSeq }));
     }
     if (p.contentType !== null && mediaType(p.contentType) !== mediaType(s.meta.contentType)) {
@@ -237,7 +219,7 @@ export class Shard {
       const ack = { seq: pb.baseSequence, start, next, ts };
       recordProducer(s.producers, pb.producerId.toString(), pb.producerEpoch, ack, this.#opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
     }
-    this.#whenDurable(reply, () => ({ startSeq: start, nextSeq: next, timestamp: ts, closed: p.close }));
+    this.#commit.whenDurable(reply, () => ({ startSeq: start, nextSeq: next, timestamp: ts, closed: p.close }));
   }
 
   trim(p: TrimParams, reply: Reply<AppendResult>): void {
@@ -249,9 +231,9 @@ export class Shard {
     }
     if (p.seq > s.startSeq) {
       const seq = p.seq;
-      this.#enqueue(s, encodeFrame(FrameType.Trim, s.id, encodeTrimPayload(seq)), () => this.#applyTrim(s, seq));
+      this.#commit.enqueue(s, encodeFrame(FrameType.Trim, s.id, encodeTrimPayload(seq)), () => this.#applyTrim(s, seq));
     }
-    this.#whenDurable(reply, () => this.#appendResult(s, s.startSeq, s.lastTs));
+    this.#commit.whenDurable(reply, () => this.#appendResult(s, s.startSeq, s.lastTs));
   }
 
   delete(name: string, reply: Reply<null>): void {
@@ -259,7 +241,7 @@ export class Shard {
     const s = this.#lookup(name);
     if (s === null) return reply(notFound(name));
     this.#delete(s);
-    this.#whenDurable(reply, () => null);
+    this.#commit.whenDurable(reply, () => null);
   }
 
   /** Change a stream's config through the log (a CONFIG frame); the reply is the stream as of the change, once durable. */
@@ -274,14 +256,14 @@ export class Shard {
       return reply(err as SvcError);
     }
     const { next, patch } = plan;
-    if (Object.keys(patch).length === 0) return this.#afterDurable(reply, () => this.#info(s));
+    if (Object.keys(patch).length === 0) return this.#commit.afterDurable(reply, () => this.#info(s));
     this.#acceptedMeta.set(s, next);
-    this.#enqueue(s, encodeFrame(FrameType.Config, s.id, Buffer.from(JSON.stringify(patch))), () => {
+    this.#commit.enqueue(s, encodeFrame(FrameType.Config, s.id, Buffer.from(JSON.stringify(patch))), () => {
       s.meta = next;
       if (this.#acceptedMeta.get(s) === next) this.#acceptedMeta.delete(s);
       this.#dirty.add(s);
     });
-    this.#whenDurable(reply, () => this.#info(s));
+    this.#commit.whenDurable(reply, () => this.#info(s));
   }
 
   /** A live stream of this shard bound to `schema` (a schema is not deleted while one is), or null. */
@@ -358,43 +340,7 @@ export class Shard {
 
   /** Start writing whatever was accepted (called once per batch of requests from the gateway). */
   flush(): void {
-    if (this.#inFlight >= MAX_IN_FLIGHT || this.#failed !== null) return;
-    const g = this.#pending;
-    if (g.frames.size === 0 && g.replies.length === 0) {
-      if (this.#inFlight === 0) this.#notifyIdle();
-      return;
-    }
-    this.#pending = newGroup();
-    this.#inFlight++;
-    const order: PendingFrame[] = [];
-    for (const frames of g.frames.values()) for (const f of frames) order.push(f);
-    // Positions are assigned now, synchronously, so overlapping groups never collide.
-    const write = order.length === 0 ? Promise.resolve({ locations: [] as Location[], end: this.#log.tail }) : this.#log.write(order.map((f) => f.buf));
-    const previous = this.#applied;
-    this.#applied = Promise.all([previous, write]).then(
-      ([, w]) => {
-        this.#inFlight--;
-        if (this.#failed !== null) throw this.#failed;
-        for (let i = 0; i < order.length; i++) order[i]!.onDurable?.(w.locations[i]!);
-        this.#durableEnd = w.end;
-        this.#checkpointSoon();
-        for (const r of g.replies) r(null);
-        if (this.#watched.size > 0) this.#emitTail(g);
-        this.flush();
-      },
-      (err: Error) => {
-        // The log's tail is now unknown: stop taking writes; a restart recovers to the last valid frame.
-        this.#inFlight--;
-        this.#failed ??= err;
-        const e = new SvcError('storage_unavailable', `storage write failed: ${this.#failed.message}`);
-        for (const r of g.replies) r(e);
-        this.#failAll(e);
-        throw err;
-      },
-    );
-    // Each group reports its own outcome above; the chain only orders them.
-    this.#applied.catch(() => undefined);
-    this.flush();
+    this.#commit.flush();
   }
 
   /** One tail event per watched stream the applied group touched (appends, seal, trim, delete). */
@@ -411,7 +357,7 @@ export class Shard {
 
   /** Periodic work: TTL expiry, absolute expiry, dead segment detection. */
   maintain(): void {
-    if (this.#failed !== null) return;
+    if (this.#commit.failed !== null) return;
     const now = this.#now();
     const r = sweepExpired(this.#log, this.#byName.values(), now);
     for (const s of r.expiredStreams) this.#delete(s);
@@ -431,7 +377,7 @@ export class Shard {
 
   /** Delete sealed segments whose data is all dead. */
   reap(): number {
-    if (this.#destroyed.size === 0 || this.#failed !== null) return 0;
+    if (this.#destroyed.size === 0 || this.#commit.failed !== null) return 0;
     // The checkpoint must be durable past these segments before they go: replay never needs them then.
     this.#checkpoint(true);
     let n = 0;
@@ -445,12 +391,8 @@ export class Shard {
 
   /** Wait for every accepted write to be durable, then checkpoint with sync. */
   async close(): Promise<void> {
-    this.flush();
-    while (this.#inFlight > 0 || this.#pending.frames.size > 0 || this.#pending.replies.length > 0) {
-      await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
-      this.flush();
-    }
-    if (this.#failed === null) this.#checkpoint(true);
+    await this.#commit.drain();
+    if (this.#commit.failed === null) this.#checkpoint(true);
     this.#log.close();
     await this.#store.close();
   }
@@ -458,22 +400,9 @@ export class Shard {
   // ── internals ─────────────────────────────────────────────────────────────
 
   #refuse(reply: Reply<never>): boolean {
-    if (this.#failed === null) return false;
-    reply(new SvcError('storage_unavailable', `storage write failed earlier: ${this.#failed.message}`));
+    if (this.#commit.failed === null) return false;
+    reply(new SvcError('storage_unavailable', `storage write failed earlier: ${this.#commit.failed.message}`));
     return true;
-  }
-
-  #failAll(e: SvcError): void {
-    const g = this.#pending;
-    this.#pending = newGroup();
-    for (const r of g.replies) r(e);
-    this.#notifyIdle();
-  }
-
-  #notifyIdle(): void {
-    const w = this.#idleWaiters;
-    this.#idleWaiters = [];
-    for (const f of w) f();
   }
 
   /** A live stream by name (accepted creates included, expired ones excluded). */
@@ -492,23 +421,6 @@ export class Shard {
     const s = this.#lookup(name);
     if (s === null || !s.durable) throw notFound(name);
     return s;
-  }
-
-  /** Reply once the current group is durable. */
-  #whenDurable<T>(reply: Reply<T>, result: () => T): void {
-    this.#pending.replies.push((err) => (err === null ? reply(null, result()) : reply(err)));
-  }
-
-  /** Reply at once when nothing is in flight, otherwise after what is in flight is durable. */
-  #afterDurable<T>(reply: Reply<T>, result: () => T): void {
-    if (this.#inFlight === 0 && this.#pending.frames.size === 0) reply(null, result());
-    else this.#whenDurable(reply, result);
-  }
-
-  #enqueue(s: StreamState, buf: Buffer, onDurable: ((loc: Location) => void) | null): void {
-    let list = this.#pending.frames.get(s);
-    if (list === undefined) this.#pending.frames.set(s, (list = []));
-    list.push({ buf, onDurable });
   }
 
   /** Server time for an append, never behind the stream's previous one. */
@@ -533,7 +445,7 @@ export class Shard {
     const last = base + h.lastOffsetDelta;
     s.assignedSeq = last + 1;
     const frame = encodeFrame(FrameType.Data, s.id, batch);
-    this.#enqueue(s, frame, (loc) => {
+    this.#commit.enqueue(s, frame, (loc) => {
       if (s.deleted) return;
       const c = addChunk(s, { baseSeq: base, lastSeq: last, segId: loc.segId, pos: loc.pos, len: frame.length, maxTs: h.maxTimestamp }, this.#opts.maxChunkBytes);
       // A merged chunk is the same object appended to many times: written once per checkpoint.
@@ -577,7 +489,7 @@ export class Shard {
 
   #seal(s: StreamState): void {
     s.closing = true;
-    this.#enqueue(s, encodeFrame(FrameType.Seal, s.id, null), () => {
+    this.#commit.enqueue(s, encodeFrame(FrameType.Seal, s.id, null), () => {
       s.closed = true;
       this.#dirty.add(s);
     });
@@ -598,7 +510,7 @@ export class Shard {
     s.deleted = true;
     if (this.#byName.get(s.meta.name) === s) this.#byName.delete(s.meta.name);
     this.#sortedNames = null;
-    this.#enqueue(s, encodeFrame(FrameType.Delete, s.id, null), () => {
+    this.#commit.enqueue(s, encodeFrame(FrameType.Delete, s.id, null), () => {
       this.#streams.delete(s.id);
       this.#dirty.delete(s);
       this.#kvOps.push({ type: 'del', key: streamKey(s.id) });
@@ -624,7 +536,7 @@ export class Shard {
     if (this.#checkpointTimer !== null) return;
     this.#checkpointTimer = setTimeout(() => {
       this.#checkpointTimer = null;
-      if (this.#failed === null) this.#checkpoint(false);
+      if (this.#commit.failed === null) this.#checkpoint(false);
     }, CHECKPOINT_EVERY_MS);
     this.#checkpointTimer.unref();
   }
