@@ -29,6 +29,17 @@ describe.each(ENGINES)('idempotent producers and conditional appends over the %s
     svc.post(name, { headers: { ...TEXT, ...producer(id, epoch, seq), ...extra }, body });
 
   describe('idempotent producers', () => {
+    test('an append of a new producer sequence to a sealed stream is 409 with the expected and received sequence', async () => {
+      const name = await createWith(svc, svc.name('sealed'));
+      expect((await send(name, 'first', 'prod-sealed', 0, 0)).status).toBe(200);
+      expect((await svc.post(name, { headers: { 'svc-closed': 'true' } })).status).toBe(200);
+      const r = await send(name, 'late', 'prod-sealed', 0, 1);
+      expectError(r, 409, 'conflict');
+      expect(r.header('svc-closed')).toBe('true');
+      expect(r.header('svc-expected-seq')).toBe('1');
+      expect(r.header('svc-received-seq')).toBe('1');
+    });
+
     test('each producer sequence is accepted exactly once, in order, with ordinary acknowledgements', async () => {
       const name = await createWith(svc, svc.name('once'));
       for (let i = 0; i < 3; i++) {

@@ -192,7 +192,9 @@ export class Shard {
     if (s.closing) {
       // A seal-only request on a sealed stream is idempotent; anything carrying data is refused.
       if (!hasData && p.close) return this.#commit.afterDurable(reply, () => this.#appendResult(s, s.nextSeq, s.lastTs));
-      return reply(new SvcError('stream_closed', 'stream is sealed', { next_seq: s.assignedSeq }));
+      // Spec "Append or trim": the 409 for a sealed stream carries the producer's expected and received sequence.
+      const seqHeaders = producer === null ? {} : { 'header:svc-expected-seq': producer.seq, 'header:svc-received-seq': producer.seq };
+      return reply(new SvcError('stream_closed', 'stream is sealed', { next_seq: s.assignedSeq, ...seqHeaders }));
     }
     if (p.contentType !== null && mediaType(p.contentType) !== mediaType(s.meta.contentType)) {
       return reply(new SvcError('conflict', `content type ${p.contentType} does not match the stream's ${s.meta.contentType}`));
