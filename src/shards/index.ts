@@ -1,6 +1,6 @@
 /** The data plane's front door: everything outside src/shards imports from here only. */
 export { ShardClient, type ShardClientOptions } from './shard-client';
-export { mediaType } from './worker/shard';
+export { mediaType } from './names';
 export { SchemaStore } from './schema-store';
 export { type SchemaDocument, checkSchemaName } from './schema-registry';
 export * from './types';

@@ -13,7 +13,7 @@ import { type ErrorData, SvcError } from '../errors';
 import { type RecordInput } from '../util/record-batch';
 import { initDataDir } from './data-dir';
 import { shardOf, workerOf } from './placement';
-import { compareNames } from './worker/shard';
+import { compareNames } from './names';
 import {
   type AppendParams,
   type BatchLimits,

@@ -5,7 +5,7 @@ import { type HeaderList, type HttpRequest } from '../http/engine';
 import { BINARY_BATCH_TYPE, DEFAULT_CONTENT_TYPE, JSON_BATCH_TYPE, type SvcContext } from './context';
 import { parseMatchSeq, parseProducer } from './append-conditions';
 import { parseCreateConfig } from './config-handlers';
-import { formatTime, parseBool, parseTime, parseUint } from './params';
+import { parseBool, parseTime, parseUint } from './params';
 
 export interface Reply {
   status: number;
@@ -96,4 +96,3 @@ function checkRecordSize(ctx: SvcContext, n: number): void {
   }
 }
 
-export { formatTime };

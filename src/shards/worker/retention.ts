@@ -11,7 +11,9 @@ import { readBatchHeader } from '../../util/record-batch';
 import { FRAME_HEADER } from './frame';
 import { type SegmentLog } from './segment-log';
 import { type StreamState, isExpired } from './stream-state';
-import { BATCH_PEEK } from './shard-reader';
+
+/** Bytes of frame and batch header to read to learn a batch's seqs and timestamps. */
+const BATCH_PEEK = FRAME_HEADER + 61;
 
 export interface SweepResult {
   /** Streams past their absolute expiry: the shard deletes them. */

@@ -114,5 +114,3 @@ function gatherRaw(log: SegmentLog, s: StreamState, from: number, maxCount: numb
   return { body: parts.length === 1 ? parts[0]! : Buffer.concat(parts, bytes), count, nextSeq: next };
 }
 
-/** Bytes of frame and batch header to read to learn a batch's seqs and timestamps. */
-export const BATCH_PEEK = FRAME_HEADER + 61;

@@ -46,6 +46,7 @@ import { FrameType, encodeFrame, encodeTrimPayload } from './frame';
 import { type KvOp, type KvStore } from './kv-store';
 import { DEFAULT_MAX_PRODUCERS, checkProducer, isHttpProducerId, producerIdOf, recordProducer } from './producers';
 import { type Group, GroupCommit, type Reply } from './group-commit';
+import { compareNames, mediaType } from '../names';
 import { type Location, type SegmentLog } from './segment-log';
 import { gather } from './shard-reader';
 import { recoverShard } from './shard-recovery';
@@ -600,17 +601,6 @@ export class Shard {
 
 function notFound(name: string): SvcError {
   return new SvcError('not_found', `no stream ${name}`);
-}
-
-/** Media type without parameters, lower-cased: `Text/Plain; charset=utf-8` → `text/plain`. */
-export function mediaType(ct: string): string {
-  const i = ct.indexOf(';');
-  return (i < 0 ? ct : ct.slice(0, i)).trim().toLowerCase();
-}
-
-/** Names sort by UTF-16 code units (JavaScript's string order); the gateway merges shards in the same order. */
-export function compareNames(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Index of the first name >= key (or > key when `strict`). */
