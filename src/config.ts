@@ -43,6 +43,14 @@ export const ConfigSchema = Type.Object(
     listen: HostPort('127.0.0.1', 4437, 'protocol listener address, host:port'),
     /** Admin listener: /health, /ready, /admin API, dashboard (spec default port 9090). */
     adminListen: HostPort('127.0.0.1', 9090, 'admin listener address, host:port'),
+    /** What the protocol listener speaks: the Svc protocol, or Durable Streams (docs/durable-streams.md). */
+    protocol: OneOf(['svc', 'ds'], { default: 'svc', description: 'protocol of the protocol listener: svc or ds (Durable Streams)' }),
+    /** A Durable Streams listener beside the Svc one, host:port; empty for none. */
+    dsListen: Type.String({ default: '', pattern: '^$|^(\\[[^\\]]*\\]|[^:\\s/\\[\\]]+):\\d{1,5}$', description: 'also run a Durable Streams listener at host:port (empty: none)' }),
+    /** Durable Streams SSE responses end after this long; clients reconnect from their last offset. */
+    sseReconnectMs: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 60_000, description: 'Durable Streams SSE reconnect interval (ms)' }), // 60 s
+    /** The Durable Streams `__ds` subscription APIs (webhooks, pull-wake). */
+    dsSubscriptions: Type.Boolean({ default: true, description: 'serve the Durable Streams __ds subscription APIs (--no-ds-subscriptions turns them off)' }),
     /** false removes the admin listener entirely, probes included. */
     admin: Type.Boolean({ default: true, description: 'run the admin listener (--no-admin removes it, probes included)' }),
     /** `off` checks nothing and binds loopback only; `required` is not in this build yet. */
@@ -175,6 +183,12 @@ if (byFlag.size !== CONFIG_FIELDS.length) throw new Error('config: two fields sh
 /** "host:port", IPv6 hosts in brackets. */
 export function formatHostPort(a: HostPortAddress): string {
   return a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`;
+}
+
+/** `--ds-listen` as an address, or null when there is no Durable Streams listener beside the Svc one. */
+export function dsListenAddress(config: Config): HostPortAddress | null {
+  if (config.dsListen === '') return null;
+  return parseHostPort(config.dsListen) as HostPortAddress;
 }
 
 export function defaultOf(field: ConfigField): unknown {
@@ -388,9 +402,10 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): { config: Co
   const allowRemote = whereOf('insecureAllowRemote');
   if (config.auth === 'off' && !invalid.has(auth.field) && !invalid.has(allowRemote.field) && !config.insecureAllowRemote) {
     const addresses = config.admin ? ['listen', 'adminListen'] : ['listen'];
+    if (config.dsListen !== '') addresses.push('dsListen');
     for (const name of addresses) {
       const { field, where } = whereOf(name);
-      const host = (config[name as 'listen'] as HostPortAddress).host;
+      const host = name === 'dsListen' ? dsListenAddress(config)!.host : (config[name as 'listen'] as HostPortAddress).host;
       if (invalid.has(field) || isLoopback(host)) continue;
       errors.push(
         `${where}: ${host} is not a loopback address; auth is off, so anyone who can reach it could read and ` +

@@ -10,9 +10,11 @@
  * (their appends are acknowledged only once durable), then let the workers flush,
  * checkpoint with sync and close, then close the sockets.
  */
-import { type Config, formatHostPort } from './config';
+import * as path from 'node:path';
+import { type Config, dsListenAddress, formatHostPort } from './config';
 import { type Logger } from './log';
 import { createAdminHandler } from './gateway/admin/admin-handler';
+import { type DsContext, Subscriptions, createDsHandler, createSubscriptionHost } from './gateway/ds';
 import { type HeaderList, type HttpServerHandle, loadHttpEngine } from './gateway/http';
 import { InFlight } from './gateway/in-flight';
 import { toHttpError } from './gateway/svc/http-errors';
@@ -27,6 +29,8 @@ export interface RunningNode {
   readonly port: number;
   /** Admin listener port actually bound, or null with --no-admin. */
   readonly adminPort: number | null;
+  /** Durable Streams listener beside the Svc one (--ds-listen), or null. */
+  readonly dsPort: number | null;
   /** Graceful stop: stop accepting, finish in-flight appends, fsync, close. */
   close(): Promise<void>;
 }
@@ -58,10 +62,30 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     const e = toHttpError(new SvcError('request_too_large', `request bodies are limited to ${config.limits.maxRequestBytes} bytes`));
     return { status: e.status, headers: [...e.headers, ['connection', 'close']], body: e.body };
   };
+  const subscriptions = config.dsSubscriptions
+    ? new Subscriptions({ host: createSubscriptionHost(shards), stateFile: path.join(config.dataDir, 'ds-subscriptions.json'), log })
+    : null;
+  const ds: DsContext = {
+    shards,
+    live,
+    maxRecordBytes: config.limits.maxRecordBytes,
+    maxStreamNameBytes: config.limits.maxStreamNameBytes,
+    maxBatchRecords: config.limits.maxBatchRecords,
+    readBytes: config.limits.readMaxBytes,
+    sseReconnectMs: config.sseReconnectMs,
+    subscriptions,
+  };
+  const dsTooLarge = (): { status: number; headers: HeaderList; body: string } => ({
+    status: 413,
+    headers: [['content-type', 'text/plain; charset=utf-8'], ['connection', 'close']],
+    body: `request bodies are limited to ${config.limits.maxRequestBytes} bytes`,
+  });
   const svc = await engine.listen(
-    { host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes, tooLarge },
-    createSvcHandler({ shards, limits: config.limits, schemas, live }, inFlight),
+    { host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes, tooLarge: config.protocol === 'ds' ? dsTooLarge : tooLarge },
+    config.protocol === 'ds' ? createDsHandler(ds, inFlight) : createSvcHandler({ shards, limits: config.limits, schemas, live }, inFlight),
   );
+  const dsAddress = dsListenAddress(config);
+  const dsServer = dsAddress === null ? null : await engine.listen({ host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes, tooLarge: dsTooLarge }, createDsHandler(ds, inFlight));
   let admin: HttpServerHandle | null = null;
   if (config.admin) {
     admin = await engine.listen(
@@ -74,6 +98,8 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     {
       engine: engine.name,
       listen: formatHostPort({ host: config.listen.host, port: svc.port }),
+      protocol: config.protocol,
+      ds: dsAddress === null || dsServer === null ? null : formatHostPort({ host: dsAddress.host, port: dsServer.port }),
       admin: admin === null ? null : formatHostPort({ host: config.adminListen.host, port: admin.port }),
       shards: shards.shardCount,
       shardWorkers: Math.min(config.shardWorkers, shards.shardCount),
@@ -85,17 +111,21 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   return {
     port: svc.port,
     adminPort: admin?.port ?? null,
+    dsPort: dsServer?.port ?? null,
     close(): Promise<void> {
       closing ??= (async () => {
         serving = false;
         svc.stopAccepting();
+        dsServer?.stopAccepting();
         const drained = inFlight.drain();
         // Live reads would hold the drain for up to a long-poll timeout, or for ever (SSE):
         // long-polls answer 204 now, SSE streams end with a `control` event.
         live.shutdown();
         await drained;
+        await subscriptions?.close();
         await shards.close();
         await svc.close();
+        await dsServer?.close();
         await admin?.close();
         log.info({}, 'node stopped');
       })();

@@ -21,6 +21,8 @@ import {
   type ConfigureParams,
   type CreateParams,
   type CreateResult,
+  type DeleteResult,
+  type HeadParams,
   type ListParams,
   type ListResult,
   type ReadParams,
@@ -132,7 +134,7 @@ export class ShardClient {
   async append(p: AppendParams): Promise<AppendResult> {
     const kind = p.records !== null ? 'records' : p.batches !== null ? 'batches' : p.jsonBatch !== null ? 'json' : 'none';
     const data = p.records !== null ? packRecords(p.records) : (p.batches ?? p.jsonBatch);
-    const meta = { name: p.name, contentType: p.contentType, close: p.close, kind, producer: p.producer ?? null, matchSeq: p.matchSeq ?? null };
+    const meta = { name: p.name, contentType: p.contentType, close: p.close, kind, producer: p.producer ?? null, matchSeq: p.matchSeq ?? null, writerSeq: p.writerSeq ?? null };
     return (await this.#call(Op.Append, this.shardOf(p.name), meta, data)).meta as AppendResult;
   }
 
@@ -140,8 +142,31 @@ export class ShardClient {
     return (await this.#call(Op.Trim, this.shardOf(p.name), p, null)).meta as AppendResult;
   }
 
-  async delete(name: string): Promise<void> {
-    await this.#call(Op.Delete, this.shardOf(name), { name }, null);
+  /**
+   * Delete a stream. A stream forks still read is only marked deleted (it stays for them); a
+   * deleted fork lets go of its source, and a source deleted earlier goes with its last fork,
+   * up the chain. Shards are independent, so a crash between two steps leaves a source kept
+   * (a reference too many), never a fork without its source.
+   */
+  async delete(name: string): Promise<DeleteResult> {
+    const r = (await this.#call(Op.Delete, this.shardOf(name), { name }, null)).meta as DeleteResult;
+    if (r.fork !== null) await this.releaseFork(r.fork.source);
+    return r;
+  }
+
+  /** A fork of `source` is gone: drop the reference; a deleted source with no forks left goes, and lets go of its own source. */
+  async releaseFork(source: string): Promise<void> {
+    let name: string | null = source;
+    while (name !== null) {
+      let info: StreamInfo;
+      try {
+        info = await this.configure({ name, forkRefsDelta: -1 });
+      } catch {
+        return; // the source is already gone for good
+      }
+      // The shard deleted it with its last reference when it was deleted or expired before.
+      name = info.forkRefs === 0 && info.gone && info.fork !== null ? info.fork.source : null;
+    }
   }
 
   async read(p: ReadParams): Promise<ReadResult> {
@@ -149,8 +174,9 @@ export class ShardClient {
     return { ...(r.meta as Omit<ReadResult, 'body'>), body: r.data ?? Buffer.alloc(0) };
   }
 
-  async head(name: string): Promise<StreamInfo> {
-    return (await this.#call(Op.Head, this.shardOf(name), { name }, null)).meta as StreamInfo;
+  async head(p: string | HeadParams): Promise<StreamInfo> {
+    const params: HeadParams = typeof p === 'string' ? { name: p } : p;
+    return (await this.#call(Op.Head, this.shardOf(params.name), params, null)).meta as StreamInfo;
   }
 
   /**

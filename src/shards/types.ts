@@ -5,7 +5,23 @@ import { type RecordInput } from '../util/record-batch';
  * `sse`: the JSON read format framed as server-sent events, one `record` event per record
  * (render/sse-records.ts); used by live SSE reads, never chosen by a client's `format`.
  */
-export type ReadFormat = 'json' | 'raw' | 'binary' | 'sse';
+export type ReadFormat = 'json' | 'raw' | 'binary' | 'sse' | 'json-array';
+
+/**
+ * A fork (Durable Streams `Stream-Forked-From`): the stream reads its source below `seq`, then its
+ * own records, which start at `seq`. The source is kept (soft-deleted at most) while forks refer to it.
+ */
+export interface ForkInfo {
+  /** Source stream name. */
+  source: string;
+  /** The source stream's id when the fork was made. */
+  sourceId: number;
+  /** Records below this seq are the source's. */
+  seq: number;
+  /** The fork point as the client named it (offset and sub-offset), for idempotent re-creation. */
+  offset: string;
+  subOffset: number;
+}
 
 /** Limits a shard enforces on appended batches. */
 export interface BatchLimits {
@@ -34,6 +50,17 @@ export interface StreamInfo {
   schemaValidate: boolean;
   /** Kafka topic set explicitly, or null when it is derived from the name. */
   kafkaTopic: string | null;
+  /** Sliding lifetime (Durable Streams Stream-TTL): the stream expires this long after its last access. */
+  idleTtlSeconds: number | null;
+  /** Unix ms of the last access that renews `idleTtlSeconds` (reads and appends; not HEAD). */
+  lastAccessMs: number;
+  fork: ForkInfo | null;
+  /** Forks that read this stream's records. */
+  forkRefs: number;
+  /** Deleted or expired while forks still read it: only fork reads and config changes see it. */
+  gone: boolean;
+  /** Last Durable Streams writer sequence (Stream-Seq) accepted, or null. */
+  writerSeq: string | null;
 }
 
 export interface CreateParams {
@@ -50,6 +77,10 @@ export interface CreateParams {
   schemaValidate?: boolean;
   /** Explicit Kafka topic (already checked against Kafka's rules); null or absent to derive it. */
   kafkaTopic?: string | null;
+  /** Sliding lifetime in seconds (Durable Streams Stream-TTL). */
+  idleTtlSeconds?: number | null;
+  /** Make the stream a fork: its own seqs start at `fork.seq`. */
+  fork?: ForkInfo | null;
 }
 
 /**
@@ -62,6 +93,10 @@ export interface ConfigureParams {
   schemaValidate?: boolean;
   kafkaTopic?: string | null;
   ttlSeconds?: number | null;
+  /** Add this to the fork reference count (the result is stored, not the delta). */
+  forkRefsDelta?: number;
+  /** Mark the stream deleted while forks still read it. */
+  softDeleted?: boolean;
 }
 
 export interface CreateResult {
@@ -85,6 +120,8 @@ export interface AppendParams {
   producer?: ProducerParams | null;
   /** Conditional append (Svc-Match-Seq): only when the stream's tail is at this seq. */
   matchSeq?: number | null;
+  /** Durable Streams Stream-Seq: must sort after the last one accepted (bytewise), else 409. */
+  writerSeq?: string | null;
 }
 
 export interface ProducerParams {
@@ -107,6 +144,14 @@ export interface AppendResult {
    * timestamp are the original acknowledgement's, or -1 when it is no longer remembered.
    */
   duplicate?: boolean;
+  /** With `duplicate`: the producer's highest accepted sequence. */
+  producerLastSeq?: number;
+}
+
+/** What a delete did: `soft` when forks keep the stream; `fork` is the deleted stream's own source link, released next. */
+export interface DeleteResult {
+  soft: boolean;
+  fork: ForkInfo | null;
 }
 
 export interface TrimParams {
@@ -121,6 +166,18 @@ export interface ReadParams {
   count: number;
   bytes: number;
   format: ReadFormat;
+  /** A fork reading its source: a gone (soft-deleted) stream is readable. */
+  internal?: boolean;
+  /** Renew the idle TTL (reads do by default; live reads re-reading a page shared do not need to). */
+  touch?: boolean;
+}
+
+export interface HeadParams {
+  name: string;
+  /** Renew the idle TTL (Durable Streams: live reads waiting at the tail). */
+  touch?: boolean;
+  /** See a gone (soft-deleted) stream. */
+  internal?: boolean;
 }
 
 export interface ReadResult {
@@ -137,6 +194,8 @@ export interface ReadResult {
   closed: boolean;
   streamId: number;
   contentType: string;
+  /** The stream is a fork: seqs below fork.seq are its source's (read them there). */
+  fork: ForkInfo | null;
 }
 
 export interface ListParams {

@@ -27,7 +27,7 @@ export interface LongPollParams {
   expectStreamId: number | null;
 }
 
-type Outcome = 'due' | 'timeout' | 'shutdown' | 'aborted';
+export type Outcome = 'due' | 'timeout' | 'shutdown' | 'aborted';
 
 export async function longPoll(ctx: SvcContext, res: HttpResponse, p: LongPollParams): Promise<Reply | null> {
   const live = ctx.live;
@@ -91,7 +91,7 @@ function noRecords(seq: number, shuttingDown: boolean): Reply {
 }
 
 /** One waiting long-poll: a Waiter for the registry, settled by a wake, its timer, an abort or shutdown. */
-class LongPoll implements Waiter, LiveReader {
+export class LongPoll implements Waiter, LiveReader {
   readonly seq: number;
   readonly streamId: number;
   #resolve: ((o: Outcome) => void) | null = null;

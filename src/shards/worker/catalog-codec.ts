@@ -48,12 +48,15 @@ interface StoredStream {
   nextSeq: number;
   startSeq: number;
   lastTs: number;
+  /** Last access renewing an idle TTL (absent in catalogs written before it). */
+  lastAccessMs?: number;
   /** Idempotent producers as of `nextSeq` (absent when none): replay from the checkpoint continues from them. */
   producers?: StoredProducer[];
 }
 
 export function encodeStream(s: StreamState): Buffer {
   const v: StoredStream = { meta: s.meta, closed: s.closed, nextSeq: s.nextSeq, startSeq: s.startSeq, lastTs: s.lastTs };
+  if (s.meta.idleTtlSeconds != null) v.lastAccessMs = s.lastAccessMs;
   if (s.durableProducers.size > 0) v.producers = encodeProducers(s.durableProducers);
   return Buffer.from(JSON.stringify(v));
 }

@@ -55,7 +55,7 @@ export function isHttpProducerId(pid: bigint): boolean {
 export type ProducerCheck =
   | { kind: 'append' }
   /** A repeat: `ack` is the original acknowledgement when it is still remembered. */
-  | { kind: 'duplicate'; ack: ProducerAck | null }
+  | { kind: 'duplicate'; ack: ProducerAck | null; lastSeq: number }
   | { kind: 'error'; error: SvcError };
 
 /** Decide what an append of (epoch, seq) by producer `key` is, without changing anything. */
@@ -65,7 +65,8 @@ export function checkProducer(table: ProducerTable, key: string, epoch: number, 
     // A producer not seen (never, or evicted) and a new epoch both start at sequence 0.
     if (seq === 0) return { kind: 'append' };
     const why = p === undefined ? 'a producer not known to this stream starts at sequence 0' : `epoch ${epoch} is new and starts at sequence 0`;
-    return { kind: 'error', error: gap(0, seq, why) };
+    // Durable Streams answers a new epoch that does not start at 0 with 400, not 409: mark it.
+    return { kind: 'error', error: gap(0, seq, why, p !== undefined ? { new_epoch: true } : {}) };
   }
   if (epoch < p.epoch) {
     return {
@@ -74,12 +75,12 @@ export function checkProducer(table: ProducerTable, key: string, epoch: number, 
     };
   }
   if (seq === p.lastSeq + 1) return { kind: 'append' };
-  if (seq <= p.lastSeq) return { kind: 'duplicate', ack: p.acks.find((a) => a.seq === seq) ?? null };
+  if (seq <= p.lastSeq) return { kind: 'duplicate', ack: p.acks.find((a) => a.seq === seq) ?? null, lastSeq: p.lastSeq };
   return { kind: 'error', error: gap(p.lastSeq + 1, seq, `producer sequence ${seq} leaves a gap: expected ${p.lastSeq + 1}`) };
 }
 
-function gap(expected: number, received: number, message: string): SvcError {
-  return new SvcError('conflict', message, { 'header:svc-expected-seq': expected, 'header:svc-received-seq': received });
+function gap(expected: number, received: number, message: string, extra: Record<string, unknown> = {}): SvcError {
+  return new SvcError('conflict', message, { 'header:svc-expected-seq': expected, 'header:svc-received-seq': received, expected_seq: expected, received_seq: received, ...extra });
 }
 
 /**

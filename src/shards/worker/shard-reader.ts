@@ -7,6 +7,7 @@
  */
 import { type DecodedRecord, decodeRecords, readBatchHeader } from '../../util/record-batch';
 import { renderBinary, sliceBatch } from '../render/binary-records';
+import { renderJsonArray } from '../render/json-array';
 import { renderJson } from '../render/json-records';
 import { compactValues } from '../render/raw-copy';
 import { renderRaw } from '../render/raw-records';
@@ -72,7 +73,7 @@ export function gather(log: SegmentLog, s: StreamState, from: number, maxCount: 
   return done();
 
   function done(): Gathered {
-    const body = format === 'binary' ? renderBinary(batches) : format === 'raw' ? renderRaw(records) : format === 'sse' ? renderSse(records) : renderJson(records);
+    const body = format === 'binary' ? renderBinary(batches) : format === 'raw' ? renderRaw(records) : format === 'sse' ? renderSse(records) : format === 'json-array' ? renderJsonArray(records) : renderJson(records);
     return { body, count, nextSeq: next };
   }
 }

@@ -51,6 +51,7 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
     s.nextSeq = s.assignedSeq = d.nextSeq;
     s.startSeq = d.startSeq;
     s.lastTs = d.lastTs;
+    s.lastAccessMs = d.lastAccessMs ?? d.meta.createdAtMs;
     s.durableProducers = decodeProducers(d.producers);
     s.durable = true;
     streams.set(d.id, s);
@@ -121,6 +122,7 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
         addChunk(s, { baseSeq: h.baseOffset, lastSeq: last, segId, pos, len: size, maxTs: h.maxTimestamp }, maxChunkBytes);
         s.nextSeq = s.assignedSeq = last + 1;
         s.lastTs = Math.max(s.lastTs, h.maxTimestamp);
+        s.lastAccessMs = Math.max(s.lastAccessMs, h.maxTimestamp);
         // Producer state lives in the batch headers: the checkpointed table plus these frames is the state at the crash.
         if (isHttpProducerId(h.producerId)) {
           const ack = { seq: h.baseSequence, start: h.baseOffset, next: last + 1, ts: h.baseTimestamp };

@@ -32,6 +32,8 @@ import {
   type ConfigureParams,
   type CreateParams,
   type CreateResult,
+  type DeleteResult,
+  type HeadParams,
   type ListParams,
   type ListResult,
   type ReadParams,
@@ -50,12 +52,13 @@ import { compareNames, mediaType } from '../names';
 import { type Location, type SegmentLog } from './segment-log';
 import { gather } from './shard-reader';
 import { recoverShard } from './shard-recovery';
-import { type Chunk, type StreamMeta, type StreamState, addChunk, dropChunksBelow, isExpired, newStreamState } from './stream-state';
+import { type Chunk, type StreamMeta, type StreamState, addChunk, dropChunksBelow, isExpired, isGone, newStreamState } from './stream-state';
 import { sweepExpired } from './retention';
 import { type SchemaRegistry } from '../schema-registry';
 import { createConfig, planConfig, validateRecords } from './stream-config';
 
 export type { Reply };
+
 
 export interface ShardOptions {
   shardId: number;
@@ -137,6 +140,7 @@ export class Shard {
     if (this.#refuse(reply)) return;
     const existing = this.#lookup(p.name);
     if (existing !== null) {
+      if (isGone(existing, this.#now())) return reply(new SvcError('conflict', `stream ${p.name} was deleted and is kept for its forks`, { gone: true }));
       if (mediaType(existing.meta.contentType) !== mediaType(p.contentType)) {
         return reply(new SvcError('conflict', `stream exists with content type ${existing.meta.contentType}`, { next_seq: existing.nextSeq }));
       }
@@ -164,8 +168,8 @@ export class Shard {
 
   append(p: AppendParams, reply: Reply<AppendResult>): void {
     if (this.#refuse(reply)) return;
-    const s = this.#lookup(p.name);
-    if (s === null) return reply(notFound(p.name));
+    const s = this.#lookupLive(p.name);
+    if (s === null) return reply(this.#missing(p.name));
     const hasData = (p.records !== null && p.records.length > 0) || (p.batches !== null && p.batches.length > 0) || p.jsonBatch !== null;
     // Producer rules come first: a retry of an accepted append is acknowledged whatever happened
     // since (a seal, a moved tail). Checked at accept time, so one producer's appends are ordered
@@ -181,12 +185,14 @@ export class Shard {
       if (c.kind === 'error') return reply(c.error);
       if (c.kind === 'duplicate') {
         const ack = c.ack;
+        const lastSeq = c.lastSeq;
         return this.#commit.afterDurable(reply, () => ({
           startSeq: ack?.start ?? -1,
           nextSeq: ack?.next ?? -1,
           timestamp: ack?.ts ?? -1,
           closed: s.closed,
           duplicate: true,
+          producerLastSeq: lastSeq,
         }));
       }
     }
@@ -199,6 +205,14 @@ export class Shard {
     }
     if (p.contentType !== null && mediaType(p.contentType) !== mediaType(s.meta.contentType)) {
       return reply(new SvcError('conflict', `content type ${p.contentType} does not match the stream's ${s.meta.contentType}`));
+    }
+    const writerSeq = p.writerSeq ?? null;
+    if (writerSeq !== null) {
+      const last = this.#metaOf(s).writerSeq;
+      // Durable Streams Stream-Seq: compared bytewise, must increase.
+      if (last !== undefined && Buffer.compare(Buffer.from(writerSeq), Buffer.from(last)) <= 0) {
+        return reply(new SvcError('conflict', `Stream-Seq ${writerSeq} does not follow the last one accepted (${last})`, { writer_seq: last }));
+      }
     }
     if (p.matchSeq !== undefined && p.matchSeq !== null && p.matchSeq !== s.assignedSeq) {
       return reply(new SvcError('seq_mismatch', `the stream's tail is at ${s.assignedSeq}, not at ${p.matchSeq}`, { next_seq: s.assignedSeq }));
@@ -216,7 +230,10 @@ export class Shard {
     const pb = producer !== null && producerId !== null ? { producerId, producerEpoch: producer.epoch, baseSequence: producer.seq } : null;
     const ts = records !== null && records.length > 0 ? this.#appendRecords(s, records, pb) : this.#stamp(s);
     for (const b of batches) this.#appendBatch(s, b);
+    // Logged right after the data, in the same group: replay sees both or, after a torn write, neither the sequence without its data.
+    if (writerSeq !== null) this.#configure(s, { ...this.#metaOf(s), writerSeq }, { writerSeq });
     if (p.close) this.#seal(s);
+    this.#touch(s);
     const next = s.assignedSeq;
     if (pb !== null) {
       const ack = { seq: pb.baseSequence, start, next, ts };
@@ -227,8 +244,8 @@ export class Shard {
 
   trim(p: TrimParams, reply: Reply<AppendResult>): void {
     if (this.#refuse(reply)) return;
-    const s = this.#lookup(p.name);
-    if (s === null) return reply(notFound(p.name));
+    const s = this.#lookupLive(p.name);
+    if (s === null) return reply(this.#missing(p.name));
     if (p.seq > s.assignedSeq) {
       return reply(new SvcError('seq_out_of_range', `cannot trim to ${p.seq}: the stream ends at ${s.assignedSeq}`, { next_seq: s.assignedSeq }));
     }
@@ -239,12 +256,21 @@ export class Shard {
     this.#commit.whenDurable(reply, () => this.#appendResult(s, s.startSeq, s.lastTs));
   }
 
-  delete(name: string, reply: Reply<null>): void {
+  /**
+   * Delete a stream. One that forks still read is only marked deleted (soft): it stays for them,
+   * invisible to everything else, until the last fork lets go (configure with forkRefsDelta -1).
+   */
+  delete(name: string, reply: Reply<DeleteResult>): void {
     if (this.#refuse(reply)) return;
-    const s = this.#lookup(name);
-    if (s === null) return reply(notFound(name));
+    const s = this.#lookupLive(name);
+    if (s === null) return reply(this.#missing(name));
+    const meta = this.#metaOf(s);
+    if ((meta.forkRefs ?? 0) > 0) {
+      this.#configure(s, { ...meta, softDeleted: true }, { softDeleted: true });
+      return this.#commit.whenDurable(reply, () => ({ soft: true, fork: null }));
+    }
     this.#delete(s);
-    this.#commit.whenDurable(reply, () => null);
+    this.#commit.whenDurable(reply, () => ({ soft: false, fork: meta.fork ?? null }));
   }
 
   /** Change a stream's config through the log (a CONFIG frame); the reply is the stream as of the change, once durable. */
@@ -252,6 +278,7 @@ export class Shard {
     if (this.#refuse(reply)) return;
     const s = this.#lookup(p.name);
     if (s === null || !s.durable) return reply(notFound(p.name));
+    if (isGone(s, this.#now()) && (p.forkRefsDelta === undefined || p.softDeleted !== undefined)) return reply(this.#missing(p.name));
     let plan: ReturnType<typeof planConfig>;
     try {
       plan = planConfig(this.#metaOf(s), p, this.#opts.schemas);
@@ -260,13 +287,20 @@ export class Shard {
     }
     const { next, patch } = plan;
     if (Object.keys(patch).length === 0) return this.#commit.afterDurable(reply, () => this.#info(s));
+    this.#configure(s, next, patch);
+    const info = (): StreamInfo => this.#info(s, next);
+    // The last fork let go of a deleted (or expired) stream: it goes now.
+    if ((next.forkRefs ?? 0) === 0 && (next.softDeleted === true || isExpired(s, this.#now()))) this.#delete(s);
+    this.#commit.whenDurable(reply, info);
+  }
+
+  #configure(s: StreamState, next: StreamMeta, patch: Partial<StreamMeta>): void {
     this.#acceptedMeta.set(s, next);
     this.#commit.enqueue(s, encodeFrame(FrameType.Config, s.id, Buffer.from(JSON.stringify(patch))), () => {
-      s.meta = next;
+      s.meta = { ...s.meta, ...patch };
       if (this.#acceptedMeta.get(s) === next) this.#acceptedMeta.delete(s);
       this.#dirty.add(s);
     });
-    this.#commit.whenDurable(reply, () => this.#info(s));
   }
 
   /** A live stream of this shard bound to `schema` (a schema is not deleted while one is), or null. */
@@ -280,7 +314,8 @@ export class Shard {
   }
 
   read(p: ReadParams): ReadResult {
-    const s = this.#lookupDurable(p.name);
+    const s = this.#lookupDurable(p.name, p.internal === true);
+    if (p.touch !== false) this.#touch(s);
     const tail = s.nextSeq;
     const seq = p.seq < 0 ? tail : p.seq;
     if (seq > tail) throw new SvcError('seq_out_of_range', `seq ${seq} is beyond the end of the stream (${tail})`, { next_seq: tail });
@@ -297,11 +332,15 @@ export class Shard {
       closed: upToDate && s.closed,
       streamId: this.#globalId(s),
       contentType: s.meta.contentType,
+      fork: s.meta.fork ?? null,
     };
   }
 
-  head(name: string): StreamInfo {
-    return this.#info(this.#lookupDurable(name));
+  head(h: string | HeadParams): StreamInfo {
+    const p: HeadParams = typeof h === 'string' ? { name: h } : h;
+    const s = this.#lookupDurable(p.name, p.internal === true);
+    if (p.touch === true) this.#touch(s);
+    return this.#info(s);
   }
 
   /**
@@ -327,7 +366,7 @@ export class Shard {
     const now = this.#now();
     for (let i = lo; i < names.length && names[i]!.startsWith(p.prefix); i++) {
       const s = this.#byName.get(names[i]!);
-      if (s === undefined || !s.durable || s.deleted || isExpired(s, now)) continue;
+      if (s === undefined || !s.durable || s.deleted || isExpired(s, now) || s.meta.softDeleted === true) continue;
       if (out.length === p.limit) return { streams: out, hasMore: true };
       out.push(this.#info(s));
     }
@@ -337,7 +376,7 @@ export class Shard {
   stats(): ShardStats {
     const now = this.#now();
     let streamCount = 0;
-    for (const s of this.#byName.values()) if (s.durable && !isExpired(s, now)) streamCount++;
+    for (const s of this.#byName.values()) if (s.durable && !isExpired(s, now) && s.meta.softDeleted !== true) streamCount++;
     return { streamCount, objectCount: this.#log.sealedSegments().length, destroyedObjectBacklog: this.#destroyed.size };
   }
 
@@ -363,7 +402,8 @@ export class Shard {
     if (this.#commit.failed !== null) return;
     const now = this.#now();
     const r = sweepExpired(this.#log, this.#byName.values(), now);
-    for (const s of r.expiredStreams) this.#delete(s);
+    // An expired stream that forks still read stays (gone) until the last fork lets go.
+    for (const s of r.expiredStreams) if ((this.#metaOf(s).forkRefs ?? 0) === 0) this.#delete(s);
     for (const [s, dropped] of r.trimmed) {
       for (const seq of dropped) this.#kvOps.push(delChunk(s.id, seq));
       // Chunks gone from the index must not be written back by a pending put.
@@ -408,22 +448,43 @@ export class Shard {
     return true;
   }
 
-  /** A live stream by name (accepted creates included, expired ones excluded). */
+  /** A stream by name (accepted creates included, expired ones excluded unless forks keep them: see isGone). */
   #lookup(name: string): StreamState | null {
     const s = this.#byName.get(name);
     if (s === undefined || s.deleted) return null;
-    if (isExpired(s, this.#now())) {
+    if (isExpired(s, this.#now()) && (this.#metaOf(s).forkRefs ?? 0) === 0) {
       this.#delete(s);
       return null;
     }
     return s;
   }
 
-  /** A stream readers may see: its creation is durable. */
-  #lookupDurable(name: string): StreamState {
+  /** A stream that is neither deleted nor gone. */
+  #lookupLive(name: string): StreamState | null {
+    const s = this.#lookup(name);
+    return s === null || isGone(s, this.#now()) ? null : s;
+  }
+
+  /** not_found, marked `gone` when the name belongs to a stream kept for its forks (Durable Streams: 410). */
+  #missing(name: string): SvcError {
+    const s = this.#lookup(name);
+    return s !== null && isGone(s, this.#now()) ? new SvcError('not_found', `stream ${name} was deleted`, { gone: true }) : notFound(name);
+  }
+
+  /** A stream readers may see: its creation is durable; a gone one only for `internal` (fork) reads. */
+  #lookupDurable(name: string, internal = false): StreamState {
     const s = this.#lookup(name);
     if (s === null || !s.durable) throw notFound(name);
+    if (!internal && isGone(s, this.#now())) throw this.#missing(name);
     return s;
+  }
+
+  /** Renew an idle TTL; checkpointed with the stream, not logged. */
+  #touch(s: StreamState): void {
+    if ((s.meta.idleTtlSeconds ?? null) === null) return;
+    s.lastAccessMs = this.#now();
+    this.#dirty.add(s);
+    this.#checkpointSoon();
   }
 
   /** Server time for an append, never behind the stream's previous one. */
@@ -577,7 +638,7 @@ export class Shard {
     return this.#acceptedMeta.get(s) ?? s.meta;
   }
 
-  #info(s: StreamState): StreamInfo {
+  #info(s: StreamState, meta: StreamMeta = this.#metaOf(s)): StreamInfo {
     return {
       name: s.meta.name,
       streamId: this.#globalId(s),
@@ -591,6 +652,12 @@ export class Shard {
       schema: s.meta.schema ?? null,
       schemaValidate: s.meta.schemaValidate ?? false,
       kafkaTopic: s.meta.kafkaTopic ?? null,
+      idleTtlSeconds: s.meta.idleTtlSeconds ?? null,
+      lastAccessMs: s.lastAccessMs,
+      fork: s.meta.fork ?? null,
+      forkRefs: meta.forkRefs ?? 0,
+      gone: meta.softDeleted === true || isExpired(s, this.#now()),
+      writerSeq: meta.writerSeq ?? null,
     };
   }
 

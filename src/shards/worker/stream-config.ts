@@ -13,7 +13,7 @@ import { type SchemaRegistry } from '../schema-registry';
 import { type ConfigureParams, type CreateParams } from '../types';
 import { type StreamMeta } from './stream-state';
 
-type ConfigFields = Pick<StreamMeta, 'schema' | 'schemaValidate' | 'kafkaTopic'>;
+type ConfigFields = Pick<StreamMeta, 'schema' | 'schemaValidate' | 'kafkaTopic' | 'idleTtlSeconds' | 'fork'>;
 
 function checkBinding(schema: string | null, validate: boolean, registry: SchemaRegistry | undefined): void {
   if (validate && schema === null) throw new SvcError('invalid_parameter', 'Svc-Schema-Validate: true needs Svc-Schema');
@@ -29,6 +29,8 @@ export function createConfig(p: CreateParams, registry: SchemaRegistry | undefin
   if (schema !== null) out.schema = schema;
   if (validate) out.schemaValidate = true;
   if (p.kafkaTopic != null) out.kafkaTopic = p.kafkaTopic;
+  if (p.idleTtlSeconds != null) out.idleTtlSeconds = p.idleTtlSeconds;
+  if (p.fork != null) out.fork = p.fork;
   return out;
 }
 
@@ -42,6 +44,9 @@ export function planConfig(meta: StreamMeta, p: ConfigureParams, registry: Schem
   if (p.schemaValidate !== undefined && p.schemaValidate !== (meta.schemaValidate ?? false)) patch.schemaValidate = p.schemaValidate;
   if (p.kafkaTopic !== undefined && p.kafkaTopic !== (meta.kafkaTopic ?? null)) patch.kafkaTopic = p.kafkaTopic;
   if (p.ttlSeconds !== undefined && p.ttlSeconds !== meta.ttlSeconds) patch.ttlSeconds = p.ttlSeconds;
+  // The count itself is logged, not the delta, so replaying a CONFIG frame twice changes nothing.
+  if (p.forkRefsDelta !== undefined && p.forkRefsDelta !== 0) patch.forkRefs = Math.max(0, (meta.forkRefs ?? 0) + p.forkRefsDelta);
+  if (p.softDeleted !== undefined && p.softDeleted !== (meta.softDeleted ?? false)) patch.softDeleted = p.softDeleted;
   const next = { ...meta, ...patch };
   // A schema named again is checked again, even when it is the one bound: it must still exist.
   const schema = next.schema ?? null;

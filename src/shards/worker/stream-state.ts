@@ -6,6 +6,7 @@
  * side by side, and a chunk that starts where the previous one ended is merged into it,
  * so a stream written alone is one chunk per segment and a read is one pread.
  */
+import { type ForkInfo } from '../types';
 import { type ProducerTable } from './producers';
 
 export interface Chunk {
@@ -30,6 +31,16 @@ export interface StreamMeta {
   schemaValidate?: boolean;
   /** Kafka topic set explicitly (Svc-Kafka-Topic); absent or null means derived from the name. */
   kafkaTopic?: string | null;
+  /** Sliding lifetime (Durable Streams Stream-TTL), seconds; absent or null when none. */
+  idleTtlSeconds?: number | null;
+  /** A fork: seqs below fork.seq are read from the source; the stream's own start there. */
+  fork?: ForkInfo | null;
+  /** Forks reading this stream (set by CONFIG frames; absent means 0). */
+  forkRefs?: number;
+  /** Deleted while forks read it (CONFIG frame). */
+  softDeleted?: boolean;
+  /** Last Durable Streams writer sequence (Stream-Seq), written by a CONFIG frame beside the data. */
+  writerSeq?: string;
 }
 
 export interface StreamState {
@@ -48,6 +59,11 @@ export interface StreamState {
   startSeq: number;
   /** Last record timestamp handed out: timestamps never go backwards within a stream. */
   lastTs: number;
+  /**
+   * Last read or append (unix ms): renews `meta.idleTtlSeconds`. Kept with the checkpoint, not
+   * logged: a crash can lose the renewals of the last checkpoint interval, never an append's.
+   */
+  lastAccessMs: number;
   chunks: Chunk[];
   /** The CREATE frame is durable. */
   durable: boolean;
@@ -60,15 +76,18 @@ export interface StreamState {
 }
 
 export function newStreamState(id: number, meta: StreamMeta): StreamState {
+  // A fork's own records start at its fork point.
+  const base = meta.fork?.seq ?? 0;
   return {
     id,
     meta,
     closing: false,
     closed: false,
-    assignedSeq: 0,
-    nextSeq: 0,
-    startSeq: 0,
+    assignedSeq: base,
+    nextSeq: base,
+    startSeq: base,
     lastTs: 0,
+    lastAccessMs: meta.createdAtMs,
     chunks: [],
     durable: false,
     deleted: false,
@@ -116,5 +135,16 @@ export function dropChunksBelow(s: StreamState, seq: number): Chunk[] {
 }
 
 export function isExpired(s: StreamState, now: number): boolean {
-  return s.meta.expiresAtMs !== null && s.meta.expiresAtMs <= now;
+  if (s.meta.expiresAtMs !== null && s.meta.expiresAtMs <= now) return true;
+  const idle = s.meta.idleTtlSeconds ?? null;
+  return idle !== null && s.lastAccessMs + idle * 1000 <= now;
+}
+
+/**
+ * Deleted or expired while forks still read it: kept for them, invisible to everything else
+ * (Durable Streams answers 410). Once the last fork lets go it is deleted.
+ */
+export function isGone(s: StreamState, now: number): boolean {
+  if ((s.meta.forkRefs ?? 0) === 0) return false;
+  return s.meta.softDeleted === true || isExpired(s, now);
 }

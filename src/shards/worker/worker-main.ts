@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { type ErrorData, SvcError } from '../../errors';
 import { type SchemaControl, type SchemaDocument, SchemaRegistry, applySchemaControl } from '../schema-registry';
-import { type AppendParams, type BatchLimits, type ConfigureParams, type CreateParams, type ListParams, type ReadParams, type TailEvent, type TrimParams } from '../types';
+import { type AppendParams, type BatchLimits, type ConfigureParams, type CreateParams, type HeadParams, type ListParams, type ReadParams, type TailEvent, type TrimParams } from '../types';
 import { type Entry, Op, Status, packEntries, unpackEntries, unpackRecords } from '../wire';
 import { openRocksStore } from './rocks-store';
 import { SegmentLog } from './segment-log';
@@ -91,7 +91,10 @@ function handle(e: Entry, shard: Shard): void {
       // The batches are stored as they are: copy them out of the transferred message buffer.
       const batches = p.kind === 'batches' && e.data !== null ? Buffer.from(e.data) : null;
       const jsonBatch = p.kind === 'json' ? (e.data ?? Buffer.alloc(0)) : null;
-      return shard.append({ name: p.name, contentType: p.contentType, close: p.close, records, batches, jsonBatch, producer: p.producer ?? null, matchSeq: p.matchSeq ?? null }, reply);
+      return shard.append(
+        { name: p.name, contentType: p.contentType, close: p.close, records, batches, jsonBatch, producer: p.producer ?? null, matchSeq: p.matchSeq ?? null, writerSeq: p.writerSeq ?? null },
+        reply,
+      );
     }
     case Op.Trim:
       return shard.trim(e.meta as TrimParams, reply);
@@ -103,7 +106,7 @@ function handle(e: Entry, shard: Shard): void {
       return ok(e.id, e.shard, meta, body);
     }
     case Op.Head:
-      return ok(e.id, e.shard, shard.head((e.meta as { name: string }).name));
+      return ok(e.id, e.shard, shard.head(e.meta as HeadParams));
     case Op.List:
       return ok(e.id, e.shard, shard.list(e.meta as ListParams));
     case Op.Stats:

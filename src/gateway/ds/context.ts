@@ -1,0 +1,24 @@
+/** What the Durable Streams listener's handlers share. */
+import { type ShardClient } from '../../shards';
+import { type LiveWaiters } from '../svc/live-waiters';
+import { type Subscriptions } from './subscriptions';
+
+export interface DsContext {
+  shards: ShardClient;
+  live: LiveWaiters;
+  /** Largest message (record) body, bytes. */
+  maxRecordBytes: number;
+  /** Longest stream name, UTF-8 bytes. */
+  maxStreamNameBytes: number;
+  /** Most messages one JSON append may carry. */
+  maxBatchRecords: number;
+  /** Byte budget of a catch-up page. */
+  readBytes: number;
+  /** An SSE response is ended after this long so that clients reconnect (and caches can collapse them), ms. */
+  sseReconnectMs: number;
+  /** The `__ds` subscription APIs, or null when they are off. */
+  subscriptions: Subscriptions | null;
+}
+
+/** Streams live under this path on the Durable Streams listener: `/v1/stream/orders` is the stream `/orders`. */
+export const STREAM_BASE = '/v1/stream';

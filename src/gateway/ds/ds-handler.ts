@@ -1,0 +1,73 @@
+/**
+ * The Durable Streams listener (`--protocol ds`, `--ds-listen`): routes requests, puts the
+ * browser and CORS headers on every response, and maps errors to the protocol's plain-text
+ * answers. Streams are at `/v1/stream/{name}` (the stream `/{name}` of the node), the
+ * subscription APIs at `/v1/stream/__ds/…`.
+ */
+import { SvcError } from '../../errors';
+import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { type InFlight } from '../in-flight';
+import { parseStreamName } from '../svc/params';
+import { type Reply } from '../svc/write-handlers';
+import { STREAM_BASE, type DsContext } from './context';
+import { COMMON_HEADERS, PREFLIGHT_HEADERS } from './ds-headers';
+import { toDsError } from './ds-errors';
+import { readDsStream } from './ds-read';
+import { appendDs, createDsStream, deleteDs, headDs } from './ds-write';
+
+const SUBSCRIPTIONS_PREFIX = `${STREAM_BASE}/__ds/`;
+
+export function createDsHandler(ctx: DsContext, inFlight: InFlight): RequestHandler {
+  return (req: HttpRequest, res: HttpResponse): void => {
+    if (inFlight.closing) {
+      send(res, req, { status: 503, headers: [['connection', 'close'], ['content-type', 'text/plain; charset=utf-8']], body: 'the node is shutting down' });
+      return;
+    }
+    inFlight.begin();
+    route(ctx, req, res)
+      .then(
+        (r) => send(res, req, r),
+        (err: unknown) => send(res, req, toDsError(err)),
+      )
+      .finally(() => inFlight.end());
+  };
+}
+
+function send(res: HttpResponse, req: HttpRequest, r: Reply | null): void {
+  if (r === null || res.aborted) return;
+  const headers: HeaderList = [...COMMON_HEADERS, ...r.headers];
+  res.send(r.status, headers, req.method === 'HEAD' || r.status === 204 || r.status === 304 ? undefined : r.body);
+}
+
+async function route(ctx: DsContext, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
+  if (req.method === 'OPTIONS') return { status: 204, headers: PREFLIGHT_HEADERS.slice(COMMON_HEADERS.length) };
+  if (req.path.startsWith(SUBSCRIPTIONS_PREFIX)) return subscriptions(ctx, req);
+  if (!req.path.startsWith(STREAM_BASE + '/')) throw new SvcError('not_found', `streams are under ${STREAM_BASE}/`);
+  const name = parseStreamName(req.path.slice(STREAM_BASE.length), ctx.maxStreamNameBytes);
+  switch (req.method) {
+    case 'PUT':
+      return createDsStream(ctx, name, req);
+    case 'POST':
+      return appendDs(ctx, name, req);
+    case 'GET':
+      return readDsStream(ctx, name, req, res);
+    case 'HEAD':
+      return headDs(ctx, name);
+    case 'DELETE':
+      return deleteDs(ctx, name);
+    default:
+      throw new SvcError('method_not_allowed', `${req.method} is not allowed on a stream`);
+  }
+}
+
+async function subscriptions(ctx: DsContext, req: HttpRequest): Promise<Reply> {
+  if (ctx.subscriptions === null) throw new SvcError('not_found', 'subscriptions are not enabled on this listener');
+  const r = await ctx.subscriptions.handle({
+    method: req.method,
+    subpath: req.path.slice(SUBSCRIPTIONS_PREFIX.length),
+    headers: { ...req.headers },
+    body: req.body,
+    streamBaseUrl: `http://${req.headers['host'] ?? 'localhost'}${STREAM_BASE}/`,
+  });
+  return { status: r.status, headers: Object.entries(r.headers), body: r.body };
+}

@@ -1,0 +1,123 @@
+/**
+ * GET on a Durable Streams stream (PROTOCOL.md "Read"): catch-up, long-poll; SSE is in ds-sse.ts.
+ *
+ * - Catch-up: 200 with the messages from `offset` (the whole rest of the stream up to the page
+ *   budget), `Stream-Next-Offset`, an ETag, `Stream-Up-To-Date` only when the page reaches the
+ *   tail and `Stream-Closed` only when the stream is closed and read to its end. At the tail: an
+ *   empty body (`[]` for JSON). `offset=now`: the tail, never cached.
+ * - Long-poll: as catch-up when there is something to answer; otherwise wait for the tail to move
+ *   (the same LiveWaiters as the Svc listener's long-polls), then answer, or 204 on the timeout.
+ */
+import { SvcError } from '../../errors';
+import { mediaType } from '../../shards';
+import { type HttpRequest, type HttpResponse } from '../http/engine';
+import { LongPoll } from '../svc/long-poll';
+import { parseQuery } from '../svc/params';
+import { type Reply } from '../svc/write-handlers';
+import { type DsContext } from './context';
+import { nextCursor } from './cursor';
+import { H } from './ds-headers';
+import { readDsSse } from './ds-sse';
+import { type DsFormat, type DsPage, readPage } from './fork-reads';
+import { formatOffset, parseOffset } from './offsets';
+
+export interface ReadRequest {
+  /** -1: the tail (`offset=now`). */
+  seq: number;
+  offsetNow: boolean;
+  live: 'long-poll' | 'sse' | null;
+  cursor: string | undefined;
+}
+
+export function parseReadRequest(req: HttpRequest): ReadRequest {
+  const q = parseQuery(req.query);
+  const offset = q.get('offset');
+  if (offset === '') throw new SvcError('invalid_parameter', 'offset is empty');
+  const live = q.get('live');
+  if (live !== undefined && live !== 'long-poll' && live !== 'sse') throw new SvcError('invalid_parameter', `live must be long-poll or sse, not ${live}`);
+  if (live !== undefined && offset === undefined) throw new SvcError('invalid_parameter', `live=${live} needs an offset`);
+  return { seq: parseOffset(offset), offsetNow: offset === 'now', live: live ?? null, cursor: q.get('cursor') };
+}
+
+export function formatOf(contentType: string): DsFormat {
+  return mediaType(contentType) === 'application/json' ? 'json-array' : 'raw';
+}
+
+export async function readDsStream(ctx: DsContext, name: string, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
+  const rr = parseReadRequest(req);
+  // The format depends on the stream's content type: ask the shard once (a HEAD costs one hop and no read).
+  const info = await ctx.shards.head(name);
+  const format = formatOf(info.contentType);
+  if (rr.live === 'sse') return readDsSse(ctx, name, format, rr, req, res);
+  const first = await readPage(ctx.shards, name, rr.seq, format, ctx.readBytes);
+  if (rr.live === null) return catchUp(first, rr, req);
+  if (first.count > 0 || first.closed) return liveAnswer(first, rr);
+  return waitAndAnswer(ctx, name, format, first, rr, res);
+}
+
+function catchUp(p: DsPage, rr: ReadRequest, req: HttpRequest): Reply {
+  const headers = pageHeaders(p);
+  if (rr.offsetNow) {
+    headers.push(['cache-control', 'no-store']);
+    return { status: 200, headers, body: p.body };
+  }
+  // The answer depends on where the read started and what it reached; it changes when the stream closes.
+  const etag = `"${p.streamId.toString(36)}.${rr.seq.toString(36)}.${p.nextSeq.toString(36)}${p.closed ? '.c' : ''}"`;
+  headers.push(['etag', etag], ['cache-control', p.upToDate ? 'no-cache' : 'public, max-age=60, stale-while-revalidate=300']);
+  if (req.headers['if-none-match'] === etag) return { status: 304, headers };
+  return { status: 200, headers, body: p.body };
+}
+
+function liveAnswer(p: DsPage, rr: ReadRequest): Reply {
+  const headers = pageHeaders(p);
+  if (!p.closed) headers.push([H.cursor, nextCursor(rr.cursor)]);
+  headers.push(['cache-control', 'no-cache']);
+  return { status: 200, headers, body: p.body };
+}
+
+export function pageHeaders(p: DsPage): Array<[string, string]> {
+  const headers: Array<[string, string]> = [
+    ['content-type', p.contentType],
+    [H.nextOffset, formatOffset(p.nextSeq)],
+  ];
+  if (p.upToDate) headers.push([H.upToDate, 'true']);
+  if (p.closed) headers.push([H.closed, 'true']);
+  return headers;
+}
+
+async function waitAndAnswer(ctx: DsContext, name: string, format: DsFormat, first: DsPage, rr: ReadRequest, res: HttpResponse): Promise<Reply | null> {
+  const live = ctx.live;
+  const at = first.nextSeq;
+  const timedOut = (): Reply => ({
+    status: 204,
+    headers: [
+      [H.nextOffset, formatOffset(at)],
+      [H.upToDate, 'true'],
+      [H.cursor, nextCursor(rr.cursor)],
+      ['cache-control', 'no-cache'],
+    ],
+  });
+  if (live.closed) return timedOut();
+  const poll = new LongPoll(at, first.streamId);
+  const watch = live.join(name);
+  live.add(poll);
+  res.onAborted(() => poll.settle('aborted'));
+  const timer = setTimeout(() => poll.settle('timeout'), live.longPollTimeoutMs);
+  try {
+    for (;;) {
+      const outcome = poll.next();
+      live.wait(watch, poll);
+      const o = await outcome;
+      live.cancel(watch, poll);
+      if (o === 'aborted') return null;
+      if (o !== 'due') return timedOut();
+      const p = await readPage(ctx.shards, name, at, format, ctx.readBytes);
+      if (p.streamId !== first.streamId) throw new SvcError('not_found', `stream ${name} was deleted`);
+      if (p.count > 0 || p.closed) return liveAnswer(p, rr);
+    }
+  } finally {
+    clearTimeout(timer);
+    live.remove(poll);
+    live.leave(watch);
+  }
+}
