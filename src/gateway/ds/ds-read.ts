@@ -51,7 +51,8 @@ export async function readDsStream(ctx: DsContext, name: string, req: HttpReques
   if (rr.live === 'sse') return readDsSse(ctx, name, format, rr, req, res);
   const first = await readPage(ctx.shards, name, rr.seq, format, ctx.readBytes);
   if (rr.live === null) return catchUp(first, rr, req);
-  if (first.count > 0 || first.closed) return liveAnswer(first, rr);
+  if (first.count > 0) return liveAnswer(first, rr);
+  if (first.closed) return closedAtTail(first);
   return waitAndAnswer(ctx, name, format, first, rr, res);
 }
 
@@ -73,6 +74,19 @@ function liveAnswer(p: DsPage, rr: ReadRequest): Reply {
   if (!p.closed) headers.push([H.cursor, nextCursor(rr.cursor)]);
   headers.push(['cache-control', 'no-cache']);
   return { status: 200, headers, body: p.body };
+}
+
+/** A long-poll at the end of a closed stream: nothing will ever come; answered at once. */
+function closedAtTail(p: DsPage): Reply {
+  return {
+    status: 204,
+    headers: [
+      [H.nextOffset, formatOffset(p.nextSeq)],
+      [H.upToDate, 'true'],
+      [H.closed, 'true'],
+      ['cache-control', 'no-cache'],
+    ],
+  };
 }
 
 export function pageHeaders(p: DsPage): Array<[string, string]> {
@@ -113,7 +127,8 @@ async function waitAndAnswer(ctx: DsContext, name: string, format: DsFormat, fir
       if (o !== 'due') return timedOut();
       const p = await readPage(ctx.shards, name, at, format, ctx.readBytes);
       if (p.streamId !== first.streamId) throw new SvcError('not_found', `stream ${name} was deleted`);
-      if (p.count > 0 || p.closed) return liveAnswer(p, rr);
+      if (p.count > 0) return liveAnswer(p, rr);
+      if (p.closed) return closedAtTail(p);
     }
   } finally {
     clearTimeout(timer);

@@ -33,7 +33,7 @@ function encodingOf(contentType: string): Encoding {
 function dataEvent(body: Buffer, enc: Encoding): string {
   const text = enc === 'base64' ? body.toString('base64') : body.toString('utf8');
   const lines = text.split(/\r\n|\r|\n/);
-  return `event: data\n${lines.map((l) => `data: ${l}`).join('\n')}\n\n`;
+  return `event: data\n${lines.map((l) => `data:${l}`).join('\n')}\n\n`;
 }
 
 function controlEvent(p: DsPage, cursor: string | undefined): string {
@@ -41,7 +41,7 @@ function controlEvent(p: DsPage, cursor: string | undefined): string {
   if (p.closed) c['streamClosed'] = true;
   else c['streamCursor'] = nextCursor(cursor);
   if (p.upToDate) c['upToDate'] = true;
-  return `event: control\ndata: ${JSON.stringify(c)}\n\n`;
+  return `event: control\ndata:${JSON.stringify(c)}\n\n`;
 }
 
 export async function readDsSse(ctx: DsContext, name: string, format: DsFormat, rr: ReadRequest, _req: HttpRequest, res: HttpResponse): Promise<Reply | null> {

@@ -104,6 +104,7 @@ export async function appendDs(ctx: DsContext, name: string, req: HttpRequest): 
     // A retry of an accepted append: nothing written; the producer's highest accepted sequence.
     headers.push([H.producerEpoch, String(producer!.epoch)], [H.producerSeq, String(r.producerLastSeq ?? producer!.seq)]);
     if (r.nextSeq >= 0) headers.push([H.nextOffset, formatOffset(r.nextSeq)]);
+    if (r.closed) headers.push([H.closed, 'true']);
     return { status: 204, headers };
   }
   headers.push([H.nextOffset, formatOffset(r.nextSeq)]);
@@ -111,7 +112,8 @@ export async function appendDs(ctx: DsContext, name: string, req: HttpRequest): 
   ctx.subscriptions?.onStreamChanged(name.slice(1), formatOffset(r.nextSeq));
   if (producer !== null) {
     headers.push([H.producerEpoch, String(producer.epoch)], [H.producerSeq, String(producer.seq)]);
-    return { status: 200, headers };
+    // A producer's close without a body acknowledges like any close: 204.
+    return { status: records.length > 0 ? 200 : 204, headers };
   }
   return { status: 204, headers };
 }

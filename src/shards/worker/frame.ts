@@ -5,7 +5,7 @@
  *   4  u32 crc32c   CRC-32C of bytes 8 .. end
  *   8  u8  type     FrameType
  *   9  u32 streamId the shard-local stream id (never reused, so a deleted stream's frames are inert)
- *  13  payload      DATA: one Kafka RecordBatch v2; CREATE/CONFIG: JSON; TRIM: f64 seq; DELETE/SEAL: empty
+ *  13  payload      DATA: one Kafka RecordBatch v2; CREATE/CONFIG: JSON; TRIM: f64 seq; DELETE: empty; SEAL: empty, or JSON naming the idempotent producer that sealed
  *
  * The RecordBatch carries its own CRC, but it does not cover the base offset and the frame
  * header, and recovery needs to find a torn tail whatever was torn, so the frame has its own.

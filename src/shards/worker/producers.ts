@@ -38,6 +38,13 @@ export interface ProducerState {
   acks: ProducerAck[];
 }
 
+/** An idempotent producer's seal without records: the SEAL frame's payload (JSON), replayed like a batch header. */
+export interface SealProducer {
+  key: string;
+  epoch: number;
+  ack: ProducerAck;
+}
+
 /** Producer key (the 64-bit producer id as a decimal string) → state, in least-recently-written order. */
 export type ProducerTable = Map<string, ProducerState>;
 

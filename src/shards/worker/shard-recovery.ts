@@ -21,7 +21,7 @@ import {
 } from './catalog-codec';
 import { FrameType, parseFrame } from './frame';
 import { type KvOp, type KvStore } from './kv-store';
-import { DEFAULT_MAX_PRODUCERS, cloneProducers, decodeProducers, isHttpProducerId, recordProducer } from './producers';
+import { DEFAULT_MAX_PRODUCERS, type SealProducer, cloneProducers, decodeProducers, isHttpProducerId, recordProducer } from './producers';
 import { type SegmentLog } from './segment-log';
 import { type StreamMeta, type StreamState, addChunk, dropChunksBelow, newStreamState } from './stream-state';
 
@@ -142,6 +142,10 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
         return;
       case FrameType.Seal:
         s.closed = s.closing = true;
+        if (payload.length > 0) {
+          const sp = JSON.parse(payload.toString()) as SealProducer;
+          recordProducer(s.durableProducers, sp.key, sp.epoch, sp.ack, maxProducers);
+        }
         return;
       case FrameType.Config:
         s.meta = { ...s.meta, ...(JSON.parse(payload.toString()) as Partial<StreamMeta>) };

@@ -46,7 +46,7 @@ import {
 import { CHECKPOINT_KEY, delChunk, encodeCheckpoint, encodeStream, putChunk, streamKey } from './catalog-codec';
 import { FrameType, encodeFrame, encodeTrimPayload } from './frame';
 import { type KvOp, type KvStore } from './kv-store';
-import { DEFAULT_MAX_PRODUCERS, checkProducer, isHttpProducerId, producerIdOf, recordProducer } from './producers';
+import { DEFAULT_MAX_PRODUCERS, type SealProducer, checkProducer, isHttpProducerId, producerIdOf, recordProducer } from './producers';
 import { type Group, GroupCommit, type Reply } from './group-commit';
 import { compareNames, mediaType } from '../names';
 import { type Location, type SegmentLog } from './segment-log';
@@ -177,8 +177,8 @@ export class Shard {
     const producer = p.producer ?? null;
     let producerId: bigint | null = null;
     if (producer !== null) {
-      if (p.batches !== null || !hasData) {
-        return reply(new SvcError('bad_request', 'producer headers apply to appends of records: a single record or a JSON batch'));
+      if (p.batches !== null || (!hasData && !p.close)) {
+        return reply(new SvcError('bad_request', 'producer headers apply to appends of records (a single record or a JSON batch) and to a seal'));
       }
       producerId = producerIdOf(producer.id);
       const c = checkProducer(s.producers, producerId.toString(), producer.epoch, producer.seq);
@@ -229,12 +229,15 @@ export class Shard {
     }
     const pb = producer !== null && producerId !== null ? { producerId, producerEpoch: producer.epoch, baseSequence: producer.seq } : null;
     const ts = records !== null && records.length > 0 ? this.#appendRecords(s, records, pb) : this.#stamp(s);
+    const hasRecords = (records !== null && records.length > 0) || batches.length > 0;
     for (const b of batches) this.#appendBatch(s, b);
     // Logged right after the data, in the same group: replay sees both or, after a torn write, neither the sequence without its data.
     if (writerSeq !== null) this.#configure(s, { ...this.#metaOf(s), writerSeq }, { writerSeq });
-    if (p.close) this.#seal(s);
-    this.#touch(s);
     const next = s.assignedSeq;
+    // A producer's seal without records carries the producer in the SEAL frame (there is no batch header to hold it).
+    const sealProducer = pb !== null && !hasRecords ? { key: pb.producerId.toString(), epoch: pb.producerEpoch, ack: { seq: pb.baseSequence, start, next, ts } } : null;
+    if (p.close) this.#seal(s, sealProducer);
+    this.#touch(s);
     if (pb !== null) {
       const ack = { seq: pb.baseSequence, start, next, ts };
       recordProducer(s.producers, pb.producerId.toString(), pb.producerEpoch, ack, this.#opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
@@ -551,10 +554,12 @@ export class Shard {
     return batches;
   }
 
-  #seal(s: StreamState): void {
+  #seal(s: StreamState, producer: SealProducer | null = null): void {
     s.closing = true;
-    this.#commit.enqueue(s, encodeFrame(FrameType.Seal, s.id, null), () => {
+    const payload = producer === null ? null : Buffer.from(JSON.stringify(producer));
+    this.#commit.enqueue(s, encodeFrame(FrameType.Seal, s.id, payload), () => {
       s.closed = true;
+      if (producer !== null) recordProducer(s.durableProducers, producer.key, producer.epoch, producer.ack, this.#opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
       this.#dirty.add(s);
     });
   }
