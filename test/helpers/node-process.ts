@@ -13,6 +13,8 @@ export const MAIN = path.join(ROOT, 'dist', 'main.js');
 export interface NodeProcess {
   url: string;
   adminUrl: string | null;
+  /** The Durable Streams listener beside the Svc one (--ds-listen), or null. */
+  dsUrl: string | null;
   dataDir: string;
   proc: ChildProcess;
   /** Everything the process printed so far. */
@@ -45,12 +47,12 @@ export async function startNode(o: StartOptions = {}): Promise<NodeProcess> {
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
 
-  const started_ = await new Promise<{ listen: string; admin: string | null }>((resolve, reject) => {
+  const started_ = await new Promise<{ listen: string; admin: string | null; ds?: string | null }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`node did not start in time:\n${out}`)), 20000);
     const check = (): void => {
       for (const line of out.split('\n')) {
         if (!line.includes('"node started"')) continue;
-        const j = JSON.parse(line) as { listen: string; admin: string | null };
+        const j = JSON.parse(line) as { listen: string; admin: string | null; ds?: string | null };
         clearTimeout(timer);
         resolve(j);
         return;
@@ -65,6 +67,7 @@ export async function startNode(o: StartOptions = {}): Promise<NodeProcess> {
   const node: NodeProcess = {
     url: `http://${started_.listen}`,
     adminUrl: started_.admin === null ? null : `http://${started_.admin}`,
+    dsUrl: started_.ds == null ? null : `http://${started_.ds}`,
     dataDir,
     proc,
     output: () => out,
