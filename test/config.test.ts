@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CONFIG_FIELDS, isLoopback, loadConfig, type Config } from '../src/config';
+import { CONFIG_FIELDS, dsListenAddress, isLoopback, loadConfig, type Config } from '../src/config';
 
 let dir: string;
 beforeAll(() => {
@@ -32,6 +32,10 @@ describe('defaults', () => {
   it('gives the embedded defaults with no flags, environment or file', () => {
     expect(ok([])).toEqual({
       listen: { host: '127.0.0.1', port: 4437 },
+      protocol: 'svc',
+      dsListen: '',
+      sseReconnectMs: 60_000,
+      dsSubscriptions: true,
       adminListen: { host: '127.0.0.1', port: 9090 },
       admin: true,
       auth: 'off',
@@ -162,6 +166,25 @@ describe('errors', () => {
     expect(errors([], { SVC_READ_DEFAULT_BYTES: '100', SVC_READ_MAX_BYTES: '10' })).toEqual([
       'SVC_READ_DEFAULT_BYTES: must not exceed --read-max-bytes (100 > 10)',
     ]);
+  });
+});
+
+describe('the Durable Streams listener settings', () => {
+  it('takes --protocol ds, a --ds-listen address and the SSE reconnect interval', () => {
+    const c = ok(['--protocol', 'ds', '--ds-listen', '127.0.0.1:4438', '--sse-reconnect-ms', '5000', '--no-ds-subscriptions']);
+    expect([c.protocol, dsListenAddress(c), c.sseReconnectMs, c.dsSubscriptions]).toEqual(['ds', { host: '127.0.0.1', port: 4438 }, 5000, false]);
+    expect(dsListenAddress(ok([]))).toBeNull();
+  });
+
+  it('refuses a protocol it does not speak and a --ds-listen that is not host:port', () => {
+    expect(errors(['--protocol', 'kafka'])).toEqual(['--protocol: must be one of svc, ds (got "kafka")']);
+    expect(errors(['--ds-listen', 'nowhere'])).toHaveLength(1);
+    expect(errors(['--ds-listen', 'nowhere'])[0]).toMatch(/^--ds-listen: /);
+  });
+
+  it('holds --ds-listen to the loopback rule while auth is off', () => {
+    expect(errors(['--ds-listen', '0.0.0.0:4438'])[0]).toMatch(/^--ds-listen: 0\.0\.0\.0 is not a loopback address; auth is off/);
+    expect(ok(['--ds-listen', '0.0.0.0:4438', '--insecure-allow-remote']).dsListen).toBe('0.0.0.0:4438');
   });
 });
 
