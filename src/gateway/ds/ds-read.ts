@@ -39,17 +39,34 @@ export function parseReadRequest(req: HttpRequest): ReadRequest {
   return { seq: parseOffset(offset), offsetNow: offset === 'now', live: live ?? null, cursor: q.get('cursor') };
 }
 
+/** Read format by stream name (bounded: cleared when full, it only saves a hop). */
+const FORMATS = new Map<string, DsFormat>();
+const FORMATS_MAX = 100_000;
+
+function remember(name: string, contentType: string): DsFormat {
+  if (FORMATS.size >= FORMATS_MAX) FORMATS.clear();
+  const f = formatOf(contentType);
+  FORMATS.set(name, f);
+  return f;
+}
+
 export function formatOf(contentType: string): DsFormat {
   return mediaType(contentType) === 'application/json' ? 'json-array' : 'raw';
 }
 
 export async function readDsStream(ctx: DsContext, name: string, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
   const rr = parseReadRequest(req);
-  // The format depends on the stream's content type: ask the shard once (a HEAD costs one hop and no read).
-  const info = await ctx.shards.head(name);
-  const format = formatOf(info.contentType);
-  if (rr.live === 'sse') return readDsSse(ctx, name, format, rr, req, res);
-  const first = await readPage(ctx.shards, name, rr.seq, format, ctx.readBytes);
+  // The format depends on the stream's content type, which never changes while the stream lives:
+  // remembered per name, so a read is one hop; a stale guess (the name was recreated) is read again.
+  // SSE is long-lived: one HEAD more is nothing, and its format is then certain.
+  if (rr.live === 'sse') return readDsSse(ctx, name, remember(name, (await ctx.shards.head(name)).contentType), rr, req, res);
+  let format = FORMATS.get(name);
+  if (format === undefined) format = remember(name, (await ctx.shards.head(name)).contentType);
+  let first = await readPage(ctx.shards, name, rr.seq, format, ctx.readBytes);
+  if (formatOf(first.contentType) !== format) {
+    format = remember(name, first.contentType);
+    first = await readPage(ctx.shards, name, rr.seq, format, ctx.readBytes);
+  }
   if (rr.live === null) return catchUp(first, rr, req);
   if (first.count > 0) return liveAnswer(first, rr);
   if (first.closed) return closedAtTail(first);
