@@ -11,7 +11,7 @@
 import { SvcError } from '../../errors';
 import { mediaType } from '../../shards';
 import { type HttpRequest, type HttpResponse } from '../http/engine';
-import { LongPoll } from '../svc/long-poll';
+import { waitAtTail } from '../svc/long-poll';
 import { parseQuery } from '../svc/params';
 import { type Reply } from '../svc/write-handlers';
 import { type DsContext } from './context';
@@ -129,27 +129,12 @@ async function waitAndAnswer(ctx: DsContext, name: string, format: DsFormat, fir
     ],
   });
   if (live.closed) return timedOut();
-  const poll = new LongPoll(at, first.streamId);
-  const watch = live.join(name);
-  live.add(poll);
-  res.onAborted(() => poll.settle('aborted'));
-  const timer = setTimeout(() => poll.settle('timeout'), live.longPollTimeoutMs);
-  try {
-    for (;;) {
-      const outcome = poll.next();
-      live.wait(watch, poll);
-      const o = await outcome;
-      live.cancel(watch, poll);
-      if (o === 'aborted') return null;
-      if (o !== 'due') return timedOut();
-      const p = await readPage(ctx.shards, name, at, format, ctx.readBytes);
-      if (p.streamId !== first.streamId) throw new SvcError('not_found', `stream ${name} was deleted`);
-      if (p.count > 0) return liveAnswer(p, rr);
-      if (p.closed) return closedAtTail(p);
-    }
-  } finally {
-    clearTimeout(timer);
-    live.remove(poll);
-    live.leave(watch);
-  }
+  const r = await waitAtTail(live, name, at, first.streamId, res, async () => {
+    const p = await readPage(ctx.shards, name, at, format, ctx.readBytes);
+    if (p.streamId !== first.streamId) throw new SvcError('not_found', `stream ${name} was deleted`);
+    if (p.count > 0) return liveAnswer(p, rr);
+    return p.closed ? closedAtTail(p) : null;
+  });
+  if (r === 'aborted') return null;
+  return r === 'timeout' || r === 'shutdown' ? timedOut() : r;
 }

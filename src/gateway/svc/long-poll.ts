@@ -12,7 +12,7 @@ import { SvcError } from '../../errors';
 import { type ReadFormat, type ReadParams, type ReadResult } from '../../shards';
 import { type HttpResponse } from '../http/engine';
 import { type SvcContext } from './context';
-import { type LiveReader, type Waiter } from './live-waiters';
+import { type LiveReader, type LiveWaiters, type StreamWatch, type Waiter } from './live-waiters';
 import { pageHeaders } from './read-page';
 import { type Reply } from './write-handlers';
 
@@ -48,8 +48,33 @@ export async function longPoll(ctx: SvcContext, res: HttpResponse, p: LongPollPa
   }
   if (live.closed) return noRecords(at.seq, true);
 
-  const poll = new LongPoll(at.seq, at.streamId);
-  const watch = live.join(p.name);
+  const r = await waitAtTail(live, p.name, at.seq, at.streamId, res, async (watch) => {
+    // Throws not_found when the stream was deleted.
+    const page = await live.page(watch, read(at.seq));
+    if (page.streamId !== at.streamId) throw new SvcError('not_found', `stream ${p.name} was deleted`);
+    // The tail moved without bringing records at seq (a trim): wait on.
+    return page.count > 0 || page.closed ? answer(page, p.format) : null;
+  });
+  if (r === 'aborted') return null;
+  if (r === 'timeout' || r === 'shutdown') return noRecords(at.seq, r === 'shutdown');
+  return r;
+}
+
+/**
+ * Wait on stream `name`'s watch at `at` (the reader's next seq) until `due` — called each time the
+ * tail passes `at` — returns an answer, the long-poll timeout passes, the node shuts down or the
+ * client leaves. Shared by the Svc and Durable Streams long-polls.
+ */
+export async function waitAtTail<T>(
+  live: LiveWaiters,
+  name: string,
+  at: number,
+  streamId: number,
+  res: HttpResponse,
+  due: (watch: StreamWatch) => Promise<T | null>,
+): Promise<T | Exclude<Outcome, 'due'>> {
+  const poll = new LongPoll(at, streamId);
+  const watch = live.join(name);
   live.add(poll);
   res.onAborted(() => poll.settle('aborted'));
   const timer = setTimeout(() => poll.settle('timeout'), live.longPollTimeoutMs);
@@ -59,13 +84,9 @@ export async function longPoll(ctx: SvcContext, res: HttpResponse, p: LongPollPa
       live.wait(watch, poll); // may wake the poll at once
       const o = await outcome;
       live.cancel(watch, poll);
-      if (o === 'aborted') return null;
-      if (o !== 'due') return noRecords(poll.seq, o === 'shutdown');
-      // Throws not_found when the stream was deleted.
-      const r = await live.page(watch, read(poll.seq));
-      if (r.streamId !== poll.streamId) throw new SvcError('not_found', `stream ${p.name} was deleted`);
-      if (r.count > 0 || r.closed) return answer(r, p.format);
-      // The tail moved without bringing records at seq (a trim): wait on.
+      if (o !== 'due') return o;
+      const r = await due(watch);
+      if (r !== null) return r;
     }
   } finally {
     clearTimeout(timer);
