@@ -2,7 +2,7 @@
 'use strict';
 // Macro benchmark orchestrator: `npm run perf` (or `node perf/run.js [W1 W2 …]`).
 //
-//   perf/run.js ──┬─ starts one server at a time (Svc, bare uWS, DS memory, DS file),
+//   perf/run.js ──┬─ starts one server at a time (Svc, bare uWS, Svc DS, DS memory, DS file),
 //                 │  each in its own process on 127.0.0.1 with a fresh data dir
 //                 ├─ W1–W3: wrk -t1 -c64 with perf/wrk/*.lua (warm-up, then measured run)
 //                 ├─ W4/W5: preload, then the catch-up reader (perf/lib/reader.js)
@@ -11,7 +11,7 @@
 //
 // Environment: PERF_DURATION (s, default 10, at most 10), PERF_WARMUP (s, default 2),
 // PERF_CONNECTIONS (default 64), PERF_PAGE_BYTES (Svc read page, default 16 MiB: the node's largest page),
-// PERF_SERVERS (comma list to run only some servers, e.g. `svc,ds-mem`),
+// PERF_SERVERS (comma list to run only some servers, e.g. `svc,ds-mem` or `svc-ds,ds-mem,ds-file`),
 // PERF_FANOUT_READERS (W6 SSE readers, default 10000), PERF_FANOUT_POLLERS (W6 long-pollers,
 // default 1000), PERF_FANOUT_RATE (W6 appends per second, default 1000).
 
@@ -60,7 +60,7 @@ function numEnv(name, dflt) {
 async function main() {
   ensurePerfDeps();
   const { haveWrk } = require('./lib/wrk');
-  const { startServer, LABELS } = require('./lib/servers');
+  const { startServer, LABELS, SERVER_IDS } = require('./lib/servers');
   const { WORKLOADS, FANOUT_SSE, FANOUT_POLL, FANOUT_RATE } = require('./lib/workloads');
   const { renderResults, goals } = require('./lib/results');
 
@@ -90,7 +90,12 @@ async function main() {
     fanoutRate: Math.max(1, Math.round(numEnv('PERF_FANOUT_RATE', FANOUT_RATE))),
     workDir: '',
   };
-  const onlyServers = process.env.PERF_SERVERS ? process.env.PERF_SERVERS.split(',').map((s) => s.trim()) : null;
+  const onlyServers = process.env.PERF_SERVERS ? process.env.PERF_SERVERS.split(',').map((s) => s.trim()).filter(Boolean) : null;
+  const unknownServers = (onlyServers || []).filter((s) => !SERVER_IDS.includes(s));
+  if (unknownServers.length) {
+    console.error(`perf: unknown server(s) ${unknownServers.join(', ')} in PERF_SERVERS; choose from ${SERVER_IDS.join(', ')}`);
+    process.exit(2);
+  }
 
   if (order.some((w) => WORKLOADS[w].kind === 'wrk') && !haveWrk()) {
     console.error('perf: `wrk` (HTTP load generator) was not found on PATH.');
@@ -118,7 +123,8 @@ async function main() {
 
   const loadBefore = os.loadavg()[0];
   const results = {};
-  let svcStartError = null;
+  // A Svc node (either protocol) that did not start once is not started again for later workloads.
+  const startErrors = {};
   try {
     for (const wid of order) {
       const w = WORKLOADS[wid];
@@ -128,8 +134,8 @@ async function main() {
       for (const sid of w.servers) {
         if (interrupted) return;
         if (onlyServers && !onlyServers.includes(sid)) continue;
-        if (sid === 'svc' && svcStartError) {
-          wres.rows.push({ server: sid, variant: '', error: `not started: ${svcStartError}` });
+        if (startErrors[sid]) {
+          wres.rows.push({ server: sid, variant: '', error: `not started: ${startErrors[sid]}` });
           console.log(`   ${LABELS[sid]}: skipped (did not start earlier)`);
           continue;
         }
@@ -139,7 +145,7 @@ async function main() {
           server = await startServer(sid, cfg.workDir);
           live.add(server);
         } catch (err) {
-          if (sid === 'svc') svcStartError = err.message.split('\n')[0];
+          if (sid === 'svc' || sid === 'svc-ds') startErrors[sid] = err.message.split('\n')[0];
           wres.rows.push({ server: sid, variant: '', error: err.message });
           console.log(`FAILED to start\n${indent(err.message)}`);
           continue;
@@ -173,9 +179,10 @@ async function main() {
     ['load average (1 min)', `${loadBefore.toFixed(2)} at start, ${os.loadavg()[0].toFixed(2)} at end (other work on the machine skews every figure)`],
     ['Svc commit', gitInfo()],
     ['anchors', 'bare uWebSockets.js (@trufflesuite/uws-js-unofficial); @durable-streams/server 0.3.7 in memory and file mode'],
+    ['Svc DS', 'the same Svc build with `--protocol ds` (otherwise the same flags as Svc), driven with the DS form of every workload like the reference server'],
     ['load generator', `${wrkVersion()}, -t1, ${cfg.connections} connections`],
     ['run length', `${cfg.warmup} s warm-up + ${cfg.duration} s measured per server and workload (reads: one untimed verification pass, then passes for ${cfg.duration} s)`],
-    ['Svc read page', `count and bytes limits of ${cfg.pageBytes} B per request`],
+    ['Svc read page', `count and bytes limits of ${cfg.pageBytes} B per request (Svc DS and DS: no limit in the request; the server's own page)`],
     ['workloads', order.join(', ') + (onlyServers ? ` (servers: ${onlyServers.join(', ')})` : '')],
   ];
   if (order.includes('W6')) {

@@ -5,7 +5,7 @@
 //                                                                         │ one process, one clock:
 //        ┌── N raw TCP connections (node:net): SSE streams or long-poll loops ─┤
 //        └── writer: paced POSTs (undici Pool), ack time per stream position ──┘
-//                                 ──▶ server under test (Svc or the DS reference server)
+//                                 ──▶ server under test (Svc, Svc DS or the DS reference server)
 //
 // Phases, per server and mode:
 //   1. create an empty stream; server RSS (VmRSS from /proc/<pid>/status) with no reader;
@@ -18,9 +18,10 @@
 //   4. drain for up to 8 s, then report p50/p99/max latency, deliveries, drops and peak RSS.
 //
 // Positions: Svc position = seq + 1 (`id:` of a `record` event + 1; a long-poll's Svc-Next-Seq;
-// the append's Svc-Next-Seq). DS position = the byte part of an offset ÷ (record size + 5)
-// (its memory store frames each message with 5 bytes): from `streamNextOffset` in SSE control
-// events, Stream-Next-Offset on long-poll answers and on appends.
+// the append's Svc-Next-Seq). DS position = the second part of an offset ÷ (record size + 5) for
+// the reference server (its memory store counts bytes and frames each message with 5 bytes), the
+// second part itself for Svc's DS listener (it counts records; `offsetUnit: 'records'`): from
+// `streamNextOffset` in SSE control events, Stream-Next-Offset on long-poll answers and on appends.
 //
 // The readers do not parse events fully: per socket chunk they find the last position marker,
 // and every position up to it counts as received at that moment. Events are never split across
@@ -135,7 +136,9 @@ class Histogram {
 
 /** The per-protocol parts: request paths, position markers, ack headers. */
 function protocolOf(o) {
-  const frame = o.recordSize + 5; // DS memory store: 4-byte length + newline per message
+  // DS offsets: the reference memory store counts bytes (4-byte length + newline per message);
+  // Svc's DS listener counts records (offsetUnit 'records').
+  const frame = o.offsetUnit === 'records' ? 1 : o.recordSize + 5;
   const dsPos = (offset) => {
     const i = offset.indexOf('_');
     return i < 0 ? NaN : Math.round(Number(offset.slice(i + 1)) / frame);

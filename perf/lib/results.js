@@ -2,6 +2,8 @@
 // Turns one run's measurements into perf/RESULTS.md: a header describing the run,
 // one table per workload with Svc beside its anchors and Svc ÷ anchor ratio
 // columns, and a Goals section whose PASS/FAIL is computed from this run's figures.
+// Svc is measured twice: on its own protocol (`svc`) and on its Durable Streams listener
+// (`svc-ds`, the same workloads in their DS form); each has its own ratio columns and goals.
 
 const { LABELS } = require('./servers');
 
@@ -26,13 +28,38 @@ function headline(row, kind) {
   return row.payloadMBps;
 }
 
+/**
+ * The product under its two protocols and the anchors each is divided by: `svc` by every other
+ * server of the workload, `svc-ds` by the Durable Streams reference server only (like for like:
+ * the same protocol, requests and readers).
+ */
+const PRODUCTS = ['svc', 'svc-ds'];
+function anchorsOf(product, w) {
+  if (product === 'svc') return w.servers.filter((s) => !PRODUCTS.includes(s));
+  return ['ds-mem', 'ds-file'].filter((s) => w.servers.includes(s));
+}
+
+/** [product, anchor] ratio columns of a workload's table: a product's columns appear when it was measured. */
+function ratioColumns(w, wres) {
+  const cols = [];
+  for (const p of PRODUCTS) {
+    if (!w.servers.includes(p) || !wres || !wres.rows.some((r) => r.server === p)) continue;
+    for (const a of anchorsOf(p, w)) cols.push([p, a]);
+  }
+  return cols;
+}
+
 function findRow(wres, server, variant = '') {
   return wres && wres.rows.find((r) => r.server === server && r.variant === variant);
 }
 
-/** DS read variant compared with a Svc read format: JSON with the JSON stream, raw and binary with the byte stream. */
+/**
+ * DS read variant compared with a Svc read format: JSON with the JSON stream, raw and binary with the
+ * byte stream. Svc DS reads the same DS streams (json, raw), so it maps onto itself.
+ */
 const dsVariantFor = (svcFormat) => (svcFormat === 'json' ? 'json' : 'raw');
 
+/** `svcRow`'s headline ÷ the anchor's (the matching read variant for reads); `svcRow` is a Svc or Svc DS row. */
 function ratio(wres, kind, svcRow, anchorServer) {
   if (!svcRow) return NaN;
   const variant = kind === 'read' ? dsVariantFor(svcRow.variant) : '';
@@ -48,10 +75,10 @@ function errorCell(row) {
 }
 
 function wrkTable(w, wres, isBatch) {
-  const anchors = w.servers.filter((s) => s !== 'svc');
+  const cols = ratioColumns(w, wres);
   const head = ['Server', isBatch ? 'batches/s' : 'req/s'];
   if (isBatch) head.push('records/s');
-  head.push('p50', 'p99', 'errors', ...anchors.map((a) => `Svc ÷ ${LABELS[a]}`));
+  head.push('p50', 'p99', 'errors', ...cols.map(([p, a]) => `${LABELS[p]} ÷ ${LABELS[a]}`));
   const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`];
   for (const s of w.servers) {
     const row = findRow(wres, s);
@@ -63,15 +90,15 @@ function wrkTable(w, wres, isBatch) {
     const cells = [LABELS[s], fmtInt(row.rps)];
     if (isBatch) cells.push(fmtInt(row.recordsPerSec));
     cells.push(fmtUs(row.p50), fmtUs(row.p99), errorCell(row));
-    for (const a of anchors) cells.push(s === 'svc' ? fmtRatio(ratio(wres, 'wrk', row, a)) : '');
+    for (const [p, a] of cols) cells.push(s === p ? fmtRatio(ratio(wres, 'wrk', row, a)) : '');
     lines.push(`| ${cells.join(' | ')} |`);
   }
   return lines.join('\n');
 }
 
 function readTable(w, wres) {
-  const anchors = w.servers.filter((s) => s !== 'svc');
-  const head = ['Server', 'format', 'payload MB/s', 'records/s', 'wire MB/s', 'pages/pass', 'passes', ...anchors.map((a) => `Svc ÷ ${LABELS[a]}`)];
+  const cols = ratioColumns(w, wres);
+  const head = ['Server', 'format', 'payload MB/s', 'records/s', 'wire MB/s', 'pages/pass', 'passes', ...cols.map(([p, a]) => `${LABELS[p]} ÷ ${LABELS[a]}`)];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i < 2 ? '---' : '---:')).join('|')}|`];
   for (const s of w.servers) {
     for (const row of wres.rows.filter((r) => r.server === s)) {
@@ -81,7 +108,7 @@ function readTable(w, wres) {
         continue;
       }
       const cells = [LABELS[s], variant, fmt1(row.payloadMBps), fmtInt(row.recordsPerSec), fmt1(row.wireMBps), fmt1(row.requestsPerPass), String(row.passes)];
-      for (const a of anchors) cells.push(s === 'svc' ? fmtRatio(ratio(wres, 'read', row, a)) : '');
+      for (const [p, a] of cols) cells.push(s === p ? fmtRatio(ratio(wres, 'read', row, a)) : '');
       lines.push(`| ${cells.join(' | ')} |`);
     }
   }
@@ -102,9 +129,12 @@ function fanoutErrors(row) {
   return parts.length ? parts.join(', ') : '0';
 }
 
-/** W6: one row per server and mode; the ratio is Svc ÷ DS on p99 latency (lower is better). */
+/** W6: one row per server and mode; the ratios are Svc ÷ DS and Svc DS ÷ DS on p99 latency (lower is better). */
 function fanoutTable(w, wres) {
-  const head = ['Server', 'readers', 'mode', 'appends/s', 'p50', 'p99', 'max', 'append p50 / p99', 'delivered', 'memory / idle reader', 'peak RSS', 'CPU server / client', 'errors', 'p99 Svc ÷ DS memory'];
+  const products = ratioColumns(w, wres)
+    .filter(([, a]) => a === 'ds-mem')
+    .map(([p]) => p);
+  const head = ['Server', 'readers', 'mode', 'appends/s', 'p50', 'p99', 'max', 'append p50 / p99', 'delivered', 'memory / idle reader', 'peak RSS', 'CPU server / client', 'errors', ...products.map((p) => `p99 ${LABELS[p]} ÷ DS memory`)];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 || i === 2 ? '---' : '---:')).join('|')}|`];
   for (const s of w.servers) {
     for (const row of wres.rows.filter((r) => r.server === s)) {
@@ -113,7 +143,7 @@ function fanoutTable(w, wres) {
         continue;
       }
       const ds = findRow(wres, 'ds-mem', row.variant);
-      const ratioCell = s === 'svc' && ds && !ds.error ? fmtRatio(row.p99 / ds.p99) : '';
+      const ratioCells = products.map((p) => (s === p && ds && !ds.error ? fmtRatio(row.p99 / ds.p99) : ''));
       lines.push(
         `| ${[
           LABELS[s],
@@ -129,7 +159,7 @@ function fanoutTable(w, wres) {
           fmtMiB(row.peakRss),
           `${fmt1(row.serverCpu)} / ${fmt1(row.clientCpu)}`,
           fanoutErrors(row),
-          ratioCell,
+          ...ratioCells,
         ].join(' | ')} |`,
       );
     }
@@ -140,25 +170,25 @@ function fanoutTable(w, wres) {
 /** Goals stated in the design notes; each evaluated on this run's figures only. */
 function goals(results) {
   const out = [];
-  const svcFail = (wres) => {
-    const r = wres && wres.rows.find((x) => x.server === 'svc' && (x.error || x.badStatus > 0));
+  const svcFail = (wres, product = 'svc') => {
+    const r = wres && wres.rows.find((x) => x.server === product && (x.error || x.badStatus > 0));
     if (!r) return null;
-    return r.error ? `Svc failed: ${oneLine(r.error)}` : `Svc answered ${fmtInt(r.badStatus)} requests with non-2xx`;
+    return r.error ? `${LABELS[product]} failed: ${oneLine(r.error)}` : `${LABELS[product]} answered ${fmtInt(r.badStatus)} requests with non-2xx`;
   };
-  function ratioGoal(text, wid, kind, svcVariant, anchor, min) {
+  function ratioGoal(text, wid, kind, svcVariant, anchor, min, product = 'svc') {
     const wres = results[wid];
     if (!wres) return out.push({ text, status: 'NOT RUN', detail: `${wid} was not part of this run` });
-    const fail = svcFail(wres);
-    const svcRow = findRow(wres, 'svc', svcVariant);
+    const fail = svcFail(wres, product);
+    const svcRow = findRow(wres, product, svcVariant);
     const anchorRow = findRow(wres, anchor, kind === 'read' ? dsVariantFor(svcVariant) : '');
     const r = ratio(wres, kind, svcRow, anchor);
     if (!Number.isFinite(r)) {
       let why = fail;
-      if (!why && !svcRow) why = 'Svc was not measured';
+      if (!why && !svcRow) why = `${LABELS[product]} was not measured`;
       if (!why) why = anchorRow ? `${LABELS[anchor]} failed, no ratio` : `${LABELS[anchor]} was not measured`;
       return out.push({ text, status: svcRow || fail ? 'FAIL' : 'NOT RUN', detail: why });
     }
-    const detail = `Svc ÷ ${LABELS[anchor]} = ${fmtRatio(r)} (need ≥ ${min}×)`;
+    const detail = `${LABELS[product]} ÷ ${LABELS[anchor]} = ${fmtRatio(r)} (need ≥ ${min}×)`;
     // Error responses from Svc void the figure, whatever the ratio.
     if (fail) return out.push({ text, status: 'FAIL', detail: `${fail}; ${detail}` });
     out.push({ text, status: r >= min ? 'PASS' : 'FAIL', detail });
@@ -208,6 +238,10 @@ function goals(results) {
       out.push({ text: memText, status: worst < 10 * 1024 ? 'PASS' : 'FAIL', detail: rows.map((r) => `${r.variant} ${fmtKiB(r.memPerReader)}`).join(', ') });
     }
   }
+  // Svc on its Durable Streams listener against the reference server, same protocol and load.
+  ratioGoal('W1: Svc DS durable appends ≥ 5× DS memory mode', 'W1', 'wrk', '', 'ds-mem', 5, 'svc-ds');
+  ratioGoal('W2: Svc DS durable appends (1,000 streams) ≥ 5× DS memory mode', 'W2', 'wrk', '', 'ds-mem', 5, 'svc-ds');
+  ratioGoal('W4: Svc DS raw catch-up (100 B records) ≥ 3× DS memory mode', 'W4', 'read', 'raw', 'ds-mem', 3, 'svc-ds');
   return out;
 }
 
@@ -219,7 +253,9 @@ function renderResults({ meta, workloads, results, order, connections, fanout = 
   md.push('');
   md.push('Every table compares Svc with anchors measured in the same run, on the same machine, with the same');
   md.push('load generator settings. Ratios are Svc ÷ anchor on the headline figure (records/s for writes,');
-  md.push('payload MB/s for reads): above 1× Svc is faster. See perf/README.md for what each workload does.');
+  md.push('payload MB/s for reads): above 1× Svc is faster. "Svc DS" is the same node serving the Durable Streams');
+  md.push('protocol (`--protocol ds`), driven exactly like the DS reference server; its ratio columns are Svc DS ÷ DS.');
+  md.push('See perf/README.md for what each workload does.');
   md.push('');
   md.push('## Run');
   md.push('');

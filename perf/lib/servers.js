@@ -3,6 +3,7 @@
 // own event loop (the load generator and reader client live elsewhere):
 //
 //   svc       node dist/main.js serve ...            (the product, built from src/)
+//   svc-ds    node dist/main.js serve --protocol ds  (the product on the Durable Streams protocol)
 //   bare-uws  node perf/anchors/bare-uws.js          (ceiling for W1/W2)
 //   ds-mem    node perf/lib/ds-server.js             (reference server, in-memory store)
 //   ds-file   node perf/lib/ds-server.js <dataDir>   (reference server, file store)
@@ -15,7 +16,7 @@ const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { freePort, waitForPort, http, parallel } = require('./util');
-const { svcJsonBatch } = require('./bodies');
+const { svcJsonBatch, recordBody } = require('./bodies');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -45,6 +46,9 @@ const DS_PROTO = {
   batchContentType: 'application/json',
   // 'raw' = an application/octet-stream stream, 'json' = an application/json stream.
   readFormats: ['json', 'raw'],
+  // What the second part of an offset counts (W6 turns offsets into stream positions): the
+  // reference memory store's byte position, each message framed with 5 bytes.
+  offsetUnit: 'bytes',
   async create(baseUrl, stream, { json = false } = {}) {
     const res = await http('PUT', baseUrl + DS_PROTO.path(stream), {
       headers: { 'content-type': json ? 'application/json' : 'application/octet-stream' },
@@ -54,6 +58,10 @@ const DS_PROTO = {
     }
   },
 };
+
+// The Svc node's Durable Streams listener: the same protocol, driven exactly like the reference
+// server. Its offsets count records (`…_0000000000000042` = after the first 42 records).
+const SVC_DS_PROTO = { ...DS_PROTO, offsetUnit: 'records' };
 
 const BARE_PROTO = {
   name: 'bare',
@@ -108,17 +116,22 @@ function openLog(workDir, id) {
   return { logFile, fd: fs.openSync(logFile, 'a') };
 }
 
-/** Start the Svc node under test. Throws (with the log tail) if it does not come up. */
-async function startSvc(workDir) {
+/**
+ * Start the Svc node under test; `ds` = with its Durable Streams listener (`--protocol ds`) instead
+ * of the Svc protocol, all other flags the same. Throws (with the log tail) if it does not come up.
+ */
+async function startSvc(workDir, { ds = false } = {}) {
+  const id = ds ? 'svc-ds' : 'svc';
   const port = await freePort();
-  const dataDir = fs.mkdtempSync(path.join(workDir, 'svc-data-'));
-  const { logFile, fd } = openLog(workDir, 'svc');
+  const dataDir = fs.mkdtempSync(path.join(workDir, `${id}-data-`));
+  const { logFile, fd } = openLog(workDir, id);
   const main = path.join(ROOT, 'dist', 'main.js');
   if (!fs.existsSync(main)) {
     fs.closeSync(fd);
     throw new Error('dist/main.js not found: build the project first (npm run build)');
   }
-  const child = spawnNode([main, 'serve', '--listen', `127.0.0.1:${port}`, '--no-admin', '--data-dir', dataDir, '--log-level', 'warn'], {
+  const protocol = ds ? ['--protocol', 'ds'] : [];
+  const child = spawnNode([main, 'serve', ...protocol, '--listen', `127.0.0.1:${port}`, '--no-admin', '--data-dir', dataDir, '--log-level', 'warn'], {
     cwd: ROOT,
     stdio: ['ignore', fd, fd],
   });
@@ -129,35 +142,58 @@ async function startSvc(workDir) {
   } catch (err) {
     await t.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
-    throw new Error(`Svc did not start (${err.message}; exit code ${t.state.code}).\n${t.logTail()}`, { cause: err });
+    throw new Error(`${LABELS[id]} did not start (${err.message}; exit code ${t.state.code}).\n${t.logTail()}`, { cause: err });
   }
   const baseUrl = `http://127.0.0.1:${port}`;
   return {
-    id: 'svc',
-    label: 'Svc',
+    id,
+    label: LABELS[id],
     pid: child.pid,
     baseUrl,
-    proto: SVC_PROTO,
+    proto: ds ? SVC_DS_PROTO : SVC_PROTO,
     async stop() {
       await t.stop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
-    /** Preload `count` records of `size` bytes with JSON batch appends (not measured). */
-    async preload(stream, count, size) {
-      const perBatch = Math.max(1, Math.min(1000, Math.floor((256 * 1024) / (size + 16))));
-      const batches = Math.ceil(count / perBatch);
-      await parallel(batches, 4, async (b) => {
-        const first = b * perBatch;
-        const n = Math.min(perBatch, count - first);
-        const res = await http('POST', baseUrl + SVC_PROTO.path(stream), {
-          headers: { 'content-type': SVC_PROTO.batchContentType },
-          body: svcJsonBatch(first, n, size),
-        });
-        if (res.status !== 200) throw new Error(`preload POST → ${res.status} ${res.body.toString().slice(0, 200)}`);
-      });
-    },
+    preload: ds ? (stream, count, size, opts) => preloadDsHttp(baseUrl, stream, count, size, opts) : (stream, count, size) => preloadSvc(baseUrl, stream, count, size),
     logTail: t.logTail,
   };
+}
+
+/** Svc protocol: preload `count` records of `size` bytes with JSON batch appends (not measured). */
+async function preloadSvc(baseUrl, stream, count, size) {
+  const perBatch = Math.max(1, Math.min(1000, Math.floor((256 * 1024) / (size + 16))));
+  const batches = Math.ceil(count / perBatch);
+  await parallel(batches, 4, async (b) => {
+    const first = b * perBatch;
+    const n = Math.min(perBatch, count - first);
+    const res = await http('POST', baseUrl + SVC_PROTO.path(stream), {
+      headers: { 'content-type': SVC_PROTO.batchContentType },
+      body: svcJsonBatch(first, n, size),
+    });
+    if (res.status !== 200) throw new Error(`preload POST → ${res.status} ${res.body.toString().slice(0, 200)}`);
+  });
+}
+
+/**
+ * Durable Streams over HTTP (Svc's DS listener; not measured): one `POST` per message, as the
+ * reference server's preload appends one message at a time, 64 in flight. The same bodies as the
+ * reference preload (`ds-server.js`): the raw record, or on a JSON stream the record as a JSON string.
+ * Order does not matter for the reads (they only count and size records).
+ */
+async function preloadDsHttp(baseUrl, stream, count, size, { json = false } = {}) {
+  const url = baseUrl + SVC_DS_PROTO.path(stream);
+  const contentType = json ? 'application/json' : 'application/octet-stream';
+  await parallel(count, 64, async (i) => {
+    const rec = recordBody(i, size);
+    const body = json ? Buffer.from(JSON.stringify(rec.toString('latin1'))) : rec;
+    const res = await http('POST', url, { headers: { 'content-type': contentType }, body });
+    if (res.status < 200 || res.status >= 300) throw new Error(`preload POST ${SVC_DS_PROTO.path(stream)} → ${res.status} ${res.body.toString().slice(0, 200)}`);
+  });
+  const head = await http('HEAD', url);
+  const next = String(head.headers['stream-next-offset'] ?? '');
+  if (!next.endsWith(String(count).padStart(16, '0'))) throw new Error(`preload: ${SVC_DS_PROTO.path(stream)} ends at offset ${next}, expected ${count} messages`);
+  return next;
 }
 
 /** Start the bare uWebSockets.js anchor. */
@@ -252,6 +288,8 @@ function startServer(id, workDir) {
   switch (id) {
     case 'svc':
       return startSvc(workDir);
+    case 'svc-ds':
+      return startSvc(workDir, { ds: true });
     case 'bare-uws':
       return startBareUws(workDir);
     case 'ds-mem':
@@ -263,6 +301,7 @@ function startServer(id, workDir) {
   }
 }
 
-const LABELS = { svc: 'Svc', 'bare-uws': 'bare uWS', 'ds-mem': 'DS memory', 'ds-file': 'DS file' };
+const LABELS = { svc: 'Svc', 'svc-ds': 'Svc DS', 'bare-uws': 'bare uWS', 'ds-mem': 'DS memory', 'ds-file': 'DS file' };
+const SERVER_IDS = Object.keys(LABELS);
 
-module.exports = { startServer, LABELS, ROOT };
+module.exports = { startServer, LABELS, SERVER_IDS, ROOT };

@@ -5,6 +5,8 @@
 //
 // W1-W3 are driven by wrk (one thread, N connections); W4/W5 by the catch-up reader;
 // W6 by the fan-out client (perf/lib/fanout.js: raw TCP readers and a paced writer).
+// Servers speaking the Durable Streams protocol (svc-ds, ds-mem, ds-file; `proto.name === 'ds'`)
+// all get the DS form of a workload: same bodies, scripts, readers and fan-out.
 
 const fs = require('node:fs');
 const path = require('node:path');
@@ -64,7 +66,7 @@ const WORKLOADS = {
     title: 'W1: durable single-record appends, one stream',
     describe: `POST one ${RECORD}-byte record per request to one stream; wrk -t1 -c{c}.`,
     kind: 'wrk',
-    servers: ['svc', 'bare-uws', 'ds-mem', 'ds-file'],
+    servers: ['svc', 'bare-uws', 'svc-ds', 'ds-mem', 'ds-file'],
     async run(server, cfg) {
       const { proto, baseUrl } = server;
       await proto.create(baseUrl, 'w1');
@@ -81,7 +83,7 @@ const WORKLOADS = {
     title: `W2: durable single-record appends spread over ${SPREAD} streams`,
     describe: `POST one ${RECORD}-byte record per request to one of ${SPREAD} streams picked at random; wrk -t1 -c{c}.`,
     kind: 'wrk',
-    servers: ['svc', 'bare-uws', 'ds-mem', 'ds-file'],
+    servers: ['svc', 'bare-uws', 'svc-ds', 'ds-mem', 'ds-file'],
     async run(server, cfg) {
       const { proto, baseUrl } = server;
       await parallel(SPREAD, 16, (i) => proto.create(baseUrl, `w2-${String(i).padStart(4, '0')}`));
@@ -101,7 +103,7 @@ const WORKLOADS = {
       'Svc: application/vnd.svc.batch+json `{"records":[{"body":…}]}`; ' +
       'DS: a JSON-mode stream, POST of a JSON array of 100-character strings (each element one message).',
     kind: 'wrk',
-    servers: ['svc', 'ds-mem', 'ds-file'],
+    servers: ['svc', 'svc-ds', 'ds-mem', 'ds-file'],
     async run(server, cfg) {
       const { proto, baseUrl } = server;
       const isSvc = proto.name === 'svc';
@@ -123,7 +125,7 @@ const WORKLOADS = {
       `Preload one stream with ${PRELOAD} records of ${RECORD} bytes (not timed), then read it start to end ` +
       'over one keep-alive connection, page after page, repeatedly for the run length.',
     kind: 'read',
-    servers: ['svc', 'ds-mem', 'ds-file'],
+    servers: ['svc', 'svc-ds', 'ds-mem', 'ds-file'],
     recordSize: RECORD,
     formats: { svc: ['json', 'raw', 'binary'], ds: ['json', 'raw'] },
     run: (server, cfg) => readWorkload(server, cfg, RECORD, WORKLOADS.W4.formats),
@@ -132,7 +134,7 @@ const WORKLOADS = {
     title: `W5: catch-up read of ${PRELOAD / 1000}k × 1 KiB records, raw`,
     describe: `As W4 with ${BIG_RECORD}-byte records, raw format only (DS: an application/octet-stream stream).`,
     kind: 'read',
-    servers: ['svc', 'ds-mem', 'ds-file'],
+    servers: ['svc', 'svc-ds', 'ds-mem', 'ds-file'],
     recordSize: BIG_RECORD,
     formats: { svc: ['raw'], ds: ['raw'] },
     run: (server, cfg) => readWorkload(server, cfg, BIG_RECORD, WORKLOADS.W5.formats),
@@ -144,9 +146,9 @@ const WORKLOADS = {
       '{sse} SSE readers, and in a second measurement {poll} long-pollers, follow it. Latency runs from the append\'s ' +
       'acknowledgement to the reader\'s receipt of that record, both stamped on the one client clock. Memory per idle reader = ' +
       '(server RSS with the readers attached and idle − RSS with none) ÷ readers. Svc: `live=sse` and `live=long-poll`; ' +
-      'DS: `live=sse` and `live=long-poll` with `offset=now`.',
+      'DS (Svc DS and DS memory): `live=sse` and `live=long-poll` with `offset=now`.',
     kind: 'fanout',
-    servers: ['svc', 'ds-mem'],
+    servers: ['svc', 'svc-ds', 'ds-mem'],
     run: (server, cfg) => fanoutWorkload(server, cfg),
   },
 };
@@ -172,6 +174,7 @@ async function fanoutWorkload(server, cfg) {
       const r = await runFanout({
         baseUrl: s.baseUrl,
         proto: s.proto.name,
+        offsetUnit: s.proto.offsetUnit,
         streamPath: s.proto.path(`fanout-${mode}`),
         mode,
         readers,
