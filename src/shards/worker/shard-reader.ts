@@ -78,6 +78,10 @@ export function gather(log: SegmentLog, s: StreamState, from: number, maxCount: 
   }
 }
 
+/** RecordBatch v2 field positions (Kafka): the low 48 bits of baseOffset, and lastOffsetDelta. */
+const BATCH_BASE_OFFSET_LOW48 = 2;
+const BATCH_LAST_OFFSET_DELTA = 23;
+
 /** The raw format moves values to the front of each chunk buffer, then joins the chunks' fronts. */
 function gatherRaw(log: SegmentLog, s: StreamState, from: number, maxCount: number, maxBytes: number): Gathered {
   const end = s.nextSeq;
@@ -90,14 +94,17 @@ function gatherRaw(log: SegmentLog, s: StreamState, from: number, maxCount: numb
     const buf = log.read(c.segId, c.pos, c.len);
     let written = 0;
     for (let off = 0; off < buf.length; ) {
-      const f = parseFrame(buf, off, false);
-      if (f === null) throw new Error(`index points at a damaged frame (segment ${c.segId}, byte ${c.pos + off})`);
+      // The hot loop of a catch-up read: frame and batch fields are read in place, without
+      // building frame or header objects (a stream of single-record appends is a frame per record).
+      const len = off + FRAME_HEADER <= buf.length ? buf.readUInt32BE(off) : 0;
+      if (len < 5 || off + 8 + len > buf.length) throw new Error(`index points at a damaged frame (segment ${c.segId}, byte ${c.pos + off})`);
+      const type = buf[off + 8];
       const batchPos = off + FRAME_HEADER;
-      off += f.size;
-      if (f.type !== FrameType.Data) continue;
-      const h = readBatchHeader(f.payload, 0);
-      if (h.baseOffset + h.lastOffsetDelta < next) continue;
-      if (h.baseOffset >= end) break;
+      off += 8 + len;
+      if (type !== FrameType.Data) continue;
+      const base = buf.readUIntBE(batchPos + BATCH_BASE_OFFSET_LOW48, 6);
+      if (base + buf.readInt32BE(batchPos + BATCH_LAST_OFFSET_DELTA) < next) continue;
+      if (base >= end) break;
       // Past the first record the byte budget applies; the first one is taken whatever its size.
       const room = count === 0 ? Infinity : maxBytes - bytes;
       const r = compactValues(buf, batchPos, next, end, maxCount - count, room, written);
