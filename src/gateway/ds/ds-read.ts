@@ -129,8 +129,8 @@ async function waitAndAnswer(ctx: DsContext, name: string, format: DsFormat, fir
     ],
   });
   if (live.closed) return timedOut();
-  const r = await waitAtTail(live, name, at, first.streamId, res, async () => {
-    const p = await readPage(ctx.shards, name, at, format, ctx.readBytes);
+  const r = await waitAtTail(live, name, at, first.streamId, res, async (watch) => {
+    const p = await readPage(ctx.shards, name, at, format, ctx.readBytes, (q) => live.page(watch, q));
     if (p.streamId !== first.streamId) throw new SvcError('not_found', `stream ${name} was deleted`);
     if (p.count > 0) return liveAnswer(p, rr);
     return p.closed ? closedAtTail(p) : null;

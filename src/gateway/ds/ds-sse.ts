@@ -12,6 +12,7 @@
 import { mediaType } from '../../shards';
 import { type HttpRequest, type HttpResponse } from '../http/engine';
 import { type LiveReader, SSE_KEEP_ALIVE_MS, type StreamWatch } from '../svc/live-waiters';
+import { SSE_PAGE_BYTES } from '../svc/sse';
 import { LongPoll } from '../svc/long-poll';
 import { type Reply } from '../svc/write-handlers';
 import { type DsContext } from './context';
@@ -30,7 +31,18 @@ function encodingOf(contentType: string): Encoding {
   return 'base64';
 }
 
+/** Rendered data events by page body: readers woken at one position share the page, and so its event. */
+const EVENTS = new WeakMap<Buffer, string>();
+
 function dataEvent(body: Buffer, enc: Encoding): string {
+  const hit = EVENTS.get(body);
+  if (hit !== undefined) return hit;
+  const event = renderData(body, enc);
+  EVENTS.set(body, event);
+  return event;
+}
+
+function renderData(body: Buffer, enc: Encoding): string {
   const text = enc === 'base64' ? body.toString('base64') : body.toString('utf8');
   const lines = text.split(/\r\n|\r|\n/);
   return `event: data\n${lines.map((l) => `data:${l}`).join('\n')}\n\n`;
@@ -45,7 +57,7 @@ function controlEvent(p: DsPage, cursor: string | undefined): string {
 }
 
 export async function readDsSse(ctx: DsContext, name: string, format: DsFormat, rr: ReadRequest, _req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
-  let p = await readPage(ctx.shards, name, rr.seq, format, ctx.readBytes);
+  let p = await readPage(ctx.shards, name, rr.seq, format, SSE_PAGE_BYTES);
   const enc = encodingOf(p.contentType);
   const headers: Array<readonly [string, string]> = [...COMMON_HEADERS, ['content-type', 'text/event-stream'], ['cache-control', 'no-cache'], ['connection', 'keep-alive']];
   if (enc === 'base64') headers.push([H.sseEncoding, 'base64']);
@@ -78,7 +90,7 @@ export async function readDsSse(ctx: DsContext, name: string, format: DsFormat, 
       if (!res.write(out)) await Promise.race([new Promise<void>((resolve) => res.onWritable(resolve)), ended]);
       if (final !== null || p.closed) break;
       if (!p.upToDate) {
-        p = await readPage(ctx.shards, name, p.nextSeq, format, ctx.readBytes);
+        p = await readPage(ctx.shards, name, p.nextSeq, format, SSE_PAGE_BYTES);
         continue;
       }
       // At the tail: wait for it to move (or for the stream to close or go).
@@ -92,7 +104,8 @@ export async function readDsSse(ctx: DsContext, name: string, format: DsFormat, 
       live.cancel(watch, waiter);
       current = null;
       if (o !== 'due' || final !== null) break;
-      const next = await readPage(ctx.shards, name, at, format, ctx.readBytes);
+      const w = watch;
+      const next = await readPage(ctx.shards, name, at, format, SSE_PAGE_BYTES, (q) => live.page(w, q));
       if (next.streamId !== streamId) break;
       if (next.count === 0 && !next.closed) continue;
       p = next;

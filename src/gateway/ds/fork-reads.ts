@@ -6,7 +6,7 @@
  *   fork F (from S at 3):   S[0] S[1] S[2] │ F[3] F[4] …
  *   GET F at seq 1       →  read S [1,3) ──┴─▶ then F [3, …)
  */
-import { type ReadResult, type ShardClient } from '../../shards';
+import { type ReadParams, type ReadResult, type ShardClient } from '../../shards';
 
 export type DsFormat = 'raw' | 'json-array';
 
@@ -16,8 +16,19 @@ export type DsPage = Omit<ReadResult, 'fork'>;
 /** Records per page: bounded by bytes in practice. */
 const PAGE_COUNT = 100_000;
 
-export async function readPage(shards: ShardClient, name: string, seq: number, format: DsFormat, bytes: number): Promise<DsPage> {
-  const r = await shards.read({ name, seq, count: PAGE_COUNT, bytes, format });
+/**
+ * A page of `name` from `seq`. `read` reads the stream itself: live readers pass a shared read
+ * (LiveWaiters.page), so readers woken at one position cost one read; fork sources are read directly.
+ */
+export async function readPage(
+  shards: ShardClient,
+  name: string,
+  seq: number,
+  format: DsFormat,
+  bytes: number,
+  read: (p: ReadParams) => Promise<ReadResult> = (p) => shards.read(p),
+): Promise<DsPage> {
+  const r = await read({ name, seq, count: PAGE_COUNT, bytes, format });
   if (r.fork === null || seq < 0 || seq >= r.fork.seq) return r;
   // Below the fork point: the source's records first (r holds the fork's own, from its fork point).
   const src = await readRange(shards, r.fork.source, seq, r.fork.seq, format, bytes);
