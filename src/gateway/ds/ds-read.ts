@@ -40,14 +40,20 @@ export function parseReadRequest(req: HttpRequest): ReadRequest {
 }
 
 /** Read format by stream name (bounded: cleared when full, it only saves a hop). */
-const FORMATS = new Map<string, DsFormat>();
+const FORMATS = new Map<string, { format: DsFormat; sliding: boolean }>();
 const FORMATS_MAX = 100_000;
 
-function remember(name: string, contentType: string): DsFormat {
+/** `sliding`: the stream has a sliding TTL (or that is not known), so every read must reach the shard to renew it. */
+function remember(name: string, contentType: string, sliding: boolean): DsFormat {
   if (FORMATS.size >= FORMATS_MAX) FORMATS.clear();
-  const f = formatOf(contentType);
-  FORMATS.set(name, f);
-  return f;
+  const format = formatOf(contentType);
+  FORMATS.set(name, { format, sliding });
+  return format;
+}
+
+async function lookUp(ctx: DsContext, name: string): Promise<DsFormat> {
+  const info = await ctx.shards.head(name);
+  return remember(name, info.contentType, info.idleTtlSeconds !== null);
 }
 
 export function formatOf(contentType: string): DsFormat {
@@ -59,12 +65,17 @@ export async function readDsStream(ctx: DsContext, name: string, req: HttpReques
   // The format depends on the stream's content type, which never changes while the stream lives:
   // remembered per name, so a read is one hop; a stale guess (the name was recreated) is read again.
   // SSE is long-lived: one HEAD more is nothing, and its format is then certain.
-  if (rr.live === 'sse') return readDsSse(ctx, name, remember(name, (await ctx.shards.head(name)).contentType), rr, req, res);
-  let format = FORMATS.get(name);
-  if (format === undefined) format = remember(name, (await ctx.shards.head(name)).contentType);
+  if (rr.live === 'sse') return readDsSse(ctx, name, await lookUp(ctx, name), rr, req, res);
+  const known = FORMATS.get(name);
+  let format = known?.format ?? (await lookUp(ctx, name));
+  if (rr.live === 'long-poll' && known !== undefined && !known.sliding) {
+    // A poller back at the known tail (the usual re-poll) waits at once, without a read.
+    const tail = ctx.live.tailOf(name);
+    if (tail !== null && !tail.deleted && !tail.closed && rr.seq === tail.nextSeq) return waitAndAnswer(ctx, name, format, tail, rr, res);
+  }
   let first = await readPage(ctx.shards, name, rr.seq, format, ctx.readBytes);
   if (formatOf(first.contentType) !== format) {
-    format = remember(name, first.contentType);
+    format = remember(name, first.contentType, true);
     first = await readPage(ctx.shards, name, rr.seq, format, ctx.readBytes);
   }
   if (rr.live === null) return catchUp(first, rr, req);
@@ -116,7 +127,7 @@ export function pageHeaders(p: DsPage): Array<[string, string]> {
   return headers;
 }
 
-async function waitAndAnswer(ctx: DsContext, name: string, format: DsFormat, first: DsPage, rr: ReadRequest, res: HttpResponse): Promise<Reply | null> {
+async function waitAndAnswer(ctx: DsContext, name: string, format: DsFormat, first: { nextSeq: number; streamId: number }, rr: ReadRequest, res: HttpResponse): Promise<Reply | null> {
   const live = ctx.live;
   const at = first.nextSeq;
   const timedOut = (): Reply => ({
