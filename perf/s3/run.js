@@ -1,0 +1,240 @@
+#!/usr/bin/env node
+// svc-cache benchmarks beside the alternatives, in the same run (see perf/s3/README.md):
+//   hit4k / hit1m — cache-hit GET throughput (wrk) of a 4 KiB and a 1 MiB object through
+//     svc-cache (static auth: every request a presigned URL, fully verified), nginx proxy_cache
+//     in front of the same origin, and s3rver directly;
+//   cold — latency of first reads of distinct 4 KiB objects (sequential, keep-alive client).
+// Usage: node perf/s3/run.js [--write]   (--write rewrites perf/s3/RESULTS.md)
+// Env: PERF_DURATION (s, default 10), PERF_CONNECTIONS (default 16), PERF_COLD (objects, default 200).
+'use strict';
+
+const { spawn, spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const http = require('node:http');
+const os = require('node:os');
+const path = require('node:path');
+const { haveWrk, parseWrkOutput } = require('../lib/wrk');
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const DURATION = Math.min(Number(process.env.PERF_DURATION || 10), 30);
+const CONNECTIONS = Number(process.env.PERF_CONNECTIONS || 16);
+const COLD = Number(process.env.PERF_COLD || 200);
+const BUCKET = 'bench';
+const AK = 'BENCHKEY';
+const SK = 'bench-secret';
+
+const children = [];
+function start(cmd, args, env, readyPattern) {
+  const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${cmd} did not start:\n${out}`)), 20000);
+    const onData = (d) => {
+      out += d;
+      const m = readyPattern.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, match: m });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${cmd} exited with ${code}:\n${out}`));
+    });
+  });
+}
+
+function stopAll() {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+}
+process.on('exit', stopAll);
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+/** One request; retried once when a kept-alive socket turns out to have been closed by the server. */
+async function get(url, method = 'GET', body) {
+  try {
+    return await get1(url, method, body);
+  } catch (err) {
+    if (err.code !== 'ECONNRESET') throw err;
+    return get1(url, method, body);
+  }
+}
+
+function get1(url, method, body) {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method, agent, headers: body ? { 'content-length': body.length } : {} }, (res) => {
+      let n = 0;
+      res.on('data', (d) => (n += d.length));
+      res.on('end', () => resolve({ status: res.statusCode, bytes: n }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function wrk(url) {
+  const r = spawnSync('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${DURATION}s`, '--timeout', '5s', url], { encoding: 'utf8', timeout: (DURATION + 30) * 1000 });
+  const p = parseWrkOutput(r.stdout || '');
+  if (p.non2xx > 0 || (p.errors && Object.values(p.errors).some((v) => v > 0))) throw new Error(`wrk saw errors for ${url}:\n${r.stdout}`);
+  return p;
+}
+
+function pct(sorted, q) {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+async function main() {
+  if (!haveWrk()) throw new Error('wrk is not on PATH (apt-get install wrk)');
+  if (spawnSync('nginx', ['-v']).error) throw new Error('nginx is not on PATH (apt-get install nginx-light)');
+  spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'prepare.js')], { stdio: 'inherit' });
+  const { presignUrl, SigningKeyCache } = require(path.join(ROOT, 'dist', 's3', 'sigv4'));
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cache-perf-'));
+
+  const origin = await start(process.execPath, ['--openssl-legacy-provider', path.join(__dirname, 'origin.js')], { ORIGIN_DIR: path.join(work, 'origin'), ORIGIN_BUCKETS: BUCKET }, /\{"port":(\d+)\}/);
+  const direct = `http://127.0.0.1:${origin.match[1]}`;
+
+  const cache = await start(
+    process.execPath,
+    [path.join(ROOT, 'bin', 'svc-cache')],
+    {
+      SVC_CACHE_SERVER_LISTEN: '127.0.0.1:0',
+      SVC_CACHE_METRICS_LISTEN: '',
+      SVC_CACHE_ORIGIN_ENDPOINT: direct,
+      SVC_CACHE_ORIGIN_ACCESS_KEY_ID: 'S3RVER',
+      SVC_CACHE_ORIGIN_SECRET_ACCESS_KEY: 'S3RVER',
+      SVC_CACHE_AUTH_MODE: 'static',
+      SVC_CACHE_AUTH_ACCESS_KEY_ID: AK,
+      SVC_CACHE_AUTH_SECRET_ACCESS_KEY: SK,
+      SVC_CACHE_CACHE_DIR: path.join(work, 'cache'),
+      SVC_CACHE_BUCKETS_TTL_SECONDS: '3600',
+      SVC_CACHE_LOG_LEVEL: 'info',
+    },
+    /"listen":"http:\/\/127\.0\.0\.1:(\d+)"/,
+  );
+  const cacheUrl = `http://127.0.0.1:${cache.match[1]}`;
+
+  const nginxPort = 20000 + Math.floor(Math.random() * 20000);
+  const conf = path.join(work, 'nginx.conf');
+  fs.mkdirSync(path.join(work, 'nginx-cache'));
+  fs.writeFileSync(
+    conf,
+    `daemon off;
+${process.getuid && process.getuid() === 0 ? 'user root;' : ''}
+worker_processes 1;
+pid ${work}/nginx.pid;
+error_log stderr warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path ${work}/nginx-body;
+  proxy_temp_path ${work}/nginx-proxy;
+  fastcgi_temp_path ${work}/nginx-fastcgi;
+  uwsgi_temp_path ${work}/nginx-uwsgi;
+  scgi_temp_path ${work}/nginx-scgi;
+  proxy_cache_path ${work}/nginx-cache levels=1:2 keys_zone=s3:16m max_size=2g inactive=60m use_temp_path=off;
+  upstream origin { server 127.0.0.1:${origin.match[1]}; keepalive 32; }
+  server {
+    listen 127.0.0.1:${nginxPort};
+    sendfile on;
+    tcp_nopush off;
+    location / {
+      proxy_pass http://origin;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host 127.0.0.1:${origin.match[1]};
+      proxy_cache s3;
+      proxy_cache_key $uri;
+      proxy_cache_valid 200 206 60m;
+      proxy_cache_lock on;
+    }
+  }
+}
+`,
+  );
+  const nginx = spawn('nginx', ['-c', conf, '-p', work], { stdio: ['ignore', 'inherit', 'inherit'] });
+  children.push(nginx);
+  const nginxUrl = `http://127.0.0.1:${nginxPort}`;
+  for (let i = 0; i < 50; i++) {
+    try {
+      await get(`${nginxUrl}/-/none`);
+      break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  const keys = new SigningKeyCache();
+  const presigned = (base, key) => presignUrl('GET', new URL(`${base}/${BUCKET}/${key}`), { accessKeyId: AK, secretAccessKey: SK }, 'us-east-1', keys, 604800);
+
+  // Objects go straight to the origin so every server starts cold.
+  const sizes = { hit4k: 4096, hit1m: 1024 * 1024 };
+  for (const [name, size] of Object.entries(sizes)) await get(`${direct}/${BUCKET}/${name}`, 'PUT', Buffer.alloc(size, 'x'));
+  for (let i = 0; i < COLD; i++) await get(`${direct}/${BUCKET}/cold-${i}`, 'PUT', Buffer.alloc(4096, 'c'));
+
+  const servers = [
+    { name: 'svc-cache (static auth)', url: (k) => presigned(cacheUrl, k) },
+    { name: 'nginx proxy_cache', url: (k) => `${nginxUrl}/${BUCKET}/${k}` },
+    { name: 's3rver direct', url: (k) => `${direct}/${BUCKET}/${k}` },
+  ];
+
+  const results = {};
+  for (const s of servers) {
+    results[s.name] = {};
+    // Cold first reads, sequential.
+    const lat = [];
+    for (let i = 0; i < COLD; i++) {
+      const t = process.hrtime.bigint();
+      const r = await get(s.url(`cold-${i}`));
+      if (r.status !== 200) throw new Error(`${s.name}: cold GET answered ${r.status}`);
+      lat.push(Number(process.hrtime.bigint() - t) / 1e6);
+    }
+    lat.sort((a, b) => a - b);
+    results[s.name].cold = { p50: pct(lat, 0.5), p99: pct(lat, 0.99) };
+    for (const name of Object.keys(sizes)) {
+      await get(s.url(name)); // warm
+      await get(s.url(name));
+      results[s.name][name] = wrk(s.url(name)).rps;
+    }
+    process.stderr.write(`${s.name}: ${JSON.stringify(results[s.name])}\n`);
+  }
+
+  const base = 'nginx proxy_cache';
+  const lines = [
+    '# svc-cache benchmark results',
+    '',
+    `Generated by \`node perf/s3/run.js --write\` on ${new Date().toISOString().slice(0, 10)}: wrk -t1 -c${CONNECTIONS}, ${DURATION} s per cell, ${os.cpus().length} CPUs, Node ${process.version}, nginx \`worker_processes 1\`, \`tcp_nopush off\`. Absolute figures move from run to run; compare the ratios of one run.`,
+    '',
+    '| server | 4 KiB hit req/s | ÷ nginx | 1 MiB hit req/s | ÷ nginx | cold 4 KiB p50 ms | cold p99 ms |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const s of servers) {
+    const r = results[s.name];
+    const b = results[base];
+    lines.push(`| ${s.name} | ${r.hit4k.toFixed(0)} | ${(r.hit4k / b.hit4k).toFixed(2)} | ${r.hit1m.toFixed(0)} | ${(r.hit1m / b.hit1m).toFixed(2)} | ${r.cold.p50.toFixed(2)} | ${r.cold.p99.toFixed(2)} |`);
+  }
+  const micro = spawnSync(process.execPath, [path.join(__dirname, 'micro-verify.js')], { encoding: 'utf8' }).stdout.trim();
+  lines.push(
+    '',
+    'Goals: 4 KiB hits ≥ 1.00 × nginx, 1 MiB hits ≥ 0.80 × nginx, with authentication on.',
+    '',
+    `The hit workloads repeat one presigned URL, whose verified result svc-cache remembers until it expires; requests with a new header signature each (SDK traffic) pay the full verification: ${micro}.`,
+    '',
+  );
+  const text = lines.join('\n');
+  process.stdout.write(text);
+  if (process.argv.includes('--write')) fs.writeFileSync(path.join(__dirname, 'RESULTS.md'), text);
+  stopAll();
+  agent.destroy();
+  fs.rmSync(work, { recursive: true, force: true });
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err.stack}\n`);
+  stopAll();
+  process.exit(1);
+});

@@ -1,0 +1,20 @@
+/**
+ * Client authentication. `anonymous` accepts everything (the origin's credentials decide what
+ * is reachable); `static` requires a valid SigV4 signature, header or presigned, by the
+ * configured key pair.
+ */
+import { type CacheConfig } from './config';
+import { S3Error } from './errors';
+import { SigningKeyCache, SigV4Verifier, type SignedRequest, type Verified } from './sigv4';
+
+export type Authenticator = (req: SignedRequest) => Verified | undefined;
+
+export function authenticator(a: CacheConfig['auth']): Authenticator {
+  if (a.mode === 'anonymous') return () => undefined;
+  const verifier = new SigV4Verifier((k) => (k === a.access_key_id ? a.secret_access_key : undefined), new SigningKeyCache(), a.region);
+  return (req) => {
+    const v = verifier.verify(req);
+    if (v === undefined) throw new S3Error('AccessDenied', 'Access Denied');
+    return v;
+  };
+}

@@ -1,0 +1,251 @@
+/**
+ * svc-cache's configuration: one TypeBox schema, compiled once with ajv, the `CacheConfig`
+ * type derived from it. docs/s3-cache.md describes every key; keep the two in step.
+ *
+ * Sources, highest precedence first:
+ *   SVC_CACHE_* environment  >  TOML file (--config FILE or SVC_CACHE_CONFIG)  >  schema defaults
+ * Environment names are the TOML path upper-cased and joined with `_`:
+ *   [origin] endpoint        SVC_CACHE_ORIGIN_ENDPOINT
+ *   [buckets] ttl_seconds    SVC_CACHE_BUCKETS_TTL_SECONDS
+ *   populate_max             SVC_CACHE_POPULATE_MAX
+ * Every value is validated and all errors are reported together, each naming its source.
+ */
+import { Type, type Static, type TSchema, type TObject } from '@sinclair/typebox';
+import Ajv, { type ErrorObject } from 'ajv';
+import { readTomlFile } from './config-file';
+import { LEVELS } from './log';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const GiB = 1024 * MiB;
+
+const Str = (def: string, description: string) => Type.String({ default: def, description });
+const Int = (def: number, min: number, description: string) => Type.Integer({ default: def, minimum: min, description });
+const Bool = (def: boolean, description: string) => Type.Boolean({ default: def, description });
+const Enum = <const T extends readonly string[]>(values: T, def: T[number], description: string) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], default: def, description });
+const Section = <T extends Record<string, TSchema>>(props: T) => Type.Object(props, { additionalProperties: false, default: {} });
+
+/** A bucket's cache policy. `[buckets]` holds the default; `[buckets.override.<name>]` changes fields for one bucket. */
+const PolicyFields = {
+  /** false forwards every request for the bucket to the origin (nothing is stored). */
+  cache: Bool(true, 'cache objects of this bucket'),
+  /** How long a cached object (and its metadata) is served without asking the origin again. */
+  ttl_seconds: Int(300, 0, 'seconds an entry is served before it is revalidated'), // 5 min
+  /** Larger objects are never stored; reads of them are forwarded (ranges stay ranges). */
+  max_object_bytes: Int(64 * MiB, 0, 'largest object the cache stores (bytes)'), // 64 MiB
+};
+/** The same fields without defaults, so an override changes only what it names. */
+const PolicyOverride = Type.Object(
+  {
+    cache: Type.Optional(Type.Boolean()),
+    ttl_seconds: Type.Optional(Type.Integer({ minimum: 0 })),
+    max_object_bytes: Type.Optional(Type.Integer({ minimum: 0 })),
+  },
+  { additionalProperties: false },
+);
+
+export const CacheConfigSchema = Type.Object(
+  {
+    log_level: Enum(LEVELS, 'info', 'log level'),
+    /** PutObject bodies up to this size are buffered on the way through and inserted into the cache. */
+    populate_max: Int(16 * MiB, 0, 'largest PutObject body inserted into the cache (bytes)'), // 16 MiB
+    server: Section({
+      /** Client listener, host:port. Port 0 picks a free port. */
+      listen: Str('127.0.0.1:9000', 'client listener host:port'),
+      addressing: Section({
+        style: Enum(['path', 'virtual_hosted'] as const, 'path', 'bucket addressing clients use'),
+        /** With virtual_hosted: requests to <bucket>.<domain> address <bucket>; requests to <domain> are path style. */
+        domain: Str('', 'base domain for virtual-hosted addressing'),
+      }),
+      tls: Section({
+        /** PEM certificate chain; with `key`, the listener speaks TLS. */
+        cert: Str('', 'PEM certificate file'),
+        key: Str('', 'PEM private key file'),
+      }),
+      /** How long a graceful shutdown may take (ms). */
+      shutdown_timeout_ms: Int(10_000, 1, 'graceful shutdown deadline (ms)'), // 10 s
+    }),
+    metrics: Section({
+      /** Prometheus listener host:port; empty disables it. */
+      listen: Str('127.0.0.1:9464', 'metrics listener host:port (empty: off)'),
+      path: Str('/metrics', 'metrics path'),
+    }),
+    origin: Section({
+      /** Base URL of the origin object store, e.g. https://s3.eu-west-1.amazonaws.com. */
+      endpoint: Str('', 'origin base URL'),
+      region: Str('us-east-1', 'origin signing region'),
+      /** true sends <bucket>.<endpoint host>/<key> to the origin; false sends <endpoint>/<bucket>/<key>. */
+      virtual_hosted: Bool(false, 'virtual-hosted addressing toward the origin'),
+      /** auto = static keys if set, else AWS_* environment, else the shared credentials profile, else the instance role. */
+      credentials: Enum(['auto', 'static', 'environment', 'profile', 'instance_role'] as const, 'auto', 'where origin credentials come from'),
+      access_key_id: Str('', 'origin access key (static)'),
+      secret_access_key: Str('', 'origin secret key (static)'),
+      session_token: Str('', 'origin session token (static, optional)'),
+      /** Profile in the shared credentials file (AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials); empty: AWS_PROFILE or default. */
+      profile: Str('', 'credentials profile'),
+      /** Instance metadata service base URL (IMDSv2). */
+      imds_endpoint: Str('http://169.254.169.254', 'instance metadata endpoint'),
+      /** PEM CA bundle for an origin with a private CA; empty uses Node's defaults. */
+      ca_file: Str('', 'CA bundle for the origin'),
+      /** Time allowed for the origin to start answering (ms). */
+      timeout_ms: Int(30_000, 1, 'origin response timeout (ms)'), // 30 s
+      /** Idle keep-alive sockets kept per origin host. */
+      max_sockets: Int(256, 1, 'origin connections'),
+    }),
+    auth: Section({
+      mode: Enum(['anonymous', 'static'] as const, 'anonymous', 'client authentication'),
+      access_key_id: Str('', 'access key clients sign with (static)'),
+      secret_access_key: Str('', 'secret key clients sign with (static)'),
+      /** Empty accepts any region in the credential scope (clients often default to us-east-1). */
+      region: Str('', 'required signing region (empty: any)'),
+    }),
+    cache: Section({
+      /** Directory of the disk tier; kept across restarts. */
+      dir: Str('./svc-cache-data', 'disk tier directory'),
+      disk_bytes: Int(10 * GiB, 0, 'disk tier capacity (bytes)'), // 10 GiB
+      memory_bytes: Int(256 * MiB, 0, 'memory tier capacity (bytes)'), // 256 MiB
+      /** Objects up to this size are also held in memory. */
+      memory_object_max: Int(1 * MiB, 0, 'largest object held in memory (bytes)'), // 1 MiB
+      metadata_entries: Int(100_000, 0, 'metadata cache entries'),
+    }),
+    buckets: Type.Object(
+      { ...PolicyFields, override: Type.Record(Type.String(), PolicyOverride, { default: {} }) },
+      { additionalProperties: false, default: {} },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export type CacheConfig = Static<typeof CacheConfigSchema>;
+export type BucketPolicy = Omit<CacheConfig['buckets'], 'override'>;
+
+const validate = new Ajv({ allErrors: true, useDefaults: true }).compile<CacheConfig>(CacheConfigSchema);
+
+/** A config value's source for error messages. */
+interface Leaf {
+  path: string[];
+  env: string;
+  schema: TSchema;
+}
+
+/** Every scalar key with its environment name (records such as buckets.override are file-only). */
+function leaves(schema: TObject, prefix: string[] = []): Leaf[] {
+  const out: Leaf[] = [];
+  for (const [name, sub] of Object.entries(schema.properties)) {
+    const path = [...prefix, name];
+    if ((sub as TSchema).type === 'object') {
+      if ((sub as TObject).properties) out.push(...leaves(sub as TObject, path));
+      continue;
+    }
+    out.push({ path, env: 'SVC_CACHE_' + path.join('_').toUpperCase(), schema: sub as TSchema });
+  }
+  return out;
+}
+const LEAVES = leaves(CacheConfigSchema);
+
+function setPath(obj: Record<string, unknown>, path: readonly string[], value: unknown): void {
+  let at = obj;
+  for (const p of path.slice(0, -1)) {
+    if (typeof at[p] !== 'object' || at[p] === null) at[p] = {};
+    at = at[p] as Record<string, unknown>;
+  }
+  at[path[path.length - 1]!] = value;
+}
+
+function fromEnv(leaf: Leaf, raw: string): unknown {
+  if (leaf.schema.type === 'integer') return /^-?\d+$/.test(raw.trim()) ? Number(raw.trim()) : raw;
+  if (leaf.schema.type === 'boolean') return raw === 'true' ? true : raw === 'false' ? false : raw;
+  return raw;
+}
+
+function describe(err: ErrorObject, sources: Map<string, string>): string {
+  const path = err.instancePath.split('/').filter(Boolean);
+  let key = path.join('.');
+  if (err.keyword === 'additionalProperties') key = [...path, String(err.params.additionalProperty)].join('.');
+  const source = sources.get(path.join('.')) ?? 'config file';
+  if (err.keyword === 'additionalProperties') return `${source}: ${key}: unknown key`;
+  return `${source}: ${key || '(root)'}: ${err.message ?? 'invalid'}`;
+}
+
+/** host:port → parts, or undefined when malformed. */
+export function parseHostPort(s: string): { host: string; port: number } | undefined {
+  const m = /^(\[[^\]]+\]|[^:\s/]+):(\d{1,5})$/.exec(s);
+  if (!m) return undefined;
+  const port = Number(m[2]);
+  if (port > 65535) return undefined;
+  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+}
+
+/**
+ * Loads and validates the configuration. `argv` may hold `--config FILE`; nothing else.
+ * Returns every problem found, not just the first.
+ */
+export function loadCacheConfig(argv: readonly string[], env: NodeJS.ProcessEnv): { config: CacheConfig } | { errors: string[] } {
+  const errors: string[] = [];
+  let file: string | undefined = env.SVC_CACHE_CONFIG;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--config' && i + 1 < argv.length) file = argv[++i];
+    else if (a.startsWith('--config=')) file = a.slice('--config='.length);
+    else errors.push(`${a}: unexpected argument (svc-cache takes only --config FILE)`);
+  }
+  let data: Record<string, unknown> = {};
+  const sources = new Map<string, string>();
+  if (file !== undefined && file !== '') {
+    const read = readTomlFile(file);
+    if ('error' in read) errors.push(read.error);
+    else data = read.value;
+    for (const leaf of LEAVES) sources.set(leaf.path.join('.'), file);
+  }
+  for (const leaf of LEAVES) {
+    const raw = env[leaf.env];
+    if (raw === undefined) continue;
+    setPath(data, leaf.path, fromEnv(leaf, raw));
+    sources.set(leaf.path.join('.'), leaf.env);
+  }
+  if (!validate(data)) {
+    for (const e of validate.errors ?? []) errors.push(describe(e, sources));
+    return { errors };
+  }
+  const config = data;
+  const src = (k: string) => sources.get(k) ?? 'default';
+  for (const k of ['server.listen', ...(config.metrics.listen !== '' ? ['metrics.listen'] : [])]) {
+    const v = k === 'server.listen' ? config.server.listen : config.metrics.listen;
+    if (!parseHostPort(v)) errors.push(`${src(k)}: ${k}: must be host:port (got ${JSON.stringify(v)})`);
+  }
+  if (config.server.addressing.style === 'virtual_hosted' && config.server.addressing.domain === '')
+    errors.push(`${src('server.addressing.style')}: server.addressing.domain: required with style = "virtual_hosted"`);
+  if ((config.server.tls.cert === '') !== (config.server.tls.key === ''))
+    errors.push(`${src('server.tls.cert')}: server.tls: cert and key go together`);
+  if (config.origin.endpoint === '') errors.push(`${src('origin.endpoint')}: origin.endpoint: required (the origin's base URL)`);
+  else {
+    try {
+      const u = new URL(config.origin.endpoint);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+    } catch {
+      errors.push(`${src('origin.endpoint')}: origin.endpoint: must be an http:// or https:// URL (got ${JSON.stringify(config.origin.endpoint)})`);
+    }
+  }
+  if (config.origin.credentials === 'static' && (config.origin.access_key_id === '' || config.origin.secret_access_key === ''))
+    errors.push(`${src('origin.credentials')}: origin: credentials = "static" needs access_key_id and secret_access_key`);
+  if (config.auth.mode === 'static' && (config.auth.access_key_id === '' || config.auth.secret_access_key === ''))
+    errors.push(`${src('auth.mode')}: auth: mode = "static" needs access_key_id and secret_access_key`);
+  if (!config.metrics.path.startsWith('/')) errors.push(`${src('metrics.path')}: metrics.path: must start with /`);
+  return errors.length > 0 ? { errors } : { config };
+}
+
+/** The effective policy of one bucket. */
+export function policyFor(config: CacheConfig, bucket: string): BucketPolicy {
+  const { override, ...base } = config.buckets;
+  return { ...base, ...(override[bucket] ?? {}) };
+}
+
+/** A config with defaults for tests and embedding: `over` is merged section by section. */
+export function cacheConfig(over: DeepPartial<CacheConfig>): CacheConfig {
+  const data = JSON.parse(JSON.stringify(over)) as Record<string, unknown>;
+  if (!validate(data)) throw new Error('invalid config: ' + (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`).join('; '));
+  return data;
+}
+
+export type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };

@@ -1,0 +1,24 @@
+/** One client request as the handlers see it, parsed once. */
+import { type IncomingMessage, type ServerResponse } from 'node:http';
+import { type Target } from './addressing';
+import { type Op } from './ops';
+import { type Verified } from './sigv4';
+
+export interface Ctx {
+  req: IncomingMessage;
+  res: ServerResponse;
+  method: string;
+  /** Path as sent (still percent-encoded). */
+  rawPath: string;
+  /** Decoded query pairs in order. */
+  query: [string, string][];
+  /** Lower-case header names, values as SigV4 canonicalises them. */
+  headers: Map<string, string>;
+  target: Target;
+  op: Op;
+  /** The client's verified signature in static auth mode. */
+  verified: Verified | undefined;
+  requestId: string;
+  /** The client sent `Expect: 100-continue`; answer 100 once the request is accepted. */
+  expectContinue: boolean;
+}

@@ -1,0 +1,61 @@
+/**
+ * Which S3 operation a request is, as far as caching cares, and which reads the cache may
+ * answer. The SDK v3 sends every GetObject as `?x-id=GetObject` with
+ * `x-amz-checksum-mode: ENABLED`, so "any query → forward" would send every SDK read to the
+ * origin: a read stays cacheable when its query holds only `x-id`, `x-amz-checksum-mode`
+ * and the presigned-URL authentication parameters.
+ */
+import { type Target } from './addressing';
+
+export type Op =
+  | 'GetObject'
+  | 'HeadObject'
+  | 'PutObject'
+  | 'CopyObject'
+  | 'UploadPart'
+  | 'CompleteMultipartUpload'
+  | 'DeleteObject'
+  | 'DeleteObjects'
+  /** Any other change to an object (tagging, ACL, retention, multipart start/abort...): invalidate to be safe. */
+  | 'ObjectWrite'
+  /** Reads the cache does not answer, bucket and service operations. */
+  | 'Forward';
+
+/** Query parameters of presigned URLs; they authenticate, they do not select anything. */
+export const PRESIGN_PARAMS = new Set([
+  'X-Amz-Algorithm',
+  'X-Amz-Credential',
+  'X-Amz-Date',
+  'X-Amz-Expires',
+  'X-Amz-SignedHeaders',
+  'X-Amz-Signature',
+  'X-Amz-Security-Token',
+  'X-Amz-Content-Sha256',
+  'x-amz-user-agent',
+]);
+
+const HARMLESS = new Set(['x-id', 'x-amz-checksum-mode']);
+
+export function classify(method: string, t: Target, query: readonly (readonly [string, string])[], headers: ReadonlyMap<string, string>): Op {
+  if (t.bucket === null) return 'Forward';
+  const names = new Set(query.map(([k]) => k));
+  if (t.key === null) return method === 'POST' && names.has('delete') ? 'DeleteObjects' : 'Forward';
+  const plain = query.every(([k]) => HARMLESS.has(k) || PRESIGN_PARAMS.has(k));
+  switch (method) {
+    case 'GET':
+      return plain ? 'GetObject' : 'Forward';
+    case 'HEAD':
+      return plain ? 'HeadObject' : 'Forward';
+    case 'PUT':
+      if (names.has('partNumber') && names.has('uploadId')) return 'UploadPart';
+      if (!plain) return 'ObjectWrite';
+      return headers.has('x-amz-copy-source') ? 'CopyObject' : 'PutObject';
+    case 'POST':
+      if (names.has('uploadId')) return 'CompleteMultipartUpload';
+      return names.has('uploads') ? 'Forward' : 'ObjectWrite';
+    case 'DELETE':
+      return names.has('uploadId') ? 'Forward' : plain ? 'DeleteObject' : 'ObjectWrite';
+    default:
+      return 'Forward';
+  }
+}

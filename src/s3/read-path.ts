@@ -1,0 +1,287 @@
+/**
+ * GetObject and HeadObject answered from the cache.
+ *
+ *   fresh entry (memory or disk) ─────────────▶ conditionals ▶ range ▶ bytes from the entry
+ *   stale entry ─▶ fill with If-None-Match ─▶ 304: touch, serve the entry │ 200: as a miss
+ *   miss ─▶ fill (shared by concurrent misses) ─▶ headers as soon as the origin answers,
+ *           body streamed to every reader while the cache fills
+ *   cold range of an object larger than max_object_bytes ─▶ the range alone from the origin
+ *   HEAD ─▶ entry, else metadata cache, else origin HEAD (remembered)
+ *
+ * Checksum headers are never replayed from the cache: the SDK validates them, also on 206,
+ * and a partial body under the whole object's checksum makes it throw.
+ */
+import * as fsp from 'node:fs/promises';
+import { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { type Readable } from 'node:stream';
+import { type ObjectMeta, metaFromResponse } from './cache/entry';
+import { type Hit } from './cache/object-cache';
+import { evaluateConditionals } from './conditionals';
+import { type Ctx } from './context';
+import { S3Error } from './errors';
+import { forward } from './forward';
+import { passHeaders } from './respond';
+import { parseRange } from './range';
+import { type Services } from './services';
+
+type Label = 'hit' | 'miss' | 'revalidated';
+type Body = Buffer | ((start: number, end: number) => Readable);
+
+/** Requests whose answer depends on more than the object: customer-key encryption, ownership checks, requester pays. */
+function bypass(ctx: Ctx): boolean {
+  for (const k of ctx.headers.keys())
+    if (k.startsWith('x-amz-server-side-encryption-customer-') || k === 'x-amz-expected-bucket-owner' || k === 'x-amz-request-payer') return true;
+  return false;
+}
+
+export async function serveRead(ctx: Ctx, s: Services, retried = false): Promise<void> {
+  const bucket = ctx.target.bucket!;
+  const key = ctx.target.key!;
+  const policy = s.cache.policy(bucket);
+  if (!policy.cache || bypass(ctx)) return forward(ctx, s);
+  const ttl = policy.ttl_seconds * 1000;
+  const hit = s.cache.lookup(bucket, key);
+  if (hit !== undefined && Date.now() - hit.entry.checkedAt < ttl) return serveHit(ctx, s, hit, 'hit');
+  if (ctx.method === 'HEAD') return serveHead(ctx, s, hit, ttl);
+
+  if (hit === undefined && ctx.headers.has('range') && !s.cache.filling(bucket, key)) {
+    // Size the object before deciding: a small range of a huge object must not download all of it.
+    const meta = await metadata(ctx, s, ttl);
+    if (meta !== undefined && meta.size > policy.max_object_bytes) return rangeFromOrigin(ctx, s, meta);
+  }
+  const f = s.cache.fill(bucket, key, hit?.entry.meta);
+  let head;
+  try {
+    head = await f.head;
+  } catch (err) {
+    s.log.warn('origin fetch failed', { bucket, key, err });
+    throw new S3Error('ServiceUnavailable', 'The origin could not be reached; please retry.');
+  }
+  switch (head.kind) {
+    case 'not-modified': {
+      s.cache.touch(bucket, key);
+      const again = s.cache.lookup(bucket, key);
+      if (again !== undefined) return serveHit(ctx, s, again, 'revalidated');
+      if (!retried) return serveRead(ctx, s, true);
+      throw new S3Error('ServiceUnavailable', 'The cached object changed while it was read; please retry.');
+    }
+    case 'object':
+      return serveObject(ctx, s, head.meta, (start, end) => f.reader(start, end), 'miss');
+    case 'status': {
+      const h = passHeaders(head.headers);
+      h['content-length'] = String(head.body.length);
+      delete h['transfer-encoding'];
+      ctx.res.writeHead(head.status, h);
+      ctx.res.end(head.body);
+      return;
+    }
+    case 'passthrough': {
+      const res = head.take();
+      if (res === undefined || head.meta === undefined || ctx.headers.has('range')) {
+        res?.destroy();
+        return forward(ctx, s);
+      }
+      return passthrough(ctx, s, head.meta, res);
+    }
+  }
+}
+
+/** The per-object part of the response headers, built once per cached metadata object. */
+const baseHeaders = new WeakMap<ObjectMeta, OutgoingHttpHeaders>();
+
+function objectHeaders(ctx: Ctx, meta: ObjectMeta, label: Label): OutgoingHttpHeaders {
+  let base = baseHeaders.get(meta);
+  if (base === undefined) {
+    base = { ...meta.headers, etag: meta.etag, 'last-modified': meta.lastModified, 'accept-ranges': 'bytes' };
+    baseHeaders.set(meta, base);
+  }
+  return Object.assign({}, base, { 'x-amz-request-id': ctx.requestId, 'x-svc-cache': label });
+}
+
+async function serveHit(ctx: Ctx, s: Services, hit: Hit, label: Label): Promise<void> {
+  s.metrics.hits.inc({ tier: hit.tier });
+  if (hit.tier === 'memory') return serveObject(ctx, s, hit.entry.meta, hit.entry.body, label);
+  const d = hit.entry;
+  const bucket = ctx.target.bucket!;
+  const key = ctx.target.key!;
+  let fh: fsp.FileHandle;
+  try {
+    fh = await fsp.open(d.file, 'r');
+  } catch {
+    // Evicted or invalidated between lookup and open: read it again the normal way.
+    return serveRead(ctx, s, true);
+  }
+  if (ctx.method !== 'HEAD' && s.cache.fitsMemory(d.meta.size)) {
+    // Small: read it whole and keep it in memory for the next reader.
+    try {
+      const body = Buffer.alloc(d.meta.size);
+      await fh.read(body, 0, d.meta.size, d.bodyOffset);
+      s.cache.promote(bucket, key, d, body);
+      return serveObject(ctx, s, d.meta, body, label);
+    } finally {
+      await fh.close();
+    }
+  }
+  let used = false;
+  const body: Body = (start, end) => {
+    used = true;
+    return fh.createReadStream({ start: d.bodyOffset + start, end: d.bodyOffset + end - 1, autoClose: true });
+  };
+  try {
+    serveObject(ctx, s, d.meta, body, label);
+  } finally {
+    if (!used) await fh.close();
+  }
+}
+
+/** Writes an object response: conditionals, then range, then headers and body. */
+function serveObject(ctx: Ctx, s: Services, meta: ObjectMeta, body: Body, label: Label): void {
+  const verdict = evaluateConditionals(ctx.headers, meta);
+  const headers = objectHeaders(ctx, meta, label);
+  if (verdict === 304) {
+    ctx.res.writeHead(304, { etag: meta.etag, 'last-modified': meta.lastModified, 'x-amz-request-id': ctx.requestId, 'x-svc-cache': label });
+    ctx.res.end();
+    return;
+  }
+  if (verdict === 412) throw new S3Error('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', { Condition: conditionName(ctx) });
+  const r = parseRange(ctx.headers.get('range'), meta.size);
+  if (r.kind === 'unsatisfiable')
+    throw new S3Error('InvalidRange', 'The requested range is not satisfiable', { RangeRequested: ctx.headers.get('range') ?? '', ActualObjectSize: String(meta.size) }, { 'content-range': `bytes */${meta.size}` });
+  let start = 0;
+  let end = meta.size; // exclusive
+  let status = 200;
+  if (r.kind === 'range') {
+    start = r.start;
+    end = r.end + 1;
+    status = 206;
+    headers['content-range'] = `bytes ${r.start}-${r.end}/${meta.size}`;
+  }
+  headers['content-length'] = String(end - start);
+  ctx.res.writeHead(status, headers);
+  if (ctx.method === 'HEAD') {
+    ctx.res.end();
+    return;
+  }
+  const source = label === 'miss' ? 'origin' : 'cache';
+  s.metrics.bytes.inc({ source }, end - start);
+  if (Buffer.isBuffer(body)) {
+    ctx.res.end(start === 0 && end === body.length ? body : body.subarray(start, end));
+    return;
+  }
+  const stream = body(start, end);
+  stream.once('error', (err) => {
+    s.log.warn('object body failed', { bucket: ctx.target.bucket, key: ctx.target.key, err: err.message });
+    ctx.res.destroy(err);
+  });
+  ctx.res.once('close', () => stream.destroy());
+  stream.pipe(ctx.res);
+}
+
+function conditionName(ctx: Ctx): string {
+  return ctx.headers.has('if-match') ? 'If-Match' : 'If-Unmodified-Since';
+}
+
+/** HEAD that the content cache cannot answer: the metadata cache, else the origin. */
+async function serveHead(ctx: Ctx, s: Services, stale: Hit | undefined, ttl: number): Promise<void> {
+  const bucket = ctx.target.bucket!;
+  const key = ctx.target.key!;
+  const m = s.cache.metadata(bucket, key);
+  if (m !== undefined && Date.now() - m.checkedAt < ttl) {
+    s.metrics.hits.inc({ tier: 'metadata' });
+    if (stale !== undefined && stale.entry.meta.etag === m.meta.etag) s.cache.touch(bucket, key);
+    return serveObject(ctx, s, m.meta, Buffer.alloc(0), 'hit');
+  }
+  s.metrics.misses.inc();
+  const res = await originHead(ctx, s);
+  const meta = res.statusCode === 200 ? metaFromResponse(res.headers) : undefined;
+  if (meta === undefined) {
+    ctx.res.writeHead(res.statusCode ?? 502, passHeaders(res.headers));
+    ctx.res.end();
+    return;
+  }
+  if (stale !== undefined) {
+    if (stale.entry.meta.etag === meta.etag) s.cache.touch(bucket, key);
+    else s.cache.invalidate(bucket, key);
+  }
+  s.cache.rememberMetadata(bucket, key, meta);
+  serveObject(ctx, s, meta, Buffer.alloc(0), stale !== undefined && stale.entry.meta.etag === meta.etag ? 'revalidated' : 'miss');
+}
+
+async function originHead(ctx: Ctx, s: Services): Promise<IncomingMessage> {
+  const started = process.hrtime.bigint();
+  try {
+    const res = await s.origin.send({ method: 'HEAD', target: ctx.target });
+    s.metrics.origin.observe({ method: 'HEAD' }, Number(process.hrtime.bigint() - started) / 1e9);
+    res.resume();
+    if ((res.statusCode ?? 502) >= 500) s.metrics.originErrors.inc();
+    return res;
+  } catch (err) {
+    s.metrics.originErrors.inc();
+    s.log.warn('origin HEAD failed', { bucket: ctx.target.bucket, key: ctx.target.key, err });
+    throw new S3Error('ServiceUnavailable', 'The origin could not be reached; please retry.');
+  }
+}
+
+/** Metadata for sizing a cold range read, or undefined when the origin has no such object (the GET then reports why). */
+async function metadata(ctx: Ctx, s: Services, ttl: number): Promise<ObjectMeta | undefined> {
+  const m = s.cache.metadata(ctx.target.bucket!, ctx.target.key!);
+  if (m !== undefined && Date.now() - m.checkedAt < ttl) return m.meta;
+  const res = await originHead(ctx, s);
+  const meta = res.statusCode === 200 ? metaFromResponse(res.headers) : undefined;
+  if (meta !== undefined) s.cache.rememberMetadata(ctx.target.bucket!, ctx.target.key!, meta);
+  return meta;
+}
+
+/**
+ * A range of an object too large to cache: conditionals and range are decided here (the
+ * origin may not handle suffix ranges), then exactly that byte window is fetched, under
+ * If-Match so a concurrent overwrite cannot splice two versions.
+ */
+async function rangeFromOrigin(ctx: Ctx, s: Services, meta: ObjectMeta): Promise<void> {
+  const r = parseRange(ctx.headers.get('range'), meta.size);
+  if (r.kind === 'none') return forward(ctx, s);
+  // Unsatisfiable: serveObject answers 412/304/416 before it needs a body.
+  if (r.kind === 'unsatisfiable') return serveObject(ctx, s, meta, Buffer.alloc(0), 'miss');
+  const verdict = evaluateConditionals(ctx.headers, meta);
+  if (verdict !== 200) return serveObject(ctx, s, meta, Buffer.alloc(0), 'miss');
+  let res: IncomingMessage;
+  try {
+    res = await s.origin.send({ method: 'GET', target: ctx.target, headers: { range: `bytes=${r.start}-${r.end}`, 'if-match': meta.etag } });
+  } catch (err) {
+    s.metrics.originErrors.inc();
+    s.log.warn('origin range GET failed', { bucket: ctx.target.bucket, key: ctx.target.key, err });
+    throw new S3Error('ServiceUnavailable', 'The origin could not be reached; please retry.');
+  }
+  if (res.statusCode !== 206) {
+    if (res.statusCode === 412) s.cache.invalidate(ctx.target.bucket!, ctx.target.key!);
+    const h = passHeaders(res.headers);
+    for (const k of Object.keys(h)) if (k.startsWith('x-amz-checksum-')) delete h[k];
+    ctx.res.writeHead(res.statusCode ?? 502, h);
+    res.pipe(ctx.res);
+    return;
+  }
+  const headers = objectHeaders(ctx, meta, 'miss');
+  headers['content-range'] = `bytes ${r.start}-${r.end}/${meta.size}`;
+  headers['content-length'] = String(r.end - r.start + 1);
+  ctx.res.writeHead(206, headers);
+  res.on('data', (b: Buffer) => s.metrics.bytes.inc({ source: 'origin' }, b.length));
+  res.pipe(ctx.res);
+  ctx.res.once('close', () => !res.complete && res.destroy());
+}
+
+/** A whole object too large to cache, streamed from the origin's response (conditionals decided here). */
+function passthrough(ctx: Ctx, s: Services, meta: ObjectMeta, res: IncomingMessage): void {
+  const verdict = evaluateConditionals(ctx.headers, meta);
+  if (verdict !== 200) {
+    res.destroy();
+    return serveObject(ctx, s, meta, Buffer.alloc(0), 'miss');
+  }
+  const h = passHeaders(res.headers);
+  // Checksums only when the client asked for them; this 200 is the origin's own full body.
+  if (ctx.headers.get('x-amz-checksum-mode')?.toUpperCase() !== 'ENABLED') for (const k of Object.keys(h)) if (k.startsWith('x-amz-checksum-')) delete h[k];
+  h['x-svc-cache'] = 'miss';
+  ctx.res.writeHead(200, h);
+  res.on('data', (b: Buffer) => s.metrics.bytes.inc({ source: 'origin' }, b.length));
+  res.pipe(ctx.res);
+  ctx.res.once('close', () => !res.complete && res.destroy());
+}

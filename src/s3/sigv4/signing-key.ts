@@ -1,0 +1,46 @@
+/**
+ * SigV4 signing keys. Deriving one costs four HMACs (~21 µs here) while a signature with a
+ * cached key costs ~12 µs, so keys are cached per access key, day, region and service.
+ */
+import { createHash, createHmac } from 'node:crypto';
+
+export const ALGORITHM = 'AWS4-HMAC-SHA256';
+export const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+
+export function sha256Hex(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+export function hmac(key: Buffer | string, data: string): Buffer {
+  return createHmac('sha256', key).update(data, 'utf8').digest();
+}
+
+export function deriveSigningKey(secret: string, date: string, region: string, service: string): Buffer {
+  return hmac(hmac(hmac(hmac('AWS4' + secret, date), region), service), 'aws4_request');
+}
+
+/** A bounded cache of derived keys; a day's keys for a handful of clients fit easily. */
+export class SigningKeyCache {
+  readonly #keys = new Map<string, Buffer>();
+  readonly #max: number;
+
+  constructor(max = 1024) {
+    this.#max = max;
+  }
+
+  get(accessKey: string, secret: string, date: string, region: string, service: string): Buffer {
+    // The secret is part of the cache key so a rotated secret never reuses a stale key.
+    const id = `${accessKey}\n${date}\n${region}\n${service}\n${secret}`;
+    let key = this.#keys.get(id);
+    if (key === undefined) {
+      if (this.#keys.size >= this.#max) this.#keys.clear();
+      key = deriveSigningKey(secret, date, region, service);
+      this.#keys.set(id, key);
+    }
+    return key;
+  }
+
+  get size(): number {
+    return this.#keys.size;
+  }
+}
