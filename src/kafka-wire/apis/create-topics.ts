@@ -1,0 +1,57 @@
+/**
+ * CreateTopics (key 19), v2–7: topic T becomes stream `/T` (partition 0) and `/T/1`… (topics.ts).
+ * Replication factor and replica assignments are accepted and ignored (-1 too: kafkajs sends it);
+ * topic configs are not applied. validateOnly checks the name and partition count only.
+ */
+import {
+  type CreatableTopicResult,
+  type CreateTopicsRequest,
+  type CreateTopicsResponse,
+  CREATE_TOPICS,
+  decodeCreateTopicsRequest,
+  encodeCreateTopicsResponse,
+} from '../messages/create-topics';
+import { ZERO_UUID } from '../protocol/uuid';
+import { type ApiHandler } from '../handler';
+import { KafkaError, kafkaErrorOf, messageOf } from '../error-codes';
+import { topicNameProblem } from '../topics';
+import { DEFAULT_PARTITIONS, MAX_PARTITIONS, createTopic } from '../topic-admin';
+
+export const CREATE_TOPICS_HANDLER: ApiHandler<CreateTopicsRequest, CreateTopicsResponse> = {
+  api: CREATE_TOPICS,
+  decode: decodeCreateTopicsRequest,
+  encode: encodeCreateTopicsResponse,
+  async handle(ctx, req) {
+    const results: CreatableTopicResult[] = [];
+    for (const t of req.topics) {
+      const fail = (errorCode: number, errorMessage: string): void => {
+        results.push({ name: t.name, topicId: ZERO_UUID, errorCode, errorMessage, numPartitions: -1, replicationFactor: -1, configs: [] });
+      };
+      const partitions = t.numPartitions === -1 ? (t.assignments.length > 0 ? t.assignments.length : DEFAULT_PARTITIONS) : t.numPartitions;
+      const problem = topicNameProblem(t.name);
+      if (problem !== null) {
+        fail(KafkaError.INVALID_TOPIC_EXCEPTION, problem);
+        continue;
+      }
+      if (partitions < 1 || partitions > MAX_PARTITIONS) {
+        fail(KafkaError.INVALID_PARTITIONS, `a topic has 1 to ${MAX_PARTITIONS} partitions`);
+        continue;
+      }
+      if ((await ctx.topics.get(t.name)) !== undefined) {
+        fail(KafkaError.TOPIC_ALREADY_EXISTS, `topic ${t.name} already exists`);
+        continue;
+      }
+      if (req.validateOnly) {
+        results.push({ name: t.name, topicId: ZERO_UUID, errorCode: 0, errorMessage: null, numPartitions: partitions, replicationFactor: 1, configs: [] });
+        continue;
+      }
+      try {
+        const created = await createTopic(ctx, t.name, partitions);
+        results.push({ name: t.name, topicId: created.id, errorCode: 0, errorMessage: null, numPartitions: partitions, replicationFactor: 1, configs: [] });
+      } catch (err) {
+        fail(kafkaErrorOf(err), messageOf(err));
+      }
+    }
+    return { throttleTimeMs: 0, topics: results };
+  },
+};

@@ -1,0 +1,82 @@
+/**
+ * Metadata (key 3), v4–12: this node is the only broker, the leader of every partition and the
+ * controller. Topics asked for by name that do not exist are created when AllowAutoTopicCreation
+ * is set (librdkafka producers set it, its consumers do not), with DEFAULT_PARTITIONS partitions.
+ * v10+ carry topic ids (topics.ts); v10+ requests may name a topic by id alone.
+ */
+import {
+  type MetadataRequest,
+  type MetadataResponse,
+  type MetadataResponsePartition,
+  type MetadataResponseTopic,
+  METADATA,
+  decodeMetadataRequest,
+  encodeMetadataResponse,
+} from '../messages/metadata';
+import { ZERO_UUID } from '../protocol/uuid';
+import { type ApiHandler } from '../handler';
+import { type KafkaContext } from '../context';
+import { KafkaError, kafkaErrorOf } from '../error-codes';
+import { type Topic, topicNameProblem } from '../topics';
+import { DEFAULT_PARTITIONS, createTopic } from '../topic-admin';
+
+/** Cluster id in Metadata: one node is one cluster for now. */
+export const CLUSTER_ID = 'svc';
+/** "Authorized operations were not requested" (Kafka's Integer.MIN_VALUE sentinel). */
+const NO_OPERATIONS = -2147483648;
+
+export function describeTopic(ctx: KafkaContext, t: Topic): MetadataResponseTopic {
+  const partitions: MetadataResponsePartition[] = [];
+  t.partitions.forEach((stream, index) => {
+    if (stream === undefined) return;
+    partitions.push({ errorCode: 0, partitionIndex: index, leaderId: ctx.nodeId, leaderEpoch: 0, replicaNodes: [ctx.nodeId], isrNodes: [ctx.nodeId], offlineReplicas: [] });
+  });
+  return { errorCode: 0, name: t.name, topicId: t.id, isInternal: false, partitions, topicAuthorizedOperations: NO_OPERATIONS };
+}
+
+function missing(name: string | null, errorCode: number, topicId = ZERO_UUID): MetadataResponseTopic {
+  return { errorCode, name, topicId, isInternal: false, partitions: [], topicAuthorizedOperations: NO_OPERATIONS };
+}
+
+async function topicByName(ctx: KafkaContext, name: string, autoCreate: boolean): Promise<MetadataResponseTopic> {
+  const t = await ctx.topics.get(name);
+  if (t !== undefined) return describeTopic(ctx, t);
+  if (topicNameProblem(name) !== null) return missing(name, KafkaError.INVALID_TOPIC_EXCEPTION);
+  if (!autoCreate) return missing(name, KafkaError.UNKNOWN_TOPIC_OR_PARTITION);
+  try {
+    return describeTopic(ctx, await createTopic(ctx, name, DEFAULT_PARTITIONS));
+  } catch (err) {
+    ctx.log.warn({ topic: name, err: (err as Error).message }, 'kafka topic auto-create failed');
+    return missing(name, kafkaErrorOf(err));
+  }
+}
+
+export const METADATA_HANDLER: ApiHandler<MetadataRequest, MetadataResponse> = {
+  api: METADATA,
+  decode: decodeMetadataRequest,
+  encode: encodeMetadataResponse,
+  async handle(ctx, req) {
+    const topics: MetadataResponseTopic[] = [];
+    if (req.topics === null) {
+      for (const t of await ctx.topics.all()) topics.push(describeTopic(ctx, t));
+    } else {
+      for (const q of req.topics) {
+        if (q.name !== null) {
+          topics.push(await topicByName(ctx, q.name, req.allowAutoTopicCreation));
+        } else {
+          const t = q.topicId === undefined ? undefined : await ctx.topics.byId(q.topicId);
+          topics.push(t !== undefined ? describeTopic(ctx, t) : missing(null, KafkaError.UNKNOWN_TOPIC_ID, q.topicId));
+        }
+      }
+    }
+    const { host, port } = ctx.advertised();
+    return {
+      throttleTimeMs: 0,
+      brokers: [{ nodeId: ctx.nodeId, host, port, rack: null }],
+      clusterId: CLUSTER_ID,
+      controllerId: ctx.nodeId,
+      topics,
+      clusterAuthorizedOperations: NO_OPERATIONS,
+    };
+  },
+};

@@ -1,0 +1,87 @@
+/**
+ * Produce (key 0), v0–9. Each partition's records (RecordBatch v2, possibly compressed) are
+ * appended to the partition's stream as sent, offsets assigned by rewriting the base offset
+ * (AppendParams.kafka): nothing is decompressed or re-encoded. acks=1 and acks=-1 (all) answer once
+ * the batches are durable (this node is every replica); acks=0 sends no response at all, and
+ * the next request of the connection runs once the appends were handed to the shards, which keeps
+ * them in order.
+ */
+import {
+  type PartitionProduceResponse,
+  type ProduceRequest,
+  type ProduceResponse,
+  type TopicProduceResponse,
+  PRODUCE,
+  decodeProduceRequest,
+  encodeProduceResponse,
+} from '../messages/produce';
+import { type ApiHandler } from '../handler';
+import { type KafkaContext } from '../context';
+import { KafkaError, kafkaErrorOf, messageOf } from '../error-codes';
+import { lookupPartition } from '../partitions';
+
+interface Outcome {
+  errorCode: number;
+  baseOffset: bigint;
+  errorMessage: string | null;
+}
+
+/** Append one partition's batches to its stream (`stream` null: the partition does not exist). */
+async function appendTo(ctx: KafkaContext, topic: string, partition: number, stream: string | null, records: Buffer | null): Promise<Outcome> {
+  if (stream === null) return { errorCode: KafkaError.UNKNOWN_TOPIC_OR_PARTITION, baseOffset: -1n, errorMessage: `no partition ${partition} of topic ${topic}` };
+  if (records === null || records.length === 0) return { errorCode: KafkaError.CORRUPT_MESSAGE, baseOffset: -1n, errorMessage: 'no records' };
+  try {
+    const r = await ctx.shards.append({ name: stream, records: null, batches: records, jsonBatch: null, contentType: null, close: false, kafka: true });
+    return { errorCode: 0, baseOffset: BigInt(r.startSeq), errorMessage: null };
+  } catch (err) {
+    if (kafkaErrorOf(err) === KafkaError.UNKNOWN_TOPIC_OR_PARTITION) ctx.topics.removed(topic);
+    return { errorCode: kafkaErrorOf(err), baseOffset: -1n, errorMessage: messageOf(err) };
+  }
+}
+
+export const PRODUCE_HANDLER: ApiHandler<ProduceRequest, ProduceResponse> = {
+  api: PRODUCE,
+  decode: decodeProduceRequest,
+  encode: encodeProduceResponse,
+  async handle(ctx, req, _version, conn) {
+    const acks = req.acks;
+    if (acks !== 0 && acks !== 1 && acks !== -1) {
+      return {
+        responses: req.topicData.map((t) => ({
+          name: t.name,
+          partitionResponses: t.partitionData.map((p) => ({ index: p.index, errorCode: KafkaError.INVALID_REQUIRED_ACKS, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [], errorMessage: `acks ${acks} is not 0, 1 or -1` })),
+        })),
+        throttleTimeMs: 0,
+      };
+    }
+    // Look every partition up first, then issue all appends in one turn: the shards see them in request order.
+    const targets: Array<{ topic: number; p: number; stream: string | null }> = [];
+    for (let ti = 0; ti < req.topicData.length; ti++) {
+      const t = req.topicData[ti]!;
+      for (let pi = 0; pi < t.partitionData.length; pi++) {
+        targets.push({ topic: ti, p: pi, stream: (await lookupPartition(ctx, t.name, undefined, t.partitionData[pi]!.index)).stream });
+      }
+    }
+    const pending = targets.map((x) => {
+      const t = req.topicData[x.topic]!;
+      const p = t.partitionData[x.p]!;
+      return { ...x, outcome: appendTo(ctx, t.name, p.index, x.stream, p.records) };
+    });
+    if (acks === 0) {
+      for (const x of pending) {
+        void x.outcome.then((o) => {
+          if (o.errorCode !== 0) ctx.log.debug({ conn: conn.id, errorCode: o.errorCode, err: o.errorMessage }, 'kafka produce with acks=0 failed');
+        });
+      }
+      return null;
+    }
+    const outcomes = await Promise.all(pending.map((x) => x.outcome));
+    const responses: TopicProduceResponse[] = req.topicData.map((t) => ({ name: t.name, partitionResponses: [] as PartitionProduceResponse[] }));
+    pending.forEach((x, i) => {
+      const o = outcomes[i]!;
+      const index = req.topicData[x.topic]!.partitionData[x.p]!.index;
+      responses[x.topic]!.partitionResponses.push({ index, errorCode: o.errorCode, baseOffset: o.baseOffset, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [], errorMessage: o.errorMessage });
+    });
+    return { responses, throttleTimeMs: 0 };
+  },
+};

@@ -1,0 +1,49 @@
+/**
+ * What the Kafka APIs see of the node: the data plane, the live-read registry the HTTP listeners
+ * share (passed in by src/node.ts, not imported: edges never import each other), the topic index,
+ * and the address clients are told to connect to.
+ */
+import { type Logger } from '../log';
+import { type ShardClient } from '../shards';
+import { type TopicIndex } from './topics';
+
+/** A reader waiting for a stream's tail to pass `seq` (src/gateway/svc/live-waiters.ts `Waiter`). */
+export interface TailWaiter {
+  readonly seq: number;
+  readonly streamId: number;
+  wake(): void;
+}
+
+/**
+ * The live-read registry (LiveWaiters): watches streams on the shards and wakes waiters when a
+ * tail moves. `W` is its per-stream watch handle, opaque here.
+ */
+export interface LiveRegistry<W = unknown> {
+  readonly closed: boolean;
+  join(name: string): W;
+  leave(w: W): void;
+  wait(w: W, waiter: TailWaiter): void;
+  cancel(w: W, waiter: TailWaiter): void;
+  add(reader: { shutdown(): void }): void;
+  remove(reader: { shutdown(): void }): void;
+}
+
+export interface KafkaContext {
+  readonly shards: ShardClient;
+  readonly live: LiveRegistry;
+  readonly topics: TopicIndex;
+  readonly log: Logger;
+  /** This node's broker id in Metadata and FindCoordinator. */
+  readonly nodeId: number;
+  /** host:port clients connect to (Metadata brokers, FindCoordinator). */
+  advertised(): { host: string; port: number };
+  /** What ApiVersions advertises. */
+  readonly apiVersions: ReadonlyArray<{ apiKey: number; minVersion: number; maxVersion: number }>;
+}
+
+/** Per-connection facts an API may need. */
+export interface ConnectionInfo {
+  readonly id: number;
+  readonly remote: string;
+  readonly clientId: string | null;
+}

@@ -1,0 +1,74 @@
+/**
+ * One request frame in, one response frame out (kafka.apache.org/protocol, "Common Request and
+ * Response Structure"):
+ *
+ *   frame: apiKey int16 | apiVersion int16 | correlationId int32 | clientId | [tags (header v2)] | body
+ *
+ * - An API key this listener does not serve, or a version outside its advertised range, closes the
+ *   connection (what a Kafka broker does: it cannot parse the request), with a log line. The one
+ *   exception is ApiVersions (KIP-511): a version above the range is answered in v0 with
+ *   UNSUPPORTED_VERSION and the full table, so the client can pick a version it shares.
+ * - A body the codec cannot parse (KafkaProtocolError) closes the connection the same way.
+ */
+import { KAFKA_APIS, kafkaApi, requestHeaderVersion, responseHeaderVersion } from './messages';
+import { decodeRequestHeader, encodeResponseHeader } from './messages/header';
+import { encodeApiVersionsResponse } from './messages/api-versions';
+import { KafkaProtocolError } from './protocol/errors';
+import { Reader } from './protocol/reader';
+import { Writer } from './protocol/writer';
+import { type AnyApiHandler } from './handler';
+import { type KafkaContext } from './context';
+import { type KafkaConnection } from './server';
+import { KafkaError } from './error-codes';
+import { API_VERSIONS_HANDLER } from './apis/api-versions';
+import { CREATE_TOPICS_HANDLER } from './apis/create-topics';
+import { DELETE_TOPICS_HANDLER } from './apis/delete-topics';
+import { FETCH_HANDLER } from './apis/fetch';
+import { LIST_OFFSETS_HANDLER } from './apis/list-offsets';
+import { METADATA_HANDLER } from './apis/metadata';
+import { PRODUCE_HANDLER } from './apis/produce';
+
+/** The served APIs by key; ApiVersions advertises exactly these. */
+const HANDLERS = new Map<number, AnyApiHandler>(
+  [API_VERSIONS_HANDLER, METADATA_HANDLER, CREATE_TOPICS_HANDLER, DELETE_TOPICS_HANDLER, PRODUCE_HANDLER, FETCH_HANDLER, LIST_OFFSETS_HANDLER].map((h) => [h.api.apiKey, h]),
+);
+
+/** What ApiVersions advertises: every API with a handler, in its generated range (design/kafka.md). */
+export const SERVED_APIS: ReadonlyArray<{ apiKey: number; minVersion: number; maxVersion: number }> = KAFKA_APIS.filter((a) => HANDLERS.has(a.apiKey)).map(
+  (a) => ({ apiKey: a.apiKey, minVersion: a.minVersion, maxVersion: a.maxVersion }),
+);
+
+const API_VERSIONS_KEY = 18;
+
+export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConnection): Promise<Buffer | null> {
+  if (frame.length < 8) throw new KafkaProtocolError(`request of ${frame.length} bytes is shorter than a request header`);
+  const apiKey = frame.readInt16BE(0);
+  const version = frame.readInt16BE(2);
+  const correlationId = frame.readInt32BE(4);
+  const api = kafkaApi(apiKey);
+  const handler = HANDLERS.get(apiKey);
+  if (api === undefined || handler === undefined) throw new KafkaProtocolError(`API key ${apiKey} is not served`);
+  if (apiKey === API_VERSIONS_KEY && version > api.maxVersion) {
+    const w = new Writer();
+    const size = w.reserveInt32();
+    encodeResponseHeader(w, { correlationId }, 0);
+    encodeApiVersionsResponse(w, { errorCode: KafkaError.UNSUPPORTED_VERSION, apiKeys: [...SERVED_APIS] }, 0);
+    w.int32At(size, w.length - 4);
+    return w.toBuffer();
+  }
+  if (version < api.minVersion || version > api.maxVersion) {
+    throw new KafkaProtocolError(`${api.name} version ${version} is not served (${api.minVersion}-${api.maxVersion})`);
+  }
+  const r = new Reader(frame, 0);
+  const header = decodeRequestHeader(r, requestHeaderVersion(api, version));
+  if (conn.clientId === null && header.clientId != null) conn.clientId = header.clientId;
+  const req: unknown = handler.decode(r, version);
+  const res: unknown = await handler.handle(ctx, req, version, conn);
+  if (res === null) return null;
+  const w = new Writer(1024);
+  const size = w.reserveInt32();
+  encodeResponseHeader(w, { correlationId }, responseHeaderVersion(api, version));
+  handler.encode(w, res, version);
+  w.int32At(size, w.length - 4);
+  return w.toBuffer();
+}

@@ -1,0 +1,68 @@
+/**
+ * The Kafka edge's error table: Kafka protocol error codes (kafka.apache.org/protocol,
+ * "Error Codes") and the mapping from the product's error codes (src/errors.ts) to them.
+ * docs/kafka.md lists the mapping.
+ */
+import { type ErrorCode, SvcError } from '../errors';
+
+/** The Kafka error codes this listener answers with. */
+export const KafkaError = {
+  NONE: 0,
+  OFFSET_OUT_OF_RANGE: 1,
+  CORRUPT_MESSAGE: 2,
+  UNKNOWN_TOPIC_OR_PARTITION: 3,
+  NOT_LEADER_OR_FOLLOWER: 6,
+  REQUEST_TIMED_OUT: 7,
+  MESSAGE_TOO_LARGE: 10,
+  INVALID_TOPIC_EXCEPTION: 17,
+  RECORD_LIST_TOO_LARGE: 18,
+  INVALID_REQUIRED_ACKS: 21,
+  TOPIC_AUTHORIZATION_FAILED: 29,
+  UNSUPPORTED_VERSION: 35,
+  TOPIC_ALREADY_EXISTS: 36,
+  INVALID_PARTITIONS: 37,
+  INVALID_REPLICATION_FACTOR: 38,
+  INVALID_REQUEST: 42,
+  OUT_OF_ORDER_SEQUENCE_NUMBER: 45,
+  DUPLICATE_SEQUENCE_NUMBER: 46,
+  INVALID_PRODUCER_EPOCH: 47,
+  KAFKA_STORAGE_ERROR: 56,
+  UNKNOWN_SERVER_ERROR: -1,
+  UNKNOWN_PRODUCER_ID: 59,
+  UNSUPPORTED_COMPRESSION_TYPE: 76,
+  INVALID_RECORD: 87,
+  UNKNOWN_TOPIC_ID: 100,
+} as const;
+
+/** Product error code → Kafka error code, for errors a data-plane call returns. */
+const FROM_SVC: Partial<Record<ErrorCode, number>> = {
+  not_found: KafkaError.UNKNOWN_TOPIC_OR_PARTITION,
+  invalid_batch: KafkaError.CORRUPT_MESSAGE,
+  corrupt_batch: KafkaError.CORRUPT_MESSAGE,
+  empty_batch: KafkaError.CORRUPT_MESSAGE,
+  unsupported_compression: KafkaError.UNSUPPORTED_COMPRESSION_TYPE,
+  record_too_large: KafkaError.MESSAGE_TOO_LARGE,
+  batch_too_large: KafkaError.RECORD_LIST_TOO_LARGE,
+  request_too_large: KafkaError.RECORD_LIST_TOO_LARGE,
+  schema_validation_failed: KafkaError.INVALID_RECORD,
+  // A sealed stream takes no more records; Kafka has no closer code for a partition that refuses writes.
+  stream_closed: KafkaError.INVALID_REQUEST,
+  seq_out_of_range: KafkaError.OFFSET_OUT_OF_RANGE,
+  producer_fenced: KafkaError.INVALID_PRODUCER_EPOCH,
+  unauthorized: KafkaError.TOPIC_AUTHORIZATION_FAILED,
+  forbidden: KafkaError.TOPIC_AUTHORIZATION_FAILED,
+  // Retriable for clients: they refresh metadata and try again (on this node once it is back).
+  shutting_down: KafkaError.NOT_LEADER_OR_FOLLOWER,
+  storage_unavailable: KafkaError.KAFKA_STORAGE_ERROR,
+};
+
+/** The Kafka error code for an error thrown by a data-plane call. */
+export function kafkaErrorOf(err: unknown): number {
+  if (err instanceof SvcError) return FROM_SVC[err.code] ?? KafkaError.UNKNOWN_SERVER_ERROR;
+  return KafkaError.UNKNOWN_SERVER_ERROR;
+}
+
+/** The message to send beside a Kafka error code (Produce v8+, CreateTopics, DeleteTopics v5+). */
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,52 @@
+/**
+ * The Kafka edge's front door (src/node.ts starts it):
+ *
+ *   Kafka client ──TCP──▶ server.ts (frames, order) ──▶ dispatch.ts (header, version) ──▶ apis/<api>.ts
+ *                                                                                             │
+ *                                        topics.ts (topic ⇄ streams) ◀────────────────────────┤
+ *                                        ShardClient (append, read, head, create, delete) ◀───┤
+ *                                        live-read registry (Fetch long-poll) ◀───────────────┘
+ */
+import { type Logger } from '../log';
+import { type ShardClient } from '../shards';
+import { type KafkaContext, type LiveRegistry } from './context';
+import { SERVED_APIS, dispatch } from './dispatch';
+import { type KafkaServerHandle, listenKafka } from './server';
+import { TopicIndex } from './topics';
+
+export { type LiveRegistry } from './context';
+
+export interface KafkaListenerOptions {
+  host: string;
+  port: number;
+  /** The address clients are told to connect to; null: the bound host and port. */
+  advertised: { host: string; port: number } | null;
+  /** Largest request frame (bytes). */
+  maxRequestBytes: number;
+  nodeId: number;
+  shards: ShardClient;
+  live: LiveRegistry;
+  log: Logger;
+}
+
+export type KafkaListener = KafkaServerHandle;
+
+/** Requests carry a few hundred bytes of headers and field framing around their record batches. */
+const FRAME_OVERHEAD = 1024 * 1024; // 1 MiB
+
+export async function startKafkaListener(o: KafkaListenerOptions): Promise<KafkaListener> {
+  const log = o.log.child({ module: 'kafka' });
+  let bound = { host: o.host, port: o.port };
+  const ctx: KafkaContext = {
+    shards: o.shards,
+    live: o.live,
+    topics: new TopicIndex(o.shards),
+    log,
+    nodeId: o.nodeId,
+    advertised: () => o.advertised ?? bound,
+    apiVersions: SERVED_APIS,
+  };
+  const server = await listenKafka({ host: o.host, port: o.port, maxFrameBytes: o.maxRequestBytes + FRAME_OVERHEAD, log, handle: (frame, conn) => dispatch(ctx, frame, conn) });
+  bound = { host: o.host, port: server.port };
+  return server;
+}

@@ -1,0 +1,183 @@
+/**
+ * The Kafka listener's sockets: the only file that uses node:net.
+ *
+ *   client ──TCP──▶ connection: [int32 size][request] frames ──▶ queue ──▶ handle(frame), one at a
+ *                                                                          time, in arrival order
+ *          ◀──────── responses written in request order (a request may have none: Produce acks=0)
+ *
+ * Requests of one connection run one after the other, as a Kafka broker runs them (it mutes a
+ * channel while a request is in flight), so two Produce requests of one connection reach a
+ * partition in the order they were sent. A frame larger than `maxFrameBytes`, a negative size, or a
+ * request the handler cannot parse closes the connection with a log line.
+ */
+import * as net from 'node:net';
+import { type Logger } from '../log';
+
+export interface KafkaConnection {
+  readonly id: number;
+  readonly remote: string;
+  /** Set by the handler once it parsed a request header. */
+  clientId: string | null;
+}
+
+export interface KafkaServerOptions {
+  host: string;
+  port: number;
+  /** Largest request frame (bytes after the size prefix). */
+  maxFrameBytes: number;
+  log: Logger;
+  /** Answer one request frame (without its size prefix): the response frame with its size prefix, or null for none. Throws to close the connection. */
+  handle(frame: Buffer, conn: KafkaConnection): Promise<Buffer | null>;
+}
+
+export interface KafkaServerHandle {
+  readonly port: number;
+  /** Stop accepting connections; requests in progress go on. */
+  stopAccepting(): void;
+  /** Wait (up to `graceMs`) for requests in progress to be answered, then close every connection. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Reading pauses while this many requests of one connection wait to be handled (pipelining clients). */
+const MAX_QUEUED = 64;
+
+class Connection implements KafkaConnection {
+  readonly id: number;
+  readonly remote: string;
+  clientId: string | null = null;
+  readonly #socket: net.Socket;
+  readonly #o: KafkaServerOptions;
+  readonly #log: Logger;
+  #chunks: Buffer[] = [];
+  #buffered = 0;
+  readonly #queue: Buffer[] = [];
+  #running = false;
+  #closed = false;
+  #idle: (() => void) | null = null;
+
+  constructor(id: number, socket: net.Socket, o: KafkaServerOptions) {
+    this.id = id;
+    this.#socket = socket;
+    this.#o = o;
+    this.remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`;
+    this.#log = o.log.child({ conn: id, remote: this.remote });
+    socket.setNoDelay(true);
+    socket.on('data', (d: Buffer) => this.#onData(d));
+    socket.on('error', (err) => this.#log.debug({ err: err.message }, 'kafka connection error'));
+    socket.on('close', () => {
+      this.#closed = true;
+      this.#queue.length = 0;
+      this.#idle?.();
+    });
+  }
+
+  get busy(): boolean {
+    return this.#running || this.#queue.length > 0;
+  }
+
+  /** Resolves once no request is in progress (or the connection closed). */
+  whenIdle(): Promise<void> {
+    if (!this.busy || this.#closed) return Promise.resolve();
+    return new Promise((resolve) => (this.#idle = resolve));
+  }
+
+  destroy(): void {
+    this.#closed = true;
+    this.#socket.destroy();
+  }
+
+  #fail(msg: string, fields: object = {}): void {
+    this.#log.warn({ ...fields, clientId: this.clientId }, msg);
+    this.destroy();
+  }
+
+  #onData(d: Buffer): void {
+    if (this.#closed) return;
+    this.#chunks.push(d);
+    this.#buffered += d.length;
+    while (this.#buffered >= 4) {
+      const head = this.#chunks[0]!.length >= 4 ? this.#chunks[0]! : this.#flatten();
+      const size = head.readInt32BE(0);
+      if (size < 0 || size > this.#o.maxFrameBytes) {
+        return this.#fail('kafka request frame refused: size out of range, connection closed', { size, limit: this.#o.maxFrameBytes });
+      }
+      if (this.#buffered < 4 + size) break;
+      const all = this.#flatten();
+      this.#queue.push(all.subarray(4, 4 + size));
+      const rest = all.subarray(4 + size);
+      this.#chunks = rest.length > 0 ? [rest] : [];
+      this.#buffered = rest.length;
+    }
+    if (this.#queue.length >= MAX_QUEUED) this.#socket.pause();
+    if (!this.#running) void this.#run();
+  }
+
+  #flatten(): Buffer {
+    const b = this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks, this.#buffered);
+    this.#chunks = [b];
+    return b;
+  }
+
+  async #run(): Promise<void> {
+    this.#running = true;
+    try {
+      while (this.#queue.length > 0 && !this.#closed) {
+        const frame = this.#queue.shift()!;
+        if (this.#queue.length < MAX_QUEUED / 2 && this.#socket.isPaused()) this.#socket.resume();
+        let out: Buffer | null;
+        try {
+          out = await this.#o.handle(frame, this);
+        } catch (err) {
+          const e = err as Error;
+          return this.#fail('kafka request refused, connection closed', { err: e.message, errName: e.name, apiKey: frame.length >= 2 ? frame.readInt16BE(0) : null, apiVersion: frame.length >= 4 ? frame.readInt16BE(2) : null });
+        }
+        if (out !== null && !this.#closed) this.#socket.write(out);
+      }
+    } finally {
+      this.#running = false;
+      if (this.#queue.length === 0 || this.#closed) {
+        const idle = this.#idle;
+        this.#idle = null;
+        idle?.();
+      }
+    }
+  }
+}
+
+/** Listen for Kafka clients; resolves once bound. */
+export function listenKafka(o: KafkaServerOptions): Promise<KafkaServerHandle> {
+  const connections = new Set<Connection>();
+  let nextId = 1;
+  const server = net.createServer((socket) => {
+    const c = new Connection(nextId++, socket, o);
+    connections.add(c);
+    socket.on('close', () => connections.delete(c));
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host: o.host, port: o.port }, () => {
+      server.off('error', reject);
+      server.on('error', (err) => o.log.warn({ err: err.message }, 'kafka listener error'));
+      const port = (server.address() as net.AddressInfo).port;
+      let stopped = false;
+      const stopAccepting = (): void => {
+        if (stopped) return;
+        stopped = true;
+        server.close();
+      };
+      resolve({
+        port,
+        stopAccepting,
+        async close(graceMs = 5_000): Promise<void> {
+          stopAccepting();
+          let timer: NodeJS.Timeout | undefined;
+          const grace = new Promise<void>((r) => (timer = setTimeout(r, graceMs)));
+          await Promise.race([Promise.all([...connections].map((c) => c.whenIdle())), grace]);
+          clearTimeout(timer);
+          for (const c of connections) c.destroy();
+          connections.clear();
+        },
+      });
+    });
+  });
+}

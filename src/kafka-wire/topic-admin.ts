@@ -1,0 +1,51 @@
+/** Creating and deleting topics (their streams), shared by CreateTopics, DeleteTopics and Metadata auto-create. */
+import { SvcError } from '../errors';
+import { type KafkaContext } from './context';
+import { type Topic, streamOfPartition, topicNameProblem } from './topics';
+
+/** The media type of streams created over Kafka: records are opaque bytes. */
+export const KAFKA_CONTENT_TYPE = 'application/octet-stream';
+/** Partitions of a topic created with numPartitions -1 (the broker default) or auto-created. */
+export const DEFAULT_PARTITIONS = 1;
+/** Most partitions a topic may be created with. */
+export const MAX_PARTITIONS = 10_000;
+
+/**
+ * Create topic `name` with `partitions` partitions: stream `/T`, then `/T/1`… with their topic set
+ * explicitly. Creates are idempotent per stream, so a retry after a partial failure completes it.
+ * Throws SvcError (invalid_parameter for a bad name, conflict when a stream of that name exists with another media type).
+ */
+export async function createTopic(ctx: KafkaContext, name: string, partitions: number): Promise<Topic> {
+  const problem = topicNameProblem(name);
+  if (problem !== null) throw new SvcError('invalid_parameter', problem);
+  const streams: Array<{ name: string; streamId: number }> = [];
+  for (let p = 0; p < partitions; p++) {
+    const stream = streamOfPartition(name, p);
+    const r = await ctx.shards.create({
+      name: stream,
+      contentType: KAFKA_CONTENT_TYPE,
+      ttlSeconds: null,
+      expiresAtMs: null,
+      closed: false,
+      records: [],
+      kafkaTopic: p === 0 ? null : name,
+    });
+    streams.push({ name: stream, streamId: r.info.streamId });
+  }
+  ctx.log.info({ topic: name, partitions }, 'kafka topic created');
+  return ctx.topics.added(name, streams);
+}
+
+/** Delete every partition stream of `t`. */
+export async function deleteTopic(ctx: KafkaContext, t: Topic): Promise<void> {
+  for (const stream of t.partitions) {
+    if (stream === undefined) continue;
+    try {
+      await ctx.shards.delete(stream);
+    } catch (err) {
+      if (!(err instanceof SvcError && err.code === 'not_found')) throw err;
+    }
+  }
+  ctx.topics.removed(t.name);
+  ctx.log.info({ topic: t.name }, 'kafka topic deleted');
+}
