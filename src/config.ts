@@ -51,10 +51,18 @@ export const ConfigSchema = Type.Object(
     sseReconnectMs: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 60_000, description: 'Durable Streams SSE reconnect interval (ms)' }), // 60 s
     /** The Durable Streams `__ds` subscription APIs (webhooks, pull-wake). */
     dsSubscriptions: Type.Boolean({ default: true, description: 'serve the Durable Streams __ds subscription APIs (--no-ds-subscriptions turns them off)' }),
+    /** Kafka-protocol listener (docs/kafka.md); Kafka's default port 9092. Port 0 picks a free port. */
+    kafkaListen: HostPort('127.0.0.1', 9092, 'Kafka listener address, host:port'),
+    /** host:port the Kafka listener tells clients to connect to (Metadata, FindCoordinator); empty: the bound address. */
+    kafkaAdvertisedListen: Type.String({ default: '', pattern: '^$|^(\\[[^\\]]*\\]|[^:\\s/\\[\\]]+):\\d{1,5}$', description: 'address Kafka clients are told to connect to, host:port (empty: the bound address)' }),
     /** false removes the admin listener entirely, probes included. */
     admin: Type.Boolean({ default: true, description: 'run the admin listener (--no-admin removes it, probes included)' }),
-    /** `off` checks nothing and binds loopback only; `required` is not in this build yet. */
+    /** `off` checks nothing and binds loopback only; `required` checks a bearer token on every request (docs/auth.md). */
     auth: OneOf(['off', 'required'], { default: 'off', description: 'authentication mode: off or required' }),
+    /** Seeds the root token (a wire token); idempotent across restarts and nodes. Never logged. */
+    authBootstrapToken: Type.String({ default: '', description: 'root token to seed (wire form BASE64URL(id).BASE64URL(32 bytes)); empty: none' }),
+    /** A file holding the bootstrap token (surrounding whitespace ignored). */
+    authBootstrapTokenFile: Type.String({ default: '', description: 'file holding the root token to seed; empty: none' }),
     /** With auth off, allow listen addresses other than loopback. */
     insecureAllowRemote: Type.Boolean({ default: false, description: 'allow non-loopback listen addresses while auth is off' }),
     /** Directory holding shard logs and metadata; relative paths resolve against the working directory. */
@@ -183,6 +191,12 @@ if (byFlag.size !== CONFIG_FIELDS.length) throw new Error('config: two fields sh
 /** "host:port", IPv6 hosts in brackets. */
 export function formatHostPort(a: HostPortAddress): string {
   return a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`;
+}
+
+/** `--kafka-advertised-listen` as an address, or null when the bound address is advertised. */
+export function kafkaAdvertisedAddress(config: Config): HostPortAddress | null {
+  if (config.kafkaAdvertisedListen === '') return null;
+  return parseHostPort(config.kafkaAdvertisedListen) as HostPortAddress;
 }
 
 /** `--ds-listen` as an address, or null when there is no Durable Streams listener beside the Svc one. */
@@ -396,12 +410,12 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): { config: Co
   };
 
   const auth = whereOf('auth');
-  if (!invalid.has(auth.field) && config.auth === 'required') {
-    errors.push(`${auth.where}: auth required is not available in this build yet`);
+  if (config.authBootstrapToken !== '' && config.authBootstrapTokenFile !== '') {
+    errors.push(`${whereOf('authBootstrapTokenFile').where}: give the bootstrap token or its file, not both`);
   }
   const allowRemote = whereOf('insecureAllowRemote');
   if (config.auth === 'off' && !invalid.has(auth.field) && !invalid.has(allowRemote.field) && !config.insecureAllowRemote) {
-    const addresses = config.admin ? ['listen', 'adminListen'] : ['listen'];
+    const addresses = config.admin ? ['listen', 'adminListen', 'kafkaListen'] : ['listen', 'kafkaListen'];
     if (config.dsListen !== '') addresses.push('dsListen');
     for (const name of addresses) {
       const { field, where } = whereOf(name);

@@ -18,6 +18,8 @@ export const ERROR_CODES = [
   'invalid_schema',
   'schema_validation_failed',
   'unsupported_media_type',
+  'unauthorized',
+  'forbidden',
   'not_found',
   'method_not_allowed',
   'conflict',

@@ -43,6 +43,7 @@ const REDACT_PATHS = [
   'request.headers.authorization',
   'token',
   '*.token',
+  'config.authBootstrapToken',
 ];
 
 /**

@@ -11,17 +11,25 @@
  * checkpoint with sync and close, then close the sockets.
  */
 import * as path from 'node:path';
-import { type Config, dsListenAddress, formatHostPort } from './config';
+import { type Config, dsListenAddress, formatHostPort, kafkaAdvertisedAddress } from './config';
 import { type Logger } from './log';
+import * as fs from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { type MetaStore, Tokens, openLocalMetaStore } from './actors';
 import { createAdminHandler } from './gateway/admin/admin-handler';
+import { loadDashboard } from './gateway/admin/dashboard';
+import { type NodeRecord, nodeKey } from './gateway/admin/admin-api';
+import { guard } from './gateway/auth/guard';
 import { type DsContext, Subscriptions, createDsHandler, createSubscriptionHost } from './gateway/ds';
 import { type HeaderList, type HttpServerHandle, loadHttpEngine } from './gateway/http';
+import { type RequestHandler } from './gateway/http/engine';
 import { InFlight } from './gateway/in-flight';
 import { toHttpError } from './gateway/svc/http-errors';
 import { LiveWaiters } from './gateway/svc/live-waiters';
 import { createSvcHandler } from './gateway/svc/svc-handler';
 import { SvcError } from './errors';
 import { SchemaStore, ShardClient } from './shards';
+import { startKafkaListener } from './kafka-wire';
 
 /** A running node: listeners, shard workers, actors. */
 export interface RunningNode {
@@ -31,15 +39,57 @@ export interface RunningNode {
   readonly adminPort: number | null;
   /** Durable Streams listener beside the Svc one (--ds-listen), or null. */
   readonly dsPort: number | null;
+  /** Kafka listener port actually bound. */
+  readonly kafkaPort: number;
   /** Graceful stop: stop accepting, finish in-flight appends, fsync, close. */
   close(): Promise<void>;
 }
 
 /** Node id of a single node; clustering assigns real ids. */
 const SINGLE_NODE_ID = 1;
+/** Placement capacity of a node until an operator sets it (POST /admin/nodes/{id}). */
+const DEFAULT_SLOTS = 1024;
+/** The dashboard's static assets: the repository's `dashboard/` folder, next to dist/. */
+const DASHBOARD_DIR = path.join(__dirname, '..', 'dashboard');
+
+/** The bootstrap token from --auth-bootstrap-token or the file --auth-bootstrap-token-file names, or null. */
+function bootstrapToken(config: Config): string | null {
+  if (config.authBootstrapToken !== '') return config.authBootstrapToken;
+  if (config.authBootstrapTokenFile === '') return null;
+  try {
+    return fs.readFileSync(config.authBootstrapTokenFile, 'utf8').trim();
+  } catch (err) {
+    throw new Error(`--auth-bootstrap-token-file: cannot read ${config.authBootstrapTokenFile}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** Metadata, tokens and this node's identity: opened before storage, so a bad bootstrap token fails fast. */
+async function openControlPlane(config: Config): Promise<{ meta: MetaStore; tokens: Tokens; clusterId: string }> {
+  const meta = await openLocalMetaStore(path.join(config.dataDir, 'meta'));
+  try {
+    const tokens = new Tokens(meta);
+    const wire = bootstrapToken(config);
+    if (wire !== null) await tokens.bootstrap(wire);
+    if (config.auth === 'required' && !tokens.any()) {
+      throw new Error('--auth required, but no token exists yet: seed the first one with --auth-bootstrap-token or --auth-bootstrap-token-file');
+    }
+    let clusterId = meta.get<string>('cluster/id')?.value;
+    if (clusterId === undefined) {
+      clusterId = randomUUID();
+      await meta.put('cluster/id', clusterId, { absent: true });
+    }
+    return { meta, tokens, clusterId };
+  } catch (err) {
+    await meta.close();
+    throw err;
+  }
+}
 
 export async function startNode(config: Config, log: Logger): Promise<RunningNode> {
   const engine = await loadHttpEngine(config.httpEngine, log);
+  const { meta, tokens, clusterId } = await openControlPlane(config);
+  // Every listener's handler passes the auth guard first when auth is required.
+  const protect = (listener: 'svc' | 'ds' | 'admin', h: RequestHandler): RequestHandler => (config.auth === 'required' ? guard(listener, tokens, h) : h);
   const schemas = SchemaStore.open(config.dataDir);
   const shards = await ShardClient.start({
     dataDir: config.dataDir,
@@ -82,15 +132,25 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   });
   const svc = await engine.listen(
     { host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes, tooLarge: config.protocol === 'ds' ? dsTooLarge : tooLarge },
-    config.protocol === 'ds' ? createDsHandler(ds, inFlight) : createSvcHandler({ shards, limits: config.limits, schemas, live }, inFlight),
+    config.protocol === 'ds' ? protect('ds', createDsHandler(ds, inFlight)) : protect('svc', createSvcHandler({ shards, limits: config.limits, schemas, live }, inFlight)),
   );
   const dsAddress = dsListenAddress(config);
-  const dsServer = dsAddress === null ? null : await engine.listen({ host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes, tooLarge: dsTooLarge }, createDsHandler(ds, inFlight));
+  const dsServer = dsAddress === null ? null : await engine.listen({ host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes, tooLarge: dsTooLarge }, protect('ds', createDsHandler(ds, inFlight)));
+  const kafka = await startKafkaListener({
+    host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
+    maxRequestBytes: config.limits.maxRequestBytes, nodeId: SINGLE_NODE_ID, shards, live, log,
+  });
+  // This node's record: a new epoch at every start, its advertised address, its slots (kept).
+  const advertisedAddress = formatHostPort({ host: config.listen.host, port: svc.port });
+  const prev = meta.get<NodeRecord>(nodeKey(SINGLE_NODE_ID));
+  const nodeRecord: NodeRecord = { nodeId: SINGLE_NODE_ID, nodeEpoch: (prev?.value.nodeEpoch ?? 0) + 1, advertisedAddress, slots: prev?.value.slots ?? DEFAULT_SLOTS };
+  await meta.put(nodeKey(SINGLE_NODE_ID), nodeRecord);
   let admin: HttpServerHandle | null = null;
   if (config.admin) {
+    const api = { shards, meta, tokens, node: { nodeId: SINGLE_NODE_ID, nodeEpoch: nodeRecord.nodeEpoch, clusterId, advertisedAddress } };
     admin = await engine.listen(
       { host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
-      createAdminHandler({ serving: () => serving, nodeId: SINGLE_NODE_ID, appliedIndex: () => 0 }),
+      protect('admin', createAdminHandler({ serving: () => serving, nodeId: SINGLE_NODE_ID, appliedIndex: () => meta.appliedIndex }, api, loadDashboard(DASHBOARD_DIR), inFlight)),
     );
   }
   serving = true;
@@ -101,6 +161,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
       protocol: config.protocol,
       ds: dsAddress === null || dsServer === null ? null : formatHostPort({ host: dsAddress.host, port: dsServer.port }),
       admin: admin === null ? null : formatHostPort({ host: config.adminListen.host, port: admin.port }),
+      kafka: formatHostPort({ host: config.kafkaListen.host, port: kafka.port }),
       shards: shards.shardCount,
       shardWorkers: Math.min(config.shardWorkers, shards.shardCount),
     },
@@ -112,18 +173,23 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     port: svc.port,
     adminPort: admin?.port ?? null,
     dsPort: dsServer?.port ?? null,
+    kafkaPort: kafka.port,
     close(): Promise<void> {
       closing ??= (async () => {
         serving = false;
         svc.stopAccepting();
         dsServer?.stopAccepting();
+        kafka.stopAccepting();
         const drained = inFlight.drain();
         // Live reads would hold the drain for up to a long-poll timeout, or for ever (SSE):
         // long-polls answer 204 now, SSE streams end with a `control` event.
         live.shutdown();
         await drained;
+        // Kafka requests in progress finish (a Fetch wait ended with live.shutdown) before the shards close.
+        await kafka.close();
         await subscriptions?.close();
         await shards.close();
+        await meta.close();
         await svc.close();
         await dsServer?.close();
         await admin?.close();

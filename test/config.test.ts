@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CONFIG_FIELDS, dsListenAddress, isLoopback, loadConfig, type Config } from '../src/config';
+import { CONFIG_FIELDS, dsListenAddress, isLoopback, kafkaAdvertisedAddress, loadConfig, type Config } from '../src/config';
 
 let dir: string;
 beforeAll(() => {
@@ -37,8 +37,12 @@ describe('defaults', () => {
       sseReconnectMs: 60_000,
       dsSubscriptions: true,
       adminListen: { host: '127.0.0.1', port: 9090 },
+      kafkaListen: { host: '127.0.0.1', port: 9092 },
+      kafkaAdvertisedListen: '',
       admin: true,
       auth: 'off',
+      authBootstrapToken: '',
+      authBootstrapTokenFile: '',
       insecureAllowRemote: false,
       dataDir: './data',
       shards: 8,
@@ -158,14 +162,34 @@ describe('errors', () => {
     ]);
   });
 
-  it('rejects auth required until the feature lands', () => {
-    expect(errors(['--auth', 'required'])).toEqual(['--auth: auth required is not available in this build yet']);
+  it('takes auth required with a bootstrap token or its file, not both', () => {
+    expect(ok(['--auth', 'required', '--auth-bootstrap-token', 'cm9vdA.x']).authBootstrapToken).toBe('cm9vdA.x');
+    expect(ok(['--auth', 'required'], { SVC_AUTH_BOOTSTRAP_TOKEN_FILE: '/run/secrets/svc' }).authBootstrapTokenFile).toBe('/run/secrets/svc');
+    expect(errors(['--auth-bootstrap-token', 'a.b', '--auth-bootstrap-token-file', 'f'])).toEqual(['--auth-bootstrap-token-file: give the bootstrap token or its file, not both']);
+  });
+
+  it('lets auth required bind beyond loopback', () => {
+    expect(ok(['--auth', 'required', '--listen', '0.0.0.0:4437', '--admin-listen', '0.0.0.0:9090']).listen.host).toBe('0.0.0.0');
   });
 
   it('keeps defaults below their ceilings', () => {
     expect(errors([], { SVC_READ_DEFAULT_BYTES: '100', SVC_READ_MAX_BYTES: '10' })).toEqual([
       'SVC_READ_DEFAULT_BYTES: must not exceed --read-max-bytes (100 > 10)',
     ]);
+  });
+});
+
+describe('the Kafka listener settings', () => {
+  it('takes --kafka-listen and --kafka-advertised-listen', () => {
+    const c = ok(['--kafka-listen', '127.0.0.1:0', '--kafka-advertised-listen', 'broker.example:19092']);
+    expect([c.kafkaListen, kafkaAdvertisedAddress(c)]).toEqual([{ host: '127.0.0.1', port: 0 }, { host: 'broker.example', port: 19092 }]);
+    expect(kafkaAdvertisedAddress(ok([]))).toBeNull();
+    expect(errors(['--kafka-advertised-listen', 'nowhere'])[0]).toMatch(/^--kafka-advertised-listen: /);
+  });
+
+  it('holds --kafka-listen to the loopback rule while auth is off', () => {
+    expect(errors(['--kafka-listen', '0.0.0.0:9092'])[0]).toMatch(/^--kafka-listen: 0\.0\.0\.0 is not a loopback address; auth is off/);
+    expect(ok(['--kafka-listen', '0.0.0.0:9092', '--insecure-allow-remote']).kafkaListen).toEqual({ host: '0.0.0.0', port: 9092 });
   });
 });
 

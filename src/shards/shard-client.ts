@@ -134,7 +134,7 @@ export class ShardClient {
   async append(p: AppendParams): Promise<AppendResult> {
     const kind = p.records !== null ? 'records' : p.batches !== null ? 'batches' : p.jsonBatch !== null ? 'json' : 'none';
     const data = p.records !== null ? packRecords(p.records) : (p.batches ?? p.jsonBatch);
-    const meta = { name: p.name, contentType: p.contentType, close: p.close, kind, producer: p.producer ?? null, matchSeq: p.matchSeq ?? null, writerSeq: p.writerSeq ?? null };
+    const meta = { name: p.name, contentType: p.contentType, close: p.close, kind, producer: p.producer ?? null, matchSeq: p.matchSeq ?? null, writerSeq: p.writerSeq ?? null, kafka: p.kafka === true };
     return (await this.#call(Op.Append, this.shardOf(p.name), meta, data)).meta as AppendResult;
   }
 

@@ -2,10 +2,12 @@
 import { type RecordInput } from '../util/record-batch';
 
 /**
+ * `kafka`: whole stored batches, the first one holding the start seq (a Kafka Fetch answer: the
+ * client skips the records below its fetch offset), never cut or re-encoded; not a client `format`.
  * `sse`: the JSON read format framed as server-sent events, one `record` event per record
  * (render/sse-records.ts); used by live SSE reads, never chosen by a client's `format`.
  */
-export type ReadFormat = 'json' | 'raw' | 'binary' | 'sse' | 'json-array';
+export type ReadFormat = 'json' | 'raw' | 'binary' | 'sse' | 'json-array' | 'kafka';
 
 /**
  * A fork (Durable Streams `Stream-Forked-From`): the stream reads its source below `seq`, then its
@@ -122,6 +124,11 @@ export interface AppendParams {
   matchSeq?: number | null;
   /** Durable Streams Stream-Seq: must sort after the last one accepted (bytewise), else 409. */
   writerSeq?: string | null;
+  /**
+   * A Kafka Produce: `batches` may be compressed (stored as sent, records counted from the header,
+   * never decompressed on write) and carry Kafka producer ids (below 2^62).
+   */
+  kafka?: boolean;
 }
 
 export interface ProducerParams {

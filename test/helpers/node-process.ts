@@ -15,6 +15,8 @@ export interface NodeProcess {
   adminUrl: string | null;
   /** The Durable Streams listener beside the Svc one (--ds-listen), or null. */
   dsUrl: string | null;
+  /** The Kafka listener's bound address, host:port (bootstrap server for Kafka clients). */
+  kafka: string;
   dataDir: string;
   proc: ChildProcess;
   /** Everything the process printed so far. */
@@ -40,19 +42,19 @@ export function tempDir(prefix = 'svc-test-'): string {
 
 export async function startNode(o: StartOptions = {}): Promise<NodeProcess> {
   const dataDir = o.dataDir ?? tempDir();
-  const args = [MAIN, 'serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--data-dir', dataDir, '--http-engine', o.engine ?? 'uws', ...(o.args ?? [])];
+  const args = [MAIN, 'serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--kafka-listen', '127.0.0.1:0', '--data-dir', dataDir, '--http-engine', o.engine ?? 'uws', ...(o.args ?? [])];
   const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
 
-  const started_ = await new Promise<{ listen: string; admin: string | null; ds?: string | null }>((resolve, reject) => {
+  const started_ = await new Promise<{ listen: string; admin: string | null; ds?: string | null; kafka: string }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`node did not start in time:\n${out}`)), 20000);
     const check = (): void => {
       for (const line of out.split('\n')) {
         if (!line.includes('"node started"')) continue;
-        const j = JSON.parse(line) as { listen: string; admin: string | null; ds?: string | null };
+        const j = JSON.parse(line) as { listen: string; admin: string | null; ds?: string | null; kafka: string };
         clearTimeout(timer);
         resolve(j);
         return;
@@ -68,6 +70,7 @@ export async function startNode(o: StartOptions = {}): Promise<NodeProcess> {
     url: `http://${started_.listen}`,
     adminUrl: started_.admin === null ? null : `http://${started_.admin}`,
     dsUrl: started_.ds == null ? null : `http://${started_.ds}`,
+    kafka: started_.kafka,
     dataDir,
     proc,
     output: () => out,

@@ -8,7 +8,8 @@ describe.each(['uws', 'node'] as const)('node lifecycle on the %s engine', (engi
     expect(health.status).toBe(200);
     const ready = await fetch(node.adminUrl + '/ready');
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ ready: true, serving: true, registered: true, appliedIndex: 0, nodeId: 1 });
+    // A new node has written its cluster id and its node record: two metadata commands.
+    expect(await ready.json()).toEqual({ ready: true, serving: true, registered: true, appliedIndex: 2, nodeId: 1 });
     expect((await fetch(node.adminUrl + '/admin/nope')).status).toBe(404);
     await node.stop();
   });

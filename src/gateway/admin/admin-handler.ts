@@ -1,39 +1,59 @@
 /**
- * The admin listener. This build serves the probes; the rest of the admin API
- * (cluster, nodes, streams, tokens) answers 404 in the admin error shape until it lands.
+ * The admin listener: health probes, the dashboard's page and assets, and the admin API.
  *
- *   GET /health  200 while the process is up
- *   GET /ready   200 or 503 with {ready, serving, registered, appliedIndex, nodeId}
+ *   GET /health            200 while the process is up
+ *   GET /ready             200 or 503 with {ready, serving, registered, appliedIndex, nodeId}
+ *   GET /, /dashboard/…    the dashboard (or a hint page when the build has no assets)
+ *   /admin/…               admin-api.ts
+ *
+ * Under `--auth required` the guard (gateway/auth) runs first; probes and static assets are open.
  */
 import { type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { type InFlight } from '../in-flight';
+import { type Reply } from '../svc/write-handlers';
+import { type AdminDeps, adminApi, adminError } from './admin-api';
 
 export interface ReadinessSource {
   /** Listeners are accepting and storage is open. */
   serving(): boolean;
   nodeId: number;
-  /** Position of the last applied metadata command (0 until the metadata log exists). */
+  /** Position of the last applied metadata command. */
   appliedIndex(): number;
+}
+
+/** What serves the dashboard (gateway/admin/dashboard.ts). */
+export interface DashboardSource {
+  serve(path: string): { status: number; headers: Array<[string, string]>; body: Buffer | string } | null;
 }
 
 const JSON_TYPE: [string, string] = ['content-type', 'application/json'];
 
-export function createAdminHandler(src: ReadinessSource): RequestHandler {
+export function createAdminHandler(src: ReadinessSource, api: AdminDeps | null, dashboard: DashboardSource | null, inFlight?: InFlight): RequestHandler {
   return (req: HttpRequest, res: HttpResponse): void => {
     const get = req.method === 'GET' || req.method === 'HEAD';
-    const body = (b: string): string | undefined => (req.method === 'HEAD' ? undefined : b);
-    if (get && req.path === '/health') {
-      res.send(200, [JSON_TYPE, ['cache-control', 'no-store']], body('{"status":"ok"}'));
-      return;
-    }
+    const send = (r: Reply): void => {
+      if (!res.aborted) res.send(r.status, r.headers, req.method === 'HEAD' ? undefined : r.body);
+    };
+    if (get && req.path === '/health') return send({ status: 200, headers: [JSON_TYPE, ['cache-control', 'no-store']], body: '{"status":"ok"}' });
     if (get && req.path === '/ready') {
       const serving = src.serving();
       // A single node registers itself when it starts; clustering adds real registration.
       const registered = serving;
       const ready = serving && registered;
       const doc = { ready, serving, registered, appliedIndex: src.appliedIndex(), nodeId: src.nodeId };
-      res.send(ready ? 200 : 503, [JSON_TYPE, ['cache-control', 'no-store']], body(JSON.stringify(doc)));
-      return;
+      return send({ status: ready ? 200 : 503, headers: [JSON_TYPE, ['cache-control', 'no-store']], body: JSON.stringify(doc) });
     }
-    res.send(404, [JSON_TYPE], body('{"error":"not_found"}'));
+    if (get && dashboard !== null) {
+      const asset = dashboard.serve(req.path);
+      if (asset !== null) return send(asset);
+    }
+    if (api === null || !req.path.startsWith('/admin/')) return send({ status: 404, headers: [JSON_TYPE], body: '{"error":"not_found"}' });
+    inFlight?.begin();
+    adminApi(api, req)
+      .then(
+        (r) => send(r ?? { status: 404, headers: [JSON_TYPE], body: '{"error":"not_found"}' }),
+        (err: unknown) => send(adminError(err)),
+      )
+      .finally(() => inFlight?.end());
   };
 }

@@ -1,6 +1,5 @@
 /** What the Durable Streams listener's handlers share. */
 import { type ShardClient } from '../../shards';
-import { type HttpRequest } from '../http/engine';
 import { type LiveWaiters } from '../svc/live-waiters';
 import { type Subscriptions } from './subscriptions';
 
@@ -19,18 +18,6 @@ export interface DsContext {
   sseReconnectMs: number;
   /** The `__ds` subscription APIs, or null when they are off. */
   subscriptions: Subscriptions | null;
-  /**
-   * Auth hook (the auth feature plugs in here): null lets the request through; a denial is answered
-   * as this listener must, plain text with no headers beyond the protocol's own, so a scope 403
-   * never looks like producer fencing (403 with Producer-Epoch). Absent: no auth.
-   */
-  authorize?: (req: HttpRequest) => Promise<AuthDenial | null>;
-}
-
-export interface AuthDenial {
-  /** 401: no usable credential; 403: a valid one that does not allow this request. */
-  status: 401 | 403;
-  message: string;
 }
 
 /** Streams live under this path on the Durable Streams listener: `/v1/stream/orders` is the stream `/orders`. */

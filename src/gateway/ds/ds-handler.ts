@@ -40,12 +40,7 @@ function send(res: HttpResponse, req: HttpRequest, r: Reply | null): void {
 }
 
 async function route(ctx: DsContext, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
-  // CORS preflights carry no credentials and are never checked.
   if (req.method === 'OPTIONS') return { status: 204, headers: PREFLIGHT_HEADERS.slice(COMMON_HEADERS.length) };
-  if (ctx.authorize !== undefined) {
-    const denial = await ctx.authorize(req);
-    if (denial !== null) return { status: denial.status, headers: [['content-type', 'text/plain; charset=utf-8']], body: denial.message };
-  }
   if (req.path.startsWith(SUBSCRIPTIONS_PREFIX)) return subscriptions(ctx, req);
   if (!req.path.startsWith(STREAM_BASE + '/')) throw new SvcError('not_found', `streams are under ${STREAM_BASE}/`);
   const name = parseStreamName(req.path.slice(STREAM_BASE.length), ctx.maxStreamNameBytes);

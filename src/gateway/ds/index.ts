@@ -1,5 +1,5 @@
 /** The Durable Streams listener's front door. */
 export { createDsHandler } from './ds-handler';
-export { type AuthDenial, type DsContext, STREAM_BASE } from './context';
+export { type DsContext, STREAM_BASE } from './context';
 export { createSubscriptionHost } from './subscription-host';
 export { Subscriptions } from './subscriptions';

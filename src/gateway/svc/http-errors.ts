@@ -18,6 +18,8 @@ const STATUS: Record<ErrorCode, number> = {
   schema_validation_failed: 400,
   seq_out_of_range: 400,
   unsupported_media_type: 415,
+  unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   producer_fenced: 403,

@@ -46,6 +46,16 @@ export function gather(log: SegmentLog, s: StreamState, from: number, maxCount: 
       if (last < next) continue;
       if (h.baseOffset >= end) break;
 
+      if (format === 'kafka') {
+        // Whole batches as stored: a Kafka consumer skips the records below its fetch offset itself.
+        if (count > 0 && bytes + f.payload.length > maxBytes) return done();
+        batches.push(f.payload);
+        const stop = Math.min(last + 1, end);
+        count += stop - next;
+        bytes += f.payload.length;
+        next = stop;
+        continue;
+      }
       if (format === 'binary') {
         // Whole batches pass through untouched; only a batch cut by the range is re-encoded.
         const room = maxCount - count;
@@ -73,7 +83,7 @@ export function gather(log: SegmentLog, s: StreamState, from: number, maxCount: 
   return done();
 
   function done(): Gathered {
-    const body = format === 'binary' ? renderBinary(batches) : format === 'raw' ? renderRaw(records) : format === 'sse' ? renderSse(records) : format === 'json-array' ? renderJsonArray(records) : renderJson(records);
+    const body = format === 'binary' || format === 'kafka' ? renderBinary(batches) : format === 'raw' ? renderRaw(records) : format === 'sse' ? renderSse(records) : format === 'json-array' ? renderJsonArray(records) : renderJson(records);
     return { body, count, nextSeq: next };
   }
 }

@@ -222,7 +222,7 @@ export class Shard {
     let batches: Buffer[] = [];
     try {
       if (p.jsonBatch !== null) records = this.#parseJsonBatch(p.jsonBatch);
-      if (p.batches !== null) batches = this.#checkBatches(p.batches);
+      if (p.batches !== null) batches = this.#checkBatches(p.batches, p.kafka === true, this.#metaOf(s).schemaValidate === true);
       validateRecords(this.#metaOf(s), this.#opts.schemas, records, batches);
     } catch (err) {
       return reply(err as SvcError);
@@ -533,18 +533,27 @@ export class Shard {
     return parsed.records;
   }
 
-  /** Binary batches: whole and valid, uncompressed, and within the same limits as a JSON batch. */
-  #checkBatches(body: Buffer): Buffer[] {
+  /**
+   * Binary batches: whole and valid, and within the same limits as a JSON batch; uncompressed,
+   * except from Kafka Produce, whose compressed batches are stored as sent (their records are
+   * counted from the header and not decompressed, so record sizes and schemas cannot be checked).
+   */
+  #checkBatches(body: Buffer, kafka: boolean, validating: boolean): Buffer[] {
     const l = this.#opts.limits;
     const batches = splitBatches(body);
     if (batches instanceof RecordBatchError) throw new SvcError(batches.code === 'unsupported_compression' ? 'unsupported_compression' : 'invalid_batch', batches.message);
     let count = 0;
     for (const b of batches) {
       const h = readBatchHeader(b, 0);
-      if ((h.attributes & ATTR_COMPRESSION_MASK) !== 0) throw new SvcError('unsupported_compression', 'compressed record batches are not accepted over HTTP yet');
+      const compressed = (h.attributes & ATTR_COMPRESSION_MASK) !== 0;
+      if (compressed && !kafka) throw new SvcError('unsupported_compression', 'compressed record batches are not accepted over HTTP yet');
+      if (compressed && validating) throw new SvcError('unsupported_compression', 'a stream that validates its records against a schema takes uncompressed batches only');
       if (isHttpProducerId(h.producerId)) throw new SvcError('invalid_batch', 'producer ids from 2^62 up are reserved for Svc-Producer-Id appends');
+      // Offsets are assigned from lastOffsetDelta; a compressed batch must agree with its header's count.
+      if (compressed && h.recordsCount !== h.lastOffsetDelta + 1) throw new SvcError('invalid_batch', `recordsCount ${h.recordsCount} does not match lastOffsetDelta ${h.lastOffsetDelta}`);
       count += h.recordsCount;
       if (count > l.maxBatchRecords) throw new SvcError('batch_too_large', `a batch is limited to ${l.maxBatchRecords} records`);
+      if (compressed) continue;
       for (const r of decodeRecords(b, 0)) {
         if (r.value !== null && r.value.length > l.maxRecordBytes) {
           throw new SvcError('record_too_large', `a record is limited to ${l.maxRecordBytes} bytes (record ${r.offset - h.baseOffset} of a batch has ${r.value.length})`);

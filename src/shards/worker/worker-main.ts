@@ -92,7 +92,7 @@ function handle(e: Entry, shard: Shard): void {
       const batches = p.kind === 'batches' && e.data !== null ? Buffer.from(e.data) : null;
       const jsonBatch = p.kind === 'json' ? (e.data ?? Buffer.alloc(0)) : null;
       return shard.append(
-        { name: p.name, contentType: p.contentType, close: p.close, records, batches, jsonBatch, producer: p.producer ?? null, matchSeq: p.matchSeq ?? null, writerSeq: p.writerSeq ?? null },
+        { name: p.name, contentType: p.contentType, close: p.close, records, batches, jsonBatch, producer: p.producer ?? null, matchSeq: p.matchSeq ?? null, writerSeq: p.writerSeq ?? null, kafka: p.kafka === true },
         reply,
       );
     }

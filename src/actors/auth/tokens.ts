@@ -1,0 +1,155 @@
+/**
+ * Bearer tokens over the MetaStore (records `tokens/<id>`): bootstrap, authentication, issue,
+ * list, revoke. Only a hash of each secret is stored; the wire token appears once, in the issue
+ * response. Revocation deletes the record, so the very next request with it is unknown (401).
+ */
+import { SvcError } from '../../errors';
+import { MetaConflictError, type MetaStore } from '../meta/meta-store';
+import { ROOT_SCOPE, type Scope, scopeErrors } from './scope';
+import { denial, expired, matches, widening } from './scope-rules';
+import { hashSecret, newWireToken, parseWireToken, secretMatches } from './wire-token';
+
+/** The reserved id whose scope applies to requests without a credential. */
+export const ANONYMOUS = 'anonymous';
+const PREFIX = 'tokens/';
+const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+interface StoredToken {
+  id: string;
+  scope: Scope;
+  createdAtMs: number;
+  issuedBy: string;
+  secretHash: string;
+}
+
+export interface TokenRecord {
+  id: string;
+  scope: Scope;
+  createdAtMs: number;
+  issuedBy: string;
+}
+
+/** Who a request is: a token's id and scope. */
+export interface Principal {
+  id: string;
+  scope: Scope;
+}
+
+/** Why a request has no principal (all answered 401). */
+export type AuthFailure = 'absent' | 'malformed' | 'unknown' | 'expired';
+
+export class Tokens {
+  readonly #meta: MetaStore;
+  readonly #now: () => number;
+
+  constructor(meta: MetaStore, now: () => number = Date.now) {
+    this.#meta = meta;
+    this.#now = now;
+  }
+
+  /**
+   * Seed the root token (idempotent across restarts and nodes). The same id with another secret
+   * is refused: the caller fails startup with this error's message.
+   */
+  async bootstrap(wire: string): Promise<string> {
+    const t = parseWireToken(wire.trim());
+    if (t === null) throw new Error('the bootstrap token is not a wire token (BASE64URL(id).BASE64URL(32 random bytes), no padding)');
+    if (t.id === ANONYMOUS) throw new Error(`the bootstrap token cannot use the reserved id ${ANONYMOUS}`);
+    const existing = this.#meta.get<StoredToken>(PREFIX + t.id);
+    if (existing !== null) {
+      if (!secretMatches(t.secret, existing.value.secretHash)) {
+        throw new Error(`a different token with id ${JSON.stringify(t.id)} already exists: the bootstrap token must be the one this cluster was first started with`);
+      }
+      return t.id;
+    }
+    const secretHash = hashSecret(t.secret);
+    try {
+      await this.#meta.put<StoredToken>(PREFIX + t.id, { id: t.id, scope: ROOT_SCOPE, createdAtMs: this.#now(), issuedBy: 'bootstrap', secretHash }, { absent: true });
+    } catch (err) {
+      // Another node bootstrapped the same id at the same moment: fine if it is the same token.
+      if (!(err instanceof MetaConflictError)) throw err;
+      return this.bootstrap(wire);
+    }
+    return t.id;
+  }
+
+  /** Any token at all (with auth required and none, nobody could ever get in). */
+  any(): boolean {
+    return this.#meta.list(PREFIX).length > 0;
+  }
+
+  /** The principal of a request's Authorization header (absent: the anonymous token, if it exists). */
+  async authenticate(authorization: string | undefined): Promise<Principal | AuthFailure> {
+    // Revocation is effective on the next request cluster-wide: the view must be current.
+    await this.#meta.sync();
+    if (authorization === undefined) {
+      const anon = this.#meta.get<StoredToken>(PREFIX + ANONYMOUS);
+      if (anon === null) return 'absent';
+      return expired(anon.value.scope, this.#now()) ? 'expired' : { id: ANONYMOUS, scope: anon.value.scope };
+    }
+    const m = /^Bearer ([^\s]+)$/i.exec(authorization.trim());
+    if (m === null) return 'malformed';
+    const t = parseWireToken(m[1]!);
+    if (t === null) return 'malformed';
+    const rec = this.#meta.get<StoredToken>(PREFIX + t.id);
+    if (rec === null || !secretMatches(t.secret, rec.value.secretHash)) return 'unknown';
+    if (expired(rec.value.scope, this.#now())) return 'expired';
+    return { id: t.id, scope: rec.value.scope };
+  }
+
+  /** Token records the caller's `tokens` matchers cover (never a secret). */
+  list(caller: Principal): { count: number; tokens: TokenRecord[] } {
+    const tokens = this.#meta
+      .list<StoredToken>(PREFIX)
+      .filter((r) => matches(caller.scope.tokens, r.value.id))
+      .map((r) => publicRecord(r.value));
+    return { count: tokens.length, tokens };
+  }
+
+  /** POST /admin/tokens: 400 bad id or scope, 403 wider than the caller's, 409 the id exists. */
+  async issue(caller: Principal, body: unknown): Promise<{ id: string; token: string; scope: Scope; createdAtMs: number }> {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new SvcError('bad_request', 'the body must be {"id": string, "scope": {...}}');
+    const b = body as Record<string, unknown>;
+    const unknownKeys = Object.keys(b).filter((k) => k !== 'id' && k !== 'scope');
+    if (unknownKeys.length > 0) throw new SvcError('bad_request', `unknown keys: ${unknownKeys.join(', ')}`);
+    const id = b['id'];
+    if (typeof id !== 'string' || !ID_RE.test(id)) throw new SvcError('bad_request', 'id must be 1-128 characters of A-Z a-z 0-9 . _ : - starting with a letter or digit');
+    const problems = scopeErrors(b['scope']);
+    if (problems.length > 0) throw new SvcError('bad_request', problems.join('; '));
+    const scope = b['scope'] as Scope;
+    if (id === ANONYMOUS && (scope.audiences ?? []).includes('admin')) throw new SvcError('bad_request', `the ${ANONYMOUS} token cannot hold the admin audience`);
+    const why = denial(caller.scope, { audience: 'admin', op: 'issue_token', group: 'tokens', write: true, token: id });
+    if (why !== null) throw new SvcError('forbidden', why);
+    const wider = widening(scope, caller.scope);
+    if (wider !== null) throw new SvcError('forbidden', `the scope is wider than the issuer's: ${wider}`);
+    const { wire, secretHash } = newWireToken(id);
+    const stored: StoredToken = { id, scope, createdAtMs: this.#now(), issuedBy: caller.id, secretHash };
+    try {
+      await this.#meta.put(PREFIX + id, stored, { absent: true });
+    } catch (err) {
+      if (err instanceof MetaConflictError) throw new SvcError('conflict', `a token with id ${id} exists`);
+      throw err;
+    }
+    // IssueTokenResponse (spec "Token records"): the wire token, here and never again.
+    return { id, token: wire, scope, createdAtMs: stored.createdAtMs };
+  }
+
+  /** DELETE /admin/tokens/{id}: 404 unknown, 409 changed concurrently. */
+  async revoke(caller: Principal, id: string): Promise<void> {
+    const why = denial(caller.scope, { audience: 'admin', op: 'revoke_token', group: 'tokens', write: true, token: id });
+    if (why !== null) throw new SvcError('forbidden', why);
+    const rec = this.#meta.get<StoredToken>(PREFIX + id);
+    if (rec === null) throw new SvcError('not_found', `no token ${id}`);
+    try {
+      await this.#meta.delete(PREFIX + id, { version: rec.version });
+    } catch (err) {
+      if (err instanceof MetaConflictError) throw new SvcError('conflict', `token ${id} changed concurrently`);
+      throw err;
+    }
+  }
+}
+
+function publicRecord(s: StoredToken): TokenRecord {
+  return { id: s.id, scope: s.scope, createdAtMs: s.createdAtMs, issuedBy: s.issuedBy };
+}
+

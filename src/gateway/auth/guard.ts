@@ -1,0 +1,95 @@
+/**
+ * `--auth required`: every request on a listener is authenticated (its bearer token, or the
+ * `anonymous` token when it carries none) and authorized (access-map.ts) before its handler runs.
+ * Denials take each listener's shape: JSON with `WWW-Authenticate: Bearer` on 401 on the Svc and
+ * admin listeners; plain text with only the protocol's own headers on the Durable Streams
+ * listener, so a scope 403 never looks like producer fencing (403 with Producer-Epoch).
+ *
+ *   request ──▶ plan (op, group, streams; tenant prefix) ──▶ authenticate ──▶ authorize ──▶ handler
+ *                  │ open (probes, preflights, static assets) ─────────────────────────────▶ handler
+ */
+import { type AuthFailure, type Principal, ROOT_SCOPE, type Tokens, denial, tenantPrefix } from '../../actors';
+import { COMMON_HEADERS } from '../ds/ds-headers';
+import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { type Listener, plan } from './access-map';
+
+const PRINCIPALS = new WeakMap<HttpRequest, Principal>();
+/** With auth off every request acts with the root scope. */
+const NO_AUTH: Principal = { id: 'auth-off', scope: ROOT_SCOPE };
+
+/** Who made this request (the root principal when auth is off). */
+export function principalOf(req: HttpRequest): Principal {
+  return PRINCIPALS.get(req) ?? NO_AUTH;
+}
+
+const WHY: Record<AuthFailure, string> = {
+  absent: 'a bearer token is required (Authorization: Bearer <token>)',
+  malformed: 'the Authorization header is not "Bearer <token>" with a token this service issues',
+  unknown: 'the token is unknown or revoked',
+  expired: 'the token has expired',
+};
+
+export function guard(listener: Listener, tokens: Tokens, handler: RequestHandler): RequestHandler {
+  return (req: HttpRequest, res: HttpResponse): void => {
+    const first = plan(listener, req, null);
+    if (first.open) return handler(req, res);
+    tokens.authenticate(req.headers['authorization']).then(
+      (who) => {
+        if (typeof who === 'string') return deny(listener, res, req, 401, WHY[who]);
+        const prefix = tenantPrefix(who.scope);
+        const p = prefix === null ? first : plan(listener, req, prefix);
+        for (const a of p.accesses) {
+          const why = denial(who.scope, a);
+          if (why !== null) return deny(listener, res, req, 403, why);
+        }
+        PRINCIPALS.set(p.req, who);
+        handler(p.req, prefix === null ? res : unprefixing(res, req, p.req, prefix));
+      },
+      () => deny(listener, res, req, 500, 'internal error'),
+    );
+  };
+}
+
+function deny(listener: Listener, res: HttpResponse, req: HttpRequest, status: number, message: string): void {
+  if (res.aborted) return;
+  const error = status === 401 ? 'unauthorized' : status === 403 ? 'forbidden' : 'internal';
+  let headers: HeaderList;
+  let body: string;
+  if (listener === 'ds') {
+    headers = [...COMMON_HEADERS, ['content-type', 'text/plain; charset=utf-8']];
+    body = message;
+  } else {
+    headers = status === 401 ? [['content-type', 'application/json'], ['www-authenticate', 'Bearer']] : [['content-type', 'application/json']];
+    // The admin error body has only `error` (spec "Error body").
+    body = JSON.stringify(listener === 'admin' ? { error } : { error, message });
+  }
+  res.send(status, headers, req.method === 'HEAD' ? undefined : body);
+}
+
+/**
+ * A tenant token's responses speak the tenant's names: the prefix the request gained comes off
+ * again in `Location` and in the names of a stream list.
+ */
+function unprefixing(res: HttpResponse, original: HttpRequest, rewritten: HttpRequest, prefix: string): HttpResponse {
+  const strip = (name: string): string => (name.startsWith(prefix) ? '/' + name.slice(prefix.length) : name);
+  const isList = rewritten.path === '/' && rewritten.method === 'GET';
+  return new Proxy(res, {
+    get(target, prop) {
+      if (prop !== 'send') {
+        // The target itself is the receiver: engines keep their state in private fields.
+        const v = Reflect.get(target, prop) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      }
+      return (status: number, headers: HeaderList, body?: Uint8Array | string): void => {
+        const mapped = headers.map(([k, v]): readonly [string, string] => (k.toLowerCase() === 'location' ? [k, v.replace(rewritten.path, original.path)] : [k, v]));
+        let out = body;
+        if (isList && status === 200 && body !== undefined) {
+          const doc = JSON.parse(Buffer.from(body).toString('utf8')) as { streams: Array<{ name: string }> };
+          for (const s of doc.streams) s.name = strip(s.name);
+          out = JSON.stringify(doc);
+        }
+        target.send(status, mapped, out);
+      };
+    },
+  });
+}

@@ -1,0 +1,245 @@
+/**
+ * The security suite (docs/auth.md): one node with `--auth required`, every listener, table-driven.
+ * Each row states the exact status and body; rejections must carry their listener's shape.
+ */
+import { randomBytes } from 'node:crypto';
+import { type NodeProcess, startNode } from '../../helpers/node-process';
+
+const b64 = (s: string | Buffer): string => Buffer.from(s).toString('base64url');
+const ROOT = `${b64('root')}.${b64(randomBytes(32))}`;
+
+interface Answer {
+  status: number;
+  body: string;
+  headers: Headers;
+}
+
+let node: NodeProcess;
+let svc: string;
+let ds: string;
+let admin: string;
+const tokens: Record<string, string> = {};
+
+async function call(url: string, init: { method?: string; token?: string | null; auth?: string; body?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
+  const headers: Record<string, string> = { ...(init.headers ?? {}) };
+  if (init.auth !== undefined) headers['authorization'] = init.auth;
+  else if (init.token != null) headers['authorization'] = `Bearer ${init.token}`;
+  const r = await fetch(url, { method: init.method ?? 'GET', headers, body: init.body });
+  return { status: r.status, body: await r.text(), headers: r.headers };
+}
+
+async function issue(id: string, scope: unknown, as = ROOT): Promise<Answer> {
+  return call(`${admin}/admin/tokens`, { method: 'POST', token: as, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, scope }) });
+}
+
+const streamScope = (prefix: string, ops: string[], write: boolean, audiences = ['svc', 'durable_streams']): unknown => ({
+  streams: [{ prefix }],
+  groups: { stream: { read: true, write } },
+  ops,
+  audiences,
+});
+
+beforeAll(async () => {
+  node = await startNode({ args: ['--auth', 'required', '--auth-bootstrap-token', ROOT, '--ds-listen', '127.0.0.1:0'] });
+  svc = node.url;
+  ds = `${node.dsUrl!}/v1/stream`;
+  admin = node.adminUrl!;
+  const grant = async (id: string, scope: unknown): Promise<void> => {
+    const r = await issue(id, scope);
+    expect(r.status).toBe(201);
+    tokens[id] = (JSON.parse(r.body) as { token: string }).token;
+  };
+  await grant('reader-a', streamScope('/a/', ['read', 'head', 'list'], false));
+  await grant('writer-a', streamScope('/a/', ['read', 'head', 'list', 'create', 'append', 'close', 'delete'], true));
+  await grant('tenant-b', { ...(streamScope('/tenant-b/', ['read', 'head', 'list', 'create', 'append', 'delete'], true) as object), autoPrefixStreams: true });
+  await grant('expired', { ...(streamScope('/a/', ['read'], false) as object), expiresAtMs: Date.now() - 1000 });
+  await grant('revoked', streamScope('/a/', ['read'], false));
+  await grant('admin-reader', { groups: { admin: { read: true, write: false } }, ops: ['cluster_read', 'node_read'], audiences: ['admin'] });
+  await grant('issuer-a', {
+    streams: [{ prefix: '/a/' }],
+    tokens: [{ prefix: 'a-' }],
+    groups: { stream: { read: true, write: false }, tokens: { read: true, write: true } },
+    ops: ['read', 'issue_token', 'list_tokens', 'revoke_token'],
+    audiences: ['admin', 'svc'],
+  });
+  expect((await call(`${admin}/admin/tokens/revoked`, { method: 'DELETE', token: ROOT })).status).toBe(204);
+  for (const url of [`${svc}/a/x`, `${svc}/tenant-a/secret`]) {
+    expect((await call(url, { method: 'PUT', token: ROOT, headers: { 'content-type': 'text/plain' }, body: 'hello' })).status).toBe(201);
+  }
+});
+
+afterAll(async () => {
+  await node.stop();
+});
+
+const forged = (): string => `${b64('root')}.${b64(randomBytes(32))}`;
+const UNAUTH_SVC = (message: string): string => JSON.stringify({ error: 'unauthorized', message });
+const ABSENT = 'a bearer token is required (Authorization: Bearer <token>)';
+const MALFORMED = 'the Authorization header is not "Bearer <token>" with a token this service issues';
+const UNKNOWN = 'the token is unknown or revoked';
+const EXPIRED = 'the token has expired';
+
+describe('the Svc listener', () => {
+  const rows: Array<[string, () => { auth?: string; token?: string | null }, number, string]> = [
+    ['no credential', () => ({ token: null }), 401, UNAUTH_SVC(ABSENT)],
+    ['a Basic credential', () => ({ auth: 'Basic cm9vdDpwdw==' }), 401, UNAUTH_SVC(MALFORMED)],
+    ['a bearer that is not a wire token', () => ({ auth: 'Bearer not-a-token' }), 401, UNAUTH_SVC(MALFORMED)],
+    ['padded base64 in the wire token', () => ({ token: ROOT + '=' }), 401, UNAUTH_SVC(MALFORMED)],
+    ['a forged secret under a real id', () => ({ token: forged() }), 401, UNAUTH_SVC(UNKNOWN)],
+    ['an expired token', () => ({ token: tokens['expired']! }), 401, UNAUTH_SVC(EXPIRED)],
+    ['a revoked token', () => ({ token: tokens['revoked']! }), 401, UNAUTH_SVC(UNKNOWN)],
+  ];
+  test.each(rows)('answers %s with 401 and WWW-Authenticate: Bearer', async (_label, cred, status, body) => {
+    const r = await call(`${svc}/a/x`, cred());
+    expect([r.status, r.body, r.headers.get('www-authenticate')]).toEqual([status, body, 'Bearer']);
+  });
+
+  test.each([
+    ['reader-a reads its prefix', 'reader-a', 'GET', '/a/x?format=raw', undefined, 200, 'hello'],
+    ['reader-a may not append', 'reader-a', 'POST', '/a/x', 'more', 403, JSON.stringify({ error: 'forbidden', message: 'the token does not allow append' })],
+    ['reader-a may not read outside its prefix', 'reader-a', 'GET', '/tenant-a/secret', undefined, 403, JSON.stringify({ error: 'forbidden', message: 'the token does not cover the stream /tenant-a/secret' })],
+    ['writer-a may not list the whole node', 'writer-a', 'GET', '/', undefined, 403, JSON.stringify({ error: 'forbidden', message: 'the token does not cover every stream under /' })],
+    ['writer-a may not touch another tenant', 'writer-a', 'GET', '/tenant-a/secret', undefined, 403, JSON.stringify({ error: 'forbidden', message: 'the token does not cover the stream /tenant-a/secret' })],
+  ] as const)('%s', async (_label, who, method, path, body, status, expected) => {
+    const r = await call(svc + path, { method, token: tokens[who]!, body, headers: body === undefined ? {} : { 'content-type': 'text/plain' } });
+    expect([r.status, r.body]).toEqual([status, expected]);
+    expect(r.headers.get('www-authenticate')).toBeNull();
+  });
+
+  test('a tenant token names streams without its prefix and sees nothing outside it', async () => {
+    const t = tokens['tenant-b']!;
+    expect((await call(`${svc}/orders`, { method: 'PUT', token: t, headers: { 'content-type': 'text/plain' }, body: 'o1' })).status).toBe(201);
+    // Stored under the tenant's prefix, as the root token sees it.
+    expect((await call(`${svc}/tenant-b/orders?format=raw`, { token: ROOT })).body).toBe('o1');
+    expect((await call(`${svc}/orders?format=raw`, { token: t })).body).toBe('o1');
+    const list = JSON.parse((await call(`${svc}/`, { token: t })).body) as { streams: Array<{ name: string }> };
+    expect(list.streams.map((s) => s.name)).toEqual(['/orders']);
+    // Another tenant's name is just a name inside this tenant's prefix: nothing there.
+    const other = await call(`${svc}/tenant-a/secret`, { token: t });
+    expect(other.status).toBe(404);
+  });
+});
+
+describe('the Durable Streams listener', () => {
+  test.each([
+    ['no credential', null, 401, ABSENT],
+    ['a forged secret', 'forged', 401, UNKNOWN],
+    ['an expired token', 'expired', 401, EXPIRED],
+    ['a revoked token', 'revoked', 401, UNKNOWN],
+    ['a token without the durable_streams audience', 'admin-reader', 403, 'the token is not valid on the durable_streams audience'],
+    ['a token for another prefix', 'writer-a', 403, 'the token does not cover the stream /tenant-a/secret'],
+  ] as const)('answers %s with plain text and only the protocol headers', async (_label, who, status, body) => {
+    const token = who === null ? null : who === 'forged' ? forged() : tokens[who]!;
+    const r = await call(`${ds}/tenant-a/secret?offset=-1`, { token });
+    expect([r.status, r.body, r.headers.get('content-type')]).toEqual([status, body, 'text/plain; charset=utf-8']);
+    expect(r.headers.get('www-authenticate')).toBeNull();
+    expect(r.headers.get('producer-epoch')).toBeNull();
+    expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
+  test('producer fencing stays a 403 with Producer-Epoch, unlike a scope 403', async () => {
+    const w = tokens['writer-a']!;
+    const post = (epoch: number, seq: number): Promise<Answer> =>
+      call(`${ds}/a/x`, { method: 'POST', token: w, body: 'p', headers: { 'content-type': 'text/plain', 'producer-id': 'p1', 'producer-epoch': String(epoch), 'producer-seq': String(seq) } });
+    expect((await post(1, 0)).status).toBe(200);
+    const fenced = await post(0, 0);
+    expect([fenced.status, fenced.headers.get('producer-epoch')]).toEqual([403, '1']);
+    const scope = await call(`${ds}/a/x`, { method: 'POST', token: tokens['reader-a']!, body: 'p', headers: { 'content-type': 'text/plain' } });
+    expect([scope.status, scope.headers.get('producer-epoch'), scope.body]).toEqual([403, null, 'the token does not allow append']);
+  });
+
+  test('a CORS preflight needs no token', async () => {
+    const r = await call(`${ds}/a/x`, { method: 'OPTIONS', token: null, headers: { origin: 'https://example.com', 'access-control-request-method': 'GET' } });
+    expect(r.status).toBe(204);
+  });
+});
+
+describe('the admin listener', () => {
+  test.each([
+    ['no credential', null, 401, { error: 'unauthorized' }],
+    ['a forged secret', 'forged', 401, { error: 'unauthorized' }],
+    ['an expired token', 'expired', 401, { error: 'unauthorized' }],
+    ['a revoked token', 'revoked', 401, { error: 'unauthorized' }],
+    ['a token without the admin audience', 'writer-a', 403, { error: 'forbidden' }],
+    ['a token without cluster_read', 'issuer-a', 403, { error: 'forbidden' }],
+  ] as const)('answers %s on /admin/cluster in the admin error shape', async (_label, who, status, body) => {
+    const token = who === null ? null : who === 'forged' ? forged() : tokens[who]!;
+    const r = await call(`${admin}/admin/cluster`, { token });
+    expect([r.status, JSON.parse(r.body) as unknown]).toEqual([status, body]);
+    expect(r.headers.get('www-authenticate')).toBe(status === 401 ? 'Bearer' : null);
+  });
+
+  test('keeps the probes and the dashboard open', async () => {
+    expect((await call(`${admin}/health`, { token: null })).status).toBe(200);
+    expect((await call(`${admin}/ready`, { token: null })).status).toBe(200);
+    expect((await call(`${admin}/`, { token: null })).status).toBe(200);
+  });
+
+  test('lets an admin reader read the cluster but not change a node', async () => {
+    const t = tokens['admin-reader']!;
+    expect((await call(`${admin}/admin/cluster`, { token: t })).status).toBe(200);
+    const r = await call(`${admin}/admin/nodes/1`, { method: 'POST', token: t, headers: { 'content-type': 'application/json' }, body: '{"slots":3}' });
+    expect([r.status, r.body]).toEqual([403, '{"error":"forbidden"}']);
+  });
+});
+
+describe('issuing and revoking tokens', () => {
+  test.each([
+    ['a scope within the issuer’s', 'a-1', { streams: [{ prefix: '/a/x/' }], groups: { stream: { read: true, write: false } }, ops: ['read'], audiences: ['svc'] }, 201],
+    ['a wider stream range', 'a-2', { streams: [{ prefix: '/' }], groups: { stream: { read: true, write: false } }, ops: ['read'], audiences: ['svc'] }, 403],
+    ['an operation the issuer lacks', 'a-3', { streams: [{ prefix: '/a/' }], groups: { stream: { read: true, write: true } }, ops: ['append'], audiences: ['svc'] }, 403],
+    ['an audience the issuer lacks', 'a-4', { streams: [{ prefix: '/a/' }], ops: ['read'], audiences: ['durable_streams'] }, 403],
+    ['an id outside the issuer’s tokens', 'b-1', { streams: [{ prefix: '/a/' }], ops: ['read'], audiences: ['svc'] }, 403],
+    ['an unknown scope key', 'a-5', { streams: [{ prefix: '/a/' }], ops: ['read'], colour: 'red' }, 400],
+    ['an unknown operation', 'a-6', { ops: ['fly'] }, 400],
+    ['an invalid id', '-bad id', { ops: ['read'] }, 400],
+  ] as const)('answers an issue of %s as the rules say', async (_label, id, scope, status) => {
+    const r = await issue(id, scope, tokens['issuer-a']!);
+    expect(r.status).toBe(status);
+    if (status === 201) {
+      const doc = JSON.parse(r.body) as Record<string, unknown>;
+      expect(Object.keys(doc).sort()).toEqual(['createdAtMs', 'id', 'scope', 'token']);
+      expect(doc['scope']).toEqual(scope);
+    } else {
+      expect(JSON.parse(r.body)).toEqual({ error: status === 400 ? 'bad_request' : 'forbidden' });
+    }
+  });
+
+  test('refuses an anonymous token with the admin audience', async () => {
+    const r = await issue('anonymous', { streams: [{ prefix: '/pub/' }], ops: ['read'], audiences: ['svc', 'admin'], groups: { stream: { read: true, write: false } } });
+    expect([r.status, r.body]).toEqual([400, '{"error":"bad_request"}']);
+  });
+
+  test('applies the anonymous scope to requests without a credential until it is revoked', async () => {
+    expect((await call(`${svc}/pub/x`, { method: 'PUT', token: ROOT, headers: { 'content-type': 'text/plain' }, body: 'public' })).status).toBe(201);
+    expect((await issue('anonymous', { streams: [{ prefix: '/pub/' }], ops: ['read'], audiences: ['svc'], groups: { stream: { read: true, write: false } } })).status).toBe(201);
+    expect(await call(`${svc}/pub/x?format=raw`, { token: null }).then((r) => [r.status, r.body])).toEqual([200, 'public']);
+    expect((await call(`${svc}/a/x`, { token: null })).status).toBe(403);
+    expect((await call(`${admin}/admin/tokens/anonymous`, { method: 'DELETE', token: ROOT })).status).toBe(204);
+    const after = await call(`${svc}/pub/x`, { token: null });
+    expect([after.status, after.body]).toEqual([401, UNAUTH_SVC(ABSENT)]);
+  });
+
+  test('makes a revocation effective on the very next request', async () => {
+    const r = await issue('short-lived', streamScope('/a/', ['read'], false));
+    const t = (JSON.parse(r.body) as { token: string }).token;
+    expect((await call(`${svc}/a/x`, { token: t })).status).toBe(200);
+    expect((await call(`${admin}/admin/tokens/short-lived`, { method: 'DELETE', token: ROOT })).status).toBe(204);
+    const next = await call(`${svc}/a/x`, { token: t });
+    expect([next.status, next.body]).toEqual([401, UNAUTH_SVC(UNKNOWN)]);
+  });
+
+  test('lets one of two concurrent issues of an id win; the other is 409', async () => {
+    const [x, y] = await Promise.all([issue('race', streamScope('/a/', ['read'], false)), issue('race', streamScope('/a/', ['read'], false))]);
+    expect([x.status, y.status].sort()).toEqual([201, 409]);
+    expect([x, y].find((r) => r.status === 409)!.body).toBe('{"error":"conflict"}');
+  });
+
+  test('answers 404 for revoking an unknown token and lists no secrets', async () => {
+    expect(await call(`${admin}/admin/tokens/nobody`, { method: 'DELETE', token: ROOT }).then((r) => [r.status, r.body])).toEqual([404, '{"error":"not_found"}']);
+    const list = JSON.parse((await call(`${admin}/admin/tokens`, { token: tokens['issuer-a']! })).body) as { count: number; tokens: Array<Record<string, unknown>> };
+    expect(list.tokens.every((t) => String(t['id']).startsWith('a-'))).toBe(true);
+    expect(list.count).toBe(list.tokens.length);
+    expect(JSON.stringify(list)).not.toContain('secret');
+  });
+});
