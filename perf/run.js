@@ -201,7 +201,11 @@ async function main() {
     console.log('\n(subset run: perf/RESULTS.md left unchanged; the tables follow)\n');
     console.log(md);
   } else {
-    fs.writeFileSync(path.join(PERF_DIR, 'RESULTS.md'), md);
+    // The auth overhead section comes from perf/auth-overhead.js: keep it.
+    const { existingAuthSection, replaceAuthSection } = require('./lib/auth-section');
+    const file = path.join(PERF_DIR, 'RESULTS.md');
+    const auth = fs.existsSync(file) ? existingAuthSection(fs.readFileSync(file, 'utf8')) : '';
+    fs.writeFileSync(file, auth === '' ? md : replaceAuthSection(md, auth));
     console.log('\nperf: wrote perf/RESULTS.md');
   }
 }

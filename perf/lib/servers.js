@@ -118,20 +118,24 @@ function openLog(workDir, id) {
 
 /**
  * Start the Svc node under test; `ds` = with its Durable Streams listener (`--protocol ds`) instead
- * of the Svc protocol, all other flags the same. Throws (with the log tail) if it does not come up.
+ * of the Svc protocol, all other flags the same. `args` are extra flags (auth-overhead.js starts
+ * one node with `--auth required`), `name` names its log and data dir when two run side by side.
+ * Throws (with the log tail) if it does not come up.
  */
-async function startSvc(workDir, { ds = false } = {}) {
+async function startSvc(workDir, { ds = false, args = [], name } = {}) {
   const id = ds ? 'svc-ds' : 'svc';
   const port = await freePort();
-  const dataDir = fs.mkdtempSync(path.join(workDir, `${id}-data-`));
-  const { logFile, fd } = openLog(workDir, id);
+  const dataDir = fs.mkdtempSync(path.join(workDir, `${name || id}-data-`));
+  const { logFile, fd } = openLog(workDir, name || id);
   const main = path.join(ROOT, 'dist', 'main.js');
   if (!fs.existsSync(main)) {
     fs.closeSync(fd);
     throw new Error('dist/main.js not found: build the project first (npm run build)');
   }
   const protocol = ds ? ['--protocol', 'ds'] : [];
-  const child = spawnNode([main, 'serve', ...protocol, '--listen', `127.0.0.1:${port}`, '--no-admin', '--data-dir', dataDir, '--log-level', 'warn'], {
+  // Its own Kafka port too: the default (9092) would collide with any other node on the machine.
+  const kafkaPort = await freePort();
+  const child = spawnNode([main, 'serve', ...protocol, '--listen', `127.0.0.1:${port}`, '--kafka-listen', `127.0.0.1:${kafkaPort}`, '--no-admin', '--data-dir', dataDir, '--log-level', 'warn', ...args], {
     cwd: ROOT,
     stdio: ['ignore', fd, fd],
   });
@@ -304,4 +308,4 @@ function startServer(id, workDir) {
 const LABELS = { svc: 'Svc', 'svc-ds': 'Svc DS', 'bare-uws': 'bare uWS', 'ds-mem': 'DS memory', 'ds-file': 'DS file' };
 const SERVER_IDS = Object.keys(LABELS);
 
-module.exports = { startServer, LABELS, SERVER_IDS, ROOT };
+module.exports = { startServer, startSvc, LABELS, SERVER_IDS, ROOT };
