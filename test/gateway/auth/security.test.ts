@@ -3,6 +3,7 @@
  * Each row states the exact status and body; rejections must carry their listener's shape.
  */
 import { randomBytes } from 'node:crypto';
+import * as net from 'node:net';
 import { type NodeProcess, startNode } from '../../helpers/node-process';
 
 const b64 = (s: string | Buffer): string => Buffer.from(s).toString('base64url');
@@ -28,9 +29,12 @@ async function call(url: string, init: { method?: string; token?: string | null;
   return { status: r.status, body: await r.text(), headers: r.headers };
 }
 
-async function issue(id: string, scope: unknown, as = ROOT): Promise<Answer> {
-  return call(`${admin}/admin/tokens`, { method: 'POST', token: as, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, scope }) });
+async function issue(id: string, scope: unknown, as = ROOT, at = admin): Promise<Answer> {
+  return call(`${at}/admin/tokens`, { method: 'POST', token: as, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, scope }) });
 }
+
+/** A fixed expiry an hour ahead for the tenant issuer. */
+const EXPIRY = Date.now() + 3_600_000;
 
 const streamScope = (prefix: string, ops: string[], write: boolean, audiences = ['svc', 'durable_streams']): unknown => ({
   streams: [{ prefix }],
@@ -62,11 +66,62 @@ beforeAll(async () => {
     ops: ['read', 'issue_token', 'list_tokens', 'revoke_token'],
     audiences: ['admin', 'svc'],
   });
+  await grant('tenant-issuer', {
+    streams: [{ prefix: '/tenant-c/' }],
+    tokens: [{ prefix: 't-' }],
+    groups: { stream: { read: true, write: true }, tokens: { read: true, write: true } },
+    ops: ['read', 'append', 'issue_token'],
+    audiences: ['admin', 'svc'],
+    autoPrefixStreams: true,
+    expiresAtMs: EXPIRY,
+  });
+  await grant('exact-a-x', { streams: [{ exact: '/a/x' }], groups: { stream: { read: true, write: false } }, ops: ['read'], audiences: ['svc', 'durable_streams'] });
+  // One key missing each: a missing key denies.
+  await grant('no-audiences', { streams: [{ prefix: '/a/' }], groups: { stream: { read: true, write: false } }, ops: ['read'] });
+  await grant('no-ops', { streams: [{ prefix: '/a/' }], groups: { stream: { read: true, write: false } }, audiences: ['svc'] });
+  await grant('no-groups', { streams: [{ prefix: '/a/' }], ops: ['read'], audiences: ['svc'] });
+  await grant('no-streams', { groups: { stream: { read: true, write: false } }, ops: ['read'], audiences: ['svc'] });
+  await grant('no-tokens', { groups: { tokens: { read: true, write: true } }, ops: ['issue_token', 'list_tokens', 'revoke_token'], audiences: ['admin'] });
   expect((await call(`${admin}/admin/tokens/revoked`, { method: 'DELETE', token: ROOT })).status).toBe(204);
   for (const url of [`${svc}/a/x`, `${svc}/tenant-a/secret`]) {
     expect((await call(url, { method: 'PUT', token: ROOT, headers: { 'content-type': 'text/plain' }, body: 'hello' })).status).toBe(201);
   }
 });
+
+/**
+ * Requests sent back to back in one TCP write (HTTP/1.1 pipelining) with the root token; the
+ * answers in order. The node parses both before the first one's metadata write is durable.
+ */
+async function pipelined(url: string, reqs: Array<{ method: string; path: string; body?: string }>): Promise<Array<{ status: number; body: string }>> {
+  const { hostname, port } = new URL(url);
+  const wire = reqs
+    .map((r, i) => {
+      const body = r.body ?? '';
+      const close = i === reqs.length - 1 ? 'connection: close\r\n' : '';
+      return `${r.method} ${r.path} HTTP/1.1\r\nhost: ${hostname}:${port}\r\nauthorization: Bearer ${ROOT}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${close}\r\n${body}`;
+    })
+    .join('');
+  const raw = await new Promise<string>((resolve, reject) => {
+    const sock = net.connect({ host: hostname, port: Number(port) }, () => sock.write(wire));
+    let got = '';
+    sock.setEncoding('latin1');
+    sock.on('data', (d: string) => (got += d));
+    sock.on('end', () => resolve(got));
+    sock.on('error', reject);
+    sock.setTimeout(10_000, () => sock.destroy(new Error(`no complete answer in 10 s: ${got}`)));
+  });
+  const out: Array<{ status: number; body: string }> = [];
+  let rest = raw;
+  while (rest.length > 0) {
+    const head = rest.slice(0, rest.indexOf('\r\n\r\n'));
+    const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)![1]);
+    const len = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? '0');
+    const start = head.length + 4;
+    out.push({ status, body: rest.slice(start, start + len) });
+    rest = rest.slice(start + len);
+  }
+  return out;
+}
 
 afterAll(async () => {
   await node.stop();
@@ -88,6 +143,10 @@ describe('the Svc listener', () => {
     ['a forged secret under a real id', () => ({ token: forged() }), 401, UNAUTH_SVC(UNKNOWN)],
     ['an expired token', () => ({ token: tokens['expired']! }), 401, UNAUTH_SVC(EXPIRED)],
     ['a revoked token', () => ({ token: tokens['revoked']! }), 401, UNAUTH_SVC(UNKNOWN)],
+    ['a token of an id that never existed', () => ({ token: `${b64('ghost')}.${b64(randomBytes(32))}` }), 401, UNAUTH_SVC(UNKNOWN)],
+    ['a secret of the wrong length', () => ({ token: `${b64('root')}.${b64(randomBytes(31))}` }), 401, UNAUTH_SVC(MALFORMED)],
+    ['two bearer tokens', () => ({ auth: `Bearer ${ROOT} ${ROOT}` }), 401, UNAUTH_SVC(MALFORMED)],
+    ['an empty Authorization header', () => ({ auth: '' }), 401, UNAUTH_SVC(MALFORMED)],
   ];
   test.each(rows)('answers %s with 401 and WWW-Authenticate: Bearer', async (_label, cred, status, body) => {
     const r = await call(`${svc}/a/x`, cred());
@@ -100,6 +159,13 @@ describe('the Svc listener', () => {
     ['reader-a may not read outside its prefix', 'reader-a', 'GET', '/tenant-a/secret', undefined, 403, JSON.stringify({ error: 'forbidden', message: 'the token does not cover the stream /tenant-a/secret' })],
     ['writer-a may not list the whole node', 'writer-a', 'GET', '/', undefined, 403, JSON.stringify({ error: 'forbidden', message: 'the token does not cover every stream under /' })],
     ['writer-a may not touch another tenant', 'writer-a', 'GET', '/tenant-a/secret', undefined, 403, JSON.stringify({ error: 'forbidden', message: 'the token does not cover the stream /tenant-a/secret' })],
+    ['an {exact} matcher reads its one stream', 'exact-a-x', 'GET', '/a/x?format=raw', undefined, 200, 'hello'],
+    ['an {exact} matcher is not a prefix', 'exact-a-x', 'GET', '/a/xy', undefined, 403, JSON.stringify({ error: 'forbidden', message: 'the token does not cover the stream /a/xy' })],
+    ['a scope without audiences denies', 'no-audiences', 'GET', '/a/x', undefined, 403, JSON.stringify({ error: 'forbidden', message: 'the token is not valid on the svc audience' })],
+    ['a scope without ops denies', 'no-ops', 'GET', '/a/x', undefined, 403, JSON.stringify({ error: 'forbidden', message: 'the token does not allow read' })],
+    ['a scope without groups denies', 'no-groups', 'GET', '/a/x', undefined, 403, JSON.stringify({ error: 'forbidden', message: 'the token does not allow reading stream' })],
+    ['a scope without streams denies', 'no-streams', 'GET', '/a/x', undefined, 403, JSON.stringify({ error: 'forbidden', message: 'the token does not cover the stream /a/x' })],
+    ['the tenant token may not list outside its prefix by naming it', 'tenant-b', 'GET', '/?prefix=/tenant-a/', undefined, 200, '{"streams":[],"has_more":false}'],
   ] as const)('%s', async (_label, who, method, path, body, status, expected) => {
     const r = await call(svc + path, { method, token: tokens[who]!, body, headers: body === undefined ? {} : { 'content-type': 'text/plain' } });
     expect([r.status, r.body]).toEqual([status, expected]);
@@ -123,13 +189,14 @@ describe('the Svc listener', () => {
 describe('the Durable Streams listener', () => {
   test.each([
     ['no credential', null, 401, ABSENT],
+    ['a malformed credential', 'malformed', 401, MALFORMED],
     ['a forged secret', 'forged', 401, UNKNOWN],
     ['an expired token', 'expired', 401, EXPIRED],
     ['a revoked token', 'revoked', 401, UNKNOWN],
     ['a token without the durable_streams audience', 'admin-reader', 403, 'the token is not valid on the durable_streams audience'],
     ['a token for another prefix', 'writer-a', 403, 'the token does not cover the stream /tenant-a/secret'],
   ] as const)('answers %s with plain text and only the protocol headers', async (_label, who, status, body) => {
-    const token = who === null ? null : who === 'forged' ? forged() : tokens[who]!;
+    const token = who === null ? null : who === 'forged' ? forged() : who === 'malformed' ? 'not-a-token' : tokens[who]!;
     const r = await call(`${ds}/tenant-a/secret?offset=-1`, { token });
     expect([r.status, r.body, r.headers.get('content-type')]).toEqual([status, body, 'text/plain; charset=utf-8']);
     expect(r.headers.get('www-authenticate')).toBeNull();
@@ -148,6 +215,23 @@ describe('the Durable Streams listener', () => {
     expect([scope.status, scope.headers.get('producer-epoch'), scope.body]).toEqual([403, null, 'the token does not allow append']);
   });
 
+  test('a tenant token creates, reads and is told the Location of its own names', async () => {
+    const t = tokens['tenant-b']!;
+    const created = await call(`${ds}/events`, { method: 'PUT', token: t, headers: { 'content-type': 'text/plain' } });
+    expect(created.status).toBe(201);
+    expect(new URL(created.headers.get('location')!).pathname).toBe('/v1/stream/events');
+    expect((await call(`${ds}/events`, { method: 'POST', token: t, headers: { 'content-type': 'text/plain' }, body: 'e1' })).status).toBe(204);
+    // Stored under the tenant's prefix, as the root token sees it on either listener.
+    expect((await call(`${svc}/tenant-b/events?format=raw`, { token: ROOT })).body).toBe('e1');
+    const read = await call(`${ds}/events?offset=-1`, { token: t });
+    expect([read.status, read.body]).toEqual([200, 'e1']);
+    // A fork names its source in the tenant's terms too.
+    const fork = await call(`${ds}/events-copy`, { method: 'PUT', token: t, headers: { 'content-type': 'text/plain', 'stream-forked-from': '/v1/stream/events' } });
+    expect(fork.status).toBe(201);
+    expect(await call(`${ds}/events-copy?offset=-1`, { token: t }).then((r) => [r.status, r.body])).toEqual([200, 'e1']);
+    expect((await call(`${ds}/tenant-b/events-copy?offset=-1`, { token: ROOT })).body).toBe('e1');
+  });
+
   test('a CORS preflight needs no token', async () => {
     const r = await call(`${ds}/a/x`, { method: 'OPTIONS', token: null, headers: { origin: 'https://example.com', 'access-control-request-method': 'GET' } });
     expect(r.status).toBe(204);
@@ -157,13 +241,14 @@ describe('the Durable Streams listener', () => {
 describe('the admin listener', () => {
   test.each([
     ['no credential', null, 401, { error: 'unauthorized' }],
+    ['a malformed credential', 'malformed', 401, { error: 'unauthorized' }],
     ['a forged secret', 'forged', 401, { error: 'unauthorized' }],
     ['an expired token', 'expired', 401, { error: 'unauthorized' }],
     ['a revoked token', 'revoked', 401, { error: 'unauthorized' }],
     ['a token without the admin audience', 'writer-a', 403, { error: 'forbidden' }],
     ['a token without cluster_read', 'issuer-a', 403, { error: 'forbidden' }],
   ] as const)('answers %s on /admin/cluster in the admin error shape', async (_label, who, status, body) => {
-    const token = who === null ? null : who === 'forged' ? forged() : tokens[who]!;
+    const token = who === null ? null : who === 'forged' ? forged() : who === 'malformed' ? 'not-a-token' : tokens[who]!;
     const r = await call(`${admin}/admin/cluster`, { token });
     expect([r.status, JSON.parse(r.body) as unknown]).toEqual([status, body]);
     expect(r.headers.get('www-authenticate')).toBe(status === 401 ? 'Bearer' : null);
@@ -193,6 +278,11 @@ describe('issuing and revoking tokens', () => {
     ['an unknown scope key', 'a-5', { streams: [{ prefix: '/a/' }], ops: ['read'], colour: 'red' }, 400],
     ['an unknown operation', 'a-6', { ops: ['fly'] }, 400],
     ['an invalid id', '-bad id', { ops: ['read'] }, 400],
+    ['a group side the issuer lacks', 'a-7', { streams: [{ prefix: '/a/' }], groups: { stream: { read: true, write: true } }, ops: ['read'], audiences: ['svc'] }, 403],
+    ['an unknown key inside a matcher', 'a-8', { streams: [{ prefix: '/a/', colour: 'red' }], ops: ['read'] }, 400],
+    ['an unknown group', 'a-9', { groups: { everything: { read: true, write: true } } }, 400],
+    ['an unknown audience', 'a-10', { audiences: ['kafka'] }, 400],
+    ['a tenant scope with two stream matchers', 'a-11', { streams: [{ prefix: '/a/x/' }, { prefix: '/a/y/' }], autoPrefixStreams: true }, 400],
   ] as const)('answers an issue of %s as the rules say', async (_label, id, scope, status) => {
     const r = await issue(id, scope, tokens['issuer-a']!);
     expect(r.status).toBe(status);
@@ -203,6 +293,28 @@ describe('issuing and revoking tokens', () => {
     } else {
       expect(JSON.parse(r.body)).toEqual({ error: status === 400 ? 'bad_request' : 'forbidden' });
     }
+  });
+
+  const tenantChild = (extra: Record<string, unknown>): Record<string, unknown> => ({
+    streams: [{ prefix: '/tenant-c/' }],
+    groups: { stream: { read: true, write: false } },
+    ops: ['read'],
+    audiences: ['svc'],
+    autoPrefixStreams: true,
+    expiresAtMs: EXPIRY,
+    ...extra,
+  });
+  test.each([
+    ['a child within the tenant issuer’s scope', 't-1', tenantChild({}), 201, null],
+    ['a child that is not tenant-prefixed', 't-2', tenantChild({ autoPrefixStreams: false }), 403, null],
+    ['a child that expires later than its issuer', 't-3', tenantChild({ expiresAtMs: EXPIRY + 1 }), 403, null],
+    ['a child that never expires', 't-4', tenantChild({ expiresAtMs: null }), 403, null],
+    ['a child under a wider tenant prefix', 't-5', tenantChild({ streams: [{ prefix: '/tenant-' }] }), 400, null],
+    ['a child for another tenant', 't-6', tenantChild({ streams: [{ prefix: '/tenant-d/' }] }), 403, null],
+    ['an id the issuer’s missing tokens key does not cover', 'x-1', { ops: ['read'] }, 403, 'no-tokens'],
+  ] as const)('answers an issue of %s as the rules say', async (_label, id, scope, status, as) => {
+    const r = await issue(id, scope, tokens[as ?? 'tenant-issuer']!);
+    expect([r.status, status === 201 ? undefined : r.body]).toEqual([status, status === 201 ? undefined : JSON.stringify({ error: status === 400 ? 'bad_request' : 'forbidden' })]);
   });
 
   test('refuses an anonymous token with the admin audience', async () => {
@@ -233,6 +345,55 @@ describe('issuing and revoking tokens', () => {
     const [x, y] = await Promise.all([issue('race', streamScope('/a/', ['read'], false)), issue('race', streamScope('/a/', ['read'], false))]);
     expect([x.status, y.status].sort()).toEqual([201, 409]);
     expect([x, y].find((r) => r.status === 409)!.body).toBe('{"error":"conflict"}');
+  });
+
+  describe('on the node:http engine, which answers pipelined requests', () => {
+    // Both requests of a pair go in one TCP write, so the node reads both before the first one's
+    // metadata write is durable: the race is certain, not a matter of timing. (The uWS engine does
+    // not answer requests pipelined behind one that answers asynchronously, so this node runs on
+    // node:http; the token logic is the same.)
+    let other: NodeProcess;
+    beforeAll(async () => {
+      other = await startNode({ engine: 'node', args: ['--auth', 'required', '--auth-bootstrap-token', ROOT] });
+    });
+    afterAll(async () => {
+      await other.stop();
+    });
+
+    test('answers one of two concurrent revokes of a token 204 and the other 409 (changed concurrently)', async () => {
+      expect((await issue('twice-revoked', streamScope('/a/', ['read'], false), ROOT, other.adminUrl!)).status).toBe(201);
+      const answers = await pipelined(other.adminUrl!, [
+        { method: 'DELETE', path: '/admin/tokens/twice-revoked' },
+        { method: 'DELETE', path: '/admin/tokens/twice-revoked' },
+      ]);
+      expect(answers).toEqual([
+        { status: 204, body: '' },
+        { status: 409, body: '{"error":"conflict"}' },
+      ]);
+      expect((await call(`${other.adminUrl!}/admin/tokens/twice-revoked`, { method: 'DELETE', token: ROOT })).status).toBe(404);
+    });
+
+    test('answers one of two concurrent issues of an id 201 and the other 409', async () => {
+      const body = JSON.stringify({ id: 'pipelined', scope: streamScope('/a/', ['read'], false) });
+      const answers = await pipelined(other.adminUrl!, [
+        { method: 'POST', path: '/admin/tokens', body },
+        { method: 'POST', path: '/admin/tokens', body },
+      ]);
+      expect(answers.map((a) => a.status)).toEqual([201, 409]);
+      expect(answers[1]!.body).toBe('{"error":"conflict"}');
+    });
+  });
+
+  test('lists token records without their secrets', async () => {
+    const r = await issue('listed', streamScope('/a/', ['read'], false));
+    const wire = (JSON.parse(r.body) as { token: string }).token;
+    const listed = await call(`${admin}/admin/tokens`, { token: ROOT });
+    const doc = JSON.parse(listed.body) as { count: number; tokens: Array<Record<string, unknown>> };
+    const rec = doc.tokens.find((t) => t['id'] === 'listed')!;
+    expect(Object.keys(rec).sort()).toEqual(['createdAtMs', 'id', 'issuedBy', 'scope']);
+    expect(rec['issuedBy']).toBe('root');
+    expect(listed.body).not.toContain(wire.split('.')[1]!);
+    expect(listed.body).not.toMatch(/secret|hash/i);
   });
 
   test('answers 404 for revoking an unknown token and lists no secrets', async () => {
