@@ -7,7 +7,8 @@
  * Expectations hold for a store with no other writers: with etcd, give each test its own prefix
  * on a dedicated cluster, since indices are revisions shared by the whole cluster.
  */
-import { type MetaRecord, type MetaStore, MetaConflictError } from '../../src/actors';
+import { randomBytes } from 'node:crypto';
+import { type MetaRecord, type MetaStore, MetaConflictError, ROOT_SCOPE, Tokens } from '../../src/actors';
 
 export interface OpenedStore {
   store: MetaStore;
@@ -216,6 +217,31 @@ export function metaStoreContract(name: string, open: () => Promise<OpenedStore>
       expect(again.list('')).toEqual([]);
       const r = await again.put('tokens/a', 2);
       expect(r.version).toBeGreaterThan(applied);
+    });
+
+    it('recovers tokens after a restart: issued ones authenticate, revoked ones do not', async () => {
+      const { store, reopen } = await fresh();
+      const root = `${Buffer.from('root').toString('base64url')}.${randomBytes(32).toString('base64url')}`;
+      const tokens = new Tokens(store);
+      await tokens.bootstrap(root);
+      const caller = { id: 'root', scope: ROOT_SCOPE };
+      const scope = { streams: [{ prefix: '/a/' }], ops: ['read' as const], audiences: ['svc' as const], groups: { stream: { read: true, write: false } } };
+      const kept = await tokens.issue(caller, { id: 'kept', scope });
+      const gone = await tokens.issue(caller, { id: 'gone', scope });
+      await tokens.revoke(caller, 'gone');
+      const applied = store.appliedIndex;
+      await store.close();
+
+      const again = await reopen();
+      const after = new Tokens(again);
+      expect(await after.authenticate(`Bearer ${kept.token}`)).toEqual({ id: 'kept', scope });
+      expect(await after.authenticate(`Bearer ${gone.token}`)).toBe('unknown');
+      expect(await after.authenticate(`Bearer ${root}`)).toEqual({ id: 'root', scope: ROOT_SCOPE });
+      // Bootstrapping again with the same token is a no-op; another secret under its id is refused.
+      await after.bootstrap(root);
+      expect(again.appliedIndex).toBeGreaterThanOrEqual(applied);
+      await expect(after.bootstrap(`${Buffer.from('root').toString('base64url')}.${randomBytes(32).toString('base64url')}`)).rejects.toThrow(/a different token with id "root" already exists/);
+      expect(after.list(caller)).toEqual({ count: 2, tokens: [expect.objectContaining({ id: 'kept', issuedBy: 'root' }), expect.objectContaining({ id: 'root', issuedBy: 'bootstrap' })] });
     });
 
     it('notifies listeners of every applied command, in order, before the call resolves', async () => {
