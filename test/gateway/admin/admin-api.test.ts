@@ -23,6 +23,14 @@ afterAll(async () => {
   await node.stop();
 });
 
+test('GET /health answers 200 and GET /ready gives ready, serving, registered, appliedIndex and nodeId', async () => {
+  expect((await fetch(`${admin}/health`)).status).toBe(200);
+  const ready = await call('/ready');
+  expect(ready.status).toBe(200);
+  expect(Object.keys(ready.json as object).sort()).toEqual(['appliedIndex', 'nodeId', 'ready', 'registered', 'serving']);
+  expect(ready.json).toEqual({ ready: true, serving: true, registered: true, appliedIndex: ((await call('/admin/cluster')).json as { appliedIndex: number }).appliedIndex, nodeId: 1 });
+});
+
 test('GET /admin/cluster gives the cluster overview with the storage counts', async () => {
   const r = await call('/admin/cluster');
   expect(r.status).toBe(200);
@@ -96,4 +104,30 @@ test('tokens: issue, list without secrets, revoke, 404 and 409', async () => {
 
 test('an unknown admin path is a 404 in the admin shape', async () => {
   expect(await call('/admin/nope')).toEqual({ status: 404, json: { error: 'not_found' } });
+});
+
+describe('the storage counts of the cluster overview', () => {
+  test('objectCount counts sealed segments and destroyedObjectBacklog the dead ones the reaper has not removed yet', async () => {
+    // Small segments, a quick retention sweep (which finds dead segments) and a reaper that waits an hour.
+    const n = await startNode({ args: ['--shards', '1', '--segment-bytes', '4096', '--retention-interval-ms', '50', '--reaper-interval-ms', '3600000'] });
+    const cluster = async (): Promise<{ objectCount: number; destroyedObjectBacklog: number }> =>
+      (await fetch(`${n.adminUrl!}/admin/cluster`)).json() as Promise<{ objectCount: number; destroyedObjectBacklog: number }>;
+    expect((await fetch(`${n.url}/big`, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' } })).status).toBe(201);
+    for (let i = 0; i < 12; i++) {
+      expect((await fetch(`${n.url}/big`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: Buffer.alloc(1000, i) })).status).toBe(200);
+    }
+    const full = await cluster();
+    expect(full.objectCount).toBeGreaterThanOrEqual(2);
+    expect(full.destroyedObjectBacklog).toBe(0);
+    expect((await fetch(`${n.url}/big`, { method: 'DELETE' })).status).toBe(204);
+    const deadline = Date.now() + 5000;
+    let after = await cluster();
+    while (after.destroyedObjectBacklog === 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      after = await cluster();
+    }
+    expect(after.destroyedObjectBacklog).toBeGreaterThanOrEqual(2);
+    expect(after.destroyedObjectBacklog).toBeLessThanOrEqual(after.objectCount);
+    await n.stop();
+  });
 });
