@@ -1,8 +1,8 @@
 /**
  * The dashboard in a real headless Chromium against a real node with `--auth required`: the token
  * prompt after the first 401, the node's values once a token is given, updates within one poll
- * (2 s, spec "Limits") after a stream is created and a node's slots change, a new prompt when the
- * token is revoked, and the error line when the node goes away. Uses the system Chromium
+ * (2 s, spec "Limits") after a stream is created and a node's slots change, a new prompt on the
+ * first poll after the token is revoked, a poll every 2 s, and the error line when the node goes away. Uses the system Chromium
  * (`/usr/bin/chromium`, Debian package `chromium`); playwright-core downloads no browser.
  * Leaves a screenshot in .ci-artifacts/dashboard.png.
  */
@@ -28,6 +28,8 @@ let page: Page;
 const pageProblems: string[] = [];
 /** Status of every /admin/cluster response the page received, in order. */
 const clusterStatuses: number[] = [];
+/** Every /admin/cluster request the page sent: when (test clock), and its answer's status once it came. */
+const clusterPolls: Array<{ sentAt: number; status?: number }> = [];
 
 async function api(method: string, url: string, body?: unknown, token: string | null = TOKEN): Promise<{ status: number; json: Record<string, unknown> | null }> {
   const headers: Record<string, string> = {};
@@ -63,8 +65,18 @@ beforeAll(async () => {
   page.on('console', (m) => {
     if (/Content Security Policy|Refused to/i.test(m.text())) pageProblems.push(`console: ${m.text()}`);
   });
+  const polls = new Map<unknown, { sentAt: number; status?: number }>();
+  page.on('request', (r) => {
+    if (new URL(r.url()).pathname !== '/admin/cluster') return;
+    const poll = { sentAt: Date.now() };
+    polls.set(r, poll);
+    clusterPolls.push(poll);
+  });
   page.on('response', (r) => {
-    if (new URL(r.url()).pathname === '/admin/cluster') clusterStatuses.push(r.status());
+    if (new URL(r.url()).pathname !== '/admin/cluster') return;
+    clusterStatuses.push(r.status());
+    const poll = polls.get(r.request());
+    if (poll !== undefined) poll.status = r.status();
   });
 });
 
@@ -122,10 +134,29 @@ describe('the dashboard against a node with --auth required', () => {
     await page.click('#token-forget');
     await giveToken(String(viewer.json!['token']));
     expect((await api('DELETE', `${admin}/admin/tokens/dashboard-viewer`)).status).toBe(204);
-    await page.locator('#token-prompt').waitFor({ state: 'visible', timeout: ONE_POLL_MS });
+    const revokedAt = Date.now();
+    // Waits up to two polls (a loaded machine can delay one); what must hold is checked below.
+    await page.locator('#token-prompt').waitFor({ state: 'visible', timeout: 2 * ONE_POLL_MS });
+    // The first poll sent after the revocation was answered 401, no later one got through, and the
+    // page stopped polling at that first 401 to prompt.
+    const after = clusterPolls.filter((p) => p.sentAt >= revokedAt);
+    expect(after.map((p) => p.status)).toEqual([401]);
     expect(await page.textContent('#token-message')).toContain('rejected');
     expect(await page.evaluate('sessionStorage.getItem("svc.token")')).toBeNull();
     await giveToken(TOKEN);
+  });
+
+  it('polls every 2 s', async () => {
+    const from = Date.now();
+    await new Promise((r) => setTimeout(r, 4 * 2000 + 500));
+    const sent = clusterPolls.filter((p) => p.sentAt >= from);
+    expect(sent.every((p) => p.status === 200)).toBe(true);
+    const gaps = sent.slice(1).map((p, i) => p.sentAt - sent[i]!.sentAt);
+    expect(gaps.length).toBeGreaterThanOrEqual(3);
+    // The loop starts one poll every 2 s; the median is robust to one poll a loaded machine delays.
+    const median = [...gaps].sort((x, y) => x - y)[Math.floor(gaps.length / 2)]!;
+    expect(median).toBeGreaterThanOrEqual(1900);
+    expect(median).toBeLessThanOrEqual(2300);
   });
 
   it('shows an error line when the node is unreachable', async () => {
