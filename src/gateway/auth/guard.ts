@@ -40,7 +40,8 @@ export function guard(listener: Listener, tokens: Tokens, handler: RequestHandle
         const p = prefix === null ? first : plan(listener, req, prefix);
         for (const a of p.accesses) {
           const why = denial(who.scope, a);
-          if (why !== null) return deny(listener, res, req, 403, why);
+          // No credential at all: the anonymous scope fell short, and a token might not (401, not 403).
+          if (why !== null) return req.headers['authorization'] === undefined ? deny(listener, res, req, 401, WHY.absent) : deny(listener, res, req, 403, why);
         }
         PRINCIPALS.set(p.req, who);
         handler(p.req, prefix === null ? res : unprefixing(res, req, p.req, prefix));

@@ -326,7 +326,10 @@ describe('issuing and revoking tokens', () => {
     expect((await call(`${svc}/pub/x`, { method: 'PUT', token: ROOT, headers: { 'content-type': 'text/plain' }, body: 'public' })).status).toBe(201);
     expect((await issue('anonymous', { streams: [{ prefix: '/pub/' }], ops: ['read'], audiences: ['svc'], groups: { stream: { read: true, write: false } } })).status).toBe(201);
     expect(await call(`${svc}/pub/x?format=raw`, { token: null }).then((r) => [r.status, r.body])).toEqual([200, 'public']);
-    expect((await call(`${svc}/a/x`, { token: null })).status).toBe(403);
+    // Outside the anonymous scope a request without a credential is asked for one (401), on every listener.
+    expect(await call(`${svc}/a/x`, { token: null }).then((r) => [r.status, r.body, r.headers.get('www-authenticate')])).toEqual([401, UNAUTH_SVC(ABSENT), 'Bearer']);
+    expect(await call(`${ds}/a/x?offset=-1`, { token: null }).then((r) => [r.status, r.body])).toEqual([401, ABSENT]);
+    expect(await call(`${admin}/admin/cluster`, { token: null }).then((r) => [r.status, r.body])).toEqual([401, '{"error":"unauthorized"}']);
     expect((await call(`${admin}/admin/tokens/anonymous`, { method: 'DELETE', token: ROOT })).status).toBe(204);
     const after = await call(`${svc}/pub/x`, { token: null });
     expect([after.status, after.body]).toEqual([401, UNAUTH_SVC(ABSENT)]);
