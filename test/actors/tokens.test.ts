@@ -75,6 +75,28 @@ describe('Tokens', () => {
     expect(await tokens.authenticate(`Bearer ${t.token}`)).toBe('expired');
   });
 
+  it('checks a token seen before against its record as it is now: revoked, replaced, forged or expired', async () => {
+    const { meta } = await open();
+    let now = 1_000_000;
+    const tokens = new Tokens(meta, () => now);
+    const first = await tokens.issue(ROOT_PRINCIPAL, { id: 'x', scope: { ...READ_A, expiresAtMs: 2_000_000 } });
+    // Twice: the second answer comes from the tokens already verified.
+    for (let i = 0; i < 2; i++) expect(await tokens.authenticate(`Bearer ${first.token}`)).toEqual(expect.objectContaining({ id: 'x' }));
+    const forged = `${first.token.split('.')[0]!}.${randomBytes(32).toString('base64url')}`;
+    expect(await tokens.authenticate(`Bearer ${forged}`)).toBe('unknown');
+    expect(await tokens.authenticate(`Bearer ${first.token}`)).toEqual(expect.objectContaining({ id: 'x' }));
+    now = 2_000_000;
+    expect(await tokens.authenticate(`Bearer ${first.token}`)).toBe('expired');
+    now = 1_000_000;
+    await tokens.revoke(ROOT_PRINCIPAL, 'x');
+    expect(await tokens.authenticate(`Bearer ${first.token}`)).toBe('unknown');
+    // A new token under the same id: only the new secret is let in.
+    const second = await tokens.issue(ROOT_PRINCIPAL, { id: 'x', scope: READ_A });
+    expect(await tokens.authenticate(`Bearer ${second.token}`)).toEqual({ id: 'x', scope: READ_A });
+    expect(await tokens.authenticate(`Bearer ${first.token}`)).toBe('unknown');
+    expect(await tokens.authenticate(`Bearer ${second.token}`)).toEqual({ id: 'x', scope: READ_A });
+  });
+
   it('applies the anonymous scope to requests without a credential, never with the admin audience', async () => {
     const { meta } = await open();
     const tokens = new Tokens(meta);

@@ -7,6 +7,7 @@ import { SvcError } from '../../errors';
 import { MetaConflictError, type MetaStore } from '../meta/meta-store';
 import { ROOT_SCOPE, type Scope, scopeErrors } from './scope';
 import { denial, expired, matches, widening } from './scope-rules';
+import { VerifiedTokens } from './verified-tokens';
 import { hashSecret, newWireToken, parseWireToken, secretMatches } from './wire-token';
 
 /** The reserved id whose scope applies to requests without a credential. */
@@ -41,6 +42,8 @@ export type AuthFailure = 'absent' | 'malformed' | 'unknown' | 'expired';
 export class Tokens {
   readonly #meta: MetaStore;
   readonly #now: () => number;
+  readonly #verified = new VerifiedTokens();
+  readonly #versionOf = (id: string): number | null => this.#meta.get(PREFIX + id)?.version ?? null;
 
   constructor(meta: MetaStore, now: () => number = Date.now) {
     this.#meta = meta;
@@ -89,11 +92,19 @@ export class Tokens {
     }
     const m = /^Bearer ([^\s]+)$/i.exec(authorization.trim());
     if (m === null) return 'malformed';
-    const t = parseWireToken(m[1]!);
+    const wire = m[1]!;
+    // Seen and verified before against the record as it still is: no decoding, no hashing.
+    const known = this.#verified.lookup(wire, this.#versionOf);
+    if (known !== null) {
+      const scope = this.#meta.get<StoredToken>(PREFIX + known)!.value.scope;
+      return expired(scope, this.#now()) ? 'expired' : { id: known, scope };
+    }
+    const t = parseWireToken(wire);
     if (t === null) return 'malformed';
     const rec = this.#meta.get<StoredToken>(PREFIX + t.id);
     if (rec === null || !secretMatches(t.secret, rec.value.secretHash)) return 'unknown';
     if (expired(rec.value.scope, this.#now())) return 'expired';
+    this.#verified.remember(wire, t.id, rec.version);
     return { id: t.id, scope: rec.value.scope };
   }
 
