@@ -29,6 +29,7 @@ function access(audience: Audience, op: Op, stream?: string): Access {
 }
 
 function decode(raw: string): string {
+  if (!raw.includes('%')) return raw;
   try {
     return decodeURIComponent(raw);
   } catch {
