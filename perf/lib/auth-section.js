@@ -28,9 +28,10 @@ function authSection({ runs, rounds, duration, connections, date, load, machine 
     START,
     '## Auth overhead',
     '',
-    'Single-record appends (100 B, one stream, wrk -t1) against two nodes of the same build side by side, ' +
-      '`--auth off` and `--auth required` with a bearer token on every request; measured runs alternate ' +
-      'between them. Written by `node perf/auth-overhead.js` (not by `npm run perf`).',
+    'Single-record appends (100 B, one stream, wrk -t1) against `--auth off` and `--auth required` (a bearer ' +
+      'token on every request), same build; every measured run gets a fresh node of its own, and the runs ' +
+      'alternate off/required, required/off, …. Written by `node perf/auth-overhead.js` (not by `npm run perf`); ' +
+      '`PERF_AUTH_CONTROL=1` runs auth off on both sides to show the noise of the method on the machine.',
     '',
     `- date: ${date}; ${machine}; load average (1 min): ${load}`,
     `- ${rounds} rounds × ${duration} s per node, ${connections} connections, after a 2 s warm-up of each`,
