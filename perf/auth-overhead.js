@@ -17,6 +17,7 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { spawnSync } = require('node:child_process');
 const { startSvc } = require('./lib/servers');
 const { runWrk, haveWrk } = require('./lib/wrk');
 const { recordBody } = require('./lib/bodies');
@@ -26,6 +27,20 @@ const { authSection, replaceAuthSection } = require('./lib/auth-section');
 const PERF_DIR = __dirname;
 const RECORD = 100;
 const WARMUP_S = 2;
+/** USER_HZ: the unit of /proc/<pid>/stat times (100 on Linux). */
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/**
+ * CPU time (user + system, all threads) the process has used so far, in seconds, from
+ * /proc/<pid>/stat. Per append it is the figure other work on the machine disturbs least: a busy
+ * neighbour slows the node down, but hardly changes how much CPU each append takes.
+ */
+function cpuSeconds(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces) start at the last ')'.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
+}
 
 function intEnv(name, dflt, max) {
   const v = process.env[name];
@@ -71,14 +86,17 @@ async function main() {
         if (res.status !== 201) throw new Error(`PUT /w1 on the auth ${m.id} node → ${res.status} ${res.body.toString()}`);
         const load = { url: `${live.baseUrl}/w1`, script: 'append.lua', args: [body, 'application/octet-stream', m.auth], connections };
         await runWrk({ ...load, seconds: WARMUP_S }); // discarded: JIT, first segment
+        const cpuBefore = cpuSeconds(live.pid);
         const w = await runWrk({ ...load, seconds: duration });
+        const cpu = cpuSeconds(live.pid) - cpuBefore;
         await live.stop();
         live = null;
         const bad = (w.errors && w.errors.status) || w.non2xx || 0;
         if (bad > 0) throw new Error(`auth ${m.id}: ${bad} non-2xx answers in round ${r + 1}`);
         const rps = w.requests / w.seconds;
-        runs.push({ round: r + 1, mode: m.id, rps, p99: w.latency.p99 });
-        console.log(`round ${r + 1} auth ${m.id.padEnd(8)} ${Math.round(rps)} appends/s, p99 ${(w.latency.p99 / 1000).toFixed(2)} ms`);
+        const cpuUs = (cpu / w.requests) * 1e6;
+        runs.push({ round: r + 1, mode: m.id, rps, p99: w.latency.p99, cpuUs });
+        console.log(`round ${r + 1} auth ${m.id.padEnd(8)} ${Math.round(rps)} appends/s, p99 ${(w.latency.p99 / 1000).toFixed(2)} ms, ${cpuUs.toFixed(1)} µs node CPU per append`);
       }
     }
     const section = authSection({

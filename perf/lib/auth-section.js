@@ -18,6 +18,9 @@ function median(xs) {
 function authSection({ runs, rounds, duration, connections, date, load, machine }) {
   const of = (mode) => runs.filter((r) => r.mode === mode);
   const ratio = sum(of('required').map((r) => r.rps)) / sum(of('off').map((r) => r.rps));
+  // CPU per append, weighted by the appends of each run (total CPU ÷ total appends per side).
+  const cpuPer = (mode) => sum(of(mode).map((r) => r.cpuUs * r.rps)) / sum(of(mode).map((r) => r.rps));
+  const cpuRatio = cpuPer('required') / cpuPer('off');
   const paired = [];
   for (let i = 1; i <= rounds; i++) {
     const off = runs.find((r) => r.round === i && r.mode === 'off');
@@ -36,19 +39,23 @@ function authSection({ runs, rounds, duration, connections, date, load, machine 
     `- date: ${date}; ${machine}; load average (1 min): ${load}`,
     `- ${rounds} rounds × ${duration} s per node, ${connections} connections, after a 2 s warm-up of each`,
     '',
-    '| Round | auth off (appends/s) | auth required (appends/s) | required ÷ off |',
-    '|---|---|---|---|',
+    '| Round | auth off (appends/s) | auth required (appends/s) | required ÷ off | node CPU per append, off / required (µs) |',
+    '|---|---|---|---|---|',
   ];
   for (let i = 1; i <= rounds; i++) {
     const off = runs.find((r) => r.round === i && r.mode === 'off');
     const req = runs.find((r) => r.round === i && r.mode === 'required');
-    lines.push(`| ${i} | ${Math.round(off.rps)} | ${Math.round(req.rps)} | ${(req.rps / off.rps).toFixed(3)}× |`);
+    lines.push(`| ${i} | ${Math.round(off.rps)} | ${Math.round(req.rps)} | ${(req.rps / off.rps).toFixed(3)}× | ${off.cpuUs.toFixed(1)} / ${req.cpuUs.toFixed(1)} |`);
   }
   lines.push(
     '',
     `| Goal | Result | Figure |`,
     '|---|---|---|',
     `| auth required costs under 5% of append throughput | **${ratio >= GOAL ? 'PASS' : 'FAIL'}** | required ÷ off = ${ratio.toFixed(3)}× over all rounds (median of rounds ${median(paired).toFixed(3)}×; need ≥ ${GOAL}×) |`,
+    '',
+    `Node CPU per append (user + system, all threads, from /proc; less disturbed by other work on the machine than the rate): ` +
+      `${cpuPer('off').toFixed(1)} µs with auth off, ${cpuPer('required').toFixed(1)} µs with auth required: ` +
+      `${((cpuRatio - 1) * 100).toFixed(1)}% more CPU per append with auth.`,
     END,
   );
   return lines.join('\n');
