@@ -256,6 +256,13 @@ describe('LocalMetaStore', () => {
     expect(lines.filter((l) => l.level === 'error')).toHaveLength(2);
   });
 
+  it('says its view is always current: it is the only writer, so token checks need no sync', async () => {
+    const s = await openStore(tempDir());
+    expect(s.viewIsCurrent()).toBe(true);
+    await s.put('a', 1);
+    expect(s.viewIsCurrent()).toBe(true);
+  });
+
   it('orders keys by code point (UTF-8 byte order, as etcd does)', async () => {
     const s = await openStore(tempDir());
     for (const k of ['k/\u{1F600}', 'k/\uFFFD', 'k/z', 'k/\u00E9']) await s.put(k, 1);

@@ -262,6 +262,14 @@ export function metaStoreContract(name: string, open: () => Promise<OpenedStore>
       ]);
     });
 
+    it('holds every acknowledged write in the view whenever it says the view is current', async () => {
+      const { store } = await fresh();
+      const r = await store.put('tokens/a', 1);
+      if (store.viewIsCurrent()) expect(store.get('tokens/a')).toEqual(r);
+      await store.sync();
+      expect(store.get('tokens/a')).toEqual(r);
+    });
+
     it('resolves sync with every acknowledged write in the view', async () => {
       const { store } = await fresh();
       const r = await store.put('tokens/a', 1);

@@ -71,6 +71,10 @@ describe('Tokens', () => {
     expect(await tokens.authenticate(`Bearer ${t.token}=`)).toBe('malformed');
     expect(await tokens.authenticate(`Bearer ${t.token.split('.')[0]!}.${randomBytes(32).toString('base64url')}`)).toBe('unknown');
     expect(await tokens.authenticate(`bearer ${t.token}`)).toEqual({ id: 'short', scope: { ...READ_A, expiresAtMs: 1_000_500 } });
+    // The synchronous form gives the same answers on the local store.
+    expect(tokens.authenticateNow(`Bearer ${t.token}`)).toEqual({ id: 'short', scope: { ...READ_A, expiresAtMs: 1_000_500 } });
+    expect(tokens.authenticateNow(undefined)).toBe('absent');
+    expect(tokens.authenticateNow('Bearer x')).toBe('malformed');
     now = 1_000_500;
     expect(await tokens.authenticate(`Bearer ${t.token}`)).toBe('expired');
   });

@@ -85,6 +85,19 @@ export class Tokens {
   async authenticate(authorization: string | undefined): Promise<Principal | AuthFailure> {
     // Revocation is effective on the next request cluster-wide: the view must be current.
     await this.#meta.sync();
+    return this.#check(authorization);
+  }
+
+  /**
+   * The same answer as `authenticate`, at once, when the metadata view needs no sync first
+   * (the local store); null when it does (then call `authenticate`). Keeps a request's handler
+   * running in the turn the request arrived in, as it does without auth.
+   */
+  authenticateNow(authorization: string | undefined): Principal | AuthFailure | null {
+    return this.#meta.viewIsCurrent() ? this.#check(authorization) : null;
+  }
+
+  #check(authorization: string | undefined): Principal | AuthFailure {
     if (authorization === undefined) {
       const anon = this.#meta.get<StoredToken>(PREFIX + ANONYMOUS);
       if (anon === null) return 'absent';

@@ -172,6 +172,11 @@ export class LocalMetaStore implements MetaStore {
     return Promise.resolve();
   }
 
+  /** One process writes this store: what it has applied is everything there is. */
+  viewIsCurrent(): boolean {
+    return true;
+  }
+
   onChange(listener: (key: string, record: MetaRecord | null) => void): void {
     this.#listeners.push(listener);
   }

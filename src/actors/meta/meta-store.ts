@@ -50,6 +50,12 @@ export interface MetaStore {
    */
   sync(): Promise<void>;
   /**
+   * True when the view already holds every command committed anywhere, so reads need no `sync()`
+   * first (local: always, there is one writer; etcd: false, a quorum read must come first). Lets
+   * the per-request token check stay synchronous where it can.
+   */
+  viewIsCurrent(): boolean;
+  /**
    * Called after each applied command (key, record or null when deleted), synchronously and in
    * command order, before the write's promise resolves. Refused writes notify nothing.
    */

@@ -33,21 +33,23 @@ export function guard(listener: Listener, tokens: Tokens, handler: RequestHandle
   return (req: HttpRequest, res: HttpResponse): void => {
     const first = plan(listener, req, null);
     if (first.open) return handler(req, res);
-    tokens.authenticate(req.headers['authorization']).then(
-      (who) => {
-        if (typeof who === 'string') return deny(listener, res, req, 401, WHY[who]);
-        const prefix = tenantPrefix(who.scope);
-        const p = prefix === null ? first : plan(listener, req, prefix);
-        for (const a of p.accesses) {
-          const why = denial(who.scope, a);
-          // No credential at all: the anonymous scope fell short, and a token might not (401, not 403).
-          if (why !== null) return req.headers['authorization'] === undefined ? deny(listener, res, req, 401, WHY.absent) : deny(listener, res, req, 403, why);
-        }
-        PRINCIPALS.set(p.req, who);
-        handler(p.req, prefix === null ? res : unprefixing(res, req, p.req, prefix));
-      },
-      () => deny(listener, res, req, 500, 'internal error'),
-    );
+    const decide = (who: Principal | AuthFailure): void => {
+      if (typeof who === 'string') return deny(listener, res, req, 401, WHY[who]);
+      const prefix = tenantPrefix(who.scope);
+      const p = prefix === null ? first : plan(listener, req, prefix);
+      for (const a of p.accesses) {
+        const why = denial(who.scope, a);
+        // No credential at all: the anonymous scope fell short, and a token might not (401, not 403).
+        if (why !== null) return req.headers['authorization'] === undefined ? deny(listener, res, req, 401, WHY.absent) : deny(listener, res, req, 403, why);
+      }
+      PRINCIPALS.set(p.req, who);
+      handler(p.req, prefix === null ? res : unprefixing(res, req, p.req, prefix));
+    };
+    // Synchronously where the metadata view is known current (the local store): the handler then
+    // runs in the same turn as without auth, and its storage calls batch the same way.
+    const now = tokens.authenticateNow(req.headers['authorization']);
+    if (now !== null) return decide(now);
+    tokens.authenticate(req.headers['authorization']).then(decide, () => deny(listener, res, req, 500, 'internal error'));
   };
 }
 
