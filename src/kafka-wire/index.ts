@@ -48,7 +48,7 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
     log,
     nodeId: o.nodeId,
     advertised: () => o.advertised ?? bound,
-    groups: new GroupCoordinator(o.meta, log.child({ module: 'kafka-groups' })),
+    groups: new GroupCoordinator(o.meta, log),
     apiVersions: SERVED_APIS,
   };
   const server = await listenKafka({ host: o.host, port: o.port, maxFrameBytes: o.maxRequestBytes + FRAME_OVERHEAD, log, handle: (frame, conn) => dispatch(ctx, frame, conn) });
