@@ -137,3 +137,24 @@ describe('the group APIs over the wire', () => {
     await c1.leave('wire-bad', a.memberId, 0);
   });
 });
+
+describe('the group coordinator at shutdown', () => {
+  test('answers a JoinGroup waiting for a rebalance with NOT_COORDINATOR when the node stops', async () => {
+    const node = await startNode({ args: ['--no-admin', '--shards', '1', '--shard-workers', '1'] });
+    const c1 = await GroupWire.connect(node.kafka);
+    const c2 = await GroupWire.connect(node.kafka);
+    try {
+      const a = await c1.join('wire-stop');
+      expect((await c1.sync('wire-stop', a.memberId, 1, [])).errorCode).toBe(0);
+      // The second member's join waits for the first to rejoin, which it never does.
+      const waiting = c2.join('wire-stop');
+      await new Promise((r) => setTimeout(r, 200));
+      const [stopped, answer] = await Promise.all([node.stop(), waiting]);
+      expect(answer.errorCode).toBe(16);
+      expect(stopped).toBe(0);
+    } finally {
+      c1.close();
+      c2.close();
+    }
+  });
+});
