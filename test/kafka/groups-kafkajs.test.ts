@@ -132,7 +132,21 @@ describe('kafkajs 2.2.4 consumer groups', () => {
       await c.consumer.disconnect();
       await admin.disconnect();
     }
-    expect((await describeState(kafka, 'kjs-g-describe'))).toBe('Empty');
+    expect(await describeState(kafka, 'kjs-g-describe')).toBe('Empty');
+  });
+
+  test('an admin client sets the offsets of an empty group (a commit outside group management)', async () => {
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      await admin.createTopics({ topics: [{ topic: 'kjs-g-set', numPartitions: 2 }] });
+      await admin.setOffsets({ groupId: 'kjs-g-set', topic: 'kjs-g-set', partitions: [{ partition: 0, offset: '4' }, { partition: 1, offset: '9' }] });
+      const offsets = await admin.fetchOffsets({ groupId: 'kjs-g-set', topics: ['kjs-g-set'] });
+      expect(offsets[0]!.partitions.sort((a, b) => a.partition - b.partition).map((p) => [p.partition, p.offset])).toEqual([[0, '4'], [1, '9']]);
+      expect((await admin.listGroups()).groups.map((g) => g.groupId)).toContain('kjs-g-set');
+    } finally {
+      await admin.disconnect();
+    }
   });
 });
 

@@ -55,7 +55,7 @@ describe('kcat 1.7.1 consumer groups', () => {
     const late = kcat(['-b', node.kafka, '-G', 'kc-g-late', '-o', 'end', '-c', '1', '-f', FORMAT, 'kc-pos']);
     await waitFor(() => lastAssignment(late.stderr(), 'kc-pos')?.length === 2, 'kcat has its assignment');
     // librdkafka resolves the end offset right after the assignment; give it that moment.
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, 2000));
     await produce(node, 'kc-pos', 0, ['c0']);
     expect(await late.exited).toBe(0);
     expect(late.stdout()).toBe('0:2:c0\n');

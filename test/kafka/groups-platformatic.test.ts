@@ -55,7 +55,7 @@ describe('@platformatic/kafka 1.35 consumer groups', () => {
     const late = platformatic({ op: 'consume', broker: node.kafka, group: 'plt-g-late', topics: ['plt-pos'], mode: 'latest', max: 1 });
     await waitFor(() => late.assignment()?.length === 1, 'the latest consumer joined');
     // The client resolves the latest offset right after joining; give it that moment.
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, 2000));
     await produce(node, 'plt-pos', [{ value: 'd', timestamp: '4000' }]);
     expect(await late.exited).toBe(0);
     expect(got(late)).toEqual(['0:3:d']);

@@ -3,7 +3,7 @@
  * Membership lives in memory (group.ts) and is lost with the process, as it is when a Kafka
  * coordinator fails over: members get UNKNOWN_MEMBER_ID and rejoin. Committed offsets and each
  * group's protocol type live in the metadata store (offset-store.ts) and survive restarts, so a
- * group known only from the store is an Empty group.
+ * group known only from the store is an Empty group. Only groups with members are kept in memory.
  */
 import { type MetaStore } from '../../actors';
 import { type Logger } from '../../log';
@@ -48,7 +48,7 @@ export class GroupCoordinator {
     if (g === undefined) {
       // A member that names itself joins a group this coordinator does not know: it must start over.
       if (req.memberId !== '') return fail(GroupError.UNKNOWN_MEMBER_ID);
-      g = new Group(groupId, this.#log, (x) => this.#generation(x));
+      g = new Group(groupId, this.#log, (x) => this.#generation(x), (x) => this.#empty(x));
       this.#groups.set(groupId, g);
     }
     return g.join(req);
@@ -143,6 +143,15 @@ export class GroupCoordinator {
   close(): void {
     this.#closed = true;
     for (const g of this.#groups.values()) g.shutdown(GroupError.NOT_COORDINATOR);
+  }
+
+  /**
+   * A group without members keeps nothing worth memory: its offsets and protocol type are in the
+   * store, and a later join starts a new group object (generation 1 again: member ids are never
+   * reused, so no old member can pass for a member of the new generations).
+   */
+  #empty(g: Group): void {
+    if (this.#groups.get(g.groupId) === g && g.members.size === 0) this.#groups.delete(g.groupId);
   }
 
   #generation(g: Group): void {

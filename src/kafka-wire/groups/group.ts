@@ -35,11 +35,14 @@ export class Group {
   #rebalanceTimer: NodeJS.Timeout | null = null;
   readonly #log: Logger;
   readonly #onGeneration: (g: Group) => void;
+  readonly #onEmpty: (g: Group) => void;
 
-  constructor(groupId: string, log: Logger, onGeneration: (g: Group) => void) {
+  /** `onGeneration` runs when a generation with members starts, `onEmpty` when the last member is gone. */
+  constructor(groupId: string, log: Logger, onGeneration: (g: Group) => void, onEmpty: (g: Group) => void) {
     this.groupId = groupId;
     this.#log = log;
     this.#onGeneration = onGeneration;
+    this.#onEmpty = onEmpty;
   }
 
   /** JoinGroup: resolves when the join round this request is part of completes. */
@@ -225,6 +228,7 @@ export class Group {
       this.protocolName = null;
       this.leaderId = null;
       this.#log.info({ group: this.groupId, generation: this.generationId }, 'group empty');
+      this.#onEmpty(this);
       return;
     }
     this.protocolName = this.#selectProtocol();
