@@ -138,7 +138,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const dsServer = dsAddress === null ? null : await engine.listen({ host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes, tooLarge: dsTooLarge }, protect('ds', createDsHandler(ds, inFlight)));
   const kafka = await startKafkaListener({
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
-    maxRequestBytes: config.limits.maxRequestBytes, nodeId: SINGLE_NODE_ID, shards, live, log,
+    maxRequestBytes: config.limits.maxRequestBytes, nodeId: SINGLE_NODE_ID, shards, live, meta, log,
   });
   // This node's record: a new epoch at every start, its advertised address, its slots (kept).
   const advertisedAddress = formatHostPort({ host: config.listen.host, port: svc.port });

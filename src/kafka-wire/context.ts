@@ -5,6 +5,7 @@
  */
 import { type Logger } from '../log';
 import { type ShardClient } from '../shards';
+import { type GroupCoordinator } from './groups';
 import { type TopicIndex } from './topics';
 
 /** A reader waiting for a stream's tail to pass `seq` (src/gateway/svc/live-waiters.ts `Waiter`). */
@@ -37,6 +38,8 @@ export interface KafkaContext {
   readonly nodeId: number;
   /** host:port clients connect to (Metadata brokers, FindCoordinator). */
   advertised(): { host: string; port: number };
+  /** Consumer groups and their committed offsets (groups/). */
+  readonly groups: GroupCoordinator;
   /** What ApiVersions advertises. */
   readonly apiVersions: ReadonlyArray<{ apiKey: number; minVersion: number; maxVersion: number }>;
 }

@@ -27,10 +27,11 @@ import { FETCH_HANDLER } from './apis/fetch';
 import { LIST_OFFSETS_HANDLER } from './apis/list-offsets';
 import { METADATA_HANDLER } from './apis/metadata';
 import { PRODUCE_HANDLER } from './apis/produce';
+import { GROUP_HANDLERS } from './apis/groups';
 
 /** The served APIs by key; ApiVersions advertises exactly these. */
 const HANDLERS = new Map<number, AnyApiHandler>(
-  [API_VERSIONS_HANDLER, METADATA_HANDLER, CREATE_TOPICS_HANDLER, DELETE_TOPICS_HANDLER, PRODUCE_HANDLER, FETCH_HANDLER, LIST_OFFSETS_HANDLER].map((h) => [h.api.apiKey, h]),
+  [API_VERSIONS_HANDLER, METADATA_HANDLER, CREATE_TOPICS_HANDLER, DELETE_TOPICS_HANDLER, PRODUCE_HANDLER, FETCH_HANDLER, LIST_OFFSETS_HANDLER, ...GROUP_HANDLERS].map((h) => [h.api.apiKey, h]),
 );
 
 /** What ApiVersions advertises: every API with a handler, in its generated range (design/kafka.md). */

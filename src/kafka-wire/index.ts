@@ -7,10 +7,12 @@
  *                                        ShardClient (append, read, head, create, delete) ◀───┤
  *                                        live-read registry (Fetch long-poll) ◀───────────────┘
  */
+import { type MetaStore } from '../actors';
 import { type Logger } from '../log';
 import { type ShardClient } from '../shards';
 import { type KafkaContext, type LiveRegistry } from './context';
 import { SERVED_APIS, dispatch } from './dispatch';
+import { GroupCoordinator } from './groups';
 import { type KafkaServerHandle, listenKafka } from './server';
 import { TopicIndex } from './topics';
 
@@ -26,6 +28,8 @@ export interface KafkaListenerOptions {
   nodeId: number;
   shards: ShardClient;
   live: LiveRegistry;
+  /** The metadata store: committed offsets of consumer groups (groups/offset-store.ts). */
+  meta: MetaStore;
   log: Logger;
 }
 
@@ -44,9 +48,18 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
     log,
     nodeId: o.nodeId,
     advertised: () => o.advertised ?? bound,
+    groups: new GroupCoordinator(o.meta, log),
     apiVersions: SERVED_APIS,
   };
   const server = await listenKafka({ host: o.host, port: o.port, maxFrameBytes: o.maxRequestBytes + FRAME_OVERHEAD, log, handle: (frame, conn) => dispatch(ctx, frame, conn) });
   bound = { host: o.host, port: server.port };
-  return server;
+  return {
+    port: server.port,
+    stopAccepting: () => server.stopAccepting(),
+    // Requests waiting in JoinGroup or SyncGroup are answered first, so the connections drain.
+    close: (graceMs?: number) => {
+      ctx.groups.close();
+      return server.close(graceMs);
+    },
+  };
 }

@@ -1,0 +1,35 @@
+/**
+ * DescribeGroups (key 15), v0–5: state, protocol and members of each group. Member metadata and
+ * assignments are shown while the group is Stable (Kafka shows them only then); a group nobody
+ * knows is Dead with no error, as Kafka answers. Authorized operations (v3+) are not computed.
+ */
+import { type DescribeGroupsRequest, type DescribeGroupsResponse, DESCRIBE_GROUPS, decodeDescribeGroupsRequest, encodeDescribeGroupsResponse } from '../messages/describe-groups';
+import { type ApiHandler } from '../handler';
+import { GroupError } from '../groups';
+
+/** "Not computed" in Kafka's AuthorizedOperations (-2^31). */
+const NO_OPERATIONS = -2147483648;
+
+export const DESCRIBE_GROUPS_HANDLER: ApiHandler<DescribeGroupsRequest, DescribeGroupsResponse> = {
+  api: DESCRIBE_GROUPS,
+  decode: decodeDescribeGroupsRequest,
+  encode: encodeDescribeGroupsResponse,
+  async handle(ctx, req) {
+    return {
+      throttleTimeMs: 0,
+      groups: req.groups.map((id) => {
+        if (id === '') return { errorCode: GroupError.INVALID_GROUP_ID, groupId: id, groupState: '', protocolType: '', protocolData: '', members: [], authorizedOperations: NO_OPERATIONS };
+        const s = ctx.groups.describe(id);
+        return {
+          errorCode: GroupError.NONE,
+          groupId: id,
+          groupState: s.state,
+          protocolType: s.protocolType,
+          protocolData: s.protocolName,
+          members: s.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, clientId: m.clientId, clientHost: m.clientHost, memberMetadata: m.metadata, memberAssignment: m.assignment })),
+          authorizedOperations: NO_OPERATIONS,
+        };
+      }),
+    };
+  },
+};

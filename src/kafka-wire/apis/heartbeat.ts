@@ -1,0 +1,12 @@
+/** Heartbeat (key 12), v0–4: keeps a member's session alive; REBALANCE_IN_PROGRESS tells it to rejoin. */
+import { type HeartbeatRequest, type HeartbeatResponse, HEARTBEAT, decodeHeartbeatRequest, encodeHeartbeatResponse } from '../messages/heartbeat';
+import { type ApiHandler } from '../handler';
+
+export const HEARTBEAT_HANDLER: ApiHandler<HeartbeatRequest, HeartbeatResponse> = {
+  api: HEARTBEAT,
+  decode: decodeHeartbeatRequest,
+  encode: encodeHeartbeatResponse,
+  async handle(ctx, req) {
+    return { throttleTimeMs: 0, errorCode: ctx.groups.heartbeat(req.groupId, req.memberId, req.generationId) };
+  },
+};

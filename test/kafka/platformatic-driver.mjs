@@ -1,0 +1,59 @@
+// Drives @platformatic/kafka 1.35 (an ES module, which jest's CommonJS runtime cannot load) in a
+// child process for test/kafka/groups-platformatic.test.ts. Takes one JSON argument and writes
+// one JSON object per line on stdout:
+//   {op:'consume', broker, group, topics, mode, fallbackMode?, offsets?, max?}
+//       → {type:'join', memberId, generationId, assignments}, {type:'message', topic, partition, offset, value}…
+//         each message is committed (OffsetCommit) before it is reported; after `max` messages, or
+//         on SIGTERM, the consumer closes (LeaveGroup) and prints {type:'closed'}
+//   {op:'admin', broker, action:'describe'|'list'|'offsets'|'offsetsForTime', groups?, topic?, timestamp?}
+//       → {type:'result', value}
+import { Admin, Consumer, stringDeserializers } from '@platformatic/kafka';
+
+const o = JSON.parse(process.argv[2]);
+const print = (v) => process.stdout.write(JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? x.toString() : x instanceof Map ? Object.fromEntries(x) : x)) + '\n');
+const base = { clientId: 'svc-plt', bootstrapBrokers: [o.broker], retries: 3, retryDelay: 200 };
+
+async function consume() {
+  const consumer = new Consumer({ ...base, groupId: o.group, sessionTimeout: 10000, heartbeatInterval: 500, maxWaitTime: 200, deserializers: stringDeserializers });
+  consumer.on('consumer:group:join', (p) => print({ type: 'join', memberId: p.memberId, generationId: p.generationId, assignments: p.assignments }));
+  const stream = await consumer.consume({ topics: o.topics, mode: o.mode, fallbackMode: o.fallbackMode, offsets: o.offsets?.map((x) => ({ ...x, offset: BigInt(x.offset) })), autocommit: false });
+  let closing = null;
+  const close = () => {
+    closing ??= (async () => {
+      await stream.close();
+      await consumer.close();
+      print({ type: 'closed' });
+      process.exit(0);
+    })();
+    return closing;
+  };
+  process.on('SIGTERM', () => void close());
+  let n = 0;
+  for await (const m of stream) {
+    await m.commit();
+    print({ type: 'message', topic: m.topic, partition: m.partition, offset: m.offset, value: m.value });
+    if (o.max !== undefined && ++n >= o.max) break;
+  }
+  await close();
+}
+
+async function admin() {
+  if (o.action === 'offsetsForTime') {
+    const consumer = new Consumer({ ...base, groupId: 'svc-plt-offsets' });
+    print({ type: 'result', value: await consumer.listOffsets({ topics: [o.topic], timestamp: BigInt(o.timestamp) }) });
+    await consumer.close();
+    return;
+  }
+  const a = new Admin(base);
+  let value;
+  if (o.action === 'describe') value = await a.describeGroups({ groups: o.groups });
+  else if (o.action === 'list') value = await a.listGroups();
+  else value = await a.listConsumerGroupOffsets({ groups: o.groups });
+  print({ type: 'result', value });
+  await a.close();
+}
+
+(o.op === 'consume' ? consume() : admin()).catch((err) => {
+  process.stderr.write(`${err.stack}\n${JSON.stringify(err.errors ?? err.cause ?? null)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,75 @@
+/** Runs platformatic-driver.mjs (@platformatic/kafka in a child process); every process started is ended when the test file ends. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import * as path from 'node:path';
+
+const DRIVER = path.join(__dirname, 'platformatic-driver.mjs');
+
+export interface PltEvent {
+  type: 'join' | 'message' | 'closed' | 'result';
+  memberId?: string;
+  generationId?: number;
+  assignments?: Array<{ topic: string; partitions: number[] }>;
+  topic?: string;
+  partition?: number;
+  offset?: string;
+  value?: unknown;
+}
+
+export interface PltRun {
+  events(): PltEvent[];
+  messages(): PltEvent[];
+  /** Partitions of the last join. */
+  assignment(): number[] | null;
+  stderr(): string;
+  exited: Promise<number | null>;
+  stop(): Promise<number | null>;
+}
+
+const running = new Set<ChildProcess>();
+
+export function platformatic(command: object): PltRun {
+  const proc = spawn(process.execPath, [DRIVER, JSON.stringify(command)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(proc);
+  const events: PltEvent[] = [];
+  let partial = '';
+  let err = '';
+  proc.stdout!.on('data', (d: Buffer) => {
+    const parts = (partial + d.toString()).split('\n');
+    partial = parts.pop()!;
+    for (const p of parts) if (p !== '') events.push(JSON.parse(p) as PltEvent);
+  });
+  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) =>
+    proc.once('exit', (code) => {
+      running.delete(proc);
+      resolve(code);
+    }),
+  );
+  return {
+    events: () => events,
+    messages: () => events.filter((e) => e.type === 'message'),
+    assignment() {
+      const joins = events.filter((e) => e.type === 'join');
+      const last = joins[joins.length - 1];
+      return last === undefined ? null : (last.assignments ?? []).flatMap((a) => a.partitions).sort((a, b) => a - b);
+    },
+    stderr: () => err,
+    exited,
+    stop() {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/** Run an admin command of the driver to completion: its result. */
+export async function platformaticAdmin<T>(command: object): Promise<T> {
+  const run = platformatic({ op: 'admin', ...command });
+  const code = await run.exited;
+  if (code !== 0) throw new Error(`platformatic driver exited with ${code}:\n${run.stderr()}`);
+  return run.events().find((e) => e.type === 'result')!.value as T;
+}
+
+afterAll(() => {
+  for (const p of running) p.kill('SIGKILL');
+});
