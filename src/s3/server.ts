@@ -75,6 +75,8 @@ export async function startCacheServer(config: CacheConfig, o: StartOptions = {}
     ? https.createServer({ cert: fs.readFileSync(config.server.tls.cert), key: fs.readFileSync(config.server.tls.key) }, handler(false))
     : http.createServer(handler(false));
   server.on('checkContinue', handler(true));
+  // Any other Expect value: S3 ignores it, where Node would answer 417 on its own.
+  server.on('checkExpectation', handler(false));
   server.keepAliveTimeout = 65_000; // longer than the usual client idle timeouts, so clients close first
   const listen = parseHostPort(config.server.listen)!;
   await new Promise<void>((resolve, reject) => {

@@ -1,6 +1,6 @@
 /**
- * svc-cache with Debian's command-line clients: awscli 2 and s3cmd, static SigV4 auth.
- * CI installs both (.ci/run); the tests fail, not skip, when they are missing.
+ * svc-cache with Debian's command-line clients and libraries: awscli 2, s3cmd and boto3, static
+ * SigV4 auth. CI installs them (.ci/run); the tests fail, not skip, when they are missing.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -19,6 +19,8 @@ const SK = 'cli-secret';
 // Debian's awscli 2 lives in /usr/bin; a pip-installed awscli 1 earlier in PATH is not the client under test.
 const AWS = fs.existsSync('/usr/bin/aws') ? '/usr/bin/aws' : 'aws';
 const S3CMD = fs.existsSync('/usr/bin/s3cmd') ? '/usr/bin/s3cmd' : 's3cmd';
+// Debian's python3 with python3-boto3, not another python earlier in PATH.
+const PYTHON = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 
 let origin: TestOrigin;
 let cache: TestCache;
@@ -93,6 +95,20 @@ describe('awscli 2', () => {
 
   it('is refused with a wrong secret', async () => {
     await expect(aws(['s3', 'ls', `s3://${BUCKET}/`], 'wrong')).rejects.toThrow(/SignatureDoesNotMatch/);
+  });
+});
+
+describe('boto3', () => {
+  it('is served when botocore signs with an HTTP Date header instead of x-amz-date', async () => {
+    const script = path.join(__dirname, 'fixtures', 'boto3-date-header.py');
+    const { stdout } = await run(PYTHON, [script, cache.url, AK, SK, BUCKET], { env: { ...env(), BOTO_DISABLE_CRT: 'true' } });
+    const r = JSON.parse(stdout.toString()) as { dated: string; plain: string; range: string; contentRange: string; headers: string[][] };
+    expect(r).toMatchObject({ dated: 'signed with Date', plain: 'signed with Date', range: 'Date', contentRange: 'bytes 12-15/16' });
+    // The first two requests really went without x-amz-date (signed with Date), the rest with it.
+    expect(r.headers[0]).toContain('date');
+    expect(r.headers[0]).not.toContain('x-amz-date');
+    expect(r.headers[1]).not.toContain('x-amz-date');
+    expect(r.headers[2]).toContain('x-amz-date');
   });
 });
 

@@ -95,6 +95,14 @@ describe('svc-cache server basics (anonymous auth)', () => {
     expect((await request(`${c.url}/${BUCKET}/continued.txt`)).body.toString()).toBe('after continue');
   });
 
+  it('ignores an Expect value other than 100-continue, as S3 does, instead of answering 417', async () => {
+    for (const expectValue of ['200', '']) {
+      const r = await request(`${c.url}/${BUCKET}/expect-other.txt`, { method: 'PUT', body: `expect ${expectValue}`, headers: { expect: expectValue } });
+      expect(r.status).toBe(200);
+      expect((await request(`${c.url}/${BUCKET}/expect-other.txt`)).body.toString()).toBe(`expect ${expectValue}`);
+    }
+  });
+
   it('forwards reads with a versionId or response override to the origin', async () => {
     await put(c, 'override.txt', 'override me');
     await request(`${c.url}/${BUCKET}/override.txt`);

@@ -229,6 +229,23 @@ describe('the verifier', () => {
     expectS3Error(() => verifier().verify(r, now), 'InvalidAccessKeyId');
   });
 
+  it('takes the request time from a signed HTTP Date header when x-amz-date is absent, and refuses an unsigned one', () => {
+    const date = new Date(now).toUTCString(); // Fri, 02 Jan 2026 03:04:05 GMT
+    const scope = '20260102/us-east-1/s3/aws4_request';
+    const headers = new Map([
+      ['date', date],
+      ['host', 'h'],
+      ['x-amz-content-sha256', EMPTY],
+    ]);
+    const sign = (signed: string[]) =>
+      hmac(deriveSigningKey(SK, '20260102', 'us-east-1', 's3'), stringToSign('20260102T030405Z', scope, canonicalRequest('GET', '/b/k', '', headers, signed, EMPTY))).toString('hex');
+    const withDate = (signed: string[]) =>
+      request('GET', '/b/k', [...headers.entries(), ['Authorization', `AWS4-HMAC-SHA256 Credential=${AK}/${scope}, SignedHeaders=${signed.join(';')}, Signature=${sign(signed)}`]]);
+    expect(verifier().verify(withDate(['date', 'host', 'x-amz-content-sha256']), now).amzDate).toBe('20260102T030405Z');
+    expectS3Error(() => verifier().verify(withDate(['host', 'x-amz-content-sha256']), now), 'AccessDenied');
+    expectS3Error(() => verifier().verify(withDate(['date', 'host', 'x-amz-content-sha256']), now + 16 * 60_000), 'RequestTimeTooSkewed');
+  });
+
   it('enforces a configured region', async () => {
     const r = await smithySigned('GET', '/bucket/k', {}, { 'x-amz-content-sha256': EMPTY });
     expectS3Error(() => verifier('us-east-1').verify(r, now), 'AuthorizationHeaderMalformed');

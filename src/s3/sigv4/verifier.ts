@@ -6,7 +6,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { S3Error } from '../errors';
-import { canonicalRequest, parseAmzDate, stringToSign } from './canonical';
+import { canonicalRequest, formatAmzDate, parseAmzDate, stringToSign } from './canonical';
 import { canonicalQuery, canonicalUri } from './encoding';
 import { ALGORITHM, hmac, type SigningKeyCache } from './signing-key';
 
@@ -74,9 +74,21 @@ function parseAuthorization(auth: string, headers: ReadonlyMap<string, string>):
     else if (name === 'Signature') signature = value;
   }
   if (cred === undefined || signed === undefined || signature === undefined) throw malformed('Credential, SignedHeaders and Signature are required');
+  const signedHeaders = signed.split(';');
+  return { ...parseCredential(cred, malformed), signedHeaders, signature, amzDate: requestTime(headers, signedHeaders) };
+}
+
+/**
+ * The request time of a header-signed request: `x-amz-date`, else a signed HTTP `Date` header
+ * (SigV4 allows either; botocore signs with `Date` when a caller sets one), as `YYYYMMDDTHHMMSSZ`.
+ */
+function requestTime(headers: ReadonlyMap<string, string>, signedHeaders: readonly string[]): string {
   const amzDate = headers.get('x-amz-date');
-  if (amzDate === undefined) throw new S3Error('AccessDenied', 'AWS authentication requires a valid x-amz-date header');
-  return { ...parseCredential(cred, malformed), signedHeaders: signed.split(';'), signature, amzDate };
+  if (amzDate !== undefined) return amzDate;
+  const date = headers.get('date');
+  const t = date === undefined || !signedHeaders.includes('date') ? NaN : Date.parse(date);
+  if (Number.isNaN(t)) throw new S3Error('AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header');
+  return formatAmzDate(t);
 }
 
 function parsePresigned(q: ReadonlyMap<string, string>, now: number): Parsed {
