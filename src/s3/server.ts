@@ -167,7 +167,7 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse, s: Services
       if (!headers.has('origin') || !headers.has('access-control-request-method'))
         throw new S3Error('BadRequest', 'Insufficient information. Origin request header needed.');
       work = forward(ctx, s);
-    } else ctx.verified = auth({ method, rawPath, query, headers });
+    } else ctx.verified = auth({ method, rawPath, query, headers, rawQuery: q < 0 ? '' : url.slice(q + 1) });
     work ??= ctx.op === 'GetObject' || ctx.op === 'HeadObject' ? serveRead(ctx, s) : forward(ctx, s);
   } catch (err) {
     work = Promise.reject(err);

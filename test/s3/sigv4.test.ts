@@ -31,6 +31,7 @@ function request(method: string, target: string, headers: [string, string][]): S
     rawPath: q < 0 ? target : target.slice(0, q),
     query: parseQuery(q < 0 ? '' : target.slice(q + 1)),
     headers: headerValues(headers.flat()),
+    rawQuery: q < 0 ? '' : target.slice(q + 1),
   };
 }
 
@@ -271,7 +272,15 @@ describe('the verifier', () => {
     expect(v.verify(r, now).presigned).toBe(true);
     expect(v.verify(r, now + 60_000).presigned).toBe(true);
     expectS3Error(() => v.verify(r, now + 601_000), 'AccessDenied');
-    const smuggled: SignedRequest = { ...r, query: r.query.filter(([k]) => k !== 'b').map(([k, val]) => (k === 'a' ? ['a', '1","b=2'] : [k, val]) as [string, string]) };
+    // Keyed by the raw request target (what the server passes)...
+    for (const extra of ['&b=3', '&c', '&X-Amz-Expires=1']) {
+      const longer = request('GET', u.pathname + u.search + extra, [['Host', u.host]]);
+      expectS3Error(() => v.verify(longer, now), 'SignatureDoesNotMatch');
+    }
+    // ...or, without it, by the decoded pairs, which a value with quotes and commas cannot smuggle.
+    const decodedOnly: SignedRequest = { ...r, rawQuery: undefined };
+    expect(v.verify(decodedOnly, now).presigned).toBe(true);
+    const smuggled: SignedRequest = { ...decodedOnly, query: r.query.filter(([k]) => k !== 'b').map(([k, val]) => (k === 'a' ? ['a', '1","b=2'] : [k, val]) as [string, string]) };
     expectS3Error(() => v.verify(smuggled, now), 'SignatureDoesNotMatch');
     const otherHost: SignedRequest = { ...r, headers: new Map([...r.headers, ['host', 'evil:1']]) };
     expectS3Error(() => v.verify(otherHost, now), 'SignatureDoesNotMatch');

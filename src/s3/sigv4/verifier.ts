@@ -22,6 +22,8 @@ export interface SignedRequest {
   query: readonly (readonly [string, string])[];
   /** From `headerValues(req.rawHeaders)`. */
   headers: ReadonlyMap<string, string>;
+  /** The query string as sent (after `?`), when known: a cheaper key for remembered presigned results. */
+  rawQuery?: string;
 }
 
 export interface Verified {
@@ -216,8 +218,14 @@ function rememberKey(req: SignedRequest): string | undefined {
   let signedList: string | undefined;
   for (const [k, v] of req.query) if (k === 'X-Amz-SignedHeaders') signedList = v;
   if (signedList === undefined) return undefined;
+  const signed = signedList.split(';').map((h) => req.headers.get(h) ?? null);
+  if (req.rawQuery !== undefined && signed.every((v) => v !== null)) {
+    // The request target as sent and the signed header values, newline-separated: neither a
+    // request target nor a header value can contain a newline (Node's parser refuses them),
+    // so no different request can produce the same key.
+    return `${req.method} ${req.rawPath}?${req.rawQuery}\n${req.headers.get('x-amz-content-sha256') ?? ''}\n${signed.join('\n')}`;
+  }
   // JSON keeps the parts apart: decoded query values may contain any character, and a
   // separator they could contain would let a different request collide with a verified one.
-  const signed = signedList.split(';').map((h) => req.headers.get(h) ?? null);
   return JSON.stringify([req.method, req.rawPath, req.headers.get('x-amz-content-sha256') ?? null, req.query, signedList, signed]);
 }
