@@ -151,8 +151,8 @@ async function decode(body: Buffer, o: ConstructorParameters<typeof AwsChunkedDe
   return Buffer.concat(out);
 }
 
-// Header-signed cases of the public SigV4 test suite (awslabs/aws-c-auth,
-// tests/aws-signing-test-suite/v4, the unnormalised variants S3 uses; Apache-2.0).
+// Cases of the public SigV4 test suite (awslabs/aws-c-auth, tests/aws-signing-test-suite/v4,
+// header-signed and query-signed, the unnormalised variants S3 uses; Apache-2.0).
 describe('cases from the public SigV4 test suite', () => {
   const SUITE_SECRET = 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY';
   const cases: [string, string, [string, string][], string[], string][] = [
@@ -171,6 +171,21 @@ describe('cases from the public SigV4 test suite', () => {
   it.each(cases)('computes the published signature of %s', (_name, target, extra, signed, signature) => {
     const r = request('GET', target, [['Host', 'example.amazonaws.com'], ...extra, ['X-Amz-Date', '20150830T123600Z']]);
     const canonical = canonicalRequest('GET', canonicalUri(r.rawPath), canonicalQuery(r.query, true), r.headers, signed, EMPTY);
+    const sts = stringToSign('20150830T123600Z', '20150830/us-east-1/service/aws4_request', canonical);
+    expect(hmac(deriveSigningKey(SUITE_SECRET, '20150830', 'us-east-1', 'service'), sts).toString('hex')).toBe(signature);
+  });
+
+  // The query-signed (presigned) variants of the same suite: only `host` signed, the empty
+  // payload hash, every X-Amz-* parameter but the signature in the canonical query.
+  const CRED = 'X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F20150830%2Fus-east-1%2Fservice%2Faws4_request&X-Amz-Date=20150830T123600Z&X-Amz-SignedHeaders=host';
+  const presignedCases: [string, string, string][] = [
+    ['get-vanilla-query-order-key-case', `/?Param2=value2&Param1=value1&${CRED}&X-Amz-Expires=3600`, '86012e2c9ad4d77369f5d81c11f75158aae4f895a085212cc6d3f923d300bed5'],
+    ['get-utf8', `/%E1%88%B4?${CRED}&X-Amz-Expires=3600`, '10eae3f14a260bd3911cc6d008d3c576d143b05b62f09782a7a4b37f52178e44'],
+    ['get-space-unnormalized', `/example%20space/?${CRED}`, 'df2538a2f0e3833e12597dc3955a6a4545255907051db5a7c6e22550c4ddc380'],
+  ];
+  it.each(presignedCases)('computes the published presigned signature of %s', (_name, target, signature) => {
+    const r = request('GET', `${target}&X-Amz-Signature=${signature}`, [['Host', 'example.amazonaws.com']]);
+    const canonical = canonicalRequest('GET', canonicalUri(r.rawPath), canonicalQuery(r.query, true), r.headers, ['host'], EMPTY);
     const sts = stringToSign('20150830T123600Z', '20150830/us-east-1/service/aws4_request', canonical);
     expect(hmac(deriveSigningKey(SUITE_SECRET, '20150830', 'us-east-1', 'service'), sts).toString('hex')).toBe(signature);
   });
