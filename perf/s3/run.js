@@ -89,6 +89,29 @@ function wrk(url, extra = []) {
   return p;
 }
 
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
+
+/** The process and its children (nginx's worker), by pid, from /proc. */
+function processTree(pid) {
+  let kids = [];
+  try {
+    kids = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    // no such file on this kernel: the process alone
+  }
+  return [pid, ...kids.flatMap(processTree)];
+}
+
+/** CPU time (user + system) of the processes so far, in microseconds. */
+function cpuMicros(pids) {
+  let ticks = 0;
+  for (const pid of pids) {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    ticks += Number(f[11]) + Number(f[12]);
+  }
+  return (ticks * 1e6) / CLK_TCK;
+}
+
 function pct(sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
@@ -200,16 +223,16 @@ http {
   }
 
   const servers = [
-    { name: 'svc-cache, static auth, one presigned URL repeated', url: (k) => presigned(cacheUrl, k), cold: true },
-    { name: 'svc-cache, static auth, a new signature per request', url: (k) => presigned(cacheUrl, k), load: (k) => wrk(cacheUrl, ['-s', path.join(__dirname, 'cycle.lua'), '--', targets[k]]) },
-    { name: 'nginx proxy_cache', url: (k) => `${nginxUrl}/${BUCKET}/${k}`, cold: true },
-    { name: 's3rver direct', url: (k) => `${direct}/${BUCKET}/${k}`, cold: true },
-    { name: 'bare node:http from memory (anchor)', url: (k) => `${bareUrl}/${sizes[k]}` },
+    { name: 'svc-cache, static auth, one presigned URL repeated', url: (k) => presigned(cacheUrl, k), cold: true, pid: cache.child.pid },
+    { name: 'svc-cache, static auth, a new signature per request', url: (k) => presigned(cacheUrl, k), load: (k) => wrk(cacheUrl, ['-s', path.join(__dirname, 'cycle.lua'), '--', targets[k]]), pid: cache.child.pid },
+    { name: 'nginx proxy_cache', url: (k) => `${nginxUrl}/${BUCKET}/${k}`, cold: true, pid: nginx.pid },
+    { name: 's3rver direct', url: (k) => `${direct}/${BUCKET}/${k}`, cold: true, pid: origin.child.pid },
+    { name: 'bare node:http from memory (anchor)', url: (k) => `${bareUrl}/${sizes[k]}`, pid: bare.child.pid },
   ];
 
   const results = {};
   for (const s of servers) {
-    results[s.name] = { hit4k: [], hit1m: [] };
+    results[s.name] = { hit4k: [], hit1m: [], cpu4k: [], cpu1m: [] };
     if (!s.cold) continue;
     // Cold first reads, sequential.
     const lat = [];
@@ -230,11 +253,18 @@ http {
     }
   for (let round = 0; round < ROUNDS; round++)
     for (const s of servers) {
-      for (const name of Object.keys(sizes)) results[s.name][name].push((s.load ? s.load(name) : wrk(s.url(name))).rps);
+      for (const name of Object.keys(sizes)) {
+        // CPU time the server spent per request: unlike req/s, barely moved by load from elsewhere on the machine.
+        const pids = processTree(s.pid);
+        const before = cpuMicros(pids);
+        const w = s.load ? s.load(name) : wrk(s.url(name));
+        results[s.name][name].push(w.rps);
+        results[s.name][name === 'hit4k' ? 'cpu4k' : 'cpu1m'].push((cpuMicros(pids) - before) / w.requests);
+      }
       process.stderr.write(`round ${round + 1} ${s.name}: ${JSON.stringify(results[s.name])}\n`);
     }
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  for (const s of servers) for (const name of Object.keys(sizes)) results[s.name][name] = median(results[s.name][name]);
+  for (const s of servers) for (const name of [...Object.keys(sizes), 'cpu4k', 'cpu1m']) results[s.name][name] = median(results[s.name][name]);
 
   const base = 'nginx proxy_cache';
   const anchor = 'bare node:http from memory (anchor)';
@@ -252,6 +282,18 @@ http {
     const b = results[base];
     lines.push(`| ${s.name} | ${r.hit4k.toFixed(0)} | ${(r.hit4k / b.hit4k).toFixed(2)} | ${r.hit1m.toFixed(0)} | ${(r.hit1m / b.hit1m).toFixed(2)} | ${fmt(r.cold?.p50)} | ${fmt(r.cold?.p99)} |`);
   }
+  lines.push(
+    '',
+    'Server CPU time per hit (user + system of the server process and its workers, medians): what each request costs, whatever else ran on the machine. Lower is better; "nginx ÷" above 1 means cheaper than nginx.',
+    '',
+    '| server | 4 KiB µs CPU per hit | nginx ÷ | 1 MiB µs CPU per hit | nginx ÷ |',
+    '|---|---|---|---|---|',
+  );
+  for (const s of servers) {
+    const r = results[s.name];
+    const b = results[base];
+    lines.push(`| ${s.name} | ${r.cpu4k.toFixed(1)} | ${(b.cpu4k / r.cpu4k).toFixed(2)} | ${r.cpu1m.toFixed(1)} | ${(b.cpu1m / r.cpu1m).toFixed(2)} |`);
+  }
   const micro = spawnSync(process.execPath, [path.join(__dirname, 'micro-verify.js')], { encoding: 'utf8' }).stdout.trim();
   const svc = results[servers[0].name];
   const svcNew = results[servers[1].name];
@@ -262,7 +304,7 @@ http {
     '',
     `Against the bare node:http anchor (the same headers and bytes from memory, no work at all): svc-cache with a repeated presigned URL ${(svc.hit4k / a.hit4k).toFixed(2)} × at 4 KiB and ${(svc.hit1m / a.hit1m).toFixed(2)} × at 1 MiB; with a new signature per request ${(svcNew.hit4k / a.hit4k).toFixed(2)} × and ${(svcNew.hit1m / a.hit1m).toFixed(2)} ×. nginx ÷ anchor: ${(results[base].hit4k / a.hit4k).toFixed(2)} × and ${(results[base].hit1m / a.hit1m).toFixed(2)} ×.`,
     '',
-    `A repeated presigned URL is verified once; svc-cache remembers the verified result of that exact request until the URL expires. ${SIGNATURES} distinct presigned URLs (more than the 4096 results it remembers) make every request pay the full verification. The verification alone: ${micro}.`,
+    `A repeated presigned URL is verified once; svc-cache remembers the verified result of that exact request until the URL expires. ${SIGNATURES} distinct presigned URLs (${SIGNATURES > 4096 ? "more" : "FEWER"} than the 4096 results it remembers) make every request pay the full verification. The verification alone: ${micro}.`,
     '',
   );
   const text = lines.join('\n');
