@@ -75,6 +75,8 @@ export async function startCacheServer(config: CacheConfig, o: StartOptions = {}
     ? https.createServer({ cert: fs.readFileSync(config.server.tls.cert), key: fs.readFileSync(config.server.tls.key) }, handler(false))
     : http.createServer(handler(false));
   server.on('checkContinue', handler(true));
+  // Any other Expect value: S3 ignores it, where Node would answer 417 on its own.
+  server.on('checkExpectation', handler(false));
   server.keepAliveTimeout = 65_000; // longer than the usual client idle timeouts, so clients close first
   const listen = parseHostPort(config.server.listen)!;
   await new Promise<void>((resolve, reject) => {
@@ -165,7 +167,7 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse, s: Services
       if (!headers.has('origin') || !headers.has('access-control-request-method'))
         throw new S3Error('BadRequest', 'Insufficient information. Origin request header needed.');
       work = forward(ctx, s);
-    } else ctx.verified = auth({ method, rawPath, query, headers });
+    } else ctx.verified = auth({ method, rawPath, query, headers, rawQuery: q < 0 ? '' : url.slice(q + 1) });
     work ??= ctx.op === 'GetObject' || ctx.op === 'HeadObject' ? serveRead(ctx, s) : forward(ctx, s);
   } catch (err) {
     work = Promise.reject(err);

@@ -1,10 +1,12 @@
 /**
- * svc-cache with Debian's command-line clients: awscli 2 and s3cmd, static SigV4 auth.
- * CI installs both (.ci/run); the tests fail, not skip, when they are missing.
+ * svc-cache with Debian's command-line clients and libraries: awscli 2, s3cmd and boto3, static
+ * SigV4 auth. CI installs them (.ci/run); the tests fail, not skip, when they are missing.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
+import { type AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { type TestCache, startCache } from './helpers/cache-server';
@@ -17,6 +19,8 @@ const SK = 'cli-secret';
 // Debian's awscli 2 lives in /usr/bin; a pip-installed awscli 1 earlier in PATH is not the client under test.
 const AWS = fs.existsSync('/usr/bin/aws') ? '/usr/bin/aws' : 'aws';
 const S3CMD = fs.existsSync('/usr/bin/s3cmd') ? '/usr/bin/s3cmd' : 's3cmd';
+// Debian's python3 with python3-boto3, not another python earlier in PATH.
+const PYTHON = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 
 let origin: TestOrigin;
 let cache: TestCache;
@@ -94,6 +98,20 @@ describe('awscli 2', () => {
   });
 });
 
+describe('boto3', () => {
+  it('is served when botocore signs with an HTTP Date header instead of x-amz-date', async () => {
+    const script = path.join(__dirname, 'fixtures', 'boto3-date-header.py');
+    const { stdout } = await run(PYTHON, [script, cache.url, AK, SK, BUCKET], { env: { ...env(), BOTO_DISABLE_CRT: 'true' } });
+    const r = JSON.parse(stdout.toString()) as { dated: string; plain: string; range: string; contentRange: string; headers: string[][] };
+    expect(r).toMatchObject({ dated: 'signed with Date', plain: 'signed with Date', range: 'Date', contentRange: 'bytes 12-15/16' });
+    // The first two requests really went without x-amz-date (signed with Date), the rest with it.
+    expect(r.headers[0]).toContain('date');
+    expect(r.headers[0]).not.toContain('x-amz-date');
+    expect(r.headers[1]).not.toContain('x-amz-date');
+    expect(r.headers[2]).toContain('x-amz-date');
+  });
+});
+
 describe('s3cmd', () => {
   function s3cmd(args: string[], secret = SK) {
     const cfg = path.join(work, 's3cfg');
@@ -119,5 +137,107 @@ describe('s3cmd', () => {
 
   it('is refused with a wrong secret', async () => {
     await expect(s3cmd(['ls', `s3://${BUCKET}/`], 'wrong')).rejects.toThrow(/SignatureDoesNotMatch|403/);
+  });
+});
+
+/**
+ * Virtual-hosted names (`<bucket>.s3.test`) do not resolve here, so the CLIs reach svc-cache
+ * through a plain forward proxy (HTTP_PROXY / s3cmd's proxy_host): the request keeps the
+ * virtual-hosted Host header the client signed, and the proxy only picks the socket.
+ */
+async function forwardProxy(target: string): Promise<{ port: number; seen: string[]; close(): Promise<void> }> {
+  const t = new URL(target);
+  const seen: string[] = [];
+  const server = http.createServer((req, res) => {
+    const u = new URL(req.url!);
+    seen.push(`${req.method} ${req.headers.host} ${u.pathname}`);
+    const up = http.request({ host: t.hostname, port: t.port, method: req.method, path: u.pathname + u.search, headers: req.headers }, (ures) => {
+      res.writeHead(ures.statusCode!, ures.headers);
+      ures.pipe(res);
+    });
+    up.on('error', (err) => res.destroy(err));
+    req.pipe(up);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    seen,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+describe('virtual-hosted addressing with the command-line clients (static auth)', () => {
+  let vcache: TestCache;
+  let proxy: { port: number; seen: string[]; close(): Promise<void> };
+  beforeAll(async () => {
+    vcache = await startCache(origin, { server: { addressing: { style: 'virtual_hosted', domain: 's3.test' } }, auth: { mode: 'static', access_key_id: AK, secret_access_key: SK } });
+    proxy = await forwardProxy(vcache.url);
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await vcache?.stop();
+  });
+
+  it('serves awscli with addressing_style = virtual, and refuses a wrong secret', async () => {
+    const port = new URL(vcache.url).port;
+    const cfg = path.join(work, 'aws-config-virtual');
+    fs.writeFileSync(cfg, '[default]\ns3 =\n  addressing_style = virtual\n');
+    const vaws = (args: string[], secret = SK) =>
+      run(AWS, ['--endpoint-url', `http://s3.test:${port}`, ...args], {
+        env: { ...env(secret), AWS_CONFIG_FILE: cfg, HTTP_PROXY: `http://127.0.0.1:${proxy.port}`, NO_PROXY: '' },
+        maxBuffer: 16 * 1024 * 1024,
+        encoding: 'buffer',
+      });
+    const data = Buffer.from('virtual-hosted awscli\n'.repeat(50));
+    await vaws(['s3', 'cp', file('virtual.txt', data), `s3://${BUCKET}/virtual/a b.txt`]);
+    for (let i = 0; i < 2; i++) expect((await vaws(['s3', 'cp', `s3://${BUCKET}/virtual/a b.txt`, '-'])).stdout.equals(data)).toBe(true);
+    const out = path.join(work, 'virtual-range.out');
+    await vaws(['s3api', 'get-object', '--bucket', BUCKET, '--key', 'virtual/a b.txt', '--range', 'bytes=8-13', out]);
+    expect(fs.readFileSync(out).toString()).toBe('hosted');
+    await expect(vaws(['s3', 'cp', `s3://${BUCKET}/virtual/a b.txt`, '-'], 'wrong')).rejects.toThrow(/SignatureDoesNotMatch|403|Forbidden/);
+    await vaws(['s3', 'rm', `s3://${BUCKET}/virtual/a b.txt`]);
+    // Every request went out virtual-hosted: the bucket in the Host header, not in the path.
+    const mine = proxy.seen.splice(0);
+    expect(mine.length).toBeGreaterThanOrEqual(6);
+    for (const line of mine) expect(line).toMatch(new RegExp(`^[A-Z]+ ${BUCKET}\\.s3\\.test:${port} /virtual/a%20b\\.txt$`));
+  });
+
+  it('serves s3cmd with host_bucket = %(bucket)s.<domain>', async () => {
+    const port = new URL(vcache.url).port;
+    const cfg = path.join(work, 's3cfg-virtual');
+    fs.writeFileSync(
+      cfg,
+      `[default]\naccess_key = ${AK}\nsecret_key = ${SK}\nhost_base = s3.test:${port}\nhost_bucket = %(bucket)s.s3.test:${port}\nuse_https = False\n` +
+        `bucket_location = us-east-1\nsignature_v2 = False\nproxy_host = 127.0.0.1\nproxy_port = ${proxy.port}\n`,
+    );
+    const s3cmd = (args: string[]) => run(S3CMD, ['-c', cfg, '--no-progress', ...args], { env: env(), maxBuffer: 16 * 1024 * 1024 });
+    const data = Buffer.from('virtual-hosted s3cmd');
+    await s3cmd(['put', file('virtual-s3cmd.txt', data), `s3://${BUCKET}/virtual/s3cmd key.txt`]);
+    const out = path.join(work, 'virtual-s3cmd.out');
+    await s3cmd(['get', '--force', `s3://${BUCKET}/virtual/s3cmd key.txt`, out]);
+    expect(fs.readFileSync(out).equals(data)).toBe(true);
+    await s3cmd(['del', `s3://${BUCKET}/virtual/s3cmd key.txt`]);
+    const mine = proxy.seen.splice(0);
+    expect(mine.length).toBeGreaterThanOrEqual(3);
+    for (const line of mine) expect(line).toMatch(new RegExp(`^[A-Z]+ ${BUCKET}\\.s3\\.test:${port} /`));
+  });
+});
+
+describe('awscli 2 over TLS (static auth)', () => {
+  it('copies up and down through the TLS listener, trusting the configured certificate', async () => {
+    const key = path.join(work, 'tls-key.pem');
+    const cert = path.join(work, 'tls-cert.pem');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    const tcache = await startCache(origin, { server: { tls: { cert, key } }, auth: { mode: 'static', access_key_id: AK, secret_access_key: SK } });
+    try {
+      expect(tcache.url.startsWith('https://')).toBe(true);
+      const taws = (args: string[]) => run(AWS, ['--endpoint-url', tcache.url, '--ca-bundle', cert, ...args], { env: env(), maxBuffer: 16 * 1024 * 1024, encoding: 'buffer' });
+      const data = Buffer.from('tls awscli\n'.repeat(300));
+      await taws(['s3', 'cp', file('tls.txt', data), `s3://${BUCKET}/tls/file.txt`]);
+      for (let i = 0; i < 2; i++) expect((await taws(['s3', 'cp', `s3://${BUCKET}/tls/file.txt`, '-'])).stdout.equals(data)).toBe(true);
+      await taws(['s3', 'rm', `s3://${BUCKET}/tls/file.txt`]);
+    } finally {
+      await tcache.stop();
+    }
   });
 });

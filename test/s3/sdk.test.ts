@@ -48,11 +48,14 @@ describe('svc-cache with the AWS SDK v3 client', () => {
   it('puts, gets (from the cache), heads and deletes an object', async () => {
     const put = await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'hello.txt', Body: 'hello world', ContentType: 'text/plain', Metadata: { colour: 'blue' } }));
     expect(put.ETag).toBeDefined();
+    // Populated by the PUT (≤ populate_max): the read never reaches the origin.
+    const before = (await origin.stats()).verified;
     const got = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'hello.txt' }));
     expect(await text(got.Body)).toBe('hello world');
     expect(got.ETag).toBe(put.ETag);
     expect(got.ContentType).toBe('text/plain');
     expect(got.Metadata).toEqual({ colour: 'blue' });
+    expect((await origin.stats()).verified).toBe(before);
     const head = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'hello.txt' }));
     expect(head.ContentLength).toBe(11);
     await s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: 'hello.txt' }));

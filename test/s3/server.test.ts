@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as https from 'node:https';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -92,6 +93,14 @@ describe('svc-cache server basics (anonymous auth)', () => {
     const r = await request(`${c.url}/${BUCKET}/continued.txt`, { method: 'PUT', body: 'after continue', headers: { expect: '100-continue' }, expectContinue: true });
     expect(r.status).toBe(200);
     expect((await request(`${c.url}/${BUCKET}/continued.txt`)).body.toString()).toBe('after continue');
+  });
+
+  it('ignores an Expect value other than 100-continue, as S3 does, instead of answering 417', async () => {
+    for (const expectValue of ['200', '']) {
+      const r = await request(`${c.url}/${BUCKET}/expect-other.txt`, { method: 'PUT', body: `expect ${expectValue}`, headers: { expect: expectValue } });
+      expect(r.status).toBe(200);
+      expect((await request(`${c.url}/${BUCKET}/expect-other.txt`)).body.toString()).toBe(`expect ${expectValue}`);
+    }
   });
 
   it('forwards reads with a versionId or response override to the origin', async () => {
@@ -223,6 +232,33 @@ describe('svc-cache addressing', () => {
     expect(r.body.toString()).toBe('virtual');
     s3.destroy();
   });
+
+  it('verifies static signatures of virtual-hosted clients (the bucket signed in the Host header, not the path)', async () => {
+    const c = await cacheWith({
+      server: { addressing: { style: 'virtual_hosted', domain: 's3.test' } },
+      auth: { mode: 'static', access_key_id: 'VHKEY', secret_access_key: 'vh/secret' },
+    });
+    const port = new URL(c.url).port;
+    const sdk = (secret: string, forcePathStyle: boolean) =>
+      new S3Client({
+        endpoint: `http://s3.test:${port}`,
+        region: 'us-east-1',
+        forcePathStyle,
+        credentials: { accessKeyId: 'VHKEY', secretAccessKey: secret },
+        requestHandler: new NodeHttpHandler({ httpAgent: new http.Agent({ lookup: loopbackLookup }) }),
+      });
+    const s3 = sdk('vh/secret', false);
+    await s3.send(new PutObjectCommand({ Bucket: 'vhost', Key: 'signed/ké y+1.txt', Body: 'signed virtual' }));
+    for (let i = 0; i < 2; i++) {
+      const got = await s3.send(new GetObjectCommand({ Bucket: 'vhost', Key: 'signed/ké y+1.txt' }));
+      expect(await got.Body!.transformToString()).toBe('signed virtual');
+    }
+    const pathStyle = sdk('vh/secret', true);
+    expect(await (await pathStyle.send(new GetObjectCommand({ Bucket: 'vhost', Key: 'signed/ké y+1.txt' }))).Body!.transformToString()).toBe('signed virtual');
+    const wrong = sdk('wrong', false);
+    await expect(wrong.send(new GetObjectCommand({ Bucket: 'vhost', Key: 'signed/ké y+1.txt' }))).rejects.toMatchObject({ name: 'SignatureDoesNotMatch' });
+    for (const x of [s3, pathStyle, wrong]) x.destroy();
+  });
 });
 
 describe('svc-cache uploads', () => {
@@ -238,16 +274,40 @@ describe('svc-cache uploads', () => {
 });
 
 describe('svc-cache TLS', () => {
-  it('terminates TLS with the configured certificate and key', async () => {
+  it('terminates TLS with the configured certificate and key, for raw HTTPS and for the AWS SDK with static auth', async () => {
     const dir = tempDir('svc-cache-tls-');
     const key = path.join(dir, 'key.pem');
     const cert = path.join(dir, 'cert.pem');
     execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
-    const c = await cacheWith({ server: { tls: { cert, key } } });
+    const c = await cacheWith({ server: { tls: { cert, key } }, auth: { mode: 'static', access_key_id: 'TLSKEY', secret_access_key: 'tls-secret' } });
     expect(c.url.startsWith('https://')).toBe(true);
     const ca = fs.readFileSync(cert);
     expect((await request(`${c.url}/-/health`, { ca })).body.toString()).toBe('ok');
-    expect((await request(`${c.url}/${BUCKET}/tls.txt`, { method: 'PUT', body: 'over tls', ca })).status).toBe(200);
-    expect((await request(`${c.url}/${BUCKET}/tls.txt`, { ca })).body.toString()).toBe('over tls');
+    // Unsigned: refused, over TLS too.
+    const unsigned = await request(`${c.url}/${BUCKET}/tls.txt`, { ca });
+    expect(unsigned.status).toBe(403);
+    expect(unsigned.body.toString()).toContain('<Code>AccessDenied</Code>');
+    const sdk = (secret: string) =>
+      new S3Client({
+        endpoint: c.url,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: { accessKeyId: 'TLSKEY', secretAccessKey: secret },
+        requestHandler: new NodeHttpHandler({ httpsAgent: new https.Agent({ ca }) }),
+      });
+    const s3 = sdk('tls-secret');
+    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'tls.txt', Body: 'over tls' }));
+    for (let i = 0; i < 2; i++) {
+      const got = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'tls.txt', Range: 'bytes=5-' }));
+      expect(await got.Body!.transformToString()).toBe('tls');
+      expect(got.ContentRange).toBe('bytes 5-7/8');
+    }
+    const wrong = sdk('not the secret');
+    await expect(wrong.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'tls.txt' }))).rejects.toMatchObject({ name: 'SignatureDoesNotMatch' });
+    s3.destroy();
+    wrong.destroy();
+    // A plain-HTTP client gets no answer from the TLS listener.
+    const plain = await request(c.url.replace('https:', 'http:') + '/-/health').then((r) => r.status, () => 'refused');
+    expect(plain).not.toBe(200);
   });
 });

@@ -31,6 +31,7 @@ function request(method: string, target: string, headers: [string, string][]): S
     rawPath: q < 0 ? target : target.slice(0, q),
     query: parseQuery(q < 0 ? '' : target.slice(q + 1)),
     headers: headerValues(headers.flat()),
+    rawQuery: q < 0 ? '' : target.slice(q + 1),
   };
 }
 
@@ -150,8 +151,8 @@ async function decode(body: Buffer, o: ConstructorParameters<typeof AwsChunkedDe
   return Buffer.concat(out);
 }
 
-// Header-signed cases of the public SigV4 test suite (awslabs/aws-c-auth,
-// tests/aws-signing-test-suite/v4, the unnormalised variants S3 uses; Apache-2.0).
+// Cases of the public SigV4 test suite (awslabs/aws-c-auth, tests/aws-signing-test-suite/v4,
+// header-signed and query-signed, the unnormalised variants S3 uses; Apache-2.0).
 describe('cases from the public SigV4 test suite', () => {
   const SUITE_SECRET = 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY';
   const cases: [string, string, [string, string][], string[], string][] = [
@@ -170,6 +171,21 @@ describe('cases from the public SigV4 test suite', () => {
   it.each(cases)('computes the published signature of %s', (_name, target, extra, signed, signature) => {
     const r = request('GET', target, [['Host', 'example.amazonaws.com'], ...extra, ['X-Amz-Date', '20150830T123600Z']]);
     const canonical = canonicalRequest('GET', canonicalUri(r.rawPath), canonicalQuery(r.query, true), r.headers, signed, EMPTY);
+    const sts = stringToSign('20150830T123600Z', '20150830/us-east-1/service/aws4_request', canonical);
+    expect(hmac(deriveSigningKey(SUITE_SECRET, '20150830', 'us-east-1', 'service'), sts).toString('hex')).toBe(signature);
+  });
+
+  // The query-signed (presigned) variants of the same suite: only `host` signed, the empty
+  // payload hash, every X-Amz-* parameter but the signature in the canonical query.
+  const CRED = 'X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F20150830%2Fus-east-1%2Fservice%2Faws4_request&X-Amz-Date=20150830T123600Z&X-Amz-SignedHeaders=host';
+  const presignedCases: [string, string, string][] = [
+    ['get-vanilla-query-order-key-case', `/?Param2=value2&Param1=value1&${CRED}&X-Amz-Expires=3600`, '86012e2c9ad4d77369f5d81c11f75158aae4f895a085212cc6d3f923d300bed5'],
+    ['get-utf8', `/%E1%88%B4?${CRED}&X-Amz-Expires=3600`, '10eae3f14a260bd3911cc6d008d3c576d143b05b62f09782a7a4b37f52178e44'],
+    ['get-space-unnormalized', `/example%20space/?${CRED}`, 'df2538a2f0e3833e12597dc3955a6a4545255907051db5a7c6e22550c4ddc380'],
+  ];
+  it.each(presignedCases)('computes the published presigned signature of %s', (_name, target, signature) => {
+    const r = request('GET', `${target}&X-Amz-Signature=${signature}`, [['Host', 'example.amazonaws.com']]);
+    const canonical = canonicalRequest('GET', canonicalUri(r.rawPath), canonicalQuery(r.query, true), r.headers, ['host'], EMPTY);
     const sts = stringToSign('20150830T123600Z', '20150830/us-east-1/service/aws4_request', canonical);
     expect(hmac(deriveSigningKey(SUITE_SECRET, '20150830', 'us-east-1', 'service'), sts).toString('hex')).toBe(signature);
   });
@@ -229,6 +245,23 @@ describe('the verifier', () => {
     expectS3Error(() => verifier().verify(r, now), 'InvalidAccessKeyId');
   });
 
+  it('takes the request time from a signed HTTP Date header when x-amz-date is absent, and refuses an unsigned one', () => {
+    const date = new Date(now).toUTCString(); // Fri, 02 Jan 2026 03:04:05 GMT
+    const scope = '20260102/us-east-1/s3/aws4_request';
+    const headers = new Map([
+      ['date', date],
+      ['host', 'h'],
+      ['x-amz-content-sha256', EMPTY],
+    ]);
+    const sign = (signed: string[]) =>
+      hmac(deriveSigningKey(SK, '20260102', 'us-east-1', 's3'), stringToSign('20260102T030405Z', scope, canonicalRequest('GET', '/b/k', '', headers, signed, EMPTY))).toString('hex');
+    const withDate = (signed: string[]) =>
+      request('GET', '/b/k', [...headers.entries(), ['Authorization', `AWS4-HMAC-SHA256 Credential=${AK}/${scope}, SignedHeaders=${signed.join(';')}, Signature=${sign(signed)}`]]);
+    expect(verifier().verify(withDate(['date', 'host', 'x-amz-content-sha256']), now).amzDate).toBe('20260102T030405Z');
+    expectS3Error(() => verifier().verify(withDate(['host', 'x-amz-content-sha256']), now), 'AccessDenied');
+    expectS3Error(() => verifier().verify(withDate(['date', 'host', 'x-amz-content-sha256']), now + 16 * 60_000), 'RequestTimeTooSkewed');
+  });
+
   it('enforces a configured region', async () => {
     const r = await smithySigned('GET', '/bucket/k', {}, { 'x-amz-content-sha256': EMPTY });
     expectS3Error(() => verifier('us-east-1').verify(r, now), 'AuthorizationHeaderMalformed');
@@ -254,7 +287,15 @@ describe('the verifier', () => {
     expect(v.verify(r, now).presigned).toBe(true);
     expect(v.verify(r, now + 60_000).presigned).toBe(true);
     expectS3Error(() => v.verify(r, now + 601_000), 'AccessDenied');
-    const smuggled: SignedRequest = { ...r, query: r.query.filter(([k]) => k !== 'b').map(([k, val]) => (k === 'a' ? ['a', '1","b=2'] : [k, val]) as [string, string]) };
+    // Keyed by the raw request target (what the server passes)...
+    for (const extra of ['&b=3', '&c', '&X-Amz-Expires=1']) {
+      const longer = request('GET', u.pathname + u.search + extra, [['Host', u.host]]);
+      expectS3Error(() => v.verify(longer, now), 'SignatureDoesNotMatch');
+    }
+    // ...or, without it, by the decoded pairs, which a value with quotes and commas cannot smuggle.
+    const decodedOnly: SignedRequest = { ...r, rawQuery: undefined };
+    expect(v.verify(decodedOnly, now).presigned).toBe(true);
+    const smuggled: SignedRequest = { ...decodedOnly, query: r.query.filter(([k]) => k !== 'b').map(([k, val]) => (k === 'a' ? ['a', '1","b=2'] : [k, val]) as [string, string]) };
     expectS3Error(() => v.verify(smuggled, now), 'SignatureDoesNotMatch');
     const otherHost: SignedRequest = { ...r, headers: new Map([...r.headers, ['host', 'evil:1']]) };
     expectS3Error(() => v.verify(otherHost, now), 'SignatureDoesNotMatch');

@@ -6,7 +6,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { S3Error } from '../errors';
-import { canonicalRequest, parseAmzDate, stringToSign } from './canonical';
+import { canonicalRequest, formatAmzDate, parseAmzDate, stringToSign } from './canonical';
 import { canonicalQuery, canonicalUri } from './encoding';
 import { ALGORITHM, hmac, type SigningKeyCache } from './signing-key';
 
@@ -22,6 +22,8 @@ export interface SignedRequest {
   query: readonly (readonly [string, string])[];
   /** From `headerValues(req.rawHeaders)`. */
   headers: ReadonlyMap<string, string>;
+  /** The query string as sent (after `?`), when known: a cheaper key for remembered presigned results. */
+  rawQuery?: string;
 }
 
 export interface Verified {
@@ -74,9 +76,21 @@ function parseAuthorization(auth: string, headers: ReadonlyMap<string, string>):
     else if (name === 'Signature') signature = value;
   }
   if (cred === undefined || signed === undefined || signature === undefined) throw malformed('Credential, SignedHeaders and Signature are required');
+  const signedHeaders = signed.split(';');
+  return { ...parseCredential(cred, malformed), signedHeaders, signature, amzDate: requestTime(headers, signedHeaders) };
+}
+
+/**
+ * The request time of a header-signed request: `x-amz-date`, else a signed HTTP `Date` header
+ * (SigV4 allows either; botocore signs with `Date` when a caller sets one), as `YYYYMMDDTHHMMSSZ`.
+ */
+function requestTime(headers: ReadonlyMap<string, string>, signedHeaders: readonly string[]): string {
   const amzDate = headers.get('x-amz-date');
-  if (amzDate === undefined) throw new S3Error('AccessDenied', 'AWS authentication requires a valid x-amz-date header');
-  return { ...parseCredential(cred, malformed), signedHeaders: signed.split(';'), signature, amzDate };
+  if (amzDate !== undefined) return amzDate;
+  const date = headers.get('date');
+  const t = date === undefined || !signedHeaders.includes('date') ? NaN : Date.parse(date);
+  if (Number.isNaN(t)) throw new S3Error('AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header');
+  return formatAmzDate(t);
 }
 
 function parsePresigned(q: ReadonlyMap<string, string>, now: number): Parsed {
@@ -204,8 +218,14 @@ function rememberKey(req: SignedRequest): string | undefined {
   let signedList: string | undefined;
   for (const [k, v] of req.query) if (k === 'X-Amz-SignedHeaders') signedList = v;
   if (signedList === undefined) return undefined;
+  const signed = signedList.split(';').map((h) => req.headers.get(h) ?? null);
+  if (req.rawQuery !== undefined && signed.every((v) => v !== null)) {
+    // The request target as sent and the signed header values, newline-separated: neither a
+    // request target nor a header value can contain a newline (Node's parser refuses them),
+    // so no different request can produce the same key.
+    return `${req.method} ${req.rawPath}?${req.rawQuery}\n${req.headers.get('x-amz-content-sha256') ?? ''}\n${signed.join('\n')}`;
+  }
   // JSON keeps the parts apart: decoded query values may contain any character, and a
   // separator they could contain would let a different request collide with a verified one.
-  const signed = signedList.split(';').map((h) => req.headers.get(h) ?? null);
   return JSON.stringify([req.method, req.rawPath, req.headers.get('x-amz-content-sha256') ?? null, req.query, signedList, signed]);
 }

@@ -2,7 +2,7 @@
 // Runs the range, conditional, presign and aws-chunked tests of ceph/s3-tests (tests.txt)
 // against svc-cache with static auth, in front of the test origin (s3rver behind the
 // verifying shim). The suite is not part of this repository: point S3TESTS_DIR at a checkout.
-//   S3TESTS_DIR=<s3-tests checkout> node test/s3/ceph/run.js      (after `npm run build`)
+//   S3TESTS_DIR=<s3-tests checkout> node test/s3/ceph/run.js [test ids]   (after `npm run build`)
 // Needs Debian's python3-boto3 python3-pytest python3-munch python3-gevent python3-isodate
 // python3-requests python3-tz python3-httplib2 python3-lxml python3-yaml.
 'use strict';
@@ -62,11 +62,12 @@ async function main() {
       `[s3 main]\n${user('main')}api_name = default\n\n[s3 alt]\n${user('alt')}\n[s3 tenant]\n${user('tenant')}tenant = testx\n\n` +
       `[iam]\n${user('iam')}\n[iam root]\n${user('iamroot')}\n[iam alt root]\n${user('iamaltroot')}\n`,
   );
-  const tests = fs
-    .readFileSync(path.join(__dirname, 'tests.txt'), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '' && !l.startsWith('#'))
-    .map((t) => `s3tests/functional/test_s3.py::${t.trim()}`);
+  // Test ids from the command line (`test_x` or `test_headers.py::test_y`), else tests.txt.
+  const listed = process.argv.length > 2 ? process.argv.slice(2) : fs.readFileSync(path.join(__dirname, 'tests.txt'), 'utf8').split('\n');
+  const tests = listed
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'))
+    .map((t) => `s3tests/functional/${t.includes('::') ? t : `test_s3.py::${t}`}`);
   const r = spawnSync(PYTHON, ['-m', 'pytest', '-p', 's3tests_plugin', '-v', '-o', 'cache_dir=' + path.join(work, 'pytest-cache'), ...tests], {
     cwd: SUITE,
     env: { ...process.env, S3TEST_CONF: conf, BOTO_DISABLE_CRT: 'true', PYTHONPATH: [__dirname, SUITE].join(path.delimiter), PYTHONDONTWRITEBYTECODE: '1' },
