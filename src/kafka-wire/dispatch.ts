@@ -9,6 +9,9 @@
  *   exception is ApiVersions (KIP-511): a version above the range is answered in v0 with
  *   UNSUPPORTED_VERSION and the full table, so the client can pick a version it shares.
  * - A body the codec cannot parse (KafkaProtocolError) closes the connection the same way.
+ * - With `--auth required`, any request but ApiVersions, SaslHandshake and SaslAuthenticate on a
+ *   connection that has not authenticated closes it the same way (what a Kafka broker's SASL
+ *   listener does); scopes are checked per topic by each API (auth.ts).
  */
 import { KAFKA_APIS, kafkaApi, requestHeaderVersion, responseHeaderVersion } from './messages';
 import { decodeRequestHeader, encodeResponseHeader } from './messages/header';
@@ -27,10 +30,17 @@ import { FETCH_HANDLER } from './apis/fetch';
 import { LIST_OFFSETS_HANDLER } from './apis/list-offsets';
 import { METADATA_HANDLER } from './apis/metadata';
 import { PRODUCE_HANDLER } from './apis/produce';
+import { INIT_PRODUCER_ID_HANDLER } from './apis/init-producer-id';
+import { SASL_AUTHENTICATE_HANDLER } from './apis/sasl-authenticate';
+import { SASL_HANDSHAKE_HANDLER } from './apis/sasl-handshake';
+import { PRE_AUTH_APIS, accessOf } from './auth';
 
 /** The served APIs by key; ApiVersions advertises exactly these. */
 const HANDLERS = new Map<number, AnyApiHandler>(
-  [API_VERSIONS_HANDLER, METADATA_HANDLER, CREATE_TOPICS_HANDLER, DELETE_TOPICS_HANDLER, PRODUCE_HANDLER, FETCH_HANDLER, LIST_OFFSETS_HANDLER].map((h) => [h.api.apiKey, h]),
+  [
+    API_VERSIONS_HANDLER, METADATA_HANDLER, CREATE_TOPICS_HANDLER, DELETE_TOPICS_HANDLER, PRODUCE_HANDLER, FETCH_HANDLER, LIST_OFFSETS_HANDLER,
+    INIT_PRODUCER_ID_HANDLER, SASL_HANDSHAKE_HANDLER, SASL_AUTHENTICATE_HANDLER,
+  ].map((h) => [h.api.apiKey, h]),
 );
 
 /** What ApiVersions advertises: every API with a handler, in its generated range (design/kafka.md). */
@@ -48,6 +58,10 @@ export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConn
   const api = kafkaApi(apiKey);
   const handler = HANDLERS.get(apiKey);
   if (api === undefined || handler === undefined) throw new KafkaProtocolError(`API key ${apiKey} is not served`);
+  // --auth required: before SASL succeeded only ApiVersions and the SASL APIs (design/kafka.md, SASL order).
+  if (ctx.authenticate !== null && !PRE_AUTH_APIS.has(apiKey) && accessOf(conn, true).scope === null) {
+    throw new KafkaProtocolError(`${api.name} before SASL authentication`);
+  }
   if (apiKey === API_VERSIONS_KEY && version > api.maxVersion) {
     const w = new Writer();
     const size = w.reserveInt32();

@@ -9,12 +9,14 @@
  */
 import { type Logger } from '../log';
 import { type ShardClient } from '../shards';
+import { type KafkaAuthenticator } from './auth';
 import { type KafkaContext, type LiveRegistry } from './context';
 import { SERVED_APIS, dispatch } from './dispatch';
 import { type KafkaServerHandle, listenKafka } from './server';
 import { TopicIndex } from './topics';
 
 export { type LiveRegistry } from './context';
+export { type KafkaAuthenticator } from './auth';
 
 export interface KafkaListenerOptions {
   host: string;
@@ -27,6 +29,8 @@ export interface KafkaListenerOptions {
   shards: ShardClient;
   live: LiveRegistry;
   log: Logger;
+  /** `--auth required`: checks a SASL/PLAIN password (an access token); null or absent: auth off. */
+  authenticate?: KafkaAuthenticator | null;
 }
 
 export type KafkaListener = KafkaServerHandle;
@@ -45,6 +49,7 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
     nodeId: o.nodeId,
     advertised: () => o.advertised ?? bound,
     apiVersions: SERVED_APIS,
+    authenticate: o.authenticate ?? null,
   };
   const server = await listenKafka({ host: o.host, port: o.port, maxFrameBytes: o.maxRequestBytes + FRAME_OVERHEAD, log, handle: (frame, conn) => dispatch(ctx, frame, conn) });
   bound = { host: o.host, port: server.port };

@@ -19,6 +19,8 @@ import { type ApiHandler } from '../handler';
 import { type KafkaContext } from '../context';
 import { KafkaError, kafkaErrorOf, messageOf } from '../error-codes';
 import { lookupPartition } from '../partitions';
+import { allowed } from '../auth';
+import { streamOfPartition } from '../topics';
 
 interface Outcome {
   errorCode: number;
@@ -55,17 +57,22 @@ export const PRODUCE_HANDLER: ApiHandler<ProduceRequest, ProduceResponse> = {
       };
     }
     // Look every partition up first, then issue all appends in one turn: the shards see them in request order.
-    const targets: Array<{ topic: number; p: number; stream: string | null }> = [];
+    const targets: Array<{ topic: number; p: number; stream: string | null; denied: boolean }> = [];
     for (let ti = 0; ti < req.topicData.length; ti++) {
       const t = req.topicData[ti]!;
       for (let pi = 0; pi < t.partitionData.length; pi++) {
-        targets.push({ topic: ti, p: pi, stream: (await lookupPartition(ctx, t.name, undefined, t.partitionData[pi]!.index)).stream });
+        const index = t.partitionData[pi]!.index;
+        const stream = (await lookupPartition(ctx, t.name, undefined, index)).stream;
+        targets.push({ topic: ti, p: pi, stream, denied: !allowed(ctx, conn, 'append', stream ?? streamOfPartition(t.name, index)) });
       }
     }
     const pending = targets.map((x) => {
       const t = req.topicData[x.topic]!;
       const p = t.partitionData[x.p]!;
-      return { ...x, outcome: appendTo(ctx, t.name, p.index, x.stream, p.records) };
+      const outcome: Promise<Outcome> = x.denied
+        ? Promise.resolve({ errorCode: KafkaError.TOPIC_AUTHORIZATION_FAILED, baseOffset: -1n, errorMessage: `the token does not allow appending to topic ${t.name}` })
+        : appendTo(ctx, t.name, p.index, x.stream, p.records);
+      return { ...x, outcome };
     });
     if (acks === 0) {
       for (const x of pending) {

@@ -46,7 +46,7 @@ import {
 import { CHECKPOINT_KEY, delChunk, encodeCheckpoint, encodeStream, putChunk, streamKey } from './catalog-codec';
 import { FrameType, encodeFrame, encodeTrimPayload } from './frame';
 import { type KvOp, type KvStore } from './kv-store';
-import { DEFAULT_MAX_PRODUCERS, type SealProducer, checkProducer, isHttpProducerId, producerIdOf, recordProducer } from './producers';
+import { ACKS_KEPT, DEFAULT_MAX_PRODUCERS, type ProducerAck, type SealProducer, checkProducer, isHttpProducerId, isKafkaProducerId, lastSequenceOf, producerIdOf, recordBatchProducer, recordProducer } from './producers';
 import { type Group, GroupCommit, type Reply } from './group-commit';
 import { compareNames, mediaType } from '../names';
 import { type Location, type SegmentLog } from './segment-log';
@@ -227,6 +227,17 @@ export class Shard {
     } catch (err) {
       return reply(err as SvcError);
     }
+    // An idempotent Kafka producer's batch: checked here, where its sequence is known.
+    let kafkaProducer: { key: string; epoch: number; seq: number; lastSeq: number } | null = null;
+    if (p.kafka === true && batches.length > 0) {
+      const k = this.#checkKafkaProducer(s, batches);
+      if (k !== null && 'error' in k) return reply(k.error);
+      if (k !== null && 'duplicate' in k) {
+        const ack = k.duplicate;
+        return this.#commit.afterDurable(reply, () => ({ startSeq: ack.start, nextSeq: ack.next, timestamp: ack.ts, closed: s.closed, duplicate: true, producerLastSeq: ack.seq }));
+      }
+      kafkaProducer = k;
+    }
     const pb = producer !== null && producerId !== null ? { producerId, producerEpoch: producer.epoch, baseSequence: producer.seq } : null;
     const ts = records !== null && records.length > 0 ? this.#appendRecords(s, records, pb) : this.#stamp(s);
     const hasRecords = (records !== null && records.length > 0) || batches.length > 0;
@@ -242,7 +253,38 @@ export class Shard {
       const ack = { seq: pb.baseSequence, start, next, ts };
       recordProducer(s.producers, pb.producerId.toString(), pb.producerEpoch, ack, this.#opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
     }
+    if (kafkaProducer !== null) {
+      const ack = { seq: kafkaProducer.seq, start, next, ts };
+      recordProducer(s.producers, kafkaProducer.key, kafkaProducer.epoch, ack, this.#opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS, kafkaProducer.lastSeq);
+    }
     this.#commit.whenDurable(reply, () => ({ startSeq: start, nextSeq: next, timestamp: ts, closed: p.close }));
+  }
+
+  /**
+   * Kafka idempotence (design/kafka.md): a batch with a producer id carries baseSequence, one
+   * sequence per record. The next batch of a producer starts right after the last one's last
+   * sequence; a repeat of one of the last ACKS_KEPT batches is answered with its original
+   * offsets; anything else is refused with the Kafka error named in `kafka_error`
+   * (OUT_OF_ORDER_SEQUENCE_NUMBER, DUPLICATE_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID), a stale
+   * epoch with producer_fenced (INVALID_PRODUCER_EPOCH). Kafka sends one batch per partition.
+   */
+  #checkKafkaProducer(s: StreamState, batches: Buffer[]): { key: string; epoch: number; seq: number; lastSeq: number } | { error: SvcError } | { duplicate: ProducerAck } | null {
+    const headers = batches.map((b) => readBatchHeader(b, 0));
+    const idempotent = headers.filter((h) => isKafkaProducerId(h.producerId) && h.baseSequence >= 0);
+    if (idempotent.length === 0) return null;
+    if (batches.length > 1) return { error: new SvcError('invalid_batch', 'an idempotent producer sends one record batch per partition and request') };
+    const h = idempotent[0]!;
+    const key = h.producerId.toString();
+    const c = checkProducer(s.producers, key, h.producerEpoch, h.baseSequence);
+    if (c.kind === 'append') return { key, epoch: h.producerEpoch, seq: h.baseSequence, lastSeq: lastSequenceOf(h.baseSequence, h.lastOffsetDelta) };
+    if (c.kind === 'duplicate') {
+      if (c.ack !== null) return { duplicate: c.ack };
+      return { error: new SvcError('conflict', `sequence ${h.baseSequence} of producer ${key} was written before, longer ago than the last ${ACKS_KEPT} batches`, { kafka_error: 46 }) };
+    }
+    if (c.error.code !== 'conflict') return { error: c.error };
+    const known = s.producers.get(key);
+    if (known === undefined) return { error: new SvcError('conflict', `producer ${key} is not known to this partition and starts at sequence 0, not ${h.baseSequence}`, { kafka_error: 59 }) };
+    return { error: new SvcError('conflict', c.error.message, { kafka_error: 45, expected_seq: known.epoch === h.producerEpoch ? known.lastSeq + 1 : 0, received_seq: h.baseSequence }) };
   }
 
   trim(p: TrimParams, reply: Reply<AppendResult>): void {
@@ -518,10 +560,7 @@ export class Shard {
       // A merged chunk is the same object appended to many times: written once per checkpoint.
       this.#dirtyChunks.set(c, s.id);
       s.nextSeq = last + 1;
-      if (isHttpProducerId(h.producerId)) {
-        const ack = { seq: h.baseSequence, start: base, next: last + 1, ts: h.baseTimestamp };
-        recordProducer(s.durableProducers, h.producerId.toString(), h.producerEpoch, ack, this.#opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
-      }
+      recordBatchProducer(s.durableProducers, h, base, this.#opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
       this.#dirty.add(s);
     });
   }

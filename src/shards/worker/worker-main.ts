@@ -5,6 +5,7 @@
  */
 import * as path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
+import { ready as compressionReady } from '../../util/compression';
 import { type ErrorData, SvcError } from '../../errors';
 import { type SchemaControl, type SchemaDocument, SchemaRegistry, applySchemaControl } from '../schema-registry';
 import { type AppendParams, type BatchLimits, type ConfigureParams, type CreateParams, type HeadParams, type ListParams, type ReadParams, type TailEvent, type TrimParams } from '../types';
@@ -168,6 +169,8 @@ async function closeAll(): Promise<void> {
 async function main(): Promise<void> {
   const recovery: Array<{ shardId: number; replayedFrames: number; truncatedBytes: number; streams: number }> = [];
   const dirOf = (shardId: number): string => path.join(cfg.dataDir, 'shards', String(shardId));
+  // Reads of Kafka-compressed batches may need zstd, which loads asynchronously.
+  await compressionReady();
   // RocksDB opens do their I/O off this thread: open every shard's index at once.
   const stores = await Promise.all(cfg.shardIds.map((id) => openRocksStore(path.join(dirOf(id), 'index'))));
   cfg.shardIds.forEach((shardId, i) => {
