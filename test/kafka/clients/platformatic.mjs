@@ -53,8 +53,7 @@ async function admin() {
   try {
     if (cmd.create) await a.createTopics({ topics: cmd.create.map((t) => t.topic), partitions: cmd.create[0].partitions ?? 1, replicas: 1 });
     if (cmd.delete) await a.deleteTopics({ topics: cmd.delete });
-    const md = await a.metadata({ topics: [] });
-    return { topics: [...md.topics.keys()] };
+    return { topics: await a.listTopics() };
   } finally {
     await a.close();
   }
