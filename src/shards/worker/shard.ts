@@ -45,6 +45,7 @@ import {
 } from '../types';
 import { CHECKPOINT_KEY, delChunk, encodeCheckpoint, encodeStream, putChunk, streamKey } from './catalog-codec';
 import { FrameType, encodeFrame, encodeTrimPayload } from './frame';
+import { inflateBatch } from '../render/inflate-batch';
 import { type KvOp, type KvStore } from './kv-store';
 import { ACKS_KEPT, DEFAULT_MAX_PRODUCERS, type ProducerAck, type SealProducer, checkProducer, isHttpProducerId, isKafkaProducerId, lastSequenceOf, producerIdOf, recordBatchProducer, recordProducer } from './producers';
 import { type Group, GroupCommit, type Reply } from './group-commit';
@@ -574,8 +575,9 @@ export class Shard {
 
   /**
    * Binary batches: whole and valid, and within the same limits as a JSON batch; uncompressed,
-   * except from Kafka Produce, whose compressed batches are stored as sent (their records are
-   * counted from the header and not decompressed, so record sizes and schemas cannot be checked).
+   * except from Kafka Produce, whose compressed batches are stored as sent after a check that they
+   * decompress to well-formed records within the limits (schemas are not checked on them: a stream
+   * that validates takes uncompressed batches only).
    */
   #checkBatches(body: Buffer, kafka: boolean, validating: boolean): Buffer[] {
     const l = this.#opts.limits;
@@ -592,14 +594,27 @@ export class Shard {
       if (compressed && h.recordsCount !== h.lastOffsetDelta + 1) throw new SvcError('invalid_batch', `recordsCount ${h.recordsCount} does not match lastOffsetDelta ${h.lastOffsetDelta}`);
       count += h.recordsCount;
       if (count > l.maxBatchRecords) throw new SvcError('batch_too_large', `a batch is limited to ${l.maxBatchRecords} records`);
-      if (compressed) continue;
-      for (const r of decodeRecords(b, 0)) {
+      // A compressed batch is stored as sent but checked like any other: it must decompress to well-formed records (as a Kafka broker validates it).
+      const plain = compressed ? this.#inflateChecked(b) : b;
+      for (const r of decodeRecords(plain, 0)) {
         if (r.value !== null && r.value.length > l.maxRecordBytes) {
           throw new SvcError('record_too_large', `a record is limited to ${l.maxRecordBytes} bytes (record ${r.offset - h.baseOffset} of a batch has ${r.value.length})`);
         }
       }
     }
     return batches;
+  }
+
+  #inflateChecked(b: Buffer): Buffer {
+    let plain: Buffer;
+    try {
+      plain = inflateBatch(b);
+    } catch (err) {
+      throw new SvcError('invalid_batch', (err as Error).message);
+    }
+    const split = splitBatches(plain);
+    if (split instanceof RecordBatchError) throw new SvcError('invalid_batch', `compressed batch: ${split.message}`);
+    return plain;
   }
 
   #seal(s: StreamState, producer: SealProducer | null = null): void {
