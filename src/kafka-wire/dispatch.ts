@@ -13,15 +13,15 @@
  *   connection that has not authenticated closes it the same way (what a Kafka broker's SASL
  *   listener does); scopes are checked per topic by each API (auth.ts).
  */
-import { KAFKA_APIS, kafkaApi, requestHeaderVersion, responseHeaderVersion } from './messages';
+import { KAFKA_APIS, type KafkaApi, kafkaApi, requestHeaderVersion, responseHeaderVersion } from './messages';
 import { decodeRequestHeader, encodeResponseHeader } from './messages/header';
 import { encodeApiVersionsResponse } from './messages/api-versions';
 import { KafkaProtocolError } from './protocol/errors';
 import { Reader } from './protocol/reader';
 import { Writer } from './protocol/writer';
-import { type AnyApiHandler } from './handler';
+import { type AnyApiHandler, Later } from './handler';
 import { type KafkaContext } from './context';
-import { type KafkaConnection } from './server';
+import { type KafkaConnection, PendingResponse } from './server';
 import { KafkaError } from './error-codes';
 import { API_VERSIONS_HANDLER } from './apis/api-versions';
 import { CREATE_TOPICS_HANDLER } from './apis/create-topics';
@@ -50,7 +50,7 @@ export const SERVED_APIS: ReadonlyArray<{ apiKey: number; minVersion: number; ma
 
 const API_VERSIONS_KEY = 18;
 
-export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConnection): Promise<Buffer | null> {
+export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConnection): Promise<Buffer | null | PendingResponse> {
   if (frame.length < 8) throw new KafkaProtocolError(`request of ${frame.length} bytes is shorter than a request header`);
   const apiKey = frame.readInt16BE(0);
   const version = frame.readInt16BE(2);
@@ -79,6 +79,11 @@ export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConn
   const req: unknown = handler.decode(r, version);
   const res: unknown = await handler.handle(ctx, req, version, conn);
   if (res === null) return null;
+  if (res instanceof Later) return new PendingResponse(res.response.then((r: unknown) => encodeResponse(handler, api, version, correlationId, r)));
+  return encodeResponse(handler, api, version, correlationId, res);
+}
+
+function encodeResponse(handler: AnyApiHandler, api: KafkaApi, version: number, correlationId: number, res: unknown): Buffer {
   const w = new Writer(1024);
   const size = w.reserveInt32();
   encodeResponseHeader(w, { correlationId }, responseHeaderVersion(api, version));

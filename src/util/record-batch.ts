@@ -469,3 +469,28 @@ export function splitBatches(buf: Buffer): Buffer[] | RecordBatchError {
   }
   return out;
 }
+
+/**
+ * The largest value length of the uncompressed, already validated (`splitBatches`) batch at
+ * `pos`, without allocating: limits are checked on batches of thousands of records.
+ */
+export function largestValue(batch: Buffer, pos = 0): number {
+  const end = pos + batch.readInt32BE(pos + BATCH_LENGTH_POS) + LOG_OVERHEAD;
+  const count = batch.readInt32BE(pos + RECORDS_COUNT_POS);
+  const c: Cursor = { pos: pos + RECORDS_POS, end };
+  let largest = 0;
+  for (let i = 0; i < count; i++) {
+    c.end = end;
+    const length = readVarint(batch, c);
+    const recordEnd = c.pos + length;
+    c.end = recordEnd;
+    c.pos++;
+    readVarlong(batch, c);
+    readVarint(batch, c);
+    skipBytes(batch, c);
+    const valueLength = readVarint(batch, c);
+    if (valueLength > largest) largest = valueLength;
+    c.pos = recordEnd;
+  }
+  return largest;
+}
