@@ -201,7 +201,11 @@ async function main() {
     console.log('\n(subset run: perf/RESULTS.md left unchanged; the tables follow)\n');
     console.log(md);
   } else {
-    fs.writeFileSync(path.join(PERF_DIR, 'RESULTS.md'), md);
+    // The Kafka listener's section is written by perf/kafka/run.js: keep it.
+    const resultsFile = path.join(PERF_DIR, 'RESULTS.md');
+    const old = fs.existsSync(resultsFile) ? fs.readFileSync(resultsFile, 'utf8') : '';
+    const kafka = /<!-- kafka-listener:begin[\s\S]*<!-- kafka-listener:end -->\n/.exec(old);
+    fs.writeFileSync(resultsFile, kafka === null ? md : `${md.trimEnd()}\n\n${kafka[0]}`);
     console.log('\nperf: wrote perf/RESULTS.md');
   }
 }

@@ -89,8 +89,9 @@ function handle(e: Entry, shard: Shard): void {
     case Op.Append: {
       const p = e.meta as Omit<AppendParams, 'records' | 'batches' | 'jsonBatch'> & { kind: 'records' | 'batches' | 'json' | 'none' };
       const records = p.kind === 'records' && e.data !== null ? unpackRecords(e.data) : null;
-      // The batches are stored as they are: copy them out of the transferred message buffer.
-      const batches = p.kind === 'batches' && e.data !== null ? Buffer.from(e.data) : null;
+      // A view into the transferred message buffer, which this thread owns: the shard copies each
+      // batch into its log frame (encodeFrame), so a copy here would be a second one.
+      const batches = p.kind === 'batches' && e.data !== null ? e.data : null;
       const jsonBatch = p.kind === 'json' ? (e.data ?? Buffer.alloc(0)) : null;
       return shard.append(
         { name: p.name, contentType: p.contentType, close: p.close, records, batches, jsonBatch, producer: p.producer ?? null, matchSeq: p.matchSeq ?? null, writerSeq: p.writerSeq ?? null, kafka: p.kafka === true },
