@@ -21,7 +21,7 @@ import { Reader } from './protocol/reader';
 import { Writer } from './protocol/writer';
 import { type AnyApiHandler, Later } from './handler';
 import { type KafkaContext } from './context';
-import { type KafkaConnection, PendingResponse } from './server';
+import { type KafkaConnection, PendingResponse, type ResponseFrame } from './server';
 import { KafkaError } from './error-codes';
 import { API_VERSIONS_HANDLER } from './apis/api-versions';
 import { CREATE_TOPICS_HANDLER } from './apis/create-topics';
@@ -50,7 +50,10 @@ export const SERVED_APIS: ReadonlyArray<{ apiKey: number; minVersion: number; ma
 
 const API_VERSIONS_KEY = 18;
 
-export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConnection): Promise<Buffer | null | PendingResponse> {
+/** Byte runs from this size on (Fetch record batches) go to the socket by reference, not copied into the response. */
+const SPLICE_MIN = 64 * 1024; // 64 KiB
+
+export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConnection): Promise<ResponseFrame | null | PendingResponse> {
   if (frame.length < 8) throw new KafkaProtocolError(`request of ${frame.length} bytes is shorter than a request header`);
   const apiKey = frame.readInt16BE(0);
   const version = frame.readInt16BE(2);
@@ -83,11 +86,12 @@ export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConn
   return encodeResponse(handler, api, version, correlationId, res);
 }
 
-function encodeResponse(handler: AnyApiHandler, api: KafkaApi, version: number, correlationId: number, res: unknown): Buffer {
-  const w = new Writer(1024);
+function encodeResponse(handler: AnyApiHandler, api: KafkaApi, version: number, correlationId: number, res: unknown): ResponseFrame {
+  const w = new Writer(1024, SPLICE_MIN);
   const size = w.reserveInt32();
   encodeResponseHeader(w, { correlationId }, responseHeaderVersion(api, version));
   handler.encode(w, res, version);
   w.int32At(size, w.length - 4);
-  return w.toBuffer();
+  const parts = w.toBuffers();
+  return parts.length === 1 ? parts[0]! : parts;
 }

@@ -31,7 +31,7 @@ export interface KafkaServerOptions {
   maxFrameBytes: number;
   log: Logger;
   /** Answer one request frame (without its size prefix): the response frame with its size prefix, null for none, or a PendingResponse. Throws to close the connection. */
-  handle(frame: Buffer, conn: KafkaConnection): Promise<Buffer | null | PendingResponse>;
+  handle(frame: Buffer, conn: KafkaConnection): Promise<ResponseFrame | null | PendingResponse>;
 }
 
 export interface KafkaServerHandle {
@@ -47,9 +47,12 @@ const MAX_QUEUED = 64;
 /** Responses of one connection that may be outstanding while its next requests run. */
 const MAX_PENDING = 16;
 
+/** A response frame: one buffer, or several written back to back (large record batches are not copied into the frame). */
+export type ResponseFrame = Buffer | Buffer[];
+
 /** A response that is not ready yet; the connection goes on with its next requests meanwhile. */
 export class PendingResponse {
-  constructor(readonly frame: Promise<Buffer | null>) {}
+  constructor(readonly frame: Promise<ResponseFrame | null>) {}
 }
 
 class Connection implements KafkaConnection {
@@ -66,7 +69,7 @@ class Connection implements KafkaConnection {
   #closed = false;
   #idle: (() => void) | null = null;
   /** Responses not written yet, in request order (each a frame or a pending one). */
-  readonly #outbox: Array<{ frame: Buffer; out: Promise<Buffer | null> }> = [];
+  readonly #outbox: Array<{ frame: Buffer; out: Promise<ResponseFrame | null> }> = [];
   #flushing = false;
 
   constructor(id: number, socket: net.Socket, o: KafkaServerOptions) {
@@ -132,6 +135,17 @@ class Connection implements KafkaConnection {
     return b;
   }
 
+  #write(out: ResponseFrame): void {
+    if (Buffer.isBuffer(out)) {
+      this.#socket.write(out);
+      return;
+    }
+    // One vectored write (writev) for the parts of a frame.
+    this.#socket.cork();
+    for (const b of out) this.#socket.write(b);
+    this.#socket.uncork();
+  }
+
   #refused(err: unknown, frame: Buffer): void {
     const e = err as Error;
     this.#fail('kafka request refused, connection closed', { err: e.message, errName: e.name, apiKey: frame.length >= 2 ? frame.readInt16BE(0) : null, apiVersion: frame.length >= 4 ? frame.readInt16BE(2) : null });
@@ -145,7 +159,7 @@ class Connection implements KafkaConnection {
       try {
         while (this.#outbox.length > 0 && !this.#closed) {
           const next = this.#outbox[0]!;
-          let out: Buffer | null;
+          let out: ResponseFrame | null;
           try {
             out = await next.out;
           } catch (err) {
@@ -153,7 +167,7 @@ class Connection implements KafkaConnection {
             return this.#refused(err, next.frame);
           }
           this.#outbox.shift();
-          if (out !== null && !this.#closed) this.#socket.write(out);
+          if (out !== null && !this.#closed) this.#write(out);
         }
       } finally {
         this.#flushing = false;
@@ -173,7 +187,7 @@ class Connection implements KafkaConnection {
       while (this.#queue.length > 0 && !this.#closed) {
         const frame = this.#queue.shift()!;
         if (this.#queue.length < MAX_QUEUED / 2 && this.#socket.isPaused()) this.#socket.resume();
-        let out: Buffer | null | PendingResponse;
+        let out: ResponseFrame | null | PendingResponse;
         try {
           out = await this.#o.handle(frame, this);
         } catch (err) {
@@ -189,7 +203,7 @@ class Connection implements KafkaConnection {
         } else if (this.#outbox.length > 0) {
           this.#outbox.push({ frame, out: Promise.resolve(out) });
           this.#flush();
-        } else if (out !== null && !this.#closed) this.#socket.write(out);
+        } else if (out !== null && !this.#closed) this.#write(out);
       }
     } finally {
       this.#running = false;
