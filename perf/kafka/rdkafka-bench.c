@@ -48,6 +48,7 @@ static int produce(const char *broker, const char *topic, long n, int size, cons
   set(conf, "queue.buffering.max.messages", "1000000");
   set(conf, "queue.buffering.max.kbytes", "1048576");
   set(conf, "message.max.bytes", "8000000");
+  if (getenv("RDKB_DEBUG")) set(conf, "debug", getenv("RDKB_DEBUG"));
   rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
   rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
   if (!rk) {

@@ -90,10 +90,18 @@ async function main() {
 
 function render(rows, librdkafka) {
   const load = os.loadavg()[0].toFixed(2);
+  // Share of time some task waited for a CPU (Linux PSI): the client and the node compete for the cores, the ceiling hardly does.
+  let pressure = '';
+  try {
+    const m = /some avg10=([0-9.]+) avg60=([0-9.]+)/.exec(fs.readFileSync('/proc/pressure/cpu', 'utf8'));
+    if (m !== null) pressure = `; CPU pressure (PSI "some", 10 s / 60 s): ${m[1]}% / ${m[2]}%`;
+  } catch {
+    // No PSI on this kernel.
+  }
   const lines = [
     '## Kafka listener (librdkafka)',
     '',
-    `- date: ${new Date().toISOString()}; node ${process.version}; ${os.cpus().length} cores; load average (1 min) at the end: ${load} (other work on the machine skews every figure)`,
+    `- date: ${new Date().toISOString()}; node ${process.version}; ${os.cpus().length} cores; load average (1 min) at the end: ${load}${pressure} (other work on the machine skews every figure)`,
     `- client: perf/kafka/rdkafka-bench.c on librdkafka ${librdkafka} (Debian), one producer (acks=1, linger.ms=5, batch.size=1000000) and one simple consumer, partition 0 of one topic`,
     '- ceiling: perf/micro/segment-log-write.js, the same ~1 MB record batches written to a segment log alone (write + fdatasync, two groups in flight), in the same run',
     '- MB/s count record values only; consume is timed from the first record received to the last (connection and offset lookup excluded)',
