@@ -10,6 +10,10 @@
  * - lz4: the LZ4 *frame* format (magic 04 22 4D 18), as every v2 batch carries it.
  * - zstd: one or more zstd frames; librdkafka streams them, so the content size may be unknown.
  *   WebAssembly (no compiler, nothing downloaded at install): `ready()` must resolve before use.
+ *
+ * Every codec refuses to produce more than MAX_INFLATED_BYTES (a small batch must not inflate
+ * into gigabytes): gzip and zstd by an output limit, snappy and lz4 from the sizes their formats
+ * declare before anything is decoded.
  */
 import * as zlib from 'node:zlib';
 import * as snappy from 'snappy';
@@ -49,6 +53,7 @@ export function decompress(codec: number, data: Buffer): Buffer {
       case Compression.snappy:
         return unsnappy(data);
       case Compression.lz4:
+        checkLz4Bound(data);
         return lz4.decompressFrameSync(data);
       case Compression.zstd:
         return unzstd(data);
@@ -90,8 +95,42 @@ function int32(v: number): Buffer {
   return b;
 }
 
+/** A snappy block starts with its uncompressed length (an unsigned varint): refuse a bomb before inflating it. */
+function snappyBlock(block: Buffer, budget: number): Buffer {
+  let len = 0;
+  for (let i = 0, mul = 1; i < 5 && i < block.length; i++, mul *= 128) {
+    len += (block[i]! & 0x7f) * mul;
+    if ((block[i]! & 0x80) === 0) break;
+  }
+  if (len > budget) throw new CompressionError(`snappy: a block of ${len} bytes exceeds ${MAX_INFLATED_BYTES} bytes decompressed`);
+  return snappy.uncompressSync(block, { asBuffer: true }) as Buffer;
+}
+
+/**
+ * The LZ4 frame format bounds its output before decoding: each block holds at most the frame's
+ * block maximum size (64 KiB–4 MiB, in the BD byte), so blocks × maximum is checked against
+ * MAX_INFLATED_BYTES first (lz4-napi has no output limit of its own).
+ */
+function checkLz4Bound(data: Buffer): void {
+  if (data.length < 7 || data.readUInt32LE(0) !== 0x184d2204) throw new CompressionError('lz4: not an LZ4 frame');
+  const flg = data[4]!;
+  const blockMax = [0, 0, 0, 0, 64 << 10, 256 << 10, 1 << 20, 4 << 20][(data[5]! >> 4) & 7]!;
+  if (blockMax === 0) throw new CompressionError('lz4: invalid block maximum size');
+  let pos = 6 + ((flg & 0x08) !== 0 ? 8 : 0) + ((flg & 0x01) !== 0 ? 4 : 0) + 1;
+  const blockChecksum = (flg & 0x10) !== 0 ? 4 : 0;
+  let blocks = 0;
+  while (pos + 4 <= data.length) {
+    const size = data.readUInt32LE(pos) & 0x7fff_ffff;
+    pos += 4;
+    if (size === 0) return;
+    pos += size + blockChecksum;
+    if (++blocks * blockMax > MAX_INFLATED_BYTES) throw new CompressionError(`lz4: more than ${MAX_INFLATED_BYTES} bytes decompressed`);
+  }
+  throw new CompressionError('lz4: truncated frame');
+}
+
 function unsnappy(data: Buffer): Buffer {
-  if (data.length < XERIAL_HEADER || !data.subarray(0, 8).equals(XERIAL_MAGIC)) return snappy.uncompressSync(data, { asBuffer: true }) as Buffer;
+  if (data.length < XERIAL_HEADER || !data.subarray(0, 8).equals(XERIAL_MAGIC)) return snappyBlock(data, MAX_INFLATED_BYTES);
   const parts: Buffer[] = [];
   let total = 0;
   for (let off = XERIAL_HEADER; off < data.length; ) {
@@ -99,9 +138,8 @@ function unsnappy(data: Buffer): Buffer {
     const len = data.readInt32BE(off);
     off += 4;
     if (len < 0 || off + len > data.length) throw new CompressionError('snappy: xerial chunk runs past the end of the batch');
-    const block = snappy.uncompressSync(data.subarray(off, off + len), { asBuffer: true }) as Buffer;
+    const block = snappyBlock(data.subarray(off, off + len), MAX_INFLATED_BYTES - total);
     total += block.length;
-    if (total > MAX_INFLATED_BYTES) throw new CompressionError(`snappy: more than ${MAX_INFLATED_BYTES} bytes decompressed`);
     parts.push(block);
     off += len;
   }

@@ -1,4 +1,5 @@
 /** Kafka's record-batch codecs (src/util/compression.ts): round trips, both snappy framings, bad input. */
+import * as zlib from 'node:zlib';
 import * as snappy from 'snappy';
 import { CompressionError, compress, decompress, ready } from '../../src/util/compression';
 import { Compression } from '../../src/util/record-batch';
@@ -57,5 +58,29 @@ describe('record-batch compression codecs', () => {
 
   test('codec numbers outside Kafka\'s are refused', () => {
     expect(() => decompress(5, DATA)).toThrow(/not one of Kafka's/);
+  });
+});
+
+describe('decompression bombs', () => {
+  beforeAll(() => ready());
+
+  test('a snappy block declaring more than the limit is refused before it is decoded', () => {
+    // Varint 0x80 0x80 0x80 0x80 0x08: 2^31 bytes declared.
+    expect(() => decompress(Compression.snappy, Buffer.from([0x80, 0x80, 0x80, 0x80, 0x08, 0, 0, 0]))).toThrow(/exceeds/);
+  });
+
+  test('an lz4 frame with more blocks than the limit allows is refused before it is decoded', () => {
+    // Frame header: magic, FLG (version 01, block independence), BD (4 MiB blocks), header checksum; then 65 blocks of one byte each.
+    const header = Buffer.from([0x04, 0x22, 0x4d, 0x18, 0x60, 0x70, 0x73]);
+    const block = Buffer.from([1, 0, 0, 0x80, 0x41]); // size 1, stored uncompressed (high bit)
+    const frame = Buffer.concat([header, ...Array.from({ length: 65 }, () => block), Buffer.alloc(4)]);
+    expect(() => decompress(Compression.lz4, frame)).toThrow(/more than/);
+  });
+
+  test('gzip output beyond the limit is refused', () => {
+    // 300 gzip members of 1 MiB of zeros each: 300 KB in, 300 MiB out.
+    const member = zlib.gzipSync(Buffer.alloc(1024 * 1024));
+    const bomb = Buffer.concat(Array.from({ length: 300 }, () => member));
+    expect(() => decompress(Compression.gzip, bomb)).toThrow(CompressionError);
   });
 });
