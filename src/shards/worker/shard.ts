@@ -18,7 +18,7 @@ import {
   ATTR_COMPRESSION_MASK,
   type RecordInput,
   RecordBatchError,
-  largestValue,
+  type BatchStats,
   encodeRecordBatch,
   readBatchHeader,
   setBaseOffset,
@@ -581,7 +581,9 @@ export class Shard {
    */
   #checkBatches(body: Buffer, kafka: boolean, validating: boolean): Buffer[] {
     const l = this.#opts.limits;
-    const batches = splitBatches(body);
+    // The record walk that validates the batches also finds their largest value (no second pass).
+    const stats: BatchStats = { largestValue: 0 };
+    const batches = splitBatches(body, stats);
     if (batches instanceof RecordBatchError) throw new SvcError(batches.code === 'unsupported_compression' ? 'unsupported_compression' : 'invalid_batch', batches.message);
     let count = 0;
     for (const b of batches) {
@@ -595,26 +597,23 @@ export class Shard {
       count += h.recordsCount;
       if (count > l.maxBatchRecords) throw new SvcError('batch_too_large', `a batch is limited to ${l.maxBatchRecords} records`);
       // A compressed batch is stored as sent but checked like any other: it must decompress to well-formed records (as a Kafka broker validates it).
-      const plain = compressed ? this.#inflateChecked(b) : b;
-      // Without decoding records into objects: a Kafka batch holds thousands of them.
-      const largest = largestValue(plain, 0);
-      if (largest > l.maxRecordBytes) {
-        throw new SvcError('record_too_large', `a record is limited to ${l.maxRecordBytes} bytes (a record of a batch has ${largest})`);
-      }
+      if (compressed) this.#inflateChecked(b, stats);
+    }
+    if (stats.largestValue > l.maxRecordBytes) {
+      throw new SvcError('record_too_large', `a record is limited to ${l.maxRecordBytes} bytes (a record of the batch has ${stats.largestValue})`);
     }
     return batches;
   }
 
-  #inflateChecked(b: Buffer): Buffer {
+  #inflateChecked(b: Buffer, stats: BatchStats): void {
     let plain: Buffer;
     try {
       plain = inflateBatch(b);
     } catch (err) {
       throw new SvcError('invalid_batch', (err as Error).message);
     }
-    const split = splitBatches(plain);
+    const split = splitBatches(plain, stats);
     if (split instanceof RecordBatchError) throw new SvcError('invalid_batch', `compressed batch: ${split.message}`);
-    return plain;
   }
 
   #seal(s: StreamState, producer: SealProducer | null = null): void {
