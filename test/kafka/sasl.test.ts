@@ -44,6 +44,7 @@ describe('SASL/PLAIN on the Kafka listener with --auth required', () => {
     const bad = await kcatProduce(node.kafka, 'sasl-kcat', ['k:v3'], [...saslArgs(WRONG), '-m', '3', '-X', 'message.timeout.ms=3000']);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/Authentication failed|SASL authentication error/i);
+    for (let i = 0; i < 50 && !node.output().includes('kafka SASL authentication failed'); i++) await new Promise((r) => setTimeout(r, 50));
     expect(node.output()).toContain('kafka SASL authentication failed');
   });
 
@@ -82,6 +83,7 @@ describe('SASL/PLAIN on the Kafka listener with --auth required', () => {
     const k = await RawKafka.connect(node.kafka);
     void k.request(3, 12, true, (w) => encodeMetadataRequest(w, { topics: null, allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }, 12));
     await k.closed;
+    for (let i = 0; i < 50 && !node.output().includes('Metadata before SASL authentication'); i++) await new Promise((r) => setTimeout(r, 50));
     expect(node.output()).toContain('Metadata before SASL authentication');
   });
 
