@@ -201,11 +201,15 @@ async function main() {
     console.log('\n(subset run: perf/RESULTS.md left unchanged; the tables follow)\n');
     console.log(md);
   } else {
-    // The auth overhead section comes from perf/auth-overhead.js: keep it.
+    // Sections written by other scripts are kept: auth overhead (perf/auth-overhead.js) and the
+    // Kafka listener (perf/kafka/run.js).
     const { existingAuthSection, replaceAuthSection } = require('./lib/auth-section');
     const file = path.join(PERF_DIR, 'RESULTS.md');
-    const auth = fs.existsSync(file) ? existingAuthSection(fs.readFileSync(file, 'utf8')) : '';
-    fs.writeFileSync(file, auth === '' ? md : replaceAuthSection(md, auth));
+    const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+    const auth = existingAuthSection(old);
+    const withAuth = auth === '' ? md : replaceAuthSection(md, auth);
+    const kafka = /<!-- kafka-listener:begin[\s\S]*<!-- kafka-listener:end -->\n/.exec(old);
+    fs.writeFileSync(file, kafka === null ? withAuth : `${withAuth.trimEnd()}\n\n${kafka[0]}`);
     console.log('\nperf: wrote perf/RESULTS.md');
   }
 }

@@ -139,6 +139,8 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const kafka = await startKafkaListener({
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
     maxRequestBytes: config.limits.maxRequestBytes, nodeId: SINGLE_NODE_ID, shards, live, meta, log,
+    // SASL/PLAIN: the password is an access token, authenticated like a bearer token.
+    authenticate: config.auth === 'required' ? async (token) => { const who = await tokens.authenticate(`Bearer ${token}`); return typeof who === 'string' ? who : who.scope; } : null,
   });
   // This node's record: a new epoch at every start, its advertised address, its slots (kept).
   const advertisedAddress = formatHostPort({ host: config.listen.host, port: svc.port });

@@ -7,6 +7,7 @@ import { type Logger } from '../log';
 import { type ShardClient } from '../shards';
 import { type GroupCoordinator } from './groups';
 import { type TopicIndex } from './topics';
+import { type KafkaAuthenticator } from './auth';
 
 /** A reader waiting for a stream's tail to pass `seq` (src/gateway/svc/live-waiters.ts `Waiter`). */
 export interface TailWaiter {
@@ -42,6 +43,8 @@ export interface KafkaContext {
   readonly groups: GroupCoordinator;
   /** What ApiVersions advertises. */
   readonly apiVersions: ReadonlyArray<{ apiKey: number; minVersion: number; maxVersion: number }>;
+  /** `--auth required`: SASL/PLAIN with an access token (auth.ts); null: auth off. */
+  readonly authenticate: KafkaAuthenticator | null;
 }
 
 /** Per-connection facts an API may need. */

@@ -9,16 +9,19 @@
  *   exception is ApiVersions (KIP-511): a version above the range is answered in v0 with
  *   UNSUPPORTED_VERSION and the full table, so the client can pick a version it shares.
  * - A body the codec cannot parse (KafkaProtocolError) closes the connection the same way.
+ * - With `--auth required`, any request but ApiVersions, SaslHandshake and SaslAuthenticate on a
+ *   connection that has not authenticated closes it the same way (what a Kafka broker's SASL
+ *   listener does); scopes are checked per topic by each API (auth.ts).
  */
-import { KAFKA_APIS, kafkaApi, requestHeaderVersion, responseHeaderVersion } from './messages';
+import { KAFKA_APIS, type KafkaApi, kafkaApi, requestHeaderVersion, responseHeaderVersion } from './messages';
 import { decodeRequestHeader, encodeResponseHeader } from './messages/header';
 import { encodeApiVersionsResponse } from './messages/api-versions';
 import { KafkaProtocolError } from './protocol/errors';
 import { Reader } from './protocol/reader';
 import { Writer } from './protocol/writer';
-import { type AnyApiHandler } from './handler';
+import { type AnyApiHandler, Later } from './handler';
 import { type KafkaContext } from './context';
-import { type KafkaConnection } from './server';
+import { type KafkaConnection, PendingResponse, type ResponseFrame } from './server';
 import { KafkaError } from './error-codes';
 import { API_VERSIONS_HANDLER } from './apis/api-versions';
 import { CREATE_TOPICS_HANDLER } from './apis/create-topics';
@@ -28,10 +31,17 @@ import { LIST_OFFSETS_HANDLER } from './apis/list-offsets';
 import { METADATA_HANDLER } from './apis/metadata';
 import { PRODUCE_HANDLER } from './apis/produce';
 import { GROUP_HANDLERS } from './apis/groups';
+import { INIT_PRODUCER_ID_HANDLER } from './apis/init-producer-id';
+import { SASL_AUTHENTICATE_HANDLER } from './apis/sasl-authenticate';
+import { SASL_HANDSHAKE_HANDLER } from './apis/sasl-handshake';
+import { PRE_AUTH_APIS, accessOf } from './auth';
 
 /** The served APIs by key; ApiVersions advertises exactly these. */
 const HANDLERS = new Map<number, AnyApiHandler>(
-  [API_VERSIONS_HANDLER, METADATA_HANDLER, CREATE_TOPICS_HANDLER, DELETE_TOPICS_HANDLER, PRODUCE_HANDLER, FETCH_HANDLER, LIST_OFFSETS_HANDLER, ...GROUP_HANDLERS].map((h) => [h.api.apiKey, h]),
+  [
+    API_VERSIONS_HANDLER, METADATA_HANDLER, CREATE_TOPICS_HANDLER, DELETE_TOPICS_HANDLER, PRODUCE_HANDLER, FETCH_HANDLER, LIST_OFFSETS_HANDLER,
+    INIT_PRODUCER_ID_HANDLER, SASL_HANDSHAKE_HANDLER, SASL_AUTHENTICATE_HANDLER, ...GROUP_HANDLERS,
+  ].map((h) => [h.api.apiKey, h]),
 );
 
 /** What ApiVersions advertises: every API with a handler, in its generated range (design/kafka.md). */
@@ -41,7 +51,10 @@ export const SERVED_APIS: ReadonlyArray<{ apiKey: number; minVersion: number; ma
 
 const API_VERSIONS_KEY = 18;
 
-export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConnection): Promise<Buffer | null> {
+/** Byte runs from this size on (Fetch record batches) go to the socket by reference, not copied into the response. */
+const SPLICE_MIN = 64 * 1024; // 64 KiB
+
+export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConnection): Promise<ResponseFrame | null | PendingResponse> {
   if (frame.length < 8) throw new KafkaProtocolError(`request of ${frame.length} bytes is shorter than a request header`);
   const apiKey = frame.readInt16BE(0);
   const version = frame.readInt16BE(2);
@@ -49,6 +62,10 @@ export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConn
   const api = kafkaApi(apiKey);
   const handler = HANDLERS.get(apiKey);
   if (api === undefined || handler === undefined) throw new KafkaProtocolError(`API key ${apiKey} is not served`);
+  // --auth required: before SASL succeeded only ApiVersions and the SASL APIs (design/kafka.md, SASL order).
+  if (ctx.authenticate !== null && !PRE_AUTH_APIS.has(apiKey) && accessOf(conn, true).scope === null) {
+    throw new KafkaProtocolError(`${api.name} before SASL authentication`);
+  }
   if (apiKey === API_VERSIONS_KEY && version > api.maxVersion) {
     const w = new Writer();
     const size = w.reserveInt32();
@@ -66,10 +83,16 @@ export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConn
   const req: unknown = handler.decode(r, version);
   const res: unknown = await handler.handle(ctx, req, version, conn);
   if (res === null) return null;
-  const w = new Writer(1024);
+  if (res instanceof Later) return new PendingResponse(res.response.then((r: unknown) => encodeResponse(handler, api, version, correlationId, r)));
+  return encodeResponse(handler, api, version, correlationId, res);
+}
+
+function encodeResponse(handler: AnyApiHandler, api: KafkaApi, version: number, correlationId: number, res: unknown): ResponseFrame {
+  const w = new Writer(1024, SPLICE_MIN);
   const size = w.reserveInt32();
   encodeResponseHeader(w, { correlationId }, responseHeaderVersion(api, version));
   handler.encode(w, res, version);
   w.int32At(size, w.length - 4);
-  return w.toBuffer();
+  const parts = w.toBuffers();
+  return parts.length === 1 ? parts[0]! : parts;
 }

@@ -32,6 +32,11 @@ export const KafkaError = {
   UNSUPPORTED_COMPRESSION_TYPE: 76,
   INVALID_RECORD: 87,
   UNKNOWN_TOPIC_ID: 100,
+  ILLEGAL_SASL_STATE: 34,
+  UNSUPPORTED_SASL_MECHANISM: 33,
+  SASL_AUTHENTICATION_FAILED: 58,
+  CLUSTER_AUTHORIZATION_FAILED: 31,
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: 53,
 } as const;
 
 /** Product error code → Kafka error code, for errors a data-plane call returns. */
@@ -58,6 +63,8 @@ const FROM_SVC: Partial<Record<ErrorCode, number>> = {
 
 /** The Kafka error code for an error thrown by a data-plane call. */
 export function kafkaErrorOf(err: unknown): number {
+  // The shard names the Kafka error of an idempotent producer's sequence conflict (shard.ts #checkKafkaProducer).
+  if (err instanceof SvcError && err.code === 'conflict' && typeof err.details?.['kafka_error'] === 'number') return err.details['kafka_error'];
   if (err instanceof SvcError) return FROM_SVC[err.code] ?? KafkaError.UNKNOWN_SERVER_ERROR;
   return KafkaError.UNKNOWN_SERVER_ERROR;
 }

@@ -10,6 +10,7 @@
 import { type MetaStore } from '../actors';
 import { type Logger } from '../log';
 import { type ShardClient } from '../shards';
+import { type KafkaAuthenticator } from './auth';
 import { type KafkaContext, type LiveRegistry } from './context';
 import { SERVED_APIS, dispatch } from './dispatch';
 import { GroupCoordinator } from './groups';
@@ -17,6 +18,7 @@ import { type KafkaServerHandle, listenKafka } from './server';
 import { TopicIndex } from './topics';
 
 export { type LiveRegistry } from './context';
+export { type KafkaAuthenticator } from './auth';
 
 export interface KafkaListenerOptions {
   host: string;
@@ -31,6 +33,8 @@ export interface KafkaListenerOptions {
   /** The metadata store: committed offsets of consumer groups (groups/offset-store.ts). */
   meta: MetaStore;
   log: Logger;
+  /** `--auth required`: checks a SASL/PLAIN password (an access token); null or absent: auth off. */
+  authenticate?: KafkaAuthenticator | null;
 }
 
 export type KafkaListener = KafkaServerHandle;
@@ -50,6 +54,7 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
     advertised: () => o.advertised ?? bound,
     groups: new GroupCoordinator(o.meta, log),
     apiVersions: SERVED_APIS,
+    authenticate: o.authenticate ?? null,
   };
   const server = await listenKafka({ host: o.host, port: o.port, maxFrameBytes: o.maxRequestBytes + FRAME_OVERHEAD, log, handle: (frame, conn) => dispatch(ctx, frame, conn) });
   bound = { host: o.host, port: server.port };

@@ -7,7 +7,11 @@
  *
  * Requests of one connection run one after the other, as a Kafka broker runs them (it mutes a
  * channel while a request is in flight), so two Produce requests of one connection reach a
- * partition in the order they were sent. A frame larger than `maxFrameBytes`, a negative size, or a
+ * partition in the order they were sent. A request whose effects are ordered before its answer
+ * is ready (a Produce whose appends were handed to the shards) answers with a PendingResponse:
+ * the next request runs at once, up to MAX_PENDING of them, and responses still leave in
+ * request order — a producer's pipelined batches share group commits instead of waiting for one
+ * fdatasync each. A frame larger than `maxFrameBytes`, a negative size, or a
  * request the handler cannot parse closes the connection with a log line.
  */
 import * as net from 'node:net';
@@ -26,8 +30,8 @@ export interface KafkaServerOptions {
   /** Largest request frame (bytes after the size prefix). */
   maxFrameBytes: number;
   log: Logger;
-  /** Answer one request frame (without its size prefix): the response frame with its size prefix, or null for none. Throws to close the connection. */
-  handle(frame: Buffer, conn: KafkaConnection): Promise<Buffer | null>;
+  /** Answer one request frame (without its size prefix): the response frame with its size prefix, null for none, or a PendingResponse. Throws to close the connection. */
+  handle(frame: Buffer, conn: KafkaConnection): Promise<ResponseFrame | null | PendingResponse>;
 }
 
 export interface KafkaServerHandle {
@@ -40,6 +44,16 @@ export interface KafkaServerHandle {
 
 /** Reading pauses while this many requests of one connection wait to be handled (pipelining clients). */
 const MAX_QUEUED = 64;
+/** Responses of one connection that may be outstanding while its next requests run. */
+const MAX_PENDING = 16;
+
+/** A response frame: one buffer, or several written back to back (large record batches are not copied into the frame). */
+export type ResponseFrame = Buffer | Buffer[];
+
+/** A response that is not ready yet; the connection goes on with its next requests meanwhile. */
+export class PendingResponse {
+  constructor(readonly frame: Promise<ResponseFrame | null>) {}
+}
 
 class Connection implements KafkaConnection {
   readonly id: number;
@@ -54,6 +68,9 @@ class Connection implements KafkaConnection {
   #running = false;
   #closed = false;
   #idle: (() => void) | null = null;
+  /** Responses not written yet, in request order (each a frame or a pending one). */
+  readonly #outbox: Array<{ frame: Buffer; out: Promise<ResponseFrame | null> }> = [];
+  #flushing = false;
 
   constructor(id: number, socket: net.Socket, o: KafkaServerOptions) {
     this.id = id;
@@ -72,7 +89,7 @@ class Connection implements KafkaConnection {
   }
 
   get busy(): boolean {
-    return this.#running || this.#queue.length > 0;
+    return this.#running || this.#queue.length > 0 || this.#outbox.length > 0;
   }
 
   /** Resolves once no request is in progress (or the connection closed). */
@@ -118,24 +135,79 @@ class Connection implements KafkaConnection {
     return b;
   }
 
+  #write(out: ResponseFrame): void {
+    if (Buffer.isBuffer(out)) {
+      this.#socket.write(out);
+      return;
+    }
+    // One vectored write (writev) for the parts of a frame.
+    this.#socket.cork();
+    for (const b of out) this.#socket.write(b);
+    this.#socket.uncork();
+  }
+
+  #refused(err: unknown, frame: Buffer): void {
+    const e = err as Error;
+    this.#fail('kafka request refused, connection closed', { err: e.message, errName: e.name, apiKey: frame.length >= 2 ? frame.readInt16BE(0) : null, apiVersion: frame.length >= 4 ? frame.readInt16BE(2) : null });
+  }
+
+  /** Write outbox responses in order as they become ready. */
+  #flush(): void {
+    if (this.#flushing) return;
+    this.#flushing = true;
+    void (async () => {
+      try {
+        while (this.#outbox.length > 0 && !this.#closed) {
+          const next = this.#outbox[0]!;
+          let out: ResponseFrame | null;
+          try {
+            out = await next.out;
+          } catch (err) {
+            this.#outbox.length = 0;
+            return this.#refused(err, next.frame);
+          }
+          this.#outbox.shift();
+          if (out !== null && !this.#closed) this.#write(out);
+        }
+      } finally {
+        this.#flushing = false;
+        if (this.#closed) this.#outbox.length = 0;
+        if (!this.busy) {
+          const idle = this.#idle;
+          this.#idle = null;
+          idle?.();
+        }
+      }
+    })();
+  }
+
   async #run(): Promise<void> {
     this.#running = true;
     try {
       while (this.#queue.length > 0 && !this.#closed) {
         const frame = this.#queue.shift()!;
         if (this.#queue.length < MAX_QUEUED / 2 && this.#socket.isPaused()) this.#socket.resume();
-        let out: Buffer | null;
+        let out: ResponseFrame | null | PendingResponse;
         try {
           out = await this.#o.handle(frame, this);
         } catch (err) {
-          const e = err as Error;
-          return this.#fail('kafka request refused, connection closed', { err: e.message, errName: e.name, apiKey: frame.length >= 2 ? frame.readInt16BE(0) : null, apiVersion: frame.length >= 4 ? frame.readInt16BE(2) : null });
+          return this.#refused(err, frame);
         }
-        if (out !== null && !this.#closed) this.#socket.write(out);
+        if (out instanceof PendingResponse) {
+          const p = out.frame;
+          // Failures surface in #flush, in order; this only keeps them from being unhandled meanwhile.
+          p.catch(() => undefined);
+          this.#outbox.push({ frame, out: p });
+          this.#flush();
+          while (this.#outbox.length >= MAX_PENDING && !this.#closed) await this.#outbox[0]!.out.catch(() => undefined);
+        } else if (this.#outbox.length > 0) {
+          this.#outbox.push({ frame, out: Promise.resolve(out) });
+          this.#flush();
+        } else if (out !== null && !this.#closed) this.#write(out);
       }
     } finally {
       this.#running = false;
-      if (this.#queue.length === 0 || this.#closed) {
+      if ((this.#queue.length === 0 && this.#outbox.length === 0) || this.#closed) {
         const idle = this.#idle;
         this.#idle = null;
         idle?.();

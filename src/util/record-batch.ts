@@ -409,11 +409,16 @@ export function decodeRecords(batch: Buffer, pos = 0, fromOffset = -Infinity): D
   return out;
 }
 
+/** What `splitBatches` found besides the batches: the largest record value of its uncompressed batches, in bytes. */
+export interface BatchStats {
+  largestValue: number;
+}
+
 /**
  * Walk the records of an uncompressed batch without allocating: every field lies inside
  * its record, record i has offsetDelta i, and the records exactly fill the batch.
  */
-function checkRecords(buf: Buffer, pos: number, end: number, count: number): string | null {
+function checkRecords(buf: Buffer, pos: number, end: number, count: number, stats?: BatchStats): string | null {
   const c: Cursor = { pos: pos + RECORDS_POS, end };
   try {
     for (let i = 0; i < count; i++) {
@@ -426,7 +431,11 @@ function checkRecords(buf: Buffer, pos: number, end: number, count: number): str
       readVarlong(buf, c);
       if (readVarint(buf, c) !== i) return `record ${i}: offsetDelta is not ${i}`;
       skipBytes(buf, c);
-      skipBytes(buf, c);
+      // The value, as skipBytes does, keeping its length for the caller's record-size limit.
+      const valueLength = readVarint(buf, c);
+      if (valueLength < -1 || valueLength > c.end - c.pos) return `record ${i}: value length ${valueLength} runs past the end of its record`;
+      if (valueLength > 0) c.pos += valueLength;
+      if (stats !== undefined && valueLength > stats.largestValue) stats.largestValue = valueLength;
       const headerCount = readVarint(buf, c);
       if (headerCount < 0) return `record ${i}: negative header count`;
       for (let h = 0; h < headerCount; h++) {
@@ -448,7 +457,7 @@ function checkRecords(buf: Buffer, pos: number, end: number, count: number): str
  * recordsCount = lastOffsetDelta + 1 and the record framing. baseOffset is not checked
  * (the server assigns offsets). An empty buffer yields `[]`.
  */
-export function splitBatches(buf: Buffer): Buffer[] | RecordBatchError {
+export function splitBatches(buf: Buffer, stats?: BatchStats): Buffer[] | RecordBatchError {
   const out: Buffer[] = [];
   let pos = 0;
   for (let index = 0; pos < buf.length; index++) {
@@ -461,7 +470,7 @@ export function splitBatches(buf: Buffer): Buffer[] | RecordBatchError {
     if (count < 1 || lastOffsetDelta < 0) return fail('no records');
     if ((buf.readInt16BE(pos + ATTRIBUTES_POS) & ATTR_COMPRESSION_MASK) === 0) {
       if (count !== lastOffsetDelta + 1) return fail(`recordsCount ${count} does not match lastOffsetDelta ${lastOffsetDelta}`);
-      const problem = checkRecords(buf, pos, end, count);
+      const problem = checkRecords(buf, pos, end, count, stats);
       if (problem !== null) return fail(problem);
     }
     out.push(buf.subarray(pos, end));
@@ -469,3 +478,4 @@ export function splitBatches(buf: Buffer): Buffer[] | RecordBatchError {
   }
   return out;
 }
+

@@ -14,14 +14,15 @@ import {
 import { ZERO_UUID } from '../protocol/uuid';
 import { type ApiHandler } from '../handler';
 import { KafkaError, kafkaErrorOf, messageOf } from '../error-codes';
-import { topicNameProblem } from '../topics';
+import { streamOfPartition, topicNameProblem } from '../topics';
+import { allowed } from '../auth';
 import { DEFAULT_PARTITIONS, MAX_PARTITIONS, createTopic } from '../topic-admin';
 
 export const CREATE_TOPICS_HANDLER: ApiHandler<CreateTopicsRequest, CreateTopicsResponse> = {
   api: CREATE_TOPICS,
   decode: decodeCreateTopicsRequest,
   encode: encodeCreateTopicsResponse,
-  async handle(ctx, req) {
+  async handle(ctx, req, _version, conn) {
     const results: CreatableTopicResult[] = [];
     for (const t of req.topics) {
       const fail = (errorCode: number, errorMessage: string): void => {
@@ -31,6 +32,10 @@ export const CREATE_TOPICS_HANDLER: ApiHandler<CreateTopicsRequest, CreateTopics
       const problem = topicNameProblem(t.name);
       if (problem !== null) {
         fail(KafkaError.INVALID_TOPIC_EXCEPTION, problem);
+        continue;
+      }
+      if (!allowed(ctx, conn, 'create', streamOfPartition(t.name, 0))) {
+        fail(KafkaError.TOPIC_AUTHORIZATION_FAILED, `the token does not allow creating ${streamOfPartition(t.name, 0)}`);
         continue;
       }
       if (partitions < 1 || partitions > MAX_PARTITIONS) {

@@ -20,6 +20,7 @@ import { type ApiHandler } from '../handler';
 import { type KafkaContext } from '../context';
 import { KafkaError, kafkaErrorOf } from '../error-codes';
 import { lookupPartition } from '../partitions';
+import { allowed } from '../auth';
 import { type WaitTarget, waitForAny } from '../wait';
 
 const EMPTY = Buffer.alloc(0);
@@ -84,7 +85,7 @@ export const FETCH_HANDLER: ApiHandler<FetchRequest, FetchResponse> = {
   api: FETCH,
   decode: decodeFetchRequest,
   encode: encodeFetchResponse,
-  async handle(ctx, req, version) {
+  async handle(ctx, req, version, conn) {
     const byId = version >= 13;
     const slots: Slot[] = [];
     for (let ti = 0; ti < req.topics.length; ti++) {
@@ -93,7 +94,10 @@ export const FETCH_HANDLER: ApiHandler<FetchRequest, FetchResponse> = {
         const p = t.partitions[pi]!;
         const found = await lookupPartition(ctx, byId ? undefined : t.topic, byId ? t.topicId : undefined, p.partition);
         const missing = found.topic === undefined && byId ? KafkaError.UNKNOWN_TOPIC_ID : KafkaError.UNKNOWN_TOPIC_OR_PARTITION;
-        slots.push({ topic: ti, partition: pi, index: p.partition, fetchOffset: Number(p.fetchOffset), maxBytes: p.partitionMaxBytes, stream: found.stream, error: found.stream === null ? missing : 0 });
+        // Only an existing partition's stream is checked: a missing one tells nothing but that it is missing.
+        const denied = found.stream !== null && !allowed(ctx, conn, 'read', found.stream);
+        const error = denied ? KafkaError.TOPIC_AUTHORIZATION_FAILED : found.stream === null ? missing : 0;
+        slots.push({ topic: ti, partition: pi, index: p.partition, fetchOffset: Number(p.fetchOffset), maxBytes: p.partitionMaxBytes, stream: denied ? null : found.stream, error });
       }
     }
     const deadline = Date.now() + Math.max(0, req.maxWaitMs);

@@ -17,6 +17,8 @@ import { type ApiHandler } from '../handler';
 import { type KafkaContext } from '../context';
 import { KafkaError, kafkaErrorOf } from '../error-codes';
 import { lookupPartition } from '../partitions';
+import { allowed } from '../auth';
+import { streamOfPartition } from '../topics';
 
 const LATEST = -1n;
 const EARLIEST = -2n;
@@ -44,9 +46,10 @@ async function offsetForTime(ctx: KafkaContext, stream: string, ts: number): Pro
   }
 }
 
-async function answer(ctx: KafkaContext, topic: string, index: number, timestamp: bigint): Promise<ListOffsetsPartitionResponse> {
+async function answer(ctx: KafkaContext, topic: string, index: number, timestamp: bigint, conn: object): Promise<ListOffsetsPartitionResponse> {
   const none = (errorCode: number): ListOffsetsPartitionResponse => ({ partitionIndex: index, errorCode, timestamp: -1n, offset: -1n, leaderEpoch: -1 });
   const found = await lookupPartition(ctx, topic, undefined, index);
+  if (!allowed(ctx, conn, 'head', found.stream ?? streamOfPartition(topic, index))) return none(KafkaError.TOPIC_AUTHORIZATION_FAILED);
   if (found.stream === null) return none(KafkaError.UNKNOWN_TOPIC_OR_PARTITION);
   try {
     if (timestamp === LATEST || timestamp === EARLIEST) {
@@ -67,11 +70,11 @@ export const LIST_OFFSETS_HANDLER: ApiHandler<ListOffsetsRequest, ListOffsetsRes
   api: LIST_OFFSETS,
   decode: decodeListOffsetsRequest,
   encode: encodeListOffsetsResponse,
-  async handle(ctx, req) {
+  async handle(ctx, req, _version, conn) {
     const topics = [];
     for (const t of req.topics) {
       const partitions = [];
-      for (const p of t.partitions) partitions.push(await answer(ctx, t.name, p.partitionIndex, p.timestamp));
+      for (const p of t.partitions) partitions.push(await answer(ctx, t.name, p.partitionIndex, p.timestamp, conn));
       topics.push({ name: t.name, partitions });
     }
     return { throttleTimeMs: 0, topics };

@@ -19,6 +19,8 @@ import { type KafkaContext } from '../context';
 import { KafkaError, kafkaErrorOf } from '../error-codes';
 import { type Topic, topicNameProblem } from '../topics';
 import { DEFAULT_PARTITIONS, createTopic } from '../topic-admin';
+import { streamOfPartition } from '../topics';
+import { allowed } from '../auth';
 
 /** Cluster id in Metadata: one node is one cluster for now. */
 export const CLUSTER_ID = 'svc';
@@ -38,11 +40,18 @@ function missing(name: string | null, errorCode: number, topicId = ZERO_UUID): M
   return { errorCode, name, topicId, isInternal: false, partitions: [], topicAuthorizedOperations: NO_OPERATIONS };
 }
 
-async function topicByName(ctx: KafkaContext, name: string, autoCreate: boolean): Promise<MetadataResponseTopic> {
+/** A topic's partition-0 stream: the name its Metadata is authorized against. */
+function firstStream(t: Topic): string {
+  return t.partitions[0] ?? streamOfPartition(t.name, 0);
+}
+
+async function topicByName(ctx: KafkaContext, name: string, autoCreate: boolean, conn: object): Promise<MetadataResponseTopic> {
   const t = await ctx.topics.get(name);
-  if (t !== undefined) return describeTopic(ctx, t);
+  if (t !== undefined) return allowed(ctx, conn, 'head', firstStream(t)) ? describeTopic(ctx, t) : missing(name, KafkaError.TOPIC_AUTHORIZATION_FAILED);
   if (topicNameProblem(name) !== null) return missing(name, KafkaError.INVALID_TOPIC_EXCEPTION);
   if (!autoCreate) return missing(name, KafkaError.UNKNOWN_TOPIC_OR_PARTITION);
+  // Auto-create is a create: without it the topic stays unknown, as if auto-create were off.
+  if (!allowed(ctx, conn, 'create', streamOfPartition(name, 0))) return missing(name, KafkaError.TOPIC_AUTHORIZATION_FAILED);
   try {
     return describeTopic(ctx, await createTopic(ctx, name, DEFAULT_PARTITIONS));
   } catch (err) {
@@ -55,17 +64,19 @@ export const METADATA_HANDLER: ApiHandler<MetadataRequest, MetadataResponse> = {
   api: METADATA,
   decode: decodeMetadataRequest,
   encode: encodeMetadataResponse,
-  async handle(ctx, req) {
+  async handle(ctx, req, _version, conn) {
     const topics: MetadataResponseTopic[] = [];
     if (req.topics === null) {
-      for (const t of await ctx.topics.all()) topics.push(describeTopic(ctx, t));
+      // All topics: those the token may see (Kafka leaves unauthorized topics out of the list).
+      for (const t of await ctx.topics.all()) if (allowed(ctx, conn, 'head', firstStream(t))) topics.push(describeTopic(ctx, t));
     } else {
       for (const q of req.topics) {
         if (q.name !== null) {
-          topics.push(await topicByName(ctx, q.name, req.allowAutoTopicCreation));
+          topics.push(await topicByName(ctx, q.name, req.allowAutoTopicCreation, conn));
         } else {
           const t = q.topicId === undefined ? undefined : await ctx.topics.byId(q.topicId);
-          topics.push(t !== undefined ? describeTopic(ctx, t) : missing(null, KafkaError.UNKNOWN_TOPIC_ID, q.topicId));
+          if (t === undefined) topics.push(missing(null, KafkaError.UNKNOWN_TOPIC_ID, q.topicId));
+          else topics.push(allowed(ctx, conn, 'head', firstStream(t)) ? describeTopic(ctx, t) : missing(null, KafkaError.TOPIC_AUTHORIZATION_FAILED, q.topicId));
         }
       }
     }

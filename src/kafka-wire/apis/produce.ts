@@ -2,9 +2,9 @@
  * Produce (key 0), v0–9. Each partition's records (RecordBatch v2, possibly compressed) are
  * appended to the partition's stream as sent, offsets assigned by rewriting the base offset
  * (AppendParams.kafka): nothing is decompressed or re-encoded. acks=1 and acks=-1 (all) answer once
- * the batches are durable (this node is every replica); acks=0 sends no response at all, and
- * the next request of the connection runs once the appends were handed to the shards, which keeps
- * them in order.
+ * the batches are durable (this node is every replica); acks=0 sends no response at all. Either
+ * way the next request of the connection runs once the appends were handed to the shards, which
+ * keeps them in order, and with acks≠0 the response follows when they are durable (Later).
  */
 import {
   type PartitionProduceResponse,
@@ -15,10 +15,12 @@ import {
   decodeProduceRequest,
   encodeProduceResponse,
 } from '../messages/produce';
-import { type ApiHandler } from '../handler';
+import { type ApiHandler, Later } from '../handler';
 import { type KafkaContext } from '../context';
 import { KafkaError, kafkaErrorOf, messageOf } from '../error-codes';
 import { lookupPartition } from '../partitions';
+import { allowed } from '../auth';
+import { streamOfPartition } from '../topics';
 
 interface Outcome {
   errorCode: number;
@@ -55,17 +57,22 @@ export const PRODUCE_HANDLER: ApiHandler<ProduceRequest, ProduceResponse> = {
       };
     }
     // Look every partition up first, then issue all appends in one turn: the shards see them in request order.
-    const targets: Array<{ topic: number; p: number; stream: string | null }> = [];
+    const targets: Array<{ topic: number; p: number; stream: string | null; denied: boolean }> = [];
     for (let ti = 0; ti < req.topicData.length; ti++) {
       const t = req.topicData[ti]!;
       for (let pi = 0; pi < t.partitionData.length; pi++) {
-        targets.push({ topic: ti, p: pi, stream: (await lookupPartition(ctx, t.name, undefined, t.partitionData[pi]!.index)).stream });
+        const index = t.partitionData[pi]!.index;
+        const stream = (await lookupPartition(ctx, t.name, undefined, index)).stream;
+        targets.push({ topic: ti, p: pi, stream, denied: !allowed(ctx, conn, 'append', stream ?? streamOfPartition(t.name, index)) });
       }
     }
     const pending = targets.map((x) => {
       const t = req.topicData[x.topic]!;
       const p = t.partitionData[x.p]!;
-      return { ...x, outcome: appendTo(ctx, t.name, p.index, x.stream, p.records) };
+      const outcome: Promise<Outcome> = x.denied
+        ? Promise.resolve({ errorCode: KafkaError.TOPIC_AUTHORIZATION_FAILED, baseOffset: -1n, errorMessage: `the token does not allow appending to topic ${t.name}` })
+        : appendTo(ctx, t.name, p.index, x.stream, p.records);
+      return { ...x, outcome };
     });
     if (acks === 0) {
       for (const x of pending) {
@@ -75,13 +82,17 @@ export const PRODUCE_HANDLER: ApiHandler<ProduceRequest, ProduceResponse> = {
       }
       return null;
     }
-    const outcomes = await Promise.all(pending.map((x) => x.outcome));
-    const responses: TopicProduceResponse[] = req.topicData.map((t) => ({ name: t.name, partitionResponses: [] as PartitionProduceResponse[] }));
-    pending.forEach((x, i) => {
-      const o = outcomes[i]!;
-      const index = req.topicData[x.topic]!.partitionData[x.p]!.index;
-      responses[x.topic]!.partitionResponses.push({ index, errorCode: o.errorCode, baseOffset: o.baseOffset, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [], errorMessage: o.errorMessage });
-    });
-    return { responses, throttleTimeMs: 0 };
+    // The appends are with the shards, in order: the connection's next request may run while these become durable.
+    return new Later(
+      Promise.all(pending.map((x) => x.outcome)).then((outcomes) => {
+        const responses: TopicProduceResponse[] = req.topicData.map((t) => ({ name: t.name, partitionResponses: [] as PartitionProduceResponse[] }));
+        pending.forEach((x, i) => {
+          const o = outcomes[i]!;
+          const index = req.topicData[x.topic]!.partitionData[x.p]!.index;
+          responses[x.topic]!.partitionResponses.push({ index, errorCode: o.errorCode, baseOffset: o.baseOffset, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [], errorMessage: o.errorMessage });
+        });
+        return { responses, throttleTimeMs: 0 };
+      }),
+    );
   },
 };

@@ -25,15 +25,25 @@ function checkInt(v: number, min: number, max: number, what: string): void {
 export class Writer {
   #buf: Buffer;
   #pos = 0;
+  /** `raw` byte runs of at least this many bytes are referenced, not copied (`toBuffers`). */
+  readonly #spliceMin: number;
+  /** Referenced runs and the internal position they sit at, in order. */
+  readonly #splices: Array<{ at: number; bytes: Uint8Array }> = [];
+  #spliced = 0;
 
-  /** `initialSize` bytes are allocated up front; the buffer doubles when it runs out. */
-  constructor(initialSize = 256) {
+  /**
+   * `initialSize` bytes are allocated up front; the buffer doubles when it runs out. With
+   * `spliceMin`, byte runs at least that long (Fetch record batches) are kept by reference and
+   * come out as separate buffers of `toBuffers()`, for a vectored socket write without a copy.
+   */
+  constructor(initialSize = 256, spliceMin = Infinity) {
     this.#buf = Buffer.allocUnsafe(Math.max(16, initialSize));
+    this.#spliceMin = spliceMin;
   }
 
   /** Bytes written so far. */
   get length(): number {
-    return this.#pos;
+    return this.#pos + this.#spliced;
   }
 
   /**
@@ -41,7 +51,21 @@ export class Writer {
    * afterwards may overwrite or reallocate it, so take the view once the message is done.
    */
   toBuffer(): Buffer {
+    if (this.#splices.length > 0) return Buffer.concat(this.toBuffers(), this.length);
     return this.#buf.subarray(0, this.#pos);
+  }
+
+  /** The bytes written so far as a list of buffers: views of the internal buffer and the referenced runs, in order. */
+  toBuffers(): Buffer[] {
+    const out: Buffer[] = [];
+    let from = 0;
+    for (const s of this.#splices) {
+      if (s.at > from) out.push(this.#buf.subarray(from, s.at));
+      out.push(Buffer.isBuffer(s.bytes) ? s.bytes : Buffer.from(s.bytes.buffer, s.bytes.byteOffset, s.bytes.byteLength));
+      from = s.at;
+    }
+    if (this.#pos > from || out.length === 0) out.push(this.#buf.subarray(from, this.#pos));
+    return out;
   }
 
   #ensure(n: number): void {
@@ -51,8 +75,13 @@ export class Writer {
     this.#buf = next;
   }
 
-  /** Copy `bytes` as they are (no length prefix). */
+  /** Copy `bytes` as they are (no length prefix); referenced instead when splicing applies. */
   raw(bytes: Uint8Array): void {
+    if (bytes.length >= this.#spliceMin) {
+      this.#splices.push({ at: this.#pos, bytes });
+      this.#spliced += bytes.length;
+      return;
+    }
     this.#ensure(bytes.length);
     this.#buf.set(bytes, this.#pos);
     this.#pos += bytes.length;
@@ -246,6 +275,8 @@ export class Writer {
 
   /** Finish the tagged field started at `mark`: fill in its size, widening it if needed. */
   endTagged(mark: number): void {
+    const last = this.#splices[this.#splices.length - 1];
+    if (last !== undefined && last.at >= mark) throw new RangeError('a referenced byte run inside a tagged field is not supported');
     const size = this.#pos - mark;
     const extra = sizeOfUvarint(size) - 1;
     if (extra > 0) {

@@ -30,7 +30,8 @@ function addSequence(base: number, delta: number): number {
  * those records, with baseOffset = the first kept offset and baseTimestamp = the first
  * kept timestamp (every record timestamp is preserved). Producer id and epoch are kept;
  * baseSequence moves with the first kept record so each record keeps its sequence
- * number. Partly covered compressed batches throw `unsupported_compression` for now.
+ * number. Callers pass uncompressed batches (shard-reader.ts inflates compressed ones first);
+ * a partly covered compressed batch would throw `unsupported_compression`.
  * Returns an empty buffer when no record is in range. Record i of a stored batch has
  * offset baseOffset + i (`splitBatches` and `encodeRecordBatch` guarantee it).
  */

@@ -59,6 +59,16 @@ export function isHttpProducerId(pid: bigint): boolean {
   return pid >= HTTP_PRODUCER_ID_BASE;
 }
 
+/** A batch producerId of an idempotent Kafka producer (InitProducerId hands out ids below 2^62; -1 is none). */
+export function isKafkaProducerId(pid: bigint): boolean {
+  return pid >= 0n && pid < HTTP_PRODUCER_ID_BASE;
+}
+
+/** The last producer sequence a batch uses: Kafka counts one sequence per record, wrapping after 2^31 − 1. */
+export function lastSequenceOf(baseSequence: number, lastOffsetDelta: number): number {
+  return (baseSequence + lastOffsetDelta) % 0x8000_0000;
+}
+
 export type ProducerCheck =
   | { kind: 'append' }
   /** A repeat: `ack` is the original acknowledgement when it is still remembered. */
@@ -93,13 +103,15 @@ function gap(expected: number, received: number, message: string, extra: Record<
 /**
  * Record an accepted (or durable, or replayed) append. Idempotent: a repeat of an older or the
  * same sequence in the current epoch changes nothing, so replaying a frame twice is harmless.
+ * `lastSeq`: the last sequence the append used: `ack.seq` for an HTTP append (one sequence per
+ * append), baseSequence + lastOffsetDelta for a Kafka batch (one sequence per record).
  */
-export function recordProducer(table: ProducerTable, key: string, epoch: number, ack: ProducerAck, maxProducers: number): void {
+export function recordProducer(table: ProducerTable, key: string, epoch: number, ack: ProducerAck, maxProducers: number, lastSeq = ack.seq): void {
   let p = table.get(key);
-  if (p !== undefined && epoch === p.epoch && ack.seq <= p.lastSeq) return;
+  if (p !== undefined && epoch === p.epoch && lastSeq <= p.lastSeq) return;
   if (p !== undefined && epoch < p.epoch) return;
-  if (p === undefined || epoch > p.epoch) p = { epoch, lastSeq: ack.seq, acks: [] };
-  p.lastSeq = ack.seq;
+  if (p === undefined || epoch > p.epoch) p = { epoch, lastSeq, acks: [] };
+  p.lastSeq = lastSeq;
   p.acks.push({ seq: ack.seq, start: ack.start, next: ack.next, ts: ack.ts });
   if (p.acks.length > ACKS_KEPT) p.acks.shift();
   // Most recently written last: delete and set again.
@@ -129,4 +141,25 @@ export function decodeProducers(stored: StoredProducer[] | undefined): ProducerT
     table.set(k, { epoch, lastSeq, acks: acks.map(([seq, start, next, ts]) => ({ seq, start, next, ts })) });
   }
   return table;
+}
+
+/** The batch header fields that carry a producer. */
+export interface BatchProducerFields {
+  producerId: bigint;
+  producerEpoch: number;
+  baseSequence: number;
+  baseTimestamp: number;
+  lastOffsetDelta: number;
+}
+
+/**
+ * Record the producer a durable (or replayed) batch carries, if any: an HTTP producer (one
+ * sequence per append) or an idempotent Kafka producer (one sequence per record).
+ */
+export function recordBatchProducer(table: ProducerTable, h: BatchProducerFields, base: number, maxProducers: number): void {
+  const ack = { seq: h.baseSequence, start: base, next: base + h.lastOffsetDelta + 1, ts: h.baseTimestamp };
+  if (isHttpProducerId(h.producerId)) recordProducer(table, h.producerId.toString(), h.producerEpoch, ack, maxProducers);
+  else if (isKafkaProducerId(h.producerId) && h.baseSequence >= 0) {
+    recordProducer(table, h.producerId.toString(), h.producerEpoch, ack, maxProducers, lastSequenceOf(h.baseSequence, h.lastOffsetDelta));
+  }
 }

@@ -7,6 +7,7 @@
  */
 import { type DecodedRecord, decodeRecords, readBatchHeader } from '../../util/record-batch';
 import { renderBinary, sliceBatch } from '../render/binary-records';
+import { inflateBatch, isCompressed } from '../render/inflate-batch';
 import { renderJsonArray } from '../render/json-array';
 import { renderJson } from '../render/json-records';
 import { compactValues } from '../render/raw-copy';
@@ -56,11 +57,13 @@ export function gather(log: SegmentLog, s: StreamState, from: number, maxCount: 
         next = stop;
         continue;
       }
+      // Every format but `kafka` sees uncompressed batches (a Kafka Produce stores them as compressed).
+      const payload = isCompressed(f.payload) ? inflateBatch(f.payload) : f.payload;
       if (format === 'binary') {
         // Whole batches pass through untouched; only a batch cut by the range is re-encoded.
         const room = maxCount - count;
         const stop = Math.min(last + 1, next + room, end);
-        const b = sliceBatch(f.payload, next, stop);
+        const b = sliceBatch(payload, next, stop);
         const n = stop - next;
         if (count > 0 && bytes + b.length > maxBytes) return done();
         batches.push(b);
@@ -69,7 +72,7 @@ export function gather(log: SegmentLog, s: StreamState, from: number, maxCount: 
         next = stop;
         continue;
       }
-      for (const r of decodeRecords(f.payload, 0, next)) {
+      for (const r of decodeRecords(payload, 0, next)) {
         if (r.offset >= end || full()) break;
         const size = r.value === null ? 0 : r.value.length;
         if (count > 0 && bytes + size > maxBytes) return done();
@@ -103,6 +106,8 @@ function gatherRaw(log: SegmentLog, s: StreamState, from: number, maxCount: numb
     const c = s.chunks[i]!;
     const buf = log.read(c.segId, c.pos, c.len);
     let written = 0;
+    /** Values before this were already pushed (a compressed batch splits a chunk's part). */
+    let flushed = 0;
     for (let off = 0; off < buf.length; ) {
       // The hot loop of a catch-up read: frame and batch fields are read in place, without
       // building frame or header objects (a stream of single-record appends is a frame per record).
@@ -117,17 +122,30 @@ function gatherRaw(log: SegmentLog, s: StreamState, from: number, maxCount: numb
       if (base >= end) break;
       // Past the first record the byte budget applies; the first one is taken whatever its size.
       const room = count === 0 ? Infinity : maxBytes - bytes;
+      if (isCompressed(buf, batchPos)) {
+        // A compressed batch (Kafka Produce): its values come from a decompressed copy, as a part of their own.
+        parts.push(buf.subarray(flushed, written));
+        const inflated = inflateBatch(buf, batchPos);
+        const r = compactValues(inflated, 0, next, end, maxCount - count, room, 0);
+        parts.push(inflated.subarray(0, r.bytes));
+        flushed = written;
+        count += r.n;
+        bytes += r.bytes;
+        if (r.n > 0) next = r.next;
+        if (r.full) break chunks;
+        continue;
+      }
       const r = compactValues(buf, batchPos, next, end, maxCount - count, room, written);
       count += r.n;
       bytes += r.bytes;
       written += r.bytes;
       if (r.n > 0) next = r.next;
       if (r.full) {
-        parts.push(buf.subarray(0, written));
+        parts.push(buf.subarray(flushed, written));
         break chunks;
       }
     }
-    parts.push(buf.subarray(0, written));
+    parts.push(buf.subarray(flushed, written));
   }
   return { body: parts.length === 1 ? parts[0]! : Buffer.concat(parts, bytes), count, nextSeq: next };
 }

@@ -21,7 +21,7 @@ import {
 } from './catalog-codec';
 import { FrameType, parseFrame } from './frame';
 import { type KvOp, type KvStore } from './kv-store';
-import { DEFAULT_MAX_PRODUCERS, type SealProducer, cloneProducers, decodeProducers, isHttpProducerId, recordProducer } from './producers';
+import { DEFAULT_MAX_PRODUCERS, type SealProducer, cloneProducers, decodeProducers, recordBatchProducer, recordProducer } from './producers';
 import { type SegmentLog } from './segment-log';
 import { type StreamMeta, type StreamState, addChunk, dropChunksBelow, newStreamState } from './stream-state';
 
@@ -124,10 +124,7 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
         s.lastTs = Math.max(s.lastTs, h.maxTimestamp);
         s.lastAccessMs = Math.max(s.lastAccessMs, h.maxTimestamp);
         // Producer state lives in the batch headers: the checkpointed table plus these frames is the state at the crash.
-        if (isHttpProducerId(h.producerId)) {
-          const ack = { seq: h.baseSequence, start: h.baseOffset, next: last + 1, ts: h.baseTimestamp };
-          recordProducer(s.durableProducers, h.producerId.toString(), h.producerEpoch, ack, maxProducers);
-        }
+        recordBatchProducer(s.durableProducers, h, h.baseOffset, maxProducers);
         return;
       }
       case FrameType.Delete:

@@ -18,7 +18,7 @@ import {
   ATTR_COMPRESSION_MASK,
   type RecordInput,
   RecordBatchError,
-  decodeRecords,
+  type BatchStats,
   encodeRecordBatch,
   readBatchHeader,
   setBaseOffset,
@@ -45,8 +45,9 @@ import {
 } from '../types';
 import { CHECKPOINT_KEY, delChunk, encodeCheckpoint, encodeStream, putChunk, streamKey } from './catalog-codec';
 import { FrameType, encodeFrame, encodeTrimPayload } from './frame';
+import { inflateBatch } from '../render/inflate-batch';
 import { type KvOp, type KvStore } from './kv-store';
-import { DEFAULT_MAX_PRODUCERS, type SealProducer, checkProducer, isHttpProducerId, producerIdOf, recordProducer } from './producers';
+import { ACKS_KEPT, DEFAULT_MAX_PRODUCERS, type ProducerAck, type SealProducer, checkProducer, isHttpProducerId, isKafkaProducerId, lastSequenceOf, producerIdOf, recordBatchProducer, recordProducer } from './producers';
 import { type Group, GroupCommit, type Reply } from './group-commit';
 import { compareNames, mediaType } from '../names';
 import { type Location, type SegmentLog } from './segment-log';
@@ -227,6 +228,17 @@ export class Shard {
     } catch (err) {
       return reply(err as SvcError);
     }
+    // An idempotent Kafka producer's batch: checked here, where its sequence is known.
+    let kafkaProducer: { key: string; epoch: number; seq: number; lastSeq: number } | null = null;
+    if (p.kafka === true && batches.length > 0) {
+      const k = this.#checkKafkaProducer(s, batches);
+      if (k !== null && 'error' in k) return reply(k.error);
+      if (k !== null && 'duplicate' in k) {
+        const ack = k.duplicate;
+        return this.#commit.afterDurable(reply, () => ({ startSeq: ack.start, nextSeq: ack.next, timestamp: ack.ts, closed: s.closed, duplicate: true, producerLastSeq: ack.seq }));
+      }
+      kafkaProducer = k;
+    }
     const pb = producer !== null && producerId !== null ? { producerId, producerEpoch: producer.epoch, baseSequence: producer.seq } : null;
     const ts = records !== null && records.length > 0 ? this.#appendRecords(s, records, pb) : this.#stamp(s);
     const hasRecords = (records !== null && records.length > 0) || batches.length > 0;
@@ -242,7 +254,38 @@ export class Shard {
       const ack = { seq: pb.baseSequence, start, next, ts };
       recordProducer(s.producers, pb.producerId.toString(), pb.producerEpoch, ack, this.#opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
     }
+    if (kafkaProducer !== null) {
+      const ack = { seq: kafkaProducer.seq, start, next, ts };
+      recordProducer(s.producers, kafkaProducer.key, kafkaProducer.epoch, ack, this.#opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS, kafkaProducer.lastSeq);
+    }
     this.#commit.whenDurable(reply, () => ({ startSeq: start, nextSeq: next, timestamp: ts, closed: p.close }));
+  }
+
+  /**
+   * Kafka idempotence (design/kafka.md): a batch with a producer id carries baseSequence, one
+   * sequence per record. The next batch of a producer starts right after the last one's last
+   * sequence; a repeat of one of the last ACKS_KEPT batches is answered with its original
+   * offsets; anything else is refused with the Kafka error named in `kafka_error`
+   * (OUT_OF_ORDER_SEQUENCE_NUMBER, DUPLICATE_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID), a stale
+   * epoch with producer_fenced (INVALID_PRODUCER_EPOCH). Kafka sends one batch per partition.
+   */
+  #checkKafkaProducer(s: StreamState, batches: Buffer[]): { key: string; epoch: number; seq: number; lastSeq: number } | { error: SvcError } | { duplicate: ProducerAck } | null {
+    const headers = batches.map((b) => readBatchHeader(b, 0));
+    const idempotent = headers.filter((h) => isKafkaProducerId(h.producerId) && h.baseSequence >= 0);
+    if (idempotent.length === 0) return null;
+    if (batches.length > 1) return { error: new SvcError('invalid_batch', 'an idempotent producer sends one record batch per partition and request') };
+    const h = idempotent[0]!;
+    const key = h.producerId.toString();
+    const c = checkProducer(s.producers, key, h.producerEpoch, h.baseSequence);
+    if (c.kind === 'append') return { key, epoch: h.producerEpoch, seq: h.baseSequence, lastSeq: lastSequenceOf(h.baseSequence, h.lastOffsetDelta) };
+    if (c.kind === 'duplicate') {
+      if (c.ack !== null) return { duplicate: c.ack };
+      return { error: new SvcError('conflict', `sequence ${h.baseSequence} of producer ${key} was written before, longer ago than the last ${ACKS_KEPT} batches`, { kafka_error: 46 }) };
+    }
+    if (c.error.code !== 'conflict') return { error: c.error };
+    const known = s.producers.get(key);
+    if (known === undefined) return { error: new SvcError('conflict', `producer ${key} is not known to this partition and starts at sequence 0, not ${h.baseSequence}`, { kafka_error: 59 }) };
+    return { error: new SvcError('conflict', c.error.message, { kafka_error: 45, expected_seq: known.epoch === h.producerEpoch ? known.lastSeq + 1 : 0, received_seq: h.baseSequence }) };
   }
 
   trim(p: TrimParams, reply: Reply<AppendResult>): void {
@@ -518,10 +561,7 @@ export class Shard {
       // A merged chunk is the same object appended to many times: written once per checkpoint.
       this.#dirtyChunks.set(c, s.id);
       s.nextSeq = last + 1;
-      if (isHttpProducerId(h.producerId)) {
-        const ack = { seq: h.baseSequence, start: base, next: last + 1, ts: h.baseTimestamp };
-        recordProducer(s.durableProducers, h.producerId.toString(), h.producerEpoch, ack, this.#opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
-      }
+      recordBatchProducer(s.durableProducers, h, base, this.#opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
       this.#dirty.add(s);
     });
   }
@@ -535,12 +575,15 @@ export class Shard {
 
   /**
    * Binary batches: whole and valid, and within the same limits as a JSON batch; uncompressed,
-   * except from Kafka Produce, whose compressed batches are stored as sent (their records are
-   * counted from the header and not decompressed, so record sizes and schemas cannot be checked).
+   * except from Kafka Produce, whose compressed batches are stored as sent after a check that they
+   * decompress to well-formed records within the limits (schemas are not checked on them: a stream
+   * that validates takes uncompressed batches only).
    */
   #checkBatches(body: Buffer, kafka: boolean, validating: boolean): Buffer[] {
     const l = this.#opts.limits;
-    const batches = splitBatches(body);
+    // The record walk that validates the batches also finds their largest value (no second pass).
+    const stats: BatchStats = { largestValue: 0 };
+    const batches = splitBatches(body, stats);
     if (batches instanceof RecordBatchError) throw new SvcError(batches.code === 'unsupported_compression' ? 'unsupported_compression' : 'invalid_batch', batches.message);
     let count = 0;
     for (const b of batches) {
@@ -553,14 +596,24 @@ export class Shard {
       if (compressed && h.recordsCount !== h.lastOffsetDelta + 1) throw new SvcError('invalid_batch', `recordsCount ${h.recordsCount} does not match lastOffsetDelta ${h.lastOffsetDelta}`);
       count += h.recordsCount;
       if (count > l.maxBatchRecords) throw new SvcError('batch_too_large', `a batch is limited to ${l.maxBatchRecords} records`);
-      if (compressed) continue;
-      for (const r of decodeRecords(b, 0)) {
-        if (r.value !== null && r.value.length > l.maxRecordBytes) {
-          throw new SvcError('record_too_large', `a record is limited to ${l.maxRecordBytes} bytes (record ${r.offset - h.baseOffset} of a batch has ${r.value.length})`);
-        }
-      }
+      // A compressed batch is stored as sent but checked like any other: it must decompress to well-formed records (as a Kafka broker validates it).
+      if (compressed) this.#inflateChecked(b, stats);
+    }
+    if (stats.largestValue > l.maxRecordBytes) {
+      throw new SvcError('record_too_large', `a record is limited to ${l.maxRecordBytes} bytes (a record of the batch has ${stats.largestValue})`);
     }
     return batches;
+  }
+
+  #inflateChecked(b: Buffer, stats: BatchStats): void {
+    let plain: Buffer;
+    try {
+      plain = inflateBatch(b);
+    } catch (err) {
+      throw new SvcError('invalid_batch', (err as Error).message);
+    }
+    const split = splitBatches(plain, stats);
+    if (split instanceof RecordBatchError) throw new SvcError('invalid_batch', `compressed batch: ${split.message}`);
   }
 
   #seal(s: StreamState, producer: SealProducer | null = null): void {

@@ -5,6 +5,7 @@
  */
 import * as path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
+import { ready as compressionReady } from '../../util/compression';
 import { type ErrorData, SvcError } from '../../errors';
 import { type SchemaControl, type SchemaDocument, SchemaRegistry, applySchemaControl } from '../schema-registry';
 import { type AppendParams, type BatchLimits, type ConfigureParams, type CreateParams, type HeadParams, type ListParams, type ReadParams, type TailEvent, type TrimParams } from '../types';
@@ -88,8 +89,9 @@ function handle(e: Entry, shard: Shard): void {
     case Op.Append: {
       const p = e.meta as Omit<AppendParams, 'records' | 'batches' | 'jsonBatch'> & { kind: 'records' | 'batches' | 'json' | 'none' };
       const records = p.kind === 'records' && e.data !== null ? unpackRecords(e.data) : null;
-      // The batches are stored as they are: copy them out of the transferred message buffer.
-      const batches = p.kind === 'batches' && e.data !== null ? Buffer.from(e.data) : null;
+      // A view into the transferred message buffer, which this thread owns: the shard copies each
+      // batch into its log frame (encodeFrame), so a copy here would be a second one.
+      const batches = p.kind === 'batches' && e.data !== null ? e.data : null;
       const jsonBatch = p.kind === 'json' ? (e.data ?? Buffer.alloc(0)) : null;
       return shard.append(
         { name: p.name, contentType: p.contentType, close: p.close, records, batches, jsonBatch, producer: p.producer ?? null, matchSeq: p.matchSeq ?? null, writerSeq: p.writerSeq ?? null, kafka: p.kafka === true },
@@ -168,6 +170,8 @@ async function closeAll(): Promise<void> {
 async function main(): Promise<void> {
   const recovery: Array<{ shardId: number; replayedFrames: number; truncatedBytes: number; streams: number }> = [];
   const dirOf = (shardId: number): string => path.join(cfg.dataDir, 'shards', String(shardId));
+  // Reads of Kafka-compressed batches may need zstd, which loads asynchronously.
+  await compressionReady();
   // RocksDB opens do their I/O off this thread: open every shard's index at once.
   const stores = await Promise.all(cfg.shardIds.map((id) => openRocksStore(path.join(dirOf(id), 'index'))));
   cfg.shardIds.forEach((shardId, i) => {

@@ -1,0 +1,128 @@
+'use strict';
+// Kafka listener throughput with librdkafka, against the durable segment-log ceiling of the same
+// run. For each record size (100 B, 1 KiB):
+//
+//   1. ceiling: perf/micro/segment-log-write.js writes the same ~1 MB RecordBatch v2 frames a
+//      librdkafka producer sends straight to a segment log (write + fdatasync, 2 groups in flight)
+//   2. produce: perf/kafka/rdkafka-bench.c (librdkafka, acks=1) sends N records to a fresh node
+//   3. consume: the same program reads them back from offset 0 (simple consumer, no group)
+//
+// Prints a table and rewrites the "Kafka listener" section of perf/RESULTS.md (between the
+// markers below; perf/run.js keeps that section when it rewrites the file).
+// Needs gcc and librdkafka-dev (Debian). Usage: node perf/kafka/run.js   (about a minute)
+const { execFileSync, spawn } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { freePort, waitForPort, sleep } = require('../lib/util');
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const PERF_DIR = path.join(ROOT, 'perf');
+const BEGIN = '<!-- kafka-listener:begin (perf/kafka/run.js) -->';
+const END = '<!-- kafka-listener:end -->';
+/** Records per size: about 100 MB of values for 100 B, 200 MB for 1 KiB. */
+const CASES = [
+  { size: 100, records: Number(process.env.PERF_KAFKA_RECORDS_100 ?? 1_000_000) },
+  { size: 1024, records: Number(process.env.PERF_KAFKA_RECORDS_1K ?? 200_000) },
+];
+const GOAL_PRODUCE = 0.5;
+const GOAL_CONSUME_MBS = 300;
+
+function run(cmd, args) {
+  return JSON.parse(execFileSync(cmd, args, { encoding: 'utf8', timeout: 180_000 }).trim().split('\n').pop());
+}
+
+async function startNode(work) {
+  const [listen, kafka] = [await freePort(), await freePort()];
+  const dataDir = path.join(work, 'node');
+  const proc = spawn(process.execPath, [path.join(ROOT, 'dist', 'main.js'), 'serve', '--listen', `127.0.0.1:${listen}`, '--kafka-listen', `127.0.0.1:${kafka}`, '--no-admin', '--data-dir', dataDir, '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  let dead = false;
+  proc.once('exit', () => (dead = true));
+  await waitForPort(kafka, { isDead: () => dead });
+  return { broker: `127.0.0.1:${kafka}`, stop: () => new Promise((r) => (dead ? r() : (proc.once('exit', r), proc.kill('SIGTERM')))) };
+}
+
+const mb = (bytes, s) => bytes / 1e6 / s;
+const fmt = (v, d = 1) => v.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+
+async function main() {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-kafka-perf-'));
+  const bin = path.join(work, 'rdkafka-bench');
+  execFileSync('gcc', ['-O2', '-o', bin, path.join(__dirname, 'rdkafka-bench.c'), '-lrdkafka'], { stdio: 'inherit' });
+  const librdkafka = execFileSync('dpkg-query', ['-W', '-f', '${Version}', 'librdkafka-dev'], { encoding: 'utf8' }).trim();
+  const rows = [];
+  const node = await startNode(work);
+  try {
+    for (const c of CASES) {
+      const topic = `perf-${c.size}`;
+      const ceiling = run(process.execPath, [path.join(PERF_DIR, 'micro', 'segment-log-write.js'), String(c.size), String(c.records), '1000000', work]);
+      const produced = run(bin, ['produce', node.broker, topic, String(c.records), String(c.size), '1']);
+      if (produced.failed !== 0) throw new Error(`${produced.failed} records failed to produce`);
+      await sleep(200);
+      const consumed = run(bin, ['consume', node.broker, topic, String(c.records)]);
+      const bytes = c.records * c.size;
+      const row = {
+        size: c.size,
+        records: c.records,
+        ceiling: { mbs: mb(ceiling.records * c.size, ceiling.seconds), rps: ceiling.records / ceiling.seconds },
+        produce: { mbs: mb(bytes, produced.seconds), rps: c.records / produced.seconds },
+        consume: { mbs: mb(consumed.bytes, consumed.streamingSeconds), rps: consumed.records / consumed.streamingSeconds, totalSeconds: consumed.seconds },
+      };
+      row.ratio = row.produce.rps / row.ceiling.rps;
+      rows.push(row);
+      console.log(JSON.stringify(row));
+    }
+  } finally {
+    await node.stop();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+  const md = render(rows, librdkafka);
+  console.log('\n' + md);
+  const file = path.join(PERF_DIR, 'RESULTS.md');
+  const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+  const section = `${BEGIN}\n${md}${END}\n`;
+  const i = old.indexOf(BEGIN);
+  const j = old.indexOf(END);
+  const next = i >= 0 && j > i ? old.slice(0, i) + section + old.slice(j + END.length + 1) : `${old.trimEnd()}\n\n${section}`;
+  fs.writeFileSync(file, next);
+  console.log('perf: wrote the Kafka listener section of perf/RESULTS.md');
+}
+
+function render(rows, librdkafka) {
+  const load = os.loadavg()[0].toFixed(2);
+  // Share of time some task waited for a CPU (Linux PSI): the client and the node compete for the cores, the ceiling hardly does.
+  let pressure = '';
+  try {
+    const m = /some avg10=([0-9.]+) avg60=([0-9.]+)/.exec(fs.readFileSync('/proc/pressure/cpu', 'utf8'));
+    if (m !== null) pressure = `; CPU pressure (PSI "some", 10 s / 60 s): ${m[1]}% / ${m[2]}%`;
+  } catch {
+    // No PSI on this kernel.
+  }
+  const lines = [
+    '## Kafka listener (librdkafka)',
+    '',
+    `- date: ${new Date().toISOString()}; node ${process.version}; ${os.cpus().length} cores; load average (1 min) at the end: ${load}${pressure} (other work on the machine skews every figure)`,
+    `- client: perf/kafka/rdkafka-bench.c on librdkafka ${librdkafka} (Debian), one producer (acks=1, linger.ms=5, batch.size=1000000) and one simple consumer, partition 0 of one topic`,
+    '- ceiling: perf/micro/segment-log-write.js, the same ~1 MB record batches written to a segment log alone (write + fdatasync, two groups in flight), in the same run',
+    '- MB/s count record values only; consume is timed from the first record received to the last (connection and offset lookup excluded)',
+    '',
+    '| record | records | segment log (ceiling) | produce | produce ÷ ceiling | consume |',
+    '|---|---|---|---|---|---|',
+  ];
+  for (const r of rows) {
+    lines.push(
+      `| ${r.size} B | ${r.records.toLocaleString('en-US')} | ${fmt(r.ceiling.mbs)} MB/s, ${fmt(r.ceiling.rps, 0)} rec/s | ${fmt(r.produce.mbs)} MB/s, ${fmt(r.produce.rps, 0)} rec/s | ${fmt(r.ratio, 2)}× | ${fmt(r.consume.mbs)} MB/s, ${fmt(r.consume.rps, 0)} rec/s |`,
+    );
+  }
+  lines.push('', '| Goal | Result | Figure |', '|---|---|---|');
+  for (const r of rows) {
+    lines.push(`| ${r.size} B produce ≥ ${GOAL_PRODUCE * 100}% of the segment log | **${r.ratio >= GOAL_PRODUCE ? 'PASS' : 'FAIL'}** | ${fmt(r.ratio, 2)}× |`);
+    lines.push(`| ${r.size} B consume ≥ ${GOAL_CONSUME_MBS} MB/s | **${r.consume.mbs >= GOAL_CONSUME_MBS ? 'PASS' : 'FAIL'}** | ${fmt(r.consume.mbs)} MB/s |`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

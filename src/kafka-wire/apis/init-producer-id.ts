@@ -1,0 +1,37 @@
+/**
+ * InitProducerId (key 22), v0–4, for idempotent producers (no transactions): always a new
+ * producer id with epoch 0, whatever ProducerId/ProducerEpoch the request names — what a Kafka
+ * broker does without a transactional id (@platformatic/kafka sends 0/0, librdkafka -1/-1, and
+ * after a sequence error a client asks again and starts over at sequence 0). The partitions
+ * check the sequences (shards/worker/shard.ts); no producer state lives here. A transactional id
+ * is refused: transactions are not served.
+ */
+import {
+  type InitProducerIdRequest,
+  type InitProducerIdResponse,
+  INIT_PRODUCER_ID,
+  decodeInitProducerIdRequest,
+  encodeInitProducerIdResponse,
+} from '../messages/init-producer-id';
+import { type ApiHandler } from '../handler';
+import { KafkaError } from '../error-codes';
+import { accessOf, kafkaDenial } from '../auth';
+import { ProducerIds } from '../producer-ids';
+
+const ids = new ProducerIds();
+
+function answer(errorCode: number, producerId = -1n, producerEpoch = -1): InitProducerIdResponse {
+  return { throttleTimeMs: 0, errorCode, producerId, producerEpoch };
+}
+
+export const INIT_PRODUCER_ID_HANDLER: ApiHandler<InitProducerIdRequest, InitProducerIdResponse> = {
+  api: INIT_PRODUCER_ID,
+  decode: decodeInitProducerIdRequest,
+  encode: encodeInitProducerIdResponse,
+  async handle(ctx, req, _version, conn) {
+    // An idempotent producer writes: the token must allow appends (to some stream).
+    if (kafkaDenial(accessOf(conn, ctx.authenticate !== null), 'append') !== null) return answer(KafkaError.CLUSTER_AUTHORIZATION_FAILED);
+    if (req.transactionalId !== null) return answer(KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    return answer(0, ids.next(), 0);
+  },
+};
