@@ -5,7 +5,9 @@
  * on the `svc` audience, like a request of the Svc HTTP listener:
  *
  *   Produce ─ append │ Fetch ─ read │ ListOffsets, Metadata ─ head │ CreateTopics (and Metadata
- *   auto-create) ─ create │ DeleteTopics ─ delete │ InitProducerId ─ append (no stream)
+ *   auto-create) ─ create │ DeleteTopics ─ delete │ InitProducerId ─ append (no stream) │
+ *   JoinGroup, SyncGroup, Heartbeat, LeaveGroup ─ read (no stream) │ OffsetCommit, OffsetFetch ─
+ *   read (no stream, and each partition's stream)
  *
  * all in the `stream` group, matched against the partition's stream name (`/orders`, `/orders/1`).
  */
@@ -59,6 +61,15 @@ export function parsePlain(bytes: Buffer): { authzid: string; username: string; 
   const second = bytes.indexOf(0, first + 1);
   if (second < 0) return null;
   return { authzid: bytes.subarray(0, first).toString('utf8'), username: bytes.subarray(first + 1, second).toString('utf8'), password: bytes.subarray(second + 1).toString('utf8') };
+}
+
+/**
+ * Whether a connection may take part in consumer groups: the scope holds the `read` op on the
+ * stream group's read side (consumers are readers; a group is not a stream, so no name is
+ * matched). Each committed or fetched offset is checked against its partition's stream too.
+ */
+export function groupAllowed(ctx: { authenticate: KafkaAuthenticator | null }, conn: object): boolean {
+  return allowed(ctx, conn, 'read');
 }
 
 /** Whether a request of `conn` may do `op` on `stream` (always with auth off). */

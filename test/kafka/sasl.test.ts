@@ -6,7 +6,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
+import { decodeHeartbeatResponse, encodeHeartbeatRequest } from '../../src/kafka-wire/messages/heartbeat';
 import { encodeMetadataRequest } from '../../src/kafka-wire/messages/metadata';
+import { decodeOffsetCommitResponse, encodeOffsetCommitRequest } from '../../src/kafka-wire/messages/offset-commit';
+import { decodeOffsetFetchResponse, encodeOffsetFetchRequest } from '../../src/kafka-wire/messages/offset-fetch';
 import { decodeSaslAuthenticateResponse, encodeSaslAuthenticateRequest } from '../../src/kafka-wire/messages/sasl-authenticate';
 import { decodeSaslHandshakeResponse, encodeSaslHandshakeRequest } from '../../src/kafka-wire/messages/sasl-handshake';
 import { type NodeProcess, startNode } from '../helpers/node-process';
@@ -124,5 +127,52 @@ describe('SASL/PLAIN on the Kafka listener with --auth required', () => {
     }
     const audit = await fetch(`${node.url}/audit`, { method: 'HEAD', headers: { authorization: `Bearer ${ROOT}` } });
     expect(audit.headers.get('svc-next-seq')).toBe('0');
+  });
+
+  test('group APIs need the read op (GROUP_AUTHORIZATION_FAILED), and offsets are committed and fetched only for readable partitions (TOPIC_AUTHORIZATION_FAILED)', async () => {
+    const issue = async (id: string, ops: string[]): Promise<string> => {
+      const r = await fetch(`${node.adminUrl!}/admin/tokens`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ROOT}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ id, scope: { streams: [{ prefix: '/grp-orders' }], groups: { stream: { read: true, write: true } }, ops, audiences: ['svc'] } }),
+      });
+      expect(r.status).toBe(201);
+      return ((await r.json()) as { token: string }).token;
+    };
+    const reader = await issue('grp-reader', ['head', 'read']);
+    const writer = await issue('grp-writer', ['head', 'append']);
+    for (const name of ['grp-orders', 'grp-audit']) {
+      const put = await fetch(`${node.url}/${name}`, { method: 'PUT', headers: { authorization: `Bearer ${ROOT}`, 'content-type': 'application/octet-stream' } });
+      expect(put.status).toBe(201);
+    }
+    await new Promise((r) => setTimeout(r, 300)); // the topic index sees HTTP-created streams on its next rebuild
+    const commit = (k: RawKafka) =>
+      k.request(8, 8, true, (w) =>
+        encodeOffsetCommitRequest(w, { groupId: 'g1', generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: ['grp-orders', 'grp-audit'].map((name) => ({ name, partitions: [{ partitionIndex: 0, committedOffset: 0n, committedLeaderEpoch: -1, committedMetadata: '' }] })) }, 8),
+      );
+    const fetchOffsets = (k: RawKafka) => k.request(9, 7, true, (w) => encodeOffsetFetchRequest(w, { groupId: 'g1', topics: ['grp-orders', 'grp-audit'].map((name) => ({ name, partitionIndexes: [0] })), requireStable: false }, 7));
+    const w = await RawKafka.connect(node.kafka);
+    try {
+      expect(await handshake(w, 'PLAIN')).toBe(0);
+      expect(await authenticate(w, writer)).toBe(0);
+      expect(decodeHeartbeatResponse(await w.request(12, 4, true, (x) => encodeHeartbeatRequest(x, { groupId: 'g1', generationId: 1, memberId: 'm', groupInstanceId: null }, 4)), 4).errorCode).toBe(30);
+      const c = decodeOffsetCommitResponse(await commit(w), 8);
+      expect(c.topics.map((t) => t.partitions[0]!.errorCode)).toEqual([30, 30]);
+      expect(decodeOffsetFetchResponse(await fetchOffsets(w), 7).errorCode).toBe(30);
+    } finally {
+      w.close();
+    }
+    const r = await RawKafka.connect(node.kafka);
+    try {
+      expect(await handshake(r, 'PLAIN')).toBe(0);
+      expect(await authenticate(r, reader)).toBe(0);
+      const c = decodeOffsetCommitResponse(await commit(r), 8);
+      expect(c.topics.map((t) => [t.name, t.partitions[0]!.errorCode])).toEqual([['grp-orders', 0], ['grp-audit', 29]]);
+      const f = decodeOffsetFetchResponse(await fetchOffsets(r), 7);
+      expect(f.errorCode).toBe(0);
+      expect(f.topics!.map((t) => [t.name, t.partitions[0]!.errorCode, t.partitions[0]!.committedOffset])).toEqual([['grp-orders', 0, 0n], ['grp-audit', 29, -1n]]);
+    } finally {
+      r.close();
+    }
   });
 });

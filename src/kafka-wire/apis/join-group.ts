@@ -6,6 +6,8 @@
  */
 import { type JoinGroupRequest, type JoinGroupResponse, JOIN_GROUP, decodeJoinGroupRequest, encodeJoinGroupResponse } from '../messages/join-group';
 import { type ApiHandler } from '../handler';
+import { groupAllowed } from '../auth';
+import { GroupError } from '../groups';
 
 /** Kafka's clientHost: the peer address with a leading slash (InetAddress.toString). */
 export function clientHostOf(remote: string): string {
@@ -17,6 +19,9 @@ export const JOIN_GROUP_HANDLER: ApiHandler<JoinGroupRequest, JoinGroupResponse>
   decode: decodeJoinGroupRequest,
   encode: encodeJoinGroupResponse,
   async handle(ctx, req, version, conn) {
+    if (!groupAllowed(ctx, conn)) {
+      return { throttleTimeMs: 0, errorCode: GroupError.GROUP_AUTHORIZATION_FAILED, generationId: -1, protocolType: null, protocolName: version >= 7 ? null : '', leader: '', skipAssignment: false, memberId: req.memberId, members: [] };
+    }
     const rebalance = req.rebalanceTimeoutMs ?? -1;
     const r = await ctx.groups.join(req.groupId, {
       memberId: req.memberId,

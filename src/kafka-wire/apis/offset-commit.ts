@@ -15,13 +15,15 @@ import {
 } from '../messages/offset-commit';
 import { type ApiHandler } from '../handler';
 import { GroupError, MAX_OFFSET_METADATA } from '../groups';
+import { allowed, groupAllowed } from '../auth';
+import { streamOfPartition } from '../topics';
 
 export const OFFSET_COMMIT_HANDLER: ApiHandler<OffsetCommitRequest, OffsetCommitResponse> = {
   api: OFFSET_COMMIT,
   decode: decodeOffsetCommitRequest,
   encode: encodeOffsetCommitResponse,
-  async handle(ctx, req) {
-    const groupError = ctx.groups.validateCommit(req.groupId, req.memberId, req.generationIdOrMemberEpoch);
+  async handle(ctx, req, _version, conn) {
+    const groupError = groupAllowed(ctx, conn) ? ctx.groups.validateCommit(req.groupId, req.memberId, req.generationIdOrMemberEpoch) : GroupError.GROUP_AUTHORIZATION_FAILED;
     const topics: OffsetCommitResponseTopic[] = req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: groupError })) }));
     if (groupError !== GroupError.NONE) return { throttleTimeMs: 0, topics };
     const now = Date.now();
@@ -30,7 +32,8 @@ export const OFFSET_COMMIT_HANDLER: ApiHandler<OffsetCommitRequest, OffsetCommit
       const topic = await ctx.topics.get(t.name);
       for (const [pi, p] of t.partitions.entries()) {
         const slot = topics[ti]!.partitions[pi]!;
-        if (topic === undefined || p.partitionIndex < 0 || topic.partitions[p.partitionIndex] === undefined) slot.errorCode = GroupError.UNKNOWN_TOPIC_OR_PARTITION;
+        if (!allowed(ctx, conn, 'read', streamOfPartition(t.name, Math.max(0, p.partitionIndex)))) slot.errorCode = GroupError.TOPIC_AUTHORIZATION_FAILED;
+        else if (topic === undefined || p.partitionIndex < 0 || topic.partitions[p.partitionIndex] === undefined) slot.errorCode = GroupError.UNKNOWN_TOPIC_OR_PARTITION;
         else if (p.committedMetadata !== null && p.committedMetadata.length > MAX_OFFSET_METADATA) slot.errorCode = GroupError.OFFSET_METADATA_TOO_LARGE;
         // Kafka stores a null metadata as the empty string.
         else accepted.push({ topic: t.name, partition: p.partitionIndex, slot, offset: { offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch ?? -1, metadata: p.committedMetadata ?? '', committedAt: now } });

@@ -14,6 +14,8 @@ import {
 import { type ApiHandler } from '../handler';
 import { type KafkaContext } from '../context';
 import { type CommittedOffset, GroupError } from '../groups';
+import { allowed, groupAllowed } from '../auth';
+import { streamOfPartition } from '../topics';
 
 type Topics = Array<{ name: string; partitions: OffsetFetchResponsePartitions[] }>;
 
@@ -23,25 +25,34 @@ function row(partitionIndex: number, c: CommittedOffset | undefined): OffsetFetc
     : { partitionIndex, committedOffset: c.offset, committedLeaderEpoch: c.leaderEpoch, metadata: c.metadata ?? '', errorCode: GroupError.NONE };
 }
 
-function fetchGroup(ctx: KafkaContext, groupId: string, topics: ReadonlyArray<{ name: string; partitionIndexes: number[] }> | null): Topics {
+function fetchGroup(ctx: KafkaContext, conn: object, groupId: string, topics: ReadonlyArray<{ name: string; partitionIndexes: number[] }> | null): Topics {
+  const readable = (topic: string, p: number): boolean => allowed(ctx, conn, 'read', streamOfPartition(topic, Math.max(0, p)));
   if (topics === null) {
-    return [...ctx.groups.allCommitted(groupId)].map(([name, parts]) => ({
-      name,
-      partitions: [...parts].sort((a, b) => a[0] - b[0]).map(([p, c]) => row(p, c)),
-    }));
+    // All topics: those whose partitions the scope may not read are left out, as Metadata does.
+    return [...ctx.groups.allCommitted(groupId)]
+      .map(([name, parts]) => ({ name, partitions: [...parts].filter(([p]) => readable(name, p)).sort((a, b) => a[0] - b[0]).map(([p, c]) => row(p, c)) }))
+      .filter((t) => t.partitions.length > 0);
   }
-  return topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((p) => row(p, ctx.groups.committed(groupId, t.name, p))) }));
+  return topics.map((t) => ({
+    name: t.name,
+    partitions: t.partitionIndexes.map((p) => (readable(t.name, p) ? row(p, ctx.groups.committed(groupId, t.name, p)) : { ...row(p, undefined), errorCode: GroupError.TOPIC_AUTHORIZATION_FAILED })),
+  }));
 }
 
 export const OFFSET_FETCH_HANDLER: ApiHandler<OffsetFetchRequest, OffsetFetchResponse> = {
   api: OFFSET_FETCH,
   decode: decodeOffsetFetchRequest,
   encode: encodeOffsetFetchResponse,
-  async handle(ctx, req, version) {
+  async handle(ctx, req, version, conn) {
+    const denied = !groupAllowed(ctx, conn);
     if (version >= 8) {
-      return { throttleTimeMs: 0, groups: (req.groups ?? []).map((g) => ({ groupId: g.groupId, topics: fetchGroup(ctx, g.groupId, g.topics), errorCode: GroupError.NONE })) };
+      const groups = (req.groups ?? []).map((g) =>
+        denied ? { groupId: g.groupId, topics: [], errorCode: GroupError.GROUP_AUTHORIZATION_FAILED } : { groupId: g.groupId, topics: fetchGroup(ctx, conn, g.groupId, g.topics), errorCode: GroupError.NONE },
+      );
+      return { throttleTimeMs: 0, groups };
     }
-    const topics = fetchGroup(ctx, req.groupId ?? '', req.topics ?? null);
+    if (denied) return { throttleTimeMs: 0, errorCode: GroupError.GROUP_AUTHORIZATION_FAILED, topics: [] };
+    const topics = fetchGroup(ctx, conn, req.groupId ?? '', req.topics ?? null);
     return { throttleTimeMs: 0, errorCode: GroupError.NONE, topics };
   },
 };
