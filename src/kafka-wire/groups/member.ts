@@ -37,12 +37,13 @@ export interface JoinRequest {
 
 export class Member {
   readonly memberId: string;
-  groupInstanceId: string | null;
-  clientId: string;
-  clientHost: string;
-  sessionTimeoutMs: number;
-  rebalanceTimeoutMs: number;
-  protocols: MemberProtocol[];
+  // Set by update(), which the constructor calls.
+  groupInstanceId!: string | null;
+  clientId!: string;
+  clientHost!: string;
+  sessionTimeoutMs!: number;
+  rebalanceTimeoutMs!: number;
+  protocols!: MemberProtocol[];
   /** The leader's assignment for this member in the current generation (empty until SyncGroup). */
   assignment: Buffer = Buffer.alloc(0);
   /** A JoinGroup waiting for the rebalance to complete. */
@@ -53,13 +54,7 @@ export class Member {
 
   constructor(memberId: string, req: JoinRequest) {
     this.memberId = memberId;
-    this.groupInstanceId = req.groupInstanceId;
-    this.clientId = req.clientId;
-    this.clientHost = req.clientHost;
-    this.sessionTimeoutMs = req.sessionTimeoutMs;
-    this.rebalanceTimeoutMs = req.rebalanceTimeoutMs;
-    // Decoded buffers are slices of the request frame: copy what outlives the request.
-    this.protocols = req.protocols.map((p) => ({ name: p.name, metadata: Buffer.from(p.metadata) }));
+    this.update(req);
   }
 
   /** Whether a rejoin carries the same protocols and metadata (no rebalance needed for it). */
@@ -73,6 +68,7 @@ export class Member {
     this.clientHost = req.clientHost;
     this.sessionTimeoutMs = req.sessionTimeoutMs;
     this.rebalanceTimeoutMs = req.rebalanceTimeoutMs;
+    // Decoded buffers are slices of the request frame: copy what outlives the request.
     this.protocols = req.protocols.map((p) => ({ name: p.name, metadata: Buffer.from(p.metadata) }));
   }
 
