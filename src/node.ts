@@ -18,13 +18,14 @@ import { randomUUID } from 'node:crypto';
 import { type MetaStore, Tokens, openLocalMetaStore } from './actors';
 import { createAdminHandler } from './gateway/admin/admin-handler';
 import { loadDashboard } from './gateway/admin/dashboard';
-import { type NodeRecord, nodeKey } from './gateway/admin/admin-api';
+import { type NodeRecord, adminInternalReply, nodeKey } from './gateway/admin/admin-api';
 import { guard } from './gateway/auth/guard';
-import { type DsContext, Subscriptions, createDsHandler, createSubscriptionHost } from './gateway/ds';
+import { type DsContext, Subscriptions, createDsHandler, createSubscriptionHost, dsInternalReply } from './gateway/ds';
 import { type HeaderList, type HttpServerHandle, loadHttpEngine } from './gateway/http';
 import { type RequestHandler } from './gateway/http/engine';
 import { InFlight } from './gateway/in-flight';
-import { toHttpError } from './gateway/svc/http-errors';
+import { internalReply, toHttpError } from './gateway/svc/http-errors';
+import { shield } from './gateway/shield';
 import { LiveWaiters } from './gateway/svc/live-waiters';
 import { createSvcHandler } from './gateway/svc/svc-handler';
 import { SvcError } from './errors';
@@ -88,8 +89,11 @@ async function openControlPlane(config: Config): Promise<{ meta: MetaStore; toke
 export async function startNode(config: Config, log: Logger): Promise<RunningNode> {
   const engine = await loadHttpEngine(config.httpEngine, log);
   const { meta, tokens, clusterId } = await openControlPlane(config);
-  // Every listener's handler passes the auth guard first when auth is required.
-  const protect = (listener: 'svc' | 'ds' | 'admin', h: RequestHandler): RequestHandler => (config.auth === 'required' ? guard(listener, tokens, h) : h);
+  // Every listener's handler passes the auth guard first when auth is required; around both, the
+  // shield turns any failure into a 500 in the listener's shape (gateway/shield.ts).
+  const internalReplies = { svc: internalReply, ds: dsInternalReply, admin: adminInternalReply } as const;
+  const protect = (listener: 'svc' | 'ds' | 'admin', h: RequestHandler): RequestHandler =>
+    shield(listener, config.auth === 'required' ? guard(listener, tokens, h) : h, log, internalReplies[listener]);
   const schemas = SchemaStore.open(config.dataDir);
   const shards = await ShardClient.start({
     dataDir: config.dataDir,

@@ -204,35 +204,45 @@ export function loadCacheConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
     setPath(data, leaf.path, fromEnv(leaf, raw));
     sources.set(leaf.path.join('.'), leaf.env);
   }
-  if (!validate(data)) {
-    for (const e of validate.errors ?? []) errors.push(describe(e, sources));
-    return { errors };
-  }
-  const config = data;
+  // Schema errors and the checks across keys below are reported together (docs/s3-cache.md): a type
+  // error in one key must not hide a bad `listen` in another. The checks read a key only when it has
+  // the type the schema wants (ajv has filled in every default, valid or not).
+  const typed = validate(data);
+  if (!typed) for (const e of validate.errors ?? []) errors.push(describe(e, sources));
   const src = (k: string) => sources.get(k) ?? 'default';
-  for (const k of ['server.listen', ...(config.metrics.listen !== '' ? ['metrics.listen'] : [])]) {
-    const v = k === 'server.listen' ? config.server.listen : config.metrics.listen;
-    if (!parseHostPort(v)) errors.push(`${src(k)}: ${k}: must be host:port (got ${JSON.stringify(v)})`);
+  const str = (k: string): string | undefined => {
+    const v = k.split('.').reduce<unknown>((at, p) => (typeof at === 'object' && at !== null ? (at as Record<string, unknown>)[p] : undefined), data);
+    return typeof v === 'string' ? v : undefined;
+  };
+  const metricsListen = str('metrics.listen');
+  for (const k of ['server.listen', ...(metricsListen !== '' ? ['metrics.listen'] : [])]) {
+    const v = str(k);
+    if (v !== undefined && !parseHostPort(v)) errors.push(`${src(k)}: ${k}: must be host:port (got ${JSON.stringify(v)})`);
   }
-  if (config.server.addressing.style === 'virtual_hosted' && config.server.addressing.domain === '')
+  if (str('server.addressing.style') === 'virtual_hosted' && str('server.addressing.domain') === '')
     errors.push(`${src('server.addressing.style')}: server.addressing.domain: required with style = "virtual_hosted"`);
-  if ((config.server.tls.cert === '') !== (config.server.tls.key === ''))
+  const cert = str('server.tls.cert');
+  const key = str('server.tls.key');
+  if (cert !== undefined && key !== undefined && (cert === '') !== (key === ''))
     errors.push(`${src('server.tls.cert')}: server.tls: cert and key go together`);
-  if (config.origin.endpoint === '') errors.push(`${src('origin.endpoint')}: origin.endpoint: required (the origin's base URL)`);
-  else {
+  const endpoint = str('origin.endpoint');
+  if (endpoint === '') errors.push(`${src('origin.endpoint')}: origin.endpoint: required (the origin's base URL)`);
+  else if (endpoint !== undefined) {
     try {
-      const u = new URL(config.origin.endpoint);
+      const u = new URL(endpoint);
       if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
     } catch {
-      errors.push(`${src('origin.endpoint')}: origin.endpoint: must be an http:// or https:// URL (got ${JSON.stringify(config.origin.endpoint)})`);
+      errors.push(`${src('origin.endpoint')}: origin.endpoint: must be an http:// or https:// URL (got ${JSON.stringify(endpoint)})`);
     }
   }
-  if (config.origin.credentials === 'static' && (config.origin.access_key_id === '' || config.origin.secret_access_key === ''))
+  if (str('origin.credentials') === 'static' && (str('origin.access_key_id') === '' || str('origin.secret_access_key') === ''))
     errors.push(`${src('origin.credentials')}: origin: credentials = "static" needs access_key_id and secret_access_key`);
-  if (config.auth.mode === 'static' && (config.auth.access_key_id === '' || config.auth.secret_access_key === ''))
+  if (str('auth.mode') === 'static' && (str('auth.access_key_id') === '' || str('auth.secret_access_key') === ''))
     errors.push(`${src('auth.mode')}: auth: mode = "static" needs access_key_id and secret_access_key`);
-  if (!config.metrics.path.startsWith('/')) errors.push(`${src('metrics.path')}: metrics.path: must start with /`);
-  return errors.length > 0 ? { errors } : { config };
+  const metricsPath = str('metrics.path');
+  if (metricsPath !== undefined && !metricsPath.startsWith('/')) errors.push(`${src('metrics.path')}: metrics.path: must start with /`);
+  if (!typed || errors.length > 0) return { errors };
+  return { config: data as CacheConfig }; // `typed`: the schema validated it
 }
 
 /** The effective policy of one bucket. */

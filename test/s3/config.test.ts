@@ -71,6 +71,15 @@ mode = "static"
     expect(e2.some((e) => e.startsWith('SVC_CACHE_ORIGIN_ENDPOINT') && e.includes('http://'))).toBe(true);
   });
 
+  it('reports a type error and a bad listen address in one pass, not one after the other', () => {
+    const file = tomlFile('populate_max = "lots"\n[server]\nlisten = "nowhere"\n');
+    const r = loadCacheConfig(['--config', file], { SVC_CACHE_ORIGIN_ENDPOINT: 'ftp://x' });
+    const errors = 'errors' in r ? r.errors : [];
+    expect(errors.some((e) => e.includes('populate_max'))).toBe(true);
+    expect(errors.some((e) => e.includes('server.listen') && e.includes('host:port'))).toBe(true);
+    expect(errors.some((e) => e.startsWith('SVC_CACHE_ORIGIN_ENDPOINT') && e.includes('http://'))).toBe(true);
+  });
+
   it('reports an unreadable file and an unknown argument', () => {
     const r = loadCacheConfig(['--config', '/nonexistent/cache.toml', '--nope'], {});
     expect('errors' in r && r.errors.length).toBe(3);

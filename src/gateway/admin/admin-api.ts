@@ -49,6 +49,11 @@ export function adminError(err: unknown): Reply {
   return { status: e.code === 'internal' ? 500 : status, headers: [JSON_TYPE], body: JSON.stringify({ error }) };
 }
 
+/** The 500 for a request that failed inside the node: the admin shape (`error` only, spec "Error body"), so the id goes in a header. */
+export function adminInternalReply(requestId: string): Reply {
+  return { status: 500, headers: [JSON_TYPE, ['svc-request-id', requestId]], body: JSON.stringify({ error: 'internal' }) };
+}
+
 function parseBody(req: HttpRequest): Record<string, unknown> {
   let v: unknown;
   try {

@@ -10,6 +10,7 @@
  */
 import { type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
 import { type InFlight } from '../in-flight';
+import { isInternal } from '../shield';
 import { type Reply } from '../svc/write-handlers';
 import { type AdminDeps, adminApi, adminError } from './admin-api';
 
@@ -29,7 +30,7 @@ export interface DashboardSource {
 const JSON_TYPE: [string, string] = ['content-type', 'application/json'];
 
 export function createAdminHandler(src: ReadinessSource, api: AdminDeps | null, dashboard: DashboardSource | null, inFlight?: InFlight): RequestHandler {
-  return (req: HttpRequest, res: HttpResponse): void => {
+  return (req: HttpRequest, res: HttpResponse): void | Promise<void> => {
     const get = req.method === 'GET' || req.method === 'HEAD';
     const send = (r: Reply): void => {
       if (!res.aborted) res.send(r.status, r.headers, req.method === 'HEAD' ? undefined : r.body);
@@ -49,10 +50,14 @@ export function createAdminHandler(src: ReadinessSource, api: AdminDeps | null, 
     }
     if (api === null || !req.path.startsWith('/admin/')) return send({ status: 404, headers: [JSON_TYPE], body: '{"error":"not_found"}' });
     inFlight?.begin();
-    adminApi(api, req)
+    // Returned: the shield (gateway/shield.ts) answers bugs and `internal` errors, with a request id.
+    return adminApi(api, req)
       .then(
         (r) => send(r ?? { status: 404, headers: [JSON_TYPE], body: '{"error":"not_found"}' }),
-        (err: unknown) => send(adminError(err)),
+        (err: unknown) => {
+          if (isInternal(err)) throw err;
+          send(adminError(err));
+        },
       )
       .finally(() => inFlight?.end());
   };

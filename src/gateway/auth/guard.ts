@@ -30,10 +30,11 @@ const WHY: Record<AuthFailure, string> = {
 };
 
 export function guard(listener: Listener, tokens: Tokens, handler: RequestHandler): RequestHandler {
-  return (req: HttpRequest, res: HttpResponse): void => {
+  return (req: HttpRequest, res: HttpResponse): void | Promise<unknown> => {
     const first = plan(listener, req, null);
     if (first.open) return handler(req, res);
-    const decide = (who: Principal | AuthFailure): void => {
+    // Returns the handler's own result, so the shield around the guard sees its failures too.
+    const decide = (who: Principal | AuthFailure): void | Promise<unknown> => {
       if (typeof who === 'string') return deny(listener, res, req, 401, WHY[who]);
       const prefix = tenantPrefix(who.scope);
       const p = prefix === null ? first : plan(listener, req, prefix);
@@ -43,13 +44,13 @@ export function guard(listener: Listener, tokens: Tokens, handler: RequestHandle
         if (why !== null) return req.headers['authorization'] === undefined ? deny(listener, res, req, 401, WHY.absent) : deny(listener, res, req, 403, why);
       }
       PRINCIPALS.set(p.req, who);
-      handler(p.req, prefix === null ? res : unprefixing(res, req, p.req, prefix));
+      return handler(p.req, prefix === null ? res : unprefixing(res, req, p.req, prefix));
     };
     // Synchronously where the metadata view is known current (the local store): the handler then
     // runs in the same turn as without auth, and its storage calls batch the same way.
     const now = tokens.authenticateNow(req.headers['authorization']);
     if (now !== null) return decide(now);
-    tokens.authenticate(req.headers['authorization']).then(decide, () => deny(listener, res, req, 500, 'internal error'));
+    return tokens.authenticate(req.headers['authorization']).then(decide, () => deny(listener, res, req, 500, 'internal error'));
   };
 }
 

@@ -6,7 +6,7 @@
 import { SvcError } from '../../errors';
 import { statusOf } from '../svc/http-errors';
 import { type Reply } from '../svc/write-handlers';
-import { H } from './ds-headers';
+import { COMMON_HEADERS, H } from './ds-headers';
 import { formatOffset } from './offsets';
 
 export function toDsError(err: unknown): Reply {
@@ -42,4 +42,13 @@ export function toDsError(err: unknown): Reply {
       break;
   }
   return { status, headers, body: e.message };
+}
+
+/** The 500 for a request that failed inside the node, with the id that finds it in the log. */
+export function dsInternalReply(requestId: string): Reply {
+  return {
+    status: 500,
+    headers: [...COMMON_HEADERS, ['content-type', 'text/plain; charset=utf-8'], ['svc-request-id', requestId]],
+    body: `internal error (request id ${requestId}); the node's log has the cause`,
+  };
 }

@@ -7,6 +7,7 @@
 import { SvcError } from '../../errors';
 import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
 import { type InFlight } from '../in-flight';
+import { isInternal } from '../shield';
 import { parseStreamName } from '../svc/params';
 import { type Reply } from '../svc/write-handlers';
 import { STREAM_BASE, type DsContext } from './context';
@@ -18,16 +19,20 @@ import { appendDs, createDsStream, deleteDs, headDs } from './ds-write';
 const SUBSCRIPTIONS_PREFIX = `${STREAM_BASE}/__ds/`;
 
 export function createDsHandler(ctx: DsContext, inFlight: InFlight): RequestHandler {
-  return (req: HttpRequest, res: HttpResponse): void => {
+  return (req: HttpRequest, res: HttpResponse): void | Promise<void> => {
     if (inFlight.closing) {
       send(res, req, { status: 503, headers: [['connection', 'close'], ['content-type', 'text/plain; charset=utf-8']], body: 'the node is shutting down' });
       return;
     }
     inFlight.begin();
-    route(ctx, req, res)
+    // Returned: the shield (gateway/shield.ts) answers bugs and `internal` errors, with a request id.
+    return route(ctx, req, res)
       .then(
         (r) => send(res, req, r),
-        (err: unknown) => send(res, req, toDsError(err)),
+        (err: unknown) => {
+          if (isInternal(err)) throw err;
+          send(res, req, toDsError(err));
+        },
       )
       .finally(() => inFlight.end());
   };

@@ -5,6 +5,7 @@
 import { SvcError } from '../../errors';
 import { type ProducerParams, type StreamInfo, mediaType } from '../../shards';
 import { type HttpRequest } from '../http/engine';
+import { parseRfc3339 } from '../svc/params';
 import { type Reply } from '../svc/write-handlers';
 import { type DsContext } from './context';
 import { H, isTrue } from './ds-headers';
@@ -29,11 +30,8 @@ export function parseCreate(req: HttpRequest, defaultContentType = DEFAULT_CONTE
   const exp = req.headers[H.expiresAt];
   if (ttl !== undefined && !UINT_RE.test(ttl)) throw new SvcError('invalid_parameter', 'Stream-TTL is a whole number of seconds');
   if (ttl !== undefined && exp !== undefined) throw new SvcError('invalid_parameter', 'Stream-TTL and Stream-Expires-At cannot both be given');
-  let expiresAtMs: number | null = null;
-  if (exp !== undefined) {
-    expiresAtMs = Date.parse(exp);
-    if (!Number.isFinite(expiresAtMs)) throw new SvcError('invalid_parameter', 'Stream-Expires-At is not an RFC 3339 timestamp');
-  }
+  // The Svc listener's RFC 3339 parser: Date.parse would take `1`, `March 7, 2030` and roll Feb 30 into March.
+  const expiresAtMs = exp === undefined ? null : parseRfc3339(H.expiresAt, exp, 'Stream-Expires-At is not an RFC 3339 timestamp');
   return {
     contentType: ct === undefined || ct.trim() === '' ? defaultContentType : ct,
     idleTtlSeconds: ttl === undefined ? null : Number(ttl),
@@ -47,13 +45,21 @@ export function sameStream(info: StreamInfo, c: CreateRequest): boolean {
   return mediaType(info.contentType) === mediaType(c.contentType) && info.idleTtlSeconds === c.idleTtlSeconds && info.expiresAtMs === c.expiresAtMs && info.closed === c.closed;
 }
 
+/** A host (name or address, optional port) as RFC 3986 allows it; anything else is not echoed. */
+const HOST_RE = /^[A-Za-z0-9.\-_~]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
+
+/** The client's Host header for an absolute Location, when it is a well-formed host; else `localhost`. */
+function locationHost(host: string | undefined): string {
+  return host !== undefined && HOST_RE.test(host) ? host : 'localhost';
+}
+
 export function createdReply(req: HttpRequest, info: StreamInfo, created: boolean): Reply {
   const headers: Array<[string, string]> = [
     ['content-type', info.contentType],
     [H.nextOffset, formatOffset(info.nextSeq)],
   ];
   if (info.closed) headers.push([H.closed, 'true']);
-  if (created) headers.push(['location', `http://${req.headers['host'] ?? 'localhost'}${req.path}`]);
+  if (created) headers.push(['location', `http://${locationHost(req.headers['host'])}${req.path}`]);
   return { status: created ? 201 : 200, headers };
 }
 

@@ -3,3 +3,4 @@ export { createDsHandler } from './ds-handler';
 export { type DsContext, STREAM_BASE } from './context';
 export { createSubscriptionHost } from './subscription-host';
 export { Subscriptions } from './subscriptions';
+export { dsInternalReply } from './ds-errors';

@@ -1,7 +1,13 @@
 /**
- * A Durable Streams request body → records: one message is one record. In JSON mode
- * (`application/json`) a top-level array is flattened one level, each element one message
- * (PROTOCOL.md "JSON mode"); any other body is one message as sent.
+ * A Durable Streams request body → records. In JSON mode (`application/json`) a top-level array is
+ * flattened one level, each element one message and one record (PROTOCOL.md "JSON mode"); any other
+ * body is bytes, stored as records of at most `maxRecordBytes` each.
+ *
+ * No count limit: the official client batches as many messages as it holds into one append (the
+ * reference server takes them), so the only bound is the request body limit (`--max-request-bytes`),
+ * which the engine enforces before this runs. A byte stream has no message boundaries a reader could
+ * see (reads return the bytes concatenated), so a body over `--max-record-bytes` is cut into several
+ * records of one batch: still one append, atomic and, with producer headers, exactly once.
  */
 import { SvcError } from '../../errors';
 import { mediaType } from '../../shards';
@@ -12,12 +18,9 @@ export function isJson(contentType: string): boolean {
 }
 
 /** `emptyArrayOk`: a create may start a JSON stream empty with `[]`; an append of `[]` is refused. */
-export function toRecords(body: Buffer, contentType: string, emptyArrayOk: boolean, limits: { maxRecordBytes: number; maxBatchRecords: number }): RecordInput[] {
+export function toRecords(body: Buffer, contentType: string, emptyArrayOk: boolean, limits: { maxRecordBytes: number }): RecordInput[] {
   if (body.length === 0) return [];
-  if (!isJson(contentType)) {
-    if (body.length > limits.maxRecordBytes) throw new SvcError('record_too_large', `a message is limited to ${limits.maxRecordBytes} bytes`);
-    return [{ key: null, value: body, headers: null }];
-  }
+  if (!isJson(contentType)) return byteRecords(body, limits.maxRecordBytes);
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString('utf8'));
@@ -26,10 +29,19 @@ export function toRecords(body: Buffer, contentType: string, emptyArrayOk: boole
   }
   const values = Array.isArray(parsed) ? parsed : [parsed];
   if (values.length === 0 && !emptyArrayOk) throw new SvcError('empty_batch', 'an append of [] carries no message');
-  if (values.length > limits.maxBatchRecords) throw new SvcError('batch_too_large', `an append is limited to ${limits.maxBatchRecords} messages`);
   return values.map((v) => {
+    // A JSON message is one record: it cannot be cut, so its size limit stays.
     const value = Buffer.from(JSON.stringify(v));
     if (value.length > limits.maxRecordBytes) throw new SvcError('record_too_large', `a message is limited to ${limits.maxRecordBytes} bytes`);
     return { key: null, value, headers: null };
   });
+}
+
+/** A byte body as records of at most `maxRecordBytes` (views of the body, not copies). */
+function byteRecords(body: Buffer, maxRecordBytes: number): RecordInput[] {
+  const records: RecordInput[] = [];
+  for (let at = 0; at < body.length; at += maxRecordBytes) {
+    records.push({ key: null, value: body.subarray(at, Math.min(body.length, at + maxRecordBytes)), headers: null });
+  }
+  return records;
 }

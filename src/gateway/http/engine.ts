@@ -28,6 +28,8 @@ export type HeaderList = ReadonlyArray<readonly [string, string]>;
 export interface HttpResponse {
   /** True once the client has gone away; further writes are ignored. */
   readonly aborted: boolean;
+  /** True once a status line is committed (send, refuse or writeHead): a second one cannot follow. */
+  readonly sent: boolean;
   /** Called once if the client goes away before the response ends. */
   onAborted(cb: () => void): void;
   /** Send a complete response. */
@@ -48,7 +50,12 @@ export interface HttpResponse {
   destroy(): void;
 }
 
-export type RequestHandler = (req: HttpRequest, res: HttpResponse) => void;
+/**
+ * A handler may finish asynchronously and return its promise: the engine (run-handler.ts) and the
+ * gateway's shield turn a rejection, like a synchronous throw, into an error reply; nothing a
+ * handler does can become an unhandled rejection that ends the process.
+ */
+export type RequestHandler = (req: HttpRequest, res: HttpResponse) => void | Promise<unknown>;
 
 export interface ListenOptions {
   host: string;

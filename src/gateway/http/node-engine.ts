@@ -14,6 +14,7 @@ import {
   type RequestHandler,
 } from './engine';
 import { OpenResponses } from './open-responses';
+import { runHandler } from './run-handler';
 
 type RequestHead = Omit<HttpRequest, 'body'>;
 
@@ -54,7 +55,7 @@ function onRequest(
   const response = new NodeResponse(res, head.method === 'HEAD', inFlight.add());
   const declared = declaredBodyLength(head.headers);
   if (declared === 0) {
-    handler({ ...head, body: EMPTY }, response);
+    runHandler(handler, { ...head, body: EMPTY }, response);
     return;
   }
   if (declared > options.bodyLimit) {
@@ -77,7 +78,7 @@ function onRequest(
   };
   const onEnd = (): void => {
     if (response.aborted) return;
-    handler({ ...head, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) }, response);
+    runHandler(handler, { ...head, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) }, response);
   };
   req.on('data', onData);
   req.on('end', onEnd);
@@ -174,6 +175,10 @@ class NodeResponse implements HttpResponse {
 
   get aborted(): boolean {
     return this.#aborted;
+  }
+
+  get sent(): boolean {
+    return this.#started;
   }
 
   onAborted(cb: () => void): void {

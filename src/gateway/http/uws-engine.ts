@@ -19,6 +19,7 @@ import {
   type RequestHandler,
 } from './engine';
 import { OpenResponses } from './open-responses';
+import { runHandler } from './run-handler';
 
 type UwsModule = typeof Uws;
 type RequestHead = Omit<HttpRequest, 'body'>;
@@ -67,33 +68,83 @@ function onRequest(
   handler: RequestHandler,
   inFlight: OpenResponses,
 ): void {
-  const head = copyRequest(req);
+  const { head, repeated } = copyRequest(req);
   const response = new UwsResponse(res, head.method === 'HEAD', inFlight.add());
+  // uWS parses less strictly than node:http: what it lets through that node refuses is refused
+  // here with node's answer (400, connection closed), before any body byte is read.
+  const malformed = malformedHead(head, repeated);
+  if (malformed !== null) {
+    response.refuse({ status: 400, headers: [['content-type', 'text/plain; charset=utf-8']], body: `bad request: ${malformed}` });
+    return;
+  }
   const declared = declaredBodyLength(head.headers);
   if (declared === 0) {
-    handler({ ...head, body: EMPTY }, response);
+    runHandler(handler, { ...head, body: EMPTY }, response);
   } else if (declared > options.bodyLimit) {
     // Refused before a single body byte is buffered; the connection is closed after the
     // response so the client stops uploading.
     response.refuse(options.tooLarge(head));
   } else {
     readBody(res, declared, options.bodyLimit, response, {
-      complete: (body) => handler({ ...head, body }, response),
+      complete: (body) => runHandler(handler, { ...head, body }, response),
       tooLarge: () => response.refuse(options.tooLarge(head)),
     });
   }
 }
 
-/** Copies what the handler needs out of the short-lived uWS request. */
-function copyRequest(req: Uws.HttpRequest): RequestHead {
+// eslint-disable-next-line no-control-regex
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * Copies what the handler needs out of the short-lived uWS request.
+ *
+ * uWS hands header values over decoded as UTF-8; node:http decodes them as latin1, one char per
+ * byte. Values are re-read as latin1 here so both engines give handlers the same string for the
+ * same bytes, and nothing a client sends can come back as a char above U+00FF (which no header
+ * can carry: echoing one would throw while writing the response).
+ */
+function copyRequest(req: Uws.HttpRequest): { head: RequestHead; repeated: string | null } {
   // No prototype, so a header called `constructor` or `__proto__` is just a header.
   const headers: Record<string, string> = Object.create(null) as Record<string, string>;
-  req.forEach((name, value) => {
+  let repeated: string | null = null;
+  req.forEach((name, raw) => {
+    const value = NON_ASCII.test(raw) ? Buffer.from(raw, 'utf8').toString('latin1') : raw;
     const prior = headers[name];
-    headers[name] = prior === undefined ? value : `${prior}, ${value}`;
+    if (prior === undefined) headers[name] = value;
+    else {
+      headers[name] = `${prior}, ${value}`;
+      if (SINGLE_HEADERS.has(name)) repeated = name;
+    }
   });
   // uWS lower-cases the method; getUrl() is the raw path without the query.
-  return { method: req.getMethod().toUpperCase(), path: req.getUrl(), query: req.getQuery() ?? '', headers };
+  return { head: { method: req.getMethod().toUpperCase(), path: req.getUrl(), query: req.getQuery() ?? '', headers }, repeated };
+}
+
+/** Headers a request may carry once (RFC 9112 §6.3): a repeat is refused, as node:http does. */
+const SINGLE_HEADERS = new Set(['content-length']);
+
+// Visible ASCII only: node:http refuses a request target with a space, a control char or a raw
+// byte above 0x7e (RFC 9112 §3.2: the target is a URI, which is ASCII); so does this engine.
+const BAD_TARGET = /[^\x21-\x7e]/;
+
+/**
+ * Why a request uWS accepted must be refused (RFC 9112), or null. Checked:
+ * - a raw non-ASCII or control byte in the request target (§3.2);
+ * - Content-Length repeated (with the same value or not: node refuses both) or not a plain
+ *   decimal number, Content-Length beside Transfer-Encoding, or a Transfer-Encoding whose last
+ *   coding is not chunked (§6.1, §6.3: a request whose body length is uncertain is a smuggling
+ *   vector, so it is a 400 and the connection is closed).
+ */
+function malformedHead(head: RequestHead, repeated: string | null): string | null {
+  if (BAD_TARGET.test(head.path) || BAD_TARGET.test(head.query)) return 'the request target must be visible ASCII (percent-encode other bytes)';
+  const h = head.headers;
+  const length = h['content-length'];
+  const coding = h['transfer-encoding'];
+  if (repeated !== null) return 'Content-Length is given more than once';
+  if (length !== undefined && !/^\d{1,15}$/.test(length)) return 'Content-Length is not a decimal number';
+  if (length !== undefined && coding !== undefined) return 'Content-Length and Transfer-Encoding cannot both be given';
+  if (coding !== undefined && coding.split(',').pop()!.trim().toLowerCase() !== 'chunked') return 'Transfer-Encoding must end with chunked';
+  return null;
 }
 
 /** The declared body length; -1 when the body is chunked (length unknown), 0 when there is none. */
@@ -287,6 +338,10 @@ class UwsResponse implements HttpResponse {
 
   get aborted(): boolean {
     return this.#aborted;
+  }
+
+  get sent(): boolean {
+    return this.#ended || this.#mode !== 'idle';
   }
 
   onAborted(cb: () => void): void {

@@ -63,3 +63,12 @@ export function toHttpError(err: unknown): HttpError {
   }
   return { status, headers, body: JSON.stringify(body) };
 }
+
+/** The 500 for a request that failed inside the node: the spec's error body, and the id to find it in the log. */
+export function internalReply(requestId: string): HttpError {
+  return {
+    status: 500,
+    headers: [['content-type', 'application/json'], ['svc-request-id', requestId]],
+    body: JSON.stringify({ error: 'internal', message: `internal error (request id ${requestId}); the node's log has the cause` }),
+  };
+}

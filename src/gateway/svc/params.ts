@@ -27,8 +27,18 @@ export function parseTime(name: string, raw: string | undefined): number | undef
   if (raw === undefined) return undefined;
   const v = raw.trim();
   if (/^\d{1,16}$/.test(v)) return Number(v);
+  return parseRfc3339(name, v, `${name} must be an RFC 3339 date-time or unix milliseconds`);
+}
+
+/**
+ * An RFC 3339 date-time (§5.6: `2026-03-07T12:00:00Z`, `…+01:00`, fractions allowed) → unix
+ * milliseconds; nothing else (no bare numbers, no `March 7, 2030`). The one parser of timestamps
+ * for every listener (the Durable Streams listener's `Stream-Expires-At` too).
+ */
+export function parseRfc3339(name: string, raw: string, why = `${name} must be an RFC 3339 date-time`): number {
+  const v = raw.trim();
   const m = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|([+-])(\d{2}):(\d{2}))$/.exec(v);
-  const bad = (): SvcError => new SvcError('invalid_parameter', `${name} must be an RFC 3339 date-time or unix milliseconds`);
+  const bad = (): SvcError => new SvcError('invalid_parameter', why);
   if (m === null) throw bad();
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
   // Date.parse rolls impossible fields over (Feb 30 → Mar 1, 24:00 → next day): check them first.

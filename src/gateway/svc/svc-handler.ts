@@ -5,6 +5,7 @@
 import { SvcError } from '../../errors';
 import { type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
 import { type InFlight } from '../in-flight';
+import { isInternal } from '../shield';
 import { type SvcContext } from './context';
 import { toHttpError } from './http-errors';
 import { parseStreamName } from './params';
@@ -16,20 +17,25 @@ import { type Reply, appendOrTrim, createStream, deleteStream } from './write-ha
 const STREAM_METHODS = 'GET, HEAD, PUT, POST, DELETE';
 
 export function createSvcHandler(ctx: SvcContext, inFlight: InFlight): RequestHandler {
-  return (req: HttpRequest, res: HttpResponse): void => {
+  return (req: HttpRequest, res: HttpResponse): void | Promise<void> => {
     if (inFlight.closing) {
       const e = toHttpError(new SvcError('shutting_down', 'the node is shutting down'));
       res.send(e.status, [...e.headers, ['connection', 'close']], e.body);
       return;
     }
     inFlight.begin();
-    route(ctx, req, res).then(
-      (r) => write(res, req, r),
-      (err: unknown) => {
-        const e = toHttpError(err);
-        write(res, req, { status: e.status, headers: e.headers, body: e.body });
-      },
-    ).finally(() => inFlight.end());
+    // Returned, so the shield (gateway/shield.ts) answers and logs whatever escapes: a bug, an
+    // `internal` error, or a reply the engine refuses to write.
+    return route(ctx, req, res)
+      .then(
+        (r) => write(res, req, r),
+        (err: unknown) => {
+          if (isInternal(err)) throw err;
+          const e = toHttpError(err);
+          write(res, req, { status: e.status, headers: e.headers, body: e.body });
+        },
+      )
+      .finally(() => inFlight.end());
   };
 }
 
