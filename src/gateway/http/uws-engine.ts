@@ -74,7 +74,10 @@ function onRequest(
   // here with node's answer (400, connection closed), before any body byte is read.
   const malformed = malformedHead(head, repeated);
   if (malformed !== null) {
-    response.refuse({ status: 400, headers: [['content-type', 'text/plain; charset=utf-8']], body: `bad request: ${malformed}` });
+    // Answered on the next turn, not now: uWS dispatches a pipelined request that follows in the
+    // same packet as soon as this handler returns, even after end(…, close). With this response
+    // still pending, uWS closes the connection instead of running what was smuggled behind it.
+    setImmediate(() => response.refuse({ status: malformed.status, headers: [['content-type', 'text/plain; charset=utf-8']], body: malformed.message }));
     return;
   }
   const declared = declaredBodyLength(head.headers);
@@ -123,6 +126,12 @@ function copyRequest(req: Uws.HttpRequest): { head: RequestHead; repeated: strin
 /** Headers a request may carry once (RFC 9112 §6.3): a repeat is refused, as node:http does. */
 const SINGLE_HEADERS = new Set(['content-length']);
 
+/**
+ * node:http's default limit on a request head (`--max-http-header-size`, 16 KiB), answered with
+ * 431 (RFC 6585 §5). uWS takes far larger heads; the same limit on both engines.
+ */
+const MAX_HEAD_BYTES = 16 * 1024;
+
 // Visible ASCII only: node:http refuses a request target with a space, a control char or a raw
 // byte above 0x7e (RFC 9112 §3.2: the target is a URI, which is ASCII); so does this engine.
 const BAD_TARGET = /[^\x21-\x7e]/;
@@ -130,20 +139,25 @@ const BAD_TARGET = /[^\x21-\x7e]/;
 /**
  * Why a request uWS accepted must be refused (RFC 9112), or null. Checked:
  * - a raw non-ASCII or control byte in the request target (§3.2);
+ * - a head over 16 KiB (431, as node:http);
  * - Content-Length repeated (with the same value or not: node refuses both) or not a plain
  *   decimal number, Content-Length beside Transfer-Encoding, or a Transfer-Encoding whose last
  *   coding is not chunked (§6.1, §6.3: a request whose body length is uncertain is a smuggling
  *   vector, so it is a 400 and the connection is closed).
  */
-function malformedHead(head: RequestHead, repeated: string | null): string | null {
-  if (BAD_TARGET.test(head.path) || BAD_TARGET.test(head.query)) return 'the request target must be visible ASCII (percent-encode other bytes)';
+function malformedHead(head: RequestHead, repeated: string | null): { status: 400 | 431; message: string } | null {
+  const bad = (message: string): { status: 400; message: string } => ({ status: 400, message: `bad request: ${message}` });
+  if (BAD_TARGET.test(head.path) || BAD_TARGET.test(head.query)) return bad('the request target must be visible ASCII (percent-encode other bytes)');
   const h = head.headers;
+  let size = head.method.length + head.path.length + head.query.length;
+  for (const name in h) size += name.length + h[name]!.length + 4;
+  if (size > MAX_HEAD_BYTES) return { status: 431, message: `the request head is limited to ${MAX_HEAD_BYTES} bytes` };
   const length = h['content-length'];
   const coding = h['transfer-encoding'];
-  if (repeated !== null) return 'Content-Length is given more than once';
-  if (length !== undefined && !/^\d{1,15}$/.test(length)) return 'Content-Length is not a decimal number';
-  if (length !== undefined && coding !== undefined) return 'Content-Length and Transfer-Encoding cannot both be given';
-  if (coding !== undefined && coding.split(',').pop()!.trim().toLowerCase() !== 'chunked') return 'Transfer-Encoding must end with chunked';
+  if (repeated !== null) return bad('Content-Length is given more than once');
+  if (length !== undefined && !/^\d{1,15}$/.test(length)) return bad('Content-Length is not a decimal number');
+  if (length !== undefined && coding !== undefined) return bad('Content-Length and Transfer-Encoding cannot both be given');
+  if (coding !== undefined && coding.split(',').pop()!.trim().toLowerCase() !== 'chunked') return bad('Transfer-Encoding must end with chunked');
   return null;
 }
 
@@ -291,7 +305,8 @@ function writeHeaders(res: Uws.HttpResponse, headers: HeaderList, keepLength: bo
   for (const [name, value] of headers) {
     const lower = name.toLowerCase();
     if (lower === 'transfer-encoding' || (lower === 'content-length' && !keepLength)) continue;
-    res.writeHeader(name, value);
+    // uWS writes a string as UTF-8; node:http writes header values as latin1, one byte per char.
+    res.writeHeader(name, NON_ASCII.test(value) ? Buffer.from(value, 'latin1') : value);
   }
 }
 
