@@ -22,7 +22,8 @@ export function runHandler(handler: RequestHandler, req: HttpRequest, res: HttpR
 
 function lastResort(res: HttpResponse, err: unknown): void {
   // No logger at this layer: stderr via the warning channel, so the failure is not silent.
-  process.emitWarning(err instanceof Error ? err : new Error(String(err)), { code: 'SVC_HANDLER_FAILED' });
+  const why = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  process.emitWarning(`a request handler failed outside the gateway's shield: ${why}`, { code: 'SVC_HANDLER_FAILED' });
   try {
     if (res.aborted) return;
     if (res.sent) res.destroy();
