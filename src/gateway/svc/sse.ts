@@ -163,13 +163,22 @@ class SseReader implements Waiter, LiveReader {
   readonly #pull = (): void => {
     if (this.#state !== 'queued') return;
     this.#state = 'reading';
-    this.#live.page(this.#watch!, { ...this.#read, seq: this.seq }).then(
-      (r) => this.#deliver(r),
-      (err: unknown) => {
-        const e = JSON.parse(toHttpError(err).body) as { error: string; message: string };
-        this.#fail({ error: e.error, message: e.message });
-      },
-    );
+    this.#live
+      .page(this.#watch!, { ...this.#read, seq: this.seq })
+      .then(
+        (r) => this.#deliver(r),
+        (err: unknown) => {
+          const e = JSON.parse(toHttpError(err).body) as { error: string; message: string };
+          this.#fail({ error: e.error, message: e.message });
+        },
+      )
+      // This runs after the handler's promise settled, outside the shield: a failure while
+      // delivering must not become an unhandled rejection (which ends the process). The stream
+      // has started, so all that is left is to close it; the client reconnects from its last id.
+      .catch((err: unknown) => {
+        process.emitWarning(`an SSE delivery failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`, { code: 'SVC_SSE_FAILED' });
+        this.#cut();
+      });
   };
 
   shutdown(): void {
