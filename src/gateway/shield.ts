@@ -43,7 +43,11 @@ export function shield(listener: 'svc' | 'ds' | 'admin', handler: RequestHandler
         return;
       }
       const r = internal(requestId);
-      res.send(r.status, r.headers, req.method === 'HEAD' ? undefined : r.body);
+      try {
+        res.send(r.status, r.headers, req.method === 'HEAD' ? undefined : r.body);
+      } catch {
+        res.destroy(); // the engine refused even this reply: closing is all that is left
+      }
     };
     let result: void | Promise<unknown>;
     try {
