@@ -1,8 +1,9 @@
 /**
  * Raw-socket fuzzing of every HTTP listener of a real node (Svc, Durable Streams, admin) on both
  * engines: random bytes, and well-formed requests with their request line, path, headers and
- * framing mutated. Bounded: a fixed set of seeds (the same requests every run) and a time budget,
- * so the whole file stays well under a minute.
+ * framing mutated; on the default engine also with `--auth required` (anonymous and tenant tokens,
+ * so the auth guard and its tenant rewriting are fuzzed too). Bounded: a fixed set of seeds (the
+ * same requests every run) and a time budget per node, so the whole file stays well under a minute.
  *
  * After the run, the node must still be up and ready, serve new writes and reads, have logged no
  * internal error, and every record stored before the run must read back byte for byte.
@@ -17,7 +18,7 @@ jest.setTimeout(60_000);
 const SEEDS = Array.from({ length: 24 }, (_, i) => 0x5eed0000 + i);
 /** Requests per seed, and the wall-clock budget per engine (the run stops at whichever comes first). */
 const REQUESTS_PER_SEED = 60;
-const BUDGET_MS = 12_000;
+const BUDGET_MS = 10_000;
 /** A fuzz request's socket is dropped after this long (a declared body that never comes, a hang). */
 const REQUEST_TIMEOUT_MS = 250;
 const CONCURRENCY = 32;
@@ -69,6 +70,8 @@ const HEADERS = [
   'Producer-Seq: 0',
   'Stream-Forked-From: /v1/stream/fz-a',
   'Authorization: Bearer x',
+  'Authorization: Bearer @TENANT@',
+  'Authorization: Basic Zm9vOmJhcg==',
   'Connection: close',
   'Expect: 100-continue',
   'Upgrade: websocket',
@@ -119,7 +122,9 @@ function mutate(r: Rand, text: string): string {
 }
 
 /** Writes one fuzz request (sometimes in two pieces) and drops the socket after a response, a close or the timeout. */
-function send(port: number, payload: Buffer, r: Rand): Promise<void> {
+function send(port: number, raw: Buffer, r: Rand, tenantToken: string): Promise<void> {
+  // The tenant token is known only once the node runs; the generated requests name it by placeholder.
+  const payload = raw.includes('@TENANT@') ? Buffer.from(raw.toString('latin1').replaceAll('@TENANT@', tenantToken), 'latin1') : raw;
   const split = r() < 0.3 ? int(r, payload.length + 1) : payload.length;
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
@@ -140,11 +145,11 @@ function send(port: number, payload: Buffer, r: Rand): Promise<void> {
 }
 
 /** A stream's bytes through the DS listener (an octet-stream stream reads back as its records' bytes). */
-async function readBytes(dsUrl: string, name: string): Promise<Buffer> {
+async function readBytes(dsUrl: string, name: string, headers: Record<string, string>): Promise<Buffer> {
   let out = Buffer.alloc(0);
   let offset = '-1';
   for (;;) {
-    const r = await fetch(`${dsUrl}/v1/stream${name}?offset=${offset}`);
+    const r = await fetch(`${dsUrl}/v1/stream${name}?offset=${offset}`, { headers });
     expect(r.status).toBe(200);
     out = Buffer.concat([out, Buffer.from(await r.arrayBuffer())]);
     offset = r.headers.get('stream-next-offset')!;
@@ -152,11 +157,32 @@ async function readBytes(dsUrl: string, name: string): Promise<Buffer> {
   }
 }
 
-describe.each(['uws', 'node'] as const)('fuzzing the %s engine', (engine) => {
+const b64 = (x: string | Buffer): string => Buffer.from(x).toString('base64url');
+const ROOT = `${b64('root')}.${b64(randomBytes(32))}`;
+const ALL_OPS = ['read', 'head', 'list', 'create', 'append', 'close', 'delete'];
+const streamScope = (prefix: string): Record<string, unknown> => ({ streams: [{ prefix }], groups: { stream: { read: true, write: true } }, ops: ALL_OPS, audiences: ['svc', 'durable_streams'] });
+
+// Both engines with auth off; the default engine also with `--auth required`, an `anonymous` token
+// that may create and write under /fz, and a tenant token (its names rewritten under a prefix).
+describe.each([
+  ['uws', false],
+  ['node', false],
+  ['uws', true],
+] as const)('fuzzing the %s engine (auth required: %s)', (engine, auth) => {
   let node: NodeProcess;
+  let tenantToken = 'none';
+  const rootHeaders: Record<string, string> = auth ? { authorization: `Bearer ${ROOT}` } : {};
 
   beforeAll(async () => {
-    node = await startNode({ engine, args: ['--ds-listen', '127.0.0.1:0'] });
+    node = await startNode({ engine, args: ['--ds-listen', '127.0.0.1:0', ...(auth ? ['--auth', 'required', '--auth-bootstrap-token', ROOT] : [])] });
+    if (!auth) return;
+    const issue = async (id: string, scope: unknown): Promise<string> => {
+      const r = await fetch(`${node.adminUrl!}/admin/tokens`, { method: 'POST', headers: { ...rootHeaders, 'content-type': 'application/json' }, body: JSON.stringify({ id, scope }) });
+      expect(r.status).toBe(201);
+      return ((await r.json()) as { token: string }).token;
+    };
+    await issue('anonymous', streamScope('/fz'));
+    tenantToken = await issue('tenant-fz', { ...streamScope('/tenant-fz/'), autoPrefixStreams: true });
   });
 
   it('stays up and ready, loses no stored byte and logs no internal error', async () => {
@@ -164,11 +190,11 @@ describe.each(['uws', 'node'] as const)('fuzzing the %s engine', (engine) => {
     const kept = new Map<string, Buffer>();
     for (let i = 0; i < 4; i++) {
       const name = `/keep-${randomBytes(8).toString('hex')}`;
-      expect((await fetch(`${node.url}${name}`, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' } })).status).toBe(201);
+      expect((await fetch(`${node.url}${name}`, { method: 'PUT', headers: { ...rootHeaders, 'content-type': 'application/octet-stream' } })).status).toBe(201);
       const parts: Buffer[] = [];
       for (let j = 0; j < 5; j++) {
         const part = randomBytes(1 + Math.floor(Math.random() * 20_000));
-        const a = await fetch(`${node.url}${name}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: part });
+        const a = await fetch(`${node.url}${name}`, { method: 'POST', headers: { ...rootHeaders, 'content-type': 'application/octet-stream' }, body: part });
         expect(a.status).toBe(200);
         parts.push(part);
       }
@@ -194,7 +220,7 @@ describe.each(['uws', 'node'] as const)('fuzzing the %s engine', (engine) => {
       for (;;) {
         const job = jobs.shift();
         if (job === undefined || Date.now() > deadline) return;
-        await send(ports[job.listener], job.payload, job.r);
+        await send(ports[job.listener], job.payload, job.r, tenantToken);
         sent++;
       }
     };
@@ -205,13 +231,17 @@ describe.each(['uws', 'node'] as const)('fuzzing the %s engine', (engine) => {
     expect(node.proc.exitCode).toBeNull();
     expect((await fetch(`${node.adminUrl!}/health`)).status).toBe(200);
     expect((await fetch(`${node.adminUrl!}/ready`)).status).toBe(200);
+    if (auth) {
+      // The guard still guards: no credential outside the anonymous scope is 401.
+      expect((await fetch(`${node.url}/outside`, { method: 'PUT' })).status).toBe(401);
+    }
     // Still serving writes and reads on both protocol listeners.
     const after = `/after-${engine}`;
-    expect((await fetch(`${node.url}${after}`, { method: 'PUT' })).status).toBe(201);
-    expect((await fetch(`${node.url}${after}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: 'ok' })).status).toBe(200);
-    expect((await readBytes(node.dsUrl!, after)).toString()).toBe('ok');
+    expect((await fetch(`${node.url}${after}`, { method: 'PUT', headers: rootHeaders })).status).toBe(201);
+    expect((await fetch(`${node.url}${after}`, { method: 'POST', headers: { ...rootHeaders, 'content-type': 'application/octet-stream' }, body: 'ok' })).status).toBe(200);
+    expect((await readBytes(node.dsUrl!, after, rootHeaders)).toString()).toBe('ok');
     // Every record stored before the run, byte for byte.
-    for (const [name, expected] of kept) expect((await readBytes(node.dsUrl!, name)).equals(expected)).toBe(true);
+    for (const [name, expected] of kept) expect((await readBytes(node.dsUrl!, name, rootHeaders)).equals(expected)).toBe(true);
     // No request failed inside the node (the shield logs each such failure at error).
     expect(node.output()).not.toContain('request failed with an internal error');
     expect(node.output()).not.toContain('SVC_HANDLER_FAILED');
