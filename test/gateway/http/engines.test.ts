@@ -127,6 +127,30 @@ describe.each(['uws', 'node'] as const)('the %s HTTP engine', (engineName) => {
     expect(Object.keys(seen.headers).every((name) => name === name.toLowerCase())).toBe(true);
   });
 
+  it('reports sent once a status line is committed, and not after a send the engine refused', async () => {
+    const seen: Array<[string, boolean]> = [];
+    const { origin } = await start((req, res) => {
+      seen.push(['before', res.sent]);
+      if (req.path === '/bad') {
+        try {
+          res.send(200, [['x-bad', 'line\r\nbreak']]);
+        } catch {
+          seen.push(['refused', res.sent]);
+        }
+      }
+      if (req.path === '/stream') {
+        res.writeHead(200, [['content-type', 'text/plain']]);
+        seen.push(['head', res.sent]);
+        res.end('x');
+        return;
+      }
+      res.send(200, [], 'ok');
+      seen.push(['sent', res.sent]);
+    });
+    for (const path of ['/bad', '/stream']) await (await request(`${origin}${path}`, { dispatcher: agent })).body.text();
+    expect(seen).toEqual([['before', false], ['refused', false], ['sent', true], ['before', false], ['head', true]]);
+  });
+
   it('rejects listen on a port another server already holds', async () => {
     const { server } = await start(echoHead);
     const engine = await loadHttpEngine(engineName, { warn: () => {} });
