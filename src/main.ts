@@ -13,6 +13,7 @@ import { createLogger, type Logger } from './log';
 import { startNode, type RunningNode } from './node';
 import { dispatch, EXIT_FAILURE, EXIT_USAGE, type CliIo, type Command, type Program } from './cli/commands';
 import { serveUsage } from './cli/usage';
+import { clientCommands } from './cli/client';
 
 function version(): string {
   try {
@@ -93,7 +94,7 @@ const serve: Command = {
   },
 };
 
-const program: Program = { name: 'svc', version: version(), commands: [serve], featured: 'serve' };
+const program: Program = { name: 'svc', version: version(), commands: [serve, ...clientCommands()], featured: 'serve' };
 
 const io: CliIo = {
   stdout: (text) => void process.stdout.write(text),

@@ -24,6 +24,8 @@ export interface Command {
   readonly summary: string;
   /** Full usage text for `svc <name> --help`. */
   usage(): string;
+  /** True when `run` prints its own `--help` (the client commands' parser does). */
+  readonly ownHelp?: boolean;
   /** Runs with the arguments after the command name; resolves to the exit code. */
   run(args: string[], io: CliIo): Promise<number>;
 }
@@ -63,6 +65,7 @@ export async function dispatch(program: Program, argv: readonly string[], io: Cl
   }
   if (HELP.has(first) || first === 'help') {
     const target = program.commands.find((c) => c.name === rest[0]);
+    if (target?.ownHelp) return target.run([...rest.slice(1), '--help'], io);
     const featured = program.commands.find((c) => c.name === program.featured);
     io.stdout(target ? target.usage() : programUsage(program) + (featured ? '\n' + featured.usage() : ''));
     return EXIT_OK;
@@ -76,7 +79,7 @@ export async function dispatch(program: Program, argv: readonly string[], io: Cl
     io.stderr(`${program.name}: unknown command "${first}"\n\n${programUsage(program)}`);
     return EXIT_USAGE;
   }
-  if (rest.some((a) => HELP.has(a))) {
+  if (!command.ownHelp && rest.some((a) => HELP.has(a))) {
     io.stdout(command.usage());
     return EXIT_OK;
   }

@@ -1,0 +1,180 @@
+/**
+ * `svc bench append|read`: a load generator in the spirit of kafka-producer-perf-test.
+ * `--connections` keep-alive connections each run one request at a time (closed loop, as wrk
+ * does); `--rate` caps the total requests per second. Prints throughput and latency
+ * percentiles. Uses node:http directly (not fetch) so the client costs little CPU beside the
+ * node; it does not follow redirects — point it at the stream's owner.
+ */
+import * as http from 'node:http';
+import { type Command } from 'commander';
+import { send, streamPath } from '../http';
+import { emit, fields } from '../output';
+import { type Registry } from '../program';
+import { nonNegative, positive, streamName } from '../args';
+import { type Context } from '../context';
+import { CliError, EXIT } from '../errors';
+import { bytesText } from '../progress';
+
+interface BenchResult {
+  workload: 'append' | 'read';
+  stream: string;
+  connections: number;
+  seconds: number;
+  requests: number;
+  errors: number;
+  requestsPerSec: number;
+  recordsPerSec: number;
+  bytesPerSec: number;
+  latencyMs: { p50: number; p90: number; p99: number; p999: number; max: number };
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+interface Workload {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: Buffer | null;
+  /** Records and bytes one successful request moved, from its answer. */
+  counts(res: http.IncomingMessage, bytes: number): { records: number; bytes: number };
+}
+
+async function run(ctx: Context, w: Workload, connections: number, seconds: number, rate: number): Promise<Omit<BenchResult, 'workload' | 'stream'>> {
+  const base = new URL(ctx.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  const token = ctx.token();
+  const headers: Record<string, string> = { ...w.headers };
+  if (token !== null) headers['authorization'] = `Bearer ${token}`;
+  if (w.body) headers['content-length'] = String(w.body.length);
+  const latencies: number[] = [];
+  let requests = 0;
+  let errors = 0;
+  let records = 0;
+  let bytes = 0;
+  const start = performance.now();
+  const end = start + seconds * 1000;
+  const interval = rate > 0 ? 1000 / rate : 0;
+  let nextSlot = start;
+  const one = () =>
+    new Promise<void>((resolve) => {
+      const t0 = performance.now();
+      const req = http.request({ host: base.hostname, port: base.port, method: w.method, path: w.path, headers, agent }, (res) => {
+        let n = 0;
+        res.on('data', (c: Buffer) => (n += c.length));
+        res.on('end', () => {
+          const t1 = performance.now();
+          if (res.statusCode === 200) {
+            latencies.push(t1 - t0);
+            const c = w.counts(res, n);
+            records += c.records;
+            bytes += c.bytes;
+            requests++;
+          } else errors++;
+          resolve();
+        });
+      });
+      req.on('error', () => {
+        errors++;
+        resolve();
+      });
+      req.end(w.body ?? undefined);
+    });
+  const loop = async () => {
+    while (performance.now() < end) {
+      if (interval > 0) {
+        const slot = nextSlot;
+        nextSlot += interval;
+        const wait = slot - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        if (performance.now() >= end) break;
+      }
+      await one();
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, loop));
+  const elapsed = (performance.now() - start) / 1000;
+  agent.destroy();
+  const sorted = Float64Array.from(latencies).sort();
+  const r2 = (n: number) => Math.round(n * 100) / 100;
+  return {
+    connections,
+    seconds: r2(elapsed),
+    requests,
+    errors,
+    requestsPerSec: Math.round(requests / elapsed),
+    recordsPerSec: Math.round(records / elapsed),
+    bytesPerSec: Math.round(bytes / elapsed),
+    latencyMs: { p50: r2(percentile(sorted, 50)), p90: r2(percentile(sorted, 90)), p99: r2(percentile(sorted, 99)), p999: r2(percentile(sorted, 99.9)), max: r2(sorted[sorted.length - 1] ?? 0) },
+  };
+}
+
+function report(ctx: Context, r: BenchResult): void {
+  emit(ctx, r, () =>
+    fields({
+      workload: r.workload,
+      stream: r.stream,
+      connections: r.connections,
+      duration: `${r.seconds} s`,
+      requests: `${r.requests} (${r.errors} errors)`,
+      rate: `${r.requestsPerSec} req/s, ${r.recordsPerSec} records/s, ${bytesText(r.bytesPerSec)}/s`,
+      latency: `p50 ${r.latencyMs.p50} ms, p90 ${r.latencyMs.p90} ms, p99 ${r.latencyMs.p99} ms, p99.9 ${r.latencyMs.p999} ms, max ${r.latencyMs.max} ms`,
+    }),
+  );
+}
+
+const common = (c: Command) =>
+  c
+    .option('--stream <name>', 'stream to use (default: a new /bench/<time> stream, deleted afterwards)')
+    .option('-c, --connections <n>', 'concurrent connections', '16')
+    .option('--duration <seconds>', 'how long to run', '10')
+    .option('--rate <n>', 'most requests per second in total (0: as fast as possible)', '0');
+
+async function benchStream(ctx: Context, o: Record<string, unknown>): Promise<{ stream: string; temporary: boolean }> {
+  const stream = o['stream'] !== undefined ? streamName(o['stream']) : `/bench/${Date.now()}-${process.pid}`;
+  await send(ctx, 'protocol', streamPath(stream), { method: 'PUT', headers: { 'content-type': 'application/octet-stream' } });
+  return { stream, temporary: o['stream'] === undefined };
+}
+
+export function registerBench(program: Command, { action }: Registry): void {
+  const bench = program.command('bench').description('load test: append or read throughput and latency');
+  common(bench.command('append').description('append records as fast as the node takes them (or at --rate)'))
+    .option('--record-size <bytes>', 'bytes per record', '100')
+    .action(
+      action(async (ctx, _args, o) => {
+        const { stream, temporary } = await benchStream(ctx, o);
+        const size = nonNegative(o['recordSize'], '--record-size');
+        const body = Buffer.alloc(size, 'x');
+        const w: Workload = { method: 'POST', path: streamPath(stream), headers: { 'content-type': 'application/octet-stream' }, body, counts: () => ({ records: 1, bytes: size }) };
+        const r = await run(ctx, w, positive(o['connections'], '--connections'), positive(o['duration'], '--duration'), nonNegative(o['rate'], '--rate'));
+        if (temporary) await send(ctx, 'protocol', streamPath(stream), { method: 'DELETE' });
+        report(ctx, { workload: 'append', stream, ...r });
+        if (r.requests === 0) throw new CliError('no request succeeded', EXIT.failure);
+      }),
+    );
+  common(bench.command('read').description('read the same page over and over (fills the stream first)'))
+    .option('--record-size <bytes>', 'bytes per record when filling', '100')
+    .option('--count <n>', 'records per read', '100')
+    .action(
+      action(async (ctx, _args, o) => {
+        const { stream, temporary } = await benchStream(ctx, o);
+        const size = nonNegative(o['recordSize'], '--record-size');
+        const count = positive(o['count'], '--count');
+        const records = Array.from({ length: count }, () => ({ body: 'x'.repeat(size) }));
+        await send(ctx, 'protocol', streamPath(stream), { method: 'POST', headers: { 'content-type': 'application/vnd.svc.batch+json' }, body: JSON.stringify({ records }) });
+        const w: Workload = {
+          method: 'GET',
+          path: `${streamPath(stream)}?seq=0&count=${count}&format=raw`,
+          headers: {},
+          body: null,
+          counts: (_res, bytes) => ({ records: count, bytes }),
+        };
+        const r = await run(ctx, w, positive(o['connections'], '--connections'), positive(o['duration'], '--duration'), nonNegative(o['rate'], '--rate'));
+        if (temporary) await send(ctx, 'protocol', streamPath(stream), { method: 'DELETE' });
+        report(ctx, { workload: 'read', stream, ...r });
+        if (r.requests === 0) throw new CliError('no request succeeded', EXIT.failure);
+      }),
+    );
+}
