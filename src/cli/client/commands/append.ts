@@ -120,6 +120,7 @@ export function registerAppend(program: Command, { action }: Registry): void {
     .option('--batch-records <n>', 'records per request', '1000')
     .option('--batch-bytes <n>', 'body bytes per request', String(1024 * 1024))
     .option('--seal', 'seal the stream after the last record')
+    .option('--create', 'create the stream first when it does not exist (application/octet-stream)')
     .option('--no-progress', 'no progress line on a terminal')
     .action(
       action(async (ctx, [name, arg], o) => {
@@ -132,6 +133,7 @@ export function registerAppend(program: Command, { action }: Registry): void {
         if (fromStdin && process.stdin.isTTY) throw usageError('give the record as an argument, or pipe records into stdin');
         const showProgress = fromStdin && o['progress'] !== false && ctx.io.stderrIsTty && ctx.output !== 'json';
         const progress = showProgress ? new Progress((s) => ctx.io.stderr(s), ctx.io.columns, stdinSize()) : null;
+        if (o['create']) await send(ctx, 'protocol', streamPath(stream), { method: 'PUT', headers: { 'content-type': 'application/octet-stream' } });
         const batcher = new Batcher(ctx, stream, maxRecords, maxBytes, progress);
         if (!fromStdin) {
           const body = Buffer.from(String(arg), 'utf8');
