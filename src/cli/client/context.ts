@@ -9,7 +9,7 @@
  */
 import { CliError, EXIT, usageError } from './errors';
 import { normalizeUrl, readProfiles, type Profile } from './profiles';
-import { tokenStore } from './token-store';
+import { tokenStore, useKeyring } from './token-store';
 
 export type OutputFormat = 'human' | 'json';
 
@@ -83,7 +83,8 @@ export function makeContext(flags: GlobalFlags, env: NodeJS.ProcessEnv, io: Clie
       if (stored === undefined) {
         try {
           stored = tokenStore(env).get(profileName);
-        } catch {
+        } catch (err) {
+          if (!useKeyring(env)) throw err; // the file store's refusals (permissions) must be seen
           // No keyring service here: act as if nothing were stored (a node with auth off needs
           // no token); `svc login` reports the keyring problem when it is asked to store one.
           stored = null;

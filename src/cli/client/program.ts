@@ -47,8 +47,9 @@ export function buildProgram(io: ClientIo, env: NodeJS.ProcessEnv, state: RunSta
 
   const action: Action = (fn) => async (...a: unknown[]) => {
     const cmd = a[a.length - 1] as Command;
-    const opts = cmd.opts();
-    const flags = cmd.optsWithGlobals() as GlobalFlags;
+    // A command's own options and the global ones together (its own win on a name clash).
+    const opts = cmd.optsWithGlobals();
+    const flags = opts as GlobalFlags;
     state.json = flags.output === 'json';
     const ctx = makeContext(flags, env, io, program.getOptionValueSource('token') === 'env');
     await fn(ctx, a.slice(0, -2), opts);

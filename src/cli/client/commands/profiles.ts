@@ -31,14 +31,12 @@ export function registerProfiles(program: Command, { action }: Registry): void {
     .command('create')
     .description('create or replace a profile (and make it current with --use)')
     .argument('<name>')
-    .option('--url <address>', 'protocol listener', DEFAULT_URL)
-    .option('--admin-url <address>', 'admin listener', DEFAULT_ADMIN_URL)
-    .option('--ds-url <address>', 'Durable Streams listener')
     .option('--use', 'make it the current profile')
+    .addHelpText('after', `\nThe addresses are the global flags: --url (default ${DEFAULT_URL}), --admin-url (default ${DEFAULT_ADMIN_URL}), --ds-url.`)
     .action(
       action(async (ctx, [name], o) => {
         checkProfileName(String(name));
-        const p: Profile = { url: normalizeUrl(String(o['url']), '--url'), adminUrl: normalizeUrl(String(o['adminUrl']), '--admin-url') };
+        const p: Profile = { url: normalizeUrl(String(o['url'] ?? DEFAULT_URL), '--url'), adminUrl: normalizeUrl(String(o['adminUrl'] ?? DEFAULT_ADMIN_URL), '--admin-url') };
         if (o['dsUrl'] !== undefined) p.dsUrl = normalizeUrl(String(o['dsUrl']), '--ds-url');
         const doc = readProfiles(ctx.env);
         doc.profiles[String(name)] = p;
