@@ -44,7 +44,10 @@ function toRecord(body: Buffer, key: string | undefined, headers: Record<string,
 
 class Batcher {
   #records: BatchRecord[] = [];
+  /** Estimated JSON size of the batch, against --batch-bytes. */
   #bytes = 0;
+  /** Input bytes the batch came from (bodies and their framing), for the progress line. */
+  #inputBytes = 0;
   #inFlight: Promise<void> = Promise.resolve();
   readonly result: AppendResult;
 
@@ -59,17 +62,19 @@ class Batcher {
   }
 
   /** Adds a record; when the batch is full, waits for the previous send and starts this one. */
-  async add(r: BatchRecord, size: number): Promise<void> {
+  async add(r: BatchRecord, size: number, framing = 0): Promise<void> {
     this.#records.push(r);
     this.#bytes += size + 64;
+    this.#inputBytes += size + framing;
     if (this.#records.length >= this.maxRecords || this.#bytes >= this.maxBytes) await this.flush(false);
   }
 
   async flush(seal: boolean): Promise<void> {
     const records = this.#records;
-    const bytes = this.#bytes;
+    const bytes = this.#inputBytes;
     this.#records = [];
     this.#bytes = 0;
+    this.#inputBytes = 0;
     await this.#inFlight;
     if (records.length === 0 && !seal) return;
     const sending = this.#send(records, bytes, seal);
@@ -141,8 +146,9 @@ export function registerAppend(program: Command, { action }: Registry): void {
         } else {
           const framing: Framing = o['0'] ? 'nul' : (o['delimiter'] as Framing);
           const splitter = new RecordSplitter(framing);
+          const overhead = framing === 'length' ? 4 : 1;
           for await (const chunk of process.stdin) {
-            for (const body of splitter.push(chunk as Buffer)) await batcher.add(toRecord(body, key, headers), body.length);
+            for (const body of splitter.push(chunk as Buffer)) await batcher.add(toRecord(body, key, headers), body.length, overhead);
           }
           let last: Buffer | null;
           try {
