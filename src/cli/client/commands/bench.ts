@@ -2,10 +2,10 @@
  * `svc bench append|read`: a load generator in the spirit of kafka-producer-perf-test.
  * `--connections` keep-alive connections each run one request at a time (closed loop, as wrk
  * does); `--rate` caps the total requests per second. Prints throughput and latency
- * percentiles. Uses node:http directly (not fetch) so the client costs little CPU beside the
- * node; it does not follow redirects — point it at the stream's owner.
+ * percentiles. Requests go through bench-connection.ts (prepared bytes, a minimal response
+ * parser) so the client costs little CPU beside the node; it does not follow redirects — point
+ * it at the stream's owner.
  */
-import * as http from 'node:http';
 import { type Command } from 'commander';
 import { send, streamPath } from '../http';
 import { emit, fields } from '../output';
@@ -14,6 +14,7 @@ import { nonNegative, positive, streamName } from '../args';
 import { type Context } from '../context';
 import { CliError, EXIT } from '../errors';
 import { bytesText } from '../progress';
+import { BenchConnection } from '../bench-connection';
 
 interface BenchResult {
   workload: 'append' | 'read';
@@ -38,17 +39,20 @@ interface Workload {
   path: string;
   headers: Record<string, string>;
   body: Buffer | null;
-  /** Records and bytes one successful request moved, from its answer. */
-  counts(res: http.IncomingMessage, bytes: number): { records: number; bytes: number };
+  /** Records and bytes one successful request moved, from its answer's body size. */
+  counts(bytes: number): { records: number; bytes: number };
 }
 
 async function run(ctx: Context, w: Workload, connections: number, seconds: number, rate: number): Promise<Omit<BenchResult, 'workload' | 'stream'>> {
   const base = new URL(ctx.url);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  if (base.protocol !== 'http:') throw new CliError('svc bench speaks plain http only (put it beside the node, not behind TLS)', EXIT.usage);
   const token = ctx.token();
-  const headers: Record<string, string> = { ...w.headers };
-  if (token !== null) headers['authorization'] = `Bearer ${token}`;
-  if (w.body) headers['content-length'] = String(w.body.length);
+  const lines = [`${w.method} ${w.path} HTTP/1.1`, `host: ${base.host}`];
+  for (const [k, v] of Object.entries(w.headers)) lines.push(`${k}: ${v}`);
+  if (token !== null) lines.push(`authorization: Bearer ${token}`);
+  lines.push(`content-length: ${w.body?.length ?? 0}`);
+  const request = Buffer.concat([Buffer.from(lines.join('\r\n') + '\r\n\r\n', 'latin1'), w.body ?? Buffer.alloc(0)]);
+  const port = Number(base.port || 80);
   const latencies: number[] = [];
   let requests = 0;
   let errors = 0;
@@ -58,31 +62,8 @@ async function run(ctx: Context, w: Workload, connections: number, seconds: numb
   const end = start + seconds * 1000;
   const interval = rate > 0 ? 1000 / rate : 0;
   let nextSlot = start;
-  const one = () =>
-    new Promise<void>((resolve) => {
-      const t0 = performance.now();
-      const req = http.request({ host: base.hostname, port: base.port, method: w.method, path: w.path, headers, agent }, (res) => {
-        let n = 0;
-        res.on('data', (c: Buffer) => (n += c.length));
-        res.on('end', () => {
-          const t1 = performance.now();
-          if (res.statusCode === 200) {
-            latencies.push(t1 - t0);
-            const c = w.counts(res, n);
-            records += c.records;
-            bytes += c.bytes;
-            requests++;
-          } else errors++;
-          resolve();
-        });
-      });
-      req.on('error', () => {
-        errors++;
-        resolve();
-      });
-      req.end(w.body ?? undefined);
-    });
-  const loop = async () => {
+  const conns: BenchConnection[] = [];
+  const loopWith = (conn: BenchConnection) => async () => {
     while (performance.now() < end) {
       if (interval > 0) {
         const slot = nextSlot;
@@ -91,12 +72,31 @@ async function run(ctx: Context, w: Workload, connections: number, seconds: numb
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         if (performance.now() >= end) break;
       }
-      await one();
+      const t0 = performance.now();
+      try {
+        const a = await conn.send(request);
+        if (a.status === 200) {
+          latencies.push(performance.now() - t0);
+          const c = w.counts(a.bytes);
+          records += c.records;
+          bytes += c.bytes;
+          requests++;
+        } else errors++;
+      } catch {
+        errors++;
+        await new Promise((r) => setTimeout(r, 10)); // reconnects on the next send
+      }
     }
   };
-  await Promise.all(Array.from({ length: connections }, loop));
+  await Promise.all(
+    Array.from({ length: connections }, () => {
+      const conn = new BenchConnection(base.hostname, port);
+      conns.push(conn);
+      return loopWith(conn)();
+    }),
+  );
   const elapsed = (performance.now() - start) / 1000;
-  agent.destroy();
+  for (const c of conns) c.close();
   const sorted = Float64Array.from(latencies).sort();
   const r2 = (n: number) => Math.round(n * 100) / 100;
   return {
@@ -169,7 +169,7 @@ export function registerBench(program: Command, { action }: Registry): void {
           path: `${streamPath(stream)}?seq=0&count=${count}&format=raw`,
           headers: {},
           body: null,
-          counts: (_res, bytes) => ({ records: count, bytes }),
+          counts: (bytes) => ({ records: count, bytes }),
         };
         const r = await run(ctx, w, positive(o['connections'], '--connections'), positive(o['duration'], '--duration'), nonNegative(o['rate'], '--rate'));
         if (temporary) await send(ctx, 'protocol', streamPath(stream), { method: 'DELETE' });
