@@ -4,7 +4,7 @@
 // Rounds alternate the order (wrk first, then svc; then svc first) so neither always runs on
 // a warmer node. Prints a Markdown table with the ratio svc ÷ wrk; RESULTS.md is edited by hand.
 //
-//   node perf/cli-bench.js                 # 2 rounds × 10 s, 64 connections
+//   node perf/cli-bench.js                 # 6 rounds × 5 s each, 64 connections
 //   CLI_BENCH_SECONDS=5 CLI_BENCH_ROUNDS=1 CLI_BENCH_CONNECTIONS=32 node perf/cli-bench.js
 
 const { spawn, execFile } = require('node:child_process');
@@ -14,8 +14,8 @@ const path = require('node:path');
 const { haveWrk, runWrk } = require('./lib/wrk');
 
 const ROOT = path.resolve(__dirname, '..');
-const SECONDS = Math.min(Number(process.env.CLI_BENCH_SECONDS || 10), 20);
-const ROUNDS = Math.min(Number(process.env.CLI_BENCH_ROUNDS || 2), 4);
+const SECONDS = Math.min(Number(process.env.CLI_BENCH_SECONDS || 5), 20);
+const ROUNDS = Math.min(Number(process.env.CLI_BENCH_ROUNDS || 6), 10);
 const CONNECTIONS = Number(process.env.CLI_BENCH_CONNECTIONS || 64);
 const RECORD = 100;
 
