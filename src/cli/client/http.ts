@@ -45,7 +45,9 @@ export async function send(ctx: Context, listener: Listener, path: string, o: Se
     } catch (err) {
       if (o.signal?.aborted) throw err;
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new CliError(`${method} ${url.origin}: cannot reach the node (${cause?.code ?? cause?.message ?? String(err)})`, EXIT.failure);
+      const code = cause?.code ?? cause?.message ?? String(err);
+      const what = /^(ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN)$/.test(code) ? 'cannot reach the node' : 'the connection failed before an answer';
+      throw new CliError(`${method} ${url.origin}${url.pathname}: ${what} (${code})`, EXIT.failure);
     }
     if (res.status === 307 || res.status === 308) {
       const location = res.headers.get('location');

@@ -5,9 +5,19 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { startNode, type NodeProcess } from '../../helpers/node-process';
 import { clientEnv, svc } from '../../helpers/svc-cli';
+
+/** A loopback port nothing listens on (bound once, then closed). */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
 
 const b64 = (s: string | Buffer): string => Buffer.from(s).toString('base64url');
 const ROOT = `${b64('root')}.${b64(randomBytes(32))}`;
@@ -92,14 +102,15 @@ describe('svc login, tokens and profiles', () => {
     const p = (args: string[], input?: string) => svc(args, { env: penv, input });
     expect((await p(['profile', 'list'])).stdout).toMatch(/^no profiles/);
     expect((await p(['profile', 'create', 'local', '--url', node.url.replace('http://', ''), '--admin-url', node.adminUrl!])).stdout).toBe('profile local saved (current)\n');
-    expect((await p(['profile', 'create', 'nowhere', '--url', '127.0.0.1:1', '--admin-url', '127.0.0.1:1'])).code).toBe(0);
+    const closed = await closedPort();
+    expect((await p(['profile', 'create', 'nowhere', '--url', `127.0.0.1:${closed}`, '--admin-url', `127.0.0.1:${closed}`])).code).toBe(0);
     const list = (await p(['profile', 'list'])).stdout.split('\n');
     expect(list[1]).toMatch(/^\*\s+local\s+http:\/\/127\.0\.0\.1:\d+/);
     expect((await p(['login', ROOT])).code).toBe(0);
     expect((await p(['ls'])).code).toBe(0);
     const far = await p(['ls', '--profile', 'nowhere']);
     expect(far.code).toBe(1);
-    expect(far.stderr).toMatch(/cannot reach the node/);
+    expect(far.stderr).toMatch(/cannot reach the node \(ECONNREFUSED\)/);
     expect((await p(['ls', '--profile', 'missing'])).code).toBe(2);
     // The token belongs to the profile it was stored for.
     await p(['profile', 'use', 'nowhere']);

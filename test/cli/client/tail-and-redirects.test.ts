@@ -119,3 +119,44 @@ describe('307 redirects', () => {
     expect(two.seen).toHaveLength(1);
   });
 });
+
+describe('append retries', () => {
+  test('a batch whose answer is lost is sent again and written once (idempotent producer)', async () => {
+    const node = await startNode();
+    // A proxy that forwards to the node but drops the connection instead of answering the
+    // second POST, after the node has written it: the client sees a lost answer.
+    let posts = 0;
+    const proxy = http.createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'content-length' && k !== 'connection') headers[k] = v;
+      const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
+      const answer = await fetch(node.url + req.url, { method: req.method, headers, body });
+      const text = Buffer.from(await answer.arrayBuffer());
+      if (req.method === 'POST' && ++posts === 2) {
+        req.socket.destroy();
+        return;
+      }
+      const out: Record<string, string> = {};
+      answer.headers.forEach((v, k) => {
+        if (k !== 'content-length' && k !== 'transfer-encoding' && k !== 'connection' && k !== 'keep-alive') out[k] = v;
+      });
+      res.writeHead(answer.status, out).end(text);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    try {
+      const env = clientEnv({ SVC_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` });
+      const input = Array.from({ length: 5000 }, (_, i) => `r${i}`).join('\n') + '\n';
+      const r = await svc(['append', '/retry/a', '--create', '--batch-records', '1000', '-o', 'json'], { env, input });
+      expect(r.code).toBe(0);
+      expect(r.stderr).toMatch(/the connection failed before an answer.*retrying/);
+      expect(JSON.parse(r.stdout)).toMatchObject({ records: 5000, firstSeq: 0, nextSeq: 5000 });
+      expect(posts).toBe(6); // 5 batches, the second one twice
+      const back = await svc(['read', '/retry/a'], { env: clientEnv({ SVC_URL: node.url }) });
+      expect(back.stdout).toBe(input);
+    } finally {
+      proxy.close();
+    }
+  });
+});

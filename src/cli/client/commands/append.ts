@@ -3,15 +3,21 @@
  * or length-prefixed), sent as JSON batches (docs/protocol.md, "Append"). Batches go one at a
  * time and in order, so the records keep the input's order in the stream; the next batch is
  * read while the previous one is in flight.
+ *
+ * Each run is an idempotent producer (docs/protocol.md, "Idempotent producers"): a random
+ * producer id, epoch 0, one producer sequence per batch. A batch whose answer is lost (the
+ * connection drops, the node restarts or answers 5xx) is sent again with the same sequence, and
+ * the node writes it at most once — so a retry never duplicates records.
  */
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { type Command, Option } from 'commander';
 import { send, streamPath } from '../http';
 import { emit } from '../output';
-import { usageError } from '../errors';
+import { CliError, EXIT, usageError } from '../errors';
 import { type Registry } from '../program';
-import { collect, headerPairs, positive, streamName } from '../args';
+import { collect, headerPairs, nonNegative, positive, streamName } from '../args';
 import { RecordSplitter, type Framing } from '../record-splitter';
 import { Progress } from '../progress';
 import { type Context } from '../context';
@@ -49,6 +55,8 @@ class Batcher {
   /** Input bytes the batch came from (bodies and their framing), for the progress line. */
   #inputBytes = 0;
   #inFlight: Promise<void> = Promise.resolve();
+  #producerSeq = 0;
+  readonly #producerId = `svc-cli-${randomBytes(12).toString('hex')}`;
   readonly result: AppendResult;
 
   constructor(
@@ -57,6 +65,7 @@ class Batcher {
     private readonly maxRecords: number,
     private readonly maxBytes: number,
     private readonly progress: Progress | null,
+    private readonly retries: number,
   ) {
     this.result = { stream, records: 0, firstSeq: null, nextSeq: null, sealed: false };
   }
@@ -87,14 +96,37 @@ class Batcher {
     const headers: Record<string, string> = {};
     if (seal) headers['svc-closed'] = 'true';
     const body = records.length === 0 ? undefined : JSON.stringify({ records });
-    if (body !== undefined) headers['content-type'] = 'application/vnd.svc.batch+json';
-    const res = await send(this.ctx, 'protocol', streamPath(this.result.stream), { method: 'POST', headers, body });
-    const start = Number(res.headers.get('svc-start-seq'));
-    if (this.result.firstSeq === null && records.length > 0) this.result.firstSeq = start;
-    this.result.nextSeq = Number(res.headers.get('svc-next-seq'));
+    if (body !== undefined) {
+      headers['content-type'] = 'application/vnd.svc.batch+json';
+      // A seal alone carries no records, so it takes no producer sequence (the node refuses one).
+      headers['svc-producer-id'] = this.#producerId;
+      headers['svc-producer-epoch'] = '0';
+      headers['svc-producer-seq'] = String(this.#producerSeq++);
+    }
+    const res = await this.#sendWithRetries(headers, body);
+    // A duplicate of an older batch may come without seqs; the ones known stay.
+    if (res.headers.get('svc-start-seq') !== null) {
+      const start = Number(res.headers.get('svc-start-seq'));
+      if (this.result.firstSeq === null && records.length > 0) this.result.firstSeq = start;
+      this.result.nextSeq = Number(res.headers.get('svc-next-seq'));
+    }
     this.result.records += records.length;
     if (seal) this.result.sealed = true;
     this.progress?.add(records.length, bytes);
+  }
+
+  /** Sends one batch; an unreachable node or a 5xx is retried (backoff 0.2 s doubling). */
+  async #sendWithRetries(headers: Record<string, string>, body: string | undefined): Promise<Response> {
+    for (let attempt = 0, wait = 200; ; attempt++, wait = Math.min(wait * 2, 5000)) {
+      try {
+        return await send(this.ctx, 'protocol', streamPath(this.result.stream), { method: 'POST', headers, body });
+      } catch (err) {
+        const retriable = err instanceof CliError && ((err.exitCode === EXIT.failure && err.status === undefined) || err.exitCode === EXIT.server);
+        if (!retriable || attempt >= this.retries) throw err;
+        this.ctx.io.stderr(`svc: append to ${this.result.stream}: ${err.message}; retrying in ${wait} ms\n`);
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
   }
 
   /** Waits for the last batch in flight. */
@@ -127,6 +159,7 @@ export function registerAppend(program: Command, { action }: Registry): void {
     .option('--seal', 'seal the stream after the last record')
     .option('--create', 'create the stream first when it does not exist (application/octet-stream)')
     .option('--no-progress', 'no progress line on a terminal')
+    .option('--retries <n>', 'resend a batch whose answer was lost (node unreachable or 5xx) this many times', '5')
     .action(
       action(async (ctx, [name, arg], o) => {
         const stream = streamName(name);
@@ -139,7 +172,7 @@ export function registerAppend(program: Command, { action }: Registry): void {
         const showProgress = fromStdin && o['progress'] !== false && ctx.io.stderrIsTty && ctx.output !== 'json';
         const progress = showProgress ? new Progress((s) => ctx.io.stderr(s), ctx.io.columns, stdinSize()) : null;
         if (o['create']) await send(ctx, 'protocol', streamPath(stream), { method: 'PUT', headers: { 'content-type': 'application/octet-stream' } });
-        const batcher = new Batcher(ctx, stream, maxRecords, maxBytes, progress);
+        const batcher = new Batcher(ctx, stream, maxRecords, maxBytes, progress, nonNegative(o['retries'], '--retries'));
         if (!fromStdin) {
           const body = Buffer.from(String(arg), 'utf8');
           await batcher.add(toRecord(body, key, headers), body.length);
