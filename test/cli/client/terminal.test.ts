@@ -61,6 +61,15 @@ test('in a terminal, a large append shows a progress bar with its rate, and read
   const ls = await screenUntil(/\/tty\/b/);
   expect(ls).toMatch(/NAME\s+CONTENT_TYPE\s+START_SEQ\s+NEXT_SEQ\s+CLOSED/);
   expect(ls).toMatch(/\/tty\/a\s+application\/octet-stream\s+0\s+300000\s+false/);
+
+  // login on a terminal asks for the token and does not echo it.
+  const token = `${Buffer.from('tty-user').toString('base64url')}.${Buffer.alloc(32, 7).toString('base64url')}`;
+  tmux('send-keys', '-t', 'cli', 'clear; svc login', 'Enter');
+  await screenUntil(/Token for profile default:/); // capture-pane trims the trailing space
+  tmux('send-keys', '-t', 'cli', '-l', token);
+  tmux('send-keys', '-t', 'cli', 'Enter');
+  const login = await screenUntil(/logged in to profile default as tty-user/);
+  expect(login).not.toContain(token.split('.')[1]!);
 });
 
 test('bash and zsh completion scripts complete commands and flags from the command tree', async () => {

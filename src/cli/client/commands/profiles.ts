@@ -19,6 +19,34 @@ export function tokenId(token: string): string | null {
   return Buffer.from(m[1]!, 'base64url').toString('utf8');
 }
 
+/** Asks for the token on a terminal without echoing it (stdin in raw mode, read to Enter). */
+function promptHidden(ctx: Context, question: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const stdin = process.stdin;
+    let text = '';
+    ctx.io.stderr(question);
+    stdin.setRawMode(true);
+    stdin.resume();
+    const done = (err?: Error) => {
+      stdin.setRawMode(false);
+      stdin.pause();
+      stdin.off('data', onData);
+      ctx.io.stderr('\n');
+      if (err) reject(err);
+      else resolve(text.trim());
+    };
+    const onData = (d: Buffer) => {
+      for (const ch of d.toString('utf8')) {
+        if (ch === '\r' || ch === '\n') return done();
+        if (ch === '\u0003') return done(usageError('interrupted'));
+        if (ch === '\u007f' || ch === '\b') text = text.slice(0, -1);
+        else text += ch;
+      }
+    };
+    stdin.on('data', onData);
+  });
+}
+
 async function readStdinLine(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
@@ -93,10 +121,10 @@ export function registerProfiles(program: Command, { action }: Registry): void {
   program
     .command('login')
     .description("store a token for the profile (OS keyring; SVC_NO_KEYRING=1: a private file)")
-    .argument('[token]', 'the wire token; without it, read from stdin')
+    .argument('[token]', 'the wire token; without it, read from stdin (asked for, not echoed, on a terminal)')
     .action(
       action(async (ctx, [arg]) => {
-        const token = arg !== undefined ? String(arg) : process.stdin.isTTY ? '' : await readStdinLine();
+        const token = arg !== undefined ? String(arg) : process.stdin.isTTY ? await promptHidden(ctx, `Token for profile ${ctx.profileName}: `) : await readStdinLine();
         if (token === '') throw usageError('give the token as an argument or on stdin (svc login < token.txt)');
         const id = tokenId(token);
         if (id === null) throw usageError('that is not a token (expected BASE64URL(id).BASE64URL(secret))');
