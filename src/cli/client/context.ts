@@ -30,6 +30,8 @@ export interface ClientIo {
   readonly stdoutIsTty: boolean;
   readonly stderrIsTty: boolean;
   readonly columns: number;
+  /** Resolves once stdout has taken what was written (backpressure for long reads into a pipe). */
+  drain(): Promise<void>;
 }
 
 export interface Context {

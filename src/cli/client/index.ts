@@ -38,7 +38,19 @@ function clientIo(io: CliIo): ClientIo {
     stdoutIsTty: process.stdout.isTTY === true,
     stderrIsTty: process.stderr.isTTY === true,
     columns: process.stdout.columns || 100,
+    drain: () => (process.stdout.writableNeedDrain ? new Promise((r) => process.stdout.once('drain', r)) : Promise.resolve()),
   };
+}
+
+/**
+ * A reader that goes away (`svc read … | head`) closes the pipe: stop quietly with exit 0,
+ * as the output wanted was delivered, instead of dying on an unhandled EPIPE.
+ */
+function quietOnClosedStdout(): void {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
 }
 
 /** The client's entries for the `svc` command table. */
@@ -49,7 +61,10 @@ export function clientCommands(env: NodeJS.ProcessEnv = process.env): Command[] 
     group: 'Client commands (docs/cli.md)',
     ownHelp: true,
     usage: () => `Run \`svc ${name} --help\`.\n`,
-    run: (args: string[], io: CliIo) => runClient([name, ...args], clientIo(io), env),
+    run: (args: string[], io: CliIo) => {
+      quietOnClosedStdout();
+      return runClient([name, ...args], clientIo(io), env);
+    },
   }));
 }
 

@@ -3,7 +3,8 @@
  * pagination, exit codes and the server's error bodies.
  */
 import { startNode, type NodeProcess } from '../../helpers/node-process';
-import { clientEnv, svc } from '../../helpers/svc-cli';
+import { execFileSync } from 'node:child_process';
+import { clientEnv, SVC_BIN, svc } from '../../helpers/svc-cli';
 
 let node: NodeProcess;
 let env: NodeJS.ProcessEnv;
@@ -65,6 +66,9 @@ describe('svc stream commands', () => {
     expect(back.stdout).toBe(input);
     const tail = (await run(['read', '/cli/big', '-s', '99998', '-o', 'json'])).stdout.trim().split('\n').map((l) => JSON.parse(l).body);
     expect(tail).toEqual(['line-99998', 'line-99999']);
+    // A reader that stops early (head) ends the read quietly with exit 0, not an EPIPE crash.
+    const head = execFileSync('bash', ['-c', `"${process.execPath}" "${SVC_BIN}" read /cli/big | head -2; echo "status=\${PIPESTATUS[0]}"`], { env, encoding: 'utf8' });
+    expect(head).toBe('line-0\nline-1\nstatus=0\n');
   });
 
   test('NUL-separated and length-prefixed stdin keep binary bodies intact', async () => {

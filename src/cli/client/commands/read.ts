@@ -53,6 +53,7 @@ export function registerRead(program: Command, { action }: Registry): void {
           const res = await send(ctx, 'protocol', `${streamPath(stream)}?${q}`);
           const records = (await res.json()) as JsonRecord[];
           out.print(records);
+          await ctx.io.drain();
           remaining -= records.length;
           seq = Number(res.headers.get('svc-next-seq'));
           if (res.headers.get('svc-up-to-date') === 'true' || records.length === 0) break;
