@@ -59,12 +59,23 @@ describe('svc tail', () => {
     await svc(['create', '/tail/s'], { env });
     await append(node, '/tail/s', ['old']);
     const tail = spawnSvc(['tail', '/tail/s'], { env });
-    await new Promise((r) => setTimeout(r, 4000)); // tail has started, resolved "now" and connected
+    // Probe until the tail is connected: each probe is a record after "now", so the first one it
+    // prints may be any probe, but never "old".
+    for (let i = 0; tail.stdout() === ''; i++) {
+      if (i > 100) throw new Error('tail printed nothing');
+      await append(node, '/tail/s', [`probe${i}`]);
+      await new Promise((r) => setTimeout(r, 300));
+    }
     await append(node, '/tail/s', ['new1', 'new2']);
-    await waitFor(() => tail.stdout() === 'new1\nnew2\n', 'the new records');
+    await waitFor(() => tail.stdout().endsWith('new1\nnew2\n'), 'the new records');
     await svc(['seal', '/tail/s'], { env });
     const result = await tail.result;
-    expect(result).toMatchObject({ code: 0, stdout: 'new1\nnew2\n' });
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines).not.toContain('old');
+    expect(lines.slice(-2)).toEqual(['new1', 'new2']);
+    const probes = lines.slice(0, -2).map((l) => Number(/^probe(\d+)$/.exec(l)![1]));
+    expect(probes).toEqual(probes.map((_, i) => probes[0]! + i)); // consecutive: no gaps, no repeats
   });
 });
 
