@@ -17,7 +17,7 @@ import { registerProfiles } from './commands/profiles';
 import { registerBench } from './commands/bench';
 import { registerCompletion } from './commands/completion';
 
-/** Wraps a command body: builds the context from the flags, runs, and records the exit code. */
+/** Wraps a command body: builds the context from the flags and runs it (errors are thrown to runClient). */
 export type Action = (fn: (ctx: Context, args: unknown[], opts: Record<string, unknown>) => Promise<void>) => (...a: unknown[]) => Promise<void>;
 
 export interface Registry {
