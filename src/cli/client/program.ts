@@ -28,6 +28,8 @@ export interface Registry {
 export interface RunState {
   code: ExitCode;
   json: boolean;
+  /** Parser messages (usage errors) collected instead of printed when the run wants JSON. */
+  parserErrors: string[] | null;
 }
 
 export function buildProgram(io: ClientIo, env: NodeJS.ProcessEnv, state: RunState): Command {
@@ -43,7 +45,7 @@ export function buildProgram(io: ClientIo, env: NodeJS.ProcessEnv, state: RunSta
     .configureHelp({ showGlobalOptions: true })
     .exitOverride()
     .showHelpAfterError('(add --help for usage)')
-    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) });
+    .configureOutput(output(io, state));
 
   const action: Action = (fn) => async (...a: unknown[]) => {
     const cmd = a[a.length - 1] as Command;
@@ -67,7 +69,7 @@ export function buildProgram(io: ClientIo, env: NodeJS.ProcessEnv, state: RunSta
   // Every subcommand reports usage errors through the same override and output.
   const inherit = (c: Command) => {
     for (const sub of c.commands) {
-      sub.exitOverride().configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) }).showHelpAfterError('(add --help for usage)');
+      sub.exitOverride().configureOutput(output(io, state)).showHelpAfterError('(add --help for usage)');
       inherit(sub);
     }
   };
@@ -75,9 +77,22 @@ export function buildProgram(io: ClientIo, env: NodeJS.ProcessEnv, state: RunSta
   return program;
 }
 
+function output(io: ClientIo, state: RunState) {
+  return { writeOut: (s: string) => io.stdout(s), writeErr: (s: string) => (state.parserErrors ? state.parserErrors.push(s) : io.stderr(s)) };
+}
+
+/** Whether the arguments or the environment ask for JSON output (known before parsing). */
+function wantsJson(argv: readonly string[], env: NodeJS.ProcessEnv): boolean {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--output=json' || a === '-ojson' || ((a === '-o' || a === '--output') && argv[i + 1] === 'json')) return true;
+  }
+  return env['SVC_OUTPUT'] === 'json';
+}
+
 /** Runs `svc <argv…>` for a client command; resolves to the exit code. */
 export async function runClient(argv: readonly string[], io: ClientIo, env: NodeJS.ProcessEnv): Promise<number> {
-  const state: RunState = { code: EXIT.ok, json: false };
+  const state: RunState = { code: EXIT.ok, json: false, parserErrors: wantsJson(argv, env) ? [] : null };
   const program = buildProgram(io, env, state);
   try {
     await program.parseAsync([...argv], { from: 'user' });
@@ -85,10 +100,12 @@ export async function runClient(argv: readonly string[], io: ClientIo, env: Node
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version') return EXIT.ok;
-      return EXIT.usage; // commander already printed the message
+      // Plain output: commander already printed the message. JSON: one object, like other errors.
+      if (state.parserErrors) io.stderr(JSON.stringify({ status: null, error: 'usage', message: err.message.replace(/^error: /, ''), exitCode: EXIT.usage }) + '\n');
+      return EXIT.usage;
     }
     if (err instanceof CliError) {
-      io.stderr(state.json ? JSON.stringify({ status: err.status ?? null, ...(err.body ?? { error: 'client_error' }), message: err.body?.message ?? err.message, exitCode: err.exitCode }) + '\n' : `svc: ${err.message}\n`);
+      io.stderr(state.json || (state.parserErrors !== null && err.exitCode === EXIT.usage) ? JSON.stringify({ status: err.status ?? null, ...(err.body ?? { error: err.exitCode === EXIT.usage ? 'usage' : 'client_error' }), message: err.body?.message ?? err.message, exitCode: err.exitCode }) + '\n' : `svc: ${err.message}\n`);
       return err.exitCode;
     }
     throw err;

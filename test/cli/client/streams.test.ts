@@ -101,6 +101,10 @@ describe('svc stream commands', () => {
     expect(bad).toMatchObject({ code: 2 });
     expect(bad.stderr).toMatch(/--count must be an integer >= 0/);
     expect((await run(['create'])).code).toBe(2);
+    // With -o json a usage error is one JSON object too, from the parser or from a value check.
+    const missing = await run(['create', '-o', 'json']);
+    expect(JSON.parse(missing.stderr)).toEqual({ status: null, error: 'usage', message: "missing required argument 'stream'", exitCode: 2 });
+    expect(JSON.parse((await run(['read', '/x', '-n', 'x', '-o', 'json'])).stderr)).toMatchObject({ error: 'usage', exitCode: 2 });
     expect((await run(['read', '/x', '-o', 'yaml'])).code).toBe(2);
     const help = await run(['append', '--help']);
     expect(help.code).toBe(0);
