@@ -150,6 +150,10 @@ describe('svc stream commands', () => {
     expect(a.requests).toBeGreaterThan(10);
     expect(a.recordsPerSec).toBeGreaterThan(0);
     expect(a.latencyMs.p99).toBeGreaterThanOrEqual(a.latencyMs.p50);
+    const b = JSON.parse((await run(['bench', 'append', '--duration', '1', '-c', '2', '--batch', '50', '-o', 'json'])).stdout);
+    expect(b.errors).toBe(0);
+    expect(b.records).toBe(b.requests * 50);
+    expect(b.recordsPerSec).toBeGreaterThan(b.requestsPerSec * 49);
     const r = await run(['bench', 'read', '--duration', '1', '-c', '2', '--count', '10']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/rate:\s+\d+ req\/s, \d+ records\/s/);

@@ -22,6 +22,8 @@ interface BenchResult {
   connections: number;
   seconds: number;
   requests: number;
+  /** Records moved by the successful requests. */
+  records: number;
   errors: number;
   requestsPerSec: number;
   recordsPerSec: number;
@@ -103,6 +105,7 @@ async function run(ctx: Context, w: Workload, connections: number, seconds: numb
     connections,
     seconds: r2(elapsed),
     requests,
+    records,
     errors,
     requestsPerSec: Math.round(requests / elapsed),
     recordsPerSec: Math.round(records / elapsed),
@@ -142,12 +145,22 @@ export function registerBench(program: Command, { action }: Registry): void {
   const bench = program.command('bench').description('load test: append or read throughput and latency');
   common(bench.command('append').description('append records as fast as the node takes them (or at --rate)'))
     .option('--record-size <bytes>', 'bytes per record', '100')
+    .option('--batch <n>', 'records per request (more than 1: a JSON batch)', '1')
     .action(
       action(async (ctx, _args, o) => {
         const { stream, temporary } = await benchStream(ctx, o);
         const size = nonNegative(o['recordSize'], '--record-size');
-        const body = Buffer.alloc(size, 'x');
-        const w: Workload = { method: 'POST', path: streamPath(stream), headers: { 'content-type': 'application/octet-stream' }, body, counts: () => ({ records: 1, bytes: size }) };
+        const batch = positive(o['batch'], '--batch');
+        const w: Workload =
+          batch === 1
+            ? { method: 'POST', path: streamPath(stream), headers: { 'content-type': 'application/octet-stream' }, body: Buffer.alloc(size, 'x'), counts: () => ({ records: 1, bytes: size }) }
+            : {
+                method: 'POST',
+                path: streamPath(stream),
+                headers: { 'content-type': 'application/vnd.svc.batch+json' },
+                body: Buffer.from(JSON.stringify({ records: Array.from({ length: batch }, () => ({ body: 'x'.repeat(size) })) })),
+                counts: () => ({ records: batch, bytes: batch * size }),
+              };
         const r = await run(ctx, w, positive(o['connections'], '--connections'), positive(o['duration'], '--duration'), nonNegative(o['rate'], '--rate'));
         if (temporary) await send(ctx, 'protocol', streamPath(stream), { method: 'DELETE' });
         report(ctx, { workload: 'append', stream, ...r });
