@@ -16,6 +16,7 @@ const OWNERS = {
   'smol-toml': ['src/config.ts', 'src/s3/config-file.ts'],
   'fast-xml-parser': 'src/s3/xml-parse.ts',
   'prom-client': 'src/s3/metrics.ts',
+  '@napi-rs/keyring': 'src/cli/client/token-store.ts',
 };
 
 /** A relative import that climbs out of the current folder into one of `folders`. */
@@ -55,6 +56,11 @@ const FOLDERS = [
   {
     dir: 'src/s3/*',
     patterns: [{ regex: '^\\.\\./(\\.\\./)+(?!util(/|$)|s3(/|$))\\w', message: 'svc-cache is independent: it imports only ../util.' }],
+  },
+  // The command-line client talks to nodes over HTTP only: none of the node's parts.
+  {
+    dir: 'src/cli/client',
+    patterns: [{ regex: '^(\\.\\./)+(shards|gateway|actors|kafka-wire|s3|connect|node|log|config)(/|$)', message: 'the client talks to nodes over HTTP only; it imports no part of the node.' }],
   },
   {
     dir: 'src/connect',

@@ -209,7 +209,9 @@ async function main() {
     const auth = existingAuthSection(old);
     const withAuth = auth === '' ? md : replaceAuthSection(md, auth);
     const kafka = /<!-- kafka-listener:begin[\s\S]*<!-- kafka-listener:end -->\n/.exec(old);
-    fs.writeFileSync(file, kafka === null ? withAuth : `${withAuth.trimEnd()}\n\n${kafka[0]}`);
+    const cli = /<!-- cli-bench:begin[\s\S]*<!-- cli-bench:end -->\n/.exec(old);
+    const kept = kafka === null ? withAuth : `${withAuth.trimEnd()}\n\n${kafka[0]}`;
+    fs.writeFileSync(file, cli === null ? kept : `${kept.trimEnd()}\n\n${cli[0]}`);
     console.log('\nperf: wrote perf/RESULTS.md');
   }
 }

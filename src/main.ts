@@ -10,9 +10,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { formatHostPort, loadConfig, type Config } from './config';
 import { createLogger, type Logger } from './log';
-import { startNode, type RunningNode } from './node';
+import { type RunningNode } from './node';
 import { dispatch, EXIT_FAILURE, EXIT_USAGE, type CliIo, type Command, type Program } from './cli/commands';
 import { serveUsage } from './cli/usage';
+import { clientCommands } from './cli/client';
 
 function version(): string {
   try {
@@ -74,6 +75,8 @@ const serve: Command = {
     const { config } = loaded;
     const log = createLogger(config.logLevel);
     log.debug({ config }, 'configuration');
+    // Loaded here, not at the top: the client commands start without the node's native parts.
+    const { startNode } = await import('./node');
     const started = startNode(config, log);
     const stopping = handleSignals(started, config, log);
     try {
@@ -93,7 +96,7 @@ const serve: Command = {
   },
 };
 
-const program: Program = { name: 'svc', version: version(), commands: [serve], featured: 'serve' };
+const program: Program = { name: 'svc', version: version(), commands: [serve, ...clientCommands()], featured: 'serve' };
 
 const io: CliIo = {
   stdout: (text) => void process.stdout.write(text),

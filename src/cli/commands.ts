@@ -24,6 +24,10 @@ export interface Command {
   readonly summary: string;
   /** Full usage text for `svc <name> --help`. */
   usage(): string;
+  /** Heading the command is listed under in `svc --help` (default "Commands"). */
+  readonly group?: string;
+  /** True when `run` prints its own `--help` (the client commands' parser does). */
+  readonly ownHelp?: boolean;
   /** Runs with the arguments after the command name; resolves to the exit code. */
   run(args: string[], io: CliIo): Promise<number>;
 }
@@ -41,16 +45,18 @@ const VERSION = new Set(['--version', '-V']);
 
 /** `svc --help`: the command list. */
 export function programUsage(program: Program): string {
-  const width = Math.max(...program.commands.map((c) => c.name.length));
-  const lines = [
-    `Usage: ${program.name} <command> [flags]`,
-    '',
-    'Commands:',
-    ...program.commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
-    '',
+  // Commands without a group come first under "Commands:", then each group under its title.
+  const groups = new Map<string, Command[]>();
+  for (const c of program.commands) groups.set(c.group ?? 'Commands', [...(groups.get(c.group ?? 'Commands') ?? []), c]);
+  const lines = [`Usage: ${program.name} <command> [flags]`, ''];
+  for (const [title, commands] of groups) {
+    const width = Math.max(...commands.map((c) => c.name.length));
+    lines.push(`${title}:`, ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`), '');
+  }
+  lines.push(
     `Run \`${program.name} <command> --help\` for a command's flags.`,
     `${program.name} --version prints the version.`,
-  ];
+  );
   return lines.join('\n') + '\n';
 }
 
@@ -63,6 +69,7 @@ export async function dispatch(program: Program, argv: readonly string[], io: Cl
   }
   if (HELP.has(first) || first === 'help') {
     const target = program.commands.find((c) => c.name === rest[0]);
+    if (target?.ownHelp) return target.run([...rest.slice(1), '--help'], io);
     const featured = program.commands.find((c) => c.name === program.featured);
     io.stdout(target ? target.usage() : programUsage(program) + (featured ? '\n' + featured.usage() : ''));
     return EXIT_OK;
@@ -76,7 +83,7 @@ export async function dispatch(program: Program, argv: readonly string[], io: Cl
     io.stderr(`${program.name}: unknown command "${first}"\n\n${programUsage(program)}`);
     return EXIT_USAGE;
   }
-  if (rest.some((a) => HELP.has(a))) {
+  if (!command.ownHelp && rest.some((a) => HELP.has(a))) {
     io.stdout(command.usage());
     return EXIT_OK;
   }
