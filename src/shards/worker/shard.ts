@@ -74,6 +74,10 @@ export interface ShardOptions {
   schemas?: SchemaRegistry;
   /** Receives the tail events of watched streams after each applied group (live reads; see watch()). */
   onTail?: (events: TailEvent[]) => void;
+  /** First tail-event version: a shard reopened by a new thread continues above the old one's. */
+  tailVersionBase?: number;
+  /** A log or index write failed: the shard takes no more writes, its thread stops and is restarted (worker-main.ts). */
+  onStorageFailure?: (err: Error) => void;
 }
 
 
@@ -120,7 +124,9 @@ export class Shard {
     this.#nextStreamId = r.nextStreamId;
     this.#kvOps = r.ops;
     this.#durableEnd = log.tail;
+    this.#tailVersion = opts.tailVersionBase ?? 0;
     this.#commit = new GroupCommit(log, {
+      failed: (err) => opts.onStorageFailure?.(err),
       applied: (end) => {
         this.#durableEnd = end;
         this.#checkpointSoon();
@@ -480,10 +486,14 @@ export class Shard {
 
   /** Wait for every accepted write to be durable, then checkpoint with sync. */
   async close(): Promise<void> {
-    await this.#commit.drain();
-    if (this.#commit.failed === null) this.#checkpoint(true);
-    this.#log.close();
-    await this.#store.close();
+    try {
+      await this.#commit.drain();
+      if (this.#commit.failed === null) this.#checkpoint(true);
+    } finally {
+      // Even after a failed write: the files must be released for the thread that recovers them.
+      this.#log.close();
+      await this.#store.close();
+    }
   }
 
   // ── internals ─────────────────────────────────────────────────────────────
