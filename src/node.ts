@@ -28,7 +28,7 @@ import { toHttpError } from './gateway/svc/http-errors';
 import { LiveWaiters } from './gateway/svc/live-waiters';
 import { createSvcHandler } from './gateway/svc/svc-handler';
 import { SvcError } from './errors';
-import { SchemaStore, ShardClient } from './shards';
+import { SchemaStore, ShardClient, SpaceGuard } from './shards';
 import { startKafkaListener } from './kafka-wire';
 
 /** A running node: listeners, shard workers, actors. */
@@ -89,7 +89,7 @@ async function openControlPlane(config: Config): Promise<{ meta: MetaStore; toke
  * The shard workers. A start that fails for want of space says so, with what to do
  * (docs/operations.md, "Disk full"); any other cause is passed on as it is.
  */
-async function startShards(config: Config, log: Logger, schemas: SchemaStore): Promise<ShardClient> {
+async function startShards(config: Config, log: Logger, schemas: SchemaStore, space: SpaceGuard): Promise<ShardClient> {
   try {
     return await ShardClient.start({
       dataDir: config.dataDir,
@@ -102,6 +102,7 @@ async function startShards(config: Config, log: Logger, schemas: SchemaStore): P
       log,
       schemas: schemas.documents(),
       currentSchemas: () => schemas.documents(),
+      space,
     });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
@@ -126,11 +127,18 @@ function freeBytes(dir: string): number {
 
 export async function startNode(config: Config, log: Logger): Promise<RunningNode> {
   const engine = await loadHttpEngine(config.httpEngine, log);
-  const { meta, tokens, clusterId } = await openControlPlane(config);
+  // First, before anything writes to the disk: on a full one the reserve is given back (docs/operations.md, "Disk full").
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const space = new SpaceGuard(config.dataDir, config.storage.reserveBytes, log);
+  space.open();
+  const { meta, tokens, clusterId } = await openControlPlane(config).catch((err: unknown) => {
+    space.close();
+    throw err;
+  });
   // Every listener's handler passes the auth guard first when auth is required.
   const protect = (listener: 'svc' | 'ds' | 'admin', h: RequestHandler): RequestHandler => (config.auth === 'required' ? guard(listener, tokens, h) : h);
   const schemas = SchemaStore.open(config.dataDir);
-  const shards = await startShards(config, log, schemas);
+  const shards = await startShards(config, log, schemas, space);
   schemas.attach(shards);
   const inFlight = new InFlight();
   // Live reads (long-poll, SSE) wait here on the shards' tail events, not on the workers.
@@ -181,7 +189,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     const api = { shards, meta, tokens, node: { nodeId: SINGLE_NODE_ID, nodeEpoch: nodeRecord.nodeEpoch, clusterId, advertisedAddress } };
     admin = await engine.listen(
       { host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
-      protect('admin', createAdminHandler({ serving: () => serving, nodeId: SINGLE_NODE_ID, appliedIndex: () => meta.appliedIndex, unavailable: () => shards.unavailable() }, api, loadDashboard(DASHBOARD_DIR), inFlight)),
+      protect('admin', createAdminHandler({ serving: () => serving, nodeId: SINGLE_NODE_ID, appliedIndex: () => meta.appliedIndex, unavailable: () => shards.unavailable(), diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight)),
     );
   }
   serving = true;

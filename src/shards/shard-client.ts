@@ -36,6 +36,7 @@ import { type Entry, Op, Status, packEntries, packRecords, unpackEntries } from 
 import { type PackedWithExtras, type WorkerConfig, type WorkerEvent } from './worker/worker-main';
 import { type ControlMessage } from './worker/worker-main';
 import { type PoolLog, type WorkerDown, WorkerPool } from './worker-pool';
+import { SpaceGuard, type SpaceState, isDiskFull } from './space-guard';
 import { type SchemaControl, type SchemaDocument } from './schema-registry';
 
 export interface ShardClientOptions {
@@ -52,6 +53,10 @@ export interface ShardClientOptions {
   schemas?: SchemaDocument[];
   /** The registered schemas now, for a worker restarted after a failure (default: `schemas`). */
   currentSchemas?: () => SchemaDocument[];
+  /** Bytes kept free on the data directory's disk for recovering from a full disk (space-guard.ts); 0 for none. */
+  reserveBytes?: number;
+  /** The node's guard when it opened one before anything else wrote to the disk (else one is opened here, with `reserveBytes`). */
+  space?: SpaceGuard;
 }
 
 interface Pending {
@@ -76,8 +81,15 @@ export class ShardClient {
   /** Stream names with live readers: watched again in a worker restarted after a failure. */
   readonly #watched = new Set<string>();
 
-  private constructor(pool: WorkerPool, shardCount: number) {
+  readonly #space: SpaceGuard;
+
+  private constructor(pool: WorkerPool, shardCount: number, space: SpaceGuard) {
     this.#pool = pool;
+    this.#space = space;
+    // Low on space or not, every worker knows at once; one that is down learns it when it restarts (WorkerConfig.lowSpace).
+    space.onChange((low) => {
+      for (let w = 0; w < pool.size; w++) pool.running(w)?.postMessage({ type: 'space', low } satisfies ControlMessage);
+    });
     this.#queues = Array.from({ length: pool.size }, () => []);
     this.shardCount = shardCount;
     pool.setHooks({
@@ -86,7 +98,10 @@ export class ShardClient {
         if (r instanceof ArrayBuffer) this.#onReplies(r, []);
         else if ('packed' in r) this.#onReplies(r.packed, r.extras);
       },
-      down: (w, why) => this.#failWorker(w, why),
+      down: (w, why) => {
+        this.#failWorker(w, why);
+        if (isDiskFull(why.errorCode, why.error)) space.enterLow(`shard worker ${w}: ${why.error}`);
+      },
       up: (w) => this.#rewatch(w),
     });
   }
@@ -96,6 +111,12 @@ export class ShardClient {
     if (keptStoredShardCount) o.log.warn({ shardCount, requested: o.shards }, 'data directory keeps its shard count');
     const workerCount = Math.min(o.workers, shardCount);
     const file = path.join(__dirname, 'worker', 'worker-main.js');
+    let space = o.space;
+    if (space === undefined) {
+      space = new SpaceGuard(o.dataDir, o.reserveBytes ?? 0, o.log);
+      space.open();
+    }
+    const guard = space;
     let restarted = false;
     const config = (w: number): WorkerConfig => ({
       dataDir: path.resolve(o.dataDir),
@@ -110,10 +131,22 @@ export class ShardClient {
       schemas: restarted ? (o.currentSchemas?.() ?? o.schemas ?? []) : (o.schemas ?? []),
       // Tail versions of a restarted shard must stay above those its readers saw (LiveWaiters drops older ones).
       tailVersionBase: Date.now() * 1000,
+      lowSpace: guard.low,
     });
-    const pool = await WorkerPool.start(file, workerCount, config, o.log);
+    let pool: WorkerPool;
+    try {
+      pool = await WorkerPool.start(file, workerCount, config, o.log);
+    } catch (err) {
+      space.close();
+      throw err;
+    }
     restarted = true;
-    return new ShardClient(pool, shardCount);
+    return new ShardClient(pool, shardCount, space);
+  }
+
+  /** Free space on the data directory's disk, and whether the node is refusing growth for want of it. */
+  space(): SpaceState {
+    return this.#space.state();
   }
 
   /** Workers that are down after a storage failure (empty when healthy); GET /ready is 503 while any is. */
@@ -266,6 +299,7 @@ export class ShardClient {
   /** Finish every accepted write, fsync, checkpoint, and stop the workers. */
   async close(): Promise<void> {
     this.#send();
+    this.#space.close();
     const workers = this.#pool.stopSupervising();
     await Promise.all(
       workers.map(
@@ -359,7 +393,7 @@ export class ShardClient {
 
 /** The error of every call to a worker that is down. */
 function unavailableError(d: WorkerDown): SvcError {
-  const full = d.errorCode === 'ENOSPC';
+  const full = isDiskFull(d.errorCode, d.error);
   return new SvcError(
     'storage_unavailable',
     full ? `shards ${d.shards.join(', ')} are unavailable: the disk is full (${d.error}); retry later` : `shards ${d.shards.join(', ')} are unavailable after a storage failure (${d.error}); retry later`,

@@ -78,6 +78,8 @@ export interface ShardOptions {
   tailVersionBase?: number;
   /** A log or index write failed: the shard takes no more writes, its thread stops and is restarted (worker-main.ts). */
   onStorageFailure?: (err: Error) => void;
+  /** The disk is full (space-guard.ts): creates and appends are refused, deletes and trims (which free space) accepted. */
+  lowSpace?: () => boolean;
 }
 
 
@@ -144,7 +146,7 @@ export class Shard {
   // ── operations ────────────────────────────────────────────────────────────
 
   create(p: CreateParams, reply: Reply<CreateResult>): void {
-    if (this.#refuse(reply)) return;
+    if (this.#refuse(reply, true)) return;
     const existing = this.#lookup(p.name);
     if (existing !== null) {
       if (isGone(existing, this.#now())) return reply(new SvcError('conflict', `stream ${p.name} was deleted and is kept for its forks`, { gone: true }));
@@ -174,7 +176,7 @@ export class Shard {
   }
 
   append(p: AppendParams, reply: Reply<AppendResult>): void {
-    if (this.#refuse(reply)) return;
+    if (this.#refuse(reply, true)) return;
     const s = this.#lookupLive(p.name);
     if (s === null) return reply(this.#missing(p.name));
     const hasData = (p.records !== null && p.records.length > 0) || (p.batches !== null && p.batches.length > 0) || p.jsonBatch !== null;
@@ -498,7 +500,12 @@ export class Shard {
 
   // ── internals ─────────────────────────────────────────────────────────────
 
-  #refuse(reply: Reply<never>): boolean {
+  /** Refuse a write after a storage failure, and one that `grows` the log while the disk is full. */
+  #refuse(reply: Reply<never>, grows = false): boolean {
+    if (grows && this.#opts.lowSpace?.() === true) {
+      reply(new SvcError('storage_unavailable', 'the disk is full: creates and appends are refused until space is free again (deletes and trims are accepted)', { reason: 'disk_full' }));
+      return true;
+    }
     if (this.#commit.failed === null) return false;
     reply(new SvcError('storage_unavailable', `storage write failed earlier: ${this.#commit.failed.message}`));
     return true;

@@ -35,10 +35,12 @@ export interface WorkerConfig {
   schemas?: SchemaDocument[];
   /** First tail-event version (Shard option): above every version a previous thread of these shards sent. */
   tailVersionBase?: number;
+  /** The disk is full (../space-guard.ts): creates and appends are refused; changes arrive as `space` control messages. */
+  lowSpace?: boolean;
 }
 
 /** Control messages travel outside the packed batches; those with an `id` are answered with a `control-reply`. */
-export type ControlMessage = { type: 'close' } | (SchemaControl & { id: number });
+export type ControlMessage = { type: 'close' } | { type: 'space'; low: boolean } | (SchemaControl & { id: number });
 /** Replies whose large data travels in transferred buffers of their own. */
 export interface PackedWithExtras {
   packed: ArrayBuffer;
@@ -58,6 +60,8 @@ const shards = new Map<number, Shard>();
 /** Every schema, compiled once for this thread; shards validate appends with it. */
 const schemaRegistry = new SchemaRegistry(cfg.schemas ?? []);
 let outbox: Entry[] = [];
+/** Creates and appends are refused while the disk is full (deletes and trims free space). */
+let lowSpace = cfg.lowSpace === true;
 let sendScheduled = false;
 
 function send(e: Entry): void {
@@ -89,7 +93,8 @@ const DIE_GRACE_MS = 5000; // 5 s
 function die(err: unknown, shardId: number | null): void {
   if (dying !== null) return;
   const e: NodeJS.ErrnoException = err instanceof Error ? err : new Error(String(err));
-  const code = typeof e.code === 'string' ? e.code : null;
+  // RocksDB reports a full disk in its message only.
+  const code = typeof e.code === 'string' ? e.code : /no space left on device/i.test(e.message) ? 'ENOSPC' : null;
   dying = new SvcError('storage_unavailable', `the shard worker is stopping after a storage failure: ${e.message}`);
   for (const t of timers) clearInterval(t);
   timers = [];
@@ -168,6 +173,7 @@ function handle(e: Entry, shard: Shard): void {
 port.on('message', (msg: ArrayBuffer | ControlMessage) => {
   if (!(msg instanceof ArrayBuffer)) {
     if (msg.type === 'close') void closeAll();
+    else if (msg.type === 'space') lowSpace = msg.low;
     else if (msg.type === 'schemas') onSchemaControl(msg);
     return;
   }
@@ -236,6 +242,7 @@ async function main(): Promise<void> {
       onTail,
       tailVersionBase: cfg.tailVersionBase ?? 0,
       onStorageFailure: (err) => die(err, shardId),
+      lowSpace: () => lowSpace,
     });
     shards.set(shardId, shard);
     recovery.push({ shardId, ...shard.recovery });
