@@ -85,6 +85,8 @@ describe(real ? 'a node whose data directory is on a 24 MiB tmpfs that fills up'
   afterAll(async () => {
     await node?.stop();
     if (real) execFileSync('umount', [mnt]);
+    fs.rmSync(mnt, { recursive: true, force: true });
+    fs.rmSync(path.dirname(faults), { recursive: true, force: true });
   });
 
   test('appends are answered 503 storage_unavailable (disk full) when the disk fills', async () => {

@@ -56,7 +56,11 @@ describe('a shard worker whose index writes fail', () => {
     expect((await produce(kafka, 'f-k', batchOf(['k0']))).errorCode).toBe(0);
     expect((await ready()).status).toBe(200);
   });
-  afterAll(() => kafka?.close());
+  afterAll(() => {
+    kafka?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    fs.rmSync(path.dirname(faults), { recursive: true, force: true });
+  });
 
   test('in-flight appends are answered (200 or 503), none hangs, and /ready turns 503 with the cause', async () => {
     fs.writeFileSync(faults, 'index-write');
