@@ -87,9 +87,12 @@ export class ShardClient {
     this.#pool = pool;
     this.#space = space;
     // Low on space or not, every worker knows at once; one that is down learns it when it restarts (WorkerConfig.lowSpace).
-    space.onChange((low) => {
-      for (let w = 0; w < pool.size; w++) pool.running(w)?.postMessage({ type: 'space', low } satisfies ControlMessage);
-    });
+    space.onChange(
+      (low) => {
+        for (let w = 0; w < pool.size; w++) pool.running(w)?.postMessage({ type: 'space', low } satisfies ControlMessage);
+      },
+      () => pool.unavailable().length === 0,
+    );
     this.#queues = Array.from({ length: pool.size }, () => []);
     this.shardCount = shardCount;
     pool.setHooks({

@@ -5,7 +5,7 @@
  *     ▲        release <dataDir>/space-reserve; shards refuse creates and appends (503
  *     │        storage_unavailable, reason disk_full) and accept deletes and trims, which free space
  *     │                                                                                        │
- *     └──(free space ≥ 2 × reserve, polled every second: the reserve is written again)─────────┘
+ *     └──(free space ≥ 2 × reserve on two checks a second apart, every worker up: the reserve is written again)
  *
  * Why a reserve: on a disk that is really full even a DELETE cannot be logged, and a shard
  * cannot reopen its index (RocksDB writes on open), so nothing could free space but an operator.
@@ -40,6 +40,10 @@ export class SpaceGuard {
   #low = false;
   #timer: NodeJS.Timeout | null = null;
   #listener: (low: boolean) => void = () => undefined;
+  /** Whether free space may be trusted now (no worker between a failure and its restart). */
+  #settled: () => boolean = () => true;
+  /** Polls in a row that found enough space. */
+  #roomy = 0;
 
   constructor(dataDir: string, reserveBytes: number, log: SpaceLog) {
     this.#dir = dataDir;
@@ -57,9 +61,14 @@ export class SpaceGuard {
     return this.#low;
   }
 
-  /** Told of every change (ShardClient passes it to the workers). */
-  onChange(listener: (low: boolean) => void): void {
+  /**
+   * Told of every change (ShardClient passes it to the workers). `settled` says whether every
+   * worker is up: a worker that stopped has closed its index, and RocksDB gives back preallocated
+   * space on close that it takes again on open, so free space measured then is not real.
+   */
+  onChange(listener: (low: boolean) => void, settled: () => boolean = () => true): void {
     this.#listener = listener;
+    this.#settled = settled;
   }
 
   state(): SpaceState {
@@ -70,6 +79,7 @@ export class SpaceGuard {
   enterLow(why: string): void {
     if (this.#low) return;
     this.#low = true;
+    this.#roomy = 0;
     fs.rmSync(this.#file, { force: true });
     this.#log.error(
       { dataDir: this.#dir, freeBytes: this.#freeBytes(), reserveBytes: this.#reserveBytes, why },
@@ -87,7 +97,10 @@ export class SpaceGuard {
 
   #poll(): void {
     const need = Math.max(2 * this.#reserveBytes, MIN_FREE_BYTES);
-    if (this.#freeBytes() < need || !this.#writeReserve()) return;
+    // Two checks in a row with every worker up: one moment of space while a shard reopens is not space.
+    this.#roomy = this.#settled() && this.#freeBytes() >= need ? this.#roomy + 1 : 0;
+    if (this.#roomy < 2 || !this.#writeReserve()) return;
+    this.#roomy = 0;
     this.close();
     this.#low = false;
     this.#log.info({ dataDir: this.#dir, freeBytes: this.#freeBytes(), reserveBytes: this.#reserveBytes }, 'disk space is back: creates and appends are accepted again');

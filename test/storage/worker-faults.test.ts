@@ -29,6 +29,8 @@ describe('a shard worker whose index writes fail', () => {
   const faults = path.join(tempDir('svc-faults-ctl-'), 'faults');
   let node: NodeProcess;
   let kafka: RawKafka;
+  /** A long-poll on /f/live started before the fault (answered after the restart). */
+  let poll: Promise<Response> | null = null;
   /** Bodies acknowledged with 200, in seq order. */
   const acked: Array<{ seq: number; body: string }> = [];
 
@@ -45,7 +47,7 @@ describe('a shard worker whose index writes fail', () => {
   beforeAll(async () => {
     node = await startNode({
       dataDir,
-      args: ['--shards', '1', '--shard-workers', '1', '--ds-listen', '127.0.0.1:0'],
+      args: ['--shards', '1', '--shard-workers', '1', '--ds-listen', '127.0.0.1:0', '--long-poll-timeout', '50000'],
       env: { NODE_ENV: 'test', SVC_TEST_FAULTS_FILE: faults },
     });
     kafka = await RawKafka.connect(node.kafka);
@@ -54,6 +56,7 @@ describe('a shard worker whose index writes fail', () => {
     // A stream of application/octet-stream is a Kafka topic of the same name.
     expect((await fetch(`${node.url}/f-k`, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' } })).status).toBe(201);
     expect((await produce(kafka, 'f-k', batchOf(['k0']))).errorCode).toBe(0);
+    expect((await fetch(`${node.url}/f/live`, { method: 'PUT', headers: { 'content-type': 'text/plain' } })).status).toBe(201);
     expect((await ready()).status).toBe(200);
   });
   afterAll(() => {
@@ -63,6 +66,8 @@ describe('a shard worker whose index writes fail', () => {
   });
 
   test('in-flight appends are answered (200 or 503), none hangs, and /ready turns 503 with the cause', async () => {
+    poll = fetch(`${node.url}/f/live?seq=0&live=long-poll`, { signal: AbortSignal.timeout(60_000) });
+    await new Promise((r) => setTimeout(r, 200)); // the poll is waiting (its stream watched) before the fault
     fs.writeFileSync(faults, 'index-write');
     // Appends keep coming while the checkpoint timer hits the fault and the worker stops.
     const statuses: number[] = [];
@@ -126,6 +131,16 @@ describe('a shard worker whose index writes fail', () => {
     for (const a of acked) expect(bySeq.get(a.seq)).toBe(a.body);
     expect(new Set(records.map((r) => r.body)).size).toBe(records.length);
     expect((await produce(kafka, 'f-k', batchOf(['k2']))).errorCode).toBe(0);
+  }, 60_000);
+
+  test('a long-poll that waited through the failure is woken by the restarted worker', async () => {
+    const t = Date.now();
+    const res = await fetch(`${node.url}/f/live`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'live-after' });
+    expect(res.status).toBe(200);
+    const answered = await poll!;
+    expect(answered.status).toBe(200);
+    expect(((await answered.json()) as Array<{ body: string }>).map((r) => r.body)).toEqual(['live-after']);
+    expect(Date.now() - t).toBeLessThan(5000);
   }, 60_000);
 
   test('SIGTERM then stops the node cleanly, without the shutdown watchdog', async () => {
