@@ -143,7 +143,10 @@ describe('a shard worker whose index writes fail', () => {
     expect(Date.now() - t).toBeLessThan(5000);
   }, 60_000);
 
-  test('SIGTERM then stops the node cleanly, without the shutdown watchdog', async () => {
+  test('SIGTERM while the worker is down again stops the node cleanly, without the shutdown watchdog', async () => {
+    fs.writeFileSync(faults, 'index-write');
+    await append('trigger');
+    await until('/ready to answer 503 again', async () => ((await ready()).status === 503 ? true : null));
     const t = Date.now();
     expect(await node.stop()).toBe(0);
     expect(Date.now() - t).toBeLessThan(5000);
