@@ -63,6 +63,8 @@ let outbox: Entry[] = [];
 /** Creates and appends are refused while the disk is full (deletes and trims free space). */
 let lowSpace = cfg.lowSpace === true;
 let sendScheduled = false;
+/** Retention and reaper intervals, stopped on close and on a storage failure. */
+let timers: NodeJS.Timeout[] = [];
 
 function send(e: Entry): void {
   outbox.push(e);
@@ -209,8 +211,6 @@ function onSchemaControl(msg: SchemaControl & { id: number }): void {
   }
   port.postMessage(reply);
 }
-
-let timers: NodeJS.Timeout[] = [];
 
 async function closeAll(): Promise<void> {
   for (const t of timers) clearInterval(t);
