@@ -167,4 +167,16 @@ describe(real ? 'a node whose data directory is on a 24 MiB tmpfs that fills up'
     await until('appends to be accepted again', async () => ((await append('keep', `freed-${Date.now()}`)).status === 200 ? true : null));
     await keepIsIntact();
   }, 40_000);
+
+  if (real) test('without a reserve, a node started on a disk with no byte free refuses to start and says the disk is full', async () => {
+    expect(await node.stop()).toBe(0);
+    fs.rmSync(path.join(dataDir, 'space-reserve'), { force: true });
+    const filler = path.join(mnt, 'filler');
+    fillUp(filler);
+    const args = ARGS.map((a, i) => (ARGS[i - 1] === '--reserve-bytes' ? '0' : a));
+    await expect(startNode({ dataDir, args })).rejects.toThrow(/the disk holding the data directory .* is full \(\d+ bytes free\).*free space on that file system/);
+    fs.rmSync(filler);
+    node = await start();
+    await keepIsIntact();
+  }, 40_000);
 });

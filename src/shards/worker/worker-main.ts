@@ -263,8 +263,17 @@ async function main(): Promise<void> {
 const openStores: KvStore[] = [];
 
 main().catch(async (err: unknown) => {
-  const code = err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string' ? (err as NodeJS.ErrnoException).code! : null;
-  port.postMessage({ type: 'failed', message: err instanceof Error ? err.message : String(err), code } satisfies WorkerEvent);
+  // RocksDB's open error says only "Database is not open"; what went wrong is in its causes.
+  const messages: string[] = [];
+  let code: string | null = null;
+  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const m = e instanceof Error ? e.message : String(e);
+    if (!messages.includes(m)) messages.push(m);
+    if (code === null && e instanceof Error && typeof (e as NodeJS.ErrnoException).code === 'string' && /^E[A-Z]+$/.test((e as NodeJS.ErrnoException).code!)) code = (e as NodeJS.ErrnoException).code!;
+  }
+  const message = messages.join(': ');
+  if (code === null && /no space left on device/i.test(message)) code = 'ENOSPC';
+  port.postMessage({ type: 'failed', message, code } satisfies WorkerEvent);
   await Promise.allSettled(openStores.map((s) => s.close()));
   process.exit(1);
 });
