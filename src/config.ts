@@ -117,6 +117,8 @@ export const ConfigSchema = Type.Object(
         retentionIntervalMs: Type.Integer({ minimum: 1, default: 1000, description: 'TTL/expiry enforcement interval (ms)' }), // 1 s
         /** How often destroyed objects are deleted. */
         reaperIntervalMs: Type.Integer({ minimum: 1, default: 5000, description: 'destroyed-object reaper interval (ms)' }), // 5 s
+        /** Space kept free on the data directory's disk (a file given back when the disk fills, so deletes can free the rest). */
+        reserveBytes: Type.Integer({ minimum: 0, default: 64 * MiB, description: 'disk-full reserve (bytes)' }), // 64 MiB
       },
       { additionalProperties: false },
     ),

@@ -29,7 +29,7 @@ import { shield } from './gateway/shield';
 import { LiveWaiters } from './gateway/svc/live-waiters';
 import { createSvcHandler } from './gateway/svc/svc-handler';
 import { SvcError } from './errors';
-import { SchemaStore, ShardClient } from './shards';
+import { SchemaStore, ShardClient, SpaceGuard } from './shards';
 import { startKafkaListener } from './kafka-wire';
 
 /** A running node: listeners, shard workers, actors. */
@@ -86,26 +86,63 @@ async function openControlPlane(config: Config): Promise<{ meta: MetaStore; toke
   }
 }
 
+/**
+ * The shard workers. A start that fails for want of space says so, with what to do
+ * (docs/operations.md, "Disk full"); any other cause is passed on as it is.
+ */
+async function startShards(config: Config, log: Logger, schemas: SchemaStore, space: SpaceGuard): Promise<ShardClient> {
+  try {
+    return await ShardClient.start({
+      dataDir: config.dataDir,
+      workers: config.shardWorkers,
+      shards: config.shards,
+      segmentBytes: config.storage.segmentBytes,
+      limits: config.limits,
+      retentionIntervalMs: config.storage.retentionIntervalMs,
+      reaperIntervalMs: config.storage.reaperIntervalMs,
+      log,
+      schemas: schemas.documents(),
+      currentSchemas: () => schemas.documents(),
+      space,
+    });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code !== 'ENOSPC' && !/no space left/i.test(e.message)) throw err;
+    throw new Error(
+      `the disk holding the data directory ${config.dataDir} is full (${freeBytes(config.dataDir)} bytes free), so the shards cannot be opened: ` +
+        'free space on that file system (or grow it) and start again; stored data is kept (docs/operations.md, "Disk full")',
+      { cause: err },
+    );
+  }
+}
+
+/** Bytes available to this process on the file system holding `dir`, or -1 when unknown. */
+function freeBytes(dir: string): number {
+  try {
+    const s = fs.statfsSync(dir);
+    return s.bavail * s.bsize;
+  } catch {
+    return -1;
+  }
+}
+
 export async function startNode(config: Config, log: Logger): Promise<RunningNode> {
   const engine = await loadHttpEngine(config.httpEngine, log);
-  const { meta, tokens, clusterId } = await openControlPlane(config);
+  // First, before anything writes to the disk: on a full one the reserve is given back (docs/operations.md, "Disk full").
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const space = new SpaceGuard(config.dataDir, config.storage.reserveBytes, log);
+  space.open();
+  const { meta, tokens, clusterId } = await openControlPlane(config).catch((err: unknown) => {
+    space.close();
+    throw err;
+  });
   // Every listener's handler passes the auth guard first when auth is required; around both, the
   // shield turns any failure into a 500 in the listener's shape (gateway/shield.ts).
   const internalReplies = { svc: internalReply, ds: dsInternalReply, admin: adminInternalReply } as const;
   const protect = (listener: 'svc' | 'ds' | 'admin', h: RequestHandler): RequestHandler =>
     shield(listener, config.auth === 'required' ? guard(listener, tokens, h) : h, log, internalReplies[listener]);
   const schemas = SchemaStore.open(config.dataDir);
-  const shards = await ShardClient.start({
-    dataDir: config.dataDir,
-    workers: config.shardWorkers,
-    shards: config.shards,
-    segmentBytes: config.storage.segmentBytes,
-    limits: config.limits,
-    retentionIntervalMs: config.storage.retentionIntervalMs,
-    reaperIntervalMs: config.storage.reaperIntervalMs,
-    log,
-    schemas: schemas.documents(),
-  });
+  const shards = await startShards(config, log, schemas, space);
   schemas.attach(shards);
   const inFlight = new InFlight();
   // Live reads (long-poll, SSE) wait here on the shards' tail events, not on the workers.
@@ -156,7 +193,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     const api = { shards, meta, tokens, node: { nodeId: SINGLE_NODE_ID, nodeEpoch: nodeRecord.nodeEpoch, clusterId, advertisedAddress } };
     admin = await engine.listen(
       { host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
-      protect('admin', createAdminHandler({ serving: () => serving, nodeId: SINGLE_NODE_ID, appliedIndex: () => meta.appliedIndex }, api, loadDashboard(DASHBOARD_DIR), inFlight)),
+      protect('admin', createAdminHandler({ serving: () => serving, nodeId: SINGLE_NODE_ID, appliedIndex: () => meta.appliedIndex, unavailable: () => shards.unavailable(), diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight)),
     );
   }
   serving = true;

@@ -2,6 +2,8 @@
 export { ShardClient, type ShardClientOptions } from './shard-client';
 export { mediaType } from './names';
 export { SchemaStore } from './schema-store';
+export { SpaceGuard, type SpaceState } from './space-guard';
+export { type WorkerDown } from './worker-pool';
 export { type SchemaDocument, checkSchemaName } from './schema-registry';
 export * from './types';
 export type { RecordInput } from '../util/record-batch';

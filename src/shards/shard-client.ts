@@ -8,7 +8,7 @@
  * Errors come back as data and are rebuilt into SvcError here.
  */
 import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { type Worker } from 'node:worker_threads';
 import { type ErrorData, SvcError } from '../errors';
 import { type RecordInput } from '../util/record-batch';
 import { initDataDir } from './data-dir';
@@ -35,6 +35,8 @@ import {
 import { type Entry, Op, Status, packEntries, packRecords, unpackEntries } from './wire';
 import { type PackedWithExtras, type WorkerConfig, type WorkerEvent } from './worker/worker-main';
 import { type ControlMessage } from './worker/worker-main';
+import { type PoolLog, type WorkerDown, WorkerPool } from './worker-pool';
+import { SpaceGuard, type SpaceState, isDiskFull } from './space-guard';
 import { type SchemaControl, type SchemaDocument } from './schema-registry';
 
 export interface ShardClientOptions {
@@ -46,21 +48,28 @@ export interface ShardClientOptions {
   limits: BatchLimits;
   retentionIntervalMs: number;
   reaperIntervalMs: number;
-  log: { info(o: object, m: string): void; warn(o: object, m: string): void };
+  log: PoolLog;
   /** Registered schemas the workers start with (SchemaStore.documents()). */
   schemas?: SchemaDocument[];
+  /** The registered schemas now, for a worker restarted after a failure (default: `schemas`). */
+  currentSchemas?: () => SchemaDocument[];
+  /** Bytes kept free on the data directory's disk for recovering from a full disk (space-guard.ts); 0 for none. */
+  reserveBytes?: number;
+  /** The node's guard when it opened one before anything else wrote to the disk (else one is opened here, with `reserveBytes`). */
+  space?: SpaceGuard;
 }
 
 interface Pending {
   resolve: (v: { meta: unknown; data: Buffer | null }) => void;
   reject: (e: SvcError) => void;
+  worker: number;
 }
 
 /** A chunk of the log indexed as one unit; bounds the bytes a read walks to find its start. */
 const MAX_CHUNK_BYTES = 1024 * 1024; // 1 MiB
 
 export class ShardClient {
-  readonly #workers: Worker[];
+  readonly #pool: WorkerPool;
   readonly #queues: Entry[][];
   readonly #pending = new Map<number, Pending>();
   readonly shardCount: number;
@@ -69,17 +78,35 @@ export class ShardClient {
   #scheduled = false;
   /** Receives tail events of watched streams (the gateway's live-read registry). */
   #tailListener: ((events: TailEvent[]) => void) | null = null;
+  /** Stream names with live readers: watched again in a worker restarted after a failure. */
+  readonly #watched = new Set<string>();
 
-  private constructor(workers: Worker[], shardCount: number) {
-    this.#workers = workers;
-    this.#queues = workers.map(() => []);
+  readonly #space: SpaceGuard;
+
+  private constructor(pool: WorkerPool, shardCount: number, space: SpaceGuard) {
+    this.#pool = pool;
+    this.#space = space;
+    // Low on space or not, every worker knows at once; one that is down learns it when it restarts (WorkerConfig.lowSpace).
+    space.onChange(
+      (low) => {
+        for (let w = 0; w < pool.size; w++) pool.running(w)?.postMessage({ type: 'space', low } satisfies ControlMessage);
+      },
+      () => pool.unavailable().length === 0,
+    );
+    this.#queues = Array.from({ length: pool.size }, () => []);
     this.shardCount = shardCount;
-    for (const w of workers) {
-      w.on('message', (m: ArrayBuffer | PackedWithExtras | WorkerEvent) => {
-        if (m instanceof ArrayBuffer) this.#onReplies(m, []);
-        else if ('packed' in m) this.#onReplies(m.packed, m.extras);
-      });
-    }
+    pool.setHooks({
+      message: (_w, m) => {
+        const r = m as ArrayBuffer | PackedWithExtras | WorkerEvent;
+        if (r instanceof ArrayBuffer) this.#onReplies(r, []);
+        else if ('packed' in r) this.#onReplies(r.packed, r.extras);
+      },
+      down: (w, why) => {
+        this.#failWorker(w, why);
+        if (isDiskFull(why.errorCode, why.error)) space.enterLow(`shard worker ${w}: ${why.error}`);
+      },
+      up: (w) => this.#rewatch(w),
+    });
   }
 
   static async start(o: ShardClientOptions): Promise<ShardClient> {
@@ -87,39 +114,47 @@ export class ShardClient {
     if (keptStoredShardCount) o.log.warn({ shardCount, requested: o.shards }, 'data directory keeps its shard count');
     const workerCount = Math.min(o.workers, shardCount);
     const file = path.join(__dirname, 'worker', 'worker-main.js');
-    const workers = await Promise.all(
-      Array.from({ length: workerCount }, (_, w) => {
-        const shardIds = Array.from({ length: shardCount }, (_, k) => k).filter((k) => workerOf(k, workerCount) === w);
-        const workerData: WorkerConfig = {
-          dataDir: path.resolve(o.dataDir),
-          shardIds,
-          shardCount,
-          segmentBytes: o.segmentBytes,
-          maxChunkBytes: MAX_CHUNK_BYTES,
-          limits: { maxRecordBytes: o.limits.maxRecordBytes, maxBatchRecords: o.limits.maxBatchRecords },
-          retentionIntervalMs: o.retentionIntervalMs,
-          reaperIntervalMs: o.reaperIntervalMs,
-          schemas: o.schemas ?? [],
-        };
-        const worker = new Worker(file, { workerData });
-        return new Promise<Worker>((resolve, reject) => {
-          const onMsg = (m: ArrayBuffer | WorkerEvent): void => {
-            if (m instanceof ArrayBuffer) return;
-            worker.off('message', onMsg);
-            if (m.type === 'ready') {
-              const replayed = m.recovery.reduce((a, r) => a + r.replayedFrames, 0);
-              const truncated = m.recovery.reduce((a, r) => a + r.truncatedBytes, 0);
-              o.log.info({ worker: w, shards: shardIds.length, replayedFrames: replayed, truncatedBytes: truncated }, 'shard worker ready');
-              resolve(worker);
-            } else if (m.type === 'failed') reject(new Error(`shard worker ${w} failed to start: ${m.message}`));
-          };
-          worker.on('message', onMsg);
-          worker.once('error', reject);
-        });
-      }),
-    );
-    for (const w of workers) w.on('error', (err) => o.log.warn({ err: err.message }, 'shard worker error'));
-    return new ShardClient(workers, shardCount);
+    let space = o.space;
+    if (space === undefined) {
+      space = new SpaceGuard(o.dataDir, o.reserveBytes ?? 0, o.log);
+      space.open();
+    }
+    const guard = space;
+    let restarted = false;
+    const config = (w: number): WorkerConfig => ({
+      dataDir: path.resolve(o.dataDir),
+      shardIds: Array.from({ length: shardCount }, (_, k) => k).filter((k) => workerOf(k, workerCount) === w),
+      shardCount,
+      segmentBytes: o.segmentBytes,
+      maxChunkBytes: MAX_CHUNK_BYTES,
+      limits: { maxRecordBytes: o.limits.maxRecordBytes, maxBatchRecords: o.limits.maxBatchRecords },
+      retentionIntervalMs: o.retentionIntervalMs,
+      reaperIntervalMs: o.reaperIntervalMs,
+      // A restarted worker compiles the schemas registered now, not those of the node's start.
+      schemas: restarted ? (o.currentSchemas?.() ?? o.schemas ?? []) : (o.schemas ?? []),
+      // Tail versions of a restarted shard must stay above those its readers saw (LiveWaiters drops older ones).
+      tailVersionBase: Date.now() * 1000,
+      lowSpace: guard.low,
+    });
+    let pool: WorkerPool;
+    try {
+      pool = await WorkerPool.start(file, workerCount, config, o.log);
+    } catch (err) {
+      space.close();
+      throw err;
+    }
+    restarted = true;
+    return new ShardClient(pool, shardCount, space);
+  }
+
+  /** Free space on the data directory's disk, and whether the node is refusing growth for want of it. */
+  space(): SpaceState {
+    return this.#space.state();
+  }
+
+  /** Workers that are down after a storage failure (empty when healthy); GET /ready is 503 while any is. */
+  unavailable(): WorkerDown[] {
+    return this.#pool.unavailable();
   }
 
   shardOf(name: string): number {
@@ -185,10 +220,12 @@ export class ShardClient {
    * when the stream does not exist). Watches are by name and not counted: one unwatch ends it.
    */
   async watch(name: string): Promise<TailEvent> {
+    this.#watched.add(name);
     return (await this.#call(Op.Watch, this.shardOf(name), { name }, null)).meta as TailEvent;
   }
 
   async unwatch(name: string): Promise<void> {
+    this.#watched.delete(name);
     await this.#call(Op.Unwatch, this.shardOf(name), { name }, null);
   }
 
@@ -209,18 +246,27 @@ export class ShardClient {
   async control(msg: SchemaControl): Promise<unknown[]> {
     this.#send();
     const id = this.#nextControlId++;
+    // A worker that is down gets the registry as it is then when it restarts (ShardClientOptions.currentSchemas).
+    const running = Array.from({ length: this.#pool.size }, (_, w) => this.#pool.running(w)).filter((w): w is Worker => w !== null);
     return Promise.all(
-      this.#workers.map(
+      running.map(
         (w) =>
           new Promise<unknown>((resolve, reject) => {
             const onMsg = (m: unknown): void => {
               const r = m as WorkerEvent;
               if (m instanceof ArrayBuffer || r.type !== 'control-reply' || r.id !== id) return;
               w.off('message', onMsg);
+              w.off('exit', onExit);
               if (r.error !== undefined) reject(SvcError.fromData(r.error));
               else resolve(r.result);
             };
+            // A worker that dies meanwhile restarts with the registry as stored, which includes this change.
+            const onExit = (): void => {
+              w.off('message', onMsg);
+              resolve(null);
+            };
             w.on('message', onMsg);
+            w.once('exit', onExit);
             w.postMessage({ ...msg, id } satisfies ControlMessage);
           }),
       ),
@@ -256,29 +302,64 @@ export class ShardClient {
   /** Finish every accepted write, fsync, checkpoint, and stop the workers. */
   async close(): Promise<void> {
     this.#send();
+    this.#space.close();
+    const workers = this.#pool.stopSupervising();
     await Promise.all(
-      this.#workers.map(
+      workers.map(
         (w) =>
           new Promise<void>((resolve) => {
             w.on('message', (m: ArrayBuffer | WorkerEvent) => {
               if (!(m instanceof ArrayBuffer) && m.type === 'closed') resolve();
             });
+            // One that dies while closing has closed what it could.
+            w.once('exit', () => resolve());
             w.postMessage({ type: 'close' });
           }),
       ),
     );
-    await Promise.all(this.#workers.map((w) => w.terminate()));
+    await Promise.all(workers.map((w) => w.terminate()));
   }
 
   #call(op: Op, shard: number, meta: unknown, data: Buffer | null): Promise<{ meta: unknown; data: Buffer | null }> {
+    const worker = workerOf(shard, this.#pool.size);
+    // A worker that is down answers nothing: fail at once rather than queue for ever.
+    const down = this.#pool.downInfo(worker);
+    if (down !== null) return Promise.reject(unavailableError(down));
     const id = this.#nextId;
     this.#nextId = id >= 0xfffffff0 ? 1 : id + 1;
-    this.#queues[workerOf(shard, this.#workers.length)]!.push({ id, code: op, shard, meta, data });
+    this.#queues[worker]!.push({ id, code: op, shard, meta, data });
     if (!this.#scheduled) {
       this.#scheduled = true;
       setImmediate(() => this.#send());
     }
-    return new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject }));
+    return new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject, worker }));
+  }
+
+  /** A worker stopped: everything sent to it or queued for it fails now. */
+  #failWorker(w: number, why: WorkerDown, queued: Entry[] = this.#queues[w]!): void {
+    const err = unavailableError(why);
+    for (const e of queued) {
+      const p = this.#pending.get(e.id);
+      this.#pending.delete(e.id);
+      p?.reject(err);
+    }
+    this.#queues[w] = [];
+    for (const [id, p] of this.#pending) {
+      if (p.worker !== w) continue;
+      this.#pending.delete(id);
+      p.reject(err);
+    }
+  }
+
+  /** A restarted worker's shards know no watches: watch again, and hand the tails to the live readers. */
+  #rewatch(w: number): void {
+    for (const name of this.#watched) {
+      if (workerOf(this.shardOf(name), this.#pool.size) !== w) continue;
+      this.#call(Op.Watch, this.shardOf(name), { name }, null).then(
+        (r) => this.#tailListener?.([r.meta as TailEvent]),
+        () => undefined,
+      );
+    }
   }
 
   #send(): void {
@@ -287,8 +368,14 @@ export class ShardClient {
       const q = this.#queues[w]!;
       if (q.length === 0) continue;
       this.#queues[w] = [];
+      const worker = this.#pool.worker(w);
+      if (worker === null) {
+        const down = this.#pool.downInfo(w);
+        if (down !== null) this.#failWorker(w, down, q);
+        continue;
+      }
       const ab = packEntries(q);
-      this.#workers[w]!.postMessage(ab, [ab]);
+      worker.postMessage(ab, [ab]);
     }
   }
 
@@ -305,6 +392,16 @@ export class ShardClient {
       else p.reject(SvcError.fromData(e.meta as ErrorData));
     }
   }
+}
+
+/** The error of every call to a worker that is down. */
+function unavailableError(d: WorkerDown): SvcError {
+  const full = isDiskFull(d.errorCode, d.error);
+  return new SvcError(
+    'storage_unavailable',
+    full ? `shards ${d.shards.join(', ')} are unavailable: the disk is full (${d.error}); retry later` : `shards ${d.shards.join(', ')} are unavailable after a storage failure (${d.error}); retry later`,
+    { reason: full ? 'disk_full' : 'worker_failed' },
+  );
 }
 
 export type { RecordInput };

@@ -43,7 +43,8 @@ export function tempDir(prefix = 'svc-test-'): string {
 export async function startNode(o: StartOptions = {}): Promise<NodeProcess> {
   const dataDir = o.dataDir ?? tempDir();
   const args = [MAIN, 'serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--kafka-listen', '127.0.0.1:0', '--data-dir', dataDir, '--http-engine', o.engine ?? 'uws', ...(o.args ?? [])];
-  const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // No 64 MiB disk-full reserve per test node (hundreds of them share the machine's disk); the disk-full tests set --reserve-bytes.
+  const proc = spawn(process.execPath, args, { cwd: ROOT, env: { SVC_RESERVE_BYTES: '0', ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));

@@ -3,6 +3,8 @@
  *
  *   GET /health            200 while the process is up
  *   GET /ready             200 or 503 with {ready, serving, registered, appliedIndex, nodeId}
+ *                          (+ `unavailable`, the shard workers down after a storage failure, while any is;
+ *                          + `diskFull: true` while the disk is full, which alone does not make it unready)
  *   GET /, /dashboard/…    the dashboard (or a hint page when the build has no assets)
  *   /admin/…               admin-api.ts
  *
@@ -20,6 +22,10 @@ export interface ReadinessSource {
   nodeId: number;
   /** Position of the last applied metadata command. */
   appliedIndex(): number;
+  /** Shard workers down after a storage failure (ShardClient.unavailable()); the node is not ready while any is. */
+  unavailable?(): ReadonlyArray<{ worker: number; shards: number[]; error: string; errorCode: string | null; sinceMs: number; restarts: number }>;
+  /** The disk is full: creates and appends are refused, reads and deletes served (the node stays ready, so deletes reach it). */
+  diskFull?(): boolean;
 }
 
 /** What serves the dashboard (gateway/admin/dashboard.ts). */
@@ -40,8 +46,9 @@ export function createAdminHandler(src: ReadinessSource, api: AdminDeps | null, 
       const serving = src.serving();
       // A single node registers itself when it starts; clustering adds real registration.
       const registered = serving;
-      const ready = serving && registered;
-      const doc = { ready, serving, registered, appliedIndex: src.appliedIndex(), nodeId: src.nodeId };
+      const unavailable = src.unavailable?.() ?? [];
+      const ready = serving && registered && unavailable.length === 0;
+      const doc = { ready, serving, registered, appliedIndex: src.appliedIndex(), nodeId: src.nodeId, ...(unavailable.length > 0 ? { unavailable } : {}), ...(src.diskFull?.() === true ? { diskFull: true } : {}) };
       return send({ status: ready ? 200 : 503, headers: [JSON_TYPE, ['cache-control', 'no-store']], body: JSON.stringify(doc) });
     }
     if (get && dashboard !== null) {

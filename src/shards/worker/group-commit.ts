@@ -41,6 +41,8 @@ const newGroup = (): Group => ({ frames: new Map(), replies: [] });
 const MAX_IN_FLIGHT = 1;
 
 export interface GroupCommitHooks {
+  /** A group could not be written or applied: the log takes no more writes (the shard's thread stops). */
+  failed(err: Error): void;
   /** A group's frames are durable and applied; `end` is the log position it reaches. Runs before its replies. */
   applied(end: Location): void;
   /** After a group's replies (tail events for live readers). */
@@ -103,33 +105,60 @@ export class GroupCommit {
     const order: PendingFrame[] = [];
     for (const frames of g.frames.values()) for (const f of frames) order.push(f);
     // Positions are assigned now, synchronously, so overlapping groups never collide.
+    const start = this.#log.tail;
     const write = order.length === 0 ? Promise.resolve({ locations: [] as Location[], end: this.#log.tail }) : this.#log.write(order.map((f) => f.buf));
     this.#applied = Promise.all([this.#applied, write]).then(
       ([, w]) => {
         this.#inFlight--;
         if (this.#failed !== null) throw this.#failed;
-        for (let i = 0; i < order.length; i++) order[i]!.onDurable?.(w.locations[i]!);
-        this.#hooks.applied(w.end);
+        try {
+          for (let i = 0; i < order.length; i++) order[i]!.onDurable?.(w.locations[i]!);
+          this.#hooks.applied(w.end);
+        } catch (err) {
+          // Durable but not applied (an index write failed): answered as failed, recovered from the log by the next thread.
+          this.#fail(err as Error, g.replies);
+          throw err;
+        }
         for (const r of g.replies) r(null);
         this.#hooks.afterReplies(g);
         this.flush();
       },
       (err: Error) => {
-        // The log's tail is now unknown: stop taking writes; a restart recovers to the last valid frame.
         this.#inFlight--;
-        this.#failed ??= err;
-        const e = new SvcError('storage_unavailable', `storage write failed: ${this.#failed.message}`);
-        for (const r of g.replies) r(e);
-        const rest = this.#pending;
-        this.#pending = newGroup();
-        for (const r of rest.replies) r(e);
-        this.#notifyIdle();
+        // The group's bytes may be partly on disk (a full disk takes what fits): cut them, so a
+        // request answered 503 is not found after recovery, and the space goes back.
+        if (this.#failed === null && order.length > 0) this.#cutBack(start);
+        this.#fail(err, g.replies);
         throw err;
       },
     );
     // Each group reports its own outcome above; the chain only orders them.
     this.#applied.catch(() => undefined);
     this.flush();
+  }
+
+  /** The log's tail is now unknown: stop taking writes, answer everything waiting, tell the shard. */
+  #fail(err: Error, replies: Array<(err: SvcError | null) => void>): void {
+    const first = this.#failed === null;
+    this.#failed ??= err;
+    const e = new SvcError('storage_unavailable', `storage write failed: ${this.#failed.message}`, (err as NodeJS.ErrnoException).code === 'ENOSPC' ? { reason: 'disk_full' } : undefined);
+    for (const r of replies) r(e);
+    const rest = this.#pending;
+    this.#pending = newGroup();
+    for (const r of rest.replies) r(e);
+    this.#notifyIdle();
+    if (first) this.#hooks.failed(err);
+  }
+
+  /** Cut the log back to where a failed group began (best effort: recovery also cuts a torn tail). */
+  #cutBack(start: Location): void {
+    const tail = this.#log.tail;
+    try {
+      for (let seg = tail.segId; seg > start.segId; seg--) this.#log.truncateTail(seg, 0);
+      this.#log.truncateTail(start.segId, start.pos);
+    } catch {
+      // The disk refused even that; the next start cuts the torn tail.
+    }
   }
 
   /** Resolves when everything accepted so far has been written and applied (or the log failed). */

@@ -74,6 +74,12 @@ export interface ShardOptions {
   schemas?: SchemaRegistry;
   /** Receives the tail events of watched streams after each applied group (live reads; see watch()). */
   onTail?: (events: TailEvent[]) => void;
+  /** First tail-event version: a shard reopened by a new thread continues above the old one's. */
+  tailVersionBase?: number;
+  /** A log or index write failed: the shard takes no more writes, its thread stops and is restarted (worker-main.ts). */
+  onStorageFailure?: (err: Error) => void;
+  /** The disk is full (space-guard.ts): creates and appends are refused, deletes and trims (which free space) accepted. */
+  lowSpace?: () => boolean;
 }
 
 
@@ -120,7 +126,9 @@ export class Shard {
     this.#nextStreamId = r.nextStreamId;
     this.#kvOps = r.ops;
     this.#durableEnd = log.tail;
+    this.#tailVersion = opts.tailVersionBase ?? 0;
     this.#commit = new GroupCommit(log, {
+      failed: (err) => opts.onStorageFailure?.(err),
       applied: (end) => {
         this.#durableEnd = end;
         this.#checkpointSoon();
@@ -138,7 +146,7 @@ export class Shard {
   // ── operations ────────────────────────────────────────────────────────────
 
   create(p: CreateParams, reply: Reply<CreateResult>): void {
-    if (this.#refuse(reply)) return;
+    if (this.#refuse(reply, true)) return;
     const existing = this.#lookup(p.name);
     if (existing !== null) {
       if (isGone(existing, this.#now())) return reply(new SvcError('conflict', `stream ${p.name} was deleted and is kept for its forks`, { gone: true }));
@@ -168,7 +176,7 @@ export class Shard {
   }
 
   append(p: AppendParams, reply: Reply<AppendResult>): void {
-    if (this.#refuse(reply)) return;
+    if (this.#refuse(reply, true)) return;
     const s = this.#lookupLive(p.name);
     if (s === null) return reply(this.#missing(p.name));
     const hasData = (p.records !== null && p.records.length > 0) || (p.batches !== null && p.batches.length > 0) || p.jsonBatch !== null;
@@ -480,15 +488,24 @@ export class Shard {
 
   /** Wait for every accepted write to be durable, then checkpoint with sync. */
   async close(): Promise<void> {
-    await this.#commit.drain();
-    if (this.#commit.failed === null) this.#checkpoint(true);
-    this.#log.close();
-    await this.#store.close();
+    try {
+      await this.#commit.drain();
+      if (this.#commit.failed === null) this.#checkpoint(true);
+    } finally {
+      // Even after a failed write: the files must be released for the thread that recovers them.
+      this.#log.close();
+      await this.#store.close();
+    }
   }
 
   // ── internals ─────────────────────────────────────────────────────────────
 
-  #refuse(reply: Reply<never>): boolean {
+  /** Refuse a write after a storage failure, and one that `grows` the log while the disk is full. */
+  #refuse(reply: Reply<never>, grows = false): boolean {
+    if (grows && this.#opts.lowSpace?.() === true) {
+      reply(new SvcError('storage_unavailable', 'the disk is full: creates and appends are refused until space is free again (deletes and trims are accepted)', { reason: 'disk_full' }));
+      return true;
+    }
     if (this.#commit.failed === null) return false;
     reply(new SvcError('storage_unavailable', `storage write failed earlier: ${this.#commit.failed.message}`));
     return true;

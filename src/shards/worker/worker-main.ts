@@ -2,6 +2,12 @@
  * Entry point of a shard worker thread. Hosts several shards; receives packed request
  * batches from the gateway thread (see ../wire.ts), dispatches them, starts one group commit
  * per shard touched by the batch, and sends replies back packed per event-loop turn.
+ *
+ * A storage failure (a log or index write error, a full disk, any exception escaping a timer)
+ * stops the thread on purpose (`die`): the shards still healthy finish what they have in
+ * flight, every file is closed (RocksDB's lock with it), `fatal` goes to the main thread and
+ * the thread exits. The main thread fails its calls and starts it again (../worker-pool.ts),
+ * and the new thread recovers its shards from their logs.
  */
 import * as path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -13,6 +19,8 @@ import { type Entry, Op, Status, packEntries, unpackEntries, unpackRecords } fro
 import { openRocksStore } from './rocks-store';
 import { SegmentLog } from './segment-log';
 import { Shard } from './shard';
+import { type KvStore } from './kv-store';
+import { armTestFaults } from './test-faults';
 
 export interface WorkerConfig {
   dataDir: string;
@@ -25,10 +33,14 @@ export interface WorkerConfig {
   reaperIntervalMs: number;
   /** Registered schemas at start (schema-store.ts); changes arrive as `schemas` control messages. */
   schemas?: SchemaDocument[];
+  /** First tail-event version (Shard option): above every version a previous thread of these shards sent. */
+  tailVersionBase?: number;
+  /** The disk is full (../space-guard.ts): creates and appends are refused; changes arrive as `space` control messages. */
+  lowSpace?: boolean;
 }
 
 /** Control messages travel outside the packed batches; those with an `id` are answered with a `control-reply`. */
-export type ControlMessage = { type: 'close' } | (SchemaControl & { id: number });
+export type ControlMessage = { type: 'close' } | { type: 'space'; low: boolean } | (SchemaControl & { id: number });
 /** Replies whose large data travels in transferred buffers of their own. */
 export interface PackedWithExtras {
   packed: ArrayBuffer;
@@ -36,7 +48,9 @@ export interface PackedWithExtras {
 }
 export type WorkerEvent =
   | { type: 'ready'; recovery: Array<{ shardId: number; replayedFrames: number; truncatedBytes: number; streams: number }> }
-  | { type: 'failed'; message: string }
+  | { type: 'failed'; message: string; code: string | null }
+  /** The thread stops after a storage failure (it exits right after this message). */
+  | { type: 'fatal'; message: string; code: string | null; shardId: number | null }
   | { type: 'closed' }
   | { type: 'control-reply'; id: number; result?: unknown; error?: ErrorData };
 
@@ -46,24 +60,59 @@ const shards = new Map<number, Shard>();
 /** Every schema, compiled once for this thread; shards validate appends with it. */
 const schemaRegistry = new SchemaRegistry(cfg.schemas ?? []);
 let outbox: Entry[] = [];
+/** Creates and appends are refused while the disk is full (deletes and trims free space). */
+let lowSpace = cfg.lowSpace === true;
 let sendScheduled = false;
+/** Retention and reaper intervals, stopped on close and on a storage failure. */
+let timers: NodeJS.Timeout[] = [];
 
 function send(e: Entry): void {
   outbox.push(e);
   if (!sendScheduled) {
     sendScheduled = true;
-    setImmediate(() => {
-      sendScheduled = false;
-      const batch = outbox;
-      outbox = [];
-      // Read pages are not copied into the batch: their buffers belong to this reply alone and move with it.
-      const extras: ArrayBuffer[] = [];
-      const ab = packEntries(batch, extras);
-      if (extras.length === 0) port.postMessage(ab, [ab]);
-      else port.postMessage({ packed: ab, extras } satisfies PackedWithExtras, [ab, ...extras]);
-    });
+    setImmediate(flushOutbox);
   }
 }
+
+function flushOutbox(): void {
+  sendScheduled = false;
+  if (outbox.length === 0) return;
+  const batch = outbox;
+  outbox = [];
+  // Read pages are not copied into the batch: their buffers belong to this reply alone and move with it.
+  const extras: ArrayBuffer[] = [];
+  const ab = packEntries(batch, extras);
+  if (extras.length === 0) port.postMessage(ab, [ab]);
+  else port.postMessage({ packed: ab, extras } satisfies PackedWithExtras, [ab, ...extras]);
+}
+
+/** Set once the thread is stopping after a storage failure: requests still arriving fail at once. */
+let dying: SvcError | null = null;
+/** How long the healthy shards get to finish their writes before the thread exits anyway. */
+const DIE_GRACE_MS = 5000; // 5 s
+
+/** Stop this thread after a storage failure (see the file comment). */
+function die(err: unknown, shardId: number | null): void {
+  if (dying !== null) return;
+  const e: NodeJS.ErrnoException = err instanceof Error ? err : new Error(String(err));
+  // RocksDB reports a full disk in its message only.
+  const code = typeof e.code === 'string' ? e.code : /no space left on device/i.test(e.message) ? 'ENOSPC' : null;
+  dying = new SvcError('storage_unavailable', `the shard worker is stopping after a storage failure: ${e.message}`);
+  for (const t of timers) clearInterval(t);
+  timers = [];
+  const closed = Promise.allSettled([...shards.values()].map((s) => s.close()));
+  const grace = new Promise((resolve) => setTimeout(resolve, DIE_GRACE_MS).unref());
+  void Promise.race([closed, grace]).then(() => {
+    flushOutbox();
+    port.postMessage({ type: 'fatal', message: e.message, code, shardId } satisfies WorkerEvent);
+    process.exit(1);
+  });
+}
+
+// Anything escaping a timer or a promise (a checkpoint's RocksDB write error, say) would end the
+// thread with its calls unanswered: stop in order instead.
+process.on('uncaughtException', (err) => die(err, null));
+process.on('unhandledRejection', (err) => die(err, null));
 
 /** Tail events of watched streams go out with the replies of the same turn, after them (live reads). */
 function onTail(events: TailEvent[]): void {
@@ -126,11 +175,16 @@ function handle(e: Entry, shard: Shard): void {
 port.on('message', (msg: ArrayBuffer | ControlMessage) => {
   if (!(msg instanceof ArrayBuffer)) {
     if (msg.type === 'close') void closeAll();
+    else if (msg.type === 'space') lowSpace = msg.low;
     else if (msg.type === 'schemas') onSchemaControl(msg);
     return;
   }
   const touched = new Set<Shard>();
   for (const e of unpackEntries(msg)) {
+    if (dying !== null) {
+      fail(e.id, e.shard, dying);
+      continue;
+    }
     const shard = shards.get(e.shard);
     if (shard === undefined) {
       fail(e.id, e.shard, new SvcError('internal', `shard ${e.shard} is not hosted by this worker`));
@@ -158,8 +212,6 @@ function onSchemaControl(msg: SchemaControl & { id: number }): void {
   port.postMessage(reply);
 }
 
-let timers: NodeJS.Timeout[] = [];
-
 async function closeAll(): Promise<void> {
   for (const t of timers) clearInterval(t);
   timers = [];
@@ -173,10 +225,25 @@ async function main(): Promise<void> {
   // Reads of Kafka-compressed batches may need zstd, which loads asynchronously.
   await compressionReady();
   // RocksDB opens do their I/O off this thread: open every shard's index at once.
-  const stores = await Promise.all(cfg.shardIds.map((id) => openRocksStore(path.join(dirOf(id), 'index'))));
+  const opened = await Promise.allSettled(cfg.shardIds.map((id) => openRocksStore(path.join(dirOf(id), 'index'))));
+  for (const r of opened) if (r.status === 'fulfilled') openStores.push(r.value);
+  const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
   cfg.shardIds.forEach((shardId, i) => {
+    const store = openStores[i]!;
     const log = SegmentLog.open(path.join(dirOf(shardId), 'log'), cfg.segmentBytes);
-    const shard = new Shard(stores[i]!, log, { shardId, shardCount: cfg.shardCount, maxChunkBytes: cfg.maxChunkBytes, limits: cfg.limits, schemas: schemaRegistry, onTail });
+    armTestFaults(store, log);
+    const shard = new Shard(store, log, {
+      shardId,
+      shardCount: cfg.shardCount,
+      maxChunkBytes: cfg.maxChunkBytes,
+      limits: cfg.limits,
+      schemas: schemaRegistry,
+      onTail,
+      tailVersionBase: cfg.tailVersionBase ?? 0,
+      onStorageFailure: (err) => die(err, shardId),
+      lowSpace: () => lowSpace,
+    });
     shards.set(shardId, shard);
     recovery.push({ shardId, ...shard.recovery });
   });
@@ -192,6 +259,21 @@ async function main(): Promise<void> {
   port.postMessage({ type: 'ready', recovery } satisfies WorkerEvent);
 }
 
-main().catch((err: unknown) => {
-  port.postMessage({ type: 'failed', message: err instanceof Error ? err.message : String(err) } satisfies WorkerEvent);
+/** Index stores opened so far: closed when the start fails, so a new thread can open them (RocksDB's lock). */
+const openStores: KvStore[] = [];
+
+main().catch(async (err: unknown) => {
+  // RocksDB's open error says only "Database is not open"; what went wrong is in its causes.
+  const messages: string[] = [];
+  let code: string | null = null;
+  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const m = e instanceof Error ? e.message : String(e);
+    if (!messages.includes(m)) messages.push(m);
+    if (code === null && e instanceof Error && typeof (e as NodeJS.ErrnoException).code === 'string' && /^E[A-Z]+$/.test((e as NodeJS.ErrnoException).code!)) code = (e as NodeJS.ErrnoException).code!;
+  }
+  const message = messages.join(': ');
+  if (code === null && /no space left on device/i.test(message)) code = 'ENOSPC';
+  port.postMessage({ type: 'failed', message, code } satisfies WorkerEvent);
+  await Promise.allSettled(openStores.map((s) => s.close()));
+  process.exit(1);
 });
