@@ -20,6 +20,10 @@ import { noop } from 'cockatiel';
 
 /** One attempt of one request; past it the next member is tried. */
 export const DEFAULT_ATTEMPT_MS = 1500;
+/** Keys per page of a prefix read. */
+const RANGE_PAGE = 1000;
+/** A catch-up watch response holds up to 1,000 revisions: allow large messages (gRPC's default is 4 MiB). */
+const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
 
 /** A key-value pair as etcd holds it; revisions as numbers (they stay below 2^53). */
 export interface EtcdKv {
@@ -69,6 +73,8 @@ export interface EtcdWatchHandlers {
 export interface EtcdWatch {
   /** The revision the watch delivers next. */
   readonly nextRevision: number;
+  /** Index of the member the watch stream was last opened on. */
+  readonly member: number;
   cancel(): void;
 }
 
@@ -122,11 +128,16 @@ export class EtcdLink {
           hosts: `http://${e}`,
           dialTimeout: this.#attemptMs,
           faultHandling: { global: noop, host: () => noop },
-          grpcOptions: { 'grpc.keepalive_time_ms': 5000, 'grpc.keepalive_timeout_ms': 3000, 'grpc.keepalive_permit_without_calls': 1 },
+          grpcOptions: { 'grpc.keepalive_time_ms': 5000, 'grpc.keepalive_timeout_ms': 3000, 'grpc.keepalive_permit_without_calls': 1, 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES },
         }),
     );
     // Spread nodes over members.
     this.#current = Math.floor(Math.random() * this.#hosts.length);
+  }
+
+  /** Index (in the endpoints given) of the member the next request and a resumed watch go to. */
+  get current(): number {
+    return this.#current;
   }
 
   get closed(): boolean {
@@ -172,14 +183,25 @@ export class EtcdLink {
   }
 
   /**
-   * Every pair under `prefix` and the store's revision (a linearizable read: it reflects every
-   * write acknowledged before it was sent).
+   * Every pair under `prefix` and the store's revision they were read at (a linearizable read:
+   * it reflects every write acknowledged before it was sent). Read in pages of RANGE_PAGE keys,
+   * all at the first page's revision, so a large prefix never meets a message size limit.
    */
   async rangePrefix(prefix: string, deadlineMs: number): Promise<{ revision: number; kvs: EtcdKv[] }> {
-    return this.#retrying('range', deadlineMs, async (host, deadline) => {
-      const res = await host.kv.range({ key: Buffer.from(prefix, 'utf8'), range_end: prefixEnd(prefix) }, { deadline });
-      return { revision: Number(res.header.revision), kvs: res.kvs.map(toKv) };
-    });
+    const end = prefixEnd(prefix);
+    let from = Buffer.from(prefix, 'utf8');
+    let revision = 0;
+    const kvs: EtcdKv[] = [];
+    for (;;) {
+      const page = await this.#retrying('range', deadlineMs, async (host, deadline) =>
+        host.kv.range({ key: from, range_end: end, limit: RANGE_PAGE, ...(revision > 0 ? { revision } : {}) }, { deadline }),
+      );
+      if (revision === 0) revision = Number(page.header.revision);
+      for (const kv of page.kvs) kvs.push(toKv(kv));
+      const lastKv = page.kvs[page.kvs.length - 1];
+      if (!page.more || lastKv === undefined) return { revision, kvs };
+      from = Buffer.concat([lastKv.key, Buffer.from([0])]);
+    }
   }
 
   /** One key, linearizable, with the store's revision. */
@@ -243,12 +265,16 @@ export class EtcdLink {
     let stream: IDuplexStream<IWatchRequest, IWatchResponse> | null = null;
     let cancelled = false;
     let backoffMs = 50;
+    let member = this.#current;
     const key = Buffer.from(prefix, 'utf8');
     const rangeEnd = prefixEnd(prefix);
     const self = this;
     const handle = {
       get nextRevision() {
         return next;
+      },
+      get member() {
+        return member;
       },
       cancel(): void {
         cancelled = true;
@@ -264,7 +290,7 @@ export class EtcdLink {
       stream?.cancel();
       stream = null;
       handlers.onBreak?.(err);
-      this.#current = (this.#current + 1) % this.#hosts.length;
+      if (this.#current === member) this.#current = (member + 1) % this.#hosts.length;
       setTimeout(open, backoffMs).unref();
       backoffMs = Math.min(1000, backoffMs * 2);
     };
@@ -303,7 +329,8 @@ export class EtcdLink {
 
     function open(): void {
       if (cancelled || self.#closed) return;
-      const host = self.#hosts[self.#current]!;
+      member = self.#current;
+      const host = self.#hosts[member]!;
       host.watchClient.watch().then(
         (s) => {
           if (cancelled) return s.cancel();

@@ -23,7 +23,7 @@ import { SvcError } from '../../../errors';
 import { type Logger } from '../../../log';
 import { type Expect, MetaConflictError, type MetaRecord, type MetaStore } from '../meta-store';
 import { MetaView } from '../meta-view';
-import { type EtcdCompare, type EtcdEvent, EtcdLink, type EtcdOp, EtcdUnavailableError } from './etcd-link';
+import { type EtcdCompare, type EtcdEvent, EtcdLink, type EtcdOp, EtcdUnavailableError, type EtcdWatch } from './etcd-link';
 import { type EtcdTarget } from './etcd-url';
 import { MarkerLease } from './marker-lease';
 import { RevisionWaiters } from './revision-waiters';
@@ -63,7 +63,7 @@ export class EtcdMetaStore implements MetaStore {
   readonly #listeners: Array<(key: string, record: MetaRecord | null) => void> = [];
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #lease: MarkerLease;
-  #watch: { cancel(): void } | null = null;
+  #watch: EtcdWatch | null = null;
   #readInFlight: Promise<void> | null = null;
   #readQueued: Promise<void> | null = null;
   #closed = false;
@@ -96,6 +96,16 @@ export class EtcdMetaStore implements MetaStore {
       link.close();
       throw new Error(`cannot open the etcd metadata store at ${target.endpoints.join(',')}/${target.prefix}: ${(err as Error).message}`, { cause: err });
     }
+  }
+
+  /** Index (in the URL's member list) of the member the watch is on (fault tests kill it). */
+  get watchMember(): number | null {
+    return this.#watch?.member ?? null;
+  }
+
+  /** Index of the member the next transaction goes to (fault tests kill it). */
+  get requestMember(): number {
+    return this.#link.current;
   }
 
   get appliedIndex(): number {
