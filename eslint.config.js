@@ -16,6 +16,8 @@ const OWNERS = {
   'smol-toml': ['src/config.ts', 'src/s3/config-file.ts'],
   'fast-xml-parser': 'src/s3/xml-parse.ts',
   'prom-client': 'src/s3/metrics.ts',
+  etcd3: 'src/actors/meta/etcd/etcd-link.ts',
+  cockatiel: 'src/actors/meta/etcd/etcd-link.ts',
 };
 
 /** A relative import that climbs out of the current folder into one of `folders`. */

@@ -15,7 +15,7 @@ import { type Config, dsListenAddress, formatHostPort, kafkaAdvertisedAddress } 
 import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { type MetaStore, Tokens, openLocalMetaStore } from './actors';
+import { MetaConflictError, type MetaStore, Tokens, openMetaStore } from './actors';
 import { createAdminHandler } from './gateway/admin/admin-handler';
 import { loadDashboard } from './gateway/admin/dashboard';
 import { type NodeRecord, nodeKey } from './gateway/admin/admin-api';
@@ -64,8 +64,9 @@ function bootstrapToken(config: Config): string | null {
 }
 
 /** Metadata, tokens and this node's identity: opened before storage, so a bad bootstrap token fails fast. */
-async function openControlPlane(config: Config): Promise<{ meta: MetaStore; tokens: Tokens; clusterId: string }> {
-  const meta = await openLocalMetaStore(path.join(config.dataDir, 'meta'));
+async function openControlPlane(config: Config, log: Logger): Promise<{ meta: MetaStore; tokens: Tokens; clusterId: string }> {
+  // --metadata: the embedded store in the data directory, or etcd shared by the cluster's nodes.
+  const meta = await openMetaStore(config.metadata, path.join(config.dataDir, 'meta'), { log });
   try {
     const tokens = new Tokens(meta);
     const wire = bootstrapToken(config);
@@ -75,8 +76,13 @@ async function openControlPlane(config: Config): Promise<{ meta: MetaStore; toke
     }
     let clusterId = meta.get<string>('cluster/id')?.value;
     if (clusterId === undefined) {
-      clusterId = randomUUID();
-      await meta.put('cluster/id', clusterId, { absent: true });
+      try {
+        clusterId = (await meta.put('cluster/id', randomUUID(), { absent: true })).value;
+      } catch (err) {
+        // Another node sharing the metadata named the cluster first: take its id.
+        if (!(err instanceof MetaConflictError)) throw err;
+        clusterId = meta.get<string>('cluster/id')!.value;
+      }
     }
     return { meta, tokens, clusterId };
   } catch (err) {
@@ -87,7 +93,7 @@ async function openControlPlane(config: Config): Promise<{ meta: MetaStore; toke
 
 export async function startNode(config: Config, log: Logger): Promise<RunningNode> {
   const engine = await loadHttpEngine(config.httpEngine, log);
-  const { meta, tokens, clusterId } = await openControlPlane(config);
+  const { meta, tokens, clusterId } = await openControlPlane(config, log);
   // Every listener's handler passes the auth guard first when auth is required.
   const protect = (listener: 'svc' | 'ds' | 'admin', h: RequestHandler): RequestHandler => (config.auth === 'required' ? guard(listener, tokens, h) : h);
   const schemas = SchemaStore.open(config.dataDir);

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { type MetaRecord, openMetaStore } from '../../src/actors';
 import { EtcdLink, type EtcdEvent } from '../../src/actors/meta/etcd/etcd-link';
-import { EtcdMetaStore } from '../../src/actors/meta/etcd/etcd-meta-store';
+import { type EtcdMetaStore } from '../../src/actors/meta/etcd/etcd-meta-store';
 import { parseEtcdUrl } from '../../src/actors/meta/etcd/etcd-url';
 import { EtcdCluster } from '../helpers/etcd-cluster';
 

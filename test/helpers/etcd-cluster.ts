@@ -135,7 +135,7 @@ export class EtcdCluster {
         });
         return;
       } catch (err) {
-        if (Date.now() > end) throw new Error(`etcd cluster did not become healthy: ${(err as Error).message}`);
+        if (Date.now() > end) throw new Error(`etcd cluster did not become healthy: ${(err as Error).message}`, { cause: err });
         await new Promise((r) => setTimeout(r, 200));
       }
     }

@@ -154,7 +154,7 @@ export class EtcdLink {
    */
   async #retrying<T>(what: string, deadlineMs: number, call: (host: Etcd3, deadline: Date) => Promise<T>): Promise<T> {
     const end = Date.now() + deadlineMs;
-    let last: unknown = null;
+    let last: unknown;
     for (let attempt = 0; ; attempt++) {
       if (this.#closed) throw new EtcdUnavailableError(`etcd ${what}: the link is closed`);
       const i = this.#current;
@@ -268,7 +268,6 @@ export class EtcdLink {
     let member = this.#current;
     const key = Buffer.from(prefix, 'utf8');
     const rangeEnd = prefixEnd(prefix);
-    const self = this;
     const handle = {
       get nextRevision() {
         return next;
@@ -276,9 +275,9 @@ export class EtcdLink {
       get member() {
         return member;
       },
-      cancel(): void {
+      cancel: (): void => {
         cancelled = true;
-        self.#watches.delete(handle);
+        this.#watches.delete(handle);
         stream?.cancel();
         stream = null;
       },
@@ -327,10 +326,10 @@ export class EtcdLink {
       handlers.onEvents(fresh);
     };
 
-    function open(): void {
-      if (cancelled || self.#closed) return;
-      member = self.#current;
-      const host = self.#hosts[member]!;
+    const open = (): void => {
+      if (cancelled || this.#closed) return;
+      member = this.#current;
+      const host = this.#hosts[member]!;
       host.watchClient.watch().then(
         (s) => {
           if (cancelled) return s.cancel();
@@ -346,7 +345,7 @@ export class EtcdLink {
         },
         (err: unknown) => broke(err as Error),
       );
-    }
+    };
     open();
     return handle;
   }
