@@ -41,9 +41,9 @@ function parseArgs(argv) {
 }
 
 /** Start one node and resolve once it logged "node started". */
-function startNode(i, url, dir) {
-  return new Promise(async (resolve, reject) => {
-    const [listen, admin, kafka] = [await freePort(), await freePort(), await freePort()];
+async function startNode(i, url, dir) {
+  const [listen, admin, kafka] = [await freePort(), await freePort(), await freePort()];
+  return new Promise((resolve, reject) => {
     const dataDir = path.join(dir, `node${i}`);
     const args = [MAIN, 'serve', '--metadata', url, '--data-dir', dataDir, '--listen', `127.0.0.1:${listen}`, '--admin-listen', `127.0.0.1:${admin}`, '--kafka-listen', `127.0.0.1:${kafka}`];
     const log = fs.openSync(path.join(dir, `node${i}.log`), 'a');
