@@ -14,8 +14,8 @@
  *   watch <prefix>/k/ from appliedIndex + 1 ──▶ view (per revision) ──▶ onChange ──▶ the write resolves
  *
  * `appliedIndex` is the etcd revision the view has applied (revisions of other prefixes leave
- * gaps). `sync()` is a read index: one linearizable read of `head`, shared by every caller that
- * arrived before it was sent, then a wait until the view has applied that revision. Keys deleted
+ * gaps). `sync()` is a read index: one linearizable read of `head`, shared by the callers of an
+ * event-loop turn (all arrived before it was sent), then a wait until the view has applied that revision. Keys deleted
  * by an expiring lease (node registrations, later) do not move `head`; sync() does not wait for them.
  */
 import { randomBytes } from 'node:crypto';
@@ -48,6 +48,8 @@ export interface EtcdMetaStoreStats {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** Head reads outstanding at once (each shared by the sync() callers of one event-loop turn). */
+const MAX_READS_IN_FLIGHT = 4;
 
 export class EtcdMetaStore implements MetaStore {
   readonly #link: EtcdLink;
@@ -64,8 +66,10 @@ export class EtcdMetaStore implements MetaStore {
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #lease: MarkerLease;
   #watch: EtcdWatch | null = null;
-  #readInFlight: Promise<void> | null = null;
-  #readQueued: Promise<void> | null = null;
+  /** Callers of sync() waiting for a head read that is not sent yet: they share it. */
+  #cohort: { promise: Promise<void>; resolve: () => void; reject: (err: Error) => void } | null = null;
+  #cohortScheduled = false;
+  #readsInFlight = 0;
   #closed = false;
   /** The transaction in flight: the next one is sent after it is answered. */
   #queue: Promise<void> = Promise.resolve();
@@ -148,16 +152,25 @@ export class EtcdMetaStore implements MetaStore {
     });
   }
 
-  /** A read index: the head revision, read linearizably once for every caller waiting, then applied. */
+  /**
+   * A read index: the head revision, read linearizably, then a wait until the view has applied it.
+   * A read already sent may predate this call and cannot answer it, so every caller joins the
+   * next read: the callers of one event-loop turn share one (sent at the end of the turn), with
+   * at most MAX_READS_IN_FLIGHT reads outstanding; callers beyond that share the next one.
+   */
   sync(): Promise<void> {
     if (this.#closed) return Promise.reject(new SvcError('shutting_down', 'the metadata store is closed'));
-    // A read already sent may predate this call: it cannot answer it. Join the next one.
-    if (this.#readInFlight === null) return this.#startRead();
-    this.#readQueued ??= this.#readInFlight.then(
-      () => this.#startRead(),
-      () => this.#startRead(),
-    );
-    return this.#readQueued;
+    if (this.#cohort === null) {
+      let resolve!: () => void;
+      let reject!: (err: Error) => void;
+      const promise = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      this.#cohort = { promise, resolve, reject };
+      this.#sendCohort();
+    }
+    return this.#cohort.promise;
   }
 
   /** Other nodes write too: a read must be preceded by sync(). */
@@ -180,20 +193,31 @@ export class EtcdMetaStore implements MetaStore {
     return this.#closing;
   }
 
-  #startRead(): Promise<void> {
-    this.#readQueued = null;
-    const read = (async () => {
-      this.stats.headReads++;
-      const { kv } = await this.#link.get(this.#head, this.#deadlineMs).catch((err: unknown) => {
-        throw unavailable(err);
-      });
-      await this.#waitApplied(kv?.modRevision ?? 0);
-    })();
-    const settled = read.finally(() => {
-      if (this.#readInFlight === settled) this.#readInFlight = null;
+  /** Send the waiting cohort's head read at the end of this turn, if a read slot is free. */
+  #sendCohort(): void {
+    if (this.#cohort === null || this.#cohortScheduled || this.#readsInFlight >= MAX_READS_IN_FLIGHT) return;
+    this.#cohortScheduled = true;
+    setImmediate(() => {
+      this.#cohortScheduled = false;
+      const cohort = this.#cohort;
+      if (cohort === null || this.#readsInFlight >= MAX_READS_IN_FLIGHT) return;
+      this.#cohort = null;
+      this.#readsInFlight++;
+      this.#readIndex()
+        .then(cohort.resolve, cohort.reject)
+        .finally(() => {
+          this.#readsInFlight--;
+          this.#sendCohort();
+        });
     });
-    this.#readInFlight = settled;
-    return settled;
+  }
+
+  async #readIndex(): Promise<void> {
+    this.stats.headReads++;
+    const { kv } = await this.#link.get(this.#head, this.#deadlineMs).catch((err: unknown) => {
+      throw unavailable(err);
+    });
+    await this.#waitApplied(kv?.modRevision ?? 0);
   }
 
   /**
