@@ -19,6 +19,7 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { spawnSync } = require('node:child_process');
 const { startSvc } = require('./lib/servers');
 const { runWrk, haveWrk } = require('./lib/wrk');
 const { recordBody } = require('./lib/bodies');
@@ -26,6 +27,15 @@ const { http } = require('./lib/util');
 const { startEtcd } = require('../ops/lib/etcd-local');
 
 const PERF_DIR = __dirname;
+/** USER_HZ: the unit of /proc/<pid>/stat times (100 on Linux). */
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** CPU seconds (user + system, all threads) the process has used so far, from /proc/<pid>/stat. */
+function cpuSeconds(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
+}
 const START = '<!-- metadata-etcd:start -->';
 const END = '<!-- metadata-etcd:end -->';
 const WARMUP_S = 2;
@@ -76,14 +86,16 @@ async function main() {
           if (res.status !== 201) throw new Error(`PUT /w1 (${backend}, auth ${auth}) → ${res.status} ${res.body.toString()}`);
           const load = { url: `${live.baseUrl}/w1`, script: 'append.lua', args: [body, 'application/octet-stream', authHeader], connections };
           await runWrk({ ...load, seconds: WARMUP_S });
+          const cpuBefore = cpuSeconds(live.pid);
           const w = await runWrk({ ...load, seconds: duration });
+          const cpu = cpuSeconds(live.pid) - cpuBefore;
           await live.stop();
           live = null;
           const bad = (w.errors && w.errors.status) || w.non2xx || 0;
           if (bad > 0) throw new Error(`${backend}, auth ${auth}: ${bad} non-2xx answers`);
-          const run = { round: r + 1, backend, auth, rps: w.requests / w.seconds, p50: w.latency.p50, p99: w.latency.p99 };
+          const run = { round: r + 1, backend, auth, rps: w.requests / w.seconds, p50: w.latency.p50, p99: w.latency.p99, cpuUs: (cpu / w.requests) * 1e6 };
           runs.push(run);
-          console.log(`round ${run.round} auth ${auth.padEnd(8)} ${backend.padEnd(5)} ${Math.round(run.rps)} appends/s, p50 ${ms(run.p50)} ms, p99 ${ms(run.p99)} ms`);
+          console.log(`round ${run.round} auth ${auth.padEnd(8)} ${backend.padEnd(5)} ${Math.round(run.rps)} appends/s, p50 ${ms(run.p50)} ms, p99 ${ms(run.p99)} ms, ${run.cpuUs.toFixed(1)} µs node CPU per append`);
         }
       }
     }
@@ -125,16 +137,17 @@ function render({ runs, rounds, duration, connections, load }) {
     `- date: ${new Date().toISOString()}; ${os.cpus().length} cores, ${os.type()} ${os.release()}, node ${process.version}; load average (1 min): ${load}`,
     `- ${rounds} rounds × ${duration} s per run, ${connections} connections, after a 2 s warm-up of each`,
     '',
-    '| Round | auth | local (appends/s) | etcd (appends/s) | etcd ÷ local | p50 local / etcd (ms) | p99 local / etcd (ms) |',
-    '|---|---|---|---|---|---|---|',
+    '| Round | auth | local (appends/s) | etcd (appends/s) | etcd ÷ local | p50 local / etcd (ms) | p99 local / etcd (ms) | node CPU per append, local / etcd (µs) |',
+    '|---|---|---|---|---|---|---|---|',
   ];
   for (let r = 1; r <= rounds; r++) {
     for (const auth of ['off', 'required']) {
       const l = runs.find((x) => x.round === r && x.auth === auth && x.backend === 'local');
       const e = runs.find((x) => x.round === r && x.auth === auth && x.backend === 'etcd');
-      lines.push(`| ${r} | ${auth} | ${Math.round(l.rps)} | ${Math.round(e.rps)} | ${(e.rps / l.rps).toFixed(3)}× | ${ms(l.p50)} / ${ms(e.p50)} | ${ms(l.p99)} / ${ms(e.p99)} |`);
+      lines.push(`| ${r} | ${auth} | ${Math.round(l.rps)} | ${Math.round(e.rps)} | ${(e.rps / l.rps).toFixed(3)}× | ${ms(l.p50)} / ${ms(e.p50)} | ${ms(l.p99)} / ${ms(e.p99)} | ${l.cpuUs.toFixed(1)} / ${e.cpuUs.toFixed(1)} |`);
     }
   }
+  const cpuPer = (backend, auth) => sum(of(backend, auth).map((r) => r.cpuUs * r.rps)) / sum(of(backend, auth).map((r) => r.rps));
   const ratioOff = rate('etcd', 'off') / rate('local', 'off');
   const ratioReq = rate('etcd', 'required') / rate('local', 'required');
   lines.push(
@@ -143,6 +156,7 @@ function render({ runs, rounds, duration, connections, load }) {
     '|---|---|',
     `| W1 append rate, etcd ÷ local, auth off (goal ≥ 0.9×) | ${ratioOff.toFixed(3)}× (${ratioOff >= 0.9 ? 'PASS' : 'FAIL'}) |`,
     `| W1 append rate, etcd ÷ local, auth required (goal ≥ 0.9×) | ${ratioReq.toFixed(3)}× (${ratioReq >= 0.9 ? 'PASS' : 'FAIL'}) |`,
+    `| node CPU per append, etcd ÷ local: auth off / auth required | ${(cpuPer('etcd', 'off') / cpuPer('local', 'off')).toFixed(3)}× / ${(cpuPer('etcd', 'required') / cpuPer('local', 'required')).toFixed(3)}× |`,
     `| token check with read index, added per request at ${connections} clients (median over rounds of etcd − local, auth required) | p50 +${ms(lat('etcd', 'required', 'p50') - lat('local', 'required', 'p50'))} ms, p99 +${ms(lat('etcd', 'required', 'p99') - lat('local', 'required', 'p99'))} ms |`,
     END,
   );
