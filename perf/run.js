@@ -209,7 +209,10 @@ async function main() {
     const auth = existingAuthSection(old);
     const withAuth = auth === '' ? md : replaceAuthSection(md, auth);
     const kafka = /<!-- kafka-listener:begin[\s\S]*<!-- kafka-listener:end -->\n/.exec(old);
-    fs.writeFileSync(file, kafka === null ? withAuth : `${withAuth.trimEnd()}\n\n${kafka[0]}`);
+    const withKafka = kafka === null ? withAuth : `${withAuth.trimEnd()}\n\n${kafka[0]}`;
+    // And the metadata-on-etcd section (perf/metadata-etcd.js).
+    const etcdSection = /<!-- metadata-etcd:start -->[\s\S]*<!-- metadata-etcd:end -->\n?/.exec(old);
+    fs.writeFileSync(file, etcdSection === null ? withKafka : `${withKafka.trimEnd()}\n\n${etcdSection[0].trimEnd()}\n`);
     console.log('\nperf: wrote perf/RESULTS.md');
   }
 }
