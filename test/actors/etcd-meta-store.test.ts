@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { openMetaStore } from '../../src/actors';
+import { EtcdLink } from '../../src/actors/meta/etcd/etcd-link';
 import { EtcdCluster } from '../helpers/etcd-cluster';
 import { metaStoreContract } from './meta-store.contract';
 
@@ -69,5 +70,31 @@ describe('etcd MetaStore beside other writers', () => {
   it('refuses a metadata URL it cannot use', async () => {
     await expect(openMetaStore('etcd://127.0.0.1:1/', '')).rejects.toThrow(/prefix/);
     await expect(openMetaStore('etcd:///x', '')).rejects.toThrow(/no etcd member/);
+  });
+});
+
+describe('EtcdLink leases (for node registrations)', () => {
+  it('attaches a put to a lease, keeps the lease alive, and the key goes when the lease expires', async () => {
+    const link = new EtcdLink(cluster.endpoints);
+    try {
+      const key = `leases/${randomBytes(6).toString('hex')}`;
+      const lease = await link.grantLease(2, 5000);
+      const put = await link.txnOnce([{ key, absent: true }], [{ put: key, value: Buffer.from('node'), lease }], []);
+      expect(put.succeeded).toBe(true);
+      // Kept alive past its TTL: still there.
+      for (let i = 0; i < 3; i++) {
+        await new Promise((r) => setTimeout(r, 1000));
+        expect(await link.keepAliveOnce(lease, 5000)).toBeGreaterThan(0);
+      }
+      expect((await link.get(key, 5000)).kv?.lease).toBe(lease);
+      // Left alone, it expires and takes the key with it.
+      const end = Date.now() + 10_000;
+      while ((await link.get(key, 5000)).kv !== null) {
+        if (Date.now() > end) throw new Error('the leased key outlived its lease');
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    } finally {
+      link.close();
+    }
   });
 });
