@@ -26,6 +26,7 @@ import { MetaView } from '../meta-view';
 import { type EtcdCompare, type EtcdEvent, EtcdLink, type EtcdOp, EtcdUnavailableError, type EtcdWatch } from './etcd-link';
 import { type EtcdTarget } from './etcd-url';
 import { MarkerLease } from './marker-lease';
+import { ReadIndex } from './read-index';
 import { RevisionWaiters } from './revision-waiters';
 
 export interface EtcdMetaStoreOptions {
@@ -48,13 +49,6 @@ export interface EtcdMetaStoreStats {
 }
 
 const EMPTY = Buffer.alloc(0);
-/**
- * Head reads outstanding at once (each shared by the sync() callers of one event-loop turn). A
- * gRPC read costs the node ~100-200 µs of CPU here, so this bounds the read index's CPU to two
- * reads per etcd round trip however many requests arrive, while a caller waits at most for one
- * read in flight plus its own.
- */
-const MAX_READS_IN_FLIGHT = 2;
 
 export class EtcdMetaStore implements MetaStore {
   readonly #link: EtcdLink;
@@ -71,10 +65,7 @@ export class EtcdMetaStore implements MetaStore {
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #lease: MarkerLease;
   #watch: EtcdWatch | null = null;
-  /** Callers of sync() waiting for a head read that is not sent yet: they share it. */
-  #cohort: { promise: Promise<void>; resolve: () => void; reject: (err: Error) => void } | null = null;
-  #cohortScheduled = false;
-  #readsInFlight = 0;
+  readonly #readIndex = new ReadIndex(() => this.#readHead());
   #closed = false;
   /** The transaction in flight: the next one is sent after it is answered. */
   #queue: Promise<void> = Promise.resolve();
@@ -158,24 +149,12 @@ export class EtcdMetaStore implements MetaStore {
   }
 
   /**
-   * A read index: the head revision, read linearizably, then a wait until the view has applied it.
-   * A read already sent may predate this call and cannot answer it, so every caller joins the
-   * next read: the callers of one event-loop turn share one (sent at the end of the turn), with
-   * at most MAX_READS_IN_FLIGHT reads outstanding; callers beyond that share the next one.
+   * A read index (read-index.ts): the head revision, read linearizably by a read sent after this
+   * call (shared by the callers of one event-loop turn), then a wait until the view applied it.
    */
   sync(): Promise<void> {
     if (this.#closed) return Promise.reject(new SvcError('shutting_down', 'the metadata store is closed'));
-    if (this.#cohort === null) {
-      let resolve!: () => void;
-      let reject!: (err: Error) => void;
-      const promise = new Promise<void>((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
-      this.#cohort = { promise, resolve, reject };
-      this.#sendCohort();
-    }
-    return this.#cohort.promise;
+    return this.#readIndex.sync();
   }
 
   /** Other nodes write too: a read must be preceded by sync(). */
@@ -198,26 +177,7 @@ export class EtcdMetaStore implements MetaStore {
     return this.#closing;
   }
 
-  /** Send the waiting cohort's head read at the end of this turn, if a read slot is free. */
-  #sendCohort(): void {
-    if (this.#cohort === null || this.#cohortScheduled || this.#readsInFlight >= MAX_READS_IN_FLIGHT) return;
-    this.#cohortScheduled = true;
-    setImmediate(() => {
-      this.#cohortScheduled = false;
-      const cohort = this.#cohort;
-      if (cohort === null || this.#readsInFlight >= MAX_READS_IN_FLIGHT) return;
-      this.#cohort = null;
-      this.#readsInFlight++;
-      this.#readIndex()
-        .then(cohort.resolve, cohort.reject)
-        .finally(() => {
-          this.#readsInFlight--;
-          this.#sendCohort();
-        });
-    });
-  }
-
-  async #readIndex(): Promise<void> {
+  async #readHead(): Promise<void> {
     this.stats.headReads++;
     const { kv } = await this.#link.get(this.#head, this.#deadlineMs).catch((err: unknown) => {
       throw unavailable(err);
