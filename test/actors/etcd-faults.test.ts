@@ -64,12 +64,16 @@ it('resumes a watch killed during catch-up at the last delivered revision + 1: 2
   const got: EtcdEvent[] = [];
   let breaks = 0;
   let killed: Promise<void> | null = null;
+  let deliveredAtKill = -1;
   const done = new Promise<void>((resolve) => {
     const w = link.watchPrefix(prefix, start + 1, {
       onEvents: (events) => {
         got.push(...events);
         // The first catch-up batch is in: kill the member the watch reads from.
-        killed ??= cluster.kill(w.member);
+        if (killed === null) {
+          deliveredAtKill = got.length;
+          killed = cluster.kill(w.member);
+        }
         if (got.length >= 20_000) resolve();
       },
       onCompacted: () => Promise.reject(new Error('no compaction in this test')),
@@ -80,6 +84,9 @@ it('resumes a watch killed during catch-up at the last delivered revision + 1: 2
     await done;
     await killed;
     expect(breaks).toBeGreaterThanOrEqual(1);
+    // The member died with most of the catch-up still to send.
+    expect(deliveredAtKill).toBeGreaterThan(0);
+    expect(deliveredAtKill).toBeLessThan(10_000);
     expect(got).toHaveLength(20_000);
     for (let i = 1; i < got.length; i++) expect(got[i]!.kv.modRevision).toBeGreaterThanOrEqual(got[i - 1]!.kv.modRevision);
     expect(new Set(got.map((e) => e.kv.key)).size).toBe(20_000);
