@@ -107,7 +107,8 @@ function prefixEnd(prefix: string): Buffer {
   return Buffer.from([0]);
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
+// Not unref'd: a caller awaiting a retry must keep the process alive (grpc-js channels do not).
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export class EtcdLink {
   readonly #hosts: Etcd3[];

@@ -222,6 +222,7 @@ export class EtcdMetaStore implements MetaStore {
     else if (ops.some((o) => 'delete' in o)) compare.push({ key: recordKey, present: true });
     const end = Date.now() + this.#deadlineMs;
     let retry = false;
+    let failures = 0;
     for (;;) {
       const lease = await this.#lease.current().catch((err: unknown) => {
         throw unavailable(err);
@@ -238,8 +239,10 @@ export class EtcdMetaStore implements MetaStore {
         if (this.#link.closed || Date.now() >= end) throw unavailable(err);
         // It may or may not have landed: send it again; the marker says which.
         this.stats.writeRetries++;
-        this.#log?.warn({ err: (err as Error).message, key }, 'etcd write attempt failed; retrying on the next member');
+        if (!retry) this.#log?.warn({ err: (err as Error).message, key }, 'etcd write attempt failed; retrying on the next member');
         retry = true;
+        // Every member failed once more: give an election (or a restart) time before the next round.
+        if (++failures % this.#link.endpoints === 0) await new Promise((r) => setTimeout(r, 200));
         continue;
       }
       if (res.succeeded) return { revision: res.revision };
