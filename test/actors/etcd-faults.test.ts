@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { type MetaRecord, openMetaStore } from '../../src/actors';
 import { EtcdLink, type EtcdEvent } from '../../src/actors/meta/etcd/etcd-link';
-import { type EtcdMetaStore } from '../../src/actors/meta/etcd/etcd-meta-store';
+import { EtcdMetaStore } from '../../src/actors/meta/etcd/etcd-meta-store';
 import { parseEtcdUrl } from '../../src/actors/meta/etcd/etcd-url';
 import { EtcdCluster } from '../helpers/etcd-cluster';
 
@@ -226,5 +226,27 @@ it('reports a compaction to the watcher and continues after the revision it resy
     expect(w.nextRevision).toBeGreaterThan(resyncedTo);
   } finally {
     link.close();
+  }
+});
+
+it('fails writes and syncs with storage_unavailable by the deadline while etcd has no quorum, and recovers after', async () => {
+  const store = await EtcdMetaStore.open(parseEtcdUrl(cluster.url(newPrefix('quorum'))), { deadlineMs: 3000 });
+  try {
+    await store.put('a', 1);
+    await cluster.kill(0);
+    await cluster.kill(1);
+    const t0 = Date.now();
+    await expect(store.put('a', 2)).rejects.toMatchObject({ code: 'storage_unavailable' });
+    await expect(store.sync()).rejects.toMatchObject({ code: 'storage_unavailable' });
+    // Bounded by the deadline, not by etcd's request timeout per attempt.
+    expect(Date.now() - t0).toBeLessThan(12_000);
+    cluster.startMember(0);
+    cluster.startMember(1);
+    await cluster.waitHealthy();
+    const r = await store.put('a', 3);
+    await store.sync();
+    expect(store.get('a')).toEqual(r);
+  } finally {
+    await store.close();
   }
 });
