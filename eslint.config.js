@@ -17,6 +17,8 @@ const OWNERS = {
   'fast-xml-parser': 'src/s3/xml-parse.ts',
   'prom-client': 'src/s3/metrics.ts',
   '@napi-rs/keyring': 'src/cli/client/token-store.ts',
+  etcd3: 'src/actors/meta/etcd/etcd-link.ts',
+  cockatiel: 'src/actors/meta/etcd/etcd-link.ts',
 };
 
 /** A relative import that climbs out of the current folder into one of `folders`. */

@@ -209,9 +209,15 @@ async function main() {
     const auth = existingAuthSection(old);
     const withAuth = auth === '' ? md : replaceAuthSection(md, auth);
     const kafka = /<!-- kafka-listener:begin[\s\S]*<!-- kafka-listener:end -->\n/.exec(old);
+    const withKafka = kafka === null ? withAuth : `${withAuth.trimEnd()}\n\n${kafka[0]}`;
+    // And the sections other scripts own: the CLI's load generator (perf/cli-bench.js) and
+    // metadata on etcd (perf/metadata-etcd.js).
     const cli = /<!-- cli-bench:begin[\s\S]*<!-- cli-bench:end -->\n/.exec(old);
-    const kept = kafka === null ? withAuth : `${withAuth.trimEnd()}\n\n${kafka[0]}`;
-    fs.writeFileSync(file, cli === null ? kept : `${kept.trimEnd()}\n\n${cli[0]}`);
+    const etcdSection = /<!-- metadata-etcd:start -->[\s\S]*<!-- metadata-etcd:end -->\n?/.exec(old);
+    let kept = withKafka;
+    if (cli !== null) kept = `${kept.trimEnd()}\n\n${cli[0]}`;
+    if (etcdSection !== null) kept = `${kept.trimEnd()}\n\n${etcdSection[0].trimEnd()}\n`;
+    fs.writeFileSync(file, kept);
     console.log('\nperf: wrote perf/RESULTS.md');
   }
 }

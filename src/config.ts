@@ -68,6 +68,15 @@ export const ConfigSchema = Type.Object(
     /** Directory holding shard logs and metadata; relative paths resolve against the working directory. */
     dataDir: Type.String({ minLength: 1, default: './data', description: 'data directory' }),
     /**
+     * Where the metadata lives (docs/config.md): `local`, the embedded store in `<dataDir>/meta`,
+     * or `etcd://host:port[,host:port…]/<prefix>` for a cluster (src/actors/meta/etcd).
+     */
+    metadata: Type.String({
+      default: 'local',
+      pattern: '^(local|etcd://[^/\\s]+/[A-Za-z0-9._\\-/]*[A-Za-z0-9._\\-])$',
+      description: 'metadata store: local, or etcd://host:port[,host:port...]/<prefix>',
+    }),
+    /**
      * Number of storage shards. Streams are hashed to shards, so the number is fixed when
      * a data directory is first initialised; an existing directory keeps its stored count
      * (a different setting only logs a warning).
@@ -240,12 +249,15 @@ function fromText(field: ConfigField, text: string): unknown {
   }
 }
 
+/** What a string field with a pattern must look like, for its error message. */
+const STRING_EXPECTATIONS: Readonly<Record<string, string>> = { metadata: 'must be local or etcd://host:port[,host:port...]/<prefix>' };
+
 function expectation(field: ConfigField, textual: boolean): string {
   const s = field.schema;
   switch (field.kind) {
     case 'boolean': return textual ? 'must be true, false, 1 or 0' : 'must be true or false';
     case 'enum': return `must be one of ${(s.enum as string[]).join(', ')}`;
-    case 'string': return 'must be a non-empty string';
+    case 'string': return STRING_EXPECTATIONS[field.path.join('.')] ?? 'must be a non-empty string';
     case 'hostport': return 'must be host:port with a port from 0 to 65535 (IPv6 as [::1]:port)';
     case 'integer':
       return s.maximum !== undefined

@@ -15,7 +15,7 @@ import { type Config, dsListenAddress, formatHostPort, kafkaAdvertisedAddress } 
 import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { type MetaStore, Tokens, openLocalMetaStore } from './actors';
+import { MetaConflictError, type MetaStore, Tokens, openMetaStore } from './actors';
 import { createAdminHandler } from './gateway/admin/admin-handler';
 import { loadDashboard } from './gateway/admin/dashboard';
 import { type NodeRecord, adminInternalReply, nodeKey } from './gateway/admin/admin-api';
@@ -65,8 +65,9 @@ function bootstrapToken(config: Config): string | null {
 }
 
 /** Metadata, tokens and this node's identity: opened before storage, so a bad bootstrap token fails fast. */
-async function openControlPlane(config: Config): Promise<{ meta: MetaStore; tokens: Tokens; clusterId: string }> {
-  const meta = await openLocalMetaStore(path.join(config.dataDir, 'meta'));
+async function openControlPlane(config: Config, log: Logger): Promise<{ meta: MetaStore; tokens: Tokens; clusterId: string }> {
+  // --metadata: the embedded store in the data directory, or etcd shared by the cluster's nodes.
+  const meta = await openMetaStore(config.metadata, path.join(config.dataDir, 'meta'), { log });
   try {
     const tokens = new Tokens(meta);
     const wire = bootstrapToken(config);
@@ -76,8 +77,13 @@ async function openControlPlane(config: Config): Promise<{ meta: MetaStore; toke
     }
     let clusterId = meta.get<string>('cluster/id')?.value;
     if (clusterId === undefined) {
-      clusterId = randomUUID();
-      await meta.put('cluster/id', clusterId, { absent: true });
+      try {
+        clusterId = (await meta.put('cluster/id', randomUUID(), { absent: true })).value;
+      } catch (err) {
+        // Another node sharing the metadata named the cluster first: take its id.
+        if (!(err instanceof MetaConflictError)) throw err;
+        clusterId = meta.get<string>('cluster/id')!.value;
+      }
     }
     return { meta, tokens, clusterId };
   } catch (err) {
@@ -132,7 +138,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   fs.mkdirSync(config.dataDir, { recursive: true });
   const space = new SpaceGuard(config.dataDir, config.storage.reserveBytes, log);
   space.open();
-  const { meta, tokens, clusterId } = await openControlPlane(config).catch((err: unknown) => {
+  const { meta, tokens, clusterId } = await openControlPlane(config, log).catch((err: unknown) => {
     space.close();
     throw err;
   });

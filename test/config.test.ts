@@ -45,6 +45,7 @@ describe('defaults', () => {
       authBootstrapTokenFile: '',
       insecureAllowRemote: false,
       dataDir: './data',
+      metadata: 'local',
       shards: 8,
       shardWorkers: Math.max(1, os.availableParallelism() - 1),
       httpEngine: 'uws',

@@ -1,10 +1,34 @@
 /** The control plane's front door: everything outside src/actors imports from here only. */
 import { LocalMetaStore, type LocalMetaStoreOptions } from './meta/local-meta-store';
 import { type MetaStore } from './meta/meta-store';
+import { EtcdMetaStore } from './meta/etcd/etcd-meta-store';
+import { parseEtcdUrl } from './meta/etcd/etcd-url';
+import { type Logger } from '../log';
 
 export { type Expect, MetaConflictError, type MetaRecord, type MetaStore } from './meta/meta-store';
 export { type LocalMetaStoreOptions } from './meta/local-meta-store';
 export * from './auth';
+export { type EtcdMetaStoreOptions, type EtcdMetaStoreStats } from './meta/etcd/etcd-meta-store';
+
+/**
+ * Open the metadata store that `--metadata` names: `local` (the embedded store in `localDir`)
+ * or `etcd://host:port[,host:port…]/<prefix>` (docs/config.md).
+ */
+export async function openMetaStore(url: string, localDir: string, options: { log?: Logger } = {}): Promise<MetaStore> {
+  if (url === 'local') return LocalMetaStore.open(localDir, options);
+  return EtcdMetaStore.open(parseEtcdUrl(url), options);
+}
+
+/** Why `--metadata` is not usable, or null (config validation calls it). */
+export function metadataUrlProblem(url: string): string | null {
+  if (url === 'local') return null;
+  try {
+    parseEtcdUrl(url);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
 
 /**
  * Open the embedded metadata store in `dir` (created if missing), e.g. `<dataDir>/meta`.

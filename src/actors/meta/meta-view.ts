@@ -68,6 +68,48 @@ export class MetaView {
     return null;
   }
 
+  /**
+   * Apply the changes of one etcd revision (`value` undefined: deleted). Revisions may skip
+   * numbers (writes outside this store's prefix), but never go backwards. Returns the records
+   * written (null for a delete), in the order given.
+   */
+  applyRevision(revision: number, changes: ReadonlyArray<{ key: string; value?: unknown }>): Array<MetaRecord | null> {
+    if (revision < this.#appliedIndex) {
+      throw new Error(`metadata revision ${revision} applied after ${this.#appliedIndex}: revisions must be applied in order`);
+    }
+    this.#appliedIndex = revision;
+    return changes.map((c) => {
+      if (c.value === undefined) {
+        if (this.#records.delete(c.key)) this.#keys.splice(this.#lowerBound(c.key), 1);
+        return null;
+      }
+      const record: MetaRecord = { key: c.key, value: c.value, version: revision };
+      if (!this.#records.has(c.key)) this.#keys.splice(this.#lowerBound(c.key), 0, c.key);
+      this.#records.set(c.key, record);
+      return record;
+    });
+  }
+
+  /**
+   * Replace the view with a snapshot read at `revision` (etcd, after the watch fell behind a
+   * compaction): returns the keys whose record changed, in key order, with the new record or null.
+   */
+  resetTo(revision: number, records: readonly MetaRecord[]): Array<[string, MetaRecord | null]> {
+    if (revision < this.#appliedIndex) throw new Error(`metadata snapshot at ${revision} is older than the view (${this.#appliedIndex})`);
+    const incoming = new Map(records.map((r) => [r.key, r]));
+    const changed: Array<[string, MetaRecord | null]> = [];
+    for (const key of this.#keys) if (!incoming.has(key)) changed.push([key, null]);
+    for (const r of records) if (this.#records.get(r.key)?.version !== r.version) changed.push([r.key, r]);
+    changed.sort((a, b) => compareKeys(a[0], b[0]));
+    this.#records.clear();
+    for (const r of records) this.#records.set(r.key, r);
+    this.#keys.length = 0;
+    this.#keys.push(...this.#records.keys());
+    this.#keys.sort(compareKeys);
+    this.#appliedIndex = revision;
+    return changed;
+  }
+
   /** Every record in key order (for a snapshot). */
   records(): MetaRecord[] {
     return this.list('');

@@ -1,0 +1,374 @@
+/**
+ * The only file that imports the `etcd3` client (ARCHITECTURE.md, owner table). It gives the
+ * metadata store three things the client does not:
+ *
+ *   requests ──▶ host i (one client per member, no retries of its own)
+ *                  │ deadline per attempt (DEFAULT_ATTEMPT_MS); on an error the next attempt goes
+ *                  ▼ to the next member. A transaction sent to a follower whose leader died
+ *                    otherwise waits out etcd's request timeout (5 s + 2 election timeouts ≈ 7 s).
+ *   watch ─────▶ one raw Watch stream at a time, on the current member
+ *                  │ resumes from (last delivered revision + 1) after a break: the client's own
+ *                  │ resume restarts from the header revision of the last response, which during
+ *                  │ catch-up is the head, not the last event sent, and so drops events
+ *                  ▼ compacted: the consumer is told (`onCompacted`) and resyncs from a snapshot read
+ *
+ * Retrying a write is the caller's business (etcd-meta-store.ts makes it idempotent): a write
+ * whose attempt failed may still have been applied. Reads are retried here: they change nothing.
+ */
+import { Etcd3, type IKeyValue, type IRequestOp, type IWatchResponse, type IDuplexStream, type IWatchRequest, type ICompare } from 'etcd3';
+import { noop } from 'cockatiel';
+
+/** One attempt of one request; past it the next member is tried. */
+export const DEFAULT_ATTEMPT_MS = 1500;
+/** Keys per page of a prefix read. */
+const RANGE_PAGE = 1000;
+/** A catch-up watch response holds up to 1,000 revisions: allow large messages (gRPC's default is 4 MiB). */
+const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
+
+/** A key-value pair as etcd holds it; revisions as numbers (they stay below 2^53). */
+export interface EtcdKv {
+  key: string;
+  value: Buffer;
+  modRevision: number;
+  createRevision: number;
+  lease: string;
+}
+
+/** One change in a watched range. */
+export interface EtcdEvent {
+  type: 'put' | 'delete';
+  kv: EtcdKv;
+}
+
+/** A precondition of a transaction. */
+export type EtcdCompare =
+  | { key: string; modRevision: number } // the key was last written at this revision
+  | { key: string; absent: true } // the key does not exist
+  | { key: string; present: true }; // the key exists
+
+/** One operation of a transaction branch. `lease` attaches a put to a lease (node registrations). */
+export type EtcdOp = { put: string; value: Buffer; lease?: string } | { delete: string } | { get: string };
+
+export interface EtcdTxnResult {
+  succeeded: boolean;
+  /** The store's revision after the transaction: the write's own revision when it wrote. */
+  revision: number;
+  /** Per `get` op of the branch that ran, in order: the pair, or null. Deletes: how many went. */
+  gets: Array<EtcdKv | null>;
+  deleted: number[];
+}
+
+export interface EtcdWatchHandlers {
+  /** Events of whole revisions, in revision order; called synchronously, never twice for one revision. */
+  onEvents(events: EtcdEvent[]): void;
+  /**
+   * The watch fell behind a compaction: events before `compactRevision` are gone. Resolve with the
+   * revision the consumer has resynced to (a snapshot read); the watch continues after it.
+   */
+  onCompacted(compactRevision: number): Promise<number>;
+  /** A break, for the log (the watch is resumed by itself). */
+  onBreak?(err: Error): void;
+}
+
+export interface EtcdWatch {
+  /** The revision the watch delivers next. */
+  readonly nextRevision: number;
+  /** Index of the member the watch stream was last opened on. */
+  readonly member: number;
+  cancel(): void;
+}
+
+/** Thrown when every attempt within the deadline failed. */
+export class EtcdUnavailableError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'EtcdUnavailableError';
+  }
+}
+
+const toKv = (kv: IKeyValue): EtcdKv => ({
+  key: kv.key.toString('utf8'),
+  value: kv.value,
+  modRevision: Number(kv.mod_revision),
+  createRevision: Number(kv.create_revision),
+  lease: kv.lease,
+});
+
+/** The first key after every key that starts with `prefix` (etcd's range_end for a prefix). */
+function prefixEnd(prefix: string): Buffer {
+  const b = Buffer.from(prefix, 'utf8');
+  for (let i = b.length - 1; i >= 0; i--) {
+    if (b[i]! < 0xff) {
+      const end = Buffer.from(b.subarray(0, i + 1));
+      end[i]!++;
+      return end;
+    }
+  }
+  return Buffer.from([0]);
+}
+
+// Not unref'd: a caller awaiting a retry must keep the process alive (grpc-js channels do not).
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export class EtcdLink {
+  readonly #hosts: Etcd3[];
+  readonly #attemptMs: number;
+  /** The member requests go to; moves on after a failed attempt. */
+  #current = 0;
+  #closed = false;
+  readonly #watches = new Set<{ cancel(): void }>();
+
+  constructor(endpoints: readonly string[], options: { attemptMs?: number } = {}) {
+    if (endpoints.length === 0) throw new Error('etcd: no endpoints');
+    this.#attemptMs = options.attemptMs ?? DEFAULT_ATTEMPT_MS;
+    // One client per member, with the client's own retries and circuit breakers off: this file
+    // decides when to move to another member and what may be retried.
+    this.#hosts = endpoints.map(
+      (e) =>
+        new Etcd3({
+          hosts: `http://${e}`,
+          dialTimeout: this.#attemptMs,
+          faultHandling: { global: noop, host: () => noop },
+          grpcOptions: { 'grpc.keepalive_time_ms': 5000, 'grpc.keepalive_timeout_ms': 3000, 'grpc.keepalive_permit_without_calls': 1, 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES },
+        }),
+    );
+    // Spread nodes over members.
+    this.#current = Math.floor(Math.random() * this.#hosts.length);
+  }
+
+  /** Index (in the endpoints given) of the member the next request and a resumed watch go to. */
+  get current(): number {
+    return this.#current;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  get endpoints(): number {
+    return this.#hosts.length;
+  }
+
+  /**
+   * Run `call` on the current member with a deadline; on failure move to the next member and
+   * try again until `deadlineMs` has passed. Only for calls that may safely run twice.
+   */
+  async #retrying<T>(what: string, deadlineMs: number, call: (host: Etcd3, deadline: Date) => Promise<T>): Promise<T> {
+    const end = Date.now() + deadlineMs;
+    let last: unknown;
+    for (let attempt = 0; ; attempt++) {
+      if (this.#closed) throw new EtcdUnavailableError(`etcd ${what}: the link is closed`);
+      const i = this.#current;
+      try {
+        return await call(this.#hosts[i]!, new Date(Math.min(end, Date.now() + this.#attemptMs)));
+      } catch (err) {
+        last = err;
+        if (this.#current === i) this.#current = (i + 1) % this.#hosts.length;
+      }
+      if (Date.now() >= end) break;
+      // A full round over the members failed: give an election time to finish.
+      if ((attempt + 1) % this.#hosts.length === 0) await sleep(Math.min(200, Math.max(0, end - Date.now())));
+    }
+    throw new EtcdUnavailableError(`etcd ${what} failed on every member for ${deadlineMs} ms: ${(last as Error)?.message}`, { cause: last });
+  }
+
+  /** One attempt on the current member (moves on for the next call when it fails). */
+  async #once<T>(call: (host: Etcd3, deadline: Date) => Promise<T>): Promise<T> {
+    const i = this.#current;
+    try {
+      return await call(this.#hosts[i]!, new Date(Date.now() + this.#attemptMs));
+    } catch (err) {
+      if (this.#current === i) this.#current = (i + 1) % this.#hosts.length;
+      throw err;
+    }
+  }
+
+  /**
+   * Every pair under `prefix` and the store's revision they were read at (a linearizable read:
+   * it reflects every write acknowledged before it was sent). Read in pages of RANGE_PAGE keys,
+   * all at the first page's revision, so a large prefix never meets a message size limit.
+   */
+  async rangePrefix(prefix: string, deadlineMs: number): Promise<{ revision: number; kvs: EtcdKv[] }> {
+    const end = prefixEnd(prefix);
+    let from = Buffer.from(prefix, 'utf8');
+    let revision = 0;
+    const kvs: EtcdKv[] = [];
+    for (;;) {
+      const page = await this.#retrying('range', deadlineMs, async (host, deadline) =>
+        host.kv.range({ key: from, range_end: end, limit: RANGE_PAGE, ...(revision > 0 ? { revision } : {}) }, { deadline }),
+      );
+      if (revision === 0) revision = Number(page.header.revision);
+      for (const kv of page.kvs) kvs.push(toKv(kv));
+      const lastKv = page.kvs[page.kvs.length - 1];
+      if (!page.more || lastKv === undefined) return { revision, kvs };
+      from = Buffer.concat([lastKv.key, Buffer.from([0])]);
+    }
+  }
+
+  /** One key, linearizable, with the store's revision. */
+  async get(key: string, deadlineMs: number): Promise<{ revision: number; kv: EtcdKv | null }> {
+    return this.#retrying('get', deadlineMs, async (host, deadline) => {
+      const res = await host.kv.range({ key: Buffer.from(key, 'utf8') }, { deadline });
+      return { revision: Number(res.header.revision), kv: res.kvs[0] === undefined ? null : toKv(res.kvs[0]) };
+    });
+  }
+
+  /**
+   * One attempt of a transaction. Rejects when the attempt failed, in which case it may or may
+   * not have been applied: the caller decides how to find out and whether to send it again.
+   */
+  txnOnce(compare: readonly EtcdCompare[], success: readonly EtcdOp[], failure: readonly EtcdOp[]): Promise<EtcdTxnResult> {
+    if (this.#closed) return Promise.reject(new EtcdUnavailableError('etcd txn: the link is closed'));
+    const req = { compare: compare.map(toCompare), success: success.map(toOp), failure: failure.map(toOp) };
+    return this.#once(async (host, deadline) => {
+      const res = await host.kv.txn(req, { deadline });
+      const gets: Array<EtcdKv | null> = [];
+      const deleted: number[] = [];
+      for (const r of res.responses) {
+        if (r.response_range) gets.push(r.response_range.kvs[0] === undefined ? null : toKv(r.response_range.kvs[0]));
+        else if (r.response_delete_range) deleted.push(Number(r.response_delete_range.deleted));
+      }
+      return { succeeded: res.succeeded, revision: Number(res.header.revision), gets, deleted };
+    });
+  }
+
+  /** A lease of `ttlSeconds`, kept alive by the client until revoked (node registrations use one). */
+  async grantLease(ttlSeconds: number, deadlineMs: number): Promise<string> {
+    return this.#retrying('lease grant', deadlineMs, async (host, deadline) => {
+      const res = await host.leaseClient.leaseGrant({ TTL: ttlSeconds }, { deadline });
+      return res.ID;
+    });
+  }
+
+  /** Keep a lease alive once (idempotent); the caller repeats it well within the TTL. */
+  async keepAliveOnce(leaseId: string, deadlineMs: number): Promise<number> {
+    return this.#retrying('lease keepalive', deadlineMs, async (host, deadline) => {
+      const stream = await host.leaseClient.leaseKeepAlive({ deadline });
+      try {
+        const ttl = await new Promise<number>((resolve, reject) => {
+          stream.on('data', (r: { TTL: string }) => resolve(Number(r.TTL)));
+          stream.on('error', reject);
+          stream.write({ ID: leaseId });
+        });
+        return ttl;
+      } finally {
+        stream.end();
+      }
+    });
+  }
+
+  /**
+   * Watch every key under `prefix` from `fromRevision` on, for ever: after a break the watch is
+   * created again (on the next member) at the revision after the last one delivered.
+   */
+  watchPrefix(prefix: string, fromRevision: number, handlers: EtcdWatchHandlers): EtcdWatch {
+    let next = fromRevision;
+    let stream: IDuplexStream<IWatchRequest, IWatchResponse> | null = null;
+    let cancelled = false;
+    let backoffMs = 50;
+    let member = this.#current;
+    const key = Buffer.from(prefix, 'utf8');
+    const rangeEnd = prefixEnd(prefix);
+    const handle = {
+      get nextRevision() {
+        return next;
+      },
+      get member() {
+        return member;
+      },
+      cancel: (): void => {
+        cancelled = true;
+        this.#watches.delete(handle);
+        stream?.cancel();
+        stream = null;
+      },
+    };
+    this.#watches.add(handle);
+
+    const broke = (err: Error): void => {
+      if (cancelled || this.#closed) return;
+      stream?.cancel();
+      stream = null;
+      handlers.onBreak?.(err);
+      if (this.#current === member) this.#current = (member + 1) % this.#hosts.length;
+      setTimeout(open, backoffMs).unref();
+      backoffMs = Math.min(1000, backoffMs * 2);
+    };
+
+    const onResponse = (res: IWatchResponse): void => {
+      if (cancelled) return;
+      if (res.canceled) {
+        const compacted = Number(res.compact_revision);
+        if (compacted > 0) {
+          // Events before `compacted` are gone: resync from a snapshot, then go on after it.
+          stream?.cancel();
+          stream = null;
+          handlers.onCompacted(compacted).then(
+            (resynced) => {
+              next = resynced + 1;
+              if (!cancelled) open();
+            },
+            (err: unknown) => broke(err as Error),
+          );
+          return;
+        }
+        return broke(new Error(`etcd watch cancelled: ${res.cancel_reason}`));
+      }
+      if (res.created) {
+        backoffMs = 50;
+        return;
+      }
+      if (res.events.length === 0) return; // a progress notification: it moves nothing here
+      const events = res.events.map((e): EtcdEvent => ({ type: e.type === 'Delete' ? 'delete' : 'put', kv: toKv(e.kv) }));
+      // Only revisions past what was delivered (a resumed watch never repeats one, but be sure).
+      const fresh = events.filter((e) => e.kv.modRevision >= next);
+      if (fresh.length === 0) return;
+      next = fresh[fresh.length - 1]!.kv.modRevision + 1;
+      handlers.onEvents(fresh);
+    };
+
+    const open = (): void => {
+      if (cancelled || this.#closed) return;
+      member = this.#current;
+      const host = this.#hosts[member]!;
+      host.watchClient.watch().then(
+        (s) => {
+          if (cancelled) return s.cancel();
+          stream = s;
+          s.on('data', onResponse);
+          s.on('error', (err: Error) => {
+            if (stream === s) broke(err);
+          });
+          s.on('end', () => {
+            if (stream === s) broke(new Error('etcd watch stream ended'));
+          });
+          s.write({ create_request: { key, range_end: rangeEnd, start_revision: next } });
+        },
+        (err: unknown) => broke(err as Error),
+      );
+    };
+    open();
+    return handle;
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const w of [...this.#watches]) w.cancel();
+    for (const h of this.#hosts) h.close();
+  }
+}
+
+function toCompare(c: EtcdCompare): ICompare {
+  const key = Buffer.from(c.key, 'utf8');
+  if ('modRevision' in c) return { key, target: 'Mod', result: 'Equal', mod_revision: c.modRevision };
+  // create_revision 0 means the key does not exist.
+  if ('absent' in c) return { key, target: 'Create', result: 'Equal', create_revision: 0 };
+  return { key, target: 'Create', result: 'Greater', create_revision: 0 };
+}
+
+function toOp(op: EtcdOp): IRequestOp {
+  if ('put' in op) return { request_put: { key: Buffer.from(op.put, 'utf8'), value: op.value, ...(op.lease !== undefined ? { lease: op.lease } : {}) } };
+  if ('delete' in op) return { request_delete_range: { key: Buffer.from(op.delete, 'utf8') } };
+  return { request_range: { key: Buffer.from(op.get, 'utf8') } };
+}

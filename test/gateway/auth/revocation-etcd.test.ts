@@ -1,0 +1,63 @@
+/**
+ * Revocation is effective on the next request cluster-wide (spec: "revocation effective on the
+ * next request"): two `svc serve` processes with their own data directories share one etcd
+ * prefix (`--metadata etcd://…`); a token revoked through node A's admin API is refused by node B
+ * on the very next request, 200 times out of 200. Without the read index (sync() before the token
+ * check), B's view can lag the revocation by a watch round trip.
+ */
+import { randomBytes } from 'node:crypto';
+import { EtcdCluster } from '../../helpers/etcd-cluster';
+import { type NodeProcess, startNode } from '../../helpers/node-process';
+
+jest.setTimeout(180_000);
+
+const b64 = (s: string | Buffer): string => Buffer.from(s).toString('base64url');
+const ROOT = `${b64('root')}.${b64(randomBytes(32))}`;
+const READ_A = { streams: [{ prefix: '/a/' }], groups: { stream: { read: true, write: false } }, ops: ['read'], audiences: ['svc'] };
+
+let cluster: EtcdCluster;
+let a: NodeProcess;
+let b: NodeProcess;
+beforeAll(async () => {
+  cluster = await EtcdCluster.start(3);
+  const args = ['--auth', 'required', '--auth-bootstrap-token', ROOT, '--metadata', cluster.url(`revocation/${randomBytes(4).toString('hex')}`)];
+  [a, b] = await Promise.all([startNode({ args }), startNode({ args })]);
+}, 90_000);
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop()]);
+  await cluster?.stop();
+});
+
+async function call(method: string, url: string, token: string, body?: unknown): Promise<{ status: number; body: string }> {
+  const r = await fetch(url, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: r.status, body: await r.text() };
+}
+
+test('both nodes share one cluster: the same cluster id and the same tokens', async () => {
+  const ca = JSON.parse((await call('GET', `${a.adminUrl!}/admin/cluster`, ROOT)).body) as { clusterId: string };
+  const cb = JSON.parse((await call('GET', `${b.adminUrl!}/admin/cluster`, ROOT)).body) as { clusterId: string };
+  expect(ca.clusterId).toEqual(cb.clusterId);
+  const issued = await call('POST', `${a.adminUrl!}/admin/tokens`, ROOT, { id: 'shared', scope: READ_A });
+  expect(issued.status).toBe(201);
+  const listed = JSON.parse((await call('GET', `${b.adminUrl!}/admin/tokens`, ROOT)).body) as { tokens: Array<{ id: string }> };
+  expect(listed.tokens.map((t) => t.id)).toContain('shared');
+});
+
+test('a token revoked on node A is refused on the very next request on node B, 200 of 200 trials', async () => {
+  let refused = 0;
+  const stale: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const issued = await call('POST', `${a.adminUrl!}/admin/tokens`, ROOT, { id: `t-${i}`, scope: READ_A });
+    expect(issued.status).toBe(201);
+    const token = (JSON.parse(issued.body) as { token: string }).token;
+    // B accepts it (and remembers it as verified): a stream read that passes auth finds no stream.
+    const before = await call('GET', `${b.url}/a/none-${i}`, token);
+    expect(before.status).toBe(404);
+    expect((await call('DELETE', `${a.adminUrl!}/admin/tokens/t-${i}`, ROOT)).status).toBe(204);
+    const after = await call('GET', `${b.url}/a/none-${i}`, token);
+    if (after.status === 401) refused++;
+    else stale.push(after.status);
+  }
+  expect(stale).toEqual([]);
+  expect(refused).toBe(200);
+});
