@@ -32,6 +32,8 @@ import { METADATA_HANDLER } from './apis/metadata';
 import { PRODUCE_HANDLER } from './apis/produce';
 import { GROUP_HANDLERS } from './apis/groups';
 import { ADMIN_HANDLERS } from './apis/admin';
+import { TXN_HANDLERS } from './apis/txn-apis';
+import { TXN_ADMIN_HANDLERS } from './apis/txn-admin';
 import { INIT_PRODUCER_ID_HANDLER } from './apis/init-producer-id';
 import { SASL_AUTHENTICATE_HANDLER } from './apis/sasl-authenticate';
 import { SASL_HANDSHAKE_HANDLER } from './apis/sasl-handshake';
@@ -42,7 +44,7 @@ import { authenticatePlain } from './apis/sasl-authenticate';
 const HANDLERS = new Map<number, AnyApiHandler>(
   [
     API_VERSIONS_HANDLER, METADATA_HANDLER, CREATE_TOPICS_HANDLER, DELETE_TOPICS_HANDLER, PRODUCE_HANDLER, FETCH_HANDLER, LIST_OFFSETS_HANDLER,
-    INIT_PRODUCER_ID_HANDLER, SASL_HANDSHAKE_HANDLER, SASL_AUTHENTICATE_HANDLER, ...GROUP_HANDLERS, ...ADMIN_HANDLERS,
+    INIT_PRODUCER_ID_HANDLER, SASL_HANDSHAKE_HANDLER, SASL_AUTHENTICATE_HANDLER, ...GROUP_HANDLERS, ...ADMIN_HANDLERS, ...TXN_HANDLERS, ...TXN_ADMIN_HANDLERS,
   ].map((h) => [h.api.apiKey, h]),
 );
 

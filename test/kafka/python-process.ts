@@ -34,3 +34,41 @@ export async function python<T>(driver: string, command: object, timeoutMs?: num
   if (r.code !== 0 || last === '') throw new Error(`${driver} ${JSON.stringify(command)} exited with ${r.code}:\n${r.stderr.slice(-3000)}`);
   return JSON.parse(last) as T;
 }
+
+export interface RunningDriver {
+  /** Resolves with the first JSON line the driver prints. */
+  firstLine: Promise<unknown>;
+  /** SIGKILL, resolves once it exited. */
+  kill(): Promise<void>;
+}
+
+const running = new Set<ReturnType<typeof spawn>>();
+
+/** Start a driver that keeps running (e.g. a producer in the middle of a transaction); ended at the end of the test file at the latest. */
+export function startPythonDriver(driver: string, command: object): RunningDriver {
+  const p = spawn(DEBIAN_PYTHON, [path.join(__dirname, 'clients', driver), JSON.stringify(command)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(p);
+  let err = '';
+  p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<void>((resolve) => p.once('exit', () => (running.delete(p), resolve())));
+  const firstLine = new Promise<unknown>((resolve, reject) => {
+    let out = '';
+    p.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)));
+    });
+    void exited.then(() => reject(new Error(`${driver} exited before printing:\n${err.slice(-2000)}`)));
+  });
+  return {
+    firstLine,
+    async kill() {
+      if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+afterAll(() => {
+  for (const p of running) p.kill('SIGKILL');
+});
