@@ -20,11 +20,11 @@ import { type Logger } from '../../log';
 import { SvcError } from '../../errors';
 import { type ShardClient } from '../../shards';
 import { type GroupCoordinator } from '../groups';
-import { KafkaError } from '../error-codes';
+import { KafkaError, kafkaErrorOf } from '../error-codes';
 import { ProducerIds } from '../producer-ids';
 import { markerBatch } from './markers';
 import { PartitionTxns } from './partition-state';
-import { type TxnOffset, type TxnRecord, TxnStore } from './store';
+import { type TxnOffset, type TxnPartition, type TxnRecord, TxnStore } from './store';
 
 /** Longest transaction timeout a producer may ask for (Kafka's transaction.max.timeout.ms default). */
 export const MAX_TXN_TIMEOUT_MS = 900_000; // 15 min
@@ -49,8 +49,6 @@ export class TransactionCoordinator {
   /** producer id → transactional id. */
   readonly #byPid = new Map<string, string>();
   readonly #locks = new Map<string, Promise<unknown>>();
-  /** stream → an offset known to be at or below its tail (beforeAppend's LSO guess). */
-  readonly #floor = new Map<string, number>();
   readonly #timer: NodeJS.Timeout;
   readonly parts: PartitionTxns;
   /** The node's one producer id source (idempotent producers too): two sources could repeat an id. */
@@ -66,10 +64,11 @@ export class TransactionCoordinator {
     for (const t of this.#store.all()) {
       this.#txns.set(t.transactionalId, t);
       this.#byPid.set(t.producerId, t.transactionalId);
-      if (t.state === 'Ongoing') for (const p of t.partitions) if (p.firstOffset !== null) this.parts.open(p.stream, t.producerId, p.firstOffset);
+      const open = t.state === 'Ongoing' || t.state === 'PrepareCommit' || t.state === 'PrepareAbort';
+      // A write may have landed without its first offset recorded (a crash in between): hold from where the partition was added.
+      if (open) for (const p of t.partitions) this.parts.open(p.stream, t.producerId, p.firstOffset ?? p.addedAt);
       // Stopped between Prepare… and Complete…: finish what was decided.
       if (t.state === 'PrepareCommit' || t.state === 'PrepareAbort') {
-        for (const p of t.partitions) if (p.firstOffset !== null) this.parts.open(p.stream, t.producerId, p.firstOffset);
         void this.#lock(t.transactionalId, () => this.#complete(t, t.state === 'PrepareCommit')).catch((err: unknown) => this.#log.warn({ txn: t.transactionalId, err: (err as Error).message }, 'kafka transaction completion after restart failed'));
       }
     }
@@ -149,11 +148,19 @@ export class TransactionCoordinator {
       const refused = this.#checkProducer(t, producerId, epoch, fenced);
       if (refused !== 0) return refs.map(() => refused);
       if (refs.some((r) => r.stream === null)) return refs.map((r) => (r.stream === null ? KafkaError.UNKNOWN_TOPIC_OR_PARTITION : KafkaError.OPERATION_NOT_ATTEMPTED));
-      this.#begin(t!);
-      for (const r of refs) {
-        if (t!.partitions.some((p) => p.stream === r.stream)) continue;
-        t!.partitions.push({ topic: r.topic, partition: r.partition, stream: r.stream!, firstOffset: null });
+      const added: TxnPartition[] = [];
+      try {
+        for (const r of refs) {
+          if (t!.partitions.some((p) => p.stream === r.stream) || added.some((p) => p.stream === r.stream)) continue;
+          const addedAt = (await this.#shards.head(r.stream!)).nextSeq;
+          added.push({ topic: r.topic, partition: r.partition, stream: r.stream!, firstOffset: null, addedAt });
+        }
+      } catch (err) {
+        const code = kafkaErrorOf(err);
+        return refs.map(() => code);
       }
+      this.#begin(t!);
+      t!.partitions.push(...added);
       await this.#store.put(t!);
       return refs.map(() => 0);
     });
@@ -218,15 +225,14 @@ export class TransactionCoordinator {
 
   /**
    * Before a transactional batch is appended (synchronously, so the Produce's appends stay in
-   * request order): hold the partition's LSO at or below where the batch will land — at the
-   * highest offset known to be below it (an earlier marker or first offset there; 0 at worst),
-   * until afterAppend names the real one.
+   * request order): hold the partition's LSO at where the partition was added to the
+   * transaction, a lower bound of where the batch lands, until afterAppend names the real offset.
    */
   beforeAppend(producerId: bigint, stream: string): void {
     const t = this.#txnOf(producerId);
     const p = t?.partitions.find((x) => x.stream === stream);
     if (t === undefined || p === undefined || p.firstOffset !== null) return;
-    this.parts.open(stream, t.producerId, this.#floor.get(stream) ?? 0);
+    this.parts.open(stream, t.producerId, p.addedAt);
   }
 
   /** After it was appended at `offset`: the transaction's first offset there, durable before the Produce is answered. */
@@ -236,12 +242,7 @@ export class TransactionCoordinator {
     if (t === undefined || p === undefined || p.firstOffset !== null) return;
     p.firstOffset = offset;
     this.parts.settle(stream, t.producerId, offset);
-    this.#raiseFloor(stream, offset);
     await this.#store.put(t);
-  }
-
-  #raiseFloor(stream: string, offset: number): void {
-    if (offset > (this.#floor.get(stream) ?? 0)) this.#floor.set(stream, offset);
   }
 
   #txnOf(producerId: bigint): TxnRecord | undefined {
@@ -259,14 +260,13 @@ export class TransactionCoordinator {
       try {
         const r = await this.#shards.append({ name: p.stream, records: null, batches: markerBatch(pid, t.producerEpoch, commit, COORDINATOR_EPOCH, Date.now()), jsonBatch: null, contentType: null, close: false, kafka: true });
         markerOffset = r.startSeq;
-        this.#raiseFloor(p.stream, markerOffset + 1);
       } catch (err) {
         // A partition deleted meanwhile has nothing left to mark.
         if (!(err instanceof SvcError && err.code === 'not_found')) throw err;
         this.parts.close(p.stream, t.producerId, null);
         continue;
       }
-      const aborted = this.parts.close(p.stream, t.producerId, commit || p.firstOffset === null ? null : markerOffset);
+      const aborted = this.parts.close(p.stream, t.producerId, commit ? null : markerOffset);
       if (aborted !== null) await this.#store.putAborted(p.stream, aborted);
     }
     if (commit) {

@@ -17,8 +17,15 @@ export interface TxnPartition {
   topic: string;
   partition: number;
   stream: string;
-  /** First offset the transaction wrote to this partition; null while it wrote nothing. */
+  /** First offset the transaction wrote to this partition; null while it wrote nothing (or before that write was recorded). */
   firstOffset: number | null;
+  /**
+   * The partition's tail when it was added: a lower bound of anything the transaction wrote
+   * there. It holds the LSO while the first write is in flight, and after a restart when that
+   * write landed but was not recorded (aborted ranges are per producer id, so a range that starts
+   * early hides nothing else).
+   */
+  addedAt: number;
 }
 
 export interface TxnOffset {
