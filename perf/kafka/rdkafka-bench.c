@@ -4,7 +4,11 @@
  * back from the beginning with the simple (group-less) consumer. Prints one JSON line.
  *
  *   rdkafka-bench produce <broker> <topic> <records> <size> [acks]
+ *   rdkafka-bench txn-produce <broker> <topic> <records> <size> <records per transaction>
  *   rdkafka-bench consume <broker> <topic> <records>
+
+ * txn-produce is a transactional producer (acks=all, idempotent): begin, produce, commit, again;
+ * the time includes every commit (EndTxn and its markers).
  *
  * Built by perf/kafka/run.js with: gcc -O2 -o <out> rdkafka-bench.c -lrdkafka
  */
@@ -37,11 +41,12 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
   else delivered++;
 }
 
-static int produce(const char *broker, const char *topic, long n, int size, const char *acks) {
+static int produce(const char *broker, const char *topic, long n, int size, const char *acks, long per_txn) {
   char err[512];
   rd_kafka_conf_t *conf = rd_kafka_conf_new();
   set(conf, "bootstrap.servers", broker);
   set(conf, "acks", acks);
+  if (per_txn > 0) set(conf, "transactional.id", "rdkafka-bench");
   set(conf, "linger.ms", "5");
   set(conf, "batch.size", "1000000");
   set(conf, "batch.num.messages", "100000");
@@ -55,10 +60,23 @@ static int produce(const char *broker, const char *topic, long n, int size, cons
     fprintf(stderr, "%s\n", err);
     return 2;
   }
+  rd_kafka_error_t *te;
+#define TXN(call)                                                      \
+  if ((te = (call)) != NULL) {                                         \
+    fprintf(stderr, "%s: %s\n", #call, rd_kafka_error_string(te));    \
+    return 1;                                                          \
+  }
+  if (per_txn > 0) TXN(rd_kafka_init_transactions(rk, 30000));
   char *value = malloc(size);
   for (int i = 0; i < size; i++) value[i] = 'a' + i % 26;
   double t0 = now();
+  long txns = 0;
   for (long i = 0; i < n; i++) {
+    if (per_txn > 0 && i % per_txn == 0) {
+      if (i > 0) TXN(rd_kafka_commit_transaction(rk, 60000));
+      TXN(rd_kafka_begin_transaction(rk));
+      txns++;
+    }
     for (;;) {
       rd_kafka_resp_err_t e = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(0), RD_KAFKA_V_VALUE(value, size), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
       if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break;
@@ -70,9 +88,10 @@ static int produce(const char *broker, const char *topic, long n, int size, cons
     }
     if ((i & 1023) == 0) rd_kafka_poll(rk, 0);
   }
+  if (per_txn > 0) TXN(rd_kafka_commit_transaction(rk, 60000));
   while (rd_kafka_outq_len(rk) > 0) rd_kafka_poll(rk, 5);
   double t = now() - t0;
-  printf("{\"mode\":\"produce\",\"records\":%ld,\"size\":%d,\"seconds\":%.3f,\"delivered\":%ld,\"failed\":%ld}\n", n, size, t, delivered, failed);
+  printf("{\"mode\":\"%s\",\"records\":%ld,\"size\":%d,\"seconds\":%.3f,\"delivered\":%ld,\"failed\":%ld,\"transactions\":%ld}\n", per_txn > 0 ? "txn-produce" : "produce", n, size, t, delivered, failed, txns);
   rd_kafka_destroy(rk);
   return failed == 0 ? 0 : 1;
 }
@@ -131,8 +150,9 @@ static int consume(const char *broker, const char *topic, long n) {
 }
 
 int main(int argc, char **argv) {
-  if (argc >= 6 && strcmp(argv[1], "produce") == 0) return produce(argv[2], argv[3], atol(argv[4]), atoi(argv[5]), argc > 6 ? argv[6] : "1");
+  if (argc >= 6 && strcmp(argv[1], "produce") == 0) return produce(argv[2], argv[3], atol(argv[4]), atoi(argv[5]), argc > 6 ? argv[6] : "1", 0);
+  if (argc >= 7 && strcmp(argv[1], "txn-produce") == 0) return produce(argv[2], argv[3], atol(argv[4]), atoi(argv[5]), "all", atol(argv[6]));
   if (argc >= 5 && strcmp(argv[1], "consume") == 0) return consume(argv[2], argv[3], atol(argv[4]));
-  fprintf(stderr, "usage: rdkafka-bench produce <broker> <topic> <records> <size> [acks] | consume <broker> <topic> <records>\n");
+  fprintf(stderr, "usage: rdkafka-bench produce <broker> <topic> <records> <size> [acks] | txn-produce <broker> <topic> <records> <size> <per txn> | consume <broker> <topic> <records>\n");
   return 2;
 }

@@ -6,6 +6,8 @@
 //      librdkafka producer sends straight to a segment log (write + fdatasync, 2 groups in flight)
 //   2. produce: perf/kafka/rdkafka-bench.c (librdkafka, acks=1) sends N records to a fresh node
 //   3. consume: the same program reads them back from offset 0 (simple consumer, no group)
+//   4. transactional produce: the same records from a transactional producer (acks=all,
+//      idempotent), committing every PERF_KAFKA_TXN_PER records (default 10,000), to another topic
 //
 // Prints a table and rewrites the "Kafka listener" section of perf/RESULTS.md (between the
 // markers below; perf/run.js keeps that section when it rewrites the file).
@@ -25,6 +27,7 @@ const CASES = [
   { size: 100, records: Number(process.env.PERF_KAFKA_RECORDS_100 ?? 1_000_000) },
   { size: 1024, records: Number(process.env.PERF_KAFKA_RECORDS_1K ?? 200_000) },
 ];
+const TXN_PER = Number(process.env.PERF_KAFKA_TXN_PER ?? 10_000);
 const GOAL_PRODUCE = 0.5;
 const GOAL_CONSUME_MBS = 300;
 
@@ -60,6 +63,8 @@ async function main() {
       if (produced.failed !== 0) throw new Error(`${produced.failed} records failed to produce`);
       await sleep(200);
       const consumed = run(bin, ['consume', node.broker, topic, String(c.records)]);
+      const txn = run(bin, ['txn-produce', node.broker, `${topic}-txn`, String(c.records), String(c.size), String(TXN_PER)]);
+      if (txn.failed !== 0) throw new Error(`${txn.failed} transactional records failed to produce`);
       const bytes = c.records * c.size;
       const row = {
         size: c.size,
@@ -67,6 +72,7 @@ async function main() {
         ceiling: { mbs: mb(ceiling.records * c.size, ceiling.seconds), rps: ceiling.records / ceiling.seconds },
         produce: { mbs: mb(bytes, produced.seconds), rps: c.records / produced.seconds },
         consume: { mbs: mb(consumed.bytes, consumed.streamingSeconds), rps: consumed.records / consumed.streamingSeconds, totalSeconds: consumed.seconds },
+        txn: { mbs: mb(bytes, txn.seconds), rps: c.records / txn.seconds, transactions: txn.transactions },
       };
       row.ratio = row.produce.rps / row.ceiling.rps;
       rows.push(row);
@@ -105,13 +111,14 @@ function render(rows, librdkafka) {
     `- client: perf/kafka/rdkafka-bench.c on librdkafka ${librdkafka} (Debian), one producer (acks=1, linger.ms=5, batch.size=1000000) and one simple consumer, partition 0 of one topic`,
     '- ceiling: perf/micro/segment-log-write.js, the same ~1 MB record batches written to a segment log alone (write + fdatasync, two groups in flight), in the same run',
     '- MB/s count record values only; consume is timed from the first record received to the last (connection and offset lookup excluded)',
+    `- transactional produce: the same program with transactional.id (acks=all, idempotent), a commit every ${TXN_PER.toLocaleString('en-US')} records, the time including every commit (EndTxn: markers written and made durable)`,
     '',
-    '| record | records | segment log (ceiling) | produce | produce ÷ ceiling | consume |',
-    '|---|---|---|---|---|---|',
+    '| record | records | segment log (ceiling) | produce | produce ÷ ceiling | consume | transactional produce | transactional ÷ plain |',
+    '|---|---|---|---|---|---|---|---|',
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.size} B | ${r.records.toLocaleString('en-US')} | ${fmt(r.ceiling.mbs)} MB/s, ${fmt(r.ceiling.rps, 0)} rec/s | ${fmt(r.produce.mbs)} MB/s, ${fmt(r.produce.rps, 0)} rec/s | ${fmt(r.ratio, 2)}× | ${fmt(r.consume.mbs)} MB/s, ${fmt(r.consume.rps, 0)} rec/s |`,
+      `| ${r.size} B | ${r.records.toLocaleString('en-US')} | ${fmt(r.ceiling.mbs)} MB/s, ${fmt(r.ceiling.rps, 0)} rec/s | ${fmt(r.produce.mbs)} MB/s, ${fmt(r.produce.rps, 0)} rec/s | ${fmt(r.ratio, 2)}× | ${fmt(r.consume.mbs)} MB/s, ${fmt(r.consume.rps, 0)} rec/s | ${fmt(r.txn.mbs)} MB/s, ${fmt(r.txn.rps, 0)} rec/s | ${fmt(r.txn.rps / r.produce.rps, 2)}× |`,
     );
   }
   lines.push('', '| Goal | Result | Figure |', '|---|---|---|');

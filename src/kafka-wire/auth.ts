@@ -29,6 +29,11 @@ export interface ConnectionAccess {
   scope: Scope | null;
   /** The mechanism chosen by SaslHandshake (null: no handshake yet). */
   mechanism: string | null;
+  /**
+   * SaslHandshake v0 was answered: the next frame is the raw SASL token (size-prefixed PLAIN
+   * bytes, no request header), not a request (KIP-152 describes this pre-SaslAuthenticate mode).
+   */
+  rawTokenNext: boolean;
 }
 
 const ACCESS = new WeakMap<object, ConnectionAccess>();
@@ -37,7 +42,7 @@ const ACCESS = new WeakMap<object, ConnectionAccess>();
 export function accessOf(conn: object, required: boolean): ConnectionAccess {
   let a = ACCESS.get(conn);
   if (a === undefined) {
-    a = { required, scope: null, mechanism: null };
+    a = { required, scope: null, mechanism: null, rawTokenNext: false };
     ACCESS.set(conn, a);
   }
   return a;

@@ -8,6 +8,7 @@ import { type ShardClient } from '../shards';
 import { type GroupCoordinator } from './groups';
 import { type TopicIndex } from './topics';
 import { type KafkaAuthenticator } from './auth';
+import { type TransactionCoordinator } from './txn';
 
 /** A reader waiting for a stream's tail to pass `seq` (src/gateway/svc/live-waiters.ts `Waiter`). */
 export interface TailWaiter {
@@ -41,6 +42,8 @@ export interface KafkaContext {
   advertised(): { host: string; port: number };
   /** Consumer groups and their committed offsets (groups/). */
   readonly groups: GroupCoordinator;
+  /** Transactions (txn/): transactional ids, open transactions per partition, aborted ranges. */
+  readonly txns: TransactionCoordinator;
   /** What ApiVersions advertises. */
   readonly apiVersions: ReadonlyArray<{ apiKey: number; minVersion: number; maxVersion: number }>;
   /** `--auth required`: SASL/PLAIN with an access token (auth.ts); null: auth off. */

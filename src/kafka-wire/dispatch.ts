@@ -31,16 +31,20 @@ import { LIST_OFFSETS_HANDLER } from './apis/list-offsets';
 import { METADATA_HANDLER } from './apis/metadata';
 import { PRODUCE_HANDLER } from './apis/produce';
 import { GROUP_HANDLERS } from './apis/groups';
+import { ADMIN_HANDLERS } from './apis/admin';
+import { TXN_HANDLERS } from './apis/txn-apis';
+import { TXN_ADMIN_HANDLERS } from './apis/txn-admin';
 import { INIT_PRODUCER_ID_HANDLER } from './apis/init-producer-id';
 import { SASL_AUTHENTICATE_HANDLER } from './apis/sasl-authenticate';
 import { SASL_HANDSHAKE_HANDLER } from './apis/sasl-handshake';
 import { PRE_AUTH_APIS, accessOf } from './auth';
+import { authenticatePlain } from './apis/sasl-authenticate';
 
 /** The served APIs by key; ApiVersions advertises exactly these. */
 const HANDLERS = new Map<number, AnyApiHandler>(
   [
     API_VERSIONS_HANDLER, METADATA_HANDLER, CREATE_TOPICS_HANDLER, DELETE_TOPICS_HANDLER, PRODUCE_HANDLER, FETCH_HANDLER, LIST_OFFSETS_HANDLER,
-    INIT_PRODUCER_ID_HANDLER, SASL_HANDSHAKE_HANDLER, SASL_AUTHENTICATE_HANDLER, ...GROUP_HANDLERS,
+    INIT_PRODUCER_ID_HANDLER, SASL_HANDSHAKE_HANDLER, SASL_AUTHENTICATE_HANDLER, ...GROUP_HANDLERS, ...ADMIN_HANDLERS, ...TXN_HANDLERS, ...TXN_ADMIN_HANDLERS,
   ].map((h) => [h.api.apiKey, h]),
 );
 
@@ -54,7 +58,18 @@ const API_VERSIONS_KEY = 18;
 /** Byte runs from this size on (Fetch record batches) go to the socket by reference, not copied into the response. */
 const SPLICE_MIN = 64 * 1024; // 64 KiB
 
+/** The answer to an accepted raw SASL token (SaslHandshake v0): an empty token, a frame of size 0. */
+const RAW_TOKEN_OK = Buffer.alloc(4);
+
 export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConnection): Promise<ResponseFrame | null | PendingResponse> {
+  const access = accessOf(conn, ctx.authenticate !== null);
+  if (access.rawTokenNext) {
+    // After SaslHandshake v0 the next frame is the raw PLAIN token, not a request (sasl-handshake.ts).
+    access.rawTokenNext = false;
+    const why = await authenticatePlain(ctx, conn, frame);
+    if (why !== null) throw new KafkaProtocolError(`SASL (handshake v0 raw token): ${why}`);
+    return RAW_TOKEN_OK;
+  }
   if (frame.length < 8) throw new KafkaProtocolError(`request of ${frame.length} bytes is shorter than a request header`);
   const apiKey = frame.readInt16BE(0);
   const version = frame.readInt16BE(2);
@@ -63,7 +78,7 @@ export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConn
   const handler = HANDLERS.get(apiKey);
   if (api === undefined || handler === undefined) throw new KafkaProtocolError(`API key ${apiKey} is not served`);
   // --auth required: before SASL succeeded only ApiVersions and the SASL APIs (design/kafka.md, SASL order).
-  if (ctx.authenticate !== null && !PRE_AUTH_APIS.has(apiKey) && accessOf(conn, true).scope === null) {
+  if (ctx.authenticate !== null && !PRE_AUTH_APIS.has(apiKey) && access.scope === null) {
     throw new KafkaProtocolError(`${api.name} before SASL authentication`);
   }
   if (apiKey === API_VERSIONS_KEY && version > api.maxVersion) {

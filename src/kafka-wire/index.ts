@@ -16,6 +16,7 @@ import { SERVED_APIS, dispatch } from './dispatch';
 import { GroupCoordinator } from './groups';
 import { type KafkaServerHandle, listenKafka } from './server';
 import { TopicIndex } from './topics';
+import { TransactionCoordinator } from './txn';
 
 export { type LiveRegistry } from './context';
 export { type KafkaAuthenticator } from './auth';
@@ -30,7 +31,7 @@ export interface KafkaListenerOptions {
   nodeId: number;
   shards: ShardClient;
   live: LiveRegistry;
-  /** The metadata store: committed offsets of consumer groups (groups/offset-store.ts). */
+  /** The metadata store: committed offsets of consumer groups (groups/offset-store.ts), transaction state (txn/store.ts). */
   meta: MetaStore;
   log: Logger;
   /** `--auth required`: checks a SASL/PLAIN password (an access token); null or absent: auth off. */
@@ -45,6 +46,7 @@ const FRAME_OVERHEAD = 1024 * 1024; // 1 MiB
 export async function startKafkaListener(o: KafkaListenerOptions): Promise<KafkaListener> {
   const log = o.log.child({ module: 'kafka' });
   let bound = { host: o.host, port: o.port };
+  const groups = new GroupCoordinator(o.meta, log);
   const ctx: KafkaContext = {
     shards: o.shards,
     live: o.live,
@@ -52,7 +54,8 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
     log,
     nodeId: o.nodeId,
     advertised: () => o.advertised ?? bound,
-    groups: new GroupCoordinator(o.meta, log),
+    groups,
+    txns: new TransactionCoordinator(o.meta, o.shards, groups, log),
     apiVersions: SERVED_APIS,
     authenticate: o.authenticate ?? null,
   };
@@ -64,6 +67,7 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
     // Requests waiting in JoinGroup or SyncGroup are answered first, so the connections drain.
     close: (graceMs?: number) => {
       ctx.groups.close();
+      ctx.txns.close();
       return server.close(graceMs);
     },
   };

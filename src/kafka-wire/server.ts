@@ -12,7 +12,8 @@
  * the next request runs at once, up to MAX_PENDING of them, and responses still leave in
  * request order — a producer's pipelined batches share group commits instead of waiting for one
  * fdatasync each. A frame larger than `maxFrameBytes`, a negative size, or a
- * request the handler cannot parse closes the connection with a log line.
+ * request the handler cannot parse closes the connection with a log line (at most one per client
+ * address, reason and API key every 10 s; the next one says how many were suppressed).
  */
 import * as net from 'node:net';
 import { type Logger } from '../log';
@@ -42,6 +43,30 @@ export interface KafkaServerHandle {
   close(graceMs?: number): Promise<void>;
 }
 
+/** A refusal log line (same client address, reason and API key) is written at most once per this window; repeats are counted. */
+const REFUSAL_LOG_WINDOW_MS = 10_000;
+
+/**
+ * Rate limit for the warn lines of refused requests: a client that reconnects and repeats a
+ * request the listener cannot serve would otherwise write hundreds of identical lines a minute.
+ */
+class RefusalLog {
+  readonly #seen = new Map<string, { at: number; suppressed: number }>();
+
+  /** Whether to log now, and how many identical lines were suppressed since the last one. */
+  admit(key: string, now = Date.now()): { log: boolean; suppressed: number } {
+    const e = this.#seen.get(key);
+    if (e !== undefined && now - e.at < REFUSAL_LOG_WINDOW_MS) {
+      e.suppressed++;
+      return { log: false, suppressed: 0 };
+    }
+    const suppressed = e?.suppressed ?? 0;
+    this.#seen.set(key, { at: now, suppressed: 0 });
+    if (this.#seen.size > 10_000) this.#seen.clear();
+    return { log: true, suppressed };
+  }
+}
+
 /** Reading pauses while this many requests of one connection wait to be handled (pipelining clients). */
 const MAX_QUEUED = 64;
 /** Responses of one connection that may be outstanding while its next requests run. */
@@ -55,12 +80,14 @@ export class PendingResponse {
   constructor(readonly frame: Promise<ResponseFrame | null>) {}
 }
 
+type ConnectionOptions = KafkaServerOptions & { refusals: RefusalLog };
+
 class Connection implements KafkaConnection {
   readonly id: number;
   readonly remote: string;
   clientId: string | null = null;
   readonly #socket: net.Socket;
-  readonly #o: KafkaServerOptions;
+  readonly #o: ConnectionOptions;
   readonly #log: Logger;
   #chunks: Buffer[] = [];
   #buffered = 0;
@@ -72,7 +99,7 @@ class Connection implements KafkaConnection {
   readonly #outbox: Array<{ frame: Buffer; out: Promise<ResponseFrame | null> }> = [];
   #flushing = false;
 
-  constructor(id: number, socket: net.Socket, o: KafkaServerOptions) {
+  constructor(id: number, socket: net.Socket, o: ConnectionOptions) {
     this.id = id;
     this.#socket = socket;
     this.#o = o;
@@ -103,8 +130,10 @@ class Connection implements KafkaConnection {
     this.#socket.destroy();
   }
 
-  #fail(msg: string, fields: object = {}): void {
-    this.#log.warn({ ...fields, clientId: this.clientId }, msg);
+  #fail(msg: string, fields: Record<string, unknown> = {}): void {
+    const host = this.remote.slice(0, this.remote.lastIndexOf(':'));
+    const { log, suppressed } = this.#o.refusals.admit(`${host}|${msg}|${String(fields['apiKey'])}|${String(fields['err'])}`);
+    if (log) this.#log.warn({ ...fields, clientId: this.clientId, ...(suppressed > 0 ? { suppressedSinceLast: suppressed } : {}) }, msg);
     this.destroy();
   }
 
@@ -220,8 +249,9 @@ class Connection implements KafkaConnection {
 export function listenKafka(o: KafkaServerOptions): Promise<KafkaServerHandle> {
   const connections = new Set<Connection>();
   let nextId = 1;
+  const withRefusals: ConnectionOptions = { ...o, refusals: new RefusalLog() };
   const server = net.createServer((socket) => {
-    const c = new Connection(nextId++, socket, o);
+    const c = new Connection(nextId++, socket, withRefusals);
     connections.add(c);
     socket.on('close', () => connections.delete(c));
   });

@@ -2,6 +2,7 @@
 import { SvcError } from '../errors';
 import { type KafkaContext } from './context';
 import { type Topic, streamOfPartition, topicNameProblem } from './topics';
+import { type StreamConfigChange } from './topic-configs';
 
 /** The media type of streams created over Kafka: records are opaque bytes. */
 export const KAFKA_CONTENT_TYPE = 'application/octet-stream';
@@ -15,7 +16,7 @@ export const MAX_PARTITIONS = 10_000;
  * explicitly. Creates are idempotent per stream, so a retry after a partial failure completes it.
  * Throws SvcError (invalid_parameter for a bad name, conflict when a stream of that name exists with another media type).
  */
-export async function createTopic(ctx: KafkaContext, name: string, partitions: number): Promise<Topic> {
+export async function createTopic(ctx: KafkaContext, name: string, partitions: number, config: StreamConfigChange = {}): Promise<Topic> {
   const problem = topicNameProblem(name);
   if (problem !== null) throw new SvcError('invalid_parameter', problem);
   const streams: Array<{ name: string; streamId: number }> = [];
@@ -24,7 +25,7 @@ export async function createTopic(ctx: KafkaContext, name: string, partitions: n
     const r = await ctx.shards.create({
       name: stream,
       contentType: KAFKA_CONTENT_TYPE,
-      ttlSeconds: null,
+      ttlSeconds: config.ttlSeconds ?? null,
       expiresAtMs: null,
       closed: false,
       records: [],
@@ -48,4 +49,11 @@ export async function deleteTopic(ctx: KafkaContext, t: Topic): Promise<void> {
   }
   ctx.topics.removed(t.name);
   ctx.log.info({ topic: t.name }, 'kafka topic deleted');
+}
+
+/** Apply a topic config change (topic-configs.ts) to every partition stream of `t`. */
+export async function configureTopic(ctx: KafkaContext, t: Topic, change: StreamConfigChange): Promise<void> {
+  if (change.ttlSeconds === undefined) return;
+  for (const stream of t.partitions) if (stream !== undefined) await ctx.shards.configure({ name: stream, ttlSeconds: change.ttlSeconds });
+  ctx.log.info({ topic: t.name, ttlSeconds: change.ttlSeconds }, 'kafka topic configs altered');
 }

@@ -5,10 +5,14 @@
  *   { "records": [ { "body": "…", "key"?: "…", "headers"?: { "name": "value" } } ] }
  *
  * Binary-safe twins carry standard, padded base64: `body_b64`, `key_b64`, and
- * `headers_b64` (base64 name → base64 value). Exactly one of body/body_b64 is required,
- * at most one of key/key_b64 and of headers/headers_b64. A header value may be `null`
- * (Kafka allows null header values; the JSON read format renders them as `null` too).
- * Unknown fields are rejected so that a typo (`"bdy"`) never silently drops data.
+ * `headers_b64` (base64 name → base64 value). Exactly one of body/body_b64 is required;
+ * `"body": null` is a null value (a Kafka tombstone). At most one of key/key_b64 and of the
+ * header fields: `headers` / `headers_b64` (objects) or `header_list` / `header_list_b64`
+ * (`[name, value]` pairs in order, repeated names kept). A header value may be `null`.
+ * These mirror the JSON read format (shards/render/json-records.ts), so a read page wrapped as
+ * `{"records": page}` appends as it is: its read-only `seq` and `timestamp` are accepted and
+ * ignored (the append assigns both). Unknown fields are rejected so that a typo (`"bdy"`)
+ * never silently drops data.
  *
  * Validation is hand-written: the shape is small and this runs on every batch append.
  */
@@ -88,6 +92,30 @@ function tooLarge(path: string, max: number): JsonBatchError {
 
 type HeaderList = Array<[Uint8Array, Uint8Array | null]>;
 
+/** `header_list` / `header_list_b64`: an array of `[name, value]` pairs, value a string or null. */
+function parseHeaderList(v: unknown, path: string, b64: boolean): HeaderList | JsonBatchError {
+  if (!Array.isArray(v)) return invalid(`${path}: must be an array of [name, value] pairs`);
+  const out: HeaderList = [];
+  for (let i = 0; i < v.length; i++) {
+    const pair: unknown = v[i];
+    const at = `${path}[${i}]`;
+    if (!Array.isArray(pair) || pair.length !== 2) return invalid(`${at}: must be a [name, value] pair`);
+    const [key, keyError] = b64 ? binary(pair[0], `${at}[0]`) : text(pair[0], `${at}[0]`);
+    if (keyError !== null) return keyError;
+    if (pair[1] === null) {
+      out.push([key, null]);
+      continue;
+    }
+    const [value, valueError] = b64 ? binary(pair[1], `${at}[1]`) : text(pair[1], `${at}[1]`);
+    if (valueError !== null) return valueError;
+    out.push([key, value]);
+  }
+  return out;
+}
+
+/** Fields of a batch record; `seq` and `timestamp` are the read format's, accepted and ignored. */
+const RECORD_FIELDS: ReadonlySet<string> = new Set(['body', 'body_b64', 'key', 'key_b64', 'headers', 'headers_b64', 'header_list', 'header_list_b64', 'seq', 'timestamp']);
+
 function parseHeaders(v: unknown, path: string, b64: boolean): HeaderList | JsonBatchError {
   if (!isObject(v)) return invalid(`${path}: must be an object`);
   const out: HeaderList = [];
@@ -109,22 +137,18 @@ function parseHeaders(v: unknown, path: string, b64: boolean): HeaderList | Json
 function parseRecord(v: unknown, i: number, maxRecordBytes: number): RecordInput | JsonBatchError {
   const path = `records[${i}]`;
   if (!isObject(v)) return invalid(`${path}: must be an object`);
-  for (const name in v) {
-    if (name !== 'body' && name !== 'body_b64' && name !== 'key' && name !== 'key_b64' && name !== 'headers' && name !== 'headers_b64') {
-      return invalid(`${member(path, name)}: unknown field`);
-    }
-  }
-  const { body, body_b64, key, key_b64, headers, headers_b64 } = v;
+  for (const name in v) if (!RECORD_FIELDS.has(name)) return invalid(`${member(path, name)}: unknown field`);
+  const { body, body_b64, key, key_b64, headers, headers_b64, header_list, header_list_b64 } = v;
   if (body !== undefined && body_b64 !== undefined) return invalid(`${path}: body and body_b64 are mutually exclusive`);
   if (key !== undefined && key_b64 !== undefined) return invalid(`${path}: key and key_b64 are mutually exclusive`);
-  if (headers !== undefined && headers_b64 !== undefined) {
-    return invalid(`${path}: headers and headers_b64 are mutually exclusive`);
-  }
+  const headerFields = [headers, headers_b64, header_list, header_list_b64].filter((h) => h !== undefined).length;
+  if (headerFields > 1) return invalid(`${path}: headers and headers_b64 are mutually exclusive, and with header_list and header_list_b64`);
 
-  let value: Bytes;
-  if (body !== undefined) value = text(body, `${path}.body`, maxRecordBytes);
+  let value: [Uint8Array | null, null] | [null, JsonBatchError];
+  if (body === null) value = [null, null];
+  else if (body !== undefined) value = text(body, `${path}.body`, maxRecordBytes);
   else if (body_b64 !== undefined) value = binary(body_b64, `${path}.body_b64`, maxRecordBytes);
-  else return invalid(`${path}.body: required (or body_b64)`);
+  else return invalid(`${path}.body: required (or body_b64; "body": null for a null value)`);
   if (value[1] !== null) return value[1];
 
   let recordKey: Uint8Array | null = null;
@@ -135,9 +159,15 @@ function parseRecord(v: unknown, i: number, maxRecordBytes: number): RecordInput
   }
 
   let recordHeaders: HeaderList | null = null;
-  if (headers !== undefined || headers_b64 !== undefined) {
+  if (headerFields > 0) {
     const parsed =
-      headers !== undefined ? parseHeaders(headers, `${path}.headers`, false) : parseHeaders(headers_b64, `${path}.headers_b64`, true);
+      headers !== undefined
+        ? parseHeaders(headers, `${path}.headers`, false)
+        : headers_b64 !== undefined
+          ? parseHeaders(headers_b64, `${path}.headers_b64`, true)
+          : header_list !== undefined
+            ? parseHeaderList(header_list, `${path}.header_list`, false)
+            : parseHeaderList(header_list_b64, `${path}.header_list_b64`, true);
     if (!Array.isArray(parsed)) return parsed;
     if (parsed.length > 0) recordHeaders = parsed;
   }

@@ -4,6 +4,21 @@
  * objects checked by the tests themselves).
  */
 import * as apiVersions from '../../src/kafka-wire/messages/api-versions';
+import * as addOffsetsToTxn from '../../src/kafka-wire/messages/add-offsets-to-txn';
+import * as addPartitionsToTxn from '../../src/kafka-wire/messages/add-partitions-to-txn';
+import * as alterConfigs from '../../src/kafka-wire/messages/alter-configs';
+import * as createPartitions from '../../src/kafka-wire/messages/create-partitions';
+import * as deleteGroups from '../../src/kafka-wire/messages/delete-groups';
+import * as deleteRecords from '../../src/kafka-wire/messages/delete-records';
+import * as describeCluster from '../../src/kafka-wire/messages/describe-cluster';
+import * as describeConfigs from '../../src/kafka-wire/messages/describe-configs';
+import * as describeProducers from '../../src/kafka-wire/messages/describe-producers';
+import * as describeTransactions from '../../src/kafka-wire/messages/describe-transactions';
+import * as endTxn from '../../src/kafka-wire/messages/end-txn';
+import * as incrementalAlterConfigs from '../../src/kafka-wire/messages/incremental-alter-configs';
+import * as listTransactions from '../../src/kafka-wire/messages/list-transactions';
+import * as offsetDelete from '../../src/kafka-wire/messages/offset-delete';
+import * as txnOffsetCommit from '../../src/kafka-wire/messages/txn-offset-commit';
 import * as createTopics from '../../src/kafka-wire/messages/create-topics';
 import * as deleteTopics from '../../src/kafka-wire/messages/delete-topics';
 import * as describeGroups from '../../src/kafka-wire/messages/describe-groups';
@@ -47,6 +62,21 @@ const MODULES: Record<string, object> = {
   'sasl-authenticate': saslAuthenticate,
   'sasl-handshake': saslHandshake,
   'sync-group': syncGroup,
+  'add-offsets-to-txn': addOffsetsToTxn,
+  'add-partitions-to-txn': addPartitionsToTxn,
+  'alter-configs': alterConfigs,
+  'create-partitions': createPartitions,
+  'delete-groups': deleteGroups,
+  'delete-records': deleteRecords,
+  'describe-cluster': describeCluster,
+  'describe-configs': describeConfigs,
+  'describe-producers': describeProducers,
+  'describe-transactions': describeTransactions,
+  'end-txn': endTxn,
+  'incremental-alter-configs': incrementalAlterConfigs,
+  'list-transactions': listTransactions,
+  'offset-delete': offsetDelete,
+  'txn-offset-commit': txnOffsetCommit,
 };
 
 export type Direction = 'Request' | 'Response';

@@ -6,6 +6,7 @@
 import { type NodeProcess, startNode } from '../helpers/node-process';
 import { kcatConsume } from './kcat';
 import { platformatic } from './platformatic';
+import { python } from './python-process';
 
 describe('records across the HTTP, Durable Streams and Kafka listeners', () => {
   let node: NodeProcess;
@@ -58,5 +59,30 @@ describe('records across the HTTP, Durable Streams and Kafka listeners', () => {
     expect(await (await fetch(`${node.url}/xp-lz4?format=raw&seq=7&count=5`)).text()).toBe(values.slice(7, 12).join(''));
     const ds = await fetch(`${node.dsUrl!}/v1/stream/xp-lz4?offset=-1`);
     expect(await ds.text()).toBe(values.join(''));
+  });
+
+  test('repeated header keys, null header values and tombstones from Kafka read losslessly over HTTP, and the page appends elsewhere as it is', async () => {
+    const records = [
+      { key: 'k1', value: 'v1', headers: [['d', '1'], ['d', '2']] },
+      { key: 'k2', value: 'v2', headers: [['n', null]] },
+      { key: 'k3', value: null, headers: [['only', 'one']] },
+    ];
+    expect((await python<{ offsets: number[] }>('confluent_driver.py', { op: 'produce_records', broker: node.kafka, topic: 'xp-hdr', records })).offsets).toEqual([0, 1, 2]);
+    const page = (await (await fetch(`${node.url}/xp-hdr`)).json()) as Array<Record<string, unknown>>;
+    const strip = (p: Array<Record<string, unknown>>): unknown[] => p.map(({ seq: _s, timestamp: _t, ...rest }) => rest);
+    expect(strip(page)).toEqual([
+      { key: 'k1', header_list: [['d', '1'], ['d', '2']], body: 'v1' },
+      { key: 'k2', header_list: [['n', null]], body: 'v2' },
+      { key: 'k3', headers: { only: 'one' }, body: null },
+    ]);
+    expect((await fetch(`${node.url}/xp-hdr-copy`, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' } })).status).toBe(201);
+    const copy = await fetch(`${node.url}/xp-hdr-copy`, { method: 'POST', headers: { 'content-type': 'application/vnd.svc.batch+json' }, body: JSON.stringify({ records: page }) });
+    expect(copy.status).toBeLessThan(300);
+    const again = (await (await fetch(`${node.url}/xp-hdr-copy`)).json()) as Array<Record<string, unknown>>;
+    expect(strip(again)).toEqual(strip(page));
+    // And Kafka consumers see the copy's headers and tombstone as produced.
+    await new Promise((r) => setTimeout(r, 300));
+    const lines = await kcatConsume(node.kafka, 'xp-hdr-copy', ['-f', '%k|%S|%h\\n']);
+    expect(lines).toEqual(['k1|2|d=1,d=2', 'k2|2|n=NULL', 'k3|-1|only=one']);
   });
 });

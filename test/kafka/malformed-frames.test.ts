@@ -77,6 +77,13 @@ describe('the Kafka listener with malformed and unusual requests', () => {
     await stillServes();
   });
 
+  test('a client repeating a refused request is logged once per 10 s, not once per connection', async () => {
+    for (let i = 0; i < 20; i++) expect((await exchange(node.kafka, [frame(998, 0, 1, false, () => undefined)], 500)).closedByServer).toBe(true);
+    await logged(node, 'API key 998 is not served');
+    expect(node.output().split('\n').filter((l) => l.includes('API key 998 is not served'))).toHaveLength(1);
+    await stillServes();
+  });
+
   test('closes the connection on a frame larger than the request limit, without reading it', async () => {
     const head = Buffer.alloc(4);
     head.writeInt32BE(64 * 1024 * 1024, 0);

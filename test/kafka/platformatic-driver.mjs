@@ -5,7 +5,8 @@
 //       → {type:'join', memberId, generationId, assignments}, {type:'message', topic, partition, offset, value}…
 //         each message is committed (OffsetCommit) before it is reported; after `max` messages, or
 //         on SIGTERM, the consumer closes (LeaveGroup) and prints {type:'closed'}
-//   {op:'admin', broker, action:'describe'|'list'|'offsets'|'offsetsForTime', groups?, topic?, timestamp?}
+//   {op:'admin', broker, action:'describe'|'list'|'offsets'|'offsetsForTime'|'apis', groups?, topic?, timestamp?}
+//       ('apis': create with retention.ms, describe and incrementally alter configs, add a partition, delete records)
 //       → {type:'result', value}
 import { Admin, Consumer, stringDeserializers } from '@platformatic/kafka';
 
@@ -48,6 +49,17 @@ async function admin() {
   let value;
   if (o.action === 'describe') value = await a.describeGroups({ groups: o.groups });
   else if (o.action === 'list') value = await a.listGroups();
+  else if (o.action === 'apis') {
+    const t = o.topic;
+    await a.createTopics({ topics: [t], partitions: 1, replicas: 1, configs: [{ name: 'retention.ms', value: '120000' }] });
+    const before = await a.describeConfigs({ resources: [{ resourceType: 2, resourceName: t }] });
+    await a.incrementalAlterConfigs({ resources: [{ resourceType: 2, resourceName: t, configs: [{ name: 'retention.ms', configOperation: 0, value: '240000' }] }] });
+    const after = await a.describeConfigs({ resources: [{ resourceType: 2, resourceName: t, configurationKeys: ['retention.ms'] }] });
+    await a.createPartitions({ topics: [{ name: t, count: 2 }] });
+    const deleted = await a.deleteRecords({ topics: [{ name: t, partitions: [{ partition: 0, offset: -1n }] }] });
+    const configs = (d) => Object.fromEntries(d[0].configs.map((c) => [c.name, c.value]));
+    value = { before: configs(before), after: configs(after), deleted };
+  }
   else value = await a.listConsumerGroupOffsets({ groups: o.groups });
   print({ type: 'result', value });
   await a.close();

@@ -115,7 +115,11 @@ describe('parseJsonBatch rejects', () => {
 
   test('fields of the wrong type, naming record and field', () => {
     rejects({ records: [{ body: 1 }] }, 'invalid_batch', 400, /^records\[0\]\.body: must be a string/);
-    rejects({ records: [{ body: null }] }, 'invalid_batch', 400, /^records\[0\]\.body: must be a string/);
+    rejects({ records: [{ body_b64: null }] }, 'invalid_batch', 400, /^records\[0\]\.body_b64: must be a string/);
+    rejects({ records: [{ body: 'x', header_list: [['a']] }] }, 'invalid_batch', 400, /^records\[0\]\.header_list\[0\]: must be a \[name, value\] pair/);
+    rejects({ records: [{ body: 'x', header_list: { a: 'b' } }] }, 'invalid_batch', 400, /^records\[0\]\.header_list: must be an array/);
+    rejects({ records: [{ body: 'x', header_list: [['a', 1]] }] }, 'invalid_batch', 400, /^records\[0\]\.header_list\[0\]\[1\]: must be a string/);
+    rejects({ records: [{ body: 'x', headers: {}, header_list: [] }] }, 'invalid_batch', 400, /mutually exclusive/);
     rejects({ records: [{ body: 'x', key: 5 }] }, 'invalid_batch', 400, /^records\[0\]\.key: must be a string/);
     rejects({ records: [{ body: 'x', headers: [] }] }, 'invalid_batch', 400, /^records\[0\]\.headers: must be an object/);
     const four = [{ body: 'a' }, { body: 'b' }, { body: 'c' }, { body: 'd', headers: { x: 1 } }];
@@ -135,5 +139,22 @@ describe('parseJsonBatch rejects', () => {
   test('text with a lone surrogate, which has no UTF-8 encoding', () => {
     rejects('{"records":[{"body":"\\ud800"}]}', 'invalid_batch', 400, /lone surrogate/);
     rejects('{"records":[{"body":"x","headers":{"\\udc00":"v"}}]}', 'invalid_batch', 400, /lone surrogate/);
+  });
+});
+
+describe('parseJsonBatch takes a JSON read page back', () => {
+  const limits2 = { maxRecords: 100, maxRecordBytes: 1024 };
+  test('"body": null is a null value (tombstone); seq and timestamp are accepted and ignored; header_list keeps order, repeats and null values', () => {
+    const page = [
+      { seq: 7, timestamp: 1_700_000_000_000, key: 'k', body: null },
+      { seq: 8, timestamp: 1_700_000_000_001, header_list: [['d', '1'], ['d', '2'], ['n', null]], body: 'x' },
+      { seq: 9, timestamp: 1_700_000_000_002, header_list_b64: [['ZA==', 'gA==']], body_b64: 'gA==' },
+    ];
+    const r = parseJsonBatch(Buffer.from(JSON.stringify({ records: page })), limits2);
+    if ('error' in r) throw new Error(r.message);
+    expect(r.records[0]).toEqual({ key: Buffer.from('k'), value: null, headers: null });
+    expect(r.records[1]!.headers!.map(([k, v]) => [Buffer.from(k).toString(), v === null ? null : Buffer.from(v).toString()])).toEqual([['d', '1'], ['d', '2'], ['n', null]]);
+    expect(r.records[2]!.headers).toEqual([[Buffer.from('d'), Buffer.from([0x80])]]);
+    expect(r.records[2]!.value).toEqual(Buffer.from([0x80]));
   });
 });

@@ -1,7 +1,8 @@
 /**
  * CreateTopics (key 19), v2–7: topic T becomes stream `/T` (partition 0) and `/T/1`… (topics.ts).
  * Replication factor and replica assignments are accepted and ignored (-1 too: kafkajs sends it);
- * topic configs are not applied. validateOnly checks the name and partition count only.
+ * topic configs are applied as AlterConfigs would (topic-configs.ts; a refused one fails the topic
+ * with INVALID_CONFIG). validateOnly checks the name, partition count and configs.
  */
 import {
   type CreatableTopicResult,
@@ -17,6 +18,7 @@ import { KafkaError, kafkaErrorOf, messageOf } from '../error-codes';
 import { streamOfPartition, topicNameProblem } from '../topics';
 import { allowed } from '../auth';
 import { DEFAULT_PARTITIONS, MAX_PARTITIONS, createTopic } from '../topic-admin';
+import { ConfigProblem, type StreamConfigChange, parseTopicConfigs } from '../topic-configs';
 
 export const CREATE_TOPICS_HANDLER: ApiHandler<CreateTopicsRequest, CreateTopicsResponse> = {
   api: CREATE_TOPICS,
@@ -42,6 +44,14 @@ export const CREATE_TOPICS_HANDLER: ApiHandler<CreateTopicsRequest, CreateTopics
         fail(KafkaError.INVALID_PARTITIONS, `a topic has 1 to ${MAX_PARTITIONS} partitions`);
         continue;
       }
+      let config: StreamConfigChange;
+      try {
+        config = parseTopicConfigs(t.configs);
+      } catch (err) {
+        if (!(err instanceof ConfigProblem)) throw err;
+        fail(KafkaError.INVALID_CONFIG, err.message);
+        continue;
+      }
       if ((await ctx.topics.get(t.name)) !== undefined) {
         fail(KafkaError.TOPIC_ALREADY_EXISTS, `topic ${t.name} already exists`);
         continue;
@@ -51,7 +61,7 @@ export const CREATE_TOPICS_HANDLER: ApiHandler<CreateTopicsRequest, CreateTopics
         continue;
       }
       try {
-        const created = await createTopic(ctx, t.name, partitions);
+        const created = await createTopic(ctx, t.name, partitions, config);
         results.push({ name: t.name, topicId: created.id, errorCode: 0, errorMessage: null, numPartitions: partitions, replicationFactor: 1, configs: [] });
       } catch (err) {
         fail(kafkaErrorOf(err), messageOf(err));

@@ -5,6 +5,12 @@
  * librdkafka needs. With fewer than MinBytes to return the request waits up to MaxWaitMs for a
  * tail to move (wait.ts) and reads again. No fetch sessions: SessionId 0 (design/kafka.md).
  * v13 names topics by id only.
+ *
+ * IsolationLevel 1 (read_committed, KIP-98): a partition answers only batches below its last
+ * stable offset (the first offset of its oldest open transaction, txn/partition-state.ts; the high
+ * watermark when none is open), and the aborted transactions within the answered range, which the
+ * consumer drops up to their abort markers. read_uncommitted answers up to the high watermark and
+ * the consumer drops only the control batches.
  */
 import {
   type FetchRequest,
@@ -38,29 +44,50 @@ interface Slot {
   error: number;
 }
 
-function partitionData(index: number, errorCode: number, hw = -1, start = -1, records: Buffer = EMPTY): PartitionData {
+function partitionData(index: number, errorCode: number, hw = -1, start = -1, records: Buffer = EMPTY, lso = hw, aborted: PartitionData['abortedTransactions'] = null): PartitionData {
   return {
     partitionIndex: index,
     errorCode,
     highWatermark: BigInt(hw),
-    lastStableOffset: BigInt(hw),
+    lastStableOffset: BigInt(lso),
     logStartOffset: BigInt(start),
-    abortedTransactions: null,
+    abortedTransactions: aborted,
     preferredReadReplica: -1,
     records,
   };
 }
 
+/** The whole batches of `body` that start below `lso`. */
+function cutAt(body: Buffer, lso: number): Buffer {
+  let pos = 0;
+  while (pos + 12 <= body.length) {
+    if (Number(body.readBigInt64BE(pos)) >= lso) break;
+    pos += 12 + body.readInt32BE(pos + 8);
+  }
+  return pos >= body.length ? body : body.subarray(0, pos);
+}
+
 /** Read every slot once, within the request's byte budget; returns the answers and what to wait on. */
-async function readAll(ctx: KafkaContext, slots: Slot[], maxBytes: number): Promise<{ data: PartitionData[]; bytes: number; waits: WaitTarget[] }> {
+async function readAll(ctx: KafkaContext, slots: Slot[], maxBytes: number, committed: boolean): Promise<{ data: PartitionData[]; bytes: number; waits: WaitTarget[] }> {
   const results = await Promise.all(
     slots.map(async (s) => {
       if (s.stream === null) return { d: partitionData(s.index, s.error), wait: null };
       if (s.fetchOffset < 0) return { d: partitionData(s.index, KafkaError.OFFSET_OUT_OF_RANGE), wait: null };
       try {
+        if (committed) {
+          // The LSO first: a transaction that ends during the read only makes the answer shorter than it could be.
+          const lso = ctx.txns.parts.lastStable(s.stream, Number.MAX_SAFE_INTEGER);
+          const count = lso === Number.MAX_SAFE_INTEGER ? NO_COUNT_LIMIT : Math.max(1, lso - s.fetchOffset);
+          const r = await ctx.shards.read({ name: s.stream, seq: s.fetchOffset, count, bytes: Math.max(1, s.maxBytes), format: 'kafka' });
+          if (s.fetchOffset < r.startSeq) return { d: partitionData(s.index, KafkaError.OFFSET_OUT_OF_RANGE, r.tailSeq, r.startSeq), wait: null };
+          const stable = Math.min(lso, r.tailSeq);
+          const body = s.fetchOffset >= stable ? EMPTY : cutAt(r.body, stable);
+          const aborted = ctx.txns.parts.abortedIn(s.stream, s.fetchOffset, stable);
+          return { d: partitionData(s.index, 0, r.tailSeq, r.startSeq, body, stable, aborted), wait: { name: s.stream, seq: Math.max(r.nextSeq, r.tailSeq), streamId: r.streamId } };
+        }
         const r = await ctx.shards.read({ name: s.stream, seq: s.fetchOffset, count: NO_COUNT_LIMIT, bytes: Math.max(1, s.maxBytes), format: 'kafka' });
         if (s.fetchOffset < r.startSeq) return { d: partitionData(s.index, KafkaError.OFFSET_OUT_OF_RANGE, r.tailSeq, r.startSeq), wait: null };
-        return { d: partitionData(s.index, 0, r.tailSeq, r.startSeq, r.body), wait: { name: s.stream, seq: r.nextSeq, streamId: r.streamId } };
+        return { d: partitionData(s.index, 0, r.tailSeq, r.startSeq, r.body, ctx.txns.parts.lastStable(s.stream, r.tailSeq)), wait: { name: s.stream, seq: r.nextSeq, streamId: r.streamId } };
       } catch (err) {
         if (err instanceof SvcError && err.code === 'seq_out_of_range') return { d: partitionData(s.index, KafkaError.OFFSET_OUT_OF_RANGE), wait: null };
         return { d: partitionData(s.index, kafkaErrorOf(err)), wait: null };
@@ -101,12 +128,13 @@ export const FETCH_HANDLER: ApiHandler<FetchRequest, FetchResponse> = {
       }
     }
     const deadline = Date.now() + Math.max(0, req.maxWaitMs);
-    let round = await readAll(ctx, slots, req.maxBytes);
+    const committed = req.isolationLevel === 1;
+    let round = await readAll(ctx, slots, req.maxBytes, committed);
     while (round.bytes < Math.max(1, req.minBytes) && round.waits.length > 0 && !ctx.live.closed) {
       const left = deadline - Date.now();
       if (left <= 0) break;
       await waitForAny(ctx.live, round.waits, left);
-      round = await readAll(ctx, slots, req.maxBytes);
+      round = await readAll(ctx, slots, req.maxBytes, committed);
     }
     const responses: FetchableTopicResponse[] = req.topics.map((t) => (byId ? { topicId: t.topicId, partitions: [] } : { topic: t.topic, partitions: [] }));
     slots.forEach((s, i) => responses[s.topic]!.partitions.push(round.data[i]!));

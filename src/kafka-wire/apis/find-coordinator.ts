@@ -1,8 +1,7 @@
 /**
  * FindCoordinator (key 10), v0–4: this node coordinates every consumer group, so the answer is
- * always this node's advertised address (v4 answers each key of the batch). Transaction
- * coordinators (key type 1) are not served: COORDINATOR_NOT_AVAILABLE, so a transactional client
- * fails clearly instead of sending transaction APIs this listener does not serve.
+ * always this node's advertised address (v4 answers each key of the batch). It coordinates every
+ * transactional id (key type 1) too (txn/).
  */
 import { type Coordinator, type FindCoordinatorRequest, type FindCoordinatorResponse, FIND_COORDINATOR, decodeFindCoordinatorRequest, encodeFindCoordinatorResponse } from '../messages/find-coordinator';
 import { type ApiHandler } from '../handler';
@@ -14,11 +13,10 @@ const TRANSACTION_KEY = 1;
 
 function answer(ctx: KafkaContext, key: string, keyType: number): Coordinator {
   const { host, port } = ctx.advertised();
-  if (keyType === GROUP_KEY) {
-    if (key === '') return { key, nodeId: -1, host: '', port: -1, errorCode: GroupError.INVALID_GROUP_ID, errorMessage: 'the group id is empty' };
+  if (keyType === GROUP_KEY || keyType === TRANSACTION_KEY) {
+    if (key === '') return { key, nodeId: -1, host: '', port: -1, errorCode: GroupError.INVALID_GROUP_ID, errorMessage: keyType === GROUP_KEY ? 'the group id is empty' : 'the transactional id is empty' };
     return { key, nodeId: ctx.nodeId, host, port, errorCode: GroupError.NONE, errorMessage: null };
   }
-  if (keyType === TRANSACTION_KEY) return { key, nodeId: -1, host: '', port: -1, errorCode: GroupError.COORDINATOR_NOT_AVAILABLE, errorMessage: 'transactions are not supported' };
   return { key, nodeId: -1, host: '', port: -1, errorCode: GroupError.INVALID_REQUEST, errorMessage: `unknown coordinator key type ${keyType}` };
 }
 

@@ -1,10 +1,10 @@
 /**
- * InitProducerId (key 22), v0–4, for idempotent producers (no transactions): always a new
+ * InitProducerId (key 22), v0–4. Without a transactional id (idempotent producers): always a new
  * producer id with epoch 0, whatever ProducerId/ProducerEpoch the request names — what a Kafka
  * broker does without a transactional id (@platformatic/kafka sends 0/0, librdkafka -1/-1, and
  * after a sequence error a client asks again and starts over at sequence 0). The partitions
- * check the sequences (shards/worker/shard.ts); no producer state lives here. A transactional id
- * is refused: transactions are not served.
+ * check the sequences (shards/worker/shard.ts). With a transactional id the transaction
+ * coordinator (txn/) answers the id's producer id and a new epoch, fencing older ones.
  */
 import {
   type InitProducerIdRequest,
@@ -16,9 +16,6 @@ import {
 import { type ApiHandler } from '../handler';
 import { KafkaError } from '../error-codes';
 import { accessOf, kafkaDenial } from '../auth';
-import { ProducerIds } from '../producer-ids';
-
-const ids = new ProducerIds();
 
 function answer(errorCode: number, producerId = -1n, producerEpoch = -1): InitProducerIdResponse {
   return { throttleTimeMs: 0, errorCode, producerId, producerEpoch };
@@ -31,7 +28,10 @@ export const INIT_PRODUCER_ID_HANDLER: ApiHandler<InitProducerIdRequest, InitPro
   async handle(ctx, req, _version, conn) {
     // An idempotent producer writes: the token must allow appends (to some stream).
     if (kafkaDenial(accessOf(conn, ctx.authenticate !== null), 'append') !== null) return answer(KafkaError.CLUSTER_AUTHORIZATION_FAILED);
-    if (req.transactionalId !== null) return answer(KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
-    return answer(0, ids.next(), 0);
+    if (req.transactionalId !== null) {
+      const r = await ctx.txns.initProducerId(req.transactionalId, req.transactionTimeoutMs);
+      return answer(r.errorCode, r.producerId, r.producerEpoch);
+    }
+    return answer(0, ctx.txns.ids.next(), 0);
   },
 };

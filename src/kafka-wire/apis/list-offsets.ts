@@ -1,5 +1,6 @@
 /**
- * ListOffsets (key 2), v1–6: timestamp -2 is the earliest offset (the stream's start seq), -1 the
+ * ListOffsets (key 2), v1–6 (v2+ read_committed: the latest offset is the last stable offset,
+ * txn/partition-state.ts): timestamp -2 is the earliest offset (the stream's start seq), -1 the
  * latest (its tail, the offset the next record gets), any other the first offset whose record
  * timestamp is at or after it (offset -1 when none is). The timestamp search walks the stream's
  * batch headers from its start and decodes only the batch where it ends.
@@ -46,7 +47,7 @@ async function offsetForTime(ctx: KafkaContext, stream: string, ts: number): Pro
   }
 }
 
-async function answer(ctx: KafkaContext, topic: string, index: number, timestamp: bigint, conn: object): Promise<ListOffsetsPartitionResponse> {
+async function answer(ctx: KafkaContext, topic: string, index: number, timestamp: bigint, conn: object, committed: boolean): Promise<ListOffsetsPartitionResponse> {
   const none = (errorCode: number): ListOffsetsPartitionResponse => ({ partitionIndex: index, errorCode, timestamp: -1n, offset: -1n, leaderEpoch: -1 });
   const found = await lookupPartition(ctx, topic, undefined, index);
   if (!allowed(ctx, conn, 'head', found.stream ?? streamOfPartition(topic, index))) return none(KafkaError.TOPIC_AUTHORIZATION_FAILED);
@@ -54,7 +55,7 @@ async function answer(ctx: KafkaContext, topic: string, index: number, timestamp
   try {
     if (timestamp === LATEST || timestamp === EARLIEST) {
       const info = await ctx.shards.head(found.stream);
-      return { partitionIndex: index, errorCode: 0, timestamp: -1n, offset: BigInt(timestamp === LATEST ? info.nextSeq : info.startSeq), leaderEpoch: 0 };
+      return { partitionIndex: index, errorCode: 0, timestamp: -1n, offset: BigInt(timestamp !== LATEST ? info.startSeq : committed ? ctx.txns.parts.lastStable(found.stream, info.nextSeq) : info.nextSeq), leaderEpoch: 0 };
     }
     if (timestamp < 0n) return none(KafkaError.INVALID_REQUEST);
     const hit = await offsetForTime(ctx, found.stream, Number(timestamp));
@@ -74,7 +75,7 @@ export const LIST_OFFSETS_HANDLER: ApiHandler<ListOffsetsRequest, ListOffsetsRes
     const topics = [];
     for (const t of req.topics) {
       const partitions = [];
-      for (const p of t.partitions) partitions.push(await answer(ctx, t.name, p.partitionIndex, p.timestamp, conn));
+      for (const p of t.partitions) partitions.push(await answer(ctx, t.name, p.partitionIndex, p.timestamp, conn, req.isolationLevel === 1));
       topics.push({ name: t.name, partitions });
     }
     return { throttleTimeMs: 0, topics };

@@ -1,8 +1,12 @@
 /**
- * Metadata (key 3), v4–12: this node is the only broker, the leader of every partition and the
+ * Metadata (key 3), v0–12: this node is the only broker, the leader of every partition and the
  * controller. Topics asked for by name that do not exist are created when AllowAutoTopicCreation
  * is set (librdkafka producers set it, its consumers do not), with DEFAULT_PARTITIONS partitions.
  * v10+ carry topic ids (topics.ts); v10+ requests may name a topic by id alone.
+ *
+ * v0–3 (kafka-python 2.0.x sends v0 to probe and v1 after): they have no AllowAutoTopicCreation,
+ * so a Kafka broker applies its `auto.create.topics.enable` (default true); this listener does the
+ * same. In v0 an empty topic list means every topic (v1+ say that with null).
  */
 import {
   type MetadataRequest,
@@ -25,7 +29,7 @@ import { allowed } from '../auth';
 /** Cluster id in Metadata: one node is one cluster for now. */
 export const CLUSTER_ID = 'svc';
 /** "Authorized operations were not requested" (Kafka's Integer.MIN_VALUE sentinel). */
-const NO_OPERATIONS = -2147483648;
+export const NO_OPERATIONS = -2147483648;
 
 export function describeTopic(ctx: KafkaContext, t: Topic): MetadataResponseTopic {
   const partitions: MetadataResponsePartition[] = [];
@@ -64,15 +68,16 @@ export const METADATA_HANDLER: ApiHandler<MetadataRequest, MetadataResponse> = {
   api: METADATA,
   decode: decodeMetadataRequest,
   encode: encodeMetadataResponse,
-  async handle(ctx, req, _version, conn) {
+  async handle(ctx, req, version, conn) {
     const topics: MetadataResponseTopic[] = [];
-    if (req.topics === null) {
+    const autoCreate = req.allowAutoTopicCreation ?? true;
+    if (req.topics === null || (version === 0 && req.topics.length === 0)) {
       // All topics: those the token may see (Kafka leaves unauthorized topics out of the list).
       for (const t of await ctx.topics.all()) if (allowed(ctx, conn, 'head', firstStream(t))) topics.push(describeTopic(ctx, t));
     } else {
       for (const q of req.topics) {
         if (q.name !== null) {
-          topics.push(await topicByName(ctx, q.name, req.allowAutoTopicCreation, conn));
+          topics.push(await topicByName(ctx, q.name, autoCreate, conn));
         } else {
           const t = q.topicId === undefined ? undefined : await ctx.topics.byId(q.topicId);
           if (t === undefined) topics.push(missing(null, KafkaError.UNKNOWN_TOPIC_ID, q.topicId));

@@ -21,6 +21,8 @@ import { KafkaError, kafkaErrorOf, messageOf } from '../error-codes';
 import { lookupPartition } from '../partitions';
 import { allowed } from '../auth';
 import { streamOfPartition } from '../topics';
+import { readBatchHeader } from '../../util/record-batch';
+import { CONTROL_BIT, TRANSACTIONAL_BIT } from '../txn';
 
 interface Outcome {
   errorCode: number;
@@ -32,8 +34,20 @@ interface Outcome {
 async function appendTo(ctx: KafkaContext, topic: string, partition: number, stream: string | null, records: Buffer | null): Promise<Outcome> {
   if (stream === null) return { errorCode: KafkaError.UNKNOWN_TOPIC_OR_PARTITION, baseOffset: -1n, errorMessage: `no partition ${partition} of topic ${topic}` };
   if (records === null || records.length === 0) return { errorCode: KafkaError.CORRUPT_MESSAGE, baseOffset: -1n, errorMessage: 'no records' };
+  // A transactional producer's batch (txn/): its epoch and partition are checked by the coordinator, and its partition's LSO held below it.
+  let txnPid: bigint | null = null;
+  if (records.length >= 61 && (records.readInt16BE(21) & (TRANSACTIONAL_BIT | CONTROL_BIT)) === TRANSACTIONAL_BIT) {
+    const h = readBatchHeader(records, 0);
+    const refused = ctx.txns.checkProduce(h.producerId, h.producerEpoch, stream);
+    if (refused !== 0) return { errorCode: refused, baseOffset: -1n, errorMessage: 'the transactional producer is fenced, or the partition is not in its open transaction' };
+    txnPid = h.producerId;
+    ctx.txns.beforeAppend(txnPid, stream);
+  } else if (records.length >= 61 && (records.readInt16BE(21) & CONTROL_BIT) !== 0) {
+    return { errorCode: KafkaError.INVALID_RECORD, baseOffset: -1n, errorMessage: 'control batches are written by the transaction coordinator, not produced' };
+  }
   try {
     const r = await ctx.shards.append({ name: stream, records: null, batches: records, jsonBatch: null, contentType: null, close: false, kafka: true });
+    if (txnPid !== null) await ctx.txns.afterAppend(txnPid, stream, r.startSeq);
     return { errorCode: 0, baseOffset: BigInt(r.startSeq), errorMessage: null };
   } catch (err) {
     if (kafkaErrorOf(err) === KafkaError.UNKNOWN_TOPIC_OR_PARTITION) ctx.topics.removed(topic);

@@ -139,6 +139,36 @@ export class GroupCoordinator {
     return [...out.values()];
   }
 
+  /**
+   * DeleteGroups of one group: refused with NON_EMPTY_GROUP (68) while it has members, as Kafka
+   * does; GROUP_ID_NOT_FOUND (69) when nothing is known of it.
+   */
+  async deleteGroup(groupId: string): Promise<number> {
+    const g = this.#groups.get(groupId);
+    if (g !== undefined && g.members.size > 0) return GroupError.NON_EMPTY_GROUP;
+    if (g === undefined && !this.#offsets.has(groupId)) return GroupError.GROUP_ID_NOT_FOUND;
+    this.#groups.delete(groupId);
+    await this.#offsets.deleteGroup(groupId);
+    return GroupError.NONE;
+  }
+
+  /**
+   * OffsetDelete: drop committed offsets of partitions; a group with live members that are
+   * subscribed to the topic keeps them (GROUP_SUBSCRIBED_TO_TOPIC, 86). Membership is opaque
+   * here (subscriptions live in the members' metadata), so any live member counts as subscribed.
+   */
+  async deleteOffsets(groupId: string, topic: string, partitions: ReadonlyArray<number>): Promise<number> {
+    const g = this.#groups.get(groupId);
+    if (g !== undefined && g.members.size > 0) return GroupError.GROUP_SUBSCRIBED_TO_TOPIC;
+    await this.#offsets.deletePartitions(groupId, topic, partitions);
+    return GroupError.NONE;
+  }
+
+  /** Whether anything is known of the group (live, or offsets in the store). */
+  known(groupId: string): boolean {
+    return this.#groups.has(groupId) || this.#offsets.has(groupId);
+  }
+
   /** Stop coordinating: requests waiting in JoinGroup or SyncGroup get NOT_COORDINATOR now. */
   close(): void {
     this.#closed = true;

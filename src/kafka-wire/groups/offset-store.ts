@@ -131,4 +131,22 @@ export class OffsetStore {
     }
     await Promise.all(writes);
   }
+
+  /** Forget a group: its committed offsets and protocol type (DeleteGroups). */
+  async deleteGroup(group: string): Promise<void> {
+    const keys = this.#meta.list(`${OFFSETS}${enc(group)}/`).map((r) => r.key);
+    keys.push(`${GROUPS}${enc(group)}`);
+    await Promise.all(keys.map((k) => this.#meta.delete(k)));
+  }
+
+  /** Forget the committed offsets of some partitions of one topic (OffsetDelete). */
+  async deletePartitions(group: string, topic: string, partitions: ReadonlyArray<number>): Promise<void> {
+    const key = `${OFFSETS}${enc(group)}/${topic}`;
+    const base = this.#pending.get(key) ?? this.#meta.get<StoredTopic>(key)?.value;
+    if (base === undefined) return;
+    const next: StoredTopic = { partitions: { ...base.partitions } };
+    for (const p of partitions) delete next.partitions[String(p)];
+    if (Object.keys(next.partitions).length === 0) await this.#meta.delete(key);
+    else await this.#meta.put(key, next);
+  }
 }

@@ -23,7 +23,22 @@ import { API_VERSIONS } from './api-versions';
 import { CREATE_TOPICS } from './create-topics';
 import { DELETE_TOPICS } from './delete-topics';
 import { INIT_PRODUCER_ID } from './init-producer-id';
+import { DELETE_RECORDS } from './delete-records';
+import { ADD_PARTITIONS_TO_TXN } from './add-partitions-to-txn';
+import { ADD_OFFSETS_TO_TXN } from './add-offsets-to-txn';
+import { END_TXN } from './end-txn';
+import { TXN_OFFSET_COMMIT } from './txn-offset-commit';
+import { DESCRIBE_CONFIGS } from './describe-configs';
+import { ALTER_CONFIGS } from './alter-configs';
 import { SASL_AUTHENTICATE } from './sasl-authenticate';
+import { CREATE_PARTITIONS } from './create-partitions';
+import { DELETE_GROUPS } from './delete-groups';
+import { INCREMENTAL_ALTER_CONFIGS } from './incremental-alter-configs';
+import { OFFSET_DELETE } from './offset-delete';
+import { DESCRIBE_CLUSTER } from './describe-cluster';
+import { DESCRIBE_PRODUCERS } from './describe-producers';
+import { DESCRIBE_TRANSACTIONS } from './describe-transactions';
+import { LIST_TRANSACTIONS } from './list-transactions';
 
 export { type KafkaApi } from '../protocol/api';
 
@@ -47,7 +62,22 @@ export const KAFKA_APIS: readonly KafkaApi[] = [
   CREATE_TOPICS,
   DELETE_TOPICS,
   INIT_PRODUCER_ID,
+  DELETE_RECORDS,
+  ADD_PARTITIONS_TO_TXN,
+  ADD_OFFSETS_TO_TXN,
+  END_TXN,
+  TXN_OFFSET_COMMIT,
+  DESCRIBE_CONFIGS,
+  ALTER_CONFIGS,
   SASL_AUTHENTICATE,
+  CREATE_PARTITIONS,
+  DELETE_GROUPS,
+  INCREMENTAL_ALTER_CONFIGS,
+  OFFSET_DELETE,
+  DESCRIBE_CLUSTER,
+  DESCRIBE_PRODUCERS,
+  DESCRIBE_TRANSACTIONS,
+  LIST_TRANSACTIONS,
 ];
 
 const BY_KEY = new Map(KAFKA_APIS.map((api) => [api.apiKey, api]));

@@ -47,6 +47,11 @@ export function gather(log: SegmentLog, s: StreamState, from: number, maxCount: 
       if (last < next) continue;
       if (h.baseOffset >= end) break;
 
+      // A Kafka transaction marker (control batch) is not a record: only Kafka and binary reads carry it.
+      if ((h.attributes & CONTROL_BATCH) !== 0 && format !== 'kafka' && format !== 'binary') {
+        next = Math.min(last + 1, end);
+        continue;
+      }
       if (format === 'kafka') {
         // Whole batches as stored: a Kafka consumer skips the records below its fetch offset itself.
         if (count > 0 && bytes + f.payload.length > maxBytes) return done();
@@ -94,6 +99,9 @@ export function gather(log: SegmentLog, s: StreamState, from: number, maxCount: 
 /** RecordBatch v2 field positions (Kafka): the low 48 bits of baseOffset, and lastOffsetDelta. */
 const BATCH_BASE_OFFSET_LOW48 = 2;
 const BATCH_LAST_OFFSET_DELTA = 23;
+const BATCH_ATTRIBUTES = 21;
+/** Attributes bit 5: a control batch (Kafka transaction marker, written by the Kafka listener's transaction coordinator). */
+const CONTROL_BATCH = 0x20;
 
 /** The raw format moves values to the front of each chunk buffer, then joins the chunks' fronts. */
 function gatherRaw(log: SegmentLog, s: StreamState, from: number, maxCount: number, maxBytes: number): Gathered {
@@ -120,6 +128,10 @@ function gatherRaw(log: SegmentLog, s: StreamState, from: number, maxCount: numb
       const base = buf.readUIntBE(batchPos + BATCH_BASE_OFFSET_LOW48, 6);
       if (base + buf.readInt32BE(batchPos + BATCH_LAST_OFFSET_DELTA) < next) continue;
       if (base >= end) break;
+      if ((buf.readInt16BE(batchPos + BATCH_ATTRIBUTES) & CONTROL_BATCH) !== 0) {
+        next = Math.max(next, Math.min(base + buf.readInt32BE(batchPos + BATCH_LAST_OFFSET_DELTA) + 1, end));
+        continue;
+      }
       // Past the first record the byte budget applies; the first one is taken whatever its size.
       const room = count === 0 ? Infinity : maxBytes - bytes;
       if (isCompressed(buf, batchPos)) {

@@ -18,11 +18,17 @@ function reference(records: DecodedRecord[]): string {
       if (r.headers.length > 0) {
         const utf8 = r.headers.every(([k, v]) => isUtf8(k) && (v === null || isUtf8(v)));
         const enc = (x: Buffer): string => x.toString(utf8 ? 'utf8' : 'base64');
-        const h: Record<string, string | null> = {};
-        for (const [k, v] of r.headers) h[enc(k)] = v === null ? null : enc(v);
-        o[utf8 ? 'headers' : 'headers_b64'] = h;
+        const lossless = r.headers.every(([, v]) => v !== null) && new Set(r.headers.map(([k]) => k.toString('latin1'))).size === r.headers.length;
+        if (lossless) {
+          const h: Record<string, string> = {};
+          for (const [k, v] of r.headers) h[enc(k)] = enc(v!);
+          o[utf8 ? 'headers' : 'headers_b64'] = h;
+        } else {
+          o[utf8 ? 'header_list' : 'header_list_b64'] = r.headers.map(([k, v]) => [enc(k), v === null ? null : enc(v)]);
+        }
       }
-      if (r.value !== null) o[isUtf8(r.value) ? 'body' : 'body_b64'] = r.value.toString(isUtf8(r.value) ? 'utf8' : 'base64');
+      if (r.value === null) o['body'] = null;
+      else o[isUtf8(r.value) ? 'body' : 'body_b64'] = r.value.toString(isUtf8(r.value) ? 'utf8' : 'base64');
       return o;
     }),
   );
@@ -38,8 +44,8 @@ describe('renderJson', () => {
     expect(renderJson([]).toString()).toBe('[]');
   });
 
-  test('omits key for a null key, headers when there are none, and both body fields for a null value', () => {
-    expect(renderJson([rec({ value: null })]).toString()).toBe('[{"seq":0,"timestamp":1000}]');
+  test('omits key for a null key and headers when there are none; a null value (tombstone) is "body": null, not an empty body', () => {
+    expect(renderJson([rec({ value: null })]).toString()).toBe('[{"seq":0,"timestamp":1000,"body":null}]');
     expect(renderJson([rec({ value: b('') })]).toString()).toBe('[{"seq":0,"timestamp":1000,"body":""}]');
   });
 
@@ -54,9 +60,17 @@ describe('renderJson', () => {
     expect(out[0].headers).toBeUndefined();
   });
 
-  test('renders a null header value as null and writes a repeated header key once, at its first position, with its last value', () => {
+  test('renders repeated header keys and null header values losslessly as header_list, in order', () => {
     const out = renderJson([rec({ headers: [[b('a'), b('1')], [b('n'), null], [b('a'), b('2')], [b('z'), b('3')], [b('a'), b('4')]] })]);
-    expect(out.toString()).toBe('[{"seq":0,"timestamp":1000,"headers":{"a":"4","n":null,"z":"3"},"body":"x"}]');
+    expect(out.toString()).toBe('[{"seq":0,"timestamp":1000,"header_list":[["a","1"],["n",null],["a","2"],["z","3"],["a","4"]],"body":"x"}]');
+    expect(renderJson([rec({ headers: [[b('d'), b('1')], [b('d'), b('2')]] })]).toString()).toBe('[{"seq":0,"timestamp":1000,"header_list":[["d","1"],["d","2"]],"body":"x"}]');
+    expect(renderJson([rec({ headers: [[b('n'), null]] })]).toString()).toBe('[{"seq":0,"timestamp":1000,"header_list":[["n",null]],"body":"x"}]');
+  });
+
+  test('uses header_list_b64 when headers are neither lossless as an object nor UTF-8', () => {
+    const out = JSON.parse(renderJson([rec({ headers: [[b('d'), Buffer.from([0x80])], [b('d'), null]] })]).toString());
+    expect(out[0].header_list_b64).toEqual([['ZA==', 'gA=='], ['ZA==', null]]);
+    expect(out[0].headers).toBeUndefined();
   });
 
   test('escapes quotes, backslashes and control characters and keeps other UTF-8 as is, byte for byte like JSON.stringify', () => {

@@ -1,0 +1,69 @@
+/**
+ * CreatePartitions (key 37), v0–3: grows a topic to `count` partitions by creating the streams
+ * `/T/<n>` (kafkaTopic T, topics.ts) with partition 0's TTL. Fewer or as many partitions as the
+ * topic has is INVALID_PARTITIONS (37), as in Kafka (partitions are never removed); replica
+ * assignments are accepted and ignored (one node holds every partition).
+ */
+import {
+  type CreatePartitionsRequest,
+  type CreatePartitionsResponse,
+  type CreatePartitionsTopicResult,
+  CREATE_PARTITIONS,
+  decodeCreatePartitionsRequest,
+  encodeCreatePartitionsResponse,
+} from '../messages/create-partitions';
+import { type ApiHandler } from '../handler';
+import { KafkaError, kafkaErrorOf, messageOf } from '../error-codes';
+import { allowed } from '../auth';
+import { streamOfPartition } from '../topics';
+import { KAFKA_CONTENT_TYPE, MAX_PARTITIONS } from '../topic-admin';
+
+export const CREATE_PARTITIONS_HANDLER: ApiHandler<CreatePartitionsRequest, CreatePartitionsResponse> = {
+  api: CREATE_PARTITIONS,
+  decode: decodeCreatePartitionsRequest,
+  encode: encodeCreatePartitionsResponse,
+  async handle(ctx, req, _version, conn) {
+    const results: CreatePartitionsTopicResult[] = [];
+    for (const q of req.topics) {
+      const res = (errorCode: number, errorMessage: string | null): number => results.push({ name: q.name, errorCode, errorMessage });
+      const t = await ctx.topics.get(q.name);
+      const p0 = t?.partitions[0];
+      if (t === undefined || p0 === undefined) {
+        res(KafkaError.UNKNOWN_TOPIC_OR_PARTITION, `topic ${q.name} does not exist`);
+        continue;
+      }
+      const current = t.partitions.length;
+      if (q.count <= current) {
+        res(KafkaError.INVALID_PARTITIONS, `Topic currently has ${current} partitions, which is higher than or equal to the requested ${q.count}.`);
+        continue;
+      }
+      if (q.count > MAX_PARTITIONS) {
+        res(KafkaError.INVALID_PARTITIONS, `a topic has at most ${MAX_PARTITIONS} partitions`);
+        continue;
+      }
+      const added: string[] = [];
+      for (let p = current; p < q.count; p++) added.push(streamOfPartition(t.name, p));
+      if (!added.every((s) => allowed(ctx, conn, 'create', s))) {
+        res(KafkaError.TOPIC_AUTHORIZATION_FAILED, 'the token does not allow creating the new partitions\' streams');
+        continue;
+      }
+      if (req.validateOnly) {
+        res(0, null);
+        continue;
+      }
+      try {
+        const first = await ctx.shards.head(p0);
+        for (let p = current; p < q.count; p++) {
+          const name = streamOfPartition(t.name, p);
+          await ctx.shards.create({ name, contentType: KAFKA_CONTENT_TYPE, ttlSeconds: first.ttlSeconds, expiresAtMs: null, closed: false, records: [], kafkaTopic: t.name });
+        }
+        await ctx.topics.rebuild();
+        ctx.log.info({ topic: t.name, from: current, to: q.count }, 'kafka partitions created');
+        res(0, null);
+      } catch (err) {
+        res(kafkaErrorOf(err), messageOf(err));
+      }
+    }
+    return { throttleTimeMs: 0, results };
+  },
+};

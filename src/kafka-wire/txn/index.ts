@@ -1,0 +1,3 @@
+export { MAX_TXN_TIMEOUT_MS, TransactionCoordinator, type TxnPartitionRef } from './coordinator';
+export { CONTROL_BIT, TRANSACTIONAL_BIT } from './markers';
+export { type TxnRecord, type TxnState } from './store';
