@@ -35,9 +35,14 @@ export interface StartOptions {
 }
 
 const started = new Set<NodeProcess>();
+/** Temporary directories made by this test file; removed when it ends (a node's data dir with its
+ * preallocated RocksDB logs takes tens of MiB, so a suite that kept them would fill the disk). */
+const made = new Set<string>();
 
 export function tempDir(prefix = 'svc-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.add(dir);
+  return dir;
 }
 
 export async function startNode(o: StartOptions = {}): Promise<NodeProcess> {
@@ -92,4 +97,6 @@ export async function startNode(o: StartOptions = {}): Promise<NodeProcess> {
 
 afterAll(async () => {
   await Promise.all([...started].map((n) => n.kill()));
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+  made.clear();
 });
