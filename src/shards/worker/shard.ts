@@ -114,7 +114,13 @@ export class Shard {
     this.#log = log;
     this.#opts = opts;
     this.#now = opts.now ?? Date.now;
-    const r = recoverShard(store, log, opts.maxChunkBytes, opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
+    let r: ReturnType<typeof recoverShard>;
+    try {
+      r = recoverShard(store, log, opts.maxChunkBytes, opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
+    } catch (err) {
+      // Startup refusals name the shard, the file and the remedy (docs/storage.md).
+      throw new Error(`shard ${opts.shardId}: ${(err as Error).message}`, { cause: err });
+    }
     this.#streams = r.streams;
     this.#byName = r.byName;
     this.#nextStreamId = r.nextStreamId;
