@@ -13,6 +13,8 @@ import { createLogger, type Logger } from './log';
 import { startNode, type RunningNode } from './node';
 import { dispatch, EXIT_FAILURE, EXIT_USAGE, type CliIo, type Command, type Program } from './cli/commands';
 import { serveUsage } from './cli/usage';
+import { storageCommands } from './cli/storage-commands';
+import { checkDataDir, repairDataDir } from './shards';
 
 function version(): string {
   try {
@@ -93,7 +95,7 @@ const serve: Command = {
   },
 };
 
-const program: Program = { name: 'svc', version: version(), commands: [serve], featured: 'serve' };
+const program: Program = { name: 'svc', version: version(), commands: [serve, ...storageCommands({ check: checkDataDir, repair: repairDataDir })], featured: 'serve' };
 
 const io: CliIo = {
   stdout: (text) => void process.stdout.write(text),

@@ -5,3 +5,4 @@ export { SchemaStore } from './schema-store';
 export { type SchemaDocument, checkSchemaName } from './schema-registry';
 export * from './types';
 export type { RecordInput } from '../util/record-batch';
+export { type CheckReport, type Finding, type RepairAction, checkDataDir, repairDataDir } from './log-check';

@@ -92,9 +92,3 @@ export function frameProblem(buf: Buffer, pos: number): string | null {
   if (type < FrameType.Data || type > LAST_TYPE) return `unknown frame type ${type}`;
   return null;
 }
-
-/** A PAD frame of exactly `size` bytes (at least FRAME_HEADER): takes the place of a quarantined frame. */
-export function encodePadFrame(size: number): Buffer {
-  const frame = encodeFrame(FrameType.Pad, 0, Buffer.alloc(size - FRAME_HEADER));
-  return frame;
-}
