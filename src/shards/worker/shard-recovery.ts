@@ -24,6 +24,7 @@ import {
   putChunk,
   streamKey,
 } from './catalog-codec';
+import { type CarriedCatalog, applyCarried, collectCarried, decodeCatalog } from './catalog-carry';
 import { FrameType } from './frame';
 import { scanFrames } from './log-scan';
 import { type KvOp, type KvStore } from './kv-store';
@@ -69,6 +70,22 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
   }
   checkReferencedSegments(log, cp, streams.values());
 
+  // No checkpoint: the index is rebuilt from the segments alone. Streams whose CREATE frame was
+  // reaped are known from the catalog carried forward (catalog-carry.ts), created before replay.
+  const carried: CarriedCatalog | null = cpEntry === undefined ? collectCarried(log) : null;
+  if (carried !== null) {
+    nextStreamId = Math.max(nextStreamId, carried.nextStreamId);
+    for (const c of carried.first.values()) {
+      if (isDead(c.id)) continue;
+      const s = newStreamState(c.id, c.meta);
+      // Data from the carried start on is indexed as replay meets it; the carried frame itself lifts the tail.
+      s.startSeq = s.nextSeq = s.assignedSeq = c.startSeq;
+      s.durable = true;
+      streams.set(c.id, s);
+      byName.set(c.meta.name, s);
+    }
+  }
+
   const touched = new Set<StreamState>();
   const ops: KvOp[] = [];
   let replayedFrames = 0;
@@ -112,9 +129,24 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
   }
   return { streams, byName, nextStreamId, replayedFrames, truncatedBytes, ops };
 
+  /** A rebuild knows from the newest carried live list that this stream was deleted. */
+  function isDead(id: number): boolean {
+    const live = carried?.live ?? null;
+    return live !== null && id < live.below && !live.ids.has(id);
+  }
+
   function applyFrame(type: FrameType, id: number, payload: Buffer, segId: number, pos: number, size: number): void {
+    if (type === FrameType.Catalog) {
+      for (const c of decodeCatalog(payload).streams) {
+        const s = streams.get(c.id);
+        if (s === undefined) continue; // deleted since (or, replaying from a checkpoint, before it)
+        touched.add(s);
+        for (const base of applyCarried(s, c, maxProducers)) ops.push(delChunk(c.id, base));
+      }
+      return;
+    }
     if (type === FrameType.Create) {
-      if (streams.has(id)) return;
+      if (streams.has(id) || isDead(id)) return;
       const s = newStreamState(id, JSON.parse(payload.toString()) as StreamMeta);
       s.durable = true;
       streams.set(id, s);

@@ -55,6 +55,7 @@ import { gather } from './shard-reader';
 import { recoverShard } from './shard-recovery';
 import { type Chunk, type StreamMeta, type StreamState, addChunk, dropChunksBelow, isExpired, isGone, newStreamState } from './stream-state';
 import { sweepExpired } from './retention';
+import { catalogFramesIn, encodeCatalogFrames } from './catalog-carry';
 import { type SchemaRegistry } from '../schema-registry';
 import { createConfig, planConfig, validateRecords } from './stream-config';
 
@@ -98,6 +99,11 @@ export class Shard {
   #sortedNames: string[] | null = null;
   /** Sealed segments whose data is all dead, waiting for the reaper. */
   #destroyed = new Set<number>();
+  /** Sealed segments whose catalog frames (if any) are carried forward: they may be destroyed. */
+  #carried = new Set<number>();
+  #carrying = false;
+  /** Group-commit key of the shard's own frames (CATALOG): not a stream. */
+  readonly #shardFrames = newStreamState(0, { name: '', contentType: '', ttlSeconds: null, expiresAtMs: null, createdAtMs: 0 });
   #deadCheckNeeded = true;
   #checkpointTimer: NodeJS.Timeout | null = null;
   /** Chunks changed since the last checkpoint, with their stream id. */
@@ -698,8 +704,53 @@ export class Shard {
     this.#deadCheckNeeded = false;
     const live = new Set<number>();
     for (const s of this.#streams.values()) for (const c of s.chunks) live.add(c.segId);
+    const carry: number[] = [];
+    const carryIds = new Set<number>();
     // Only segments wholly behind the applied end: a newer one may hold frames still in flight, not yet indexed.
-    for (const segId of this.#log.sealedSegments()) if (segId < this.#durableEnd.segId && !live.has(segId)) this.#destroyed.add(segId);
+    for (const segId of this.#log.sealedSegments()) {
+      if (segId >= this.#durableEnd.segId || live.has(segId) || this.#destroyed.has(segId)) continue;
+      // A segment holding catalog frames goes only after they are carried forward (catalog-carry.ts).
+      if (!this.#carried.has(segId)) {
+        const ids = catalogFramesIn(this.#log, segId);
+        if (ids !== null) {
+          carry.push(segId);
+          for (const id of ids) carryIds.add(id);
+          continue;
+        }
+        this.#carried.add(segId);
+      }
+      this.#destroyed.add(segId);
+    }
+    if (carry.length > 0) this.#carryCatalog(carry, carryIds);
+  }
+
+  /**
+   * Write the catalog of `ids` (the live ones) and the live id list at the tail; once durable,
+   * the segments may go. Only while nothing else is pending, so the frame states exactly what
+   * precedes it in the log (meta is the durable one); otherwise the next dead check retries.
+   */
+  #carryCatalog(segs: number[], ids: Set<number>): void {
+    if (this.#carrying || !this.#commit.idle) {
+      this.#deadCheckNeeded = true;
+      return;
+    }
+    const streams: StreamState[] = [];
+    const liveIds: number[] = [];
+    for (const s of this.#streams.values()) {
+      if (!s.durable || s.deleted) continue;
+      liveIds.push(s.id);
+      if (ids.has(s.id)) streams.push(s);
+    }
+    this.#carrying = true;
+    const frames = encodeCatalogFrames(streams, liveIds, this.#nextStreamId);
+    frames.forEach((f, i) =>
+      this.#commit.enqueue(this.#shardFrames, f, i < frames.length - 1 ? null : () => {
+        this.#carrying = false;
+        for (const segId of segs) this.#carried.add(segId);
+        this.#deadCheckNeeded = true;
+      }),
+    );
+    this.#commit.flush();
   }
 
   #globalId(s: StreamState): number {
