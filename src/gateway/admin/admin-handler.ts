@@ -17,8 +17,8 @@ export interface ReadinessSource {
   /** Listeners are accepting and storage is open. */
   serving(): boolean;
   nodeId: number;
-  /** Position of the last applied metadata command. */
-  appliedIndex(): number;
+  /** Position of the last applied metadata command (metadata commands plus the shards' applied changes: docs/storage.md). */
+  appliedIndex(): number | Promise<number>;
 }
 
 /** What serves the dashboard (gateway/admin/dashboard.ts). */
@@ -40,8 +40,14 @@ export function createAdminHandler(src: ReadinessSource, api: AdminDeps | null, 
       // A single node registers itself when it starts; clustering adds real registration.
       const registered = serving;
       const ready = serving && registered;
-      const doc = { ready, serving, registered, appliedIndex: src.appliedIndex(), nodeId: src.nodeId };
-      return send({ status: ready ? 200 : 503, headers: [JSON_TYPE, ['cache-control', 'no-store']], body: JSON.stringify(doc) });
+      const reply = (appliedIndex: number): void => {
+        const doc = { ready, serving, registered, appliedIndex, nodeId: src.nodeId };
+        send({ status: ready ? 200 : 503, headers: [JSON_TYPE, ['cache-control', 'no-store']], body: JSON.stringify(doc) });
+      };
+      const idx = src.appliedIndex();
+      if (typeof idx === 'number') return reply(idx);
+      void idx.then(reply, () => reply(-1));
+      return;
     }
     if (get && dashboard !== null) {
       const asset = dashboard.serve(req.path);

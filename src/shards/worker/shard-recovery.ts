@@ -15,6 +15,7 @@ import { readBatchHeader } from '../../util/record-batch';
 import {
   CHECKPOINT_KEY,
   CHUNK_PREFIX,
+  type Checkpoint,
   STREAM_PREFIX,
   decodeCheckpoint,
   decodeChunk,
@@ -42,13 +43,15 @@ export interface RecoveredShard {
   truncatedBytes: number;
   /** Index writes that bring RocksDB up to the replayed state. */
   ops: KvOp[];
+  /** The checkpoint's applied-change count plus the catalog frames replayed after it (appliedIndex). */
+  appliedChanges: number;
 }
 
 export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: number, maxProducers = DEFAULT_MAX_PRODUCERS): RecoveredShard {
   const streams = new Map<number, StreamState>();
   const byName = new Map<string, StreamState>();
   const cpEntry = store.scan(CHECKPOINT_KEY)[0];
-  const cp = cpEntry === undefined ? { segId: 0, pos: 0, nextStreamId: 1 } : decodeCheckpoint(cpEntry[1]);
+  const cp: Checkpoint = cpEntry === undefined ? { segId: 0, pos: 0, nextStreamId: 1 } : decodeCheckpoint(cpEntry[1]);
   let nextStreamId = cp.nextStreamId;
 
   for (const [k, v] of store.scan(STREAM_PREFIX)) {
@@ -90,6 +93,7 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
   const ops: KvOp[] = [];
   let replayedFrames = 0;
   let truncatedBytes = 0;
+  let appliedChanges = cp.appliedChanges ?? 0;
   const segments = log.segments.filter((s) => s >= cp.segId);
   for (let i = 0; i < segments.length; i++) {
     const segId = segments[i]!;
@@ -101,6 +105,7 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
       buf,
       (f) => {
         replayedFrames++;
+        if (f.type !== FrameType.Data && f.type !== FrameType.Pad) appliedChanges++;
         nextStreamId = Math.max(nextStreamId, f.streamId + 1);
         applyFrame(f.type, f.streamId, f.payload, segId, from + f.pos, f.size);
       },
@@ -127,7 +132,7 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
     ops.push({ type: 'put', key: streamKey(s.id), value: encodeStream(s) });
     for (const c of s.chunks) ops.push(putChunk(s.id, c));
   }
-  return { streams, byName, nextStreamId, replayedFrames, truncatedBytes, ops };
+  return { streams, byName, nextStreamId, replayedFrames, truncatedBytes, ops, appliedChanges };
 
   /** A rebuild knows from the newest carried live list that this stream was deleted. */
   function isDead(id: number): boolean {

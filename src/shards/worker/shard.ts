@@ -102,6 +102,8 @@ export class Shard {
   /** Sealed segments whose catalog frames (if any) are carried forward: they may be destroyed. */
   #carried = new Set<number>();
   #carrying = false;
+  /** Metadata-relevant changes applied (the shard's part of appliedIndex; kept in the checkpoint). */
+  #appliedChanges = 0;
   /** Group-commit key of the shard's own frames (CATALOG): not a stream. */
   readonly #shardFrames = newStreamState(0, { name: '', contentType: '', ttlSeconds: null, expiresAtMs: null, createdAtMs: 0 });
   #deadCheckNeeded = true;
@@ -132,6 +134,7 @@ export class Shard {
     this.#nextStreamId = r.nextStreamId;
     this.#kvOps = r.ops;
     this.#durableEnd = log.tail;
+    this.#appliedChanges = r.appliedChanges;
     this.#commit = new GroupCommit(log, {
       applied: (end) => {
         this.#durableEnd = end;
@@ -172,6 +175,7 @@ export class Shard {
     this.#sortedNames = null;
     this.#commit.enqueue(s, encodeFrame(FrameType.Create, s.id, Buffer.from(JSON.stringify(meta))), () => {
       s.durable = true;
+      this.#appliedChanges++;
       this.#dirty.add(s);
     });
     if (p.records.length > 0) this.#appendRecords(s, p.records);
@@ -356,6 +360,7 @@ export class Shard {
     this.#acceptedMeta.set(s, next);
     this.#commit.enqueue(s, encodeFrame(FrameType.Config, s.id, Buffer.from(JSON.stringify(patch))), () => {
       s.meta = { ...s.meta, ...patch };
+      this.#appliedChanges++;
       if (this.#acceptedMeta.get(s) === next) this.#acceptedMeta.delete(s);
       this.#dirty.add(s);
     });
@@ -435,7 +440,7 @@ export class Shard {
     const now = this.#now();
     let streamCount = 0;
     for (const s of this.#byName.values()) if (s.durable && !isExpired(s, now) && s.meta.softDeleted !== true) streamCount++;
-    return { streamCount, objectCount: this.#log.sealedSegments().length, destroyedObjectBacklog: this.#destroyed.size };
+    return { streamCount, objectCount: this.#log.sealedSegments().length, destroyedObjectBacklog: this.#destroyed.size, appliedChanges: this.#appliedChanges };
   }
 
   /** Start writing whatever was accepted (called once per batch of requests from the gateway). */
@@ -463,6 +468,7 @@ export class Shard {
     // An expired stream that forks still read stays (gone) until the last fork lets go.
     for (const s of r.expiredStreams) if ((this.#metaOf(s).forkRefs ?? 0) === 0) this.#delete(s);
     for (const [s, dropped] of r.trimmed) {
+      this.#appliedChanges++;
       for (const seq of dropped) this.#kvOps.push(delChunk(s.id, seq));
       // Chunks gone from the index must not be written back by a pending put.
       for (const [c, sid] of this.#dirtyChunks) if (sid === s.id && !s.chunks.includes(c)) this.#dirtyChunks.delete(c);
@@ -479,6 +485,7 @@ export class Shard {
   /** Delete sealed segments whose data is all dead. */
   reap(): number {
     if (this.#destroyed.size === 0 || this.#commit.failed !== null) return 0;
+    this.#appliedChanges += this.#destroyed.size;
     // The checkpoint must be durable past these segments before they go: replay never needs them then.
     this.#checkpoint(true);
     let n = 0;
@@ -633,12 +640,14 @@ export class Shard {
     const payload = producer === null ? null : Buffer.from(JSON.stringify(producer));
     this.#commit.enqueue(s, encodeFrame(FrameType.Seal, s.id, payload), () => {
       s.closed = true;
+      this.#appliedChanges++;
       if (producer !== null) recordProducer(s.durableProducers, producer.key, producer.epoch, producer.ack, this.#opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
       this.#dirty.add(s);
     });
   }
 
   #applyTrim(s: StreamState, seq: number): void {
+    this.#appliedChanges++;
     if (seq <= s.startSeq) return;
     s.startSeq = seq;
     for (const c of dropChunksBelow(s, seq)) {
@@ -655,6 +664,7 @@ export class Shard {
     this.#sortedNames = null;
     this.#commit.enqueue(s, encodeFrame(FrameType.Delete, s.id, null), () => {
       this.#streams.delete(s.id);
+      this.#appliedChanges++;
       this.#dirty.delete(s);
       this.#kvOps.push({ type: 'del', key: streamKey(s.id) });
       for (const c of s.chunks) {
@@ -672,6 +682,9 @@ export class Shard {
    * replay after a crash (at most CHECKPOINT_EVERY_MS of log), never lost data.
    */
   #checkpointSoon(): void {
+    // appliedIndex counts each checkpoint when it is decided, so the figure is final when the
+    // change that caused it is acknowledged (the write itself follows within CHECKPOINT_EVERY_MS).
+    if (this.#checkpointTimer === null) this.#appliedChanges++;
     if (this.#kvOps.length + this.#dirtyChunks.size >= CHECKPOINT_MAX_OPS) {
       this.#checkpoint(false);
       return;
@@ -694,7 +707,7 @@ export class Shard {
     for (const s of this.#dirty) this.#kvOps.push({ type: 'put', key: streamKey(s.id), value: encodeStream(s) });
     this.#dirty.clear();
     const end = this.#durableEnd;
-    this.#kvOps.push({ type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint({ segId: end.segId, pos: end.pos, nextStreamId: this.#nextStreamId }) });
+    this.#kvOps.push({ type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint({ segId: end.segId, pos: end.pos, nextStreamId: this.#nextStreamId, appliedChanges: this.#appliedChanges }) });
     const ops = this.#kvOps;
     this.#kvOps = [];
     this.#store.write(ops, sync);
@@ -746,6 +759,7 @@ export class Shard {
     frames.forEach((f, i) =>
       this.#commit.enqueue(this.#shardFrames, f, i < frames.length - 1 ? null : () => {
         this.#carrying = false;
+        this.#appliedChanges++;
         for (const segId of segs) this.#carried.add(segId);
         this.#deadCheckNeeded = true;
       }),
