@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SvcError } from '../../src/errors';
 import { crc32c } from '../../src/util/crc32c';
+import { initDataDir } from '../../src/shards/data-dir';
 import { openMemoryStore } from '../../src/shards/worker/memory-store';
 import { openRocksStore } from '../../src/shards/worker/rocks-store';
 import { type KvStore } from '../../src/shards/worker/kv-store';
@@ -164,6 +165,14 @@ describe('missing segments', () => {
 });
 
 describe('startup refusals', () => {
+  it('name the node file and the remedy when svc-node.json is truncated', () => {
+    const dir = tempDir();
+    initDataDir(dir, 4);
+    const file = path.join(dir, 'svc-node.json');
+    fs.writeFileSync(file, '{"format":1,"sha');
+    expect(() => initDataDir(dir, 4)).toThrow(new RegExp(`^${file.replace(/[/.]/g, '\\$&')} cannot be read \\(.+\\); restore it from a backup`));
+  });
+
   it('name the index directory, RocksDB\'s own reason and the remedy when the index cannot be opened', async () => {
     const dir = tempDir();
     const location = path.join(dir, 'index');
