@@ -158,8 +158,15 @@ export async function repairDataDir(dataDir: string): Promise<{ actions: RepairA
   const actions: RepairAction[] = [];
   const unrepaired: Finding[] = [];
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const scans = new Map<number, ShardScan>();
   for (const shard of shardIds(dataDir)) {
     const s = await scanShard(dataDir, shard);
+    // A locked index means a node (or another check) has the directory open: repairing under it would race its writes.
+    const locked = s.findings.find((f) => f.kind === 'index' && /lock/i.test(f.message));
+    if (locked !== undefined) throw new Error(`${locked.file} is locked: stop the node using ${dataDir} before repairing it`);
+    scans.set(shard, s);
+  }
+  for (const [shard, s] of scans) {
     const quarantine = path.join(dataDir, 'shards', String(shard), 'quarantine');
     for (const seg of s.damage) {
       const fd = fs.openSync(seg.file, 'r+');

@@ -103,6 +103,13 @@ describe('a flipped byte in stored record data', () => {
     // Kafka's CORRUPT_MESSAGE (2), which librdkafka names "Invalid message".
     expect(run.stderr()).toMatch(/Broker: Invalid message/);
     expect(run.stdout()).not.toContain('secord-004');
+
+    // The offline tools refuse a directory a running node holds.
+    const repair = svc(['repair', '--data-dir', dataDir]);
+    expect(repair.status).toBe(1);
+    expect(repair.err).toMatch(/is locked: stop the node/);
+    expect(fs.readFileSync(segFiles(dataDir)[0]!).includes('secord-004')).toBe(true);
+    expect(svc(['check']).status).toBe(2);
     await node.stop();
   });
 });
