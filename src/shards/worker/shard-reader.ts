@@ -27,7 +27,7 @@ import { type Chunk, type StreamState, findChunk } from './stream-state';
 /** The error for a damaged frame met by a read: what a client sees as 500 `data_corrupt`. */
 export function corruptChunk(log: SegmentLog, s: StreamState, c: Chunk, off: number, why: string): SvcError {
   const at = c.pos + off;
-  return new SvcError('data_corrupt', `stream ${s.meta.name}: records ${c.baseSeq}..${c.lastSeq} cannot be served: the frame at byte ${at} of segment ${c.segId} ${why}; the node's operator can find and quarantine it with \`svc check\` / \`svc repair\``, {
+  return new SvcError('data_corrupt', `stream ${s.meta.name}: records ${c.baseSeq}..${c.lastSeq} cannot be served: the frame at byte ${at} of segment ${c.segId} is damaged (${why}); the node's operator can find and quarantine it with \`svc check\` / \`svc repair\``, {
     stream: s.meta.name,
     from_seq: c.baseSeq,
     to_seq: c.lastSeq,
@@ -58,7 +58,7 @@ export function gather(log: SegmentLog, s: StreamState, from: number, maxCount: 
     const buf = log.read(c.segId, c.pos, c.len);
     for (let off = 0; off < buf.length && !full(); ) {
       const f = parseFrame(buf, off, true);
-      if (f === null) throw corruptChunk(log, s, c, off, buf.length < c.len ? 'is cut short (the file is shorter than the index says)' : (frameProblem(buf, off) ?? 'is damaged'));
+      if (f === null) throw corruptChunk(log, s, c, off, buf.length < c.len ? 'cut short: the file is shorter than the index says' : (frameProblem(buf, off) ?? 'unreadable'));
       if (f.streamId !== s.id && f.type !== FrameType.Pad) throw corruptChunk(log, s, c, off, `belongs to stream id ${f.streamId}, not ${s.id}`);
       off += f.size;
       if (f.type !== FrameType.Data) continue;
@@ -132,7 +132,7 @@ function gatherRaw(log: SegmentLog, s: StreamState, from: number, maxCount: numb
       // The hot loop of a catch-up read: frame and batch fields are read in place, without
       // building frame or header objects (a stream of single-record appends is a frame per record).
       const len = off + FRAME_HEADER <= buf.length ? buf.readUInt32BE(off) : 0;
-      if (len < 5 || off + 8 + len > buf.length || !frameCrcOk(buf, off, off + 8 + len)) throw corruptChunk(log, s, c, off, buf.length < c.len ? 'is cut short (the file is shorter than the index says)' : (frameProblem(buf, off) ?? 'is damaged'));
+      if (len < 5 || off + 8 + len > buf.length || !frameCrcOk(buf, off, off + 8 + len)) throw corruptChunk(log, s, c, off, buf.length < c.len ? 'cut short: the file is shorter than the index says' : (frameProblem(buf, off) ?? 'unreadable'));
       const type = buf[off + 8];
       if (buf.readUInt32BE(off + 9) !== s.id && type !== FrameType.Pad) throw corruptChunk(log, s, c, off, `belongs to stream id ${buf.readUInt32BE(off + 9)}, not ${s.id}`);
       const batchPos = off + FRAME_HEADER;
