@@ -739,20 +739,23 @@ export class Shard {
 
   /**
    * Write the catalog of `ids` (the live ones) and the live id list at the tail; once durable,
-   * the segments may go. Only while nothing else is pending, so the frame states exactly what
-   * precedes it in the log (meta is the durable one); otherwise the next dead check retries.
+   * the segments may go. Frames accepted earlier may land before or after it in the log: it
+   * carries the accepted meta (a CONFIG frame after it sets the same fields again) and the
+   * durable start, tail and seal, which replay only ever moves forward (applyCarried).
    */
   #carryCatalog(segs: number[], ids: Set<number>): void {
-    if (this.#carrying || !this.#commit.idle) {
+    if (this.#carrying) {
       this.#deadCheckNeeded = true;
       return;
     }
     const streams: StreamState[] = [];
     const liveIds: number[] = [];
     for (const s of this.#streams.values()) {
-      if (!s.durable || s.deleted) continue;
+      // A stream whose delete is accepted is left out: its DELETE frame is in this group or an earlier one.
+      if (s.deleted) continue;
+      // One whose create is not durable yet is live: its CREATE frame precedes this one in the log.
       liveIds.push(s.id);
-      if (ids.has(s.id)) streams.push(s);
+      if (s.durable && ids.has(s.id)) streams.push({ ...s, meta: this.#metaOf(s) });
     }
     this.#carrying = true;
     const frames = encodeCatalogFrames(streams, liveIds, this.#nextStreamId);
