@@ -238,4 +238,29 @@ describe('rebuilding the index after the reaper', () => {
     expect(rebuilt.head('/new').streamId).toBeGreaterThan(keep.streamId);
     expect(await append(rebuilt, '/keep', 'after')).toBe(before.keepInfo.nextSeq);
   });
+
+  it('carries the catalog forward and reaps while appends keep the log busy', async () => {
+    const dir = tempDir();
+    const shard = open(dir, openMemoryStore(), 1024);
+    await create(shard, '/busy');
+    await create(shard, '/old');
+    for (let i = 0; i < 30; i++) await append(shard, '/old', 'o'.repeat(100) + i);
+    await call((r) => shard.delete('/old', r), shard);
+    // Appends in flight during every dead-segment check: the log is never idle when it runs.
+    const sent: Array<Promise<number>> = [];
+    for (let round = 0; round < 10; round++) {
+      for (let i = 0; i < 5; i++) sent.push(append(shard, '/busy', `b${round}-${i}-` + 'x'.repeat(60)));
+      shard.maintain();
+      shard.reap();
+      await tick();
+    }
+    await Promise.all(sent);
+    expect(fs.existsSync(segFile(dir, 0))).toBe(false);
+    const before = bodies(shard, '/busy');
+    expect(before).toHaveLength(50);
+    await shard.close();
+    const rebuilt = open(dir, openMemoryStore(), 1024);
+    expect(bodies(rebuilt, '/busy')).toEqual(before);
+    expect(() => rebuilt.head('/old')).toThrow(/no stream/);
+  });
 });
