@@ -138,6 +138,7 @@ export async function checkDataDir(dataDir: string): Promise<CheckReport> {
   const report: CheckReport = { shards: 0, segments: 0, frames: 0, findings: [], damaged: false };
   for (const shard of shardIds(dataDir)) {
     const s = await scanShard(dataDir, shard);
+    refuseLocked(s, dataDir);
     report.shards++;
     report.segments += s.segments;
     report.frames += s.frames;
@@ -161,9 +162,7 @@ export async function repairDataDir(dataDir: string): Promise<{ actions: RepairA
   const scans = new Map<number, ShardScan>();
   for (const shard of shardIds(dataDir)) {
     const s = await scanShard(dataDir, shard);
-    // A locked index means a node (or another check) has the directory open: repairing under it would race its writes.
-    const locked = s.findings.find((f) => f.kind === 'index' && /lock/i.test(f.message));
-    if (locked !== undefined) throw new Error(`${locked.file} is locked: stop the node using ${dataDir} before repairing it`);
+    refuseLocked(s, dataDir);
     scans.set(shard, s);
   }
   for (const [shard, s] of scans) {
@@ -204,6 +203,12 @@ export async function repairDataDir(dataDir: string): Promise<{ actions: RepairA
     for (const f of s.findings) if (f.kind === 'index' && !s.rebuildIndex) unrepaired.push(f);
   }
   return { actions, unrepaired };
+}
+
+/** A locked index means a node (or another check) has the directory open: its files are changing under us. */
+function refuseLocked(s: ShardScan, dataDir: string): void {
+  const locked = s.findings.find((f) => f.kind === 'index' && /lock/i.test(f.message));
+  if (locked !== undefined) throw new Error(`${locked.file} is locked: stop the node using ${dataDir} first`);
 }
 
 function fsyncFile(file: string): void {

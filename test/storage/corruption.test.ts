@@ -108,6 +108,9 @@ describe('a flipped byte in stored record data', () => {
     const repair = svc(['repair', '--data-dir', dataDir]);
     expect(repair.status).toBe(1);
     expect(repair.err).toMatch(/is locked: stop the node/);
+    const check = svc(['check', '--data-dir', dataDir]);
+    expect(check.status).toBe(1);
+    expect(check.err).toMatch(/is locked: stop the node/);
     expect(fs.readFileSync(segFiles(dataDir)[0]!).includes('secord-004')).toBe(true);
     expect(svc(['check']).status).toBe(2);
     await node.stop();
