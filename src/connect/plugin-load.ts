@@ -25,11 +25,6 @@ const BUILTINS: Record<BuiltinName, PluginModule> = {
   postgres_source: postgresSource,
 };
 
-export interface PluginHooks {
-  /** A native plugin's host process was respawned. */
-  onRestart: () => void;
-}
-
 async function moduleOf(r: ResolvedPlugin): Promise<PluginModule> {
   if (r.kind === 'builtin') return BUILTINS[r.name];
   if (r.kind === 'js') {
@@ -40,15 +35,15 @@ async function moduleOf(r: ResolvedPlugin): Promise<PluginModule> {
   throw new Error('not a JS plugin');
 }
 
-export async function loadSink(r: ResolvedPlugin, def: Definition, hooks: PluginHooks): Promise<SinkPlugin> {
-  if (r.kind === 'native') return createNativeSink(r.file, def.isolation, parseDuration(def.plugin_timeout)!, hooks.onRestart);
+export async function loadSink(r: ResolvedPlugin, def: Definition): Promise<SinkPlugin> {
+  if (r.kind === 'native') return createNativeSink(r.file, def.isolation, parseDuration(def.plugin_timeout)!);
   const m = await moduleOf(r);
   if (m.createSink === undefined) throw new Error(`plugin ${def.path} is not a sink (it exports no createSink)`);
   return m.createSink();
 }
 
-export async function loadSource(r: ResolvedPlugin, def: Definition, hooks: PluginHooks): Promise<SourcePlugin> {
-  if (r.kind === 'native') return createNativeSource(r.file, def.isolation, parseDuration(def.plugin_timeout)!, hooks.onRestart);
+export async function loadSource(r: ResolvedPlugin, def: Definition): Promise<SourcePlugin> {
+  if (r.kind === 'native') return createNativeSource(r.file, def.isolation, parseDuration(def.plugin_timeout)!);
   const m = await moduleOf(r);
   if (m.createSource === undefined) throw new Error(`plugin ${def.path} is not a source (it exports no createSource)`);
   return m.createSource();

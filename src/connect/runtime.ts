@@ -18,6 +18,7 @@ import type { KafkaPort } from './kafka-client';
 import type { Logger } from './log';
 import type { Metrics } from './metrics';
 import type { SinkPlugin, SourcePlugin } from './plugin-api';
+import { PluginHostError } from './native';
 import { loadSink, loadSource } from './plugin-load';
 import { type ResolvedPlugin, resolvePlugin } from './plugin-resolve';
 import { SinkRunner } from './sink-runner';
@@ -35,7 +36,13 @@ export interface Connector {
   runner: SinkRunner | SourceRunner | null;
   /** Incremented on each start, so a late failure of an old run is ignored. */
   generation: number;
+  /** Plugin host crashes since the last start through the API (for the respawn backoff). */
+  crashes: number;
 }
+
+/** Respawn backoff after a plugin host crash or hang: 0.5 s doubling to 30 s. */
+const RESPAWN_MIN_MS = 500;
+const RESPAWN_MAX_MS = 30_000;
 
 export interface RuntimeDeps {
   config: ConnectorsConfig;
@@ -56,7 +63,7 @@ export class Runtime {
   constructor(readonly deps: RuntimeDeps) {}
 
   add(v: ConnectorVersions): Connector {
-    const c: Connector = { id: `${v.type}:${v.key}`, type: v.type, key: v.key, versions: v, status: 'stopped', last_error: null, counters: zeroCounters(), runner: null, generation: 0 };
+    const c: Connector = { id: `${v.type}:${v.key}`, type: v.type, key: v.key, versions: v, status: 'stopped', last_error: null, counters: zeroCounters(), runner: null, generation: 0, crashes: 0 };
     this.connectors.set(c.id, c);
     this.#gauges();
     return c;
@@ -101,17 +108,16 @@ export class Runtime {
         r = res.plugin;
       }
       const tally = new Tally(c.key, c.type, c.counters, this.deps.metrics);
-      const hooks = { onRestart: () => tally.add('plugin_restarts') };
       const onFatal = (err: Error): void => {
         if (c.generation !== gen) return;
         log.error('connector failed', { err: err.message });
         void this.#fail(c, gen, err);
       };
       if (c.type === 'sink') {
-        const plugin: SinkPlugin = await loadSink(r, def, hooks);
+        const plugin: SinkPlugin = await loadSink(r, def);
         c.runner = new SinkRunner(def, plugin, this.deps.kafka, this.deps.metrics, tally, log, onFatal);
       } else {
-        const plugin: SourcePlugin = await loadSource(r, def, hooks);
+        const plugin: SourcePlugin = await loadSource(r, def);
         c.runner = new SourceRunner(def, plugin, this.deps.kafka, this.deps.store, this.deps.metrics, tally, log, onFatal);
       }
       await c.runner.start();
@@ -132,6 +138,17 @@ export class Runtime {
     c.runner = null;
     this.#set(c, 'error');
     await runner?.stop().catch(() => undefined);
+    // A native plugin's host died or hung: the connector is respawned with backoff (the design's
+    // supervisor); its records are uncommitted, so they come again. Other failures stay in error.
+    if (err instanceof PluginHostError || (err.cause instanceof PluginHostError)) {
+      const delay = Math.min(RESPAWN_MAX_MS, RESPAWN_MIN_MS * 2 ** c.crashes++);
+      this.deps.log.warn('plugin host failed; respawning the connector', { connector: c.key, type: c.type, in_ms: delay, err: err.message });
+      setTimeout(() => {
+        if (c.generation !== gen || c.status !== 'error') return;
+        new Tally(c.key, c.type, c.counters, this.deps.metrics).add('plugin_restarts');
+        void this.start(c);
+      }, delay).unref();
+    }
   }
 
   async stop(c: Connector): Promise<void> {
@@ -151,6 +168,7 @@ export class Runtime {
   async restart(c: Connector): Promise<void> {
     await this.stop(c);
     c.last_error = null;
+    c.crashes = 0;
     if (activeDefinition(c).enabled) await this.start(c);
   }
 

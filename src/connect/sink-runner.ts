@@ -24,6 +24,7 @@ export class SinkRunner {
   #consumer: ConsumePort | null = null;
   #dlq: ProducePort | null = null;
   #stopping = false;
+  #failed: Error | null = null;
   readonly #timeout: number;
 
   constructor(
@@ -50,7 +51,8 @@ export class SinkRunner {
   }
 
   #fail(err: Error): void {
-    if (this.#stopping) return;
+    if (this.#stopping || this.#failed !== null) return;
+    this.#failed = err;
     this.tally.add('errors');
     this.onFatal(err);
   }
@@ -62,7 +64,18 @@ export class SinkRunner {
     await withTimeout(this.plugin.close(), this.#timeout, 'plugin close()').catch((err: Error) => this.log.warn('plugin close failed', { err }));
   }
 
+  /** A failure fails the connector at once (the client's own retries must not write the batch again). */
   async #handle(b: FetchedBatch, heartbeat: () => Promise<void>): Promise<void> {
+    if (this.#failed !== null || this.#stopping) throw this.#failed ?? new Error('sink stopping');
+    try {
+      await this.#handleBatch(b, heartbeat);
+    } catch (err) {
+      this.#fail(err as Error);
+      throw err;
+    }
+  }
+
+  async #handleBatch(b: FetchedBatch, heartbeat: () => Promise<void>): Promise<void> {
     const t0 = process.hrtime.bigint();
     const key = this.def.key;
     this.tally.add('consumed', b.records.length);
