@@ -28,14 +28,20 @@ export function createSource(): SourcePlugin {
     },
     async poll(max: number, timeoutMs: number): Promise<SourceBatch | null> {
       db ??= await connectPg(url);
-      const where = acked === null ? '' : `WHERE ${ident(idColumn)} > $2`;
-      const r = await db.query<Record<string, unknown>>(`SELECT row_to_json(t)::text AS j, ${ident(idColumn)}::text AS id${keyColumn === null ? '' : `, ${ident(keyColumn)}::text AS k`} FROM ${ident(table)} t ${where} ORDER BY ${ident(idColumn)} LIMIT $1`, acked === null ? [max] : [max, acked]);
+      // Qualified by the table alias: an output column named like the id column must not take
+      // over ORDER BY (it is text here, and would order 1, 10, 100, 2…).
+      const id = `t.${ident(idColumn)}`;
+      const where = acked === null ? '' : `WHERE ${id} > $2`;
+      const r = await db.query<{ j: string; svc_id: string; svc_key?: string | null }>(
+        `SELECT row_to_json(t)::text AS j, ${id}::text AS svc_id${keyColumn === null ? '' : `, t.${ident(keyColumn)}::text AS svc_key`} FROM ${ident(table)} t ${where} ORDER BY ${id} LIMIT $1`,
+        acked === null ? [max] : [max, acked],
+      );
       if (r.rows.length === 0) {
         await new Promise((res) => setTimeout(res, Math.min(timeoutMs, 200)));
         return null;
       }
-      const records: SourceRecord[] = r.rows.map((row) => ({ key: keyColumn === null || row.k === null ? null : Buffer.from(String(row.k)), value: Buffer.from(String(row.j)) }));
-      pending = String(r.rows[r.rows.length - 1]!.id);
+      const records: SourceRecord[] = r.rows.map((row) => ({ key: row.svc_key === undefined || row.svc_key === null ? null : Buffer.from(row.svc_key), value: Buffer.from(row.j) }));
+      pending = r.rows[r.rows.length - 1]!.svc_id;
       return { records, state: Buffer.from(JSON.stringify({ last: pending })) };
     },
     async commit(ack: boolean) {
