@@ -81,17 +81,24 @@ export function createKafka(c: ConnectorsConfig['kafka'], log: Logger): KafkaPor
   const kafka = new Kafka(kafkaConfig(c, log));
   return {
     async producer(): Promise<ProducePort> {
+      // Lazy (spec startup step 2): a wrong bootstrap address shows as produce errors, not a
+      // refusal to start. A failed connect is tried again by the next send.
       const p: Producer = kafka.producer({ allowAutoTopicCreation: true });
-      await p.connect();
+      let connected: Promise<void> | null = null;
       return {
         async send(topic, records, partition) {
+          connected ??= p.connect().catch((err: Error) => {
+            connected = null;
+            throw err;
+          });
+          await connected;
           await p.send({
             topic,
             acks: -1,
             messages: records.map((r) => ({ key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp === undefined ? undefined : String(r.timestamp), partition })),
           });
         },
-        close: () => p.disconnect(),
+        close: () => (connected === null ? Promise.resolve() : p.disconnect()),
       };
     },
     async consumer(o): Promise<ConsumePort> {

@@ -40,14 +40,33 @@ export class SinkRunner {
     this.#timeout = parseDuration(def.plugin_timeout)!;
   }
 
-  /** Startup step 6: join the consumer group, then open() the plugin, then start consuming. */
+  /**
+   * Startup step 6: open() the plugin and join the consumer group. Joining is retried in the
+   * background with backoff: connections are lazy (spec step 2), so an unreachable node shows
+   * as fetch errors in the log while the sink stays `running` with consumed_total at zero.
+   */
   async start(): Promise<void> {
-    const blocks = this.def.topics as SinkTopics[];
-    const topics: (string | RegExp)[] = [...blocks.flatMap((b) => b.names), ...blocks.filter((b) => b.pattern !== '').map((b) => new RegExp(b.pattern.startsWith('^') ? b.pattern : `^(?:${b.pattern})`))];
-    this.#consumer = await this.kafka.consumer({ group: sinkGroup(this.def.key), topics, fromBeginning: blocks.every((b) => b.start === 'earliest'), maxWaitMs: parseDuration(this.def.batch.poll_interval)! });
     await withTimeout(this.plugin.open({ key: this.def.key, log: (l, m) => this.log[l](m, { plugin: true }) }, this.def.plugin_config), this.#timeout, 'plugin open()');
     if (this.def.error.tolerance === 'dlq') this.#dlq = await this.kafka.producer();
-    void this.#consumer.run((b, hb) => this.#handle(b, hb), (err) => this.#fail(err)).catch((err: Error) => this.#fail(err));
+    void this.#join();
+  }
+
+  async #join(): Promise<void> {
+    const blocks = this.def.topics as SinkTopics[];
+    const topics: (string | RegExp)[] = [...blocks.flatMap((b) => b.names), ...blocks.filter((b) => b.pattern !== '').map((b) => new RegExp(b.pattern.startsWith('^') ? b.pattern : `^(?:${b.pattern})`))];
+    for (let attempt = 0; !this.#stopping; attempt++) {
+      try {
+        const consumer = await this.kafka.consumer({ group: sinkGroup(this.def.key), topics, fromBeginning: blocks.every((b) => b.start === 'earliest'), maxWaitMs: parseDuration(this.def.batch.poll_interval)! });
+        if (this.#stopping) return void (await consumer.close().catch(() => undefined));
+        this.#consumer = consumer;
+        await consumer.run((b, hb) => this.#handle(b, hb), (err) => this.#fail(err));
+        return;
+      } catch (err) {
+        this.tally.add('errors');
+        this.log.warn('fetch error: cannot join the consumer group; retrying', { group: sinkGroup(this.def.key), err: (err as Error).message });
+        await sleep(backoff(Math.min(attempt, 8), 200, 10_000));
+      }
+    }
   }
 
   #fail(err: Error): void {
