@@ -77,6 +77,10 @@ const toRecord = (topic: string, partition: number, m: KafkaMessage): SinkRecord
   return { topic, partition, offset: m.offset, key: m.key, value: m.value ?? Buffer.alloc(0), timestamp: Number(m.timestamp), headers };
 };
 
+/** Most record bytes per produce request. */
+const PRODUCE_BYTES = 512 * 1024;
+const recordBytes = (r: SourceRecord): number => r.value.length + (r.key?.length ?? 0) + 64;
+
 export function createKafka(c: ConnectorsConfig['kafka'], log: Logger): KafkaPort {
   const kafka = new Kafka(kafkaConfig(c, log));
   return {
@@ -92,11 +96,19 @@ export function createKafka(c: ConnectorsConfig['kafka'], log: Logger): KafkaPor
             throw err;
           });
           await connected;
-          await p.send({
-            topic,
-            acks: -1,
-            messages: records.map((r) => ({ key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp === undefined ? undefined : String(r.timestamp), partition })),
-          });
+          // A large batch goes out as several requests of at most PRODUCE_BYTES each (a node
+          // refuses requests over its size limit); all of them are acknowledged before this resolves.
+          for (let i = 0; i < records.length; ) {
+            let bytes = 0;
+            let j = i;
+            while (j < records.length && (j === i || bytes + recordBytes(records[j]!) <= PRODUCE_BYTES)) bytes += recordBytes(records[j++]!);
+            await p.send({
+              topic,
+              acks: -1,
+              messages: records.slice(i, j).map((r) => ({ key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp === undefined ? undefined : String(r.timestamp), partition })),
+            });
+            i = j;
+          }
         },
         close: () => (connected === null ? Promise.resolve() : p.disconnect()),
       };

@@ -9,7 +9,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type NodeProcess, startNode } from '../helpers/node-process';
-import { buildFixture } from './helpers/native-fixtures';
+import { buildCounterSource, buildFixture } from './helpers/native-fixtures';
 import { RUNTIME_MAIN, runRuntimeToExit, startRuntime, waitFor, writeRuntimeFiles } from './helpers/runtime-process';
 
 const lines = (f: string): string[] => (fs.existsSync(f) ? fs.readFileSync(f, 'utf8').split('\n').filter(Boolean) : []);
@@ -46,6 +46,30 @@ describe('native plugins', () => {
     const sink = (await (await fetch(`${rt.url}/sinks/c`)).json()) as { status: string; isolation: string };
     expect(sink).toMatchObject({ status: 'running', isolation: 'process' });
     await rt.stop();
+  });
+
+  test('a native source in its host process: every record reaches the node in order, small poll buffers grow, and a restart continues from the checkpoint', async () => {
+    const so = buildCounterSource(30000);
+    const dir = writeRuntimeFiles({
+      config,
+      connectors: {
+        'count.toml': `type = "source"\nkey = "count"\npath = "${so}"\n[[topics]]\nname = "native-count"\n[batch]\nmax_records = 20000\n`,
+        'out.toml': `type = "sink"\nkey = "count-out"\npath = "libsvc_connector_file_sink"\n[[topics]]\nnames = ["native-count"]\n[plugin_config]\npath = "{dir}/count.out"\n`,
+      },
+    });
+    const rt = await startRuntime(dir);
+    // 20,000 records of about 21 bytes need more than the host's first 256 KiB poll buffer.
+    await waitFor(() => lines(path.join(dir, 'count.out')).length >= 30000, '30000 records through the node');
+    expect(lines(path.join(dir, 'count.out'))).toEqual(Array.from({ length: 30000 }, (_, n) => `{"n":${n}}`));
+    expect(rt.output()).toContain('counter source opened');
+    await rt.stop();
+    const state = fs.readFileSync(path.join(dir, 'state', 'count.state'));
+    expect(state.readBigUInt64LE(0)).toBe(30000n);
+    const again = await startRuntime(dir);
+    expect(again.output()).not.toContain('it starts from the beginning');
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(lines(path.join(dir, 'count.out'))).toHaveLength(30000);
+    await again.stop();
   });
 
   test('a plugin built for another SDK fails to load with a symbol error naming its path and the expected SDK', async () => {

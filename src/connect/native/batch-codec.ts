@@ -3,23 +3,34 @@ import type { SinkRecord, SourceBatch, SourceRecord } from '../plugin-api';
 
 /** Encodes sink records: u32 count, then per record u16 topic_len, topic, i32 partition, i64 offset, i64 timestamp, i32 key_len (-1 none), key, u32 value_len, value. */
 export function encodeSinkBatch(records: SinkRecord[]): Buffer {
+  // Hot path (one call per plugin write): topics are encoded once per batch, and 64-bit fields
+  // are written as two 32-bit halves (offsets and timestamps stay below 2^53) to avoid BigInt.
+  const topics = new Map<string, Buffer>();
   let size = 4;
-  const topics = records.map((r) => Buffer.from(r.topic));
-  records.forEach((r, i) => (size += 2 + topics[i]!.length + 4 + 8 + 8 + 4 + (r.key?.length ?? 0) + 4 + r.value.length));
+  for (const r of records) {
+    let t = topics.get(r.topic);
+    if (t === undefined) topics.set(r.topic, (t = Buffer.from(r.topic)));
+    size += 2 + t.length + 4 + 8 + 8 + 4 + (r.key?.length ?? 0) + 4 + r.value.length;
+  }
   const b = Buffer.allocUnsafe(size);
   let o = b.writeUInt32LE(records.length, 0);
-  records.forEach((r, i) => {
-    const t = topics[i]!;
+  const int64 = (v: number): void => {
+    b.writeUInt32LE(v >>> 0, o);
+    b.writeInt32LE(Math.floor(v / 0x1_0000_0000), o + 4);
+    o += 8;
+  };
+  for (const r of records) {
+    const t = topics.get(r.topic)!;
     o = b.writeUInt16LE(t.length, o);
     o += t.copy(b, o);
     o = b.writeInt32LE(r.partition, o);
-    o = b.writeBigInt64LE(BigInt(r.offset), o);
-    o = b.writeBigInt64LE(BigInt(Math.trunc(r.timestamp)), o);
+    int64(Number(r.offset));
+    int64(Math.trunc(r.timestamp));
     o = b.writeInt32LE(r.key === null ? -1 : r.key.length, o);
     if (r.key !== null) o += r.key.copy(b, o);
     o = b.writeUInt32LE(r.value.length, o);
     o += r.value.copy(b, o);
-  });
+  }
   return b;
 }
 

@@ -11,3 +11,10 @@ export function buildFixture(mode: FixtureMode, dir = tempDir('svc-connect-fx-')
   execFileSync('gcc', ['-shared', '-fPIC', '-Wall', '-Wextra', '-Werror', `-DMODE_${mode}`, '-I', path.join(ROOT, 'src', 'connect', 'sdk'), '-o', out, path.join(ROOT, 'test', 'connect', 'fixtures', 'fault_sink.c')]);
   return out;
 }
+
+/** Builds the counter source fixture producing `count` records; returns its path. */
+export function buildCounterSource(count: number, dir = tempDir('svc-connect-fx-')): string {
+  const out = path.join(dir, 'libsvc_fixture_counter_source.so');
+  execFileSync('gcc', ['-shared', '-fPIC', '-Wall', '-Wextra', '-Werror', `-DCOUNT=${count}`, '-I', path.join(ROOT, 'src', 'connect', 'sdk'), '-o', out, path.join(ROOT, 'test', 'connect', 'fixtures', 'counter_source.c')]);
+  return out;
+}

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 SVC_CONNECTOR_SDK_MARKER
@@ -52,24 +53,32 @@ int32_t svc_sink_open(uint32_t id, const uint8_t *config, uint32_t config_len, s
   return 0;
 }
 
+/* Writes the whole batch with writev (value, "\n" pairs, IOV_MAX at a time). A failed or
+ * short write leaves the batch's tail undefined, so every record of it is then retryable. */
 int32_t svc_sink_write(uint32_t id, const uint8_t *batch, uint32_t batch_len, uint8_t *results, uint32_t count) {
+  enum { IOVS = 1024 };
+  static const char nl = '\n';
+  struct iovec iov[IOVS];
   svc_batch_reader r;
   svc_sink_record rec;
+  int ok = 1;
   if (svc_batch_begin(&r, batch, batch_len) != 0) return -1;
-  for (uint32_t i = 0; i < count; i++) {
-    int got = svc_batch_next(&r, &rec);
-    if (got != 1) { snprintf(inst[id].err, sizeof inst[0].err, "malformed batch"); return -1; }
-    const uint8_t *p = rec.value;
-    size_t left = rec.value_len;
-    int ok = 1;
-    while (left > 0) {
-      ssize_t w = write(inst[id].fd, p, left);
-      if (w < 0) { if (errno == EINTR) continue; ok = 0; break; }
-      p += w; left -= (size_t)w;
+  for (uint32_t i = 0; i < count && ok;) {
+    int n = 0;
+    for (; i < count && n + 2 <= IOVS; i++) {
+      if (svc_batch_next(&r, &rec) != 1) { snprintf(inst[id].err, sizeof inst[0].err, "malformed batch"); return -1; }
+      iov[n].iov_base = (void *)rec.value; iov[n++].iov_len = rec.value_len;
+      iov[n].iov_base = (void *)&nl; iov[n++].iov_len = 1;
     }
-    if (ok) while (write(inst[id].fd, "\n", 1) < 0) { if (errno != EINTR) { ok = 0; break; } }
-    results[i] = ok ? SVC_OK : SVC_RETRYABLE;
+    int at = 0;
+    while (at < n) {
+      ssize_t w = writev(inst[id].fd, iov + at, n - at);
+      if (w < 0) { if (errno == EINTR) continue; ok = 0; break; }
+      while (at < n && (size_t)w >= iov[at].iov_len) { w -= (ssize_t)iov[at].iov_len; at++; }
+      if (at < n) { iov[at].iov_base = (char *)iov[at].iov_base + w; iov[at].iov_len -= (size_t)w; }
+    }
   }
+  memset(results, ok ? SVC_OK : SVC_RETRYABLE, count);
   return 0;
 }
 
