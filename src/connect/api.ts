@@ -102,7 +102,12 @@ async function handle(req: http.IncomingMessage, cfg: ConnectorsConfig['http'], 
   if (method === 'OPTIONS' && cfg.cors.enabled) return { status: 204, body: null };
   if (cfg.api_key !== '' && !keyMatches(cfg.api_key, req.headers['api-key'])) throw new ApiError(401, 'unauthorized', 'missing or wrong api-key header');
   const url = new URL(req.url ?? '/', 'http://x');
-  const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  let parts: string[];
+  try {
+    parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  } catch {
+    throw new ApiError(400, 'invalid_path', 'the path is not valid percent-encoding');
+  }
   if (parts.length === 0 && method === 'GET') return { status: 200, body: { name: 'svc-connectors', version: process.env.npm_package_version ?? '0.1.0', sdk: 'svc_connector_sdk_v1_0' } };
   if (url.pathname === cfg.metrics.endpoint && cfg.metrics.enabled && method === 'GET') return { status: 200, body: await metrics.exposition(), contentType: metrics.contentType };
   if (parts[0] === 'stats' && parts.length === 1 && method === 'GET') return { status: 200, body: stats(runtime) };

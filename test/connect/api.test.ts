@@ -53,6 +53,10 @@ describe('HTTP API', () => {
     // Metrics are off by default.
     expect((await fetch(`${open.url}/metrics`)).status).toBe(404);
     expect(await (await fetch(`${open.url}/sinks/nope`)).json()).toEqual({ error: { code: 'connector_not_found', message: 'no sink with key "nope"' } });
+    const badPath = await fetch(`${open.url}/sinks/%E0%A4%A`);
+    expect(badPath.status).toBe(400);
+    expect(await badPath.json()).toMatchObject({ error: { code: 'invalid_path' } });
+    expect((await fetch(`${open.url}/nothing/here`, { method: 'DELETE' })).status).toBe(404);
     await open.stop();
   });
 
@@ -80,6 +84,9 @@ describe('HTTP API', () => {
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: { code: 'invalid_definition', details: expect.arrayContaining([expect.stringContaining('enabled: Expected boolean')]) } });
     expect((await fetch(`${rt.url}/sinks/files/configs`, { method: 'POST', body: JSON.stringify({ version: 2, path: 'x', topics: [{ names: ['t'] }] }) })).status).toBe(409);
+    const notJson = await fetch(`${rt.url}/sinks/files/configs`, { method: 'POST', body: '{oops' });
+    expect(notJson.status).toBe(400);
+    expect(await notJson.json()).toMatchObject({ error: { code: 'invalid_json' } });
 
     const list = (await (await fetch(`${rt.url}/sinks/files/configs`)).json()) as { active: number; versions: { version: number; active: boolean }[] };
     expect(list.active).toBe(1);
