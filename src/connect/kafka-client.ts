@@ -114,9 +114,23 @@ export function createKafka(c: ConnectorsConfig['kafka'], log: Logger): KafkaPor
       };
     },
     async consumer(o): Promise<ConsumePort> {
+      // Patterns are matched against the topics that exist when the sink joins (anchored at the
+      // start); none matching yet is a join failure, retried by the sink with backoff.
+      const names = o.topics.filter((t): t is string => typeof t === 'string');
+      const patterns = o.topics.filter((t): t is RegExp => t instanceof RegExp);
+      if (patterns.length > 0) {
+        const admin = kafka.admin();
+        await admin.connect();
+        try {
+          for (const t of await admin.listTopics()) if (patterns.some((p) => p.test(t)) && !names.includes(t)) names.push(t);
+        } finally {
+          await admin.disconnect();
+        }
+        if (names.length === 0) throw new Error(`no topic matches ${patterns.map(String).join(', ')} yet`);
+      }
       const consumer: Consumer = kafka.consumer({ groupId: o.group, sessionTimeout: 30_000, heartbeatInterval: 3000, maxWaitTimeInMs: o.maxWaitMs, maxBytesPerPartition: o.maxBytesPerPartition ?? 1024 * 1024, retry: { retries: 5, restartOnFailure: async () => false } });
       await consumer.connect();
-      await consumer.subscribe({ topics: o.topics, fromBeginning: o.fromBeginning });
+      await consumer.subscribe({ topics: names, fromBeginning: o.fromBeginning });
       let fatal: ((e: Error) => void) | null = null;
       consumer.on(consumer.events.CRASH, (e) => {
         if (fatal !== null) fatal(e.payload.error);
