@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { connectorDetail, connectorView, versionView } from './api-views';
 import type { ConnectorsConfig } from './config-schema';
 import { type ConnectorType, removeVersion, setActive, storeVersion, validateDefinition } from './definitions';
+import type { Forwarder } from './definitions-http';
 import type { Logger } from './log';
 import type { Metrics } from './metrics';
 import { redact } from './redact';
@@ -41,9 +42,10 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-export async function startApi(cfg: ConnectorsConfig['http'], runtime: Runtime, metrics: Metrics, log: Logger): Promise<ApiServer> {
+/** `forward`: with the HTTP definitions provider, create/activate/delete go to it first (spec "[connectors]"). */
+export async function startApi(cfg: ConnectorsConfig['http'], runtime: Runtime, metrics: Metrics, log: Logger, forward: Forwarder | null = null): Promise<ApiServer> {
   const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
-    void handle(req, cfg, runtime, metrics)
+    void handle(req, cfg, runtime, metrics, forward)
       .catch((err: unknown) => {
         if (err instanceof ApiError) return { status: err.status, body: { error: { code: err.code, message: err.message, ...(err.details === undefined ? {} : { details: err.details }) } } };
         log.error('API request failed', { err: (err as Error).message, url: req.url });
@@ -97,7 +99,7 @@ async function readJson(req: http.IncomingMessage): Promise<unknown> {
   }
 }
 
-async function handle(req: http.IncomingMessage, cfg: ConnectorsConfig['http'], runtime: Runtime, metrics: Metrics): Promise<Reply> {
+async function handle(req: http.IncomingMessage, cfg: ConnectorsConfig['http'], runtime: Runtime, metrics: Metrics, forward: Forwarder | null): Promise<Reply> {
   const method = req.method ?? 'GET';
   if (method === 'OPTIONS' && cfg.cors.enabled) return { status: 204, body: null };
   if (cfg.api_key !== '' && !keyMatches(cfg.api_key, req.headers['api-key'])) throw new ApiError(401, 'unauthorized', 'missing or wrong api-key header');
@@ -123,7 +125,7 @@ async function handle(req: http.IncomingMessage, cfg: ConnectorsConfig['http'], 
     await runtime.restart(c);
     return { status: 200, body: connectorView(c) };
   }
-  if (parts[2] === 'configs') return configs(method, parts.slice(3), c, req, url);
+  if (parts[2] === 'configs') return configs(method, parts.slice(3), c, req, url, forward);
   throw new ApiError(404, 'not_found', `no such endpoint: ${method} ${url.pathname}`);
 }
 
@@ -143,7 +145,15 @@ const parseVersion = (s: string | null | undefined): number => {
   return Number(s);
 };
 
-async function configs(method: string, sub: string[], c: Connector, req: http.IncomingMessage, url: URL): Promise<Reply> {
+async function configs(method: string, sub: string[], c: Connector, req: http.IncomingMessage, url: URL, forward: Forwarder | null): Promise<Reply> {
+  const toProvider = async (f: Parameters<Forwarder>[0]): Promise<void> => {
+    if (forward === null) return;
+    try {
+      await forward(f);
+    } catch (err) {
+      throw new ApiError(502, 'provider_error', `the definitions provider refused the change: ${(err as Error).message}`);
+    }
+  };
   const v = c.versions;
   const what = sub.join('/');
   if (what === '' && method === 'GET') return { status: 200, body: { active: v.active, versions: [...v.versions.keys()].sort((a, b) => a - b).map((n) => versionView(c, n)) } };
@@ -153,6 +163,7 @@ async function configs(method: string, sub: string[], c: Connector, req: http.In
     const body = (await readJson(req)) as { version?: unknown };
     const n = parseVersion(body.version === undefined ? undefined : String(body.version));
     if (!v.versions.has(n)) throw new ApiError(404, 'version_not_found', `${c.type} ${c.key} has no version ${n}`);
+    await toProvider({ op: 'activate', type: c.type, key: c.key, version: n });
     setActive(v, n);
     return { status: 200, body: { version: n, restart_required: c.status === 'running' || c.status === 'starting' } };
   }
@@ -164,6 +175,7 @@ async function configs(method: string, sub: string[], c: Connector, req: http.In
     const r = validateDefinition(raw, 'body');
     if ('errors' in r) throw new ApiError(400, 'invalid_definition', 'the definition is not valid', r.errors);
     if (v.versions.has(r.definition.version)) throw new ApiError(409, 'version_exists', `version ${r.definition.version} is already stored`);
+    await toProvider({ op: 'create', type: c.type, key: c.key, definition: r.definition });
     storeVersion(v, r.definition);
     return { status: 201, body: versionView(c, r.definition.version) };
   }
@@ -171,6 +183,7 @@ async function configs(method: string, sub: string[], c: Connector, req: http.In
     const n = parseVersion(url.searchParams.get('version'));
     if (!v.versions.has(n)) throw new ApiError(404, 'version_not_found', `${c.type} ${c.key} has no version ${n}`);
     if (n === v.active) throw new ApiError(409, 'version_active', `version ${n} is active; activate another first`);
+    await toProvider({ op: 'delete', type: c.type, key: c.key, version: n });
     removeVersion(v, n);
     return { status: 204, body: null };
   }

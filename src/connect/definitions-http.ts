@@ -43,3 +43,25 @@ export async function fetchDefinitions(c: ConnectorsConfig['connectors']['http']
   if (errors.length > 0) throw new DefinitionError(errors);
   return out;
 }
+
+/** The API's create, activate and delete calls, forwarded to the HTTP provider. */
+export type ForwardOp = { op: 'create'; type: string; key: string; definition: unknown } | { op: 'activate'; type: string; key: string; version: number } | { op: 'delete'; type: string; key: string; version: number };
+export type Forwarder = (f: ForwardOp) => Promise<void>;
+
+/** Default paths under base_url; `url_templates.create`, `.activate`, `.delete` replace them. */
+const FORWARD: Record<ForwardOp['op'], { method: string; template: string }> = {
+  create: { method: 'POST', template: '/connectors/{type}/{key}/configs' },
+  activate: { method: 'PUT', template: '/connectors/{type}/{key}/configs/active' },
+  delete: { method: 'DELETE', template: '/connectors/{type}/{key}/configs/{version}' },
+};
+
+export function httpForwarder(c: ConnectorsConfig['connectors']['http']): Forwarder {
+  return async (f) => {
+    const d = FORWARD[f.op];
+    const path = (c.url_templates[f.op] ?? d.template).replace('{type}', encodeURIComponent(f.type)).replace('{key}', encodeURIComponent(f.key)).replace('{version}', 'version' in f ? String(f.version) : '');
+    const body = f.op === 'create' ? JSON.stringify(f.definition) : f.op === 'activate' ? JSON.stringify({ version: f.version }) : undefined;
+    const r = await fetch(c.base_url.replace(/\/$/, '') + path, { method: d.method, headers: { ...c.request_headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body, signal: AbortSignal.timeout(parseDuration(c.timeout)!) });
+    await r.arrayBuffer();
+    if (!r.ok) throw new Error(`${d.method} ${path}: HTTP ${r.status}`);
+  };
+}

@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { startApi, type ApiServer } from './api';
 import { ConfigError, loadConfig, redactedConfig } from './config';
 import { DefinitionError, loadDefinitions } from './definitions';
-import { fetchDefinitions } from './definitions-http';
+import { fetchDefinitions, httpForwarder } from './definitions-http';
 import { createKafka } from './kafka-client';
 import { createLogger, levelFromEnv, type Logger } from './log';
 import { Metrics } from './metrics';
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   let api: ApiServer | null = null;
   if (config.http.enabled) {
     try {
-      api = await startApi(config.http, runtime, metrics, log.child({ component: 'api' }));
+      api = await startApi(config.http, runtime, metrics, log.child({ component: 'api' }), config.connectors.config_type === 'http' ? httpForwarder(config.connectors.http) : null);
     } catch (err) {
       await runtime.stopAll().catch(() => undefined);
       die(log, `step 7 (HTTP API on ${config.http.address})`, err);
