@@ -36,18 +36,22 @@ export function levelFromEnv(env: NodeJS.ProcessEnv): LogLevel {
   return bare ?? 'info';
 }
 
-export function createLogger(level: LogLevel, format: LogFormat, write: (line: string) => void = (l) => process.stdout.write(l), base: Record<string, unknown> = {}): Logger {
+/** Receives every emitted event as well (OTLP export). */
+export type LogTap = (level: string, msg: string, fields: Record<string, unknown>) => void;
+
+export function createLogger(level: LogLevel, format: LogFormat, write: (line: string) => void = (l) => process.stdout.write(l), base: Record<string, unknown> = {}, tap: { fn: LogTap | null } = { fn: null }): Logger & { tap: { fn: LogTap | null } } {
   const max = RANK[level];
   const at = (lvl: 'error' | 'warn' | 'info' | 'debug') => (msg: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] > max) return;
     const extra: Record<string, unknown> = {};
     for (const [k, v] of Object.entries({ ...base, ...fields })) extra[k] = v instanceof Error ? v.message : v;
     const safe = redact(extra) as Record<string, unknown>;
+    tap.fn?.(lvl, msg, safe);
     if (format === 'json') write(JSON.stringify({ level: lvl, time: new Date().toISOString(), name: 'svc-connectors', msg, ...safe }) + '\n');
     else {
       const kv = Object.entries(safe).map(([k, v]) => `${k}=${typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v)}`);
       write(`${new Date().toISOString()} ${lvl.toUpperCase().padEnd(5)} ${msg}${kv.length ? ' ' + kv.join(' ') : ''}\n`);
     }
   };
-  return { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), child: (f) => createLogger(level, format, write, { ...base, ...f }) };
+  return { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), child: (f) => createLogger(level, format, write, { ...base, ...f }, tap), tap };
 }

@@ -19,6 +19,7 @@ import { createKafka } from './kafka-client';
 import { createLogger, levelFromEnv, type Logger } from './log';
 import { Metrics } from './metrics';
 import { Runtime } from './runtime';
+import { OtlpExporter } from './telemetry';
 import { createStateStore } from './state-store';
 
 function die(log: Logger | null, step: string, err: unknown): never {
@@ -39,7 +40,8 @@ async function main(): Promise<void> {
   const { config } = loaded;
   const log = createLogger(levelFromEnv(env), config.logging.format);
   log.info('config loaded', { file: loaded.path ?? 'built-in defaults', overrides: loaded.overrides, config: redactedConfig(config) });
-  if (config.telemetry.enabled) log.warn('telemetry.enabled is set but OTLP export is not available in this build; logs go to stdout only');
+  const telemetry = config.telemetry.enabled ? new OtlpExporter(config.telemetry) : null;
+  if (telemetry !== null) log.tap.fn = (level, msg, fields) => telemetry.log(level, msg, fields);
 
   const kafka = createKafka(config.kafka, log.child({ component: 'kafka' }));
 
@@ -51,6 +53,7 @@ async function main(): Promise<void> {
   }
 
   const metrics = new Metrics();
+  if (telemetry !== null) metrics.onBatch = (key, type, seconds) => telemetry.span(`${type} batch`, seconds, { connector_key: key, connector_type: type });
   const runtime = new Runtime({ config, kafka, store: createStateStore(config.state), metrics, log, exeDir: __dirname });
   for (const v of definitions.values()) runtime.add(v);
   try {
@@ -80,6 +83,7 @@ async function main(): Promise<void> {
       await api?.close();
       await runtime.stopAll();
       log.info('stopped');
+      await telemetry?.close();
       process.exit(0);
     })();
   };

@@ -34,6 +34,9 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Called for every batch's `total` stage (OTLP spans). */
+  onBatch: ((key: string, type: 'sink' | 'source', seconds: number) => void) | null = null;
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
@@ -50,6 +53,7 @@ export class Metrics {
 
   observe(key: string, type: 'sink' | 'source', stage: SinkStage | SourceStage, seconds: number): void {
     this.stage.observe({ connector_key: key, connector_type: type, stage }, seconds);
+    if (stage === 'total') this.onBatch?.(key, type, seconds);
   }
 
   exposition(): Promise<string> {
