@@ -54,7 +54,7 @@ describe('delivery', () => {
     const duplicates = got.length - TOTAL;
     expect(duplicates).toBeLessThanOrEqual(2 * BATCH);
     await second.stop();
-  });
+  }, 180_000);
 
   test('a sink failing some records: retryable ones are retried, permanent ones go to the dead-letter topic before the commit', async () => {
     const dir = writeRuntimeFiles({ config, connectors: {} });

@@ -36,13 +36,16 @@ describe('native plugins', () => {
     await node?.stop();
   });
 
-  test('the shipped C file sink writes every record appended over HTTP, in order', async () => {
+  test('the shipped C file sink writes every record appended over HTTP, in order, in its host process and in process', async () => {
     const bodies = Array.from({ length: 500 }, (_, i) => `{"n":${i}}`);
     await append(node, 'native-c', bodies);
-    const dir = writeRuntimeFiles({ config, connectors: { 'c.toml': sinkDef('c', 'libsvc_connector_c_file_sink', 'native-c') } });
+    const dir = writeRuntimeFiles({ config, connectors: { 'c.toml': sinkDef('c', 'libsvc_connector_c_file_sink', 'native-c'), 'ci.toml': sinkDef('ci', 'libsvc_connector_c_file_sink', 'native-c', 'isolation = "in_process"') } });
     const rt = await startRuntime(dir);
-    await waitFor(() => lines(path.join(dir, 'c.out')).length >= 500, 'the C sink wrote 500 lines');
+    await waitFor(() => lines(path.join(dir, 'c.out')).length >= 500 && lines(path.join(dir, 'ci.out')).length >= 500, 'both C sinks wrote 500 lines');
     expect(lines(path.join(dir, 'c.out'))).toEqual(bodies);
+    // The same library called in the runtime's own process, by a second instance id.
+    expect(lines(path.join(dir, 'ci.out'))).toEqual(bodies);
+    expect(await (await fetch(`${rt.url}/sinks/ci`)).json()).toMatchObject({ status: 'running', isolation: 'in_process' });
     const sink = (await (await fetch(`${rt.url}/sinks/c`)).json()) as { status: string; isolation: string };
     expect(sink).toMatchObject({ status: 'running', isolation: 'process' });
     await rt.stop();
