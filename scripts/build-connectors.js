@@ -13,7 +13,7 @@ const out = path.join(root, 'dist', 'connect');
 fs.mkdirSync(out, { recursive: true });
 for (const name of fs.readdirSync(src).filter((n) => n.endsWith('.c'))) {
   const lib = path.join(out, `libsvc_connector_${name.replace(/\.c$/, '')}.so`);
-  execFileSync(process.env.CC || 'gcc', ['-shared', '-fPIC', '-O2', '-Wall', '-Wextra', '-Werror', '-o', lib, path.join(src, name)], { stdio: 'inherit' });
+  execFileSync(process.env.CC || 'gcc', ['-shared', '-fPIC', '-O2', '-Wall', '-Wextra', '-o', lib, path.join(src, name)], { stdio: 'inherit' });
 }
 fs.mkdirSync(path.join(out, 'sdk'), { recursive: true });
 fs.copyFileSync(path.join(root, 'src', 'connect', 'sdk', 'svc_connector.h'), path.join(out, 'sdk', 'svc_connector.h'));
