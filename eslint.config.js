@@ -13,12 +13,14 @@ const OWNERS = {
   '@nxtedition/rocksdb': 'src/shards/worker/rocks-store.ts',
   '@node-rs/crc32': 'src/util/crc32c.ts',
   pino: 'src/log.ts',
-  'smol-toml': ['src/config.ts', 'src/s3/config-file.ts'],
+  'smol-toml': ['src/config.ts', 'src/s3/config-file.ts', 'src/connect/toml-file.ts'],
   'fast-xml-parser': 'src/s3/xml-parse.ts',
-  'prom-client': 'src/s3/metrics.ts',
+  'prom-client': ['src/s3/metrics.ts', 'src/connect/metrics.ts'],
   '@napi-rs/keyring': 'src/cli/client/token-store.ts',
   etcd3: 'src/actors/meta/etcd/etcd-link.ts',
   cockatiel: 'src/actors/meta/etcd/etcd-link.ts',
+  koffi: 'src/connect/native/ffi.ts',
+  pg: 'src/connect/plugins/postgres-client.ts',
 };
 
 /** A relative import that climbs out of the current folder into one of `folders`. */
@@ -67,6 +69,11 @@ const FOLDERS = [
   {
     dir: 'src/connect',
     patterns: [{ regex: '^(\\.\\./)+(?!util(/|$)|connect(/|$))\\w', message: 'svc-connectors is independent: it imports only ../util.' }],
+  },
+  // One folder down inside src/connect, `../` stays in svc-connectors and `../../` reaches src/.
+  {
+    dir: 'src/connect/*',
+    patterns: [{ regex: '^\\.\\./(\\.\\./)+(?!util(/|$)|connect(/|$))\\w', message: 'svc-connectors is independent: it imports only ../util.' }],
   },
 ];
 

@@ -51,3 +51,5 @@ if (reason) {
 // Same as `npx tsc -p tsconfig.build.json`, without npx's start-up cost.
 const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 run(process.execPath, [tsc, '-p', 'tsconfig.build.json'], 'build (tsc -p tsconfig.build.json)');
+// svc-connectors' shipped native plugins (gcc), beside the runtime in dist/connect/.
+run(process.execPath, [path.join(root, 'scripts', 'build-connectors.js')], 'build of the native connector plugins (gcc)');

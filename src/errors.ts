@@ -32,6 +32,7 @@ export const ERROR_CODES = [
   'request_too_large',
   'shutting_down',
   'storage_unavailable',
+  'data_corrupt',
   'internal',
 ] as const;
 

@@ -14,6 +14,8 @@ import { type RunningNode } from './node';
 import { dispatch, EXIT_FAILURE, EXIT_USAGE, type CliIo, type Command, type Program } from './cli/commands';
 import { serveUsage } from './cli/usage';
 import { clientCommands } from './cli/client';
+import { storageCommands } from './cli/storage-commands';
+import { checkDataDir, repairDataDir } from './shards';
 
 function version(): string {
   try {
@@ -96,7 +98,12 @@ const serve: Command = {
   },
 };
 
-const program: Program = { name: 'svc', version: version(), commands: [serve, ...clientCommands()], featured: 'serve' };
+const program: Program = {
+  name: 'svc',
+  version: version(),
+  commands: [serve, ...storageCommands({ check: checkDataDir, repair: repairDataDir }), ...clientCommands()],
+  featured: 'serve',
+};
 
 const io: CliIo = {
   stdout: (text) => void process.stdout.write(text),

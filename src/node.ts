@@ -194,12 +194,24 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const prev = meta.get<NodeRecord>(nodeKey(SINGLE_NODE_ID));
   const nodeRecord: NodeRecord = { nodeId: SINGLE_NODE_ID, nodeEpoch: (prev?.value.nodeEpoch ?? 0) + 1, advertisedAddress, slots: prev?.value.slots ?? DEFAULT_SLOTS };
   await meta.put(nodeKey(SINGLE_NODE_ID), nodeRecord);
+  // appliedIndex (spec: grows with all activity, background work included) is the metadata
+  // commands plus every shard's applied catalog changes (docs/storage.md). /ready asks the
+  // shards, and shows the last figure it had when they do not answer within 500 ms.
+  let shardChanges = 0;
+  const appliedIndex = async (): Promise<number> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), 500)));
+    const s = await Promise.race([shards.stats().catch(() => null), late]);
+    clearTimeout(timer);
+    if (s !== null) shardChanges = Math.max(shardChanges, s.appliedChanges);
+    return meta.appliedIndex + shardChanges;
+  };
   let admin: HttpServerHandle | null = null;
   if (config.admin) {
     const api = { shards, meta, tokens, node: { nodeId: SINGLE_NODE_ID, nodeEpoch: nodeRecord.nodeEpoch, clusterId, advertisedAddress } };
     admin = await engine.listen(
       { host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
-      protect('admin', createAdminHandler({ serving: () => serving, nodeId: SINGLE_NODE_ID, appliedIndex: () => meta.appliedIndex, unavailable: () => shards.unavailable(), diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight)),
+      protect('admin', createAdminHandler({ serving: () => serving, nodeId: SINGLE_NODE_ID, appliedIndex, unavailable: () => shards.unavailable(), diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight)),
     );
   }
   serving = true;

@@ -84,7 +84,9 @@ describe('svc', () => {
     const run = await svc('--help');
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^Usage: svc <command>/);
-    expect(run.stdout).toContain('serve  start a stream node');
+    expect(run.stdout).toContain('serve   start a stream node');
+    expect(run.stdout).toContain('check   verify every segment and index of a stopped node (offline)');
+    expect(run.stdout).toContain('repair  quarantine damaged frames of a stopped node so that it starts again (offline)');
     expect(run.stdout).toContain('--data-dir');
     expect(run.stdout).toContain('SVC_DATA_DIR');
   });

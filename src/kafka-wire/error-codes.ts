@@ -74,6 +74,8 @@ const FROM_SVC: Partial<Record<ErrorCode, number>> = {
   // Retriable for clients: they refresh metadata and try again (on this node once it is back).
   shutting_down: KafkaError.NOT_LEADER_OR_FOLLOWER,
   storage_unavailable: KafkaError.KAFKA_STORAGE_ERROR,
+  // Stored data failed its checksum: a consumer stops with an error instead of retrying (docs/storage.md).
+  data_corrupt: KafkaError.CORRUPT_MESSAGE,
 };
 
 /** The Kafka error code for an error thrown by a data-plane call. */

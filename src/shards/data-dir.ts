@@ -25,7 +25,17 @@ export function initDataDir(dataDir: string, requestedShards: number): DataDirIn
   fs.mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, FILE);
   if (fs.existsSync(file)) {
-    const stored = JSON.parse(fs.readFileSync(file, 'utf8')) as { format: number; shards: number };
+    let stored: { format: number; shards: number };
+    try {
+      stored = JSON.parse(fs.readFileSync(file, 'utf8')) as { format: number; shards: number };
+      if (!Number.isInteger(stored.shards) || stored.shards < 1) throw new Error('no shard count');
+    } catch (err) {
+      // Written once, atomically: a damaged one was changed outside the node. Its shard count decides where every stream lives.
+      throw new Error(
+        `${file} cannot be read (${(err as Error).message}); restore it from a backup, or write {"format":${FORMAT},"shards":<n>} with n = the number of directories under ${path.join(dataDir, 'shards')}`,
+        { cause: err },
+      );
+    }
     if (stored.format !== FORMAT) throw new Error(`${file}: data format ${stored.format} is not supported by this build (expects ${FORMAT})`);
     return { shardCount: stored.shards, keptStoredShardCount: stored.shards !== requestedShards };
   }

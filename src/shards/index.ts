@@ -7,3 +7,4 @@ export { type WorkerDown } from './worker-pool';
 export { type SchemaDocument, checkSchemaName } from './schema-registry';
 export * from './types';
 export type { RecordInput } from '../util/record-batch';
+export { type CheckReport, type Finding, type RepairAction, checkDataDir, repairDataDir } from './log-check';

@@ -289,12 +289,13 @@ export class ShardClient {
 
   async stats(): Promise<ShardStats> {
     const parts = await Promise.all(Array.from({ length: this.shardCount }, (_, k) => this.#call(Op.Stats, k, null, null)));
-    const total: ShardStats = { streamCount: 0, objectCount: 0, destroyedObjectBacklog: 0 };
+    const total: ShardStats = { streamCount: 0, objectCount: 0, destroyedObjectBacklog: 0, appliedChanges: 0 };
     for (const r of parts) {
       const s = r.meta as ShardStats;
       total.streamCount += s.streamCount;
       total.objectCount += s.objectCount;
       total.destroyedObjectBacklog += s.destroyedObjectBacklog;
+      total.appliedChanges += s.appliedChanges;
     }
     return total;
   }

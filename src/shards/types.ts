@@ -222,6 +222,12 @@ export interface ShardStats {
   objectCount: number;
   /** Sealed segments whose data is all dead and that are not deleted yet. */
   destroyedObjectBacklog: number;
+  /**
+   * Metadata-relevant changes the shards applied (creates, deletes, seals, trims and config
+   * changes once durable, TTL trims and expiries, reaped segments, checkpoints that stored
+   * something): the shards' part of the admin API's `appliedIndex` (docs/storage.md).
+   */
+  appliedChanges: number;
 }
 
 /**

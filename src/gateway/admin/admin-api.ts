@@ -96,7 +96,8 @@ export async function adminApi(d: AdminDeps, req: HttpRequest): Promise<Reply | 
       nodeEpoch: d.node.nodeEpoch,
       advertisedAddress: d.node.advertisedAddress,
       registered: true,
-      appliedIndex: d.meta.appliedIndex,
+      // Metadata commands plus the shards' applied catalog changes and background work (docs/storage.md).
+      appliedIndex: d.meta.appliedIndex + s.appliedChanges,
       streamCount: s.streamCount,
       objectCount: s.objectCount,
       destroyedObjectBacklog: s.destroyedObjectBacklog,

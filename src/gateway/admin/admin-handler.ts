@@ -20,8 +20,8 @@ export interface ReadinessSource {
   /** Listeners are accepting and storage is open. */
   serving(): boolean;
   nodeId: number;
-  /** Position of the last applied metadata command. */
-  appliedIndex(): number;
+  /** Position of the last applied metadata command (metadata commands plus the shards' applied changes: docs/storage.md). */
+  appliedIndex(): number | Promise<number>;
   /** Shard workers down after a storage failure (ShardClient.unavailable()); the node is not ready while any is. */
   unavailable?(): ReadonlyArray<{ worker: number; shards: number[]; error: string; errorCode: string | null; sinceMs: number; restarts: number }>;
   /** The disk is full: creates and appends are refused, reads and deletes served (the node stays ready, so deletes reach it). */
@@ -48,8 +48,14 @@ export function createAdminHandler(src: ReadinessSource, api: AdminDeps | null, 
       const registered = serving;
       const unavailable = src.unavailable?.() ?? [];
       const ready = serving && registered && unavailable.length === 0;
-      const doc = { ready, serving, registered, appliedIndex: src.appliedIndex(), nodeId: src.nodeId, ...(unavailable.length > 0 ? { unavailable } : {}), ...(src.diskFull?.() === true ? { diskFull: true } : {}) };
-      return send({ status: ready ? 200 : 503, headers: [JSON_TYPE, ['cache-control', 'no-store']], body: JSON.stringify(doc) });
+      const reply = (appliedIndex: number): void => {
+        const doc = { ready, serving, registered, appliedIndex, nodeId: src.nodeId, ...(unavailable.length > 0 ? { unavailable } : {}), ...(src.diskFull?.() === true ? { diskFull: true } : {}) };
+        send({ status: ready ? 200 : 503, headers: [JSON_TYPE, ['cache-control', 'no-store']], body: JSON.stringify(doc) });
+      };
+      const idx = src.appliedIndex();
+      if (typeof idx === 'number') return reply(idx);
+      void idx.then(reply, () => reply(-1));
+      return;
     }
     if (get && dashboard !== null) {
       const asset = dashboard.serve(req.path);

@@ -31,6 +31,7 @@ const STATUS: Record<ErrorCode, number> = {
   request_too_large: 413,
   shutting_down: 503,
   storage_unavailable: 503,
+  data_corrupt: 500,
   internal: 500,
 };
 

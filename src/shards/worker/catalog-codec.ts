@@ -21,18 +21,21 @@ export interface Checkpoint {
   segId: number;
   pos: number;
   nextStreamId: number;
+  /** Metadata-relevant changes applied by the shard up to here (appliedIndex; absent in checkpoints written before it: 0). */
+  appliedChanges?: number;
 }
 
 export function encodeCheckpoint(c: Checkpoint): Buffer {
-  const b = Buffer.allocUnsafe(16);
+  const b = Buffer.allocUnsafe(24);
   b.writeUInt32BE(c.segId, 0);
   b.writeDoubleBE(c.pos, 4);
   b.writeUInt32BE(c.nextStreamId, 12);
+  b.writeDoubleBE(c.appliedChanges ?? 0, 16);
   return b;
 }
 
 export function decodeCheckpoint(b: Buffer): Checkpoint {
-  return { segId: b.readUInt32BE(0), pos: b.readDoubleBE(4), nextStreamId: b.readUInt32BE(12) };
+  return { segId: b.readUInt32BE(0), pos: b.readDoubleBE(4), nextStreamId: b.readUInt32BE(12), appliedChanges: b.length >= 24 ? b.readDoubleBE(16) : 0 };
 }
 
 export function streamKey(id: number): Buffer {

@@ -5,14 +5,16 @@
  *   4  u32 crc32c   CRC-32C of bytes 8 .. end
  *   8  u8  type     FrameType
  *   9  u32 streamId the shard-local stream id (never reused, so a deleted stream's frames are inert)
- *  13  payload      DATA: one Kafka RecordBatch v2; CREATE/CONFIG: JSON; TRIM: f64 seq; DELETE: empty; SEAL: empty, or JSON naming the idempotent producer that sealed
+ *  13  payload      DATA: one Kafka RecordBatch v2; CREATE/CONFIG: JSON; TRIM: f64 seq; DELETE: empty; SEAL: empty, or JSON naming the idempotent producer that sealed;
+ *                   PAD: anything (`svc repair` overwrites a damaged frame with one of the same size, so positions hold);
+ *                   CATALOG: JSON, live streams' state carried forward before the reaper deletes the segment holding it (catalog-carry.ts)
  *
  * The RecordBatch carries its own CRC, but it does not cover the base offset and the frame
  * header, and recovery needs to find a torn tail whatever was torn, so the frame has its own.
  * Catalog changes travel in the same log as data, so one group-commit fdatasync makes an
  * append and the seal that follows it durable together.
  */
-import { crc32c } from '../../util/crc32c';
+import { crc32c, crc32cRange } from '../../util/crc32c';
 
 export const FRAME_HEADER = 13;
 
@@ -23,7 +25,13 @@ export const enum FrameType {
   Trim = 4,
   Seal = 5,
   Config = 6,
+  /** Filler of a damaged frame quarantined by `svc repair`: skipped by replay and reads. */
+  Pad = 7,
+  /** Catalog carried forward (stream id 0): see catalog-carry.ts. */
+  Catalog = 8,
 }
+
+export const LAST_TYPE = FrameType.Catalog;
 
 export function encodeFrame(type: FrameType, streamId: number, payload: Uint8Array | null): Buffer {
   const len = payload === null ? 0 : payload.length;
@@ -62,8 +70,25 @@ export function parseFrame(buf: Buffer, pos: number, verify: boolean): Frame | n
   if (len < 5) return null;
   const end = pos + 8 + len;
   if (end > buf.length) return null;
-  if (verify && crc32c(buf.subarray(pos + 8, end)) !== buf.readUInt32BE(pos + 4)) return null;
+  if (verify && !frameCrcOk(buf, pos, end)) return null;
   const type = buf[pos + 8] as FrameType;
-  if (type < FrameType.Data || type > FrameType.Config) return null;
+  if (type < FrameType.Data || type > LAST_TYPE) return null;
   return { type, streamId: buf.readUInt32BE(pos + 9), pos, size: end - pos, payload: buf.subarray(pos + FRAME_HEADER, end) };
+}
+
+/** The frame at `pos` (whose length field was already found to fit the buffer) has a valid CRC. */
+export function frameCrcOk(buf: Buffer, pos: number, end: number): boolean {
+  return crc32cRange(buf, pos + 8, end) === buf.readUInt32BE(pos + 4);
+}
+
+/** Why the bytes at `pos` are not a valid frame, or null when they are one. */
+export function frameProblem(buf: Buffer, pos: number): string | null {
+  if (pos + FRAME_HEADER > buf.length) return 'short frame header';
+  const len = buf.readUInt32BE(pos);
+  if (len < 5) return `impossible frame length ${len}`;
+  if (pos + 8 + len > buf.length) return `frame length ${len} runs past the end of the file`;
+  if (!frameCrcOk(buf, pos, pos + 8 + len)) return 'CRC mismatch';
+  const type = buf[pos + 8]!;
+  if (type < FrameType.Data || type > LAST_TYPE) return `unknown frame type ${type}`;
+  return null;
 }

@@ -8,7 +8,7 @@
  * restart the next sweep reaches the same start again.
  */
 import { readBatchHeader } from '../../util/record-batch';
-import { FRAME_HEADER } from './frame';
+import { FRAME_HEADER, FrameType } from './frame';
 import { type SegmentLog } from './segment-log';
 import { type StreamState, isExpired } from './stream-state';
 
@@ -58,6 +58,11 @@ function expireOlderThan(log: SegmentLog, s: StreamState, cutoff: number): numbe
   while (pos < end) {
     const peek = log.read(first.segId, pos, Math.min(BATCH_PEEK, end - pos));
     const size = 8 + peek.readUInt32BE(0);
+    // A PAD frame (a damaged frame quarantined by `svc repair`) holds no records: step over it.
+    if (peek[8] !== FrameType.Data) {
+      pos += size;
+      continue;
+    }
     const h = readBatchHeader(peek.subarray(FRAME_HEADER), 0);
     if (h.maxTimestamp >= cutoff) break;
     start = h.baseOffset + h.lastOffsetDelta + 1;

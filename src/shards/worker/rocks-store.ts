@@ -24,7 +24,11 @@ interface RocksDb {
 export async function openRocksStore(location: string): Promise<KvStore> {
   const Rocks = RocksLevel as unknown as new (location: string, options: object) => RocksDb;
   const db = new Rocks(location, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
-  await db.open();
+  try {
+    await db.open();
+  } catch (err) {
+    throw openError(location, err);
+  }
   return {
     write(ops: readonly KvOp[], sync: boolean): void {
       if (ops.length === 0) return;
@@ -54,4 +58,21 @@ export async function openRocksStore(location: string): Promise<KvStore> {
     },
     close: () => db.close(),
   };
+}
+
+/**
+ * abstract-level reports every failed open as "Database is not open" and keeps RocksDB's own
+ * reason in `cause`: the refusal names both, the directory and what to do (docs/storage.md).
+ */
+function openError(location: string, err: unknown): Error {
+  const chain: string[] = [];
+  for (let e: unknown = err; e instanceof Error && chain.length < 4; e = e.cause) chain.push(e.message);
+  const why = chain.join(': ');
+  const full = /no space|ENOSPC/i.test(why);
+  const remedy = full
+    ? 'the disk is full: free space on it and start again'
+    : /lock/i.test(why)
+      ? 'another process holds it (is a node or `svc check` already running on this data directory?)'
+      : 'if the disk is full, free space; if the index is damaged, run `svc repair --data-dir <data dir>`, which moves it aside so the shard rebuilds it from its segments';
+  return new Error(`the index ${location} cannot be opened (${why}); ${remedy}`, { cause: err });
 }

@@ -40,6 +40,14 @@ export class SegmentLog {
 
   /** Open the log directory; the tail is the end of the newest segment as found on disk. */
   static open(dir: string, segmentBytes: number): SegmentLog {
+    try {
+      return SegmentLog.#open(dir, segmentBytes);
+    } catch (err) {
+      throw new Error(`the segment log ${dir} cannot be opened (${(err as Error).message}); if the disk is full, free space on it and start again`, { cause: err });
+    }
+  }
+
+  static #open(dir: string, segmentBytes: number): SegmentLog {
     fs.mkdirSync(dir, { recursive: true });
     const segments = fs
       .readdirSync(dir)
@@ -98,7 +106,7 @@ export class SegmentLog {
     }
     const end = this.tail;
     for (const r of runs) {
-      const fd = this.#fd(r.segId);
+      const fd = this.#fd(r.segId, r.created);
       const data = r.bufs.length === 1 ? r.bufs[0]! : Buffer.concat(r.bufs);
       await writeAll(fd, data, r.pos);
       await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
@@ -145,11 +153,25 @@ export class SegmentLog {
     this.#fds.clear();
   }
 
-  #fd(segId: number): number {
+  /** The file holding a segment (for messages and the offline tools). */
+  describe(segId: number): string {
+    return path.join(this.#dir, segmentFileName(segId));
+  }
+
+  /**
+   * A segment's descriptor. Only a write that starts a new segment creates its file: a segment
+   * the index or the tail refers to that is missing on disk is an error, never silently
+   * re-created empty (which would make old index entries point into new data).
+   */
+  #fd(segId: number, create = false): number {
     let fd = this.#fds.get(segId);
     if (fd === undefined) {
-      const file = path.join(this.#dir, segmentFileName(segId));
-      fd = fs.openSync(file, fs.existsSync(file) ? 'r+' : 'w+');
+      const file = this.describe(segId);
+      try {
+        fd = fs.openSync(file, create ? fs.constants.O_RDWR | fs.constants.O_CREAT : 'r+');
+      } catch (err) {
+        throw new Error(`segment file ${file} cannot be opened: ${(err as Error).message}`, { cause: err });
+      }
       this.#fds.set(segId, fd);
     }
     return fd;

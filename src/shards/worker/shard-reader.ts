@@ -4,7 +4,13 @@
  * returned when one exists, so a record larger than the byte budget cannot stall a reader.
  *
  * Reads see only durable data: chunks are indexed after their fdatasync.
+ *
+ * Every frame read from disk is checked before any of it leaves the node: its CRC-32C and that it
+ * belongs to the stream read (a chunk index entry pointing at another stream's bytes is damage as
+ * much as a flipped bit). A frame that fails is a `data_corrupt` error naming the stream and the
+ * seqs of the chunk holding it, never a body of wrong bytes (docs/storage.md).
  */
+import { SvcError } from '../../errors';
 import { type DecodedRecord, decodeRecords, readBatchHeader } from '../../util/record-batch';
 import { renderBinary, sliceBatch } from '../render/binary-records';
 import { inflateBatch, isCompressed } from '../render/inflate-batch';
@@ -14,9 +20,22 @@ import { compactValues } from '../render/raw-copy';
 import { renderRaw } from '../render/raw-records';
 import { renderSse } from '../render/sse-records';
 import { type ReadFormat } from '../types';
-import { FRAME_HEADER, FrameType, parseFrame } from './frame';
+import { FRAME_HEADER, FrameType, frameCrcOk, frameProblem, parseFrame } from './frame';
 import { type SegmentLog } from './segment-log';
-import { type StreamState, findChunk } from './stream-state';
+import { type Chunk, type StreamState, findChunk } from './stream-state';
+
+/** The error for a damaged frame met by a read: what a client sees as 500 `data_corrupt`. */
+export function corruptChunk(log: SegmentLog, s: StreamState, c: Chunk, off: number, why: string): SvcError {
+  const at = c.pos + off;
+  return new SvcError('data_corrupt', `stream ${s.meta.name}: records ${c.baseSeq}..${c.lastSeq} cannot be served: the frame at byte ${at} of segment ${c.segId} is damaged (${why}); the node's operator can find and quarantine it with \`svc check\` / \`svc repair\``, {
+    stream: s.meta.name,
+    from_seq: c.baseSeq,
+    to_seq: c.lastSeq,
+    segment: c.segId,
+    position: at,
+    file: log.describe(c.segId),
+  });
+}
 
 export interface Gathered {
   body: Buffer;
@@ -38,8 +57,9 @@ export function gather(log: SegmentLog, s: StreamState, from: number, maxCount: 
     const c = s.chunks[i]!;
     const buf = log.read(c.segId, c.pos, c.len);
     for (let off = 0; off < buf.length && !full(); ) {
-      const f = parseFrame(buf, off, false);
-      if (f === null) throw new Error(`index points at a damaged frame (segment ${c.segId}, byte ${c.pos + off})`);
+      const f = parseFrame(buf, off, true);
+      if (f === null) throw corruptChunk(log, s, c, off, buf.length < c.len ? 'cut short: the file is shorter than the index says' : (frameProblem(buf, off) ?? 'unreadable'));
+      if (f.streamId !== s.id && f.type !== FrameType.Pad) throw corruptChunk(log, s, c, off, `belongs to stream id ${f.streamId}, not ${s.id}`);
       off += f.size;
       if (f.type !== FrameType.Data) continue;
       const h = readBatchHeader(f.payload, 0);
@@ -120,8 +140,9 @@ function gatherRaw(log: SegmentLog, s: StreamState, from: number, maxCount: numb
       // The hot loop of a catch-up read: frame and batch fields are read in place, without
       // building frame or header objects (a stream of single-record appends is a frame per record).
       const len = off + FRAME_HEADER <= buf.length ? buf.readUInt32BE(off) : 0;
-      if (len < 5 || off + 8 + len > buf.length) throw new Error(`index points at a damaged frame (segment ${c.segId}, byte ${c.pos + off})`);
+      if (len < 5 || off + 8 + len > buf.length || !frameCrcOk(buf, off, off + 8 + len)) throw corruptChunk(log, s, c, off, buf.length < c.len ? 'cut short: the file is shorter than the index says' : (frameProblem(buf, off) ?? 'unreadable'));
       const type = buf[off + 8];
+      if (buf.readUInt32BE(off + 9) !== s.id && type !== FrameType.Pad) throw corruptChunk(log, s, c, off, `belongs to stream id ${buf.readUInt32BE(off + 9)}, not ${s.id}`);
       const batchPos = off + FRAME_HEADER;
       off += 8 + len;
       if (type !== FrameType.Data) continue;

@@ -1,15 +1,21 @@
 /**
  * Bringing a shard back: load the catalog and chunk index as of the last checkpoint from
  * RocksDB, then replay the segment log from the checkpoint to its end. Replay stops at the
- * first frame that is not whole and valid; in the newest segment that is a torn tail (the
- * crash interrupted a write that was never acknowledged) and the file is cut there. In an
- * older segment it is corruption of acknowledged data, and the shard refuses to start
- * rather than silently drop what follows.
+ * first frame that is not whole and valid. At the end of the newest segment, with no valid
+ * frame after it, that is a torn tail (the crash interrupted a write that was never
+ * acknowledged) and the file is cut there. Anywhere else (an older segment, or valid frames
+ * after the bad one) it is damage to acknowledged data, and the shard refuses to start rather
+ * than silently drop what follows; `svc repair` quarantines it (docs/storage.md).
+ *
+ * Before replaying, every segment the index refers to must exist: a missing one is never
+ * re-created empty (its index entries would then point into new data).
  */
+import * as path from 'node:path';
 import { readBatchHeader } from '../../util/record-batch';
 import {
   CHECKPOINT_KEY,
   CHUNK_PREFIX,
+  type Checkpoint,
   STREAM_PREFIX,
   decodeCheckpoint,
   decodeChunk,
@@ -19,7 +25,9 @@ import {
   putChunk,
   streamKey,
 } from './catalog-codec';
-import { FrameType, parseFrame } from './frame';
+import { type CarriedCatalog, applyCarried, collectCarried, decodeCatalog } from './catalog-carry';
+import { FrameType } from './frame';
+import { scanFrames } from './log-scan';
 import { type KvOp, type KvStore } from './kv-store';
 import { DEFAULT_MAX_PRODUCERS, type SealProducer, cloneProducers, decodeProducers, recordBatchProducer, recordProducer } from './producers';
 import { type SegmentLog } from './segment-log';
@@ -35,13 +43,15 @@ export interface RecoveredShard {
   truncatedBytes: number;
   /** Index writes that bring RocksDB up to the replayed state. */
   ops: KvOp[];
+  /** The checkpoint's applied-change count plus the catalog frames replayed after it (appliedIndex). */
+  appliedChanges: number;
 }
 
 export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: number, maxProducers = DEFAULT_MAX_PRODUCERS): RecoveredShard {
   const streams = new Map<number, StreamState>();
   const byName = new Map<string, StreamState>();
   const cpEntry = store.scan(CHECKPOINT_KEY)[0];
-  const cp = cpEntry === undefined ? { segId: 0, pos: 0, nextStreamId: 1 } : decodeCheckpoint(cpEntry[1]);
+  const cp: Checkpoint = cpEntry === undefined ? { segId: 0, pos: 0, nextStreamId: 1 } : decodeCheckpoint(cpEntry[1]);
   let nextStreamId = cp.nextStreamId;
 
   for (const [k, v] of store.scan(STREAM_PREFIX)) {
@@ -61,11 +71,29 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
     const { streamId, chunk } = decodeChunk(k, v);
     streams.get(streamId)?.chunks.push(chunk);
   }
+  checkReferencedSegments(log, cp, streams.values());
+
+  // No checkpoint: the index is rebuilt from the segments alone. Streams whose CREATE frame was
+  // reaped are known from the catalog carried forward (catalog-carry.ts), created before replay.
+  const carried: CarriedCatalog | null = cpEntry === undefined ? collectCarried(log) : null;
+  if (carried !== null) {
+    nextStreamId = Math.max(nextStreamId, carried.nextStreamId);
+    for (const c of carried.first.values()) {
+      if (isDead(c.id)) continue;
+      const s = newStreamState(c.id, c.meta);
+      // Data from the carried start on is indexed as replay meets it; the carried frame itself lifts the tail.
+      s.startSeq = s.nextSeq = s.assignedSeq = c.startSeq;
+      s.durable = true;
+      streams.set(c.id, s);
+      byName.set(c.meta.name, s);
+    }
+  }
 
   const touched = new Set<StreamState>();
   const ops: KvOp[] = [];
   let replayedFrames = 0;
   let truncatedBytes = 0;
+  let appliedChanges = cp.appliedChanges ?? 0;
   const segments = log.segments.filter((s) => s >= cp.segId);
   for (let i = 0; i < segments.length; i++) {
     const segId = segments[i]!;
@@ -73,22 +101,28 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
     const size = log.segmentSize(segId);
     if (from >= size) continue;
     const buf = log.read(segId, from, size - from);
-    let off = 0;
-    while (off < buf.length) {
-      const f = parseFrame(buf, off, true);
-      if (f === null) break;
-      const pos = from + off;
-      off += f.size;
-      replayedFrames++;
-      nextStreamId = Math.max(nextStreamId, f.streamId + 1);
-      applyFrame(f.type, f.streamId, f.payload, segId, pos, f.size);
-    }
-    if (off < buf.length) {
-      if (i !== segments.length - 1) {
-        throw new Error(`segment ${segId} is corrupt at byte ${from + off} and newer segments exist; refusing to drop acknowledged data`);
+    const scan = scanFrames(
+      buf,
+      (f) => {
+        replayedFrames++;
+        if (f.type !== FrameType.Data && f.type !== FrameType.Pad) appliedChanges++;
+        nextStreamId = Math.max(nextStreamId, f.streamId + 1);
+        applyFrame(f.type, f.streamId, f.payload, segId, from + f.pos, f.size);
+      },
+      true,
+    );
+    const bad = scan.damage[0];
+    if (bad !== undefined) {
+      const at = from + bad.pos;
+      if (i !== segments.length - 1 || !bad.torn) {
+        const after = i !== segments.length - 1 ? 'newer segments follow it' : `a valid frame follows it at byte ${from + bad.end}`;
+        throw new Error(
+          `${log.describe(segId)}: the frame at byte ${at} is damaged (${bad.reason}) and ${after}; refusing to start, which would drop acknowledged data. ` +
+            `Run \`svc check --data-dir ${dataDirOf(log.describe(segId))}\` to list the damage, then \`svc repair\` with the same flag to quarantine the damaged frames (the rest is kept), or restore the file from a backup.`,
+        );
       }
-      truncatedBytes = buf.length - off;
-      log.truncateTail(segId, from + off);
+      truncatedBytes = buf.length - bad.pos;
+      log.truncateTail(segId, at);
     }
   }
   // Appends are checked against the accepted producers; after recovery accepted = durable.
@@ -98,11 +132,26 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
     ops.push({ type: 'put', key: streamKey(s.id), value: encodeStream(s) });
     for (const c of s.chunks) ops.push(putChunk(s.id, c));
   }
-  return { streams, byName, nextStreamId, replayedFrames, truncatedBytes, ops };
+  return { streams, byName, nextStreamId, replayedFrames, truncatedBytes, ops, appliedChanges };
+
+  /** A rebuild knows from the newest carried live list that this stream was deleted. */
+  function isDead(id: number): boolean {
+    const live = carried?.live ?? null;
+    return live !== null && id < live.below && !live.ids.has(id);
+  }
 
   function applyFrame(type: FrameType, id: number, payload: Buffer, segId: number, pos: number, size: number): void {
+    if (type === FrameType.Catalog) {
+      for (const c of decodeCatalog(payload).streams) {
+        const s = streams.get(c.id);
+        if (s === undefined) continue; // deleted since (or, replaying from a checkpoint, before it)
+        touched.add(s);
+        for (const base of applyCarried(s, c, maxProducers)) ops.push(delChunk(c.id, base));
+      }
+      return;
+    }
     if (type === FrameType.Create) {
-      if (streams.has(id)) return;
+      if (streams.has(id) || isDead(id)) return;
       const s = newStreamState(id, JSON.parse(payload.toString()) as StreamMeta);
       s.durable = true;
       streams.set(id, s);
@@ -149,4 +198,33 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
         return;
     }
   }
+}
+
+/**
+ * Every segment the index refers to (the checkpoint's, every chunk's) must be on disk: a missing
+ * one was deleted or lost outside the node, and writing on would re-create it empty under the
+ * index's old entries. The remedy is named in the message (docs/storage.md).
+ */
+function checkReferencedSegments(log: SegmentLog, cp: { segId: number; pos: number }, streams: Iterable<StreamState>): void {
+  const present = new Set(log.segments);
+  const missing = new Set<number>();
+  if (cp.pos > 0 && !present.has(cp.segId)) missing.add(cp.segId);
+  for (const s of streams) for (const c of s.chunks) if (!present.has(c.segId)) missing.add(c.segId);
+  if (cp.pos > 0 && present.has(cp.segId) && log.segmentSize(cp.segId) < cp.pos) {
+    throw new Error(
+      `${log.describe(cp.segId)} is ${log.segmentSize(cp.segId)} bytes but the index says ${cp.pos} bytes of it were written and synced: the file was cut outside the node. ` +
+        `Restore it from a backup, or run \`svc repair --data-dir ${dataDirOf(log.describe(cp.segId))}\` to rebuild the index from the segments as they are (records after the cut are lost).`,
+    );
+  }
+  if (missing.size === 0) return;
+  const files = [...missing].sort((a, b) => a - b).map((id) => log.describe(id));
+  throw new Error(
+    `segment file${files.length > 1 ? 's' : ''} ${files.join(', ')} ${files.length > 1 ? 'are' : 'is'} missing but the index refers to ${files.length > 1 ? 'them' : 'it'}; refusing to start (writing on would put new data under old index entries). ` +
+      `Restore the file from a backup, or run \`svc repair --data-dir ${dataDirOf(files[0]!)}\` to rebuild the index from the segments that remain (the records of a missing segment are lost).`,
+  );
+}
+
+/** `<dataDir>/shards/<k>/log/<file>` → `<dataDir>` (for the remedy in messages). */
+function dataDirOf(segmentFile: string): string {
+  return path.resolve(segmentFile, '..', '..', '..', '..');
 }

@@ -55,6 +55,7 @@ import { gather } from './shard-reader';
 import { recoverShard } from './shard-recovery';
 import { type Chunk, type StreamMeta, type StreamState, addChunk, dropChunksBelow, isExpired, isGone, newStreamState } from './stream-state';
 import { sweepExpired } from './retention';
+import { catalogFramesIn, encodeCatalogFrames } from './catalog-carry';
 import { type SchemaRegistry } from '../schema-registry';
 import { createConfig, planConfig, validateRecords } from './stream-config';
 
@@ -104,6 +105,13 @@ export class Shard {
   #sortedNames: string[] | null = null;
   /** Sealed segments whose data is all dead, waiting for the reaper. */
   #destroyed = new Set<number>();
+  /** Sealed segments whose catalog frames (if any) are carried forward: they may be destroyed. */
+  #carried = new Set<number>();
+  #carrying = false;
+  /** Metadata-relevant changes applied (the shard's part of appliedIndex; kept in the checkpoint). */
+  #appliedChanges = 0;
+  /** Group-commit key of the shard's own frames (CATALOG): not a stream. */
+  readonly #shardFrames = newStreamState(0, { name: '', contentType: '', ttlSeconds: null, expiresAtMs: null, createdAtMs: 0 });
   #deadCheckNeeded = true;
   #checkpointTimer: NodeJS.Timeout | null = null;
   /** Chunks changed since the last checkpoint, with their stream id. */
@@ -120,13 +128,20 @@ export class Shard {
     this.#log = log;
     this.#opts = opts;
     this.#now = opts.now ?? Date.now;
-    const r = recoverShard(store, log, opts.maxChunkBytes, opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
+    let r: ReturnType<typeof recoverShard>;
+    try {
+      r = recoverShard(store, log, opts.maxChunkBytes, opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
+    } catch (err) {
+      // Startup refusals name the shard, the file and the remedy (docs/storage.md).
+      throw new Error(`shard ${opts.shardId}: ${(err as Error).message}`, { cause: err });
+    }
     this.#streams = r.streams;
     this.#byName = r.byName;
     this.#nextStreamId = r.nextStreamId;
     this.#kvOps = r.ops;
     this.#durableEnd = log.tail;
     this.#tailVersion = opts.tailVersionBase ?? 0;
+    this.#appliedChanges = r.appliedChanges;
     this.#commit = new GroupCommit(log, {
       failed: (err) => opts.onStorageFailure?.(err),
       applied: (end) => {
@@ -168,6 +183,7 @@ export class Shard {
     this.#sortedNames = null;
     this.#commit.enqueue(s, encodeFrame(FrameType.Create, s.id, Buffer.from(JSON.stringify(meta))), () => {
       s.durable = true;
+      this.#appliedChanges++;
       this.#dirty.add(s);
     });
     if (p.records.length > 0) this.#appendRecords(s, p.records);
@@ -352,6 +368,7 @@ export class Shard {
     this.#acceptedMeta.set(s, next);
     this.#commit.enqueue(s, encodeFrame(FrameType.Config, s.id, Buffer.from(JSON.stringify(patch))), () => {
       s.meta = { ...s.meta, ...patch };
+      this.#appliedChanges++;
       if (this.#acceptedMeta.get(s) === next) this.#acceptedMeta.delete(s);
       this.#dirty.add(s);
     });
@@ -431,7 +448,7 @@ export class Shard {
     const now = this.#now();
     let streamCount = 0;
     for (const s of this.#byName.values()) if (s.durable && !isExpired(s, now) && s.meta.softDeleted !== true) streamCount++;
-    return { streamCount, objectCount: this.#log.sealedSegments().length, destroyedObjectBacklog: this.#destroyed.size };
+    return { streamCount, objectCount: this.#log.sealedSegments().length, destroyedObjectBacklog: this.#destroyed.size, appliedChanges: this.#appliedChanges };
   }
 
   /** Start writing whatever was accepted (called once per batch of requests from the gateway). */
@@ -459,6 +476,7 @@ export class Shard {
     // An expired stream that forks still read stays (gone) until the last fork lets go.
     for (const s of r.expiredStreams) if ((this.#metaOf(s).forkRefs ?? 0) === 0) this.#delete(s);
     for (const [s, dropped] of r.trimmed) {
+      this.#appliedChanges++;
       for (const seq of dropped) this.#kvOps.push(delChunk(s.id, seq));
       // Chunks gone from the index must not be written back by a pending put.
       for (const [c, sid] of this.#dirtyChunks) if (sid === s.id && !s.chunks.includes(c)) this.#dirtyChunks.delete(c);
@@ -475,6 +493,7 @@ export class Shard {
   /** Delete sealed segments whose data is all dead. */
   reap(): number {
     if (this.#destroyed.size === 0 || this.#commit.failed !== null) return 0;
+    this.#appliedChanges += this.#destroyed.size;
     // The checkpoint must be durable past these segments before they go: replay never needs them then.
     this.#checkpoint(true);
     let n = 0;
@@ -638,12 +657,14 @@ export class Shard {
     const payload = producer === null ? null : Buffer.from(JSON.stringify(producer));
     this.#commit.enqueue(s, encodeFrame(FrameType.Seal, s.id, payload), () => {
       s.closed = true;
+      this.#appliedChanges++;
       if (producer !== null) recordProducer(s.durableProducers, producer.key, producer.epoch, producer.ack, this.#opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
       this.#dirty.add(s);
     });
   }
 
   #applyTrim(s: StreamState, seq: number): void {
+    this.#appliedChanges++;
     if (seq <= s.startSeq) return;
     s.startSeq = seq;
     for (const c of dropChunksBelow(s, seq)) {
@@ -660,6 +681,7 @@ export class Shard {
     this.#sortedNames = null;
     this.#commit.enqueue(s, encodeFrame(FrameType.Delete, s.id, null), () => {
       this.#streams.delete(s.id);
+      this.#appliedChanges++;
       this.#dirty.delete(s);
       this.#kvOps.push({ type: 'del', key: streamKey(s.id) });
       for (const c of s.chunks) {
@@ -677,6 +699,9 @@ export class Shard {
    * replay after a crash (at most CHECKPOINT_EVERY_MS of log), never lost data.
    */
   #checkpointSoon(): void {
+    // appliedIndex counts each checkpoint when it is decided, so the figure is final when the
+    // change that caused it is acknowledged (the write itself follows within CHECKPOINT_EVERY_MS).
+    if (this.#checkpointTimer === null) this.#appliedChanges++;
     if (this.#kvOps.length + this.#dirtyChunks.size >= CHECKPOINT_MAX_OPS) {
       this.#checkpoint(false);
       return;
@@ -699,7 +724,7 @@ export class Shard {
     for (const s of this.#dirty) this.#kvOps.push({ type: 'put', key: streamKey(s.id), value: encodeStream(s) });
     this.#dirty.clear();
     const end = this.#durableEnd;
-    this.#kvOps.push({ type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint({ segId: end.segId, pos: end.pos, nextStreamId: this.#nextStreamId }) });
+    this.#kvOps.push({ type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint({ segId: end.segId, pos: end.pos, nextStreamId: this.#nextStreamId, appliedChanges: this.#appliedChanges }) });
     const ops = this.#kvOps;
     this.#kvOps = [];
     this.#store.write(ops, sync);
@@ -709,8 +734,57 @@ export class Shard {
     this.#deadCheckNeeded = false;
     const live = new Set<number>();
     for (const s of this.#streams.values()) for (const c of s.chunks) live.add(c.segId);
+    const carry: number[] = [];
+    const carryIds = new Set<number>();
     // Only segments wholly behind the applied end: a newer one may hold frames still in flight, not yet indexed.
-    for (const segId of this.#log.sealedSegments()) if (segId < this.#durableEnd.segId && !live.has(segId)) this.#destroyed.add(segId);
+    for (const segId of this.#log.sealedSegments()) {
+      if (segId >= this.#durableEnd.segId || live.has(segId) || this.#destroyed.has(segId)) continue;
+      // A segment holding catalog frames goes only after they are carried forward (catalog-carry.ts).
+      if (!this.#carried.has(segId)) {
+        const ids = catalogFramesIn(this.#log, segId);
+        if (ids !== null) {
+          carry.push(segId);
+          for (const id of ids) carryIds.add(id);
+          continue;
+        }
+        this.#carried.add(segId);
+      }
+      this.#destroyed.add(segId);
+    }
+    if (carry.length > 0) this.#carryCatalog(carry, carryIds);
+  }
+
+  /**
+   * Write the catalog of `ids` (the live ones) and the live id list at the tail; once durable,
+   * the segments may go. Frames accepted earlier may land before or after it in the log: it
+   * carries the accepted meta (a CONFIG frame after it sets the same fields again) and the
+   * durable start, tail and seal, which replay only ever moves forward (applyCarried).
+   */
+  #carryCatalog(segs: number[], ids: Set<number>): void {
+    if (this.#carrying) {
+      this.#deadCheckNeeded = true;
+      return;
+    }
+    const streams: StreamState[] = [];
+    const liveIds: number[] = [];
+    for (const s of this.#streams.values()) {
+      // A stream whose delete is accepted is left out: its DELETE frame is in this group or an earlier one.
+      if (s.deleted) continue;
+      // One whose create is not durable yet is live: its CREATE frame precedes this one in the log.
+      liveIds.push(s.id);
+      if (s.durable && ids.has(s.id)) streams.push({ ...s, meta: this.#metaOf(s) });
+    }
+    this.#carrying = true;
+    const frames = encodeCatalogFrames(streams, liveIds, this.#nextStreamId);
+    frames.forEach((f, i) =>
+      this.#commit.enqueue(this.#shardFrames, f, i < frames.length - 1 ? null : () => {
+        this.#carrying = false;
+        this.#appliedChanges++;
+        for (const segId of segs) this.#carried.add(segId);
+        this.#deadCheckNeeded = true;
+      }),
+    );
+    this.#commit.flush();
   }
 
   #globalId(s: StreamState): number {

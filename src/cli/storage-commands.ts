@@ -1,0 +1,100 @@
+/**
+ * `svc check` and `svc repair`: offline tools for a stopped node's data directory
+ * (docs/storage.md). The work is done by the data plane (src/shards/log-check.ts), handed in by
+ * main.ts, so this file only parses flags and prints reports.
+ *
+ * Exit codes: check — 0 nothing damaged (torn tails, which the node cuts itself, are listed),
+ * 1 damage found or the check could not run, 2 usage; repair — 0 the node can start again,
+ * 1 something is left that needs a backup, 2 usage.
+ */
+import { type CliIo, type Command, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './commands';
+
+/** What the tools report (the shapes of src/shards/log-check.ts). */
+export interface StorageFinding {
+  shard: number;
+  file: string;
+  kind: 'damage' | 'torn' | 'missing' | 'index';
+  message: string;
+}
+export interface StorageTools {
+  check(dataDir: string): Promise<{ shards: number; segments: number; frames: number; findings: StorageFinding[]; damaged: boolean }>;
+  repair(dataDir: string): Promise<{ actions: Array<{ shard: number; file: string; action: string }>; unrepaired: StorageFinding[] }>;
+}
+
+function dataDirArg(name: string, args: string[], io: CliIo): string | null {
+  let dir: string | null = null;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--data-dir' && i + 1 < args.length) dir = args[++i]!;
+    else if (a.startsWith('--data-dir=')) dir = a.slice('--data-dir='.length);
+    else {
+      io.stderr(`svc ${name}: unknown argument "${a}"\nRun \`svc ${name} --help\`.\n`);
+      return null;
+    }
+  }
+  if (dir === null || dir === '') io.stderr(`svc ${name}: --data-dir is required\nRun \`svc ${name} --help\`.\n`);
+  return dir === '' ? null : dir;
+}
+
+const line = (f: StorageFinding): string => `shard ${f.shard}: ${f.file}: ${f.message}\n`;
+
+export function storageCommands(tools: StorageTools): Command[] {
+  const check: Command = {
+    name: 'check',
+    summary: 'verify every segment and index of a stopped node (offline)',
+    usage: () =>
+      [
+        'Usage: svc check --data-dir <dir>',
+        '',
+        "Reads every segment file of the stopped node's data directory and checks each frame's",
+        'length, type and CRC-32C; opens each shard index and checks that every segment it refers to',
+        'exists. Prints what it finds. Exit 0: nothing damaged (a torn tail, which the node cuts',
+        'itself on start, is listed); 1: damage found (run `svc repair`), or the check could not run.',
+        '',
+      ].join('\n'),
+    async run(args: string[], io: CliIo): Promise<number> {
+      const dir = dataDirArg('check', args, io);
+      if (dir === null) return EXIT_USAGE;
+      try {
+        const r = await tools.check(dir);
+        for (const f of r.findings) (f.kind === 'torn' ? io.stdout : io.stderr)(line(f));
+        io.stdout(`${r.shards} shards, ${r.segments} segments, ${r.frames} valid frames: ${r.damaged ? 'DAMAGED — run `svc repair --data-dir ' + dir + '` (stop the node first) or restore from a backup' : 'ok'}\n`);
+        return r.damaged ? EXIT_FAILURE : EXIT_OK;
+      } catch (err) {
+        io.stderr(`svc check: ${(err as Error).message}\n`);
+        return EXIT_FAILURE;
+      }
+    },
+  };
+  const repair: Command = {
+    name: 'repair',
+    summary: 'quarantine damaged frames of a stopped node so that it starts again (offline)',
+    usage: () =>
+      [
+        'Usage: svc repair --data-dir <dir>',
+        '',
+        'Stop the node first. Copies every damaged frame into a side file under',
+        '<dir>/shards/<k>/quarantine/ and overwrites it with padding of the same size (every valid',
+        'frame stays where it is; the records of a damaged frame are lost and readers skip their',
+        'seqs), cuts torn tails, and moves an index that cannot be opened or refers to missing',
+        'segments into the quarantine folder (the shard rebuilds it from its segments on start).',
+        'Exit 0: the node can start; 1: something is left that needs a backup.',
+        '',
+      ].join('\n'),
+    async run(args: string[], io: CliIo): Promise<number> {
+      const dir = dataDirArg('repair', args, io);
+      if (dir === null) return EXIT_USAGE;
+      try {
+        const r = await tools.repair(dir);
+        for (const a of r.actions) io.stdout(`shard ${a.shard}: ${a.file}: ${a.action}\n`);
+        for (const f of r.unrepaired) io.stderr(line(f));
+        io.stdout(r.actions.length === 0 && r.unrepaired.length === 0 ? 'nothing to repair\n' : `${r.actions.length} repaired, ${r.unrepaired.length} left\n`);
+        return r.unrepaired.length > 0 ? EXIT_FAILURE : EXIT_OK;
+      } catch (err) {
+        io.stderr(`svc repair: ${(err as Error).message}\n`);
+        return EXIT_FAILURE;
+      }
+    },
+  };
+  return [check, repair];
+}

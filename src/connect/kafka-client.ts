@@ -1,0 +1,159 @@
+/**
+ * The Kafka client behind one small interface. The only file under src/connect that imports
+ * kafkajs (2.2.4, pure JS); it talks to a node's Kafka listener like any client (startup step
+ * 2: connections are lazy, so a wrong bootstrap address shows as produce and fetch errors).
+ */
+import * as fs from 'node:fs';
+import { type Consumer, Kafka, type KafkaConfig, type KafkaMessage, logLevel, type Producer, type SASLOptions } from 'kafkajs';
+import type { ConnectorsConfig } from './config-schema';
+import type { Logger } from './log';
+import type { SinkRecord, SourceRecord } from './plugin-api';
+
+export interface ProducePort {
+  /** Resolves once the node acknowledged every record (acks = all); rejects otherwise. */
+  send(topic: string, records: SourceRecord[], partition?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface FetchedBatch {
+  topic: string;
+  partition: number;
+  records: SinkRecord[];
+  /** Time spent turning the fetched messages into records (stage `decode`). */
+  decodeSeconds: number;
+}
+
+export interface ConsumePort {
+  /**
+   * Joins the group and calls `handle` for each fetched batch, one at a time per partition.
+   * Nothing is committed unless `commit` is called. A rejected `handle` stops consuming and
+   * calls `onFatal` (the connector goes to `error`; uncommitted records come again on restart).
+   */
+  run(handle: (b: FetchedBatch, heartbeat: () => Promise<void>) => Promise<void>, onFatal: (err: Error) => void): Promise<void>;
+  /** Commits `offset` (the next one to read) for a partition. */
+  commit(topic: string, partition: number, offset: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ConsumeOptions {
+  group: string;
+  topics: (string | RegExp)[];
+  fromBeginning: boolean;
+  maxWaitMs: number;
+  /** Most bytes per partition per fetch. */
+  maxBytesPerPartition?: number;
+}
+
+export interface KafkaPort {
+  producer(): Promise<ProducePort>;
+  consumer(o: ConsumeOptions): Promise<ConsumePort>;
+}
+
+function kafkaConfig(c: ConnectorsConfig['kafka'], log: Logger): KafkaConfig {
+  const brokers = c.bootstrap_servers.split(',').map((s) => s.trim()).filter(Boolean);
+  const p = c.properties;
+  const cfg: KafkaConfig = {
+    clientId: c.client_id,
+    brokers,
+    connectionTimeout: Number(p['connection_timeout_ms'] ?? 3000),
+    requestTimeout: Number(p['request_timeout_ms'] ?? 30000),
+    retry: { retries: Number(p['retries'] ?? 5), initialRetryTime: Number(p['retry_initial_ms'] ?? 100) },
+    logLevel: logLevel.WARN,
+    logCreator: () => (e) => log.debug('kafka client', { kafka: e.log.message, namespace: e.namespace }),
+  };
+  if (c.security_protocol === 'ssl' || c.security_protocol === 'sasl_ssl') {
+    const read = (f: string): Buffer | undefined => (f === '' ? undefined : fs.readFileSync(f));
+    cfg.ssl = { ca: read(c.tls.ca_file), cert: read(c.tls.cert_file), key: read(c.tls.key_file), rejectUnauthorized: true, ...(c.tls.verify_hostname ? {} : { checkServerIdentity: () => undefined }) };
+  }
+  if (c.security_protocol.startsWith('sasl')) {
+    cfg.sasl = { mechanism: c.sasl.mechanism.toLowerCase(), username: c.sasl.username, password: c.sasl.password } as SASLOptions;
+  }
+  return cfg;
+}
+
+const toRecord = (topic: string, partition: number, m: KafkaMessage): SinkRecord => {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(m.headers ?? {})) if (v !== undefined) headers[k] = Array.isArray(v) ? String(v[0]) : String(v);
+  return { topic, partition, offset: m.offset, key: m.key, value: m.value ?? Buffer.alloc(0), timestamp: Number(m.timestamp), headers };
+};
+
+/** Most record bytes per produce request. */
+const PRODUCE_BYTES = 512 * 1024;
+const recordBytes = (r: SourceRecord): number => r.value.length + (r.key?.length ?? 0) + 64;
+
+export function createKafka(c: ConnectorsConfig['kafka'], log: Logger): KafkaPort {
+  const kafka = new Kafka(kafkaConfig(c, log));
+  return {
+    async producer(): Promise<ProducePort> {
+      // Lazy (spec startup step 2): a wrong bootstrap address shows as produce errors, not a
+      // refusal to start. A failed connect is tried again by the next send.
+      const p: Producer = kafka.producer({ allowAutoTopicCreation: true });
+      let connected: Promise<void> | null = null;
+      return {
+        async send(topic, records, partition) {
+          connected ??= p.connect().catch((err: Error) => {
+            connected = null;
+            throw err;
+          });
+          await connected;
+          // A large batch goes out as several requests of at most PRODUCE_BYTES each (a node
+          // refuses requests over its size limit); all of them are acknowledged before this resolves.
+          for (let i = 0; i < records.length; ) {
+            let bytes = 0;
+            let j = i;
+            while (j < records.length && (j === i || bytes + recordBytes(records[j]!) <= PRODUCE_BYTES)) bytes += recordBytes(records[j++]!);
+            await p.send({
+              topic,
+              acks: -1,
+              messages: records.slice(i, j).map((r) => ({ key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp === undefined ? undefined : String(r.timestamp), partition })),
+            });
+            i = j;
+          }
+        },
+        close: () => (connected === null ? Promise.resolve() : p.disconnect()),
+      };
+    },
+    async consumer(o): Promise<ConsumePort> {
+      // Patterns are matched against the topics that exist when the sink joins (anchored at the
+      // start); none matching yet is a join failure, retried by the sink with backoff.
+      const names = o.topics.filter((t): t is string => typeof t === 'string');
+      const patterns = o.topics.filter((t): t is RegExp => t instanceof RegExp);
+      if (patterns.length > 0) {
+        const admin = kafka.admin();
+        await admin.connect();
+        try {
+          for (const t of await admin.listTopics()) if (patterns.some((p) => p.test(t)) && !names.includes(t)) names.push(t);
+        } finally {
+          await admin.disconnect();
+        }
+        if (names.length === 0) throw new Error(`no topic matches ${patterns.map(String).join(', ')} yet`);
+      }
+      const consumer: Consumer = kafka.consumer({ groupId: o.group, sessionTimeout: 30_000, heartbeatInterval: 3000, maxWaitTimeInMs: o.maxWaitMs, maxBytesPerPartition: o.maxBytesPerPartition ?? 1024 * 1024, retry: { retries: 5, restartOnFailure: async () => false } });
+      await consumer.connect();
+      await consumer.subscribe({ topics: names, fromBeginning: o.fromBeginning });
+      let fatal: ((e: Error) => void) | null = null;
+      consumer.on(consumer.events.CRASH, (e) => {
+        if (fatal !== null) fatal(e.payload.error);
+      });
+      return {
+        async run(handle, onFatal) {
+          fatal = onFatal;
+          await consumer.run({
+            autoCommit: false,
+            eachBatchAutoResolve: false,
+            eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
+              if (!isRunning() || isStale() || batch.messages.length === 0) return;
+              const t0 = process.hrtime.bigint();
+              const records = batch.messages.map((m) => toRecord(batch.topic, batch.partition, m));
+              await handle({ topic: batch.topic, partition: batch.partition, records, decodeSeconds: Number(process.hrtime.bigint() - t0) / 1e9 }, heartbeat);
+              // Only after the handler committed: the next fetch starts past this batch.
+              resolveOffset(batch.messages[batch.messages.length - 1]!.offset);
+            },
+          });
+        },
+        commit: (topic, partition, offset) => consumer.commitOffsets([{ topic, partition, offset }]),
+        close: () => consumer.disconnect(),
+      };
+    },
+  };
+}

@@ -1,0 +1,68 @@
+/** The batch layouts of sdk/svc_connector.h (little-endian), host side. */
+import type { SinkRecord, SourceBatch, SourceRecord } from '../plugin-api';
+
+/** Encodes sink records: u32 count, then per record u16 topic_len, topic, i32 partition, i64 offset, i64 timestamp, i32 key_len (-1 none), key, u32 value_len, value. */
+export function encodeSinkBatch(records: SinkRecord[]): Buffer {
+  // Hot path (one call per plugin write): topics are encoded once per batch, and 64-bit fields
+  // are written as two 32-bit halves (offsets and timestamps stay below 2^53) to avoid BigInt.
+  const topics = new Map<string, Buffer>();
+  let size = 4;
+  for (const r of records) {
+    let t = topics.get(r.topic);
+    if (t === undefined) topics.set(r.topic, (t = Buffer.from(r.topic)));
+    size += 2 + t.length + 4 + 8 + 8 + 4 + (r.key?.length ?? 0) + 4 + r.value.length;
+  }
+  const b = Buffer.allocUnsafe(size);
+  let o = b.writeUInt32LE(records.length, 0);
+  const int64 = (v: number): void => {
+    b.writeUInt32LE(v >>> 0, o);
+    b.writeInt32LE(Math.floor(v / 0x1_0000_0000), o + 4);
+    o += 8;
+  };
+  for (const r of records) {
+    const t = topics.get(r.topic)!;
+    o = b.writeUInt16LE(t.length, o);
+    o += t.copy(b, o);
+    o = b.writeInt32LE(r.partition, o);
+    int64(Number(r.offset));
+    int64(Math.trunc(r.timestamp));
+    o = b.writeInt32LE(r.key === null ? -1 : r.key.length, o);
+    if (r.key !== null) o += r.key.copy(b, o);
+    o = b.writeUInt32LE(r.value.length, o);
+    o += r.value.copy(b, o);
+  }
+  return b;
+}
+
+/** Decodes a source batch: u32 count, u32 state_len, state, then per record i32 key_len, key, u32 value_len, value. */
+export function decodeSourceBatch(b: Buffer): SourceBatch {
+  const fail = (): never => {
+    throw new Error(`plugin returned a malformed source batch (${b.length} bytes)`);
+  };
+  if (b.length < 8) fail();
+  const count = b.readUInt32LE(0);
+  const stateLen = b.readUInt32LE(4);
+  let o = 8;
+  if (o + stateLen > b.length) fail();
+  const state = Buffer.from(b.subarray(o, o + stateLen));
+  o += stateLen;
+  const records: SourceRecord[] = [];
+  for (let i = 0; i < count; i++) {
+    if (o + 4 > b.length) fail();
+    const kl = b.readInt32LE(o);
+    o += 4;
+    let key: Buffer | null = null;
+    if (kl >= 0) {
+      if (o + kl > b.length) fail();
+      key = Buffer.from(b.subarray(o, o + kl));
+      o += kl;
+    }
+    if (o + 4 > b.length) fail();
+    const vl = b.readUInt32LE(o);
+    o += 4;
+    if (o + vl > b.length) fail();
+    records.push({ key, value: Buffer.from(b.subarray(o, o + vl)) });
+    o += vl;
+  }
+  return { records, state };
+}

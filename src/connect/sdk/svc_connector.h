@@ -1,0 +1,138 @@
+/*
+ * svc_connector.h — the C ABI of svc-connectors plugins, SDK 1.0. Header-only: include it in
+ * one .c file of the plugin and put SVC_CONNECTOR_SDK_MARKER at file scope.
+ *
+ * Rules (docs/connectors.md, "C ABI"):
+ *  - plain C, fixed-width integers, every symbol prefixed svc_;
+ *  - buffers are (pointer, length) pairs owned by the host; a plugin never keeps a pointer
+ *    past the call that passed it;
+ *  - state is kept per instance id: one library is loaded once per process and shared by
+ *    every connector that uses it, so a plugin must not keep per-connector state in globals;
+ *  - the host serialises all calls of one instance (calls of different ids may overlap only
+ *    with isolation = "in_process" and several connectors; keep shared data thread-safe);
+ *  - return 0 for success, a negative number for failure, and make svc_last_error() say why.
+ *  - the SDK marker: a plugin built against another SDK lacks svc_connector_sdk_v1_0 and fails
+ *    to load with a symbol error.
+ *
+ * Batch layout, all integers little-endian:
+ *   sink batch   : u32 count, then count records of
+ *                  u16 topic_len, topic, i32 partition, i64 offset, i64 timestamp_ms,
+ *                  i32 key_len (-1 = no key), key, u32 value_len, value
+ *   sink results : one u8 per record: 0 ok, 1 retryable, 2 permanent
+ *   source batch : u32 count, u32 state_len, state, then count records of
+ *                  i32 key_len (-1 = no key), key, u32 value_len, value
+ */
+#ifndef SVC_CONNECTOR_H
+#define SVC_CONNECTOR_H
+
+#include <stdint.h>
+#include <string.h>
+
+#define SVC_CONNECTOR_SDK_MAJOR 1
+#define SVC_CONNECTOR_SDK_MINOR 0
+/* Exactly one translation unit of a plugin puts this at file scope. */
+#define SVC_CONNECTOR_SDK_MARKER \
+  __attribute__((visibility("default"))) void svc_connector_sdk_v1_0(void) {}
+
+#define SVC_EXPORT __attribute__((visibility("default")))
+
+enum { SVC_OK = 0, SVC_RETRYABLE = 1, SVC_PERMANENT = 2 };
+enum { SVC_POLL_BATCH = 0, SVC_POLL_NO_DATA = 1, SVC_POLL_TOO_SMALL = 2 };
+enum { SVC_LOG_ERROR = 0, SVC_LOG_WARN = 1, SVC_LOG_INFO = 2, SVC_LOG_DEBUG = 3 };
+
+/* The only callback: a log line (NUL-terminated UTF-8) of instance `id`. */
+typedef void (*svc_log_fn)(uint32_t id, int32_t level, const char *msg);
+
+/* ---- Sink: implement these ------------------------------------------------------------ */
+SVC_EXPORT int32_t svc_sink_open(uint32_t id, const uint8_t *config_json, uint32_t config_len, svc_log_fn log);
+/* Writes `batch`; fills results[0..count) (one status per record). */
+SVC_EXPORT int32_t svc_sink_write(uint32_t id, const uint8_t *batch, uint32_t batch_len, uint8_t *results, uint32_t count);
+/* Everything write() reported ok is durable when this returns 0. */
+SVC_EXPORT int32_t svc_sink_flush(uint32_t id);
+SVC_EXPORT int32_t svc_sink_close(uint32_t id);
+
+/* ---- Source: implement these ---------------------------------------------------------- */
+/* `state` is the last saved checkpoint (state_len 0 = none: start from the beginning). */
+SVC_EXPORT int32_t svc_source_open(uint32_t id, const uint8_t *config_json, uint32_t config_len, const uint8_t *state, uint32_t state_len, svc_log_fn log);
+/* Writes at most `max_records` records as a source batch into out[0..cap); *out_len = bytes
+ * written, or the bytes needed when it returns SVC_POLL_TOO_SMALL. */
+SVC_EXPORT int32_t svc_source_poll(uint32_t id, uint8_t *out, uint32_t cap, uint32_t *out_len, uint32_t max_records, uint32_t timeout_ms);
+/* ack = 1: the last batch is produced and checkpointed; 0: poll it again. */
+SVC_EXPORT int32_t svc_source_commit(uint32_t id, int32_t ack);
+SVC_EXPORT int32_t svc_source_close(uint32_t id);
+
+/* Why the last call of `id` failed; returns the message length (truncated to cap). */
+SVC_EXPORT uint32_t svc_last_error(uint32_t id, char *buf, uint32_t cap);
+
+/* ---- Reading a sink batch ------------------------------------------------------------- */
+typedef struct {
+  const char *topic; uint16_t topic_len;
+  int32_t partition; int64_t offset; int64_t timestamp_ms;
+  const uint8_t *key; int32_t key_len; /* key_len -1: no key */
+  const uint8_t *value; uint32_t value_len;
+} svc_sink_record;
+
+typedef struct { const uint8_t *p, *end; uint32_t remaining; } svc_batch_reader;
+
+static inline uint32_t svc_rd_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t svc_rd_u64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+/* Returns 0, or -1 when the batch is shorter than its header says. */
+static inline int svc_batch_begin(svc_batch_reader *r, const uint8_t *batch, uint32_t len) {
+  if (len < 4) return -1;
+  r->remaining = svc_rd_u32(batch); r->p = batch + 4; r->end = batch + len; return 0;
+}
+
+/* 1 = a record was read into *rec, 0 = no more records, -1 = malformed. */
+static inline int svc_batch_next(svc_batch_reader *r, svc_sink_record *rec) {
+  if (r->remaining == 0) return 0;
+  const uint8_t *p = r->p;
+  if (r->end - p < 2) return -1;
+  rec->topic_len = (uint16_t)(p[0] | (p[1] << 8)); p += 2;
+  if (r->end - p < (long)rec->topic_len + 4 + 8 + 8 + 4) return -1;
+  rec->topic = (const char *)p; p += rec->topic_len;
+  rec->partition = (int32_t)svc_rd_u32(p); p += 4;
+  rec->offset = (int64_t)svc_rd_u64(p); p += 8;
+  rec->timestamp_ms = (int64_t)svc_rd_u64(p); p += 8;
+  rec->key_len = (int32_t)svc_rd_u32(p); p += 4;
+  if (rec->key_len > 0) { if (r->end - p < rec->key_len) return -1; rec->key = p; p += rec->key_len; } else rec->key = 0;
+  if (r->end - p < 4) return -1;
+  rec->value_len = svc_rd_u32(p); p += 4;
+  if ((uint64_t)(r->end - p) < rec->value_len) return -1;
+  rec->value = p; p += rec->value_len;
+  r->p = p; r->remaining--; return 1;
+}
+
+/* ---- Writing a source batch ----------------------------------------------------------- */
+typedef struct { uint8_t *buf; uint32_t cap, len, count; int overflow; } svc_source_writer;
+
+static inline void svc_wr_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+
+/* Starts a batch whose checkpoint (after it) is `state`. */
+static inline void svc_source_begin(svc_source_writer *w, uint8_t *out, uint32_t cap, const uint8_t *state, uint32_t state_len) {
+  w->buf = out; w->cap = cap; w->count = 0; w->overflow = 0; w->len = 8 + state_len;
+  if (w->len > cap) { w->overflow = 1; return; }
+  svc_wr_u32(out + 4, state_len); memcpy(out + 8, state, state_len);
+}
+
+/* Appends a record (key may be NULL). On overflow keeps counting the bytes needed. */
+static inline void svc_source_add(svc_source_writer *w, const uint8_t *key, int32_t key_len, const uint8_t *value, uint32_t value_len) {
+  uint32_t need = 4 + (key_len > 0 ? (uint32_t)key_len : 0) + 4 + value_len;
+  if (!w->overflow && w->len + need <= w->cap) {
+    uint8_t *p = w->buf + w->len;
+    svc_wr_u32(p, (uint32_t)(key == 0 ? -1 : key_len)); p += 4;
+    if (key != 0 && key_len > 0) { memcpy(p, key, (size_t)key_len); p += key_len; }
+    svc_wr_u32(p, value_len); p += 4; memcpy(p, value, value_len);
+  } else w->overflow = 1;
+  w->len += need; w->count++;
+}
+
+/* Finishes the batch: returns SVC_POLL_BATCH, or SVC_POLL_TOO_SMALL with *out_len = bytes needed. */
+static inline int32_t svc_source_end(svc_source_writer *w, uint32_t *out_len) {
+  *out_len = w->len;
+  if (w->overflow) return SVC_POLL_TOO_SMALL;
+  svc_wr_u32(w->buf, w->count);
+  return SVC_POLL_BATCH;
+}
+
+#endif /* SVC_CONNECTOR_H */

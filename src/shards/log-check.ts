@@ -1,0 +1,221 @@
+/**
+ * Offline check and repair of a stopped node's data directory (`svc check`, `svc repair`;
+ * docs/storage.md). Like `kafka-dump-log` and `etcdutl`, they read the files directly:
+ *
+ *   <dataDir>/shards/<k>/log/*.seg  ── every frame's length, type and CRC-32C (log-scan.ts)
+ *   <dataDir>/shards/<k>/index/     ── opens (RocksDB), and every segment it refers to exists
+ *
+ * Repair keeps every valid frame where it is: a damaged range is copied into a side file under
+ * `<dataDir>/shards/<k>/quarantine/` and overwritten with a PAD frame of the same size, so every
+ * position the index holds stays true; a torn tail of the newest segment is cut (as the node
+ * would); an index that cannot be opened or refers to missing segments is moved into the
+ * quarantine folder, and the shard rebuilds it from its segments on the next start.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CHECKPOINT_KEY, CHUNK_PREFIX, decodeCheckpoint, decodeChunk } from './worker/catalog-codec';
+import { FRAME_HEADER, encodeFrame, FrameType } from './worker/frame';
+import { type KvStore } from './worker/kv-store';
+import { type Damage, scanFrames } from './worker/log-scan';
+import { segmentFileName } from './worker/segment-log';
+
+/** One finding of a check, in the words a report prints. */
+export interface Finding {
+  shard: number;
+  /** The file or directory concerned. */
+  file: string;
+  /** `damage`: acknowledged data is unreadable or the node refuses to start; `torn`: a torn tail the node cuts itself. */
+  kind: 'damage' | 'torn' | 'missing' | 'index';
+  message: string;
+  /** For damaged frames: the byte range. */
+  range?: { pos: number; end: number };
+}
+
+export interface CheckReport {
+  shards: number;
+  segments: number;
+  frames: number;
+  findings: Finding[];
+  /** Findings that need `svc repair` (or a backup): everything but torn tails. */
+  damaged: boolean;
+}
+
+const SEG = /^(\d{10})\.seg$/;
+
+function shardIds(dataDir: string): number[] {
+  const dir = path.join(dataDir, 'shards');
+  if (!fs.existsSync(path.join(dataDir, 'svc-node.json')) || !fs.existsSync(dir)) throw new Error(`${dataDir} is not a node's data directory (no svc-node.json and shards/)`);
+  return fs
+    .readdirSync(dir)
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number)
+    .sort((a, b) => a - b);
+}
+
+function segmentsOf(logDir: string): number[] {
+  if (!fs.existsSync(logDir)) return [];
+  return fs
+    .readdirSync(logDir)
+    .map((f) => SEG.exec(f))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => Number(m[1]))
+    .sort((a, b) => a - b);
+}
+
+interface ShardScan {
+  findings: Finding[];
+  frames: number;
+  segments: number;
+  /** Damage per segment file, for repair. */
+  damage: Array<{ file: string; newest: boolean; ranges: Damage[] }>;
+  /** The index must be rebuilt (unopenable, or refers to what is gone). */
+  rebuildIndex: boolean;
+}
+
+async function scanShard(dataDir: string, shard: number): Promise<ShardScan> {
+  const base = path.join(dataDir, 'shards', String(shard));
+  const logDir = path.join(base, 'log');
+  const segs = segmentsOf(logDir);
+  const out: ShardScan = { findings: [], frames: 0, segments: segs.length, damage: [], rebuildIndex: false };
+  const sizes = new Map<number, number>();
+  segs.forEach((segId, i) => {
+    const file = path.join(logDir, segmentFileName(segId));
+    const buf = fs.readFileSync(file);
+    sizes.set(segId, buf.length);
+    const scan = scanFrames(buf, null, false);
+    out.frames += scan.frames;
+    const newest = i === segs.length - 1;
+    if (scan.damage.length > 0) out.damage.push({ file, newest, ranges: scan.damage });
+    for (const d of scan.damage) {
+      const tornTail = newest && d.torn;
+      out.findings.push({
+        shard,
+        file,
+        kind: tornTail ? 'torn' : 'damage',
+        range: { pos: d.pos, end: d.end },
+        message: tornTail
+          ? `torn tail: bytes ${d.pos}..${d.end} (${d.reason}) hold no valid frame; the node cuts them on start (an interrupted, unacknowledged write)`
+          : `damaged frame at bytes ${d.pos}..${d.end} (${d.reason})${d.torn ? '' : '; valid frames follow'}`,
+      });
+    }
+  });
+  const indexDir = path.join(base, 'index');
+  if (!fs.existsSync(indexDir)) return out;
+  let store: KvStore;
+  try {
+    // Loaded only here: `svc serve`'s main thread never loads RocksDB (its workers do).
+    const { openRocksStore } = await import('./worker/rocks-store');
+    store = await openRocksStore(indexDir);
+  } catch (err) {
+    out.findings.push({ shard, file: indexDir, kind: 'index', message: (err as Error).message });
+    out.rebuildIndex = !/lock/i.test((err as Error).message);
+    return out;
+  }
+  try {
+    const referenced = new Set<number>();
+    const cpEntry = store.scan(CHECKPOINT_KEY)[0];
+    const cp = cpEntry === undefined ? null : decodeCheckpoint(cpEntry[1]);
+    if (cp !== null && cp.pos > 0) referenced.add(cp.segId);
+    for (const [k, v] of store.scan(CHUNK_PREFIX)) referenced.add(decodeChunk(k, v).chunk.segId);
+    for (const segId of [...referenced].sort((a, b) => a - b)) {
+      if (sizes.has(segId)) continue;
+      out.findings.push({ shard, file: path.join(logDir, segmentFileName(segId)), kind: 'missing', message: 'missing, but the index refers to it' });
+      out.rebuildIndex = true;
+    }
+    const cpSize = cp === null ? undefined : sizes.get(cp.segId);
+    if (cp !== null && cpSize !== undefined && cpSize < cp.pos) {
+      out.findings.push({ shard, file: path.join(logDir, segmentFileName(cp.segId)), kind: 'missing', message: `${cpSize} bytes, but the index says ${cp.pos} bytes of it were synced (cut outside the node)` });
+      out.rebuildIndex = true;
+    }
+  } finally {
+    await store.close();
+  }
+  return out;
+}
+
+/** `svc check`: verify every segment and index of a stopped node. */
+export async function checkDataDir(dataDir: string): Promise<CheckReport> {
+  const report: CheckReport = { shards: 0, segments: 0, frames: 0, findings: [], damaged: false };
+  for (const shard of shardIds(dataDir)) {
+    const s = await scanShard(dataDir, shard);
+    refuseLocked(s, dataDir);
+    report.shards++;
+    report.segments += s.segments;
+    report.frames += s.frames;
+    report.findings.push(...s.findings);
+  }
+  report.damaged = report.findings.some((f) => f.kind !== 'torn');
+  return report;
+}
+
+export interface RepairAction {
+  shard: number;
+  file: string;
+  action: string;
+}
+
+/** `svc repair`: quarantine damaged frames and unusable indexes so that the node starts again, keeping every valid frame. */
+export async function repairDataDir(dataDir: string): Promise<{ actions: RepairAction[]; unrepaired: Finding[] }> {
+  const actions: RepairAction[] = [];
+  const unrepaired: Finding[] = [];
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const scans = new Map<number, ShardScan>();
+  for (const shard of shardIds(dataDir)) {
+    const s = await scanShard(dataDir, shard);
+    refuseLocked(s, dataDir);
+    scans.set(shard, s);
+  }
+  for (const [shard, s] of scans) {
+    const quarantine = path.join(dataDir, 'shards', String(shard), 'quarantine');
+    for (const seg of s.damage) {
+      const fd = fs.openSync(seg.file, 'r+');
+      try {
+        for (const d of seg.ranges) {
+          const bytes = Buffer.alloc(d.end - d.pos);
+          fs.readSync(fd, bytes, 0, bytes.length, d.pos);
+          fs.mkdirSync(quarantine, { recursive: true });
+          const side = path.join(quarantine, `${path.basename(seg.file)}.${d.pos}-${d.end}.bad`);
+          fs.writeFileSync(side, bytes);
+          fsyncFile(side);
+          if (d.torn && (seg.newest || bytes.length < FRAME_HEADER)) {
+            // Nothing valid follows: cut, as the node cuts a torn tail.
+            fs.ftruncateSync(fd, d.pos);
+            actions.push({ shard, file: seg.file, action: `cut at byte ${d.pos} (${bytes.length} bytes of torn tail saved in ${side})` });
+          } else if (bytes.length >= FRAME_HEADER) {
+            fs.writeSync(fd, encodeFrame(FrameType.Pad, 0, Buffer.alloc(bytes.length - FRAME_HEADER)), 0, bytes.length, d.pos);
+            actions.push({ shard, file: seg.file, action: `bytes ${d.pos}..${d.end} (${d.reason}) quarantined in ${side} and replaced by padding; the records they held are lost, readers skip their seqs` });
+          } else {
+            unrepaired.push({ shard, file: seg.file, kind: 'damage', range: { pos: d.pos, end: d.end }, message: `damaged bytes ${d.pos}..${d.end} are too few to pad (${bytes.length}); restore the file from a backup` });
+          }
+        }
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+    if (s.rebuildIndex) {
+      const indexDir = path.join(dataDir, 'shards', String(shard), 'index');
+      fs.mkdirSync(quarantine, { recursive: true });
+      const aside = path.join(quarantine, `index-${stamp}`);
+      fs.renameSync(indexDir, aside);
+      actions.push({ shard, file: indexDir, action: `moved to ${aside}; the shard rebuilds its index from its segments on the next start` });
+    }
+    for (const f of s.findings) if (f.kind === 'index' && !s.rebuildIndex) unrepaired.push(f);
+  }
+  return { actions, unrepaired };
+}
+
+/** A locked index means a node (or another check) has the directory open: its files are changing under us. */
+function refuseLocked(s: ShardScan, dataDir: string): void {
+  const locked = s.findings.find((f) => f.kind === 'index' && /lock/i.test(f.message));
+  if (locked !== undefined) throw new Error(`${locked.file} is locked: stop the node using ${dataDir} first`);
+}
+
+function fsyncFile(file: string): void {
+  const fd = fs.openSync(file, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
