@@ -117,6 +117,8 @@ export const ConfigSchema = Type.Object(
         retentionIntervalMs: Type.Integer({ minimum: 1, default: 1000, description: 'TTL/expiry enforcement interval (ms)' }), // 1 s
         /** How often destroyed objects are deleted. */
         reaperIntervalMs: Type.Integer({ minimum: 1, default: 5000, description: 'destroyed-object reaper interval (ms)' }), // 5 s
+        /** Chunk index entries each shard caches in memory (about 100 bytes each); the index itself is in RocksDB. */
+        indexCacheChunks: Type.Integer({ minimum: 0, default: 16_384, description: 'chunk index entries cached in memory per shard' }), // entries
       },
       { additionalProperties: false },
     ),

@@ -99,6 +99,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     limits: config.limits,
     retentionIntervalMs: config.storage.retentionIntervalMs,
     reaperIntervalMs: config.storage.reaperIntervalMs,
+    indexCacheChunks: config.storage.indexCacheChunks,
     log,
     schemas: schemas.documents(),
   });

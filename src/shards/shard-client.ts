@@ -46,6 +46,8 @@ export interface ShardClientOptions {
   limits: BatchLimits;
   retentionIntervalMs: number;
   reaperIntervalMs: number;
+  /** Chunk index entries cached in memory per shard (default 16,384). */
+  indexCacheChunks?: number;
   log: { info(o: object, m: string): void; warn(o: object, m: string): void };
   /** Registered schemas the workers start with (SchemaStore.documents()). */
   schemas?: SchemaDocument[];
@@ -99,6 +101,7 @@ export class ShardClient {
           limits: { maxRecordBytes: o.limits.maxRecordBytes, maxBatchRecords: o.limits.maxBatchRecords },
           retentionIntervalMs: o.retentionIntervalMs,
           reaperIntervalMs: o.reaperIntervalMs,
+          indexCacheChunks: o.indexCacheChunks,
           schemas: o.schemas ?? [],
         };
         const worker = new Worker(file, { workerData });

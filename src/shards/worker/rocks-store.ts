@@ -21,9 +21,23 @@ interface RocksDb {
   iterator(options: object): SyncIterator;
 }
 
+/**
+ * Memory RocksDB may take per shard. The index lives here, not in the heap, so these bound what
+ * a large index costs: memtables of memtableMemoryBudget/4 each (RocksDB's default is 64 MiB,
+ * up to two per shard), and a block cache of `cacheSize` for index pages read back.
+ */
+const MEMTABLE_BUDGET_BYTES = 16 * 1024 * 1024; // 16 MiB: 4 MiB memtables
+const BLOCK_CACHE_BYTES = 4 * 1024 * 1024; // 4 MiB
+
 export async function openRocksStore(location: string): Promise<KvStore> {
   const Rocks = RocksLevel as unknown as new (location: string, options: object) => RocksDb;
-  const db = new Rocks(location, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+  const db = new Rocks(location, {
+    keyEncoding: 'buffer',
+    valueEncoding: 'buffer',
+    compaction: 'level',
+    memtableMemoryBudget: MEMTABLE_BUDGET_BYTES,
+    cacheSize: BLOCK_CACHE_BYTES,
+  });
   await db.open();
   return {
     write(ops: readonly KvOp[], sync: boolean): void {
@@ -44,6 +58,23 @@ export async function openRocksStore(location: string): Promise<KvStore> {
       try {
         for (;;) {
           const { rows, finished } = it._nextvSync(1000, {});
+          for (let i = 0; i + 1 < rows.length; i += 2) out.push([rows[i]!, rows[i + 1]!]);
+          if (finished || rows.length === 0) break;
+        }
+      } finally {
+        it._closeSync();
+      }
+      return out;
+    },
+    range(gte: Buffer, lt: Buffer, limit: number, reverse = false): Array<[Buffer, Buffer]> {
+      if (limit <= 0) return [];
+      const options: Record<string, unknown> = { gte, limit, reverse, keyEncoding: 'buffer', valueEncoding: 'buffer' };
+      if (lt.length > 0) options['lt'] = lt;
+      const it = db.iterator(options);
+      const out: Array<[Buffer, Buffer]> = [];
+      try {
+        while (out.length < limit) {
+          const { rows, finished } = it._nextvSync(limit - out.length, {});
           for (let i = 0; i + 1 < rows.length; i += 2) out.push([rows[i]!, rows[i + 1]!]);
           if (finished || rows.length === 0) break;
         }

@@ -16,7 +16,8 @@ import { renderSse } from '../render/sse-records';
 import { type ReadFormat } from '../types';
 import { FRAME_HEADER, FrameType, parseFrame } from './frame';
 import { type SegmentLog } from './segment-log';
-import { type StreamState, findChunk } from './stream-state';
+import { type ChunkIndex } from './chunk-index';
+import { type Chunk, type StreamState } from './stream-state';
 
 export interface Gathered {
   body: Buffer;
@@ -24,8 +25,8 @@ export interface Gathered {
   nextSeq: number;
 }
 
-export function gather(log: SegmentLog, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat): Gathered {
-  if (format === 'raw') return gatherRaw(log, s, from, maxCount, maxBytes);
+export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat): Gathered {
+  if (format === 'raw') return gatherRaw(log, index, s, from, maxCount, maxBytes);
   const records: DecodedRecord[] = [];
   const batches: Buffer[] = [];
   let count = 0;
@@ -34,8 +35,9 @@ export function gather(log: SegmentLog, s: StreamState, from: number, maxCount: 
   const end = s.nextSeq;
   const full = (): boolean => count >= maxCount || (count > 0 && bytes >= maxBytes);
 
-  for (let i = findChunk(s.chunks, from); i < s.chunks.length && next < end && !full(); i++) {
-    const c = s.chunks[i]!;
+  const chunks = index.cursor(s, from);
+  // The cursor is asked for a chunk only when one is needed: past its page it reads the store.
+  for (let c: Chunk | null; next < end && !full() && (c = chunks.next()) !== null; ) {
     const buf = log.read(c.segId, c.pos, c.len);
     for (let off = 0; off < buf.length && !full(); ) {
       const f = parseFrame(buf, off, false);
@@ -96,14 +98,14 @@ const BATCH_BASE_OFFSET_LOW48 = 2;
 const BATCH_LAST_OFFSET_DELTA = 23;
 
 /** The raw format moves values to the front of each chunk buffer, then joins the chunks' fronts. */
-function gatherRaw(log: SegmentLog, s: StreamState, from: number, maxCount: number, maxBytes: number): Gathered {
+function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number): Gathered {
   const end = s.nextSeq;
   const parts: Buffer[] = [];
   let count = 0;
   let bytes = 0;
   let next = from;
-  chunks: for (let i = findChunk(s.chunks, from); i < s.chunks.length && next < end && count < maxCount; i++) {
-    const c = s.chunks[i]!;
+  const cursor = index.cursor(s, from);
+  chunks: for (let c: Chunk | null; next < end && count < maxCount && (c = cursor.next()) !== null; ) {
     const buf = log.read(c.segId, c.pos, c.len);
     let written = 0;
     /** Values before this were already pushed (a compressed batch splits a chunk's part). */

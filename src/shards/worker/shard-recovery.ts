@@ -7,23 +7,13 @@
  * rather than silently drop what follows.
  */
 import { readBatchHeader } from '../../util/record-batch';
-import {
-  CHECKPOINT_KEY,
-  CHUNK_PREFIX,
-  STREAM_PREFIX,
-  decodeCheckpoint,
-  decodeChunk,
-  decodeStream,
-  delChunk,
-  encodeStream,
-  putChunk,
-  streamKey,
-} from './catalog-codec';
+import { CHECKPOINT_KEY, STREAM_PREFIX, decodeCheckpoint, decodeStream, encodeStream, putChunk, streamKey } from './catalog-codec';
+import { type ChunkIndex } from './chunk-index';
 import { FrameType, parseFrame } from './frame';
 import { type KvOp, type KvStore } from './kv-store';
 import { DEFAULT_MAX_PRODUCERS, type SealProducer, cloneProducers, decodeProducers, recordBatchProducer, recordProducer } from './producers';
 import { type SegmentLog } from './segment-log';
-import { type StreamMeta, type StreamState, addChunk, dropChunksBelow, newStreamState } from './stream-state';
+import { type StreamMeta, type StreamState, addChunk, newStreamState } from './stream-state';
 
 export interface RecoveredShard {
   streams: Map<number, StreamState>;
@@ -37,7 +27,7 @@ export interface RecoveredShard {
   ops: KvOp[];
 }
 
-export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: number, maxProducers = DEFAULT_MAX_PRODUCERS): RecoveredShard {
+export function recoverShard(store: KvStore, index: ChunkIndex, log: SegmentLog, maxChunkBytes: number, maxProducers = DEFAULT_MAX_PRODUCERS): RecoveredShard {
   const streams = new Map<number, StreamState>();
   const byName = new Map<string, StreamState>();
   const cpEntry = store.scan(CHECKPOINT_KEY)[0];
@@ -54,12 +44,11 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
     s.lastAccessMs = d.lastAccessMs ?? d.meta.createdAtMs;
     s.durableProducers = decodeProducers(d.producers);
     s.durable = true;
+    // Only the last chunk is loaded (appends merge into it); the rest stays in the store.
+    const tail = index.loadTail(d.id);
+    if (tail !== null) s.recent.push(tail);
     streams.set(d.id, s);
     byName.set(d.meta.name, s);
-  }
-  for (const [k, v] of store.scan(CHUNK_PREFIX)) {
-    const { streamId, chunk } = decodeChunk(k, v);
-    streams.get(streamId)?.chunks.push(chunk);
   }
 
   const touched = new Set<StreamState>();
@@ -96,7 +85,7 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
   for (const s of touched) {
     if (!streams.has(s.id)) continue;
     ops.push({ type: 'put', key: streamKey(s.id), value: encodeStream(s) });
-    for (const c of s.chunks) ops.push(putChunk(s.id, c));
+    for (const c of s.recent) putChunk(ops, s.id, c);
   }
   return { streams, byName, nextStreamId, replayedFrames, truncatedBytes, ops };
 
@@ -130,12 +119,12 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
       case FrameType.Delete:
         streams.delete(id);
         ops.push({ type: 'del', key: streamKey(id) });
-        for (const c of s.chunks) ops.push(delChunk(id, c.baseSeq));
+        index.dropWhile(s, () => true);
         if (byName.get(s.meta.name) === s) byName.delete(s.meta.name);
         return;
       case FrameType.Trim:
         s.startSeq = Math.max(s.startSeq, payload.readDoubleBE(0));
-        for (const c of dropChunksBelow(s, s.startSeq)) ops.push(delChunk(id, c.baseSeq));
+        index.dropWhile(s, (c) => c.lastSeq < s.startSeq);
         return;
       case FrameType.Seal:
         s.closed = s.closing = true;

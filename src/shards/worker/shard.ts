@@ -43,7 +43,8 @@ import {
   type TailEvent,
   type TrimParams,
 } from '../types';
-import { CHECKPOINT_KEY, delChunk, encodeCheckpoint, encodeStream, putChunk, streamKey } from './catalog-codec';
+import { CHECKPOINT_KEY, encodeCheckpoint, encodeStream, putChunk, streamKey } from './catalog-codec';
+import { ChunkIndex, DEFAULT_INDEX_CACHE_CHUNKS } from './chunk-index';
 import { FrameType, encodeFrame, encodeTrimPayload } from './frame';
 import { inflateBatch } from '../render/inflate-batch';
 import { type KvOp, type KvStore } from './kv-store';
@@ -53,7 +54,7 @@ import { compareNames, mediaType } from '../names';
 import { type Location, type SegmentLog } from './segment-log';
 import { gather } from './shard-reader';
 import { recoverShard } from './shard-recovery';
-import { type Chunk, type StreamMeta, type StreamState, addChunk, dropChunksBelow, isExpired, isGone, newStreamState } from './stream-state';
+import { type Chunk, type StreamMeta, type StreamState, addChunk, isExpired, isGone, newStreamState } from './stream-state';
 import { sweepExpired } from './retention';
 import { type SchemaRegistry } from '../schema-registry';
 import { createConfig, planConfig, validateRecords } from './stream-config';
@@ -66,6 +67,8 @@ export interface ShardOptions {
   /** Shards in the node; stream ids are made node-unique as localId * shardCount + shardId. */
   shardCount: number;
   maxChunkBytes: number;
+  /** Chunk index entries kept in memory beyond each stream's newest ones (chunk-index.ts); default 16,384. */
+  indexCacheChunks?: number;
   limits: BatchLimits;
   now?: () => number;
   /** Idempotent producers remembered per stream (least recently written evicted); default 10,000. */
@@ -84,6 +87,7 @@ const CHECKPOINT_MAX_OPS = 4096;
 
 export class Shard {
   readonly #store: KvStore;
+  readonly #index: ChunkIndex;
   readonly #log: SegmentLog;
   readonly #opts: ShardOptions;
   readonly #now: () => number;
@@ -114,7 +118,8 @@ export class Shard {
     this.#log = log;
     this.#opts = opts;
     this.#now = opts.now ?? Date.now;
-    const r = recoverShard(store, log, opts.maxChunkBytes, opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
+    this.#index = new ChunkIndex(store, opts.indexCacheChunks ?? DEFAULT_INDEX_CACHE_CHUNKS);
+    const r = recoverShard(store, this.#index, log, opts.maxChunkBytes, opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
     this.#streams = r.streams;
     this.#byName = r.byName;
     this.#nextStreamId = r.nextStreamId;
@@ -130,6 +135,8 @@ export class Shard {
       },
     });
     this.#checkpoint(false);
+    // Replayed chunks are in the store now: only each stream's last one stays in memory.
+    for (const s of this.#streams.values()) if (s.recent.length > 1) s.recent = s.recent.slice(-1);
     this.recovery = { replayedFrames: r.replayedFrames, truncatedBytes: r.truncatedBytes, streams: r.streams.size };
   }
 
@@ -366,7 +373,7 @@ export class Shard {
     const seq = p.seq < 0 ? tail : p.seq;
     if (seq > tail) throw new SvcError('seq_out_of_range', `seq ${seq} is beyond the end of the stream (${tail})`, { next_seq: tail });
     const from = Math.max(seq, s.startSeq);
-    const g = gather(this.#log, s, from, p.count, p.bytes, p.format);
+    const g = gather(this.#log, this.#index, s, from, p.count, p.bytes, p.format);
     const upToDate = g.nextSeq >= tail;
     return {
       body: g.body,
@@ -447,14 +454,13 @@ export class Shard {
   maintain(): void {
     if (this.#commit.failed !== null) return;
     const now = this.#now();
-    const r = sweepExpired(this.#log, this.#byName.values(), now);
+    const r = sweepExpired(this.#log, this.#index, this.#byName.values(), now);
     // An expired stream that forks still read stays (gone) until the last fork lets go.
     for (const s of r.expiredStreams) if ((this.#metaOf(s).forkRefs ?? 0) === 0) this.#delete(s);
-    for (const [s, dropped] of r.trimmed) {
-      for (const seq of dropped) this.#kvOps.push(delChunk(s.id, seq));
-      // Chunks gone from the index must not be written back by a pending put.
-      for (const [c, sid] of this.#dirtyChunks) if (sid === s.id && !s.chunks.includes(c)) this.#dirtyChunks.delete(c);
-      const first = s.chunks[0];
+    for (const s of r.trimmed) {
+      this.#forgetDropped(s);
+      // A recent head cut in place by expiry is written under its new base seq.
+      const first = s.recent[0];
       if (first !== undefined) this.#dirtyChunks.set(first, s.id);
       this.#dirty.add(s);
       this.#deadCheckNeeded = true;
@@ -629,10 +635,8 @@ export class Shard {
   #applyTrim(s: StreamState, seq: number): void {
     if (seq <= s.startSeq) return;
     s.startSeq = seq;
-    for (const c of dropChunksBelow(s, seq)) {
-      this.#dirtyChunks.delete(c);
-      this.#kvOps.push(delChunk(s.id, c.baseSeq));
-    }
+    this.#index.dropWhile(s, (c) => c.lastSeq < seq);
+    this.#forgetDropped(s);
     this.#dirty.add(s);
     this.#deadCheckNeeded = true;
   }
@@ -645,11 +649,8 @@ export class Shard {
       this.#streams.delete(s.id);
       this.#dirty.delete(s);
       this.#kvOps.push({ type: 'del', key: streamKey(s.id) });
-      for (const c of s.chunks) {
-        this.#dirtyChunks.delete(c);
-        this.#kvOps.push(delChunk(s.id, c.baseSeq));
-      }
-      s.chunks = [];
+      this.#index.dropWhile(s, () => true);
+      this.#forgetDropped(s);
       this.#deadCheckNeeded = true;
     });
   }
@@ -677,7 +678,12 @@ export class Shard {
       clearTimeout(this.#checkpointTimer);
       this.#checkpointTimer = null;
     }
-    for (const [c, sid] of this.#dirtyChunks) this.#kvOps.push(putChunk(sid, c));
+    /** Streams whose recent chunks are all stored after this write: they keep only their last. */
+    const stored = new Set<number>();
+    for (const [c, sid] of this.#dirtyChunks) {
+      putChunk(this.#kvOps, sid, c);
+      stored.add(sid);
+    }
     this.#dirtyChunks.clear();
     for (const s of this.#dirty) this.#kvOps.push({ type: 'put', key: streamKey(s.id), value: encodeStream(s) });
     this.#dirty.clear();
@@ -686,14 +692,32 @@ export class Shard {
     const ops = this.#kvOps;
     this.#kvOps = [];
     this.#store.write(ops, sync);
+    for (const sid of stored) {
+      const s = this.#streams.get(sid);
+      if (s !== undefined && s.recent.length > 1) s.recent = s.recent.slice(-1);
+    }
+  }
+
+  /** Chunks dropped from a stream's index must not be written back by a pending put. */
+  #forgetDropped(s: StreamState): void {
+    for (const [c, sid] of this.#dirtyChunks) if (sid === s.id && !s.recent.includes(c)) this.#dirtyChunks.delete(c);
+  }
+
+  /** What the chunk index holds in memory now: every stream's recent chunks, and the page cache. */
+  indexMemory(): { recentChunks: number; cachedChunks: number } {
+    let recentChunks = 0;
+    for (const s of this.#streams.values()) recentChunks += s.recent.length;
+    return { recentChunks, cachedChunks: this.#index.cachedChunks };
   }
 
   #findDeadSegments(): void {
     this.#deadCheckNeeded = false;
-    const live = new Set<number>();
-    for (const s of this.#streams.values()) for (const c of s.chunks) live.add(c.segId);
+    // The store must hold every applied chunk before it is asked which segments are named.
+    this.#checkpoint(false);
     // Only segments wholly behind the applied end: a newer one may hold frames still in flight, not yet indexed.
-    for (const segId of this.#log.sealedSegments()) if (segId < this.#durableEnd.segId && !live.has(segId)) this.#destroyed.add(segId);
+    for (const segId of this.#log.sealedSegments()) {
+      if (segId < this.#durableEnd.segId && !this.#destroyed.has(segId) && !this.#index.segmentInUse(segId)) this.#destroyed.add(segId);
+    }
   }
 
   #globalId(s: StreamState): number {

@@ -23,6 +23,8 @@ export interface WorkerConfig {
   limits: BatchLimits;
   retentionIntervalMs: number;
   reaperIntervalMs: number;
+  /** Chunk index entries cached in memory per shard; absent: the default. */
+  indexCacheChunks?: number;
   /** Registered schemas at start (schema-store.ts); changes arrive as `schemas` control messages. */
   schemas?: SchemaDocument[];
 }
@@ -176,7 +178,7 @@ async function main(): Promise<void> {
   const stores = await Promise.all(cfg.shardIds.map((id) => openRocksStore(path.join(dirOf(id), 'index'))));
   cfg.shardIds.forEach((shardId, i) => {
     const log = SegmentLog.open(path.join(dirOf(shardId), 'log'), cfg.segmentBytes);
-    const shard = new Shard(stores[i]!, log, { shardId, shardCount: cfg.shardCount, maxChunkBytes: cfg.maxChunkBytes, limits: cfg.limits, schemas: schemaRegistry, onTail });
+    const shard = new Shard(stores[i]!, log, { shardId, shardCount: cfg.shardCount, maxChunkBytes: cfg.maxChunkBytes, indexCacheChunks: cfg.indexCacheChunks, limits: cfg.limits, schemas: schemaRegistry, onTail });
     shards.set(shardId, shard);
     recovery.push({ shardId, ...shard.recovery });
   });
