@@ -29,6 +29,8 @@ const RECORD = 100;
 const IN_FLIGHT = Number(process.env.PERF_MEM_IN_FLIGHT || 64);
 const MILESTONES = (process.env.PERF_MEM_RECORDS || '1000000,10000000').split(',').map(Number);
 const EXTRA_ARGS = (process.env.PERF_MEM_ARGS || '').split(' ').filter(Boolean);
+/** Node flags for the node under test (diagnosis, e.g. `--trace-gc`). */
+const NODE_FLAGS = (process.env.PERF_MEM_NODE_FLAGS || '').split(' ').filter(Boolean);
 
 const MiB = 1024 * 1024;
 const rssOf = (pid) => {
@@ -42,7 +44,7 @@ async function startNode(dataDir, logFile) {
   const fd = fs.openSync(logFile, 'a');
   const child = spawn(
     process.execPath,
-    [path.join(DIST, 'main.js'), 'serve', '--listen', `127.0.0.1:${port}`, '--kafka-listen', `127.0.0.1:${kafkaPort}`, '--no-admin', '--data-dir', dataDir, '--log-level', 'warn', ...EXTRA_ARGS],
+    [...NODE_FLAGS, path.join(DIST, 'main.js'), 'serve', '--listen', `127.0.0.1:${port}`, '--kafka-listen', `127.0.0.1:${kafkaPort}`, '--no-admin', '--data-dir', dataDir, '--log-level', 'warn', ...EXTRA_ARGS],
     { cwd: ROOT, stdio: ['ignore', fd, fd] },
   );
   fs.closeSync(fd);
@@ -76,7 +78,7 @@ async function main() {
   let node = await startNode(dataDir, logFile);
   const cleanup = async () => {
     await node.stop();
-    fs.rmSync(workDir, { recursive: true, force: true });
+    if (!process.env.PERF_MEM_KEEP) fs.rmSync(workDir, { recursive: true, force: true });
   };
   process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
   try {

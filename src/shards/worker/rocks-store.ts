@@ -5,14 +5,21 @@
 import { RocksLevel } from '@nxtedition/rocksdb';
 import { type KvOp, type KvStore, prefixEnd } from './kv-store';
 
+/**
+ * abstract-level registers every batch and iterator with the database until it is closed, and a
+ * batch keeps a copy of its operations: the synchronous calls below skip that bookkeeping, so each
+ * batch and iterator is closed through `close()` (native handle freed at once, deregistered on the
+ * next tick). Without it every index write ever made stayed reachable.
+ */
 interface SyncBatch {
   put(key: Buffer, value: Buffer): void;
   del(key: Buffer): void;
   _writeSync(options: { sync?: boolean }): void;
+  close(): Promise<void>;
 }
 interface SyncIterator {
   _nextvSync(size: number, options: object): { rows: Buffer[]; finished: boolean };
-  _closeSync(): void;
+  close(): Promise<void>;
 }
 interface RocksDb {
   open(): Promise<void>;
@@ -47,7 +54,11 @@ export async function openRocksStore(location: string): Promise<KvStore> {
         if (op.type === 'put') batch.put(op.key, op.value);
         else batch.del(op.key);
       }
-      batch._writeSync({ sync });
+      try {
+        batch._writeSync({ sync });
+      } finally {
+        void batch.close();
+      }
     },
     scan(prefix: Buffer): Array<[Buffer, Buffer]> {
       const options: Record<string, unknown> = { gte: prefix, keyEncoding: 'buffer', valueEncoding: 'buffer' };
@@ -62,7 +73,7 @@ export async function openRocksStore(location: string): Promise<KvStore> {
           if (finished || rows.length === 0) break;
         }
       } finally {
-        it._closeSync();
+        void it.close();
       }
       return out;
     },
@@ -79,7 +90,7 @@ export async function openRocksStore(location: string): Promise<KvStore> {
           if (finished || rows.length === 0) break;
         }
       } finally {
-        it._closeSync();
+        void it.close();
       }
       return out;
     },
