@@ -17,8 +17,9 @@ import { tempDir } from '../helpers/node-process';
 const rec = (s: string) => ({ key: null, value: Buffer.from(s), headers: null });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function open(dir: string, store: KvStore, cache: number, segmentBytes = 1 << 20): Shard {
+function open(dir: string, store: KvStore, cache: number, segmentBytes = 1 << 20, now?: () => number): Shard {
   return new Shard(store, SegmentLog.open(path.join(dir, 'log'), segmentBytes), {
+    now,
     shardId: 0,
     shardCount: 1,
     maxChunkBytes: 1 << 20,
@@ -34,7 +35,7 @@ function call<T>(shard: Shard, f: (reply: Reply<T>) => void): Promise<T> {
   });
 }
 
-const create = (shard: Shard, name: string) => call(shard, (r) => shard.create({ name, contentType: 'text/plain', ttlSeconds: null, expiresAtMs: null, closed: false, records: [] }, r));
+const create = (shard: Shard, name: string, ttlSeconds: number | null = null) => call(shard, (r) => shard.create({ name, contentType: 'text/plain', ttlSeconds, expiresAtMs: null, closed: false, records: [] }, r));
 
 /** One record to each stream per round, all rounds' appends of a round in one group: every append is a chunk of its own. */
 async function interleave(shard: Shard, names: string[], rounds: number, from = 0): Promise<void> {
@@ -145,6 +146,84 @@ describe('the chunk index', () => {
     expect(() => after.read({ name: some[1]!, seq: 0, count: 1, bytes: 100, format: 'json' })).toThrow();
     for (const n of some.slice(2)) expect(readAll(after, n, 6)).toEqual(expected(n, 0, 45));
     await shard.close();
+  });
+
+  it('expires records by TTL from stored chunks and reaps what is dead', async () => {
+    const dir = tempDir();
+    let clock = 1_000_000;
+    const store = await openRocksStore(path.join(dir, 'index'));
+    const shard = open(dir, store, 10, 4096, () => clock);
+    const some = names.slice(0, 5);
+    for (const n of some) await create(shard, n, 60);
+    // 40 rounds, one second apart: record r of every stream is stamped clock0 + r s.
+    for (let round = 0; round < 40; round++) {
+      await interleave(shard, some, 1, round);
+      clock += 1000;
+    }
+    await sleep(250);
+    expect(store.scan(Buffer.from('K')).length).toBe(some.length * 40);
+    // At clock0 + 85 s, records stamped before clock0 + 25 s are older than the 60 s TTL.
+    clock += 45_000;
+    shard.maintain();
+    for (const n of some) {
+      expect(shard.head(n).startSeq).toBe(25);
+      expect(readAll(shard, n, 4)).toEqual(expected(n, 25, 40));
+    }
+    expect(store.scan(Buffer.from('K')).length).toBe(some.length * 15);
+    // Everything expires: the streams stay, empty from their tails on, and their sealed segments go.
+    clock += 60_000;
+    shard.maintain();
+    for (const n of some) expect(shard.head(n).startSeq).toBe(40);
+    shard.maintain();
+    expect(shard.reap()).toBeGreaterThan(0);
+    await interleave(shard, some.slice(0, 1), 2, 40);
+    expect(readAll(shard, some[0]!, 5)).toEqual(expected(some[0]!, 40, 42));
+    await shard.close();
+  });
+
+  it('cuts expired batches off the front of a stored first chunk and of an in-memory one', async () => {
+    const dir = tempDir();
+    let clock = 1_000_000;
+    const store = await openRocksStore(path.join(dir, 'index'));
+    const shard = open(dir, store, 10, 1 << 20, () => clock);
+    await create(shard, '/stored', 60);
+    await create(shard, '/recent', 60);
+    await create(shard, '/other');
+    const one = (name: string, round: number) => interleave(shard, [name], 1, round);
+    // Ten appends in a row per stream merge into one chunk each; a second chunk follows /stored's.
+    for (let r = 0; r < 10; r++) {
+      await one('/stored', r);
+      clock += 1000;
+    }
+    for (let r = 0; r < 10; r++) {
+      await one('/recent', r);
+      clock += 1000;
+    }
+    await one('/other', 0);
+    await one('/stored', 10);
+    await sleep(250);
+    expect(store.scan(Buffer.from('K')).length).toBe(4);
+    // 66 s after the first record, /stored's records 0-5 are older than the 60 s TTL; at 74 s /recent's 0-3 (stamped 10-13 s).
+    clock = 1_000_000 + 66_000;
+    shard.maintain();
+    const bases = () => store.scan(Buffer.from('K')).map(([k]) => k.readUInt32BE(9)).sort((a, b) => a - b);
+    // /stored's first chunk now starts at 6 in the store; /other's and /recent's start at 0, /stored's second at 10.
+    expect(bases()).toEqual([0, 0, 6, 10]);
+    expect(shard.head('/stored').startSeq).toBe(6);
+    expect(readAll(shard, '/stored', 3)).toEqual(expected('/stored', 6, 11));
+    clock = 1_000_000 + 74_000;
+    shard.maintain();
+    expect(shard.head('/recent').startSeq).toBe(4);
+    expect(readAll(shard, '/recent', 3)).toEqual(expected('/recent', 4, 10));
+    // By then /stored's first chunk has expired whole (its newest record is 65 s old): only its second is left.
+    expect(readAll(shard, '/stored', 3)).toEqual(expected('/stored', 10, 11));
+    expect(bases()).toEqual([0, 4, 10]);
+    // The cut chunks are stored under their new base seqs, and a restart reads the same.
+    await shard.close();
+    const again = open(dir, await openRocksStore(path.join(dir, 'index')), 10, 1 << 20, () => clock);
+    expect(readAll(again, '/stored', 2)).toEqual(expected('/stored', 10, 11));
+    expect(readAll(again, '/recent', 2)).toEqual(expected('/recent', 4, 10));
+    await again.close();
   });
 
   it('builds the by-segment entries of an index written before them, so the reaper never takes live data', async () => {

@@ -104,6 +104,14 @@ export class ChunkIndex {
     };
   }
 
+  /** The stream's first chunk, or null: one entry read at most (TTL expiry looks at it every sweep). */
+  first(s: StreamState): Chunk | null {
+    const recentStart = s.recent.length > 0 ? s.recent[0]!.baseSeq : Infinity;
+    const end = recentStart === Infinity ? streamChunksEnd(s.id) : chunkKey(s.id, recentStart);
+    const row = this.#store.range(streamChunksStart(s.id), end, 1)[0];
+    return row === undefined ? (s.recent[0] ?? null) : decodeChunk(row[0], row[1]).chunk;
+  }
+
   /**
    * Drop the stream's chunks from its first one on while `drop(chunk)` holds; their entries are
    * deleted at once (in pages), so a trim of a long stream never holds its whole index. Returns

@@ -40,7 +40,7 @@ export function sweepExpired(log: SegmentLog, index: ChunkIndex, streams: Iterab
 
 function expireOlderThan(log: SegmentLog, index: ChunkIndex, s: StreamState, cutoff: number): boolean {
   // Most sweeps drop nothing: look at the first chunk before touching the store's entries.
-  const head = index.cursor(s, 0, false).next();
+  const head = index.first(s);
   if (head === null || head.maxTs >= cutoff) return head === null ? false : cutHead(log, index, s, head, cutoff);
   let dropped = false;
   const first = index.dropWhile(s, (c) => {
