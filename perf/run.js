@@ -201,15 +201,18 @@ async function main() {
     console.log('\n(subset run: perf/RESULTS.md left unchanged; the tables follow)\n');
     console.log(md);
   } else {
-    // Sections written by other scripts are kept: auth overhead (perf/auth-overhead.js) and the
-    // Kafka listener (perf/kafka/run.js).
+    // Sections written by other scripts are kept: auth overhead (perf/auth-overhead.js), the
+    // Kafka listener (perf/kafka/run.js) and memory (perf/memory.js).
     const { existingAuthSection, replaceAuthSection } = require('./lib/auth-section');
     const file = path.join(PERF_DIR, 'RESULTS.md');
     const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
     const auth = existingAuthSection(old);
     const withAuth = auth === '' ? md : replaceAuthSection(md, auth);
     const kafka = /<!-- kafka-listener:begin[\s\S]*<!-- kafka-listener:end -->\n/.exec(old);
-    fs.writeFileSync(file, kafka === null ? withAuth : `${withAuth.trimEnd()}\n\n${kafka[0]}`);
+    const withKafka = kafka === null ? withAuth : `${withAuth.trimEnd()}\n\n${kafka[0]}`;
+    // And the memory benchmark's section (perf/memory.js, figures entered with their before/after).
+    const memory = /<!-- memory:begin[\s\S]*<!-- memory:end -->\n/.exec(old);
+    fs.writeFileSync(file, memory === null ? withKafka : `${withKafka.trimEnd()}\n\n${memory[0]}`);
     console.log('\nperf: wrote perf/RESULTS.md');
   }
 }

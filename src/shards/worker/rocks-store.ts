@@ -31,9 +31,10 @@ interface RocksDb {
 /**
  * Memory RocksDB may take per shard. The index lives here, not in the heap, so these bound what
  * a large index costs: memtables of memtableMemoryBudget/4 each (RocksDB's default is 64 MiB,
- * up to two per shard), and a block cache of `cacheSize` for index pages read back.
+ * up to two per shard; with `level` compaction up to six, flushed two at a time), and a block
+ * cache of `cacheSize` for index pages read back.
  */
-const MEMTABLE_BUDGET_BYTES = 16 * 1024 * 1024; // 16 MiB: 4 MiB memtables
+const MEMTABLE_BUDGET_BYTES = 8 * 1024 * 1024; // 8 MiB: 2 MiB memtables
 const BLOCK_CACHE_BYTES = 4 * 1024 * 1024; // 4 MiB
 
 export async function openRocksStore(location: string): Promise<KvStore> {
@@ -44,6 +45,8 @@ export async function openRocksStore(location: string): Promise<KvStore> {
     compaction: 'level',
     memtableMemoryBudget: MEMTABLE_BUDGET_BYTES,
     cacheSize: BLOCK_CACHE_BYTES,
+    // Index and filter blocks of the table files count against the block cache instead of growing with the data.
+    cacheIndexAndFilterBlocks: true,
   });
   await db.open();
   return {
