@@ -33,6 +33,11 @@ const EXTRA_ARGS = (process.env.PERF_MEM_ARGS || '').split(' ').filter(Boolean);
 const NODE_FLAGS = (process.env.PERF_MEM_NODE_FLAGS || '').split(' ').filter(Boolean);
 
 const MiB = 1024 * 1024;
+/** CPU seconds (user + system, all threads) the process has used: less disturbed by a loaded machine than a rate. */
+const cpuOf = (pid) => {
+  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+};
 const rssOf = (pid) => {
   const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? (Number(m[1]) * 1024) / MiB : NaN;
@@ -92,6 +97,7 @@ async function main() {
     for (const target of MILESTONES) {
       const appends = Math.ceil((target - stored) / BATCH);
       const t0 = Date.now();
+      const cpu0 = cpuOf(node.pid);
       const first = stored / BATCH;
       await parallel(appends, IN_FLIGHT, async (k) => {
         const a = first + k;
@@ -100,8 +106,9 @@ async function main() {
       });
       stored += appends * BATCH;
       const secs = (Date.now() - t0) / 1000;
+      const cpuUs = ((cpuOf(node.pid) - cpu0) * 1e6) / appends;
       await sleep(3000);
-      rows.push([`after ${stored.toLocaleString('en')} records`, stored, rssOf(node.pid), `${Math.round((appends * BATCH) / secs).toLocaleString('en')} records/s`]);
+      rows.push([`after ${stored.toLocaleString('en')} records`, stored, rssOf(node.pid), `${Math.round((appends * BATCH) / secs).toLocaleString('en')} records/s, node CPU ${cpuUs.toFixed(0)} µs per append`]);
       console.error(`perf/memory: ${stored} records stored, RSS ${rssOf(node.pid).toFixed(0)} MiB`);
     }
     await node.stop();
