@@ -201,8 +201,8 @@ async function main() {
     console.log('\n(subset run: perf/RESULTS.md left unchanged; the tables follow)\n');
     console.log(md);
   } else {
-    // Sections written by other scripts are kept: auth overhead (perf/auth-overhead.js) and the
-    // Kafka listener (perf/kafka/run.js).
+    // Sections written by other scripts are kept: auth overhead (perf/auth-overhead.js), the
+    // Kafka listener (perf/kafka/run.js) and memory (perf/memory.js).
     const { existingAuthSection, replaceAuthSection } = require('./lib/auth-section');
     const file = path.join(PERF_DIR, 'RESULTS.md');
     const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
@@ -211,12 +211,14 @@ async function main() {
     const kafka = /<!-- kafka-listener:begin[\s\S]*<!-- kafka-listener:end -->\n/.exec(old);
     const withKafka = kafka === null ? withAuth : `${withAuth.trimEnd()}\n\n${kafka[0]}`;
     // And the sections other scripts own: the CLI's load generator (perf/cli-bench.js) and
-    // metadata on etcd (perf/metadata-etcd.js).
+    // metadata on etcd (perf/metadata-etcd.js) and the memory benchmark (perf/memory.js).
     const cli = /<!-- cli-bench:begin[\s\S]*<!-- cli-bench:end -->\n/.exec(old);
     const etcdSection = /<!-- metadata-etcd:start -->[\s\S]*<!-- metadata-etcd:end -->\n?/.exec(old);
     let kept = withKafka;
     if (cli !== null) kept = `${kept.trimEnd()}\n\n${cli[0]}`;
     if (etcdSection !== null) kept = `${kept.trimEnd()}\n\n${etcdSection[0].trimEnd()}\n`;
+    const memory = /<!-- memory:begin[\s\S]*<!-- memory:end -->\n/.exec(old);
+    if (memory !== null) kept = `${kept.trimEnd()}\n\n${memory[0]}`;
     fs.writeFileSync(file, kept);
     console.log('\nperf: wrote perf/RESULTS.md');
   }

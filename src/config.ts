@@ -128,6 +128,8 @@ export const ConfigSchema = Type.Object(
         reaperIntervalMs: Type.Integer({ minimum: 1, default: 5000, description: 'destroyed-object reaper interval (ms)' }), // 5 s
         /** Space kept free on the data directory's disk (a file given back when the disk fills, so deletes can free the rest). */
         reserveBytes: Type.Integer({ minimum: 0, default: 64 * MiB, description: 'disk-full reserve (bytes)' }), // 64 MiB
+        /** Chunk index entries each shard caches in memory (about 100 bytes each); the index itself is in RocksDB. */
+        indexCacheChunks: Type.Integer({ minimum: 0, default: 16_384, description: 'chunk index entries cached in memory per shard' }), // entries
       },
       { additionalProperties: false },
     ),

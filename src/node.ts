@@ -106,6 +106,7 @@ async function startShards(config: Config, log: Logger, schemas: SchemaStore, sp
       limits: config.limits,
       retentionIntervalMs: config.storage.retentionIntervalMs,
       reaperIntervalMs: config.storage.reaperIntervalMs,
+      indexCacheChunks: config.storage.indexCacheChunks,
       log,
       schemas: schemas.documents(),
       currentSchemas: () => schemas.documents(),

@@ -48,6 +48,8 @@ export interface ShardClientOptions {
   limits: BatchLimits;
   retentionIntervalMs: number;
   reaperIntervalMs: number;
+  /** Chunk index entries cached in memory per shard (default 16,384). */
+  indexCacheChunks?: number;
   log: PoolLog;
   /** Registered schemas the workers start with (SchemaStore.documents()). */
   schemas?: SchemaDocument[];
@@ -130,6 +132,7 @@ export class ShardClient {
       limits: { maxRecordBytes: o.limits.maxRecordBytes, maxBatchRecords: o.limits.maxBatchRecords },
       retentionIntervalMs: o.retentionIntervalMs,
       reaperIntervalMs: o.reaperIntervalMs,
+      indexCacheChunks: o.indexCacheChunks,
       // A restarted worker compiles the schemas registered now, not those of the node's start.
       schemas: restarted ? (o.currentSchemas?.() ?? o.schemas ?? []) : (o.schemas ?? []),
       // Tail versions of a restarted shard must stay above those its readers saw (LiveWaiters drops older ones).

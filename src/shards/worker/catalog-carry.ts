@@ -18,7 +18,7 @@
 import { FrameType, encodeFrame, parseFrame } from './frame';
 import { type StoredProducer, decodeProducers, encodeProducers } from './producers';
 import { type SegmentLog } from './segment-log';
-import { type StreamMeta, type StreamState, dropChunksBelow } from './stream-state';
+import { type StreamMeta, type StreamState } from './stream-state';
 
 /** One stream's state as carried. */
 export interface CarriedStream {
@@ -109,14 +109,17 @@ export function collectCarried(log: SegmentLog): CarriedCatalog {
   return out;
 }
 
-/** Apply a carried state to a replayed stream: never moves anything backwards. Returns the dropped chunks' base seqs. */
-export function applyCarried(s: StreamState, c: CarriedStream, maxProducers: number): number[] {
+/**
+ * Apply a carried state to a replayed stream: never moves anything backwards. Returns whether its
+ * start moved, so that the caller drops the chunks below it from the index.
+ */
+export function applyCarried(s: StreamState, c: CarriedStream, maxProducers: number): boolean {
   s.meta = c.meta;
   s.nextSeq = s.assignedSeq = Math.max(s.nextSeq, c.nextSeq);
   s.closed = s.closing = s.closed || c.closed;
   s.lastTs = Math.max(s.lastTs, c.lastTs);
   for (const [key, p] of decodeProducers(c.producers)) if (!s.durableProducers.has(key) && s.durableProducers.size < maxProducers) s.durableProducers.set(key, p);
-  if (c.startSeq <= s.startSeq) return [];
+  if (c.startSeq <= s.startSeq) return false;
   s.startSeq = c.startSeq;
-  return dropChunksBelow(s, c.startSeq).map((ch) => ch.baseSeq);
+  return true;
 }

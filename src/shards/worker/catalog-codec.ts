@@ -4,6 +4,12 @@
  *   C                          checkpoint: log position up to which everything below is complete
  *   S <id u32>                 stream catalog entry (JSON), with its idempotent producers
  *   K <id u32> <baseSeq u64>   chunk index entry (binary)
+ *   R <seg u32> <id u32> <baseSeq u64>   the same chunk by segment (empty value): a segment no
+ *                              entry names holds no live data and may be reaped
+ *   V                          index layout version (2: with R entries)
+ *
+ * The chunk index lives here, not in memory: a shard holds only each stream's newest chunks and a
+ * bounded cache of pages read from it (chunk-index.ts).
  *
  * Nothing here is written with sync: the segment log is the only write-ahead log. After a crash the
  * shard replays the log from the checkpoint, so a checkpoint that lags (or a RocksDB write lost in
@@ -16,6 +22,10 @@ import { type Chunk, type StreamMeta, type StreamState } from './stream-state';
 export const CHECKPOINT_KEY = Buffer.from('C');
 export const STREAM_PREFIX = Buffer.from('S');
 export const CHUNK_PREFIX = Buffer.from('K');
+export const SEGMENT_CHUNK_PREFIX = Buffer.from('R');
+export const INDEX_VERSION_KEY = Buffer.from('V');
+/** Version 2 adds the R entries; a store without V (or at 1) gets them built once when opened. */
+export const INDEX_VERSION = 2;
 
 export interface Checkpoint {
   segId: number;
@@ -104,5 +114,38 @@ export function decodeChunk(key: Buffer, value: Buffer): { streamId: number; chu
   };
 }
 
-export const putChunk = (streamId: number, c: Chunk): KvOp => ({ type: 'put', key: chunkKey(streamId, c.baseSeq), value: encodeChunk(c) });
-export const delChunk = (streamId: number, baseSeq: number): KvOp => ({ type: 'del', key: chunkKey(streamId, baseSeq) });
+/** The first key of stream `streamId`'s chunk entries, and the first key after them. */
+export const streamChunksStart = (streamId: number): Buffer => chunkKey(streamId, 0);
+export const streamChunksEnd = (streamId: number): Buffer => chunkKey(streamId + 1, 0);
+
+export function segmentChunkKey(segId: number, streamId: number, baseSeq: number): Buffer {
+  const k = Buffer.allocUnsafe(17);
+  k[0] = SEGMENT_CHUNK_PREFIX[0]!;
+  k.writeUInt32BE(segId, 1);
+  k.writeUInt32BE(streamId, 5);
+  k.writeUInt32BE(Math.floor(baseSeq / 0x100000000), 9);
+  k.writeUInt32BE(baseSeq >>> 0, 13);
+  return k;
+}
+
+/** Every R key of segment `segId` starts with this. */
+export function segmentPrefix(segId: number): Buffer {
+  const k = Buffer.allocUnsafe(5);
+  k[0] = SEGMENT_CHUNK_PREFIX[0]!;
+  k.writeUInt32BE(segId, 1);
+  return k;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** Write a chunk's entries (K and R). */
+export function putChunk(ops: KvOp[], streamId: number, c: Chunk): void {
+  ops.push({ type: 'put', key: chunkKey(streamId, c.baseSeq), value: encodeChunk(c) });
+  ops.push({ type: 'put', key: segmentChunkKey(c.segId, streamId, c.baseSeq), value: EMPTY });
+}
+
+/** Delete a chunk's entries (K and R). */
+export function delChunk(ops: KvOp[], streamId: number, c: Chunk): void {
+  ops.push({ type: 'del', key: chunkKey(streamId, c.baseSeq) });
+  ops.push({ type: 'del', key: segmentChunkKey(c.segId, streamId, c.baseSeq) });
+}

@@ -12,6 +12,11 @@ export interface KvStore {
   write(ops: readonly KvOp[], sync: boolean): void;
   /** Every entry whose key starts with `prefix`, in key order. */
   scan(prefix: Buffer): Array<[Buffer, Buffer]>;
+  /**
+   * Up to `limit` entries with `gte <= key < lt`, in key order, or from the end backwards when
+   * `reverse`: the chunk index reads a page at a time instead of holding every entry.
+   */
+  range(gte: Buffer, lt: Buffer, limit: number, reverse?: boolean): Array<[Buffer, Buffer]>;
   close(): Promise<void>;
 }
 

@@ -8,9 +8,10 @@
  * restart the next sweep reaches the same start again.
  */
 import { readBatchHeader } from '../../util/record-batch';
+import { type ChunkIndex } from './chunk-index';
 import { FRAME_HEADER, FrameType } from './frame';
 import { type SegmentLog } from './segment-log';
-import { type StreamState, isExpired } from './stream-state';
+import { type Chunk, type StreamState, isExpired } from './stream-state';
 
 /** Bytes of frame and batch header to read to learn a batch's seqs and timestamps. */
 const BATCH_PEEK = FRAME_HEADER + 61;
@@ -18,13 +19,13 @@ const BATCH_PEEK = FRAME_HEADER + 61;
 export interface SweepResult {
   /** Streams past their absolute expiry: the shard deletes them. */
   expiredStreams: StreamState[];
-  /** Streams whose start moved, with the index keys (chunk base seqs) that no longer exist. */
-  trimmed: Map<StreamState, number[]>;
+  /** Streams whose start moved (their dropped index entries are already deleted). */
+  trimmed: Set<StreamState>;
 }
 
-export function sweepExpired(log: SegmentLog, streams: Iterable<StreamState>, now: number): SweepResult {
+export function sweepExpired(log: SegmentLog, index: ChunkIndex, streams: Iterable<StreamState>, now: number): SweepResult {
   const expiredStreams: StreamState[] = [];
-  const trimmed = new Map<StreamState, number[]>();
+  const trimmed = new Set<StreamState>();
   for (const s of streams) {
     if (s.deleted || !s.durable) continue;
     if (isExpired(s, now)) {
@@ -32,26 +33,32 @@ export function sweepExpired(log: SegmentLog, streams: Iterable<StreamState>, no
       continue;
     }
     if (s.meta.ttlSeconds === null) continue;
-    const dropped = expireOlderThan(log, s, now - s.meta.ttlSeconds * 1000);
-    if (dropped.length > 0) trimmed.set(s, dropped);
+    if (expireOlderThan(log, index, s, now - s.meta.ttlSeconds * 1000)) trimmed.add(s);
   }
   return { expiredStreams, trimmed };
 }
 
-function expireOlderThan(log: SegmentLog, s: StreamState, cutoff: number): number[] {
-  const dropped: number[] = [];
-  for (let c = s.chunks[0]; c !== undefined && c.maxTs < cutoff; c = s.chunks[0]) {
-    s.chunks.shift();
-    dropped.push(c.baseSeq);
+function expireOlderThan(log: SegmentLog, index: ChunkIndex, s: StreamState, cutoff: number): boolean {
+  // Most sweeps drop nothing: look at the first chunk before touching the store's entries.
+  const head = index.first(s);
+  if (head === null || head.maxTs >= cutoff) return head === null ? false : cutHead(log, index, s, head, cutoff);
+  let dropped = false;
+  const first = index.dropWhile(s, (c) => {
+    if (c.maxTs >= cutoff) return false;
+    dropped = true;
     s.startSeq = Math.max(s.startSeq, c.lastSeq + 1);
-  }
-  const first = s.chunks[0];
-  if (first === undefined) {
+    return true;
+  });
+  if (first === null) {
     // Everything expired: the stream is empty from its tail on.
-    if (s.startSeq < s.nextSeq && dropped.length > 0) s.startSeq = s.nextSeq;
+    if (s.startSeq < s.nextSeq && dropped) s.startSeq = s.nextSeq;
     return dropped;
   }
-  // Walk the first chunk batch by batch, reading only headers.
+  return cutHead(log, index, s, first, cutoff) || dropped;
+}
+
+/** Walk the first chunk batch by batch, reading only headers, and cut the expired batches off its front. */
+function cutHead(log: SegmentLog, index: ChunkIndex, s: StreamState, first: Chunk, cutoff: number): boolean {
   let pos = first.pos;
   const end = first.pos + first.len;
   let start = first.baseSeq;
@@ -68,12 +75,14 @@ function expireOlderThan(log: SegmentLog, s: StreamState, cutoff: number): numbe
     start = h.baseOffset + h.lastOffsetDelta + 1;
     pos += size;
   }
-  if (pos > first.pos) {
-    dropped.push(first.baseSeq);
-    first.len -= pos - first.pos;
-    first.pos = pos;
-    first.baseSeq = start;
-    s.startSeq = Math.max(s.startSeq, start);
-  }
-  return dropped;
+  if (pos === first.pos) return false;
+  const before = { ...first };
+  // A recent chunk is changed in place (appends may still merge into it); a stored one is replaced.
+  const after = s.recent.includes(first) ? first : { ...first };
+  after.len -= pos - first.pos;
+  after.pos = pos;
+  after.baseSeq = start;
+  index.replaceHead(s, before, after);
+  s.startSeq = Math.max(s.startSeq, start);
+  return true;
 }

@@ -5,14 +5,21 @@
 import { RocksLevel } from '@nxtedition/rocksdb';
 import { type KvOp, type KvStore, prefixEnd } from './kv-store';
 
+/**
+ * abstract-level registers every batch and iterator with the database until it is closed, and a
+ * batch keeps a copy of its operations: the synchronous calls below skip that bookkeeping, so each
+ * batch and iterator is closed through `close()` (native handle freed at once, deregistered on the
+ * next tick). Without it every index write ever made stayed reachable.
+ */
 interface SyncBatch {
   put(key: Buffer, value: Buffer): void;
   del(key: Buffer): void;
   _writeSync(options: { sync?: boolean }): void;
+  close(): Promise<void>;
 }
 interface SyncIterator {
   _nextvSync(size: number, options: object): { rows: Buffer[]; finished: boolean };
-  _closeSync(): void;
+  close(): Promise<void>;
 }
 interface RocksDb {
   open(): Promise<void>;
@@ -21,9 +28,26 @@ interface RocksDb {
   iterator(options: object): SyncIterator;
 }
 
+/**
+ * Memory RocksDB may take per shard. The index lives here, not in the heap, so these bound what
+ * a large index costs: memtables of memtableMemoryBudget/4 each (RocksDB's default is 64 MiB,
+ * up to two per shard; with `level` compaction up to six, flushed two at a time), and a block
+ * cache of `cacheSize` for index pages read back.
+ */
+const MEMTABLE_BUDGET_BYTES = 8 * 1024 * 1024; // 8 MiB: 2 MiB memtables
+const BLOCK_CACHE_BYTES = 4 * 1024 * 1024; // 4 MiB
+
 export async function openRocksStore(location: string): Promise<KvStore> {
   const Rocks = RocksLevel as unknown as new (location: string, options: object) => RocksDb;
-  const db = new Rocks(location, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+  const db = new Rocks(location, {
+    keyEncoding: 'buffer',
+    valueEncoding: 'buffer',
+    compaction: 'level',
+    memtableMemoryBudget: MEMTABLE_BUDGET_BYTES,
+    cacheSize: BLOCK_CACHE_BYTES,
+    // Index and filter blocks of the table files count against the block cache instead of growing with the data.
+    cacheIndexAndFilterBlocks: true,
+  });
   try {
     await db.open();
   } catch (err) {
@@ -37,7 +61,11 @@ export async function openRocksStore(location: string): Promise<KvStore> {
         if (op.type === 'put') batch.put(op.key, op.value);
         else batch.del(op.key);
       }
-      batch._writeSync({ sync });
+      try {
+        batch._writeSync({ sync });
+      } finally {
+        void batch.close();
+      }
     },
     scan(prefix: Buffer): Array<[Buffer, Buffer]> {
       const options: Record<string, unknown> = { gte: prefix, keyEncoding: 'buffer', valueEncoding: 'buffer' };
@@ -52,7 +80,24 @@ export async function openRocksStore(location: string): Promise<KvStore> {
           if (finished || rows.length === 0) break;
         }
       } finally {
-        it._closeSync();
+        void it.close();
+      }
+      return out;
+    },
+    range(gte: Buffer, lt: Buffer, limit: number, reverse = false): Array<[Buffer, Buffer]> {
+      if (limit <= 0) return [];
+      const options: Record<string, unknown> = { gte, limit, reverse, keyEncoding: 'buffer', valueEncoding: 'buffer' };
+      if (lt.length > 0) options['lt'] = lt;
+      const it = db.iterator(options);
+      const out: Array<[Buffer, Buffer]> = [];
+      try {
+        while (out.length < limit) {
+          const { rows, finished } = it._nextvSync(limit - out.length, {});
+          for (let i = 0; i + 1 < rows.length; i += 2) out.push([rows[i]!, rows[i + 1]!]);
+          if (finished || rows.length === 0) break;
+        }
+      } finally {
+        void it.close();
       }
       return out;
     },

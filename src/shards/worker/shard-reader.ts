@@ -22,7 +22,8 @@ import { renderSse } from '../render/sse-records';
 import { type ReadFormat } from '../types';
 import { FRAME_HEADER, FrameType, frameCrcOk, frameProblem, parseFrame } from './frame';
 import { type SegmentLog } from './segment-log';
-import { type Chunk, type StreamState, findChunk } from './stream-state';
+import { type ChunkIndex } from './chunk-index';
+import { type Chunk, type StreamState } from './stream-state';
 
 /** The error for a damaged frame met by a read: what a client sees as 500 `data_corrupt`. */
 export function corruptChunk(log: SegmentLog, s: StreamState, c: Chunk, off: number, why: string): SvcError {
@@ -43,8 +44,8 @@ export interface Gathered {
   nextSeq: number;
 }
 
-export function gather(log: SegmentLog, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat): Gathered {
-  if (format === 'raw') return gatherRaw(log, s, from, maxCount, maxBytes);
+export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat): Gathered {
+  if (format === 'raw') return gatherRaw(log, index, s, from, maxCount, maxBytes);
   const records: DecodedRecord[] = [];
   const batches: Buffer[] = [];
   let count = 0;
@@ -53,8 +54,9 @@ export function gather(log: SegmentLog, s: StreamState, from: number, maxCount: 
   const end = s.nextSeq;
   const full = (): boolean => count >= maxCount || (count > 0 && bytes >= maxBytes);
 
-  for (let i = findChunk(s.chunks, from); i < s.chunks.length && next < end && !full(); i++) {
-    const c = s.chunks[i]!;
+  const chunks = index.cursor(s, from);
+  // The cursor is asked for a chunk only when one is needed: past its page it reads the store.
+  for (let c: Chunk | null; next < end && !full() && (c = chunks.next()) !== null; ) {
     const buf = log.read(c.segId, c.pos, c.len);
     for (let off = 0; off < buf.length && !full(); ) {
       const f = parseFrame(buf, off, true);
@@ -124,14 +126,14 @@ const BATCH_ATTRIBUTES = 21;
 const CONTROL_BATCH = 0x20;
 
 /** The raw format moves values to the front of each chunk buffer, then joins the chunks' fronts. */
-function gatherRaw(log: SegmentLog, s: StreamState, from: number, maxCount: number, maxBytes: number): Gathered {
+function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number): Gathered {
   const end = s.nextSeq;
   const parts: Buffer[] = [];
   let count = 0;
   let bytes = 0;
   let next = from;
-  chunks: for (let i = findChunk(s.chunks, from); i < s.chunks.length && next < end && count < maxCount; i++) {
-    const c = s.chunks[i]!;
+  const cursor = index.cursor(s, from);
+  chunks: for (let c: Chunk | null; next < end && count < maxCount && (c = cursor.next()) !== null; ) {
     const buf = log.read(c.segId, c.pos, c.len);
     let written = 0;
     /** Values before this were already pushed (a compressed batch splits a chunk's part). */

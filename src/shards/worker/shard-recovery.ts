@@ -12,26 +12,15 @@
  */
 import * as path from 'node:path';
 import { readBatchHeader } from '../../util/record-batch';
-import {
-  CHECKPOINT_KEY,
-  CHUNK_PREFIX,
-  type Checkpoint,
-  STREAM_PREFIX,
-  decodeCheckpoint,
-  decodeChunk,
-  decodeStream,
-  delChunk,
-  encodeStream,
-  putChunk,
-  streamKey,
-} from './catalog-codec';
+import { CHECKPOINT_KEY, type Checkpoint, STREAM_PREFIX, decodeCheckpoint, decodeStream, encodeStream, putChunk, streamKey } from './catalog-codec';
 import { type CarriedCatalog, applyCarried, collectCarried, decodeCatalog } from './catalog-carry';
+import { type ChunkIndex } from './chunk-index';
 import { FrameType } from './frame';
 import { scanFrames } from './log-scan';
 import { type KvOp, type KvStore } from './kv-store';
 import { DEFAULT_MAX_PRODUCERS, type SealProducer, cloneProducers, decodeProducers, recordBatchProducer, recordProducer } from './producers';
 import { type SegmentLog } from './segment-log';
-import { type StreamMeta, type StreamState, addChunk, dropChunksBelow, newStreamState } from './stream-state';
+import { type StreamMeta, type StreamState, addChunk, newStreamState } from './stream-state';
 
 export interface RecoveredShard {
   streams: Map<number, StreamState>;
@@ -47,7 +36,7 @@ export interface RecoveredShard {
   appliedChanges: number;
 }
 
-export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: number, maxProducers = DEFAULT_MAX_PRODUCERS): RecoveredShard {
+export function recoverShard(store: KvStore, index: ChunkIndex, log: SegmentLog, maxChunkBytes: number, maxProducers = DEFAULT_MAX_PRODUCERS): RecoveredShard {
   const streams = new Map<number, StreamState>();
   const byName = new Map<string, StreamState>();
   const cpEntry = store.scan(CHECKPOINT_KEY)[0];
@@ -64,14 +53,13 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
     s.lastAccessMs = d.lastAccessMs ?? d.meta.createdAtMs;
     s.durableProducers = decodeProducers(d.producers);
     s.durable = true;
+    // Only the last chunk is loaded (appends merge into it); the rest stays in the store.
+    const tail = index.loadTail(d.id);
+    if (tail !== null) s.recent.push(tail);
     streams.set(d.id, s);
     byName.set(d.meta.name, s);
   }
-  for (const [k, v] of store.scan(CHUNK_PREFIX)) {
-    const { streamId, chunk } = decodeChunk(k, v);
-    streams.get(streamId)?.chunks.push(chunk);
-  }
-  checkReferencedSegments(log, cp, streams.values());
+  checkReferencedSegments(log, cp, index);
 
   // No checkpoint: the index is rebuilt from the segments alone. Streams whose CREATE frame was
   // reaped are known from the catalog carried forward (catalog-carry.ts), created before replay.
@@ -130,7 +118,7 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
   for (const s of touched) {
     if (!streams.has(s.id)) continue;
     ops.push({ type: 'put', key: streamKey(s.id), value: encodeStream(s) });
-    for (const c of s.chunks) ops.push(putChunk(s.id, c));
+    for (const c of s.recent) putChunk(ops, s.id, c);
   }
   return { streams, byName, nextStreamId, replayedFrames, truncatedBytes, ops, appliedChanges };
 
@@ -146,7 +134,7 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
         const s = streams.get(c.id);
         if (s === undefined) continue; // deleted since (or, replaying from a checkpoint, before it)
         touched.add(s);
-        for (const base of applyCarried(s, c, maxProducers)) ops.push(delChunk(c.id, base));
+        if (applyCarried(s, c, maxProducers)) index.dropWhile(s, (ch) => ch.lastSeq < s.startSeq);
       }
       return;
     }
@@ -179,12 +167,12 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
       case FrameType.Delete:
         streams.delete(id);
         ops.push({ type: 'del', key: streamKey(id) });
-        for (const c of s.chunks) ops.push(delChunk(id, c.baseSeq));
+        index.dropWhile(s, () => true);
         if (byName.get(s.meta.name) === s) byName.delete(s.meta.name);
         return;
       case FrameType.Trim:
         s.startSeq = Math.max(s.startSeq, payload.readDoubleBE(0));
-        for (const c of dropChunksBelow(s, s.startSeq)) ops.push(delChunk(id, c.baseSeq));
+        index.dropWhile(s, (c) => c.lastSeq < s.startSeq);
         return;
       case FrameType.Seal:
         s.closed = s.closing = true;
@@ -205,11 +193,11 @@ export function recoverShard(store: KvStore, log: SegmentLog, maxChunkBytes: num
  * one was deleted or lost outside the node, and writing on would re-create it empty under the
  * index's old entries. The remedy is named in the message (docs/storage.md).
  */
-function checkReferencedSegments(log: SegmentLog, cp: { segId: number; pos: number }, streams: Iterable<StreamState>): void {
+function checkReferencedSegments(log: SegmentLog, cp: { segId: number; pos: number }, index: ChunkIndex): void {
   const present = new Set(log.segments);
   const missing = new Set<number>();
   if (cp.pos > 0 && !present.has(cp.segId)) missing.add(cp.segId);
-  for (const s of streams) for (const c of s.chunks) if (!present.has(c.segId)) missing.add(c.segId);
+  for (const segId of index.referencedSegments()) if (!present.has(segId)) missing.add(segId);
   if (cp.pos > 0 && present.has(cp.segId) && log.segmentSize(cp.segId) < cp.pos) {
     throw new Error(
       `${log.describe(cp.segId)} is ${log.segmentSize(cp.segId)} bytes but the index says ${cp.pos} bytes of it were written and synced: the file was cut outside the node. ` +

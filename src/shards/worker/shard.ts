@@ -43,7 +43,8 @@ import {
   type TailEvent,
   type TrimParams,
 } from '../types';
-import { CHECKPOINT_KEY, delChunk, encodeCheckpoint, encodeStream, putChunk, streamKey } from './catalog-codec';
+import { CHECKPOINT_KEY, encodeCheckpoint, encodeStream, putChunk, streamKey } from './catalog-codec';
+import { ChunkIndex, DEFAULT_INDEX_CACHE_CHUNKS } from './chunk-index';
 import { FrameType, encodeFrame, encodeTrimPayload } from './frame';
 import { inflateBatch } from '../render/inflate-batch';
 import { type KvOp, type KvStore } from './kv-store';
@@ -53,7 +54,7 @@ import { compareNames, mediaType } from '../names';
 import { type Location, type SegmentLog } from './segment-log';
 import { gather } from './shard-reader';
 import { recoverShard } from './shard-recovery';
-import { type Chunk, type StreamMeta, type StreamState, addChunk, dropChunksBelow, isExpired, isGone, newStreamState } from './stream-state';
+import { type Chunk, type StreamMeta, type StreamState, addChunk, isExpired, isGone, newStreamState } from './stream-state';
 import { sweepExpired } from './retention';
 import { catalogFramesIn, encodeCatalogFrames } from './catalog-carry';
 import { type SchemaRegistry } from '../schema-registry';
@@ -67,6 +68,8 @@ export interface ShardOptions {
   /** Shards in the node; stream ids are made node-unique as localId * shardCount + shardId. */
   shardCount: number;
   maxChunkBytes: number;
+  /** Chunk index entries kept in memory beyond each stream's newest ones (chunk-index.ts); default 16,384. */
+  indexCacheChunks?: number;
   limits: BatchLimits;
   now?: () => number;
   /** Idempotent producers remembered per stream (least recently written evicted); default 10,000. */
@@ -91,6 +94,7 @@ const CHECKPOINT_MAX_OPS = 4096;
 
 export class Shard {
   readonly #store: KvStore;
+  readonly #index: ChunkIndex;
   readonly #log: SegmentLog;
   readonly #opts: ShardOptions;
   readonly #now: () => number;
@@ -128,9 +132,10 @@ export class Shard {
     this.#log = log;
     this.#opts = opts;
     this.#now = opts.now ?? Date.now;
+    this.#index = new ChunkIndex(store, opts.indexCacheChunks ?? DEFAULT_INDEX_CACHE_CHUNKS);
     let r: ReturnType<typeof recoverShard>;
     try {
-      r = recoverShard(store, log, opts.maxChunkBytes, opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
+      r = recoverShard(store, this.#index, log, opts.maxChunkBytes, opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS);
     } catch (err) {
       // Startup refusals name the shard, the file and the remedy (docs/storage.md).
       throw new Error(`shard ${opts.shardId}: ${(err as Error).message}`, { cause: err });
@@ -153,6 +158,8 @@ export class Shard {
       },
     });
     this.#checkpoint(false);
+    // Replayed chunks are in the store now: only each stream's last one stays in memory.
+    for (const s of this.#streams.values()) if (s.recent.length > 1) s.recent = s.recent.slice(-1);
     this.recovery = { replayedFrames: r.replayedFrames, truncatedBytes: r.truncatedBytes, streams: r.streams.size };
   }
 
@@ -391,7 +398,7 @@ export class Shard {
     const seq = p.seq < 0 ? tail : p.seq;
     if (seq > tail) throw new SvcError('seq_out_of_range', `seq ${seq} is beyond the end of the stream (${tail})`, { next_seq: tail });
     const from = Math.max(seq, s.startSeq);
-    const g = gather(this.#log, s, from, p.count, p.bytes, p.format);
+    const g = gather(this.#log, this.#index, s, from, p.count, p.bytes, p.format);
     const upToDate = g.nextSeq >= tail;
     return {
       body: g.body,
@@ -472,15 +479,14 @@ export class Shard {
   maintain(): void {
     if (this.#commit.failed !== null) return;
     const now = this.#now();
-    const r = sweepExpired(this.#log, this.#byName.values(), now);
+    const r = sweepExpired(this.#log, this.#index, this.#byName.values(), now);
     // An expired stream that forks still read stays (gone) until the last fork lets go.
     for (const s of r.expiredStreams) if ((this.#metaOf(s).forkRefs ?? 0) === 0) this.#delete(s);
-    for (const [s, dropped] of r.trimmed) {
+    for (const s of r.trimmed) {
       this.#appliedChanges++;
-      for (const seq of dropped) this.#kvOps.push(delChunk(s.id, seq));
-      // Chunks gone from the index must not be written back by a pending put.
-      for (const [c, sid] of this.#dirtyChunks) if (sid === s.id && !s.chunks.includes(c)) this.#dirtyChunks.delete(c);
-      const first = s.chunks[0];
+      this.#forgetDropped(s);
+      // A recent head cut in place by expiry is written under its new base seq.
+      const first = s.recent[0];
       if (first !== undefined) this.#dirtyChunks.set(first, s.id);
       this.#dirty.add(s);
       this.#deadCheckNeeded = true;
@@ -667,10 +673,8 @@ export class Shard {
     this.#appliedChanges++;
     if (seq <= s.startSeq) return;
     s.startSeq = seq;
-    for (const c of dropChunksBelow(s, seq)) {
-      this.#dirtyChunks.delete(c);
-      this.#kvOps.push(delChunk(s.id, c.baseSeq));
-    }
+    this.#index.dropWhile(s, (c) => c.lastSeq < seq);
+    this.#forgetDropped(s);
     this.#dirty.add(s);
     this.#deadCheckNeeded = true;
   }
@@ -684,11 +688,8 @@ export class Shard {
       this.#appliedChanges++;
       this.#dirty.delete(s);
       this.#kvOps.push({ type: 'del', key: streamKey(s.id) });
-      for (const c of s.chunks) {
-        this.#dirtyChunks.delete(c);
-        this.#kvOps.push(delChunk(s.id, c.baseSeq));
-      }
-      s.chunks = [];
+      this.#index.dropWhile(s, () => true);
+      this.#forgetDropped(s);
       this.#deadCheckNeeded = true;
     });
   }
@@ -719,7 +720,12 @@ export class Shard {
       clearTimeout(this.#checkpointTimer);
       this.#checkpointTimer = null;
     }
-    for (const [c, sid] of this.#dirtyChunks) this.#kvOps.push(putChunk(sid, c));
+    /** Streams whose recent chunks are all stored after this write: they keep only their last. */
+    const stored = new Set<number>();
+    for (const [c, sid] of this.#dirtyChunks) {
+      putChunk(this.#kvOps, sid, c);
+      stored.add(sid);
+    }
     this.#dirtyChunks.clear();
     for (const s of this.#dirty) this.#kvOps.push({ type: 'put', key: streamKey(s.id), value: encodeStream(s) });
     this.#dirty.clear();
@@ -728,17 +734,33 @@ export class Shard {
     const ops = this.#kvOps;
     this.#kvOps = [];
     this.#store.write(ops, sync);
+    for (const sid of stored) {
+      const s = this.#streams.get(sid);
+      if (s !== undefined && s.recent.length > 1) s.recent = s.recent.slice(-1);
+    }
+  }
+
+  /** Chunks dropped from a stream's index must not be written back by a pending put. */
+  #forgetDropped(s: StreamState): void {
+    for (const [c, sid] of this.#dirtyChunks) if (sid === s.id && !s.recent.includes(c)) this.#dirtyChunks.delete(c);
+  }
+
+  /** What the chunk index holds in memory now: every stream's recent chunks, and the page cache. */
+  indexMemory(): { recentChunks: number; cachedChunks: number } {
+    let recentChunks = 0;
+    for (const s of this.#streams.values()) recentChunks += s.recent.length;
+    return { recentChunks, cachedChunks: this.#index.cachedChunks };
   }
 
   #findDeadSegments(): void {
     this.#deadCheckNeeded = false;
-    const live = new Set<number>();
-    for (const s of this.#streams.values()) for (const c of s.chunks) live.add(c.segId);
+    // The store must hold every applied chunk before it is asked which segments are named.
+    this.#checkpoint(false);
     const carry: number[] = [];
     const carryIds = new Set<number>();
     // Only segments wholly behind the applied end: a newer one may hold frames still in flight, not yet indexed.
     for (const segId of this.#log.sealedSegments()) {
-      if (segId >= this.#durableEnd.segId || live.has(segId) || this.#destroyed.has(segId)) continue;
+      if (segId >= this.#durableEnd.segId || this.#destroyed.has(segId) || this.#index.segmentInUse(segId)) continue;
       // A segment holding catalog frames goes only after they are carried forward (catalog-carry.ts).
       if (!this.#carried.has(segId)) {
         const ids = catalogFramesIn(this.#log, segId);

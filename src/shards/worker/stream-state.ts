@@ -1,5 +1,6 @@
 /**
- * What a shard keeps in memory for one stream: its catalog entry and its chunk index.
+ * What a shard keeps in memory for one stream: its catalog entry and its newest chunks (the rest
+ * of its chunk index is in the store: chunk-index.ts).
  *
  * A chunk is a contiguous byte range of one segment holding consecutive batches of the
  * stream (seqs baseSeq..lastSeq). Group commit writes each stream's frames of one flush
@@ -64,7 +65,12 @@ export interface StreamState {
    * logged: a crash can lose the renewals of the last checkpoint interval, never an append's.
    */
   lastAccessMs: number;
-  chunks: Chunk[];
+  /**
+   * The stream's newest chunks, in seq order: every chunk added or changed since the last
+   * checkpoint, and always the last chunk (appends merge into it). Older chunks are only in the
+   * index store (chunk-index.ts), so this stays short whatever the stream holds.
+   */
+  recent: Chunk[];
   /** The CREATE frame is durable. */
   durable: boolean;
   /** Deleted (possibly not yet durable); the name may already belong to a new stream. */
@@ -88,7 +94,7 @@ export function newStreamState(id: number, meta: StreamMeta): StreamState {
     startSeq: base,
     lastTs: 0,
     lastAccessMs: meta.createdAtMs,
-    chunks: [],
+    recent: [],
     durable: false,
     deleted: false,
     producers: new Map(),
@@ -98,7 +104,7 @@ export function newStreamState(id: number, meta: StreamMeta): StreamState {
 
 /** Add a durable chunk, merging it into the previous one when the bytes are adjacent. Returns the chunk written. */
 export function addChunk(s: StreamState, c: Chunk, maxChunkBytes: number): Chunk {
-  const prev = s.chunks[s.chunks.length - 1];
+  const prev = s.recent[s.recent.length - 1];
   if (
     prev !== undefined &&
     prev.segId === c.segId &&
@@ -112,7 +118,7 @@ export function addChunk(s: StreamState, c: Chunk, maxChunkBytes: number): Chunk
     prev.maxTs = Math.max(prev.maxTs, c.maxTs);
     return prev;
   }
-  s.chunks.push(c);
+  s.recent.push(c);
   return c;
 }
 
@@ -126,12 +132,6 @@ export function findChunk(chunks: readonly Chunk[], seq: number): number {
     else hi = mid;
   }
   return lo;
-}
-
-/** Drop chunks wholly below `seq`; returns the dropped ones (their index keys are deleted). */
-export function dropChunksBelow(s: StreamState, seq: number): Chunk[] {
-  const i = findChunk(s.chunks, seq);
-  return i === 0 ? [] : s.chunks.splice(0, i);
 }
 
 export function isExpired(s: StreamState, now: number): boolean {

@@ -31,6 +31,8 @@ export interface WorkerConfig {
   limits: BatchLimits;
   retentionIntervalMs: number;
   reaperIntervalMs: number;
+  /** Chunk index entries cached in memory per shard; absent: the default. */
+  indexCacheChunks?: number;
   /** Registered schemas at start (schema-store.ts); changes arrive as `schemas` control messages. */
   schemas?: SchemaDocument[];
   /** First tail-event version (Shard option): above every version a previous thread of these shards sent. */
@@ -237,6 +239,7 @@ async function main(): Promise<void> {
       shardId,
       shardCount: cfg.shardCount,
       maxChunkBytes: cfg.maxChunkBytes,
+      indexCacheChunks: cfg.indexCacheChunks,
       limits: cfg.limits,
       schemas: schemaRegistry,
       onTail,
