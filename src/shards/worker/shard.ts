@@ -146,7 +146,9 @@ export class Shard {
     this.#kvOps = r.ops;
     this.#durableEnd = log.tail;
     this.#tailVersion = opts.tailVersionBase ?? 0;
-    this.#appliedChanges = r.appliedChanges;
+    // The start's own checkpoint (below) is a change too: it makes up for a checkpoint decided but not
+    // written before a crash, so appliedIndex is above its last figure after a restart (docs/storage.md).
+    this.#appliedChanges = r.appliedChanges + 1;
     this.#commit = new GroupCommit(log, {
       failed: (err) => opts.onStorageFailure?.(err),
       applied: (end) => {
