@@ -146,9 +146,10 @@ export class Shard {
     this.#kvOps = r.ops;
     this.#durableEnd = log.tail;
     this.#tailVersion = opts.tailVersionBase ?? 0;
-    // The start's own checkpoint (below) is a change too: it makes up for a checkpoint decided but not
-    // written before a crash, so appliedIndex is above its last figure after a restart (docs/storage.md).
-    this.#appliedChanges = r.appliedChanges + 1;
+    // A start that replayed frames beyond the checkpoint counts its own checkpoint (below): it makes up
+    // for a checkpoint decided but not written before a crash, so appliedIndex is above its last
+    // figure after a restart (docs/storage.md).
+    this.#appliedChanges = r.appliedChanges + (r.replayedFrames > 0 ? 1 : 0);
     this.#commit = new GroupCommit(log, {
       failed: (err) => opts.onStorageFailure?.(err),
       applied: (end) => {
