@@ -50,13 +50,19 @@ export function guard(listener: Listener, tokens: Tokens, handler: RequestHandle
     // runs in the same turn as without auth, and its storage calls batch the same way.
     const now = tokens.authenticateNow(req.headers['authorization']);
     if (now !== null) return decide(now);
-    return tokens.authenticate(req.headers['authorization']).then(decide, () => deny(listener, res, req, 500, 'internal error'));
+    // The view could not be brought up to date (no metadata quorum): the check cannot be trusted, and a
+    // client should retry as for any unavailable storage (503), not take it for a bug (500).
+    const failed = (err: unknown): void =>
+      (err as { code?: unknown } | null)?.code === 'storage_unavailable'
+        ? deny(listener, res, req, 503, 'the metadata store is unavailable, so the token cannot be checked; retry')
+        : deny(listener, res, req, 500, 'internal error');
+    return tokens.authenticate(req.headers['authorization']).then(decide, failed);
   };
 }
 
 function deny(listener: Listener, res: HttpResponse, req: HttpRequest, status: number, message: string): void {
   if (res.aborted) return;
-  const error = status === 401 ? 'unauthorized' : status === 403 ? 'forbidden' : 'internal';
+  const error = status === 401 ? 'unauthorized' : status === 403 ? 'forbidden' : status === 503 ? 'storage_unavailable' : 'internal';
   let headers: HeaderList;
   let body: string;
   if (listener === 'ds') {

@@ -61,3 +61,20 @@ test('a token revoked on node A is refused on the very next request on node B, 2
   expect(stale).toEqual([]);
   expect(refused).toBe(200);
 });
+
+test('with no etcd quorum a token check answers 503 storage_unavailable, and passes again once the quorum is back', async () => {
+  await cluster.kill(1);
+  await cluster.kill(2);
+  const down = await call('GET', `${b.url}/a/none`, ROOT);
+  expect(down.status).toBe(503);
+  expect(JSON.parse(down.body)).toEqual({ error: 'storage_unavailable', message: 'the metadata store is unavailable, so the token cannot be checked; retry' });
+  cluster.startMember(1);
+  cluster.startMember(2);
+  await cluster.waitHealthy();
+  let status = 0;
+  for (let i = 0; i < 100 && status !== 404; i++) {
+    status = (await call('GET', `${b.url}/a/none`, ROOT)).status;
+    if (status !== 404) await new Promise((r) => setTimeout(r, 200));
+  }
+  expect(status).toBe(404);
+});
