@@ -177,10 +177,11 @@ async function main() {
     cleanup();
     process.exit(0);
   }
-  results.push(await viaRuntime(kafka, 'file', 'svc-connectors file sink (JS), max_records 1000 (default)', fileDef('libsvc_connector_file_sink'), (dir) => lines(path.join(dir, 'out')) >= N));
+  results.push(await viaRuntime(kafka, 'file', 'svc-connectors file sink (JS), max_records 5000 (default)', fileDef('libsvc_connector_file_sink'), (dir) => lines(path.join(dir, 'out')) >= N));
+  results.push(await viaRuntime(kafka, 'file1k', 'svc-connectors file sink (JS), max_records 1000', fileDef('libsvc_connector_file_sink', '[batch]\nmax_records = 1000', '1k'), (dir) => lines(path.join(dir, 'out')) >= N));
   results.push(await viaRuntime(kafka, 'file10k', 'svc-connectors file sink (JS), max_records 10000', fileDef('libsvc_connector_file_sink', '[batch]\nmax_records = 10000'), (dir) => lines(path.join(dir, 'out')) >= N));
-  results.push(await viaRuntime(kafka, 'cfile', 'svc-connectors C file sink (host process)', fileDef('libsvc_connector_c_file_sink'), (dir) => lines(path.join(dir, 'out')) >= N));
-  results.push(await viaRuntime(kafka, 'cfile-in', 'svc-connectors C file sink (in process)', fileDef('libsvc_connector_c_file_sink', 'isolation = "in_process"\n[batch]\nmax_records = 1000'), (dir) => lines(path.join(dir, 'out')) >= N));
+  results.push(await viaRuntime(kafka, 'cfile', 'svc-connectors C file sink (host process, default batch)', fileDef('libsvc_connector_c_file_sink'), (dir) => lines(path.join(dir, 'out')) >= N));
+  results.push(await viaRuntime(kafka, 'cfile-in', 'svc-connectors C file sink (in process, max_records 1000)', fileDef('libsvc_connector_c_file_sink', 'isolation = "in_process"\n[batch]\nmax_records = 1000'), (dir) => lines(path.join(dir, 'out')) >= N));
   const pg = await startPostgres();
   if (pg !== null) {
     results.push(
