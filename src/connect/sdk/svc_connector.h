@@ -17,7 +17,10 @@
  * Batch layout, all integers little-endian:
  *   sink batch   : u32 count, then count records of
  *                  u16 topic_len, topic, i32 partition, i64 offset, i64 timestamp_ms,
- *                  i32 key_len (-1 = no key), key, u32 value_len, value
+ *                  i32 key_len (-1 = no key), key, u32 value_len, value,
+ *                  then, only when some record has headers, u32 0x48435653 ("SVCH") and per
+ *                  record u16 header_count, then per header u16 name_len, name, u32 value_len,
+ *                  value (after the records, so readers that stop at `count` are unaffected)
  *   sink results : one u8 per record: 0 ok, 1 retryable, 2 permanent
  *   source batch : u32 count, u32 state_len, state, then count records of
  *                  i32 key_len (-1 = no key), key, u32 value_len, value
