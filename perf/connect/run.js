@@ -73,10 +73,10 @@ async function timed(name, done) {
   return { name, seconds: s, rate: N / s };
 }
 
-async function bare(kafka) {
+async function bare(kafka, group = 'perf-bare') {
   const client = new Kafka({ clientId: 'perf-bare', brokers: [kafka], logLevel: logLevel.NOTHING });
-  const c = client.consumer({ groupId: 'perf-bare', maxWaitTimeInMs: 100, maxBytesPerPartition: 1024 * 1024 });
-  const file = path.join(tmp, 'bare.out');
+  const c = client.consumer({ groupId: group, maxWaitTimeInMs: 100, maxBytesPerPartition: 1024 * 1024 });
+  const file = path.join(tmp, `${group}.out`);
   const fd = fs.openSync(file, 'a');
   let n = 0;
   const r = timed('bare kafkajs consumer → file', async () => n >= N);
@@ -164,11 +164,24 @@ async function main() {
 
   const results = [];
   results.push(await bare(kafka));
-  const fileDef = (plugin, extra = '') => (dir) => `type = "sink"\nkey = "perf-${plugin}${extra ? '-x' : ''}"\npath = "${plugin}"\n${extra}\n[[topics]]\nnames = ["perf"]\n[plugin_config]\npath = "${dir}/out"\n`;
-  results.push(await viaRuntime(kafka, 'file', 'svc-connectors file sink (JS), max_records 1000 (default)', fileDef('libsvc_connector_file_sink'), (dir) => lines(path.join(dir, 'out')) >= N));
+  const fileDef = (plugin, extra = '', tag = extra ? 'x' : '') => (dir) => `type = "sink"\nkey = "perf-${plugin}${tag ? `-${tag}` : ''}"\npath = "${plugin}"\n${extra}\n[[topics]]\nnames = ["perf"]\n[plugin_config]\npath = "${dir}/out"\n`;
+  if (process.env.SWEEP) {
+    // SWEEP=1000,2000,5000: only the bare consumer and the JS file sink at each max_records (the
+    // measurement behind the default batch size).
+    for (const m of process.env.SWEEP.split(',').map(Number)) {
+      results.push(await viaRuntime(kafka, `file-${m}`, `svc-connectors file sink (JS), max_records ${m}`, fileDef('libsvc_connector_file_sink', `[batch]\nmax_records = ${m}`, `m${m}`), (dir) => lines(path.join(dir, 'out')) >= N));
+    }
+    results.push(await bare(kafka, 'perf-bare-2'));
+    const base = results[0].rate;
+    for (const r of results) console.log(`| ${r.name} | ${r.seconds.toFixed(2)} | ${Math.round(r.rate)} | ${(r.rate / base).toFixed(2)} |`);
+    cleanup();
+    process.exit(0);
+  }
+  results.push(await viaRuntime(kafka, 'file', 'svc-connectors file sink (JS), max_records 5000 (default)', fileDef('libsvc_connector_file_sink'), (dir) => lines(path.join(dir, 'out')) >= N));
+  results.push(await viaRuntime(kafka, 'file1k', 'svc-connectors file sink (JS), max_records 1000', fileDef('libsvc_connector_file_sink', '[batch]\nmax_records = 1000', '1k'), (dir) => lines(path.join(dir, 'out')) >= N));
   results.push(await viaRuntime(kafka, 'file10k', 'svc-connectors file sink (JS), max_records 10000', fileDef('libsvc_connector_file_sink', '[batch]\nmax_records = 10000'), (dir) => lines(path.join(dir, 'out')) >= N));
-  results.push(await viaRuntime(kafka, 'cfile', 'svc-connectors C file sink (host process)', fileDef('libsvc_connector_c_file_sink'), (dir) => lines(path.join(dir, 'out')) >= N));
-  results.push(await viaRuntime(kafka, 'cfile-in', 'svc-connectors C file sink (in process)', fileDef('libsvc_connector_c_file_sink', 'isolation = "in_process"\n[batch]\nmax_records = 1000'), (dir) => lines(path.join(dir, 'out')) >= N));
+  results.push(await viaRuntime(kafka, 'cfile', 'svc-connectors C file sink (host process, default batch)', fileDef('libsvc_connector_c_file_sink'), (dir) => lines(path.join(dir, 'out')) >= N));
+  results.push(await viaRuntime(kafka, 'cfile-in', 'svc-connectors C file sink (in process, max_records 1000)', fileDef('libsvc_connector_c_file_sink', 'isolation = "in_process"\n[batch]\nmax_records = 1000'), (dir) => lines(path.join(dir, 'out')) >= N));
   const pg = await startPostgres();
   if (pg !== null) {
     results.push(

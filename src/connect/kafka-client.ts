@@ -37,7 +37,8 @@ export interface ConsumePort {
 
 export interface ConsumeOptions {
   group: string;
-  topics: (string | RegExp)[];
+  /** Topic names; patterns are resolved by the caller through `KafkaPort.topics()`. */
+  topics: string[];
   fromBeginning: boolean;
   maxWaitMs: number;
   /** Most bytes per partition per fetch. */
@@ -47,6 +48,10 @@ export interface ConsumeOptions {
 export interface KafkaPort {
   producer(): Promise<ProducePort>;
   consumer(o: ConsumeOptions): Promise<ConsumePort>;
+  /** The topics that exist on the node now (for sink patterns). */
+  topics(): Promise<string[]>;
+  /** How often a sink with a pattern looks for newly created topics (`properties.metadata_max_age_ms`). */
+  readonly topicRefreshMs: number;
 }
 
 function kafkaConfig(c: ConnectorsConfig['kafka'], log: Logger): KafkaConfig {
@@ -113,21 +118,18 @@ export function createKafka(c: ConnectorsConfig['kafka'], log: Logger): KafkaPor
         close: () => (connected === null ? Promise.resolve() : p.disconnect()),
       };
     },
-    async consumer(o): Promise<ConsumePort> {
-      // Patterns are matched against the topics that exist when the sink joins (anchored at the
-      // start); none matching yet is a join failure, retried by the sink with backoff.
-      const names = o.topics.filter((t): t is string => typeof t === 'string');
-      const patterns = o.topics.filter((t): t is RegExp => t instanceof RegExp);
-      if (patterns.length > 0) {
-        const admin = kafka.admin();
-        await admin.connect();
-        try {
-          for (const t of await admin.listTopics()) if (patterns.some((p) => p.test(t)) && !names.includes(t)) names.push(t);
-        } finally {
-          await admin.disconnect();
-        }
-        if (names.length === 0) throw new Error(`no topic matches ${patterns.map(String).join(', ')} yet`);
+    async topics(): Promise<string[]> {
+      const admin = kafka.admin();
+      await admin.connect();
+      try {
+        return await admin.listTopics();
+      } finally {
+        await admin.disconnect();
       }
+    },
+    topicRefreshMs: Number(c.properties['metadata_max_age_ms'] ?? 5000),
+    async consumer(o): Promise<ConsumePort> {
+      const names = o.topics;
       const consumer: Consumer = kafka.consumer({ groupId: o.group, sessionTimeout: 30_000, heartbeatInterval: 3000, maxWaitTimeInMs: o.maxWaitMs, maxBytesPerPartition: o.maxBytesPerPartition ?? 1024 * 1024, retry: { retries: 5, restartOnFailure: async () => false } });
       await consumer.connect();
       await consumer.subscribe({ topics: names, fromBeginning: o.fromBeginning });

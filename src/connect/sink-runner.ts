@@ -25,6 +25,9 @@ export class SinkRunner {
   #dlq: ProducePort | null = null;
   #stopping = false;
   #failed: Error | null = null;
+  /** The topics the current consumer subscribed to. */
+  #subscribed: string[] = [];
+  readonly #patterns: RegExp[];
   readonly #timeout: number;
 
   constructor(
@@ -38,6 +41,7 @@ export class SinkRunner {
     readonly onFatal: (err: Error) => void,
   ) {
     this.#timeout = parseDuration(def.plugin_timeout)!;
+    this.#patterns = (def.topics as SinkTopics[]).filter((b) => b.pattern !== '').map((b) => new RegExp(b.pattern.startsWith('^') ? b.pattern : `^(?:${b.pattern})`));
   }
 
   /**
@@ -51,21 +55,60 @@ export class SinkRunner {
     void this.#join();
   }
 
+  /** Named topics plus every existing topic a pattern matches (anchored at the start). */
+  async #resolveTopics(): Promise<string[]> {
+    const blocks = this.def.topics as SinkTopics[];
+    const names = blocks.flatMap((b) => b.names);
+    if (this.#patterns.length > 0) for (const t of await this.kafka.topics()) if (this.#patterns.some((p) => p.test(t)) && !names.includes(t)) names.push(t);
+    if (names.length === 0) throw new Error(`no topic matches ${this.#patterns.map(String).join(', ')} yet`);
+    return names.sort();
+  }
+
   async #join(): Promise<void> {
     const blocks = this.def.topics as SinkTopics[];
-    const topics: (string | RegExp)[] = [...blocks.flatMap((b) => b.names), ...blocks.filter((b) => b.pattern !== '').map((b) => new RegExp(b.pattern.startsWith('^') ? b.pattern : `^(?:${b.pattern})`))];
     for (let attempt = 0; !this.#stopping; attempt++) {
       try {
+        const topics = await this.#resolveTopics();
         const consumer = await this.kafka.consumer({ group: sinkGroup(this.def.key), topics, fromBeginning: blocks.every((b) => b.start === 'earliest'), maxWaitMs: parseDuration(this.def.batch.poll_interval)! });
         if (this.#stopping) return void (await consumer.close().catch(() => undefined));
         this.#consumer = consumer;
+        this.#subscribed = topics;
         await consumer.run((b, hb) => this.#handle(b, hb), (err) => this.#fail(err));
+        if (this.#patterns.length > 0) void this.#watchTopics();
         return;
       } catch (err) {
         this.tally.add('errors');
         this.log.warn('fetch error: cannot join the consumer group; retrying', { group: sinkGroup(this.def.key), err: (err as Error).message });
         await sleep(backoff(Math.min(attempt, 8), 200, 10_000));
       }
+    }
+  }
+
+  /**
+   * Patterns are matched continuously (spec: a sink's pattern covers topics created later):
+   * every `topicRefreshMs` the runner lists the node's topics, and when a new one matches it
+   * leaves the group (the batch in hand finishes and commits first) and joins again with the
+   * larger set. A new topic is read from its start or its end as the block's `start` says.
+   */
+  async #watchTopics(): Promise<void> {
+    while (!this.#stopping && this.#failed === null) {
+      await sleep(this.kafka.topicRefreshMs);
+      if (this.#stopping || this.#failed !== null) return;
+      let now: string[];
+      try {
+        now = await this.#resolveTopics();
+      } catch (err) {
+        this.log.debug('topic refresh failed', { err: (err as Error).message });
+        continue;
+      }
+      const added = now.filter((t) => !this.#subscribed.includes(t));
+      if (added.length === 0) continue;
+      this.log.info('pattern matches new topics; joining again', { topics: added });
+      // The batch in hand still commits through this consumer while it closes.
+      await this.#consumer?.close().catch(() => undefined);
+      this.#consumer = null;
+      if (!this.#stopping) void this.#join();
+      return;
     }
   }
 

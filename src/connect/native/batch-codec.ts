@@ -7,7 +7,9 @@ export function encodeSinkBatch(records: SinkRecord[]): Buffer {
   // are written as two 32-bit halves (offsets and timestamps stay below 2^53) to avoid BigInt.
   const topics = new Map<string, Buffer>();
   let size = 4;
+  let hasHeaders = false;
   for (const r of records) {
+    hasHeaders ||= Object.keys(r.headers).length > 0;
     let t = topics.get(r.topic);
     if (t === undefined) topics.set(r.topic, (t = Buffer.from(r.topic)));
     size += 2 + t.length + 4 + 8 + 8 + 4 + (r.key?.length ?? 0) + 4 + r.value.length;
@@ -31,7 +33,38 @@ export function encodeSinkBatch(records: SinkRecord[]): Buffer {
     o = b.writeUInt32LE(r.value.length, o);
     o += r.value.copy(b, o);
   }
-  return b;
+  return hasHeaders ? Buffer.concat([b, encodeHeaderTrailer(records)]) : b;
+}
+
+/** "SVCH" read as a little-endian u32: marks the optional headers trailer of a sink batch. */
+export const HEADERS_MAGIC = 0x48435653;
+
+/**
+ * Record headers go in a trailer after the last record (added in SDK 1.0 without changing the
+ * record layout): `u32 "SVCH"`, then per record, in order, `u16 header_count` and per header
+ * `u16 name_len, name, u32 value_len, value`. A reader from before the trailer reads `count`
+ * records and never looks past them, so plugins built against the earlier header keep working
+ * with the same SDK marker. Sent only when some record has a header.
+ */
+function encodeHeaderTrailer(records: SinkRecord[]): Buffer {
+  const parts: Buffer[] = [Buffer.alloc(4)];
+  parts[0]!.writeUInt32LE(HEADERS_MAGIC, 0);
+  for (const r of records) {
+    const entries = Object.entries(r.headers).slice(0, 0xffff);
+    const n = Buffer.alloc(2);
+    n.writeUInt16LE(entries.length, 0);
+    parts.push(n);
+    for (const [k, v] of entries) {
+      const name = Buffer.from(k).subarray(0, 0xffff);
+      const value = Buffer.from(v);
+      const h = Buffer.alloc(2);
+      h.writeUInt16LE(name.length, 0);
+      const l = Buffer.alloc(4);
+      l.writeUInt32LE(value.length, 0);
+      parts.push(h, name, l, value);
+    }
+  }
+  return Buffer.concat(parts);
 }
 
 /** Decodes a source batch: u32 count, u32 state_len, state, then per record i32 key_len, key, u32 value_len, value. */

@@ -17,7 +17,10 @@
  * Batch layout, all integers little-endian:
  *   sink batch   : u32 count, then count records of
  *                  u16 topic_len, topic, i32 partition, i64 offset, i64 timestamp_ms,
- *                  i32 key_len (-1 = no key), key, u32 value_len, value
+ *                  i32 key_len (-1 = no key), key, u32 value_len, value,
+ *                  then, only when some record has headers, u32 0x48435653 ("SVCH") and per
+ *                  record u16 header_count, then per header u16 name_len, name, u32 value_len,
+ *                  value (after the records, so readers that stop at `count` are unaffected)
  *   sink results : one u8 per record: 0 ok, 1 retryable, 2 permanent
  *   source batch : u32 count, u32 state_len, state, then count records of
  *                  i32 key_len (-1 = no key), key, u32 value_len, value
@@ -70,17 +73,46 @@ typedef struct {
   int32_t partition; int64_t offset; int64_t timestamp_ms;
   const uint8_t *key; int32_t key_len; /* key_len -1: no key */
   const uint8_t *value; uint32_t value_len;
+  /* Record headers: walk them with svc_header_next (header_count 0: none). */
+  const uint8_t *headers; uint16_t header_count;
 } svc_sink_record;
 
-typedef struct { const uint8_t *p, *end; uint32_t remaining; } svc_batch_reader;
+typedef struct { const char *name; uint16_t name_len; const uint8_t *value; uint32_t value_len; } svc_header;
+
+/* h: the headers trailer after the last record ("SVCH"), or 0 when the batch has none. */
+typedef struct { const uint8_t *p, *end; uint32_t remaining; const uint8_t *h; } svc_batch_reader;
 
 static inline uint32_t svc_rd_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static inline uint64_t svc_rd_u64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
-/* Returns 0, or -1 when the batch is shorter than its header says. */
+/* Returns 0, or -1 when the batch is shorter than its header says. Finds the optional
+ * headers trailer by skipping over the records once (lengths only). */
 static inline int svc_batch_begin(svc_batch_reader *r, const uint8_t *batch, uint32_t len) {
   if (len < 4) return -1;
-  r->remaining = svc_rd_u32(batch); r->p = batch + 4; r->end = batch + len; return 0;
+  r->remaining = svc_rd_u32(batch); r->p = batch + 4; r->end = batch + len; r->h = 0;
+  const uint8_t *p = r->p;
+  for (uint32_t i = 0; i < r->remaining; i++) {
+    if (r->end - p < 2) return -1;
+    p += 2 + (p[0] | (p[1] << 8));
+    if (r->end - p < 24) return -1;
+    int32_t kl = (int32_t)svc_rd_u32(p + 20); p += 24;
+    if (kl > 0) { if (r->end - p < kl) return -1; p += kl; }
+    if (r->end - p < 4) return -1;
+    uint32_t vl = svc_rd_u32(p); p += 4;
+    if ((uint64_t)(r->end - p) < vl) return -1;
+    p += vl;
+  }
+  if (r->end - p >= 4 && svc_rd_u32(p) == 0x48435653u) r->h = p + 4;
+  return 0;
+}
+
+/* 1 = a header was read into *h, 0 = no more (call with *p = rec->headers, *left = header_count). */
+static inline int svc_header_next(const uint8_t **p, uint16_t *left, svc_header *h) {
+  if (*left == 0) return 0;
+  const uint8_t *q = *p;
+  h->name_len = (uint16_t)(q[0] | (q[1] << 8)); h->name = (const char *)(q + 2); q += 2 + h->name_len;
+  h->value_len = svc_rd_u32(q); h->value = q + 4; q += 4 + h->value_len;
+  *p = q; (*left)--; return 1;
 }
 
 /* 1 = a record was read into *rec, 0 = no more records, -1 = malformed. */
@@ -100,6 +132,24 @@ static inline int svc_batch_next(svc_batch_reader *r, svc_sink_record *rec) {
   rec->value_len = svc_rd_u32(p); p += 4;
   if ((uint64_t)(r->end - p) < rec->value_len) return -1;
   rec->value = p; p += rec->value_len;
+  rec->headers = 0; rec->header_count = 0;
+  if (r->h) {
+    /* Validate this record's headers once, so svc_header_next needs no bounds checks. */
+    const uint8_t *h = r->h;
+    if (r->end - h < 2) return -1;
+    uint16_t n = (uint16_t)(h[0] | (h[1] << 8)); h += 2;
+    rec->headers = h; rec->header_count = n;
+    for (uint16_t i = 0; i < n; i++) {
+      if (r->end - h < 2) return -1;
+      uint16_t nl = (uint16_t)(h[0] | (h[1] << 8)); h += 2;
+      if (r->end - h < (long)nl + 4) return -1;
+      h += nl;
+      uint32_t vl = svc_rd_u32(h); h += 4;
+      if ((uint64_t)(r->end - h) < vl) return -1;
+      h += vl;
+    }
+    r->h = h;
+  }
   r->p = p; r->remaining--; return 1;
 }
 
