@@ -1,0 +1,165 @@
+/**
+ * The node's Prometheus metrics (docs/metrics.md): the only file of the node that imports
+ * prom-client. Each node gets its own registry, so tests can run many in one process.
+ *
+ * Hot path: a request touches two pre-bound children (a counter and a histogram), resolved once
+ * per (listener, op, status class) and kept in arrays; nothing builds a string per request.
+ * Everything else (appends, live readers, Kafka, appliedIndex, shard health) is a plain number
+ * kept where the work happens and read here by `collect()` at scrape time.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export type HttpListener = 'svc' | 'ds' | 'admin';
+
+/** The `op` label of an HTTP request: from its method (svc, ds) or read/write (admin). Bounded on purpose. */
+export const HTTP_OPS = ['read', 'head', 'append', 'create', 'delete', 'config', 'write', 'other'] as const;
+export type HttpOp = (typeof HTTP_OPS)[number];
+const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
+
+/** Seconds; from 100 µs (an in-memory read) to 10 s (a stalled disk). */
+const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** What the node tells the metrics at scrape time; each is cheap or bounded. */
+export interface MetricSources {
+  /** Acknowledged appends since start (ShardClient.appended). */
+  appended(): { records: number; bytes: number };
+  /** Live readers now (LiveWaiters.readers). */
+  liveReaders(): { sse: number; longPoll: number };
+  /** The Kafka listener, once started. */
+  kafka(): { connections: number; requests: Array<{ api: string; count: number }> } | null;
+  /** The admin API's appliedIndex (metadata commands plus the shards' applied changes). */
+  appliedIndex(): Promise<number>;
+  /** Shard workers down after a storage failure, and whether the disk is full. */
+  shardHealth(): { workersDown: number; diskFull: boolean };
+}
+
+/** One (listener, op)'s series: a counter child per status class (bound on first use) and its latency child. */
+export interface RequestSeries {
+  readonly listener: HttpListener;
+  readonly op: HttpOp;
+  readonly byClass: Array<Counter.Internal | null>;
+  readonly latency: Histogram.Internal<string>;
+}
+
+export class NodeMetrics {
+  readonly registry = new Registry();
+  /** Set by attach(); a holder, so the scrape-time readers (where `this` is the metric) can reach it. */
+  readonly #from: { sources: MetricSources | null } = { sources: null };
+  readonly #requests: Counter<'listener' | 'op' | 'status'>;
+  readonly #latency: Histogram<'listener' | 'op'>;
+  readonly #series = new Map<HttpListener, Array<RequestSeries | null>>();
+
+  constructor() {
+    const registers = [this.registry];
+    const from = this.#from;
+    this.#requests = new Counter({ name: 'svc_http_requests_total', help: 'HTTP requests answered, by listener, operation and status class', labelNames: ['listener', 'op', 'status'] as const, registers });
+    this.#latency = new Histogram({ name: 'svc_http_request_duration_seconds', help: 'HTTP request latency until the response head (streamed responses: until their head)', labelNames: ['listener', 'op'] as const, buckets: LATENCY_BUCKETS, registers });
+    new Counter({
+      name: 'svc_appended_records_total',
+      help: 'records appended and acknowledged (HTTP, Durable Streams and Kafka produce)',
+      registers,
+      collect() {
+        this.reset();
+        if (from.sources !== null) this.inc(from.sources.appended().records);
+      },
+    });
+    new Counter({
+      name: 'svc_appended_bytes_total',
+      help: 'bytes of acknowledged appends as handed to the shards',
+      registers,
+      collect() {
+        this.reset();
+        if (from.sources !== null) this.inc(from.sources.appended().bytes);
+      },
+    });
+    new Gauge({
+      name: 'svc_live_readers',
+      help: 'live readers now (SSE streams and waiting long-polls)',
+      labelNames: ['kind'] as const,
+      registers,
+      collect() {
+        const r = from.sources?.liveReaders() ?? { sse: 0, longPoll: 0 };
+        this.set({ kind: 'sse' }, r.sse);
+        this.set({ kind: 'long_poll' }, r.longPoll);
+      },
+    });
+    new Gauge({
+      name: 'svc_kafka_connections',
+      help: 'open Kafka client connections',
+      registers,
+      collect() {
+        this.set(from.sources?.kafka()?.connections ?? 0);
+      },
+    });
+    new Counter({
+      name: 'svc_kafka_requests_total',
+      help: 'Kafka requests accepted, by API',
+      labelNames: ['api'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const r of from.sources?.kafka()?.requests ?? []) this.inc({ api: r.api }, r.count);
+      },
+    });
+    new Gauge({
+      name: 'svc_metadata_applied_index',
+      help: "position of the last applied metadata change (the admin API's appliedIndex)",
+      registers,
+      async collect() {
+        if (from.sources !== null) this.set(await from.sources.appliedIndex());
+      },
+    });
+    new Gauge({
+      name: 'svc_shard_workers_down',
+      help: 'shard workers down after a storage failure (the node is not ready while any is)',
+      registers,
+      collect() {
+        this.set(from.sources?.shardHealth().workersDown ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'svc_disk_full',
+      help: '1 while the data directory disk is full (creates and appends refused)',
+      registers,
+      collect() {
+        this.set(from.sources?.shardHealth().diskFull === true ? 1 : 0);
+      },
+    });
+    // Process and event-loop metrics (CPU, memory, handles, GC, event-loop lag), prefixed like ours.
+    collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
+  }
+
+  /** Connect the node's parts; before this, scrape-time metrics read as zero. */
+  attach(sources: MetricSources): void {
+    this.#from.sources = sources;
+  }
+
+  /** The pre-bound series of (listener, op index in HTTP_OPS), made on first use. */
+  series(listener: HttpListener, op: number): RequestSeries {
+    let ops = this.#series.get(listener);
+    if (ops === undefined) this.#series.set(listener, (ops = HTTP_OPS.map(() => null)));
+    let s = ops[op];
+    if (s === undefined || s === null) {
+      s = { listener, op: HTTP_OPS[op]!, byClass: STATUS_CLASSES.map(() => null), latency: this.#latency.labels(listener, HTTP_OPS[op]!) };
+      ops[op] = s;
+    }
+    return s;
+  }
+
+  /** Count one answered request of `status` in `s`, `seconds` after it arrived. */
+  observe(s: RequestSeries, status: number, seconds: number): void {
+    const k = Math.min(Math.max(Math.trunc(status / 100) - 1, 0), 4);
+    let c = s.byClass[k];
+    if (c === null || c === undefined) {
+      c = this.#requests.labels(s.listener, s.op, STATUS_CLASSES[k]!);
+      s.byClass[k] = c;
+    }
+    c.inc();
+    s.latency.observe(seconds);
+  }
+
+  /** The exposition text and its content type. */
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
