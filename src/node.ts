@@ -30,7 +30,7 @@ import { shield } from './gateway/shield';
 import { LiveWaiters } from './gateway/svc/live-waiters';
 import { createSvcHandler } from './gateway/svc/svc-handler';
 import { SvcError } from './errors';
-import { SchemaStore, ShardClient, SpaceGuard } from './shards';
+import { type CommitStats, SchemaStore, ShardClient, SpaceGuard } from './shards';
 import { startKafkaListener } from './kafka-wire';
 
 /** A running node: listeners, shard workers, actors. */
@@ -206,12 +206,16 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   // commands plus every shard's applied catalog changes (docs/storage.md). /ready asks the
   // shards, and shows the last figure it had when they do not answer within 500 ms.
   let shardChanges = 0;
+  let commits: CommitStats | null = null;
   const appliedIndex = async (): Promise<number> => {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), 500)));
     const s = await Promise.race([shards.stats().catch(() => null), late]);
     clearTimeout(timer);
-    if (s !== null) shardChanges = Math.max(shardChanges, s.appliedChanges);
+    if (s !== null) {
+      shardChanges = Math.max(shardChanges, s.appliedChanges);
+      commits = s.commits ?? null;
+    }
     return meta.appliedIndex + shardChanges;
   };
   let admin: HttpServerHandle | null = null;
@@ -226,7 +230,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     appended: () => shards.appended,
     liveReaders: () => live.readers(),
     kafka: () => ({ connections: kafka.connections(), requests: kafka.requestsByApi() }),
-    appliedIndex,
+    shards: async () => ({ appliedIndex: await appliedIndex(), commits }),
     shardHealth: () => ({ workersDown: shards.unavailable().length, diskFull: shards.space().low }),
   });
   // --metrics-listen: GET /metrics alone, without authentication, for a scraper that holds no token.

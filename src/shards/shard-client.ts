@@ -14,6 +14,7 @@ import { type RecordInput } from '../util/record-batch';
 import { initDataDir } from './data-dir';
 import { shardOf, workerOf } from './placement';
 import { compareNames } from './names';
+import { addCommitStats, newCommitStats } from './commit-stats';
 import {
   type AppendParams,
   type BatchLimits,
@@ -301,13 +302,14 @@ export class ShardClient {
 
   async stats(): Promise<ShardStats> {
     const parts = await Promise.all(Array.from({ length: this.shardCount }, (_, k) => this.#call(Op.Stats, k, null, null)));
-    const total: ShardStats = { streamCount: 0, objectCount: 0, destroyedObjectBacklog: 0, appliedChanges: 0 };
+    const total: ShardStats = { streamCount: 0, objectCount: 0, destroyedObjectBacklog: 0, appliedChanges: 0, commits: newCommitStats() };
     for (const r of parts) {
       const s = r.meta as ShardStats;
       total.streamCount += s.streamCount;
       total.objectCount += s.objectCount;
       total.destroyedObjectBacklog += s.destroyedObjectBacklog;
       total.appliedChanges += s.appliedChanges;
+      if (s.commits !== undefined) addCommitStats(total.commits!, s.commits);
     }
     return total;
   }

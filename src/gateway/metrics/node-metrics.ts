@@ -7,7 +7,8 @@
  * Everything else (appends, live readers, Kafka, appliedIndex, shard health) is a plain number
  * kept where the work happens and read here by `collect()` at scrape time.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, type Metric, Registry, collectDefaultMetrics } from 'prom-client';
+import { type BucketCounts, COMMIT_FRAME_BOUNDS, COMMIT_SECONDS_BOUNDS, type CommitStats } from '../../shards';
 
 export type HttpListener = 'svc' | 'ds' | 'admin';
 
@@ -27,8 +28,8 @@ export interface MetricSources {
   liveReaders(): { sse: number; longPoll: number };
   /** The Kafka listener, once started. */
   kafka(): { connections: number; requests: Array<{ api: string; count: number }> } | null;
-  /** The admin API's appliedIndex (metadata commands plus the shards' applied changes). */
-  appliedIndex(): Promise<number>;
+  /** Asked once per scrape: the admin API's appliedIndex and the shards' group-commit histograms (one stats call). */
+  shards(): Promise<{ appliedIndex: number; commits: CommitStats | null }>;
   /** Shard workers down after a storage failure, and whether the disk is full. */
   shardHealth(): { workersDown: number; diskFull: boolean };
 }
@@ -44,7 +45,7 @@ export interface RequestSeries {
 export class NodeMetrics {
   readonly registry = new Registry();
   /** Set by attach(); a holder, so the scrape-time readers (where `this` is the metric) can reach it. */
-  readonly #from: { sources: MetricSources | null } = { sources: null };
+  readonly #from: { sources: MetricSources | null; shards: { appliedIndex: number; commits: CommitStats | null } | null } = { sources: null, shards: null };
   readonly #requests: Counter<'listener' | 'op' | 'status'>;
   readonly #latency: Histogram<'listener' | 'op'>;
   readonly #series = new Map<HttpListener, Array<RequestSeries | null>>();
@@ -105,8 +106,8 @@ export class NodeMetrics {
       name: 'svc_metadata_applied_index',
       help: "position of the last applied metadata change (the admin API's appliedIndex)",
       registers,
-      async collect() {
-        if (from.sources !== null) this.set(await from.sources.appliedIndex());
+      collect() {
+        if (from.shards !== null) this.set(from.shards.appliedIndex);
       },
     });
     new Gauge({
@@ -125,6 +126,9 @@ export class NodeMetrics {
         this.set(from.sources?.shardHealth().diskFull === true ? 1 : 0);
       },
     });
+    // Kept by the shard workers as bucket counts (shards/commit-stats.ts), exposed as they are.
+    this.registry.registerMetric(bucketMetric('svc_group_commit_frames', 'frames (appends, catalog changes) written per group commit', COMMIT_FRAME_BOUNDS, () => from.shards?.commits?.frames ?? null));
+    this.registry.registerMetric(bucketMetric('svc_group_commit_duration_seconds', "a group commit's write + fdatasync", COMMIT_SECONDS_BOUNDS, () => from.shards?.commits?.seconds ?? null));
     // Process and event-loop metrics (CPU, memory, handles, GC, event-loop lag), prefixed like ours.
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
   }
@@ -160,6 +164,27 @@ export class NodeMetrics {
 
   /** The exposition text and its content type. */
   async scrape(): Promise<{ contentType: string; body: string }> {
+    if (this.#from.sources !== null) this.#from.shards = await this.#from.sources.shards();
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
+}
+
+/** A histogram whose buckets are counted elsewhere (non-cumulative counts), in prom-client's shape for the registry. */
+function bucketMetric(name: string, help: string, bounds: readonly number[], read: () => BucketCounts | null): Metric {
+  const doc = { name, help, type: 'histogram', aggregator: 'sum' };
+  return {
+    ...doc,
+    get: () => {
+      const b = read();
+      const values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> = [];
+      let cumulative = 0;
+      for (let i = 0; i <= bounds.length; i++) {
+        cumulative += b?.counts[i] ?? 0;
+        values.push({ metricName: `${name}_bucket`, labels: { le: i < bounds.length ? bounds[i]! : '+Inf' }, value: cumulative });
+      }
+      values.push({ metricName: `${name}_sum`, labels: {}, value: b?.sum ?? 0 });
+      values.push({ metricName: `${name}_count`, labels: {}, value: b?.count ?? 0 });
+      return Promise.resolve({ ...doc, values });
+    },
+  } as unknown as Metric;
 }

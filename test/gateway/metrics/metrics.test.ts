@@ -97,6 +97,13 @@ describe('metrics under load (auth off)', () => {
     expect(sample(after.text, 'svc_metadata_applied_index')).toBeGreaterThan(0);
     expect(sample(after.text, 'svc_shard_workers_down')).toBe(0);
     expect(sample(after.text, 'svc_disk_full')).toBe(0);
+    // Group commits, from the shard workers: every append above is at least one frame of a group.
+    const groups = sample(after.text, 'svc_group_commit_frames_count')!;
+    expect(groups).toBeGreaterThanOrEqual(1);
+    expect(sample(after.text, 'svc_group_commit_frames_sum')).toBeGreaterThanOrEqual(50 + 4 + 1);
+    expect(sample(after.text, 'svc_group_commit_frames_bucket', 'le="+Inf"')).toBe(groups);
+    expect(sample(after.text, 'svc_group_commit_duration_seconds_count')).toBe(groups);
+    expect(sample(after.text, 'svc_group_commit_duration_seconds_sum')).toBeGreaterThan(0);
 
     await producer.disconnect();
     // Closed connections leave the gauge (the server sees the close a moment later).
