@@ -2,13 +2,14 @@
  * The node's Prometheus metrics (docs/metrics.md): the only file of the node that imports
  * prom-client. Each node gets its own registry, so tests can run many in one process.
  *
- * Hot path: a request touches two pre-bound children (a counter and a histogram), resolved once
- * per (listener, op, status class) and kept in arrays; nothing builds a string per request.
+ * Hot path: a request adds to plain numbers of its (listener, op) series, found once per op and
+ * kept in arrays: a status-class count and a latency bucket. prom-client's label children would
+ * hash their labels on every call, so these series are exposed by collectors of their own.
  * Everything else (appends, live readers, Kafka, appliedIndex, shard health) is a plain number
  * kept where the work happens and read here by `collect()` at scrape time.
  */
-import { Counter, Gauge, Histogram, type Metric, Registry, collectDefaultMetrics } from 'prom-client';
-import { type BucketCounts, COMMIT_FRAME_BOUNDS, COMMIT_SECONDS_BOUNDS, type CommitStats } from '../../shards';
+import { Counter, Gauge, type Metric, Registry, collectDefaultMetrics } from 'prom-client';
+import { type BucketCounts, COMMIT_FRAME_BOUNDS, COMMIT_SECONDS_BOUNDS, type CommitStats, observeBucket } from '../../shards';
 
 export type HttpListener = 'svc' | 'ds' | 'admin';
 
@@ -34,27 +35,34 @@ export interface MetricSources {
   shardHealth(): { workersDown: number; diskFull: boolean };
 }
 
-/** One (listener, op)'s series: a counter child per status class (bound on first use) and its latency child. */
+/** One (listener, op)'s series: requests per status class (1xx … 5xx) and the latency histogram. */
 export interface RequestSeries {
   readonly listener: HttpListener;
   readonly op: HttpOp;
-  readonly byClass: Array<Counter.Internal | null>;
-  readonly latency: Histogram.Internal<string>;
+  readonly byClass: number[];
+  readonly latency: BucketCounts;
 }
 
 export class NodeMetrics {
   readonly registry = new Registry();
   /** Set by attach(); a holder, so the scrape-time readers (where `this` is the metric) can reach it. */
   readonly #from: { sources: MetricSources | null; shards: { appliedIndex: number; commits: CommitStats | null } | null } = { sources: null, shards: null };
-  readonly #requests: Counter<'listener' | 'op' | 'status'>;
-  readonly #latency: Histogram<'listener' | 'op'>;
   readonly #series = new Map<HttpListener, Array<RequestSeries | null>>();
 
   constructor() {
     const registers = [this.registry];
     const from = this.#from;
-    this.#requests = new Counter({ name: 'svc_http_requests_total', help: 'HTTP requests answered, by listener, operation and status class', labelNames: ['listener', 'op', 'status'] as const, registers });
-    this.#latency = new Histogram({ name: 'svc_http_request_duration_seconds', help: 'HTTP request latency until the response head (streamed responses: until their head)', labelNames: ['listener', 'op'] as const, buckets: LATENCY_BUCKETS, registers });
+    const all = (): RequestSeries[] => [...this.#series.values()].flatMap((ops) => ops.filter((x): x is RequestSeries => x !== null));
+    this.registry.registerMetric(
+      customMetric('svc_http_requests_total', 'HTTP requests answered, by listener, operation and status class', 'counter', () =>
+        all().flatMap((x) => x.byClass.flatMap((n, k) => (n > 0 ? [{ metricName: 'svc_http_requests_total', labels: { listener: x.listener, op: x.op, status: STATUS_CLASSES[k]! }, value: n }] : []))),
+      ),
+    );
+    this.registry.registerMetric(
+      customMetric('svc_http_request_duration_seconds', 'HTTP request latency until the status line (a streamed response: until its head)', 'histogram', () =>
+        all().flatMap((x) => bucketValues('svc_http_request_duration_seconds', LATENCY_BUCKETS, x.latency, { listener: x.listener, op: x.op })),
+      ),
+    );
     new Counter({
       name: 'svc_appended_records_total',
       help: 'records appended and acknowledged (HTTP, Durable Streams and Kafka produce)',
@@ -127,8 +135,16 @@ export class NodeMetrics {
       },
     });
     // Kept by the shard workers as bucket counts (shards/commit-stats.ts), exposed as they are.
-    this.registry.registerMetric(bucketMetric('svc_group_commit_frames', 'frames (appends, catalog changes) written per group commit', COMMIT_FRAME_BOUNDS, () => from.shards?.commits?.frames ?? null));
-    this.registry.registerMetric(bucketMetric('svc_group_commit_duration_seconds', "a group commit's write + fdatasync", COMMIT_SECONDS_BOUNDS, () => from.shards?.commits?.seconds ?? null));
+    this.registry.registerMetric(
+      customMetric('svc_group_commit_frames', 'frames (appends, catalog changes) written per group commit', 'histogram', () =>
+        bucketValues('svc_group_commit_frames', COMMIT_FRAME_BOUNDS, from.shards?.commits?.frames ?? null, {}),
+      ),
+    );
+    this.registry.registerMetric(
+      customMetric('svc_group_commit_duration_seconds', "a group commit's write + fdatasync", 'histogram', () =>
+        bucketValues('svc_group_commit_duration_seconds', COMMIT_SECONDS_BOUNDS, from.shards?.commits?.seconds ?? null, {}),
+      ),
+    );
     // Process and event-loop metrics (CPU, memory, handles, GC, event-loop lag), prefixed like ours.
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
   }
@@ -144,7 +160,7 @@ export class NodeMetrics {
     if (ops === undefined) this.#series.set(listener, (ops = HTTP_OPS.map(() => null)));
     let s = ops[op];
     if (s === undefined || s === null) {
-      s = { listener, op: HTTP_OPS[op]!, byClass: STATUS_CLASSES.map(() => null), latency: this.#latency.labels(listener, HTTP_OPS[op]!) };
+      s = { listener, op: HTTP_OPS[op]!, byClass: STATUS_CLASSES.map(() => 0), latency: { counts: new Array<number>(LATENCY_BUCKETS.length + 1).fill(0), sum: 0, count: 0 } };
       ops[op] = s;
     }
     return s;
@@ -153,13 +169,8 @@ export class NodeMetrics {
   /** Count one answered request of `status` in `s`, `seconds` after it arrived. */
   observe(s: RequestSeries, status: number, seconds: number): void {
     const k = Math.min(Math.max(Math.trunc(status / 100) - 1, 0), 4);
-    let c = s.byClass[k];
-    if (c === null || c === undefined) {
-      c = this.#requests.labels(s.listener, s.op, STATUS_CLASSES[k]!);
-      s.byClass[k] = c;
-    }
-    c.inc();
-    s.latency.observe(seconds);
+    s.byClass[k]!++;
+    observeBucket(s.latency, LATENCY_BUCKETS, seconds);
   }
 
   /** The exposition text and its content type. */
@@ -169,22 +180,23 @@ export class NodeMetrics {
   }
 }
 
-/** A histogram whose buckets are counted elsewhere (non-cumulative counts), in prom-client's shape for the registry. */
-function bucketMetric(name: string, help: string, bounds: readonly number[], read: () => BucketCounts | null): Metric {
-  const doc = { name, help, type: 'histogram', aggregator: 'sum' };
-  return {
-    ...doc,
-    get: () => {
-      const b = read();
-      const values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> = [];
-      let cumulative = 0;
-      for (let i = 0; i <= bounds.length; i++) {
-        cumulative += b?.counts[i] ?? 0;
-        values.push({ metricName: `${name}_bucket`, labels: { le: i < bounds.length ? bounds[i]! : '+Inf' }, value: cumulative });
-      }
-      values.push({ metricName: `${name}_sum`, labels: {}, value: b?.sum ?? 0 });
-      values.push({ metricName: `${name}_count`, labels: {}, value: b?.count ?? 0 });
-      return Promise.resolve({ ...doc, values });
-    },
-  } as unknown as Metric;
+type Value = { metricName: string; labels: Record<string, string | number>; value: number };
+
+/** Histogram lines (cumulative buckets, sum, count) from non-cumulative bucket counts. */
+function bucketValues(name: string, bounds: readonly number[], b: BucketCounts | null, labels: Record<string, string>): Value[] {
+  const values: Value[] = [];
+  let cumulative = 0;
+  for (let i = 0; i <= bounds.length; i++) {
+    cumulative += b?.counts[i] ?? 0;
+    values.push({ metricName: `${name}_bucket`, labels: { ...labels, le: i < bounds.length ? bounds[i]! : '+Inf' }, value: cumulative });
+  }
+  values.push({ metricName: `${name}_sum`, labels, value: b?.sum ?? 0 });
+  values.push({ metricName: `${name}_count`, labels, value: b?.count ?? 0 });
+  return values;
+}
+
+/** A metric whose figures are kept elsewhere as plain numbers, in the shape prom-client's registry reads. */
+function customMetric(name: string, help: string, type: 'counter' | 'histogram', values: () => Value[]): Metric {
+  const doc = { name, help, type, aggregator: 'sum' };
+  return { ...doc, get: () => Promise.resolve({ ...doc, values: values() }) } as unknown as Metric;
 }
