@@ -15,7 +15,7 @@ const OWNERS = {
   pino: 'src/log.ts',
   'smol-toml': ['src/config.ts', 'src/s3/config-file.ts', 'src/connect/toml-file.ts'],
   'fast-xml-parser': 'src/s3/xml-parse.ts',
-  'prom-client': ['src/s3/metrics.ts', 'src/connect/metrics.ts'],
+  'prom-client': ['src/s3/metrics.ts', 'src/connect/metrics.ts', 'src/gateway/metrics/node-metrics.ts'],
   '@napi-rs/keyring': 'src/cli/client/token-store.ts',
   etcd3: 'src/actors/meta/etcd/etcd-link.ts',
   cockatiel: 'src/actors/meta/etcd/etcd-link.ts',

@@ -57,6 +57,10 @@ export const ConfigSchema = Type.Object(
     kafkaAdvertisedListen: Type.String({ default: '', pattern: '^$|^(\\[[^\\]]*\\]|[^:\\s/\\[\\]]+):\\d{1,5}$', description: 'address Kafka clients are told to connect to, host:port (empty: the bound address)' }),
     /** false removes the admin listener entirely, probes included. */
     admin: Type.Boolean({ default: true, description: 'run the admin listener (--no-admin removes it, probes included)' }),
+    /** Prometheus metrics (docs/metrics.md): GET /metrics on the admin listener; --no-metrics turns counting and the endpoint off. */
+    metrics: Type.Boolean({ default: true, description: 'keep Prometheus metrics, served at GET /metrics on the admin listener (--no-metrics turns them off)' }),
+    /** An extra listener serving only GET /metrics without authentication, host:port; empty for none. */
+    metricsListen: Type.String({ default: '', pattern: '^$|^(\\[[^\\]]*\\]|[^:\\s/\\[\\]]+):\\d{1,5}$', description: 'also serve GET /metrics, unauthenticated, at host:port (empty: none)' }),
     /** `off` checks nothing and binds loopback only; `required` checks a bearer token on every request (docs/auth.md). */
     auth: OneOf(['off', 'required'], { default: 'off', description: 'authentication mode: off or required' }),
     /** Seeds the root token (a wire token); idempotent across restarts and nodes. Never logged. */
@@ -210,6 +214,12 @@ export function formatHostPort(a: HostPortAddress): string {
 export function kafkaAdvertisedAddress(config: Config): HostPortAddress | null {
   if (config.kafkaAdvertisedListen === '') return null;
   return parseHostPort(config.kafkaAdvertisedListen) as HostPortAddress;
+}
+
+/** `--metrics-listen` as an address, or null when there is no separate metrics listener. */
+export function metricsListenAddress(config: Config): HostPortAddress | null {
+  if (config.metricsListen === '' || !config.metrics) return null;
+  return parseHostPort(config.metricsListen) as HostPortAddress;
 }
 
 /** `--ds-listen` as an address, or null when there is no Durable Streams listener beside the Svc one. */

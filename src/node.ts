@@ -11,7 +11,7 @@
  * checkpoint with sync and close, then close the sockets.
  */
 import * as path from 'node:path';
-import { type Config, dsListenAddress, formatHostPort, kafkaAdvertisedAddress } from './config';
+import { type Config, dsListenAddress, formatHostPort, kafkaAdvertisedAddress, metricsListenAddress } from './config';
 import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
@@ -24,12 +24,13 @@ import { type DsContext, Subscriptions, createDsHandler, createSubscriptionHost,
 import { type HeaderList, type HttpServerHandle, loadHttpEngine } from './gateway/http';
 import { type RequestHandler } from './gateway/http/engine';
 import { InFlight } from './gateway/in-flight';
+import { NodeMetrics, metered } from './gateway/metrics';
 import { internalReply, toHttpError } from './gateway/svc/http-errors';
 import { shield } from './gateway/shield';
 import { LiveWaiters } from './gateway/svc/live-waiters';
 import { createSvcHandler } from './gateway/svc/svc-handler';
 import { SvcError } from './errors';
-import { SchemaStore, ShardClient, SpaceGuard } from './shards';
+import { type CommitStats, SchemaStore, ShardClient, SpaceGuard } from './shards';
 import { startKafkaListener } from './kafka-wire';
 
 /** A running node: listeners, shard workers, actors. */
@@ -42,6 +43,8 @@ export interface RunningNode {
   readonly dsPort: number | null;
   /** Kafka listener port actually bound. */
   readonly kafkaPort: number;
+  /** The unauthenticated metrics listener's port (--metrics-listen), or null. */
+  readonly metricsPort: number | null;
   /** Graceful stop: stop accepting, finish in-flight appends, fsync, close. */
   close(): Promise<void>;
 }
@@ -146,8 +149,12 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   // Every listener's handler passes the auth guard first when auth is required; around both, the
   // shield turns any failure into a 500 in the listener's shape (gateway/shield.ts).
   const internalReplies = { svc: internalReply, ds: dsInternalReply, admin: adminInternalReply } as const;
-  const protect = (listener: 'svc' | 'ds' | 'admin', h: RequestHandler): RequestHandler =>
-    shield(listener, config.auth === 'required' ? guard(listener, tokens, h) : h, log, internalReplies[listener]);
+  // Metrics (docs/metrics.md) count outside the shield, so its 500s and the guard's 401s are counted too.
+  const metrics = config.metrics ? new NodeMetrics() : null;
+  const protect = (listener: 'svc' | 'ds' | 'admin', h: RequestHandler): RequestHandler => {
+    const shielded = shield(listener, config.auth === 'required' ? guard(listener, tokens, h) : h, log, internalReplies[listener]);
+    return metrics === null ? shielded : metered(listener, metrics, shielded);
+  };
   const schemas = SchemaStore.open(config.dataDir);
   const shards = await startShards(config, log, schemas, space);
   schemas.attach(shards);
@@ -199,12 +206,16 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   // commands plus every shard's applied catalog changes (docs/storage.md). /ready asks the
   // shards, and shows the last figure it had when they do not answer within 500 ms.
   let shardChanges = 0;
+  let commits: CommitStats | null = null;
   const appliedIndex = async (): Promise<number> => {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), 500)));
     const s = await Promise.race([shards.stats().catch(() => null), late]);
     clearTimeout(timer);
-    if (s !== null) shardChanges = Math.max(shardChanges, s.appliedChanges);
+    if (s !== null) {
+      shardChanges = Math.max(shardChanges, s.appliedChanges);
+      commits = s.commits ?? null;
+    }
     return meta.appliedIndex + shardChanges;
   };
   let admin: HttpServerHandle | null = null;
@@ -212,9 +223,31 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     const api = { shards, meta, tokens, node: { nodeId: SINGLE_NODE_ID, nodeEpoch: nodeRecord.nodeEpoch, clusterId, advertisedAddress } };
     admin = await engine.listen(
       { host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
-      protect('admin', createAdminHandler({ serving: () => serving, nodeId: SINGLE_NODE_ID, appliedIndex, unavailable: () => shards.unavailable(), diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight)),
+      protect('admin', createAdminHandler({ serving: () => serving, nodeId: SINGLE_NODE_ID, appliedIndex, unavailable: () => shards.unavailable(), diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),
     );
   }
+  metrics?.attach({
+    appended: () => shards.appended,
+    liveReaders: () => live.readers(),
+    kafka: () => ({ connections: kafka.connections(), requests: kafka.requestsByApi() }),
+    shards: async () => ({ appliedIndex: await appliedIndex(), commits }),
+    shardHealth: () => ({ workersDown: shards.unavailable().length, diskFull: shards.space().low }),
+  });
+  // --metrics-listen: GET /metrics alone, without authentication, for a scraper that holds no token.
+  const metricsAddress = metricsListenAddress(config);
+  const metricsServer =
+    metricsAddress === null || metrics === null
+      ? null
+      : await engine.listen(
+          { host: metricsAddress.host, port: metricsAddress.port, bodyLimit: 1024, tooLarge },
+          shield('admin', (req, res) => {
+            if ((req.method === 'GET' || req.method === 'HEAD') && req.path === '/metrics') {
+              return metrics.scrape().then((m) => res.aborted || res.send(200, [['content-type', m.contentType], ['cache-control', 'no-store']], req.method === 'HEAD' ? undefined : m.body));
+            }
+            res.send(404, [['content-type', 'application/json']], '{"error":"not_found"}');
+            return undefined;
+          }, log, adminInternalReply),
+        );
   serving = true;
   log.info(
     {
@@ -224,6 +257,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
       ds: dsAddress === null || dsServer === null ? null : formatHostPort({ host: dsAddress.host, port: dsServer.port }),
       admin: admin === null ? null : formatHostPort({ host: config.adminListen.host, port: admin.port }),
       kafka: formatHostPort({ host: config.kafkaListen.host, port: kafka.port }),
+      metrics: metricsAddress === null || metricsServer === null ? null : formatHostPort({ host: metricsAddress.host, port: metricsServer.port }),
       shards: shards.shardCount,
       shardWorkers: Math.min(config.shardWorkers, shards.shardCount),
     },
@@ -236,6 +270,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     adminPort: admin?.port ?? null,
     dsPort: dsServer?.port ?? null,
     kafkaPort: kafka.port,
+    metricsPort: metricsServer?.port ?? null,
     close(): Promise<void> {
       closing ??= (async () => {
         serving = false;
@@ -255,6 +290,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
         await svc.close();
         await dsServer?.close();
         await admin?.close();
+        await metricsServer?.close();
         log.info({}, 'node stopped');
       })();
       return closing;

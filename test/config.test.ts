@@ -37,6 +37,8 @@ describe('defaults', () => {
       sseReconnectMs: 60_000,
       dsSubscriptions: true,
       adminListen: { host: '127.0.0.1', port: 9090 },
+      metrics: true,
+      metricsListen: '',
       kafkaListen: { host: '127.0.0.1', port: 9092 },
       kafkaAdvertisedListen: '',
       admin: true,

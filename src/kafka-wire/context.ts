@@ -48,6 +48,8 @@ export interface KafkaContext {
   readonly apiVersions: ReadonlyArray<{ apiKey: number; minVersion: number; maxVersion: number }>;
   /** `--auth required`: SASL/PLAIN with an access token (auth.ts); null: auth off. */
   readonly authenticate: KafkaAuthenticator | null;
+  /** Requests accepted since start, indexed by API key: plain numbers, read at scrape time (docs/metrics.md). */
+  readonly requestCounts: number[];
 }
 
 /** Per-connection facts an API may need. */

@@ -77,6 +77,7 @@ export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConn
   const api = kafkaApi(apiKey);
   const handler = HANDLERS.get(apiKey);
   if (api === undefined || handler === undefined) throw new KafkaProtocolError(`API key ${apiKey} is not served`);
+  ctx.requestCounts[apiKey] = (ctx.requestCounts[apiKey] ?? 0) + 1;
   // --auth required: before SASL succeeded only ApiVersions and the SASL APIs (design/kafka.md, SASL order).
   if (ctx.authenticate !== null && !PRE_AUTH_APIS.has(apiKey) && access.scope === null) {
     throw new KafkaProtocolError(`${api.name} before SASL authentication`);

@@ -13,6 +13,7 @@ import { type ShardClient } from '../shards';
 import { type KafkaAuthenticator } from './auth';
 import { type KafkaContext, type LiveRegistry } from './context';
 import { SERVED_APIS, dispatch } from './dispatch';
+import { kafkaApi } from './messages';
 import { GroupCoordinator } from './groups';
 import { type KafkaServerHandle, listenKafka } from './server';
 import { TopicIndex } from './topics';
@@ -38,7 +39,10 @@ export interface KafkaListenerOptions {
   authenticate?: KafkaAuthenticator | null;
 }
 
-export type KafkaListener = KafkaServerHandle;
+export interface KafkaListener extends KafkaServerHandle {
+  /** Requests accepted since start, by API name (only APIs asked for at least once), for the metrics. */
+  requestsByApi(): Array<{ api: string; count: number }>;
+}
 
 /** Requests carry a few hundred bytes of headers and field framing around their record batches. */
 const FRAME_OVERHEAD = 1024 * 1024; // 1 MiB
@@ -58,12 +62,22 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
     txns: new TransactionCoordinator(o.meta, o.shards, groups, log),
     apiVersions: SERVED_APIS,
     authenticate: o.authenticate ?? null,
+    requestCounts: Array.from({ length: 128 }, () => 0),
   };
   const server = await listenKafka({ host: o.host, port: o.port, maxFrameBytes: o.maxRequestBytes + FRAME_OVERHEAD, log, handle: (frame, conn) => dispatch(ctx, frame, conn) });
   bound = { host: o.host, port: server.port };
   return {
     port: server.port,
     stopAccepting: () => server.stopAccepting(),
+    connections: () => server.connections(),
+    requestsByApi: () => {
+      const out: Array<{ api: string; count: number }> = [];
+      ctx.requestCounts.forEach((count, key) => {
+        const api = kafkaApi(key);
+        if (count > 0 && api !== undefined) out.push({ api: api.name, count });
+      });
+      return out;
+    },
     // Requests waiting in JoinGroup or SyncGroup are answered first, so the connections drain.
     close: (graceMs?: number) => {
       ctx.groups.close();

@@ -41,6 +41,8 @@ export interface KafkaServerHandle {
   stopAccepting(): void;
   /** Wait (up to `graceMs`) for requests in progress to be answered, then close every connection. */
   close(graceMs?: number): Promise<void>;
+  /** Open client connections now. */
+  connections(): number;
 }
 
 /** A refusal log line (same client address, reason and API key) is written at most once per this window; repeats are counted. */
@@ -270,6 +272,7 @@ export function listenKafka(o: KafkaServerOptions): Promise<KafkaServerHandle> {
       resolve({
         port,
         stopAccepting,
+        connections: () => connections.size,
         async close(graceMs = 5_000): Promise<void> {
           stopAccepting();
           let timer: NodeJS.Timeout | undefined;

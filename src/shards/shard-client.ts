@@ -14,6 +14,7 @@ import { type RecordInput } from '../util/record-batch';
 import { initDataDir } from './data-dir';
 import { shardOf, workerOf } from './placement';
 import { compareNames } from './names';
+import { addCommitStats, newCommitStats } from './commit-stats';
 import {
   type AppendParams,
   type BatchLimits,
@@ -151,6 +152,9 @@ export class ShardClient {
   }
 
   /** Free space on the data directory's disk, and whether the node is refusing growth for want of it. */
+  /** Acknowledged appends since start: records and the bytes handed to the shards (plain numbers, read at scrape time). */
+  readonly appended = { records: 0, bytes: 0 };
+
   space(): SpaceState {
     return this.#space.state();
   }
@@ -173,7 +177,13 @@ export class ShardClient {
     const kind = p.records !== null ? 'records' : p.batches !== null ? 'batches' : p.jsonBatch !== null ? 'json' : 'none';
     const data = p.records !== null ? packRecords(p.records) : (p.batches ?? p.jsonBatch);
     const meta = { name: p.name, contentType: p.contentType, close: p.close, kind, producer: p.producer ?? null, matchSeq: p.matchSeq ?? null, writerSeq: p.writerSeq ?? null, kafka: p.kafka === true };
-    return (await this.#call(Op.Append, this.shardOf(p.name), meta, data)).meta as AppendResult;
+    const r = (await this.#call(Op.Append, this.shardOf(p.name), meta, data)).meta as AppendResult;
+    // Counted here, once the append is durable and acknowledged; a duplicate wrote nothing (docs/metrics.md).
+    if (r.duplicate !== true) {
+      this.appended.records += r.nextSeq - r.startSeq;
+      this.appended.bytes += data === null ? 0 : data.byteLength;
+    }
+    return r;
   }
 
   async trim(p: TrimParams): Promise<AppendResult> {
@@ -292,13 +302,14 @@ export class ShardClient {
 
   async stats(): Promise<ShardStats> {
     const parts = await Promise.all(Array.from({ length: this.shardCount }, (_, k) => this.#call(Op.Stats, k, null, null)));
-    const total: ShardStats = { streamCount: 0, objectCount: 0, destroyedObjectBacklog: 0, appliedChanges: 0 };
+    const total: ShardStats = { streamCount: 0, objectCount: 0, destroyedObjectBacklog: 0, appliedChanges: 0, commits: newCommitStats() };
     for (const r of parts) {
       const s = r.meta as ShardStats;
       total.streamCount += s.streamCount;
       total.objectCount += s.objectCount;
       total.destroyedObjectBacklog += s.destroyedObjectBacklog;
       total.appliedChanges += s.appliedChanges;
+      if (s.commits !== undefined) addCommitStats(total.commits!, s.commits);
     }
     return total;
   }

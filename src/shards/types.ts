@@ -1,5 +1,6 @@
 /** Requests and results of the data plane, as the gateway and the shard worker both see them. */
 import { type RecordInput } from '../util/record-batch';
+import { type CommitStats } from './commit-stats';
 
 /**
  * `kafka`: whole stored batches, the first one holding the start seq (a Kafka Fetch answer: the
@@ -228,6 +229,8 @@ export interface ShardStats {
    * something): the shards' part of the admin API's `appliedIndex` (docs/storage.md).
    */
   appliedChanges: number;
+  /** Group-commit sizes and write + fdatasync times since the shards started (docs/metrics.md). */
+  commits?: CommitStats;
 }
 
 /**

@@ -6,6 +6,7 @@
  *                          (+ `unavailable`, the shard workers down after a storage failure, while any is;
  *                          + `diskFull: true` while the disk is full, which alone does not make it unready)
  *   GET /, /dashboard/…    the dashboard (or a hint page when the build has no assets)
+ *   GET /metrics           Prometheus exposition (docs/metrics.md; op node_read under --auth required)
  *   /admin/…               admin-api.ts
  *
  * Under `--auth required` the guard (gateway/auth) runs first; probes and static assets are open.
@@ -35,7 +36,12 @@ export interface DashboardSource {
 
 const JSON_TYPE: [string, string] = ['content-type', 'application/json'];
 
-export function createAdminHandler(src: ReadinessSource, api: AdminDeps | null, dashboard: DashboardSource | null, inFlight?: InFlight): RequestHandler {
+/** What serves GET /metrics (gateway/metrics). */
+export interface MetricsSource {
+  scrape(): Promise<{ contentType: string; body: string }>;
+}
+
+export function createAdminHandler(src: ReadinessSource, api: AdminDeps | null, dashboard: DashboardSource | null, inFlight?: InFlight, metrics?: MetricsSource | null): RequestHandler {
   return (req: HttpRequest, res: HttpResponse): void | Promise<void> => {
     const get = req.method === 'GET' || req.method === 'HEAD';
     const send = (r: Reply): void => {
@@ -56,6 +62,9 @@ export function createAdminHandler(src: ReadinessSource, api: AdminDeps | null, 
       if (typeof idx === 'number') return reply(idx);
       void idx.then(reply, () => reply(-1));
       return;
+    }
+    if (get && req.path === '/metrics' && metrics != null) {
+      return metrics.scrape().then((m) => send({ status: 200, headers: [['content-type', m.contentType], ['cache-control', 'no-store']], body: m.body }));
     }
     if (get && dashboard !== null) {
       const asset = dashboard.serve(req.path);

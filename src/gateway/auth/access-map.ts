@@ -158,6 +158,8 @@ function planAdmin(req: HttpRequest): Plan {
   if (p === '/health' || p === '/ready' || p === '/' || p.startsWith('/dashboard/') || m === 'OPTIONS') return open();
   const one = (op: Op, stream?: string): Plan => ({ accesses: [access('admin', op, stream)], req, renamed: [], open: false });
   if (p === '/admin/cluster') return one('cluster_read');
+  // The node's own metrics (docs/metrics.md): a token that may read nodes may scrape.
+  if (p === '/metrics') return one('node_read');
   if (p === '/admin/nodes' || (p.startsWith('/admin/nodes/') && m !== 'POST')) return one('node_read');
   if (p.startsWith('/admin/nodes/')) return one('update_node_slots');
   if (p.startsWith('/admin/streams/')) return one('stream_inspect', decode(p.slice('/admin/streams'.length)));

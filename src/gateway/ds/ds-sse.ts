@@ -74,7 +74,7 @@ export async function readDsSse(ctx: DsContext, name: string, format: DsFormat, 
     current?.settle(why);
     wake();
   };
-  const reader: LiveReader = { shutdown: () => end('shutdown') };
+  const reader: LiveReader = { kind: 'sse', shutdown: () => end('shutdown') };
   res.onAborted(() => end('aborted'));
   const reconnect = setTimeout(() => end('timeout'), ctx.sseReconnectMs);
   const keepAlive = setInterval(() => {

@@ -42,6 +42,8 @@ export interface Waiter {
 
 /** A live read in progress, known to the registry so that shutdown can end it and SSE can be kept alive. */
 export interface LiveReader {
+  /** What kind of live read this is, for the live readers gauge (docs/metrics.md). */
+  readonly kind?: 'sse' | 'long_poll';
   /** The node is stopping: answer or end now. */
   shutdown(): void;
   /** Called every `keepAliveMs`. */
@@ -240,6 +242,13 @@ export class LiveWaiters {
     this.#deferredAt = 0;
     this.#draining = false;
   };
+
+  /** Live readers now, by kind: counted at scrape time, so joining and leaving cost nothing more. */
+  readers(): { sse: number; longPoll: number } {
+    let sse = 0;
+    for (const r of this.#readers) if (r.kind === 'sse') sse++;
+    return { sse, longPoll: this.#readers.size - sse };
+  }
 
   add(reader: LiveReader): void {
     this.#readers.add(reader);

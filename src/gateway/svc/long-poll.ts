@@ -113,6 +113,7 @@ function noRecords(seq: number, shuttingDown: boolean): Reply {
 
 /** One waiting long-poll: a Waiter for the registry, settled by a wake, its timer, an abort or shutdown. */
 export class LongPoll implements Waiter, LiveReader {
+  readonly kind = 'long_poll';
   readonly seq: number;
   readonly streamId: number;
   #resolve: ((o: Outcome) => void) | null = null;

@@ -111,6 +111,7 @@ export async function readSse(ctx: SvcContext, name: string, req: HttpRequest, r
 type State = 'waiting' | 'queued' | 'reading' | 'paused' | 'ending' | 'done';
 
 class SseReader implements Waiter, LiveReader {
+  readonly kind = 'sse';
   seq: number;
   readonly streamId: number;
   /** Settles when the response has ended, whichever way. */

@@ -14,6 +14,7 @@
 import { SvcError } from '../../errors';
 import { type Location, type SegmentLog } from './segment-log';
 import { type StreamState } from './stream-state';
+import { COMMIT_FRAME_BOUNDS, COMMIT_SECONDS_BOUNDS, type CommitStats, newCommitStats, observeBucket } from '../commit-stats';
 
 export type Reply<T> = (err: SvcError | null, result?: T) => void;
 
@@ -59,6 +60,8 @@ export class GroupCommit {
   #applied: Promise<void> = Promise.resolve();
   #failed: Error | null = null;
   #idleWaiters: Array<() => void> = [];
+  /** Group sizes and write + fdatasync times, read by the stats call (commit-stats.ts). */
+  readonly stats: CommitStats = newCommitStats();
 
   constructor(log: SegmentLog, hooks: GroupCommitHooks) {
     this.#log = log;
@@ -106,11 +109,16 @@ export class GroupCommit {
     for (const frames of g.frames.values()) for (const f of frames) order.push(f);
     // Positions are assigned now, synchronously, so overlapping groups never collide.
     const start = this.#log.tail;
+    const t0 = performance.now();
     const write = order.length === 0 ? Promise.resolve({ locations: [] as Location[], end: this.#log.tail }) : this.#log.write(order.map((f) => f.buf));
     this.#applied = Promise.all([this.#applied, write]).then(
       ([, w]) => {
         this.#inFlight--;
         if (this.#failed !== null) throw this.#failed;
+        if (order.length > 0) {
+          observeBucket(this.stats.seconds, COMMIT_SECONDS_BOUNDS, (performance.now() - t0) / 1000);
+          observeBucket(this.stats.frames, COMMIT_FRAME_BOUNDS, order.length);
+        }
         try {
           for (let i = 0; i < order.length; i++) order[i]!.onDurable?.(w.locations[i]!);
           this.#hooks.applied(w.end);

@@ -458,7 +458,7 @@ export class Shard {
     const now = this.#now();
     let streamCount = 0;
     for (const s of this.#byName.values()) if (s.durable && !isExpired(s, now) && s.meta.softDeleted !== true) streamCount++;
-    return { streamCount, objectCount: this.#log.sealedSegments().length, destroyedObjectBacklog: this.#destroyed.size, appliedChanges: this.#appliedChanges };
+    return { streamCount, objectCount: this.#log.sealedSegments().length, destroyedObjectBacklog: this.#destroyed.size, appliedChanges: this.#appliedChanges, commits: this.#commit.stats };
   }
 
   /** Start writing whatever was accepted (called once per batch of requests from the gateway). */

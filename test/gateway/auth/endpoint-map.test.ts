@@ -138,6 +138,7 @@ const ROWS: Array<[string, Row]> = [
   ['DS GET /__ds/… reads', { listener: 'ds', method: 'GET', path: () => '/v1/stream/__ds/jwks.json', ops: ['read'], group: 'stream', write: false, matcher: { streams: '/__ds/' }, status: 200 }],
   // The admin listener.
   ['admin GET /admin/cluster is cluster_read', { listener: 'admin', method: 'GET', path: () => '/admin/cluster', ops: ['cluster_read'], group: 'admin', write: false, matcher: {}, status: 200 }],
+  ['admin GET /metrics is node_read', { listener: 'admin', method: 'GET', path: () => '/metrics', ops: ['node_read'], group: 'admin', write: false, matcher: {}, status: 200 }],
   ['admin GET /admin/nodes is node_read', { listener: 'admin', method: 'GET', path: () => '/admin/nodes', ops: ['node_read'], group: 'admin', write: false, matcher: {}, status: 200 }],
   ['admin GET /admin/nodes/{id} is node_read', { listener: 'admin', method: 'GET', path: () => '/admin/nodes/1', ops: ['node_read'], group: 'admin', write: false, matcher: {}, status: 200 }],
   [

@@ -1,0 +1,100 @@
+/**
+ * Counts and times every request of an HTTP listener (docs/metrics.md): the handler sees a thin
+ * response that notes the status and the time of the first status line (a complete reply or a
+ * streamed head), once, and passes everything on. Outside the shield, so its 500s count too.
+ */
+import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { type HttpListener, type NodeMetrics, type RequestSeries } from './node-metrics';
+
+/** Index in HTTP_OPS of a Svc or Durable Streams request's op, from its method alone. */
+function streamOp(method: string): number {
+  switch (method) {
+    case 'GET':
+      return 0; // read
+    case 'HEAD':
+      return 1; // head
+    case 'POST':
+      return 2; // append (trim and close too: bounded labels over exact ones)
+    case 'PUT':
+      return 3; // create
+    case 'DELETE':
+      return 4; // delete
+    case 'PATCH':
+      return 5; // config
+    default:
+      return 7; // other
+  }
+}
+
+/** Admin requests: read (GET, HEAD) or write. */
+const adminOp = (method: string): number => (method === 'GET' || method === 'HEAD' ? 0 : 6);
+
+class MeteredResponse implements HttpResponse {
+  readonly #res: HttpResponse;
+  readonly #metrics: NodeMetrics;
+  readonly #series: RequestSeries;
+  readonly #start: number;
+  #counted = false;
+
+  constructor(res: HttpResponse, metrics: NodeMetrics, series: RequestSeries, start: number) {
+    this.#res = res;
+    this.#metrics = metrics;
+    this.#series = series;
+    this.#start = start;
+  }
+
+  get aborted(): boolean {
+    return this.#res.aborted;
+  }
+
+  get sent(): boolean {
+    return this.#res.sent;
+  }
+
+  #count(status: number): void {
+    if (this.#counted) return;
+    this.#counted = true;
+    this.#metrics.observe(this.#series, status, (performance.now() - this.#start) / 1000);
+  }
+
+  onAborted(cb: () => void): void {
+    this.#res.onAborted(cb);
+  }
+
+  send(status: number, headers: HeaderList, body?: Uint8Array | string): void {
+    if (!this.#res.aborted && !this.#res.sent) this.#count(status);
+    this.#res.send(status, headers, body);
+  }
+
+  writeHead(status: number, headers: HeaderList): void {
+    if (!this.#res.aborted && !this.#res.sent) this.#count(status);
+    this.#res.writeHead(status, headers);
+  }
+
+  write(chunk: Uint8Array | string): boolean {
+    return this.#res.write(chunk);
+  }
+
+  onWritable(cb: () => void): void {
+    this.#res.onWritable(cb);
+  }
+
+  end(chunk?: Uint8Array | string): void {
+    this.#res.end(chunk);
+  }
+
+  destroy(): void {
+    this.#res.destroy();
+  }
+}
+
+export function metered(listener: HttpListener, metrics: NodeMetrics, handler: RequestHandler): RequestHandler {
+  const opOf = listener === 'admin' ? adminOp : streamOp;
+  // Series are bound once per op here, not per request.
+  const byOp: Array<RequestSeries | undefined> = [];
+  return (req: HttpRequest, res: HttpResponse): void | Promise<unknown> => {
+    const op = opOf(req.method);
+    const series = byOp[op] ?? (byOp[op] = metrics.series(listener, op));
+    return handler(req, new MeteredResponse(res, metrics, series, performance.now()));
+  };
+}

@@ -1,0 +1,202 @@
+/**
+ * The node's Prometheus metrics (docs/metrics.md): the only file of the node that imports
+ * prom-client. Each node gets its own registry, so tests can run many in one process.
+ *
+ * Hot path: a request adds to plain numbers of its (listener, op) series, found once per op and
+ * kept in arrays: a status-class count and a latency bucket. prom-client's label children would
+ * hash their labels on every call, so these series are exposed by collectors of their own.
+ * Everything else (appends, live readers, Kafka, appliedIndex, shard health) is a plain number
+ * kept where the work happens and read here by `collect()` at scrape time.
+ */
+import { Counter, Gauge, type Metric, Registry, collectDefaultMetrics } from 'prom-client';
+import { type BucketCounts, COMMIT_FRAME_BOUNDS, COMMIT_SECONDS_BOUNDS, type CommitStats, observeBucket } from '../../shards';
+
+export type HttpListener = 'svc' | 'ds' | 'admin';
+
+/** The `op` label of an HTTP request: from its method (svc, ds) or read/write (admin). Bounded on purpose. */
+export const HTTP_OPS = ['read', 'head', 'append', 'create', 'delete', 'config', 'write', 'other'] as const;
+export type HttpOp = (typeof HTTP_OPS)[number];
+const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
+
+/** Seconds; from 100 µs (an in-memory read) to 10 s (a stalled disk). */
+const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** What the node tells the metrics at scrape time; each is cheap or bounded. */
+export interface MetricSources {
+  /** Acknowledged appends since start (ShardClient.appended). */
+  appended(): { records: number; bytes: number };
+  /** Live readers now (LiveWaiters.readers). */
+  liveReaders(): { sse: number; longPoll: number };
+  /** The Kafka listener, once started. */
+  kafka(): { connections: number; requests: Array<{ api: string; count: number }> } | null;
+  /** Asked once per scrape: the admin API's appliedIndex and the shards' group-commit histograms (one stats call). */
+  shards(): Promise<{ appliedIndex: number; commits: CommitStats | null }>;
+  /** Shard workers down after a storage failure, and whether the disk is full. */
+  shardHealth(): { workersDown: number; diskFull: boolean };
+}
+
+/** One (listener, op)'s series: requests per status class (1xx … 5xx) and the latency histogram. */
+export interface RequestSeries {
+  readonly listener: HttpListener;
+  readonly op: HttpOp;
+  readonly byClass: number[];
+  readonly latency: BucketCounts;
+}
+
+export class NodeMetrics {
+  readonly registry = new Registry();
+  /** Set by attach(); a holder, so the scrape-time readers (where `this` is the metric) can reach it. */
+  readonly #from: { sources: MetricSources | null; shards: { appliedIndex: number; commits: CommitStats | null } | null } = { sources: null, shards: null };
+  readonly #series = new Map<HttpListener, Array<RequestSeries | null>>();
+
+  constructor() {
+    const registers = [this.registry];
+    const from = this.#from;
+    const all = (): RequestSeries[] => [...this.#series.values()].flatMap((ops) => ops.filter((x): x is RequestSeries => x !== null));
+    this.registry.registerMetric(
+      customMetric('svc_http_requests_total', 'HTTP requests answered, by listener, operation and status class', 'counter', () =>
+        all().flatMap((x) => x.byClass.flatMap((n, k) => (n > 0 ? [{ metricName: 'svc_http_requests_total', labels: { listener: x.listener, op: x.op, status: STATUS_CLASSES[k]! }, value: n }] : []))),
+      ),
+    );
+    this.registry.registerMetric(
+      customMetric('svc_http_request_duration_seconds', 'HTTP request latency until the status line (a streamed response: until its head)', 'histogram', () =>
+        all().flatMap((x) => bucketValues('svc_http_request_duration_seconds', LATENCY_BUCKETS, x.latency, { listener: x.listener, op: x.op })),
+      ),
+    );
+    new Counter({
+      name: 'svc_appended_records_total',
+      help: 'records appended and acknowledged (HTTP, Durable Streams and Kafka produce)',
+      registers,
+      collect() {
+        this.reset();
+        if (from.sources !== null) this.inc(from.sources.appended().records);
+      },
+    });
+    new Counter({
+      name: 'svc_appended_bytes_total',
+      help: 'bytes of acknowledged appends as handed to the shards',
+      registers,
+      collect() {
+        this.reset();
+        if (from.sources !== null) this.inc(from.sources.appended().bytes);
+      },
+    });
+    new Gauge({
+      name: 'svc_live_readers',
+      help: 'live readers now (SSE streams and waiting long-polls)',
+      labelNames: ['kind'] as const,
+      registers,
+      collect() {
+        const r = from.sources?.liveReaders() ?? { sse: 0, longPoll: 0 };
+        this.set({ kind: 'sse' }, r.sse);
+        this.set({ kind: 'long_poll' }, r.longPoll);
+      },
+    });
+    new Gauge({
+      name: 'svc_kafka_connections',
+      help: 'open Kafka client connections',
+      registers,
+      collect() {
+        this.set(from.sources?.kafka()?.connections ?? 0);
+      },
+    });
+    new Counter({
+      name: 'svc_kafka_requests_total',
+      help: 'Kafka requests accepted, by API',
+      labelNames: ['api'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const r of from.sources?.kafka()?.requests ?? []) this.inc({ api: r.api }, r.count);
+      },
+    });
+    new Gauge({
+      name: 'svc_metadata_applied_index',
+      help: "position of the last applied metadata change (the admin API's appliedIndex)",
+      registers,
+      collect() {
+        if (from.shards !== null) this.set(from.shards.appliedIndex);
+      },
+    });
+    new Gauge({
+      name: 'svc_shard_workers_down',
+      help: 'shard workers down after a storage failure (the node is not ready while any is)',
+      registers,
+      collect() {
+        this.set(from.sources?.shardHealth().workersDown ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'svc_disk_full',
+      help: '1 while the data directory disk is full (creates and appends refused)',
+      registers,
+      collect() {
+        this.set(from.sources?.shardHealth().diskFull === true ? 1 : 0);
+      },
+    });
+    // Kept by the shard workers as bucket counts (shards/commit-stats.ts), exposed as they are.
+    this.registry.registerMetric(
+      customMetric('svc_group_commit_frames', 'frames (appends, catalog changes) written per group commit', 'histogram', () =>
+        bucketValues('svc_group_commit_frames', COMMIT_FRAME_BOUNDS, from.shards?.commits?.frames ?? null, {}),
+      ),
+    );
+    this.registry.registerMetric(
+      customMetric('svc_group_commit_duration_seconds', "a group commit's write + fdatasync", 'histogram', () =>
+        bucketValues('svc_group_commit_duration_seconds', COMMIT_SECONDS_BOUNDS, from.shards?.commits?.seconds ?? null, {}),
+      ),
+    );
+    // Process and event-loop metrics (CPU, memory, handles, GC, event-loop lag), prefixed like ours.
+    collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
+  }
+
+  /** Connect the node's parts; before this, scrape-time metrics read as zero. */
+  attach(sources: MetricSources): void {
+    this.#from.sources = sources;
+  }
+
+  /** The pre-bound series of (listener, op index in HTTP_OPS), made on first use. */
+  series(listener: HttpListener, op: number): RequestSeries {
+    let ops = this.#series.get(listener);
+    if (ops === undefined) this.#series.set(listener, (ops = HTTP_OPS.map(() => null)));
+    let s = ops[op];
+    if (s === undefined || s === null) {
+      s = { listener, op: HTTP_OPS[op]!, byClass: STATUS_CLASSES.map(() => 0), latency: { counts: new Array<number>(LATENCY_BUCKETS.length + 1).fill(0), sum: 0, count: 0 } };
+      ops[op] = s;
+    }
+    return s;
+  }
+
+  /** Count one answered request of `status` in `s`, `seconds` after it arrived. */
+  observe(s: RequestSeries, status: number, seconds: number): void {
+    const k = Math.min(Math.max(Math.trunc(status / 100) - 1, 0), 4);
+    s.byClass[k]!++;
+    observeBucket(s.latency, LATENCY_BUCKETS, seconds);
+  }
+
+  /** The exposition text and its content type. */
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    if (this.#from.sources !== null) this.#from.shards = await this.#from.sources.shards();
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
+
+type Value = { metricName: string; labels: Record<string, string | number>; value: number };
+
+/** Histogram lines (cumulative buckets, sum, count) from non-cumulative bucket counts. */
+function bucketValues(name: string, bounds: readonly number[], b: BucketCounts | null, labels: Record<string, string>): Value[] {
+  const values: Value[] = [];
+  let cumulative = 0;
+  for (let i = 0; i <= bounds.length; i++) {
+    cumulative += b?.counts[i] ?? 0;
+    values.push({ metricName: `${name}_bucket`, labels: { ...labels, le: i < bounds.length ? bounds[i]! : '+Inf' }, value: cumulative });
+  }
+  values.push({ metricName: `${name}_sum`, labels, value: b?.sum ?? 0 });
+  values.push({ metricName: `${name}_count`, labels, value: b?.count ?? 0 });
+  return values;
+}
+
+/** A metric whose figures are kept elsewhere as plain numbers, in the shape prom-client's registry reads. */
+function customMetric(name: string, help: string, type: 'counter' | 'histogram', values: () => Value[]): Metric {
+  const doc = { name, help, type, aggregator: 'sum' };
+  return { ...doc, get: () => Promise.resolve({ ...doc, values: values() }) } as unknown as Metric;
+}
