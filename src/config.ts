@@ -443,9 +443,12 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): { config: Co
   if (config.auth === 'off' && !invalid.has(auth.field) && !invalid.has(allowRemote.field) && !config.insecureAllowRemote) {
     const addresses = config.admin ? ['listen', 'adminListen', 'kafkaListen'] : ['listen', 'kafkaListen'];
     if (config.dsListen !== '') addresses.push('dsListen');
+    // The metrics listener reads only aggregate figures, but "auth off binds loopback only" holds for every listener.
+    if (metricsListenAddress(config) !== null) addresses.push('metricsListen');
     for (const name of addresses) {
       const { field, where } = whereOf(name);
-      const host = name === 'dsListen' ? dsListenAddress(config)!.host : (config[name as 'listen'] as HostPortAddress).host;
+      const host =
+        name === 'dsListen' ? dsListenAddress(config)!.host : name === 'metricsListen' ? metricsListenAddress(config)!.host : (config[name as 'listen'] as HostPortAddress).host;
       if (invalid.has(field) || isLoopback(host)) continue;
       errors.push(
         `${where}: ${host} is not a loopback address; auth is off, so anyone who can reach it could read and ` +

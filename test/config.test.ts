@@ -193,6 +193,8 @@ describe('the Kafka listener settings', () => {
   it('holds --kafka-listen to the loopback rule while auth is off', () => {
     expect(errors(['--kafka-listen', '0.0.0.0:9092'])[0]).toMatch(/^--kafka-listen: 0\.0\.0\.0 is not a loopback address; auth is off/);
     expect(ok(['--kafka-listen', '0.0.0.0:9092', '--insecure-allow-remote']).kafkaListen).toEqual({ host: '0.0.0.0', port: 9092 });
+    expect(errors(['--metrics-listen', '0.0.0.0:9100'])[0]).toMatch(/^--metrics-listen: 0\.0\.0\.0 is not a loopback address; auth is off/);
+    expect(ok(['--metrics-listen', '127.0.0.1:9100']).metricsListen).toBe('127.0.0.1:9100');
   });
 });
 
