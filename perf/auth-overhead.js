@@ -17,40 +17,17 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
 const { startSvc } = require('./lib/servers');
 const { runWrk, haveWrk } = require('./lib/wrk');
 const { recordBody } = require('./lib/bodies');
-const { http } = require('./lib/util');
+const { http, cpuSeconds, intEnv } = require('./lib/util');
 const { authSection, replaceAuthSection } = require('./lib/auth-section');
 
 const PERF_DIR = __dirname;
 const RECORD = 100;
 const WARMUP_S = 2;
-/** USER_HZ: the unit of /proc/<pid>/stat times (100 on Linux). */
-const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
-/**
- * CPU time (user + system, all threads) the process has used so far, in seconds, from
- * /proc/<pid>/stat. Per append it is the figure other work on the machine disturbs least: a busy
- * neighbour slows the node down, but hardly changes how much CPU each append takes.
- */
-function cpuSeconds(pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may hold spaces) start at the last ')'.
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
-}
 
-function intEnv(name, dflt, max) {
-  const v = process.env[name];
-  const n = v === undefined || v === '' ? dflt : Number(v);
-  if (!Number.isInteger(n) || n < 1) {
-    console.error(`perf: ${name} must be a positive integer`);
-    process.exit(2);
-  }
-  return Math.min(n, max);
-}
 
 async function main() {
   if (!haveWrk()) {

@@ -19,36 +19,18 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
 const { startSvc } = require('./lib/servers');
 const { runWrk, haveWrk } = require('./lib/wrk');
 const { recordBody } = require('./lib/bodies');
-const { http } = require('./lib/util');
+const { http, cpuSeconds, intEnv } = require('./lib/util');
 const { startEtcd } = require('../ops/lib/etcd-local');
 
 const PERF_DIR = __dirname;
-/** USER_HZ: the unit of /proc/<pid>/stat times (100 on Linux). */
-const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
-/** CPU seconds (user + system, all threads) the process has used so far, from /proc/<pid>/stat. */
-function cpuSeconds(pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
-}
 const START = '<!-- metadata-etcd:start -->';
 const END = '<!-- metadata-etcd:end -->';
 const WARMUP_S = 2;
 
-function intEnv(name, dflt, max) {
-  const v = process.env[name];
-  const n = v === undefined || v === '' ? dflt : Number(v);
-  if (!Number.isInteger(n) || n < 1) {
-    console.error(`perf: ${name} must be a positive integer`);
-    process.exit(2);
-  }
-  return Math.min(n, max);
-}
 
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 const ms = (us) => (us / 1000).toFixed(2);

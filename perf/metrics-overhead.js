@@ -13,47 +13,19 @@
 // Prints a Markdown table; perf/RESULTS.md is left alone (docs/metrics.md keeps the figures).
 
 const fs = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
 const { startSvc } = require('./lib/servers');
 const { runWrk, haveWrk } = require('./lib/wrk');
 const { recordBody } = require('./lib/bodies');
-const { http } = require('./lib/util');
+const { http, cpuSeconds, intEnv, freePort } = require('./lib/util');
 
 const PERF_DIR = __dirname;
 const RECORD = 100;
 const WARMUP_S = 2;
-const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
-/** CPU time (user + system, all threads) of a process so far, in seconds (/proc/<pid>/stat). */
-function cpuSeconds(pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
-}
 
-function intEnv(name, dflt, max) {
-  const v = process.env[name];
-  const n = v === undefined || v === '' ? dflt : Number(v);
-  if (!Number.isInteger(n) || n < 1) {
-    console.error(`perf: ${name} must be a positive integer`);
-    process.exit(2);
-  }
-  return Math.min(n, max);
-}
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function main() {
   if (!haveWrk()) {

@@ -1,7 +1,10 @@
 'use strict';
-// Small helpers shared by the perf orchestrator: ports, waiting, plain HTTP calls.
+// Small helpers shared by the perf scripts: ports, waiting, plain HTTP calls, process CPU time,
+// integer settings from the environment.
 
+const fs = require('node:fs');
 const net = require('node:net');
+const { spawnSync } = require('node:child_process');
 const { request } = require('undici');
 
 /** A free TCP port on 127.0.0.1 (bound then released; the caller binds it next). */
@@ -62,4 +65,30 @@ async function parallel(n, limit, fn) {
   await Promise.all(workers);
 }
 
-module.exports = { freePort, sleep, waitForPort, http, parallel };
+/** USER_HZ: the unit of /proc/<pid>/stat times (100 on Linux). */
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/**
+ * CPU time (user + system, all threads) the process has used so far, in seconds, from
+ * /proc/<pid>/stat. Per operation it is the figure other work on the machine disturbs least: a
+ * busy neighbour slows the node down, but hardly changes how much CPU each operation takes.
+ */
+function cpuSeconds(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces) start at the last ')'.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
+}
+
+/** A positive integer setting from the environment (default `dflt`, at most `max`); exits on a bad value. */
+function intEnv(name, dflt, max) {
+  const v = process.env[name];
+  const n = v === undefined || v === '' ? dflt : Number(v);
+  if (!Number.isInteger(n) || n < 1) {
+    console.error(`perf: ${name} must be a positive integer`);
+    process.exit(2);
+  }
+  return Math.min(n, max);
+}
+
+module.exports = { freePort, sleep, waitForPort, http, parallel, cpuSeconds, intEnv };
