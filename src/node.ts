@@ -175,7 +175,6 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     live,
     maxRecordBytes: config.limits.maxRecordBytes,
     maxStreamNameBytes: config.limits.maxStreamNameBytes,
-    maxBatchRecords: config.limits.maxBatchRecords,
     readBytes: config.limits.readMaxBytes,
     sseReconnectMs: config.sseReconnectMs,
     subscriptions,

@@ -10,8 +10,6 @@ export interface DsContext {
   maxRecordBytes: number;
   /** Longest stream name, UTF-8 bytes. */
   maxStreamNameBytes: number;
-  /** Most messages one JSON append may carry. */
-  maxBatchRecords: number;
   /** Byte budget of a catch-up page. */
   readBytes: number;
   /** An SSE response is ended after this long so that clients reconnect (and caches can collapse them), ms. */
