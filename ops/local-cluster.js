@@ -16,7 +16,7 @@ const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { startEtcd, freePort } = require('./lib/etcd-local');
+const { startEtcd, freePorts } = require('./lib/etcd-local');
 
 const ROOT = path.resolve(__dirname, '..');
 const MAIN = path.join(ROOT, 'dist', 'main.js');
@@ -42,7 +42,7 @@ function parseArgs(argv) {
 
 /** Start one node and resolve once it logged "node started". */
 async function startNode(i, url, dir) {
-  const [listen, admin, kafka] = [await freePort(), await freePort(), await freePort()];
+  const [listen, admin, kafka] = await freePorts(3);
   return new Promise((resolve, reject) => {
     const dataDir = path.join(dir, `node${i}`);
     const args = [MAIN, 'serve', '--metadata', url, '--data-dir', dataDir, '--listen', `127.0.0.1:${listen}`, '--admin-listen', `127.0.0.1:${admin}`, '--kafka-listen', `127.0.0.1:${kafka}`];

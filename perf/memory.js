@@ -16,7 +16,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
-const { freePort, waitForPort, http, parallel, sleep } = require('./lib/util');
+const { freePorts, waitForPort, http, parallel, sleep } = require('./lib/util');
 
 const ROOT = path.resolve(__dirname, '..');
 /** The build under test (default dist/): PERF_MEM_DIST names another, e.g. a copy of an older build. */
@@ -44,8 +44,7 @@ const rssOf = (pid) => {
 };
 
 async function startNode(dataDir, logFile) {
-  const port = await freePort();
-  const kafkaPort = await freePort();
+  const [port, kafkaPort] = await freePorts(2);
   const fd = fs.openSync(logFile, 'a');
   const child = spawn(
     process.execPath,

@@ -5,21 +5,8 @@
 
 const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
-const net = require('node:net');
+const { freePort, freePorts } = require('./free-ports');
 const path = require('node:path');
-
-/** A port free right now on 127.0.0.1. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.unref();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -32,7 +19,8 @@ async function startEtcd(root, size = 3) {
   if (check.error) throw new Error('`etcd` was not found on PATH: apt-get install etcd-server etcd-client');
   fs.mkdirSync(root, { recursive: true });
   const members = [];
-  for (let i = 0; i < size; i++) members.push({ name: `etcd${i}`, client: await freePort(), peer: await freePort() });
+  const ports = await freePorts(2 * size);
+  for (let i = 0; i < size; i++) members.push({ name: `etcd${i}`, client: ports[2 * i], peer: ports[2 * i + 1] });
   const initial = members.map((m) => `${m.name}=http://127.0.0.1:${m.peer}`).join(',');
   for (const m of members) {
     const log = fs.openSync(path.join(root, `${m.name}.log`), 'a');
@@ -85,4 +73,4 @@ async function startEtcd(root, size = 3) {
   return { endpoints, members, url: (prefix) => `etcd://${endpoints.join(',')}/${prefix}`, stop };
 }
 
-module.exports = { startEtcd, freePort };
+module.exports = { startEtcd, freePort, freePorts };

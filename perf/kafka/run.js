@@ -16,7 +16,7 @@ const { execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { freePort, waitForPort, sleep } = require('../lib/util');
+const { freePorts, waitForPort, sleep } = require('../lib/util');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const PERF_DIR = path.join(ROOT, 'perf');
@@ -36,7 +36,7 @@ function run(cmd, args) {
 }
 
 async function startNode(work) {
-  const [listen, kafka] = [await freePort(), await freePort()];
+  const [listen, kafka] = await freePorts(2);
   const dataDir = path.join(work, 'node');
   const proc = spawn(process.execPath, [path.join(ROOT, 'dist', 'main.js'), 'serve', '--listen', `127.0.0.1:${listen}`, '--kafka-listen', `127.0.0.1:${kafka}`, '--no-admin', '--data-dir', dataDir, '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'inherit'] });
   let dead = false;

@@ -15,7 +15,7 @@
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { freePort, waitForPort, http, parallel } = require('./util');
+const { freePort, freePorts, waitForPort, http, parallel } = require('./util');
 const { svcJsonBatch, recordBody } = require('./bodies');
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -124,7 +124,7 @@ function openLog(workDir, id) {
  */
 async function startSvc(workDir, { ds = false, args = [], name } = {}) {
   const id = ds ? 'svc-ds' : 'svc';
-  const port = await freePort();
+  const [port, kafkaPort] = await freePorts(2);
   const dataDir = fs.mkdtempSync(path.join(workDir, `${name || id}-data-`));
   const { logFile, fd } = openLog(workDir, name || id);
   const main = path.join(ROOT, 'dist', 'main.js');
@@ -134,7 +134,6 @@ async function startSvc(workDir, { ds = false, args = [], name } = {}) {
   }
   const protocol = ds ? ['--protocol', 'ds'] : [];
   // Its own Kafka port too: the default (9092) would collide with any other node on the machine.
-  const kafkaPort = await freePort();
   const child = spawnNode([main, 'serve', ...protocol, '--listen', `127.0.0.1:${port}`, '--kafka-listen', `127.0.0.1:${kafkaPort}`, '--no-admin', '--data-dir', dataDir, '--log-level', 'warn', ...args], {
     cwd: ROOT,
     stdio: ['ignore', fd, fd],

@@ -4,21 +4,9 @@
 
 const fs = require('node:fs');
 const net = require('node:net');
+const { freePort, freePorts } = require('../../ops/lib/free-ports');
 const { spawnSync } = require('node:child_process');
 const { request } = require('undici');
-
-/** A free TCP port on 127.0.0.1 (bound then released; the caller binds it next). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -91,4 +79,4 @@ function intEnv(name, dflt, max) {
   return Math.min(n, max);
 }
 
-module.exports = { freePort, sleep, waitForPort, http, parallel, cpuSeconds, intEnv };
+module.exports = { freePort, freePorts, sleep, waitForPort, http, parallel, cpuSeconds, intEnv };

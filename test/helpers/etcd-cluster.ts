@@ -6,9 +6,11 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { freePorts } from './free-ports';
+
+export { freePort } from './free-ports';
 
 export interface EtcdMember {
   name: string;
@@ -16,19 +18,6 @@ export interface EtcdMember {
   peerPort: number;
   dataDir: string;
   proc: ChildProcess | null;
-}
-
-/** A port free right now on 127.0.0.1 (bound and released; etcd binds it a moment later). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.unref();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export class EtcdCluster {
@@ -42,17 +31,44 @@ export class EtcdCluster {
     this.#initialCluster = members.map((m) => `${m.name}=http://127.0.0.1:${m.peerPort}`).join(',');
   }
 
-  /** Start `size` members and wait until the cluster answers a linearizable read. */
+  /**
+   * Start `size` members and wait until the cluster answers a linearizable read. A port can still
+   * be taken by another process between its release and etcd's bind; if a member dies before the
+   * cluster is healthy, the attempt is thrown away and made again on new ports (3 attempts).
+   */
   static async start(size = 3): Promise<EtcdCluster> {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-etcd-'));
-    const members: EtcdMember[] = [];
-    for (let i = 0; i < size; i++) {
-      members.push({ name: `m${i}`, clientPort: await freePort(), peerPort: await freePort(), dataDir: path.join(root, `m${i}`), proc: null });
+    let lastErr: Error | undefined;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-etcd-'));
+      const ports = await freePorts(2 * size);
+      const members: EtcdMember[] = [];
+      for (let i = 0; i < size; i++) {
+        members.push({ name: `m${i}`, clientPort: ports[2 * i]!, peerPort: ports[2 * i + 1]!, dataDir: path.join(root, `m${i}`), proc: null });
+      }
+      const cluster = new EtcdCluster(root, members);
+      for (let i = 0; i < size; i++) cluster.startMember(i);
+      try {
+        await cluster.waitHealthy(30_000, { failOnExit: true });
+        return cluster;
+      } catch (err) {
+        lastErr = new Error(`${(err as Error).message}\n${cluster.logTail()}`, { cause: err });
+        await cluster.stop();
+      }
     }
-    const cluster = new EtcdCluster(root, members);
-    for (let i = 0; i < size; i++) cluster.startMember(i);
-    await cluster.waitHealthy();
-    return cluster;
+    throw lastErr!;
+  }
+
+  /** The last lines each member logged (its fatal error, when it died). */
+  logTail(): string {
+    return this.members
+      .map((m) => {
+        try {
+          return `${m.name}: ${fs.readFileSync(path.join(this.#root, `${m.name}.log`), 'utf8').trim().split('\n').slice(-3).join('\n')}`;
+        } catch {
+          return `${m.name}: (no log)`;
+        }
+      })
+      .join('\n');
   }
 
   /** host:port of every member, for `etcd://…`. */
@@ -124,9 +140,15 @@ export class EtcdCluster {
     return execFileSync('etcdctl', ['--endpoints', this.endpoints.join(','), ...args], { env: { ...process.env, ETCDCTL_API: '3' }, timeout: 10_000 }).toString();
   }
 
-  async waitHealthy(timeoutMs = 30_000): Promise<void> {
+  /**
+   * Wait until the running members answer a linearizable read. With `failOnExit`, a member that
+   * has exited (started members only die on their own before the cluster forms) fails at once.
+   */
+  async waitHealthy(timeoutMs = 30_000, { failOnExit = false } = {}): Promise<void> {
     const end = Date.now() + timeoutMs;
     for (;;) {
+      const dead = this.members.filter((m) => m.proc === null).map((m) => m.name);
+      if (failOnExit && dead.length > 0) throw new Error(`etcd member(s) ${dead.join(', ')} exited before the cluster became healthy`);
       try {
         execFileSync('etcdctl', ['--endpoints', this.endpoints.filter((_, i) => this.members[i]!.proc !== null).join(','), '--command-timeout', '2s', 'get', 'health-probe'], {
           env: { ...process.env, ETCDCTL_API: '3' },

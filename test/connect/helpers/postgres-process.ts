@@ -5,9 +5,9 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { tempDir } from '../../helpers/node-process';
+import { freePort } from '../../helpers/free-ports';
 
 const BIN = '/usr/lib/postgresql/15/bin';
 
@@ -17,14 +17,6 @@ export interface PostgresProcess {
   /** Runs SQL through psql; returns its unaligned, tuples-only output. */
   sql(query: string): string;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 /** As root, run as `nobody` (PostgreSQL refuses root); signals then reach the server itself. */

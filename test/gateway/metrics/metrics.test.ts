@@ -4,9 +4,9 @@
  * and the endpoint follows the admin listener's auth rules (--metrics-listen: without them).
  */
 import { randomBytes } from 'node:crypto';
-import * as net from 'node:net';
 import { Kafka, logLevel } from 'kafkajs';
 import { type NodeProcess, startNode } from '../../helpers/node-process';
+import { freePort } from '../../helpers/free-ports';
 
 /** One sample of the exposition text: `name{labels} value`, labels as written (sorted by the client library). */
 function sample(text: string, name: string, labels = ''): number | null {
@@ -22,14 +22,6 @@ function sample(text: string, name: string, labels = ''): number | null {
 async function scrape(url: string, token?: string): Promise<{ status: number; text: string; type: string | null }> {
   const r = await fetch(`${url}/metrics`, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
   return { status: r.status, text: await r.text(), type: r.headers.get('content-type') };
-}
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
 }
 
 describe('metrics under load (auth off)', () => {
