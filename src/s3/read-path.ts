@@ -6,6 +6,7 @@
  *   miss ─▶ fill (shared by concurrent misses) ─▶ headers as soon as the origin answers,
  *           body streamed to every reader while the cache fills
  *   cold range of an object larger than max_object_bytes ─▶ the range alone from the origin
+ *           (sized by one origin HEAD shared by concurrent cold reads of the object)
  *   HEAD ─▶ entry, else metadata cache, else origin HEAD (remembered)
  *
  * Checksum headers are never replayed from the cache: the SDK validates them, also on 206,
@@ -226,10 +227,10 @@ async function originHead(ctx: Ctx, s: Services): Promise<IncomingMessage> {
 async function metadata(ctx: Ctx, s: Services, ttl: number): Promise<ObjectMeta | undefined> {
   const m = s.cache.metadata(ctx.target.bucket!, ctx.target.key!);
   if (m !== undefined && Date.now() - m.checkedAt < ttl) return m.meta;
-  const res = await originHead(ctx, s);
-  const meta = res.statusCode === 200 ? metaFromResponse(res.headers) : undefined;
-  if (meta !== undefined) s.cache.rememberMetadata(ctx.target.bucket!, ctx.target.key!, meta);
-  return meta;
+  return s.cache.sharedHead(ctx.target.bucket!, ctx.target.key!, async () => {
+    const res = await originHead(ctx, s);
+    return res.statusCode === 200 ? metaFromResponse(res.headers) : undefined;
+  });
 }
 
 /**

@@ -177,6 +177,23 @@ describe('svc-cache cache policy', () => {
     expect(c.services.cache.stats.diskObjects).toBe(0);
   });
 
+  it('sizes 50 concurrent cold range reads of a large object with one origin HEAD', async () => {
+    const c = await cacheWith({ populate_max: 0, buckets: { max_object_bytes: 1024 * 1024 } });
+    const data = Buffer.alloc(2 * 1024 * 1024);
+    for (let i = 0; i < data.length; i++) data[i] = (i * 7) % 251;
+    await put(c, 'coalesce.bin', data);
+    const heads = (await origin.stats()).byMethod.HEAD ?? 0;
+    const replies = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => request(`${c.url}/${BUCKET}/coalesce.bin`, { headers: { range: `bytes=${i * 1000}-${i * 1000 + 99}` } })),
+    );
+    replies.forEach((r, i) => {
+      expect(r.status).toBe(206);
+      expect(r.body.equals(data.subarray(i * 1000, i * 1000 + 100))).toBe(true);
+    });
+    expect(((await origin.stats()).byMethod.HEAD ?? 0) - heads).toBe(1);
+    expect(c.services.cache.stats.diskObjects).toBe(0);
+  });
+
   it('keeps the disk tier across a restart', async () => {
     const dir = tempDir('svc-cache-restart-');
     const first = await startCache(origin, { cache: { memory_bytes: 0 } }, dir);

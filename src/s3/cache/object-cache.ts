@@ -35,6 +35,7 @@ export class ObjectCache {
   readonly #disk: DiskTier;
   readonly #meta: MetadataCache;
   readonly #fills = new Map<string, Fill>();
+  readonly #heads = new Map<string, Promise<ObjectMeta | undefined>>();
   readonly #generations = new Map<string, number>();
   readonly #origin: Origin;
   readonly #metrics: Metrics;
@@ -94,6 +95,32 @@ export class ObjectCache {
     this.#meta.set(cacheKey(bucket, key), { meta, checkedAt: now });
   }
 
+  /**
+   * The object's metadata from one origin HEAD shared by every concurrent caller (50 cold range
+   * reads of one object send one HEAD, not 50), remembered in the metadata cache. A write
+   * (`invalidate`) detaches the HEAD in flight: later callers send their own, and the detached
+   * one's answer is not remembered, as it may describe the version before the write.
+   */
+  sharedHead(bucket: string, key: string, head: () => Promise<ObjectMeta | undefined>): Promise<ObjectMeta | undefined> {
+    const id = cacheKey(bucket, key);
+    const inFlight = this.#heads.get(id);
+    if (inFlight !== undefined) return inFlight;
+    const gen = this.#generations.get(id) ?? 0;
+    const p = head().then(
+      (meta) => {
+        if (this.#heads.get(id) === p) this.#heads.delete(id);
+        if (meta !== undefined && (this.#generations.get(id) ?? 0) === gen) this.rememberMetadata(bucket, key, meta);
+        return meta;
+      },
+      (err: unknown) => {
+        if (this.#heads.get(id) === p) this.#heads.delete(id);
+        throw err;
+      },
+    );
+    this.#heads.set(id, p);
+    return p;
+  }
+
   /** The origin confirmed the cached version again. */
   touch(bucket: string, key: string, now = Date.now()): void {
     const id = cacheKey(bucket, key);
@@ -109,6 +136,7 @@ export class ObjectCache {
     const id = cacheKey(bucket, key);
     this.#generations.set(id, ++this.#generation);
     this.#fills.delete(id);
+    this.#heads.delete(id);
     this.#memory.delete(id);
     this.#disk.delete(id);
     this.#meta.delete(id);

@@ -16,7 +16,7 @@ export interface TestOrigin {
   /** s3rver itself, behind the shim (for comparisons only). */
   directUrl: string;
   port: number;
-  stats(): Promise<{ verified: number; rejected: number; log: string[] }>;
+  stats(): Promise<{ verified: number; rejected: number; byMethod: Record<string, number>; log: string[] }>;
   stop(): Promise<void>;
 }
 
@@ -57,7 +57,7 @@ export async function startOrigin(buckets: string[]): Promise<TestOrigin> {
     port: ports.shim,
     async stats() {
       const r = await fetch(`${url}/-/shim/stats`);
-      return (await r.json()) as { verified: number; rejected: number; log: string[] };
+      return (await r.json()) as { verified: number; rejected: number; byMethod: Record<string, number>; log: string[] };
     },
     async stop() {
       if (proc.exitCode === null) proc.kill('SIGTERM');
