@@ -67,6 +67,10 @@ describe('svc login, tokens and profiles', () => {
     const issued = JSON.parse((await run(['token', 'issue', 'reader', '--prefix', '/a/', '--ops', 'read,head,list', '--expires-in', '1d', '-o', 'json'])).stdout);
     expect(issued).toMatchObject({ id: 'reader', scope: { streams: [{ prefix: '/a/' }], ops: ['read', 'head', 'list'], audiences: ['svc'], groups: { stream: { read: true, write: false } } } });
     const reader: string = issued.token;
+    const blind = await run(['token', 'issue', 'blind', '--ops', 'read,append']);
+    expect(blind.code).toBe(0);
+    expect(blind.stderr).toMatch(/warning: token blind has stream operations but no --prefix or --stream, so it can reach no stream/);
+    expect((await run(['token', 'issue', 'lister', '--prefix', '', '--ops', 'list'])).stderr).not.toMatch(/warning/);
     expect((await run(['token', 'issue', 'reader', '--ops', 'read'])).code).toBe(5); // id exists
     const scopeFile = path.join(env['SVC_CONFIG_DIR']!, 'writer.json');
     fs.writeFileSync(scopeFile, JSON.stringify({ streams: [{ prefix: '/b/' }], groups: { stream: { read: true, write: true } }, ops: ['create', 'append', 'read'], audiences: ['svc'] }));

@@ -59,6 +59,7 @@ export function registerTokens(program: Command, { action }: Registry): void {
     .action(
       action(async (ctx, [id], o) => {
         let scope: unknown;
+        let reachesNoStream = false;
         if (o['scopeFile'] !== undefined) {
           try {
             scope = JSON.parse(await readInput(String(o['scopeFile'])));
@@ -76,10 +77,13 @@ export function registerTokens(program: Command, { action }: Registry): void {
             autoPrefixStreams: o['autoPrefix'] === true,
             expiresAtMs: expiry(o),
           };
+          // A scope's streams list is an allow-list: stream ops with no matcher can reach nothing.
+          reachesNoStream = (scope as { streams: unknown[] }).streams.length === 0 && ops.some((op) => READ_OPS.includes(op) || WRITE_OPS.includes(op));
         }
         const issued = await sendJson<{ id: string; token: string; scope: unknown; createdAtMs: number }>(ctx, 'admin', '/admin/tokens', { method: 'POST', ...jsonBody({ id, scope }) });
         emit(ctx, issued, () => `${issued.token}\n`);
         if (ctx.output !== 'json' && ctx.io.stderrIsTty) ctx.io.stderr(`issued token ${issued.id}; it is shown only once\n`);
+        if (reachesNoStream) ctx.io.stderr(`svc: warning: token ${issued.id} has stream operations but no --prefix or --stream, so it can reach no stream (--prefix "" covers every stream)\n`);
       }),
     );
   token
