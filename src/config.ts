@@ -291,8 +291,13 @@ const OPTIONAL_ADDRESSES = ['dsListen', 'metricsListen', 'kafkaAdvertisedListen'
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): { config: Config } | { errors: string[] } {
   const loaded = loader.load(argv, env);
   const errors = loaded.sourceProblems.map(describeSource);
+  const reported = new Set<Entry>(); // one message per bad value given
   for (const v of loaded.invalidValues) {
     const field = v.entry?.field as ConfigField | null | undefined;
+    if (v.entry) {
+      if (reported.has(v.entry)) continue;
+      reported.add(v.entry);
+    }
     errors.push(v.entry && field ? `${whereOf(v.entry)}: ${expectation(field, v.entry.source !== 'file')} (got ${JSON.stringify(v.entry.raw)})` : `${v.path.join('.')}: ${v.message}`);
   }
   const { config } = loaded;

@@ -15,7 +15,8 @@ import { type AddressInfo } from 'node:net';
 import { parseTarget } from './addressing';
 import { type Authenticator, authenticator } from './auth';
 import { ObjectCache } from './cache/object-cache';
-import { type CacheConfig, parseHostPort, policyFor } from './config';
+import { type CacheConfig, policyFor } from './config';
+import { isLoopback, parseHostPort, type HostPort } from '../program';
 import { type Ctx } from './context';
 import { credentialSource } from './credentials';
 import { forward } from './forward';
@@ -44,8 +45,11 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host.startsWith('127.') || host === '::1';
+/** A listen setting as an address; a config built without loadCacheConfig may still hold a bad one. */
+function listenAddress(text: string, key: string): HostPort {
+  const parsed = parseHostPort(text);
+  if (!parsed.ok) throw new Error(`${key}: ${parsed.error}`);
+  return parsed.address;
 }
 
 export async function startCacheServer(config: CacheConfig, o: StartOptions = {}): Promise<CacheServer> {
@@ -78,7 +82,7 @@ export async function startCacheServer(config: CacheConfig, o: StartOptions = {}
   // Any other Expect value: S3 ignores it, where Node would answer 417 on its own.
   server.on('checkExpectation', handler(false));
   server.keepAliveTimeout = 65_000; // longer than the usual client idle timeouts, so clients close first
-  const listen = parseHostPort(config.server.listen)!;
+  const listen = listenAddress(config.server.listen, 'server.listen');
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(listen.port, listen.host, () => resolve());
@@ -90,7 +94,7 @@ export async function startCacheServer(config: CacheConfig, o: StartOptions = {}
   let metricsServer: http.Server | undefined;
   let metricsUrl: string | null = null;
   if (config.metrics.listen !== '') {
-    const m = parseHostPort(config.metrics.listen)!;
+    const m = listenAddress(config.metrics.listen, 'metrics.listen');
     metricsServer = metrics.server(config.metrics.path);
     await new Promise<void>((resolve, reject) => {
       metricsServer!.once('error', reject);

@@ -45,7 +45,7 @@ export interface Loaded<T> {
   readonly config: T;
   /** Problems with the sources themselves: arguments, unknown flags and keys, the file. */
   readonly sourceProblems: readonly SourceProblem[];
-  /** Values the schema refuses, one per entry (or per path where no entry is to blame). */
+  /** Values the schema refuses: the first problem per entry and path, in entry order. */
   readonly invalidValues: readonly InvalidValue[];
   /** Dotted paths of the fields whose effective value the schema refuses. */
   readonly invalid: ReadonlySet<string>;
@@ -129,14 +129,14 @@ export function defineConfig<T>(spec: ConfigSpec): ConfigLoader<T> {
     return doc;
   };
 
-  /** Check `entries` layered; each problem is blamed on the last entry at or above (or below) its path. */
+  /** Check `entries` layered; each problem is blamed on the last entry at, above or below its path. */
   const check = (entries: readonly Entry[]) => {
     const { value, problems } = validator.check(build(entries));
-    const blamed = new Map<Entry | string, InvalidValue>();
+    const blamed = new Map<string, InvalidValue>();
     for (const p of problems) {
       let entry: Entry | null = null;
       for (const e of entries) if (startsWith(p.path, e.path) || startsWith(e.path, p.path)) entry = e;
-      const key = entry ?? p.path.join('.');
+      const key = `${entry === null ? -1 : entries.indexOf(entry)} ${p.path.join('.')}`;
       if (!blamed.has(key)) blamed.set(key, { ...p, entry });
     }
     const order = (v: InvalidValue) => (v.entry === null ? entries.length : entries.indexOf(v.entry));
