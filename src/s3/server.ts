@@ -16,7 +16,7 @@ import { parseTarget } from './addressing';
 import { type Authenticator, authenticator } from './auth';
 import { ObjectCache } from './cache/object-cache';
 import { type CacheConfig, policyFor } from './config';
-import { isLoopback, parseHostPort, type HostPort } from '../program';
+import { formatHostPort, isLoopback, parseHostPort, type HostPort } from '../program';
 import { type Ctx } from './context';
 import { credentialSource } from './credentials';
 import { forward } from './forward';
@@ -88,8 +88,7 @@ export async function startCacheServer(config: CacheConfig, o: StartOptions = {}
     server.listen(listen.port, listen.host, () => resolve());
   });
   const addr = server.address() as AddressInfo;
-  const hostForUrl = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  const url = `${tls ? 'https' : 'http'}://${hostForUrl}:${addr.port}`;
+  const url = `${tls ? 'https' : 'http'}://${formatHostPort({ host: addr.address, port: addr.port })}`;
 
   let metricsServer: http.Server | undefined;
   let metricsUrl: string | null = null;
@@ -101,12 +100,12 @@ export async function startCacheServer(config: CacheConfig, o: StartOptions = {}
       metricsServer!.listen(m.port, m.host, () => resolve());
     });
     const ma = metricsServer.address() as AddressInfo;
-    metricsUrl = `http://${ma.family === 'IPv6' ? `[${ma.address}]` : ma.address}:${ma.port}`;
+    metricsUrl = `http://${formatHostPort({ host: ma.address, port: ma.port })}`;
   }
 
   if (config.auth.mode === 'anonymous' && !tls && !isLoopback(listen.host))
-    log.warn('!!! svc-cache is listening beyond loopback with anonymous auth and no TLS: anyone who can reach it reads and writes the origin with this endpoint\'s credentials !!!', { listen: config.server.listen });
-  log.info('svc-cache started', { listen: url, metrics: metricsUrl, origin: config.origin.endpoint, originCredentials: creds.kind, auth: config.auth.mode, restoredObjects: restored });
+    log.warn({ listen: config.server.listen }, '!!! svc-cache is listening beyond loopback with anonymous auth and no TLS: anyone who can reach it reads and writes the origin with this endpoint\'s credentials !!!');
+  log.info({ listen: url, metrics: metricsUrl, origin: config.origin.endpoint, originCredentials: creds.kind, auth: config.auth.mode, restoredObjects: restored }, 'svc-cache started');
 
   return {
     url,
@@ -177,7 +176,7 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse, s: Services
     work = Promise.reject(err);
   }
   work.catch((err: unknown) => {
-    if (!(err instanceof Error && err.name === 'S3Error')) s.log.error('request failed', { method, url, err });
+    if (!(err instanceof Error && err.name === 'S3Error')) s.log.error({ method, url, err }, 'request failed');
     sendError(ctx, err);
   });
 }

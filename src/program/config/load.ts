@@ -124,8 +124,9 @@ export function defineConfig<T>(spec: ConfigSpec): ConfigLoader<T> {
 
   const build = (entries: readonly Entry[]): Record<string, unknown> => {
     const doc: Record<string, unknown> = {};
+    fillDefaults(spec.schema, doc); // first, so keys keep the schema's order
     for (const e of entries) setPath(doc, e.path, e.value);
-    fillDefaults(spec.schema, doc);
+    fillDefaults(spec.schema, doc); // into tables an entry replaced whole
     return doc;
   };
 
