@@ -173,7 +173,7 @@ const hostPortValue = (text: string): unknown => {
   return parsed.ok ? { ...parsed.address } : text;
 };
 
-const loader = defineConfig<Config>({
+const loader = defineConfig({
   schema: ConfigSchema,
   naming: {
     flag: (path) => '--' + words(path).join('-'),

@@ -30,7 +30,7 @@ export class ConfigError extends Error {
 }
 
 /** File keys are the schema's own; `SVC_CONNECTORS_<SECTION>__<KEY>` sets any key (env-overrides.ts); no flags. */
-const loader = defineConfig<ConnectorsConfig>({
+const loader = defineConfig({
   schema: ConfigSchema,
   naming: {},
   file: { env: 'SVC_CONNECTORS_CONFIG_PATH', defaultPath: DEFAULT_CONFIG_PATH },

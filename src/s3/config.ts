@@ -124,7 +124,7 @@ export type BucketPolicy = Omit<CacheConfig['buckets'], 'override'>;
  * Names: environment variables are the TOML path upper-cased and joined with `_` under
  * SVC_CACHE_; records (`buckets.override`) are set in the file only. No flags but --config.
  */
-const loader = defineConfig<CacheConfig>({
+const loader = defineConfig({
   schema: CacheConfigSchema,
   naming: { env: (path) => (path.join('.') === 'buckets.override' ? null : 'SVC_CACHE_' + path.join('_').toUpperCase()) },
   file: { flag: '--config', env: 'SVC_CACHE_CONFIG' },

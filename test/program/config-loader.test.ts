@@ -30,7 +30,7 @@ const Schema = Type.Object(
 );
 
 const snake = (p: readonly string[]) => camelWords(p[p.length - 1]!).join('_');
-const flagStyle = defineConfig<{ listen: { host: string; port: number }; mode: string; verbose: boolean; limits: { maxItems: number }; tags: Record<string, string> }>({
+const flagStyle = defineConfig({
   schema: Schema,
   naming: {
     flag: (p) => '--' + camelWords(p[p.length - 1]!).join('-'),
@@ -98,7 +98,7 @@ describe('a schema-driven loader', () => {
 });
 
 describe('a nested-environment loader (converting validator)', () => {
-  const nested = defineConfig<{ a: { b: number; c: string; d: { e: boolean } }; m: Record<string, number> }>({
+  const nested = defineConfig({
     schema: Type.Object(
       {
         a: Type.Object({ b: Type.Integer({ default: 1 }), c: Type.String({ default: 'x' }), d: Type.Object({ e: Type.Boolean({ default: true }) }, { additionalProperties: false, default: {} }) }, { additionalProperties: false, default: {} }),

@@ -12,15 +12,15 @@
  * The program then words the problems (its messages are its own) and adds the checks that
  * span several fields (e.g. svc's loopback rule), naming each value's source with `where`.
  */
-import { type TObject, type TSchema } from '@sinclair/typebox';
+import * as fs from 'node:fs';
+import { type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import { type TomlTable } from '../toml';
 import { type ConfigField, fieldsOf, groupsOf, isGroup, type Naming } from './fields';
 import { type Entry, type EnvStyle, type FieldIndex, type FromText, parseFlags, readDocument, readEnv, readFile, type SourceProblem } from './sources';
 import { ajvValidator, type SchemaProblem, typeboxValidator, type Validator } from './validators';
-import { type TomlTable } from '../toml';
-import * as fs from 'node:fs';
 
-export interface ConfigSpec {
-  readonly schema: TObject;
+export interface ConfigSpec<S extends TObject = TObject> {
+  readonly schema: S;
   readonly naming: Naming;
   /** The config file: the flag and the variable that name it (the flag wins), and a path read when neither is given and it exists. */
   readonly file: { readonly flag?: string; readonly env?: string; readonly defaultPath?: string };
@@ -105,7 +105,9 @@ export const standardFromText: FromText = (field, text) => {
   }
 };
 
-export function defineConfig<T>(spec: ConfigSpec): ConfigLoader<T> {
+/** The loader of `spec.schema`; the config's type is derived from the schema. */
+export function defineConfig<S extends TObject>(spec: ConfigSpec<S>): ConfigLoader<Static<S>> {
+  type T = Static<S>;
   const fields = fieldsOf(spec.schema, spec.naming);
   const groupPaths = groupsOf(spec.schema);
   const index: FieldIndex = {
