@@ -13,7 +13,7 @@ const OWNERS = {
   '@nxtedition/rocksdb': 'src/shards/worker/rocks-store.ts',
   '@node-rs/crc32': 'src/util/crc32c.ts',
   pino: 'src/log.ts',
-  'smol-toml': ['src/config.ts', 'src/s3/config-file.ts', 'src/connect/toml-file.ts'],
+  'smol-toml': 'src/program/toml.ts',
   'fast-xml-parser': 'src/s3/xml-parse.ts',
   'prom-client': ['src/s3/metrics.ts', 'src/connect/metrics.ts', 'src/gateway/metrics/node-metrics.ts'],
   '@napi-rs/keyring': 'src/cli/client/token-store.ts',
@@ -39,6 +39,15 @@ const FOLDERS = [
     patterns: [{ regex: '^(\\.\\./)+(?!util(/|$))\\w', message: 'util holds leaf helpers: it imports nothing from other src folders.' }],
   },
   {
+    dir: 'src/program',
+    patterns: [{ regex: '^(\\.\\./)+(?!program(/|$))\\w', message: 'program holds the plumbing every program shares: it imports nothing from other src folders.' }],
+  },
+  // One folder down inside src/program, `../` stays in program and `../../` reaches src/.
+  {
+    dir: 'src/program/*',
+    patterns: [{ regex: '^\\.\\./(\\.\\./)+(?!program(/|$))\\w', message: 'program holds the plumbing every program shares: it imports nothing from other src folders.' }],
+  },
+  {
     dir: 'src/gateway',
     patterns: [
       { regex: into(['kafka-wire', 's3', 'connect', 'cli']), message: 'edges never import each other.' },
@@ -54,12 +63,12 @@ const FOLDERS = [
   },
   {
     dir: 'src/s3',
-    patterns: [{ regex: '^(\\.\\./)+(?!util(/|$)|s3(/|$))\\w', message: 'svc-cache is independent: it imports only ../util.' }],
+    patterns: [{ regex: '^(\\.\\./)+(?!util(/|$)|program(/|$)|s3(/|$))\\w', message: 'svc-cache is independent: it imports only ../util and ../program.' }],
   },
   // One folder down inside src/s3, `../` stays in svc-cache and `../../` reaches src/.
   {
     dir: 'src/s3/*',
-    patterns: [{ regex: '^\\.\\./(\\.\\./)+(?!util(/|$)|s3(/|$))\\w', message: 'svc-cache is independent: it imports only ../util.' }],
+    patterns: [{ regex: '^\\.\\./(\\.\\./)+(?!util(/|$)|program(/|$)|s3(/|$))\\w', message: 'svc-cache is independent: it imports only ../util and ../program.' }],
   },
   // The command-line client talks to nodes over HTTP only: none of the node's parts.
   {
@@ -68,12 +77,12 @@ const FOLDERS = [
   },
   {
     dir: 'src/connect',
-    patterns: [{ regex: '^(\\.\\./)+(?!util(/|$)|connect(/|$))\\w', message: 'svc-connectors is independent: it imports only ../util.' }],
+    patterns: [{ regex: '^(\\.\\./)+(?!util(/|$)|program(/|$)|connect(/|$))\\w', message: 'svc-connectors is independent: it imports only ../util and ../program.' }],
   },
   // One folder down inside src/connect, `../` stays in svc-connectors and `../../` reaches src/.
   {
     dir: 'src/connect/*',
-    patterns: [{ regex: '^\\.\\./(\\.\\./)+(?!util(/|$)|connect(/|$))\\w', message: 'svc-connectors is independent: it imports only ../util.' }],
+    patterns: [{ regex: '^\\.\\./(\\.\\./)+(?!util(/|$)|program(/|$)|connect(/|$))\\w', message: 'svc-connectors is independent: it imports only ../util and ../program.' }],
   },
 ];
 

@@ -12,30 +12,28 @@
  * Grouped fields (`limits`, `storage`) are flat in flags and environment, tables in TOML.
  * Every provided value is validated, even one that a higher-precedence source overrides,
  * and all errors are reported together, each naming where the value came from.
+ *
+ * Reading and layering the sources is the shared loader's (src/program/config); this file
+ * declares the schema, how its names are derived, the words of its messages and the checks
+ * that span several fields. A new setting is one property in `ConfigSchema` (with its default
+ * and description), a row in docs/config.md, and, if it spans fields, a check in `loadConfig`.
  */
-import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { BlockList, isIP } from 'node:net';
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import Ajv, { type ErrorObject } from 'ajv';
-import { parse as parseToml } from 'smol-toml';
+import { Type, type Static } from '@sinclair/typebox';
+import {
+  camelWords, defineConfig, describeTomlProblem, enumSchema, formatHostPort, hostPortSchema, HOST_PORT_FORM, isLoopback,
+  parseHostPort, standardFromText, type ConfigField as ProgramField, type Entry, type SourceProblem,
+} from './program';
+
+export { formatHostPort, isLoopback };
 
 const MiB = 1024 * 1024;
 
 /** pino's level names, most to least severe. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-const OneOf = <const T extends readonly string[]>(values: T, options: { default: T[number]; description: string }) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
-
-const HostPort = (host: string, port: number, description: string) =>
-  Type.Object(
-    {
-      host: Type.String({ minLength: 1, pattern: '^[^\\s/\\[\\]]+$' }),
-      port: Type.Integer({ minimum: 0, maximum: 65535 }),
-    },
-    { additionalProperties: false, default: { host, port }, description },
-  );
+const OneOf = enumSchema;
+const HostPort = hostPortSchema;
 
 export const ConfigSchema = Type.Object(
   {
@@ -144,38 +142,21 @@ export const ConfigSchema = Type.Object(
 export type Config = Static<typeof ConfigSchema>;
 export type HostPortAddress = Config['listen'];
 
-const validate = new Ajv({ allErrors: true }).compile<Config>(ConfigSchema);
-
 // ---------------------------------------------------------------------------------------
-// Field table, walked once from the schema; --help and docs are generated from it.
+// Names: the field table, walked once from the schema; --help and docs are generated from it.
 
 export type FieldKind = 'boolean' | 'integer' | 'string' | 'enum' | 'hostport';
 
-export interface ConfigField {
-  /** Path in `Config`, e.g. ['limits', 'maxRecordBytes']. */
-  readonly path: readonly string[];
-  /** Table the field lives in (`limits`, `storage`), or null at top level. */
-  readonly group: string | null;
+/** A setting of the node: every one has a flag and an environment variable. */
+export interface ConfigField extends ProgramField {
   readonly flag: string;
   readonly env: string;
-  /** Key in the TOML file, dotted for tables: `limits.max_record_bytes`. */
-  readonly tomlKey: string;
   readonly kind: FieldKind;
-  readonly schema: TSchema;
-  readonly description: string;
 }
 
 /** The config file itself: `--config <path>` or SVC_CONFIG. */
 export const CONFIG_FILE_FLAG = '--config';
 export const CONFIG_FILE_ENV = 'SVC_CONFIG';
-
-const words = (camel: string) => camel.replace(/[A-Z]/g, (c) => ' ' + c.toLowerCase()).split(' ');
-
-function kindOf(s: TSchema): FieldKind | 'group' {
-  if (s.type === 'object') return s.properties && 'host' in s.properties ? 'hostport' : 'group';
-  if (s.type === 'string') return s.enum ? 'enum' : 'string';
-  return s.type as 'boolean' | 'integer';
-}
 
 /**
  * Fields whose flag, environment and TOML names are not derived from the field name itself
@@ -184,48 +165,54 @@ function kindOf(s: TSchema): FieldKind | 'group' {
  */
 const NAME_OVERRIDES: Readonly<Record<string, string>> = { longPollTimeoutMs: 'longPollTimeout' };
 
-function walk(props: Record<string, TSchema>, group: string | null): ConfigField[] {
-  return Object.entries(props).flatMap(([key, schema]): ConfigField[] => {
-    const kind = kindOf(schema);
-    if (kind === 'group') return walk(schema.properties as Record<string, TSchema>, key);
-    const w = words(NAME_OVERRIDES[group ? `${group}.${key}` : key] ?? key);
-    const snake = w.join('_');
-    return [{
-      path: group ? [group, key] : [key], group, kind, schema,
-      flag: '--' + w.join('-'), env: 'SVC_' + snake.toUpperCase(),
-      tomlKey: group ? `${group}.${snake}` : snake,
-      description: String(schema.description ?? ''),
-    }];
-  });
-}
+const words = (path: readonly string[]) => camelWords(NAME_OVERRIDES[path.join('.')] ?? path[path.length - 1]!);
 
-export const CONFIG_FIELDS: readonly ConfigField[] = walk(ConfigSchema.properties, null);
-const byFlag = new Map(CONFIG_FIELDS.map((f) => [f.flag, f]));
-const byToml = new Map(CONFIG_FIELDS.map((f) => [f.tomlKey, f]));
-const GROUPS = new Set(CONFIG_FIELDS.flatMap((f) => (f.group ? [f.group] : [])));
-if (byFlag.size !== CONFIG_FIELDS.length) throw new Error('config: two fields share a flag name');
+/** A host:port text as an address; text that is not one stays text, which the schema refuses. */
+const hostPortValue = (text: string): unknown => {
+  const parsed = parseHostPort(text);
+  return parsed.ok ? { ...parsed.address } : text;
+};
 
-/** "host:port", IPv6 hosts in brackets. */
-export function formatHostPort(a: HostPortAddress): string {
-  return a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`;
+const loader = defineConfig({
+  schema: ConfigSchema,
+  naming: {
+    flag: (path) => '--' + words(path).join('-'),
+    env: (path) => 'SVC_' + words(path).join('_').toUpperCase(),
+    toml: (path) => (path.length > 1 ? `${path[0]}.${words(path).join('_')}` : words(path).join('_')),
+  },
+  file: { flag: CONFIG_FILE_FLAG, env: CONFIG_FILE_ENV },
+  env: { kind: 'fields', skipEmpty: true },
+  fromText: (field, text) => (field.kind === 'hostport' ? hostPortValue(text) : standardFromText(field, text)),
+  fromFile: (field, raw) => (field.kind === 'hostport' && typeof raw === 'string' ? hostPortValue(raw) : raw),
+  validator: 'ajv',
+  checkEachSource: true,
+});
+
+export const CONFIG_FIELDS = loader.fields as readonly ConfigField[];
+for (const f of CONFIG_FIELDS) {
+  if (f.flag === null || f.env === null || !['boolean', 'integer', 'string', 'enum', 'hostport'].includes(f.kind)) throw new Error(`config: field ${f.path.join('.')} has no flag or an unsupported type`);
 }
+const fieldAt = (path: string): ConfigField => loader.field(path) as ConfigField;
 
 /** `--kafka-advertised-listen` as an address, or null when the bound address is advertised. */
 export function kafkaAdvertisedAddress(config: Config): HostPortAddress | null {
-  if (config.kafkaAdvertisedListen === '') return null;
-  return parseHostPort(config.kafkaAdvertisedListen) as HostPortAddress;
+  return optionalAddress(config.kafkaAdvertisedListen);
 }
 
 /** `--metrics-listen` as an address, or null when there is no separate metrics listener. */
 export function metricsListenAddress(config: Config): HostPortAddress | null {
-  if (config.metricsListen === '' || !config.metrics) return null;
-  return parseHostPort(config.metricsListen) as HostPortAddress;
+  return config.metrics ? optionalAddress(config.metricsListen) : null;
 }
 
 /** `--ds-listen` as an address, or null when there is no Durable Streams listener beside the Svc one. */
 export function dsListenAddress(config: Config): HostPortAddress | null {
-  if (config.dsListen === '') return null;
-  return parseHostPort(config.dsListen) as HostPortAddress;
+  return optionalAddress(config.dsListen);
+}
+
+/** An address setting that may be empty (none); `loadConfig` has refused any other text that does not parse. */
+function optionalAddress(text: string): HostPortAddress | null {
+  const parsed = text === '' ? null : parseHostPort(text);
+  return parsed?.ok ? { ...parsed.address } : null;
 }
 
 export function defaultOf(field: ConfigField): unknown {
@@ -239,30 +226,39 @@ export function formatDefault(field: ConfigField): string {
 }
 
 // ---------------------------------------------------------------------------------------
-// Loading.
+// Messages: every problem names the flag, variable or file key it came from.
 
-/** One value from one source. `raw` is what the user wrote, `value` its typed form. */
-interface Entry { field: ConfigField; where: string; raw: unknown; value: unknown }
-
-function parseHostPort(text: string): unknown {
-  const m = /^\[([^\]]*)\]:(.*)$/.exec(text) ?? /^([^:]*):([^:]*)$/.exec(text);
-  if (!m) return text; // not host:port at all; the validator rejects the string
-  const port = /^\d+$/.test(m[2]!) ? Number(m[2]) : m[2];
-  return { host: m[1], port };
+/** `--shards`, `SVC_SHARDS` or `config file <path>: shards`. */
+function whereOf(e: Entry): string {
+  return e.source === 'file' ? `config file ${e.file}: ${e.name}` : e.name;
 }
 
-/** Flags and environment variables are text; give them their field's type where they parse. */
-function fromText(field: ConfigField, text: string): unknown {
-  switch (field.kind) {
-    case 'boolean': return /^(true|1)$/i.test(text) ? true : /^(false|0)$/i.test(text) ? false : text;
-    case 'integer': return /^[+-]?\d+$/.test(text) ? Number(text) : text;
-    case 'hostport': return parseHostPort(text);
-    default: return text;
+function describeSource(p: SourceProblem): string {
+  switch (p.kind) {
+    case 'argument': return `${p.arg}: unexpected argument`;
+    case 'unknown-flag': return `${p.name}: unknown flag (svc serve --help lists them)`;
+    case 'missing-value': return `${p.name}: missing value`;
+    case 'takes-no-value': return `${p.name}: takes no value`;
+    case 'file':
+      return p.problem.kind === 'unreadable'
+        ? `${p.via}: cannot read config file ${p.file}: ${p.problem.code}`
+        : `config file ${p.file}: ${describeTomlProblem(p.problem)}`;
+    case 'not-a-table': return `${whereOf(p.entry)}: must be a table ([${p.entry.name}])`;
+    case 'unknown-key': {
+      const key = p.entry.name;
+      const home = key.includes('.') ? undefined : CONFIG_FIELDS.find((f) => f.group && f.tomlKey === `${f.group}.${key}`);
+      return `${whereOf(p.entry)}: unknown key` + (home ? ` (it belongs in [${home.group}])` : '');
+    }
   }
 }
 
 /** What a string field with a pattern must look like, for its error message. */
-const STRING_EXPECTATIONS: Readonly<Record<string, string>> = { metadata: 'must be local or etcd://host:port[,host:port...]/<prefix>' };
+const STRING_EXPECTATIONS: Readonly<Record<string, string>> = {
+  metadata: 'must be local or etcd://host:port[,host:port...]/<prefix>',
+  dsListen: `must be empty or ${HOST_PORT_FORM}`,
+  metricsListen: `must be empty or ${HOST_PORT_FORM}`,
+  kafkaAdvertisedListen: `must be empty or ${HOST_PORT_FORM}`,
+};
 
 function expectation(field: ConfigField, textual: boolean): string {
   const s = field.schema;
@@ -270,113 +266,11 @@ function expectation(field: ConfigField, textual: boolean): string {
     case 'boolean': return textual ? 'must be true, false, 1 or 0' : 'must be true or false';
     case 'enum': return `must be one of ${(s.enum as string[]).join(', ')}`;
     case 'string': return STRING_EXPECTATIONS[field.path.join('.')] ?? 'must be a non-empty string';
-    case 'hostport': return 'must be host:port with a port from 0 to 65535 (IPv6 as [::1]:port)';
+    case 'hostport': return `must be ${HOST_PORT_FORM}`;
     case 'integer':
       return s.maximum !== undefined
         ? `must be an integer from ${s.minimum} to ${s.maximum}`
         : `must be an integer >= ${s.minimum}`;
-  }
-}
-
-function parseFlags(argv: readonly string[], entries: Entry[], errors: string[]): string | undefined {
-  let configPath: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith('--') || arg === '--') { errors.push(`${arg}: unexpected argument`); continue; }
-    const eq = arg.indexOf('=');
-    const name = eq < 0 ? arg : arg.slice(0, eq);
-    const inline = eq < 0 ? undefined : arg.slice(eq + 1);
-    const next = argv[i + 1];
-    const takeValue = (): string | undefined => {
-      if (inline !== undefined) return inline;
-      if (next !== undefined && !next.startsWith('--')) { i++; return next; }
-      errors.push(`${name}: missing value`);
-      return undefined;
-    };
-    if (name === CONFIG_FILE_FLAG) { configPath = takeValue() ?? configPath; continue; }
-    const field = byFlag.get(name);
-    const negated = name.startsWith('--no-') ? byFlag.get('--' + name.slice(5)) : undefined;
-    if (field?.kind === 'boolean') {
-      entries.push({ field, where: name, raw: inline ?? true, value: inline === undefined ? true : fromText(field, inline) });
-    } else if (field) {
-      const text = takeValue();
-      if (text !== undefined) entries.push({ field, where: name, raw: text, value: fromText(field, text) });
-    } else if (negated?.kind === 'boolean') {
-      if (inline !== undefined) errors.push(`${name}: takes no value`);
-      else entries.push({ field: negated, where: name, raw: false, value: false });
-    } else {
-      errors.push(`${name}: unknown flag (svc serve --help lists them)`);
-      if (inline === undefined && next !== undefined && !next.startsWith('--')) i++; // its value
-    }
-  }
-  return configPath;
-}
-
-function readFileEntries(path: string, where: string, entries: Entry[], errors: string[]): void {
-  let text: string;
-  try {
-    text = fs.readFileSync(path, 'utf8');
-  } catch (err) {
-    errors.push(`${where}: cannot read config file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-    return;
-  }
-  const label = `config file ${path}`;
-  let doc: Record<string, unknown>;
-  try {
-    doc = parseToml(text);
-  } catch (err) {
-    const e = err as Error & { line?: number; column?: number };
-    const what = e.message.split('\n')[0]!.replace(/^Invalid TOML document: /, '');
-    errors.push(`${label}: invalid TOML at line ${e.line}, column ${e.column}: ${what}`);
-    return;
-  }
-  const visit = (table: Record<string, unknown>, prefix: string) => {
-    for (const [key, raw] of Object.entries(table)) {
-      const dotted = prefix + key;
-      const field = byToml.get(dotted);
-      if (field) {
-        const value = field.kind === 'hostport' && typeof raw === 'string' ? parseHostPort(raw) : raw;
-        entries.push({ field, where: `${label}: ${dotted}`, raw, value });
-      } else if (!prefix && GROUPS.has(key)) {
-        if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) visit(raw as Record<string, unknown>, key + '.');
-        else errors.push(`${label}: ${key}: must be a table ([${key}])`);
-      } else {
-        const home = CONFIG_FIELDS.find((f) => f.group && f.tomlKey === `${f.group}.${key}`);
-        errors.push(`${label}: ${dotted}: unknown key` + (home && !prefix ? ` (it belongs in [${home.group}])` : ''));
-      }
-    }
-  };
-  visit(doc, '');
-}
-
-function assign(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
-  const [head, ...rest] = path as [string, ...string[]];
-  if (rest.length === 0) target[head] = value;
-  else assign(target[head] as Record<string, unknown>, rest, value);
-}
-
-const DEFAULTS: Config = (() => {
-  const d: Record<string, unknown> = { limits: {}, storage: {} };
-  for (const f of CONFIG_FIELDS) assign(d, f.path, structuredClone(defaultOf(f)));
-  return d as Config;
-})();
-
-/** The field an ajv error points into (`/listen/port` belongs to `listen`). */
-function fieldAt(err: ErrorObject): ConfigField | undefined {
-  const path = err.instancePath.split('/').slice(1);
-  return CONFIG_FIELDS.find((f) => f.path.every((p, i) => path[i] === p));
-}
-
-/** Validate one source's values on top of the defaults; report each bad field once. */
-function checkEntries(entries: readonly Entry[], errors: string[]): void {
-  const candidate = structuredClone(DEFAULTS) as unknown as Record<string, unknown>;
-  for (const e of entries) assign(candidate, e.field.path, e.value);
-  if (validate(candidate)) return;
-  const bad = new Set((validate.errors ?? []).map(fieldAt));
-  for (const e of entries) {
-    if (!bad.has(e.field)) continue;
-    const textual = !e.where.startsWith('config file');
-    errors.push(`${e.where}: ${expectation(e.field, textual)} (got ${JSON.stringify(e.raw)})`);
   }
 }
 
@@ -386,16 +280,8 @@ const ORDERED_PAIRS = [
   ['limits.readDefaultBytes', 'limits.readMaxBytes'],
 ] as const;
 
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6');
-LOOPBACK.addSubnet('::ffff:127.0.0.0', 104, 'ipv6');
-
-export function isLoopback(host: string): boolean {
-  if (host.toLowerCase() === 'localhost') return true;
-  const family = isIP(host);
-  return family !== 0 && LOOPBACK.check(host, family === 4 ? 'ipv4' : 'ipv6');
-}
+/** Address settings where empty means "none"; any other text must be host:port. */
+const OPTIONAL_ADDRESSES = ['dsListen', 'metricsListen', 'kafkaAdvertisedListen'] as const;
 
 /**
  * Parse and validate the node's configuration from command-line flags (without the
@@ -403,53 +289,45 @@ export function isLoopback(host: string): boolean {
  * input: returns every problem found, each prefixed with the flag, variable or file key.
  */
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): { config: Config } | { errors: string[] } {
-  const errors: string[] = [];
-  const flags: Entry[] = [];
-  const envs: Entry[] = [];
-  const file: Entry[] = [];
-
-  const flagConfig = parseFlags(argv, flags, errors);
-  for (const field of CONFIG_FIELDS) {
-    const text = env[field.env];
-    if (text !== undefined && text !== '') envs.push({ field, where: field.env, raw: text, value: fromText(field, text) });
+  const loaded = loader.load(argv, env);
+  const errors = loaded.sourceProblems.map(describeSource);
+  const reported = new Set<Entry>(); // one message per bad value given
+  for (const v of loaded.invalidValues) {
+    const field = v.entry?.field as ConfigField | null | undefined;
+    if (v.entry) {
+      if (reported.has(v.entry)) continue;
+      reported.add(v.entry);
+    }
+    errors.push(v.entry && field ? `${whereOf(v.entry)}: ${expectation(field, v.entry.source !== 'file')} (got ${JSON.stringify(v.entry.raw)})` : `${v.path.join('.')}: ${v.message}`);
   }
-  const envConfig = env[CONFIG_FILE_ENV] || undefined;
-  const configPath = flagConfig ?? envConfig;
-  if (configPath !== undefined) {
-    readFileEntries(configPath, flagConfig !== undefined ? CONFIG_FILE_FLAG : CONFIG_FILE_ENV, file, errors);
-  }
-
-  // Lowest precedence first, so later entries win.
-  const layers = [file, envs, flags];
-  for (const layer of layers) checkEntries(layer, errors);
-  const effective = new Map<ConfigField, Entry>();
-  for (const e of layers.flat()) effective.set(e.field, e);
-
-  const merged = structuredClone(DEFAULTS) as unknown as Record<string, unknown>;
-  for (const e of effective.values()) assign(merged, e.field.path, e.value);
-  const ok = validate(merged);
-  const invalid = new Set(ok ? [] : (validate.errors ?? []).map(fieldAt));
-  const config = merged as Config;
-  const whereOf = (name: string) => {
-    const field = CONFIG_FIELDS.find((f) => f.path.join('.') === name)!;
-    return { field, where: effective.get(field)?.where ?? `default ${field.flag}` };
+  const { config } = loaded;
+  const invalid = new Set(loaded.invalid);
+  const whereAt = (name: string) => {
+    const field = fieldAt(name);
+    const e = loaded.effective(name);
+    return { field, name, where: e ? whereOf(e) : `default ${field.flag}` };
   };
 
-  const auth = whereOf('auth');
-  if (config.authBootstrapToken !== '' && config.authBootstrapTokenFile !== '') {
-    errors.push(`${whereOf('authBootstrapTokenFile').where}: give the bootstrap token or its file, not both`);
+  for (const name of OPTIONAL_ADDRESSES) {
+    const text = config[name];
+    if (invalid.has(name) || text === '' || parseHostPort(text).ok) continue;
+    invalid.add(name);
+    errors.push(`${whereAt(name).where}: must be empty or ${HOST_PORT_FORM} (got ${JSON.stringify(text)})`);
   }
-  const allowRemote = whereOf('insecureAllowRemote');
-  if (config.auth === 'off' && !invalid.has(auth.field) && !invalid.has(allowRemote.field) && !config.insecureAllowRemote) {
-    const addresses = config.admin ? ['listen', 'adminListen', 'kafkaListen'] : ['listen', 'kafkaListen'];
+  if (config.authBootstrapToken !== '' && config.authBootstrapTokenFile !== '') {
+    errors.push(`${whereAt('authBootstrapTokenFile').where}: give the bootstrap token or its file, not both`);
+  }
+  if (config.auth === 'off' && !invalid.has('auth') && !invalid.has('insecureAllowRemote') && !config.insecureAllowRemote) {
+    const addresses: string[] = config.admin ? ['listen', 'adminListen', 'kafkaListen'] : ['listen', 'kafkaListen'];
     if (config.dsListen !== '') addresses.push('dsListen');
     // The metrics listener reads only aggregate figures, but "auth off binds loopback only" holds for every listener.
-    if (metricsListenAddress(config) !== null) addresses.push('metricsListen');
+    if (config.metricsListen !== '' && config.metrics) addresses.push('metricsListen');
     for (const name of addresses) {
-      const { field, where } = whereOf(name);
+      if (invalid.has(name)) continue;
+      const { where } = whereAt(name);
       const host =
         name === 'dsListen' ? dsListenAddress(config)!.host : name === 'metricsListen' ? metricsListenAddress(config)!.host : (config[name as 'listen'] as HostPortAddress).host;
-      if (invalid.has(field) || isLoopback(host)) continue;
+      if (isLoopback(host)) continue;
       errors.push(
         `${where}: ${host} is not a loopback address; auth is off, so anyone who can reach it could read and ` +
           `write every stream. Bind 127.0.0.1, ::1 or localhost, or pass --insecure-allow-remote ` +
@@ -459,10 +337,10 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): { config: Co
   }
   // A default must fit under its own ceiling.
   for (const [small, large] of ORDERED_PAIRS) {
-    const a = whereOf(small);
-    const b = whereOf(large);
+    const a = whereAt(small);
+    const b = whereAt(large);
     const [x, y] = [small, large].map((n) => n.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], config));
-    if (invalid.has(a.field) || invalid.has(b.field) || (x as number) <= (y as number)) continue;
+    if (invalid.has(small) || invalid.has(large) || (x as number) <= (y as number)) continue;
     errors.push(`${a.where}: must not exceed ${b.field.flag} (${String(x)} > ${String(y)})`);
   }
   return errors.length > 0 ? { errors } : { config };

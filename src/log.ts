@@ -1,34 +1,16 @@
 /**
  * The product's logger: pino, JSON lines on stdout. This is the only file that imports
- * pino; everything else sees the narrow `Logger` interface and gets a logger injected
- * (child loggers per module and per connection).
+ * pino; everything else sees the narrow `Logger` interface (src/program/logger.ts, shared
+ * with svc-cache and svc-connectors) and gets a logger injected (child loggers per module
+ * and per connection).
  */
 import pino from 'pino';
 import { type Config } from './config';
+import { type LogDestination, type Logger } from './program';
 
 export type LogLevel = Config['logLevel'];
 
-/** Fields merged into every line of a child logger, e.g. `{ module: 'gateway' }`. */
-export type LogBindings = Record<string, unknown>;
-
-export interface LogFn {
-  (msg: string): void;
-  /** `obj` is merged into the line; put an Error under `err` to get its stack. */
-  (obj: object, msg?: string): void;
-}
-
-export interface Logger {
-  error: LogFn;
-  warn: LogFn;
-  info: LogFn;
-  debug: LogFn;
-  child(bindings: LogBindings): Logger;
-}
-
-/** Where lines go; anything with `write(line)`, e.g. a test collector. */
-export interface LogDestination {
-  write(line: string): void;
-}
+export type { LogBindings, LogDestination, LogFn, Logger } from './program';
 
 /**
  * Secrets never reach the log: bearer tokens in request headers (whatever object they

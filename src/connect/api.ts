@@ -13,6 +13,7 @@ import type { ConnectorsConfig } from './config-schema';
 import { type ConnectorType, removeVersion, setActive, storeVersion, validateDefinition } from './definitions';
 import type { Forwarder } from './definitions-http';
 import type { Logger } from './log';
+import { formatHostPort, parseHostPort } from '../program';
 import type { Metrics } from './metrics';
 import { redact } from './redact';
 import { activeDefinition, type Connector, type Runtime } from './runtime';
@@ -48,7 +49,7 @@ export async function startApi(cfg: ConnectorsConfig['http'], runtime: Runtime, 
     void handle(req, cfg, runtime, metrics, forward)
       .catch((err: unknown) => {
         if (err instanceof ApiError) return { status: err.status, body: { error: { code: err.code, message: err.message, ...(err.details === undefined ? {} : { details: err.details }) } } };
-        log.error('API request failed', { err: (err as Error).message, url: req.url });
+        log.error({ err: (err as Error).message, url: req.url }, 'API request failed');
         return { status: 500, body: { error: { code: 'internal', message: (err as Error).message } } };
       })
       .then((r: Reply) => {
@@ -59,14 +60,15 @@ export async function startApi(cfg: ConnectorsConfig['http'], runtime: Runtime, 
       });
   };
   const server = cfg.tls.enabled ? https.createServer({ cert: fs.readFileSync(cfg.tls.cert_file), key: fs.readFileSync(cfg.tls.key_file) }, handler) : http.createServer(handler);
-  const i = cfg.address.lastIndexOf(':');
-  const host = cfg.address.slice(0, i).replace(/^\[|\]$/g, '');
+  const parsed = parseHostPort(cfg.address);
+  if (!parsed.ok) throw new Error(`http.address: ${parsed.error}`);
+  const { host, port } = parsed.address;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(Number(cfg.address.slice(i + 1)), host, () => resolve());
+    server.listen(port, host, () => resolve());
   });
   const a = server.address() as AddressInfo;
-  return { address: `${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`, close: () => new Promise((r) => server.close(() => r())) };
+  return { address: formatHostPort({ host: a.address, port: a.port }), close: () => new Promise((r) => server.close(() => r())) };
 }
 
 function corsHeaders(c: ConnectorsConfig['http']['cors'], origin: string | undefined): Record<string, string> {

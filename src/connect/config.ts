@@ -2,15 +2,14 @@
  * Loads config.toml (spec "Configuration", startup step 1): the file named by
  * SVC_CONNECTORS_CONFIG_PATH, else /etc/svc-connectors/config.toml when it exists, else the
  * built-in defaults; then the SVC_CONNECTORS_ environment overrides; then one validation that
- * reports every error at once, each with where it came from.
+ * reports every error at once, each with where it came from. Reading and layering the sources
+ * is the shared loader's (src/program/config); this file declares the names and the messages.
  */
-import * as fs from 'node:fs';
-import { Value } from '@sinclair/typebox/value';
 import { ConfigSchema, type ConnectorsConfig } from './config-schema';
-import { applyConfigEnv } from './env-overrides';
+import { notConfigEnv, parseEnvValue, PREFIX } from './env-overrides';
 import { redact } from './redact';
-import { readTomlFile } from './toml-file';
 import { parseDuration } from './duration';
+import { defineConfig, describeTomlProblem, HOST_PORT_FORM, parseHostPort, type Loaded, type SourceProblem } from '../program';
 
 export const DEFAULT_CONFIG_PATH = '/etc/svc-connectors/config.toml';
 
@@ -30,6 +29,15 @@ export class ConfigError extends Error {
   }
 }
 
+/** File keys are the schema's own; `SVC_CONNECTORS_<SECTION>__<KEY>` sets any key (env-overrides.ts); no flags. */
+const loader = defineConfig({
+  schema: ConfigSchema,
+  naming: {},
+  file: { env: 'SVC_CONNECTORS_CONFIG_PATH', defaultPath: DEFAULT_CONFIG_PATH },
+  env: { kind: 'nested', prefix: PREFIX, separator: '__', ignore: notConfigEnv, parse: parseEnvValue },
+  validator: 'typebox',
+});
+
 /** Paths of duration fields, checked beyond the schema's "string or number". */
 const DURATIONS = ['state.http.timeout', 'state.http.retry.initial_backoff', 'state.http.retry.max_backoff', 'connectors.http.timeout', 'connectors.http.retry.initial_backoff', 'connectors.http.retry.max_backoff'];
 
@@ -38,46 +46,58 @@ function get(o: unknown, path: string): unknown {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
-  let path: string | null = env.SVC_CONNECTORS_CONFIG_PATH ?? null;
-  let raw: Record<string, unknown> = {};
-  if (path !== null) {
-    const r = readTomlFile(path);
-    if ('error' in r) throw new ConfigError([`config file (SVC_CONNECTORS_CONFIG_PATH): ${r.error}`]);
-    raw = r.value;
-  } else if (fs.existsSync(DEFAULT_CONFIG_PATH)) {
-    path = DEFAULT_CONFIG_PATH;
-    const r = readTomlFile(path);
-    if ('error' in r) throw new ConfigError([r.error]);
-    raw = r.value;
-  }
-  const overrides = applyConfigEnv(raw, env);
-  return { config: validateConfig(raw, path ?? 'built-in defaults', overrides), path, overrides };
+  const loaded = loader.load([], env);
+  const overrides = [
+    ...loaded.entries.filter((e) => e.source === 'env').map((e) => e.name),
+    ...loaded.sourceProblems.flatMap((p) => (p.kind === 'unknown-key' && p.entry.source === 'env' ? [p.entry.name] : [])),
+  ].sort();
+  return { config: report(loaded, loaded.file ?? 'built-in defaults', overrides), path: loaded.file, overrides };
 }
 
 /** Defaults filled in, env-style strings converted, and every error reported together. */
 export function validateConfig(raw: Record<string, unknown>, where: string, overrides: string[] = []): ConnectorsConfig {
-  const value = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, structuredClone(raw))) as unknown;
+  return report(loader.loadDocument(raw, where), where, overrides);
+}
+
+/** Every problem of `loaded` in the words of this program, thrown together; or the config. */
+function report(loaded: Loaded<ConnectorsConfig>, where: string, overrides: string[]): ConnectorsConfig {
   const errors: string[] = [];
-  const envFor = (p: string): string => {
-    const name = `SVC_CONNECTORS_${p.split('/').filter(Boolean).join('__').toUpperCase()}`;
-    return overrides.some((o) => name.startsWith(o) || o.startsWith(name)) ? ` (from ${overrides.find((o) => name.startsWith(o) || o.startsWith(name))})` : '';
+  const envFor = (path: readonly string[]): string => {
+    const name = `SVC_CONNECTORS_${path.join('__').toUpperCase()}`;
+    const o = overrides.find((x) => name.startsWith(x) || x.startsWith(name));
+    return o === undefined ? '' : ` (from ${o})`;
   };
-  for (const e of Value.Errors(ConfigSchema, value)) {
-    // Unions report once per branch; the first message per path is the useful one.
-    const at = e.path === '' ? '(top level)' : e.path.slice(1).replace(/\//g, '.');
-    const msg = `${where}: ${at}: ${e.message}${envFor(e.path)}`;
-    if (!errors.some((x) => x.startsWith(`${where}: ${at}: `))) errors.push(msg);
+  const at = (path: readonly string[]) => (path.length === 0 ? '(top level)' : path.join('.'));
+  const describe = (p: SourceProblem): string => {
+    switch (p.kind) {
+      case 'file': {
+        const what = p.problem.kind === 'unreadable' ? `cannot read ${p.file}: ${p.problem.code}` : `${p.file}: ${describeTomlProblem(p.problem)}`;
+        return p.via === null ? what : `config file (${p.via}): ${what}`;
+      }
+      case 'unknown-key': return `${where}: ${at(p.entry.path)}: Unexpected property${envFor(p.entry.path)}`;
+      case 'not-a-table': return `${where}: ${at(p.entry.path)}: Expected object${envFor(p.entry.path)}`;
+      default: return `${where}: ${JSON.stringify(p)}`; // flags: this program takes none
+    }
+  };
+  errors.push(...loaded.sourceProblems.map(describe));
+  // Unions report once per branch; the first message per path is the useful one.
+  const seen = new Set<string>();
+  for (const v of loaded.invalidValues) {
+    const msg = `${where}: ${at(v.path)}: ${v.kind === 'unknown' ? 'Unexpected property' : v.message}${envFor(v.path)}`;
+    if (!seen.has(at(v.path))) errors.push(msg);
+    seen.add(at(v.path));
   }
+  const value = loaded.config;
   for (const d of DURATIONS) {
     const v = get(value, d);
     if (v !== undefined && parseDuration(v) === null) errors.push(`${where}: ${d}: not a duration (${JSON.stringify(v)}; use e.g. 200ms, 5s)`);
   }
-  const c = value as ConnectorsConfig;
+  const c = value;
   if (errors.length === 0) {
     if (c.state.storage === 'http' && c.state.http.url === '') errors.push(`${where}: state.http.url: required when state.storage = "http"`);
     if (c.connectors.config_type === 'http' && c.connectors.http.base_url === '') errors.push(`${where}: connectors.http.base_url: required when connectors.config_type = "http"`);
     if (c.http.tls.enabled && (c.http.tls.cert_file === '' || c.http.tls.key_file === '')) errors.push(`${where}: http.tls: cert_file and key_file are required when enabled`);
-    if (!/^.+:\d+$/.test(c.http.address)) errors.push(`${where}: http.address: expected host:port, got ${JSON.stringify(c.http.address)}`);
+    if (!parseHostPort(c.http.address).ok) errors.push(`${where}: http.address: expected ${HOST_PORT_FORM}, got ${JSON.stringify(c.http.address)}`);
     for (const t of ['logs', 'traces'] as const) {
       if (c.telemetry.enabled && c.telemetry[t].transport === 'grpc') errors.push(`${where}: telemetry.${t}.transport: "grpc" is not available in this build; use "http" (OTLP/HTTP JSON, e.g. http://collector:4318/v1/${t})`);
     }

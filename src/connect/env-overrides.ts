@@ -33,13 +33,19 @@ function setPath(target: Record<string, unknown>, path: string[], value: unknown
   at[path[path.length - 1]!] = value;
 }
 
+/** True for a `SVC_CONNECTORS_` variable that is not a config.toml key: reserved names and per-connector overrides. */
+export function notConfigEnv(name: string): boolean {
+  const rest = name.slice(PREFIX.length);
+  return RESERVED.has(name) || rest.startsWith('SINK_') || rest.startsWith('SOURCE_');
+}
+
 /** Applies `SVC_CONNECTORS_<A>__<B>` variables to the raw config table; returns the names it used. */
 export function applyConfigEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): string[] {
   const used: string[] = [];
   for (const [name, value] of Object.entries(env).sort(([a], [b]) => (a < b ? -1 : 1))) {
-    if (value === undefined || !name.startsWith(PREFIX) || RESERVED.has(name)) continue;
+    if (value === undefined || !name.startsWith(PREFIX) || notConfigEnv(name)) continue;
     const rest = name.slice(PREFIX.length);
-    if (rest.startsWith('SINK_') || rest.startsWith('SOURCE_') || !rest.includes('__')) continue;
+    if (!rest.includes('__')) continue;
     setPath(raw, rest.toLowerCase().split('__'), parseEnvValue(value));
     used.push(name);
   }

@@ -64,7 +64,7 @@ function kafkaConfig(c: ConnectorsConfig['kafka'], log: Logger): KafkaConfig {
     requestTimeout: Number(p['request_timeout_ms'] ?? 30000),
     retry: { retries: Number(p['retries'] ?? 5), initialRetryTime: Number(p['retry_initial_ms'] ?? 100) },
     logLevel: logLevel.WARN,
-    logCreator: () => (e) => log.debug('kafka client', { kafka: e.log.message, namespace: e.namespace }),
+    logCreator: () => (e) => log.debug({ kafka: e.log.message, namespace: e.namespace }, 'kafka client'),
   };
   if (c.security_protocol === 'ssl' || c.security_protocol === 'sasl_ssl') {
     const read = (f: string): Buffer | undefined => (f === '' ? undefined : fs.readFileSync(f));

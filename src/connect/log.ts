@@ -3,21 +3,17 @@
  * The level comes from RUST_LOG as the spec says (default info); `SVC_CONNECTORS_LOG` is accepted
  * as an alias when RUST_LOG is unset. RUST_LOG's directive syntax is understood far enough for
  * real use: `debug`, `svc_connectors=debug,warn` (the directive for svc_connectors wins, then a
- * bare level). Fields whose names look secret are redacted (src/connect/redact.ts).
+ * bare level). Fields whose names look secret are redacted (src/connect/redact.ts). It implements
+ * the logger interface every program shares (src/program/logger.ts: fields first, message last).
  */
+import { logArgs, type Logger } from '../program';
 import { redact } from './redact';
 
 export const LEVELS = ['error', 'warn', 'info', 'debug', 'trace', 'off'] as const;
 export type LogLevel = (typeof LEVELS)[number];
 export type LogFormat = 'text' | 'json';
 
-export interface Logger {
-  error(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  info(msg: string, fields?: Record<string, unknown>): void;
-  debug(msg: string, fields?: Record<string, unknown>): void;
-  child(fields: Record<string, unknown>): Logger;
-}
+export type { Logger };
 
 const RANK: Record<LogLevel, number> = { off: -1, error: 0, warn: 1, info: 2, debug: 3, trace: 4 };
 
@@ -41,8 +37,9 @@ export type LogTap = (level: string, msg: string, fields: Record<string, unknown
 
 export function createLogger(level: LogLevel, format: LogFormat, write: (line: string) => void = (l) => process.stdout.write(l), base: Record<string, unknown> = {}, tap: { fn: LogTap | null } = { fn: null }): Logger & { tap: { fn: LogTap | null } } {
   const max = RANK[level];
-  const at = (lvl: 'error' | 'warn' | 'info' | 'debug') => (msg: string, fields?: Record<string, unknown>) => {
+  const at = (lvl: 'error' | 'warn' | 'info' | 'debug') => (a: string | object, b?: string) => {
     if (RANK[lvl] > max) return;
+    const { fields, msg } = logArgs(a, b);
     const extra: Record<string, unknown> = {};
     for (const [k, v] of Object.entries({ ...base, ...fields })) extra[k] = v instanceof Error ? v.message : v;
     const safe = redact(extra) as Record<string, unknown>;

@@ -24,7 +24,7 @@ import { createStateStore } from './state-store';
 
 function die(log: Logger | null, step: string, err: unknown): never {
   const msg = err instanceof ConfigError || err instanceof DefinitionError ? err.message : (err as Error).message;
-  if (log !== null) log.error(`startup failed at ${step}`, { err: msg });
+  if (log !== null) log.error({ err: msg }, `startup failed at ${step}`);
   process.stderr.write(`svc-connectors: startup failed at ${step}: ${msg}\n`);
   process.exit(1);
 }
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   }
   const { config } = loaded;
   const log = createLogger(levelFromEnv(env), config.logging.format);
-  log.info('config loaded', { file: loaded.path ?? 'built-in defaults', overrides: loaded.overrides, config: redactedConfig(config) });
+  log.info({ file: loaded.path ?? 'built-in defaults', overrides: loaded.overrides, config: redactedConfig(config) }, 'config loaded');
   const telemetry = config.telemetry.enabled ? new OtlpExporter(config.telemetry) : null;
   if (telemetry !== null) log.tap.fn = (level, msg, fields) => telemetry.log(level, msg, fields);
 
@@ -72,13 +72,13 @@ async function main(): Promise<void> {
       die(log, `step 7 (HTTP API on ${config.http.address})`, err);
     }
   }
-  log.info('svc-connectors started', { address: api?.address ?? null, sinks: runtime.list('sink').length, sources: runtime.list('source').length, state: path.resolve(config.state.path) });
+  log.info({ address: api?.address ?? null, sinks: runtime.list('sink').length, sources: runtime.list('source').length, state: path.resolve(config.state.path) }, 'svc-connectors started');
 
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    log.info('stopping', { signal });
+    log.info({ signal }, 'stopping');
     void (async () => {
       await api?.close();
       await runtime.stopAll();

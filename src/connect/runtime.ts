@@ -110,7 +110,7 @@ export class Runtime {
       const tally = new Tally(c.key, c.type, c.counters, this.deps.metrics);
       const onFatal = (err: Error): void => {
         if (c.generation !== gen) return;
-        log.error('connector failed', { err: err.message });
+        log.error({ err: err.message }, 'connector failed');
         void this.#fail(c, gen, err);
       };
       if (c.type === 'sink') {
@@ -122,11 +122,11 @@ export class Runtime {
       }
       await c.runner.start();
       if (c.generation === gen && c.status === 'starting') this.#set(c, 'running');
-      log.info('connector running', { plugin: r.kind === 'builtin' ? r.name : path.basename(r.file) });
+      log.info({ plugin: r.kind === 'builtin' ? r.name : path.basename(r.file) }, 'connector running');
     } catch (err) {
       const e = new Error(`${c.type} "${c.key}": ${(err as Error).message}`);
       if (strict) throw e;
-      log.error('connector failed to start', { err: (err as Error).message });
+      log.error({ err: (err as Error).message }, 'connector failed to start');
       await this.#fail(c, gen, err as Error);
     }
   }
@@ -142,7 +142,7 @@ export class Runtime {
     // supervisor); its records are uncommitted, so they come again. Other failures stay in error.
     if (err instanceof PluginHostError || (err.cause instanceof PluginHostError)) {
       const delay = Math.min(RESPAWN_MAX_MS, RESPAWN_MIN_MS * 2 ** c.crashes++);
-      this.deps.log.warn('plugin host failed; respawning the connector', { connector: c.key, type: c.type, in_ms: delay, err: err.message });
+      this.deps.log.warn({ connector: c.key, type: c.type, in_ms: delay, err: err.message }, 'plugin host failed; respawning the connector');
       setTimeout(() => {
         if (c.generation !== gen || c.status !== 'error') return;
         new Tally(c.key, c.type, c.counters, this.deps.metrics).add('plugin_restarts');
@@ -160,7 +160,7 @@ export class Runtime {
       return;
     }
     this.#set(c, 'stopping');
-    await runner.stop().catch((err: Error) => this.deps.log.warn('stop failed', { connector: c.key, err: err.message }));
+    await runner.stop().catch((err: Error) => this.deps.log.warn({ connector: c.key, err: err.message }, 'stop failed'));
     this.#set(c, 'stopped');
   }
 

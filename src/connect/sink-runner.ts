@@ -50,7 +50,7 @@ export class SinkRunner {
    * as fetch errors in the log while the sink stays `running` with consumed_total at zero.
    */
   async start(): Promise<void> {
-    await withTimeout(this.plugin.open({ key: this.def.key, log: (l, m) => this.log[l](m, { plugin: true }) }, this.def.plugin_config), this.#timeout, 'plugin open()');
+    await withTimeout(this.plugin.open({ key: this.def.key, log: (l, m) => this.log[l]({ plugin: true }, m) }, this.def.plugin_config), this.#timeout, 'plugin open()');
     if (this.def.error.tolerance === 'dlq') this.#dlq = await this.kafka.producer();
     void this.#join();
   }
@@ -78,7 +78,7 @@ export class SinkRunner {
         return;
       } catch (err) {
         this.tally.add('errors');
-        this.log.warn('fetch error: cannot join the consumer group; retrying', { group: sinkGroup(this.def.key), err: (err as Error).message });
+        this.log.warn({ group: sinkGroup(this.def.key), err: (err as Error).message }, 'fetch error: cannot join the consumer group; retrying');
         await sleep(backoff(Math.min(attempt, 8), 200, 10_000));
       }
     }
@@ -98,12 +98,12 @@ export class SinkRunner {
       try {
         now = await this.#resolveTopics();
       } catch (err) {
-        this.log.debug('topic refresh failed', { err: (err as Error).message });
+        this.log.debug({ err: (err as Error).message }, 'topic refresh failed');
         continue;
       }
       const added = now.filter((t) => !this.#subscribed.includes(t));
       if (added.length === 0) continue;
-      this.log.info('pattern matches new topics; joining again', { topics: added });
+      this.log.info({ topics: added }, 'pattern matches new topics; joining again');
       // The batch in hand still commits through this consumer while it closes.
       await this.#consumer?.close().catch(() => undefined);
       this.#consumer = null;
@@ -123,7 +123,7 @@ export class SinkRunner {
     this.#stopping = true;
     await this.#consumer?.close().catch(() => undefined);
     await this.#dlq?.close().catch(() => undefined);
-    await withTimeout(this.plugin.close(), this.#timeout, 'plugin close()').catch((err: Error) => this.log.warn('plugin close failed', { err }));
+    await withTimeout(this.plugin.close(), this.#timeout, 'plugin close()').catch((err: Error) => this.log.warn({ err }, 'plugin close failed'));
   }
 
   /** A failure fails the connector at once (the client's own retries must not write the batch again). */

@@ -45,9 +45,9 @@ export class SourceRunner {
   async start(): Promise<void> {
     const { state, where } = await this.store.load(this.def.key);
     if (state === null) {
-      this.log.warn('no checkpoint for this source: it starts from the beginning (if it ran before, the state volume is not mounted or its key changed; state is filed by key)', { checkpoint: where });
+      this.log.warn({ checkpoint: where }, 'no checkpoint for this source: it starts from the beginning (if it ran before, the state volume is not mounted or its key changed; state is filed by key)');
     }
-    await withTimeout(this.plugin.open({ key: this.def.key, log: (l, m) => this.log[l](m, { plugin: true }) }, this.def.plugin_config, state), this.#timeout, 'plugin open()');
+    await withTimeout(this.plugin.open({ key: this.def.key, log: (l, m) => this.log[l]({ plugin: true }, m) }, this.def.plugin_config, state), this.#timeout, 'plugin open()');
     this.#producer = await this.kafka.producer();
     this.#loop = this.#run().catch((err: Error) => {
       if (this.#stopping) return;
@@ -60,7 +60,7 @@ export class SourceRunner {
     this.#stopping = true;
     await this.#loop;
     await this.#producer?.close().catch(() => undefined);
-    await withTimeout(this.plugin.close(), this.#timeout, 'plugin close()').catch((err: Error) => this.log.warn('plugin close failed', { err }));
+    await withTimeout(this.plugin.close(), this.#timeout, 'plugin close()').catch((err: Error) => this.log.warn({ err }, 'plugin close failed'));
   }
 
   async #run(): Promise<void> {
@@ -92,7 +92,7 @@ export class SourceRunner {
           nacks++;
           this.tally.add('errors');
           await this.plugin.commit(false);
-          this.log.warn('produce failed; the batch will be polled again', { err, consecutive_nacks: nacks });
+          this.log.warn({ err, consecutive_nacks: nacks }, 'produce failed; the batch will be polled again');
           if (nacks >= MAX_CONSECUTIVE_NACKS) throw new Error(`${nacks} consecutive produce failures; last: ${(err as Error).message}`, { cause: err });
           this.tally.add('retries');
           await sleep(backoff(Math.min(nacks - 1, 10), parseDuration(e.initial_backoff)!, parseDuration(e.max_backoff)!));
@@ -120,7 +120,7 @@ export class SourceRunner {
       } catch (err) {
         this.tally.add('errors');
         if (attempt + 1 >= e.max_attempts) throw new Error(`checkpoint save failed after ${e.max_attempts} attempts: ${(err as Error).message}`, { cause: err });
-        this.log.warn('checkpoint save failed; retrying before the next batch', { err });
+        this.log.warn({ err }, 'checkpoint save failed; retrying before the next batch');
         this.tally.add('retries');
         await sleep(backoff(attempt, parseDuration(e.initial_backoff)!, parseDuration(e.max_backoff)!));
       }

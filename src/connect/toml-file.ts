@@ -1,28 +1,19 @@
-/** Reads and writes svc-connectors' TOML files. The only file under src/connect that imports smol-toml. */
-import * as fs from 'node:fs';
-import { parse, stringify, TomlError } from 'smol-toml';
+/** svc-connectors' TOML files (definitions), in this program's message shapes; parsing is src/program/toml.ts's. */
+import { describeTomlProblem, parseToml as parse, readTomlFile as read, stringifyToml } from '../program';
 
 /** The parsed file, or one message saying why it could not be read (with the path). */
 export function readTomlFile(path: string): { value: Record<string, unknown> } | { error: string; missing?: boolean } {
-  let text: string;
-  try {
-    text = fs.readFileSync(path, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return { error: `cannot read ${path}: ${code ?? String(err)}`, missing: code === 'ENOENT' };
-  }
-  return parseToml(text, path);
+  const r = read(path);
+  if (r.ok) return { value: r.value };
+  if (r.problem.kind === 'unreadable') return { error: `cannot read ${path}: ${r.problem.code}`, missing: r.problem.code === 'ENOENT' };
+  return { error: `${path}: ${describeTomlProblem(r.problem)}` };
 }
 
 export function parseToml(text: string, where: string): { value: Record<string, unknown> } | { error: string } {
-  try {
-    return { value: parse(text) as Record<string, unknown> };
-  } catch (err) {
-    if (err instanceof TomlError) return { error: `${where}: invalid TOML at line ${err.line}, column ${err.column}: ${err.message.split('\n')[0]}` };
-    return { error: `${where}: ${String(err)}` };
-  }
+  const r = parse(text);
+  return r.ok ? { value: r.value } : { error: `${where}: ${describeTomlProblem(r.problem)}` };
 }
 
 export function toToml(value: Record<string, unknown>): string {
-  return stringify(value);
+  return stringifyToml(value);
 }

@@ -9,10 +9,10 @@
  *   [buckets] ttl_seconds    SVC_CACHE_BUCKETS_TTL_SECONDS
  *   populate_max             SVC_CACHE_POPULATE_MAX
  * Every value is validated and all errors are reported together, each naming its source.
+ * Reading and layering the sources is the shared loader's (src/program/config).
  */
-import { Type, type Static, type TSchema, type TObject } from '@sinclair/typebox';
-import Ajv, { type ErrorObject } from 'ajv';
-import { readTomlFile } from './config-file';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { defineConfig, describeTomlProblem, parseHostPort, type Entry, type SourceProblem } from '../program';
 import { LEVELS } from './log';
 
 const KiB = 1024;
@@ -120,104 +120,65 @@ export const CacheConfigSchema = Type.Object(
 export type CacheConfig = Static<typeof CacheConfigSchema>;
 export type BucketPolicy = Omit<CacheConfig['buckets'], 'override'>;
 
-const validate = new Ajv({ allErrors: true, useDefaults: true }).compile<CacheConfig>(CacheConfigSchema);
+/**
+ * Names: environment variables are the TOML path upper-cased and joined with `_` under
+ * SVC_CACHE_; records (`buckets.override`) are set in the file only. No flags but --config.
+ */
+const loader = defineConfig({
+  schema: CacheConfigSchema,
+  naming: { env: (path) => (path.join('.') === 'buckets.override' ? null : 'SVC_CACHE_' + path.join('_').toUpperCase()) },
+  file: { flag: '--config', env: 'SVC_CACHE_CONFIG' },
+  env: { kind: 'fields', skipEmpty: false }, // an empty SVC_CACHE_METRICS_LISTEN turns metrics off
+  fromText: (field, raw) => {
+    if (field.kind === 'integer') return /^-?\d+$/.test(raw.trim()) ? Number(raw.trim()) : raw;
+    if (field.kind === 'boolean') return raw === 'true' ? true : raw === 'false' ? false : raw;
+    return raw;
+  },
+  validator: 'ajv',
+});
 
-/** A config value's source for error messages. */
-interface Leaf {
-  path: string[];
-  env: string;
-  schema: TSchema;
-}
+const ONLY_CONFIG = '(svc-cache takes only --config FILE)';
 
-/** Every scalar key with its environment name (records such as buckets.override are file-only). */
-function leaves(schema: TObject, prefix: string[] = []): Leaf[] {
-  const out: Leaf[] = [];
-  for (const [name, sub] of Object.entries(schema.properties)) {
-    const path = [...prefix, name];
-    if ((sub as TSchema).type === 'object') {
-      if ((sub as TObject).properties) out.push(...leaves(sub as TObject, path));
-      continue;
-    }
-    out.push({ path, env: 'SVC_CACHE_' + path.join('_').toUpperCase(), schema: sub as TSchema });
+function describeSource(p: SourceProblem): string {
+  switch (p.kind) {
+    case 'argument': return `${p.arg}: unexpected argument ${ONLY_CONFIG}`;
+    case 'unknown-flag': case 'takes-no-value': return `${p.name}: unexpected argument ${ONLY_CONFIG}`;
+    case 'missing-value': return `${p.name}: missing value ${ONLY_CONFIG}`;
+    case 'file': return p.problem.kind === 'unreadable' ? `cannot read config file ${p.file}: ${p.problem.code}` : `${p.file}: ${describeTomlProblem(p.problem)}`;
+    case 'unknown-key': return `${whereOf(p.entry)}: ${p.entry.name}: unknown key`;
+    case 'not-a-table': return `${whereOf(p.entry)}: ${p.entry.name}: must be object`;
   }
-  return out;
-}
-const LEAVES = leaves(CacheConfigSchema);
-
-function setPath(obj: Record<string, unknown>, path: readonly string[], value: unknown): void {
-  let at = obj;
-  for (const p of path.slice(0, -1)) {
-    if (typeof at[p] !== 'object' || at[p] === null) at[p] = {};
-    at = at[p] as Record<string, unknown>;
-  }
-  at[path[path.length - 1]!] = value;
 }
 
-function fromEnv(leaf: Leaf, raw: string): unknown {
-  if (leaf.schema.type === 'integer') return /^-?\d+$/.test(raw.trim()) ? Number(raw.trim()) : raw;
-  if (leaf.schema.type === 'boolean') return raw === 'true' ? true : raw === 'false' ? false : raw;
-  return raw;
-}
-
-function describe(err: ErrorObject, sources: Map<string, string>): string {
-  const path = err.instancePath.split('/').filter(Boolean);
-  let key = path.join('.');
-  if (err.keyword === 'additionalProperties') key = [...path, String(err.params.additionalProperty)].join('.');
-  const source = sources.get(path.join('.')) ?? 'config file';
-  if (err.keyword === 'additionalProperties') return `${source}: ${key}: unknown key`;
-  return `${source}: ${key || '(root)'}: ${err.message ?? 'invalid'}`;
-}
-
-/** host:port → parts, or undefined when malformed. */
-export function parseHostPort(s: string): { host: string; port: number } | undefined {
-  const m = /^(\[[^\]]+\]|[^:\s/]+):(\d{1,5})$/.exec(s);
-  if (!m) return undefined;
-  const port = Number(m[2]);
-  if (port > 65535) return undefined;
-  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
-}
+/** The file, or the environment variable, a value came from. */
+const whereOf = (e: Entry): string => (e.source === 'file' ? e.file! : e.name);
 
 /**
  * Loads and validates the configuration. `argv` may hold `--config FILE`; nothing else.
  * Returns every problem found, not just the first.
  */
 export function loadCacheConfig(argv: readonly string[], env: NodeJS.ProcessEnv): { config: CacheConfig } | { errors: string[] } {
-  const errors: string[] = [];
-  let file: string | undefined = env.SVC_CACHE_CONFIG;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--config' && i + 1 < argv.length) file = argv[++i];
-    else if (a.startsWith('--config=')) file = a.slice('--config='.length);
-    else errors.push(`${a}: unexpected argument (svc-cache takes only --config FILE)`);
-  }
-  let data: Record<string, unknown> = {};
-  const sources = new Map<string, string>();
-  if (file !== undefined && file !== '') {
-    const read = readTomlFile(file);
-    if ('error' in read) errors.push(read.error);
-    else data = read.value;
-    for (const leaf of LEAVES) sources.set(leaf.path.join('.'), file);
-  }
-  for (const leaf of LEAVES) {
-    const raw = env[leaf.env];
-    if (raw === undefined) continue;
-    setPath(data, leaf.path, fromEnv(leaf, raw));
-    sources.set(leaf.path.join('.'), leaf.env);
+  const loaded = loader.load(argv, env);
+  const src = (k: string) => {
+    const e = loaded.effective(k);
+    return e ? whereOf(e) : (loaded.file ?? 'default');
+  };
+  const errors = loaded.sourceProblems.map(describeSource);
+  for (const v of loaded.invalidValues) {
+    const key = v.path.join('.') || '(root)';
+    errors.push(`${v.entry ? whereOf(v.entry) : (loaded.file ?? 'default')}: ${key}: ${v.kind === 'unknown' ? 'unknown key' : v.message}`);
   }
   // Schema errors and the checks across keys below are reported together (docs/s3-cache.md): a type
   // error in one key must not hide a bad `listen` in another. The checks read a key only when it has
-  // the type the schema wants (ajv has filled in every default, valid or not).
-  const typed = validate(data);
-  if (!typed) for (const e of validate.errors ?? []) errors.push(describe(e, sources));
-  const src = (k: string) => sources.get(k) ?? 'default';
+  // the type the schema wants (every default is filled in, valid or not).
   const str = (k: string): string | undefined => {
-    const v = k.split('.').reduce<unknown>((at, p) => (typeof at === 'object' && at !== null ? (at as Record<string, unknown>)[p] : undefined), data);
+    const v = k.split('.').reduce<unknown>((at, p) => (typeof at === 'object' && at !== null ? (at as Record<string, unknown>)[p] : undefined), loaded.config);
     return typeof v === 'string' ? v : undefined;
   };
   const metricsListen = str('metrics.listen');
   for (const k of ['server.listen', ...(metricsListen !== '' ? ['metrics.listen'] : [])]) {
     const v = str(k);
-    if (v !== undefined && !parseHostPort(v)) errors.push(`${src(k)}: ${k}: must be host:port (got ${JSON.stringify(v)})`);
+    if (v !== undefined && !parseHostPort(v).ok) errors.push(`${src(k)}: ${k}: must be host:port (got ${JSON.stringify(v)})`);
   }
   if (str('server.addressing.style') === 'virtual_hosted' && str('server.addressing.domain') === '')
     errors.push(`${src('server.addressing.style')}: server.addressing.domain: required with style = "virtual_hosted"`);
@@ -241,8 +202,8 @@ export function loadCacheConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
     errors.push(`${src('auth.mode')}: auth: mode = "static" needs access_key_id and secret_access_key`);
   const metricsPath = str('metrics.path');
   if (metricsPath !== undefined && !metricsPath.startsWith('/')) errors.push(`${src('metrics.path')}: metrics.path: must start with /`);
-  if (!typed || errors.length > 0) return { errors };
-  return { config: data as CacheConfig }; // `typed`: the schema validated it
+  if (errors.length > 0) return { errors };
+  return { config: loaded.config }; // the schema validated it
 }
 
 /** The effective policy of one bucket. */
@@ -253,9 +214,9 @@ export function policyFor(config: CacheConfig, bucket: string): BucketPolicy {
 
 /** A config with defaults for tests and embedding: `over` is merged section by section. */
 export function cacheConfig(over: DeepPartial<CacheConfig>): CacheConfig {
-  const data = JSON.parse(JSON.stringify(over)) as Record<string, unknown>;
-  if (!validate(data)) throw new Error('invalid config: ' + (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`).join('; '));
-  return data;
+  const loaded = loader.loadDocument(JSON.parse(JSON.stringify(over)) as Record<string, unknown>, 'cacheConfig()');
+  if (!loaded.ok) throw new Error('invalid config: ' + [...loaded.sourceProblems.map(describeSource), ...loaded.invalidValues.map((v) => `${v.path.join('.')}: ${v.message}`)].join('; '));
+  return loaded.config;
 }
 
 export type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };

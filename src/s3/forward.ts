@@ -151,7 +151,7 @@ export async function forward(ctx: Ctx, s: Services): Promise<void> {
     const bodyErr = (body as (Readable & { errored?: unknown }) | undefined)?.errored;
     if (bodyErr instanceof S3Error) throw bodyErr;
     s.metrics.originErrors.inc();
-    s.log.warn('origin request failed', { method: ctx.method, bucket: ctx.target.bucket, key: ctx.target.key, err });
+    s.log.warn({ method: ctx.method, bucket: ctx.target.bucket, key: ctx.target.key, err }, 'origin request failed');
     throw new S3Error('ServiceUnavailable', 'The origin could not be reached; please retry.');
   }
   s.metrics.origin.observe({ method: ctx.method }, Number(process.hrtime.bigint() - started) / 1e9);

@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info('svc-cache stopping', { signal });
+    log.info({ signal }, 'svc-cache stopping');
     server.close().then(
       () => process.exit(0),
       () => process.exit(1),

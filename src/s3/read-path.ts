@@ -55,7 +55,7 @@ export async function serveRead(ctx: Ctx, s: Services, retried = false): Promise
   try {
     head = await f.head;
   } catch (err) {
-    s.log.warn('origin fetch failed', { bucket, key, err });
+    s.log.warn({ bucket, key, err }, 'origin fetch failed');
     throw new S3Error('ServiceUnavailable', 'The origin could not be reached; please retry.');
   }
   switch (head.kind) {
@@ -171,7 +171,7 @@ function serveObject(ctx: Ctx, s: Services, meta: ObjectMeta, body: Body, label:
   }
   const stream = body(start, end);
   stream.once('error', (err) => {
-    s.log.warn('object body failed', { bucket: ctx.target.bucket, key: ctx.target.key, err: err.message });
+    s.log.warn({ bucket: ctx.target.bucket, key: ctx.target.key, err: err.message }, 'object body failed');
     ctx.res.destroy(err);
   });
   ctx.res.once('close', () => stream.destroy());
@@ -218,7 +218,7 @@ async function originHead(ctx: Ctx, s: Services): Promise<IncomingMessage> {
     return res;
   } catch (err) {
     s.metrics.originErrors.inc();
-    s.log.warn('origin HEAD failed', { bucket: ctx.target.bucket, key: ctx.target.key, err });
+    s.log.warn({ bucket: ctx.target.bucket, key: ctx.target.key, err }, 'origin HEAD failed');
     throw new S3Error('ServiceUnavailable', 'The origin could not be reached; please retry.');
   }
 }
@@ -250,7 +250,7 @@ async function rangeFromOrigin(ctx: Ctx, s: Services, meta: ObjectMeta): Promise
     res = await s.origin.send({ method: 'GET', target: ctx.target, headers: { range: `bytes=${r.start}-${r.end}`, 'if-match': meta.etag } });
   } catch (err) {
     s.metrics.originErrors.inc();
-    s.log.warn('origin range GET failed', { bucket: ctx.target.bucket, key: ctx.target.key, err });
+    s.log.warn({ bucket: ctx.target.bucket, key: ctx.target.key, err }, 'origin range GET failed');
     throw new S3Error('ServiceUnavailable', 'The origin could not be reached; please retry.');
   }
   if (res.statusCode !== 206) {

@@ -15,7 +15,8 @@ import { type AddressInfo } from 'node:net';
 import { parseTarget } from './addressing';
 import { type Authenticator, authenticator } from './auth';
 import { ObjectCache } from './cache/object-cache';
-import { type CacheConfig, parseHostPort, policyFor } from './config';
+import { type CacheConfig, policyFor } from './config';
+import { formatHostPort, isLoopback, parseHostPort, type HostPort } from '../program';
 import { type Ctx } from './context';
 import { credentialSource } from './credentials';
 import { forward } from './forward';
@@ -44,8 +45,11 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host.startsWith('127.') || host === '::1';
+/** A listen setting as an address; a config built without loadCacheConfig may still hold a bad one. */
+function listenAddress(text: string, key: string): HostPort {
+  const parsed = parseHostPort(text);
+  if (!parsed.ok) throw new Error(`${key}: ${parsed.error}`);
+  return parsed.address;
 }
 
 export async function startCacheServer(config: CacheConfig, o: StartOptions = {}): Promise<CacheServer> {
@@ -78,31 +82,30 @@ export async function startCacheServer(config: CacheConfig, o: StartOptions = {}
   // Any other Expect value: S3 ignores it, where Node would answer 417 on its own.
   server.on('checkExpectation', handler(false));
   server.keepAliveTimeout = 65_000; // longer than the usual client idle timeouts, so clients close first
-  const listen = parseHostPort(config.server.listen)!;
+  const listen = listenAddress(config.server.listen, 'server.listen');
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(listen.port, listen.host, () => resolve());
   });
   const addr = server.address() as AddressInfo;
-  const hostForUrl = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  const url = `${tls ? 'https' : 'http'}://${hostForUrl}:${addr.port}`;
+  const url = `${tls ? 'https' : 'http'}://${formatHostPort({ host: addr.address, port: addr.port })}`;
 
   let metricsServer: http.Server | undefined;
   let metricsUrl: string | null = null;
   if (config.metrics.listen !== '') {
-    const m = parseHostPort(config.metrics.listen)!;
+    const m = listenAddress(config.metrics.listen, 'metrics.listen');
     metricsServer = metrics.server(config.metrics.path);
     await new Promise<void>((resolve, reject) => {
       metricsServer!.once('error', reject);
       metricsServer!.listen(m.port, m.host, () => resolve());
     });
     const ma = metricsServer.address() as AddressInfo;
-    metricsUrl = `http://${ma.family === 'IPv6' ? `[${ma.address}]` : ma.address}:${ma.port}`;
+    metricsUrl = `http://${formatHostPort({ host: ma.address, port: ma.port })}`;
   }
 
   if (config.auth.mode === 'anonymous' && !tls && !isLoopback(listen.host))
-    log.warn('!!! svc-cache is listening beyond loopback with anonymous auth and no TLS: anyone who can reach it reads and writes the origin with this endpoint\'s credentials !!!', { listen: config.server.listen });
-  log.info('svc-cache started', { listen: url, metrics: metricsUrl, origin: config.origin.endpoint, originCredentials: creds.kind, auth: config.auth.mode, restoredObjects: restored });
+    log.warn({ listen: config.server.listen }, '!!! svc-cache is listening beyond loopback with anonymous auth and no TLS: anyone who can reach it reads and writes the origin with this endpoint\'s credentials !!!');
+  log.info({ listen: url, metrics: metricsUrl, origin: config.origin.endpoint, originCredentials: creds.kind, auth: config.auth.mode, restoredObjects: restored }, 'svc-cache started');
 
   return {
     url,
@@ -173,7 +176,7 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse, s: Services
     work = Promise.reject(err);
   }
   work.catch((err: unknown) => {
-    if (!(err instanceof Error && err.name === 'S3Error')) s.log.error('request failed', { method, url, err });
+    if (!(err instanceof Error && err.name === 'S3Error')) s.log.error({ method, url, err }, 'request failed');
     sendError(ctx, err);
   });
 }

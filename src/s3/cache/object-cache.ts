@@ -65,7 +65,7 @@ export class ObjectCache {
     if (p === undefined) {
       p = this.#policyOf(bucket);
       this.#policies.set(bucket, p);
-      this.#log.debug('namespace created', { bucket, policy: p });
+      this.#log.debug({ bucket, policy: p }, 'namespace created');
     }
     return p;
   }
@@ -276,7 +276,7 @@ export class ObjectCache {
       // A write that landed while the file was being committed wins.
       if (!current()) this.#disk.delete(id);
     } catch (err) {
-      this.#log.warn('cache store failed', { bucket, key, err });
+      this.#log.warn({ bucket, key, err }, 'cache store failed');
     }
   }
 
