@@ -16,19 +16,31 @@ import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { MetaConflictError, type MetaStore, Tokens, openMetaStore } from './actors';
-import { createAdminHandler } from './gateway/admin/admin-handler';
-import { loadDashboard } from './gateway/admin/dashboard';
-import { type NodeRecord, adminInternalReply, nodeKey } from './gateway/admin/admin-api';
-import { guard } from './gateway/auth/guard';
-import { type DsContext, Subscriptions, createDsHandler, createSubscriptionHost, dsInternalReply } from './gateway/ds';
-import { type HeaderList, type HttpServerHandle, loadHttpEngine } from './gateway/http';
-import { type RequestHandler } from './gateway/http/engine';
-import { InFlight } from './gateway/in-flight';
-import { NodeMetrics, metered } from './gateway/metrics';
-import { internalReply, toHttpError } from './gateway/svc/http-errors';
-import { shield } from './gateway/shield';
-import { LiveWaiters } from './gateway/svc/live-waiters';
-import { createSvcHandler } from './gateway/svc/svc-handler';
+import {
+  type DsContext,
+  type HeaderList,
+  type HttpServerHandle,
+  InFlight,
+  LiveWaiters,
+  type NodeRecord,
+  NodeMetrics,
+  type RequestHandler,
+  Subscriptions,
+  adminInternalReply,
+  createAdminHandler,
+  createDsHandler,
+  createSubscriptionHost,
+  createSvcHandler,
+  dsInternalReply,
+  guard,
+  internalReply,
+  loadDashboard,
+  loadHttpEngine,
+  metered,
+  nodeKey,
+  shield,
+  toHttpError,
+} from './gateway';
 import { SvcError } from './errors';
 import { type CommitStats, SchemaStore, ShardClient, SpaceGuard } from './shards';
 import { startKafkaListener } from './kafka-wire';

@@ -6,7 +6,7 @@
 import { loadHttpEngine, type HttpServerHandle, type RequestHandler } from '../../src/gateway/http';
 import { adminInternalReply } from '../../src/gateway/admin/admin-api';
 import { dsInternalReply } from '../../src/gateway/ds';
-import { internalReply } from '../../src/gateway/svc/http-errors';
+import { internalReply } from '../../src/gateway/kit/http-errors';
 import { type InternalReply, REQUEST_ID_HEADER, shield } from '../../src/gateway/shield';
 import { SvcError } from '../../src/errors';
 

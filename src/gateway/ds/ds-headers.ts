@@ -3,6 +3,7 @@
  * browser security headers and CORS (PROTOCOL.md "Browser security", "CORS"), on errors, SSE and
  * long-poll answers too.
  */
+import { SvcError } from '../../errors';
 import { type HeaderList } from '../http/engine';
 
 export const H = {
@@ -73,6 +74,12 @@ export const PREFLIGHT_HEADERS: HeaderList = [
   ['access-control-allow-headers', REQUEST_HEADERS],
   ['access-control-max-age', '86400'],
 ];
+
+/** An integer >= 0 in its plain form (no sign, no leading zeros), as the protocol's headers carry them. */
+export function parseDsUint(name: string, raw: string): number {
+  if (!/^(0|[1-9]\d*)$/.test(raw)) throw new SvcError('invalid_parameter', `${name} must be an integer >= 0 without leading zeros`);
+  return Number(raw);
+}
 
 /** `Stream-Closed: true` — any case; anything else is absent (PROTOCOL.md). */
 export function isTrue(v: string | undefined): boolean {
