@@ -28,6 +28,9 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 const OneOf = <const T extends readonly string[]>(values: T, options: { default: T[number]; description: string }) =>
   Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 
+/** One web origin as browsers send it (`https://app.example.com:8443`), for `--cors-origins`. */
+const ORIGIN = '[A-Za-z][A-Za-z0-9+.-]*://(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9._~%-]+)(:\\d{1,5})?/?';
+
 const HostPort = (host: string, port: number, description: string) =>
   Type.Object(
     {
@@ -49,6 +52,15 @@ export const ConfigSchema = Type.Object(
     dsListen: Type.String({ default: '', pattern: '^$|^(\\[[^\\]]*\\]|[^:\\s/\\[\\]]+):\\d{1,5}$', description: 'also run a Durable Streams listener at host:port (empty: none)' }),
     /** Durable Streams SSE responses end after this long; clients reconnect from their last offset. */
     sseReconnectMs: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 60_000, description: 'Durable Streams SSE reconnect interval (ms)' }), // 60 s
+    /**
+     * Web origins whose pages may call the Svc and Durable Streams listeners (CORS, docs/protocol.md
+     * "Browsers (CORS)"): `*` any (the Durable Streams reference's choice), `none`, or a comma-separated list.
+     */
+    corsOrigins: Type.String({
+      default: '*',
+      pattern: `^\\s*(\\*|none|${ORIGIN}(\\s*,\\s*${ORIGIN})*)\\s*$`,
+      description: 'web origins allowed to call the Svc and Durable Streams listeners (CORS): *, none, or a comma-separated list of scheme://host[:port]',
+    }),
     /** The Durable Streams `__ds` subscription APIs (webhooks, pull-wake). */
     dsSubscriptions: Type.Boolean({ default: true, description: 'serve the Durable Streams __ds subscription APIs (--no-ds-subscriptions turns them off)' }),
     /** Kafka-protocol listener (docs/kafka.md); Kafka's default port 9092. Port 0 picks a free port. */
@@ -262,7 +274,10 @@ function fromText(field: ConfigField, text: string): unknown {
 }
 
 /** What a string field with a pattern must look like, for its error message. */
-const STRING_EXPECTATIONS: Readonly<Record<string, string>> = { metadata: 'must be local or etcd://host:port[,host:port...]/<prefix>' };
+const STRING_EXPECTATIONS: Readonly<Record<string, string>> = {
+  metadata: 'must be local or etcd://host:port[,host:port...]/<prefix>',
+  corsOrigins: 'must be *, none, or a comma-separated list of origins such as https://app.example.com',
+};
 
 function expectation(field: ConfigField, textual: boolean): string {
   const s = field.schema;

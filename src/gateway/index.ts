@@ -10,7 +10,8 @@
  */
 export { type EngineLoadLog, type HeaderList, type HttpRequest, type HttpResponse, type HttpServerHandle, type RequestHandler, loadHttpEngine } from './http';
 export { createSvcHandler } from './svc/svc-handler';
-export { type DsContext, Subscriptions, createDsHandler, createSubscriptionHost, dsInternalReply } from './ds';
+export { SVC_CORS } from './svc/svc-cors';
+export { type DsContext, DS_CORS, Subscriptions, createDsHandler, createSubscriptionHost, dsInternalReply } from './ds';
 export { createAdminHandler } from './admin/admin-handler';
 export { loadDashboard } from './admin/dashboard';
 export { type NodeRecord, adminInternalReply, nodeKey } from './admin/admin-api';
@@ -18,4 +19,4 @@ export { guard } from './auth/guard';
 export { InFlight } from './in-flight';
 export { NodeMetrics, metered } from './metrics';
 export { shield } from './shield';
-export { type LiveReader, LiveWaiters, type StreamWatch, type Waiter, internalReply, toHttpError } from './kit';
+export { CorsPolicy, type LiveReader, LiveWaiters, type StreamWatch, type Waiter, internalReply, parseCorsOrigins, toHttpError, withCors } from './kit';

@@ -21,3 +21,4 @@ export {
   type Waiter,
 } from './live-waiters';
 export { LongPoll, type Outcome, waitAtTail } from './wait-at-tail';
+export { CORS_MAX_AGE_S, type CorsOrigins, CorsPolicy, type CorsProtocol, parseCorsOrigins, withCors } from './cors';
