@@ -68,7 +68,7 @@ describe.each(['uws', 'node'] as const)('CORS with the default origins (*) on th
   });
 
   test('Svc replies and errors carry the allow and expose headers', async () => {
-    const created = await call(`${svc}/cors/a`, { method: 'PUT', origin: PAGE });
+    const created = await call(`${svc}/cors/a`, { method: 'PUT', origin: PAGE, headers: { 'content-type': 'text/plain' } });
     expect(created.status).toBe(201);
     expect(created.headers.get('access-control-allow-origin')).toBe('*');
     const appended = await call(`${svc}/cors/a`, { method: 'POST', origin: PAGE, headers: { 'content-type': 'text/plain' }, body: 'hello' });
@@ -172,7 +172,7 @@ describe('CORS with a list of origins and --auth required', () => {
   });
 
   test('answers to an allowed origin carry the headers; to any other origin, none', async () => {
-    expect((await call(`${svc}/cors/l`, { method: 'PUT', headers: auth })).status).toBe(201);
+    expect((await call(`${svc}/cors/l`, { method: 'PUT', headers: { ...auth, 'content-type': 'text/plain' } })).status).toBe(201);
     const ok = await call(`${svc}/cors/l`, { method: 'POST', origin: 'http://localhost:3000', headers: { ...auth, 'content-type': 'text/plain' }, body: 'r0' });
     expect(ok.status).toBe(200);
     expect(ok.headers.get('access-control-allow-origin')).toBe('http://localhost:3000');
