@@ -72,6 +72,8 @@ export const DS_CORS: CorsProtocol = {
   requestHeaders: REQUEST_HEADERS,
   exposedHeaders: EXPOSED_HEADERS,
   preflightExtra: COMMON_HEADERS,
+  // As the reference server: on every response, with or without Origin.
+  everyResponse: true,
 };
 
 /** An integer >= 0 in its plain form (no sign, no leading zeros), as the protocol's headers carry them. */

@@ -10,13 +10,17 @@
  *                             └ anything else: every response it leads to (replies, errors, the
  *                               guard's 401/403, the shield's 500, SSE heads) gets the headers
  *
- * - `*` (the default): `Access-Control-Allow-Origin: *` on every response, with or without an
- *   `Origin`, as the Durable Streams reference server does; one constant list, so caches may share
- *   answers between origins. Credentials are bearer tokens the page sets itself, never cookies, so
- *   `Access-Control-Allow-Credentials` is not sent.
+ * - `*` (the default): `Access-Control-Allow-Origin: *`, one constant list of headers. Credentials
+ *   are bearer tokens the page sets itself, never cookies, so `Access-Control-Allow-Credentials` is
+ *   not sent.
  * - A list of origins: an allowed `Origin` is echoed with `Vary: Origin`; any other origin gets
  *   `Vary: Origin` and no allow header, so the browser withholds the answer from the page.
  * - `none`: no CORS headers at all; a preflight is answered without them, so browsers refuse.
+ *
+ * Which requests get them: on the Svc listener only those with an `Origin` (every CORS request a
+ * browser sends has one), as S3 does, so server-side clients — the hot path — pay nothing, not even
+ * the ~300 bytes of the expose list per answer. On the Durable Streams listener every response, with
+ * or without `Origin`, as its reference server does (`CorsProtocol.everyResponse`).
  */
 import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
 
@@ -30,7 +34,11 @@ export interface CorsProtocol {
   readonly exposedHeaders: readonly string[];
   /** Headers every preflight answer carries besides CORS (the Durable Streams listener's browser security headers). */
   readonly preflightExtra?: HeaderList;
+  /** Add the headers to answers to requests without `Origin` too (default: only requests with one). */
+  readonly everyResponse?: boolean;
 }
+
+const NONE: HeaderList = [];
 
 /** How long a browser may cache a preflight answer (s). */
 export const CORS_MAX_AGE_S = 86_400; // 24 h
@@ -52,6 +60,7 @@ const ORIGIN_RE = /^[a-z][a-z0-9+.-]*:\/\/(\[[0-9a-f:.]+\]|[a-z0-9._~%-]+)(:\d{1
 
 export class CorsPolicy {
   readonly #any: boolean;
+  readonly #everyResponse: boolean;
   readonly #origins: ReadonlySet<string>;
   readonly #allow: string;
   /** Responses when any origin is allowed, or for an origin that is not. */
@@ -64,6 +73,7 @@ export class CorsPolicy {
 
   constructor(origins: CorsOrigins, p: CorsProtocol) {
     this.#any = origins === '*';
+    this.#everyResponse = p.everyResponse ?? false;
     this.#origins = new Set(origins === '*' ? [] : origins);
     this.#allow = p.methods.join(', ');
     this.#expose = p.exposedHeaders.join(', ');
@@ -85,6 +95,7 @@ export class CorsPolicy {
 
   /** Headers for the answer to a request with this `Origin` (empty: nothing to add). */
   responseHeaders(origin: string | undefined): HeaderList {
+    if (origin === undefined && !this.#everyResponse) return NONE;
     return this.#allowed(origin)?.response ?? this.#fixed;
   }
 

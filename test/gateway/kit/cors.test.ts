@@ -81,8 +81,11 @@ describe.each(['uws', 'node'] as const)('CORS with the default origins (*) on th
     expect(read.status).toBe(200);
     expect(read.body).toBe('hello');
     expect(read.headers.get('access-control-allow-origin')).toBe('*');
-    // A request without Origin (a server-side client) gets the same constant headers, so caches may share answers.
-    expect((await call(`${svc}/cors/a?format=raw`)).headers.get('access-control-allow-origin')).toBe('*');
+    // A request without Origin (a server-side client, never a browser's CORS request) gets none, as from S3.
+    const plain = await call(`${svc}/cors/a?format=raw`);
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get('access-control-allow-origin')).toBeNull();
+    expect(plain.headers.get('access-control-expose-headers')).toBeNull();
     const missing = await call(`${svc}/cors/none`, { origin: PAGE });
     expect(missing.status).toBe(404);
     expect(missing.headers.get('access-control-allow-origin')).toBe('*');
@@ -114,6 +117,8 @@ describe.each(['uws', 'node'] as const)('CORS with the default origins (*) on th
     const created = await call(`${ds}/cors-b`, { method: 'PUT', origin: PAGE, headers: { 'content-type': 'text/plain' } });
     expect(created.status).toBe(201);
     expect(created.headers.get('access-control-allow-origin')).toBe('*');
+    // As the reference server: on answers to requests without Origin too.
+    expect((await call(`${ds}/cors-b`, { method: 'HEAD' })).headers.get('access-control-allow-origin')).toBe('*');
     expect(created.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
     expect(list(created.headers, 'access-control-expose-headers')).toEqual(expect.arrayContaining(['stream-next-offset', 'stream-cursor', 'producer-epoch']));
     const r = await head(`${ds}/cors-b?offset=-1&live=sse`, { origin: PAGE });
