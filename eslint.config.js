@@ -26,6 +26,15 @@ const OWNERS = {
 /** A relative import that climbs out of the current folder into one of `folders`. */
 const into = (folders) => `^(\\.\\./)+(${folders.join('|')})(/|$)`;
 
+/** Edges reach the gateway through its front door (src/gateway/index.ts), never into its folders. */
+const GATEWAY_DOOR = { regex: '^(\\.\\.?/)+gateway/', message: 'import the gateway through its index (./gateway or ../gateway).' };
+
+/** Inside src/gateway: what every gateway folder keeps to. */
+const GATEWAY_RULES = [
+  { regex: into(['kafka-wire', 's3', 'connect', 'cli']), message: 'edges never import each other.' },
+  { regex: '^(\\.\\./)+shards/[^/]+/', message: 'import shards through its index (../shards).' },
+];
+
 /** Import rules per source folder (paths relative to the repository root). */
 const FOLDERS = [
   {
@@ -47,17 +56,33 @@ const FOLDERS = [
     dir: 'src/program/*',
     patterns: [{ regex: '^\\.\\./(\\.\\./)+(?!program(/|$))\\w', message: 'program holds the plumbing every program shares: it imports nothing from other src folders.' }],
   },
+  { dir: 'src/gateway', patterns: GATEWAY_RULES },
+  // The listener kit is below the listeners: Svc, Durable Streams and admin import it, never the reverse.
   {
-    dir: 'src/gateway',
-    patterns: [
-      { regex: into(['kafka-wire', 's3', 'connect', 'cli']), message: 'edges never import each other.' },
-      { regex: '^(\\.\\./)+shards/[^/]+/', message: 'import shards through its index (../shards).' },
-    ],
+    dir: 'src/gateway/kit',
+    patterns: [...GATEWAY_RULES, { regex: into(['svc', 'ds', 'admin', 'auth', 'metrics']), message: 'the listener kit is shared by the listeners; it imports none of them.' }],
   },
+  // A listener takes what another also uses from ../kit, never from the other listener's folder.
+  {
+    dir: 'src/gateway/svc',
+    patterns: [...GATEWAY_RULES, { regex: into(['ds', 'admin']), message: 'listeners share code through ../kit, not through each other.' }],
+  },
+  {
+    dir: 'src/gateway/ds',
+    patterns: [...GATEWAY_RULES, { regex: into(['svc', 'admin']), message: 'listeners share code through ../kit, not through each other.' }],
+  },
+  {
+    dir: 'src/gateway/admin',
+    patterns: [...GATEWAY_RULES, { regex: into(['svc', 'ds']), message: 'listeners share code through ../kit, not through each other.' }],
+  },
+  // The Kafka edge takes the live-read registry's types from the gateway's front door, nothing more:
+  // the registry itself is passed in by src/node.ts.
   {
     dir: 'src/kafka-wire',
     patterns: [
-      { regex: into(['gateway', 's3', 'connect', 'cli']), message: 'edges never import each other.' },
+      { regex: into(['s3', 'connect', 'cli']), message: 'edges never import each other.' },
+      { regex: '^(\\.\\./)+gateway/', message: 'edges never import each other; the gateway front door (../gateway) gives types only.' },
+      { regex: '^(\\.\\./)+gateway$', message: 'edges never import each other: take only types (import type) from ../gateway.', allowTypeImports: true },
       { regex: '^(\\.\\./)+shards/[^/]+/', message: 'import shards through its index (../shards).' },
     ],
   },
@@ -84,6 +109,8 @@ const FOLDERS = [
     dir: 'src/connect/*',
     patterns: [{ regex: '^\\.\\./(\\.\\./)+(?!util(/|$)|program(/|$)|connect(/|$))\\w', message: 'svc-connectors is independent: it imports only ../util and ../program.' }],
   },
+  // The files at the top of src/ (node.ts, the composition root, among them). Last: every folder above is matched first.
+  { dir: 'src', files: ['src/*.ts'], patterns: [GATEWAY_DOOR] },
 ];
 
 /** The composition root has side effects on load; nothing imports it. */
@@ -128,7 +155,7 @@ module.exports = defineConfig([
   // Import direction: the library owners everywhere in src/ and test/, folder rules on top.
   { files: ['src/**/*.ts', 'test/**/*.ts'], rules: { '@typescript-eslint/no-restricted-imports': restrictedImports([], null) } },
   ...FOLDERS.map((f) => ({
-    files: [`${f.dir}/**/*.ts`],
+    files: f.files ?? [`${f.dir}/**/*.ts`],
     rules: { '@typescript-eslint/no-restricted-imports': restrictedImports(f.patterns, null) },
   })),
   ...Object.values(OWNERS).flat().map((file) => ({

@@ -35,6 +35,9 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 const OneOf = enumSchema;
 const HostPort = hostPortSchema;
 
+/** One web origin as browsers send it (`https://app.example.com:8443`), for `--cors-origins`. */
+const ORIGIN = '[A-Za-z][A-Za-z0-9+.-]*://(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9._~%-]+)(:\\d{1,5})?/?';
+
 export const ConfigSchema = Type.Object(
   {
     /** Protocol listener (spec default port 4437). Port 0 picks a free port. */
@@ -47,6 +50,15 @@ export const ConfigSchema = Type.Object(
     dsListen: Type.String({ default: '', pattern: '^$|^(\\[[^\\]]*\\]|[^:\\s/\\[\\]]+):\\d{1,5}$', description: 'also run a Durable Streams listener at host:port (empty: none)' }),
     /** Durable Streams SSE responses end after this long; clients reconnect from their last offset. */
     sseReconnectMs: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 60_000, description: 'Durable Streams SSE reconnect interval (ms)' }), // 60 s
+    /**
+     * Web origins whose pages may call the Svc and Durable Streams listeners (CORS, docs/protocol.md
+     * "Browsers (CORS)"): `*` any (the Durable Streams reference's choice), `none`, or a comma-separated list.
+     */
+    corsOrigins: Type.String({
+      default: '*',
+      pattern: `^\\s*(\\*|none|${ORIGIN}(\\s*,\\s*${ORIGIN})*)\\s*$`,
+      description: 'web origins allowed to call the Svc and Durable Streams listeners (CORS): *, none, or a comma-separated list of scheme://host[:port]',
+    }),
     /** The Durable Streams `__ds` subscription APIs (webhooks, pull-wake). */
     dsSubscriptions: Type.Boolean({ default: true, description: 'serve the Durable Streams __ds subscription APIs (--no-ds-subscriptions turns them off)' }),
     /** Kafka-protocol listener (docs/kafka.md); Kafka's default port 9092. Port 0 picks a free port. */
@@ -258,6 +270,7 @@ const STRING_EXPECTATIONS: Readonly<Record<string, string>> = {
   dsListen: `must be empty or ${HOST_PORT_FORM}`,
   metricsListen: `must be empty or ${HOST_PORT_FORM}`,
   kafkaAdvertisedListen: `must be empty or ${HOST_PORT_FORM}`,
+  corsOrigins: 'must be *, none, or a comma-separated list of origins such as https://app.example.com',
 };
 
 function expectation(field: ConfigField, textual: boolean): string {

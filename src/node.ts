@@ -16,19 +16,36 @@ import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { MetaConflictError, type MetaStore, Tokens, openMetaStore } from './actors';
-import { createAdminHandler } from './gateway/admin/admin-handler';
-import { loadDashboard } from './gateway/admin/dashboard';
-import { type NodeRecord, adminInternalReply, nodeKey } from './gateway/admin/admin-api';
-import { guard } from './gateway/auth/guard';
-import { type DsContext, Subscriptions, createDsHandler, createSubscriptionHost, dsInternalReply } from './gateway/ds';
-import { type HeaderList, type HttpServerHandle, loadHttpEngine } from './gateway/http';
-import { type RequestHandler } from './gateway/http/engine';
-import { InFlight } from './gateway/in-flight';
-import { NodeMetrics, metered } from './gateway/metrics';
-import { internalReply, toHttpError } from './gateway/svc/http-errors';
-import { shield } from './gateway/shield';
-import { LiveWaiters } from './gateway/svc/live-waiters';
-import { createSvcHandler } from './gateway/svc/svc-handler';
+import {
+  CorsPolicy,
+  DS_CORS,
+  type DsContext,
+  type HeaderList,
+  type HttpServerHandle,
+  InFlight,
+  LiveWaiters,
+  type NodeRecord,
+  NodeMetrics,
+  type RequestHandler,
+  SVC_CORS,
+  Subscriptions,
+  adminInternalReply,
+  createAdminHandler,
+  createDsHandler,
+  createSubscriptionHost,
+  createSvcHandler,
+  dsInternalReply,
+  guard,
+  internalReply,
+  loadDashboard,
+  loadHttpEngine,
+  metered,
+  nodeKey,
+  parseCorsOrigins,
+  shield,
+  toHttpError,
+  withCors,
+} from './gateway';
 import { SvcError } from './errors';
 import { type CommitStats, SchemaStore, ShardClient, SpaceGuard } from './shards';
 import { startKafkaListener } from './kafka-wire';
@@ -151,9 +168,15 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const internalReplies = { svc: internalReply, ds: dsInternalReply, admin: adminInternalReply } as const;
   // Metrics (docs/metrics.md) count outside the shield, so its 500s and the guard's 401s are counted too.
   const metrics = config.metrics ? new NodeMetrics() : null;
+  // CORS (--cors-origins) on the stream listeners, outside the shield and the guard: preflights are
+  // answered before the guard, and its denials and the shield's 500s carry the headers too.
+  const origins = parseCorsOrigins(config.corsOrigins);
+  const cors = { svc: new CorsPolicy(origins, SVC_CORS), ds: new CorsPolicy(origins, DS_CORS), admin: null } as const;
   const protect = (listener: 'svc' | 'ds' | 'admin', h: RequestHandler): RequestHandler => {
     const shielded = shield(listener, config.auth === 'required' ? guard(listener, tokens, h) : h, log, internalReplies[listener]);
-    return metrics === null ? shielded : metered(listener, metrics, shielded);
+    const policy = cors[listener];
+    const crossOrigin = policy === null ? shielded : withCors(policy, shielded);
+    return metrics === null ? crossOrigin : metered(listener, metrics, crossOrigin);
   };
   const schemas = SchemaStore.open(config.dataDir);
   const shards = await startShards(config, log, schemas, space);
@@ -184,12 +207,18 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     headers: [['content-type', 'text/plain; charset=utf-8'], ['connection', 'close']],
     body: `request bodies are limited to ${config.limits.maxRequestBytes} bytes`,
   });
+  type TooLarge = typeof tooLarge;
+  // The engine refuses an oversized body before any handler runs: its answer gets the CORS headers here.
+  const corsTooLarge = (policy: CorsPolicy, make: TooLarge) => (req: { headers: Readonly<Record<string, string>> }): ReturnType<TooLarge> => {
+    const r = make();
+    return { ...r, headers: r.headers.concat(policy.responseHeaders(req.headers['origin'])) };
+  };
   const svc = await engine.listen(
-    { host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes, tooLarge: config.protocol === 'ds' ? dsTooLarge : tooLarge },
+    { host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes, tooLarge: config.protocol === 'ds' ? corsTooLarge(cors.ds, dsTooLarge) : corsTooLarge(cors.svc, tooLarge) },
     config.protocol === 'ds' ? protect('ds', createDsHandler(ds, inFlight)) : protect('svc', createSvcHandler({ shards, limits: config.limits, schemas, live }, inFlight)),
   );
   const dsAddress = dsListenAddress(config);
-  const dsServer = dsAddress === null ? null : await engine.listen({ host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes, tooLarge: dsTooLarge }, protect('ds', createDsHandler(ds, inFlight)));
+  const dsServer = dsAddress === null ? null : await engine.listen({ host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes, tooLarge: corsTooLarge(cors.ds, dsTooLarge) }, protect('ds', createDsHandler(ds, inFlight)));
   const kafka = await startKafkaListener({
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
     maxRequestBytes: config.limits.maxRequestBytes, nodeId: SINGLE_NODE_ID, shards, live, meta, log,

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ERROR_CODES } from '../src/errors';
-import { statusOf } from '../src/gateway/svc/http-errors';
+import { statusOf } from '../src/gateway/kit/http-errors';
 
 const doc = fs.readFileSync(path.join(__dirname, '..', 'docs', 'errors.md'), 'utf8');
 const rows = [...doc.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => ({ code: m[1]!, status: Number(m[2]) }));

@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { SvcError } from '../errors';
 import { type HttpRequest, type HttpResponse, type RequestHandler } from './http/engine';
-import { type Reply } from './svc/write-handlers';
+import { type Reply } from './kit';
 
 /** What the shield needs of a logger (the product's pino logger fits). */
 export interface ShieldLog {

@@ -1,8 +1,10 @@
 /**
  * What the Kafka APIs see of the node: the data plane, the live-read registry the HTTP listeners
- * share (passed in by src/node.ts, not imported: edges never import each other), the topic index,
- * and the address clients are told to connect to.
+ * share (passed in by src/node.ts; only its types come from the gateway's front door, and eslint
+ * allows no more: edges never import each other's code), the topic index, and the address clients
+ * are told to connect to.
  */
+import type { LiveWaiters, Waiter } from '../gateway';
 import { type Logger } from '../log';
 import { type ShardClient } from '../shards';
 import { type GroupCoordinator } from './groups';
@@ -10,26 +12,11 @@ import { type TopicIndex } from './topics';
 import { type KafkaAuthenticator } from './auth';
 import { type TransactionCoordinator } from './txn';
 
-/** A reader waiting for a stream's tail to pass `seq` (src/gateway/svc/live-waiters.ts `Waiter`). */
-export interface TailWaiter {
-  readonly seq: number;
-  readonly streamId: number;
-  wake(): void;
-}
+/** A reader waiting for a stream's tail to pass `seq` (the gateway kit's `Waiter`). */
+export type TailWaiter = Waiter;
 
-/**
- * The live-read registry (LiveWaiters): watches streams on the shards and wakes waiters when a
- * tail moves. `W` is its per-stream watch handle, opaque here.
- */
-export interface LiveRegistry<W = unknown> {
-  readonly closed: boolean;
-  join(name: string): W;
-  leave(w: W): void;
-  wait(w: W, waiter: TailWaiter): void;
-  cancel(w: W, waiter: TailWaiter): void;
-  add(reader: { shutdown(): void }): void;
-  remove(reader: { shutdown(): void }): void;
-}
+/** The live-read registry (the gateway kit's LiveWaiters): watches streams on the shards and wakes waiters when a tail moves. */
+export type LiveRegistry = LiveWaiters;
 
 export interface KafkaContext {
   readonly shards: ShardClient;

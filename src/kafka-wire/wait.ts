@@ -3,6 +3,7 @@
  * the position it asked for, on the live-read registry the HTTP long-polls use: waiting costs no
  * shard work, and the node's shutdown ends the wait at once.
  */
+import type { StreamWatch } from '../gateway';
 import { type LiveRegistry, type TailWaiter } from './context';
 
 export interface WaitTarget {
@@ -19,7 +20,7 @@ export function waitForAny(live: LiveRegistry, targets: readonly WaitTarget[], m
   if (live.closed || targets.length === 0 || ms <= 0) return Promise.resolve();
   return new Promise((resolve) => {
     let done = false;
-    const held: Array<{ watch: unknown; waiter: TailWaiter }> = [];
+    const held: Array<{ watch: StreamWatch; waiter: TailWaiter }> = [];
     const finish = (): void => {
       if (done) return;
       done = true;

@@ -5,8 +5,10 @@
  */
 import { loadHttpEngine, type HttpServerHandle, type RequestHandler } from '../../src/gateway/http';
 import { adminInternalReply } from '../../src/gateway/admin/admin-api';
-import { dsInternalReply } from '../../src/gateway/ds';
-import { internalReply } from '../../src/gateway/svc/http-errors';
+import { DS_CORS, dsInternalReply } from '../../src/gateway/ds';
+import { internalReply } from '../../src/gateway/kit/http-errors';
+import { CorsPolicy, withCors } from '../../src/gateway/kit';
+import { SVC_CORS } from '../../src/gateway/svc/svc-cors';
 import { type InternalReply, REQUEST_ID_HEADER, shield } from '../../src/gateway/shield';
 import { SvcError } from '../../src/errors';
 
@@ -27,7 +29,8 @@ async function serve(engine: 'uws' | 'node', listener: 'svc' | 'ds' | 'admin', r
   const e = await loadHttpEngine(engine, quiet);
   const server = await e.listen(
     { host: '127.0.0.1', port: 0, bodyLimit: 1024, tooLarge: () => ({ status: 413, headers: [], body: 'too large' }) },
-    shield(listener, handler, log, reply),
+    // As src/node.ts composes them: CORS (the default, any origin) outside the shield on the stream listeners.
+    listener === 'admin' ? shield(listener, handler, log, reply) : withCors(new CorsPolicy('*', listener === 'ds' ? DS_CORS : SVC_CORS), shield(listener, handler, log, reply)),
   );
   servers.push(server);
   return { url: `http://127.0.0.1:${server.port}`, logged };

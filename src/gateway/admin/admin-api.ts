@@ -8,7 +8,7 @@ import { SvcError } from '../../errors';
 import { type ShardClient } from '../../shards';
 import { principalOf } from '../auth/guard';
 import { type HttpRequest } from '../http/engine';
-import { type Reply } from '../svc/write-handlers';
+import { type Reply } from '../kit';
 
 export interface NodeIdentity {
   nodeId: number;

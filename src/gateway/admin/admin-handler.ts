@@ -14,7 +14,7 @@
 import { type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
 import { type InFlight } from '../in-flight';
 import { isInternal } from '../shield';
-import { type Reply } from '../svc/write-handlers';
+import { type Reply } from '../kit';
 import { type AdminDeps, adminApi, adminError } from './admin-api';
 
 export interface ReadinessSource {

@@ -1,6 +1,6 @@
 /** What the Durable Streams listener's handlers share. */
 import { type ShardClient } from '../../shards';
-import { type LiveWaiters } from '../svc/live-waiters';
+import { type LiveWaiters } from '../kit';
 import { type Subscriptions } from './subscriptions';
 
 export interface DsContext {

@@ -4,8 +4,7 @@
  * `Producer-Epoch` header, so it stays distinguishable from an auth 403.
  */
 import { SvcError } from '../../errors';
-import { statusOf } from '../svc/http-errors';
-import { type Reply } from '../svc/write-handlers';
+import { type Reply, statusOf } from '../kit';
 import { COMMON_HEADERS, H } from './ds-headers';
 import { formatOffset } from './offsets';
 

@@ -15,11 +15,10 @@ import { SvcError } from '../../errors';
 import { type ForkInfo, type RecordInput, type StreamInfo, mediaType } from '../../shards';
 import { readBatchHeader } from '../../util/record-batch';
 import { type HttpRequest } from '../http/engine';
-import { parseStreamName } from '../svc/params';
-import { type Reply } from '../svc/write-handlers';
+import { type Reply, parseStreamName } from '../kit';
 import { STREAM_BASE, type DsContext } from './context';
 import { H } from './ds-headers';
-import { createdReply, parseCreate, sameStream } from './ds-write';
+import { createdReply, parseCreate, sameStream } from './create-request';
 import { toRecords } from './messages';
 import { formatOffset, parseOffset } from './offsets';
 

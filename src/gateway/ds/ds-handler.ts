@@ -1,6 +1,6 @@
 /**
  * The Durable Streams listener (`--protocol ds`, `--ds-listen`): routes requests, puts the
- * browser and CORS headers on every response, and maps errors to the protocol's plain-text
+ * browser security headers on every response (CORS: the kit's withCors around it), and maps errors to the protocol's plain-text
  * answers. Streams are at `/v1/stream/{name}` (the stream `/{name}` of the node), the
  * subscription APIs at `/v1/stream/__ds/…`.
  */
@@ -8,10 +8,9 @@ import { SvcError } from '../../errors';
 import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
 import { type InFlight } from '../in-flight';
 import { isInternal } from '../shield';
-import { parseStreamName } from '../svc/params';
-import { type Reply } from '../svc/write-handlers';
+import { type Reply, parseStreamName } from '../kit';
 import { STREAM_BASE, type DsContext } from './context';
-import { COMMON_HEADERS, PREFLIGHT_HEADERS } from './ds-headers';
+import { COMMON_HEADERS } from './ds-headers';
 import { toDsError } from './ds-errors';
 import { readDsStream } from './ds-read';
 import { appendDs, createDsStream, deleteDs, headDs } from './ds-write';
@@ -45,7 +44,7 @@ function send(res: HttpResponse, req: HttpRequest, r: Reply | null): void {
 }
 
 async function route(ctx: DsContext, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
-  if (req.method === 'OPTIONS') return { status: 204, headers: PREFLIGHT_HEADERS.slice(COMMON_HEADERS.length) };
+  // OPTIONS (CORS preflights) never gets here: the kit's CORS layer (withCors) answers it.
   if (req.path.startsWith(SUBSCRIPTIONS_PREFIX)) return subscriptions(ctx, req);
   if (!req.path.startsWith(STREAM_BASE + '/')) throw new SvcError('not_found', `streams are under ${STREAM_BASE}/`);
   const name = parseStreamName(req.path.slice(STREAM_BASE.length), ctx.maxStreamNameBytes);

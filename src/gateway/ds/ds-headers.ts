@@ -1,9 +1,11 @@
 /**
- * Header names of the Durable Streams protocol and the headers every response carries:
- * browser security headers and CORS (PROTOCOL.md "Browser security", "CORS"), on errors, SSE and
- * long-poll answers too.
+ * Header names of the Durable Streams protocol, the browser security headers every response
+ * carries (PROTOCOL.md "Browser security"), on errors, SSE and long-poll answers too, and what CORS
+ * lets a page do (PROTOCOL.md "CORS"; the origins are `--cors-origins`, applied by the kit's CORS layer).
  */
+import { SvcError } from '../../errors';
 import { type HeaderList } from '../http/engine';
+import { type CorsProtocol } from '../kit';
 
 export const H = {
   nextOffset: 'stream-next-offset',
@@ -24,7 +26,7 @@ export const H = {
   producerReceivedSeq: 'producer-received-seq',
 } as const;
 
-const REQUEST_HEADERS = [
+const REQUEST_HEADERS: readonly string[] = [
   'content-type',
   'authorization',
   'if-none-match',
@@ -38,9 +40,9 @@ const REQUEST_HEADERS = [
   H.producerId,
   H.producerEpoch,
   H.producerSeq,
-].join(', ');
+];
 
-const EXPOSED_HEADERS = [
+const EXPOSED_HEADERS: readonly string[] = [
   'etag',
   'location',
   'content-type',
@@ -56,23 +58,29 @@ const EXPOSED_HEADERS = [
   H.producerSeq,
   H.producerExpectedSeq,
   H.producerReceivedSeq,
-].join(', ');
+  'svc-request-id',
+];
 
-/** On every response. */
+/** On every response (the CORS headers are added by the kit's CORS layer). */
 export const COMMON_HEADERS: HeaderList = [
-  ['access-control-allow-origin', '*'],
-  ['access-control-expose-headers', EXPOSED_HEADERS],
   ['x-content-type-options', 'nosniff'],
   ['cross-origin-resource-policy', 'cross-origin'],
 ];
 
-/** The answer to a CORS preflight. */
-export const PREFLIGHT_HEADERS: HeaderList = [
-  ...COMMON_HEADERS,
-  ['access-control-allow-methods', 'GET, HEAD, POST, PUT, DELETE, OPTIONS'],
-  ['access-control-allow-headers', REQUEST_HEADERS],
-  ['access-control-max-age', '86400'],
-];
+export const DS_CORS: CorsProtocol = {
+  methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
+  requestHeaders: REQUEST_HEADERS,
+  exposedHeaders: EXPOSED_HEADERS,
+  preflightExtra: COMMON_HEADERS,
+  // As the reference server: on every response, with or without Origin.
+  everyResponse: true,
+};
+
+/** An integer >= 0 in its plain form (no sign, no leading zeros), as the protocol's headers carry them. */
+export function parseDsUint(name: string, raw: string): number {
+  if (!/^(0|[1-9]\d*)$/.test(raw)) throw new SvcError('invalid_parameter', `${name} must be an integer >= 0 without leading zeros`);
+  return Number(raw);
+}
 
 /** `Stream-Closed: true` — any case; anything else is absent (PROTOCOL.md). */
 export function isTrue(v: string | undefined): boolean {

@@ -11,9 +11,7 @@
 import { SvcError } from '../../errors';
 import { mediaType } from '../../shards';
 import { type HttpRequest, type HttpResponse } from '../http/engine';
-import { waitAtTail } from '../svc/long-poll';
-import { parseQuery } from '../svc/params';
-import { type Reply } from '../svc/write-handlers';
+import { type Reply, parseQuery, waitAtTail } from '../kit';
 import { type DsContext } from './context';
 import { nextCursor } from './cursor';
 import { H } from './ds-headers';

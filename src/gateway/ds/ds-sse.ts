@@ -11,10 +11,7 @@
  */
 import { mediaType } from '../../shards';
 import { type HttpRequest, type HttpResponse } from '../http/engine';
-import { type LiveReader, SSE_KEEP_ALIVE_MS, type StreamWatch } from '../svc/live-waiters';
-import { SSE_PAGE_BYTES } from '../svc/sse';
-import { LongPoll } from '../svc/long-poll';
-import { type Reply } from '../svc/write-handlers';
+import { type LiveReader, LongPoll, type Reply, SSE_KEEP_ALIVE_MS, SSE_PAGE_BYTES, type StreamWatch } from '../kit';
 import { type DsContext } from './context';
 import { nextCursor } from './cursor';
 import { COMMON_HEADERS, H } from './ds-headers';

@@ -4,3 +4,4 @@ export { type DsContext, STREAM_BASE } from './context';
 export { createSubscriptionHost } from './subscription-host';
 export { Subscriptions } from './subscriptions';
 export { dsInternalReply } from './ds-errors';
+export { DS_CORS } from './ds-headers';

@@ -13,8 +13,7 @@ import { type StreamInfo, checkSchemaName, mediaType } from '../../shards';
 import { deriveKafkaTopic, isValidKafkaTopic } from '../../util/kafka-topic';
 import { type HttpRequest } from '../http/engine';
 import { type SvcContext } from './context';
-import { parseBool, parseQuery, parseStreamName } from './params';
-import { type Reply } from './write-handlers';
+import { type Reply, parseBool, parseQuery, parseStreamName } from '../kit';
 
 export const STREAMS_PATH = '/_streams';
 

@@ -1,6 +1,6 @@
 /** What the protocol listener's handlers share: the data plane and the limits. */
 import { type SchemaStore, type ShardClient } from '../../shards';
-import { type LiveWaiters } from './live-waiters';
+import { type LiveWaiters } from '../kit';
 
 export interface SvcLimits {
   /** Largest single record value, bytes. */

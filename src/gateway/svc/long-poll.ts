@@ -2,7 +2,7 @@
  * `GET /{stream}?live=long-poll` (docs/protocol.md, "Live reads").
  *
  * - Records at `seq`, or a sealed stream read to its end: answered at once, as a catch-up read.
- * - Otherwise the request waits on the stream's watch (live-waiters.ts) until the tail passes
+ * - Otherwise the request waits on the stream's watch (kit/live-waiters.ts) until the tail passes
  *   `seq`, then answers with the new records (one read shared with every poller at that seq);
  *   a seal answers `200` with `Svc-Closed: true`, a delete `404`.
  * - No records within the timeout (`--long-poll-timeout`), or the node stopping: `204` with
@@ -12,9 +12,8 @@ import { SvcError } from '../../errors';
 import { type ReadFormat, type ReadParams, type ReadResult } from '../../shards';
 import { type HttpResponse } from '../http/engine';
 import { type SvcContext } from './context';
-import { type LiveReader, type LiveWaiters, type StreamWatch, type Waiter } from './live-waiters';
+import { type Reply, waitAtTail } from '../kit';
 import { pageHeaders } from './read-page';
-import { type Reply } from './write-handlers';
 
 export interface LongPollParams {
   name: string;
@@ -26,8 +25,6 @@ export interface LongPollParams {
   /** From a cursor: the stream it belongs to. */
   expectStreamId: number | null;
 }
-
-export type Outcome = 'due' | 'timeout' | 'shutdown' | 'aborted';
 
 export async function longPoll(ctx: SvcContext, res: HttpResponse, p: LongPollParams): Promise<Reply | null> {
   const live = ctx.live;
@@ -60,41 +57,6 @@ export async function longPoll(ctx: SvcContext, res: HttpResponse, p: LongPollPa
   return r;
 }
 
-/**
- * Wait on stream `name`'s watch at `at` (the reader's next seq) until `due` — called each time the
- * tail passes `at` — returns an answer, the long-poll timeout passes, the node shuts down or the
- * client leaves. Shared by the Svc and Durable Streams long-polls.
- */
-export async function waitAtTail<T>(
-  live: LiveWaiters,
-  name: string,
-  at: number,
-  streamId: number,
-  res: HttpResponse,
-  due: (watch: StreamWatch) => Promise<T | null>,
-): Promise<T | Exclude<Outcome, 'due'>> {
-  const poll = new LongPoll(at, streamId);
-  const watch = live.join(name);
-  live.add(poll);
-  res.onAborted(() => poll.settle('aborted'));
-  const timer = setTimeout(() => poll.settle('timeout'), live.longPollTimeoutMs);
-  try {
-    for (;;) {
-      const outcome = poll.next();
-      live.wait(watch, poll); // may wake the poll at once
-      const o = await outcome;
-      live.cancel(watch, poll);
-      if (o !== 'due') return o;
-      const r = await due(watch);
-      if (r !== null) return r;
-    }
-  } finally {
-    clearTimeout(timer);
-    live.remove(poll);
-    live.leave(watch);
-  }
-}
-
 /** Records (or the end of a sealed stream): a page like a catch-up read's, never cached. */
 function answer(r: ReadResult, format: string): Reply {
   return { status: 200, headers: [...pageHeaders(r, format), ['cache-control', 'no-store']], body: r.body };
@@ -109,39 +71,4 @@ function noRecords(seq: number, shuttingDown: boolean): Reply {
   ];
   if (shuttingDown) headers.push(['connection', 'close']);
   return { status: 204, headers };
-}
-
-/** One waiting long-poll: a Waiter for the registry, settled by a wake, its timer, an abort or shutdown. */
-export class LongPoll implements Waiter, LiveReader {
-  readonly kind = 'long_poll';
-  readonly seq: number;
-  readonly streamId: number;
-  #resolve: ((o: Outcome) => void) | null = null;
-  /** Time-out, abort and shutdown end the poll for good; a wake only ends one wait. */
-  #final: Outcome | null = null;
-
-  constructor(seq: number, streamId: number) {
-    this.seq = seq;
-    this.streamId = streamId;
-  }
-
-  next(): Promise<Outcome> {
-    if (this.#final !== null) return Promise.resolve(this.#final);
-    return new Promise((resolve) => (this.#resolve = resolve));
-  }
-
-  settle(o: Outcome): void {
-    if (o !== 'due') this.#final ??= o;
-    const resolve = this.#resolve;
-    this.#resolve = null;
-    resolve?.(o);
-  }
-
-  wake(): void {
-    this.settle('due');
-  }
-
-  shutdown(): void {
-    this.settle('shutdown');
-  }
 }

@@ -5,10 +5,9 @@ import { type HttpRequest, type HttpResponse } from '../http/engine';
 import { type SvcContext } from './context';
 import { decodeCursor } from './cursor';
 import { longPoll } from './long-poll';
-import { formatTime, parseQuery, parseUint } from './params';
+import { type Reply, formatTime, parseQuery, parseUint } from '../kit';
 import { pageHeaders } from './read-page';
 import { readSse } from './sse';
-import { type Reply } from './write-handlers';
 
 const FORMATS: ReadonlySet<string> = new Set(['json', 'raw', 'binary']);
 const READ_PARAMS: ReadonlySet<string> = new Set(['seq', 'count', 'bytes', 'format', 'cursor', 'live']);

@@ -10,8 +10,7 @@ import { SvcError } from '../../errors';
 import { type SchemaDocument, checkSchemaName, mediaType } from '../../shards';
 import { type HttpRequest } from '../http/engine';
 import { type SvcContext } from './context';
-import { parseQuery } from './params';
-import { type Reply } from './write-handlers';
+import { type Reply, parseQuery } from '../kit';
 
 export const SCHEMAS_PATH = '/_schemas';
 

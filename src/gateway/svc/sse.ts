@@ -18,11 +18,9 @@
 import { SvcError } from '../../errors';
 import { type ReadParams, type ReadResult } from '../../shards';
 import { type HttpRequest, type HttpResponse } from '../http/engine';
+import { type LiveReader, type LiveWaiters, SSE_PAGE_BYTES, type StreamWatch, type Waiter, parseUint, toHttpError } from '../kit';
 import { type SvcContext } from './context';
 import { decodeCursor } from './cursor';
-import { toHttpError } from './http-errors';
-import { type LiveReader, type LiveWaiters, type StreamWatch, type Waiter } from './live-waiters';
-import { parseUint } from './params';
 
 /**
  * How far a reader that stopped reading may fall behind before it is dropped: the bytes of the
@@ -30,8 +28,6 @@ import { parseUint } from './params';
  * for such a reader is at most one page: it reads no more for it until the socket drains.
  */
 export const SSE_MAX_BUFFERED_BYTES = 1024 * 1024; // 1 MiB
-/** Record bytes per read (the `bytes` budget of an SSE page); well under the buffer bound. */
-export const SSE_PAGE_BYTES = 256 * 1024; // 256 KiB
 /** A dropped reader's final event gets this long to drain before the connection is cut. */
 export const SSE_DROP_GRACE_MS = 10_000; // 10 s
 

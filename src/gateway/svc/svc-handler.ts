@@ -7,12 +7,11 @@ import { type HttpRequest, type HttpResponse, type RequestHandler } from '../htt
 import { type InFlight } from '../in-flight';
 import { isInternal } from '../shield';
 import { type SvcContext } from './context';
-import { toHttpError } from './http-errors';
-import { parseStreamName } from './params';
+import { type Reply, parseStreamName, toHttpError } from '../kit';
 import { STREAMS_PATH, routeStreamConfig } from './config-handlers';
 import { SCHEMAS_PATH, routeSchemas } from './schema-handlers';
 import { headStream, listStreams, readStream } from './read-handlers';
-import { type Reply, appendOrTrim, createStream, deleteStream } from './write-handlers';
+import { appendOrTrim, createStream, deleteStream } from './write-handlers';
 
 const STREAM_METHODS = 'GET, HEAD, PUT, POST, DELETE';
 

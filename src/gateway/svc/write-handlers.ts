@@ -1,17 +1,11 @@
 /** PUT (create), POST (append, seal, trim) and DELETE on /{stream}. */
 import { SvcError } from '../../errors';
 import { type AppendResult, type RecordInput, mediaType } from '../../shards';
-import { type HeaderList, type HttpRequest } from '../http/engine';
+import { type HttpRequest } from '../http/engine';
 import { BINARY_BATCH_TYPE, DEFAULT_CONTENT_TYPE, JSON_BATCH_TYPE, type SvcContext } from './context';
 import { parseMatchSeq, parseProducer } from './append-conditions';
 import { parseCreateConfig } from './config-handlers';
-import { parseBool, parseTime, parseUint } from './params';
-
-export interface Reply {
-  status: number;
-  headers: HeaderList;
-  body?: string | Buffer;
-}
+import { type Reply, parseBool, parseTime, parseUint } from '../kit';
 
 export async function createStream(ctx: SvcContext, name: string, req: HttpRequest): Promise<Reply> {
   const h = req.headers;

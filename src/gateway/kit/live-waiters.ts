@@ -61,6 +61,8 @@ export interface LiveOptions {
 
 /** SSE keep-alive comment interval: below the 30–60 s idle timeouts common in proxies and load balancers. */
 export const SSE_KEEP_ALIVE_MS = 15_000; // 15 s
+/** Record bytes per SSE read (the `bytes` budget of a page), on both listeners; well under the Svc reader's buffer bound. */
+export const SSE_PAGE_BYTES = 256 * 1024; // 256 KiB
 /** A stream stays watched this long after its last live reader left. */
 export const WATCH_LINGER_MS = 5_000; // 5 s
 /**

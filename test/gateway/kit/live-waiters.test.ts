@@ -1,10 +1,10 @@
 /**
- * The live-read registry on its own (src/gateway/svc/live-waiters.ts), against a fake data plane:
+ * The live-read registry on its own (src/gateway/kit/live-waiters.ts), against a fake data plane:
  * when streams are watched and unwatched, which tail events wake whom, and that waiters at one
  * position share one read.
  */
 import { type ReadParams, type ReadResult, type TailEvent } from '../../../src/shards';
-import { LiveWaiters, type Waiter } from '../../../src/gateway/svc/live-waiters';
+import { LiveWaiters, type Waiter } from '../../../src/gateway/kit/live-waiters';
 
 class FakeShards {
   watched: string[] = [];

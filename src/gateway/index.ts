@@ -1,0 +1,22 @@
+/**
+ * The gateway's front door: what the composition root (src/node.ts) starts and wires — the HTTP
+ * engines, the Svc, Durable Streams and admin listeners, the layers around every listener's
+ * handler (metrics, CORS, shield, auth guard) and the live-read registry. The Kafka edge takes the
+ * registry's types from here (type-only imports; the instance is passed in by src/node.ts).
+ *
+ *   engine ──▶ metered ──▶ CORS ──▶ shield ──▶ auth guard ──▶ listener handler (svc/, ds/, admin/)
+ *                                                                      │
+ *                                                     kit/ (parsing, replies, live waiting)
+ */
+export { type EngineLoadLog, type HeaderList, type HttpRequest, type HttpResponse, type HttpServerHandle, type RequestHandler, loadHttpEngine } from './http';
+export { createSvcHandler } from './svc/svc-handler';
+export { SVC_CORS } from './svc/svc-cors';
+export { type DsContext, DS_CORS, Subscriptions, createDsHandler, createSubscriptionHost, dsInternalReply } from './ds';
+export { createAdminHandler } from './admin/admin-handler';
+export { loadDashboard } from './admin/dashboard';
+export { type NodeRecord, adminInternalReply, nodeKey } from './admin/admin-api';
+export { guard } from './auth/guard';
+export { InFlight } from './in-flight';
+export { NodeMetrics, metered } from './metrics';
+export { shield } from './shield';
+export { CorsPolicy, type LiveReader, LiveWaiters, type StreamWatch, type Waiter, internalReply, parseCorsOrigins, toHttpError, withCors } from './kit';
