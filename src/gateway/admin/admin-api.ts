@@ -9,6 +9,7 @@ import { type ShardClient } from '../../shards';
 import { principalOf } from '../auth/guard';
 import { type HttpRequest } from '../http/engine';
 import { type Reply } from '../svc/write-handlers';
+import { type GroupsSource, dashboardApi } from './dashboard-api';
 
 export interface NodeIdentity {
   nodeId: number;
@@ -24,6 +25,8 @@ export interface AdminDeps {
   meta: MetaStore;
   tokens: Tokens;
   node: NodeIdentity;
+  /** Kafka consumer groups for the dashboard (`/admin/groups`); absent without a Kafka listener. */
+  groups?: GroupsSource | null;
 }
 
 /** The node record kept in the metadata store under `nodes/<id>`. */
@@ -181,5 +184,6 @@ export async function adminApi(d: AdminDeps, req: HttpRequest): Promise<Reply | 
     await d.tokens.revoke(principalOf(req), decodeURIComponent(tokenMatch[1]!));
     return { status: 204, headers: [] };
   }
-  return null;
+  // The dashboard's read endpoints (dashboard-api.ts).
+  return dashboardApi(d, req);
 }
