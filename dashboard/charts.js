@@ -13,7 +13,8 @@
  *              Δ of svc_http_request_duration_seconds buckets, interpolated in the bucket as
  *              Prometheus' histogram_quantile does
  *
- * Test hooks: `figure[data-chart]` gets `data-points` (points drawn) and `data-last` (last value).
+ * Test hooks: `figure[data-chart]` gets `data-points` (points drawn), `data-last` (last value)
+ * and `data-max` (highest value shown).
  */
 /* global document, window, uPlot */
 'use strict';
@@ -113,6 +114,7 @@
       fig.dataset.points = String(points);
       const last = series[key][series[key].length - 1];
       fig.dataset.last = last === null || last === undefined ? '' : String(last);
+      fig.dataset.max = String(series[key].reduce((m, v) => (v !== null && v > m ? v : m), 0));
     }
   }
 

@@ -72,6 +72,7 @@
     const pending = last && last.pendingTransfer;
     submit.disabled = others.length === 0 || !!pending;
     target.disabled = others.length === 0;
+    target.hidden = others.length === 0;
     if (others.length === 0) D.note('transfer-note', 'This node is the only node of the cluster: there is no other node to transfer the stream to.');
     else if (pending) D.note('transfer-note', 'A transfer is pending: ' + JSON.stringify(pending) + '.');
     else if (!form.dataset.done) D.note('transfer-note', '');

@@ -110,7 +110,8 @@
     async function run() {
       timer = null;
       if (stopped || !isOn()) return;
-      if (!document.hidden) {
+      // Nothing while the tab is hidden or the page waits for a token.
+      if (!document.hidden && document.body.dataset.state !== 'auth') {
         try {
           await fn();
         } catch (err) {
