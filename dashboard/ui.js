@@ -6,7 +6,7 @@
  * Write buttons carry class `action` and `data-op`; a view creates them only when `can(op)` holds,
  * so a read-only token sees none (the node refuses them anyway: this only keeps the page honest).
  */
-/* global document, window */
+/* global document, window, CustomEvent */
 'use strict';
 
 (function () {

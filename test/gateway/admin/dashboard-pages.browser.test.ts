@@ -35,7 +35,7 @@ async function api(method: string, url: string, body?: unknown, token: string | 
   else if (typeof body === 'string') headers['content-type'] = 'text/plain';
   const res = await fetch(url, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
   const text = await res.text();
-  let json: Record<string, unknown> | null = null;
+  let json: Record<string, unknown> | null;
   try {
     json = text === '' ? null : (JSON.parse(text) as Record<string, unknown>);
   } catch {
