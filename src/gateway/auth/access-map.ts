@@ -171,11 +171,8 @@ function planAdmin(req: HttpRequest): Plan {
     return { accesses: [{ ...access('admin', 'stream_inspect', prefix), range: true }], req, renamed: [], open: false };
   }
   if (p.startsWith('/admin/stream-config/')) return one('stream_inspect', decode(p.slice('/admin/stream-config'.length)));
-  // Records are the stream's data: reading them needs the read op on the stream as well.
-  if (p.startsWith('/admin/records/')) {
-    const name = decode(p.slice('/admin/records'.length));
-    return { accesses: [access('admin', 'stream_inspect', name), access('admin', 'read', name)], req, renamed: [], open: false };
-  }
+  // Records are the stream's data: reading them is the read op (group stream) on the admin audience.
+  if (p.startsWith('/admin/records/')) return one('read', decode(p.slice('/admin/records'.length)));
   if (p === '/admin/groups') return one('cluster_read');
   // The stream of a transfer is in the body; the handler checks it against the same scope.
   if (p === '/admin/transfer') return one('transfer_stream');

@@ -76,7 +76,7 @@ test('a list needs stream_inspect over the whole prefix range', async () => {
   expect((await call('/admin/streams', t)).status).toBe(403);
 });
 
-test('GET /admin/records gives records from a seq in the JSON read format, and needs the read op too', async () => {
+test('GET /admin/records gives records from a seq in the JSON read format, and needs the read op', async () => {
   const r = await call('/admin/records/team/a?from=2&limit=10');
   expect(r.status).toBe(200);
   expect(r.json).toMatchObject({ startSeq: 0, nextSeq: 4, tailSeq: 4, count: 2 });
