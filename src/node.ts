@@ -231,6 +231,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     kafka: () => ({ connections: kafka.connections(), requests: kafka.requestsByApi() }),
     shards: async () => ({ appliedIndex: await appliedIndex(), commits }),
     shardHealth: () => ({ workersDown: shards.unavailable().length, diskFull: shards.space().low }),
+    groupLag: async () => (await kafka.groups()).flatMap((g) => g.offsets.flatMap((o) => (o.lag === null ? [] : [{ group: g.groupId, topic: o.topic, partition: o.partition, lag: o.lag }]))),
   });
   // --metrics-listen: GET /metrics alone, without authentication, for a scraper that holds no token.
   const metricsAddress = metricsListenAddress(config);
