@@ -166,7 +166,22 @@ describe('the dashboard pages against a real node', () => {
     const detail = (await api('GET', `${admin}/admin/streams/orders`)).json!;
     await page.locator('tr[data-stream="/orders"] [data-k="records"]', { hasText: new RegExp(`^${Number(detail['endOffset']) - Number(detail['startOffset'])}$`) }).waitFor({ timeout: POLL });
     await page.locator('tr[data-stream="/logs/app"]').waitFor();
-    await shot('streams');
+    // Appends to /orders while the list refreshes: its rate becomes a positive figure, /logs/app's stays 0.
+    let stop = false;
+    const load = (async () => {
+      while (!stop) {
+        await append('/orders', 'rate');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    try {
+      await page.locator('tr[data-stream="/orders"] [data-k="rate"]', { hasText: /^[1-9]\d*\.\d$|^0\.[1-9]$/ }).waitFor({ timeout: 2 * POLL });
+      expect(await page.textContent('tr[data-stream="/logs/app"] [data-k="rate"]')).toBe('0.0');
+      await shot('streams');
+    } finally {
+      stop = true;
+      await load;
+    }
 
     await page.fill('#stream-prefix', '/p/');
     await page.click('#stream-search button[type="submit"]');
