@@ -38,7 +38,7 @@
 
   const path = (n) => encodeURIComponent(n).replace(/%2F/gi, '/');
   const DETAIL_ORDER = ['name', 'streamId', 'state', 'ownerNodeId', 'ownerAdvertisedAddress', 'ownerLocal', 'contentType', 'startOffset', 'endOffset', 'closed', 'ttlSeconds', 'expiresAtMs', 'epoch', 'nodeId', 'pendingTransfer'];
-  const CONFIG_ORDER = ['schema', 'schemaValidate', 'kafkaTopic', 'contentType', 'ttlSeconds', 'expiresAtMs', 'idleTtlSeconds', 'createdAtMs', 'fork', 'forkRefs'];
+  const CONFIG_ORDER = ['schema', 'schemaValidate', 'schemaDocument', 'kafkaTopic', 'contentType', 'ttlSeconds', 'expiresAtMs', 'idleTtlSeconds', 'createdAtMs', 'fork', 'forkRefs'];
 
   async function refreshDetail() {
     const [d, c] = await Promise.all([D.api('GET', '/admin/streams' + path(name)), D.api('GET', '/admin/stream-config' + path(name))]);
@@ -51,6 +51,9 @@
       delete doc.name;
       if (typeof doc.createdAtMs === 'number') doc.createdAtMs = D.when(doc.createdAtMs);
       D.facts(config, doc, CONFIG_ORDER);
+      // The bound schema's document, indented, so it can be read.
+      const dd = config.querySelector('[data-k="fact-schemaDocument"]');
+      if (dd !== null && doc.schemaDocument) dd.replaceChildren(h('pre', { class: 'schema' }, JSON.stringify(doc.schemaDocument, null, 2)));
     } else config.replaceChildren(h('dt', {}, 'error'), h('dd', {}, D.problem(c, 'read its config')));
     renderTransfer();
   }

@@ -219,7 +219,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   };
   let admin: HttpServerHandle | null = null;
   if (config.admin) {
-    const api = { shards, meta, tokens, node: { nodeId: SINGLE_NODE_ID, nodeEpoch: nodeRecord.nodeEpoch, clusterId, advertisedAddress }, groups: { groups: () => kafka.groups() } };
+    const api = { shards, meta, tokens, node: { nodeId: SINGLE_NODE_ID, nodeEpoch: nodeRecord.nodeEpoch, clusterId, advertisedAddress }, groups: { groups: () => kafka.groups() }, schemas };
     admin = await engine.listen(
       { host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
       protect('admin', createAdminHandler({ serving: () => serving, nodeId: SINGLE_NODE_ID, appliedIndex, unavailable: () => shards.unavailable(), diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),

@@ -5,7 +5,7 @@
  */
 import { type MetaStore, type Tokens, denial } from '../../actors';
 import { SvcError } from '../../errors';
-import { type ShardClient } from '../../shards';
+import { type SchemaStore, type ShardClient } from '../../shards';
 import { principalOf } from '../auth/guard';
 import { type HttpRequest } from '../http/engine';
 import { type Reply } from '../svc/write-handlers';
@@ -27,6 +27,8 @@ export interface AdminDeps {
   node: NodeIdentity;
   /** Kafka consumer groups for the dashboard (`/admin/groups`); absent without a Kafka listener. */
   groups?: GroupsSource | null;
+  /** The schema registry, for a stream's bound schema on the dashboard (`/admin/stream-config/{s}`). */
+  schemas?: Pick<SchemaStore, 'has' | 'get'> | null;
 }
 
 /** The node record kept in the metadata store under `nodes/<id>`. */

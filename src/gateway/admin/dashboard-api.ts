@@ -8,8 +8,8 @@
  *   GET /admin/streams?prefix=&start_after=&limit=
  *                                          one page of streams by name (op stream_inspect over
  *                                          the prefix range)
- *   GET /admin/stream-config/{stream}      the stream's config beyond its detail (schema, Kafka
- *                                          topic, idle TTL, fork)
+ *   GET /admin/stream-config/{stream}      the stream's config beyond its detail (schema binding
+ *                                          and document, Kafka topic, idle TTL, fork)
  *   GET /admin/records/{stream}?from=&limit=
  *                                          up to `limit` records from `from`, in the JSON read
  *                                          format (docs/protocol.md), for the page's live tail
@@ -20,7 +20,7 @@
  * They cost nothing while nobody asks: no state is kept for them, each call is one shard call.
  */
 import { SvcError } from '../../errors';
-import { type StreamInfo } from '../../shards';
+import { type SchemaStore, type StreamInfo } from '../../shards';
 import { principalOf } from '../auth/guard';
 import { type HttpRequest } from '../http/engine';
 import { type Reply } from '../svc/write-handlers';
@@ -81,8 +81,14 @@ function listDoc(s: StreamInfo): unknown {
   };
 }
 
+function schemaDocument(schemas: Pick<SchemaStore, 'has' | 'get'> | null | undefined, name: string | null): unknown {
+  if (name === null || schemas == null || !schemas.has(name)) return null;
+  const doc = schemas.get(name);
+  return { type: doc.type, version: doc.version, schema: doc.schema };
+}
+
 /** Answers the dashboard's endpoints, or null when the path is none of them. */
-export async function dashboardApi(d: AdminDeps & { groups?: GroupsSource | null }, req: HttpRequest): Promise<Reply | null> {
+export async function dashboardApi(d: AdminDeps, req: HttpRequest): Promise<Reply | null> {
   const p = req.path;
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     if (p === '/admin/whoami' || p === '/admin/streams' || p === '/admin/groups' || p.startsWith('/admin/records/') || p.startsWith('/admin/stream-config/')) {
@@ -115,6 +121,8 @@ export async function dashboardApi(d: AdminDeps & { groups?: GroupsSource | null
       kafkaTopic: s.kafkaTopic,
       fork: s.fork,
       forkRefs: s.forkRefs,
+      // The bound schema's registration ({type, version, schema}), or null (none bound, or not readable here).
+      schemaDocument: schemaDocument(d.schemas, s.schema),
     });
   }
   if (p.startsWith('/admin/records/')) {
