@@ -27,7 +27,7 @@ import { InFlight } from './gateway/in-flight';
 import { NodeMetrics, metered } from './gateway/metrics';
 import { internalReply, toHttpError } from './gateway/svc/http-errors';
 import { shield } from './gateway/shield';
-import { LiveWaiters } from './gateway/svc/live-waiters';
+import { FANOUT_LAG_BOUNDS, LiveWaiters } from './gateway/svc/live-waiters';
 import { createSvcHandler } from './gateway/svc/svc-handler';
 import { SvcError } from './errors';
 import { type CommitStats, SchemaStore, ShardClient, SpaceGuard } from './shards';
@@ -228,6 +228,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   metrics?.attach({
     appended: () => shards.appended,
     liveReaders: () => live.readers(),
+    fanoutLag: () => ({ bounds: FANOUT_LAG_BOUNDS, lag: live.fanoutLag }),
     kafka: () => ({ connections: kafka.connections(), requests: kafka.requestsByApi() }),
     shards: async () => ({ appliedIndex: await appliedIndex(), commits }),
     shardHealth: () => ({ workersDown: shards.unavailable().length, diskFull: shards.space().low }),

@@ -33,6 +33,8 @@ export interface MetricSources {
   shards(): Promise<{ appliedIndex: number; commits: CommitStats | null }>;
   /** Shard workers down after a storage failure, and whether the disk is full. */
   shardHealth(): { workersDown: number; diskFull: boolean };
+  /** SSE fan-out lag (LiveWaiters.fanoutLag) with its bucket bounds (seconds). */
+  fanoutLag?(): { bounds: readonly number[]; lag: BucketCounts };
   /** Asked once per scrape: the lag of every committed consumer-group partition (the Kafka listener's groups). */
   groupLag?(): Promise<GroupLag[]>;
 }
@@ -147,6 +149,12 @@ export class NodeMetrics {
         this.set(from.sources?.shardHealth().diskFull === true ? 1 : 0);
       },
     });
+    this.registry.registerMetric(
+      customMetric('svc_live_fanout_lag_seconds', "SSE fan-out lag: from a live reader's wake (the tail event reaching the gateway) to its records written", 'histogram', () => {
+        const f = from.sources?.fanoutLag?.() ?? null;
+        return f === null ? [] : bucketValues('svc_live_fanout_lag_seconds', f.bounds, f.lag, {});
+      }),
+    );
     new Gauge({
       name: 'svc_kafka_consumer_group_lag',
       help: "a consumer group's lag on a partition: the partition's next offset minus the group's committed offset",
