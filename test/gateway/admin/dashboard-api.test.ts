@@ -1,11 +1,9 @@
 /**
  * The admin endpoints the dashboard reads (src/gateway/admin/dashboard-api.ts), against a real
  * node with `--auth required`: what each answers, the scope each needs (docs/auth.md), and the
- * admin error shape for bad input. The consumer-protocol assignment decoder is checked against
- * bytes written as Kafka's ConsumerProtocolAssignment v0 lays them out.
+ * admin error shape for bad input.
  */
 import { randomBytes } from 'node:crypto';
-import { decodeAssignment } from '../../../src/kafka-wire/groups/group-view';
 import { type NodeProcess, startNode } from '../../helpers/node-process';
 
 const b64url = (b: Buffer | string): string => Buffer.from(b).toString('base64url');
@@ -110,37 +108,4 @@ test('GET /admin/groups answers with the Kafka listener present and no groups ye
   expect((await call('/admin/groups')).json).toEqual({ kafka: true, groups: [] });
   expect((await call('/admin/groups', ROOT, 'POST', {})).json).toEqual({ error: 'method_not_allowed' });
   expect((await call('/admin/records/team/a', ROOT, 'DELETE')).status).toBe(405);
-});
-
-describe('decodeAssignment', () => {
-  function assignment(topics: Array<[string, number[]]>): Buffer {
-    const parts: Buffer[] = [Buffer.from([0, 0])];
-    const n = Buffer.alloc(4);
-    n.writeInt32BE(topics.length);
-    parts.push(n);
-    for (const [t, ps] of topics) {
-      const len = Buffer.alloc(2);
-      len.writeInt16BE(Buffer.byteLength(t));
-      parts.push(len, Buffer.from(t));
-      const k = Buffer.alloc(4 + 4 * ps.length);
-      k.writeInt32BE(ps.length);
-      ps.forEach((p, i) => k.writeInt32BE(p, 4 + 4 * i));
-      parts.push(k);
-    }
-    parts.push(Buffer.from([0xff, 0xff, 0xff, 0xff])); // null user data
-    return Buffer.concat(parts);
-  }
-
-  it('reads the topics and partitions of a consumer assignment', () => {
-    expect(decodeAssignment('consumer', assignment([['orders', [0, 2]], ['b', [1]]]))).toEqual([
-      { topic: 'orders', partitions: [0, 2] },
-      { topic: 'b', partitions: [1] },
-    ]);
-  });
-
-  it('gives none for another protocol type or bytes that are not an assignment', () => {
-    expect(decodeAssignment('connect', assignment([['orders', [0]]]))).toEqual([]);
-    expect(decodeAssignment('consumer', Buffer.from([0, 0, 0, 0, 0, 1, 0, 9]))).toEqual([]);
-    expect(decodeAssignment('consumer', Buffer.alloc(0))).toEqual([]);
-  });
 });
