@@ -1,7 +1,8 @@
 /**
- * The node's dashboard: static assets (`index.html`, `app.js`, `style.css`) served by the admin
- * listener. `/` answers with `index.html` and `/dashboard/<file>` with an asset; the page itself
- * polls the JSON API (`/ready`, `/admin/cluster`, `/admin/nodes`) from the browser. The assets
+ * The node's dashboard: static assets (`index.html`, its scripts and style sheet; the pages are
+ * described in docs/dashboard.md) served by the admin listener. `/` answers with `index.html` and
+ * `/dashboard/<file>` with an asset; the page itself calls the JSON API (`/ready`, `/admin/…`,
+ * `/metrics`) from the browser. The assets
  * need no token (spec "Authentication", modes: the dashboard's static assets are exempt); the
  * API calls do.
  *
