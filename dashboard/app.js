@@ -10,11 +10,16 @@
  * token form (spec "Client behaviour": prompt on rejection, keep the token for the tab); a new
  * token resumes polling. Values are written with textContent only, never as HTML.
  *
+ * The other views (ui.js, charts.js, streams.js, stream-page.js, groups.js, tokens.js,
+ * cluster.js, router.js) share this file's token and poll through `window.SvcDash`: `api()` for
+ * their own calls, `last` for what the poll saw, and the document events `svc:poll` (after every
+ * successful poll) and `svc:token` (the token changed).
+ *
  * Test hooks: `[data-field="<name>"]` holds a value (names as in the JSON documents), node rows
  * are `tr[data-node-id="<id>"]` with their own `[data-field]` cells, `body[data-state]` is
  * loading | ok | auth | unreachable | error.
  */
-/* global document, sessionStorage */
+/* global document, sessionStorage, window, CustomEvent */
 'use strict';
 
 (function () {
@@ -184,7 +189,10 @@
 
   function ask(status, sent) {
     prompting = true;
-    if (status === 401 && sent) writeToken(null);
+    if (status === 401 && sent) {
+      writeToken(null);
+      tokenChanged();
+    }
     el.message.textContent =
       status === 403
         ? 'This token may not read the cluster: it needs the admin audience. Enter another token.'
@@ -234,6 +242,12 @@
     else problems.push(describe(cluster));
     if (nodes.status === 200 && nodes.body !== null) renderNodes(nodes.body.nodes);
     else problems.push(describe(nodes));
+    shared.last = {
+      ready: ready.body,
+      cluster: cluster.status === 200 ? cluster.body : null,
+      nodes: nodes.status === 200 && nodes.body !== null && Array.isArray(nodes.body.nodes) ? nodes.body.nodes : [],
+    };
+    document.dispatchEvent(new CustomEvent('svc:poll'));
     el.main.classList.remove('stale');
     refreshed();
     if (problems.length > 0) {
@@ -275,6 +289,29 @@
     }
   }
 
+  /** One admin API call with the tab's token: {status, body} (body parsed when JSON). */
+  async function api(method, path, body) {
+    const headers = { accept: 'application/json' };
+    const tok = token();
+    if (tok) headers.authorization = 'Bearer ' + tok;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store', credentials: 'omit' });
+    const text = await res.text();
+    let parsed = null;
+    if ((res.headers.get('content-type') || '').includes('json')) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = null;
+      }
+    }
+    return { status: res.status, body: parsed, text };
+  }
+
+  const shared = { api, token, show, last: { ready: null, cluster: null, nodes: [] } };
+  window.SvcDash = shared;
+  const tokenChanged = () => document.dispatchEvent(new CustomEvent('svc:token'));
+
   el.form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const value = el.input.value.trim().replace(/^Bearer\s+/i, '');
@@ -286,6 +323,7 @@
     el.prompt.hidden = true;
     el.forget.hidden = false;
     setState('loading');
+    tokenChanged();
     tick();
   });
 
@@ -295,6 +333,7 @@
     el.forget.hidden = true;
     prompting = false;
     el.prompt.hidden = true;
+    tokenChanged();
     tick();
   });
 

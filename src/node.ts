@@ -19,6 +19,7 @@ import { MetaConflictError, type MetaStore, Tokens, openMetaStore } from './acto
 import {
   CorsPolicy,
   DS_CORS,
+  FANOUT_LAG_BOUNDS,
   type DsContext,
   type HeaderList,
   type HttpServerHandle,
@@ -248,7 +249,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   };
   let admin: HttpServerHandle | null = null;
   if (config.admin) {
-    const api = { shards, meta, tokens, node: { nodeId: SINGLE_NODE_ID, nodeEpoch: nodeRecord.nodeEpoch, clusterId, advertisedAddress } };
+    const api = { shards, meta, tokens, node: { nodeId: SINGLE_NODE_ID, nodeEpoch: nodeRecord.nodeEpoch, clusterId, advertisedAddress }, groups: { groups: () => kafka.groups() }, schemas };
     admin = await engine.listen(
       { host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
       protect('admin', createAdminHandler({ serving: () => serving, nodeId: SINGLE_NODE_ID, appliedIndex, unavailable: () => shards.unavailable(), diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),
@@ -257,9 +258,11 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   metrics?.attach({
     appended: () => shards.appended,
     liveReaders: () => live.readers(),
+    fanoutLag: () => ({ bounds: FANOUT_LAG_BOUNDS, lag: live.fanoutLag }),
     kafka: () => ({ connections: kafka.connections(), requests: kafka.requestsByApi() }),
     shards: async () => ({ appliedIndex: await appliedIndex(), commits }),
     shardHealth: () => ({ workersDown: shards.unavailable().length, diskFull: shards.space().low }),
+    groupLag: async () => (await kafka.groups()).flatMap((g) => g.offsets.flatMap((o) => (o.lag === null ? [] : [{ group: g.groupId, topic: o.topic, partition: o.partition, lag: o.lag }]))),
   });
   // --metrics-listen: GET /metrics alone, without authentication, for a scraper that holds no token.
   const metricsAddress = metricsListenAddress(config);

@@ -19,4 +19,4 @@ export { guard } from './auth/guard';
 export { InFlight } from './in-flight';
 export { NodeMetrics, metered } from './metrics';
 export { shield } from './shield';
-export { CorsPolicy, type LiveReader, LiveWaiters, type StreamWatch, type Waiter, internalReply, parseCorsOrigins, toHttpError, withCors } from './kit';
+export { CorsPolicy, FANOUT_LAG_BOUNDS, type LiveReader, LiveWaiters, type StreamWatch, type Waiter, internalReply, parseCorsOrigins, toHttpError, withCors } from './kit';

@@ -14,7 +14,7 @@ import { type KafkaAuthenticator } from './auth';
 import { type KafkaContext, type LiveRegistry } from './context';
 import { SERVED_APIS, dispatch } from './dispatch';
 import { kafkaApi } from './messages';
-import { GroupCoordinator } from './groups';
+import { GroupCoordinator, type GroupView, groupViews } from './groups';
 import { type KafkaServerHandle, listenKafka } from './server';
 import { TopicIndex } from './topics';
 import { TransactionCoordinator } from './txn';
@@ -42,6 +42,8 @@ export interface KafkaListenerOptions {
 export interface KafkaListener extends KafkaServerHandle {
   /** Requests accepted since start, by API name (only APIs asked for at least once), for the metrics. */
   requestsByApi(): Array<{ api: string; count: number }>;
+  /** Consumer groups with members, assignments and lag, computed when asked (the admin dashboard). */
+  groups(): Promise<GroupView[]>;
 }
 
 /** Requests carry a few hundred bytes of headers and field framing around their record batches. */
@@ -78,6 +80,7 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
       });
       return out;
     },
+    groups: () => groupViews(ctx.groups, ctx.topics, o.shards),
     // Requests waiting in JoinGroup or SyncGroup are answered first, so the connections drain.
     close: (graceMs?: number) => {
       ctx.groups.close();

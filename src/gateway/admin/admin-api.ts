@@ -5,10 +5,11 @@
  */
 import { type MetaStore, type Tokens, denial } from '../../actors';
 import { SvcError } from '../../errors';
-import { type ShardClient } from '../../shards';
+import { type SchemaStore, type ShardClient } from '../../shards';
 import { principalOf } from '../auth/guard';
 import { type HttpRequest } from '../http/engine';
 import { type Reply } from '../kit';
+import { type GroupsSource, dashboardApi } from './dashboard-api';
 
 export interface NodeIdentity {
   nodeId: number;
@@ -24,6 +25,10 @@ export interface AdminDeps {
   meta: MetaStore;
   tokens: Tokens;
   node: NodeIdentity;
+  /** Kafka consumer groups for the dashboard (`/admin/groups`); absent without a Kafka listener. */
+  groups?: GroupsSource | null;
+  /** The schema registry, for a stream's bound schema on the dashboard (`/admin/stream-config/{s}`). */
+  schemas?: Pick<SchemaStore, 'has' | 'get'> | null;
 }
 
 /** The node record kept in the metadata store under `nodes/<id>`. */
@@ -181,5 +186,6 @@ export async function adminApi(d: AdminDeps, req: HttpRequest): Promise<Reply | 
     await d.tokens.revoke(principalOf(req), decodeURIComponent(tokenMatch[1]!));
     return { status: 204, headers: [] };
   }
-  return null;
+  // The dashboard's read endpoints (dashboard-api.ts).
+  return dashboardApi(d, req);
 }

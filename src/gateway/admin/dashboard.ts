@@ -1,7 +1,8 @@
 /**
- * The node's dashboard: static assets (`index.html`, `app.js`, `style.css`) served by the admin
- * listener. `/` answers with `index.html` and `/dashboard/<file>` with an asset; the page itself
- * polls the JSON API (`/ready`, `/admin/cluster`, `/admin/nodes`) from the browser. The assets
+ * The node's dashboard: static assets (`index.html`, its scripts and style sheet; the pages are
+ * described in docs/dashboard.md) served by the admin listener. `/` answers with `index.html` and
+ * `/dashboard/<file>` with an asset; the page itself calls the JSON API (`/ready`, `/admin/…`,
+ * `/metrics`) from the browser. The assets
  * need no token (spec "Authentication", modes: the dashboard's static assets are exempt); the
  * API calls do.
  *
@@ -9,6 +10,11 @@
  * their exact name, so no request path can reach anything else (no `..`, no percent-decoding, no
  * symlinks followed later). A build without the folder still answers `/` with a short page saying
  * so, because the JSON API works without it.
+ *
+ * Third-party browser code comes from its pinned npm package, read at load like the folder's files
+ * and served beside them (VENDOR below): the charts are uPlot's `dist/uPlot.iife.min.js` and
+ * `dist/uPlot.min.css`, served as `/dashboard/uPlot.iife.min.js` and `/dashboard/uPlot.min.css`.
+ * Nothing is fetched from a CDN, so the page works offline and under the self-only policy.
  *
  * The default folder is the repository root's `dashboard/`, beside `dist/`. The caller resolves it
  * from its own compiled location: from dist/gateway/admin that is
@@ -99,9 +105,28 @@ function readAssets(dir: string): Map<string, DashboardReply> {
   return assets;
 }
 
+/** Served name → file inside an npm package (resolved from the package's own package.json). */
+const VENDOR: ReadonlyArray<{ pkg: string; file: string; name: string }> = [
+  { pkg: 'uplot', file: 'dist/uPlot.iife.min.js', name: 'uPlot.iife.min.js' },
+  { pkg: 'uplot', file: 'dist/uPlot.min.css', name: 'uPlot.min.css' },
+];
+
+/** Adds the vendored files that are installed; a missing one is left out (the page draws no charts then). */
+function readVendor(assets: Map<string, DashboardReply>): void {
+  for (const v of VENDOR) {
+    try {
+      const file = path.join(path.dirname(require.resolve(`${v.pkg}/package.json`)), v.file);
+      assets.set(v.name, { status: 200, headers: headersFor(TYPES[path.extname(v.name)]!), body: fs.readFileSync(file) });
+    } catch {
+      continue;
+    }
+  }
+}
+
 /** Loads the dashboard from `dir` once; see the file comment for the default folder. */
-export function loadDashboard(dir: string): Dashboard {
+export function loadDashboard(dir: string, opts: { vendor?: boolean } = {}): Dashboard {
   const assets = readAssets(dir);
+  if (opts.vendor !== false && assets.has('index.html')) readVendor(assets);
   const index = assets.get('index.html');
   const present = index !== undefined;
   const root: DashboardReply = index ?? { status: 200, headers: headersFor(TYPES['.html']!), body: HINT_PAGE };

@@ -163,6 +163,17 @@ function planAdmin(req: HttpRequest): Plan {
   if (p === '/admin/nodes' || (p.startsWith('/admin/nodes/') && m !== 'POST')) return one('node_read');
   if (p.startsWith('/admin/nodes/')) return one('update_node_slots');
   if (p.startsWith('/admin/streams/')) return one('stream_inspect', decode(p.slice('/admin/streams'.length)));
+  // The dashboard's endpoints (gateway/admin/dashboard-api.ts, docs/dashboard.md).
+  // Who am I: any token that may use the admin listener may read its own scope.
+  if (p === '/admin/whoami') return { accesses: [], req, renamed: [], open: false };
+  if (p === '/admin/streams') {
+    const prefix = new URLSearchParams(req.query).get('prefix') || '/';
+    return { accesses: [{ ...access('admin', 'stream_inspect', prefix), range: true }], req, renamed: [], open: false };
+  }
+  if (p.startsWith('/admin/stream-config/')) return one('stream_inspect', decode(p.slice('/admin/stream-config'.length)));
+  // Records are the stream's data: reading them is the read op (group stream) on the admin audience.
+  if (p.startsWith('/admin/records/')) return one('read', decode(p.slice('/admin/records'.length)));
+  if (p === '/admin/groups') return one('cluster_read');
   // The stream of a transfer is in the body; the handler checks it against the same scope.
   if (p === '/admin/transfer') return one('transfer_stream');
   // Token endpoints check the token id against the caller's scope themselves (Tokens.issue / revoke / list).

@@ -10,6 +10,7 @@ export { MAX_PRODUCER_EPOCH, MAX_PRODUCER_ID_CHARS, MAX_PRODUCER_SEQ, type Produ
 export { type HttpError, internalReply, statusOf, toHttpError } from './http-errors';
 export {
   DELIVERY_SLICE,
+  FANOUT_LAG_BOUNDS,
   type LiveOptions,
   type LiveReader,
   type LiveShards,

@@ -20,7 +20,7 @@
  *   tail event in the same message, reply first, and the event is handled before the reply's
  *   continuation can answer the client. So a long-poll at the known tail may wait without a read.
  */
-import { type ReadParams, type ReadResult, type TailEvent } from '../../shards';
+import { type BucketCounts, type ReadParams, type ReadResult, type TailEvent, observeBucket } from '../../shards';
 
 /** What the registry needs of the data plane (ShardClient fits). */
 export interface LiveShards {
@@ -72,6 +72,9 @@ export const WATCH_LINGER_MS = 5_000; // 5 s
  */
 export const DELIVERY_SLICE = 500;
 
+/** Bounds of the fan-out lag histogram (seconds): from 100 µs (one slice, page cached) to 5 s. */
+export const FANOUT_LAG_BOUNDS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
 /** One watched stream: its tail as last reported, and who waits on it. */
 export class StreamWatch {
   readonly name: string;
@@ -102,6 +105,12 @@ export class StreamWatch {
 
 export class LiveWaiters {
   readonly longPollTimeoutMs: number;
+  /**
+   * Fan-out lag of SSE deliveries (docs/metrics.md, svc_live_fanout_lag_seconds): from a reader's
+   * wake (the tail event reaching the gateway) to its records being written, so the slices a large
+   * fan-out is delivered in and the shared read show here. Plain numbers, read at scrape time.
+   */
+  readonly fanoutLag: BucketCounts = { counts: new Array<number>(FANOUT_LAG_BOUNDS.length + 1).fill(0), sum: 0, count: 0 };
   readonly #shards: LiveShards;
   readonly #streams = new Map<string, StreamWatch>();
   readonly #readers = new Set<LiveReader>();
@@ -244,6 +253,11 @@ export class LiveWaiters {
     this.#deferredAt = 0;
     this.#draining = false;
   };
+
+  /** An SSE reader woken at `wokenAt` (performance.now()) has written its records. */
+  delivered(wokenAt: number): void {
+    observeBucket(this.fanoutLag, FANOUT_LAG_BOUNDS, (performance.now() - wokenAt) / 1000);
+  }
 
   /** Live readers now, by kind: counted at scrape time, so joining and leaving cost nothing more. */
   readers(): { sse: number; longPoll: number } {

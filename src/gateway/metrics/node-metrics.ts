@@ -33,7 +33,22 @@ export interface MetricSources {
   shards(): Promise<{ appliedIndex: number; commits: CommitStats | null }>;
   /** Shard workers down after a storage failure, and whether the disk is full. */
   shardHealth(): { workersDown: number; diskFull: boolean };
+  /** SSE fan-out lag (LiveWaiters.fanoutLag) with its bucket bounds (seconds). */
+  fanoutLag?(): { bounds: readonly number[]; lag: BucketCounts };
+  /** Asked once per scrape: the lag of every committed consumer-group partition (the Kafka listener's groups). */
+  groupLag?(): Promise<GroupLag[]>;
 }
+
+/** One consumer group's lag on one partition: the partition's next offset minus the committed offset. */
+export interface GroupLag {
+  group: string;
+  topic: string;
+  partition: number;
+  lag: number;
+}
+
+/** Series of svc_kafka_consumer_group_lag kept at most (groups × partitions), so a scrape stays bounded. */
+export const MAX_GROUP_LAG_SERIES = 1000;
 
 /** One (listener, op)'s series: requests per status class (1xx … 5xx) and the latency histogram. */
 export interface RequestSeries {
@@ -46,7 +61,7 @@ export interface RequestSeries {
 export class NodeMetrics {
   readonly registry = new Registry();
   /** Set by attach(); a holder, so the scrape-time readers (where `this` is the metric) can reach it. */
-  readonly #from: { sources: MetricSources | null; shards: { appliedIndex: number; commits: CommitStats | null } | null } = { sources: null, shards: null };
+  readonly #from: { sources: MetricSources | null; shards: { appliedIndex: number; commits: CommitStats | null } | null; groupLag: GroupLag[] } = { sources: null, shards: null, groupLag: [] };
   readonly #series = new Map<HttpListener, Array<RequestSeries | null>>();
 
   constructor() {
@@ -134,6 +149,23 @@ export class NodeMetrics {
         this.set(from.sources?.shardHealth().diskFull === true ? 1 : 0);
       },
     });
+    this.registry.registerMetric(
+      customMetric('svc_live_fanout_lag_seconds', "SSE fan-out lag: from a live reader's wake (the tail event reaching the gateway) to its records written", 'histogram', () => {
+        const f = from.sources?.fanoutLag?.() ?? null;
+        return f === null ? [] : bucketValues('svc_live_fanout_lag_seconds', f.bounds, f.lag, {});
+      }),
+    );
+    new Gauge({
+      name: 'svc_kafka_consumer_group_lag',
+      help: "a consumer group's lag on a partition: the partition's next offset minus the group's committed offset",
+      labelNames: ['group', 'topic', 'partition'] as const,
+      registers,
+      collect() {
+        // Groups and partitions come and go: only those of this scrape are exposed.
+        this.reset();
+        for (const g of from.groupLag) this.set({ group: g.group, topic: g.topic, partition: String(g.partition) }, g.lag);
+      },
+    });
     // Kept by the shard workers as bucket counts (shards/commit-stats.ts), exposed as they are.
     this.registry.registerMetric(
       customMetric('svc_group_commit_frames', 'frames (appends, catalog changes) written per group commit', 'histogram', () =>
@@ -175,7 +207,11 @@ export class NodeMetrics {
 
   /** The exposition text and its content type. */
   async scrape(): Promise<{ contentType: string; body: string }> {
-    if (this.#from.sources !== null) this.#from.shards = await this.#from.sources.shards();
+    if (this.#from.sources !== null) {
+      const groupLag = this.#from.sources.groupLag?.().catch(() => []) ?? Promise.resolve([]);
+      this.#from.shards = await this.#from.sources.shards();
+      this.#from.groupLag = (await groupLag).slice(0, MAX_GROUP_LAG_SERIES);
+    }
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
 }

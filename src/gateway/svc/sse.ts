@@ -117,6 +117,8 @@ class SseReader implements Waiter, LiveReader {
   readonly #read: ReadParams;
   #watch: StreamWatch | null = null;
   #state: State = 'waiting';
+  /** When the last wake came (performance.now()), for the fan-out lag. */
+  #wokenAt = 0;
   #resolve: (v: null) => void = () => undefined;
   /** Bytes of the write that did not go through (0 while the socket keeps up). */
   #buffered = 0;
@@ -153,6 +155,7 @@ class SseReader implements Waiter, LiveReader {
   wake(): void {
     if (this.#state !== 'waiting') return;
     this.#state = 'queued';
+    this.#wokenAt = performance.now();
     // In slices: one tail move may reach thousands of readers (LiveWaiters.defer).
     this.#live.defer(this.#pull);
   }
@@ -203,6 +206,7 @@ class SseReader implements Waiter, LiveReader {
     }
     this.seq = r.nextSeq;
     const ok = this.#write(chunkOf(r));
+    this.#live.delivered(this.#wokenAt);
     if (r.closed) {
       this.#end();
       return;

@@ -3,3 +3,4 @@ export { GroupCoordinator, type GroupSummary, MAX_OFFSET_METADATA } from './coor
 export { GroupError } from './errors';
 export { type GroupState } from './group';
 export { type CommittedOffset } from './offset-store';
+export { type GroupView, groupViews } from './group-view';

@@ -135,4 +135,22 @@ describe('loadDashboard', () => {
     }
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>|<style|\sstyle=|\son[a-z]+=/);
   });
+
+  it('serves every script and style sheet the page names, uPlot from its pinned npm package', () => {
+    const repo = loadDashboard(REPO_DASHBOARD);
+    const html = text(repo.serve('/'));
+    const refs = [...html.matchAll(/(?:src|href)="(\/dashboard\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(refs).toEqual(expect.arrayContaining(['/dashboard/uPlot.iife.min.js', '/dashboard/uPlot.min.css', '/dashboard/app.js', '/dashboard/router.js']));
+    for (const ref of refs) {
+      const r = repo.serve(ref);
+      expect([ref, r?.status]).toEqual([ref, 200]);
+      expect(text(r).length).toBeGreaterThan(0);
+    }
+    const pkg = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const pinned = pkg.dependencies['uplot'];
+    expect(pinned).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(text(repo.serve('/dashboard/uPlot.iife.min.js'))).toBe(fs.readFileSync(path.join(path.dirname(require.resolve('uplot/package.json')), 'dist', 'uPlot.iife.min.js'), 'utf8'));
+    // A folder of one's own gets no uPlot when asked not to.
+    expect(loadDashboard(REPO_DASHBOARD, { vendor: false }).serve('/dashboard/uPlot.iife.min.js')).toBeNull();
+  });
 });

@@ -150,6 +150,11 @@ const ROWS: Array<[string, Row]> = [
     'admin POST /admin/transfer is transfer_stream',
     { listener: 'admin', method: 'POST', path: () => '/admin/transfer', headers: JSON_TYPE, body: () => '{"stream":"/m/s","toNode":1}', ops: ['transfer_stream'], group: 'admin', write: true, matcher: {}, status: 200 },
   ],
+  // The dashboard's read endpoints (gateway/admin/dashboard-api.ts).
+  ['admin GET /admin/streams lists its prefix range with stream_inspect', { listener: 'admin', method: 'GET', path: () => '/admin/streams?prefix=/m/', ops: ['stream_inspect'], group: 'admin', write: false, matcher: {}, status: 200 }],
+  ['admin GET /admin/stream-config/{s} is stream_inspect', { listener: 'admin', method: 'GET', path: () => '/admin/stream-config/m/s', ops: ['stream_inspect'], group: 'admin', write: false, matcher: {}, status: 200 }],
+  ['admin GET /admin/records/{s} is read', { listener: 'admin', method: 'GET', path: () => '/admin/records/m/s', ops: ['read'], group: 'stream', write: false, matcher: {}, status: 200 }],
+  ['admin GET /admin/groups is cluster_read', { listener: 'admin', method: 'GET', path: () => '/admin/groups', ops: ['cluster_read'], group: 'admin', write: false, matcher: {}, status: 200 }],
   ['admin GET /admin/tokens is list_tokens', { listener: 'admin', method: 'GET', path: () => '/admin/tokens', ops: ['list_tokens'], group: 'tokens', write: false, matcher: {}, status: 200 }],
   [
     'admin POST /admin/tokens is issue_token',
