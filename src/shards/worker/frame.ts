@@ -14,7 +14,7 @@
  * Catalog changes travel in the same log as data, so one group-commit fdatasync makes an
  * append and the seal that follows it durable together.
  */
-import { crc32c, crc32cRange } from '../../util/crc32c';
+import { crc32c, crc32cClaimed, crc32cRange } from '../../util/crc32c';
 
 export const FRAME_HEADER = 13;
 
@@ -91,4 +91,28 @@ export function frameProblem(buf: Buffer, pos: number): string | null {
   const type = buf[pos + 8]!;
   if (type < FrameType.Data || type > LAST_TYPE) return `unknown frame type ${type}`;
   return null;
+}
+
+/**
+ * Check every frame of a buffer of whole frames (a chunk as read from disk) in one pass: the
+ * position of the first frame that is cut short or fails its CRC, or -1 when all are good.
+ *
+ * One CRC-32C of the whole buffer (native, ~13 GB/s) is compared with the CRC the frames claim
+ * for it: each frame contributes its 8 prefix bytes as they are and its stored CRC for the bytes
+ * after them (`crc32cCombine`), ~30 ns a frame instead of a ~130 ns checksum of each 100-byte
+ * record. A frame whose bytes do not match its CRC changes the whole-buffer CRC and not the
+ * claimed one (the shift is invertible, so one damaged frame is always caught, like a per-frame
+ * check); damage in several frames could cancel out only with probability 2^-32. On a mismatch
+ * the frames are checked one by one to name the damaged one.
+ */
+export function firstBadFrame(buf: Buffer): number {
+  const claimed = crc32cClaimed(buf, 0, buf.length);
+  if (claimed !== -1 && crc32c(buf) === claimed) return -1;
+  for (let off = 0; off < buf.length; ) {
+    if (off + FRAME_HEADER > buf.length) return off;
+    const len = buf.readUInt32BE(off);
+    if (len < 5 || off + 8 + len > buf.length || !frameCrcOk(buf, off, off + 8 + len)) return off;
+    off += 8 + len;
+  }
+  return 0;
 }
