@@ -5,8 +5,9 @@
  *
  * Reads see only durable data: chunks are indexed after their fdatasync.
  *
- * Every frame read from disk is checked before any of it leaves the node: its CRC-32C (the whole
- * chunk in one pass as it is read, `firstBadFrame`) and that it belongs to the stream read (a chunk index entry pointing at another stream's bytes is damage as
+ * Every frame read from disk is checked before any of it leaves the node: its CRC-32C (a block
+ * of frames per native pass, just before the walk reaches them: `verifiedEnd`) and that it
+ * belongs to the stream read (a chunk index entry pointing at another stream's bytes is damage as
  * much as a flipped bit). A frame that fails is a `data_corrupt` error naming the stream and the
  * seqs of the chunk holding it, never a body of wrong bytes (docs/storage.md).
  */
@@ -20,7 +21,7 @@ import { compactValues } from '../render/raw-copy';
 import { renderRaw } from '../render/raw-records';
 import { renderSse } from '../render/sse-records';
 import { type ReadFormat } from '../types';
-import { FRAME_HEADER, FrameType, firstBadFrame, frameProblem, parseFrame } from './frame';
+import { FRAME_HEADER, FrameType, frameProblem, parseFrame, verifiedEnd } from './frame';
 import { type SegmentLog } from './segment-log';
 import { type ChunkIndex } from './chunk-index';
 import { type Chunk, type StreamState } from './stream-state';
@@ -36,16 +37,6 @@ export function corruptChunk(log: SegmentLog, s: StreamState, c: Chunk, off: num
     position: at,
     file: log.describe(c.segId),
   });
-}
-
-/**
- * The bytes of a chunk buffer before its first damaged frame (all of it when every frame is
- * whole and matches its CRC): checked in one pass when the chunk is read (`firstBadFrame`), so
- * the frame walks below only parse. A read that stops before the damage is served as before.
- */
-function goodPrefix(buf: Buffer): number {
-  const bad = firstBadFrame(buf);
-  return bad < 0 ? buf.length : bad;
 }
 
 function damage(buf: Buffer, c: Chunk, off: number): string {
@@ -72,8 +63,10 @@ export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from:
   // The cursor is asked for a chunk only when one is needed: past its page it reads the store.
   for (let c: Chunk | null; next < end && !full() && (c = chunks.next()) !== null; ) {
     const buf = log.read(c.segId, c.pos, c.len);
-    const good = goodPrefix(buf);
+    // Frames before `good` were checked (CRC-32C, whole): `verifiedEnd` checks them a block at a time as the walk reaches them.
+    let good = 0;
     for (let off = 0; off < buf.length && !full(); ) {
+      if (off >= good) good = verifiedEnd(buf, off);
       const f = off < good ? parseFrame(buf, off, false) : null;
       if (f === null) throw corruptChunk(log, s, c, off, damage(buf, c, off));
       if (f.streamId !== s.id && f.type !== FrameType.Pad) throw corruptChunk(log, s, c, off, `belongs to stream id ${f.streamId}, not ${s.id}`);
@@ -150,14 +143,15 @@ function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: num
   const cursor = index.cursor(s, from);
   chunks: for (let c: Chunk | null; next < end && count < maxCount && (c = cursor.next()) !== null; ) {
     const buf = log.read(c.segId, c.pos, c.len);
-    const good = goodPrefix(buf);
+    let good = 0;
     let written = 0;
     /** Values before this were already pushed (a compressed batch splits a chunk's part). */
     let flushed = 0;
     for (let off = 0; off < buf.length; ) {
       // The hot loop of a catch-up read: frame and batch fields are read in place, without
       // building frame or header objects (a stream of single-record appends is a frame per record).
-      if (off >= good) throw corruptChunk(log, s, c, off, damage(buf, c, off));
+      // Checked a block ahead of the compaction, which only moves bytes of frames already walked.
+      if (off >= good && (good = verifiedEnd(buf, off)) === off) throw corruptChunk(log, s, c, off, damage(buf, c, off));
       const len = buf.readUInt32BE(off);
       const type = buf[off + 8];
       if (buf.readUInt32BE(off + 9) !== s.id && type !== FrameType.Pad) throw corruptChunk(log, s, c, off, `belongs to stream id ${buf.readUInt32BE(off + 9)}, not ${s.id}`);
