@@ -101,18 +101,29 @@ function applyTable(z: Int32Array, base: number, x: number): number {
   return (z[base + (x & 0xff)] as number) ^ (z[base + 256 + ((x >>> 8) & 0xff)] as number) ^ (z[base + 512 + ((x >>> 16) & 0xff)] as number) ^ (z[base + 768 + (x >>> 24)] as number);
 }
 
-/** The operator "append `n` zero bytes" as one 4 x 256 table, for the lengths met most recently. */
+/** The operator "append `n` zero bytes" as one 4 x 256 table, for lengths met in long runs. */
 const shiftTables = new Map<number, Int32Array>();
-const SHIFT_TABLES_MAX = 16;
-let lastLen = -1;
+const SHIFT_TABLES_MAX = 64;
+/**
+ * A table costs tens of µs to build: only for a length met this many times in a row (records of
+ * one size), and at most one build per `SHIFT_TABLE_EVERY` records shifted, so no mix of lengths
+ * can make the builds cost more than a few ns a record.
+ */
+const SHIFT_TABLE_RUN = 16;
+const SHIFT_TABLE_EVERY = 4096;
+let runLen = -1;
+let run = 0;
+let sinceBuild = SHIFT_TABLE_EVERY;
 
 function shiftTable(n: number): Int32Array | null {
   const t = shiftTables.get(n);
-  if (t !== undefined || n !== lastLen) {
-    lastLen = n;
-    return t ?? null;
+  if (t !== undefined) return t;
+  if (n !== runLen) {
+    runLen = n;
+    run = 0;
   }
-  // The same length twice in a row (records of one size): worth a table (~3 µs to build).
+  if (++run < SHIFT_TABLE_RUN || sinceBuild < SHIFT_TABLE_EVERY) return null;
+  sinceBuild = 0;
   const z = Z ?? (Z = zeroTables());
   const cols = new Int32Array(32);
   for (let i = 0; i < 32; i++) cols[i] = shift(z, (1 << i) >>> 0, n);
@@ -187,6 +198,7 @@ export function crc32cClaimed(buf: Uint8Array, start: number, end: number): numb
     x = t !== null ? (t[x & 0xff] as number) ^ (t[256 + ((x >>> 8) & 0xff)] as number) ^ (t[512 + ((x >>> 16) & 0xff)] as number) ^ (t[768 + (x >>> 24)] as number) : shift(z, x, len);
     x = ~(x ^ stored);
     off += 8 + len;
+    sinceBuild++;
   }
   return ~x >>> 0;
 }
