@@ -69,6 +69,9 @@ describe('crc32cClaimed', () => {
     const varied = prefixed(Array.from({ length: 200 }, (_, i) => randomBytes(1 + ((i >> 1) % 40) * 37)));
     expect(crc32cClaimed(varied, 0, varied.length)).toBe(crc32c(varied));
     expect(crc32cClaimed(varied, 0, 0)).toBe(0);
+    // Runs of one length over many lengths: shift tables get built (and the cache refilled) along the way.
+    const runs = prefixed(Array.from({ length: 6000 }, (_, i) => randomBytes(1 + (Math.floor(i / 20) % 90) * 11)));
+    expect(crc32cClaimed(runs, 0, runs.length)).toBe(crc32c(runs));
   });
 
   test('differs from the CRC of the range for a flipped bit at every byte of every record', () => {
