@@ -77,6 +77,29 @@ describe('reads of damaged data', () => {
     expect((err as SvcError).details).toMatchObject({ stream: '/c', from_seq: 0, to_seq: 4 });
   });
 
+  it.each(FORMATS)('refuses a byte flipped on disk after a good read of the same chunk, when it is read again (%s)', async (format) => {
+    const dir = tempDir();
+    const shard = open(dir, openMemoryStore());
+    await create(shard, '/r');
+    for (let i = 0; i < 5; i++) await append(shard, '/r', `value-${i}`);
+    expect(shard.read({ name: '/r', seq: 0, count: 1000, bytes: 1 << 20, format }).count).toBe(5);
+    flipByteOf(segFile(dir, 0), 'value-4');
+    expect(() => shard.read({ name: '/r', seq: 0, count: 1000, bytes: 1 << 20, format })).toThrow(/stream \/r: records 0\.\.4 cannot be served/);
+    expect(() => shard.read({ name: '/r', seq: 4, count: 1000, bytes: 1 << 20, format })).toThrow(/data_corrupt|cannot be served/);
+  });
+
+  it.each(FORMATS)('serves the records of a chunk before a damaged frame to a read that stops before it (%s)', async (format) => {
+    const dir = tempDir();
+    const shard = open(dir, openMemoryStore());
+    await create(shard, '/p');
+    for (let i = 0; i < 5; i++) await append(shard, '/p', `value-${i}`);
+    flipByteOf(segFile(dir, 0), 'value-3');
+    const r = shard.read({ name: '/p', seq: 0, count: 2, bytes: 1 << 20, format });
+    expect(r.count).toBe(2);
+    expect(r.nextSeq).toBe(2);
+    if (format === 'raw') expect(r.body.toString()).toBe('value-0value-1');
+  });
+
   it('refuses a valid frame of another stream where the index points (the frame says which stream it belongs to)', async () => {
     const dir = tempDir();
     const shard = open(dir, openMemoryStore());

@@ -14,7 +14,7 @@
  * Catalog changes travel in the same log as data, so one group-commit fdatasync makes an
  * append and the seal that follows it durable together.
  */
-import { crc32c, crc32cRange } from '../../util/crc32c';
+import { crc32c, crc32cClaimed, crc32cRange } from '../../util/crc32c';
 
 export const FRAME_HEADER = 13;
 
@@ -91,4 +91,39 @@ export function frameProblem(buf: Buffer, pos: number): string | null {
   const type = buf[pos + 8]!;
   if (type < FrameType.Data || type > LAST_TYPE) return `unknown frame type ${type}`;
   return null;
+}
+
+/**
+ * Bytes of frames checked per pass by `verifiedEnd`: small enough that the walk serving them
+ * finds them still in the L1 cache, large enough that a pass is one native call over many small
+ * frames; and a read that takes one record of a 1 MiB chunk checks ~32 KiB of it, not all of it.
+ */
+const CHECK_BLOCK = 32 << 10;
+
+/**
+ * Check the frames of a chunk buffer from `start` (a frame boundary) on, about `CHECK_BLOCK`
+ * bytes of them at a time: returns the end of the run of whole frames checked, all of which match
+ * their CRC; `start` itself when the frame there is cut short or damaged.
+ *
+ * One CRC-32C of the run (native for 256 bytes and more) is compared with the CRC its frames
+ * claim for it: each frame's 8 prefix bytes count as they are and its stored CRC stands for the
+ * bytes after them (`crc32cClaimed`), ~30 ns a frame instead of a ~130 ns checksum of each
+ * 100-byte record. A frame whose bytes do not match its CRC changes the run's CRC and not the
+ * claimed one (the shift is invertible, so one damaged frame is always caught, as by a
+ * per-frame check); damage in several frames of a run could cancel out only with probability
+ * 2^-32. On a mismatch the frames are checked one by one: the run ends at the first bad one.
+ */
+export function verifiedEnd(buf: Buffer, start: number): number {
+  const stop = Math.min(buf.length, start + CHECK_BLOCK);
+  let end = start;
+  while (end < stop && end + FRAME_HEADER <= buf.length) {
+    const len = buf.readUInt32BE(end);
+    if (len < 5 || end + 8 + len > buf.length) break;
+    end += 8 + len;
+  }
+  if (end === start || crc32cClaimed(buf, start, end) === crc32cRange(buf, start, end)) return end;
+  for (let off = start; off < end; off += 8 + buf.readUInt32BE(off)) {
+    if (!frameCrcOk(buf, off, off + 8 + buf.readUInt32BE(off))) return off;
+  }
+  return end;
 }

@@ -5,7 +5,8 @@
  *
  * Reads see only durable data: chunks are indexed after their fdatasync.
  *
- * Every frame read from disk is checked before any of it leaves the node: its CRC-32C and that it
+ * Every frame read from disk is checked before any of it leaves the node: its CRC-32C (a block
+ * of frames per native pass, just before the walk reaches them: `verifiedEnd`) and that it
  * belongs to the stream read (a chunk index entry pointing at another stream's bytes is damage as
  * much as a flipped bit). A frame that fails is a `data_corrupt` error naming the stream and the
  * seqs of the chunk holding it, never a body of wrong bytes (docs/storage.md).
@@ -20,7 +21,7 @@ import { compactValues } from '../render/raw-copy';
 import { renderRaw } from '../render/raw-records';
 import { renderSse } from '../render/sse-records';
 import { type ReadFormat } from '../types';
-import { FRAME_HEADER, FrameType, frameCrcOk, frameProblem, parseFrame } from './frame';
+import { FRAME_HEADER, FrameType, frameProblem, parseFrame, verifiedEnd } from './frame';
 import { type SegmentLog } from './segment-log';
 import { type ChunkIndex } from './chunk-index';
 import { type Chunk, type StreamState } from './stream-state';
@@ -36,6 +37,10 @@ export function corruptChunk(log: SegmentLog, s: StreamState, c: Chunk, off: num
     position: at,
     file: log.describe(c.segId),
   });
+}
+
+function damage(buf: Buffer, c: Chunk, off: number): string {
+  return buf.length < c.len ? 'cut short: the file is shorter than the index says' : (frameProblem(buf, off) ?? 'unreadable');
 }
 
 export interface Gathered {
@@ -58,9 +63,12 @@ export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from:
   // The cursor is asked for a chunk only when one is needed: past its page it reads the store.
   for (let c: Chunk | null; next < end && !full() && (c = chunks.next()) !== null; ) {
     const buf = log.read(c.segId, c.pos, c.len);
+    // Frames before `good` were checked (CRC-32C, whole): `verifiedEnd` checks them a block at a time as the walk reaches them.
+    let good = 0;
     for (let off = 0; off < buf.length && !full(); ) {
-      const f = parseFrame(buf, off, true);
-      if (f === null) throw corruptChunk(log, s, c, off, buf.length < c.len ? 'cut short: the file is shorter than the index says' : (frameProblem(buf, off) ?? 'unreadable'));
+      if (off >= good) good = verifiedEnd(buf, off);
+      const f = off < good ? parseFrame(buf, off, false) : null;
+      if (f === null) throw corruptChunk(log, s, c, off, damage(buf, c, off));
       if (f.streamId !== s.id && f.type !== FrameType.Pad) throw corruptChunk(log, s, c, off, `belongs to stream id ${f.streamId}, not ${s.id}`);
       off += f.size;
       if (f.type !== FrameType.Data) continue;
@@ -135,14 +143,16 @@ function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: num
   const cursor = index.cursor(s, from);
   chunks: for (let c: Chunk | null; next < end && count < maxCount && (c = cursor.next()) !== null; ) {
     const buf = log.read(c.segId, c.pos, c.len);
+    let good = 0;
     let written = 0;
     /** Values before this were already pushed (a compressed batch splits a chunk's part). */
     let flushed = 0;
     for (let off = 0; off < buf.length; ) {
       // The hot loop of a catch-up read: frame and batch fields are read in place, without
       // building frame or header objects (a stream of single-record appends is a frame per record).
-      const len = off + FRAME_HEADER <= buf.length ? buf.readUInt32BE(off) : 0;
-      if (len < 5 || off + 8 + len > buf.length || !frameCrcOk(buf, off, off + 8 + len)) throw corruptChunk(log, s, c, off, buf.length < c.len ? 'cut short: the file is shorter than the index says' : (frameProblem(buf, off) ?? 'unreadable'));
+      // Checked a block ahead of the compaction, which only moves bytes of frames already walked.
+      if (off >= good && (good = verifiedEnd(buf, off)) === off) throw corruptChunk(log, s, c, off, damage(buf, c, off));
+      const len = buf.readUInt32BE(off);
       const type = buf[off + 8];
       if (buf.readUInt32BE(off + 9) !== s.id && type !== FrameType.Pad) throw corruptChunk(log, s, c, off, `belongs to stream id ${buf.readUInt32BE(off + 9)}, not ${s.id}`);
       const batchPos = off + FRAME_HEADER;

@@ -14,6 +14,7 @@ import {
   type ListenOptions,
   type RequestHandler,
 } from '../../../src/gateway/http';
+import { rawRequest, rawRequestUntilClose } from '../../helpers/raw-http';
 
 const MiB = 1024 * 1024;
 
@@ -429,6 +430,36 @@ describe.each(['uws', 'node'] as const)('the %s HTTP engine', (engineName) => {
       await idleAgent.destroy();
     }
   });
+
+  it('never runs a malformed head: 400 on node; on uws no byte of answer and the connection idles out (README, "Request heads")', async () => {
+    let ran = 0;
+    const { server } = await start((_req, res) => {
+      ran++;
+      res.send(200, [], 'ok');
+    });
+    const heads = [
+      'PUT /bare-lf HTTP/1.1\r\nHost: a\nX: y\r\n\r\n',
+      'PUT /bare-cr HTTP/1.1\r\nHost: a\rX: y\r\n\r\n',
+      'PUT /nul HTTP/1.1\r\nHost: a\r\nX: y\x00z\r\n\r\n',
+      'PUT /obs-fold HTTP/1.1\r\nHost: a\r\nX: y\r\n z\r\n\r\n',
+      'PUT /space-in-name HTTP/1.1\r\nHost: a\r\nX Y: z\r\n\r\n',
+      'PUT /no-colon HTTP/1.1\r\nHost: a\r\nXYZ\r\n\r\n',
+    ];
+    // uWS v20.30 closes an idle connection 10 s after its last byte, on a 4 s timer tick.
+    const results = await Promise.all(heads.map((h) => rawRequestUntilClose(server.port, h, engineName === 'uws' ? 20_000 : 5000)));
+    for (const r of results) {
+      if (engineName === 'node') expect(r.status).toBe(400);
+      else expect(r.raw.length).toBe(0);
+      expect(r.closed).toBe(true);
+    }
+    // A head over 16 KiB: 431 on both (the uws adapter holds uWS to node's limit).
+    const big = await rawRequestUntilClose(server.port, `PUT /big HTTP/1.1\r\nHost: a\r\nX: ${'a'.repeat(20_000)}\r\n\r\n`, 5000);
+    expect(big.status).toBe(431);
+    expect(ran).toBe(0);
+    expect((await rawRequest(server.port, 'GET /ok HTTP/1.1\r\nHost: a\r\n\r\n')).status).toBe(200);
+    expect(ran).toBe(1);
+  }, 40_000);
+
 });
 
 describe('loadHttpEngine', () => {
