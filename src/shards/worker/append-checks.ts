@@ -87,9 +87,9 @@ export type KafkaProducerCheck = KafkaProducerAppend | { error: SvcError } | { d
  * Kafka idempotence (design/kafka.md): a batch with a producer id carries baseSequence, one
  * sequence per record. The next batch of a producer starts right after the last one's last
  * sequence; a repeat of one of the last ACKS_KEPT batches is answered with its original
- * offsets; anything else is refused with the Kafka error named in `kafka_error`
- * (OUT_OF_ORDER_SEQUENCE_NUMBER, DUPLICATE_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID), a stale
- * epoch with producer_fenced (INVALID_PRODUCER_EPOCH). Kafka sends one batch per partition.
+ * offsets; anything else is refused with an outcome (outcomes.ts: `duplicate` for an older
+ * repeat, `unknown_producer`, `invalid_epoch_seq`, `sequence_gap`, `stale_epoch`), which the
+ * Kafka listener maps to its error code. Kafka sends one batch per partition.
  * Null: no idempotent producer in the batches.
  */
 export function checkKafkaProducer(producers: ProducerTable, batches: Buffer[]): KafkaProducerCheck {
@@ -103,10 +103,10 @@ export function checkKafkaProducer(producers: ProducerTable, batches: Buffer[]):
   if (c.kind === 'append') return { key, epoch: h.producerEpoch, seq: h.baseSequence, lastSeq: lastSequenceOf(h.baseSequence, h.lastOffsetDelta) };
   if (c.kind === 'duplicate') {
     if (c.ack !== null) return { duplicate: c.ack };
-    return { error: new SvcError('conflict', `sequence ${h.baseSequence} of producer ${key} was written before, longer ago than the last ${ACKS_KEPT} batches`, { kafka_error: 46 }) };
+    const message = `sequence ${h.baseSequence} of producer ${key} was written before, longer ago than the last ${ACKS_KEPT} batches`;
+    return { error: SvcError.refused({ kind: 'duplicate', receivedSeq: h.baseSequence }, message) };
   }
-  if (c.error.code !== 'conflict') return { error: c.error };
-  const known = producers.get(key);
-  if (known === undefined) return { error: new SvcError('conflict', `producer ${key} is not known to this partition and starts at sequence 0, not ${h.baseSequence}`, { kafka_error: 59 }) };
-  return { error: new SvcError('conflict', c.error.message, { kafka_error: 45, expected_seq: known.epoch === h.producerEpoch ? known.lastSeq + 1 : 0, received_seq: h.baseSequence }) };
+  // A Kafka client is told which partition does not know its producer.
+  const message = c.outcome.kind === 'unknown_producer' ? `producer ${key} is not known to this partition and starts at sequence 0, not ${h.baseSequence}` : c.message;
+  return { error: SvcError.refused(c.outcome, message) };
 }

@@ -208,7 +208,7 @@ export class Shard {
       }
       producerId = producerIdOf(producer.id);
       const c = checkProducer(s.producers, producerId.toString(), producer.epoch, producer.seq);
-      if (c.kind === 'error') return reply(c.error);
+      if (c.kind === 'refused') return reply(SvcError.refused(c.outcome, c.message));
       if (c.kind === 'duplicate') {
         const ack = c.ack;
         const lastSeq = c.lastSeq;
@@ -225,9 +225,8 @@ export class Shard {
     if (s.closing) {
       // A seal-only request on a sealed stream is idempotent; anything carrying data is refused.
       if (!hasData && p.close) return this.#commit.afterDurable(reply, () => this.#appendResult(s, s.nextSeq, s.lastTs));
-      // Spec "Append or trim": the 409 for a sealed stream carries the producer's expected and received sequence.
-      const seqHeaders = producer === null ? {} : { 'header:svc-expected-seq': producer.seq, 'header:svc-received-seq': producer.seq };
-      return reply(new SvcError('stream_closed', 'stream is sealed', { next_seq: s.assignedSeq, ...seqHeaders }));
+      // Spec "Append or trim": the 409 for a sealed stream carries the producer's sequence (the listeners put it in their headers).
+      return reply(SvcError.refused({ kind: 'closed', producerSeq: producer === null ? null : producer.seq }, 'stream is sealed', { next_seq: s.assignedSeq }));
     }
     const wrongType = contentTypeMismatch(p.contentType, s.meta.contentType);
     if (wrongType !== null) return reply(wrongType);
