@@ -12,12 +12,12 @@
  *
  * Seqs are assigned when an append is accepted, so concurrent appends to one stream are
  * ordered by arrival; they become visible to readers and are acknowledged only after the
- * group holding them is durable. The streams themselves are kept by stream-catalog.ts, their
- * metadata normalised when read from disk (stream-meta.ts); dead segments are found and reaped
- * by dead-segments.ts.
+ * group holding them is durable. The frames of accepted changes and their apply steps are in
+ * stream-writes.ts; the streams themselves are kept by stream-catalog.ts, their metadata
+ * normalised when read from disk (stream-meta.ts); dead segments are found and reaped by
+ * dead-segments.ts.
  */
 import { SvcError } from '../../errors';
-import { type RecordInput, encodeRecordBatch, readBatchHeader, setBaseOffset } from '../../util/record-batch';
 import {
   type AppendParams,
   type BatchLimits,
@@ -40,17 +40,17 @@ import { type KafkaProducerAppend, checkBatches, checkJsonBatch, checkKafkaProdu
 import { Checkpointer } from './checkpointer';
 import { ChunkIndex, DEFAULT_INDEX_CACHE_CHUNKS } from './chunk-index';
 import { DeadSegments } from './dead-segments';
-import { FrameType, encodeFrame, encodeTrimPayload } from './frame';
 import { type KvStore } from './kv-store';
-import { DEFAULT_MAX_PRODUCERS, type SealProducer, checkProducer, producerIdOf, recordBatchProducer, recordProducer } from './producers';
+import { DEFAULT_MAX_PRODUCERS, checkProducer, producerIdOf, recordProducer } from './producers';
 import { GroupCommit, type Reply } from './group-commit';
 import { mediaType } from '../names';
 import { type Location, type SegmentLog } from './segment-log';
 import { gather } from './shard-reader';
 import { recoverShard } from './shard-recovery';
 import { StreamCatalog } from './stream-catalog';
-import { type MetaPatch, type StreamMeta, patchMeta, readMeta, storedMeta } from './stream-meta';
-import { type StreamState, addChunk, isExpired, isGone } from './stream-state';
+import { type StreamMeta, readMeta } from './stream-meta';
+import { type StreamState, isExpired, isGone } from './stream-state';
+import { type BatchProducer, StreamWrites } from './stream-writes';
 import { sweepExpired } from './retention';
 import { TailWatches } from './tail-watches';
 import { type SchemaRegistry } from '../schema-registry';
@@ -81,13 +81,6 @@ export interface ShardOptions {
   lowSpace?: () => boolean;
 }
 
-/** An HTTP producer's append as its batch header carries it. */
-interface BatchProducer {
-  producerId: bigint;
-  producerEpoch: number;
-  baseSequence: number;
-}
-
 export class Shard {
   readonly #store: KvStore;
   readonly #index: ChunkIndex;
@@ -100,6 +93,7 @@ export class Shard {
   readonly #checkpoints: Checkpointer;
   readonly #deadSegments: DeadSegments;
   readonly #watches: TailWatches;
+  readonly #writes: StreamWrites;
   /** End of the log as far as groups have been applied: the checkpoint position. */
   #durableEnd: Location;
 
@@ -154,6 +148,16 @@ export class Shard {
       nextStreamId: () => this.#streams.nextStreamId,
       metaOf: (s) => this.#streams.metaOf(s),
     });
+    this.#writes = new StreamWrites({
+      commit: this.#commit,
+      checkpoints: this.#checkpoints,
+      streams: this.#streams,
+      index: this.#index,
+      deadSegments: this.#deadSegments,
+      maxChunkBytes: opts.maxChunkBytes,
+      maxProducers: this.#maxProducers,
+      now: this.#now,
+    });
     this.#checkpoints.write(false);
     // Replayed chunks are in the store now: only each stream's last one stays in memory.
     for (const s of this.#streams.byId.values()) if (s.recent.length > 1) s.recent = s.recent.slice(-1);
@@ -181,14 +185,9 @@ export class Shard {
     } catch (err) {
       return reply(err as SvcError);
     }
-    const s = this.#streams.add(meta);
-    this.#commit.enqueue(s, encodeFrame(FrameType.Create, s.id, Buffer.from(JSON.stringify(storedMeta(meta)))), () => {
-      s.durable = true;
-      this.#checkpoints.appliedChanges++;
-      this.#checkpoints.streamChanged(s);
-    });
-    if (p.records.length > 0) this.#appendRecords(s, p.records);
-    if (p.closed) this.#seal(s);
+    const s = this.#writes.create(meta);
+    if (p.records.length > 0) this.#writes.appendRecords(s, p.records);
+    if (p.closed) this.#writes.seal(s);
     this.#commit.whenDurable(reply, () => ({ created: true, info: this.#info(s) }));
   }
 
@@ -259,15 +258,15 @@ export class Shard {
       kafkaProducer = k;
     }
     const pb: BatchProducer | null = producer !== null && producerId !== null ? { producerId, producerEpoch: producer.epoch, baseSequence: producer.seq } : null;
-    const ts = records !== null && records.length > 0 ? this.#appendRecords(s, records, pb) : this.#stamp(s);
+    const ts = records !== null && records.length > 0 ? this.#writes.appendRecords(s, records, pb) : this.#writes.stamp(s);
     const hasRecords = (records !== null && records.length > 0) || batches.length > 0;
-    for (const b of batches) this.#appendBatch(s, b);
+    for (const b of batches) this.#writes.appendBatch(s, b);
     // Logged right after the data, in the same group: replay sees both or, after a torn write, neither the sequence without its data.
-    if (writerSeq !== null) this.#configure(s, { ...meta, writerSeq }, { writerSeq });
+    if (writerSeq !== null) this.#writes.configure(s, { ...meta, writerSeq }, { writerSeq });
     const next = s.assignedSeq;
     // A producer's seal without records carries the producer in the SEAL frame (there is no batch header to hold it).
     const sealProducer = pb !== null && !hasRecords ? { key: pb.producerId.toString(), epoch: pb.producerEpoch, ack: { seq: pb.baseSequence, start, next, ts } } : null;
-    if (p.close) this.#seal(s, sealProducer);
+    if (p.close) this.#writes.seal(s, sealProducer);
     this.#touch(s);
     if (pb !== null) recordProducer(s.producers, pb.producerId.toString(), pb.producerEpoch, { seq: pb.baseSequence, start, next, ts }, this.#maxProducers);
     if (kafkaProducer !== null) {
@@ -283,10 +282,7 @@ export class Shard {
     if (p.seq > s.assignedSeq) {
       return reply(new SvcError('seq_out_of_range', `cannot trim to ${p.seq}: the stream ends at ${s.assignedSeq}`, { next_seq: s.assignedSeq }));
     }
-    if (p.seq > s.startSeq) {
-      const seq = p.seq;
-      this.#commit.enqueue(s, encodeFrame(FrameType.Trim, s.id, encodeTrimPayload(seq)), () => this.#applyTrim(s, seq));
-    }
+    if (p.seq > s.startSeq) this.#writes.trim(s, p.seq);
     this.#commit.whenDurable(reply, () => this.#appendResult(s, s.startSeq, s.lastTs));
   }
 
@@ -300,10 +296,10 @@ export class Shard {
     if (s === null) return reply(this.#missing(name));
     const meta = this.#streams.metaOf(s);
     if (meta.forkRefs > 0) {
-      this.#configure(s, { ...meta, softDeleted: true }, { softDeleted: true });
+      this.#writes.configure(s, { ...meta, softDeleted: true }, { softDeleted: true });
       return this.#commit.whenDurable(reply, () => ({ soft: true, fork: null }));
     }
-    this.#delete(s);
+    this.#writes.delete(s);
     this.#commit.whenDurable(reply, () => ({ soft: false, fork: meta.fork }));
   }
 
@@ -321,10 +317,10 @@ export class Shard {
     }
     const { next, patch } = plan;
     if (Object.keys(patch).length === 0) return this.#commit.afterDurable(reply, () => this.#info(s));
-    this.#configure(s, next, patch);
+    this.#writes.configure(s, next, patch);
     const info = (): StreamInfo => this.#info(s, next);
     // The last fork let go of a deleted (or expired) stream: it goes now.
-    if (next.forkRefs === 0 && (next.softDeleted || isExpired(s, this.#now()))) this.#delete(s);
+    if (next.forkRefs === 0 && (next.softDeleted || isExpired(s, this.#now()))) this.#writes.delete(s);
     this.#commit.whenDurable(reply, info);
   }
 
@@ -404,7 +400,7 @@ export class Shard {
     const now = this.#now();
     const r = sweepExpired(this.#log, this.#index, this.#streams.byName.values(), now);
     // An expired stream that forks still read stays (gone) until the last fork lets go.
-    for (const s of r.expiredStreams) if (this.#streams.metaOf(s).forkRefs === 0) this.#delete(s);
+    for (const s of r.expiredStreams) if (this.#streams.metaOf(s).forkRefs === 0) this.#writes.delete(s);
     for (const s of r.trimmed) {
       this.#checkpoints.appliedChanges++;
       this.#checkpoints.forgetDropped(s);
@@ -454,7 +450,7 @@ export class Shard {
     const s = this.#streams.byName.get(name);
     if (s === undefined || s.deleted) return null;
     if (isExpired(s, this.#now()) && this.#streams.metaOf(s).forkRefs === 0) {
-      this.#delete(s);
+      this.#writes.delete(s);
       return null;
     }
     return s;
@@ -486,83 +482,6 @@ export class Shard {
     s.lastAccessMs = this.#now();
     this.#checkpoints.streamChanged(s);
     this.#checkpoints.soon();
-  }
-
-  /** Server time for an append, never behind the stream's previous one. */
-  #stamp(s: StreamState): number {
-    const ts = Math.max(this.#now(), s.lastTs);
-    s.lastTs = ts;
-    return ts;
-  }
-
-  /** One batch; an idempotent producer's append carries the producer in the batch header (the log is its state). */
-  #appendRecords(s: StreamState, records: RecordInput[], producer: BatchProducer | null = null): number {
-    const ts = this.#stamp(s);
-    const batch = encodeRecordBatch(producer === null ? { baseOffset: s.assignedSeq, baseTimestamp: ts, records } : { baseOffset: s.assignedSeq, baseTimestamp: ts, records, ...producer });
-    this.#appendBatch(s, batch);
-    return ts;
-  }
-
-  #appendBatch(s: StreamState, batch: Buffer): void {
-    setBaseOffset(batch, s.assignedSeq, 0);
-    const h = readBatchHeader(batch, 0);
-    const base = s.assignedSeq;
-    const last = base + h.lastOffsetDelta;
-    s.assignedSeq = last + 1;
-    const frame = encodeFrame(FrameType.Data, s.id, batch);
-    this.#commit.enqueue(s, frame, (loc) => {
-      if (s.deleted) return;
-      const c = addChunk(s, { baseSeq: base, lastSeq: last, segId: loc.segId, pos: loc.pos, len: frame.length, maxTs: h.maxTimestamp }, this.#opts.maxChunkBytes);
-      this.#checkpoints.chunkChanged(c, s.id);
-      s.nextSeq = last + 1;
-      recordBatchProducer(s.durableProducers, h, base, this.#maxProducers);
-      this.#checkpoints.streamChanged(s);
-    });
-  }
-
-  #seal(s: StreamState, producer: SealProducer | null = null): void {
-    s.closing = true;
-    const payload = producer === null ? null : Buffer.from(JSON.stringify(producer));
-    this.#commit.enqueue(s, encodeFrame(FrameType.Seal, s.id, payload), () => {
-      s.closed = true;
-      this.#checkpoints.appliedChanges++;
-      if (producer !== null) recordProducer(s.durableProducers, producer.key, producer.epoch, producer.ack, this.#maxProducers);
-      this.#checkpoints.streamChanged(s);
-    });
-  }
-
-  /** Accept a config change: checks see `next` at once, s.meta once its CONFIG frame is durable. */
-  #configure(s: StreamState, next: StreamMeta, patch: MetaPatch): void {
-    this.#streams.accept(s, next);
-    this.#commit.enqueue(s, encodeFrame(FrameType.Config, s.id, Buffer.from(JSON.stringify(patch))), () => {
-      s.meta = patchMeta(s.meta, patch);
-      this.#checkpoints.appliedChanges++;
-      this.#streams.settle(s, next);
-      this.#checkpoints.streamChanged(s);
-    });
-  }
-
-  #applyTrim(s: StreamState, seq: number): void {
-    this.#checkpoints.appliedChanges++;
-    if (seq <= s.startSeq) return;
-    s.startSeq = seq;
-    this.#index.dropWhile(s, (c) => c.lastSeq < seq);
-    this.#checkpoints.forgetDropped(s);
-    this.#checkpoints.streamChanged(s);
-    this.#deadSegments.changed();
-  }
-
-  #delete(s: StreamState): void {
-    s.deleted = true;
-    this.#streams.unname(s);
-    this.#commit.enqueue(s, encodeFrame(FrameType.Delete, s.id, null), () => {
-      this.#streams.byId.delete(s.id);
-      this.#checkpoints.appliedChanges++;
-      this.#checkpoints.streamDeleted(s);
-      this.#index.dropWhile(s, () => true);
-      this.#checkpoints.forgetDropped(s);
-      this.#deadSegments.changed();
-    });
   }
 
   #globalId(s: StreamState): number {
