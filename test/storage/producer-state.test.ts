@@ -156,4 +156,26 @@ describe('idempotent producer state in a shard', () => {
     expect(bodies(shard, '/b')).toEqual(['y']);
     await shard.close();
   });
+
+  it('refuses with named outcomes: a Kafka repeat older than the acknowledgements kept, a new epoch past 0, a sealed stream', async () => {
+    const dir = tempDir();
+    const shard = open(dir, openMemoryStore());
+    await create(shard, '/k');
+    const { encodeRecordBatch } = await import('../../src/util/record-batch');
+    const kafka = (seq: number, epoch = 0): Promise<AppendResult> => {
+      const batch = encodeRecordBatch({ baseOffset: 0, baseTimestamp: 1, records: [rec(`k${seq}`)], producerId: 7n, producerEpoch: epoch, baseSequence: seq });
+      return call<AppendResult>((reply) => shard.append({ name: '/k', records: null, batches: batch, jsonBatch: null, contentType: null, close: false, kafka: true }, reply), shard);
+    };
+    for (let i = 0; i < 7; i++) await kafka(i);
+    // Sequences 2..6 are remembered; 0 is a duplicate whose offsets are forgotten (Kafka: DUPLICATE_SEQUENCE_NUMBER).
+    expect(await kafka(3)).toMatchObject({ duplicate: true, startSeq: 3 });
+    await expect(kafka(0)).rejects.toMatchObject({ code: 'conflict', outcome: { kind: 'duplicate', receivedSeq: 0 } });
+    await expect(kafka(1, 1)).rejects.toMatchObject({ code: 'conflict', outcome: { kind: 'invalid_epoch_seq', expectedSeq: 0, receivedSeq: 1 } });
+    await expect(kafka(9)).rejects.toMatchObject({ code: 'conflict', outcome: { kind: 'sequence_gap', expectedSeq: 7, receivedSeq: 9 } });
+    await create(shard, '/s');
+    await append(shard, '/s', 'first', P(0));
+    await call((reply) => shard.append({ name: '/s', records: null, batches: null, jsonBatch: null, contentType: null, close: true }, reply), shard);
+    await expect(append(shard, '/s', 'late', P(1))).rejects.toMatchObject({ code: 'stream_closed', outcome: { kind: 'closed', producerSeq: 1 }, details: { next_seq: 1 } });
+    await shard.close();
+  });
 });
