@@ -1,9 +1,11 @@
+import { type Outcome, type OutcomeKind } from './outcomes';
+
 /**
  * The closed list of error codes the product uses. Each edge owns one table that maps
  * a code to its wire shape (HTTP status + JSON body here; Kafka error codes and S3 XML later).
  * docs/errors.md lists every code; test/errors.test.ts fails when the two disagree.
  *
- * Errors cross the worker-thread boundary as plain data ({code, message, details}):
+ * Errors cross the worker-thread boundary as plain data ({code, message, details, outcome}):
  * a subclassed Error loses its class and `code` in postMessage.
  */
 export const ERROR_CODES = [
@@ -43,27 +45,48 @@ export interface ErrorData {
   code: ErrorCode;
   message: string;
   details?: Record<string, unknown>;
+  /** A refusal the storage layer names (outcomes.ts); each listener maps it. */
+  outcome?: Outcome;
 }
+
+/** The error code each outcome is refused with (its HTTP status in the listeners' code tables). */
+const OUTCOME_CODE: Record<OutcomeKind, ErrorCode> = {
+  duplicate: 'conflict',
+  stale_epoch: 'producer_fenced',
+  invalid_epoch_seq: 'conflict',
+  unknown_producer: 'conflict',
+  sequence_gap: 'conflict',
+  closed: 'stream_closed',
+};
 
 export class SvcError extends Error {
   readonly code: ErrorCode;
   readonly details: Record<string, unknown> | undefined;
+  /** Set when the storage layer refused with a named outcome (outcomes.ts). */
+  readonly outcome: Outcome | undefined;
 
-  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>, outcome?: Outcome) {
     super(message);
     this.name = 'SvcError';
     this.code = code;
     this.details = details;
+    this.outcome = outcome;
+  }
+
+  /** A refusal with a named outcome; the code follows from the outcome's kind. */
+  static refused(outcome: Outcome, message: string, details?: Record<string, unknown>): SvcError {
+    return new SvcError(OUTCOME_CODE[outcome.kind], message, details, outcome);
   }
 
   toData(): ErrorData {
-    return this.details === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, details: this.details };
+    const d: ErrorData = { code: this.code, message: this.message };
+    if (this.details !== undefined) d.details = this.details;
+    if (this.outcome !== undefined) d.outcome = this.outcome;
+    return d;
   }
 
   static fromData(d: ErrorData): SvcError {
-    return new SvcError(d.code, d.message, d.details);
+    return new SvcError(d.code, d.message, d.details, d.outcome);
   }
 }
 

@@ -4,6 +4,7 @@
  * docs/kafka.md lists the mapping.
  */
 import { type ErrorCode, SvcError } from '../errors';
+import { type OutcomeKind } from '../outcomes';
 
 /** The Kafka error codes this listener answers with. */
 export const KafkaError = {
@@ -78,12 +79,27 @@ const FROM_SVC: Partial<Record<ErrorCode, number>> = {
   data_corrupt: KafkaError.CORRUPT_MESSAGE,
 };
 
-/** The Kafka error code for an error thrown by a data-plane call. */
+/**
+ * Storage outcome (src/outcomes.ts) → Kafka error code. Total: a new outcome kind does not
+ * compile until it has its code here, so it can never fall through to UNKNOWN_SERVER_ERROR.
+ */
+const FROM_OUTCOME: Record<OutcomeKind, number> = {
+  // An idempotent producer's batch older than the acknowledgements kept (Kafka keeps 5 as well).
+  duplicate: KafkaError.DUPLICATE_SEQUENCE_NUMBER,
+  stale_epoch: KafkaError.INVALID_PRODUCER_EPOCH,
+  // A new epoch starts at sequence 0: anything else is out of order, as a Kafka broker answers.
+  invalid_epoch_seq: KafkaError.OUT_OF_ORDER_SEQUENCE_NUMBER,
+  unknown_producer: KafkaError.UNKNOWN_PRODUCER_ID,
+  sequence_gap: KafkaError.OUT_OF_ORDER_SEQUENCE_NUMBER,
+  // A sealed stream takes no more records; Kafka has no closer code for a partition that refuses writes.
+  closed: KafkaError.INVALID_REQUEST,
+};
+
+/** The Kafka error code for an error thrown by a data-plane call: its outcome's when it has one, else its code's. */
 export function kafkaErrorOf(err: unknown): number {
-  // The shard names the Kafka error of an idempotent producer's sequence conflict (shard.ts #checkKafkaProducer).
-  if (err instanceof SvcError && err.code === 'conflict' && typeof err.details?.['kafka_error'] === 'number') return err.details['kafka_error'];
-  if (err instanceof SvcError) return FROM_SVC[err.code] ?? KafkaError.UNKNOWN_SERVER_ERROR;
-  return KafkaError.UNKNOWN_SERVER_ERROR;
+  if (!(err instanceof SvcError)) return KafkaError.UNKNOWN_SERVER_ERROR;
+  if (err.outcome !== undefined) return FROM_OUTCOME[err.outcome.kind];
+  return FROM_SVC[err.code] ?? KafkaError.UNKNOWN_SERVER_ERROR;
 }
 
 /** The message to send beside a Kafka error code (Produce v8+, CreateTopics, DeleteTopics v5+). */

@@ -81,7 +81,7 @@ describe('idempotent producer state in a shard', () => {
     expect(dup).toMatchObject({ duplicate: true, startSeq: acks[7]!.startSeq, nextSeq: acks[7]!.nextSeq, timestamp: acks[7]!.timestamp });
     const old = await append(fresh, '/a', 'r1-again', P(1));
     expect(old).toMatchObject({ duplicate: true, startSeq: -1, nextSeq: -1 });
-    await expect(append(fresh, '/a', 'gap', P(10))).rejects.toMatchObject({ code: 'conflict', details: { 'header:svc-expected-seq': 8, 'header:svc-received-seq': 10 } });
+    await expect(append(fresh, '/a', 'gap', P(10))).rejects.toMatchObject({ code: 'conflict', outcome: { kind: 'sequence_gap', expectedSeq: 8, receivedSeq: 10 } });
     expect((await append(fresh, '/a', 'r8', P(8))).startSeq).toBe(8);
     expect(bodies(fresh, '/a')).toEqual([...Array.from({ length: 8 }, (_, i) => `r${i}`), 'r8']);
     await fresh.close();
@@ -98,7 +98,7 @@ describe('idempotent producer state in a shard', () => {
     const warm = open(dir, store);
     expect(warm.recovery.replayedFrames).toBe(0);
     expect(await append(warm, '/c', 'one-again', P(0, 3))).toMatchObject({ duplicate: true, startSeq: first.startSeq, nextSeq: first.nextSeq });
-    await expect(append(warm, '/c', 'stale', P(2, 2))).rejects.toMatchObject({ code: 'producer_fenced', details: { 'header:Producer-Epoch': 3 } });
+    await expect(append(warm, '/c', 'stale', P(2, 2))).rejects.toMatchObject({ code: 'producer_fenced', outcome: { kind: 'stale_epoch', currentEpoch: 3 } });
     expect((await append(warm, '/c', 'three', P(2, 3))).startSeq).toBe(2);
     await warm.close();
   });
@@ -134,7 +134,7 @@ describe('idempotent producer state in a shard', () => {
     await append(shard, '/e', 'a1', P(1, 0, 'a')); // a is now the most recently written
     await append(shard, '/e', 'c0', P(0, 0, 'c')); // evicts b
     // b is a new producer again: it must start at 0, and its old seq 0 is not recognised.
-    await expect(append(shard, '/e', 'b1', P(1, 0, 'b'))).rejects.toMatchObject({ code: 'conflict', details: { 'header:svc-expected-seq': 0 } });
+    await expect(append(shard, '/e', 'b1', P(1, 0, 'b'))).rejects.toMatchObject({ code: 'conflict', outcome: { kind: 'unknown_producer', expectedSeq: 0, receivedSeq: 1 } });
     expect(await append(shard, '/e', 'a1-again', P(1, 0, 'a'))).toMatchObject({ duplicate: true, startSeq: 2 });
     const fresh = open(dir, openMemoryStore(), 2);
     await expect(append(fresh, '/e', 'b1', P(1, 0, 'b'))).rejects.toMatchObject({ code: 'conflict' });
@@ -154,6 +154,28 @@ describe('idempotent producer state in a shard', () => {
     const ok = encodeRecordBatch({ baseOffset: 0, baseTimestamp: 1, records: [rec('y')], producerId: 42n, producerEpoch: 0, baseSequence: 0 });
     await call((reply) => shard.append({ name: '/b', records: null, batches: ok, jsonBatch: null, contentType: null, close: false }, reply), shard);
     expect(bodies(shard, '/b')).toEqual(['y']);
+    await shard.close();
+  });
+
+  it('refuses with named outcomes: a Kafka repeat older than the acknowledgements kept, a new epoch past 0, a sealed stream', async () => {
+    const dir = tempDir();
+    const shard = open(dir, openMemoryStore());
+    await create(shard, '/k');
+    const { encodeRecordBatch } = await import('../../src/util/record-batch');
+    const kafka = (seq: number, epoch = 0): Promise<AppendResult> => {
+      const batch = encodeRecordBatch({ baseOffset: 0, baseTimestamp: 1, records: [rec(`k${seq}`)], producerId: 7n, producerEpoch: epoch, baseSequence: seq });
+      return call<AppendResult>((reply) => shard.append({ name: '/k', records: null, batches: batch, jsonBatch: null, contentType: null, close: false, kafka: true }, reply), shard);
+    };
+    for (let i = 0; i < 7; i++) await kafka(i);
+    // Sequences 2..6 are remembered; 0 is a duplicate whose offsets are forgotten (Kafka: DUPLICATE_SEQUENCE_NUMBER).
+    expect(await kafka(3)).toMatchObject({ duplicate: true, startSeq: 3 });
+    await expect(kafka(0)).rejects.toMatchObject({ code: 'conflict', outcome: { kind: 'duplicate', receivedSeq: 0 } });
+    await expect(kafka(1, 1)).rejects.toMatchObject({ code: 'conflict', outcome: { kind: 'invalid_epoch_seq', expectedSeq: 0, receivedSeq: 1 } });
+    await expect(kafka(9)).rejects.toMatchObject({ code: 'conflict', outcome: { kind: 'sequence_gap', expectedSeq: 7, receivedSeq: 9 } });
+    await create(shard, '/s');
+    await append(shard, '/s', 'first', P(0));
+    await call((reply) => shard.append({ name: '/s', records: null, batches: null, jsonBatch: null, contentType: null, close: true }, reply), shard);
+    await expect(append(shard, '/s', 'late', P(1))).rejects.toMatchObject({ code: 'stream_closed', outcome: { kind: 'closed', producerSeq: 1 }, details: { next_seq: 1 } });
     await shard.close();
   });
 });

@@ -1,9 +1,11 @@
 /**
  * SvcError → a Durable Streams response: the status the protocol uses, its own headers, and a
- * plain-text body (the protocol defines no error body). Producer fencing keeps its
- * `Producer-Epoch` header, so it stays distinguishable from an auth 403.
+ * plain-text body (the protocol defines no error body). A refusal the storage layer names
+ * (src/outcomes.ts) is mapped by `outcomeReply`. Producer fencing keeps its `Producer-Epoch`
+ * header, so it stays distinguishable from an auth 403.
  */
 import { SvcError } from '../../errors';
+import { type Outcome } from '../../outcomes';
 import { type Reply, statusOf } from '../kit';
 import { COMMON_HEADERS, H } from './ds-headers';
 import { formatOffset } from './offsets';
@@ -17,22 +19,6 @@ export function toDsError(err: unknown): Reply {
     case 'not_found':
       if (d['gone'] === true) status = 410;
       break;
-    case 'conflict':
-      if (d['gone'] === true) status = 409;
-      if (typeof d['expected_seq'] === 'number') {
-        // A producer sequence gap; a new epoch that does not start at 0 is a bad request instead.
-        if (d['new_epoch'] === true) status = 400;
-        headers.push([H.producerExpectedSeq, String(d['expected_seq'])], [H.producerReceivedSeq, String(d['received_seq'])]);
-      }
-      break;
-    case 'stream_closed':
-      status = 409;
-      headers.push([H.closed, 'true']);
-      if (typeof d['next_seq'] === 'number') headers.push([H.nextOffset, formatOffset(d['next_seq'])]);
-      break;
-    case 'producer_fenced':
-      headers.push([H.producerEpoch, String(d['header:Producer-Epoch'])]);
-      break;
     case 'seq_out_of_range':
     case 'seq_mismatch':
       status = 400;
@@ -40,7 +26,42 @@ export function toDsError(err: unknown): Reply {
     default:
       break;
   }
+  if (e.outcome !== undefined) status = outcomeReply(e.outcome, headers, d['next_seq']) ?? status;
   return { status, headers, body: e.message };
+}
+
+/**
+ * The DS status and headers of each outcome (PROTOCOL.md, idempotent producers and closed
+ * streams); null keeps the code's status. Total: a new outcome kind does not compile here until it
+ * is mapped.
+ */
+function outcomeReply(o: Outcome, headers: Array<[string, string]>, nextSeq: unknown): number | null {
+  switch (o.kind) {
+    case 'stale_epoch':
+      headers.push([H.producerEpoch, String(o.currentEpoch)]);
+      return null;
+    // A new epoch that does not start at 0 is a bad request; a gap (or an unknown producer) a conflict.
+    case 'invalid_epoch_seq':
+      headers.push([H.producerExpectedSeq, String(o.expectedSeq)], [H.producerReceivedSeq, String(o.receivedSeq)]);
+      return 400;
+    case 'unknown_producer':
+    case 'sequence_gap':
+      headers.push([H.producerExpectedSeq, String(o.expectedSeq)], [H.producerReceivedSeq, String(o.receivedSeq)]);
+      return 409;
+    case 'closed':
+      headers.push([H.closed, 'true']);
+      if (typeof nextSeq === 'number') headers.push([H.nextOffset, formatOffset(nextSeq)]);
+      return 409;
+    // Only a Kafka producer's batch is refused as an old duplicate.
+    case 'duplicate':
+      return null;
+    default:
+      return unreachable(o);
+  }
+}
+
+function unreachable(o: never): never {
+  throw new Error(`outcome ${(o as Outcome).kind} has no Durable Streams reply`);
 }
 
 /** The 500 for a request that failed inside the node, with the id that finds it in the log. */

@@ -1,8 +1,10 @@
 /**
  * The protocol listener's one table from error code to HTTP status and JSON body
  * (`{error, message?, next_seq?}`, spec "Error body"). Every 409 says `conflict`, as the spec asks.
+ * A refusal the storage layer names (src/outcomes.ts) adds the headers of `outcomeHeaders`.
  */
 import { type ErrorCode, SvcError } from '../../errors';
+import { type Outcome } from '../../outcomes';
 import { type HeaderList } from '../http/engine';
 
 const STATUS: Record<ErrorCode, number> = {
@@ -59,10 +61,40 @@ export function toHttpError(err: unknown): HttpError {
     headers.push(['svc-next-seq', String(next)]);
   }
   if (e.code === 'stream_closed') headers.push(['svc-closed', 'true']);
+  if (e.outcome !== undefined) headers.push(...outcomeHeaders(e.outcome));
+  // The listener's own errors name their headers (`header:allow` on a 405).
   for (const [k, v] of Object.entries(e.details ?? {})) {
     if (k.startsWith('header:')) headers.push([k.slice(7), String(v)]);
   }
   return { status, headers, body: JSON.stringify(body) };
+}
+
+/**
+ * The Svc headers of each outcome (docs/protocol.md, "Idempotent producers"): the producer's
+ * expected and received sequence on a refused sequence (and on a sealed stream, where both are
+ * the one sent), the current epoch on fencing. Total: a new outcome kind does not compile here
+ * until it is given its headers.
+ */
+function outcomeHeaders(o: Outcome): Array<[string, string]> {
+  switch (o.kind) {
+    case 'stale_epoch':
+      return [['Producer-Epoch', String(o.currentEpoch)]];
+    case 'invalid_epoch_seq':
+    case 'unknown_producer':
+    case 'sequence_gap':
+      return [['svc-expected-seq', String(o.expectedSeq)], ['svc-received-seq', String(o.receivedSeq)]];
+    case 'closed':
+      return o.producerSeq === null ? [] : [['svc-expected-seq', String(o.producerSeq)], ['svc-received-seq', String(o.producerSeq)]];
+    // Only a Kafka producer's batch is refused as an old duplicate; an HTTP producer's is acknowledged.
+    case 'duplicate':
+      return [];
+    default:
+      return unreachable(o);
+  }
+}
+
+function unreachable(o: never): never {
+  throw new Error(`outcome ${(o as Outcome).kind} has no Svc headers`);
 }
 
 /** The 500 for a request that failed inside the node: the spec's error body, and the id to find it in the log. */

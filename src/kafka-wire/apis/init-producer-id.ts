@@ -3,7 +3,7 @@
  * producer id with epoch 0, whatever ProducerId/ProducerEpoch the request names — what a Kafka
  * broker does without a transactional id (@platformatic/kafka sends 0/0, librdkafka -1/-1, and
  * after a sequence error a client asks again and starts over at sequence 0). The partitions
- * check the sequences (shards/worker/shard.ts). With a transactional id the transaction
+ * check the sequences (shards/worker/append-checks.ts). With a transactional id the transaction
  * coordinator (txn/) answers the id's producer id and a new epoch, fencing older ones.
  */
 import {

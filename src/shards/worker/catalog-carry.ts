@@ -18,12 +18,14 @@
 import { FrameType, encodeFrame, parseFrame } from './frame';
 import { type StoredProducer, decodeProducers, encodeProducers } from './producers';
 import { type SegmentLog } from './segment-log';
-import { type StreamMeta, type StreamState } from './stream-state';
+import { type StoredMeta, readMeta, storedMeta } from './stream-meta';
+import { type StreamState } from './stream-state';
 
 /** One stream's state as carried. */
 export interface CarriedStream {
   id: number;
-  meta: StreamMeta;
+  /** Stored form (stream-meta.ts). */
+  meta: StoredMeta;
   startSeq: number;
   nextSeq: number;
   closed: boolean;
@@ -44,7 +46,7 @@ const STREAMS_PER_FRAME = 1000;
 /** The CATALOG frames carrying `streams` (durable state) and the live id list. */
 export function encodeCatalogFrames(streams: readonly StreamState[], liveIds: readonly number[], nextStreamId: number): Buffer[] {
   const carried: CarriedStream[] = streams.map((s) => {
-    const c: CarriedStream = { id: s.id, meta: s.meta, startSeq: s.startSeq, nextSeq: s.nextSeq, closed: s.closed, lastTs: s.lastTs };
+    const c: CarriedStream = { id: s.id, meta: storedMeta(s.meta), startSeq: s.startSeq, nextSeq: s.nextSeq, closed: s.closed, lastTs: s.lastTs };
     if (s.durableProducers.size > 0) c.producers = encodeProducers(s.durableProducers);
     return c;
   });
@@ -114,7 +116,7 @@ export function collectCarried(log: SegmentLog): CarriedCatalog {
  * start moved, so that the caller drops the chunks below it from the index.
  */
 export function applyCarried(s: StreamState, c: CarriedStream, maxProducers: number): boolean {
-  s.meta = c.meta;
+  s.meta = readMeta(c.meta);
   s.nextSeq = s.assignedSeq = Math.max(s.nextSeq, c.nextSeq);
   s.closed = s.closing = s.closed || c.closed;
   s.lastTs = Math.max(s.lastTs, c.lastTs);

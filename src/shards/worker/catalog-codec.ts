@@ -17,7 +17,8 @@
  */
 import { type KvOp } from './kv-store';
 import { type StoredProducer, encodeProducers } from './producers';
-import { type Chunk, type StreamMeta, type StreamState } from './stream-state';
+import { type StoredMeta, storedMeta } from './stream-meta';
+import { type Chunk, type StreamState } from './stream-state';
 
 export const CHECKPOINT_KEY = Buffer.from('C');
 export const STREAM_PREFIX = Buffer.from('S');
@@ -56,7 +57,8 @@ export function streamKey(id: number): Buffer {
 }
 
 interface StoredStream {
-  meta: StreamMeta;
+  /** Stored form: normalised by the reader (stream-meta.ts readMeta). */
+  meta: StoredMeta;
   closed: boolean;
   nextSeq: number;
   startSeq: number;
@@ -68,8 +70,8 @@ interface StoredStream {
 }
 
 export function encodeStream(s: StreamState): Buffer {
-  const v: StoredStream = { meta: s.meta, closed: s.closed, nextSeq: s.nextSeq, startSeq: s.startSeq, lastTs: s.lastTs };
-  if (s.meta.idleTtlSeconds != null) v.lastAccessMs = s.lastAccessMs;
+  const v: StoredStream = { meta: storedMeta(s.meta), closed: s.closed, nextSeq: s.nextSeq, startSeq: s.startSeq, lastTs: s.lastTs };
+  if (s.meta.idleTtlSeconds !== null) v.lastAccessMs = s.lastAccessMs;
   if (s.durableProducers.size > 0) v.producers = encodeProducers(s.durableProducers);
   return Buffer.from(JSON.stringify(v));
 }

@@ -13,7 +13,7 @@
  * only on writes and in log order, eviction is deterministic and replay reproduces it.
  */
 import { createHash } from 'node:crypto';
-import { SvcError } from '../../errors';
+import { type Outcome } from '../../outcomes';
 
 /** Kafka keeps the metadata of the last 5 batches per producer; so do we. */
 export const ACKS_KEPT = 5;
@@ -69,11 +69,14 @@ export function lastSequenceOf(baseSequence: number, lastOffsetDelta: number): n
   return (baseSequence + lastOffsetDelta) % 0x8000_0000;
 }
 
+/** The outcomes a producer check refuses with (outcomes.ts). */
+export type ProducerRefusal = Extract<Outcome, { kind: 'stale_epoch' | 'invalid_epoch_seq' | 'unknown_producer' | 'sequence_gap' }>;
+
 export type ProducerCheck =
   | { kind: 'append' }
   /** A repeat: `ack` is the original acknowledgement when it is still remembered. */
   | { kind: 'duplicate'; ack: ProducerAck | null; lastSeq: number }
-  | { kind: 'error'; error: SvcError };
+  | { kind: 'refused'; outcome: ProducerRefusal; message: string };
 
 /** Decide what an append of (epoch, seq) by producer `key` is, without changing anything. */
 export function checkProducer(table: ProducerTable, key: string, epoch: number, seq: number): ProducerCheck {
@@ -81,23 +84,15 @@ export function checkProducer(table: ProducerTable, key: string, epoch: number, 
   if (p === undefined || epoch > p.epoch) {
     // A producer not seen (never, or evicted) and a new epoch both start at sequence 0.
     if (seq === 0) return { kind: 'append' };
-    const why = p === undefined ? 'a producer not known to this stream starts at sequence 0' : `epoch ${epoch} is new and starts at sequence 0`;
-    // Durable Streams answers a new epoch that does not start at 0 with 400, not 409: mark it.
-    return { kind: 'error', error: gap(0, seq, why, p !== undefined ? { new_epoch: true } : {}) };
+    if (p === undefined) return { kind: 'refused', outcome: { kind: 'unknown_producer', expectedSeq: 0, receivedSeq: seq }, message: 'a producer not known to this stream starts at sequence 0' };
+    return { kind: 'refused', outcome: { kind: 'invalid_epoch_seq', expectedSeq: 0, receivedSeq: seq }, message: `epoch ${epoch} is new and starts at sequence 0` };
   }
   if (epoch < p.epoch) {
-    return {
-      kind: 'error',
-      error: new SvcError('producer_fenced', `producer epoch ${epoch} is fenced: the stream has seen epoch ${p.epoch}`, { 'header:Producer-Epoch': p.epoch }),
-    };
+    return { kind: 'refused', outcome: { kind: 'stale_epoch', currentEpoch: p.epoch }, message: `producer epoch ${epoch} is fenced: the stream has seen epoch ${p.epoch}` };
   }
   if (seq === p.lastSeq + 1) return { kind: 'append' };
   if (seq <= p.lastSeq) return { kind: 'duplicate', ack: p.acks.find((a) => a.seq === seq) ?? null, lastSeq: p.lastSeq };
-  return { kind: 'error', error: gap(p.lastSeq + 1, seq, `producer sequence ${seq} leaves a gap: expected ${p.lastSeq + 1}`) };
-}
-
-function gap(expected: number, received: number, message: string, extra: Record<string, unknown> = {}): SvcError {
-  return new SvcError('conflict', message, { 'header:svc-expected-seq': expected, 'header:svc-received-seq': received, expected_seq: expected, received_seq: received, ...extra });
+  return { kind: 'refused', outcome: { kind: 'sequence_gap', expectedSeq: p.lastSeq + 1, receivedSeq: seq }, message: `producer sequence ${seq} leaves a gap: expected ${p.lastSeq + 1}` };
 }
 
 /**

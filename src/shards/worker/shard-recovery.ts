@@ -20,7 +20,8 @@ import { scanFrames } from './log-scan';
 import { type KvOp, type KvStore } from './kv-store';
 import { DEFAULT_MAX_PRODUCERS, type SealProducer, cloneProducers, decodeProducers, recordBatchProducer, recordProducer } from './producers';
 import { type SegmentLog } from './segment-log';
-import { type StreamMeta, type StreamState, addChunk, newStreamState } from './stream-state';
+import { type StoredMeta, patchMeta, readMeta } from './stream-meta';
+import { type StreamState, addChunk, newStreamState } from './stream-state';
 
 export interface RecoveredShard {
   streams: Map<number, StreamState>;
@@ -45,7 +46,7 @@ export function recoverShard(store: KvStore, index: ChunkIndex, log: SegmentLog,
 
   for (const [k, v] of store.scan(STREAM_PREFIX)) {
     const d = decodeStream(k, v);
-    const s = newStreamState(d.id, d.meta);
+    const s = newStreamState(d.id, readMeta(d.meta));
     s.closed = s.closing = d.closed;
     s.nextSeq = s.assignedSeq = d.nextSeq;
     s.startSeq = d.startSeq;
@@ -68,7 +69,7 @@ export function recoverShard(store: KvStore, index: ChunkIndex, log: SegmentLog,
     nextStreamId = Math.max(nextStreamId, carried.nextStreamId);
     for (const c of carried.first.values()) {
       if (isDead(c.id)) continue;
-      const s = newStreamState(c.id, c.meta);
+      const s = newStreamState(c.id, readMeta(c.meta));
       // Data from the carried start on is indexed as replay meets it; the carried frame itself lifts the tail.
       s.startSeq = s.nextSeq = s.assignedSeq = c.startSeq;
       s.durable = true;
@@ -140,7 +141,7 @@ export function recoverShard(store: KvStore, index: ChunkIndex, log: SegmentLog,
     }
     if (type === FrameType.Create) {
       if (streams.has(id) || isDead(id)) return;
-      const s = newStreamState(id, JSON.parse(payload.toString()) as StreamMeta);
+      const s = newStreamState(id, readMeta(JSON.parse(payload.toString()) as StoredMeta));
       s.durable = true;
       streams.set(id, s);
       touched.add(s);
@@ -182,7 +183,7 @@ export function recoverShard(store: KvStore, index: ChunkIndex, log: SegmentLog,
         }
         return;
       case FrameType.Config:
-        s.meta = { ...s.meta, ...(JSON.parse(payload.toString()) as Partial<StreamMeta>) };
+        s.meta = patchMeta(s.meta, JSON.parse(payload.toString()) as Partial<StoredMeta>);
         return;
     }
   }

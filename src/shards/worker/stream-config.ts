@@ -11,7 +11,7 @@ import { SvcError } from '../../errors';
 import { type RecordInput } from '../../util/record-batch';
 import { type SchemaRegistry } from '../schema-registry';
 import { type ConfigureParams, type CreateParams } from '../types';
-import { type StreamMeta } from './stream-state';
+import { type MetaPatch, type StreamMeta } from './stream-meta';
 
 type ConfigFields = Pick<StreamMeta, 'schema' | 'schemaValidate' | 'kafkaTopic' | 'idleTtlSeconds' | 'fork'>;
 
@@ -20,40 +20,34 @@ function checkBinding(schema: string | null, validate: boolean, registry: Schema
   if (schema !== null && registry?.has(schema) !== true) throw new SvcError('invalid_parameter', `Svc-Schema: no schema named ${schema} is registered`);
 }
 
-/** The config fields a new stream's meta carries (only those set, so older catalogs and new ones look alike). */
+/** The config fields of a new stream's meta (create parameters are optional; the meta is normalised). */
 export function createConfig(p: CreateParams, registry: SchemaRegistry | undefined): ConfigFields {
   const schema = p.schema ?? null;
   const validate = p.schemaValidate ?? false;
   checkBinding(schema, validate, registry);
-  const out: ConfigFields = {};
-  if (schema !== null) out.schema = schema;
-  if (validate) out.schemaValidate = true;
-  if (p.kafkaTopic != null) out.kafkaTopic = p.kafkaTopic;
-  if (p.idleTtlSeconds != null) out.idleTtlSeconds = p.idleTtlSeconds;
-  if (p.fork != null) out.fork = p.fork;
-  return out;
+  return { schema, schemaValidate: validate, kafkaTopic: p.kafkaTopic ?? null, idleTtlSeconds: p.idleTtlSeconds ?? null, fork: p.fork ?? null };
 }
 
 /**
  * The meta after a config change, and the patch the CONFIG frame stores (only fields that
  * change; empty when nothing does).
  */
-export function planConfig(meta: StreamMeta, p: ConfigureParams, registry: SchemaRegistry | undefined): { next: StreamMeta; patch: Partial<StreamMeta> } {
-  const patch: Partial<StreamMeta> = {};
-  if (p.schema !== undefined && p.schema !== (meta.schema ?? null)) patch.schema = p.schema;
-  if (p.schemaValidate !== undefined && p.schemaValidate !== (meta.schemaValidate ?? false)) patch.schemaValidate = p.schemaValidate;
-  if (p.kafkaTopic !== undefined && p.kafkaTopic !== (meta.kafkaTopic ?? null)) patch.kafkaTopic = p.kafkaTopic;
+export function planConfig(meta: StreamMeta, p: ConfigureParams, registry: SchemaRegistry | undefined): { next: StreamMeta; patch: MetaPatch } {
+  const patch: MetaPatch = {};
+  if (p.schema !== undefined && p.schema !== meta.schema) patch.schema = p.schema;
+  if (p.schemaValidate !== undefined && p.schemaValidate !== meta.schemaValidate) patch.schemaValidate = p.schemaValidate;
+  if (p.kafkaTopic !== undefined && p.kafkaTopic !== meta.kafkaTopic) patch.kafkaTopic = p.kafkaTopic;
   if (p.ttlSeconds !== undefined && p.ttlSeconds !== meta.ttlSeconds) patch.ttlSeconds = p.ttlSeconds;
   // The count itself is logged, not the delta, so replaying a CONFIG frame twice changes nothing.
-  if (p.forkRefsDelta !== undefined && p.forkRefsDelta !== 0) patch.forkRefs = Math.max(0, (meta.forkRefs ?? 0) + p.forkRefsDelta);
-  if (p.softDeleted !== undefined && p.softDeleted !== (meta.softDeleted ?? false)) patch.softDeleted = p.softDeleted;
+  if (p.forkRefsDelta !== undefined && p.forkRefsDelta !== 0) patch.forkRefs = Math.max(0, meta.forkRefs + p.forkRefsDelta);
+  if (p.softDeleted !== undefined && p.softDeleted !== meta.softDeleted) patch.softDeleted = p.softDeleted;
   const next = { ...meta, ...patch };
   // A schema named again is checked again, even when it is the one bound: it must still exist.
-  const schema = next.schema ?? null;
+  const schema = next.schema;
   if (p.schema !== undefined && p.schema !== null && registry?.has(p.schema) !== true) {
     throw new SvcError('invalid_parameter', `schema: no schema named ${p.schema} is registered`);
   }
-  if ((next.schemaValidate ?? false) && schema === null) {
+  if (next.schemaValidate && schema === null) {
     throw new SvcError('invalid_parameter', 'schemaValidate: true needs a bound schema (set schema, or set schemaValidate to false with it)');
   }
   return { next, patch };
@@ -61,7 +55,7 @@ export function planConfig(meta: StreamMeta, p: ConfigureParams, registry: Schem
 
 /** Refuse the append when the stream validates and a record does not match (nothing is written). */
 export function validateRecords(meta: StreamMeta, registry: SchemaRegistry | undefined, records: readonly RecordInput[] | null, batches: readonly Buffer[]): void {
-  if (meta.schemaValidate !== true || meta.schema == null) return;
+  if (!meta.schemaValidate || meta.schema === null) return;
   if (registry === undefined) throw new SvcError('internal', 'schema validation is not available on this shard');
   registry.validateAppend(meta.schema, records, batches);
 }

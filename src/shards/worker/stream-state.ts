@@ -7,8 +7,8 @@
  * side by side, and a chunk that starts where the previous one ended is merged into it,
  * so a stream written alone is one chunk per segment and a read is one pread.
  */
-import { type ForkInfo } from '../types';
 import { type ProducerTable } from './producers';
+import { type StreamMeta } from './stream-meta';
 
 export interface Chunk {
   baseSeq: number;
@@ -20,33 +20,10 @@ export interface Chunk {
   maxTs: number;
 }
 
-export interface StreamMeta {
-  name: string;
-  contentType: string;
-  ttlSeconds: number | null;
-  expiresAtMs: number | null;
-  createdAtMs: number;
-  /** Bound schema name (Svc-Schema); absent or null when none. Optional: catalogs written before it lack it. */
-  schema?: string | null;
-  /** Validate appends against `schema` (Svc-Schema-Validate). */
-  schemaValidate?: boolean;
-  /** Kafka topic set explicitly (Svc-Kafka-Topic); absent or null means derived from the name. */
-  kafkaTopic?: string | null;
-  /** Sliding lifetime (Durable Streams Stream-TTL), seconds; absent or null when none. */
-  idleTtlSeconds?: number | null;
-  /** A fork: seqs below fork.seq are read from the source; the stream's own start there. */
-  fork?: ForkInfo | null;
-  /** Forks reading this stream (set by CONFIG frames; absent means 0). */
-  forkRefs?: number;
-  /** Deleted while forks read it (CONFIG frame). */
-  softDeleted?: boolean;
-  /** Last Durable Streams writer sequence (Stream-Seq), written by a CONFIG frame beside the data. */
-  writerSeq?: string;
-}
-
 export interface StreamState {
   /** Shard-local id, never reused. */
   readonly id: number;
+  /** As of durable changes (normalised when read: stream-meta.ts). */
   meta: StreamMeta;
   /** Seal accepted (possibly not yet durable): later appends are refused at once. */
   closing: boolean;
@@ -83,7 +60,7 @@ export interface StreamState {
 
 export function newStreamState(id: number, meta: StreamMeta): StreamState {
   // A fork's own records start at its fork point.
-  const base = meta.fork?.seq ?? 0;
+  const base = meta.fork === null ? 0 : meta.fork.seq;
   return {
     id,
     meta,
@@ -136,7 +113,7 @@ export function findChunk(chunks: readonly Chunk[], seq: number): number {
 
 export function isExpired(s: StreamState, now: number): boolean {
   if (s.meta.expiresAtMs !== null && s.meta.expiresAtMs <= now) return true;
-  const idle = s.meta.idleTtlSeconds ?? null;
+  const idle = s.meta.idleTtlSeconds;
   return idle !== null && s.lastAccessMs + idle * 1000 <= now;
 }
 
@@ -145,6 +122,6 @@ export function isExpired(s: StreamState, now: number): boolean {
  * (Durable Streams answers 410). Once the last fork lets go it is deleted.
  */
 export function isGone(s: StreamState, now: number): boolean {
-  if ((s.meta.forkRefs ?? 0) === 0) return false;
-  return s.meta.softDeleted === true || isExpired(s, now);
+  if (s.meta.forkRefs === 0) return false;
+  return s.meta.softDeleted || isExpired(s, now);
 }

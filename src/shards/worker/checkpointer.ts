@@ -1,0 +1,117 @@
+/**
+ * A shard's checkpoint: the catalog entries and chunk index entries changed since the last one,
+ * written to RocksDB with the log position they are complete up to (catalog-codec.ts).
+ *
+ *   applied group ──▶ dirty streams, dirty chunks, index ops ──(≤ CHECKPOINT_EVERY_MS, or
+ *                                                             CHECKPOINT_MAX_OPS at once)──▶ one store write
+ *
+ * Checkpoints are batched: a RocksDB write per group commit cost more worker CPU than the
+ * append itself. The log is the write-ahead log, so a later checkpoint only means a longer
+ * replay after a crash (at most CHECKPOINT_EVERY_MS of log), never lost data.
+ *
+ * It also keeps the shard's count of applied metadata changes (its part of appliedIndex), which
+ * the checkpoint stores.
+ */
+import { CHECKPOINT_KEY, encodeCheckpoint, encodeStream, putChunk, streamKey } from './catalog-codec';
+import { type KvOp, type KvStore } from './kv-store';
+import { type Location } from './segment-log';
+import { type Chunk, type StreamState } from './stream-state';
+
+/** Longest time the RocksDB checkpoint lags the applied log. */
+const CHECKPOINT_EVERY_MS = 100;
+/** Index writes that trigger a checkpoint at once. */
+const CHECKPOINT_MAX_OPS = 4096;
+
+/** What a checkpoint records besides the dirty entries: asked when it is written. */
+export interface CheckpointSource {
+  /** End of the log as far as groups have been applied. */
+  durableEnd(): Location;
+  nextStreamId(): number;
+  stream(id: number): StreamState | undefined;
+  /** False after a storage failure: a timed checkpoint is skipped then. */
+  healthy(): boolean;
+}
+
+export class Checkpointer {
+  readonly #store: KvStore;
+  readonly #source: CheckpointSource;
+  #kvOps: KvOp[];
+  readonly #dirty = new Set<StreamState>();
+  /** Chunks changed since the last checkpoint, with their stream id. */
+  readonly #dirtyChunks = new Map<Chunk, number>();
+  #timer: NodeJS.Timeout | null = null;
+  /** Metadata-relevant changes applied (the shard's part of appliedIndex; kept in the checkpoint). */
+  appliedChanges: number;
+
+  /** `ops`: index writes recovery left to do; `appliedChanges`: the count recovery reached. */
+  constructor(store: KvStore, source: CheckpointSource, ops: KvOp[], appliedChanges: number) {
+    this.#store = store;
+    this.#source = source;
+    this.#kvOps = ops;
+    this.appliedChanges = appliedChanges;
+  }
+
+  /** The stream's catalog entry is written with the next checkpoint. */
+  streamChanged(s: StreamState): void {
+    this.#dirty.add(s);
+  }
+
+  /** A chunk added or changed (a merged chunk is the same object appended to many times: written once). */
+  chunkChanged(c: Chunk, streamId: number): void {
+    this.#dirtyChunks.set(c, streamId);
+  }
+
+  /** A deleted stream: its catalog entry goes with the next checkpoint instead of being written. */
+  streamDeleted(s: StreamState): void {
+    this.#dirty.delete(s);
+    this.#kvOps.push({ type: 'del', key: streamKey(s.id) });
+  }
+
+  /** Chunks dropped from a stream's index must not be written back by a pending put. */
+  forgetDropped(s: StreamState): void {
+    for (const [c, sid] of this.#dirtyChunks) if (sid === s.id && !s.recent.includes(c)) this.#dirtyChunks.delete(c);
+  }
+
+  /** Checkpoint within CHECKPOINT_EVERY_MS (at once when CHECKPOINT_MAX_OPS are waiting). */
+  soon(): void {
+    // appliedIndex counts each checkpoint when it is decided, so the figure is final when the
+    // change that caused it is acknowledged (the write itself follows within CHECKPOINT_EVERY_MS).
+    if (this.#timer === null) this.appliedChanges++;
+    if (this.#kvOps.length + this.#dirtyChunks.size >= CHECKPOINT_MAX_OPS) {
+      this.write(false);
+      return;
+    }
+    if (this.#timer !== null) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      if (this.#source.healthy()) this.write(false);
+    }, CHECKPOINT_EVERY_MS);
+    this.#timer.unref();
+  }
+
+  /** Write the checkpoint now (`sync`: durable before it returns, as the reaper and close need). */
+  write(sync: boolean): void {
+    if (this.#timer !== null) {
+      clearTimeout(this.#timer);
+      this.#timer = null;
+    }
+    /** Streams whose recent chunks are all stored after this write: they keep only their last. */
+    const stored = new Set<number>();
+    for (const [c, sid] of this.#dirtyChunks) {
+      putChunk(this.#kvOps, sid, c);
+      stored.add(sid);
+    }
+    this.#dirtyChunks.clear();
+    for (const s of this.#dirty) this.#kvOps.push({ type: 'put', key: streamKey(s.id), value: encodeStream(s) });
+    this.#dirty.clear();
+    const end = this.#source.durableEnd();
+    this.#kvOps.push({ type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint({ segId: end.segId, pos: end.pos, nextStreamId: this.#source.nextStreamId(), appliedChanges: this.appliedChanges }) });
+    const ops = this.#kvOps;
+    this.#kvOps = [];
+    this.#store.write(ops, sync);
+    for (const sid of stored) {
+      const s = this.#source.stream(sid);
+      if (s !== undefined && s.recent.length > 1) s.recent = s.recent.slice(-1);
+    }
+  }
+}

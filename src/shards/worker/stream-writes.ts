@@ -1,0 +1,144 @@
+/**
+ * The writes of a shard, once an operation passed its checks: each accepted change is a frame
+ * enqueued for group commit, with what it changes in memory at once (seqs assigned, a seal or
+ * delete accepted, the accepted meta) and its apply step, run when the frame is durable (the
+ * durable tail, chunks, the durable producer table, the catalog entry to checkpoint).
+ *
+ *   accept: state the next check sees ──▶ frame ──▶ group commit ──(durable)──▶ apply: what readers see
+ */
+import { type RecordInput, encodeRecordBatch, readBatchHeader, setBaseOffset } from '../../util/record-batch';
+import { type Checkpointer } from './checkpointer';
+import { type ChunkIndex } from './chunk-index';
+import { type DeadSegments } from './dead-segments';
+import { FrameType, encodeFrame, encodeTrimPayload } from './frame';
+import { type GroupCommit } from './group-commit';
+import { type SealProducer, recordBatchProducer, recordProducer } from './producers';
+import { type StreamCatalog } from './stream-catalog';
+import { type MetaPatch, type StreamMeta, patchMeta, storedMeta } from './stream-meta';
+import { type StreamState, addChunk } from './stream-state';
+
+/** An HTTP producer's append as its batch header carries it. */
+export interface BatchProducer {
+  producerId: bigint;
+  producerEpoch: number;
+  baseSequence: number;
+}
+
+export interface StreamWritesContext {
+  commit: GroupCommit;
+  checkpoints: Checkpointer;
+  streams: StreamCatalog;
+  index: ChunkIndex;
+  deadSegments: DeadSegments;
+  maxChunkBytes: number;
+  maxProducers: number;
+  now: () => number;
+}
+
+export class StreamWrites {
+  readonly #x: StreamWritesContext;
+
+  constructor(x: StreamWritesContext) {
+    this.#x = x;
+  }
+
+  /** A new stream (CREATE frame); it is visible to readers once durable. */
+  create(meta: StreamMeta): StreamState {
+    const { commit, checkpoints, streams } = this.#x;
+    const s = streams.add(meta);
+    commit.enqueue(s, encodeFrame(FrameType.Create, s.id, Buffer.from(JSON.stringify(storedMeta(meta)))), () => {
+      s.durable = true;
+      checkpoints.appliedChanges++;
+      checkpoints.streamChanged(s);
+    });
+    return s;
+  }
+
+  /** Server time for an append, never behind the stream's previous one. */
+  stamp(s: StreamState): number {
+    const ts = Math.max(this.#x.now(), s.lastTs);
+    s.lastTs = ts;
+    return ts;
+  }
+
+  /** One batch; an idempotent producer's append carries the producer in the batch header (the log is its state). Returns its timestamp. */
+  appendRecords(s: StreamState, records: RecordInput[], producer: BatchProducer | null = null): number {
+    const ts = this.stamp(s);
+    const batch = encodeRecordBatch(producer === null ? { baseOffset: s.assignedSeq, baseTimestamp: ts, records } : { baseOffset: s.assignedSeq, baseTimestamp: ts, records, ...producer });
+    this.appendBatch(s, batch);
+    return ts;
+  }
+
+  /** A batch as checked (its base offset rewritten to the stream's next seq). */
+  appendBatch(s: StreamState, batch: Buffer): void {
+    const { commit, checkpoints, maxChunkBytes, maxProducers } = this.#x;
+    setBaseOffset(batch, s.assignedSeq, 0);
+    const h = readBatchHeader(batch, 0);
+    const base = s.assignedSeq;
+    const last = base + h.lastOffsetDelta;
+    s.assignedSeq = last + 1;
+    const frame = encodeFrame(FrameType.Data, s.id, batch);
+    commit.enqueue(s, frame, (loc) => {
+      if (s.deleted) return;
+      const c = addChunk(s, { baseSeq: base, lastSeq: last, segId: loc.segId, pos: loc.pos, len: frame.length, maxTs: h.maxTimestamp }, maxChunkBytes);
+      checkpoints.chunkChanged(c, s.id);
+      s.nextSeq = last + 1;
+      recordBatchProducer(s.durableProducers, h, base, maxProducers);
+      checkpoints.streamChanged(s);
+    });
+  }
+
+  /** Seal; an idempotent producer's seal without records carries the producer in the frame. */
+  seal(s: StreamState, producer: SealProducer | null = null): void {
+    const { commit, checkpoints, maxProducers } = this.#x;
+    s.closing = true;
+    const payload = producer === null ? null : Buffer.from(JSON.stringify(producer));
+    commit.enqueue(s, encodeFrame(FrameType.Seal, s.id, payload), () => {
+      s.closed = true;
+      checkpoints.appliedChanges++;
+      if (producer !== null) recordProducer(s.durableProducers, producer.key, producer.epoch, producer.ack, maxProducers);
+      checkpoints.streamChanged(s);
+    });
+  }
+
+  /** A config change: checks see `next` at once, s.meta once its CONFIG frame (the patch) is durable. */
+  configure(s: StreamState, next: StreamMeta, patch: MetaPatch): void {
+    const { commit, checkpoints, streams } = this.#x;
+    streams.accept(s, next);
+    commit.enqueue(s, encodeFrame(FrameType.Config, s.id, Buffer.from(JSON.stringify(patch))), () => {
+      s.meta = patchMeta(s.meta, patch);
+      checkpoints.appliedChanges++;
+      streams.settle(s, next);
+      checkpoints.streamChanged(s);
+    });
+  }
+
+  /** Move the start to `seq` (above the current start); the records below it die once durable. */
+  trim(s: StreamState, seq: number): void {
+    const { commit, checkpoints, index, deadSegments } = this.#x;
+    commit.enqueue(s, encodeFrame(FrameType.Trim, s.id, encodeTrimPayload(seq)), () => {
+      checkpoints.appliedChanges++;
+      if (seq <= s.startSeq) return;
+      s.startSeq = seq;
+      index.dropWhile(s, (c) => c.lastSeq < seq);
+      checkpoints.forgetDropped(s);
+      checkpoints.streamChanged(s);
+      deadSegments.changed();
+    });
+  }
+
+  /** Delete: the name is free at once; the data dies once the DELETE frame is durable. */
+  delete(s: StreamState): void {
+    const { commit, checkpoints, streams, index, deadSegments } = this.#x;
+    s.deleted = true;
+    streams.unname(s);
+    commit.enqueue(s, encodeFrame(FrameType.Delete, s.id, null), () => {
+      streams.byId.delete(s.id);
+      checkpoints.appliedChanges++;
+      checkpoints.streamDeleted(s);
+      index.dropWhile(s, () => true);
+      checkpoints.forgetDropped(s);
+      deadSegments.changed();
+    });
+  }
+}
