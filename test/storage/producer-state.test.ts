@@ -38,7 +38,7 @@ async function create(shard: Shard, name: string): Promise<void> {
 }
 
 function append(shard: Shard, name: string, body: string, producer: ProducerParams): Promise<AppendResult> {
-  return call<AppendResult>((reply) => shard.append({ name, records: [rec(body)], batches: null, jsonBatch: null, contentType: null, close: false, producer }, reply), shard);
+  return call<AppendResult>((reply) => shard.append({ name, origin: 'http', payload: { kind: 'records', records: [rec(body)] }, contentType: null, close: false, producer }, reply), shard);
 }
 
 function bodies(shard: Shard, name: string): string[] {
@@ -149,10 +149,10 @@ describe('idempotent producer state in a shard', () => {
     const { encodeRecordBatch } = await import('../../src/util/record-batch');
     const batch = encodeRecordBatch({ baseOffset: 0, baseTimestamp: 1, records: [rec('x')], producerId: producerIdOf('p'), producerEpoch: 0, baseSequence: 0 });
     await expect(
-      call((reply) => shard.append({ name: '/b', records: null, batches: batch, jsonBatch: null, contentType: null, close: false }, reply), shard),
+      call((reply) => shard.append({ name: '/b', origin: 'http', payload: { kind: 'batches', body: batch }, contentType: null, close: false }, reply), shard),
     ).rejects.toMatchObject({ code: 'invalid_batch' });
     const ok = encodeRecordBatch({ baseOffset: 0, baseTimestamp: 1, records: [rec('y')], producerId: 42n, producerEpoch: 0, baseSequence: 0 });
-    await call((reply) => shard.append({ name: '/b', records: null, batches: ok, jsonBatch: null, contentType: null, close: false }, reply), shard);
+    await call((reply) => shard.append({ name: '/b', origin: 'http', payload: { kind: 'batches', body: ok }, contentType: null, close: false }, reply), shard);
     expect(bodies(shard, '/b')).toEqual(['y']);
     await shard.close();
   });
