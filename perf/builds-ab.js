@@ -7,7 +7,8 @@
 //
 // PERF_AB_A / PERF_AB_B: build directories (default dist for both: the method's own noise).
 // PERF_AB_ROUNDS (default 3) × PERF_DURATION (default 5 s) per build. Prints per run and per build:
-// appends/s and the node's CPU per append (µs, user + system of all its threads, from /proc).
+// appends/s and the node's CPU per append (µs, user + system of all its threads, from /proc), and
+// that of its main thread alone (the gateway thread).
 // For a before/after of a change: copy dist/ of the old commit to perf/.work/ before building the new one.
 
 const fs = require('node:fs');
@@ -20,6 +21,13 @@ const { http, cpuSeconds, intEnv, freePorts, waitForPort } = require('./lib/util
 
 const ROOT = path.resolve(__dirname, '..');
 const RECORD = 100;
+
+/** CPU seconds of the node's main thread alone (the gateway: HTTP parsing and the hop to the shard workers). */
+function mainThreadCpuSeconds(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100; // USER_HZ: 100 on Linux
+}
 const WARMUP_S = 2;
 
 async function startNode(dist, workDir, name) {
@@ -58,9 +66,9 @@ async function main() {
   const workDir = fs.mkdtempSync(path.join(ROOT, 'perf', '.work', 'ab-'));
   const body = path.join(workDir, 'record-100.bin');
   fs.writeFileSync(body, recordBody(0, RECORD));
-  const sums = { A: { req: 0, s: 0, cpu: 0 }, B: { req: 0, s: 0, cpu: 0 } };
+  const sums = { A: { req: 0, s: 0, cpu: 0, main: 0 }, B: { req: 0, s: 0, cpu: 0, main: 0 } };
   console.log(`A = ${path.relative(ROOT, builds[0].dist)}, B = ${path.relative(ROOT, builds[1].dist)}; load average before: ${os.loadavg()[0].toFixed(2)}`);
-  console.log('| round | build | appends/s | node CPU µs per append |\n|---|---|---|---|');
+  console.log('| round | build | appends/s | node CPU µs per append | main thread CPU µs per append |\n|---|---|---|---|---|');
   let live = null;
   try {
     for (let r = 0; r < rounds; r++) {
@@ -71,8 +79,10 @@ async function main() {
         const load = { url: `${live.base}/w1`, script: 'append.lua', args: [body, 'application/octet-stream', ''], connections: 64 };
         await runWrk({ ...load, seconds: WARMUP_S });
         const cpu0 = cpuSeconds(live.pid);
+        const main0 = mainThreadCpuSeconds(live.pid);
         const w = await runWrk({ ...load, seconds: duration });
         const cpu = cpuSeconds(live.pid) - cpu0;
+        const mainCpu = mainThreadCpuSeconds(live.pid) - main0;
         await live.stop();
         live = null;
         const bad = (w.errors && w.errors.status) || w.non2xx || 0;
@@ -80,12 +90,13 @@ async function main() {
         sums[b.id].req += w.requests;
         sums[b.id].s += w.seconds;
         sums[b.id].cpu += cpu;
-        console.log(`| ${r + 1} | ${b.id} | ${Math.round(w.requests / w.seconds)} | ${((cpu * 1e6) / w.requests).toFixed(1)} |`);
+        sums[b.id].main += mainCpu;
+        console.log(`| ${r + 1} | ${b.id} | ${Math.round(w.requests / w.seconds)} | ${((cpu * 1e6) / w.requests).toFixed(1)} | ${((mainCpu * 1e6) / w.requests).toFixed(1)} |`);
       }
     }
     for (const id of ['A', 'B']) {
       const s = sums[id];
-      console.log(`| all | ${id} | ${Math.round(s.req / s.s)} | ${((s.cpu * 1e6) / s.req).toFixed(1)} |`);
+      console.log(`| all | ${id} | ${Math.round(s.req / s.s)} | ${((s.cpu * 1e6) / s.req).toFixed(1)} | ${((s.main * 1e6) / s.req).toFixed(1)} |`);
     }
     console.log(`load average after: ${os.loadavg()[0].toFixed(2)}`);
   } finally {

@@ -177,14 +177,14 @@ export class ShardClient {
     return this.#call('create', this.shardOf(p.name), p);
   }
 
-  async append(p: AppendParams): Promise<AppendResult> {
-    const r = await this.#call('append', this.shardOf(p.name), p);
-    // Counted here, once the append is durable and acknowledged; a duplicate wrote nothing (docs/metrics.md).
-    if (r.duplicate !== true) {
+  append(p: AppendParams): Promise<AppendResult> {
+    // Counted as the reply is read (no promise of its own), once the append is durable and
+    // acknowledged; a duplicate wrote nothing (docs/metrics.md).
+    return this.#call('append', this.shardOf(p.name), p, (r) => {
+      if (r.duplicate === true) return;
       this.appended.records += r.nextSeq - r.startSeq;
       this.appended.bytes += payloadBytes(p.payload);
-    }
-    return r;
+    });
   }
 
   trim(p: TrimParams): Promise<AppendResult> {
@@ -334,7 +334,7 @@ export class ShardClient {
   }
 
   /** The one way to a worker: `req` is written with its operation's encoding, the reply read with its result's. */
-  #call<K extends OpName>(op: K, shard: number, req: Req<K>): Promise<Res<K>> {
+  #call<K extends OpName>(op: K, shard: number, req: Req<K>, observe?: (res: Res<K>) => void): Promise<Res<K>> {
     const worker = workerOf(shard, this.#pool.size);
     // A worker that is down answers nothing: fail at once rather than queue for ever.
     const down = this.#pool.downInfo(worker);
@@ -355,7 +355,17 @@ export class ShardClient {
       this.#scheduled = true;
       setImmediate(this.#sendAll);
     }
-    return new Promise((resolve, reject) => this.#pending.set(id, { settle: (r) => resolve(spec.res.read(r)), reject, worker }));
+    return new Promise((resolve, reject) =>
+      this.#pending.set(id, {
+        settle: (r) => {
+          const res = spec.res.read(r);
+          observe?.(res);
+          resolve(res);
+        },
+        reject,
+        worker,
+      }),
+    );
   }
 
   /** A worker stopped: everything sent to it or written for it fails now. */
@@ -393,8 +403,8 @@ export class ShardClient {
         if (down !== null) this.#failWorker(w, down);
         continue;
       }
-      const { message } = out.take();
-      worker.postMessage(message, [message]);
+      const { message, transferMessage } = out.take();
+      worker.postMessage(message, transferMessage ? [message] : []);
     }
   }
 

@@ -28,6 +28,8 @@ const MESSAGE_HEAD = 4;
 const ENTRY_HEAD = 11;
 /** First buffer of a turn; grows by doubling. */
 const INITIAL_BYTES = 16 * 1024; // 16 KiB: a turn's worth of small appends
+/** Messages up to this size are copied out of the writer's buffer, larger ones handed over whole. */
+const COPY_MAX = 64 * 1024; // 64 KiB
 /** Data at least this large travels as its own transferred ArrayBuffer instead of being copied. */
 const TRANSFER_MIN = 64 * 1024; // 64 KiB: far above the 8 KiB Buffer pool, which must never be transferred
 /** In a data length: the data is `extras[index]` at (offset, length) that follow. */
@@ -77,17 +79,24 @@ export class Writer {
     if (this.pos === MESSAGE_HEAD) this.pos = 0;
   }
 
-  /** The message and the buffers moved with it (all to be transferred); the writer starts afresh. */
-  take(): { message: ArrayBuffer; extras: ArrayBuffer[] } {
+  /**
+   * The message and the buffers moved with it; the writer starts afresh. `extras` are always to
+   * be transferred, `message` only when `transferMessage`: a small message is a copy, posted
+   * without a transfer list (cheaper than transferring and allocating a new buffer each turn,
+   * measured), and the writer keeps its buffer.
+   */
+  take(): { message: ArrayBuffer; transferMessage: boolean; extras: ArrayBuffer[] } {
     this.buf.writeUInt32LE(this.pos, 0);
-    const message = this.buf.buffer;
+    const whole = this.buf.buffer;
     // Always so (allocUnsafeSlow), but the type says ArrayBufferLike.
-    if (!(message instanceof ArrayBuffer)) throw new Error('wire: a message buffer must be an ArrayBuffer');
+    if (!(whole instanceof ArrayBuffer)) throw new Error('wire: a message buffer must be an ArrayBuffer');
     const extras = this.#extras;
-    this.buf = EMPTY;
-    this.pos = 0;
     this.#extras = [];
-    return { message, extras };
+    const small = this.pos <= COPY_MAX;
+    const message = small ? whole.slice(0, this.pos) : whole;
+    if (!small) this.buf = EMPTY;
+    this.pos = 0;
+    return { message, transferMessage: !small, extras };
   }
 
   ensure(n: number): void {

@@ -78,9 +78,10 @@ function scheduleFlush(): void {
 function flushOutbox(): void {
   sendScheduled = false;
   if (outbox.empty) return;
-  const { message, extras } = outbox.take();
-  if (extras.length === 0) port.postMessage(message, [message]);
-  else port.postMessage({ packed: message, extras } satisfies PackedWithExtras, [message, ...extras]);
+  const { message, transferMessage, extras } = outbox.take();
+  const transfer = transferMessage ? [message, ...extras] : extras;
+  if (extras.length === 0) port.postMessage(message, transfer);
+  else port.postMessage({ packed: message, extras } satisfies PackedWithExtras, transfer);
 }
 
 /** Set once the thread is stopping after a storage failure: requests still arriving fail at once. */
