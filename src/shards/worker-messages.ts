@@ -16,8 +16,9 @@ export function repliesOf(m: unknown): { message: ArrayBuffer; extras: readonly 
   if (m instanceof ArrayBuffer) return { message: m, extras: [] };
   if (typeof m !== 'object' || m === null || !('packed' in m) || !('extras' in m)) return null;
   const { packed, extras } = m;
-  if (!(packed instanceof ArrayBuffer) || !Array.isArray(extras) || !extras.every((x) => x instanceof ArrayBuffer)) return null;
-  return { message: packed, extras: extras.filter((x) => x instanceof ArrayBuffer) };
+  if (!(packed instanceof ArrayBuffer) || !Array.isArray(extras)) return null;
+  const buffers = extras.filter((x): x is ArrayBuffer => x instanceof ArrayBuffer);
+  return buffers.length === extras.length ? { message: packed, extras: buffers } : null;
 }
 
 type ControlReply = Extract<WorkerEvent, { type: 'control-reply' }>;
@@ -27,6 +28,16 @@ export function controlReplyOf(m: unknown): ControlReply | null {
   if (typeof m !== 'object' || m === null || !('type' in m) || m.type !== 'control-reply' || !('id' in m) || typeof m.id !== 'number') return null;
   const error = 'error' in m && isErrorData(m.error) ? m.error : undefined;
   return { type: 'control-reply', id: m.id, result: 'result' in m ? m.result : undefined, error };
+}
+
+type Fatal = Extract<WorkerEvent, { type: 'fatal' }>;
+
+/** The worker's last word before it exits after a storage failure, or null for anything else. */
+export function fatalOf(m: unknown): Pick<Fatal, 'message' | 'code'> | null {
+  if (typeof m !== 'object' || m === null || !('type' in m) || m.type !== 'fatal') return null;
+  const message = 'message' in m && typeof m.message === 'string' ? m.message : 'the shard worker stopped';
+  const code = 'code' in m && typeof m.code === 'string' ? m.code : null;
+  return { message, code };
 }
 
 function isErrorData(e: unknown): e is ControlReply['error'] & object {
