@@ -23,7 +23,7 @@ async function main() {
   await created;
   const value = Buffer.alloc(size, 120);
   const appends = [];
-  for (let i = 0; i < n; i++) appends.push(call((r) => shard.append({ name: '/s', records: [{ key: null, value, headers: null }], batches: null, jsonBatch: null, contentType: null, close: false }, r)));
+  for (let i = 0; i < n; i++) appends.push(call((r) => shard.append({ name: '/s', origin: 'http', payload: { kind: 'records', records: [{ key: null, value, headers: null }] }, contentType: null, close: false }, r)));
   shard.flush();
   await Promise.all(appends);
   const out = { recordBytes: size, records: n };

@@ -34,7 +34,7 @@ async function main() {
   };
   const one = () =>
     new Promise((resolve, reject) => {
-      shard.append({ name: '/b', records: [{ key: null, value, headers: null }], batches: null, jsonBatch: null, contentType: null, close: false }, (e) => (e ? reject(e) : resolve()));
+      shard.append({ name: '/b', origin: 'http', payload: { kind: 'records', records: [{ key: null, value, headers: null }] }, contentType: null, close: false }, (e) => (e ? reject(e) : resolve()));
       kick();
     });
   await Promise.all(

@@ -36,7 +36,7 @@ async function layout(kind) {
   const shard = new Shard(store, SegmentLog.open(path.join(dir, 'log'), 64 << 20), { shardId: 0, shardCount: 1, maxChunkBytes: 1 << 20, limits: { maxRecordBytes: 1 << 20, maxBatchRecords: 1000 } });
   for (const name of ['/s', '/other']) await call(shard, (r) => shard.create({ name, contentType: 'application/octet-stream', ttlSeconds: null, expiresAtMs: null, closed: false, records: [] }, r));
   const records = Array.from({ length: PER_APPEND }, () => ({ key: null, value: Buffer.alloc(100, 97), headers: null }));
-  const append = (name) => call(shard, (r) => shard.append({ name, records, batches: null, jsonBatch: null, contentType: null, close: false }, r));
+  const append = (name) => call(shard, (r) => shard.append({ name, origin: 'http', payload: { kind: 'records', records }, contentType: null, close: false }, r));
   for (let i = 0; i < RECORDS / PER_APPEND; i++) {
     await append('/s');
     if (kind === 'interleaved') await append('/other');

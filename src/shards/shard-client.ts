@@ -5,11 +5,13 @@
  *                          ▲                                                                  │
  *                          └────────────── packed replies, resolved by request id ◀──────────┘
  *
- * Errors come back as data and are rebuilt into SvcError here.
+ * Each call is written straight into its worker's outgoing message (wire.ts) with the encoding of
+ * its operation (protocol.ts), and resolves with that operation's result type. Errors come back
+ * as data and are rebuilt into SvcError here.
  */
 import * as path from 'node:path';
 import { type Worker } from 'node:worker_threads';
-import { type ErrorData, SvcError } from '../errors';
+import { SvcError } from '../errors';
 import { type RecordInput } from '../util/record-batch';
 import { initDataDir } from './data-dir';
 import { shardOf, workerOf } from './placement';
@@ -33,9 +35,11 @@ import {
   type TailEvent,
   type TrimParams,
 } from './types';
-import { type Entry, Op, Status, packEntries, packRecords, unpackEntries } from './wire';
-import { type PackedWithExtras, type WorkerConfig, type WorkerEvent } from './worker/worker-main';
-import { type ControlMessage } from './worker/worker-main';
+import { Status, Writer, type Reader, readEntries } from './wire';
+import { OPS, type OpName, type Req, type Res, errorBody, tailBody } from './protocol';
+import { payloadBytes } from './append-wire';
+import { controlReplyOf, repliesOf } from './worker-messages';
+import { type ControlMessage, type WorkerConfig, type WorkerEvent } from './worker/worker-main';
 import { type PoolLog, type WorkerDown, WorkerPool } from './worker-pool';
 import { SpaceGuard, type SpaceState, isDiskFull } from './space-guard';
 import { type SchemaControl, type SchemaDocument } from './schema-registry';
@@ -63,8 +67,9 @@ export interface ShardClientOptions {
 }
 
 interface Pending {
-  resolve: (v: { meta: unknown; data: Buffer | null }) => void;
-  reject: (e: SvcError) => void;
+  /** Read the reply's body with the call's own result codec and resolve. */
+  settle: (r: Reader) => void;
+  reject: (e: unknown) => void;
   worker: number;
 }
 
@@ -73,7 +78,8 @@ const MAX_CHUNK_BYTES = 1024 * 1024; // 1 MiB
 
 export class ShardClient {
   readonly #pool: WorkerPool;
-  readonly #queues: Entry[][];
+  /** Each worker's outgoing message of this turn. */
+  #out: Writer[];
   readonly #pending = new Map<number, Pending>();
   readonly shardCount: number;
   #nextId = 1;
@@ -96,13 +102,12 @@ export class ShardClient {
       },
       () => pool.unavailable().length === 0,
     );
-    this.#queues = Array.from({ length: pool.size }, () => []);
+    this.#out = Array.from({ length: pool.size }, () => new Writer(false));
     this.shardCount = shardCount;
     pool.setHooks({
       message: (_w, m) => {
-        const r = m as ArrayBuffer | PackedWithExtras | WorkerEvent;
-        if (r instanceof ArrayBuffer) this.#onReplies(r, []);
-        else if ('packed' in r) this.#onReplies(r.packed, r.extras);
+        const r = repliesOf(m);
+        if (r !== null) this.#onReplies(r.message, r.extras);
       },
       down: (w, why) => {
         this.#failWorker(w, why);
@@ -168,26 +173,22 @@ export class ShardClient {
     return shardOf(name, this.shardCount);
   }
 
-  async create(p: CreateParams): Promise<CreateResult> {
-    const { records, ...meta } = p;
-    return (await this.#call(Op.Create, this.shardOf(p.name), meta, records.length > 0 ? packRecords(records) : null)).meta as CreateResult;
+  create(p: CreateParams): Promise<CreateResult> {
+    return this.#call('create', this.shardOf(p.name), p);
   }
 
-  async append(p: AppendParams): Promise<AppendResult> {
-    const kind = p.records !== null ? 'records' : p.batches !== null ? 'batches' : p.jsonBatch !== null ? 'json' : 'none';
-    const data = p.records !== null ? packRecords(p.records) : (p.batches ?? p.jsonBatch);
-    const meta = { name: p.name, contentType: p.contentType, close: p.close, kind, producer: p.producer ?? null, matchSeq: p.matchSeq ?? null, writerSeq: p.writerSeq ?? null, kafka: p.kafka === true };
-    const r = (await this.#call(Op.Append, this.shardOf(p.name), meta, data)).meta as AppendResult;
-    // Counted here, once the append is durable and acknowledged; a duplicate wrote nothing (docs/metrics.md).
-    if (r.duplicate !== true) {
+  append(p: AppendParams): Promise<AppendResult> {
+    // Counted as the reply is read (no promise of its own), once the append is durable and
+    // acknowledged; a duplicate wrote nothing (docs/metrics.md).
+    return this.#call('append', this.shardOf(p.name), p, (r) => {
+      if (r.duplicate === true) return;
       this.appended.records += r.nextSeq - r.startSeq;
-      this.appended.bytes += data === null ? 0 : data.byteLength;
-    }
-    return r;
+      this.appended.bytes += payloadBytes(p.payload);
+    });
   }
 
-  async trim(p: TrimParams): Promise<AppendResult> {
-    return (await this.#call(Op.Trim, this.shardOf(p.name), p, null)).meta as AppendResult;
+  trim(p: TrimParams): Promise<AppendResult> {
+    return this.#call('trim', this.shardOf(p.name), p);
   }
 
   /**
@@ -197,7 +198,7 @@ export class ShardClient {
    * (a reference too many), never a fork without its source.
    */
   async delete(name: string): Promise<DeleteResult> {
-    const r = (await this.#call(Op.Delete, this.shardOf(name), { name }, null)).meta as DeleteResult;
+    const r = await this.#call('delete', this.shardOf(name), { name });
     if (r.fork !== null) await this.releaseFork(r.fork.source);
     return r;
   }
@@ -217,14 +218,13 @@ export class ShardClient {
     }
   }
 
-  async read(p: ReadParams): Promise<ReadResult> {
-    const r = await this.#call(Op.Read, this.shardOf(p.name), p, null);
-    return { ...(r.meta as Omit<ReadResult, 'body'>), body: r.data ?? Buffer.alloc(0) };
+  read(p: ReadParams): Promise<ReadResult> {
+    return this.#call('read', this.shardOf(p.name), p);
   }
 
-  async head(p: string | HeadParams): Promise<StreamInfo> {
+  head(p: string | HeadParams): Promise<StreamInfo> {
     const params: HeadParams = typeof p === 'string' ? { name: p } : p;
-    return (await this.#call(Op.Head, this.shardOf(params.name), params, null)).meta as StreamInfo;
+    return this.#call('head', this.shardOf(params.name), params);
   }
 
   /**
@@ -232,14 +232,14 @@ export class ShardClient {
    * seal, trim, delete) to the `onTail` listener; resolves with the tail now (`deleted: true`
    * when the stream does not exist). Watches are by name and not counted: one unwatch ends it.
    */
-  async watch(name: string): Promise<TailEvent> {
+  watch(name: string): Promise<TailEvent> {
     this.#watched.add(name);
-    return (await this.#call(Op.Watch, this.shardOf(name), { name }, null)).meta as TailEvent;
+    return this.#call('watch', this.shardOf(name), { name });
   }
 
   async unwatch(name: string): Promise<void> {
     this.#watched.delete(name);
-    await this.#call(Op.Unwatch, this.shardOf(name), { name }, null);
+    await this.#call('unwatch', this.shardOf(name), { name });
   }
 
   /** The one listener for tail events; they arrive batched per worker turn, after that turn's replies. */
@@ -248,8 +248,8 @@ export class ShardClient {
   }
 
   /** Change a stream's config (PATCH /_streams/{name}); resolves with the stream once the change is durable. */
-  async configure(p: ConfigureParams): Promise<StreamInfo> {
-    return (await this.#call(Op.Configure, this.shardOf(p.name), p, null)).meta as StreamInfo;
+  configure(p: ConfigureParams): Promise<StreamInfo> {
+    return this.#call('configure', this.shardOf(p.name), p);
   }
 
   /**
@@ -266,8 +266,8 @@ export class ShardClient {
         (w) =>
           new Promise<unknown>((resolve, reject) => {
             const onMsg = (m: unknown): void => {
-              const r = m as WorkerEvent;
-              if (m instanceof ArrayBuffer || r.type !== 'control-reply' || r.id !== id) return;
+              const r = controlReplyOf(m);
+              if (r === null || r.id !== id) return;
               w.off('message', onMsg);
               w.off('exit', onExit);
               if (r.error !== undefined) reject(SvcError.fromData(r.error));
@@ -288,11 +288,10 @@ export class ShardClient {
 
   /** List across every shard: each returns its first `limit` matches, merged here by name. */
   async list(p: ListParams): Promise<ListResult> {
-    const parts = await Promise.all(Array.from({ length: this.shardCount }, (_, k) => this.#call(Op.List, k, p, null)));
+    const parts = await Promise.all(Array.from({ length: this.shardCount }, (_, k) => this.#call('list', k, p)));
     const all: StreamInfo[] = [];
     let more = false;
-    for (const r of parts) {
-      const l = r.meta as ListResult;
+    for (const l of parts) {
       all.push(...l.streams);
       more ||= l.hasMore;
     }
@@ -301,10 +300,9 @@ export class ShardClient {
   }
 
   async stats(): Promise<ShardStats> {
-    const parts = await Promise.all(Array.from({ length: this.shardCount }, (_, k) => this.#call(Op.Stats, k, null, null)));
+    const parts = await Promise.all(Array.from({ length: this.shardCount }, (_, k) => this.#call('stats', k, null)));
     const total: ShardStats = { streamCount: 0, objectCount: 0, destroyedObjectBacklog: 0, appliedChanges: 0, commits: newCommitStats() };
-    for (const r of parts) {
-      const s = r.meta as ShardStats;
+    for (const s of parts) {
       total.streamCount += s.streamCount;
       total.objectCount += s.objectCount;
       total.destroyedObjectBacklog += s.destroyedObjectBacklog;
@@ -335,30 +333,45 @@ export class ShardClient {
     await Promise.all(workers.map((w) => w.terminate()));
   }
 
-  #call(op: Op, shard: number, meta: unknown, data: Buffer | null): Promise<{ meta: unknown; data: Buffer | null }> {
+  /** The one way to a worker: `req` is written with its operation's encoding, the reply read with its result's. */
+  #call<K extends OpName>(op: K, shard: number, req: Req<K>, observe?: (res: Res<K>) => void): Promise<Res<K>> {
     const worker = workerOf(shard, this.#pool.size);
     // A worker that is down answers nothing: fail at once rather than queue for ever.
     const down = this.#pool.downInfo(worker);
     if (down !== null) return Promise.reject(unavailableError(down));
+    const spec = OPS[op];
     const id = this.#nextId;
     this.#nextId = id >= 0xfffffff0 ? 1 : id + 1;
-    this.#queues[worker]!.push({ id, code: op, shard, meta, data });
+    const w = this.#out[worker]!;
+    const mark = w.beginEntry(id, spec.code, shard);
+    try {
+      spec.req.write(w, req);
+    } catch (err) {
+      w.rollback(mark);
+      return Promise.reject(err instanceof SvcError ? err : new SvcError('internal', `cannot send the ${op} request: ${String(err)}`));
+    }
+    w.endEntry(mark);
     if (!this.#scheduled) {
       this.#scheduled = true;
-      setImmediate(() => this.#send());
+      setImmediate(this.#sendAll);
     }
-    return new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject, worker }));
+    return new Promise((resolve, reject) =>
+      this.#pending.set(id, {
+        settle: (r) => {
+          const res = spec.res.read(r);
+          observe?.(res);
+          resolve(res);
+        },
+        reject,
+        worker,
+      }),
+    );
   }
 
-  /** A worker stopped: everything sent to it or queued for it fails now. */
-  #failWorker(w: number, why: WorkerDown, queued: Entry[] = this.#queues[w]!): void {
+  /** A worker stopped: everything sent to it or written for it fails now. */
+  #failWorker(w: number, why: WorkerDown): void {
     const err = unavailableError(why);
-    for (const e of queued) {
-      const p = this.#pending.get(e.id);
-      this.#pending.delete(e.id);
-      p?.reject(err);
-    }
-    this.#queues[w] = [];
+    this.#out[w] = new Writer(false);
     for (const [id, p] of this.#pending) {
       if (p.worker !== w) continue;
       this.#pending.delete(id);
@@ -370,42 +383,47 @@ export class ShardClient {
   #rewatch(w: number): void {
     for (const name of this.#watched) {
       if (workerOf(this.shardOf(name), this.#pool.size) !== w) continue;
-      this.#call(Op.Watch, this.shardOf(name), { name }, null).then(
-        (r) => this.#tailListener?.([r.meta as TailEvent]),
+      this.#call('watch', this.shardOf(name), { name }).then(
+        (t) => this.#tailListener?.([t]),
         () => undefined,
       );
     }
   }
 
+  readonly #sendAll = (): void => this.#send();
+
   #send(): void {
     this.#scheduled = false;
-    for (let w = 0; w < this.#queues.length; w++) {
-      const q = this.#queues[w]!;
-      if (q.length === 0) continue;
-      this.#queues[w] = [];
+    for (let w = 0; w < this.#out.length; w++) {
+      const out = this.#out[w]!;
+      if (out.empty) continue;
       const worker = this.#pool.worker(w);
       if (worker === null) {
         const down = this.#pool.downInfo(w);
-        if (down !== null) this.#failWorker(w, down, q);
+        if (down !== null) this.#failWorker(w, down);
         continue;
       }
-      const ab = packEntries(q);
-      worker.postMessage(ab, [ab]);
+      const { message, transferMessage } = out.take();
+      worker.postMessage(message, transferMessage ? [message] : []);
     }
   }
 
-  #onReplies(ab: ArrayBuffer, extras: readonly ArrayBuffer[]): void {
-    for (const e of unpackEntries(ab, extras)) {
-      if (e.code === Status.Tail) {
-        this.#tailListener?.(e.meta as TailEvent[]);
-        continue;
+  #onReplies(message: ArrayBuffer, extras: readonly ArrayBuffer[]): void {
+    readEntries(message, extras, (id, code, _shard, r) => {
+      if (code === Status.Tail) {
+        this.#tailListener?.(tailBody.read(r));
+        return;
       }
-      const p = this.#pending.get(e.id);
-      if (p === undefined) continue;
-      this.#pending.delete(e.id);
-      if (e.code === Status.Ok) p.resolve({ meta: e.meta, data: e.data });
-      else p.reject(SvcError.fromData(e.meta as ErrorData));
-    }
+      const p = this.#pending.get(id);
+      if (p === undefined) return;
+      this.#pending.delete(id);
+      try {
+        if (code === Status.Ok) p.settle(r);
+        else p.reject(SvcError.fromData(errorBody.read(r)));
+      } catch (err) {
+        p.reject(new SvcError('internal', `unreadable reply from a shard worker: ${String(err)}`));
+      }
+    });
   }
 }
 

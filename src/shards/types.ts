@@ -107,29 +107,36 @@ export interface CreateResult {
   info: StreamInfo;
 }
 
+/**
+ * The listener an append came through: its rules apply. `kafka`: the batches may be compressed
+ * (stored as sent, records counted from the header, never decompressed on write) and carry Kafka
+ * producer ids (below 2^62), checked per record sequence.
+ */
+export type AppendOrigin = 'http' | 'ds' | 'kafka';
+
+/** What an append carries: one tagged union from the listener to the shard, never re-derived. */
+export type AppendPayload =
+  /** Records to encode into one batch (single-record and Durable Streams appends); none for a seal alone. */
+  | { kind: 'records'; records: RecordInput[] }
+  /** A JSON batch body (`application/vnd.svc.batch+json`), parsed and checked on the shard's thread. */
+  | { kind: 'json'; body: Buffer }
+  /** Complete RecordBatch v2 batches as the client sent them (binary-batch appends, Kafka Produce). */
+  | { kind: 'batches'; body: Buffer };
+
 export interface AppendParams {
   name: string;
-  /** Records to encode into one batch (single-record and JSON-batch appends). */
-  records: RecordInput[] | null;
-  /** Complete RecordBatch v2 batches as the client sent them (binary-batch appends). */
-  batches: Buffer | null;
-  /** A JSON batch body (`application/vnd.svc.batch+json`), parsed and checked on the shard's thread. */
-  jsonBatch: Buffer | null;
+  origin: AppendOrigin;
+  payload: AppendPayload;
   /** Media type of a single-record body, checked against the stream's; null for batches. */
   contentType: string | null;
   /** Seal the stream after this append. */
   close: boolean;
-  /** Idempotent producer (Svc-Producer-Id/-Epoch/-Seq); only with `records` or `jsonBatch`. */
+  /** Idempotent producer (Svc-Producer-Id/-Epoch/-Seq, DS Producer-*); only with `records` or `json`. */
   producer?: ProducerParams | null;
   /** Conditional append (Svc-Match-Seq): only when the stream's tail is at this seq. */
   matchSeq?: number | null;
   /** Durable Streams Stream-Seq: must sort after the last one accepted (bytewise), else 409. */
   writerSeq?: string | null;
-  /**
-   * A Kafka Produce: `batches` may be compressed (stored as sent, records counted from the header,
-   * never decompressed on write) and carry Kafka producer ids (below 2^62).
-   */
-  kafka?: boolean;
 }
 
 export interface ProducerParams {

@@ -1,187 +1,271 @@
 /**
- * The bytes that cross between the gateway thread and a shard worker.
+ * The bytes that cross between the gateway thread and a shard worker (the typed layer on top is
+ * protocol.ts).
  *
- * Requests and replies are batched per event-loop turn and packed into ONE transferred
- * ArrayBuffer per direction: measured here, a postMessage per request costs ~6 µs of CPU,
- * a packed batch ~0.7 µs. Each entry is
+ * Requests and replies are written, as the calls are made, into ONE buffer per worker and
+ * direction, and that buffer is transferred once per event-loop turn: measured here, a
+ * postMessage per request costs ~6 µs of CPU, a packed batch ~0.7 µs. A message is
  *
- *   u32 id | u8 op (requests) or status (replies) | u16 shard | u32 metaLen | meta (JSON) | u32 dataLen | data
+ *   u32 usedBytes | entry*        entry = u32 id | u8 code | u16 shard | u32 bodyLen | body
  *
- * `meta` is a small JSON object (names, flags, numbers); `data` carries record bytes, never
- * re-encoded as JSON. Records are packed like Kafka records, without varints:
- *
- *   u32 count, then per record: i32 keyLen | key | i32 valueLen | value | i32 headerCount | (u32 kLen | k | i32 vLen | v)*
+ * `code` is the operation of a request (protocol.ts) or the Status of a reply; `body` is the
+ * operation's own encoding (appends and their replies are packed fields, the rare operations a
+ * small JSON object beside raw bytes). Numbers are little-endian; seqs and timestamps are f64
+ * (exact up to 2^53). Strings are u32 byte length + UTF-8; nullable bytes are i32 length (-1 for
+ * null) + bytes.
  */
-import { type RecordInput } from '../util/record-batch';
-
-export const enum Op {
-  Create = 1,
-  Append = 2,
-  Trim = 3,
-  Delete = 4,
-  Read = 5,
-  Head = 6,
-  List = 7,
-  Stats = 8,
-  /** Stream config change (PATCH /_streams/{name}); numbered apart from the stream ops above. */
-  Configure = 16,
-  /** Live reads: start (Watch) or stop (Unwatch) sending tail events for a stream name; numbered apart too. */
-  Watch = 24,
-  Unwatch = 25,
-}
 
 export const enum Status {
   Ok = 0,
+  /** The body is an ErrorData JSON object. */
   Error = 1,
-  /** Not a reply: id 0, meta is a TailEvent[] for watched streams (see Shard.watch). */
+  /** Not a reply: id 0, the body is a TailEvent[] of watched streams (see Shard.watch). */
   Tail = 2,
 }
 
-export interface Entry {
-  id: number;
-  /** Op for requests, Status for replies. */
-  code: number;
-  shard: number;
-  meta: unknown;
-  data: Buffer | null;
-}
-
-const EMPTY = Buffer.alloc(0);
-
+/** A message starts with this many bytes (its used length). */
+const MESSAGE_HEAD = 4;
+const ENTRY_HEAD = 11;
+/** First buffer of a turn; grows by doubling. */
+const INITIAL_BYTES = 16 * 1024; // 16 KiB: a turn's worth of small appends
+/** Messages up to this size are copied out of the writer's buffer, larger ones handed over whole. */
+const COPY_MAX = 64 * 1024; // 64 KiB
 /** Data at least this large travels as its own transferred ArrayBuffer instead of being copied. */
 const TRANSFER_MIN = 64 * 1024; // 64 KiB: far above the 8 KiB Buffer pool, which must never be transferred
+/** In a data length: the data is `extras[index]` at (offset, length) that follow. */
 const TRANSFERRED = 0xffffffff;
+const EMPTY = Buffer.alloc(0);
+
+/** One direction's message under construction; `take()` hands it over for transfer. */
+export class Writer {
+  buf: Buffer = EMPTY;
+  pos = 0;
+  readonly #transferLarge: boolean;
+  /** Buffers moved with this message instead of copied into it. */
+  #extras: ArrayBuffer[] = [];
+
+  /** `transferLarge`: large data is moved, not copied (only the shard worker owns its read pages outright). */
+  constructor(transferLarge: boolean) {
+    this.#transferLarge = transferLarge;
+  }
+
+  get empty(): boolean {
+    return this.pos === 0;
+  }
+
+  /** Start an entry; returns where its body length goes (pass it to `endEntry`), or to `rollback` to drop it. */
+  beginEntry(id: number, code: number, shard: number): number {
+    if (this.pos === 0) {
+      this.ensure(INITIAL_BYTES);
+      this.pos = MESSAGE_HEAD;
+    }
+    this.ensure(ENTRY_HEAD);
+    const b = this.buf;
+    const p = this.pos;
+    b.writeUInt32LE(id, p);
+    b[p + 4] = code;
+    b.writeUInt16LE(shard, p + 5);
+    this.pos = p + ENTRY_HEAD;
+    return p + 7;
+  }
+
+  endEntry(mark: number): void {
+    this.buf.writeUInt32LE(this.pos - mark - 4, mark);
+  }
+
+  /** Drop a half-written entry (its encoding threw). */
+  rollback(mark: number): void {
+    this.pos = mark - 7;
+    if (this.pos === MESSAGE_HEAD) this.pos = 0;
+  }
+
+  /**
+   * The message and the buffers moved with it; the writer starts afresh. `extras` are always to
+   * be transferred, `message` only when `transferMessage`: a small message is a copy, posted
+   * without a transfer list (cheaper than transferring and allocating a new buffer each turn,
+   * measured), and the writer keeps its buffer.
+   */
+  take(): { message: ArrayBuffer; transferMessage: boolean; extras: ArrayBuffer[] } {
+    this.buf.writeUInt32LE(this.pos, 0);
+    const whole = this.buf.buffer;
+    // Always so (allocUnsafeSlow), but the type says ArrayBufferLike.
+    if (!(whole instanceof ArrayBuffer)) throw new Error('wire: a message buffer must be an ArrayBuffer');
+    const extras = this.#extras;
+    this.#extras = [];
+    const small = this.pos <= COPY_MAX;
+    const message = small ? whole.slice(0, this.pos) : whole;
+    if (!small) this.buf = EMPTY;
+    this.pos = 0;
+    return { message, transferMessage: !small, extras };
+  }
+
+  ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    let size = Math.max(INITIAL_BYTES, this.buf.length * 2);
+    while (size < this.pos + n) size *= 2;
+    // Its own ArrayBuffer, never the shared Buffer pool: transferring that would detach it.
+    const next = Buffer.allocUnsafeSlow(size);
+    this.buf.copy(next, 0, 0, this.pos);
+    this.buf = next;
+  }
+
+  u8(v: number): void {
+    this.ensure(1);
+    this.buf[this.pos++] = v;
+  }
+
+  u16(v: number): void {
+    this.ensure(2);
+    this.pos = this.buf.writeUInt16LE(v, this.pos);
+  }
+
+  u32(v: number): void {
+    this.ensure(4);
+    this.pos = this.buf.writeUInt32LE(v, this.pos);
+  }
+
+  i32(v: number): void {
+    this.ensure(4);
+    this.pos = this.buf.writeInt32LE(v, this.pos);
+  }
+
+  f64(v: number): void {
+    this.ensure(8);
+    this.pos = this.buf.writeDoubleLE(v, this.pos);
+  }
+
+  str(s: string): void {
+    // At most 3 UTF-8 bytes per UTF-16 unit: one pass, no byteLength first.
+    this.ensure(4 + s.length * 3);
+    const n = this.buf.write(s, this.pos + 4, 'utf8');
+    this.buf.writeUInt32LE(n, this.pos);
+    this.pos += 4 + n;
+  }
+
+  /** Nullable bytes, copied. */
+  bytes(b: Uint8Array | null): void {
+    if (b === null) return this.i32(-1);
+    this.ensure(4 + b.length);
+    this.pos = this.buf.writeInt32LE(b.length, this.pos);
+    this.buf.set(b, this.pos);
+    this.pos += b.length;
+  }
+
+  /** Bytes that may be large: moved with the message (see `transferLarge`) rather than copied when they can be. */
+  blob(d: Buffer): void {
+    const ab = d.buffer;
+    if (this.#transferLarge && d.length >= TRANSFER_MIN && ab instanceof ArrayBuffer && ab.byteLength < 2 ** 32 && !this.#extras.includes(ab)) {
+      this.ensure(16);
+      const p = this.pos;
+      this.buf.writeUInt32LE(TRANSFERRED, p);
+      this.buf.writeUInt32LE(this.#extras.length, p + 4);
+      this.buf.writeUInt32LE(d.byteOffset, p + 8);
+      this.buf.writeUInt32LE(d.length, p + 12);
+      this.pos = p + 16;
+      this.#extras.push(ab);
+      return;
+    }
+    this.ensure(4 + d.length);
+    this.pos = this.buf.writeUInt32LE(d.length, this.pos);
+    d.copy(this.buf, this.pos);
+    this.pos += d.length;
+  }
+
+  /** A JSON document (the rare operations' fields). */
+  json(v: unknown): void {
+    this.str(JSON.stringify(v ?? null));
+  }
+}
+
+/** Reads one entry's body; fields are views into the message, which the receiving thread owns. */
+export class Reader {
+  buf: Buffer = EMPTY;
+  pos = 0;
+  extras: readonly ArrayBuffer[] = [];
+
+  u8(): number {
+    return this.buf[this.pos++]!;
+  }
+
+  u16(): number {
+    const v = this.buf.readUInt16LE(this.pos);
+    this.pos += 2;
+    return v;
+  }
+
+  u32(): number {
+    const v = this.buf.readUInt32LE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+
+  i32(): number {
+    const v = this.buf.readInt32LE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+
+  f64(): number {
+    const v = this.buf.readDoubleLE(this.pos);
+    this.pos += 8;
+    return v;
+  }
+
+  str(): string {
+    const n = this.u32();
+    const s = this.buf.toString('utf8', this.pos, this.pos + n);
+    this.pos += n;
+    return s;
+  }
+
+  bytes(): Buffer | null {
+    const n = this.i32();
+    if (n < 0) return null;
+    const b = this.buf.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return b;
+  }
+
+  blob(): Buffer {
+    const n = this.u32();
+    if (n === TRANSFERRED) {
+      const x = this.extras[this.u32()];
+      if (x === undefined) throw new Error('wire: a transferred buffer is missing');
+      const offset = this.u32();
+      return Buffer.from(x, offset, this.u32());
+    }
+    const b = this.buf.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return b;
+  }
+
+  /**
+   * A JSON document written by `Writer.json` on the other thread: typed as the operation's own
+   * type, not validated (both ends are this build; protocol.ts pairs each writer with its reader).
+   */
+  json<T>(): T {
+    return JSON.parse(this.str());
+  }
+}
 
 /**
- * Pack entries into one buffer that owns its ArrayBuffer (never the shared Buffer pool:
- * transferring that would detach it). With `extras`, large data (read pages) is not copied:
- * its ArrayBuffer is appended to `extras` for the caller to transfer, and the entry refers to it.
- * Only a sender that owns such buffers outright (the shard worker's replies) passes `extras`.
+ * Walk a message: `onEntry` reads the body from `r` (positioned at it); the walk goes on after
+ * the body whatever `onEntry` read, so one entry cannot misplace the next.
  */
-export function packEntries(entries: readonly Entry[], extras?: ArrayBuffer[]): ArrayBuffer {
-  const metas: Buffer[] = [];
-  let size = 0;
-  for (const e of entries) {
-    const m = Buffer.from(JSON.stringify(e.meta ?? null));
-    metas.push(m);
-    size += 15 + m.length + (e.data === null ? 0 : transferable(e.data, extras) ? 12 : e.data.length);
-  }
-  const out = Buffer.allocUnsafeSlow(size);
-  let p = 0;
-  for (let i = 0; i < entries.length; i++) {
-    const e = entries[i]!;
-    const m = metas[i]!;
-    out.writeUInt32LE(e.id, p);
-    out[p + 4] = e.code;
-    out.writeUInt16LE(e.shard, p + 5);
-    out.writeUInt32LE(m.length, p + 7);
-    p += 11;
-    m.copy(out, p);
-    p += m.length;
-    const d = e.data ?? EMPTY;
-    if (extras !== undefined && transferable(d, extras)) {
-      out.writeUInt32LE(TRANSFERRED, p);
-      out.writeUInt32LE(extras.length, p + 4);
-      out.writeUInt32LE(d.byteOffset, p + 8);
-      out.writeUInt32LE(d.length, p + 12);
-      extras.push(d.buffer as ArrayBuffer);
-      p += 16;
-      continue;
-    }
-    out.writeUInt32LE(d.length, p);
-    p += 4;
-    d.copy(out, p);
-    p += d.length;
-  }
-  return out.buffer;
-}
-
-function transferable(d: Buffer, extras: ArrayBuffer[] | undefined): boolean {
-  return extras !== undefined && d.length >= TRANSFER_MIN && d.buffer.byteLength < 2 ** 32 && !extras.includes(d.buffer as ArrayBuffer);
-}
-
-export function unpackEntries(ab: ArrayBuffer, extras: readonly ArrayBuffer[] = []): Entry[] {
-  const buf = Buffer.from(ab);
-  const out: Entry[] = [];
-  let p = 0;
-  while (p < buf.length) {
+export function readEntries(message: ArrayBuffer, extras: readonly ArrayBuffer[], onEntry: (id: number, code: number, shard: number, r: Reader) => void): void {
+  const buf = Buffer.from(message);
+  const end = buf.readUInt32LE(0);
+  const r = new Reader();
+  r.buf = buf;
+  r.extras = extras;
+  let p = MESSAGE_HEAD;
+  while (p < end) {
     const id = buf.readUInt32LE(p);
     const code = buf[p + 4]!;
     const shard = buf.readUInt16LE(p + 5);
-    const metaLen = buf.readUInt32LE(p + 7);
-    p += 11;
-    const meta: unknown = JSON.parse(buf.toString('utf8', p, p + metaLen));
-    p += metaLen;
-    const dataLen = buf.readUInt32LE(p);
-    p += 4;
-    if (dataLen === TRANSFERRED) {
-      const x = extras[buf.readUInt32LE(p)]!;
-      out.push({ id, code, shard, meta, data: Buffer.from(x, buf.readUInt32LE(p + 4), buf.readUInt32LE(p + 8)) });
-      p += 12;
-      continue;
-    }
-    const data = dataLen === 0 ? null : buf.subarray(p, p + dataLen);
-    p += dataLen;
-    out.push({ id, code, shard, meta, data });
+    const bodyEnd = p + ENTRY_HEAD + buf.readUInt32LE(p + 7);
+    r.pos = p + ENTRY_HEAD;
+    onEntry(id, code, shard, r);
+    p = bodyEnd;
   }
-  return out;
-}
-
-export function packRecords(records: readonly RecordInput[]): Buffer {
-  let size = 4;
-  for (const r of records) {
-    size += 12 + (r.key?.length ?? 0) + (r.value?.length ?? 0);
-    for (const [k, v] of r.headers ?? []) size += 8 + k.length + (v?.length ?? 0);
-  }
-  const out = Buffer.allocUnsafe(size);
-  let p = out.writeUInt32LE(records.length, 0);
-  const bytes = (b: Uint8Array | null): void => {
-    if (b === null) {
-      p = out.writeInt32LE(-1, p);
-    } else {
-      p = out.writeInt32LE(b.length, p);
-      out.set(b, p);
-      p += b.length;
-    }
-  };
-  for (const r of records) {
-    bytes(r.key);
-    bytes(r.value);
-    const hs = r.headers ?? [];
-    p = out.writeInt32LE(hs.length, p);
-    for (const [k, v] of hs) {
-      bytes(k);
-      bytes(v);
-    }
-  }
-  return out;
-}
-
-/** Unpack records; the byte fields are views into `buf`. */
-export function unpackRecords(buf: Buffer): RecordInput[] {
-  let p = 0;
-  const bytes = (): Buffer | null => {
-    const n = buf.readInt32LE(p);
-    p += 4;
-    if (n < 0) return null;
-    const b = buf.subarray(p, p + n);
-    p += n;
-    return b;
-  };
-  const count = buf.readUInt32LE(p);
-  p += 4;
-  const out: RecordInput[] = new Array(count);
-  for (let i = 0; i < count; i++) {
-    const key = bytes();
-    const value = bytes();
-    const hc = buf.readInt32LE(p);
-    p += 4;
-    let headers: Array<[Uint8Array, Uint8Array | null]> | null = null;
-    if (hc > 0) {
-      headers = [];
-      for (let j = 0; j < hc; j++) headers.push([bytes() ?? Buffer.alloc(0), bytes()]);
-    }
-    out[i] = { key, value, headers };
-  }
-  return out;
 }

@@ -15,6 +15,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { type WorkerConfig, type WorkerEvent } from './worker/worker-main';
+import { fatalOf } from './worker-messages';
 
 /** First restart delay; doubles with each death or failed start in a row. */
 const RESTART_BASE_MS = 500; // 0.5 s
@@ -133,9 +134,9 @@ export class WorkerPool {
   #attach(w: number, worker: Worker): void {
     worker.on('message', (m: unknown) => {
       if (this.#slots[w]!.worker !== worker) return;
-      const e = m as WorkerEvent;
-      if (!(m instanceof ArrayBuffer) && typeof e === 'object' && e !== null && e.type === 'fatal') {
-        this.#died(w, worker, e.message, e.code);
+      const fatal = fatalOf(m);
+      if (fatal !== null) {
+        this.#died(w, worker, fatal.message, fatal.code);
         return;
       }
       this.#hooks?.message(w, m);

@@ -40,7 +40,7 @@ const create = (shard: Shard, name: string, ttlSeconds: number | null = null) =>
 /** One record to each stream per round, all rounds' appends of a round in one group: every append is a chunk of its own. */
 async function interleave(shard: Shard, names: string[], rounds: number, from = 0): Promise<void> {
   for (let round = from; round < from + rounds; round++) {
-    const acks = names.map((name) => call(shard, (r) => shard.append({ name, records: [rec(`${name}#${round}`)], batches: null, jsonBatch: null, contentType: null, close: false }, r)));
+    const acks = names.map((name) => call(shard, (r) => shard.append({ name, origin: 'http', payload: { kind: 'records', records: [rec(`${name}#${round}`)] }, contentType: null, close: false }, r)));
     await Promise.all(acks);
   }
 }

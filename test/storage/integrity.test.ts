@@ -34,7 +34,7 @@ async function create(shard: Shard, name: string): Promise<void> {
 }
 
 async function append(shard: Shard, name: string, body: string): Promise<number> {
-  const r = await call<{ startSeq: number }>((reply) => shard.append({ name, records: [rec(body)], batches: null, jsonBatch: null, contentType: null, close: false }, reply), shard);
+  const r = await call<{ startSeq: number }>((reply) => shard.append({ name, origin: 'http', payload: { kind: 'records', records: [rec(body)] }, contentType: null, close: false }, reply), shard);
   return r.startSeq;
 }
 
@@ -231,7 +231,7 @@ describe('rebuilding the index after the reaper', () => {
     await call((r) => shard.configure({ name: '/keep', kafkaTopic: 'kept-topic' }, r), shard);
     for (let i = 0; i < 40; i++) await append(shard, '/gone', 'g'.repeat(100) + i);
     await append(shard, '/sealed', 'last words');
-    await call((r) => shard.append({ name: '/sealed', records: null, batches: null, jsonBatch: null, contentType: null, close: true }, r), shard);
+    await call((r) => shard.append({ name: '/sealed', origin: 'http', payload: { kind: 'records', records: [] }, contentType: null, close: true }, r), shard);
     for (let i = 0; i < 5; i++) await append(shard, '/keep', `k${i}`);
     await call((r) => shard.trim({ name: '/keep', seq: 2 }, r), shard);
     await call((r) => shard.delete('/gone', r), shard);

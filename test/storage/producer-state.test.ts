@@ -38,7 +38,7 @@ async function create(shard: Shard, name: string): Promise<void> {
 }
 
 function append(shard: Shard, name: string, body: string, producer: ProducerParams): Promise<AppendResult> {
-  return call<AppendResult>((reply) => shard.append({ name, records: [rec(body)], batches: null, jsonBatch: null, contentType: null, close: false, producer }, reply), shard);
+  return call<AppendResult>((reply) => shard.append({ name, origin: 'http', payload: { kind: 'records', records: [rec(body)] }, contentType: null, close: false, producer }, reply), shard);
 }
 
 function bodies(shard: Shard, name: string): string[] {
@@ -149,10 +149,10 @@ describe('idempotent producer state in a shard', () => {
     const { encodeRecordBatch } = await import('../../src/util/record-batch');
     const batch = encodeRecordBatch({ baseOffset: 0, baseTimestamp: 1, records: [rec('x')], producerId: producerIdOf('p'), producerEpoch: 0, baseSequence: 0 });
     await expect(
-      call((reply) => shard.append({ name: '/b', records: null, batches: batch, jsonBatch: null, contentType: null, close: false }, reply), shard),
+      call((reply) => shard.append({ name: '/b', origin: 'http', payload: { kind: 'batches', body: batch }, contentType: null, close: false }, reply), shard),
     ).rejects.toMatchObject({ code: 'invalid_batch' });
     const ok = encodeRecordBatch({ baseOffset: 0, baseTimestamp: 1, records: [rec('y')], producerId: 42n, producerEpoch: 0, baseSequence: 0 });
-    await call((reply) => shard.append({ name: '/b', records: null, batches: ok, jsonBatch: null, contentType: null, close: false }, reply), shard);
+    await call((reply) => shard.append({ name: '/b', origin: 'http', payload: { kind: 'batches', body: ok }, contentType: null, close: false }, reply), shard);
     expect(bodies(shard, '/b')).toEqual(['y']);
     await shard.close();
   });
@@ -164,7 +164,7 @@ describe('idempotent producer state in a shard', () => {
     const { encodeRecordBatch } = await import('../../src/util/record-batch');
     const kafka = (seq: number, epoch = 0): Promise<AppendResult> => {
       const batch = encodeRecordBatch({ baseOffset: 0, baseTimestamp: 1, records: [rec(`k${seq}`)], producerId: 7n, producerEpoch: epoch, baseSequence: seq });
-      return call<AppendResult>((reply) => shard.append({ name: '/k', records: null, batches: batch, jsonBatch: null, contentType: null, close: false, kafka: true }, reply), shard);
+      return call<AppendResult>((reply) => shard.append({ name: '/k', origin: 'kafka', payload: { kind: 'batches', body: batch }, contentType: null, close: false }, reply), shard);
     };
     for (let i = 0; i < 7; i++) await kafka(i);
     // Sequences 2..6 are remembered; 0 is a duplicate whose offsets are forgotten (Kafka: DUPLICATE_SEQUENCE_NUMBER).
@@ -174,7 +174,7 @@ describe('idempotent producer state in a shard', () => {
     await expect(kafka(9)).rejects.toMatchObject({ code: 'conflict', outcome: { kind: 'sequence_gap', expectedSeq: 7, receivedSeq: 9 } });
     await create(shard, '/s');
     await append(shard, '/s', 'first', P(0));
-    await call((reply) => shard.append({ name: '/s', records: null, batches: null, jsonBatch: null, contentType: null, close: true }, reply), shard);
+    await call((reply) => shard.append({ name: '/s', origin: 'http', payload: { kind: 'records', records: [] }, contentType: null, close: true }, reply), shard);
     await expect(append(shard, '/s', 'late', P(1))).rejects.toMatchObject({ code: 'stream_closed', outcome: { kind: 'closed', producerSeq: 1 }, details: { next_seq: 1 } });
     await shard.close();
   });

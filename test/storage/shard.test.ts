@@ -30,7 +30,7 @@ async function create(shard: Shard, name: string, ttlSeconds: number | null = nu
 }
 
 async function append(shard: Shard, name: string, body: string): Promise<number> {
-  const r = await call<{ startSeq: number }>((reply) => shard.append({ name, records: [rec(body)], batches: null, jsonBatch: null, contentType: null, close: false }, reply), shard);
+  const r = await call<{ startSeq: number }>((reply) => shard.append({ name, origin: 'http', payload: { kind: 'records', records: [rec(body)] }, contentType: null, close: false }, reply), shard);
   return r.startSeq;
 }
 

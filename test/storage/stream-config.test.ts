@@ -73,8 +73,8 @@ describe('stream config in a shard', () => {
     const results: Array<string | null> = [];
     const done = new Promise<void>((resolve) => {
       shard.configure({ name: '/c', schema: 'num', schemaValidate: true }, (err) => results.push(err?.code ?? null));
-      shard.append({ name: '/c', records: [rec('"text"')], batches: null, jsonBatch: null, contentType: null, close: false }, (err) => results.push(err?.code ?? null));
-      shard.append({ name: '/c', records: [rec('42')], batches: null, jsonBatch: null, contentType: null, close: false }, (err) => {
+      shard.append({ name: '/c', origin: 'http', payload: { kind: 'records', records: [rec('"text"')] }, contentType: null, close: false }, (err) => results.push(err?.code ?? null));
+      shard.append({ name: '/c', origin: 'http', payload: { kind: 'records', records: [rec('42')] }, contentType: null, close: false }, (err) => {
         results.push(err?.code ?? null);
         resolve();
       });

@@ -41,9 +41,8 @@ export async function appendDs(ctx: DsContext, name: string, req: HttpRequest): 
   const records = req.body.length > 0 ? toRecords(req.body, ct!, false, ctx) : [];
   const r = await ctx.shards.append({
     name,
-    records,
-    batches: null,
-    jsonBatch: null,
+    origin: 'ds',
+    payload: { kind: 'records', records },
     contentType: req.body.length > 0 ? ct! : null,
     close,
     producer,

@@ -16,7 +16,7 @@ export function createSubscriptionHost(shards: ShardClient): SubscriptionHost {
     },
     async appendJson(path: string, value: unknown): Promise<void> {
       const records = [{ key: null, value: Buffer.from(JSON.stringify(value)), headers: null }];
-      await shards.append({ name: `/${path}`, records, batches: null, jsonBatch: null, contentType: 'application/json', close: false });
+      await shards.append({ name: `/${path}`, origin: 'ds', payload: { kind: 'records', records }, contentType: 'application/json', close: false });
     },
     async listStreams(prefix: string): Promise<string[]> {
       const out: string[] = [];

@@ -47,7 +47,7 @@ export async function appendOrTrim(ctx: SvcContext, name: string, req: HttpReque
   if (req.body.length === 0) {
     if (!close) throw new SvcError('bad_request', 'an append needs a body (send Svc-Closed: true alone to seal)');
     if (producer !== null) throw new SvcError('bad_request', 'Svc-Producer-* need records: a seal without records carries no producer sequence');
-    return appended(await ctx.shards.append({ name, records: null, batches: null, jsonBatch: null, contentType: null, close, matchSeq }));
+    return appended(await ctx.shards.append({ name, origin: 'http', payload: { kind: 'records', records: [] }, contentType: null, close, matchSeq }));
   }
   if (type === JSON_BATCH_TYPE || type === BINARY_BATCH_TYPE) {
     if (key !== undefined) throw new SvcError('bad_request', 'Svc-Key applies to single-record appends; batches carry keys inline');
@@ -58,14 +58,14 @@ export async function appendOrTrim(ctx: SvcContext, name: string, req: HttpReque
   // Batches are parsed and checked against the limits on the shard's worker thread, not here:
   // the gateway thread is the one every request shares.
   if (type === JSON_BATCH_TYPE) {
-    return appended(await ctx.shards.append({ name, records: null, batches: null, jsonBatch: req.body, contentType: null, close, producer, matchSeq }));
+    return appended(await ctx.shards.append({ name, origin: 'http', payload: { kind: 'json', body: req.body }, contentType: null, close, producer, matchSeq }));
   }
   if (type === BINARY_BATCH_TYPE) {
-    return appended(await ctx.shards.append({ name, records: null, batches: req.body, jsonBatch: null, contentType: null, close, matchSeq }));
+    return appended(await ctx.shards.append({ name, origin: 'http', payload: { kind: 'batches', body: req.body }, contentType: null, close, matchSeq }));
   }
   checkRecordSize(ctx, req.body.length);
   const record: RecordInput = { key: key === undefined ? null : Buffer.from(key), value: req.body, headers: null };
-  return appended(await ctx.shards.append({ name, records: [record], batches: null, jsonBatch: null, contentType: h['content-type'] ?? null, close, producer, matchSeq }));
+  return appended(await ctx.shards.append({ name, origin: 'http', payload: { kind: 'records', records: [record] }, contentType: h['content-type'] ?? null, close, producer, matchSeq }));
 }
 
 export async function deleteStream(ctx: SvcContext, name: string): Promise<Reply> {

@@ -1,7 +1,7 @@
 /**
  * Produce (key 0), v0–9. Each partition's records (RecordBatch v2, possibly compressed) are
  * appended to the partition's stream as sent, offsets assigned by rewriting the base offset
- * (AppendParams.kafka): nothing is decompressed or re-encoded. acks=1 and acks=-1 (all) answer once
+ * (AppendParams.origin 'kafka'): nothing is decompressed or re-encoded. acks=1 and acks=-1 (all) answer once
  * the batches are durable (this node is every replica); acks=0 sends no response at all. Either
  * way the next request of the connection runs once the appends were handed to the shards, which
  * keeps them in order, and with acks≠0 the response follows when they are durable (Later).
@@ -46,7 +46,7 @@ async function appendTo(ctx: KafkaContext, topic: string, partition: number, str
     return { errorCode: KafkaError.INVALID_RECORD, baseOffset: -1n, errorMessage: 'control batches are written by the transaction coordinator, not produced' };
   }
   try {
-    const r = await ctx.shards.append({ name: stream, records: null, batches: records, jsonBatch: null, contentType: null, close: false, kafka: true });
+    const r = await ctx.shards.append({ name: stream, origin: 'kafka', payload: { kind: 'batches', body: records }, contentType: null, close: false });
     if (txnPid !== null) await ctx.txns.afterAppend(txnPid, stream, r.startSeq);
     return { errorCode: 0, baseOffset: BigInt(r.startSeq), errorMessage: null };
   } catch (err) {

@@ -258,7 +258,7 @@ export class TransactionCoordinator {
     for (const p of t.partitions) {
       let markerOffset: number;
       try {
-        const r = await this.#shards.append({ name: p.stream, records: null, batches: markerBatch(pid, t.producerEpoch, commit, COORDINATOR_EPOCH, Date.now()), jsonBatch: null, contentType: null, close: false, kafka: true });
+        const r = await this.#shards.append({ name: p.stream, origin: 'kafka', payload: { kind: 'batches', body: markerBatch(pid, t.producerEpoch, commit, COORDINATOR_EPOCH, Date.now()) }, contentType: null, close: false });
         markerOffset = r.startSeq;
       } catch (err) {
         // A partition deleted meanwhile has nothing left to mark.

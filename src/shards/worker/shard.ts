@@ -195,14 +195,15 @@ export class Shard {
     if (this.#refuse(reply, true)) return;
     const s = this.#lookupLive(p.name);
     if (s === null) return reply(this.#missing(p.name));
-    const hasData = (p.records !== null && p.records.length > 0) || (p.batches !== null && p.batches.length > 0) || p.jsonBatch !== null;
+    const d = p.payload;
+    const hasData = d.kind === 'json' || (d.kind === 'records' ? d.records.length > 0 : d.body.length > 0);
     // Producer rules come first: a retry of an accepted append is acknowledged whatever happened
     // since (a seal, a moved tail). Checked at accept time, so one producer's appends are ordered
     // by arrival, and a retry of an append still in flight is answered once that one is durable.
     const producer = p.producer ?? null;
     let producerId: bigint | null = null;
     if (producer !== null) {
-      if (p.batches !== null || (!hasData && !p.close)) {
+      if (d.kind === 'batches' || (!hasData && !p.close)) {
         return reply(new SvcError('bad_request', 'producer headers apply to appends of records (a single record or a JSON batch) and to a seal'));
       }
       producerId = producerIdOf(producer.id);
@@ -237,18 +238,18 @@ export class Shard {
       return reply(new SvcError('seq_mismatch', `the stream's tail is at ${s.assignedSeq}, not at ${p.matchSeq}`, { next_seq: s.assignedSeq }));
     }
     const start = s.assignedSeq;
-    let records = p.records;
+    let records = d.kind === 'records' ? d.records : null;
     let batches: Buffer[] = [];
     try {
-      if (p.jsonBatch !== null) records = checkJsonBatch(p.jsonBatch, this.#opts.limits);
-      if (p.batches !== null) batches = checkBatches(p.batches, this.#opts.limits, p.kafka === true, meta.schemaValidate);
+      if (d.kind === 'json') records = checkJsonBatch(d.body, this.#opts.limits);
+      if (d.kind === 'batches') batches = checkBatches(d.body, this.#opts.limits, p.origin === 'kafka', meta.schemaValidate);
       validateRecords(meta, this.#opts.schemas, records, batches);
     } catch (err) {
       return reply(err as SvcError);
     }
     // An idempotent Kafka producer's batch: checked here, where its sequence is known.
     let kafkaProducer: KafkaProducerAppend | null = null;
-    if (p.kafka === true && batches.length > 0) {
+    if (p.origin === 'kafka' && batches.length > 0) {
       const k = checkKafkaProducer(s.producers, batches);
       if (k !== null && 'error' in k) return reply(k.error);
       if (k !== null && 'duplicate' in k) {

@@ -1,7 +1,9 @@
 /**
  * Entry point of a shard worker thread. Hosts several shards; receives packed request
- * batches from the gateway thread (see ../wire.ts), dispatches them, starts one group commit
- * per shard touched by the batch, and sends replies back packed per event-loop turn.
+ * batches from the gateway thread (see ../wire.ts), decodes each request with its operation's
+ * codec and dispatches it through a table typed by the same operation map (../protocol.ts),
+ * starts one group commit per shard touched by the batch, and writes the replies into one
+ * outgoing message per event-loop turn.
  *
  * A storage failure (a log or index write error, a full disk, any exception escaping a timer)
  * stops the thread on purpose (`die`): the shards still healthy finish what they have in
@@ -14,11 +16,13 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ready as compressionReady } from '../../util/compression';
 import { type ErrorData, SvcError } from '../../errors';
 import { type SchemaControl, type SchemaDocument, SchemaRegistry, applySchemaControl } from '../schema-registry';
-import { type AppendParams, type BatchLimits, type ConfigureParams, type CreateParams, type HeadParams, type ListParams, type ReadParams, type TailEvent, type TrimParams } from '../types';
-import { type Entry, Op, Status, packEntries, unpackEntries, unpackRecords } from '../wire';
+import { type BatchLimits, type TailEvent } from '../types';
+import { Status, Writer, type Reader, readEntries } from '../wire';
+import { type Codec, OPS, type OpName, type Req, type Res, errorBody, opOf, tailBody } from '../protocol';
+import { type PackedWithExtras } from '../worker-messages';
 import { openRocksStore } from './rocks-store';
 import { SegmentLog } from './segment-log';
-import { Shard } from './shard';
+import { type Reply, Shard } from './shard';
 import { type KvStore } from './kv-store';
 import { armTestFaults } from './test-faults';
 
@@ -43,11 +47,6 @@ export interface WorkerConfig {
 
 /** Control messages travel outside the packed batches; those with an `id` are answered with a `control-reply`. */
 export type ControlMessage = { type: 'close' } | { type: 'space'; low: boolean } | (SchemaControl & { id: number });
-/** Replies whose large data travels in transferred buffers of their own. */
-export interface PackedWithExtras {
-  packed: ArrayBuffer;
-  extras: ArrayBuffer[];
-}
 export type WorkerEvent =
   | { type: 'ready'; recovery: Array<{ shardId: number; replayedFrames: number; truncatedBytes: number; streams: number }> }
   | { type: 'failed'; message: string; code: string | null }
@@ -57,19 +56,19 @@ export type WorkerEvent =
   | { type: 'control-reply'; id: number; result?: unknown; error?: ErrorData };
 
 const port = parentPort!;
-const cfg = workerData as WorkerConfig;
+const cfg: WorkerConfig = workerData;
 const shards = new Map<number, Shard>();
 /** Every schema, compiled once for this thread; shards validate appends with it. */
 const schemaRegistry = new SchemaRegistry(cfg.schemas ?? []);
-let outbox: Entry[] = [];
+/** Replies (and tail events) of this turn; read pages are moved with it, not copied. */
+const outbox = new Writer(true);
 /** Creates and appends are refused while the disk is full (deletes and trims free space). */
 let lowSpace = cfg.lowSpace === true;
 let sendScheduled = false;
 /** Retention and reaper intervals, stopped on close and on a storage failure. */
 let timers: NodeJS.Timeout[] = [];
 
-function send(e: Entry): void {
-  outbox.push(e);
+function scheduleFlush(): void {
   if (!sendScheduled) {
     sendScheduled = true;
     setImmediate(flushOutbox);
@@ -78,14 +77,11 @@ function send(e: Entry): void {
 
 function flushOutbox(): void {
   sendScheduled = false;
-  if (outbox.length === 0) return;
-  const batch = outbox;
-  outbox = [];
-  // Read pages are not copied into the batch: their buffers belong to this reply alone and move with it.
-  const extras: ArrayBuffer[] = [];
-  const ab = packEntries(batch, extras);
-  if (extras.length === 0) port.postMessage(ab, [ab]);
-  else port.postMessage({ packed: ab, extras } satisfies PackedWithExtras, [ab, ...extras]);
+  if (outbox.empty) return;
+  const { message, transferMessage, extras } = outbox.take();
+  const transfer = transferMessage ? [message, ...extras] : extras;
+  if (extras.length === 0) port.postMessage(message, transfer);
+  else port.postMessage({ packed: message, extras } satisfies PackedWithExtras, transfer);
 }
 
 /** Set once the thread is stopping after a storage failure: requests still arriving fail at once. */
@@ -116,62 +112,56 @@ function die(err: unknown, shardId: number | null): void {
 process.on('uncaughtException', (err) => die(err, null));
 process.on('unhandledRejection', (err) => die(err, null));
 
-/** Tail events of watched streams go out with the replies of the same turn, after them (live reads). */
-function onTail(events: TailEvent[]): void {
-  send({ id: 0, code: Status.Tail, shard: 0, meta: events, data: null });
+/** Write one reply entry; a body that cannot be written becomes an error reply instead. */
+function send<T>(id: number, status: Status, shard: number, codec: Codec<T>, body: T): void {
+  const mark = outbox.beginEntry(id, status, shard);
+  try {
+    codec.write(outbox, body);
+    outbox.endEntry(mark);
+  } catch (err) {
+    outbox.rollback(mark);
+    if (status === Status.Error) throw err;
+    return fail(id, shard, err);
+  }
+  scheduleFlush();
 }
 
-function ok(id: number, shard: number, meta: unknown, data: Buffer | null = null): void {
-  send({ id, code: Status.Ok, shard, meta, data });
+/** Tail events of watched streams go out with the replies of the same turn, after them (live reads). */
+function onTail(events: TailEvent[]): void {
+  send(0, Status.Tail, 0, tailBody, events);
 }
 
 function fail(id: number, shard: number, err: unknown): void {
   const e = err instanceof SvcError ? err : new SvcError('internal', err instanceof Error ? err.message : String(err));
-  send({ id, code: Status.Error, shard, meta: e.toData(), data: null });
+  send(id, Status.Error, shard, errorBody, e.toData());
 }
 
-function handle(e: Entry, shard: Shard): void {
-  const reply = (err: SvcError | null, result?: unknown): void => (err ? fail(e.id, e.shard, err) : ok(e.id, e.shard, result ?? null));
-  switch (e.code as Op) {
-    case Op.Create: {
-      const p = e.meta as Omit<CreateParams, 'records'>;
-      return shard.create({ ...p, records: e.data === null ? [] : unpackRecords(e.data) }, reply);
-    }
-    case Op.Append: {
-      const p = e.meta as Omit<AppendParams, 'records' | 'batches' | 'jsonBatch'> & { kind: 'records' | 'batches' | 'json' | 'none' };
-      const records = p.kind === 'records' && e.data !== null ? unpackRecords(e.data) : null;
-      // A view into the transferred message buffer, which this thread owns: the shard copies each
-      // batch into its log frame (encodeFrame), so a copy here would be a second one.
-      const batches = p.kind === 'batches' && e.data !== null ? e.data : null;
-      const jsonBatch = p.kind === 'json' ? (e.data ?? Buffer.alloc(0)) : null;
-      return shard.append(
-        { name: p.name, contentType: p.contentType, close: p.close, records, batches, jsonBatch, producer: p.producer ?? null, matchSeq: p.matchSeq ?? null, writerSeq: p.writerSeq ?? null, kafka: p.kafka === true },
-        reply,
-      );
-    }
-    case Op.Trim:
-      return shard.trim(e.meta as TrimParams, reply);
-    case Op.Delete:
-      return shard.delete((e.meta as { name: string }).name, reply);
-    case Op.Read: {
-      const r = shard.read(e.meta as ReadParams);
-      const { body, ...meta } = r;
-      return ok(e.id, e.shard, meta, body);
-    }
-    case Op.Head:
-      return ok(e.id, e.shard, shard.head(e.meta as HeadParams));
-    case Op.List:
-      return ok(e.id, e.shard, shard.list(e.meta as ListParams));
-    case Op.Stats:
-      return ok(e.id, e.shard, shard.stats());
-    case Op.Configure:
-      return shard.configure(e.meta as ConfigureParams, reply);
-    case Op.Watch:
-    case Op.Unwatch:
-      return ok(e.id, e.shard, shard.watch((e.meta as { name: string }).name, e.code === Op.Watch));
-    default:
-      throw new SvcError('internal', `unknown op ${e.code}`);
-  }
+/** One entry per operation: the shard's method for it, typed by the operation's request and result. */
+type Handler<K extends OpName> = (shard: Shard, req: Req<K>, reply: Reply<Res<K>>) => void;
+
+const HANDLERS: { readonly [K in OpName]: Handler<K> } = {
+  create: (s, p, reply) => s.create(p, reply),
+  append: (s, p, reply) => s.append(p, reply),
+  trim: (s, p, reply) => s.trim(p, reply),
+  delete: (s, p, reply) => s.delete(p.name, reply),
+  read: (s, p, reply) => reply(null, s.read(p)),
+  head: (s, p, reply) => reply(null, s.head(p)),
+  list: (s, p, reply) => reply(null, s.list(p)),
+  stats: (s, _p, reply) => reply(null, s.stats()),
+  configure: (s, p, reply) => s.configure(p, reply),
+  watch: (s, p, reply) => reply(null, s.watch(p.name, true)),
+  unwatch: (s, p, reply) => reply(null, s.watch(p.name, false)),
+};
+
+/** Decode the request with its operation's codec, run it, and write the reply with the result's. */
+function handle<K extends OpName>(op: K, id: number, shardId: number, shard: Shard, r: Reader): void {
+  const spec = OPS[op];
+  const req = spec.req.read(r);
+  HANDLERS[op](shard, req, (err, result) => {
+    if (err !== null) fail(id, shardId, err);
+    else if (result === undefined) fail(id, shardId, new SvcError('internal', `the ${op} operation answered nothing`));
+    else send(id, Status.Ok, shardId, spec.res, result);
+  });
 }
 
 port.on('message', (msg: ArrayBuffer | ControlMessage) => {
@@ -182,23 +172,19 @@ port.on('message', (msg: ArrayBuffer | ControlMessage) => {
     return;
   }
   const touched = new Set<Shard>();
-  for (const e of unpackEntries(msg)) {
-    if (dying !== null) {
-      fail(e.id, e.shard, dying);
-      continue;
-    }
-    const shard = shards.get(e.shard);
-    if (shard === undefined) {
-      fail(e.id, e.shard, new SvcError('internal', `shard ${e.shard} is not hosted by this worker`));
-      continue;
-    }
+  readEntries(msg, [], (id, code, shardId, r) => {
+    if (dying !== null) return fail(id, shardId, dying);
+    const shard = shards.get(shardId);
+    if (shard === undefined) return fail(id, shardId, new SvcError('internal', `shard ${shardId} is not hosted by this worker`));
+    const op = opOf(code);
+    if (op === undefined) return fail(id, shardId, new SvcError('internal', `unknown operation ${code}`));
     try {
-      handle(e, shard);
+      handle(op, id, shardId, shard, r);
       touched.add(shard);
     } catch (err) {
-      fail(e.id, e.shard, err);
+      fail(id, shardId, err);
     }
-  }
+  });
   // Everything that arrived together is committed together.
   for (const s of touched) s.flush();
 });

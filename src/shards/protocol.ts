@@ -1,0 +1,125 @@
+/**
+ * The typed trip to the shard workers: one request and one result type per operation (`Ops`),
+ * each with its code and its encoding on the wire (wire.ts). `ShardClient` calls
+ * `call(op, shard, req): Promise<Res<op>>`; the worker decodes with the same table and
+ * dispatches through a table typed by the same map (worker/worker-main.ts), so a request and
+ * its reply cannot be paired with another operation's types.
+ *
+ * Appends and trims, the hot path, are packed fields (append-wire.ts); the rare operations are a
+ * JSON object (plus raw record bytes for creates and read pages), decoded without validation:
+ * both ends are this build.
+ */
+import { type ErrorData } from '../errors';
+import {
+  type AppendParams,
+  type AppendResult,
+  type ConfigureParams,
+  type CreateParams,
+  type CreateResult,
+  type DeleteResult,
+  type HeadParams,
+  type ListParams,
+  type ListResult,
+  type ReadParams,
+  type ReadResult,
+  type ShardStats,
+  type StreamInfo,
+  type TailEvent,
+  type TrimParams,
+} from './types';
+import { appendReq, appendRes, readRecords, writeRecords } from './append-wire';
+import { type Reader, type Writer } from './wire';
+
+export interface NameParams {
+  name: string;
+}
+
+/** Every operation a shard worker answers: its request and its result. */
+export interface Ops {
+  create: { req: CreateParams; res: CreateResult };
+  append: { req: AppendParams; res: AppendResult };
+  trim: { req: TrimParams; res: AppendResult };
+  delete: { req: NameParams; res: DeleteResult };
+  read: { req: ReadParams; res: ReadResult };
+  head: { req: HeadParams; res: StreamInfo };
+  list: { req: ListParams; res: ListResult };
+  stats: { req: null; res: ShardStats };
+  /** Stream config change (PATCH /_streams/{name}). */
+  configure: { req: ConfigureParams; res: StreamInfo };
+  /** Live reads: start (watch) or stop (unwatch) sending tail events for a stream name. */
+  watch: { req: NameParams; res: TailEvent };
+  unwatch: { req: NameParams; res: TailEvent };
+}
+
+export type OpName = keyof Ops;
+export type Req<K extends OpName> = Ops[K]['req'];
+export type Res<K extends OpName> = Ops[K]['res'];
+
+/** How one value crosses: written into the sender's message, read back from the receiver's. */
+export interface Codec<T> {
+  write(w: Writer, v: T): void;
+  read(r: Reader): T;
+}
+
+export interface OpSpec<K extends OpName> {
+  /** The entry's code on the wire (stable: both threads of a build agree, nothing stores it). */
+  code: number;
+  req: Codec<Req<K>>;
+  res: Codec<Res<K>>;
+}
+
+function json<T>(): Codec<T> {
+  return { write: (w, v) => w.json(v), read: (r) => r.json<T>() };
+}
+
+/** A create: its fields as JSON, its initial records packed. */
+const createReq: Codec<CreateParams> = {
+  write(w, p) {
+    const { records, ...fields } = p;
+    w.json(fields);
+    writeRecords(w, records);
+  },
+  read(r) {
+    const fields = r.json<Omit<CreateParams, 'records'>>();
+    return { ...fields, records: readRecords(r) };
+  },
+};
+
+/** A read page: its fields as JSON, the body as bytes (moved, not copied, when large). */
+const readRes: Codec<ReadResult> = {
+  write(w, v) {
+    const { body, ...fields } = v;
+    w.json(fields);
+    w.blob(body);
+  },
+  read(r) {
+    const fields = r.json<Omit<ReadResult, 'body'>>();
+    return { ...fields, body: r.blob() };
+  },
+};
+
+export const OPS: { readonly [K in OpName]: OpSpec<K> } = {
+  create: { code: 1, req: createReq, res: json() },
+  append: { code: 2, req: appendReq, res: appendRes },
+  trim: { code: 3, req: json(), res: appendRes },
+  delete: { code: 4, req: json(), res: json() },
+  read: { code: 5, req: json(), res: readRes },
+  head: { code: 6, req: json(), res: json() },
+  list: { code: 7, req: json(), res: json() },
+  stats: { code: 8, req: json(), res: json() },
+  configure: { code: 16, req: json(), res: json() },
+  watch: { code: 24, req: json(), res: json() },
+  unwatch: { code: 25, req: json(), res: json() },
+};
+
+const OP_NAMES: readonly OpName[] = ['create', 'append', 'trim', 'delete', 'read', 'head', 'list', 'stats', 'configure', 'watch', 'unwatch'];
+const BY_CODE = new Map<number, OpName>(OP_NAMES.map((op) => [OPS[op].code, op]));
+
+/** The operation of a request entry's code, or undefined for a code this build does not know. */
+export function opOf(code: number): OpName | undefined {
+  return BY_CODE.get(code);
+}
+
+/** Error replies (Status.Error) and tail events (Status.Tail), whatever the operation. */
+export const errorBody: Codec<ErrorData> = json();
+export const tailBody: Codec<TailEvent[]> = json();

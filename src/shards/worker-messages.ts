@@ -1,0 +1,45 @@
+/**
+ * What a shard worker posts to the main thread, told apart by shape rather than cast: packed
+ * replies (wire.ts) travel as a bare ArrayBuffer, or with the read pages moved beside them;
+ * everything else is a WorkerEvent object (worker/worker-main.ts).
+ */
+import { type WorkerEvent } from './worker/worker-main';
+
+/** Replies whose large data travels in transferred buffers of their own. */
+export interface PackedWithExtras {
+  packed: ArrayBuffer;
+  extras: ArrayBuffer[];
+}
+
+/** The packed replies in a worker's message, or null when it is an event. */
+export function repliesOf(m: unknown): { message: ArrayBuffer; extras: readonly ArrayBuffer[] } | null {
+  if (m instanceof ArrayBuffer) return { message: m, extras: [] };
+  if (typeof m !== 'object' || m === null || !('packed' in m) || !('extras' in m)) return null;
+  const { packed, extras } = m;
+  if (!(packed instanceof ArrayBuffer) || !Array.isArray(extras)) return null;
+  const buffers = extras.filter((x): x is ArrayBuffer => x instanceof ArrayBuffer);
+  return buffers.length === extras.length ? { message: packed, extras: buffers } : null;
+}
+
+type ControlReply = Extract<WorkerEvent, { type: 'control-reply' }>;
+
+/** A control message's answer, or null for anything else. */
+export function controlReplyOf(m: unknown): ControlReply | null {
+  if (typeof m !== 'object' || m === null || !('type' in m) || m.type !== 'control-reply' || !('id' in m) || typeof m.id !== 'number') return null;
+  const error = 'error' in m && isErrorData(m.error) ? m.error : undefined;
+  return { type: 'control-reply', id: m.id, result: 'result' in m ? m.result : undefined, error };
+}
+
+type Fatal = Extract<WorkerEvent, { type: 'fatal' }>;
+
+/** The worker's last word before it exits after a storage failure, or null for anything else. */
+export function fatalOf(m: unknown): Pick<Fatal, 'message' | 'code'> | null {
+  if (typeof m !== 'object' || m === null || !('type' in m) || m.type !== 'fatal') return null;
+  const message = 'message' in m && typeof m.message === 'string' ? m.message : 'the shard worker stopped';
+  const code = 'code' in m && typeof m.code === 'string' ? m.code : null;
+  return { message, code };
+}
+
+function isErrorData(e: unknown): e is ControlReply['error'] & object {
+  return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' && 'message' in e && typeof e.message === 'string';
+}
