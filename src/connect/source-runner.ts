@@ -121,7 +121,13 @@ export class SourceRunner {
     while (!this.#stopping) {
       const t0 = process.hrtime.bigint();
       const batch = await withTimeout(this.plugin.poll(this.def.batch.max_records, pollMs), this.#timeout + pollMs, 'plugin poll()');
-      if (batch === null) continue;
+      if (batch === null) {
+        // A plugin that says "no data" at once, without waiting its poll_interval, would turn
+        // this loop into a spin (and, called in process, starve the event loop): wait the rest.
+        const left = pollMs - Number(process.hrtime.bigint() - t0) / 1e6;
+        await sleep(left > 1 ? left : 1);
+        continue;
+      }
       const td = process.hrtime.bigint();
       this.metrics.observe(key, 'source', 'decode', Number(td - t0) / 1e9);
       this.tally.add('produced', batch.records.length);
