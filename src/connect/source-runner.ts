@@ -28,6 +28,8 @@ export const MAX_CONSECUTIVE_NACKS = 30;
 
 /** How long the startup read-back of records produced before a crash may take. */
 const READ_BACK_MS = 30_000;
+/** How often the position takes the topic's end offsets (one metadata round trip). */
+const SNAPSHOT_MS = 10_000;
 
 const sameBytes = (a: Buffer | null, b: Buffer | null): boolean => (a === null || b === null ? a === b : a.equals(b));
 
@@ -40,8 +42,8 @@ export class SourceRunner {
   #seq = 0;
   /** Per partition, an offset at or below which every record after the last checkpoint is. */
   #pos: Record<string, string> = {};
-  /** Whether the partitions this run has not written yet have their end offsets in #pos. */
-  #snapshot = false;
+  /** When #pos last took the topic's end offsets (ms since epoch; 0 = not yet in this run). */
+  #snapshotAt = 0;
   /** Records produced before a crash and not covered by the checkpoint, by seq: not produced again. */
   #landed: Map<number, { key: Buffer | null; value: Buffer }> | null = null;
 
@@ -173,9 +175,9 @@ export class SourceRunner {
         for (const s of this.#landed.keys()) if (s < this.#seq) this.#landed.delete(s);
         if (this.#landed.size === 0) this.#landed = null;
       }
+      this.metrics.observe(key, 'source', 'broker_send', Number(process.hrtime.bigint() - tp) / 1e9);
       await this.#snapshotEnds(topic);
       const ts = process.hrtime.bigint();
-      this.metrics.observe(key, 'source', 'broker_send', Number(ts - tp) / 1e9);
       await this.#save(encodeCheckpoint(batch.state, { seq: this.#seq, pos: this.#pos }));
       this.metrics.observe(key, 'source', 'state_save', Number(process.hrtime.bigint() - ts) / 1e9);
       await this.plugin.commit(true);
@@ -184,15 +186,17 @@ export class SourceRunner {
   }
 
   /**
-   * Once per run, after the first acknowledged batch (the topic exists then): partitions this
-   * source has not written get their end offsets in the position, so a later read-back starts
-   * there rather than at the partition's beginning. Best effort.
+   * After an acknowledged batch and before the next produce, every record of this source is
+   * below each partition's end offset, so the end offsets are a valid position for all
+   * partitions. Taken after the first batch of a run and then every SNAPSHOT_MS, so a later
+   * read-back does not read what other producers wrote to partitions this source has not
+   * written lately. Best effort.
    */
   async #snapshotEnds(topic: string): Promise<void> {
-    if (this.#snapshot) return;
-    this.#snapshot = true;
+    if (Date.now() - this.#snapshotAt < SNAPSHOT_MS) return;
+    this.#snapshotAt = Date.now();
     try {
-      for (const [p, end] of Object.entries(await this.kafka.endOffsets(topic))) this.#pos[p] ??= end;
+      Object.assign(this.#pos, await this.kafka.endOffsets(topic));
     } catch (err) {
       this.log.debug('cannot read the end offsets of the topic', { err: (err as Error).message });
     }
