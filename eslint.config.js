@@ -21,6 +21,7 @@ const OWNERS = {
   cockatiel: 'src/actors/meta/etcd/etcd-link.ts',
   koffi: 'src/connect/native/ffi.ts',
   pg: 'src/connect/plugins/postgres-client.ts',
+  '@grpc/grpc-js': ['src/connect/otlp-grpc.ts', 'test/connect/helpers/otlp-grpc-collector.ts'],
 };
 
 /** A relative import that climbs out of the current folder into one of `folders`. */

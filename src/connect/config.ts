@@ -99,7 +99,10 @@ function report(loaded: Loaded<ConnectorsConfig>, where: string, overrides: stri
     if (c.http.tls.enabled && (c.http.tls.cert_file === '' || c.http.tls.key_file === '')) errors.push(`${where}: http.tls: cert_file and key_file are required when enabled`);
     if (!parseHostPort(c.http.address).ok) errors.push(`${where}: http.address: expected ${HOST_PORT_FORM}, got ${JSON.stringify(c.http.address)}`);
     for (const t of ['logs', 'traces'] as const) {
-      if (c.telemetry.enabled && c.telemetry[t].transport === 'grpc') errors.push(`${where}: telemetry.${t}.transport: "grpc" is not available in this build; use "http" (OTLP/HTTP JSON, e.g. http://collector:4318/v1/${t})`);
+      const e = c.telemetry[t];
+      if (c.telemetry.enabled && e.transport === 'grpc' && e.endpoint !== '' && !/^(https?:\/\/)?[^/\s]+:\d+\/?$/.test(e.endpoint)) {
+        errors.push(`${where}: telemetry.${t}.endpoint: the grpc transport takes host:port or http(s)://host:port (e.g. http://collector:4317), got ${JSON.stringify(e.endpoint)}`);
+      }
     }
     if (c.telemetry.enabled && c.telemetry.logs.endpoint === '' && c.telemetry.traces.endpoint === '') errors.push(`${where}: telemetry: enabled, but neither logs.endpoint nor traces.endpoint is set`);
     if (c.kafka.security_protocol.startsWith('sasl') && c.kafka.sasl.username === '') errors.push(`${where}: kafka.sasl.username: required when security_protocol = "${c.kafka.security_protocol}"`);

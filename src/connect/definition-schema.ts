@@ -84,8 +84,14 @@ export const DefinitionSchema = T.Object(
     ),
     /** Per plugin call; a call that takes longer fails the connector (native plugins are killed). */
     plugin_timeout: Duration('30s'),
-    /** Native plugins: `process` (default, a supervised child) or `in_process`. */
+    /**
+     * Native plugins: `process` (default, a supervised child) or `in_process`. JS modules given
+     * by path: `process` (default) runs them in their own worker thread; `in_process` in the
+     * runtime's thread. Built-in plugins always run in the runtime's thread.
+     */
     isolation: T.Union([T.Literal('process'), T.Literal('in_process')], { default: 'process' }),
+    /** JS modules in a worker thread: the worker's heap limit in MiB (V8 old generation). */
+    memory_limit_mb: T.Integer({ minimum: 16, maximum: 65_536, default: 256 }),
   },
   Strict,
 );

@@ -10,8 +10,11 @@ import type { Logger } from './log';
 import type { SinkRecord, SourceRecord } from './plugin-api';
 
 export interface ProducePort {
-  /** Resolves once the node acknowledged every record (acks = all); rejects otherwise. */
-  send(topic: string, records: SourceRecord[], partition?: number): Promise<void>;
+  /**
+   * Resolves once the node acknowledged every record (acks = all), with the base offset of the
+   * last request per partition written; rejects otherwise.
+   */
+  send(topic: string, records: SourceRecord[], partition?: number): Promise<Record<string, string>>;
   close(): Promise<void>;
 }
 
@@ -52,6 +55,14 @@ export interface KafkaPort {
   topics(): Promise<string[]>;
   /** How often a sink with a pattern looks for newly created topics (`properties.metadata_max_age_ms`). */
   readonly topicRefreshMs: number;
+  /** The end offset (high watermark) of every partition of `topic`. */
+  endOffsets(topic: string): Promise<Record<string, string>>;
+  /**
+   * Reads each partition of `from` from its offset up to the end it has when the call starts,
+   * calling `each` per record, in a group named `group` that commits nothing. Resolves true when
+   * every partition was read to that end, false when `timeoutMs` passed first.
+   */
+  readRange(o: { group: string; topic: string; from: Record<string, string>; timeoutMs: number }, each: (r: SinkRecord) => void): Promise<boolean>;
 }
 
 function kafkaConfig(c: ConnectorsConfig['kafka'], log: Logger): KafkaConfig {
@@ -101,19 +112,22 @@ export function createKafka(c: ConnectorsConfig['kafka'], log: Logger): KafkaPor
             throw err;
           });
           await connected;
+          const at: Record<string, string> = {};
           // A large batch goes out as several requests of at most PRODUCE_BYTES each (a node
           // refuses requests over its size limit); all of them are acknowledged before this resolves.
           for (let i = 0; i < records.length; ) {
             let bytes = 0;
             let j = i;
             while (j < records.length && (j === i || bytes + recordBytes(records[j]!) <= PRODUCE_BYTES)) bytes += recordBytes(records[j++]!);
-            await p.send({
+            const meta = await p.send({
               topic,
               acks: -1,
               messages: records.slice(i, j).map((r) => ({ key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp === undefined ? undefined : String(r.timestamp), partition })),
             });
+            for (const m of meta) if (m.baseOffset !== undefined) at[String(m.partition)] = m.baseOffset;
             i = j;
           }
+          return at;
         },
         close: () => (connected === null ? Promise.resolve() : p.disconnect()),
       };
@@ -128,6 +142,52 @@ export function createKafka(c: ConnectorsConfig['kafka'], log: Logger): KafkaPor
       }
     },
     topicRefreshMs: Number(c.properties['metadata_max_age_ms'] ?? 5000),
+    async endOffsets(topic): Promise<Record<string, string>> {
+      const admin = kafka.admin();
+      await admin.connect();
+      try {
+        return Object.fromEntries((await admin.fetchTopicOffsets(topic)).map((o) => [String(o.partition), o.high]));
+      } finally {
+        await admin.disconnect();
+      }
+    },
+    async readRange(o, each): Promise<boolean> {
+      const ends = await this.endOffsets(o.topic);
+      const todo = new Map<number, { from: bigint; end: bigint }>();
+      for (const [p, from] of Object.entries(o.from)) {
+        const end = BigInt(ends[p] ?? '0');
+        if (end > BigInt(from)) todo.set(Number(p), { from: BigInt(from), end });
+      }
+      if (todo.size === 0) return true;
+      const consumer = kafka.consumer({ groupId: o.group, maxWaitTimeInMs: 100, retry: { retries: 2, restartOnFailure: async () => false } });
+      let finished!: () => void;
+      const done = new Promise<void>((resolve) => (finished = resolve));
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await consumer.connect();
+        await consumer.subscribe({ topics: [o.topic], fromBeginning: false });
+        await consumer.run({
+          autoCommit: false,
+          eachBatch: async ({ batch }) => {
+            const t = todo.get(batch.partition);
+            if (t === undefined) return;
+            for (const m of batch.messages) {
+              const off = BigInt(m.offset);
+              if (off >= t.from && off < t.end) each(toRecord(batch.topic, batch.partition, m));
+            }
+            const last = batch.messages[batch.messages.length - 1];
+            if (last !== undefined && BigInt(last.offset) + 1n >= t.end) todo.delete(batch.partition);
+            if (todo.size === 0) finished();
+          },
+        });
+        for (const [partition, t] of todo) consumer.seek({ topic: o.topic, partition, offset: t.from.toString() });
+        await Promise.race([done, new Promise<void>((resolve) => (timer = setTimeout(resolve, o.timeoutMs)))]);
+        return todo.size === 0;
+      } finally {
+        clearTimeout(timer);
+        await consumer.disconnect().catch(() => undefined);
+      }
+    },
     async consumer(o): Promise<ConsumePort> {
       const names = o.topics;
       const consumer: Consumer = kafka.consumer({ groupId: o.group, sessionTimeout: 30_000, heartbeatInterval: 3000, maxWaitTimeInMs: o.maxWaitMs, maxBytesPerPartition: o.maxBytesPerPartition ?? 1024 * 1024, retry: { retries: 5, restartOnFailure: async () => false } });

@@ -60,7 +60,12 @@ export interface SourceBatch {
 export interface SourcePlugin {
   /** `state` is the last saved checkpoint, or null to start from the beginning. */
   open(ctx: PluginContext, config: Record<string, unknown>, state: Buffer | null): Promise<void>;
-  /** The next batch (at most `max` records), or null when there is no data within `timeoutMs`. */
+  /**
+   * The next batch (at most `max` records), or null when there is no data within `timeoutMs`.
+   * After open() with a checkpoint, the records follow it in the same order as the first time
+   * (the n-th record after a checkpoint is the same record, with the same key): the runtime
+   * relies on it to not produce again what had landed before a crash (source-position.ts).
+   */
   poll(max: number, timeoutMs: number): Promise<SourceBatch | null>;
   /**
    * The outcome of the last batch: ack = produced and checkpointed; nack = not produced, so the

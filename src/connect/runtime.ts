@@ -138,7 +138,7 @@ export class Runtime {
     c.runner = null;
     this.#set(c, 'error');
     await runner?.stop().catch(() => undefined);
-    // A native plugin's host died or hung: the connector is respawned with backoff (the design's
+    // A native plugin's host or a JS plugin's worker died or hung: the connector is respawned with backoff (the design's
     // supervisor); its records are uncommitted, so they come again. Other failures stay in error.
     if (err instanceof PluginHostError || (err.cause instanceof PluginHostError)) {
       const delay = Math.min(RESPAWN_MAX_MS, RESPAWN_MIN_MS * 2 ** c.crashes++);

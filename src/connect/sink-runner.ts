@@ -14,6 +14,7 @@ import { backoff, parseDuration, sleep } from './duration';
 import type { ConsumePort, FetchedBatch, KafkaPort, ProducePort } from './kafka-client';
 import type { Logger } from './log';
 import type { Metrics } from './metrics';
+import { PluginHostError } from './native';
 import type { SinkPlugin, SinkRecord } from './plugin-api';
 import { type Tally, withTimeout } from './connector-state';
 import { applyTransforms } from './transforms';
@@ -182,7 +183,7 @@ export class SinkRunner {
       } catch (err) {
         // A write that throws says nothing per record: all of them are retryable.
         results = pending.map(() => ({ status: 'retryable' as const, message: (err as Error).message }));
-        if ((err as Error).message.includes('timed out') || (err as Error).message.includes('plugin host')) throw err;
+        if (err instanceof PluginHostError || (err as Error).message.includes('timed out') || (err as Error).message.includes('plugin host')) throw err;
       }
       this.metrics.observe(this.def.key, 'sink', 'ffi', Number(process.hrtime.bigint() - tf) / 1e9);
       if (results.length !== pending.length) throw new Error(`plugin write() returned ${results.length} statuses for ${pending.length} records`);

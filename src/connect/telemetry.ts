@@ -1,12 +1,15 @@
 /**
- * OTLP export of logs and traces (spec "[logging], [telemetry]") over OTLP/HTTP with JSON
- * bodies (`telemetry.logs.endpoint`, `telemetry.traces.endpoint`, e.g.
- * http://collector:4318/v1/logs). Every log line becomes a log record; every connector batch
- * (stage `total`) becomes a span `sink batch` / `source batch` with the connector's key. Export is
- * batched once a second and best-effort: a collector that is down costs dropped telemetry (at most
- * 10,000 items kept), never a stalled connector. The gRPC transport is not in this build.
+ * OTLP export of logs and traces (spec "[logging], [telemetry]") to `telemetry.logs.endpoint` and
+ * `telemetry.traces.endpoint`, each over its own `transport`: `http` (OTLP/HTTP with JSON bodies;
+ * the full URL, e.g. http://collector:4318/v1/logs) or `grpc` (OTLP/gRPC with protobuf bodies,
+ * otlp-grpc.ts; e.g. http://collector:4317). Every log line becomes a log record; every connector
+ * batch (stage `total`) becomes a span `sink batch` / `source batch` with the connector's key.
+ * Export is batched once a second and best-effort: a collector that is down costs dropped
+ * telemetry (at most 10,000 items kept), never a stalled connector.
  */
 import { randomBytes } from 'node:crypto';
+import { OtlpGrpcClient } from './otlp-grpc';
+import { type Attr, encodeLogsRequest, encodeTraceRequest, type OtlpLog, type OtlpSpan } from './otlp-proto';
 
 const FLUSH_MS = 1000;
 const MAX_PENDING = 10_000;
@@ -18,17 +21,20 @@ export interface TelemetryConfig {
   traces: { endpoint: string; transport: 'grpc' | 'http' };
 }
 
-type Attr = { key: string; value: { stringValue: string } };
 const attrs = (o: Record<string, unknown>): Attr[] => Object.entries(o).map(([key, v]) => ({ key, value: { stringValue: typeof v === 'string' ? v : JSON.stringify(v) } }));
 
+const grpcFor = (s: { endpoint: string; transport: 'grpc' | 'http' }): OtlpGrpcClient | null => (s.transport === 'grpc' && s.endpoint !== '' ? new OtlpGrpcClient(s.endpoint) : null);
+
 export class OtlpExporter {
-  #logs: unknown[] = [];
-  #spans: unknown[] = [];
+  #logs: OtlpLog[] = [];
+  #spans: OtlpSpan[] = [];
   readonly #timer: NodeJS.Timeout;
   readonly #resource: { attributes: Attr[] };
+  readonly #grpc: { logs: OtlpGrpcClient | null; traces: OtlpGrpcClient | null };
 
   constructor(readonly cfg: TelemetryConfig) {
     this.#resource = { attributes: attrs({ 'service.name': cfg.service_name }) };
+    this.#grpc = { logs: grpcFor(cfg.logs), traces: grpcFor(cfg.traces) };
     this.#timer = setInterval(() => void this.flush(), FLUSH_MS);
     this.#timer.unref();
   }
@@ -55,14 +61,25 @@ export class OtlpExporter {
         (r) => void r.arrayBuffer().catch(() => undefined),
         () => undefined,
       );
+    const { logs: grpcLogs, traces: grpcTraces } = this.#grpc;
     await Promise.all([
-      logs.length > 0 ? post(this.cfg.logs.endpoint, { resourceLogs: [{ resource: this.#resource, scopeLogs: [{ scope, logRecords: logs }] }] }) : null,
-      spans.length > 0 ? post(this.cfg.traces.endpoint, { resourceSpans: [{ resource: this.#resource, scopeSpans: [{ scope, spans }] }] }) : null,
+      logs.length === 0
+        ? null
+        : grpcLogs !== null
+          ? grpcLogs.export('logs', encodeLogsRequest(this.#resource, scope.name, logs)).catch(() => undefined)
+          : post(this.cfg.logs.endpoint, { resourceLogs: [{ resource: this.#resource, scopeLogs: [{ scope, logRecords: logs }] }] }),
+      spans.length === 0
+        ? null
+        : grpcTraces !== null
+          ? grpcTraces.export('traces', encodeTraceRequest(this.#resource, scope.name, spans)).catch(() => undefined)
+          : post(this.cfg.traces.endpoint, { resourceSpans: [{ resource: this.#resource, scopeSpans: [{ scope, spans }] }] }),
     ]);
   }
 
   async close(): Promise<void> {
     clearInterval(this.#timer);
     await this.flush();
+    this.#grpc.logs?.close();
+    this.#grpc.traces?.close();
   }
 }

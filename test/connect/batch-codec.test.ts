@@ -48,3 +48,28 @@ test('a source batch decodes with its state, null and present keys; a truncated 
   expect(decodeSourceBatch(all)).toEqual({ state, records: [{ key: null, value: Buffer.from('a') }, { key: Buffer.from('key'), value: Buffer.from('bb') }] });
   expect(() => decodeSourceBatch(all.subarray(0, all.length - 1))).toThrow(/malformed source batch/);
 });
+
+test('a source batch with the headers trailer gives each record its headers; a record with none gets none', () => {
+  const state = Buffer.from('s');
+  const head = Buffer.alloc(8);
+  head.writeUInt32LE(2, 0);
+  head.writeUInt32LE(state.length, 4);
+  const rec = (value: string): Buffer => {
+    const b = Buffer.alloc(8 + value.length);
+    b.writeInt32LE(-1, 0);
+    b.writeUInt32LE(value.length, 4);
+    b.write(value, 8);
+    return b;
+  };
+  const u16 = (n: number): Buffer => Buffer.from([n & 0xff, n >> 8]);
+  const u32 = (n: number): Buffer => {
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(n, 0);
+    return b;
+  };
+  const header = (name: string, value: string): Buffer => Buffer.concat([u16(Buffer.byteLength(name)), Buffer.from(name), u32(Buffer.byteLength(value)), Buffer.from(value)]);
+  const trailer = Buffer.concat([u32(0x48435653), u16(0), u16(2), header('a', '1'), header('é', 'ü')]);
+  const batch = decodeSourceBatch(Buffer.concat([head, state, rec('x'), rec('y'), trailer]));
+  expect(batch.records.map((r) => r.headers)).toEqual([undefined, { a: '1', é: 'ü' }]);
+  expect(() => decodeSourceBatch(Buffer.concat([head, state, rec('x'), rec('y'), trailer.subarray(0, trailer.length - 1)]))).toThrow('malformed source batch');
+});

@@ -5,6 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { decodeCheckpoint } from '../../src/connect';
 import { type NodeProcess, startNode } from '../helpers/node-process';
 import { startRuntime, waitFor, writeRuntimeFiles } from './helpers/runtime-process';
 
@@ -42,7 +43,7 @@ describe('file source → node → file sink', () => {
     expect(sources).toEqual([expect.objectContaining({ key: 'in', status: 'running' })]);
 
     // The checkpoint is saved after the produce ack: it covers the whole file.
-    await waitFor(() => fs.existsSync(path.join(dir, 'state', 'in.state')) && JSON.parse(fs.readFileSync(path.join(dir, 'state', 'in.state'), 'utf8')).offset === fs.statSync(path.join(dir, 'in.jsonl')).size, 'the checkpoint covers the file');
+    await waitFor(() => fs.existsSync(path.join(dir, 'state', 'in.state')) && JSON.parse(decodeCheckpoint(fs.readFileSync(path.join(dir, 'state', 'in.state'))).state.toString('utf8')).offset === fs.statSync(path.join(dir, 'in.jsonl')).size, 'the checkpoint covers the file');
 
     const stats = (await (await fetch(`${rt.url}/stats`)).json()) as { connectors: { key: string; produced: number; sent: number; consumed: number; processed: number }[]; uptime_seconds: number };
     expect(stats.uptime_seconds).toBeGreaterThan(0);

@@ -9,6 +9,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type NodeProcess, startNode } from '../helpers/node-process';
+import { decodeCheckpoint } from '../../src/connect';
 import { buildCounterSource, buildFixture } from './helpers/native-fixtures';
 import { RUNTIME_MAIN, runRuntimeToExit, startRuntime, waitFor, writeRuntimeFiles } from './helpers/runtime-process';
 
@@ -66,8 +67,9 @@ describe('native plugins', () => {
     expect(lines(path.join(dir, 'count.out'))).toEqual(Array.from({ length: 30000 }, (_, n) => `{"n":${n}}`));
     expect(rt.output()).toContain('counter source opened');
     await rt.stop();
-    const state = fs.readFileSync(path.join(dir, 'state', 'count.state'));
+    const { state, position } = decodeCheckpoint(fs.readFileSync(path.join(dir, 'state', 'count.state')));
     expect(state.readBigUInt64LE(0)).toBe(30000n);
+    expect(position?.seq).toBe(30000);
     const again = await startRuntime(dir);
     expect(again.output()).not.toContain('it starts from the beginning');
     await new Promise((r) => setTimeout(r, 1000));

@@ -67,7 +67,12 @@ function encodeHeaderTrailer(records: SinkRecord[]): Buffer {
   return Buffer.concat(parts);
 }
 
-/** Decodes a source batch: u32 count, u32 state_len, state, then per record i32 key_len, key, u32 value_len, value. */
+/**
+ * Decodes a source batch: u32 count, u32 state_len, state, then per record i32 key_len, key,
+ * u32 value_len, value; then optionally the headers trailer of the sink batch layout (u32 "SVCH",
+ * per record u16 header_count and per header u16 name_len, name, u32 value_len, value), written
+ * by the SDK's svc_source_add_h. Header values are read as UTF-8.
+ */
 export function decodeSourceBatch(b: Buffer): SourceBatch {
   const fail = (): never => {
     throw new Error(`plugin returned a malformed source batch (${b.length} bytes)`);
@@ -96,6 +101,29 @@ export function decodeSourceBatch(b: Buffer): SourceBatch {
     if (o + vl > b.length) fail();
     records.push({ key, value: Buffer.from(b.subarray(o, o + vl)) });
     o += vl;
+  }
+  if (o + 4 <= b.length && b.readUInt32LE(o) === HEADERS_MAGIC) {
+    o += 4;
+    for (const r of records) {
+      if (o + 2 > b.length) fail();
+      const n = b.readUInt16LE(o);
+      o += 2;
+      if (n === 0) continue;
+      const headers: Record<string, string> = {};
+      for (let i = 0; i < n; i++) {
+        if (o + 2 > b.length) fail();
+        const nl = b.readUInt16LE(o);
+        if (o + 2 + nl + 4 > b.length) fail();
+        const name = b.toString('utf8', o + 2, o + 2 + nl);
+        o += 2 + nl;
+        const hl = b.readUInt32LE(o);
+        o += 4;
+        if (o + hl > b.length) fail();
+        headers[name] = b.toString('utf8', o, o + hl);
+        o += hl;
+      }
+      r.headers = headers;
+    }
   }
   return { records, state };
 }

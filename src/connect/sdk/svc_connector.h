@@ -23,7 +23,9 @@
  *                  value (after the records, so readers that stop at `count` are unaffected)
  *   sink results : one u8 per record: 0 ok, 1 retryable, 2 permanent
  *   source batch : u32 count, u32 state_len, state, then count records of
- *                  i32 key_len (-1 = no key), key, u32 value_len, value
+ *                  i32 key_len (-1 = no key), key, u32 value_len, value,
+ *                  then, only when some record has headers, the same "SVCH" trailer as a
+ *                  sink batch (svc_source_add_h writes it; svc_source_add records have none)
  */
 #ifndef SVC_CONNECTOR_H
 #define SVC_CONNECTOR_H
@@ -154,13 +156,19 @@ static inline int svc_batch_next(svc_batch_reader *r, svc_sink_record *rec) {
 }
 
 /* ---- Writing a source batch ----------------------------------------------------------- */
-typedef struct { uint8_t *buf; uint32_t cap, len, count; int overflow; } svc_source_writer;
+/* Records go forward from the start of `out`; the headers of svc_source_add_h records wait at
+ * the end of `out` (one block per record, written downwards) until svc_source_end moves them
+ * into the trailer after the last record. `tail`: bytes used at the end; `trailer`: bytes the
+ * trailer will take without its per-record counts. */
+typedef struct { uint8_t *buf; uint32_t cap, len, count; int overflow; uint32_t tail, trailer, with_headers; } svc_source_writer;
 
 static inline void svc_wr_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void svc_wr_u16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
 
 /* Starts a batch whose checkpoint (after it) is `state`. */
 static inline void svc_source_begin(svc_source_writer *w, uint8_t *out, uint32_t cap, const uint8_t *state, uint32_t state_len) {
   w->buf = out; w->cap = cap; w->count = 0; w->overflow = 0; w->len = 8 + state_len;
+  w->tail = 0; w->trailer = 0; w->with_headers = 0;
   if (w->len > cap) { w->overflow = 1; return; }
   svc_wr_u32(out + 4, state_len); memcpy(out + 8, state, state_len);
 }
@@ -168,7 +176,7 @@ static inline void svc_source_begin(svc_source_writer *w, uint8_t *out, uint32_t
 /* Appends a record (key may be NULL). On overflow keeps counting the bytes needed. */
 static inline void svc_source_add(svc_source_writer *w, const uint8_t *key, int32_t key_len, const uint8_t *value, uint32_t value_len) {
   uint32_t need = 4 + (key_len > 0 ? (uint32_t)key_len : 0) + 4 + value_len;
-  if (!w->overflow && w->len + need <= w->cap) {
+  if (!w->overflow && (uint64_t)w->len + need + w->tail <= w->cap) {
     uint8_t *p = w->buf + w->len;
     svc_wr_u32(p, (uint32_t)(key == 0 ? -1 : key_len)); p += 4;
     if (key != 0 && key_len > 0) { memcpy(p, key, (size_t)key_len); p += key_len; }
@@ -177,11 +185,51 @@ static inline void svc_source_add(svc_source_writer *w, const uint8_t *key, int3
   w->len += need; w->count++;
 }
 
+/* Appends a record with `header_count` headers (they arrive as Kafka record headers; a value is
+ * read as UTF-8, a name repeated keeps its last value). The block at the end of `out` is the
+ * headers in trailer form, then u32 record index, u16 header_count, u32 data length. */
+static inline void svc_source_add_h(svc_source_writer *w, const uint8_t *key, int32_t key_len, const uint8_t *value, uint32_t value_len, const svc_header *headers, uint16_t header_count) {
+  uint32_t index = w->count, data = 0;
+  for (uint16_t i = 0; i < header_count; i++) data += 2 + headers[i].name_len + 4 + headers[i].value_len;
+  svc_source_add(w, key, key_len, value, value_len);
+  if (header_count == 0) return;
+  uint32_t block = data + 10;
+  if (!w->overflow && (uint64_t)w->len + w->tail + block <= w->cap) {
+    uint8_t *p = w->buf + w->cap - w->tail - block;
+    for (uint16_t i = 0; i < header_count; i++) {
+      svc_wr_u16(p, headers[i].name_len); p += 2; memcpy(p, headers[i].name, headers[i].name_len); p += headers[i].name_len;
+      svc_wr_u32(p, headers[i].value_len); p += 4; memcpy(p, headers[i].value, headers[i].value_len); p += headers[i].value_len;
+    }
+    svc_wr_u32(p, index); svc_wr_u16(p + 4, header_count); svc_wr_u32(p + 6, data);
+  } else w->overflow = 1;
+  w->tail += block; w->trailer += data; w->with_headers++;
+}
+
 /* Finishes the batch: returns SVC_POLL_BATCH, or SVC_POLL_TOO_SMALL with *out_len = bytes needed. */
 static inline int32_t svc_source_end(svc_source_writer *w, uint32_t *out_len) {
-  *out_len = w->len;
-  if (w->overflow) return SVC_POLL_TOO_SMALL;
+  uint32_t trailer = w->with_headers == 0 ? 0 : 4 + 2 * w->count + w->trailer;
+  if (w->overflow || (uint64_t)w->len + trailer + w->tail > w->cap) {
+    *out_len = w->len + trailer + w->tail;
+    return SVC_POLL_TOO_SMALL;
+  }
   svc_wr_u32(w->buf, w->count);
+  *out_len = w->len + trailer;
+  if (trailer == 0) return SVC_POLL_BATCH;
+  /* The blocks sit at the end, the first record's highest: walk them down, in record order. */
+  uint8_t *t = w->buf + w->len, *top = w->buf + w->cap;
+  svc_wr_u32(t, 0x48435653u); t += 4;
+  uint32_t next_index = UINT32_MAX, n = 0, data = 0;
+  const uint8_t *block = 0;
+  for (uint32_t i = 0; i < w->count; i++) {
+    if (next_index == UINT32_MAX && top > w->buf + w->cap - w->tail) {
+      next_index = svc_rd_u32(top - 10); n = (uint16_t)(top[-6] | (top[-5] << 8)); data = svc_rd_u32(top - 4);
+      block = top - 10 - data;
+    }
+    if (i == next_index) {
+      svc_wr_u16(t, (uint16_t)n); t += 2; memmove(t, block, data); t += data;
+      top = (uint8_t *)block; next_index = UINT32_MAX;
+    } else { svc_wr_u16(t, 0); t += 2; }
+  }
   return SVC_POLL_BATCH;
 }
 

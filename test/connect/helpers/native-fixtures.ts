@@ -12,9 +12,9 @@ export function buildFixture(mode: FixtureMode, dir = tempDir('svc-connect-fx-')
   return out;
 }
 
-/** Builds the counter source fixture producing `count` records; returns its path. */
-export function buildCounterSource(count: number, dir = tempDir('svc-connect-fx-')): string {
+/** Builds the counter source fixture producing `count` records (with headers: -DWITH_HEADERS); returns its path. */
+export function buildCounterSource(count: number, dir = tempDir('svc-connect-fx-'), headers = false): string {
   const out = path.join(dir, 'libsvc_fixture_counter_source.so');
-  execFileSync('gcc', ['-shared', '-fPIC', '-Wall', '-Wextra', '-Werror', `-DCOUNT=${count}`, '-I', path.join(ROOT, 'src', 'connect', 'sdk'), '-o', out, path.join(ROOT, 'test', 'connect', 'fixtures', 'counter_source.c')]);
+  execFileSync('gcc', ['-shared', '-fPIC', '-Wall', '-Wextra', '-Werror', `-DCOUNT=${count}`, ...(headers ? ['-DWITH_HEADERS'] : []), '-I', path.join(ROOT, 'src', 'connect', 'sdk'), '-o', out, path.join(ROOT, 'test', 'connect', 'fixtures', 'counter_source.c')]);
   return out;
 }
