@@ -11,14 +11,15 @@
  * checkpoint with sync and close, then close the sockets.
  */
 import * as path from 'node:path';
-import { type Config, dsListenAddress, formatHostPort, kafkaAdvertisedAddress, metricsListenAddress } from './config';
+import { type Config, advertisedAddressOf, dsListenAddress, formatHostPort, kafkaAdvertisedAddress, metricsListenAddress } from './config';
 import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { MetaConflictError, type MetaStore, Tokens, openMetaStore } from './actors';
+import { DEFAULT_SLOTS, Membership, MetaConflictError, type MetaStore, Placement, Tokens, openMetaStore, resolveNodeId } from './actors';
+import { clusterList, ownerCheck } from './gateway/cluster';
 import { createAdminHandler } from './gateway/admin/admin-handler';
 import { loadDashboard } from './gateway/admin/dashboard';
-import { type NodeRecord, adminInternalReply, nodeKey } from './gateway/admin/admin-api';
+import { adminInternalReply } from './gateway/admin/admin-api';
 import { guard } from './gateway/auth/guard';
 import { type DsContext, Subscriptions, createDsHandler, createSubscriptionHost, dsInternalReply } from './gateway/ds';
 import { type HeaderList, type HttpServerHandle, loadHttpEngine } from './gateway/http';
@@ -49,10 +50,6 @@ export interface RunningNode {
   close(): Promise<void>;
 }
 
-/** Node id of a single node; clustering assigns real ids. */
-const SINGLE_NODE_ID = 1;
-/** Placement capacity of a node until an operator sets it (POST /admin/nodes/{id}). */
-const DEFAULT_SLOTS = 1024;
 /** The dashboard's static assets: the repository's `dashboard/` folder, next to dist/. */
 const DASHBOARD_DIR = path.join(__dirname, '..', 'dashboard');
 
@@ -136,6 +133,24 @@ function freeBytes(dir: string): number {
   }
 }
 
+/** Streams in the data directory without a placement row get one naming this node (a node that joins a cluster with data). */
+async function adoptLocalStreams(shards: ShardClient, placement: Placement, log: Logger): Promise<void> {
+  let startAfter = '';
+  let adopted = 0;
+  for (;;) {
+    const page = await shards.list({ prefix: '/', startAfter, limit: 1000 });
+    for (const s of page.streams) {
+      if (placement.row(s.name) === null) {
+        if (await placement.adopt(s.name)) adopted++;
+        else log.warn({ stream: s.name, owner: placement.row(s.name)?.row.nodeId }, 'a stream in this data directory is placed on another node; requests for it go there');
+      }
+    }
+    if (!page.hasMore || page.streams.length === 0) break;
+    startAfter = page.streams[page.streams.length - 1]!.name;
+  }
+  if (adopted > 0) log.info({ adopted }, 'placed the data directory\'s streams on this node');
+}
+
 export async function startNode(config: Config, log: Logger): Promise<RunningNode> {
   const engine = await loadHttpEngine(config.httpEngine, log);
   // First, before anything writes to the disk: on a full one the reserve is given back (docs/operations.md, "Disk full").
@@ -146,13 +161,30 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     space.close();
     throw err;
   });
+  // This node's id (docs/cluster.md, "Nodes"): --node-id, the one kept in the data directory, or allocated.
+  const clustered = config.metadata !== 'local';
+  const nodeId = await resolveNodeId(meta, { flag: config.nodeId, dataDir: config.dataDir, clustered, defaultSlots: DEFAULT_SLOTS }).catch(async (err: unknown) => {
+    await meta.close();
+    space.close();
+    throw err;
+  });
+  const members = new Membership(meta, nodeId, log);
+  // Placement rows and the owner check exist only in a cluster: a single node owns every stream,
+  // and its requests pass nothing on the way (docs/cluster.md).
+  const placement = clustered ? new Placement(meta, members) : null;
   // Every listener's handler passes the auth guard first when auth is required; around both, the
   // shield turns any failure into a 500 in the listener's shape (gateway/shield.ts).
   const internalReplies = { svc: internalReply, ds: dsInternalReply, admin: adminInternalReply } as const;
   // Metrics (docs/metrics.md) count outside the shield, so its 500s and the guard's 401s are counted too.
   const metrics = config.metrics ? new NodeMetrics() : null;
   const protect = (listener: 'svc' | 'ds' | 'admin', h: RequestHandler): RequestHandler => {
-    const shielded = shield(listener, config.auth === 'required' ? guard(listener, tokens, h) : h, log, internalReplies[listener]);
+    // In a cluster: requests for streams owned elsewhere are redirected (inside the guard, so only
+    // an authorized request learns where a stream lives), and the list is cluster-wide (outside it:
+    // every node checks the caller's token on its own page).
+    const owned = placement === null || listener === 'admin' ? h : ownerCheck(listener, { placement, maxStreamNameBytes: config.limits.maxStreamNameBytes, log }, h);
+    const guarded = config.auth === 'required' ? guard(listener, tokens, owned) : owned;
+    const listed = placement !== null && listener === 'svc' ? clusterList(members, config.limits.listMaxLimit, guarded) : guarded;
+    const shielded = shield(listener, listed, log, internalReplies[listener]);
     return metrics === null ? shielded : metered(listener, metrics, shielded);
   };
   const schemas = SchemaStore.open(config.dataDir);
@@ -192,15 +224,10 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const dsServer = dsAddress === null ? null : await engine.listen({ host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes, tooLarge: dsTooLarge }, protect('ds', createDsHandler(ds, inFlight)));
   const kafka = await startKafkaListener({
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
-    maxRequestBytes: config.limits.maxRequestBytes, nodeId: SINGLE_NODE_ID, shards, live, meta, log,
+    maxRequestBytes: config.limits.maxRequestBytes, nodeId, shards, live, meta, log,
     // SASL/PLAIN: the password is an access token, authenticated like a bearer token.
     authenticate: config.auth === 'required' ? async (token) => { const who = await tokens.authenticate(`Bearer ${token}`); return typeof who === 'string' ? who : who.scope; } : null,
   });
-  // This node's record: a new epoch at every start, its advertised address, its slots (kept).
-  const advertisedAddress = formatHostPort({ host: config.listen.host, port: svc.port });
-  const prev = meta.get<NodeRecord>(nodeKey(SINGLE_NODE_ID));
-  const nodeRecord: NodeRecord = { nodeId: SINGLE_NODE_ID, nodeEpoch: (prev?.value.nodeEpoch ?? 0) + 1, advertisedAddress, slots: prev?.value.slots ?? DEFAULT_SLOTS };
-  await meta.put(nodeKey(SINGLE_NODE_ID), nodeRecord);
   // appliedIndex (spec: grows with all activity, background work included) is the metadata
   // commands plus every shard's applied catalog changes (docs/storage.md). /ready asks the
   // shards, and shows the last figure it had when they do not answer within 500 ms.
@@ -219,11 +246,30 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   };
   let admin: HttpServerHandle | null = null;
   if (config.admin) {
-    const api = { shards, meta, tokens, node: { nodeId: SINGLE_NODE_ID, nodeEpoch: nodeRecord.nodeEpoch, clusterId, advertisedAddress } };
+    const api = { shards, meta, tokens, node: { clusterId }, members, placement };
     admin = await engine.listen(
       { host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
-      protect('admin', createAdminHandler({ serving: () => serving, nodeId: SINGLE_NODE_ID, appliedIndex, unavailable: () => shards.unavailable(), diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),
+      protect('admin', createAdminHandler({ serving: () => serving, registered: () => members.registered, nodeId, appliedIndex, unavailable: () => shards.unavailable(), diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),
     );
+  }
+  // This node's record (a new epoch at every start, its advertised addresses, its slots kept) and,
+  // in a cluster, its live record on a lease; then the streams already in its data directory get
+  // placement rows (a node that joins a cluster with data keeps serving it).
+  const kafkaAdvertised = kafkaAdvertisedAddress(config);
+  const dsAdvertised = advertisedAddressOf(config.dsAdvertise);
+  await members.register({
+    advertisedAddress: config.advertise !== '' ? config.advertise : formatHostPort({ host: config.listen.host, port: svc.port }),
+    protocol: config.protocol,
+    dsAddress: dsAddress === null || dsServer === null ? null : dsAdvertised !== null ? formatHostPort(dsAdvertised) : formatHostPort({ host: dsAddress.host, port: dsServer.port }),
+    kafkaAddress: formatHostPort(kafkaAdvertised ?? { host: config.kafkaListen.host, port: kafka.port }),
+    adminAddress: admin === null ? null : formatHostPort({ host: config.adminListen.host, port: admin.port }),
+  });
+  if (placement !== null) {
+    await adoptLocalStreams(shards, placement, log);
+    members.publishStorage(async () => {
+      const s = await shards.stats();
+      return { objectCount: s.objectCount, destroyedObjectBacklog: s.destroyedObjectBacklog };
+    });
   }
   metrics?.attach({
     appended: () => shards.appended,
@@ -259,6 +305,9 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
       metrics: metricsAddress === null || metricsServer === null ? null : formatHostPort({ host: metricsAddress.host, port: metricsServer.port }),
       shards: shards.shardCount,
       shardWorkers: Math.min(config.shardWorkers, shards.shardCount),
+      nodeId,
+      nodeEpoch: members.nodeEpoch,
+      metadata: clustered ? 'etcd' : 'local',
     },
     'node started',
   );
@@ -285,6 +334,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
         await kafka.close();
         await subscriptions?.close();
         await shards.close();
+        members.stop();
         await meta.close();
         await svc.close();
         await dsServer?.close();
