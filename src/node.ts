@@ -32,7 +32,7 @@ import { LiveWaiters } from './gateway/svc/live-waiters';
 import { createSvcHandler } from './gateway/svc/svc-handler';
 import { SvcError } from './errors';
 import { type CommitStats, SchemaStore, ShardClient, SpaceGuard } from './shards';
-import { startKafkaListener } from './kafka-wire';
+import { kafkaCluster, startKafkaListener } from './kafka-wire';
 
 /** A running node: listeners, shard workers, actors. */
 export interface RunningNode {
@@ -225,6 +225,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const kafka = await startKafkaListener({
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
     maxRequestBytes: config.limits.maxRequestBytes, nodeId, shards, live, meta, log,
+    cluster: placement === null ? null : kafkaCluster(placement, members),
     // SASL/PLAIN: the password is an access token, authenticated like a bearer token.
     authenticate: config.auth === 'required' ? async (token) => { const who = await tokens.authenticate(`Bearer ${token}`); return typeof who === 'string' ? who : who.scope; } : null,
   });
@@ -266,6 +267,10 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   });
   if (placement !== null) {
     await adoptLocalStreams(shards, placement, log);
+    // Streams other nodes place here without a request to redirect (a Kafka topic's partitions) are created here.
+    placement.startOpening(async (name, spec) => {
+      await shards.create({ name, contentType: spec.contentType, ttlSeconds: spec.ttlSeconds, expiresAtMs: null, closed: false, records: [], kafkaTopic: spec.kafkaTopic });
+    });
     members.publishStorage(async () => {
       const s = await shards.stats();
       return { objectCount: s.objectCount, destroyedObjectBacklog: s.destroyedObjectBacklog };

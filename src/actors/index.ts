@@ -41,5 +41,5 @@ export function openLocalMetaStore(dir: string, options?: LocalMetaStoreOptions)
 export { resolveNodeId } from './cluster/node-id';
 export { LIVE_TTL_S, Membership, type NodeAddresses } from './cluster/membership';
 export { DEFAULT_SLOTS, type LiveRecord, type NodeRecord, liveKey, nodeKey } from './cluster/node-record';
-export { type Owner, Placement, type PlacementRow, placementKey } from './cluster/placement';
+export { type OpenSpec, type Owner, Placement, type PlacementRow, placementKey } from './cluster/placement';
 export { rendezvous } from './cluster/rendezvous';

@@ -16,6 +16,7 @@
  * embedded store there are no rows: the one node owns every stream (`clustered` false), and
  * nothing here runs on its request path.
  */
+import { SvcError } from '../../errors';
 import { type MetaStore, MetaConflictError } from '../meta/meta-store';
 import { type Membership } from './membership';
 import { type NodeRecord } from './node-record';
@@ -28,7 +29,21 @@ export interface PlacementRow {
   /** Placement epoch: 1 when placed; grows with every move (transfers, later). */
   epoch: number;
   state: 'opening' | 'placed';
+  /** The Kafka topic of a partition stream created over Kafka (`/T/1` is partition 1 of T), else absent. */
+  kafkaTopic?: string | null;
+  /** Set while opening when another node placed it without a request to redirect (a Kafka partition): the owner creates it. */
+  create?: OpenSpec;
 }
+
+/** What the owner needs to create a stream placed by another node (a Kafka topic's partitions). */
+export interface OpenSpec {
+  contentType: string;
+  ttlSeconds: number | null;
+  kafkaTopic: string | null;
+}
+
+/** How long a node waits for the owner to open a stream it placed (ms). */
+const OPEN_TIMEOUT_MS = 10_000;
 
 /** Where a request for a stream goes. */
 export type Owner =
@@ -44,6 +59,11 @@ export class Placement {
   readonly #members: Membership;
   /** Rows per owner node and state, kept from the change feed (GET /admin/nodes counts). */
   readonly #counts = new Map<number, { opening: number; placed: number }>();
+  /** Creates a stream placed here by another node (set by the node: it holds the shards). */
+  #opener: ((name: string, spec: OpenSpec) => Promise<void>) | null = null;
+  readonly #opening = new Set<string>();
+  /** Callers waiting for a row to be placed (placeAndOpen). */
+  readonly #waiting = new Map<string, Array<() => void>>();
 
   constructor(meta: MetaStore, members: Membership) {
     this.#meta = meta;
@@ -56,8 +76,12 @@ export class Placement {
       if (before !== undefined) this.#count(before, -1);
       if (rec === null) rows.delete(key);
       else {
-        rows.set(key, rec.value as PlacementRow);
-        this.#count(rec.value as PlacementRow, 1);
+        const row = rec.value as PlacementRow;
+        rows.set(key, row);
+        this.#count(row, 1);
+        const name = key.slice(PLACEMENT_PREFIX.length);
+        if (row.state === 'placed') this.#wake(name);
+        else if (row.create !== undefined && row.nodeId === this.#members.nodeId) this.#open(name, row.create);
       }
     });
   }
@@ -130,8 +154,9 @@ export class Placement {
   async markPlaced(name: string): Promise<void> {
     const cur = this.row(name);
     if (cur === null || cur.row.state === 'placed' || cur.row.nodeId !== this.#members.nodeId) return;
+    const { create: _done, ...row } = cur.row;
     await this.#meta
-      .put<PlacementRow>(placementKey(name), { ...cur.row, streamId: cur.version, state: 'placed' }, { version: cur.version })
+      .put<PlacementRow>(placementKey(name), { ...row, streamId: cur.version, state: 'placed' }, { version: cur.version })
       .catch((err: unknown) => {
         if (!(err instanceof MetaConflictError)) throw err;
       });
@@ -162,6 +187,73 @@ export class Placement {
   async releaseOpening(name: string): Promise<void> {
     if (this.row(name)?.row.state !== 'opening') return;
     await this.release(name);
+  }
+
+  /** Every placed stream, in name order (the Kafka topic index of a cluster). */
+  placedStreams(): Array<{ name: string; kafkaTopic: string | null; streamId: number }> {
+    return this.#meta
+      .list<PlacementRow>(PLACEMENT_PREFIX)
+      .filter((r) => r.value.state === 'placed')
+      .map((r) => ({ name: r.key.slice(PLACEMENT_PREFIX.length), kafkaTopic: r.value.kafkaTopic ?? null, streamId: r.value.streamId }));
+  }
+
+  /**
+   * Place `name` (if no row exists yet) with a create intent, and wait until its owner has created
+   * it: a stream created without a request to redirect (a Kafka topic's partitions).
+   */
+  async placeAndOpen(name: string, spec: OpenSpec): Promise<{ streamId: number }> {
+    if (this.row(name) === null) {
+      const nodeId = rendezvous(name, this.#members.liveNodes()) ?? this.#members.nodeId;
+      await this.#meta
+        .put<PlacementRow>(placementKey(name), { streamId: 0, nodeId, epoch: 1, state: 'opening', kafkaTopic: spec.kafkaTopic, create: spec }, { absent: true })
+        .catch((err: unknown) => {
+          if (!(err instanceof MetaConflictError)) throw err;
+        });
+    }
+    const placed = await new Promise<boolean>((resolve) => {
+      if (this.row(name)?.row.state === 'placed') return resolve(true);
+      const timer = setTimeout(() => resolve(false), OPEN_TIMEOUT_MS);
+      const list = this.#waiting.get(name) ?? [];
+      list.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+      this.#waiting.set(name, list);
+    });
+    const found = this.row(name);
+    if (!placed || found === null) throw new SvcError('storage_unavailable', `stream ${name} was placed on node ${found?.row.nodeId ?? '?'}, which did not open it in ${OPEN_TIMEOUT_MS} ms`);
+    return { streamId: found.row.streamId };
+  }
+
+  /** Start creating the streams other nodes place here (and those placed while this node was away). */
+  startOpening(opener: (name: string, spec: OpenSpec) => Promise<void>): void {
+    this.#opener = opener;
+    for (const r of this.#meta.list<PlacementRow>(PLACEMENT_PREFIX)) {
+      if (r.value.state === 'opening' && r.value.create !== undefined && r.value.nodeId === this.#members.nodeId) this.#open(r.key.slice(PLACEMENT_PREFIX.length), r.value.create);
+    }
+  }
+
+  #open(name: string, spec: OpenSpec): void {
+    if (this.#opener === null || this.#opening.has(name)) return;
+    this.#opening.add(name);
+    const opener = this.#opener;
+    void (async () => {
+      try {
+        await opener(name, spec);
+        await this.markPlaced(name);
+      } catch {
+        // The creating node's wait times out with the reason; a restart tries again.
+      } finally {
+        this.#opening.delete(name);
+      }
+    })();
+  }
+
+  #wake(name: string): void {
+    const list = this.#waiting.get(name);
+    if (list === undefined) return;
+    this.#waiting.delete(name);
+    for (const w of list) w();
   }
 
   #count(row: PlacementRow, d: number): void {
