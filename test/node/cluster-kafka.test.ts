@@ -131,5 +131,5 @@ test('FindCoordinator names the same coordinating node on every node', async () 
   );
   expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);
   expect(answers[0]!.errorCode).toBe(0);
-  expect(`${answers[0]!.host}:${answers[0]!.port}`).toBe(byId.get(answers[0]!.nodeId)!.kafka);
+  expect(`${answers[0]!.host}:${answers[0]!.port}`).toBe(byId.get(answers[0]!.nodeId!)!.kafka);
 });
