@@ -268,9 +268,16 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   if (placement !== null) {
     await adoptLocalStreams(shards, placement, log);
     // Streams other nodes place here without a request to redirect (a Kafka topic's partitions) are created here.
-    placement.startOpening(async (name, spec) => {
-      await shards.create({ name, contentType: spec.contentType, ttlSeconds: spec.ttlSeconds, expiresAtMs: null, closed: false, records: [], kafkaTopic: spec.kafkaTopic });
-    });
+    placement.startOpening(
+      async (name, spec) => {
+        await shards.create({ name, contentType: spec.contentType, ttlSeconds: spec.ttlSeconds, expiresAtMs: null, closed: false, records: [], kafkaTopic: spec.kafkaTopic });
+      },
+      async (name) => {
+        await shards.delete(name).catch((err: unknown) => {
+          if ((err as { code?: unknown }).code !== 'not_found') throw err;
+        });
+      },
+    );
     members.publishStorage(async () => {
       const s = await shards.stats();
       return { objectCount: s.objectCount, destroyedObjectBacklog: s.destroyedObjectBacklog };

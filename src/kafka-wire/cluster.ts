@@ -41,6 +41,8 @@ export interface KafkaCluster {
   streams(): Array<{ name: string; kafkaTopic: string | null; streamId: number }>;
   /** Place and create a partition stream on its owner; resolves with its cluster-wide id once placed. */
   create(spec: PartitionSpec): Promise<{ streamId: number }>;
+  /** Have the owner delete a partition stream and free its name; resolves once the row is gone. */
+  remove(stream: string): Promise<void>;
 }
 
 /** "host:port" (IPv6 in brackets) → its parts. */
@@ -62,6 +64,7 @@ export function kafkaCluster(placement: Placement, members: Membership): KafkaCl
       return live.find((b) => b.nodeId === id) ?? null;
     },
     streams: () => placement.placedStreams(),
+    remove: (stream) => placement.removeAndWait(stream),
     create: (spec) => placement.placeAndOpen(spec.name, { contentType: spec.contentType, ttlSeconds: spec.ttlSeconds, kafkaTopic: spec.kafkaTopic }),
   };
 }

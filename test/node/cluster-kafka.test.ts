@@ -133,3 +133,15 @@ test('FindCoordinator names the same coordinating node on every node', async () 
   expect(answers[0]!.errorCode).toBe(0);
   expect(`${answers[0]!.host}:${answers[0]!.port}`).toBe(byId.get(answers[0]!.nodeId!)!.kafka);
 });
+
+test('DeleteTopics through one node deletes the partitions on every node and frees their names', async () => {
+  const r = await platformatic({ op: 'admin', broker: nodes[1]!.kafka, delete: [topic] });
+  expect(r).toMatchObject({ ok: true });
+  expect(r.topics).not.toContain(topic);
+  for (const [p, owner] of owners.entries()) {
+    const name = p === 0 ? `/${topic}` : `/${topic}/${p}`;
+    for (const n of nodes) expect((await fetch(`${n.adminUrl!}/admin/streams${name}`)).status).toBe(404);
+    // Gone from its owner's storage too.
+    expect((await fetch(`${byId.get(owner)!.url}${name}`, { method: 'HEAD' })).status).toBe(404);
+  }
+});

@@ -33,6 +33,8 @@ export interface PlacementRow {
   kafkaTopic?: string | null;
   /** Set while opening when another node placed it without a request to redirect (a Kafka partition): the owner creates it. */
   create?: OpenSpec;
+  /** Set when another node asked the owner to delete the stream (a Kafka topic's partitions): the owner deletes it and the row. */
+  remove?: true;
 }
 
 /** What the owner needs to create a stream placed by another node (a Kafka topic's partitions). */
@@ -61,6 +63,8 @@ export class Placement {
   readonly #counts = new Map<number, { opening: number; placed: number }>();
   /** Creates a stream placed here by another node (set by the node: it holds the shards). */
   #opener: ((name: string, spec: OpenSpec) => Promise<void>) | null = null;
+  /** Deletes a stream of this node that another node asked to remove (set by the node). */
+  #remover: ((name: string) => Promise<void>) | null = null;
   readonly #opening = new Set<string>();
   /** Callers waiting for a row to be placed (placeAndOpen). */
   readonly #waiting = new Map<string, Array<() => void>>();
@@ -74,13 +78,17 @@ export class Placement {
       if (!key.startsWith(PLACEMENT_PREFIX)) return;
       const before = rows.get(key);
       if (before !== undefined) this.#count(before, -1);
-      if (rec === null) rows.delete(key);
-      else {
+      if (rec === null) {
+        rows.delete(key);
+        this.#wake(key.slice(PLACEMENT_PREFIX.length));
+      } else {
         const row = rec.value as PlacementRow;
         rows.set(key, row);
         this.#count(row, 1);
         const name = key.slice(PLACEMENT_PREFIX.length);
-        if (row.state === 'placed') this.#wake(name);
+        if (row.remove === true) {
+          if (row.nodeId === this.#members.nodeId) this.#removeHere(name);
+        } else if (row.state === 'placed') this.#wake(name);
         else if (row.create !== undefined && row.nodeId === this.#members.nodeId) this.#open(name, row.create);
       }
     });
@@ -225,12 +233,63 @@ export class Placement {
     return { streamId: found.row.streamId };
   }
 
-  /** Start creating the streams other nodes place here (and those placed while this node was away). */
-  startOpening(opener: (name: string, spec: OpenSpec) => Promise<void>): void {
+  /**
+   * Start creating the streams other nodes place here, and deleting those they ask to remove
+   * (and those asked for while this node was away).
+   */
+  startOpening(opener: (name: string, spec: OpenSpec) => Promise<void>, remover: (name: string) => Promise<void>): void {
     this.#opener = opener;
+    this.#remover = remover;
     for (const r of this.#meta.list<PlacementRow>(PLACEMENT_PREFIX)) {
-      if (r.value.state === 'opening' && r.value.create !== undefined && r.value.nodeId === this.#members.nodeId) this.#open(r.key.slice(PLACEMENT_PREFIX.length), r.value.create);
+      if (r.value.nodeId !== this.#members.nodeId) continue;
+      const name = r.key.slice(PLACEMENT_PREFIX.length);
+      if (r.value.remove === true) this.#removeHere(name);
+      else if (r.value.state === 'opening' && r.value.create !== undefined) this.#open(name, r.value.create);
     }
+  }
+
+  /** Ask the owner of `name` to delete it (the row says so) and wait until its row is gone. */
+  async removeAndWait(name: string): Promise<void> {
+    for (;;) {
+      const cur = this.row(name);
+      if (cur === null) return;
+      const gone = new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), OPEN_TIMEOUT_MS);
+        const list = this.#waiting.get(name) ?? [];
+        list.push(() => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+        this.#waiting.set(name, list);
+      });
+      if (cur.row.remove !== true) {
+        try {
+          await this.#meta.put<PlacementRow>(placementKey(name), { ...cur.row, remove: true }, { version: cur.version });
+        } catch (err) {
+          if (!(err instanceof MetaConflictError)) throw err;
+          continue;
+        }
+      }
+      if (!(await gone) && this.row(name) !== null) throw new SvcError('storage_unavailable', `stream ${name} is owned by node ${cur.row.nodeId}, which did not delete it in ${OPEN_TIMEOUT_MS} ms`);
+      if (this.row(name) === null) return;
+    }
+  }
+
+  #removeHere(name: string): void {
+    if (this.#remover === null || this.#opening.has(name)) return;
+    this.#opening.add(name);
+    const remover = this.#remover;
+    void (async () => {
+      try {
+        await remover(name);
+        const cur = this.row(name);
+        if (cur !== null) await this.#meta.delete(placementKey(name), { version: cur.version });
+      } catch {
+        // The asking node's wait times out with the reason; a restart tries again.
+      } finally {
+        this.#opening.delete(name);
+      }
+    })();
   }
 
   #open(name: string, spec: OpenSpec): void {
