@@ -54,7 +54,9 @@ const FRAME_OVERHEAD = 1024 * 1024; // 1 MiB
 export async function startKafkaListener(o: KafkaListenerOptions): Promise<KafkaListener> {
   const log = o.log.child({ module: 'kafka' });
   let bound = { host: o.host, port: o.port };
-  const groups = new GroupCoordinator(o.meta, log);
+  // In a cluster one node coordinates each group (cluster.ts); the others answer NOT_COORDINATOR.
+  const cluster = o.cluster ?? null;
+  const groups = new GroupCoordinator(o.meta, log, cluster === null ? undefined : (groupId) => cluster.coordinatorOf(groupId)?.nodeId === o.nodeId);
   const ctx: KafkaContext = {
     shards: o.shards,
     live: o.live,

@@ -132,6 +132,14 @@ test('FindCoordinator names the same coordinating node on every node', async () 
   expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);
   expect(answers[0]!.errorCode).toBe(0);
   expect(`${answers[0]!.host}:${answers[0]!.port}`).toBe(byId.get(answers[0]!.nodeId!)!.kafka);
+  // Any other node refuses to coordinate it, so no group is ever split between two coordinators.
+  const other = nodes.find((n) => n !== byId.get(answers[0]!.nodeId!))!;
+  const w = await GroupWire.connect(other.kafka);
+  try {
+    expect((await w.join('some-group')).errorCode).toBe(16);
+  } finally {
+    w.close();
+  }
 });
 
 test('DeleteTopics through one node deletes the partitions on every node and frees their names', async () => {
