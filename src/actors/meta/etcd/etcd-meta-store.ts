@@ -16,7 +16,7 @@
  * `appliedIndex` is the etcd revision the view has applied (revisions of other prefixes leave
  * gaps). `sync()` is a read index: one linearizable read of `head`, shared by the callers of an
  * event-loop turn (all arrived before it was sent), then a wait until the view has applied that revision. Keys deleted
- * by an expiring lease (node registrations, later) do not move `head`; sync() does not wait for them.
+ * by an expiring lease (node liveness records, `live-lease.ts`) do not move `head`; sync() does not wait for them.
  */
 import { randomBytes } from 'node:crypto';
 import { SvcError } from '../../../errors';
