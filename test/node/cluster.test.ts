@@ -6,6 +6,7 @@
  * the list is cluster-wide; /admin/cluster and /admin/nodes agree on every node but for identity.
  */
 import { randomBytes } from 'node:crypto';
+import { rendezvous } from '../../src/actors/cluster/rendezvous';
 import { EtcdCluster } from '../helpers/etcd-cluster';
 import { type NodeProcess, startNode } from '../helpers/node-process';
 
@@ -247,4 +248,23 @@ test('a restarted node keeps its id from the data directory, takes the next epoc
   await back.stop();
   nodes = nodes.filter((n) => n !== back);
   await expect(startNode({ dataDir: stoppedDataDir, args: [...nodeArgs, '--node-id', '7'] })).rejects.toThrow('belongs to node 2');
+});
+
+test('a node that dies without stopping loses its liveness lease within its TTL, and the others stop sending clients to it', async () => {
+  const victim = nodes[nodes.length - 1]!;
+  const id = ((await admin<{ nodeId: number }>(victim, '/admin/cluster')).json).nodeId;
+  // A name that placement puts on the victim (the same weighted rendezvous over the live nodes' slots).
+  const live = (await admin<{ nodes: NodeDoc[] }>(victim, '/admin/nodes')).json.nodes.filter((d) => d.live);
+  let name = '';
+  for (let i = 0; name === ''; i++) if (rendezvous(`/crash/c${i}`, live) === id) name = `/crash/c${i}`;
+  expect((await follow(`${nodes[0]!.url}${name}`, { method: 'PUT' })).status).toBe(201);
+  expect((await admin<{ ownerNodeId: number }>(victim, `/admin/streams${name}`)).json.ownerNodeId).toBe(id);
+  const t0 = Date.now();
+  await victim.kill();
+  nodes = nodes.filter((n) => n !== victim);
+  await until(`node ${id} not live`, async () => ((await admin<NodeDoc>(nodes[0]!, `/admin/nodes/${id}`)).json.live ? null : true), 15_000);
+  // The lease is 10 s: gone after at most that (plus the watch's delivery), and not at once.
+  expect(Date.now() - t0).toBeLessThan(13_000);
+  expect(Date.now() - t0).toBeGreaterThan(2_000);
+  expect((await fetch(`${nodes[0]!.url}${name}`, { headers: AUTH, redirect: 'manual' })).status).toBe(503);
 });
