@@ -153,3 +153,20 @@ test('DeleteTopics through one node deletes the partitions on every node and fre
     expect((await fetch(`${byId.get(owner)!.url}${name}`, { method: 'HEAD' })).status).toBe(404);
   }
 });
+
+test('streams created over HTTP, one with Svc-Kafka-Topic, are one topic to Kafka clients on any node', async () => {
+  const t = `ht-${randomBytes(3).toString('hex')}`;
+  const put = async (name: string, headers: Record<string, string>): Promise<void> => {
+    let r = await fetch(`${nodes[0]!.url}${name}`, { method: 'PUT', headers, redirect: 'manual' });
+    if (r.status === 307) r = await fetch(r.headers.get('location')!, { method: 'PUT', headers });
+    expect(r.status).toBe(201);
+  };
+  await put(`/${t}`, {});
+  await put(`/${t}/1`, { 'svc-kafka-topic': t });
+  let md = '';
+  for (let i = 0; i < 50 && !md.includes('2 partitions'); i++) {
+    md = await kcatOut(['-L', '-b', nodes[2]!.kafka, '-t', t]);
+    if (!md.includes('2 partitions')) await new Promise((r) => setTimeout(r, 200));
+  }
+  expect(md).toContain(`topic "${t}" with 2 partitions`);
+});

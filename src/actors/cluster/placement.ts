@@ -72,8 +72,8 @@ export class Placement {
   constructor(meta: MetaStore, members: Membership) {
     this.#meta = meta;
     this.#members = members;
-    for (const r of meta.list<PlacementRow>(PLACEMENT_PREFIX)) this.#count(r.value, 1);
     const rows = new Map(meta.list<PlacementRow>(PLACEMENT_PREFIX).map((r) => [r.key, r.value]));
+    for (const row of rows.values()) this.#count(row, 1);
     meta.onChange((key, rec) => {
       if (!key.startsWith(PLACEMENT_PREFIX)) return;
       const before = rows.get(key);
@@ -158,13 +158,17 @@ export class Placement {
     }
   }
 
-  /** The owner created the stream: the row says so, and takes its cluster-wide id. */
-  async markPlaced(name: string): Promise<void> {
+  /**
+   * The owner created the stream: the row says so, and takes its cluster-wide id (and the stream's
+   * explicit Kafka topic, for the cluster's topic index).
+   */
+  async markPlaced(name: string, kafkaTopic?: string | null): Promise<void> {
     const cur = this.row(name);
     if (cur === null || cur.row.state === 'placed' || cur.row.nodeId !== this.#members.nodeId) return;
     const { create: _done, ...row } = cur.row;
+    const topic = kafkaTopic !== undefined && kafkaTopic !== null ? { kafkaTopic } : {};
     await this.#meta
-      .put<PlacementRow>(placementKey(name), { ...row, streamId: cur.version, state: 'placed' }, { version: cur.version })
+      .put<PlacementRow>(placementKey(name), { ...row, ...topic, streamId: cur.version, state: 'placed' }, { version: cur.version })
       .catch((err: unknown) => {
         if (!(err instanceof MetaConflictError)) throw err;
       });

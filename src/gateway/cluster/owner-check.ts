@@ -81,7 +81,9 @@ function afterwards(listener: OwnedListener, req: HttpRequest, res: HttpResponse
   const del = req.method === 'DELETE';
   if (!create && !del) return res;
   const done = (status: number): void => {
-    const work = create ? (status < 300 ? d.placement.markPlaced(name) : status >= 400 ? d.placement.releaseOpening(name) : null) : status === 204 ? d.placement.release(name) : null;
+    // A stream created with an explicit Kafka topic (Svc-Kafka-Topic) is that topic's partition in the cluster's topic index.
+    const kafkaTopic = listener === 'svc' ? (req.headers['svc-kafka-topic'] ?? null) : null;
+    const work = create ? (status < 300 ? d.placement.markPlaced(name, kafkaTopic) : status >= 400 ? d.placement.releaseOpening(name) : null) : status === 204 ? d.placement.release(name) : null;
     work?.catch((err: unknown) => d.log.warn({ stream: name, err: (err as Error).message, listener }, 'updating the placement row failed'));
   };
   return new Proxy(res, {
