@@ -15,7 +15,7 @@ import { type Config, advertisedAddressOf, dsListenAddress, formatHostPort, kafk
 import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_SLOTS, Membership, MetaConflictError, type MetaStore, Placement, Tokens, openMetaStore, resolveNodeId } from './actors';
+import { DEFAULT_SLOTS, Membership, MetaConflictError, type MetaStore, Placement, PlacementIntents, Tokens, openMetaStore, resolveNodeId } from './actors';
 import { clusterList, ownerCheck } from './gateway/cluster';
 import { createAdminHandler } from './gateway/admin/admin-handler';
 import { loadDashboard } from './gateway/admin/dashboard';
@@ -172,6 +172,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   // Placement rows and the owner check exist only in a cluster: a single node owns every stream,
   // and its requests pass nothing on the way (docs/cluster.md).
   const placement = clustered ? new Placement(meta, members) : null;
+  const intents = placement === null ? null : new PlacementIntents(meta, placement);
   // Every listener's handler passes the auth guard first when auth is required; around both, the
   // shield turns any failure into a 500 in the listener's shape (gateway/shield.ts).
   const internalReplies = { svc: internalReply, ds: dsInternalReply, admin: adminInternalReply } as const;
@@ -225,7 +226,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const kafka = await startKafkaListener({
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
     maxRequestBytes: config.limits.maxRequestBytes, nodeId, shards, live, meta, log,
-    cluster: placement === null ? null : kafkaCluster(placement, members),
+    cluster: placement === null || intents === null ? null : kafkaCluster(placement, intents, members),
     // SASL/PLAIN: the password is an access token, authenticated like a bearer token.
     authenticate: config.auth === 'required' ? async (token) => { const who = await tokens.authenticate(`Bearer ${token}`); return typeof who === 'string' ? who : who.scope; } : null,
   });
@@ -268,7 +269,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   if (placement !== null) {
     await adoptLocalStreams(shards, placement, log);
     // Streams other nodes place here without a request to redirect (a Kafka topic's partitions) are created here.
-    placement.startOpening(
+    intents?.start(
       async (name, spec) => {
         await shards.create({ name, contentType: spec.contentType, ttlSeconds: spec.ttlSeconds, expiresAtMs: null, closed: false, records: [], kafkaTopic: spec.kafkaTopic });
       },

@@ -14,7 +14,7 @@
  *
  * With the embedded store `ctx.cluster` is null and this node is the only broker.
  */
-import { type Membership, type Placement, rendezvous } from '../actors';
+import { type Membership, type Placement, type PlacementIntents, rendezvous } from '../actors';
 
 export interface Broker {
   nodeId: number;
@@ -52,7 +52,7 @@ function parseAddress(a: string): { host: string; port: number } {
   return { host: host.startsWith('[') ? host.slice(1, -1) : host, port: Number(a.slice(i + 1)) };
 }
 
-export function kafkaCluster(placement: Placement, members: Membership): KafkaCluster {
+export function kafkaCluster(placement: Placement, intents: PlacementIntents, members: Membership): KafkaCluster {
   const brokers = (): Broker[] => members.liveNodes().filter((n) => n.kafkaAddress !== '').map((n) => ({ nodeId: n.nodeId, ...parseAddress(n.kafkaAddress) }));
   return {
     leaderOf: (stream) => placement.row(stream)?.row.nodeId ?? null,
@@ -64,7 +64,7 @@ export function kafkaCluster(placement: Placement, members: Membership): KafkaCl
       return live.find((b) => b.nodeId === id) ?? null;
     },
     streams: () => placement.placedStreams(),
-    remove: (stream) => placement.removeAndWait(stream),
-    create: (spec) => placement.placeAndOpen(spec.name, { contentType: spec.contentType, ttlSeconds: spec.ttlSeconds, kafkaTopic: spec.kafkaTopic }),
+    remove: (stream) => intents.removeAndWait(stream),
+    create: (spec) => intents.placeAndOpen(spec.name, { contentType: spec.contentType, ttlSeconds: spec.ttlSeconds, kafkaTopic: spec.kafkaTopic }),
   };
 }

@@ -16,7 +16,6 @@
  * embedded store there are no rows: the one node owns every stream (`clustered` false), and
  * nothing here runs on its request path.
  */
-import { SvcError } from '../../errors';
 import { type MetaStore, MetaConflictError } from '../meta/meta-store';
 import { type Membership } from './membership';
 import { type NodeRecord } from './node-record';
@@ -44,8 +43,6 @@ export interface OpenSpec {
   kafkaTopic: string | null;
 }
 
-/** How long a node waits for the owner to open a stream it placed (ms). */
-const OPEN_TIMEOUT_MS = 10_000;
 
 /** Where a request for a stream goes. */
 export type Owner =
@@ -61,13 +58,6 @@ export class Placement {
   readonly #members: Membership;
   /** Rows per owner node and state, kept from the change feed (GET /admin/nodes counts). */
   readonly #counts = new Map<number, { opening: number; placed: number }>();
-  /** Creates a stream placed here by another node (set by the node: it holds the shards). */
-  #opener: ((name: string, spec: OpenSpec) => Promise<void>) | null = null;
-  /** Deletes a stream of this node that another node asked to remove (set by the node). */
-  #remover: ((name: string) => Promise<void>) | null = null;
-  readonly #opening = new Set<string>();
-  /** Callers waiting for a row to be placed (placeAndOpen). */
-  readonly #waiting = new Map<string, Array<() => void>>();
 
   constructor(meta: MetaStore, members: Membership) {
     this.#meta = meta;
@@ -78,18 +68,10 @@ export class Placement {
       if (!key.startsWith(PLACEMENT_PREFIX)) return;
       const before = rows.get(key);
       if (before !== undefined) this.#count(before, -1);
-      if (rec === null) {
-        rows.delete(key);
-        this.#wake(key.slice(PLACEMENT_PREFIX.length));
-      } else {
-        const row = rec.value as PlacementRow;
-        rows.set(key, row);
-        this.#count(row, 1);
-        const name = key.slice(PLACEMENT_PREFIX.length);
-        if (row.remove === true) {
-          if (row.nodeId === this.#members.nodeId) this.#removeHere(name);
-        } else if (row.state === 'placed') this.#wake(name);
-        else if (row.create !== undefined && row.nodeId === this.#members.nodeId) this.#open(name, row.create);
+      if (rec === null) rows.delete(key);
+      else {
+        rows.set(key, rec.value as PlacementRow);
+        this.#count(rec.value as PlacementRow, 1);
       }
     });
   }
@@ -145,9 +127,19 @@ export class Placement {
     return { kind: 'remote', node, row };
   }
 
+  /** This node's id. */
+  get nodeId(): number {
+    return this.#members.nodeId;
+  }
+
+  /** The node a new stream `name` goes to: weighted rendezvous over the live nodes' slots (this node when none has slots). */
+  choose(name: string): number {
+    return rendezvous(name, this.#members.liveNodes()) ?? this.#members.nodeId;
+  }
+
   /** Place `name` on a live node chosen by slots (create-only write); the row that won. */
   async #place(name: string): Promise<{ row: PlacementRow; version: number } | null> {
-    const nodeId = rendezvous(name, this.#members.liveNodes()) ?? this.#members.nodeId;
+    const nodeId = this.choose(name);
     try {
       const rec = await this.#meta.put<PlacementRow>(placementKey(name), { streamId: 0, nodeId, epoch: 1, state: 'opening' }, { absent: true });
       return { row: rec.value, version: rec.version };
@@ -207,116 +199,6 @@ export class Placement {
       .list<PlacementRow>(PLACEMENT_PREFIX)
       .filter((r) => r.value.state === 'placed')
       .map((r) => ({ name: r.key.slice(PLACEMENT_PREFIX.length), kafkaTopic: r.value.kafkaTopic ?? null, streamId: r.value.streamId }));
-  }
-
-  /**
-   * Place `name` (if no row exists yet) with a create intent, and wait until its owner has created
-   * it: a stream created without a request to redirect (a Kafka topic's partitions).
-   */
-  async placeAndOpen(name: string, spec: OpenSpec): Promise<{ streamId: number }> {
-    if (this.row(name) === null) {
-      const nodeId = rendezvous(name, this.#members.liveNodes()) ?? this.#members.nodeId;
-      await this.#meta
-        .put<PlacementRow>(placementKey(name), { streamId: 0, nodeId, epoch: 1, state: 'opening', kafkaTopic: spec.kafkaTopic, create: spec }, { absent: true })
-        .catch((err: unknown) => {
-          if (!(err instanceof MetaConflictError)) throw err;
-        });
-    }
-    const placed = await new Promise<boolean>((resolve) => {
-      if (this.row(name)?.row.state === 'placed') return resolve(true);
-      const timer = setTimeout(() => resolve(false), OPEN_TIMEOUT_MS);
-      const list = this.#waiting.get(name) ?? [];
-      list.push(() => {
-        clearTimeout(timer);
-        resolve(true);
-      });
-      this.#waiting.set(name, list);
-    });
-    const found = this.row(name);
-    if (!placed || found === null) throw new SvcError('storage_unavailable', `stream ${name} was placed on node ${found?.row.nodeId ?? '?'}, which did not open it in ${OPEN_TIMEOUT_MS} ms`);
-    return { streamId: found.row.streamId };
-  }
-
-  /**
-   * Start creating the streams other nodes place here, and deleting those they ask to remove
-   * (and those asked for while this node was away).
-   */
-  startOpening(opener: (name: string, spec: OpenSpec) => Promise<void>, remover: (name: string) => Promise<void>): void {
-    this.#opener = opener;
-    this.#remover = remover;
-    for (const r of this.#meta.list<PlacementRow>(PLACEMENT_PREFIX)) {
-      if (r.value.nodeId !== this.#members.nodeId) continue;
-      const name = r.key.slice(PLACEMENT_PREFIX.length);
-      if (r.value.remove === true) this.#removeHere(name);
-      else if (r.value.state === 'opening' && r.value.create !== undefined) this.#open(name, r.value.create);
-    }
-  }
-
-  /** Ask the owner of `name` to delete it (the row says so) and wait until its row is gone. */
-  async removeAndWait(name: string): Promise<void> {
-    for (;;) {
-      const cur = this.row(name);
-      if (cur === null) return;
-      const gone = new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), OPEN_TIMEOUT_MS);
-        const list = this.#waiting.get(name) ?? [];
-        list.push(() => {
-          clearTimeout(timer);
-          resolve(true);
-        });
-        this.#waiting.set(name, list);
-      });
-      if (cur.row.remove !== true) {
-        try {
-          await this.#meta.put<PlacementRow>(placementKey(name), { ...cur.row, remove: true }, { version: cur.version });
-        } catch (err) {
-          if (!(err instanceof MetaConflictError)) throw err;
-          continue;
-        }
-      }
-      if (!(await gone) && this.row(name) !== null) throw new SvcError('storage_unavailable', `stream ${name} is owned by node ${cur.row.nodeId}, which did not delete it in ${OPEN_TIMEOUT_MS} ms`);
-      if (this.row(name) === null) return;
-    }
-  }
-
-  #removeHere(name: string): void {
-    if (this.#remover === null || this.#opening.has(name)) return;
-    this.#opening.add(name);
-    const remover = this.#remover;
-    void (async () => {
-      try {
-        await remover(name);
-        const cur = this.row(name);
-        if (cur !== null) await this.#meta.delete(placementKey(name), { version: cur.version });
-      } catch {
-        // The asking node's wait times out with the reason; a restart tries again.
-      } finally {
-        this.#opening.delete(name);
-      }
-    })();
-  }
-
-  #open(name: string, spec: OpenSpec): void {
-    if (this.#opener === null || this.#opening.has(name)) return;
-    this.#opening.add(name);
-    const opener = this.#opener;
-    void (async () => {
-      try {
-        await opener(name, spec);
-        await this.markPlaced(name);
-      } catch {
-        // The creating node's wait times out with the reason; a restart tries again.
-      } finally {
-        this.#opening.delete(name);
-      }
-    })();
-  }
-
-  #wake(name: string): void {
-    const list = this.#waiting.get(name);
-    if (list === undefined) return;
-    this.#waiting.delete(name);
-    for (const w of list) w();
   }
 
   #count(row: PlacementRow, d: number): void {
