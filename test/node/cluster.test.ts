@@ -130,7 +130,8 @@ test('every request to a non-owner is answered 307 to the owner; following it wi
     for (const n of nodes) {
       if (n === owner) continue;
       // Every method of the Svc listener, with a query string kept as sent.
-      for (const [method, path] of [['POST', name], ['GET', `${name}?seq=0&count=10`], ['HEAD', name], ['PUT', name], ['GET', `/_streams${name}`]] as const) {
+      // DELETE and PATCH are not followed here: only the redirect is checked.
+      for (const [method, path] of [['POST', name], ['GET', `${name}?seq=0&count=10`], ['HEAD', name], ['PUT', name], ['DELETE', name], ['GET', `/_streams${name}`], ['PATCH', `/_streams${name}`]] as const) {
         const r = await fetch(`${n.url}${path}`, { method, headers: { ...AUTH, 'content-type': 'text/plain' }, body: method === 'POST' ? 'x' : undefined, redirect: 'manual' });
         expect([method, path, r.status]).toEqual([method, path, 307]);
         expect(r.headers.get('location')).toBe(`${owner.url}${path}`);
@@ -138,12 +139,15 @@ test('every request to a non-owner is answered 307 to the owner; following it wi
       }
       // Without a credential the guard answers first: a 307 does not tell who owns what.
       expect((await fetch(`${n.url}${name}`, { redirect: 'manual' })).status).toBe(401);
-      // The Durable Streams listener redirects to the owner's DS listener.
-      const ds = await fetch(`${n.dsUrl!}/v1/stream${name}?offset=-1`, { headers: AUTH, redirect: 'manual' });
-      expect(ds.status).toBe(307);
-      expect(ds.headers.get('location')).toBe(`${owner.dsUrl!}/v1/stream${name}?offset=-1`);
-      expect(ds.headers.get('access-control-allow-origin')).not.toBeNull();
-      await ds.arrayBuffer();
+      // The Durable Streams listener redirects to the owner's DS listener, with the protocol's CORS headers.
+      for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'DELETE']) {
+        const query = method === 'GET' ? '?offset=-1' : '';
+        const ds = await fetch(`${n.dsUrl!}/v1/stream${name}${query}`, { method, headers: { ...AUTH, 'content-type': 'text/plain' }, body: method === 'POST' ? 'x' : undefined, redirect: 'manual' });
+        expect([method, ds.status]).toEqual([method, 307]);
+        expect(ds.headers.get('location')).toBe(`${owner.dsUrl!}/v1/stream${name}${query}`);
+        expect(ds.headers.get('access-control-allow-origin')).not.toBeNull();
+        await ds.arrayBuffer();
+      }
     }
     // A following client appends through any node and reads it back through any other.
     const appended = await follow(`${nodes[0]!.url}${name}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
@@ -151,6 +155,12 @@ test('every request to a non-owner is answered 307 to the owner; following it wi
     const read = await follow(`${nodes[2]!.url}${name}?seq=0`);
     expect(read.status).toBe(200);
     expect(read.body).toContain('hello');
+    // The same through the Durable Streams listeners.
+    const dsAppend = await follow(`${nodes[1]!.dsUrl!}/v1/stream${name}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'via-ds' });
+    expect(dsAppend.status).toBe(204);
+    const dsRead = await follow(`${nodes[2]!.dsUrl!}/v1/stream${name}?offset=-1`);
+    expect(dsRead.status).toBe(200);
+    expect(dsRead.body).toContain('via-ds');
   }
 });
 
