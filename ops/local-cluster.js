@@ -9,8 +9,8 @@
 // Prints every address, then runs until Ctrl-C / SIGTERM (or for --seconds), and tears everything
 // down: nodes first (SIGTERM, graceful), then the etcd members; the data directory is removed
 // unless --keep. Build first (`npm run build`): nodes run dist/main.js. Auth is off, so everything
-// binds loopback only. Nodes on one etcd prefix share tokens, committed Kafka offsets and the
-// cluster id; stream ownership across nodes comes later (docs/config.md, "Metadata on etcd").
+// binds loopback only. Nodes on one etcd prefix form a cluster: streams are placed on the nodes,
+// and a request to a node that does not own its stream gets 307 to the owner (docs/cluster.md).
 
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');

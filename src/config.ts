@@ -90,6 +90,12 @@ export const ConfigSchema = Type.Object(
       pattern: '^(local|etcd://[^/\\s]+/[A-Za-z0-9._\\-/]*[A-Za-z0-9._\\-])$',
       description: 'metadata store: local, or etcd://host:port[,host:port...]/<prefix>',
     }),
+    /** This node's id in the cluster (docs/cluster.md); 0: the id kept in `<dataDir>/node-id`, allocated at the first start. */
+    nodeId: Type.Integer({ minimum: 0, maximum: 2147483647, default: 0, description: 'node id (0: the one kept in the data directory, allocated at the first start)' }),
+    /** host:port other nodes send clients to (307 Location) for this node's protocol listener; empty: the bound address. */
+    advertise: Type.String({ default: '', pattern: '^$|^(\\[[^\\]]*\\]|[^:\\s/\\[\\]]+):\\d{1,5}$', description: 'address clients are redirected to for this node\'s protocol listener, host:port (empty: the bound address)' }),
+    /** host:port other nodes send clients to for this node's Durable Streams listener (--ds-listen); empty: its bound address. */
+    dsAdvertise: Type.String({ default: '', pattern: '^$|^(\\[[^\\]]*\\]|[^:\\s/\\[\\]]+):\\d{1,5}$', description: 'address clients are redirected to for this node\'s Durable Streams listener, host:port (empty: the bound address)' }),
     /**
      * Number of storage shards. Streams are hashed to shards, so the number is fixed when
      * a data directory is first initialised; an existing directory keeps its stored count
@@ -211,6 +217,11 @@ export function kafkaAdvertisedAddress(config: Config): HostPortAddress | null {
   return optionalAddress(config.kafkaAdvertisedListen);
 }
 
+/** `--advertise` / `--ds-advertise` as an address, or null when the bound address is advertised. */
+export function advertisedAddressOf(text: string): HostPortAddress | null {
+  return optionalAddress(text);
+}
+
 /** `--metrics-listen` as an address, or null when there is no separate metrics listener. */
 export function metricsListenAddress(config: Config): HostPortAddress | null {
   return config.metrics ? optionalAddress(config.metricsListen) : null;
@@ -270,6 +281,8 @@ const STRING_EXPECTATIONS: Readonly<Record<string, string>> = {
   dsListen: `must be empty or ${HOST_PORT_FORM}`,
   metricsListen: `must be empty or ${HOST_PORT_FORM}`,
   kafkaAdvertisedListen: `must be empty or ${HOST_PORT_FORM}`,
+  advertise: `must be empty or ${HOST_PORT_FORM}`,
+  dsAdvertise: `must be empty or ${HOST_PORT_FORM}`,
   corsOrigins: 'must be *, none, or a comma-separated list of origins such as https://app.example.com',
 };
 
@@ -294,7 +307,7 @@ const ORDERED_PAIRS = [
 ] as const;
 
 /** Address settings where empty means "none"; any other text must be host:port. */
-const OPTIONAL_ADDRESSES = ['dsListen', 'metricsListen', 'kafkaAdvertisedListen'] as const;
+const OPTIONAL_ADDRESSES = ['dsListen', 'metricsListen', 'kafkaAdvertisedListen', 'advertise', 'dsAdvertise'] as const;
 
 /**
  * Parse and validate the node's configuration from command-line flags (without the

@@ -11,13 +11,15 @@
  * checkpoint with sync and close, then close the sockets.
  */
 import * as path from 'node:path';
-import { type Config, dsListenAddress, formatHostPort, kafkaAdvertisedAddress, metricsListenAddress } from './config';
+import { type Config, advertisedAddressOf, dsListenAddress, formatHostPort, kafkaAdvertisedAddress, metricsListenAddress } from './config';
 import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { MetaConflictError, type MetaStore, Tokens, openMetaStore } from './actors';
+import { DEFAULT_SLOTS, Membership, MetaConflictError, type MetaStore, Placement, PlacementIntents, Tokens, openMetaStore, resolveNodeId } from './actors';
 import {
   CorsPolicy,
+  clusterList,
+  ownerCheck,
   DS_CORS,
   FANOUT_LAG_BOUNDS,
   type DsContext,
@@ -25,7 +27,6 @@ import {
   type HttpServerHandle,
   InFlight,
   LiveWaiters,
-  type NodeRecord,
   NodeMetrics,
   type RequestHandler,
   SVC_CORS,
@@ -41,7 +42,6 @@ import {
   loadDashboard,
   loadHttpEngine,
   metered,
-  nodeKey,
   parseCorsOrigins,
   shield,
   toHttpError,
@@ -49,7 +49,7 @@ import {
 } from './gateway';
 import { SvcError } from './errors';
 import { type CommitStats, SchemaStore, ShardClient, SpaceGuard } from './shards';
-import { startKafkaListener } from './kafka-wire';
+import { kafkaCluster, startKafkaListener } from './kafka-wire';
 
 /** A running node: listeners, shard workers, actors. */
 export interface RunningNode {
@@ -67,10 +67,6 @@ export interface RunningNode {
   close(): Promise<void>;
 }
 
-/** Node id of a single node; clustering assigns real ids. */
-const SINGLE_NODE_ID = 1;
-/** Placement capacity of a node until an operator sets it (POST /admin/nodes/{id}). */
-const DEFAULT_SLOTS = 1024;
 /** The dashboard's static assets: the repository's `dashboard/` folder, next to dist/. */
 const DASHBOARD_DIR = path.join(__dirname, '..', 'dashboard');
 
@@ -154,6 +150,24 @@ function freeBytes(dir: string): number {
   }
 }
 
+/** Streams in the data directory without a placement row get one naming this node (a node that joins a cluster with data). */
+async function adoptLocalStreams(shards: ShardClient, placement: Placement, log: Logger): Promise<void> {
+  let startAfter = '';
+  let adopted = 0;
+  for (;;) {
+    const page = await shards.list({ prefix: '/', startAfter, limit: 1000 });
+    for (const s of page.streams) {
+      if (placement.row(s.name) === null) {
+        if (await placement.adopt(s.name)) adopted++;
+        else log.warn({ stream: s.name, owner: placement.row(s.name)?.row.nodeId }, 'a stream in this data directory is placed on another node; requests for it go there');
+      }
+    }
+    if (!page.hasMore || page.streams.length === 0) break;
+    startAfter = page.streams[page.streams.length - 1]!.name;
+  }
+  if (adopted > 0) log.info({ adopted }, 'placed the data directory\'s streams on this node');
+}
+
 export async function startNode(config: Config, log: Logger): Promise<RunningNode> {
   const engine = await loadHttpEngine(config.httpEngine, log);
   // First, before anything writes to the disk: on a full one the reserve is given back (docs/operations.md, "Disk full").
@@ -164,6 +178,18 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     space.close();
     throw err;
   });
+  // This node's id (docs/cluster.md, "Nodes"): --node-id, the one kept in the data directory, or allocated.
+  const clustered = config.metadata !== 'local';
+  const nodeId = await resolveNodeId(meta, { flag: config.nodeId, dataDir: config.dataDir, clustered, defaultSlots: DEFAULT_SLOTS }).catch(async (err: unknown) => {
+    await meta.close();
+    space.close();
+    throw err;
+  });
+  const members = new Membership(meta, nodeId, log);
+  // Placement rows and the owner check exist only in a cluster: a single node owns every stream,
+  // and its requests pass nothing on the way (docs/cluster.md).
+  const placement = clustered ? new Placement(meta, members) : null;
+  const intents = placement === null ? null : new PlacementIntents(meta, placement);
   // Every listener's handler passes the auth guard first when auth is required; around both, the
   // shield turns any failure into a 500 in the listener's shape (gateway/shield.ts).
   const internalReplies = { svc: internalReply, ds: dsInternalReply, admin: adminInternalReply } as const;
@@ -174,7 +200,13 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const origins = parseCorsOrigins(config.corsOrigins);
   const cors = { svc: new CorsPolicy(origins, SVC_CORS), ds: new CorsPolicy(origins, DS_CORS), admin: null } as const;
   const protect = (listener: 'svc' | 'ds' | 'admin', h: RequestHandler): RequestHandler => {
-    const shielded = shield(listener, config.auth === 'required' ? guard(listener, tokens, h) : h, log, internalReplies[listener]);
+    // In a cluster: requests for streams owned elsewhere are redirected (inside the guard, so only
+    // an authorized request learns where a stream lives), and the list is cluster-wide (outside it:
+    // every node checks the caller's token on its own page).
+    const owned = placement === null || listener === 'admin' ? h : ownerCheck(listener, { placement, maxStreamNameBytes: config.limits.maxStreamNameBytes, log }, h);
+    const guarded = config.auth === 'required' ? guard(listener, tokens, owned) : owned;
+    const listed = placement !== null && listener === 'svc' ? clusterList(members, config.limits.listMaxLimit, guarded) : guarded;
+    const shielded = shield(listener, listed, log, internalReplies[listener]);
     const policy = cors[listener];
     const crossOrigin = policy === null ? shielded : withCors(policy, shielded);
     return metrics === null ? crossOrigin : metered(listener, metrics, crossOrigin);
@@ -222,15 +254,11 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const dsServer = dsAddress === null ? null : await engine.listen({ host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes, tooLarge: corsTooLarge(cors.ds, dsTooLarge) }, protect('ds', createDsHandler(ds, inFlight)));
   const kafka = await startKafkaListener({
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
-    maxRequestBytes: config.limits.maxRequestBytes, nodeId: SINGLE_NODE_ID, shards, live, meta, log,
+    maxRequestBytes: config.limits.maxRequestBytes, nodeId, shards, live, meta, log,
+    cluster: placement === null || intents === null ? null : kafkaCluster(placement, intents, members),
     // SASL/PLAIN: the password is an access token, authenticated like a bearer token.
     authenticate: config.auth === 'required' ? async (token) => { const who = await tokens.authenticate(`Bearer ${token}`); return typeof who === 'string' ? who : who.scope; } : null,
   });
-  // This node's record: a new epoch at every start, its advertised address, its slots (kept).
-  const advertisedAddress = formatHostPort({ host: config.listen.host, port: svc.port });
-  const prev = meta.get<NodeRecord>(nodeKey(SINGLE_NODE_ID));
-  const nodeRecord: NodeRecord = { nodeId: SINGLE_NODE_ID, nodeEpoch: (prev?.value.nodeEpoch ?? 0) + 1, advertisedAddress, slots: prev?.value.slots ?? DEFAULT_SLOTS };
-  await meta.put(nodeKey(SINGLE_NODE_ID), nodeRecord);
   // appliedIndex (spec: grows with all activity, background work included) is the metadata
   // commands plus every shard's applied catalog changes (docs/storage.md). /ready asks the
   // shards, and shows the last figure it had when they do not answer within 500 ms.
@@ -249,11 +277,41 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   };
   let admin: HttpServerHandle | null = null;
   if (config.admin) {
-    const api = { shards, meta, tokens, node: { nodeId: SINGLE_NODE_ID, nodeEpoch: nodeRecord.nodeEpoch, clusterId, advertisedAddress }, groups: { groups: () => kafka.groups() }, schemas };
+    const api = { shards, meta, tokens, node: { clusterId }, members, placement, groups: { groups: () => kafka.groups() }, schemas };
     admin = await engine.listen(
       { host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
-      protect('admin', createAdminHandler({ serving: () => serving, nodeId: SINGLE_NODE_ID, appliedIndex, unavailable: () => shards.unavailable(), diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),
+      protect('admin', createAdminHandler({ serving: () => serving, registered: () => members.registered, nodeId, appliedIndex, unavailable: () => shards.unavailable(), diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),
     );
+  }
+  // This node's record (a new epoch at every start, its advertised addresses, its slots kept) and,
+  // in a cluster, its live record on a lease; then the streams already in its data directory get
+  // placement rows (a node that joins a cluster with data keeps serving it).
+  const kafkaAdvertised = kafkaAdvertisedAddress(config);
+  const dsAdvertised = advertisedAddressOf(config.dsAdvertise);
+  await members.register({
+    advertisedAddress: config.advertise !== '' ? config.advertise : formatHostPort({ host: config.listen.host, port: svc.port }),
+    protocol: config.protocol,
+    dsAddress: dsAddress === null || dsServer === null ? null : dsAdvertised !== null ? formatHostPort(dsAdvertised) : formatHostPort({ host: dsAddress.host, port: dsServer.port }),
+    kafkaAddress: formatHostPort(kafkaAdvertised ?? { host: config.kafkaListen.host, port: kafka.port }),
+    adminAddress: admin === null ? null : formatHostPort({ host: config.adminListen.host, port: admin.port }),
+  });
+  if (placement !== null) {
+    await adoptLocalStreams(shards, placement, log);
+    // Streams other nodes place here without a request to redirect (a Kafka topic's partitions) are created here.
+    intents?.start(
+      async (name, spec) => {
+        await shards.create({ name, contentType: spec.contentType, ttlSeconds: spec.ttlSeconds, expiresAtMs: null, closed: false, records: [], kafkaTopic: spec.kafkaTopic });
+      },
+      async (name) => {
+        await shards.delete(name).catch((err: unknown) => {
+          if ((err as { code?: unknown }).code !== 'not_found') throw err;
+        });
+      },
+    );
+    members.publishStorage(async () => {
+      const s = await shards.stats();
+      return { objectCount: s.objectCount, destroyedObjectBacklog: s.destroyedObjectBacklog };
+    });
   }
   metrics?.attach({
     appended: () => shards.appended,
@@ -291,6 +349,9 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
       metrics: metricsAddress === null || metricsServer === null ? null : formatHostPort({ host: metricsAddress.host, port: metricsServer.port }),
       shards: shards.shardCount,
       shardWorkers: Math.min(config.shardWorkers, shards.shardCount),
+      nodeId,
+      nodeEpoch: members.nodeEpoch,
+      metadata: clustered ? 'etcd' : 'local',
     },
     'node started',
   );
@@ -317,6 +378,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
         await kafka.close();
         await subscriptions?.close();
         await shards.close();
+        members.stop();
         await meta.close();
         await svc.close();
         await dsServer?.close();

@@ -37,3 +37,10 @@ export function metadataUrlProblem(url: string): string | null {
 export function openLocalMetaStore(dir: string, options?: LocalMetaStoreOptions): Promise<MetaStore> {
   return LocalMetaStore.open(dir, options);
 }
+
+export { resolveNodeId } from './cluster/node-id';
+export { LIVE_TTL_S, Membership, type NodeAddresses } from './cluster/membership';
+export { DEFAULT_SLOTS, type LiveRecord, type NodeRecord, liveKey, nodeKey } from './cluster/node-record';
+export { type OpenSpec, type Owner, Placement, type PlacementRow, placementKey } from './cluster/placement';
+export { rendezvous } from './cluster/rendezvous';
+export { PlacementIntents } from './cluster/intents';

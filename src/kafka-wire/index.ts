@@ -18,9 +18,11 @@ import { GroupCoordinator, type GroupView, groupViews } from './groups';
 import { type KafkaServerHandle, listenKafka } from './server';
 import { TopicIndex } from './topics';
 import { TransactionCoordinator } from './txn';
+import { type KafkaCluster } from './cluster';
 
 export { type LiveRegistry } from './context';
 export { type KafkaAuthenticator } from './auth';
+export { type KafkaCluster, kafkaCluster } from './cluster';
 
 export interface KafkaListenerOptions {
   host: string;
@@ -37,6 +39,8 @@ export interface KafkaListenerOptions {
   log: Logger;
   /** `--auth required`: checks a SASL/PLAIN password (an access token); null or absent: auth off. */
   authenticate?: KafkaAuthenticator | null;
+  /** In a cluster: brokers, leaders, coordinators and placement (cluster.ts); null or absent: a single node. */
+  cluster?: KafkaCluster | null;
 }
 
 export interface KafkaListener extends KafkaServerHandle {
@@ -52,11 +56,13 @@ const FRAME_OVERHEAD = 1024 * 1024; // 1 MiB
 export async function startKafkaListener(o: KafkaListenerOptions): Promise<KafkaListener> {
   const log = o.log.child({ module: 'kafka' });
   let bound = { host: o.host, port: o.port };
-  const groups = new GroupCoordinator(o.meta, log);
+  // In a cluster one node coordinates each group (cluster.ts); the others answer NOT_COORDINATOR.
+  const cluster = o.cluster ?? null;
+  const groups = new GroupCoordinator(o.meta, log, cluster === null ? undefined : (groupId) => cluster.coordinatorOf(groupId)?.nodeId === o.nodeId);
   const ctx: KafkaContext = {
     shards: o.shards,
     live: o.live,
-    topics: new TopicIndex(o.shards),
+    topics: new TopicIndex(o.shards, o.cluster ?? null),
     log,
     nodeId: o.nodeId,
     advertised: () => o.advertised ?? bound,
@@ -64,6 +70,7 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
     txns: new TransactionCoordinator(o.meta, o.shards, groups, log),
     apiVersions: SERVED_APIS,
     authenticate: o.authenticate ?? null,
+    cluster: o.cluster ?? null,
     requestCounts: Array.from({ length: 128 }, () => 0),
   };
   const server = await listenKafka({ host: o.host, port: o.port, maxFrameBytes: o.maxRequestBytes + FRAME_OVERHEAD, log, handle: (frame, conn) => dispatch(ctx, frame, conn) });

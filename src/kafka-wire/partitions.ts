@@ -1,5 +1,6 @@
 /** Finding the stream of a (topic, partition) a request names. */
 import { type KafkaContext } from './context';
+import { KafkaError } from './error-codes';
 import { type Topic } from './topics';
 
 export type PartitionLookup = { stream: string; topic: Topic } | { stream: null; topic: Topic | undefined };
@@ -9,4 +10,15 @@ export async function lookupPartition(ctx: KafkaContext, name: string | undefine
   const topic = name !== undefined && name !== '' ? await ctx.topics.get(name) : topicId !== undefined ? await ctx.topics.byId(topicId) : undefined;
   const stream = topic === undefined || partition < 0 ? undefined : topic.partitions[partition];
   return stream === undefined ? { stream: null, topic } : { stream, topic: topic! };
+}
+
+/**
+ * 0 when this node leads the partition whose stream is `stream`, else NOT_LEADER_OR_FOLLOWER: in a
+ * cluster the owner of the stream leads it, and a client told so refreshes its metadata and goes
+ * there (docs/cluster.md, "Kafka").
+ */
+export function leaderError(ctx: KafkaContext, stream: string): number {
+  if (ctx.cluster === null) return 0;
+  const leader = ctx.cluster.leaderOf(stream);
+  return leader === null || leader === ctx.nodeId ? 0 : KafkaError.NOT_LEADER_OR_FOLLOWER;
 }

@@ -22,6 +22,12 @@ export async function createTopic(ctx: KafkaContext, name: string, partitions: n
   const streams: Array<{ name: string; streamId: number }> = [];
   for (let p = 0; p < partitions; p++) {
     const stream = streamOfPartition(name, p);
+    if (ctx.cluster !== null) {
+      // Placed like any new stream; its owner creates it (docs/cluster.md, "Kafka").
+      const placed = await ctx.cluster.create({ name: stream, contentType: KAFKA_CONTENT_TYPE, ttlSeconds: config.ttlSeconds ?? null, kafkaTopic: p === 0 ? null : name });
+      streams.push({ name: stream, streamId: placed.streamId });
+      continue;
+    }
     const r = await ctx.shards.create({
       name: stream,
       contentType: KAFKA_CONTENT_TYPE,
@@ -41,6 +47,11 @@ export async function createTopic(ctx: KafkaContext, name: string, partitions: n
 export async function deleteTopic(ctx: KafkaContext, t: Topic): Promise<void> {
   for (const stream of t.partitions) {
     if (stream === undefined) continue;
+    if (ctx.cluster !== null) {
+      // Its owner deletes it and frees the name (docs/cluster.md, "Kafka").
+      await ctx.cluster.remove(stream);
+      continue;
+    }
     try {
       await ctx.shards.delete(stream);
     } catch (err) {

@@ -20,6 +20,7 @@ import { createHash } from 'node:crypto';
 import { type ShardClient, type StreamInfo } from '../shards';
 import { deriveKafkaTopic, isValidKafkaTopic } from '../util/kafka-topic';
 import { uuidFromBytes } from './protocol/uuid';
+import { type KafkaCluster } from './cluster';
 
 /** A miss rebuilds the index at most this often (ms): a client polling for a missing topic does not list every stream each time. */
 const MISS_REFRESH_MS = 250;
@@ -68,13 +69,16 @@ export function topicIdOf(streamId: number, topic: string): string {
 
 export class TopicIndex {
   readonly #shards: ShardClient;
+  /** In a cluster the index is built from the placement rows (every node's streams), not this node's shards. */
+  readonly #cluster: KafkaCluster | null;
   #byName = new Map<string, Topic>();
   #byId = new Map<string, Topic>();
   #builtAt = 0;
   #building: Promise<void> | null = null;
 
-  constructor(shards: ShardClient) {
+  constructor(shards: ShardClient, cluster: KafkaCluster | null = null) {
     this.#shards = shards;
+    this.#cluster = cluster;
   }
 
   /** Every topic, from a fresh enough index. */
@@ -127,10 +131,10 @@ export class TopicIndex {
 
   async #build(): Promise<void> {
     const started = Date.now();
-    const found = new Map<string, { p0: StreamInfo | null; parts: Array<string | undefined> }>();
+    const found = new Map<string, { p0: { streamId: number } | null; parts: Array<string | undefined> }>();
     let startAfter = '';
     for (;;) {
-      const page = await this.#shards.list({ prefix: '', startAfter, limit: LIST_PAGE });
+      const page = this.#cluster !== null ? { streams: this.#cluster.streams(), hasMore: false } : await this.#shards.list({ prefix: '', startAfter, limit: LIST_PAGE });
       for (const s of page.streams) {
         const { topic, partition } = partitionOfStream(s);
         let e = found.get(topic);

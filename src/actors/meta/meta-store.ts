@@ -42,6 +42,13 @@ export interface MetaStore {
    * to the view (so a read right after sees it). Rejects with MetaConflictError when it does not hold.
    */
   put<T>(key: string, value: T, expect?: Expect): Promise<MetaRecord<T>>;
+  /**
+   * Write `key` tied to this process's liveness (a node's `live/<id>`, docs/cluster.md): etcd puts
+   * it on a lease of `ttlSeconds` the store keeps alive and revokes on close, so it vanishes from
+   * every view when the node stops or is cut off for longer than that. Absent on backends that
+   * hold one node only (local): there, the running node is the live one.
+   */
+  putLive?<T>(key: string, value: T, ttlSeconds: number, onLost?: (lost: boolean) => void): Promise<MetaRecord<T>>;
   /** Delete `key` if `expect` holds; resolves false when there was nothing to delete (and no version was expected). */
   delete(key: string, expect?: Expect): Promise<boolean>;
   /**

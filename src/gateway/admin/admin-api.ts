@@ -3,21 +3,17 @@
  * tokens, answered from the metadata view and the shard storage. Errors have the admin shape:
  * `{"error": "<code>"}` only. Who is asking comes from the auth guard (principalOf).
  */
-import { type MetaStore, type Tokens, denial } from '../../actors';
+import { type Membership, type MetaStore, type Placement, type Tokens, denial } from '../../actors';
 import { SvcError } from '../../errors';
 import { type SchemaStore, type ShardClient } from '../../shards';
 import { principalOf } from '../auth/guard';
 import { type HttpRequest } from '../http/engine';
 import { type Reply } from '../kit';
 import { type GroupsSource, dashboardApi } from './dashboard-api';
+import { clusterFigures, nodeDoc, streamDetail } from './cluster-api';
 
 export interface NodeIdentity {
-  nodeId: number;
-  /** Incremented at every start of the node (kept in the metadata store). */
-  nodeEpoch: number;
   clusterId: string;
-  /** Where clients reach this node's protocol listener. */
-  advertisedAddress: string;
 }
 
 export interface AdminDeps {
@@ -25,21 +21,15 @@ export interface AdminDeps {
   meta: MetaStore;
   tokens: Tokens;
   node: NodeIdentity;
+  /** This node and the others (docs/cluster.md). */
+  members: Membership;
+  /** Placement rows, or null with the embedded store (one node owns every stream). */
+  placement: Placement | null;
   /** Kafka consumer groups for the dashboard (`/admin/groups`); absent without a Kafka listener. */
   groups?: GroupsSource | null;
   /** The schema registry, for a stream's bound schema on the dashboard (`/admin/stream-config/{s}`). */
   schemas?: Pick<SchemaStore, 'has' | 'get'> | null;
 }
-
-/** The node record kept in the metadata store under `nodes/<id>`. */
-export interface NodeRecord {
-  nodeId: number;
-  nodeEpoch: number;
-  advertisedAddress: string;
-  slots: number;
-}
-
-export const nodeKey = (id: number): string => `nodes/${id}`;
 
 const JSON_TYPE: [string, string] = ['content-type', 'application/json'];
 
@@ -70,22 +60,9 @@ function parseBody(req: HttpRequest): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
-function nodeDoc(d: AdminDeps, rec: NodeRecord, placed: number): unknown {
-  return {
-    nodeId: rec.nodeId,
-    nodeEpoch: rec.nodeEpoch,
-    advertisedAddress: rec.advertisedAddress,
-    slots: rec.slots,
-    openingCount: 0,
-    placedCount: placed,
-    local: rec.nodeId === d.node.nodeId,
-  };
-}
-
-function nodeRecord(d: AdminDeps, id: number): NodeRecord {
-  const r = d.meta.get<NodeRecord>(nodeKey(id));
-  if (r === null) throw new SvcError('not_found', `no node ${id}`);
-  return r.value;
+/** The stream count of this node's shards (placedCount of a single node). */
+async function localStreams(d: AdminDeps): Promise<number> {
+  return d.placement === null ? (await d.shards.stats()).streamCount : 0;
 }
 
 /** Answers an /admin request, or null when the path is not the admin API's. */
@@ -94,34 +71,37 @@ export async function adminApi(d: AdminDeps, req: HttpRequest): Promise<Reply | 
   const m = req.method;
   const get = m === 'GET' || m === 'HEAD';
   if (p === '/admin/cluster' && get) {
-    const s = await d.shards.stats();
+    const f = await clusterFigures(d);
+    const me = d.members.node(d.members.nodeId);
     return json(200, {
       clusterId: d.node.clusterId,
-      nodeId: d.node.nodeId,
-      nodeEpoch: d.node.nodeEpoch,
-      advertisedAddress: d.node.advertisedAddress,
-      registered: true,
+      nodeId: d.members.nodeId,
+      nodeEpoch: d.members.nodeEpoch,
+      advertisedAddress: me?.advertisedAddress ?? '',
+      registered: d.members.registered,
       // Metadata commands plus the shards' applied catalog changes and background work (docs/storage.md).
-      appliedIndex: d.meta.appliedIndex + s.appliedChanges,
-      streamCount: s.streamCount,
-      objectCount: s.objectCount,
-      destroyedObjectBacklog: s.destroyedObjectBacklog,
-      // A single node holds the maintenance lease (it runs retention and the reaper itself).
-      leaseHolder: true,
+      appliedIndex: d.meta.appliedIndex + f.appliedChanges,
+      streamCount: f.streamCount,
+      objectCount: f.objectCount,
+      destroyedObjectBacklog: f.destroyedObjectBacklog,
+      // A single node holds the maintenance lease (it runs retention and the reaper itself). In a
+      // cluster there is no cluster-wide maintenance lease yet: each node reaps its own objects.
+      leaseHolder: d.placement === null ? true : null,
       pendingTransfers: [],
     });
   }
   if (p === '/admin/nodes' && get) {
-    const placed = (await d.shards.stats()).streamCount;
-    return json(200, { nodes: d.meta.list<NodeRecord>('nodes/').map((r) => nodeDoc(d, r.value, r.value.nodeId === d.node.nodeId ? placed : 0)) });
+    const placed = await localStreams(d);
+    return json(200, { nodes: d.members.nodes().map((n) => nodeDoc(d, n, placed)) });
   }
   const nodeMatch = /^\/admin\/nodes\/([^/]+)$/.exec(p);
   if (nodeMatch !== null) {
     const id = /^(0|[1-9]\d{0,9})$/.test(nodeMatch[1]!) ? Number(nodeMatch[1]) : NaN;
     if (!Number.isSafeInteger(id)) throw new SvcError('bad_request', 'a node id is an integer');
     if (get) {
-      const rec = nodeRecord(d, id);
-      return json(200, nodeDoc(d, rec, id === d.node.nodeId ? (await d.shards.stats()).streamCount : 0));
+      const rec = d.members.node(id);
+      if (rec === null) throw new SvcError('not_found', `no node ${id}`);
+      return json(200, nodeDoc(d, rec, await localStreams(d)));
     }
     if (m !== 'POST') throw new SvcError('method_not_allowed', `${m} is not allowed here`);
     const body = parseBody(req);
@@ -129,11 +109,9 @@ export async function adminApi(d: AdminDeps, req: HttpRequest): Promise<Reply | 
     if (Object.keys(body).some((k) => k !== 'slots') || typeof slots !== 'number' || !Number.isSafeInteger(slots) || slots < 0) {
       throw new SvcError('bad_request', 'the body must be {"slots": integer >= 0}');
     }
-    const cur = d.meta.get<NodeRecord>(nodeKey(id));
-    if (cur === null) throw new SvcError('not_found', `no node ${id}`);
-    const next = { ...cur.value, slots };
-    await d.meta.put(nodeKey(id), next, { version: cur.version });
-    return json(200, nodeDoc(d, next, id === d.node.nodeId ? (await d.shards.stats()).streamCount : 0));
+    const next = await d.members.setSlots(id, slots);
+    if (next === null) throw new SvcError('not_found', `no node ${id}`);
+    return json(200, nodeDoc(d, next, await localStreams(d)));
   }
   if (p.startsWith('/admin/streams/') && get) {
     let name: string;
@@ -142,20 +120,21 @@ export async function adminApi(d: AdminDeps, req: HttpRequest): Promise<Reply | 
     } catch {
       throw new SvcError('bad_request', 'the stream name is not valid percent-encoded UTF-8');
     }
+    if (d.placement !== null) return json(200, await streamDetail(d, d.placement, name, req));
     const info = await d.shards.head(name);
     return json(200, {
       name: info.name,
       streamId: info.streamId,
-      ownerNodeId: d.node.nodeId,
-      ownerAdvertisedAddress: d.node.advertisedAddress,
+      ownerNodeId: d.members.nodeId,
+      ownerAdvertisedAddress: d.members.node(d.members.nodeId)?.advertisedAddress ?? null,
       ownerLocal: true,
       contentType: info.contentType,
       ttlSeconds: info.ttlSeconds,
       expiresAtMs: info.expiresAtMs,
       closed: info.closed,
       state: 'placed',
-      epoch: d.node.nodeEpoch,
-      nodeId: d.node.nodeId,
+      epoch: d.members.nodeEpoch,
+      nodeId: d.members.nodeId,
       startOffset: info.startSeq,
       endOffset: info.nextSeq,
       pendingTransfer: null,
@@ -169,10 +148,12 @@ export async function adminApi(d: AdminDeps, req: HttpRequest): Promise<Reply | 
     if (typeof stream !== 'string' || typeof toNode !== 'number' || !Number.isSafeInteger(toNode)) throw new SvcError('bad_request', 'the body must be {"stream": string, "toNode": integer}');
     const why = denial(principalOf(req).scope, { audience: 'admin', op: 'transfer_stream', group: 'admin', write: true, stream });
     if (why !== null) throw new SvcError('forbidden', why);
-    const info = await d.shards.head(stream);
-    // One node: the only valid target is the node itself, and there is nothing to move.
-    if (toNode !== d.node.nodeId) throw new SvcError('bad_request', `node ${toNode} is not a valid target: this node is the only one`);
-    return json(200, { stream, streamId: info.streamId, toNode, pending: false });
+    // Moving a stream between nodes is not built yet (docs/cluster.md): the only valid target is its owner, with nothing to move.
+    const row = d.placement?.row(stream) ?? null;
+    const owner = row?.row.nodeId ?? d.members.nodeId;
+    const streamId = row !== null && row.row.streamId !== 0 ? row.row.streamId : (await d.shards.head(stream)).streamId;
+    if (toNode !== owner) throw new SvcError('bad_request', d.placement === null ? `node ${toNode} is not a valid target: this node is the only one` : `node ${toNode} is not a valid target: moving streams between nodes is not supported yet (the owner is node ${owner})`);
+    return json(200, { stream, streamId, toNode, pending: false });
   }
   if (p === '/admin/tokens') {
     const caller = principalOf(req);

@@ -20,6 +20,8 @@ import { type AdminDeps, adminApi, adminError } from './admin-api';
 export interface ReadinessSource {
   /** Listeners are accepting and storage is open. */
   serving(): boolean;
+  /** This node's live registration is in the metadata (docs/cluster.md); absent: registered while serving. */
+  registered?(): boolean;
   nodeId: number;
   /** Position of the last applied metadata command (metadata commands plus the shards' applied changes: docs/storage.md). */
   appliedIndex(): number | Promise<number>;
@@ -50,8 +52,8 @@ export function createAdminHandler(src: ReadinessSource, api: AdminDeps | null, 
     if (get && req.path === '/health') return send({ status: 200, headers: [JSON_TYPE, ['cache-control', 'no-store']], body: '{"status":"ok"}' });
     if (get && req.path === '/ready') {
       const serving = src.serving();
-      // A single node registers itself when it starts; clustering adds real registration.
-      const registered = serving;
+      // Registered: this start's node record and live lease are in the metadata (docs/cluster.md).
+      const registered = serving && (src.registered?.() ?? true);
       const unavailable = src.unavailable?.() ?? [];
       const ready = serving && registered && unavailable.length === 0;
       const reply = (appliedIndex: number): void => {

@@ -13,6 +13,7 @@ import {
   encodeCreatePartitionsResponse,
 } from '../messages/create-partitions';
 import { type ApiHandler } from '../handler';
+import { leaderError } from '../partitions';
 import { KafkaError, kafkaErrorOf, messageOf } from '../error-codes';
 import { allowed } from '../auth';
 import { streamOfPartition } from '../topics';
@@ -52,10 +53,12 @@ export const CREATE_PARTITIONS_HANDLER: ApiHandler<CreatePartitionsRequest, Crea
         continue;
       }
       try {
-        const first = await ctx.shards.head(p0);
+        // In a cluster partition 0 may live elsewhere: the new partitions then start without its retention.
+        const first = leaderError(ctx, p0) !== 0 ? { ttlSeconds: null } : await ctx.shards.head(p0);
         for (let p = current; p < q.count; p++) {
           const name = streamOfPartition(t.name, p);
-          await ctx.shards.create({ name, contentType: KAFKA_CONTENT_TYPE, ttlSeconds: first.ttlSeconds, expiresAtMs: null, closed: false, records: [], kafkaTopic: t.name });
+          if (ctx.cluster !== null) await ctx.cluster.create({ name, contentType: KAFKA_CONTENT_TYPE, ttlSeconds: first.ttlSeconds, kafkaTopic: t.name });
+          else await ctx.shards.create({ name, contentType: KAFKA_CONTENT_TYPE, ttlSeconds: first.ttlSeconds, expiresAtMs: null, closed: false, records: [], kafkaTopic: t.name });
         }
         await ctx.topics.rebuild();
         ctx.log.info({ topic: t.name, from: current, to: q.count }, 'kafka partitions created');

@@ -15,7 +15,7 @@ import {
 import { type ApiHandler } from '../handler';
 import { KafkaError, kafkaErrorOf } from '../error-codes';
 import { allowed } from '../auth';
-import { lookupPartition } from '../partitions';
+import { leaderError, lookupPartition } from '../partitions';
 
 export const DELETE_RECORDS_HANDLER: ApiHandler<DeleteRecordsRequest, DeleteRecordsResponse> = {
   api: DELETE_RECORDS,
@@ -34,6 +34,11 @@ export const DELETE_RECORDS_HANDLER: ApiHandler<DeleteRecordsRequest, DeleteReco
         }
         if (!allowed(ctx, conn, 'trim', stream)) {
           res(KafkaError.TOPIC_AUTHORIZATION_FAILED);
+          continue;
+        }
+        // DeleteRecords goes to the partition's leader (docs/cluster.md, "Kafka").
+        if (leaderError(ctx, stream) !== 0) {
+          res(leaderError(ctx, stream));
           continue;
         }
         try {

@@ -1,4 +1,4 @@
-/** DescribeCluster (key 60), v0–1: this node is the cluster, its only broker and its controller (as in Metadata). */
+/** DescribeCluster (key 60), v0–1: the brokers and the controller, as in Metadata (one node, or every live node of a cluster). */
 import {
   type DescribeClusterRequest,
   type DescribeClusterResponse,
@@ -19,10 +19,12 @@ export const DESCRIBE_CLUSTER_HANDLER: ApiHandler<DescribeClusterRequest, Descri
   encode: encodeDescribeClusterResponse,
   async handle(ctx, req) {
     const { host, port } = ctx.advertised();
-    const base = { throttleTimeMs: 0, endpointType: BROKERS, clusterId: CLUSTER_ID, controllerId: ctx.nodeId, clusterAuthorizedOperations: NO_OPERATIONS };
+    // In a cluster every live node is a broker, as in Metadata (cluster.ts).
+    const brokers = ctx.cluster === null ? [{ brokerId: ctx.nodeId, host, port, rack: null }] : ctx.cluster.brokers().map((b) => ({ brokerId: b.nodeId, host: b.host, port: b.port, rack: null }));
+    const base = { throttleTimeMs: 0, endpointType: BROKERS, clusterId: CLUSTER_ID, controllerId: brokers[0]?.brokerId ?? ctx.nodeId, clusterAuthorizedOperations: NO_OPERATIONS };
     if (req.endpointType !== undefined && req.endpointType !== BROKERS) {
       return { ...base, errorCode: KafkaError.UNSUPPORTED_ENDPOINT_TYPE, errorMessage: 'only the broker endpoints are described', brokers: [] };
     }
-    return { ...base, errorCode: 0, errorMessage: null, brokers: [{ brokerId: ctx.nodeId, host, port, rack: null }] };
+    return { ...base, errorCode: 0, errorMessage: null, brokers };
   },
 };

@@ -25,7 +25,7 @@ import { SvcError } from '../../errors';
 import { type ApiHandler } from '../handler';
 import { type KafkaContext } from '../context';
 import { KafkaError, kafkaErrorOf } from '../error-codes';
-import { lookupPartition } from '../partitions';
+import { leaderError, lookupPartition } from '../partitions';
 import { allowed } from '../auth';
 import { type WaitTarget, waitForAny } from '../wait';
 
@@ -123,8 +123,9 @@ export const FETCH_HANDLER: ApiHandler<FetchRequest, FetchResponse> = {
         const missing = found.topic === undefined && byId ? KafkaError.UNKNOWN_TOPIC_ID : KafkaError.UNKNOWN_TOPIC_OR_PARTITION;
         // Only an existing partition's stream is checked: a missing one tells nothing but that it is missing.
         const denied = found.stream !== null && !allowed(ctx, conn, 'read', found.stream);
-        const error = denied ? KafkaError.TOPIC_AUTHORIZATION_FAILED : found.stream === null ? missing : 0;
-        slots.push({ topic: ti, partition: pi, index: p.partition, fetchOffset: Number(p.fetchOffset), maxBytes: p.partitionMaxBytes, stream: denied ? null : found.stream, error });
+        const notLeader = found.stream === null || denied ? 0 : leaderError(ctx, found.stream);
+        const error = denied ? KafkaError.TOPIC_AUTHORIZATION_FAILED : found.stream === null ? missing : notLeader;
+        slots.push({ topic: ti, partition: pi, index: p.partition, fetchOffset: Number(p.fetchOffset), maxBytes: p.partitionMaxBytes, stream: denied || notLeader !== 0 ? null : found.stream, error });
       }
     }
     const deadline = Date.now() + Math.max(0, req.maxWaitMs);

@@ -15,6 +15,12 @@ function answer(ctx: KafkaContext, key: string, keyType: number): Coordinator {
   const { host, port } = ctx.advertised();
   if (keyType === GROUP_KEY || keyType === TRANSACTION_KEY) {
     if (key === '') return { key, nodeId: -1, host: '', port: -1, errorCode: GroupError.INVALID_GROUP_ID, errorMessage: keyType === GROUP_KEY ? 'the group id is empty' : 'the transactional id is empty' };
+    if (ctx.cluster !== null) {
+      // The node that coordinates this key (the same answer on every node: cluster.ts).
+      const c = ctx.cluster.coordinatorOf(key);
+      if (c === null) return { key, nodeId: -1, host: '', port: -1, errorCode: GroupError.COORDINATOR_NOT_AVAILABLE, errorMessage: 'no node is live' };
+      return { key, nodeId: c.nodeId, host: c.host, port: c.port, errorCode: GroupError.NONE, errorMessage: null };
+    }
     return { key, nodeId: ctx.nodeId, host, port, errorCode: GroupError.NONE, errorMessage: null };
   }
   return { key, nodeId: -1, host: '', port: -1, errorCode: GroupError.INVALID_REQUEST, errorMessage: `unknown coordinator key type ${keyType}` };

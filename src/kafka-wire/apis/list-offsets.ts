@@ -17,7 +17,7 @@ import { ATTR_COMPRESSION_MASK, decodeRecords, readBatchHeader } from '../../uti
 import { type ApiHandler } from '../handler';
 import { type KafkaContext } from '../context';
 import { KafkaError, kafkaErrorOf } from '../error-codes';
-import { lookupPartition } from '../partitions';
+import { leaderError, lookupPartition } from '../partitions';
 import { allowed } from '../auth';
 import { streamOfPartition } from '../topics';
 
@@ -52,6 +52,8 @@ async function answer(ctx: KafkaContext, topic: string, index: number, timestamp
   const found = await lookupPartition(ctx, topic, undefined, index);
   if (!allowed(ctx, conn, 'head', found.stream ?? streamOfPartition(topic, index))) return none(KafkaError.TOPIC_AUTHORIZATION_FAILED);
   if (found.stream === null) return none(KafkaError.UNKNOWN_TOPIC_OR_PARTITION);
+  const notLeader = leaderError(ctx, found.stream);
+  if (notLeader !== 0) return none(notLeader);
   try {
     if (timestamp === LATEST || timestamp === EARLIEST) {
       const info = await ctx.shards.head(found.stream);

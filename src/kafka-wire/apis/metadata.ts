@@ -35,7 +35,14 @@ export function describeTopic(ctx: KafkaContext, t: Topic): MetadataResponseTopi
   const partitions: MetadataResponsePartition[] = [];
   t.partitions.forEach((stream, index) => {
     if (stream === undefined) return;
-    partitions.push({ errorCode: 0, partitionIndex: index, leaderId: ctx.nodeId, leaderEpoch: 0, replicaNodes: [ctx.nodeId], isrNodes: [ctx.nodeId], offlineReplicas: [] });
+    // In a cluster the leader is the stream's owner (cluster.ts); a partition whose owner is down has no leader.
+    const leader = ctx.cluster === null ? ctx.nodeId : (ctx.cluster.leaderOf(stream) ?? ctx.nodeId);
+    const up = ctx.cluster === null || ctx.cluster.brokers().some((b) => b.nodeId === leader);
+    partitions.push(
+      up
+        ? { errorCode: 0, partitionIndex: index, leaderId: leader, leaderEpoch: 0, replicaNodes: [leader], isrNodes: [leader], offlineReplicas: [] }
+        : { errorCode: KafkaError.LEADER_NOT_AVAILABLE, partitionIndex: index, leaderId: -1, leaderEpoch: 0, replicaNodes: [leader], isrNodes: [], offlineReplicas: [leader] },
+    );
   });
   return { errorCode: 0, name: t.name, topicId: t.id, isInternal: false, partitions, topicAuthorizedOperations: NO_OPERATIONS };
 }
@@ -86,11 +93,13 @@ export const METADATA_HANDLER: ApiHandler<MetadataRequest, MetadataResponse> = {
       }
     }
     const { host, port } = ctx.advertised();
+    // Every live node is a broker in a cluster; the controller is the lowest live id (a name only: no controller work).
+    const brokers = ctx.cluster === null ? [{ nodeId: ctx.nodeId, host, port, rack: null }] : ctx.cluster.brokers().map((b) => ({ ...b, rack: null }));
     return {
       throttleTimeMs: 0,
-      brokers: [{ nodeId: ctx.nodeId, host, port, rack: null }],
+      brokers,
       clusterId: CLUSTER_ID,
-      controllerId: ctx.nodeId,
+      controllerId: brokers[0]?.nodeId ?? ctx.nodeId,
       topics,
       clusterAuthorizedOperations: NO_OPERATIONS,
     };

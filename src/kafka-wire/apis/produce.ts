@@ -18,7 +18,7 @@ import {
 import { type ApiHandler, Later } from '../handler';
 import { type KafkaContext } from '../context';
 import { KafkaError, kafkaErrorOf, messageOf } from '../error-codes';
-import { lookupPartition } from '../partitions';
+import { leaderError, lookupPartition } from '../partitions';
 import { allowed } from '../auth';
 import { streamOfPartition } from '../topics';
 import { readBatchHeader } from '../../util/record-batch';
@@ -33,6 +33,8 @@ interface Outcome {
 /** Append one partition's batches to its stream (`stream` null: the partition does not exist). */
 async function appendTo(ctx: KafkaContext, topic: string, partition: number, stream: string | null, records: Buffer | null): Promise<Outcome> {
   if (stream === null) return { errorCode: KafkaError.UNKNOWN_TOPIC_OR_PARTITION, baseOffset: -1n, errorMessage: `no partition ${partition} of topic ${topic}` };
+  const notLeader = leaderError(ctx, stream);
+  if (notLeader !== 0) return { errorCode: notLeader, baseOffset: -1n, errorMessage: `partition ${partition} of topic ${topic} is led by another node` };
   if (records === null || records.length === 0) return { errorCode: KafkaError.CORRUPT_MESSAGE, baseOffset: -1n, errorMessage: 'no records' };
   // A transactional producer's batch (txn/): its epoch and partition are checked by the coordinator, and its partition's LSO held below it.
   let txnPid: bigint | null = null;

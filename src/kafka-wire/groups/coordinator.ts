@@ -33,15 +33,24 @@ export class GroupCoordinator {
   readonly #log: Logger;
   #closed = false;
 
-  constructor(meta: MetaStore, log: Logger) {
+  /** In a cluster: whether this node coordinates the group (FindCoordinator's answer); others get NOT_COORDINATOR. */
+  readonly #coordinates: (groupId: string) => boolean;
+
+  constructor(meta: MetaStore, log: Logger, coordinates: (groupId: string) => boolean = () => true) {
     this.#offsets = new OffsetStore(meta);
     this.#log = log;
+    this.#coordinates = coordinates;
+  }
+
+  /** Not this node's group to coordinate now (shutting down, or another node coordinates it). */
+  #notHere(groupId: string): boolean {
+    return this.#closed || !this.#coordinates(groupId);
   }
 
   join(groupId: string, req: JoinRequest): Promise<JoinResult> {
     const fail = (errorCode: number): Promise<JoinResult> =>
       Promise.resolve({ errorCode, generationId: -1, protocolType: null, protocolName: null, leader: '', memberId: req.memberId, members: [] });
-    if (this.#closed) return fail(GroupError.NOT_COORDINATOR);
+    if (this.#notHere(groupId)) return fail(GroupError.NOT_COORDINATOR);
     if (groupId === '') return fail(GroupError.INVALID_GROUP_ID);
     if (req.sessionTimeoutMs < MIN_SESSION_TIMEOUT_MS || req.sessionTimeoutMs > MAX_SESSION_TIMEOUT_MS) return fail(GroupError.INVALID_SESSION_TIMEOUT);
     let g = this.#groups.get(groupId);
@@ -56,15 +65,15 @@ export class GroupCoordinator {
 
   sync(groupId: string, memberId: string, generationId: number, protocolType: string | null, protocolName: string | null, assignments: ReadonlyArray<{ memberId: string; assignment: Buffer }>): Promise<SyncResult> {
     const g = this.#groups.get(groupId);
-    if (this.#closed || g === undefined) {
-      const errorCode = this.#closed ? GroupError.NOT_COORDINATOR : groupId === '' ? GroupError.INVALID_GROUP_ID : GroupError.UNKNOWN_MEMBER_ID;
+    if (this.#notHere(groupId) || g === undefined) {
+      const errorCode = this.#notHere(groupId) ? GroupError.NOT_COORDINATOR : groupId === '' ? GroupError.INVALID_GROUP_ID : GroupError.UNKNOWN_MEMBER_ID;
       return Promise.resolve({ errorCode, protocolType: null, protocolName: null, assignment: Buffer.alloc(0) });
     }
     return g.sync(memberId, generationId, protocolType, protocolName, assignments);
   }
 
   heartbeat(groupId: string, memberId: string, generationId: number): number {
-    if (this.#closed) return GroupError.NOT_COORDINATOR;
+    if (this.#notHere(groupId)) return GroupError.NOT_COORDINATOR;
     const g = this.#groups.get(groupId);
     if (g === undefined) return groupId === '' ? GroupError.INVALID_GROUP_ID : GroupError.UNKNOWN_MEMBER_ID;
     return g.heartbeat(memberId, generationId);
@@ -72,7 +81,7 @@ export class GroupCoordinator {
 
   /** LeaveGroup: the group's error code and one per member. */
   leave(groupId: string, memberIds: ReadonlyArray<string>): { errorCode: number; members: number[] } {
-    if (this.#closed) return { errorCode: GroupError.NOT_COORDINATOR, members: [] };
+    if (this.#notHere(groupId)) return { errorCode: GroupError.NOT_COORDINATOR, members: [] };
     const g = this.#groups.get(groupId);
     if (g === undefined) return { errorCode: groupId === '' ? GroupError.INVALID_GROUP_ID : GroupError.UNKNOWN_MEMBER_ID, members: memberIds.map(() => GroupError.UNKNOWN_MEMBER_ID) };
     return { errorCode: GroupError.NONE, members: memberIds.map((id) => g.leave(id)) };
@@ -80,7 +89,7 @@ export class GroupCoordinator {
 
   /** Whether (memberId, generationId) may commit offsets for the group: an error code. */
   validateCommit(groupId: string, memberId: string, generationId: number): number {
-    if (this.#closed) return GroupError.NOT_COORDINATOR;
+    if (this.#notHere(groupId)) return GroupError.NOT_COORDINATOR;
     if (groupId === '') return GroupError.INVALID_GROUP_ID;
     const g = this.#groups.get(groupId);
     // No live group: only a commit outside group management (generation -1) makes sense.

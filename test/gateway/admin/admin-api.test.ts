@@ -46,7 +46,11 @@ test('GET /admin/cluster gives the cluster overview with the storage counts', as
 
 test('GET /admin/nodes lists this node; GET /admin/nodes/{id} gives it or 404', async () => {
   const list = await call('/admin/nodes');
-  const expected = { nodeId: 1, nodeEpoch: 1, advertisedAddress: node.url.replace('http://', ''), slots: 1024, openingCount: 0, placedCount: 1, local: true };
+  // The spec's Node fields, then liveness and the other listeners' addresses (docs/cluster.md).
+  const expected = {
+    nodeId: 1, nodeEpoch: 1, advertisedAddress: node.url.replace('http://', ''), slots: 1024, openingCount: 0, placedCount: 1, local: true,
+    live: true, protocol: 'svc', dsAddress: null, kafkaAddress: node.kafka, adminAddress: node.adminUrl!.replace('http://', ''),
+  };
   expect(list).toEqual({ status: 200, json: { nodes: [expected] } });
   expect(await call('/admin/nodes/1')).toEqual({ status: 200, json: expected });
   expect(await call('/admin/nodes/7')).toEqual({ status: 404, json: { error: 'not_found' } });

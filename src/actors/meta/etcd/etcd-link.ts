@@ -240,6 +240,13 @@ export class EtcdLink {
     });
   }
 
+  /** Revoke a lease: every key attached to it is deleted at once (a node leaving the cluster). */
+  async revokeLease(leaseId: string, deadlineMs: number): Promise<void> {
+    await this.#retrying('lease revoke', deadlineMs, async (host, deadline) => {
+      await host.leaseClient.leaseRevoke({ ID: leaseId }, { deadline });
+    });
+  }
+
   /** Keep a lease alive once (idempotent); the caller repeats it well within the TTL. */
   async keepAliveOnce(leaseId: string, deadlineMs: number): Promise<number> {
     return this.#retrying('lease keepalive', deadlineMs, async (host, deadline) => {

@@ -16,7 +16,7 @@
  * `appliedIndex` is the etcd revision the view has applied (revisions of other prefixes leave
  * gaps). `sync()` is a read index: one linearizable read of `head`, shared by the callers of an
  * event-loop turn (all arrived before it was sent), then a wait until the view has applied that revision. Keys deleted
- * by an expiring lease (node registrations, later) do not move `head`; sync() does not wait for them.
+ * by an expiring lease (node liveness records, `live-lease.ts`) do not move `head`; sync() does not wait for them.
  */
 import { randomBytes } from 'node:crypto';
 import { SvcError } from '../../../errors';
@@ -25,6 +25,7 @@ import { type Expect, MetaConflictError, type MetaRecord, type MetaStore } from 
 import { MetaView } from '../meta-view';
 import { type EtcdCompare, type EtcdEvent, EtcdLink, type EtcdOp, EtcdUnavailableError, type EtcdWatch } from './etcd-link';
 import { type EtcdTarget } from './etcd-url';
+import { LiveLease } from './live-lease';
 import { MarkerLease } from './marker-lease';
 import { ReadIndex } from './read-index';
 import { RevisionWaiters } from './revision-waiters';
@@ -65,6 +66,8 @@ export class EtcdMetaStore implements MetaStore {
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #lease: MarkerLease;
   #watch: EtcdWatch | null = null;
+  /** The lease of this node's liveness record (putLive), or null. */
+  #live: LiveLease | null = null;
   readonly #readIndex = new ReadIndex(() => this.#readHead());
   #closed = false;
   /** The transaction in flight: the next one is sent after it is answered. */
@@ -149,6 +152,35 @@ export class EtcdMetaStore implements MetaStore {
   }
 
   /**
+   * Write `key` on a lease of `ttlSeconds` that this store keeps alive and revokes on close
+   * (live-lease.ts): the record vanishes from every view when the node stops or is cut off for
+   * longer than the TTL. One live record per store (the node's `live/<id>`).
+   */
+  putLive<T>(key: string, value: T, ttlSeconds: number, onLost?: (lost: boolean) => void): Promise<MetaRecord<T>> {
+    return this.#track(async () => {
+      this.#checkOpen(key);
+      const json = JSON.stringify(value);
+      if (json === undefined) throw new TypeError(`metadata value for ${key} is not JSON`);
+      if (this.#live !== null) throw new Error('this store already keeps a live record');
+      const live = new LiveLease(this.#link, ttlSeconds, this.#deadlineMs, this.#log);
+      live.onLost = onLost ?? null;
+      this.#live = live;
+      const write = async (lease: string): Promise<MetaRecord> => {
+        const out = await this.#write(key, null, [{ put: this.#records + key, value: Buffer.from(json, 'utf8'), lease }]);
+        return out.record!;
+      };
+      const lease = await live.id().catch((err: unknown) => {
+        throw unavailable(err);
+      });
+      const record = await write(lease);
+      live.start(async (l) => {
+        await write(l);
+      });
+      return record as MetaRecord<T>;
+    });
+  }
+
+  /**
    * A read index (read-index.ts): the head revision, read linearizably by a read sent after this
    * call (shared by the callers of one event-loop turn), then a wait until the view applied it.
    */
@@ -170,6 +202,8 @@ export class EtcdMetaStore implements MetaStore {
     this.#closing ??= (async () => {
       this.#closed = true;
       while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+      // Leaving: the liveness record goes at once, so other nodes stop sending clients here.
+      await this.#live?.stop();
       this.#watch?.cancel();
       this.#waiters.failAll(new SvcError('shutting_down', 'the metadata store is closed'));
       this.#link.close();

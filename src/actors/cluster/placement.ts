@@ -1,0 +1,209 @@
+/**
+ * Stream placement (docs/cluster.md, "Placement"): one row per stream in the metadata,
+ *
+ *   placement/<name>  {streamId, nodeId, epoch, state: 'opening' | 'placed'}
+ *
+ *   PUT /x on any node ──▶ row? ──no──▶ choose a live node by weighted rendezvous over slots
+ *                           │            └─▶ create-only write of {nodeId, state: opening}
+ *                           │                 (two nodes creating /x at once: one write wins, both follow it)
+ *                           ▼
+ *                  owner = row.nodeId ──▶ this node: serve (a create marks the row placed)
+ *                                     ──▶ another live node: 307 to its advertised address
+ *                                     ──▶ a node without a live lease: unavailable (until transfers, part 2)
+ *
+ * Rows are read from the in-memory view (a Map lookup per request); a miss is looked up again
+ * after one sync() (the create may have happened on another node a moment ago). With the
+ * embedded store there are no rows: the one node owns every stream (`clustered` false), and
+ * nothing here runs on its request path.
+ */
+import { type MetaStore, MetaConflictError } from '../meta/meta-store';
+import { type Membership } from './membership';
+import { type NodeRecord } from './node-record';
+import { rendezvous } from './rendezvous';
+
+export interface PlacementRow {
+  /** Cluster-wide stream id: the metadata revision that created the row (unique, never reused). */
+  streamId: number;
+  nodeId: number;
+  /** Placement epoch: 1 when placed; grows with every move (transfers, later). */
+  epoch: number;
+  state: 'opening' | 'placed';
+  /** The Kafka topic of a partition stream created over Kafka (`/T/1` is partition 1 of T), else absent. */
+  kafkaTopic?: string | null;
+  /** Set while opening when another node placed it without a request to redirect (a Kafka partition): the owner creates it. */
+  create?: OpenSpec;
+  /** Set when another node asked the owner to delete the stream (a Kafka topic's partitions): the owner deletes it and the row. */
+  remove?: true;
+}
+
+/** What the owner needs to create a stream placed by another node (a Kafka topic's partitions). */
+export interface OpenSpec {
+  contentType: string;
+  ttlSeconds: number | null;
+  kafkaTopic: string | null;
+}
+
+
+/** Where a request for a stream goes. */
+export type Owner =
+  | { kind: 'local'; row: PlacementRow | null; version: number | null }
+  | { kind: 'remote'; node: NodeRecord; row: PlacementRow }
+  | { kind: 'down'; nodeId: number; row: PlacementRow };
+
+export const PLACEMENT_PREFIX = 'placement/';
+export const placementKey = (name: string): string => PLACEMENT_PREFIX + name;
+
+export class Placement {
+  readonly #meta: MetaStore;
+  readonly #members: Membership;
+  /** Rows per owner node and state, kept from the change feed (GET /admin/nodes counts). */
+  readonly #counts = new Map<number, { opening: number; placed: number }>();
+
+  constructor(meta: MetaStore, members: Membership) {
+    this.#meta = meta;
+    this.#members = members;
+    const rows = new Map(meta.list<PlacementRow>(PLACEMENT_PREFIX).map((r) => [r.key, r.value]));
+    for (const row of rows.values()) this.#count(row, 1);
+    meta.onChange((key, rec) => {
+      if (!key.startsWith(PLACEMENT_PREFIX)) return;
+      const before = rows.get(key);
+      if (before !== undefined) this.#count(before, -1);
+      if (rec === null) rows.delete(key);
+      else {
+        rows.set(key, rec.value as PlacementRow);
+        this.#count(rec.value as PlacementRow, 1);
+      }
+    });
+  }
+
+  get clustered(): boolean {
+    return this.#members.clustered;
+  }
+
+  /** The row of `name` in the view, with its version, or null. */
+  row(name: string): { row: PlacementRow; version: number } | null {
+    const r = this.#meta.get<PlacementRow>(placementKey(name));
+    return r === null ? null : { row: r.value, version: r.version };
+  }
+
+  /** Every row, in name order (the cluster-wide stream count; list). */
+  count(): number {
+    let n = 0;
+    for (const c of this.#counts.values()) n += c.opening + c.placed;
+    return n;
+  }
+
+  /** Rows owned by `nodeId`, by state. */
+  countsOf(nodeId: number): { opening: number; placed: number } {
+    return this.#counts.get(nodeId) ?? { opening: 0, placed: 0 };
+  }
+
+  /**
+   * Who serves a request for `name`. `create`: the request creates it, so a stream without a row
+   * is placed now. Without a row (not created anywhere, or created before the node joined a
+   * cluster), the request is served here: the shard answers it (404 when absent).
+   */
+  async owner(name: string, create: boolean): Promise<Owner> {
+    let found = this.row(name);
+    if (found === null && !create) {
+      await this.#meta.sync();
+      found = this.row(name);
+    }
+    if (found === null && create) found = await this.#place(name);
+    if (found === null) return { kind: 'local', row: null, version: null };
+    return this.#ownerOf(found.row, found.version);
+  }
+
+  /** The owner when the view has a row for `name` (no waiting: the request path's common case), else null. */
+  ownerNow(name: string): Owner | null {
+    const found = this.row(name);
+    return found === null ? null : this.#ownerOf(found.row, found.version);
+  }
+
+  #ownerOf(row: PlacementRow, version: number): Owner {
+    if (row.nodeId === this.#members.nodeId) return { kind: 'local', row, version };
+    const node = this.#members.node(row.nodeId);
+    if (node === null || !this.#members.isLive(row.nodeId)) return { kind: 'down', nodeId: row.nodeId, row };
+    return { kind: 'remote', node, row };
+  }
+
+  /** This node's id. */
+  get nodeId(): number {
+    return this.#members.nodeId;
+  }
+
+  /** The node a new stream `name` goes to: weighted rendezvous over the live nodes' slots (this node when none has slots). */
+  choose(name: string): number {
+    return rendezvous(name, this.#members.liveNodes()) ?? this.#members.nodeId;
+  }
+
+  /** Place `name` on a live node chosen by slots (create-only write); the row that won. */
+  async #place(name: string): Promise<{ row: PlacementRow; version: number } | null> {
+    const nodeId = this.choose(name);
+    try {
+      const rec = await this.#meta.put<PlacementRow>(placementKey(name), { streamId: 0, nodeId, epoch: 1, state: 'opening' }, { absent: true });
+      return { row: rec.value, version: rec.version };
+    } catch (err) {
+      if (!(err instanceof MetaConflictError)) throw err;
+      // Another node placed it first: its row stands (the view has applied it when the conflict is answered).
+      return this.row(name);
+    }
+  }
+
+  /**
+   * The owner created the stream: the row says so, and takes its cluster-wide id (and the stream's
+   * explicit Kafka topic, for the cluster's topic index).
+   */
+  async markPlaced(name: string, kafkaTopic?: string | null): Promise<void> {
+    const cur = this.row(name);
+    if (cur === null || cur.row.state === 'placed' || cur.row.nodeId !== this.#members.nodeId) return;
+    const { create: _done, ...row } = cur.row;
+    const topic = kafkaTopic !== undefined && kafkaTopic !== null ? { kafkaTopic } : {};
+    await this.#meta
+      .put<PlacementRow>(placementKey(name), { ...row, ...topic, streamId: cur.version, state: 'placed' }, { version: cur.version })
+      .catch((err: unknown) => {
+        if (!(err instanceof MetaConflictError)) throw err;
+      });
+  }
+
+  /** The stream was deleted here (or its create failed): the name is free for any node again. */
+  async release(name: string): Promise<void> {
+    const cur = this.row(name);
+    if (cur === null || cur.row.nodeId !== this.#members.nodeId) return;
+    await this.#meta.delete(placementKey(name), { version: cur.version }).catch((err: unknown) => {
+      if (!(err instanceof MetaConflictError)) throw err;
+    });
+  }
+
+  /** A stream this node already holds gets a row naming this node; false when another row exists. */
+  async adopt(name: string): Promise<boolean> {
+    try {
+      await this.#meta.put<PlacementRow>(placementKey(name), { streamId: 0, nodeId: this.#members.nodeId, epoch: 1, state: 'opening' }, { absent: true });
+    } catch (err) {
+      if (!(err instanceof MetaConflictError)) throw err;
+      return this.row(name)?.row.nodeId === this.#members.nodeId;
+    }
+    await this.markPlaced(name);
+    return true;
+  }
+
+  /** A create here failed before the stream existed: free the name it had been placed under. */
+  async releaseOpening(name: string): Promise<void> {
+    if (this.row(name)?.row.state !== 'opening') return;
+    await this.release(name);
+  }
+
+  /** Every placed stream, in name order (the Kafka topic index of a cluster). */
+  placedStreams(): Array<{ name: string; kafkaTopic: string | null; streamId: number }> {
+    return this.#meta
+      .list<PlacementRow>(PLACEMENT_PREFIX)
+      .filter((r) => r.value.state === 'placed')
+      .map((r) => ({ name: r.key.slice(PLACEMENT_PREFIX.length), kafkaTopic: r.value.kafkaTopic ?? null, streamId: r.value.streamId }));
+  }
+
+  #count(row: PlacementRow, d: number): void {
+    const c = this.#counts.get(row.nodeId) ?? { opening: 0, placed: 0 };
+    c[row.state] += d;
+    this.#counts.set(row.nodeId, c);
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * The owner check of the Svc and Durable Streams listeners in a cluster (docs/cluster.md,
+ * "Redirects"; spec: "A request for a stream owned by another node gets status 307 with the
+ * owner's address in the Location header"). It wraps a listener's handler, inside the auth guard:
+ *
+ *   request ──▶ stream name of the path? ──no──▶ handler (list, schemas, subscriptions)
+ *                 │ yes
+ *                 ▼
+ *               placement row (view) ──▶ this node ──▶ handler (+ row placed after a create, freed after a delete)
+ *                                    ──▶ another live node ──▶ 307, Location = its advertised address + same path and query
+ *                                    ──▶ a node without a live lease ──▶ 503 storage_unavailable
+ *
+ * Only installed with `--metadata etcd://…`: a single node's requests never pass here.
+ */
+import { type Owner, type Placement } from '../../actors';
+import { SvcError } from '../../errors';
+import { type Logger } from '../../log';
+import { COMMON_HEADERS } from '../ds/ds-headers';
+import { toDsError } from '../ds/ds-errors';
+import { STREAM_BASE } from '../ds/context';
+import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { STREAMS_PATH } from '../svc/config-handlers';
+import { parseStreamName, toHttpError } from '../kit';
+
+export type OwnedListener = 'svc' | 'ds';
+
+export interface OwnerCheckDeps {
+  placement: Placement;
+  maxStreamNameBytes: number;
+  log: Logger;
+}
+
+/** The stream a request is about, or null (not a stream path, or a malformed name the handler answers). */
+function streamOf(listener: OwnedListener, req: HttpRequest, maxBytes: number): { name: string; create: boolean } | null {
+  let raw: string;
+  let config = false;
+  if (listener === 'ds') {
+    if (!req.path.startsWith(STREAM_BASE + '/') || req.path.startsWith(`${STREAM_BASE}/__ds/`)) return null;
+    raw = req.path.slice(STREAM_BASE.length);
+  } else if (req.path.startsWith(STREAMS_PATH + '/')) {
+    raw = req.path.slice(STREAMS_PATH.length);
+    config = true;
+  } else {
+    if (req.path === '/' || req.path.startsWith('/_')) return null;
+    raw = req.path;
+  }
+  try {
+    return { name: parseStreamName(raw, maxBytes), create: req.method === 'PUT' && !config };
+  } catch {
+    return null;
+  }
+}
+
+export function ownerCheck(listener: OwnedListener, d: OwnerCheckDeps, handler: RequestHandler): RequestHandler {
+  return (req: HttpRequest, res: HttpResponse): void | Promise<unknown> => {
+    const s = streamOf(listener, req, d.maxStreamNameBytes);
+    if (s === null) return handler(req, res);
+    const dispatch = (owner: Owner): void | Promise<unknown> => {
+      switch (owner.kind) {
+        case 'local':
+          return handler(req, owner.row === null ? res : afterwards(listener, req, res, s.name, s.create, d));
+        case 'remote': {
+          const host = listener === 'svc' ? (owner.node.protocol === 'svc' ? owner.node.advertisedAddress : null) : owner.node.protocol === 'ds' ? owner.node.advertisedAddress : owner.node.dsAddress;
+          if (host === null) return fail(listener, req, res, new SvcError('storage_unavailable', `stream ${s.name} is owned by node ${owner.node.nodeId}, which runs no ${listener === 'svc' ? 'Svc' : 'Durable Streams'} listener`));
+          const location = `http://${host}${req.path}${req.query === '' ? '' : '?' + req.query}`;
+          return send(listener, req, res, 307, [['location', location], ['svc-owner-node', String(owner.node.nodeId)]], '');
+        }
+        case 'down':
+          return fail(listener, req, res, new SvcError('storage_unavailable', `stream ${s.name} is owned by node ${owner.nodeId}, which is down; its streams are unavailable until it is back`, { owner_node_id: owner.nodeId }));
+      }
+    };
+    const now = d.placement.ownerNow(s.name);
+    if (now !== null) return dispatch(now);
+    return d.placement.owner(s.name, s.create).then(dispatch);
+  };
+}
+
+/** After the handler's answer: a created stream's row is marked placed; a deleted stream's row is freed. */
+function afterwards(listener: OwnedListener, req: HttpRequest, res: HttpResponse, name: string, create: boolean, d: OwnerCheckDeps): HttpResponse {
+  const del = req.method === 'DELETE';
+  if (!create && !del) return res;
+  const done = (status: number): void => {
+    // A stream created with an explicit Kafka topic (Svc-Kafka-Topic) is that topic's partition in the cluster's topic index.
+    const kafkaTopic = listener === 'svc' ? (req.headers['svc-kafka-topic'] ?? null) : null;
+    const work = create ? (status < 300 ? d.placement.markPlaced(name, kafkaTopic) : status >= 400 ? d.placement.releaseOpening(name) : null) : status === 204 ? d.placement.release(name) : null;
+    work?.catch((err: unknown) => d.log.warn({ stream: name, err: (err as Error).message, listener }, 'updating the placement row failed'));
+  };
+  return new Proxy(res, {
+    get(target, prop) {
+      if (prop === 'send') {
+        return (status: number, headers: HeaderList, body?: Uint8Array | string): void => {
+          target.send(status, headers, body);
+          done(status);
+        };
+      }
+      // The target itself is the receiver: engines keep their state in private fields.
+      const v = Reflect.get(target, prop) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+function fail(listener: OwnedListener, req: HttpRequest, res: HttpResponse, err: SvcError): void {
+  const e = listener === 'svc' ? toHttpError(err) : toDsError(err);
+  send(listener, req, res, e.status, e.headers, e.body ?? '');
+}
+
+function send(listener: OwnedListener, req: HttpRequest, res: HttpResponse, status: number, headers: HeaderList, body: string | Uint8Array): void {
+  if (res.aborted) return;
+  const all: HeaderList = listener === 'ds' ? [...COMMON_HEADERS, ...headers] : headers;
+  res.send(status, all, req.method === 'HEAD' ? undefined : body);
+}
