@@ -123,9 +123,18 @@ export class TopicIndex {
     this.#byId.delete(t.id);
   }
 
-  /** List every stream and rebuild the maps; concurrent callers share one rebuild. */
+  /**
+   * List every stream and rebuild the maps; concurrent callers share one rebuild. When the listing
+   * fails (a shard worker is down) and an index was built before, that index stays in use and the
+   * next lookup tries again: a request for a partition on a healthy shard is still answered, and
+   * one on the failed shard gets its storage error from the append or read itself.
+   */
   rebuild(): Promise<void> {
-    this.#building ??= this.#build().finally(() => (this.#building = null));
+    this.#building ??= this.#build()
+      .catch((err: unknown) => {
+        if (this.#builtAt === 0) throw err;
+      })
+      .finally(() => (this.#building = null));
     return this.#building;
   }
 

@@ -106,6 +106,9 @@ describe('a shard worker whose index writes fail', () => {
     const read = await fetch(`${node.url}/f/a?seq=0`, { signal: AbortSignal.timeout(2000) });
     expect(read.status).toBe(503);
     expect(Date.now() - t).toBeLessThan(1000);
+    // Let the Kafka listener's topic index go stale (2 s), so the Produce below must rebuild it while
+    // the worker is down: the listing fails, and the Produce still gets an answer in Kafka's shape.
+    await new Promise((r) => setTimeout(r, 2100));
 
     t = Date.now();
     const ds = await fetch(`${node.dsUrl}/v1/stream/f/a`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'ds', signal: AbortSignal.timeout(2000) });

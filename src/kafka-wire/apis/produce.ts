@@ -73,19 +73,28 @@ export const PRODUCE_HANDLER: ApiHandler<ProduceRequest, ProduceResponse> = {
       };
     }
     // Look every partition up first, then issue all appends in one turn: the shards see them in request order.
-    const targets: Array<{ topic: number; p: number; stream: string | null; denied: boolean }> = [];
+    const targets: Array<{ topic: number; p: number; stream: string | null; denied: boolean; failed: unknown }> = [];
     for (let ti = 0; ti < req.topicData.length; ti++) {
       const t = req.topicData[ti]!;
       for (let pi = 0; pi < t.partitionData.length; pi++) {
         const index = t.partitionData[pi]!.index;
-        const stream = (await lookupPartition(ctx, t.name, undefined, index)).stream;
-        targets.push({ topic: ti, p: pi, stream, denied: !allowed(ctx, conn, 'append', stream ?? streamOfPartition(t.name, index)) });
+        let stream: string | null = null;
+        let failed: unknown = null;
+        try {
+          stream = (await lookupPartition(ctx, t.name, undefined, index)).stream;
+        } catch (err) {
+          // The topic index could not be built (a shard worker is down): this partition's error, in Kafka's shape.
+          failed = err;
+        }
+        targets.push({ topic: ti, p: pi, stream, denied: failed === null && !allowed(ctx, conn, 'append', stream ?? streamOfPartition(t.name, index)), failed });
       }
     }
     const pending = targets.map((x) => {
       const t = req.topicData[x.topic]!;
       const p = t.partitionData[x.p]!;
-      const outcome: Promise<Outcome> = x.denied
+      const outcome: Promise<Outcome> = x.failed !== null
+        ? Promise.resolve({ errorCode: kafkaErrorOf(x.failed), baseOffset: -1n, errorMessage: messageOf(x.failed) })
+        : x.denied
         ? Promise.resolve({ errorCode: KafkaError.TOPIC_AUTHORIZATION_FAILED, baseOffset: -1n, errorMessage: `the token does not allow appending to topic ${t.name}` })
         : appendTo(ctx, t.name, p.index, x.stream, p.records);
       return { ...x, outcome };
