@@ -56,8 +56,15 @@ export class PlacementIntents {
           if (!(err instanceof MetaConflictError)) throw err;
         });
     }
-    const placed = await new Promise<boolean>((resolve) => {
-      if (this.#placement.row(name)?.row.state === 'placed') return resolve(true);
+    const placed = this.#placement.row(name)?.row.state === 'placed' || (await this.#waitForChange(name));
+    const found = this.#placement.row(name);
+    if (!placed || found === null) throw new SvcError('storage_unavailable', `stream ${name} was placed on node ${found?.row.nodeId ?? '?'}, which did not open it in ${OPEN_TIMEOUT_MS} ms`);
+    return { streamId: found.row.streamId };
+  }
+
+  /** Resolves true when `name`'s row changes (the watch wakes its waiters), false after OPEN_TIMEOUT_MS. */
+  #waitForChange(name: string): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => resolve(false), OPEN_TIMEOUT_MS);
       const list = this.#waiting.get(name) ?? [];
       list.push(() => {
@@ -66,9 +73,6 @@ export class PlacementIntents {
       });
       this.#waiting.set(name, list);
     });
-    const found = this.#placement.row(name);
-    if (!placed || found === null) throw new SvcError('storage_unavailable', `stream ${name} was placed on node ${found?.row.nodeId ?? '?'}, which did not open it in ${OPEN_TIMEOUT_MS} ms`);
-    return { streamId: found.row.streamId };
   }
 
   /**
@@ -91,15 +95,7 @@ export class PlacementIntents {
     for (;;) {
       const cur = this.#placement.row(name);
       if (cur === null) return;
-      const gone = new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), OPEN_TIMEOUT_MS);
-        const list = this.#waiting.get(name) ?? [];
-        list.push(() => {
-          clearTimeout(timer);
-          resolve(true);
-        });
-        this.#waiting.set(name, list);
-      });
+      const gone = this.#waitForChange(name);
       if (cur.row.remove !== true) {
         try {
           await this.#meta.put<PlacementRow>(placementKey(name), { ...cur.row, remove: true }, { version: cur.version });
