@@ -133,6 +133,7 @@ async function main() {
   });
   process.stdout.write(`wrk -t1 -c${CONNECTIONS}, ${ROUNDS} rounds × ${DURATION} s per cell, medians; load average ${os.loadavg().map((x) => x.toFixed(1)).join(' / ')}\n`);
   console.table(rows);
+  if (process.env.PERF_VERBOSE) for (const b of builds) process.stdout.write(`${b.root}: ${JSON.stringify(b.cells)}\n`);
   for (const c of children) c.kill('SIGTERM');
   await new Promise((r) => setTimeout(r, 1000));
   fs.rmSync(work, { recursive: true, force: true });

@@ -38,15 +38,9 @@ const HARMLESS = new Set(['x-id', 'x-amz-checksum-mode']);
 
 export function classify(method: string, t: Target, query: readonly (readonly [string, string])[], headers: ReadonlyMap<string, string>): Op {
   if (t.bucket === null) return 'Forward';
-  // A lookup over the few pairs rather than a Set built for every request (reads never need it).
-  const names = { has: (name: string) => query.some(([k]) => k === name) };
+  const names = new Set(query.map(([k]) => k));
   if (t.key === null) return method === 'POST' && names.has('delete') ? 'DeleteObjects' : 'Forward';
-  let plain = true;
-  for (const [k] of query)
-    if (!HARMLESS.has(k) && !PRESIGN_PARAMS.has(k)) {
-      plain = false;
-      break;
-    }
+  const plain = query.every(([k]) => HARMLESS.has(k) || PRESIGN_PARAMS.has(k));
   switch (method) {
     case 'GET':
       return plain ? 'GetObject' : 'Forward';

@@ -96,10 +96,7 @@ function objectHeaders(ctx: Ctx, meta: ObjectMeta, label: Label): OutgoingHttpHe
     base = { ...meta.headers, etag: meta.etag, 'last-modified': meta.lastModified, 'accept-ranges': 'bytes' };
     baseHeaders.set(meta, base);
   }
-  const h = { ...base };
-  h['x-amz-request-id'] = ctx.requestId;
-  h['x-svc-cache'] = label;
-  return h;
+  return Object.assign({}, base, { 'x-amz-request-id': ctx.requestId, 'x-svc-cache': label });
 }
 
 async function serveHit(ctx: Ctx, s: Services, hit: Hit, label: Label): Promise<void> {
