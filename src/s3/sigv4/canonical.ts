@@ -9,7 +9,8 @@ export function headerValues(rawHeaders: readonly string[]): Map<string, string>
   const out = new Map<string, string>();
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!.toLowerCase();
-    const value = rawHeaders[i + 1]!.trim().replace(/ {2,}/g, ' ');
+    const raw = rawHeaders[i + 1]!.trim();
+    const value = raw.includes('  ') ? raw.replace(/ {2,}/g, ' ') : raw;
     const prev = out.get(name);
     out.set(name, prev === undefined ? value : prev + ',' + value);
   }

@@ -74,5 +74,7 @@ export function canonicalQuery(pairs: readonly (readonly [string, string])[], om
   const enc: [string, string][] = [];
   for (const [k, v] of pairs) if (!(omitSignature && k === 'X-Amz-Signature')) enc.push([uriEncode(k, false), uriEncode(v, false)]);
   enc.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
-  return enc.map(([k, v]) => `${k}=${v}`).join('&');
+  let out = '';
+  for (let i = 0; i < enc.length; i++) out += (i === 0 ? '' : '&') + enc[i]![0] + '=' + enc[i]![1];
+  return out;
 }

@@ -48,9 +48,11 @@ interface Parsed {
   signedHeaders: string[];
   signature: string;
   amzDate: string;
+  /** Presigned validity (X-Amz-Expires) in ms; 0 for header signatures. */
+  expiresMs: number;
 }
 
-function parseCredential(cred: string, malformed: (m: string) => S3Error): Omit<Parsed, 'signedHeaders' | 'signature' | 'amzDate'> {
+function parseCredential(cred: string, malformed: (m: string) => S3Error): Pick<Parsed, 'accessKey' | 'date' | 'region' | 'service'> {
   const parts = cred.split('/');
   if (parts.length !== 5 || parts[4] !== 'aws4_request' || !/^\d{8}$/.test(parts[1]!))
     throw malformed('the Credential should be scoped to a valid date, region and service: <key>/<YYYYMMDD>/<region>/s3/aws4_request');
@@ -77,7 +79,8 @@ function parseAuthorization(auth: string, headers: ReadonlyMap<string, string>):
   }
   if (cred === undefined || signed === undefined || signature === undefined) throw malformed('Credential, SignedHeaders and Signature are required');
   const signedHeaders = signed.split(';');
-  return { ...parseCredential(cred, malformed), signedHeaders, signature, amzDate: requestTime(headers, signedHeaders) };
+  const c = parseCredential(cred, malformed);
+  return { accessKey: c.accessKey, date: c.date, region: c.region, service: c.service, signedHeaders, signature, amzDate: requestTime(headers, signedHeaders), expiresMs: 0 };
 }
 
 /**
@@ -112,7 +115,8 @@ function parsePresigned(q: ReadonlyMap<string, string>, now: number): Parsed {
   if (Number.isNaN(t)) throw bad('X-Amz-Date must be in the ISO8601 Long Format "yyyyMMdd\'T\'HHmmss\'Z\'"');
   if (t - now > MAX_SKEW_MS) throw new S3Error('AccessDenied', 'Request is not valid yet');
   if (now > t + seconds * 1000) throw new S3Error('AccessDenied', 'Request has expired', { 'X-Amz-Expires': expires, Expires: new Date(t + seconds * 1000).toISOString(), ServerTime: new Date(now).toISOString() });
-  return { ...parseCredential(cred, (m) => bad(`Error parsing the X-Amz-Credential parameter; ${m}`)), signedHeaders: signed.split(';'), signature, amzDate };
+  const c = parseCredential(cred, (m) => bad(`Error parsing the X-Amz-Credential parameter; ${m}`));
+  return { accessKey: c.accessKey, date: c.date, region: c.region, service: c.service, signedHeaders: signed.split(';'), signature, amzDate, expiresMs: seconds * 1000 };
 }
 
 /** Verified results of exact requests seen before, with the window in which they stay valid. */
@@ -150,23 +154,27 @@ export class SigV4Verifier {
   /** Throws an S3Error when the signature is missing, malformed, stale or wrong. */
   verify(req: SignedRequest, now = Date.now()): Verified {
     const key = rememberKey(req);
-    if (key === undefined) return this.#verify(req, now);
+    if (key === undefined) return this.#verify(req, now).verified;
     const r = this.#remembered.get(key);
     if (r !== undefined && now >= r.notBefore && now <= r.notAfter) return r.verified;
-    const verified = this.#verify(req, now);
-    const t = parseAmzDate(verified.amzDate);
-    const expires = Number(req.query.find(([k]) => k === 'X-Amz-Expires')?.[1] ?? 0) * 1000;
+    const v = this.#verify(req, now);
     if (this.#remembered.size >= REMEMBER_MAX) this.#remembered.clear();
-    this.#remembered.set(key, { verified, notBefore: t - MAX_SKEW_MS, notAfter: t + expires });
-    return verified;
+    this.#remembered.set(key, { verified: v.verified, notBefore: v.time - MAX_SKEW_MS, notAfter: v.time + v.expiresMs });
+    return v.verified;
   }
 
-  #verify(req: SignedRequest, now: number): Verified {
+  /** The verified result, the request time (ms) and the presigned validity (ms). */
+  #verify(req: SignedRequest, now: number): { verified: Verified; time: number; expiresMs: number } {
     const auth = req.headers.get('authorization');
-    const queryMap = new Map(req.query.map(([k, v]) => [k, v] as [string, string]));
-    const presigned = auth === undefined && queryMap.has('X-Amz-Signature');
-    if (auth === undefined && !presigned) throw new S3Error('AccessDenied', 'Access Denied');
-    const p = presigned ? parsePresigned(queryMap, now) : parseAuthorization(auth!, req.headers);
+    // The query as a map only for the presigned form, the one that reads it.
+    let queryMap: Map<string, string> | undefined;
+    if (auth === undefined) {
+      queryMap = new Map();
+      for (const [k, v] of req.query) queryMap.set(k, v);
+      if (!queryMap.has('X-Amz-Signature')) throw new S3Error('AccessDenied', 'Access Denied');
+    }
+    const presigned = queryMap !== undefined;
+    const p = queryMap !== undefined ? parsePresigned(queryMap, now) : parseAuthorization(auth!, req.headers);
 
     const t = parseAmzDate(p.amzDate);
     if (Number.isNaN(t)) throw new S3Error('AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header');
@@ -186,7 +194,7 @@ export class SigV4Verifier {
 
     let payloadHash: string;
     // SDK v3 presigned URLs carry X-Amz-Content-Sha256=UNSIGNED-PAYLOAD in the query.
-    if (presigned) payloadHash = queryMap.get('X-Amz-Content-Sha256') ?? req.headers.get('x-amz-content-sha256') ?? 'UNSIGNED-PAYLOAD';
+    if (queryMap !== undefined) payloadHash = queryMap.get('X-Amz-Content-Sha256') ?? req.headers.get('x-amz-content-sha256') ?? 'UNSIGNED-PAYLOAD';
     else {
       const h = req.headers.get('x-amz-content-sha256');
       if (h === undefined) throw new S3Error('InvalidRequest', 'Missing required header for this request: x-amz-content-sha256');
@@ -204,7 +212,7 @@ export class SigV4Verifier {
         StringToSign: sts,
         CanonicalRequest: canonical,
       });
-    return { accessKey: p.accessKey, payloadHash, signature: p.signature, signingKey, amzDate: p.amzDate, scope, presigned };
+    return { verified: { accessKey: p.accessKey, payloadHash, signature: p.signature, signingKey, amzDate: p.amzDate, scope, presigned }, time: t, expiresMs: p.expiresMs };
   }
 }
 
