@@ -2,7 +2,7 @@
  * The cluster page, from what the poll already fetches (GET /admin/cluster and /admin/nodes
  * every 2 s): the overview's facts (lease holder, appliedIndex, counts, and any field a newer
  * node adds), the nodes with their slots (editable with POST /admin/nodes/{id} by a token that
- * may update slots), opening and placed counts, and the pending transfers. Fields are read
+ * may update slots), liveness, opening and placed counts, and the pending transfers. Fields are read
  * defensively: a missing one shows "–", an unknown one is listed as it is.
  *
  * Test hooks: rows `tr[data-cluster-node="<id>"]` with `[data-k]` cells; slot editors
@@ -17,7 +17,7 @@
   const facts = document.getElementById('cluster-facts');
   const nodeRows = document.getElementById('cluster-node-rows');
   const transferRows = document.getElementById('cluster-transfer-rows');
-  const KNOWN = ['nodeId', 'nodeEpoch', 'advertisedAddress', 'slots', 'openingCount', 'placedCount', 'local'];
+  const KNOWN = ['nodeId', 'nodeEpoch', 'advertisedAddress', 'live', 'slots', 'openingCount', 'placedCount', 'local'];
   const ORDER = ['clusterId', 'leaseHolder', 'appliedIndex', 'streamCount', 'objectCount', 'destroyedObjectBacklog', 'nodeId', 'nodeEpoch', 'advertisedAddress', 'registered'];
   const LABEL = { leaseHolder: 'lease holder (this node)', appliedIndex: 'applied index' };
   /** A slot value being edited is not overwritten by the next poll. */
@@ -32,6 +32,13 @@
     const r = await D.api('POST', '/admin/nodes/' + id, { slots });
     editing.delete(String(id));
     D.note('slots-note', r.status === 200 ? 'Node ' + id + ' now has ' + (r.body ? r.body.slots : slots) + ' slots.' : D.problem(r, 'change slots'));
+  }
+
+  /** A node's liveness lease (docs/cluster.md "Liveness"): live, down (streams unavailable), or "–" from a node without the field. */
+  function liveness(live) {
+    if (live === true) return h('span', { class: 'badge ok' }, 'live');
+    if (live === false) return h('span', { class: 'badge bad' }, 'down');
+    return D.fmt(live);
   }
 
   function render() {
@@ -62,6 +69,7 @@
           h('th', { scope: 'row' }, id),
           h('td', { k: 'nodeEpoch' }, D.fmt(n.nodeEpoch)),
           h('td', { k: 'advertisedAddress' }, D.fmt(n.advertisedAddress)),
+          h('td', { k: 'live' }, liveness(n.live)),
           slots,
           h('td', { k: 'openingCount' }, D.fmt(n.openingCount)),
           h('td', { k: 'placedCount' }, D.fmt(n.placedCount)),

@@ -33,6 +33,18 @@ const WARMUP_S = 2;
 
 
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+
+/** Linearizable and serializable reads (Range RPCs) every etcd member has answered so far, from its /metrics. */
+async function etcdReads(etcd) {
+  let total = 0;
+  for (const ep of etcd.endpoints) {
+    const res = await http('GET', `http://${ep}/metrics`);
+    for (const line of res.body.toString().split('\n')) {
+      if (line.startsWith('grpc_server_handled_total{') && line.includes('grpc_method="Range"')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+  }
+  return total;
+}
 const ms = (us) => (us / 1000).toFixed(2);
 
 async function main() {
@@ -69,15 +81,17 @@ async function main() {
           const load = { url: `${live.baseUrl}/w1`, script: 'append.lua', args: [body, 'application/octet-stream', authHeader], connections };
           await runWrk({ ...load, seconds: WARMUP_S });
           const cpuBefore = cpuSeconds(live.pid);
+          const readsBefore = await etcdReads(etcd);
           const w = await runWrk({ ...load, seconds: duration });
           const cpu = cpuSeconds(live.pid) - cpuBefore;
+          const reads = (await etcdReads(etcd)) - readsBefore;
           await live.stop();
           live = null;
           const bad = (w.errors && w.errors.status) || w.non2xx || 0;
           if (bad > 0) throw new Error(`${backend}, auth ${auth}: ${bad} non-2xx answers`);
-          const run = { round: r + 1, backend, auth, rps: w.requests / w.seconds, p50: w.latency.p50, p99: w.latency.p99, cpuUs: (cpu / w.requests) * 1e6 };
+          const run = { round: r + 1, backend, auth, rps: w.requests / w.seconds, p50: w.latency.p50, p99: w.latency.p99, cpuUs: (cpu / w.requests) * 1e6, readsPerAppend: reads / w.requests };
           runs.push(run);
-          console.log(`round ${run.round} auth ${auth.padEnd(8)} ${backend.padEnd(5)} ${Math.round(run.rps)} appends/s, p50 ${ms(run.p50)} ms, p99 ${ms(run.p99)} ms, ${run.cpuUs.toFixed(1)} µs node CPU per append`);
+          console.log(`round ${run.round} auth ${auth.padEnd(8)} ${backend.padEnd(5)} ${Math.round(run.rps)} appends/s, p50 ${ms(run.p50)} ms, p99 ${ms(run.p99)} ms, ${run.cpuUs.toFixed(1)} µs node CPU per append, ${run.readsPerAppend.toFixed(3)} etcd reads per append`);
         }
       }
     }
@@ -155,14 +169,14 @@ function render({ direct, runs, rounds, duration, connections, load }) {
     `- date: ${new Date().toISOString()}; ${os.cpus().length} cores, ${os.type()} ${os.release()}, node ${process.version}; load average (1 min): ${load}`,
     `- ${rounds} rounds × ${duration} s per run, ${connections} connections, after a 2 s warm-up of each`,
     '',
-    '| Round | auth | local (appends/s) | etcd (appends/s) | etcd ÷ local | p50 local / etcd (ms) | p99 local / etcd (ms) | node CPU per append, local / etcd (µs) |',
-    '|---|---|---|---|---|---|---|---|',
+    '| Round | auth | local (appends/s) | etcd (appends/s) | etcd ÷ local | p50 local / etcd (ms) | p99 local / etcd (ms) | node CPU per append, local / etcd (µs) | etcd reads per append (etcd side) |',
+    '|---|---|---|---|---|---|---|---|---|',
   ];
   for (let r = 1; r <= rounds; r++) {
     for (const auth of ['off', 'required']) {
       const l = runs.find((x) => x.round === r && x.auth === auth && x.backend === 'local');
       const e = runs.find((x) => x.round === r && x.auth === auth && x.backend === 'etcd');
-      lines.push(`| ${r} | ${auth} | ${Math.round(l.rps)} | ${Math.round(e.rps)} | ${(e.rps / l.rps).toFixed(3)}× | ${ms(l.p50)} / ${ms(e.p50)} | ${ms(l.p99)} / ${ms(e.p99)} | ${l.cpuUs.toFixed(1)} / ${e.cpuUs.toFixed(1)} |`);
+      lines.push(`| ${r} | ${auth} | ${Math.round(l.rps)} | ${Math.round(e.rps)} | ${(e.rps / l.rps).toFixed(3)}× | ${ms(l.p50)} / ${ms(e.p50)} | ${ms(l.p99)} / ${ms(e.p99)} | ${l.cpuUs.toFixed(1)} / ${e.cpuUs.toFixed(1)} | ${e.readsPerAppend.toFixed(3)} |`);
     }
   }
   const cpuPer = (backend, auth) => sum(of(backend, auth).map((r) => r.cpuUs * r.rps)) / sum(of(backend, auth).map((r) => r.rps));

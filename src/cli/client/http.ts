@@ -52,11 +52,13 @@ export async function send(ctx: Context, listener: Listener, path: string, o: Se
     if (res.status === 307 || res.status === 308) {
       const location = res.headers.get('location');
       await res.body?.cancel();
-      if (location === null) throw new CliError(`${method} ${url.pathname}: ${res.status} without a Location header`, EXIT.failure);
-      if (hop >= ctx.maxRedirects) throw new CliError(`${method} ${path}: more than ${ctx.maxRedirects} redirects (last to ${location})`, EXIT.failure);
+      // These carry the status the node answered, so they are not taken for a lost answer and
+      // retried (`append` resends a batch only when no answer came).
+      if (location === null) throw new CliError(`${method} ${url.pathname}: ${res.status} without a Location header`, EXIT.failure, res.status);
+      if (hop >= ctx.maxRedirects) throw new CliError(`${method} ${path}: more than ${ctx.maxRedirects} redirects (last to ${location})`, EXIT.failure, res.status);
       const next = new URL(location, url);
       if (token !== null && url.protocol === 'https:' && next.protocol !== 'https:') {
-        throw new CliError(`${method} ${path}: refusing to follow a redirect from https to ${next.protocol} with a token`, EXIT.failure);
+        throw new CliError(`${method} ${path}: refusing to follow a redirect from https to ${next.protocol} with a token`, EXIT.failure, res.status);
       }
       url = next;
       continue;
