@@ -43,6 +43,7 @@ import {
   metered,
   nodeKey,
   parseCorsOrigins,
+  requestLog,
   shield,
   toHttpError,
   withCors,
@@ -177,7 +178,9 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     const shielded = shield(listener, config.auth === 'required' ? guard(listener, tokens, h) : h, log, internalReplies[listener]);
     const policy = cors[listener];
     const crossOrigin = policy === null ? shielded : withCors(policy, shielded);
-    return metrics === null ? crossOrigin : metered(listener, metrics, crossOrigin);
+    // Every error reply carries an Svc-Request-Id that its log line carries too (gateway/request-log.ts).
+    const logged = requestLog(listener, log, crossOrigin);
+    return metrics === null ? logged : metered(listener, metrics, logged);
   };
   const schemas = SchemaStore.open(config.dataDir);
   const shards = await startShards(config, log, schemas, space);
