@@ -21,7 +21,7 @@ describe('the pretty line', () => {
     log.warn({ shard: 3, path: '/a b', token: 'secret', err }, 'append failed');
     expect(lines).toHaveLength(1);
     const [first, ...rest] = lines[0]!.trimEnd().split('\n');
-    expect(first).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN  append failed shard=3 path="\/a b" token="\[redacted\]" err="disk on fire"$/);
+    expect(first).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN {2}append failed shard=3 path="\/a b" token="\[redacted\]" err="disk on fire"$/);
     expect(rest[0]).toMatch(/^ {4}at /);
   });
 
@@ -87,7 +87,7 @@ describe('a node on a terminal and on a pipe', () => {
     const started = node.out().split(/\r?\n/).find((l) => l.includes('node started'))!;
     expect(started).toContain('\x1b[32mINFO'); // coloured level
     const plain = started.replace(ANSI, '');
-    expect(plain).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO  node started engine=\w+ listen=127\.0\.0\.1:\d+ /);
+    expect(plain).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}node started engine=\w+ listen=127\.0\.0\.1:\d+ /);
     expect(plain).not.toContain('{');
     const admin = /admin=(127\.0\.0\.1:\d+)/.exec(plain)![1];
     const r = await fetch(`http://${admin}/admin/streams/nothing-here`);
@@ -104,7 +104,7 @@ describe('a node on a terminal and on a pipe', () => {
     expect(JSON.parse(line)).toMatchObject({ level: 'info', msg: 'node started' });
     const pretty = await serve(false, ['--log-format', 'pretty']);
     const p = pretty.out().split('\n').find((l) => l.includes('node started'))!;
-    expect(p).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO  node started /);
+    expect(p).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}node started /);
     expect(p).not.toMatch(ANSI);
   }, 30_000);
 });
