@@ -15,7 +15,7 @@ import { type Config, dsListenAddress, formatHostPort, kafkaAdvertisedAddress, m
 import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { MetaConflictError, type MetaStore, Tokens, openMetaStore } from './actors';
+import { MetaConflictError, type MetaStore, SYNC_SECONDS_BOUNDS, Tokens, openMetaStore } from './actors';
 import {
   CorsPolicy,
   DS_CORS,
@@ -264,7 +264,11 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     fanoutLag: () => ({ bounds: FANOUT_LAG_BOUNDS, lag: live.fanoutLag }),
     kafka: () => ({ connections: kafka.connections(), requests: kafka.requestsByApi() }),
     shards: async () => ({ appliedIndex: await appliedIndex(), commits }),
-    shardHealth: () => ({ workersDown: shards.unavailable().length, diskFull: shards.space().low }),
+    shardHealth: () => {
+      const down = shards.unavailable();
+      return { workersDown: down.length, diskFull: shards.space().low, shards: shards.shardCount, shardsDown: down.reduce((n, w) => n + w.shards.length, 0) };
+    },
+    metadataSync: () => (meta.syncLatency === undefined ? null : { bounds: SYNC_SECONDS_BOUNDS, latency: meta.syncLatency }),
     groupLag: async () => (await kafka.groups()).flatMap((g) => g.offsets.flatMap((o) => (o.lag === null ? [] : [{ group: g.groupId, topic: o.topic, partition: o.partition, lag: o.lag }]))),
   });
   // --metrics-listen: GET /metrics alone, without authentication, for a scraper that holds no token.
