@@ -22,6 +22,7 @@ import {
   FANOUT_LAG_BOUNDS,
   type DsContext,
   type HeaderList,
+  type HttpRequest,
   type HttpServerHandle,
   InFlight,
   LiveWaiters,
@@ -43,6 +44,7 @@ import {
   metered,
   nodeKey,
   parseCorsOrigins,
+  refusalWithId,
   requestLog,
   shield,
   toHttpError,
@@ -213,9 +215,10 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   });
   type TooLarge = typeof tooLarge;
   // The engine refuses an oversized body before any handler runs: its answer gets the CORS headers here.
-  const corsTooLarge = (policy: CorsPolicy, make: TooLarge) => (req: { headers: Readonly<Record<string, string>> }): ReturnType<TooLarge> => {
+  const corsTooLarge = (policy: CorsPolicy, make: TooLarge) => (req: Omit<HttpRequest, 'body'>): ReturnType<TooLarge> => {
     const r = make();
-    return { ...r, headers: r.headers.concat(policy.responseHeaders(req.headers['origin'])) };
+    // With a request id and its log line, as every other error reply (gateway/request-log.ts).
+    return refusalWithId(policy === cors.ds ? 'ds' : 'svc', log, req, { ...r, headers: r.headers.concat(policy.responseHeaders(req.headers['origin'])) });
   };
   const svc = await engine.listen(
     { host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes, tooLarge: config.protocol === 'ds' ? corsTooLarge(cors.ds, dsTooLarge) : corsTooLarge(cors.svc, tooLarge) },

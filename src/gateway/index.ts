@@ -19,5 +19,5 @@ export { guard } from './auth/guard';
 export { InFlight } from './in-flight';
 export { NodeMetrics, metered } from './metrics';
 export { shield } from './shield';
-export { REQUEST_ID_HEADER, requestLog } from './request-log';
+export { REQUEST_ID_HEADER, refusalWithId, requestLog } from './request-log';
 export { CorsPolicy, FANOUT_LAG_BOUNDS, type LiveReader, LiveWaiters, type StreamWatch, type Waiter, internalReply, parseCorsOrigins, toHttpError, withCors } from './kit';

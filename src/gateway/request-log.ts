@@ -132,3 +132,13 @@ class LoggedResponse implements HttpResponse {
     return requestId;
   }
 }
+
+/**
+ * The engine's refusal of an oversized body (it answers before any handler runs, so the layer above
+ * never sees it): the same id in the header and the same log line.
+ */
+export function refusalWithId<R extends { status: number; headers: HeaderList; body: string }>(listener: Listener, log: RequestLog, req: Omit<HttpRequest, 'body'>, reply: R): R {
+  const requestId = newRequestId();
+  log.info({ requestId, listener, method: req.method, path: req.path.slice(0, 256), status: reply.status, message: reply.body.slice(0, 200) }, 'request answered with an error');
+  return { ...reply, headers: reply.headers.concat([[REQUEST_ID_HEADER, requestId]]) };
+}

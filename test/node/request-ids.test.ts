@@ -7,7 +7,7 @@ import { type NodeProcess, startNode } from '../helpers/node-process';
 
 let node: NodeProcess;
 beforeAll(async () => {
-  node = await startNode({ args: ['--ds-listen', '127.0.0.1:0'] });
+  node = await startNode({ args: ['--ds-listen', '127.0.0.1:0', '--max-request-bytes', '1024', '--max-record-bytes', '1024'] });
 }, 30_000);
 
 /** The node's JSON log lines that name `id`. */
@@ -43,6 +43,20 @@ test.each([
   const lines = await waitForLines(id!);
   expect(lines).toHaveLength(1);
   expect(lines[0]).toMatchObject({ level: 'info', listener, status, method: 'GET', msg: 'request answered with an error' });
+});
+
+test.each([
+  ['svc', () => `${node.url}/big/a`],
+  ['ds', () => `${node.dsUrl}/v1/stream/big-a`],
+] as const)('a body the engine refuses as too large on the %s listener carries an id that is in the log', async (listener, url) => {
+  const r = await fetch(url(), { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x'.repeat(4096) });
+  expect(r.status).toBe(413);
+  const id = r.headers.get('svc-request-id');
+  expect(id).toMatch(/^[0-9a-f]{16}$/);
+  await r.arrayBuffer();
+  const lines = await waitForLines(id!);
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatchObject({ level: 'info', listener, status: 413, method: 'POST', msg: 'request answered with an error' });
 });
 
 test('a success carries no id and logs nothing', async () => {
