@@ -108,6 +108,8 @@ export const ConfigSchema = Type.Object(
     httpEngine: OneOf(['uws', 'node'], { default: 'uws', description: 'HTTP engine: uws or node' }),
     /** pino log level; logs are JSON lines on stdout. */
     logLevel: OneOf(LOG_LEVELS, { default: 'info', description: `log level: ${LOG_LEVELS.join(', ')}` }),
+    /** How log lines look: JSON lines, or one readable line per event for a person (docs/logs.md); auto picks by whether stdout is a terminal. */
+    logFormat: OneOf(['auto', 'json', 'pretty'], { default: 'auto', description: 'log format: auto (pretty on a terminal, else json), json or pretty' }),
     /** How long a graceful shutdown may take before the process exits with status 1. */
     shutdownTimeoutMs: Type.Integer({ minimum: 1, default: 10_000, description: 'graceful shutdown deadline (ms)' }), // 10 s
     /**

@@ -1,14 +1,17 @@
 /**
- * The product's logger: pino, JSON lines on stdout. This is the only file that imports
+ * The product's logger: pino, JSON lines on stdout, or readable lines on a terminal
+ * (`--log-format`, src/log-pretty.ts). This is the only file that imports
  * pino; everything else sees the narrow `Logger` interface (src/program/logger.ts, shared
  * with svc-cache and svc-connectors) and gets a logger injected (child loggers per module
  * and per connection).
  */
 import pino from 'pino';
 import { type Config } from './config';
+import { prettyLine } from './log-pretty';
 import { type LogDestination, type Logger } from './program';
 
 export type LogLevel = Config['logLevel'];
+export type LogFormat = Config['logFormat'];
 
 export type { LogBindings, LogDestination, LogFn, Logger } from './program';
 
@@ -28,11 +31,21 @@ const REDACT_PATHS = [
   'config.authBootstrapToken',
 ];
 
+/** `auto` is pretty on a terminal (a person reads it) and JSON elsewhere (a collector parses it). */
+export function resolveLogFormat(format: LogFormat, isTTY: boolean): 'json' | 'pretty' {
+  return format === 'auto' ? (isTTY ? 'pretty' : 'json') : format;
+}
+
 /**
- * A JSON-lines logger at `level`, writing to stdout unless `destination` is given.
+ * A logger at `level`, writing to stdout unless `destination` is given: JSON lines, or with
+ * `format` pretty (or auto on a terminal) readable ones, coloured on a terminal unless NO_COLOR is set.
  * Writes to stdout are synchronous so lines logged right before `process.exit` are kept.
  */
-export function createLogger(level: LogLevel, destination?: LogDestination): Logger {
+export function createLogger(level: LogLevel, destination?: LogDestination, format: LogFormat = 'json'): Logger {
+  const tty = destination === undefined && process.stdout.isTTY === true;
+  const out: LogDestination = destination ?? pino.destination({ dest: 1, sync: true });
+  const colour = tty && (process.env['NO_COLOR'] ?? '') === '';
+  const sink: LogDestination = resolveLogFormat(format, tty) === 'pretty' ? { write: (line) => out.write(prettyLine(line, colour)) } : out;
   return pino(
     {
       level,
@@ -41,6 +54,6 @@ export function createLogger(level: LogLevel, destination?: LogDestination): Log
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
     },
-    destination ?? pino.destination({ dest: 1, sync: true }),
+    sink,
   );
 }

@@ -75,7 +75,7 @@ const serve: Command = {
       return EXIT_USAGE;
     }
     const { config } = loaded;
-    const log = createLogger(config.logLevel);
+    const log = createLogger(config.logLevel, undefined, config.logFormat);
     log.debug({ config }, 'configuration');
     // Loaded here, not at the top: the client commands start without the node's native parts.
     const { startNode } = await import('./node');

@@ -15,7 +15,7 @@ import { type Config, advertisedAddressOf, dsListenAddress, formatHostPort, kafk
 import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_SLOTS, Membership, MetaConflictError, type MetaStore, Placement, PlacementIntents, Tokens, openMetaStore, resolveNodeId } from './actors';
+import { DEFAULT_SLOTS, Membership, MetaConflictError, type MetaStore, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, Tokens, openMetaStore, resolveNodeId } from './actors';
 import {
   CorsPolicy,
   clusterList,
@@ -24,6 +24,7 @@ import {
   FANOUT_LAG_BOUNDS,
   type DsContext,
   type HeaderList,
+  type HttpRequest,
   type HttpServerHandle,
   InFlight,
   LiveWaiters,
@@ -43,6 +44,8 @@ import {
   loadHttpEngine,
   metered,
   parseCorsOrigins,
+  refusalWithId,
+  requestLog,
   shield,
   toHttpError,
   withCors,
@@ -209,7 +212,9 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     const shielded = shield(listener, listed, log, internalReplies[listener]);
     const policy = cors[listener];
     const crossOrigin = policy === null ? shielded : withCors(policy, shielded);
-    return metrics === null ? crossOrigin : metered(listener, metrics, crossOrigin);
+    // Every error reply carries an Svc-Request-Id that its log line carries too (gateway/request-log.ts).
+    const logged = requestLog(listener, log, crossOrigin);
+    return metrics === null ? logged : metered(listener, metrics, logged);
   };
   const schemas = SchemaStore.open(config.dataDir);
   const shards = await startShards(config, log, schemas, space);
@@ -242,9 +247,10 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   });
   type TooLarge = typeof tooLarge;
   // The engine refuses an oversized body before any handler runs: its answer gets the CORS headers here.
-  const corsTooLarge = (policy: CorsPolicy, make: TooLarge) => (req: { headers: Readonly<Record<string, string>> }): ReturnType<TooLarge> => {
+  const corsTooLarge = (policy: CorsPolicy, make: TooLarge) => (req: Omit<HttpRequest, 'body'>): ReturnType<TooLarge> => {
     const r = make();
-    return { ...r, headers: r.headers.concat(policy.responseHeaders(req.headers['origin'])) };
+    // With a request id and its log line, as every other error reply (gateway/request-log.ts).
+    return refusalWithId(policy === cors.ds ? 'ds' : 'svc', log, req, { ...r, headers: r.headers.concat(policy.responseHeaders(req.headers['origin'])) });
   };
   const svc = await engine.listen(
     { host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes, tooLarge: config.protocol === 'ds' ? corsTooLarge(cors.ds, dsTooLarge) : corsTooLarge(cors.svc, tooLarge) },
@@ -319,7 +325,11 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     fanoutLag: () => ({ bounds: FANOUT_LAG_BOUNDS, lag: live.fanoutLag }),
     kafka: () => ({ connections: kafka.connections(), requests: kafka.requestsByApi() }),
     shards: async () => ({ appliedIndex: await appliedIndex(), commits }),
-    shardHealth: () => ({ workersDown: shards.unavailable().length, diskFull: shards.space().low }),
+    shardHealth: () => {
+      const down = shards.unavailable();
+      return { workersDown: down.length, diskFull: shards.space().low, shards: shards.shardCount, shardsDown: down.reduce((n, w) => n + w.shards.length, 0) };
+    },
+    metadataSync: () => (meta.syncLatency === undefined ? null : { bounds: SYNC_SECONDS_BOUNDS, latency: meta.syncLatency }),
     groupLag: async () => (await kafka.groups()).flatMap((g) => g.offsets.flatMap((o) => (o.lag === null ? [] : [{ group: g.groupId, topic: o.topic, partition: o.partition, lag: o.lag }]))),
   });
   // --metrics-listen: GET /metrics alone, without authentication, for a scraper that holds no token.

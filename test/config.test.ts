@@ -56,6 +56,7 @@ describe('defaults', () => {
       shardWorkers: Math.max(1, os.availableParallelism() - 1),
       httpEngine: 'uws',
       logLevel: 'info',
+      logFormat: 'auto',
       shutdownTimeoutMs: 10_000,
       longPollTimeoutMs: 30_000,
       limits: {

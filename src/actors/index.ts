@@ -9,6 +9,7 @@ export { type Expect, MetaConflictError, type MetaRecord, type MetaStore } from 
 export { type LocalMetaStoreOptions } from './meta/local-meta-store';
 export * from './auth';
 export { type EtcdMetaStoreOptions, type EtcdMetaStoreStats } from './meta/etcd/etcd-meta-store';
+export { SYNC_SECONDS_BOUNDS } from './meta/etcd/read-index';
 
 /**
  * Open the metadata store that `--metadata` names: `local` (the embedded store in `localDir`)

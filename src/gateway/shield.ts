@@ -10,10 +10,10 @@
  * table; only bugs and `internal` errors reach here. A response already started cannot turn into
  * a 500: its connection is closed, so the client sees a truncated answer, not a wrong one.
  */
-import { randomBytes } from 'node:crypto';
 import { SvcError } from '../errors';
 import { type HttpRequest, type HttpResponse, type RequestHandler } from './http/engine';
 import { type Reply } from './kit';
+import { newRequestId } from './request-log';
 
 /** What the shield needs of a logger (the product's pino logger fits). */
 export interface ShieldLog {
@@ -23,13 +23,7 @@ export interface ShieldLog {
 /** The listener's 500 `internal` reply naming `requestId` (its header and, where the shape allows, its body). */
 export type InternalReply = (requestId: string) => Reply;
 
-/** The header that carries the request id of a failed request, on every listener. */
-export const REQUEST_ID_HEADER = 'svc-request-id';
-
-/** 16 hex chars: unique enough to find one failure in the log, short enough to read over the phone. */
-function newRequestId(): string {
-  return randomBytes(8).toString('hex');
-}
+export { REQUEST_ID_HEADER } from './request-log';
 
 export function shield(listener: 'svc' | 'ds' | 'admin', handler: RequestHandler, log: ShieldLog, internal: InternalReply): RequestHandler {
   return (req: HttpRequest, res: HttpResponse): void | Promise<void> => {

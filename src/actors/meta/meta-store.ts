@@ -8,6 +8,7 @@
  * `version` is the index of the command that last wrote it; `appliedIndex` is the index of the
  * last command the view applied and never goes backwards (the etcd revision with etcd).
  */
+import { type BucketCounts } from '../../shards';
 
 /** Records handed out by `get`, `list`, `put` and `onChange` are the view's own objects: read-only. */
 export interface MetaRecord<T = unknown> {
@@ -56,6 +57,8 @@ export interface MetaStore {
    * (etcd: one quorum read of the head revision, shared by concurrent callers). Local: at once.
    */
   sync(): Promise<void>;
+  /** sync()'s latency histogram (docs/metrics.md); absent where sync() waits for nothing (local). */
+  readonly syncLatency?: BucketCounts;
   /**
    * True when the view already holds every command committed anywhere, so reads need no `sync()`
    * first (local: always, there is one writer; etcd: false, a quorum read must come first). Lets

@@ -5,7 +5,7 @@
  * Hot path: a request adds to plain numbers of its (listener, op) series, found once per op and
  * kept in arrays: a status-class count and a latency bucket. prom-client's label children would
  * hash their labels on every call, so these series are exposed by collectors of their own.
- * Everything else (appends, live readers, Kafka, appliedIndex, shard health) is a plain number
+ * Everything else (appends, live readers, Kafka, appliedIndex, metadata sync, shard health) is a plain number
  * kept where the work happens and read here by `collect()` at scrape time.
  */
 import { Counter, Gauge, type Metric, Registry, collectDefaultMetrics } from 'prom-client';
@@ -31,8 +31,10 @@ export interface MetricSources {
   kafka(): { connections: number; requests: Array<{ api: string; count: number }> } | null;
   /** Asked once per scrape: the admin API's appliedIndex and the shards' group-commit histograms (one stats call). */
   shards(): Promise<{ appliedIndex: number; commits: CommitStats | null }>;
-  /** Shard workers down after a storage failure, and whether the disk is full. */
-  shardHealth(): { workersDown: number; diskFull: boolean };
+  /** Shard workers down after a storage failure, and whether the disk is full; the shards, and those whose worker is down. */
+  shardHealth(): { workersDown: number; diskFull: boolean; shards?: number; shardsDown?: number };
+  /** The metadata store's sync() (read-index) latency with its bucket bounds (seconds); null where sync() waits for nothing (local). */
+  metadataSync?(): { bounds: readonly number[]; latency: BucketCounts } | null;
   /** SSE fan-out lag (LiveWaiters.fanoutLag) with its bucket bounds (seconds). */
   fanoutLag?(): { bounds: readonly number[]; lag: BucketCounts };
   /** Asked once per scrape: the lag of every committed consumer-group partition (the Kafka listener's groups). */
@@ -142,6 +144,22 @@ export class NodeMetrics {
       },
     });
     new Gauge({
+      name: 'svc_shards',
+      help: "the node's storage shards",
+      registers,
+      collect() {
+        this.set(from.sources?.shardHealth().shards ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'svc_shards_unavailable',
+      help: 'shards whose worker is down after a storage failure (their requests fail with storage_unavailable)',
+      registers,
+      collect() {
+        this.set(from.sources?.shardHealth().shardsDown ?? 0);
+      },
+    });
+    new Gauge({
       name: 'svc_disk_full',
       help: '1 while the data directory disk is full (creates and appends refused)',
       registers,
@@ -149,6 +167,12 @@ export class NodeMetrics {
         this.set(from.sources?.shardHealth().diskFull === true ? 1 : 0);
       },
     });
+    this.registry.registerMetric(
+      customMetric('svc_metadata_sync_duration_seconds', "metadata sync() (read index): from a cohort's first caller to its linearizable read applied", 'histogram', () => {
+        const m = from.sources?.metadataSync?.() ?? null;
+        return m === null ? [] : bucketValues('svc_metadata_sync_duration_seconds', m.bounds, m.latency, {});
+      }),
+    );
     this.registry.registerMetric(
       customMetric('svc_live_fanout_lag_seconds', "SSE fan-out lag: from a live reader's wake (the tail event reaching the gateway) to its records written", 'histogram', () => {
         const f = from.sources?.fanoutLag?.() ?? null;

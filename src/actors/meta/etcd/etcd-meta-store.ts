@@ -27,6 +27,7 @@ import { type EtcdCompare, type EtcdEvent, EtcdLink, type EtcdOp, EtcdUnavailabl
 import { type EtcdTarget } from './etcd-url';
 import { LiveLease } from './live-lease';
 import { MarkerLease } from './marker-lease';
+import { type BucketCounts } from '../../../shards';
 import { ReadIndex } from './read-index';
 import { RevisionWaiters } from './revision-waiters';
 
@@ -187,6 +188,11 @@ export class EtcdMetaStore implements MetaStore {
   sync(): Promise<void> {
     if (this.#closed) return Promise.reject(new SvcError('shutting_down', 'the metadata store is closed'));
     return this.#readIndex.sync();
+  }
+
+  /** sync()'s latency, per read-index cohort (read-index.ts). */
+  get syncLatency(): BucketCounts {
+    return this.#readIndex.latency;
   }
 
   /** Other nodes write too: a read must be preceded by sync(). */

@@ -8,6 +8,7 @@ import { CallbackTokens } from './callback-token';
 import { parseDefinition, parseStreamList } from './definition';
 import { SubscriptionManager } from './manager';
 import { errorReply, isRefusal, json, methodNotAllowed, noContent, type Refusal, refuse } from './replies';
+import { newRequestId, REQUEST_ID_HEADER } from '../../request-log';
 import { parseRoute, type Route } from './routes';
 import { SigningKey } from './signing-key';
 import { loadState, type PersistedState, StateWriter } from './state-file';
@@ -63,8 +64,12 @@ export class Subscriptions {
     try {
       return await this.#route(req, parseRoute(req.subpath));
     } catch (err) {
-      this.#log.error({ err, method: req.method, subpath: req.subpath }, 'subscription request failed');
-      return errorReply(refuse('INTERNAL', 'internal error'));
+      // The reply names the id of this line; the gateway's request log keeps it (gateway/request-log.ts).
+      const requestId = newRequestId();
+      this.#log.error({ err, requestId, method: req.method, subpath: req.subpath }, 'subscription request failed');
+      const reply = errorReply(refuse('INTERNAL', `internal error (request id ${requestId})`));
+      reply.headers[REQUEST_ID_HEADER] = requestId;
+      return reply;
     }
   }
 
