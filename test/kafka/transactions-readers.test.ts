@@ -127,6 +127,9 @@ describe('Kafka transactions and HTTP / Durable Streams readers', () => {
       return { status: r.status, body: await r.text() };
     });
     const sse = fetch(`${node.url}/${topic}?seq=1&live=sse`, { signal: AbortSignal.timeout(8000) }).then((res) => readSse(res, 6000, (text) => text.includes('"body":"after"')));
+    // Durable Streams SSE from the start: p0, then at the last stable offset until the commit (bytes as base64).
+    const all = Buffer.from('p0l1l2after').toString('base64');
+    const dsSse = fetch(`${node.dsUrl!}/v1/stream/${topic}?offset=-1&live=sse`, { signal: AbortSignal.timeout(8000) }).then((res) => readSse(res, 6000, (text) => decodeDsSse(text) === all));
     // Tail events from the transaction's own appends and the plain one after it do not wake them.
     await new Promise((r) => setTimeout(r, 1500));
     expect(svcAnswered).toBe(false);
@@ -138,6 +141,10 @@ describe('Kafka transactions and HTTP / Durable Streams readers', () => {
     const d = await dsPoll;
     expect(d.status).toBe(200);
     expect(d.body).toBe('l1l2after');
+    const dsEvents = (await dsSse).join('');
+    expect(Buffer.from(decodeDsSse(dsEvents), 'base64').toString()).toBe('p0l1l2after');
+    // Its first control event stood at the last stable offset (1), not at the tail.
+    expect(dsEvents).toContain('"streamNextOffset":"0000000000000000_0000000000000001"');
     const events = (await sse).join('');
     expect(events.indexOf('"body":"l1"')).toBeGreaterThan(-1);
     expect(events.indexOf('"body":"l1"')).toBeLessThan(events.indexOf('"body":"after"'));
@@ -201,4 +208,11 @@ async function readSse(res: Response, ms: number, stopWhen: (text: string) => bo
   }
   await reader.cancel().catch(() => undefined);
   return out;
+}
+
+/** The base64 data of Durable Streams SSE `data` events, decoded and re-joined (one event per page). */
+function decodeDsSse(text: string): string {
+  const bytes: Buffer[] = [];
+  for (const m of text.matchAll(/event: data\n((?:data:.*\n)+)/g)) bytes.push(Buffer.from(m[1]!.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5)).join(''), 'base64'));
+  return Buffer.concat(bytes).toString('base64');
 }
