@@ -52,7 +52,7 @@ import {
 } from './gateway';
 import { SvcError } from './errors';
 import { type CommitStats, SchemaStore, ShardClient, SpaceGuard } from './shards';
-import { kafkaCluster, startKafkaListener } from './kafka-wire';
+import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
 
 /** A running node: listeners, shard workers, actors. */
 export interface RunningNode {
@@ -222,6 +222,13 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const inFlight = new InFlight();
   // Live reads (long-poll, SSE) wait here on the shards' tail events, not on the workers.
   const live = new LiveWaiters(shards, { longPollTimeoutMs: config.longPollTimeoutMs });
+  // HTTP and Durable Streams readers see only committed data of Kafka transactional producers
+  // (docs/kafka.md, "Transactions"): reads end at the last stable offset and skip aborted
+  // transactions; live readers wait at it and are woken when a transaction ends.
+  const txnParts = committedReads(meta);
+  shards.setReadVisibility((name, from) => txnParts.visibility(name, from));
+  live.setStableTail((name) => txnParts.stableSeq(name));
+  txnParts.onEnded((name) => live.visibilityChanged(name));
   let serving = false;
 
   const tooLarge = (): { status: number; headers: HeaderList; body: string } => {
@@ -260,7 +267,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const dsServer = dsAddress === null ? null : await engine.listen({ host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes, tooLarge: corsTooLarge(cors.ds, dsTooLarge) }, protect('ds', createDsHandler(ds, inFlight)));
   const kafka = await startKafkaListener({
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
-    maxRequestBytes: config.limits.maxRequestBytes, nodeId, shards, live, meta, log,
+    maxRequestBytes: config.limits.maxRequestBytes, nodeId, shards, live, meta, log, txnParts,
     cluster: placement === null || intents === null ? null : kafkaCluster(placement, intents, members),
     // SASL/PLAIN: the password is an access token, authenticated like a bearer token.
     authenticate: config.auth === 'required' ? async (token) => { const who = await tokens.authenticate(`Bearer ${token}`); return typeof who === 'string' ? who : who.scope; } : null,

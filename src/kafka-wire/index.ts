@@ -17,12 +17,22 @@ import { kafkaApi } from './messages';
 import { GroupCoordinator, type GroupView, groupViews } from './groups';
 import { type KafkaServerHandle, listenKafka } from './server';
 import { TopicIndex } from './topics';
-import { TransactionCoordinator } from './txn';
+import { type PartitionTxns, TransactionCoordinator, restorePartitionTxns } from './txn';
 import { type KafkaCluster } from './cluster';
 
 export { type LiveRegistry } from './context';
 export { type KafkaAuthenticator } from './auth';
 export { type KafkaCluster, kafkaCluster } from './cluster';
+export { type PartitionTxns } from './txn';
+
+/**
+ * The partitions' Kafka transaction state (open transactions, aborted ranges) restored from the
+ * metadata store before any listener starts: HTTP and Durable Streams reads serve committed data
+ * only from their first request (docs/kafka.md, "Transactions"). Hand it to startKafkaListener.
+ */
+export function committedReads(meta: MetaStore): PartitionTxns {
+  return restorePartitionTxns(meta);
+}
 
 export interface KafkaListenerOptions {
   host: string;
@@ -41,6 +51,8 @@ export interface KafkaListenerOptions {
   authenticate?: KafkaAuthenticator | null;
   /** In a cluster: brokers, leaders, coordinators and placement (cluster.ts); null or absent: a single node. */
   cluster?: KafkaCluster | null;
+  /** The partitions' transaction state (committedReads), shared with the HTTP readers; absent: restored here. */
+  txnParts?: PartitionTxns;
 }
 
 export interface KafkaListener extends KafkaServerHandle {
@@ -67,7 +79,7 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
     nodeId: o.nodeId,
     advertised: () => o.advertised ?? bound,
     groups,
-    txns: new TransactionCoordinator(o.meta, o.shards, groups, log),
+    txns: new TransactionCoordinator(o.meta, o.shards, groups, log, o.txnParts),
     apiVersions: SERVED_APIS,
     authenticate: o.authenticate ?? null,
     cluster: o.cluster ?? null,

@@ -38,7 +38,8 @@ export function waitForAny(live: LiveRegistry, targets: readonly WaitTarget[], m
     for (const t of targets) {
       if (done) break;
       const watch = live.join(t.name);
-      const waiter: TailWaiter = { seq: t.seq, streamId: t.streamId, wake: finish };
+      // Woken by the high watermark: a read_committed fetch bounds itself by the last stable offset.
+      const waiter: TailWaiter = { seq: t.seq, streamId: t.streamId, wake: finish, uncommitted: true };
       held.push({ watch, waiter });
       live.wait(watch, waiter); // may call finish at once
     }

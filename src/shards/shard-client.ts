@@ -30,6 +30,7 @@ import {
   type ListResult,
   type ReadParams,
   type ReadResult,
+  type ReadVisibility,
   type ShardStats,
   type StreamInfo,
   type TailEvent,
@@ -89,6 +90,8 @@ export class ShardClient {
   #tailListener: ((events: TailEvent[]) => void) | null = null;
   /** Stream names with live readers: watched again in a worker restarted after a failure. */
   readonly #watched = new Set<string>();
+  /** What of a stream reads (but Kafka fetches) may see; see setReadVisibility. */
+  #visibility: ((name: string, fromSeq: number) => ReadVisibility | null) | null = null;
 
   readonly #space: SpaceGuard;
 
@@ -219,7 +222,17 @@ export class ShardClient {
   }
 
   read(p: ReadParams): Promise<ReadResult> {
-    return this.#call('read', this.shardOf(p.name), p);
+    // Every reader but a Kafka fetch (which applies its isolation level itself) sees committed data only.
+    const v = p.format === 'kafka' || this.#visibility === null ? null : this.#visibility(p.name, p.seq);
+    return this.#call('read', this.shardOf(p.name), v === null ? p : { ...p, visibility: v });
+  }
+
+  /**
+   * Where reads in every format but `kafka` learn what of a stream is committed (the Kafka
+   * listener's transactions); null or a null answer: everything durable is visible.
+   */
+  setReadVisibility(fn: ((name: string, fromSeq: number) => ReadVisibility | null) | null): void {
+    this.#visibility = fn;
   }
 
   head(p: string | HeadParams): Promise<StreamInfo> {

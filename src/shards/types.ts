@@ -185,6 +185,20 @@ export interface ReadParams {
   internal?: boolean;
   /** Renew the idle TTL (reads do by default; live reads re-reading a page shared do not need to). */
   touch?: boolean;
+  /** Committed data only (Kafka transactions): set by ShardClient for every format but `kafka` (docs/kafka.md, "Transactions"). */
+  visibility?: ReadVisibility;
+}
+
+/**
+ * What a read that serves only committed data of Kafka transactional producers may show (HTTP and
+ * Durable Streams reads; Kafka fetches apply their own isolation level). The Kafka listener's
+ * transaction coordinator knows both; the shard applies them while it walks the batches.
+ */
+export interface ReadVisibility {
+  /** Read no further than this seq: the first offset of the oldest open transaction (the last stable offset); null when none is open. */
+  stableSeq: number | null;
+  /** Aborted transactions: a transactional batch of `producerId` with a base offset in [first, last] is skipped (`last` is the abort marker). */
+  aborted: Array<{ producerId: string; first: number; last: number }>;
 }
 
 export interface HeadParams {

@@ -142,7 +142,10 @@ async function waitAndAnswer(ctx: DsContext, name: string, format: DsFormat, fir
     const p = await readPage(ctx.shards, name, at, format, ctx.readBytes, (q) => live.page(watch, q));
     if (p.streamId !== first.streamId) throw new SvcError('not_found', `stream ${name} was deleted`);
     if (p.count > 0) return liveAnswer(p, rr);
-    return p.closed ? closedAtTail(p) : null;
+    if (p.closed) return closedAtTail(p);
+    // Only records no reader is shown (Kafka transaction markers, aborted transactions) came: answer
+    // 204 at the new offset, as at the timeout, so the poller moves past them.
+    return p.nextSeq > at ? { ...timedOut(), headers: timedOut().headers.map(([k, v]): [string, string] => (k === H.nextOffset ? [k, formatOffset(p.nextSeq)] : [k, v])) } : null;
   });
   if (r === 'aborted') return null;
   return r === 'timeout' || r === 'shutdown' ? timedOut() : r;

@@ -80,16 +80,21 @@ export async function readDsSse(ctx: DsContext, name: string, format: DsFormat, 
   live.add(reader);
   let watch: StreamWatch | null = null;
   try {
+    /** `p` was written already and nothing came at its end: wait again without writing it twice. */
+    let written = false;
     for (;;) {
-      let out = '';
-      if (p.count > 0) out += dataEvent(p.body, enc);
-      out += controlEvent(p, rr.cursor);
-      if (!res.write(out)) await Promise.race([new Promise<void>((resolve) => res.onWritable(resolve)), ended]);
-      if (final !== null || p.closed) break;
-      if (!p.upToDate) {
-        p = await readPage(ctx.shards, name, p.nextSeq, format, SSE_PAGE_BYTES);
-        continue;
+      if (!written) {
+        let out = '';
+        if (p.count > 0) out += dataEvent(p.body, enc);
+        out += controlEvent(p, rr.cursor);
+        if (!res.write(out)) await Promise.race([new Promise<void>((resolve) => res.onWritable(resolve)), ended]);
+        if (final !== null || p.closed) break;
+        if (!p.upToDate) {
+          p = await readPage(ctx.shards, name, p.nextSeq, format, SSE_PAGE_BYTES);
+          continue;
+        }
       }
+      written = false;
       // At the tail: wait for it to move (or for the stream to close or go).
       const at = p.nextSeq;
       watch ??= live.join(name);
@@ -104,7 +109,12 @@ export async function readDsSse(ctx: DsContext, name: string, format: DsFormat, 
       const w = watch;
       const next = await readPage(ctx.shards, name, at, format, SSE_PAGE_BYTES, (q) => live.page(w, q));
       if (next.streamId !== streamId) break;
-      if (next.count === 0 && !next.closed) continue;
+      // Nothing at `at` yet (a trim, a stale shared page): wait again there, without writing p again.
+      if (next.count === 0 && !next.closed && next.nextSeq <= at) {
+        written = true;
+        continue;
+      }
+      // Records, the end, or a position moved past records no reader is shown (Kafka transaction markers, aborted transactions).
       p = next;
     }
   } catch {

@@ -71,7 +71,8 @@ export async function headDs(ctx: DsContext, name: string): Promise<Reply> {
   const info = await ctx.shards.head(name);
   const headers: Array<[string, string]> = [
     ['content-type', info.contentType],
-    [H.nextOffset, formatOffset(info.nextSeq)],
+    // Where a reader starts to see new data: an open Kafka transaction's records are not skipped (docs/durable-streams.md).
+    [H.nextOffset, formatOffset(ctx.live.stableTail(name, info.nextSeq))],
     ['cache-control', 'no-store'],
   ];
   if (info.idleTtlSeconds !== null) headers.push([H.ttl, String(info.idleTtlSeconds)]);

@@ -38,6 +38,12 @@ export interface Waiter {
   readonly streamId: number;
   /** Called once, after the waiter was removed: the tail passed `seq`, or the stream was sealed or deleted. */
   wake(): void;
+  /**
+   * Woken by the durable tail itself (a Kafka fetch, whose isolation level is its own). Every
+   * other reader sees committed data only: it is woken when the stream's stable tail (the
+   * last stable offset of Kafka transactions, `stableTail`) passes its seq.
+   */
+  readonly uncommitted?: boolean;
 }
 
 /** A live read in progress, known to the registry so that shutdown can end it and SSE can be kept alive. */
@@ -96,10 +102,18 @@ export class StreamWatch {
     this.name = name;
   }
 
+  /** Bumped when what readers of committed data may see changed without a tail move (a Kafka transaction ended). */
+  visibility = 0;
+  /** The stable tail (seqs below it are committed), or null when no transaction is open; see LiveWaiters.setStableTail. */
+  stable: (name: string) => number | null = () => null;
+
   /** Whether the waiter has something to do now: records past its seq, a seal, or its stream gone. */
   due(w: Waiter): boolean {
     const t = this.tail;
-    return t !== null && (t.deleted || t.streamId !== w.streamId || t.nextSeq > w.seq || t.closed);
+    if (t === null) return false;
+    const stable = w.uncommitted === true ? null : this.stable(this.name);
+    const next = stable === null ? t.nextSeq : Math.min(stable, t.nextSeq);
+    return t.deleted || t.streamId !== w.streamId || next > w.seq || t.closed;
   }
 }
 
@@ -118,6 +132,7 @@ export class LiveWaiters {
   readonly #reads = new Map<string, Promise<ReadResult>>();
   readonly #lingerMs: number;
   readonly #timers: NodeJS.Timeout[];
+  #stable: (name: string) => number | null = () => null;
   #closed = false;
   #deferred: Array<() => void> = [];
   #deferredAt = 0;
@@ -157,6 +172,7 @@ export class LiveWaiters {
     let w = this.#streams.get(name);
     if (w === undefined) {
       const watch = new StreamWatch(name);
+      watch.stable = this.#stable;
       w = watch;
       this.#streams.set(name, watch);
       this.#shards.watch(name).then(
@@ -210,15 +226,51 @@ export class LiveWaiters {
     const hit = w.pages.get(key);
     if (hit !== undefined) return Promise.resolve(hit);
     const version = w.tail?.version ?? -1;
+    const visibility = w.visibility;
     return this.read(p).then((r) => {
-      if ((w.tail?.version ?? -1) === version) w.pages.set(key, r);
+      if ((w.tail?.version ?? -1) === version && w.visibility === visibility) w.pages.set(key, r);
       return r;
     });
   }
 
-  /** The known tail of a watched stream (null when it is not watched, or its tail is not known yet). */
+  /**
+   * The known tail of a watched stream as a reader of committed data sees it: `nextSeq` no further
+   * than the stable tail (null when it is not watched, or its tail is not known yet).
+   */
   tailOf(name: string): TailEvent | null {
-    return this.#streams.get(name)?.tail ?? null;
+    const t = this.#streams.get(name)?.tail ?? null;
+    const stable = t === null ? null : this.#stable(name);
+    return t === null || stable === null || stable >= t.nextSeq ? t : { ...t, nextSeq: stable };
+  }
+
+  /**
+   * Where a stream's committed data ends while a Kafka transaction is open on it (its last stable
+   * offset), or null; node.ts hands in the Kafka listener's (docs/kafka.md, "Transactions").
+   */
+  setStableTail(fn: (name: string) => number | null): void {
+    this.#stable = fn;
+    for (const w of this.#streams.values()) w.stable = fn;
+  }
+
+  /** A stream's tail `nextSeq` as readers of committed data see it: no further than its stable tail. */
+  stableTail(name: string, nextSeq: number): number {
+    const stable = this.#stable(name);
+    return stable === null ? nextSeq : Math.min(stable, nextSeq);
+  }
+
+  /**
+   * What readers of committed data may see of `name` changed without a tail move (a transaction
+   * ended after its marker was appended): pages read before are stale, and waiters the stable
+   * tail now passed are woken.
+   */
+  visibilityChanged(name: string): void {
+    const w = this.#streams.get(name);
+    if (w === undefined) return;
+    w.visibility++;
+    w.pages.clear();
+    // Reads in flight were bounded by the old view: later readers must not share them.
+    for (const key of this.#reads.keys()) if (key.endsWith(`/${name}`)) this.#reads.delete(key);
+    this.#wakeDue(w);
   }
 
   /**
@@ -288,6 +340,10 @@ export class LiveWaiters {
     w.bytes += t.bytes;
     w.pages.clear();
     for (const m of w.movers) m();
+    this.#wakeDue(w);
+  }
+
+  #wakeDue(w: StreamWatch): void {
     if (w.waiters.size === 0) return;
     const due: Waiter[] = [];
     for (const waiter of w.waiters) if (w.due(waiter)) due.push(waiter);

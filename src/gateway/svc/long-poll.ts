@@ -49,8 +49,12 @@ export async function longPoll(ctx: SvcContext, res: HttpResponse, p: LongPollPa
     // Throws not_found when the stream was deleted.
     const page = await live.page(watch, read(at.seq));
     if (page.streamId !== at.streamId) throw new SvcError('not_found', `stream ${p.name} was deleted`);
+    if (page.count > 0 || page.closed) return answer(page, p.format);
+    // Only records no reader is shown (Kafka transaction markers, aborted transactions) came:
+    // nothing to answer, but the position moved; the poller polls again from there.
+    if (page.nextSeq > at.seq) return noRecords(page.nextSeq, false);
     // The tail moved without bringing records at seq (a trim): wait on.
-    return page.count > 0 || page.closed ? answer(page, p.format) : null;
+    return null;
   });
   if (r === 'aborted') return null;
   if (r === 'timeout' || r === 'shutdown') return noRecords(at.seq, r === 'shutdown');

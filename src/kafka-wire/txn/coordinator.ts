@@ -40,6 +40,21 @@ export interface TxnPartitionRef {
   stream: string | null;
 }
 
+/**
+ * The partitions' transaction state as the metadata store holds it: the aborted ranges, and every
+ * open transaction holding its partitions' last stable offset.
+ */
+export function restorePartitionTxns(meta: MetaStore): PartitionTxns {
+  const store = new TxnStore(meta);
+  const parts = new PartitionTxns(store.abortedAll());
+  for (const t of store.all()) {
+    const open = t.state === 'Ongoing' || t.state === 'PrepareCommit' || t.state === 'PrepareAbort';
+    // A write may have landed without its first offset recorded (a crash in between): hold from where the partition was added.
+    if (open) for (const p of t.partitions) parts.open(p.stream, t.producerId, p.firstOffset ?? p.addedAt);
+  }
+  return parts;
+}
+
 export class TransactionCoordinator {
   readonly #store: TxnStore;
   readonly #shards: ShardClient;
@@ -55,18 +70,16 @@ export class TransactionCoordinator {
   readonly ids = new ProducerIds();
   #closed = false;
 
-  constructor(meta: MetaStore, shards: ShardClient, groups: GroupCoordinator, log: Logger) {
+  /** `parts`: the partitions' state restored already (restorePartitionTxns), so HTTP and DS reads could be bounded before the listener started. */
+  constructor(meta: MetaStore, shards: ShardClient, groups: GroupCoordinator, log: Logger, parts?: PartitionTxns) {
     this.#store = new TxnStore(meta);
     this.#shards = shards;
     this.#groups = groups;
     this.#log = log.child({ component: 'txn' });
-    this.parts = new PartitionTxns(this.#store.abortedAll());
+    this.parts = parts ?? restorePartitionTxns(meta);
     for (const t of this.#store.all()) {
       this.#txns.set(t.transactionalId, t);
       this.#byPid.set(t.producerId, t.transactionalId);
-      const open = t.state === 'Ongoing' || t.state === 'PrepareCommit' || t.state === 'PrepareAbort';
-      // A write may have landed without its first offset recorded (a crash in between): hold from where the partition was added.
-      if (open) for (const p of t.partitions) this.parts.open(p.stream, t.producerId, p.firstOffset ?? p.addedAt);
       // Stopped between Prepare… and Complete…: finish what was decided.
       if (t.state === 'PrepareCommit' || t.state === 'PrepareAbort') {
         void this.#lock(t.transactionalId, () => this.#complete(t, t.state === 'PrepareCommit')).catch((err: unknown) => this.#log.warn({ txn: t.transactionalId, err: (err as Error).message }, 'kafka transaction completion after restart failed'));

@@ -13,9 +13,34 @@ export class PartitionTxns {
   /** stream → producer id → first offset of its open transaction there. */
   readonly #open = new Map<string, Map<string, number>>();
   readonly #aborted: Map<string, AbortedRange[]>;
+  /** Told when a transaction ended on a stream (its marker is appended): HTTP and DS readers may see more. */
+  readonly #ended: Array<(stream: string) => void> = [];
 
   constructor(aborted: Map<string, AbortedRange[]>) {
     this.#aborted = aborted;
+  }
+
+  onEnded(fn: (stream: string) => void): void {
+    this.#ended.push(fn);
+  }
+
+  /**
+   * What HTTP and Durable Streams readers of `stream` reading from `from` may see (docs/kafka.md,
+   * "Transactions"): no further than the last stable offset, without the aborted transactions
+   * that end at or after `from`; null when nothing is hidden.
+   */
+  visibility(stream: string, from: number): { stableSeq: number | null; aborted: Array<{ producerId: string; first: number; last: number }> } | null {
+    const stableSeq = this.stableSeq(stream);
+    const aborted: Array<{ producerId: string; first: number; last: number }> = [];
+    for (const a of this.#aborted.get(stream) ?? []) if (a.last >= from) aborted.push({ producerId: a.pid, first: a.first, last: a.last });
+    return stableSeq === null && aborted.length === 0 ? null : { stableSeq, aborted };
+  }
+
+  /** The first offset of the oldest open transaction on `stream`, or null when none is open. */
+  stableSeq(stream: string): number | null {
+    let lso: number | null = null;
+    for (const first of this.#open.get(stream)?.values() ?? []) if (lso === null || first < lso) lso = first;
+    return lso;
   }
 
   /** Mark `pid`'s transaction open on `stream` from `offset` (keeps an earlier offset). */
@@ -37,11 +62,19 @@ export class PartitionTxns {
     const first = m?.get(pid);
     m?.delete(pid);
     if (m !== undefined && m.size === 0) this.#open.delete(stream);
-    if (abortedUpTo === null || first === undefined) return null;
+    if (abortedUpTo === null || first === undefined) {
+      this.#tell(stream);
+      return null;
+    }
     const list = [...(this.#aborted.get(stream) ?? []), { pid, first, last: abortedUpTo }];
     if (list.length > MAX_ABORTED) list.splice(0, list.length - MAX_ABORTED);
     this.#aborted.set(stream, list);
+    this.#tell(stream);
     return list;
+  }
+
+  #tell(stream: string): void {
+    for (const fn of this.#ended) fn(stream);
   }
 
   /** The last stable offset of `stream` whose high watermark is `hw`. */

@@ -20,7 +20,7 @@ import { renderJson } from '../render/json-records';
 import { compactValues } from '../render/raw-copy';
 import { renderRaw } from '../render/raw-records';
 import { renderSse } from '../render/sse-records';
-import { type ReadFormat } from '../types';
+import { type ReadFormat, type ReadVisibility } from '../types';
 import { FRAME_HEADER, FrameType, frameProblem, parseFrame, verifiedEnd } from './frame';
 import { type SegmentLog } from './segment-log';
 import { type ChunkIndex } from './chunk-index';
@@ -49,14 +49,35 @@ export interface Gathered {
   nextSeq: number;
 }
 
-export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat): Gathered {
-  if (format === 'raw') return gatherRaw(log, index, s, from, maxCount, maxBytes);
+/**
+ * Committed data only (ReadVisibility): where the read ends (the last stable offset, or the
+ * tail) and whether a batch belongs to an aborted transaction. A transactional batch holds one
+ * producer's records of one transaction, so it is kept or skipped whole.
+ */
+interface Committed {
+  end: number;
+  aborted(attributes: number, producerId: bigint, baseOffset: number): boolean;
+}
+
+function committedView(s: StreamState, v: ReadVisibility | undefined): Committed {
+  const end = v?.stableSeq == null ? s.nextSeq : Math.min(v.stableSeq, s.nextSeq);
+  if (v === undefined || v.aborted.length === 0) return { end, aborted: () => false };
+  const ranges = v.aborted.map((a) => ({ pid: BigInt(a.producerId), first: a.first, last: a.last }));
+  return {
+    end,
+    aborted: (attributes, pid, base) => (attributes & TRANSACTIONAL_BATCH) !== 0 && ranges.some((r) => r.pid === pid && base >= r.first && base <= r.last),
+  };
+}
+
+export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat, visibility?: ReadVisibility): Gathered {
+  const view = committedView(s, visibility);
+  if (format === 'raw') return gatherRaw(log, index, s, from, maxCount, maxBytes, view);
   const records: DecodedRecord[] = [];
   const batches: Buffer[] = [];
   let count = 0;
   let bytes = 0;
   let next = from;
-  const end = s.nextSeq;
+  const end = view.end;
   const full = (): boolean => count >= maxCount || (count > 0 && bytes >= maxBytes);
 
   const chunks = index.cursor(s, from);
@@ -79,6 +100,11 @@ export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from:
 
       // A Kafka transaction marker (control batch) is not a record: only Kafka and binary reads carry it.
       if ((h.attributes & CONTROL_BATCH) !== 0 && format !== 'kafka' && format !== 'binary') {
+        next = Math.min(last + 1, end);
+        continue;
+      }
+      // An aborted transaction's records are never served (the `kafka` format carries no visibility).
+      if (view.aborted(h.attributes, h.producerId, h.baseOffset)) {
         next = Math.min(last + 1, end);
         continue;
       }
@@ -132,10 +158,13 @@ const BATCH_LAST_OFFSET_DELTA = 23;
 const BATCH_ATTRIBUTES = 21;
 /** Attributes bit 5: a control batch (Kafka transaction marker, written by the Kafka listener's transaction coordinator). */
 const CONTROL_BATCH = 0x20;
+/** Attributes bit 4: a transactional batch. */
+const TRANSACTIONAL_BATCH = 0x10;
+const BATCH_PRODUCER_ID = 43;
 
 /** The raw format moves values to the front of each chunk buffer, then joins the chunks' fronts. */
-function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number): Gathered {
-  const end = s.nextSeq;
+function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, view: Committed): Gathered {
+  const end = view.end;
   const parts: Buffer[] = [];
   let count = 0;
   let bytes = 0;
@@ -161,7 +190,8 @@ function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: num
       const base = buf.readUIntBE(batchPos + BATCH_BASE_OFFSET_LOW48, 6);
       if (base + buf.readInt32BE(batchPos + BATCH_LAST_OFFSET_DELTA) < next) continue;
       if (base >= end) break;
-      if ((buf.readInt16BE(batchPos + BATCH_ATTRIBUTES) & CONTROL_BATCH) !== 0) {
+      const attributes = buf.readInt16BE(batchPos + BATCH_ATTRIBUTES);
+      if ((attributes & CONTROL_BATCH) !== 0 || view.aborted(attributes, buf.readBigInt64BE(batchPos + BATCH_PRODUCER_ID), base)) {
         next = Math.max(next, Math.min(base + buf.readInt32BE(batchPos + BATCH_LAST_OFFSET_DELTA) + 1, end));
         continue;
       }

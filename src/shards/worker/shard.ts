@@ -334,19 +334,23 @@ export class Shard {
     const s = this.#lookupDurable(p.name, p.internal === true);
     if (p.touch !== false) this.#touch(s);
     const tail = s.nextSeq;
-    const seq = p.seq < 0 ? tail : p.seq;
+    // A committed-only read (docs/kafka.md, "Transactions") ends at the last stable offset: its
+    // reader's tail, where `seq=now` starts and where it is up to date and waits.
+    const stable = p.visibility?.stableSeq ?? null;
+    const end = stable === null ? tail : Math.min(stable, tail);
+    const seq = p.seq < 0 ? end : p.seq;
     if (seq > tail) throw new SvcError('seq_out_of_range', `seq ${seq} is beyond the end of the stream (${tail})`, { next_seq: tail });
     const from = Math.max(seq, s.startSeq);
-    const g = gather(this.#log, this.#index, s, from, p.count, p.bytes, p.format);
-    const upToDate = g.nextSeq >= tail;
+    const g = gather(this.#log, this.#index, s, from, p.count, p.bytes, p.format, p.visibility);
+    const upToDate = g.nextSeq >= end;
     return {
       body: g.body,
       count: g.count,
       nextSeq: g.nextSeq,
-      tailSeq: tail,
+      tailSeq: end,
       startSeq: s.startSeq,
       upToDate,
-      closed: upToDate && s.closed,
+      closed: g.nextSeq >= tail && s.closed,
       streamId: this.#globalId(s),
       contentType: s.meta.contentType,
       fork: s.meta.fork,

@@ -191,4 +191,27 @@ describe('LiveWaiters', () => {
     jest.advanceTimersByTime(5000);
     expect(reader.keepAlive).toHaveBeenCalledTimes(2);
   });
+  it('wakes readers of committed data when the stable tail passes their seq, a Kafka fetch waiter when the tail does', () => {
+    let stable: number | null = 2;
+    live.setStableTail((name) => (name === '/s' ? stable : null));
+    const w = live.join('/s');
+    shards.listener([tail({ nextSeq: 2, version: 1 })]);
+    const reader = waiter(2);
+    const fetch = Object.assign(waiter(2), { uncommitted: true });
+    live.wait(w, reader);
+    live.wait(w, fetch);
+    // The open transaction's records (and a plain append after them) move the tail, not the stable tail.
+    shards.listener([tail({ nextSeq: 5, version: 2 })]);
+    expect(fetch.woken).toBe(1);
+    expect(reader.woken).toBe(0);
+    expect(live.tailOf('/s')!.nextSeq).toBe(2);
+    expect(live.stableTail('/s', 5)).toBe(2);
+    // The marker lands (a tail move) before the coordinator closes the transaction: still not due.
+    shards.listener([tail({ nextSeq: 6, version: 3 })]);
+    expect(reader.woken).toBe(0);
+    stable = null;
+    live.visibilityChanged('/s');
+    expect(reader.woken).toBe(1);
+    expect(live.tailOf('/s')!.nextSeq).toBe(6);
+  });
 });
