@@ -215,6 +215,9 @@ async function main() {
     const cli = /<!-- cli-bench:begin[\s\S]*<!-- cli-bench:end -->\n/.exec(old);
     const etcdSection = /<!-- metadata-etcd:start -->[\s\S]*<!-- metadata-etcd:end -->\n?/.exec(old);
     let kept = withKafka;
+    // The hand-written W4/W5 read-ceiling notes of a subset run, until a full run replaces them.
+    const readCeiling = /<!-- read-ceiling:begin[\s\S]*<!-- read-ceiling:end -->\n/.exec(old);
+    if (readCeiling !== null && !order.includes('W4')) kept = `${kept.trimEnd()}\n\n${readCeiling[0]}`;
     if (cli !== null) kept = `${kept.trimEnd()}\n\n${cli[0]}`;
     if (etcdSection !== null) kept = `${kept.trimEnd()}\n\n${etcdSection[0].trimEnd()}\n`;
     const memory = /<!-- memory:begin[\s\S]*<!-- memory:end -->\n/.exec(old);

@@ -12,7 +12,7 @@
 // Prints a table and rewrites the "Kafka listener" section of perf/RESULTS.md (between the
 // markers below; perf/run.js keeps that section when it rewrites the file).
 // Needs gcc and librdkafka-dev (Debian). Usage: node perf/kafka/run.js   (about a minute)
-const { execFileSync, spawn } = require('node:child_process');
+const { execFileSync, spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -35,6 +35,31 @@ function run(cmd, args) {
   return JSON.parse(execFileSync(cmd, args, { encoding: 'utf8', timeout: 180_000 }).trim().split('\n').pop());
 }
 
+/** CPU seconds (user + system, all threads) a process has used so far, from /proc; NaN when unreadable. */
+function procCpuSeconds(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // USER_HZ
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * `run` for the client, with its CPU time (user + system) from bash's `time`, and the node's CPU
+ * time over the same span: on a shared 2-core machine these move far less than MB/s does.
+ */
+function runTimed(nodePid, cmd, args) {
+  const n0 = procCpuSeconds(nodePid);
+  // The client's own stderr goes to fd 3 (ours); bash's `time` line comes back on the pipe.
+  const r = spawnSync('bash', ['-c', 'TIMEFORMAT="CLIENT_CPU %U %S"; time "$@" 2>&3', 'run', cmd, ...args], { encoding: 'utf8', timeout: 180_000, stdio: ['ignore', 'pipe', 'pipe', 'inherit'] });
+  const nodeCpu = procCpuSeconds(nodePid) - n0;
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${r.status}: ${r.stderr}`);
+  const m = /CLIENT_CPU ([0-9.]+) ([0-9.]+)/.exec(r.stderr);
+  return { ...JSON.parse(r.stdout.trim().split('\n').pop()), nodeCpu, clientCpu: m === null ? NaN : Number(m[1]) + Number(m[2]) };
+}
+
 async function startNode(work) {
   const [listen, kafka] = await freePorts(2);
   const dataDir = path.join(work, 'node');
@@ -42,7 +67,7 @@ async function startNode(work) {
   let dead = false;
   proc.once('exit', () => (dead = true));
   await waitForPort(kafka, { isDead: () => dead });
-  return { broker: `127.0.0.1:${kafka}`, stop: () => new Promise((r) => (dead ? r() : (proc.once('exit', r), proc.kill('SIGTERM')))) };
+  return { broker: `127.0.0.1:${kafka}`, pid: proc.pid, stop: () => new Promise((r) => (dead ? r() : (proc.once('exit', r), proc.kill('SIGTERM')))) };
 }
 
 const mb = (bytes, s) => bytes / 1e6 / s;
@@ -59,7 +84,7 @@ async function main() {
     for (const c of CASES) {
       const topic = `perf-${c.size}`;
       const ceiling = run(process.execPath, [path.join(PERF_DIR, 'micro', 'segment-log-write.js'), String(c.size), String(c.records), '1000000', work]);
-      const produced = run(bin, ['produce', node.broker, topic, String(c.records), String(c.size), '1']);
+      const produced = runTimed(node.pid, bin, ['produce', node.broker, topic, String(c.records), String(c.size), '1']);
       if (produced.failed !== 0) throw new Error(`${produced.failed} records failed to produce`);
       await sleep(200);
       const consumed = run(bin, ['consume', node.broker, topic, String(c.records)]);
@@ -70,11 +95,19 @@ async function main() {
         size: c.size,
         records: c.records,
         ceiling: { mbs: mb(ceiling.records * c.size, ceiling.seconds), rps: ceiling.records / ceiling.seconds },
-        produce: { mbs: mb(bytes, produced.seconds), rps: c.records / produced.seconds },
+        produce: {
+          mbs: mb(bytes, produced.seconds),
+          rps: c.records / produced.seconds,
+          // CPU µs per MB of record values: the node (all threads) and the librdkafka client.
+          nodeUsPerMB: (produced.nodeCpu * 1e6) / (bytes / 1e6),
+          clientUsPerMB: (produced.clientCpu * 1e6) / (bytes / 1e6),
+        },
         consume: { mbs: mb(consumed.bytes, consumed.streamingSeconds), rps: consumed.records / consumed.streamingSeconds, totalSeconds: consumed.seconds },
         txn: { mbs: mb(bytes, txn.seconds), rps: c.records / txn.seconds, transactions: txn.transactions },
       };
       row.ratio = row.produce.rps / row.ceiling.rps;
+      // What the machine's cores allow when the node and the client (which share them) are busy all the time.
+      row.cpuBoundMBs = (os.cpus().length * 1e6) / (row.produce.nodeUsPerMB + row.produce.clientUsPerMB);
       rows.push(row);
       console.log(JSON.stringify(row));
     }
@@ -112,13 +145,14 @@ function render(rows, librdkafka) {
     '- ceiling: perf/micro/segment-log-write.js, the same ~1 MB record batches written to a segment log alone (write + fdatasync, two groups in flight), in the same run',
     '- MB/s count record values only; consume is timed from the first record received to the last (connection and offset lookup excluded)',
     `- transactional produce: the same program with transactional.id (acks=all, idempotent), a commit every ${TXN_PER.toLocaleString('en-US')} records, the time including every commit (EndTxn: markers written and made durable)`,
+    '- produce CPU: CPU time per MB of record values over the produce run, of the node (all threads, /proc) and of the librdkafka client (bash `time`); "CPU bound" is the rate at which both together would keep every core of this machine busy (cores × 10^6 ÷ (node + client µs/MB)). The ceiling has no client and no network, so on a machine where client and node share the cores, produce ÷ ceiling cannot exceed CPU bound ÷ ceiling',
     '',
-    '| record | records | segment log (ceiling) | produce | produce ÷ ceiling | consume | transactional produce | transactional ÷ plain |',
-    '|---|---|---|---|---|---|---|---|',
+    '| record | records | segment log (ceiling) | produce | produce ÷ ceiling | produce CPU µs/MB node / client | CPU bound | consume | transactional produce | transactional ÷ plain |',
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.size} B | ${r.records.toLocaleString('en-US')} | ${fmt(r.ceiling.mbs)} MB/s, ${fmt(r.ceiling.rps, 0)} rec/s | ${fmt(r.produce.mbs)} MB/s, ${fmt(r.produce.rps, 0)} rec/s | ${fmt(r.ratio, 2)}× | ${fmt(r.consume.mbs)} MB/s, ${fmt(r.consume.rps, 0)} rec/s | ${fmt(r.txn.mbs)} MB/s, ${fmt(r.txn.rps, 0)} rec/s | ${fmt(r.txn.rps / r.produce.rps, 2)}× |`,
+      `| ${r.size} B | ${r.records.toLocaleString('en-US')} | ${fmt(r.ceiling.mbs)} MB/s, ${fmt(r.ceiling.rps, 0)} rec/s | ${fmt(r.produce.mbs)} MB/s, ${fmt(r.produce.rps, 0)} rec/s | ${fmt(r.ratio, 2)}× | ${fmt(r.produce.nodeUsPerMB, 0)} / ${fmt(r.produce.clientUsPerMB, 0)} | ${fmt(r.cpuBoundMBs)} MB/s | ${fmt(r.consume.mbs)} MB/s, ${fmt(r.consume.rps, 0)} rec/s | ${fmt(r.txn.mbs)} MB/s, ${fmt(r.txn.rps, 0)} rec/s | ${fmt(r.txn.rps / r.produce.rps, 2)}× |`,
     );
   }
   lines.push('', '| Goal | Result | Figure |', '|---|---|---|');

@@ -13,6 +13,7 @@
 // verification pass before them also parses the payload and checks the record count,
 // so client-side parsing does not tax the figures of either server.
 
+const fs = require('node:fs');
 const { Client } = require('undici');
 
 async function get(client, path) {
@@ -57,7 +58,7 @@ function countPage(kind, buf, recordSize) {
  * Read the whole stream once. Returns {records, wireBytes, requests}.
  * `verify` parses every page and cross-checks counts.
  */
-async function readOnce(client, { proto, stream, format, recordSize, expectRecords, pageBytes, verify }) {
+async function readOnce(client, { proto, stream, format, recordSize, expectRecords, pageBytes, verify, capture }) {
   let records = 0;
   let wireBytes = 0;
   let requests = 0;
@@ -78,6 +79,7 @@ async function readOnce(client, { proto, stream, format, recordSize, expectRecor
       }
       records += next - seq;
       const upToDate = String(header(res, 'svc-up-to-date')).toLowerCase() === 'true';
+      if (capture) capture.push({ seq, next, upToDate, body: buf });
       if (upToDate || records >= expectRecords) break;
       if (next <= seq) throw new Error(`read stalled at seq=${seq} (Svc-Next-Seq ${next}, not up to date)`);
       seq = next;
@@ -108,18 +110,33 @@ async function readOnce(client, { proto, stream, format, recordSize, expectRecor
   return { records, wireBytes, requests };
 }
 
+/** CPU seconds (user + system, all threads) a process has used so far, from /proc; NaN when unreadable. */
+function procCpuSeconds(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / CLK_TCK;
+  } catch {
+    return NaN;
+  }
+}
+const CLK_TCK = 100; // USER_HZ on Linux
+
 /**
  * One verification pass (untimed), then timed passes until `seconds` have elapsed
- * (at least one). Returns aggregate throughput figures.
+ * (at least one). Returns aggregate throughput figures. `capture` (Svc only) receives the pages of
+ * the verification pass ({seq, next, upToDate, body}); `serverPid` adds the server's CPU time over
+ * the timed passes (all its threads, from /proc).
  */
-async function catchUp({ baseUrl, proto, stream, format, recordSize, expectRecords, pageBytes, seconds, maxPasses = 100000 }) {
+async function catchUp({ baseUrl, proto, stream, format, recordSize, expectRecords, pageBytes, seconds, maxPasses = 100000, capture, serverPid }) {
   const client = new Client(baseUrl, { keepAliveTimeout: 30000, pipelining: 1 });
   try {
-    const check = await readOnce(client, { proto, stream, format, recordSize, expectRecords, pageBytes, verify: true });
+    const check = await readOnce(client, { proto, stream, format, recordSize, expectRecords, pageBytes, verify: true, capture });
     let passes = 0;
     let records = 0;
     let wireBytes = 0;
     let requests = 0;
+    const cpu0 = serverPid ? procCpuSeconds(serverPid) : NaN;
     const t0 = process.hrtime.bigint();
     let elapsed = 0;
     while (passes < maxPasses && (passes === 0 || elapsed < seconds)) {
@@ -133,9 +150,15 @@ async function catchUp({ baseUrl, proto, stream, format, recordSize, expectRecor
       requests += r.requests;
       elapsed = Number(process.hrtime.bigint() - t0) / 1e9;
     }
+    const serverCpu = (serverPid ? procCpuSeconds(serverPid) : NaN) - cpu0;
+    const payloadMB = (records * recordSize) / 1e6;
     return {
       passes,
       seconds: elapsed,
+      // Server CPU over the timed passes: cores busy, and CPU µs per MB of payload and per record.
+      serverCores: serverCpu / elapsed,
+      cpuUsPerMB: (serverCpu * 1e6) / payloadMB,
+      cpuNsPerRecord: (serverCpu * 1e9) / records,
       records,
       recordsPerSec: records / elapsed,
       payloadMBps: (records * recordSize) / elapsed / 1e6,

@@ -5,6 +5,7 @@
 //   svc       node dist/main.js serve ...            (the product, built from src/)
 //   svc-ds    node dist/main.js serve --protocol ds  (the product on the Durable Streams protocol)
 //   bare-uws  node perf/anchors/bare-uws.js          (ceiling for W1/W2)
+//   bare-read node perf/anchors/bare-read.js         (ceiling for W4/W5: Svc's pages from memory)
 //   ds-mem    node perf/lib/ds-server.js             (reference server, in-memory store)
 //   ds-file   node perf/lib/ds-server.js <dataDir>   (reference server, file store)
 //
@@ -71,6 +72,10 @@ const BARE_PROTO = {
   readFormats: [],
   async create() {},
 };
+
+// The bare read anchor answers Svc's page requests (same query, same Svc-* headers), so the reader
+// reads it as Svc; it has nothing to create and serves `raw` and `binary` only.
+const BARE_READ_PROTO = { ...SVC_PROTO, readFormats: ['raw', 'binary'], async create() {} };
 
 /**
  * Run `node <args>` through bash with the open-file limit raised as far as allowed (W6 holds
@@ -226,6 +231,41 @@ async function startBareUws(workDir) {
   };
 }
 
+/**
+ * Start the bare read anchor. It serves the pages Svc sent in the same workload, which
+ * workloads.js keeps in `workDir` (capture-<size>-<format>.bin); `preload` loads them.
+ */
+async function startBareRead(workDir) {
+  const port = await freePort();
+  const { logFile, fd } = openLog(workDir, 'bare-read');
+  const child = spawnNode([path.join(ROOT, 'perf', 'anchors', 'bare-read.js'), String(port), workDir], {
+    cwd: ROOT,
+    stdio: ['ignore', fd, fd],
+  });
+  fs.closeSync(fd);
+  const t = track(child, logFile);
+  try {
+    await waitForPort(port, { isDead: () => t.state.exited });
+  } catch (err) {
+    await t.stop();
+    throw new Error(`bare read anchor did not start (${err.message}).\n${t.logTail()}`, { cause: err });
+  }
+  const baseUrl = `http://127.0.0.1:${port}`;
+  return {
+    id: 'bare-read',
+    label: LABELS['bare-read'],
+    pid: child.pid,
+    baseUrl,
+    proto: BARE_READ_PROTO,
+    stop: t.stop,
+    async preload(_stream, count, size) {
+      const res = await http('POST', `${baseUrl}/_load?size=${size}&count=${count}`);
+      if (res.status !== 204) throw new Error(`bare read load → ${res.status} ${res.body.toString().slice(0, 200)}`);
+    },
+    logTail: t.logTail,
+  };
+}
+
 /** Start the Durable Streams reference server, `file` = durable file store, else memory. */
 async function startDs(workDir, { file }) {
   const id = file ? 'ds-file' : 'ds-mem';
@@ -295,6 +335,8 @@ function startServer(id, workDir) {
       return startSvc(workDir, { ds: true });
     case 'bare-uws':
       return startBareUws(workDir);
+    case 'bare-read':
+      return startBareRead(workDir);
     case 'ds-mem':
       return startDs(workDir, { file: false });
     case 'ds-file':
@@ -304,7 +346,7 @@ function startServer(id, workDir) {
   }
 }
 
-const LABELS = { svc: 'Svc', 'svc-ds': 'Svc DS', 'bare-uws': 'bare uWS', 'ds-mem': 'DS memory', 'ds-file': 'DS file' };
+const LABELS = { svc: 'Svc', 'svc-ds': 'Svc DS', 'bare-uws': 'bare uWS', 'bare-read': 'bare read', 'ds-mem': 'DS memory', 'ds-file': 'DS file' };
 const SERVER_IDS = Object.keys(LABELS);
 
 module.exports = { startServer, startSvc, LABELS, SERVER_IDS, ROOT };

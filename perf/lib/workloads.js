@@ -125,7 +125,7 @@ const WORKLOADS = {
       `Preload one stream with ${PRELOAD} records of ${RECORD} bytes (not timed), then read it start to end ` +
       'over one keep-alive connection, page after page, repeatedly for the run length.',
     kind: 'read',
-    servers: ['svc', 'svc-ds', 'ds-mem', 'ds-file'],
+    servers: ['svc', 'bare-read', 'svc-ds', 'ds-mem', 'ds-file'],
     recordSize: RECORD,
     formats: { svc: ['json', 'raw', 'binary'], ds: ['json', 'raw'] },
     run: (server, cfg) => readWorkload(server, cfg, RECORD, WORKLOADS.W4.formats),
@@ -134,7 +134,7 @@ const WORKLOADS = {
     title: `W5: catch-up read of ${PRELOAD / 1000}k × 1 KiB records, raw`,
     describe: `As W4 with ${BIG_RECORD}-byte records, raw format only (DS: an application/octet-stream stream).`,
     kind: 'read',
-    servers: ['svc', 'svc-ds', 'ds-mem', 'ds-file'],
+    servers: ['svc', 'bare-read', 'svc-ds', 'ds-mem', 'ds-file'],
     recordSize: BIG_RECORD,
     formats: { svc: ['raw'], ds: ['raw'] },
     run: (server, cfg) => readWorkload(server, cfg, BIG_RECORD, WORKLOADS.W5.formats),
@@ -194,9 +194,20 @@ async function fanoutWorkload(server, cfg) {
   return rows;
 }
 
+/**
+ * Keep the pages Svc sent in its verification pass for the bare read anchor (anchors/bare-read.js),
+ * which serves the same bytes from memory: a JSON index line, then the bodies back to back.
+ */
+function writeCapture(workDir, size, format, pages) {
+  const index = pages.map((p) => ({ seq: p.seq, next: p.next, upToDate: p.upToDate, length: p.body.length }));
+  const file = path.join(workDir, `capture-${size}-${format}.bin`);
+  fs.writeFileSync(file, Buffer.concat([Buffer.from(JSON.stringify(index) + '\n'), ...pages.map((p) => p.body)]));
+}
+
 async function readWorkload(server, cfg, size, formats) {
   const { proto, baseUrl } = server;
-  const isSvc = proto.name === 'svc';
+  const isSvc = proto.name === 'svc'; // Svc, or the bare read anchor that answers like it
+  const capturing = server.id === 'svc';
   const rows = [];
   const streams = {}; // format → stream name
   if (isSvc) {
@@ -213,7 +224,10 @@ async function readWorkload(server, cfg, size, formats) {
       streams[f] = name;
     }
   }
-  for (const format of isSvc ? formats.svc : formats.ds) {
+  const own = isSvc ? formats.svc.filter((f) => proto.readFormats.includes(f)) : formats.ds;
+  for (const format of own) {
+    const capture = capturing && format !== 'json' ? [] : undefined;
+    if (capturing) fs.rmSync(path.join(cfg.workDir, `capture-${size}-${format}.bin`), { force: true });
     try {
       const r = await catchUp({
         baseUrl,
@@ -224,7 +238,10 @@ async function readWorkload(server, cfg, size, formats) {
         expectRecords: PRELOAD,
         pageBytes: cfg.pageBytes,
         seconds: cfg.duration,
+        capture,
+        serverPid: server.pid,
       });
+      if (capture) writeCapture(cfg.workDir, size, format, capture);
       rows.push({ variant: format, ...r });
     } catch (err) {
       rows.push({ variant: format, error: err.message });
