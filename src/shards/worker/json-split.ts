@@ -145,7 +145,7 @@ export function splitJsonMessages(body: Buffer): JsonSplit {
       spaced = false;
     }
     const c = body[i];
-    let closed = false;
+    let closed: boolean;
     if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
       if (depth === stack.length) {
         const grown = new Uint8Array(stack.length * 2);

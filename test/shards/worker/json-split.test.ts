@@ -1,6 +1,6 @@
 import { checkDsJson } from '../../../src/shards/worker/append-checks';
 import { splitJsonMessages } from '../../../src/shards/worker/json-split';
-import { SvcError } from '../../../src/errors';
+import { type SvcError } from '../../../src/errors';
 
 function split(text: string | Buffer): string[] {
   const r = splitJsonMessages(Buffer.isBuffer(text) ? text : Buffer.from(text));
