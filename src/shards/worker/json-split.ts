@@ -56,11 +56,19 @@ function isHex(c: number): boolean {
 const SIMPLE_ESCAPE = new Uint8Array(128);
 for (const c of '"\\/bfnrt') SIMPLE_ESCAPE[c.charCodeAt(0)] = 1;
 
+/** Bytes that stand for themselves inside a string: not `"`, `\` or a control character. */
+const PLAIN = new Uint8Array(256).fill(1, SPACE);
+PLAIN[QUOTE] = 0;
+PLAIN[BACKSLASH] = 0;
+
 /** End of the string starting at `i` (its opening quote), or -1. */
 function stringEnd(b: Uint8Array, i: number): number {
   const n = b.length;
   i++;
   while (i < n) {
+    // The hot loop: most of a JSON body is string content.
+    while (i < n && PLAIN[b[i]!] === 1) i++;
+    if (i >= n) return -1;
     const c = b[i]!;
     if (c === QUOTE) return i + 1;
     if (c === BACKSLASH) {
@@ -73,10 +81,8 @@ function stringEnd(b: Uint8Array, i: number): number {
       } else {
         return -1;
       }
-    } else if (c < SPACE) {
-      return -1; // control characters must be escaped (RFC 8259 §7)
     } else {
-      i++;
+      return -1; // control characters must be escaped (RFC 8259 §7)
     }
   }
   return -1;
@@ -163,9 +169,9 @@ export function splitJsonMessages(body: Buffer): JsonSplit {
         closed = true;
       } else if (c === OPEN_OBJECT) {
         const k = objectKey(body, i);
-        if (k.end < 0) return NOT_JSON;
-        if (k.spaced) spaced = true;
-        i = k.end;
+        if (k < 0) return NOT_JSON;
+        if (keySpaced) spaced = true;
+        i = k;
         continue;
       } else {
         continue;
@@ -193,9 +199,9 @@ export function splitJsonMessages(body: Buffer): JsonSplit {
         i = k;
         if (inside === IN_OBJECT) {
           const key = objectKey(body, i);
-          if (key.end < 0) return NOT_JSON;
-          if (key.spaced) spaced = true;
-          i = key.end;
+          if (key < 0) return NOT_JSON;
+          if (keySpaced) spaced = true;
+          i = key;
         }
         closed = false;
       } else if ((inside === IN_ARRAY && d === CLOSE_ARRAY) || (inside === IN_OBJECT && d === CLOSE_OBJECT)) {
@@ -208,15 +214,20 @@ export function splitJsonMessages(body: Buffer): JsonSplit {
   }
 }
 
-/** `"key" :` at i, then any whitespace: where the value starts, or -1; whether it had whitespace. */
-function objectKey(b: Uint8Array, i: number): { end: number; spaced: boolean } {
-  if (b[i] !== QUOTE) return { end: -1, spaced: false };
+/**
+ * `"key" :` at i, then any whitespace: where the value starts, or -1. Whether it had whitespace
+ * around the colon is left in `keySpaced` (no object per key on this path).
+ */
+let keySpaced = false;
+function objectKey(b: Uint8Array, i: number): number {
+  if (b[i] !== QUOTE) return -1;
   const e = stringEnd(b, i);
-  if (e < 0) return { end: -1, spaced: false };
+  if (e < 0) return -1;
   const colon = skipSpace(b, e);
-  if (b[colon] !== COLON) return { end: -1, spaced: false };
+  if (b[colon] !== COLON) return -1;
   const value = skipSpace(b, colon + 1);
-  return { end: value, spaced: colon > e || value > colon + 1 };
+  keySpaced = colon > e || value > colon + 1;
+  return value;
 }
 
 /** A message's bytes: a view when it holds no whitespace between tokens, else a compacted copy. */
