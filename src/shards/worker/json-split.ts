@@ -141,6 +141,7 @@ export function splitJsonMessages(body: Buffer): JsonSplit {
   const array = body[i] === OPEN_ARRAY;
   // A message (a top-level element, or the whole value) is [start, end); `spaced`: whitespace inside it.
   const messages: Buffer[] = [];
+  const compacted: Compacted = { out: null, at: 0 };
   let start = i;
   let spaced = false;
   const base = array ? 1 : 0;
@@ -184,7 +185,7 @@ export function splitJsonMessages(body: Buffer): JsonSplit {
     }
     // A value ended at i: close containers and move to the next value.
     while (closed) {
-      if (depth === base) messages.push(message(body, start, i, spaced));
+      if (depth === base) messages.push(message(body, start, i, spaced, compacted));
       if (depth === 0) {
         return skipSpace(body, i) === n ? { messages, array } : NOT_JSON;
       }
@@ -230,22 +231,38 @@ function objectKey(b: Uint8Array, i: number): number {
   return value;
 }
 
-/** A message's bytes: a view when it holds no whitespace between tokens, else a compacted copy. */
-function message(body: Buffer, start: number, end: number, spaced: boolean): Buffer {
+/** Where compacted messages are written: one buffer per body, taken on the first message that needs it. */
+interface Compacted {
+  out: Buffer | null;
+  at: number;
+}
+
+/**
+ * A message's bytes: a view when it holds no whitespace between tokens, else a compacted copy
+ * (a view of the body's one compaction buffer). The text was validated, so a string ends at the
+ * next quote that is not escaped.
+ */
+function message(body: Buffer, start: number, end: number, spaced: boolean, c: Compacted): Buffer {
   if (!spaced) return body.subarray(start, end);
-  const out = Buffer.allocUnsafe(end - start);
-  let o = 0;
-  let inString = false;
-  for (let i = start; i < end; i++) {
-    const c = body[i]!;
-    if (inString) {
-      out[o++] = c;
-      if (c === BACKSLASH) out[o++] = body[++i]!;
-      else if (c === QUOTE) inString = false;
-    } else if (!isSpace(c)) {
-      out[o++] = c;
-      if (c === QUOTE) inString = true;
+  c.out ??= Buffer.allocUnsafe(body.length);
+  const out = c.out;
+  const from = c.at;
+  let o = from;
+  let i = start;
+  while (i < end) {
+    const ch = body[i++]!;
+    if (ch === QUOTE) {
+      out[o++] = ch;
+      for (;;) {
+        const x = body[i++]!;
+        out[o++] = x;
+        if (x === QUOTE) break;
+        if (x === BACKSLASH) out[o++] = body[i++]!;
+      }
+    } else if (!isSpace(ch)) {
+      out[o++] = ch;
     }
   }
-  return out.subarray(0, o);
+  c.at = o;
+  return out.subarray(from, o);
 }
