@@ -1,6 +1,7 @@
 /** The data plane's front door: everything outside src/shards imports from here only. */
 export { ShardClient, type ShardClientOptions } from './shard-client';
 export { mediaType } from './names';
+export { type JsonSplit, splitJsonMessages } from './worker/json-split';
 export { SchemaStore } from './schema-store';
 export { SpaceGuard, type SpaceState } from './space-guard';
 export { type WorkerDown } from './worker-pool';

@@ -116,9 +116,12 @@ export type AppendOrigin = 'http' | 'ds' | 'kafka';
 
 /** What an append carries: one tagged union from the listener to the shard, never re-derived. */
 export type AppendPayload =
-  /** Records to encode into one batch (single-record and Durable Streams appends); none for a seal alone. */
+  /** Records to encode into one batch (single-record and Durable Streams byte appends); none for a seal alone. */
   | { kind: 'records'; records: RecordInput[] }
-  /** A JSON batch body (`application/vnd.svc.batch+json`), parsed and checked on the shard's thread. */
+  /**
+   * A JSON body, checked on the shard's thread: from `http` a JSON batch (`application/vnd.svc.batch+json`),
+   * from `ds` a Durable Streams JSON-mode body (an array's elements, or one value, each one message).
+   */
   | { kind: 'json'; body: Buffer }
   /** Complete RecordBatch v2 batches as the client sent them (binary-batch appends, Kafka Produce). */
   | { kind: 'batches'; body: Buffer };

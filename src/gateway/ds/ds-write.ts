@@ -3,14 +3,14 @@
  * (PROTOCOL.md "Create", "Append", "Close", "Metadata", "Delete"). Forks are in ds-fork.ts.
  */
 import { SvcError } from '../../errors';
-import { type ProducerParams } from '../../shards';
+import { type AppendPayload, type ProducerParams } from '../../shards';
 import { type HttpRequest } from '../http/engine';
 import { type Reply, parseProducerHeaders } from '../kit';
 import { type DsContext } from './context';
 import { createdReply, parseCreate, sameStream } from './create-request';
 import { H, isTrue, parseDsUint } from './ds-headers';
 import { createFork } from './ds-fork';
-import { toRecords } from './messages';
+import { isJson, toRecords } from './messages';
 import { formatOffset } from './offsets';
 
 const PRODUCER_HEADERS = { id: 'Producer-Id', epoch: 'Producer-Epoch', seq: 'Producer-Seq' } as const;
@@ -32,17 +32,27 @@ function parseProducer(req: HttpRequest): ProducerParams | null {
   return parseProducerHeaders(PRODUCER_HEADERS, req.headers[H.producerId], req.headers[H.producerEpoch], req.headers[H.producerSeq], parseDsUint);
 }
 
+/**
+ * A JSON-mode body crosses to the shard's worker as it came (`json` with the `ds` origin): the
+ * worker validates it and slices it into messages (shards/worker/json-split.ts), so this thread
+ * neither parses nor re-serialises it. Any other body is bytes, cut here into records (views).
+ */
+function appendPayload(body: Buffer, ct: string | undefined, ctx: DsContext): AppendPayload {
+  if (body.length === 0) return { kind: 'records', records: [] };
+  if (isJson(ct!)) return { kind: 'json', body };
+  return { kind: 'records', records: toRecords(body, ct!, false, ctx) };
+}
+
 export async function appendDs(ctx: DsContext, name: string, req: HttpRequest): Promise<Reply> {
   const close = isTrue(req.headers[H.closed]);
   const ct = req.headers['content-type'];
   const producer = parseProducer(req);
   if (req.body.length === 0 && !close) throw new SvcError('bad_request', 'an append needs a body (or Stream-Closed: true to close the stream)');
   if (req.body.length > 0 && (ct === undefined || ct.trim() === '')) throw new SvcError('bad_request', 'an append with a body needs a Content-Type');
-  const records = req.body.length > 0 ? toRecords(req.body, ct!, false, ctx) : [];
   const r = await ctx.shards.append({
     name,
     origin: 'ds',
-    payload: { kind: 'records', records },
+    payload: appendPayload(req.body, ct, ctx),
     contentType: req.body.length > 0 ? ct! : null,
     close,
     producer,
@@ -62,7 +72,7 @@ export async function appendDs(ctx: DsContext, name: string, req: HttpRequest): 
   if (producer !== null) {
     headers.push([H.producerEpoch, String(producer.epoch)], [H.producerSeq, String(producer.seq)]);
     // A producer's close without a body acknowledges like any close: 204.
-    return { status: records.length > 0 ? 200 : 204, headers };
+    return { status: req.body.length > 0 ? 200 : 204, headers };
   }
   return { status: 204, headers };
 }

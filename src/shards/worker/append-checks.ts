@@ -10,6 +10,7 @@ import { ATTR_COMPRESSION_MASK, type BatchStats, type RecordInput, RecordBatchEr
 import { inflateBatch } from '../render/inflate-batch';
 import { mediaType } from '../names';
 import { type BatchLimits } from '../types';
+import { splitJsonMessages } from './json-split';
 import { ACKS_KEPT, type ProducerAck, type ProducerTable, checkProducer, isHttpProducerId, isKafkaProducerId, lastSequenceOf } from './producers';
 
 /** A JSON-array append body as records, within the limits. */
@@ -17,6 +18,27 @@ export function checkJsonBatch(body: Buffer, l: BatchLimits): RecordInput[] {
   const parsed = parseJsonBatch(body, { maxRecords: l.maxBatchRecords, maxRecordBytes: l.maxRecordBytes });
   if ('error' in parsed) throw new SvcError(parsed.error, parsed.message);
   return parsed.records;
+}
+
+/**
+ * A Durable Streams JSON-mode append body (`application/json`) as its messages, one record each,
+ * split by slicing the body (json-split.ts). The same refusals the listener gave when it parsed
+ * the body itself: invalid JSON and an append of `[]` are 400, a message over `--max-record-bytes`
+ * is 413. No count limit: a Durable Streams client batches as many messages as it holds into one
+ * append (docs/durable-streams.md), so only the request body limit bounds it.
+ */
+export function checkDsJson(body: Buffer, l: BatchLimits): RecordInput[] {
+  const split = splitJsonMessages(body);
+  if ('error' in split) throw new SvcError('invalid_json', split.error);
+  if (split.messages.length === 0) throw new SvcError('empty_batch', 'an append of [] carries no message');
+  const records = new Array<RecordInput>(split.messages.length);
+  for (let i = 0; i < records.length; i++) {
+    const value = split.messages[i]!;
+    // A JSON message is one record: it cannot be cut, so its size limit stays.
+    if (value.length > l.maxRecordBytes) throw new SvcError('record_too_large', `a message is limited to ${l.maxRecordBytes} bytes`);
+    records[i] = { key: null, value, headers: null };
+  }
+  return records;
 }
 
 /**

@@ -36,7 +36,7 @@ import {
   type TailEvent,
   type TrimParams,
 } from '../types';
-import { type KafkaProducerAppend, checkBatches, checkJsonBatch, checkKafkaProducer, contentTypeMismatch, writerSeqRegression } from './append-checks';
+import { type KafkaProducerAppend, checkBatches, checkDsJson, checkJsonBatch, checkKafkaProducer, contentTypeMismatch, writerSeqRegression } from './append-checks';
 import { Checkpointer } from './checkpointer';
 import { ChunkIndex, DEFAULT_INDEX_CACHE_CHUNKS } from './chunk-index';
 import { DeadSegments } from './dead-segments';
@@ -193,9 +193,19 @@ export class Shard {
 
   append(p: AppendParams, reply: Reply<AppendResult>): void {
     if (this.#refuse(reply, true)) return;
+    let d = p.payload;
+    if (d.kind === 'json' && p.origin === 'ds') {
+      // A Durable Streams JSON body is split into its messages before any other check, as the
+      // listener did when it parsed the body itself: invalid JSON is 400 whatever the stream's state
+      // (even a missing one).
+      try {
+        d = { kind: 'records', records: checkDsJson(d.body, this.#opts.limits) };
+      } catch (err) {
+        return reply(err as SvcError);
+      }
+    }
     const s = this.#lookupLive(p.name);
     if (s === null) return reply(this.#missing(p.name));
-    const d = p.payload;
     const hasData = d.kind === 'json' || (d.kind === 'records' ? d.records.length > 0 : d.body.length > 0);
     // Producer rules come first: a retry of an accepted append is acknowledged whatever happened
     // since (a seal, a moved tail). Checked at accept time, so one producer's appends are ordered
