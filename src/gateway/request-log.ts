@@ -16,6 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from './http/engine';
+import { ForwardingResponse } from './http/forwarding-response';
 
 /** The header that carries the request id of a failed request, on every listener. */
 export const REQUEST_ID_HEADER = 'svc-request-id';
@@ -60,65 +61,36 @@ function describe(body: string | undefined, json: boolean): { error?: unknown; m
   }
 }
 
-class LoggedResponse implements HttpResponse {
+class LoggedResponse extends ForwardingResponse {
   readonly #req: HttpRequest;
-  readonly #res: HttpResponse;
   readonly #listener: Listener;
   readonly #log: RequestLog;
 
   constructor(req: HttpRequest, res: HttpResponse, listener: Listener, log: RequestLog) {
+    super(res);
     this.#req = req;
-    this.#res = res;
     this.#listener = listener;
     this.#log = log;
   }
 
-  get aborted(): boolean {
-    return this.#res.aborted;
-  }
-
-  get sent(): boolean {
-    return this.#res.sent;
-  }
-
-  onAborted(cb: () => void): void {
-    this.#res.onAborted(cb);
-  }
-
   send(status: number, headers: HeaderList, body?: Uint8Array | string): void {
-    if (status < 400 || this.#res.aborted || this.#res.sent) {
-      this.#res.send(status, headers, body);
+    if (status < 400 || this.inner.aborted || this.inner.sent) {
+      this.inner.send(status, headers, body);
       return;
     }
     const json = isJson(headers);
     const text = body === undefined || typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString();
     const id = this.#note(status, headers, describe(text, json));
-    this.#res.send(status, idIn(headers) === undefined ? headers.concat([[REQUEST_ID_HEADER, id]]) : headers, body);
+    this.inner.send(status, idIn(headers) === undefined ? headers.concat([[REQUEST_ID_HEADER, id]]) : headers, body);
   }
 
   writeHead(status: number, headers: HeaderList): void {
-    if (status < 400 || this.#res.aborted || this.#res.sent) {
-      this.#res.writeHead(status, headers);
+    if (status < 400 || this.inner.aborted || this.inner.sent) {
+      this.inner.writeHead(status, headers);
       return;
     }
     const id = this.#note(status, headers, {});
-    this.#res.writeHead(status, idIn(headers) === undefined ? headers.concat([[REQUEST_ID_HEADER, id]]) : headers);
-  }
-
-  write(chunk: Uint8Array | string): boolean {
-    return this.#res.write(chunk);
-  }
-
-  onWritable(cb: () => void): void {
-    this.#res.onWritable(cb);
-  }
-
-  end(chunk?: Uint8Array | string): void {
-    this.#res.end(chunk);
-  }
-
-  destroy(): void {
-    this.#res.destroy();
+    this.inner.writeHead(status, idIn(headers) === undefined ? headers.concat([[REQUEST_ID_HEADER, id]]) : headers);
   }
 
   /** Logs the error reply and returns its id. */

@@ -23,6 +23,7 @@
  * or without `Origin`, as its reference server does (`CorsProtocol.everyResponse`).
  */
 import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { ForwardingResponse } from '../http/forwarding-response';
 
 /** What `--cors-origins` says: any origin, none, or these (lower-case `scheme://host[:port]`). */
 export type CorsOrigins = '*' | readonly string[];
@@ -134,48 +135,19 @@ export function withCors(policy: CorsPolicy, handler: RequestHandler): RequestHa
 }
 
 /** A response that adds the CORS headers to its status line, whichever way it is written. */
-class CorsResponse implements HttpResponse {
-  readonly #res: HttpResponse;
+class CorsResponse extends ForwardingResponse {
   readonly #extra: HeaderList;
 
   constructor(res: HttpResponse, extra: HeaderList) {
-    this.#res = res;
+    super(res);
     this.#extra = extra;
   }
 
-  get aborted(): boolean {
-    return this.#res.aborted;
-  }
-
-  get sent(): boolean {
-    return this.#res.sent;
-  }
-
-  onAborted(cb: () => void): void {
-    this.#res.onAborted(cb);
-  }
-
   send(status: number, headers: HeaderList, body?: Uint8Array | string): void {
-    this.#res.send(status, headers.concat(this.#extra), body);
+    this.inner.send(status, headers.concat(this.#extra), body);
   }
 
   writeHead(status: number, headers: HeaderList): void {
-    this.#res.writeHead(status, headers.concat(this.#extra));
-  }
-
-  write(chunk: Uint8Array | string): boolean {
-    return this.#res.write(chunk);
-  }
-
-  onWritable(cb: () => void): void {
-    this.#res.onWritable(cb);
-  }
-
-  end(chunk?: Uint8Array | string): void {
-    this.#res.end(chunk);
-  }
-
-  destroy(): void {
-    this.#res.destroy();
+    this.inner.writeHead(status, headers.concat(this.#extra));
   }
 }

@@ -4,6 +4,7 @@
  * streamed head), once, and passes everything on. Outside the shield, so its 500s count too.
  */
 import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { ForwardingResponse } from '../http/forwarding-response';
 import { type HttpListener, type NodeMetrics, type RequestSeries } from './node-metrics';
 
 /** Index in HTTP_OPS of a Svc or Durable Streams request's op, from its method alone. */
@@ -29,26 +30,17 @@ function streamOp(method: string): number {
 /** Admin requests: read (GET, HEAD) or write. */
 const adminOp = (method: string): number => (method === 'GET' || method === 'HEAD' ? 0 : 6);
 
-class MeteredResponse implements HttpResponse {
-  readonly #res: HttpResponse;
+class MeteredResponse extends ForwardingResponse {
   readonly #metrics: NodeMetrics;
   readonly #series: RequestSeries;
   readonly #start: number;
   #counted = false;
 
   constructor(res: HttpResponse, metrics: NodeMetrics, series: RequestSeries, start: number) {
-    this.#res = res;
+    super(res);
     this.#metrics = metrics;
     this.#series = series;
     this.#start = start;
-  }
-
-  get aborted(): boolean {
-    return this.#res.aborted;
-  }
-
-  get sent(): boolean {
-    return this.#res.sent;
   }
 
   #count(status: number): void {
@@ -57,34 +49,14 @@ class MeteredResponse implements HttpResponse {
     this.#metrics.observe(this.#series, status, (performance.now() - this.#start) / 1000);
   }
 
-  onAborted(cb: () => void): void {
-    this.#res.onAborted(cb);
-  }
-
   send(status: number, headers: HeaderList, body?: Uint8Array | string): void {
-    if (!this.#res.aborted && !this.#res.sent) this.#count(status);
-    this.#res.send(status, headers, body);
+    if (!this.inner.aborted && !this.inner.sent) this.#count(status);
+    this.inner.send(status, headers, body);
   }
 
   writeHead(status: number, headers: HeaderList): void {
-    if (!this.#res.aborted && !this.#res.sent) this.#count(status);
-    this.#res.writeHead(status, headers);
-  }
-
-  write(chunk: Uint8Array | string): boolean {
-    return this.#res.write(chunk);
-  }
-
-  onWritable(cb: () => void): void {
-    this.#res.onWritable(cb);
-  }
-
-  end(chunk?: Uint8Array | string): void {
-    this.#res.end(chunk);
-  }
-
-  destroy(): void {
-    this.#res.destroy();
+    if (!this.inner.aborted && !this.inner.sent) this.#count(status);
+    this.inner.writeHead(status, headers);
   }
 }
 
