@@ -1,12 +1,15 @@
 'use strict';
-// Two builds of the node side by side on one HTTP append load, rounds alternating A B / B A, a fresh
-// node and data directory per run. Prints per run and per build: appends/s (and, with
-// `perRequest`, items/s), the node's CPU per append (µs, user + system of all its threads, from
-// /proc) and that of its main thread alone (the gateway thread). Used by perf/builds-ab.js (W1) and
-// perf/ds-json-ab.js (Durable Streams JSON appends).
+// Paired runs on one HTTP append load: two (or more) node variants, measured in turn, the order
+// reversed every round (A B / B A / …) so drift in the machine's load falls on every side, a fresh
+// node and data directory per run. A variant is a build directory and/or `svc serve` flags, an
+// Authorization header for the load, and work to run beside the load (a scraper). Each run reports
+// appends/s, p99, the node's CPU per append (µs, user + system of all its threads, from /proc) and
+// that of its main thread alone (the gateway thread).
 //
-// PERF_AB_A / PERF_AB_B: build directories (default dist for both: the method's own noise).
-// PERF_AB_ROUNDS (default 3) × PERF_DURATION (default 5 s) per build.
+// Used by perf/builds-ab.js (two builds on W1), perf/ds-json-ab.js (two builds on DS JSON appends),
+// perf/auth-overhead.js (auth off / required) and perf/metrics-overhead.js (metrics on / off).
+// compareBuilds: PERF_AB_A / PERF_AB_B build directories (default dist for both: the method's own
+// noise), PERF_AB_ROUNDS (default 3) × PERF_DURATION (default 5 s) per build.
 
 const fs = require('node:fs');
 const os = require('node:os');
@@ -47,72 +50,95 @@ async function startNode(dist, workDir, name, serveArgs) {
 }
 
 /**
- * Run the comparison. `o`:
- *   name             work directory prefix
- *   describe         text for the first line (what the load is)
- *   serveArgs        extra `svc serve` flags (e.g. ['--protocol', 'ds'])
+ * Measure `o.variants` in alternating order for `o.rounds` rounds. `o`:
+ *   name             work directory prefix (under perf/.work)
+ *   variants         [{id, setup?}]; setup() → {dist?, args?, auth?, during?} per run, where
+ *                    during(live) starts work beside the measured load and returns a function that
+ *                    stops it and returns what it counted (kept as the run's `extra`)
+ *   rounds, duration (s), connections
  *   writeBody(dir)   writes the request body, returns its path
- *   path             the stream's path on the listener; contentType, connections
- *   perRequest       items per append for an items/s column (omit for none)
- *   check(url)       optional, after each run: throws if what was stored is wrong
+ *   path             the stream's path on the listener; contentType
+ *   check(url, id)   optional, after each run: throws if what was stored is wrong
+ *   onRun(run)       optional, called with each run as it ends
+ * Resolves with every run: {round, id, requests, seconds, rps, p99 (µs), cpuUs, mainUs, extra}.
  */
-async function compareBuilds(o) {
+async function pairedRuns(o) {
   if (!haveWrk()) {
     console.error('perf: `wrk` was not found on PATH; install it with `apt-get install wrk`.');
     process.exit(1);
   }
-  const builds = [
-    { id: 'A', dist: path.resolve(ROOT, process.env.PERF_AB_A || 'dist') },
-    { id: 'B', dist: path.resolve(ROOT, process.env.PERF_AB_B || 'dist') },
-  ];
-  const rounds = intEnv('PERF_AB_ROUNDS', 3, 20);
-  const duration = intEnv('PERF_DURATION', 5, 10);
   fs.mkdirSync(path.join(ROOT, 'perf', '.work'), { recursive: true });
   const workDir = fs.mkdtempSync(path.join(ROOT, 'perf', '.work', `${o.name}-`));
   const body = o.writeBody(workDir);
-  const items = o.perRequest === undefined ? null : o.perRequest;
-  const sums = { A: { req: 0, s: 0, cpu: 0, main: 0 }, B: { req: 0, s: 0, cpu: 0, main: 0 } };
-  const row = (label, id, req, s, cpu, main) =>
-    `| ${label} | ${id} | ${Math.round(req / s)} |${items === null ? '' : ` ${Math.round((req * items) / s)} |`} ${((cpu * 1e6) / req).toFixed(1)} | ${((main * 1e6) / req).toFixed(1)} |`;
-  console.log(`A = ${path.relative(ROOT, builds[0].dist)}, B = ${path.relative(ROOT, builds[1].dist)}; ${o.describe}; load average before: ${os.loadavg()[0].toFixed(2)}`);
-  console.log(`| round | build | appends/s |${items === null ? '' : ' items/s |'} node CPU µs per append | main thread CPU µs per append |\n|---|---|---|${items === null ? '' : '---|'}---|---|`);
+  const runs = [];
   let live = null;
+  let stopDuring = null;
   try {
-    for (let r = 0; r < rounds; r++) {
-      for (const b of r % 2 === 0 ? builds : [...builds].reverse()) {
-        live = await startNode(b.dist, workDir, `node-${b.id}`, o.serveArgs ?? []);
+    for (let r = 0; r < o.rounds; r++) {
+      for (const v of r % 2 === 0 ? o.variants : [...o.variants].reverse()) {
+        const s = v.setup === undefined ? {} : await v.setup();
+        live = await startNode(path.resolve(ROOT, s.dist || 'dist'), workDir, `node-${v.id}`, s.args || []);
         const url = `${live.base}${o.path}`;
-        const res = await http('PUT', url, { headers: { 'content-type': o.contentType } });
-        if (res.status !== 201) throw new Error(`PUT ${o.path} on build ${b.id} → ${res.status}`);
-        const load = { url, script: 'append.lua', args: [body, o.contentType, ''], connections: o.connections };
-        await runWrk({ ...load, seconds: WARMUP_S });
+        const headers = { 'content-type': o.contentType, ...(s.auth ? { authorization: s.auth } : {}) };
+        const res = await http('PUT', url, { headers });
+        if (res.status !== 201) throw new Error(`PUT ${o.path} on ${v.id} → ${res.status} ${res.body.toString()}`);
+        const load = { url, script: 'append.lua', args: [body, o.contentType, s.auth || ''], connections: o.connections };
+        await runWrk({ ...load, seconds: WARMUP_S }); // discarded: JIT, first segment
+        stopDuring = s.during ? s.during(live) : null;
         const cpu0 = cpuSeconds(live.pid);
         const main0 = mainThreadCpuSeconds(live.pid);
-        const w = await runWrk({ ...load, seconds: duration });
+        const w = await runWrk({ ...load, seconds: o.duration });
         const cpu = cpuSeconds(live.pid) - cpu0;
         const mainCpu = mainThreadCpuSeconds(live.pid) - main0;
-        if (o.check !== undefined) await o.check(url, b.id);
+        const extra = stopDuring ? stopDuring() : null;
+        stopDuring = null;
+        if (o.check !== undefined) await o.check(url, v.id);
         await live.stop();
         live = null;
         const bad = (w.errors && w.errors.status) || w.non2xx || 0;
-        if (bad > 0) throw new Error(`build ${b.id}: ${bad} non-2xx answers`);
-        const s = sums[b.id];
-        s.req += w.requests;
-        s.s += w.seconds;
-        s.cpu += cpu;
-        s.main += mainCpu;
-        console.log(row(r + 1, b.id, w.requests, w.seconds, cpu, mainCpu));
+        if (bad > 0) throw new Error(`${v.id}: ${bad} non-2xx answers in round ${r + 1}`);
+        const run = { round: r + 1, id: v.id, requests: w.requests, seconds: w.seconds, rps: w.requests / w.seconds, p99: w.latency.p99, cpuUs: (cpu / w.requests) * 1e6, mainUs: (mainCpu / w.requests) * 1e6, extra };
+        runs.push(run);
+        if (o.onRun) o.onRun(run);
       }
     }
-    for (const id of ['A', 'B']) {
-      const s = sums[id];
-      console.log(row('all', id, s.req, s.s, s.cpu, s.main));
-    }
-    console.log(`load average after: ${os.loadavg()[0].toFixed(2)}`);
+    return runs;
   } finally {
-    if (live !== null) await live.stop();
+    if (stopDuring) stopDuring();
+    if (live !== null) await live.stop().catch(() => {});
     fs.rmSync(workDir, { recursive: true, force: true });
   }
 }
 
-module.exports = { compareBuilds };
+/**
+ * Two builds (PERF_AB_A, PERF_AB_B) on one load, printed as a Markdown table: per run and over all
+ * runs. `o` as pairedRuns (without variants, rounds and duration) plus `describe` (the load, for the
+ * first line) and `perRequest` (items per append, for an items/s column).
+ */
+async function compareBuilds(o) {
+  const builds = [
+    { id: 'A', dist: process.env.PERF_AB_A || 'dist' },
+    { id: 'B', dist: process.env.PERF_AB_B || 'dist' },
+  ];
+  const items = o.perRequest === undefined ? null : o.perRequest;
+  const row = (label, id, req, s, cpuUs, mainUs) =>
+    `| ${label} | ${id} | ${Math.round(req / s)} |${items === null ? '' : ` ${Math.round((req * items) / s)} |`} ${cpuUs.toFixed(1)} | ${mainUs.toFixed(1)} |`;
+  console.log(`A = ${builds[0].dist}, B = ${builds[1].dist}; ${o.describe}; load average before: ${os.loadavg()[0].toFixed(2)}`);
+  console.log(`| round | build | appends/s |${items === null ? '' : ' items/s |'} node CPU µs per append | main thread CPU µs per append |\n|---|---|---|${items === null ? '' : '---|'}---|---|`);
+  const runs = await pairedRuns({
+    ...o,
+    variants: builds.map((b) => ({ id: b.id, setup: async () => ({ dist: b.dist, args: o.serveArgs }) })),
+    rounds: intEnv('PERF_AB_ROUNDS', 3, 20),
+    duration: intEnv('PERF_DURATION', 5, 10),
+    onRun: (x) => console.log(row(x.round, x.id, x.requests, x.seconds, x.cpuUs, x.mainUs)),
+  });
+  for (const b of builds) {
+    const mine = runs.filter((x) => x.id === b.id);
+    const req = mine.reduce((a, x) => a + x.requests, 0);
+    const sum = (k) => mine.reduce((a, x) => a + x[k] * x.requests, 0) / req;
+    console.log(row('all', b.id, req, mine.reduce((a, x) => a + x.seconds, 0), sum('cpuUs'), sum('mainUs')));
+  }
+  console.log(`load average after: ${os.loadavg()[0].toFixed(2)}`);
+}
+
+module.exports = { pairedRuns, compareBuilds };
