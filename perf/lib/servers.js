@@ -204,11 +204,11 @@ async function preloadDsHttp(baseUrl, stream, count, size, { json = false } = {}
   return next;
 }
 
-/** Start the bare uWebSockets.js anchor. */
-async function startBareUws(workDir) {
+/** Start an anchor script of perf/anchors/ on a free port; resolves with its port and process tracker. */
+async function startAnchor(workDir, id, label, script, extraArgs = []) {
   const port = await freePort();
-  const { logFile, fd } = openLog(workDir, 'bare-uws');
-  const child = spawnNode([path.join(ROOT, 'perf', 'anchors', 'bare-uws.js'), String(port)], {
+  const { logFile, fd } = openLog(workDir, id);
+  const child = spawnNode([path.join(ROOT, 'perf', 'anchors', script), String(port), ...extraArgs], {
     cwd: ROOT,
     stdio: ['ignore', fd, fd],
   });
@@ -218,17 +218,15 @@ async function startBareUws(workDir) {
     await waitForPort(port, { isDead: () => t.state.exited });
   } catch (err) {
     await t.stop();
-    throw new Error(`bare uWS anchor did not start (${err.message}).\n${t.logTail()}`, { cause: err });
+    throw new Error(`${label} anchor did not start (${err.message}).\n${t.logTail()}`, { cause: err });
   }
-  return {
-    id: 'bare-uws',
-    label: 'bare uWS',
-    pid: child.pid,
-    baseUrl: `http://127.0.0.1:${port}`,
-    proto: BARE_PROTO,
-    stop: t.stop,
-    logTail: t.logTail,
-  };
+  return { pid: child.pid, baseUrl: `http://127.0.0.1:${port}`, stop: t.stop, logTail: t.logTail };
+}
+
+/** Start the bare uWebSockets.js anchor. */
+async function startBareUws(workDir) {
+  const a = await startAnchor(workDir, 'bare-uws', 'bare uWS', 'bare-uws.js');
+  return { id: 'bare-uws', label: 'bare uWS', proto: BARE_PROTO, ...a };
 }
 
 /**
@@ -236,33 +234,16 @@ async function startBareUws(workDir) {
  * workloads.js keeps in `workDir` (capture-<size>-<format>.bin); `preload` loads them.
  */
 async function startBareRead(workDir) {
-  const port = await freePort();
-  const { logFile, fd } = openLog(workDir, 'bare-read');
-  const child = spawnNode([path.join(ROOT, 'perf', 'anchors', 'bare-read.js'), String(port), workDir], {
-    cwd: ROOT,
-    stdio: ['ignore', fd, fd],
-  });
-  fs.closeSync(fd);
-  const t = track(child, logFile);
-  try {
-    await waitForPort(port, { isDead: () => t.state.exited });
-  } catch (err) {
-    await t.stop();
-    throw new Error(`bare read anchor did not start (${err.message}).\n${t.logTail()}`, { cause: err });
-  }
-  const baseUrl = `http://127.0.0.1:${port}`;
+  const a = await startAnchor(workDir, 'bare-read', 'bare read', 'bare-read.js', [workDir]);
   return {
     id: 'bare-read',
     label: LABELS['bare-read'],
-    pid: child.pid,
-    baseUrl,
     proto: BARE_READ_PROTO,
-    stop: t.stop,
+    ...a,
     async preload(_stream, count, size) {
-      const res = await http('POST', `${baseUrl}/_load?size=${size}&count=${count}`);
+      const res = await http('POST', `${a.baseUrl}/_load?size=${size}&count=${count}`);
       if (res.status !== 204) throw new Error(`bare read load → ${res.status} ${res.body.toString().slice(0, 200)}`);
     },
-    logTail: t.logTail,
   };
 }
 
