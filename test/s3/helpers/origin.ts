@@ -20,9 +20,19 @@ export interface TestOrigin {
   stop(): Promise<void>;
 }
 
+/** Temporary directories made by this test file; removed when it ends, whatever the test kept. */
+const made = new Set<string>();
+
 export function tempDir(prefix: string): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.add(dir);
+  return dir;
 }
+
+afterAll(() => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+  made.clear();
+});
 
 export async function startOrigin(buckets: string[]): Promise<TestOrigin> {
   const dir = tempDir('svc-cache-origin-');
