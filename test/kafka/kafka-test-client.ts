@@ -17,11 +17,17 @@ export interface FetchedRecord {
   headers: Record<string, string | null>;
 }
 
-/** One connection; requests answered in order. */
+interface Waiting {
+  answer(frame: Buffer): void;
+  fail(err: Error): void;
+}
+
+/** One connection; requests answered in order. A closed connection fails every request waiting and any made after. */
 export class RawKafka {
   readonly #socket: net.Socket;
   #buf = Buffer.alloc(0);
-  readonly #waiting: Array<(frame: Buffer) => void> = [];
+  readonly #waiting: Waiting[] = [];
+  #gone: Error | null = null;
   #correlation = 1;
   closed: Promise<void>;
 
@@ -33,10 +39,17 @@ export class RawKafka {
         const size = this.#buf.readInt32BE(0);
         const frame = this.#buf.subarray(4, 4 + size);
         this.#buf = this.#buf.subarray(4 + size);
-        this.#waiting.shift()?.(frame);
+        this.#waiting.shift()?.answer(frame);
       }
     });
-    this.closed = new Promise((resolve) => socket.once('close', () => resolve()));
+    socket.on('error', (err) => (this.#gone ??= err));
+    this.closed = new Promise((resolve) =>
+      socket.once('close', () => {
+        this.#gone ??= new Error('connection closed');
+        for (const w of this.#waiting.splice(0)) w.fail(this.#gone);
+        resolve();
+      }),
+    );
   }
 
   static connect(broker: string): Promise<RawKafka> {
@@ -60,13 +73,17 @@ export class RawKafka {
     encodeRequestHeader(w, { requestApiKey: apiKey, requestApiVersion: version, correlationId, clientId: 'svc-raw' }, flexible ? 2 : 1);
     body(w);
     w.int32At(size, w.length - 4);
+    if (this.#gone !== null) return Promise.reject(this.#gone);
     this.#socket.write(Buffer.from(w.toBuffer()));
-    return new Promise((resolve) => {
-      this.#waiting.push((frame) => {
-        const r = new Reader(frame, 0);
-        const h = decodeResponseHeader(r, responseHeaderVersion);
-        if (h.correlationId !== correlationId) throw new Error(`correlation id ${h.correlationId}, expected ${correlationId}`);
-        resolve(r);
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({
+        answer: (frame) => {
+          const r = new Reader(frame, 0);
+          const h = decodeResponseHeader(r, responseHeaderVersion);
+          if (h.correlationId !== correlationId) reject(new Error(`correlation id ${h.correlationId}, expected ${correlationId}`));
+          else resolve(r);
+        },
+        fail: reject,
       });
     });
   }

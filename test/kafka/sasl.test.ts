@@ -84,7 +84,8 @@ describe('SASL/PLAIN on the Kafka listener with --auth required', () => {
 
   test('closes a connection that sends Metadata before authenticating', async () => {
     const k = await RawKafka.connect(node.kafka);
-    void k.request(3, 12, true, (w) => encodeMetadataRequest(w, { topics: null, allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }, 12));
+    const answer = k.request(3, 12, true, (w) => encodeMetadataRequest(w, { topics: null, allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }, 12));
+    await expect(answer).rejects.toThrow('connection closed');
     await k.closed;
     for (let i = 0; i < 50 && !node.output().includes('Metadata before SASL authentication'); i++) await new Promise((r) => setTimeout(r, 50));
     expect(node.output()).toContain('Metadata before SASL authentication');
