@@ -156,7 +156,7 @@
     return td;
   }
 
-  const NODE_FIELDS = ['nodeEpoch', 'advertisedAddress', 'slots', 'openingCount', 'placedCount', 'local'];
+  const NODE_FIELDS = ['nodeEpoch', 'advertisedAddress', 'live', 'slots', 'openingCount', 'placedCount', 'local'];
 
   /** Updates the node table in place (rows keyed by node id), so it does not flicker. */
   function renderNodes(list) {

@@ -118,6 +118,7 @@ describe('the dashboard against a node with --auth required', () => {
   it("shows a change of the node's slots in its row within one poll", async () => {
     const nodeId = String((await api('GET', `${admin}/ready`, undefined, null)).json!['nodeId']);
     await shows(`[data-node-id="${nodeId}"] [data-field="local"]`, 'yes');
+    await shows(`[data-node-id="${nodeId}"] [data-field="live"]`, 'yes');
     const post = await api('POST', `${admin}/admin/nodes/${nodeId}`, { slots: 7 });
     expect(post.status).toBe(200);
     await shows(`[data-node-id="${nodeId}"] [data-field="slots"]`, '7');
