@@ -38,8 +38,9 @@ export type ObjectOp = 'put' | 'get' | 'delete' | 'list';
 /**
  * A failed store operation. `code` is the S3 error code when the store answered with one
  * (`NoSuchKey`, `NoSuchBucket`, `AccessDenied`, `SlowDown`, …), else a name of our own:
- * `InvalidKey`, `InvalidRange`, `Unreachable` (no answer: refused, reset, timed out), or the
- * file system's code (`EACCES`, `ENOSPC`, …).
+ * `InvalidKey`, `InvalidRange`, `Unreachable` (no answer: refused, reset, timed out),
+ * `InvalidResponse`, `NoSuchStore` (a file store's directory is missing), or the file system's
+ * code (`EACCES`, `ENOSPC`, …).
  */
 export class ObjectStoreError extends Error {
   readonly op: ObjectOp;
