@@ -41,7 +41,7 @@ export class FileObjectStore implements ObjectStore {
       try {
         const fh = await fs.promises.open(tmp, 'wx', 0o644);
         try {
-          await fh.writev(chunks as Buffer[]);
+          await writeAll(fh, chunks, bytes);
           await fh.sync();
         } finally {
           await fh.close();
@@ -204,6 +204,17 @@ export class FileObjectStore implements ObjectStore {
     } finally {
       if (this.#stats !== undefined) recordObjectRequest(this.#stats, op, outcome, secondsSince(started), outcome === 'ok' ? (bytesAfter?.() ?? bytes) : 0);
     }
+  }
+}
+
+/** writev until every byte is written (a write may be partial; libuv splits past IOV_MAX buffers). */
+async function writeAll(fh: fs.promises.FileHandle, chunks: readonly Buffer[], bytes: number): Promise<void> {
+  let written = (await fh.writev(chunks as Buffer[])).bytesWritten;
+  while (written < bytes) {
+    const rest = Buffer.concat(chunks as Buffer[]).subarray(written);
+    const { bytesWritten } = await fh.write(rest, 0, rest.length, written);
+    if (bytesWritten === 0) throw Object.assign(new Error(`wrote ${written} of ${bytes} bytes`), { code: 'EIO' });
+    written += bytesWritten;
   }
 }
 

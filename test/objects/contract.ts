@@ -73,6 +73,9 @@ export function objectStoreContract(t: ContractTarget): void {
     expect((await store.get('g/1/1/0/000000000002')).equals(Buffer.concat(parts))).toBe(true);
     await store.put('g/1/1/0/000000000001', Buffer.from('second'));
     expect((await store.get('g/1/1/0/000000000001')).toString()).toBe('second');
+    const many = Array.from({ length: 3000 }, (_, i) => Buffer.from([i & 0xff, i >> 8])); // more buffers than IOV_MAX (1024)
+    await store.put('g/1/1/0/000000000003', many);
+    expect((await store.get('g/1/1/0/000000000003')).equals(Buffer.concat(many))).toBe(true);
     await store.put('empty', Buffer.alloc(0));
     expect((await store.get('empty')).length).toBe(0);
   });
