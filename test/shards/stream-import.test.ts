@@ -149,7 +149,7 @@ describe('importing a stream written by another node', () => {
     const frames = (input.frames as Buffer[]).map((f) => Buffer.from(f));
     // A byte of a record value in a frame near the end: earlier chunks have been written by then.
     const victim = frames[frames.length - 3]!;
-    victim[victim.length - 100] ^= 0x01;
+    victim[victim.length - 100] = victim[victim.length - 100]! ^ 0x01;
     const name = '/imp/big';
     const err = await rejection(target.importStream('/imp/flipped', { meta: { ...input.meta, meta: { ...input.meta.meta, name: '/imp/flipped' } }, frames }));
     expect(err.code).toBe('data_corrupt');
@@ -175,7 +175,7 @@ describe('importing a stream written by another node', () => {
     await expectSame('/imp/big');
   });
 
-  it('replaces an existing local copy, which readers see until the import is complete', async () => {
+  it('replaces an existing local copy (one that took appends here included)', async () => {
     await createStream(target, '/imp/a2');
     await appendRecords(target, '/imp/a2', [rec('a stale local record')]);
     const input = await importInput(source, sourceDir, '/imp/a');
@@ -188,6 +188,36 @@ describe('importing a stream written by another node', () => {
     const again = await target.importStream('/imp/a', await importInput(source, sourceDir, '/imp/a'));
     expect(again.replaced).toBe(true);
     await expectSame('/imp/a');
+  });
+
+  it('shows readers the local copy while an import of the name is under way, then the whole imported stream', async () => {
+    await createStream(target, '/imp/live');
+    await appendRecords(target, '/imp/live', [rec('local-0'), rec('local-1')]);
+    const local = await target.head('/imp/live');
+    const input = await importInput(source, sourceDir, '/imp/big');
+    const frames = input.frames as Buffer[];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let sent = 0;
+    async function* paused(): AsyncGenerator<Buffer> {
+      for (let i = 0; i < frames.length; i++) {
+        if (i === 400) await gate;
+        sent = i;
+        yield frames[i]!;
+      }
+    }
+    const done = target.importStream('/imp/live', { meta: { ...input.meta, meta: { ...input.meta.meta, name: '/imp/live' } }, frames: paused() });
+    // Two chunks (2 MiB, ~400 frames) are written before the source pauses.
+    while (sent < 399) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 50));
+    const during = await target.head('/imp/live');
+    expect({ streamId: during.streamId, nextSeq: during.nextSeq }).toEqual({ streamId: local.streamId, nextSeq: 2 });
+    expect((await target.list({ prefix: '/imp/live', startAfter: '', limit: 10 })).streams.map((x) => x.streamId)).toEqual([local.streamId]);
+    release();
+    const r = await done;
+    expect(r.replaced).toBe(true);
+    const [x, y] = [await readAll(source, '/imp/big', 'json'), await readAll(target, '/imp/live', 'json')];
+    expect(y.body.equals(x.body)).toBe(true);
   });
 
   it('refuses a meta naming another stream', async () => {
