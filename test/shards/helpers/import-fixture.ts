@@ -69,9 +69,11 @@ export function createStream(c: ShardClient, name: string, contentType = 'applic
 
 /** The frames of the stream with global id `streamId`, in log order, read from the segment files of `dataDir`. */
 export function streamFrames(dataDir: string, shardCount: number, streamId: number): Buffer[] {
-  const shard = streamId % shardCount;
-  const local = Math.floor(streamId / shardCount);
-  const dir = path.join(dataDir, 'shards', String(shard), 'log');
+  return logFrames(path.join(dataDir, 'shards', String(streamId % shardCount), 'log'), Math.floor(streamId / shardCount));
+}
+
+/** The frames of the stream with shard-local id `local` in the segment files of one shard's log directory. */
+export function logFrames(dir: string, local: number): Buffer[] {
   const out: Buffer[] = [];
   for (const file of fs.readdirSync(dir).sort()) {
     const buf = fs.readFileSync(path.join(dir, file));
