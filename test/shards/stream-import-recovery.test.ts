@@ -5,32 +5,13 @@
  * an import's input (import-chunks.ts).
  */
 import * as path from 'node:path';
-import { type SvcError } from '../../src/errors';
 import { IMPORT_CHUNK_BYTES, frameChunks } from '../../src/shards/import-chunks';
 import { type ImportedMeta } from '../../src/shards/types';
 import { FrameType } from '../../src/shards/worker/frame';
-import { type KvStore } from '../../src/shards/worker/kv-store';
 import { openMemoryStore } from '../../src/shards/worker/memory-store';
-import { SegmentLog } from '../../src/shards/worker/segment-log';
-import { type Reply, Shard } from '../../src/shards/worker/shard';
+import { type Shard } from '../../src/shards/worker/shard';
 import { tempDir } from '../helpers/node-process';
-import { createdMeta, logFrames, rec } from './helpers/import-fixture';
-
-function call<T>(shard: Shard, f: (reply: Reply<T>) => void): Promise<T> {
-  return new Promise((resolve, reject) => {
-    f((err: SvcError | null, r?: T) => (err ? reject(err) : resolve(r as T)));
-    shard.flush();
-  });
-}
-
-function open(dir: string, store: KvStore = openMemoryStore()): Shard {
-  return new Shard(store, SegmentLog.open(path.join(dir, 'log'), 64 * 1024), {
-    shardId: 0,
-    shardCount: 1,
-    maxChunkBytes: 1 << 20,
-    limits: { maxRecordBytes: 1 << 20, maxBatchRecords: 1000 },
-  });
-}
+import { call, createdMeta, logFrames, openLocalShard as open, rec } from './helpers/import-fixture';
 
 async function create(shard: Shard, name: string): Promise<void> {
   await call(shard, (r) => shard.create({ name, contentType: 'text/plain', ttlSeconds: null, expiresAtMs: null, closed: false, records: [] }, r));

@@ -11,7 +11,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as Shards from '../../../src/shards';
+import { type SvcError } from '../../../src/errors';
 import { FrameType, parseFrame } from '../../../src/shards/worker/frame';
+import { type KvStore } from '../../../src/shards/worker/kv-store';
+import { openMemoryStore } from '../../../src/shards/worker/memory-store';
+import { SegmentLog } from '../../../src/shards/worker/segment-log';
+import { type Reply, Shard } from '../../../src/shards/worker/shard';
 import { encodeRecordBatch } from '../../../src/util/record-batch';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -114,4 +119,22 @@ export async function readAll(c: ShardClient, name: string, format: Shards.ReadF
     if (r.nextSeq >= r.tailSeq || r.count === 0) return { body: Buffer.concat(bodies), count, nextSeq: r.nextSeq, startSeq: r.startSeq };
     seq = r.nextSeq;
   }
+}
+
+/** One shard on this thread (white-box), over `<dir>/log` with 64 KiB segments and an in-memory index (by default). */
+export function openLocalShard(dir: string, store: KvStore = openMemoryStore()): Shard {
+  return new Shard(store, SegmentLog.open(path.join(dir, 'log'), 64 * 1024), {
+    shardId: 0,
+    shardCount: 1,
+    maxChunkBytes: 1 << 20,
+    limits: { maxRecordBytes: 1 << 20, maxBatchRecords: 1000 },
+  });
+}
+
+/** A white-box shard call, flushed at once (as the worker does after each message). */
+export function call<T>(shard: Shard, f: (reply: Reply<T>) => void): Promise<T> {
+  return new Promise((resolve, reject) => {
+    f((err: SvcError | null, r?: T) => (err ? reject(err) : resolve(r as T)));
+    shard.flush();
+  });
 }
