@@ -21,6 +21,12 @@ export type Reply<T> = (err: SvcError | null, result?: T) => void;
 interface PendingFrame {
   buf: Buffer;
   onDurable: ((loc: Location) => void) | null;
+  /**
+   * This node's own bookkeeping, not a change of the stream (an import's frames, whose data is
+   * already recorded where it came from, and a drop): kept out of anything shared beyond the
+   * local log (docs/storage.md, "Imported streams").
+   */
+  local: boolean;
 }
 
 export interface Group {
@@ -85,10 +91,10 @@ export class GroupCommit {
     return this.#inFlight === 0 && this.#pending.frames.size === 0;
   }
 
-  enqueue(s: StreamState, buf: Buffer, onDurable: ((loc: Location) => void) | null): void {
+  enqueue(s: StreamState, buf: Buffer, onDurable: ((loc: Location) => void) | null, local = false): void {
     let list = this.#pending.frames.get(s);
     if (list === undefined) this.#pending.frames.set(s, (list = []));
-    list.push({ buf, onDurable });
+    list.push({ buf, onDurable, local });
     this.#pendingBytes += buf.length;
   }
 
