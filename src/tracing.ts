@@ -61,6 +61,8 @@ export interface RequestSpan {
 const EXPORT_LOG_INTERVAL_MS = 60_000;
 /** Milliseconds an export may take before it counts as failed (the OTLP default is 10 s). */
 const EXPORT_TIMEOUT_MS = 5_000;
+/** Milliseconds the node's shutdown waits for the last spans to be sent. */
+const CLOSE_WAIT_MS = 2_000;
 
 /** Reads the request's lower-case header record (gateway/http/engine.ts HttpRequest.headers). */
 const HEADERS: TextMapGetter<Readonly<Record<string, string>>> = {
@@ -199,8 +201,11 @@ export class Tracing implements HopTracer {
     };
   }
 
-  /** Exports what is queued (bounded by the export timeout) and stops. */
+  /** Exports what is queued and stops; a collector that does not answer holds the node's shutdown for 2 s at most. */
   async close(): Promise<void> {
-    await this.#provider.shutdown().catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)));
+    await Promise.race([this.#provider.shutdown().catch(() => undefined), late]);
+    clearTimeout(timer);
   }
 }
