@@ -13,8 +13,9 @@
  *   reads) makes no span, nor does one after its request's span ended (an SSE stream's later pages).
  * - The request span ends at its status line (a streamed reply: at its head), as the latency in
  *   metrics does; it carries the stream, records and bytes its shard calls moved.
- * - Sampling: new traces by `--otlp-traces-sample-ratio`; a request with a traceparent follows its
- *   caller's sampled flag (ParentBased). Spans of a trace not sampled record nothing.
+ * - Sampling is decided before anything is made (parentOf): a new trace is kept with probability
+ *   `--otlp-traces-sample-ratio`, a request with a traceparent follows its caller's sampled flag.
+ *   A request not sampled runs as if traces were off: no span, no scope, no wrapper.
  * - Export is batched (BatchSpanProcessor: every second, at most 2,048 spans queued, the rest
  *   dropped) over OTLP/HTTP with JSON bodies. A collector that is down or slow costs dropped spans
  *   and one log line a minute at most, never a request's time.
@@ -22,10 +23,10 @@
  *   the Kafka dispatch test one `null`.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { type Attributes, type Context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type TextMapGetter, type Tracer, trace } from '@opentelemetry/api';
+import { type Attributes, type Context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type TextMapGetter, TraceFlags, type Tracer, trace } from '@opentelemetry/api';
 import { ExportResultCode, W3CTraceContextPropagator, type ExportResult } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, ParentBasedSampler, type ReadableSpan, type SpanExporter, TraceIdRatioBasedSampler, TracerProvider } from '@opentelemetry/sdk-trace';
+import { AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, type ReadableSpan, type SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { type HopEnd, type HopOp, type HopTracer } from './shards';
 
@@ -47,6 +48,9 @@ export interface TracingLog {
 }
 
 export type SpanValue = string | number | boolean;
+
+/** Where a traced request's span hangs: the caller's context, or a new trace (Tracing.parentOf). */
+export type TraceParent = Context;
 
 /** A listener request's span, as the layer that made it sees it. */
 export interface RequestSpan {
@@ -153,24 +157,37 @@ export class Tracing implements HopTracer {
   readonly #tracer: Tracer;
   readonly #scope = new AsyncLocalStorage<RequestScope>();
   readonly #propagator = new W3CTraceContextPropagator();
+  readonly #ratio: number;
 
   constructor(o: TracingOptions, log: TracingLog) {
     const exporter = new LoggedExporter(new OTLPTraceExporter({ url: o.endpoint, timeoutMillis: EXPORT_TIMEOUT_MS }), log, o.endpoint);
     this.#provider = new TracerProvider({
       resource: resourceFromAttributes({ 'service.name': o.serviceName, 'service.instance.id': String(o.nodeId) }),
-      sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(o.sampleRatio) }),
+      // The ratio is applied in parentOf, before any span exists; what reaches the SDK is kept.
+      sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
       spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: 1000, maxQueueSize: 2048, maxExportBatchSize: 512, exportTimeoutMillis: EXPORT_TIMEOUT_MS })],
     });
     this.#tracer = this.#provider.getTracer('svc');
+    this.#ratio = o.sampleRatio;
     log.info({ endpoint: o.endpoint, sampleRatio: o.sampleRatio, serviceName: o.serviceName }, 'OpenTelemetry traces on');
   }
 
   /**
-   * Runs `fn` inside a new request span (kind SERVER) named `name`. `headers`: an HTTP request's,
-   * whose W3C `traceparent` (and `tracestate`) becomes the span's parent; null for none (Kafka).
+   * Whether a request is traced, and under what: `headers` are an HTTP request's, whose W3C
+   * `traceparent` (and `tracestate`) names the caller's span; null for none (Kafka). Null: not
+   * sampled, the caller runs the request untraced.
    */
-  request<T>(name: string, attributes: Attributes, headers: Readonly<Record<string, string>> | null, fn: (span: RequestSpan) => T): T {
-    const parent = headers === null || headers['traceparent'] === undefined ? ROOT_CONTEXT : this.#propagator.extract(ROOT_CONTEXT, headers, HEADERS);
+  parentOf(headers: Readonly<Record<string, string>> | null): TraceParent | null {
+    if (headers === null || headers['traceparent'] === undefined) return this.#ratio >= 1 || Math.random() < this.#ratio ? ROOT_CONTEXT : null;
+    const parent = this.#propagator.extract(ROOT_CONTEXT, headers, HEADERS);
+    const caller = trace.getSpanContext(parent);
+    // A malformed traceparent is ignored (W3C Trace Context): a new trace, sampled by the ratio.
+    if (caller === undefined) return this.#ratio >= 1 || Math.random() < this.#ratio ? ROOT_CONTEXT : null;
+    return (caller.traceFlags & TraceFlags.SAMPLED) !== 0 ? parent : null;
+  }
+
+  /** Runs `fn` inside a new request span (kind SERVER) named `name`, a child of `parent` (parentOf). */
+  request<T>(name: string, attributes: Attributes, parent: TraceParent, fn: (span: RequestSpan) => T): T {
     const span = this.#tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
     const scope = new RequestScope(span, trace.setSpan(parent, span));
     return this.#scope.run(scope, () => fn(scope));

@@ -40,10 +40,13 @@ function finish(span: RequestSpan, res: unknown): void {
 
 /** Runs `handle` inside a `kafka <api>` span. */
 export async function tracedHandle(tracing: Tracing, api: string, frameBytes: number, clientId: string | null, handle: () => Promise<unknown>): Promise<unknown> {
+  // Not sampled: the request runs as if traces were off.
+  const parent = tracing.parentOf(null);
+  if (parent === null) return handle();
   return tracing.request(
     `kafka ${api}`,
     { 'svc.listener': 'kafka', 'messaging.system': 'kafka', 'messaging.operation.name': api, 'messaging.client.id': clientId ?? '', 'svc.kafka.request_bytes': frameBytes },
-    null,
+    parent,
     async (span) => {
       try {
         const res = await handle();

@@ -44,11 +44,14 @@ class TracedResponse extends ForwardingResponse {
 }
 
 export function traced(listener: 'svc' | 'ds', tracing: Tracing, handler: RequestHandler): RequestHandler {
-  return (req: HttpRequest, res: HttpResponse): void | Promise<unknown> =>
-    tracing.request(
+  return (req: HttpRequest, res: HttpResponse): void | Promise<unknown> => {
+    // Not sampled: the request runs as if traces were off.
+    const parent = tracing.parentOf(req.headers);
+    if (parent === null) return handler(req, res);
+    return tracing.request(
       `${listener} ${HTTP_OPS[streamOp(req.method)]}`,
       { 'svc.listener': listener, 'http.request.method': req.method, 'url.path': req.path.slice(0, 256), 'http.request.body.size': req.body.length },
-      req.headers,
+      parent,
       (span) => {
         const r = handler(req, new TracedResponse(res, span));
         if (r instanceof Promise) {
@@ -65,4 +68,5 @@ export function traced(listener: 'svc' | 'ds', tracing: Tracing, handler: Reques
         return r;
       },
     );
+  };
 }

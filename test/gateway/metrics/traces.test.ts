@@ -146,6 +146,23 @@ describe('traces on (--otlp-traces-endpoint)', () => {
   });
 });
 
+describe('sampling', () => {
+  test('ratio 0 keeps no new trace but follows a sampled caller; a caller's unsampled trace is not traced', async () => {
+    const receiver = await startOtlpReceiver();
+    const zero = await startNode({ args: ['--otlp-traces-endpoint', receiver.url, '--otlp-traces-sample-ratio', '0'], env: NO_OTEL_ENV });
+    expect((await fetch(`${zero.url}/s/a`, { method: 'PUT' })).status).toBe(201);
+    for (let i = 0; i < 10; i++) expect((await fetch(`${zero.url}/s/a`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: 'x' })).status).toBe(200);
+    const kept = '1'.repeat(32);
+    const dropped = '2'.repeat(32);
+    expect((await fetch(`${zero.url}/s/a`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', traceparent: traceparent(kept, '3'.repeat(16)) }, body: 'y' })).status).toBe(200);
+    expect((await fetch(`${zero.url}/s/a`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', traceparent: `00-${dropped}-${'4'.repeat(16)}-00` }, body: 'z' })).status).toBe(200);
+    await receiver.waitFor((s) => named(s, 'shard append', kept).length === 1);
+    await new Promise((r) => setTimeout(r, 1500)); // one more export interval: nothing else comes
+    expect(new Set(receiver.spans.map((x) => x.traceId))).toEqual(new Set([kept]));
+    expect(receiver.spans.map((x) => x.name).sort()).toEqual(['shard append', 'svc append']);
+  });
+});
+
 describe('traces off', () => {
   test('by default no span is sent, even with a collector listening; the standard OTEL_EXPORTER_OTLP_ENDPOINT turns them on', async () => {
     const receiver = await startOtlpReceiver();
