@@ -147,7 +147,7 @@ describe('traces on (--otlp-traces-endpoint)', () => {
 });
 
 describe('sampling', () => {
-  test('ratio 0 keeps no new trace but follows a sampled caller; a caller's unsampled trace is not traced', async () => {
+  test('ratio 0 keeps no new trace but follows a sampled caller; an unsampled caller is not traced either', async () => {
     const receiver = await startOtlpReceiver();
     const zero = await startNode({ args: ['--otlp-traces-endpoint', receiver.url, '--otlp-traces-sample-ratio', '0'], env: NO_OTEL_ENV });
     expect((await fetch(`${zero.url}/s/a`, { method: 'PUT' })).status).toBe(201);
