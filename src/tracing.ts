@@ -11,6 +11,9 @@
  * - A child finds its request span through an AsyncLocalStorage entered for the request, so no
  *   handler passes a context on; a shard call outside a traced request (retention, internal
  *   reads) makes no span, nor does one after its request's span ended (an SSE stream's later pages).
+ *   On Node 20 an enabled AsyncLocalStorage hooks every promise of the process (several per
+ *   append), so the store is disabled again whenever no traced request is open: a low sample
+ *   ratio does not leave every untraced request paying for the hook.
  * - The request span ends at its status line (a streamed reply: at its head), as the latency in
  *   metrics does; it carries the stream, records and bytes its shard calls moved.
  * - Sampling is decided before anything is made (parentOf): a new trace is kept with probability
@@ -84,9 +87,12 @@ class RequestScope implements RequestSpan {
   records = 0;
   bytes = 0;
 
-  constructor(span: Span, ctx: Context) {
+  readonly #closed: () => void;
+
+  constructor(span: Span, ctx: Context, closed: () => void) {
     this.span = span;
     this.ctx = ctx;
+    this.#closed = closed;
   }
 
   set(key: string, value: SpanValue): void {
@@ -107,6 +113,7 @@ class RequestScope implements RequestSpan {
       s.setStatus({ code: SpanStatusCode.ERROR });
     }
     s.end();
+    this.#closed();
   }
 }
 
@@ -158,6 +165,11 @@ export class Tracing implements HopTracer {
   readonly #scope = new AsyncLocalStorage<RequestScope>();
   readonly #propagator = new W3CTraceContextPropagator();
   readonly #ratio: number;
+  /** Request spans open now; at 0 the scope store is disabled (see the file comment). */
+  #open = 0;
+  readonly #closed = (): void => {
+    if (--this.#open === 0) this.#scope.disable();
+  };
 
   constructor(o: TracingOptions, log: TracingLog) {
     const exporter = new LoggedExporter(new OTLPTraceExporter({ url: o.endpoint, timeoutMillis: EXPORT_TIMEOUT_MS }), log, o.endpoint);
@@ -189,7 +201,8 @@ export class Tracing implements HopTracer {
   /** Runs `fn` inside a new request span (kind SERVER) named `name`, a child of `parent` (parentOf). */
   request<T>(name: string, attributes: Attributes, parent: TraceParent, fn: (span: RequestSpan) => T): T {
     const span = this.#tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
-    const scope = new RequestScope(span, trace.setSpan(parent, span));
+    const scope = new RequestScope(span, trace.setSpan(parent, span), this.#closed);
+    this.#open++;
     return this.#scope.run(scope, () => fn(scope));
   }
 
