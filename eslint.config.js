@@ -22,6 +22,11 @@ const OWNERS = {
   koffi: 'src/connect/native/ffi.ts',
   pg: 'src/connect/plugins/postgres-client.ts',
   '@grpc/grpc-js': ['src/connect/otlp-grpc.ts', 'test/connect/helpers/otlp-grpc-collector.ts'],
+  '@opentelemetry/api': 'src/tracing.ts',
+  '@opentelemetry/core': 'src/tracing.ts',
+  '@opentelemetry/resources': 'src/tracing.ts',
+  '@opentelemetry/sdk-trace': 'src/tracing.ts',
+  '@opentelemetry/exporter-trace-otlp-http': 'src/tracing.ts',
 };
 
 /** A relative import that climbs out of the current folder into one of `folders`. */

@@ -222,6 +222,9 @@ async function main() {
     if (etcdSection !== null) kept = `${kept.trimEnd()}\n\n${etcdSection[0].trimEnd()}\n`;
     const memory = /<!-- memory:begin[\s\S]*<!-- memory:end -->\n/.exec(old);
     if (memory !== null) kept = `${kept.trimEnd()}\n\n${memory[0]}`;
+    // The cost of metrics and traces (perf/metrics-overhead.js, written by hand from its tables).
+    const observability = /<!-- observability-overhead:begin[\s\S]*<!-- observability-overhead:end -->\n/.exec(old);
+    if (observability !== null) kept = `${kept.trimEnd()}\n\n${observability[0]}`;
     fs.writeFileSync(file, kept);
     console.log('\nperf: wrote perf/RESULTS.md');
   }

@@ -72,6 +72,16 @@ export const ConfigSchema = Type.Object(
     metrics: Type.Boolean({ default: true, description: 'keep Prometheus metrics, served at GET /metrics on the admin listener (--no-metrics turns them off)' }),
     /** An extra listener serving only GET /metrics without authentication, host:port; empty for none. */
     metricsListen: Type.String({ default: '', pattern: '^$|^(\\[[^\\]]*\\]|[^:\\s/\\[\\]]+):\\d{1,5}$', description: 'also serve GET /metrics, unauthenticated, at host:port (empty: none)' }),
+    /**
+     * OpenTelemetry traces (docs/metrics.md, "Traces"): the OTLP/HTTP traces URL of a collector,
+     * e.g. http://127.0.0.1:4318/v1/traces; empty: no tracing (then the standard
+     * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT are taken, see otlpTracesEndpointOf).
+     */
+    otlpTracesEndpoint: Type.String({ default: '', pattern: '^$|^https?://\\S+$', description: 'send OpenTelemetry traces (OTLP/HTTP, JSON) to this URL, e.g. http://127.0.0.1:4318/v1/traces (empty: off)' }),
+    /** The share of traces started here that are kept, 0 to 1; a request with a `traceparent` follows its caller's decision. */
+    otlpTracesSampleRatio: Type.Number({ minimum: 0, maximum: 1, default: 1, description: 'share of new traces kept, 0 to 1 (an incoming traceparent\'s sampled flag is followed)' }),
+    /** `service.name` of the exported spans. */
+    otlpServiceName: Type.String({ minLength: 1, default: 'svc', description: 'service.name of exported spans' }),
     /** `off` checks nothing and binds loopback only; `required` checks a bearer token on every request (docs/auth.md). */
     auth: OneOf(['off', 'required'], { default: 'off', description: 'authentication mode: off or required' }),
     /** Seeds the root token (a wire token); idempotent across restarts and nodes. Never logged. */
@@ -174,7 +184,7 @@ export type HostPortAddress = Config['listen'];
 // ---------------------------------------------------------------------------------------
 // Names: the field table, walked once from the schema; --help and docs are generated from it.
 
-export type FieldKind = 'boolean' | 'integer' | 'string' | 'enum' | 'hostport';
+export type FieldKind = 'boolean' | 'integer' | 'number' | 'string' | 'enum' | 'hostport';
 
 /** A setting of the node: every one has a flag and an environment variable. */
 export interface ConfigField extends ProgramField {
@@ -219,7 +229,7 @@ const loader = defineConfig({
 
 export const CONFIG_FIELDS = loader.fields as readonly ConfigField[];
 for (const f of CONFIG_FIELDS) {
-  if (f.flag === null || f.env === null || !['boolean', 'integer', 'string', 'enum', 'hostport'].includes(f.kind)) throw new Error(`config: field ${f.path.join('.')} has no flag or an unsupported type`);
+  if (f.flag === null || f.env === null || !['boolean', 'integer', 'number', 'string', 'enum', 'hostport'].includes(f.kind)) throw new Error(`config: field ${f.path.join('.')} has no flag or an unsupported type`);
 }
 const fieldAt = (path: string): ConfigField => loader.field(path) as ConfigField;
 
@@ -236,6 +246,20 @@ export function advertisedAddressOf(text: string): HostPortAddress | null {
 /** `--metrics-listen` as an address, or null when there is no separate metrics listener. */
 export function metricsListenAddress(config: Config): HostPortAddress | null {
   return config.metrics ? optionalAddress(config.metricsListen) : null;
+}
+
+/**
+ * Where traces go, or null for none (docs/metrics.md, "Traces"): `--otlp-traces-endpoint`, else the
+ * OpenTelemetry SDK's standard variables, which operators of instrumented services already set:
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the full URL), or OTEL_EXPORTER_OTLP_ENDPOINT plus `/v1/traces`.
+ */
+export function otlpTracesEndpointOf(config: Config, env: NodeJS.ProcessEnv): string | null {
+  if (config.otlpTracesEndpoint !== '') return config.otlpTracesEndpoint;
+  const traces = env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']?.trim();
+  if (traces !== undefined && traces !== '') return traces;
+  const base = env['OTEL_EXPORTER_OTLP_ENDPOINT']?.trim();
+  if (base !== undefined && base !== '') return `${base.replace(/\/+$/, '')}/v1/traces`;
+  return null;
 }
 
 /** `--ds-listen` as an address, or null when there is no Durable Streams listener beside the Svc one. */
@@ -295,6 +319,7 @@ const STRING_EXPECTATIONS: Readonly<Record<string, string>> = {
   advertise: `must be empty or ${HOST_PORT_FORM}`,
   dsAdvertise: `must be empty or ${HOST_PORT_FORM}`,
   corsOrigins: 'must be *, none, or a comma-separated list of origins such as https://app.example.com',
+  otlpTracesEndpoint: 'must be empty or an http:// or https:// URL',
 };
 
 function expectation(field: ConfigField, textual: boolean): string {
@@ -304,6 +329,7 @@ function expectation(field: ConfigField, textual: boolean): string {
     case 'enum': return `must be one of ${(s.enum as string[]).join(', ')}`;
     case 'string': return STRING_EXPECTATIONS[field.path.join('.')] ?? 'must be a non-empty string';
     case 'hostport': return `must be ${HOST_PORT_FORM}`;
+    case 'number': return `must be a number from ${s.minimum} to ${s.maximum}`;
     case 'integer':
       return s.maximum !== undefined
         ? `must be an integer from ${s.minimum} to ${s.maximum}`

@@ -11,7 +11,8 @@
  * checkpoint with sync and close, then close the sockets.
  */
 import * as path from 'node:path';
-import { type Config, advertisedAddressOf, configWarnings, dsListenAddress, formatHostPort, kafkaAdvertisedAddress, metricsListenAddress } from './config';
+import { type Config, advertisedAddressOf, configWarnings, dsListenAddress, formatHostPort, kafkaAdvertisedAddress, metricsListenAddress, otlpTracesEndpointOf } from './config';
+import { Tracing } from './tracing';
 import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
@@ -48,6 +49,7 @@ import {
   requestLog,
   shield,
   toHttpError,
+  traced,
   withCors,
 } from './gateway';
 import { SvcError } from './errors';
@@ -199,6 +201,9 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const internalReplies = { svc: internalReply, ds: dsInternalReply, admin: adminInternalReply } as const;
   // Metrics (docs/metrics.md) count outside the shield, so its 500s and the guard's 401s are counted too.
   const metrics = config.metrics ? new NodeMetrics() : null;
+  // OpenTelemetry traces (docs/metrics.md, "Traces"): off unless an OTLP endpoint is set; off, no layer and no span is made.
+  const tracesEndpoint = otlpTracesEndpointOf(config, process.env);
+  const tracing = tracesEndpoint === null ? null : new Tracing({ endpoint: tracesEndpoint, sampleRatio: config.otlpTracesSampleRatio, serviceName: config.otlpServiceName, nodeId }, log);
   // CORS (--cors-origins) on the stream listeners, outside the shield and the guard: preflights are
   // answered before the guard, and its denials and the shield's 500s carry the headers too.
   const origins = parseCorsOrigins(config.corsOrigins);
@@ -215,11 +220,15 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     const crossOrigin = policy === null ? shielded : withCors(policy, shielded);
     // Every error reply carries an Svc-Request-Id that its log line carries too (gateway/request-log.ts).
     const logged = requestLog(listener, log, crossOrigin);
-    return metrics === null ? logged : metered(listener, metrics, logged);
+    // The request span sits outside the request log, so it sees the request id of an error reply.
+    const spanned = tracing === null || listener === 'admin' ? logged : traced(listener, tracing, logged);
+    return metrics === null ? spanned : metered(listener, metrics, spanned);
   };
   const schemas = SchemaStore.open(config.dataDir);
   const shards = await startShards(config, log, schemas, space);
   schemas.attach(shards);
+  // The hop to a shard worker of an append or a read inside a traced request: a child span.
+  if (tracing !== null) shards.setHopTracer(tracing);
   const inFlight = new InFlight();
   // Live reads (long-poll, SSE) wait here on the shards' tail events, not on the workers.
   const live = new LiveWaiters(shards, { longPollTimeoutMs: config.longPollTimeoutMs });
@@ -268,7 +277,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const dsServer = dsAddress === null ? null : await engine.listen({ host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes, tooLarge: corsTooLarge(cors.ds, dsTooLarge) }, protect('ds', createDsHandler(ds, inFlight)));
   const kafka = await startKafkaListener({
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
-    maxRequestBytes: config.limits.maxRequestBytes, nodeId, shards, live, meta, log, txnParts,
+    maxRequestBytes: config.limits.maxRequestBytes, nodeId, shards, live, meta, log, txnParts, tracing,
     cluster: placement === null || intents === null ? null : kafkaCluster(placement, intents, members),
     // SASL/PLAIN: the password is an access token, authenticated like a bearer token.
     authenticate: config.auth === 'required' ? async (token) => { const who = await tokens.authenticate(`Bearer ${token}`); return typeof who === 'string' ? who : who.scope; } : null,
@@ -402,6 +411,8 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
         await dsServer?.close();
         await admin?.close();
         await metricsServer?.close();
+        // The spans of the last requests are sent (bounded by the export timeout).
+        await tracing?.close();
         log.info({}, 'node stopped');
       })();
       return closing;

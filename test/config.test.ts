@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CONFIG_FIELDS, configWarnings, dsListenAddress, isLoopback, kafkaAdvertisedAddress, loadConfig, type Config } from '../src/config';
+import { CONFIG_FIELDS, configWarnings, dsListenAddress, isLoopback, kafkaAdvertisedAddress, loadConfig, otlpTracesEndpointOf, type Config } from '../src/config';
 
 let dir: string;
 beforeAll(() => {
@@ -40,6 +40,9 @@ describe('defaults', () => {
       adminListen: { host: '127.0.0.1', port: 9090 },
       metrics: true,
       metricsListen: '',
+      otlpTracesEndpoint: '',
+      otlpTracesSampleRatio: 1,
+      otlpServiceName: 'svc',
       kafkaListen: { host: '127.0.0.1', port: 9092 },
       kafkaAdvertisedListen: '',
       admin: true,
@@ -221,6 +224,33 @@ describe('the Durable Streams listener settings', () => {
   it('holds --ds-listen to the loopback rule while auth is off', () => {
     expect(errors(['--ds-listen', '0.0.0.0:4438'])[0]).toMatch(/^--ds-listen: 0\.0\.0\.0 is not a loopback address; auth is off/);
     expect(ok(['--ds-listen', '0.0.0.0:4438', '--insecure-allow-remote']).dsListen).toBe('0.0.0.0:4438');
+  });
+});
+
+describe('the OpenTelemetry traces settings', () => {
+  it('takes an endpoint, a sample ratio and a service name from flags or the environment', () => {
+    const c = ok(['--otlp-traces-endpoint', 'http://127.0.0.1:4318/v1/traces', '--otlp-traces-sample-ratio', '0.25'], { SVC_OTLP_SERVICE_NAME: 'edge-a' });
+    expect(c).toMatchObject({ otlpTracesEndpoint: 'http://127.0.0.1:4318/v1/traces', otlpTracesSampleRatio: 0.25, otlpServiceName: 'edge-a' });
+    expect(otlpTracesEndpointOf(c, {})).toBe('http://127.0.0.1:4318/v1/traces');
+  });
+
+  it('refuses an endpoint that is not an http(s) URL and a ratio outside 0..1', () => {
+    const e = errors(['--otlp-traces-endpoint', 'collector:4318', '--otlp-traces-sample-ratio', '1.5']);
+    expect(e).toEqual(
+      expect.arrayContaining([
+        '--otlp-traces-endpoint: must be empty or an http:// or https:// URL (got "collector:4318")',
+        '--otlp-traces-sample-ratio: must be a number from 0 to 1 (got "1.5")',
+      ]),
+    );
+  });
+
+  it('is off by default, and honours the standard OTEL_EXPORTER_OTLP_* variables when its own setting is empty', () => {
+    const c = ok([]);
+    expect(otlpTracesEndpointOf(c, {})).toBeNull();
+    expect(otlpTracesEndpointOf(c, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318/' })).toBe('http://otel:4318/v1/traces');
+    expect(otlpTracesEndpointOf(c, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t:4318/x' })).toBe('http://t:4318/x');
+    const own = ok(['--otlp-traces-endpoint', 'http://mine:4318/v1/traces']);
+    expect(otlpTracesEndpointOf(own, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t:4318/x' })).toBe('http://mine:4318/v1/traces');
   });
 });
 

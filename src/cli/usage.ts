@@ -9,6 +9,7 @@ function placeholder(field: ConfigField): string {
   switch (field.kind) {
     case 'hostport': return '<host:port>';
     case 'integer': return '<n>';
+    case 'number': return '<x>';
     case 'enum': {
       const values = field.schema.enum as string[];
       return values.length <= 3 ? `<${values.join('|')}>` : `<${field.path[field.path.length - 1]!.replace(/^log/, '').toLowerCase()}>`;

@@ -4,7 +4,7 @@
  * handler (metrics, CORS, shield, auth guard) and the live-read registry. The Kafka edge takes the
  * registry's types from here (type-only imports; the instance is passed in by src/node.ts).
  *
- *   engine ──▶ metered ──▶ requestLog ──▶ CORS ──▶ shield ──▶ auth guard ──▶ listener handler (svc/, ds/, admin/)
+ *   engine ──▶ metered ──▶ [traced] ──▶ requestLog ──▶ CORS ──▶ shield ──▶ auth guard ──▶ listener handler (svc/, ds/, admin/)
  *                                                                      │
  *                                                     kit/ (parsing, replies, live waiting)
  */
@@ -17,7 +17,7 @@ export { loadDashboard } from './admin/dashboard';
 export { adminInternalReply } from './admin/admin-api';
 export { guard } from './auth/guard';
 export { InFlight } from './in-flight';
-export { NodeMetrics, metered } from './metrics';
+export { NodeMetrics, metered, traced } from './metrics';
 export { shield } from './shield';
 export { REQUEST_ID_HEADER, refusalWithId, requestLog } from './request-log';
 export { CorsPolicy, FANOUT_LAG_BOUNDS, type LiveReader, LiveWaiters, type StreamWatch, type Waiter, internalReply, parseCorsOrigins, toHttpError, withCors } from './kit';

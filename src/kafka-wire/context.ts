@@ -6,6 +6,7 @@
  */
 import type { LiveWaiters, Waiter } from '../gateway';
 import { type Logger } from '../log';
+import { type Tracing } from '../tracing';
 import { type ShardClient } from '../shards';
 import { type GroupCoordinator } from './groups';
 import { type TopicIndex } from './topics';
@@ -40,6 +41,8 @@ export interface KafkaContext {
   readonly cluster: KafkaCluster | null;
   /** Requests accepted since start, indexed by API key: plain numbers, read at scrape time (docs/metrics.md). */
   readonly requestCounts: number[];
+  /** OpenTelemetry traces of Produce and Fetch (docs/metrics.md, "Traces"), or null: off. */
+  readonly tracing: Tracing | null;
 }
 
 /** Per-connection facts an API may need. */

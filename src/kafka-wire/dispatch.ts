@@ -39,6 +39,7 @@ import { SASL_AUTHENTICATE_HANDLER } from './apis/sasl-authenticate';
 import { SASL_HANDSHAKE_HANDLER } from './apis/sasl-handshake';
 import { PRE_AUTH_APIS, accessOf } from './auth';
 import { authenticatePlain } from './apis/sasl-authenticate';
+import { TRACED_APIS, tracedHandle } from './traced';
 
 /** The served APIs by key; ApiVersions advertises exactly these. */
 const HANDLERS = new Map<number, AnyApiHandler>(
@@ -97,7 +98,11 @@ export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConn
   const header = decodeRequestHeader(r, requestHeaderVersion(api, version));
   if (conn.clientId === null && header.clientId != null) conn.clientId = header.clientId;
   const req: unknown = handler.decode(r, version);
-  const res: unknown = await handler.handle(ctx, req, version, conn);
+  // Traces on (docs/metrics.md, "Traces"): Produce and Fetch run inside a request span.
+  const res: unknown =
+    ctx.tracing === null || !TRACED_APIS.has(apiKey)
+      ? await handler.handle(ctx, req, version, conn)
+      : await tracedHandle(ctx.tracing, api.name, frame.length, conn.clientId, async () => handler.handle(ctx, req, version, conn) as unknown);
   if (res === null) return null;
   if (res instanceof Later) return new PendingResponse(res.response.then((r: unknown) => encodeResponse(handler, api, version, correlationId, r)));
   return encodeResponse(handler, api, version, correlationId, res);

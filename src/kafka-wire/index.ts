@@ -9,6 +9,7 @@
  */
 import { type MetaStore } from '../actors';
 import { type Logger } from '../log';
+import { type Tracing } from '../tracing';
 import { type ShardClient } from '../shards';
 import { type KafkaAuthenticator } from './auth';
 import { type KafkaContext, type LiveRegistry } from './context';
@@ -53,6 +54,8 @@ export interface KafkaListenerOptions {
   cluster?: KafkaCluster | null;
   /** The partitions' transaction state (committedReads), shared with the HTTP readers; absent: restored here. */
   txnParts?: PartitionTxns;
+  /** OpenTelemetry traces of Produce and Fetch (docs/metrics.md, "Traces"); null or absent: off. */
+  tracing?: Tracing | null;
 }
 
 export interface KafkaListener extends KafkaServerHandle {
@@ -84,6 +87,7 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
     authenticate: o.authenticate ?? null,
     cluster: o.cluster ?? null,
     requestCounts: Array.from({ length: 128 }, () => 0),
+    tracing: o.tracing ?? null,
   };
   const server = await listenKafka({ host: o.host, port: o.port, maxFrameBytes: o.maxRequestBytes + FRAME_OVERHEAD, log, handle: (frame, conn) => dispatch(ctx, frame, conn) });
   bound = { host: o.host, port: server.port };

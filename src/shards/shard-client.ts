@@ -28,6 +28,8 @@ import {
   type DropResult,
   type HeadParams,
   type ImportResult,
+  type HopEnd,
+  type HopTracer,
   type ListParams,
   type ListResult,
   type ReadParams,
@@ -96,6 +98,7 @@ export class ShardClient {
   readonly #watched = new Set<string>();
   /** What of a stream reads (but Kafka fetches) may see; see setReadVisibility. */
   #visibility: ((name: string, fromSeq: number) => ReadVisibility | null) | null = null;
+  #hops: HopTracer | null = null;
 
   readonly #space: SpaceGuard;
 
@@ -185,13 +188,17 @@ export class ShardClient {
   }
 
   append(p: AppendParams): Promise<AppendResult> {
+    const shard = this.shardOf(p.name);
+    // Traces on (docs/metrics.md, "Traces"): the hop, group commit and fdatasync as one child span.
+    const end = this.#hops === null ? null : this.#hops.start('append', p.name, shard, workerOf(shard, this.#pool.size));
     // Counted as the reply is read (no promise of its own), once the append is durable and
     // acknowledged; a duplicate wrote nothing (docs/metrics.md).
-    return this.#call('append', this.shardOf(p.name), p, (r) => {
+    const done = this.#call('append', shard, p, (r) => {
       if (r.duplicate === true) return;
       this.appended.records += r.nextSeq - r.startSeq;
       this.appended.bytes += payloadBytes(p.payload);
     });
+    return end === null ? done : ended(done, end, (r) => (r.duplicate === true ? [0, 0] : [r.nextSeq - r.startSeq, payloadBytes(p.payload)]));
   }
 
   trim(p: TrimParams): Promise<AppendResult> {
@@ -228,7 +235,15 @@ export class ShardClient {
   read(p: ReadParams): Promise<ReadResult> {
     // Every reader but a Kafka fetch (which applies its isolation level itself) sees committed data only.
     const v = p.format === 'kafka' || this.#visibility === null ? null : this.#visibility(p.name, p.seq);
-    return this.#call('read', this.shardOf(p.name), v === null ? p : { ...p, visibility: v });
+    const shard = this.shardOf(p.name);
+    const end = this.#hops === null ? null : this.#hops.start('read', p.name, shard, workerOf(shard, this.#pool.size));
+    const done = this.#call('read', shard, v === null ? p : { ...p, visibility: v });
+    return end === null ? done : ended(done, end, (r) => [r.count, r.body.length]);
+  }
+
+  /** Where appends and reads report their hops (docs/metrics.md, "Traces"); null (the default): traces off, no cost but one check. */
+  setHopTracer(t: HopTracer | null): void {
+    this.#hops = t;
   }
 
   /**
@@ -486,3 +501,18 @@ function unavailableError(d: WorkerDown): SvcError {
 }
 
 export type { RecordInput };
+
+/** `call`, ending its hop span with what it moved or the error it failed with. */
+function ended<T>(call: Promise<T>, end: HopEnd, moved: (r: T) => [number, number]): Promise<T> {
+  return call.then(
+    (r) => {
+      const [records, bytes] = moved(r);
+      end(records, bytes, null);
+      return r;
+    },
+    (err: unknown) => {
+      end(0, 0, err);
+      throw err;
+    },
+  );
+}

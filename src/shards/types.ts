@@ -333,3 +333,18 @@ export interface DropResult {
   /** False when there was no local copy (dropping is idempotent). */
   dropped: boolean;
 }
+
+/** The shard calls a HopTracer sees. */
+export type HopOp = 'append' | 'read';
+
+/** Ends a hop's span: what the call moved (records, bytes), or the error it failed with (else null). */
+export type HopEnd = (records: number, bytes: number, error: unknown) => void;
+
+/**
+ * Optional tracing of the hop to a shard worker (docs/metrics.md, "Traces"; `ShardClient.setHopTracer`).
+ * `start` is called as an append or a read is sent and returns what ends its span, or null for none.
+ * The storage layer knows nothing of the tracing library: the node hands it an implementation.
+ */
+export interface HopTracer {
+  start(op: HopOp, stream: string, shard: number, worker: number): HopEnd | null;
+}

@@ -8,7 +8,7 @@ import { ForwardingResponse } from '../http/forwarding-response';
 import { type HttpListener, type NodeMetrics, type RequestSeries } from './node-metrics';
 
 /** Index in HTTP_OPS of a Svc or Durable Streams request's op, from its method alone. */
-function streamOp(method: string): number {
+export function streamOp(method: string): number {
   switch (method) {
     case 'GET':
       return 0; // read
