@@ -44,7 +44,9 @@ export interface EtcdEvent {
 export type EtcdCompare =
   | { key: string; modRevision: number } // the key was last written at this revision
   | { key: string; absent: true } // the key does not exist
-  | { key: string; present: true }; // the key exists
+  | { key: string; present: true } // the key exists
+  | { key: string; value: Buffer } // the key exists and holds exactly this value (ledger fences)
+  | { prefix: string; empty: true }; // no key starts with `prefix` (an object without references)
 
 /** One operation of a transaction branch. `lease` attaches a put to a lease (node registrations). */
 export type EtcdOp = { put: string; value: Buffer; lease?: string } | { delete: string } | { get: string };
@@ -203,6 +205,26 @@ export class EtcdLink {
       if (!page.more || lastKv === undefined) return { revision, kvs };
       from = Buffer.concat([lastKv.key, Buffer.from([0])]);
     }
+  }
+
+  /**
+   * One page of the keys in [`from`, end of `prefix`), in key order, linearizable: up to `limit`
+   * pairs (values left out with `keysOnly`) and whether more follow. The next page starts at the
+   * last key + '\0'. For bounded scans (the object reaper, compaction).
+   */
+  async rangePage(from: string, prefix: string, limit: number, deadlineMs: number, options: { keysOnly?: boolean } = {}): Promise<{ revision: number; kvs: EtcdKv[]; more: boolean }> {
+    return this.#retrying('range', deadlineMs, async (host, deadline) => {
+      const page = await host.kv.range({ key: Buffer.from(from, 'utf8'), range_end: prefixEnd(prefix), limit, keys_only: options.keysOnly === true }, { deadline });
+      return { revision: Number(page.header.revision), kvs: page.kvs.map(toKv), more: page.more };
+    });
+  }
+
+  /** How many keys start with `prefix`: a count-only read, no key or value crosses the wire. */
+  async countPrefix(prefix: string, deadlineMs: number): Promise<number> {
+    return this.#retrying('count', deadlineMs, async (host, deadline) => {
+      const res = await host.kv.range({ key: Buffer.from(prefix, 'utf8'), range_end: prefixEnd(prefix), count_only: true }, { deadline });
+      return Number(res.count);
+    });
   }
 
   /** One key, linearizable, with the store's revision. */
@@ -367,7 +389,11 @@ export class EtcdLink {
 }
 
 function toCompare(c: EtcdCompare): ICompare {
+  // Over a range, etcd compares every key in it, and a range without keys as one absent key
+  // (create revision 0): so "create revision = 0 over the prefix" holds exactly when it is empty.
+  if ('prefix' in c) return { key: Buffer.from(c.prefix, 'utf8'), range_end: prefixEnd(c.prefix), target: 'Create', result: 'Equal', create_revision: 0 };
   const key = Buffer.from(c.key, 'utf8');
+  if ('value' in c) return { key, target: 'Value', result: 'Equal', value: c.value };
   if ('modRevision' in c) return { key, target: 'Mod', result: 'Equal', mod_revision: c.modRevision };
   // create_revision 0 means the key does not exist.
   if ('absent' in c) return { key, target: 'Create', result: 'Equal', create_revision: 0 };
