@@ -25,7 +25,7 @@ import {
   json,
   type LedgerCompare,
   type LedgerEntry,
-  LedgerKeys,
+  type LedgerKeys,
   type LedgerKv,
   type LedgerOp,
   type MaintenanceStore,
