@@ -45,3 +45,5 @@ export { DEFAULT_SLOTS, type LiveRecord, type NodeRecord, liveKey, nodeKey } fro
 export { type OpenSpec, type Owner, Placement, type PlacementRow, placementKey } from './cluster/placement';
 export { rendezvous } from './cluster/rendezvous';
 export { PlacementIntents } from './cluster/intents';
+export { EtcdLink, type EtcdCompare, type EtcdKv, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError } from './meta/etcd/etcd-link';
+export { type EtcdTarget, parseEtcdUrl } from './meta/etcd/etcd-url';

@@ -20,26 +20,18 @@
  */
 import { frameProblem } from '../shards/worker/frame';
 import { type Logger } from '../log';
-import {
-  eachLimited,
-  json,
-  type LedgerCompare,
-  type LedgerEntry,
-  type LedgerKeys,
-  type LedgerKv,
-  type LedgerOp,
-  type MaintenanceStore,
-  parseEntry,
-  scanPrefix,
-} from './maintenance-ledger';
+import { type EtcdCompare, type EtcdOp } from '../actors';
+import { type EntryValue } from './ledger';
+import { compactedObjectKey, type Fence, fenceValue, type LedgerKeys, parseEntryName } from './ledger-keys';
+import { eachLimited, json, type LedgerKv, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
 
 /** A stream this node owns now, as compaction needs it. */
 export interface PlacedStream {
   name: string;
   /** The placement row's stream id (names the `c/` objects). */
   streamId: number;
-  /** The fence this node holds: `"<nodeId>:<epoch>"`. */
-  fence: string;
+  /** The fence this node holds (`f/<stream>` = "<nodeId>:<epoch>"). */
+  fence: Fence;
 }
 
 export interface CompactionOptions {
@@ -138,12 +130,12 @@ export class Compactor {
     return done;
   }
 
-  async #entries(s: PlacedStream, live: Set<string>, now: number): Promise<Array<{ key: string; modRevision: number; e: LedgerEntry }>> {
+  async #entries(s: PlacedStream, live: Set<string>, now: number): Promise<Array<{ key: string; modRevision: number; e: EntryValue }>> {
     const prefix = this.#deps.keys.entries(s.name);
-    const out: Array<{ key: string; modRevision: number; e: LedgerEntry }> = [];
+    const out: Array<{ key: string; modRevision: number; e: EntryValue }> = [];
     for await (const p of scanPrefix(this.#deps.kv, prefix, 1000)) {
-      const e = parseEntry(prefix, p.key, p.value);
-      if (e === null) continue;
+      if (parseEntryName(p.key.slice(prefix.length)) === null) continue;
+      const e = JSON.parse(p.value.toString('utf8')) as EntryValue;
       out.push({ key: p.key, modRevision: p.modRevision, e });
       live.add(p.key);
       if (!this.#seen.has(p.key)) this.#seen.set(p.key, now);
@@ -152,7 +144,7 @@ export class Compactor {
   }
 
   /** Indexes of the oldest run of small entries worth rewriting, or null. */
-  #pickRun(entries: Array<{ key: string; e: LedgerEntry }>, now: number): number[] | null {
+  #pickRun(entries: Array<{ key: string; e: EntryValue }>, now: number): number[] | null {
     const crowded = entries.length > this.#o.maxEntries;
     let run: number[] = [];
     let bytes = 0;
@@ -178,7 +170,7 @@ export class Compactor {
   }
 
   /** Rewrite one run; the bytes written, 'fenced' when the txn's compare failed, null when skipped. */
-  async #compact(s: PlacedStream, entries: Array<{ key: string; modRevision: number; e: LedgerEntry }>, run: number[]): Promise<number | 'fenced' | null> {
+  async #compact(s: PlacedStream, entries: Array<{ key: string; modRevision: number; e: EntryValue }>, run: number[]): Promise<number | 'fenced' | null> {
     const { kv, keys, store } = this.#deps;
     const replaced = run.map((i) => entries[i]!);
     const parts: Buffer[] = new Array<Buffer>(replaced.length);
@@ -197,20 +189,19 @@ export class Compactor {
         return null;
       }
     }
-    const epoch = Number(s.fence.slice(s.fence.lastIndexOf(':') + 1));
-    const objectKey = `c/${s.streamId}/${String(epoch).padStart(10, '0')}.${String(this.#counter++).padStart(12, '0')}`;
+    const objectKey = compactedObjectKey(s.streamId, s.fence.epoch, this.#counter++);
     const bytes = parts.reduce((n, p) => n + p.length, 0);
     await store.put(objectKey, parts);
 
     const first = replaced[0]!;
     const last = replaced[replaced.length - 1]!;
-    const entry: LedgerEntry = { o: objectKey, off: 0, len: bytes, from: first.e.from, to: last.e.to };
+    const entry: EntryValue = { o: objectKey, off: 0, len: bytes, from: first.e.from, to: last.e.to };
     // A reference r/<o>/<stream> stands for every entry of the stream in o: drop it only when no entry left points into o.
     const gone = new Set(run);
     const stillUsed = new Set(entries.filter((_, i) => !gone.has(i)).map((x) => x.e.o));
     const unreferenced = [...new Set(replaced.map((r) => r.e.o))].filter((o) => !stillUsed.has(o));
-    const compare: LedgerCompare[] = [{ key: keys.fence(s.name), value: Buffer.from(s.fence, 'utf8') }, ...replaced.map((r) => ({ key: r.key, modRevision: r.modRevision }))];
-    const success: LedgerOp[] = [
+    const compare: EtcdCompare[] = [{ key: keys.fence(s.name), value: Buffer.from(fenceValue(s.fence)) }, ...replaced.map((r) => ({ key: r.key, modRevision: r.modRevision }))];
+    const success: EtcdOp[] = [
       { put: first.key, value: json(entry) },
       ...replaced.slice(1).map((r) => ({ delete: r.key })),
       ...unreferenced.map((o) => ({ delete: keys.ref(o, s.name) })),

@@ -4,7 +4,8 @@
  * count-only range reads (`o/` records, `d/` records), not summed from what nodes publish.
  * Cached for a moment so that a dashboard polling every node costs etcd two reads per second.
  */
-import { LEDGER_DEADLINE_MS, type LedgerKeys, type LedgerKv } from './maintenance-ledger';
+import { type LedgerKeys } from './ledger-keys';
+import { LEDGER_DEADLINE_MS, type LedgerKv } from './maintenance-ledger';
 
 export interface ObjectCounts {
   /** Objects the ledger knows (`o/` records): live, or dead and not yet marked. */
@@ -33,8 +34,8 @@ export class ObjectCensus {
     this.#pending ??= (async () => {
       try {
         const [objectCount, destroyedObjectBacklog] = await Promise.all([
-          this.#kv.countPrefix(this.#keys.objects(), LEDGER_DEADLINE_MS),
-          this.#kv.countPrefix(this.#keys.destroyedAll(), LEDGER_DEADLINE_MS),
+          this.#kv.countPrefix(this.#keys.objects, LEDGER_DEADLINE_MS),
+          this.#kv.countPrefix(this.#keys.destroyedObjects, LEDGER_DEADLINE_MS),
         ]);
         const counts = { objectCount, destroyedObjectBacklog };
         this.#cached = { at: Date.now(), counts };

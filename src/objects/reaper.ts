@@ -18,7 +18,9 @@
  * Work is bounded per tick: `perTick` objects looked at and deleted.
  */
 import { type Logger } from '../log';
-import { eachLimited, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKeys, type LedgerKv, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
+import { type EtcdCompare } from '../actors';
+import { type LedgerKeys } from './ledger-keys';
+import { eachLimited, json, LEDGER_DEADLINE_MS, type LedgerKv, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
 
 /** The compare that proves this node holds the maintenance lease (the holder key at the version it wrote). */
 export type HolderCompare = { key: string; modRevision: number };
@@ -121,7 +123,7 @@ export class Reaper {
   /** Step 1: one page of o/ records from the cursor; the unreferenced ones become d/ records. */
   async #markDead(h: HolderCompare, now: number, out: ReaperTick): Promise<number> {
     const { kv, keys } = this.#deps;
-    const prefix = keys.objects();
+    const prefix = keys.objects;
     const page = await kv.rangePage(this.#cursor ?? prefix, prefix, this.#o.perTick, LEDGER_DEADLINE_MS);
     const last = page.kvs[page.kvs.length - 1];
     this.#cursor = page.more && last !== undefined ? `${last.key}\0` : null;
@@ -134,7 +136,7 @@ export class Reaper {
     let destroyed = 0;
     for (const d of dead) {
       // The count was a read; the txn checks again that nothing refers to the object, atomically.
-      const compare: LedgerCompare[] = [h, { key: keys.object(d.objectKey), modRevision: d.modRevision }, { prefix: keys.refs(d.objectKey), empty: true }];
+      const compare: EtcdCompare[] = [h, { key: keys.object(d.objectKey), modRevision: d.modRevision }, { prefix: keys.refs(d.objectKey), empty: true }];
       const res = await kv.txnOnce(compare, [{ put: keys.destroyed(d.objectKey), value: json({ at: Date.now() }) }, { delete: keys.object(d.objectKey) }], []);
       if (res.succeeded) {
         destroyed++;
@@ -152,7 +154,7 @@ export class Reaper {
   /** Step 2: delete the store objects of d/ records (this holder's and any left by an earlier one), then the records. */
   async #deleteDestroyed(h: HolderCompare, out: ReaperTick): Promise<number> {
     const { kv, keys, store } = this.#deps;
-    const prefix = keys.destroyedAll();
+    const prefix = keys.destroyedObjects;
     const page = await kv.rangePage(prefix, prefix, this.#o.perTick, LEDGER_DEADLINE_MS, { keysOnly: true });
     if (page.kvs.length === 0) return 0;
     // A deposed holder that has not heard of it yet stops here, before deleting anything.
@@ -176,13 +178,13 @@ export class Reaper {
   async #sweepOrphans(h: HolderCompare, now: number): Promise<number> {
     const { kv, keys, store } = this.#deps;
     const destroyed = new Set<string>();
-    for await (const p of scanPrefix(kv, keys.destroyedAll(), 1000, { keysOnly: true })) destroyed.add(p.key.slice(keys.destroyedAll().length));
+    for await (const p of scanPrefix(kv, keys.destroyedObjects, 1000, { keysOnly: true })) destroyed.add(p.key.slice(keys.destroyedObjects.length));
     const seen = new Map<string, number>();
     for (const top of OBJECT_PREFIXES) {
       // Both listings are in key order: walk the o/ records beside the store's keys.
       const records = scanPrefix(kv, keys.object(top), 1000, { keysOnly: true })[Symbol.asyncIterator]();
       let rec = await records.next();
-      const recordKey = (): string | null => (rec.done === true ? null : rec.value.key.slice(keys.objects().length));
+      const recordKey = (): string | null => (rec.done === true ? null : rec.value.key.slice(keys.objects.length));
       for await (const { key } of store.list(top)) {
         let r = recordKey();
         while (r !== null && r < key) {

@@ -45,11 +45,11 @@ export type EtcdCompare =
   | { key: string; modRevision: number } // the key was last written at this revision
   | { key: string; absent: true } // the key does not exist
   | { key: string; present: true } // the key exists
-  | { key: string; value: Buffer } // the key exists and holds exactly this value (ledger fences)
+  | { key: string; value: Buffer } // the key exists and holds exactly this value (the object ledger's fences)
   | { prefix: string; empty: true }; // no key starts with `prefix` (an object without references)
 
 /** One operation of a transaction branch. `lease` attaches a put to a lease (node registrations). */
-export type EtcdOp = { put: string; value: Buffer; lease?: string } | { delete: string } | { get: string };
+export type EtcdOp = { put: string; value: Buffer; lease?: string } | { delete: string } | { deletePrefix: string } | { get: string };
 
 export interface EtcdTxnResult {
   succeeded: boolean;
@@ -219,7 +219,7 @@ export class EtcdLink {
     });
   }
 
-  /** How many keys start with `prefix`: a count-only read, no key or value crosses the wire. */
+  /** How many keys are under `prefix` (a count-only range read: no values cross the wire). */
   async countPrefix(prefix: string, deadlineMs: number): Promise<number> {
     return this.#retrying('count', deadlineMs, async (host, deadline) => {
       const res = await host.kv.range({ key: Buffer.from(prefix, 'utf8'), range_end: prefixEnd(prefix), count_only: true }, { deadline });
@@ -393,15 +393,16 @@ function toCompare(c: EtcdCompare): ICompare {
   // (create revision 0): so "create revision = 0 over the prefix" holds exactly when it is empty.
   if ('prefix' in c) return { key: Buffer.from(c.prefix, 'utf8'), range_end: prefixEnd(c.prefix), target: 'Create', result: 'Equal', create_revision: 0 };
   const key = Buffer.from(c.key, 'utf8');
-  if ('value' in c) return { key, target: 'Value', result: 'Equal', value: c.value };
   if ('modRevision' in c) return { key, target: 'Mod', result: 'Equal', mod_revision: c.modRevision };
   // create_revision 0 means the key does not exist.
   if ('absent' in c) return { key, target: 'Create', result: 'Equal', create_revision: 0 };
+  if ('value' in c) return { key, target: 'Value', result: 'Equal', value: c.value };
   return { key, target: 'Create', result: 'Greater', create_revision: 0 };
 }
 
 function toOp(op: EtcdOp): IRequestOp {
   if ('put' in op) return { request_put: { key: Buffer.from(op.put, 'utf8'), value: op.value, ...(op.lease !== undefined ? { lease: op.lease } : {}) } };
   if ('delete' in op) return { request_delete_range: { key: Buffer.from(op.delete, 'utf8') } };
+  if ('deletePrefix' in op) return { request_delete_range: { key: Buffer.from(op.deletePrefix, 'utf8'), range_end: prefixEnd(op.deletePrefix) } };
   return { request_range: { key: Buffer.from(op.get, 'utf8') } };
 }
