@@ -96,6 +96,17 @@ const FOLDERS = [
     dir: 'src/s3/*',
     patterns: [{ regex: '^\\.\\./(\\.\\./)+(?!util(/|$)|program(/|$)|s3(/|$))\\w', message: 'svc-cache is independent: it imports only ../util and ../program.' }],
   },
+  // The object store (src/objects/README.md): leaf helpers, the error list and svc-cache's SigV4 signer, nothing else.
+  {
+    dir: 'src/objects',
+    patterns: [{ regex: '^(\\.\\./)+(?!util(/|$)|errors$|s3/sigv4(/|$)|objects(/|$))\\w', message: 'the object store imports only ../util, ../errors and ../s3/sigv4.' }],
+  },
+  // The ledger reaches etcd through the control plane's one etcd link (its front door), nothing more.
+  {
+    dir: 'src/objects',
+    files: ['src/objects/ledger.ts'],
+    patterns: [{ regex: '^(\\.\\./)+(?!util(/|$)|errors$|s3/sigv4(/|$)|objects(/|$)|actors$)\\w', message: 'the ledger imports only ../util, ../errors, ../s3/sigv4 and ../actors (its etcd link).' }],
+  },
   // The command-line client talks to nodes over HTTP only: none of the node's parts.
   {
     dir: 'src/cli/client',

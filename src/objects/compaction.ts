@@ -18,12 +18,9 @@
  * trimmed or was deleted meanwhile) writes nothing: the new object has no `o/` record and the
  * reaper removes it as an orphan. Work is bounded per tick (runs and bytes).
  */
-import { frameProblem } from '../shards/worker/frame';
-import { type Logger } from '../log';
-import { type EtcdCompare, type EtcdOp } from '../actors';
 import { type EntryValue } from './ledger';
 import { compactedObjectKey, type Fence, fenceValue, type LedgerKeys, parseEntryName } from './ledger-keys';
-import { eachLimited, json, type LedgerKv, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
+import { eachLimited, framesProblem, json, type LedgerCompare, type LedgerKv, type LedgerOp, type MaintenanceLog, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
 
 /** A stream this node owns now, as compaction needs it. */
 export interface PlacedStream {
@@ -57,7 +54,7 @@ export interface CompactionDeps {
   store: MaintenanceStore;
   /** The streams this node has placed now, with their fences. */
   placed: () => PlacedStream[] | Promise<PlacedStream[]>;
-  log?: Logger;
+  log?: MaintenanceLog;
 }
 
 /** What a tick did (for tests and logs). */
@@ -200,8 +197,8 @@ export class Compactor {
     const gone = new Set(run);
     const stillUsed = new Set(entries.filter((_, i) => !gone.has(i)).map((x) => x.e.o));
     const unreferenced = [...new Set(replaced.map((r) => r.e.o))].filter((o) => !stillUsed.has(o));
-    const compare: EtcdCompare[] = [{ key: keys.fence(s.name), value: Buffer.from(fenceValue(s.fence)) }, ...replaced.map((r) => ({ key: r.key, modRevision: r.modRevision }))];
-    const success: EtcdOp[] = [
+    const compare: LedgerCompare[] = [{ key: keys.fence(s.name), value: Buffer.from(fenceValue(s.fence)) }, ...replaced.map((r) => ({ key: r.key, modRevision: r.modRevision }))];
+    const success: LedgerOp[] = [
       { put: first.key, value: json(entry) },
       ...replaced.slice(1).map((r) => ({ delete: r.key })),
       ...unreferenced.map((o) => ({ delete: keys.ref(o, s.name) })),
@@ -218,14 +215,4 @@ export class Compactor {
     this.#deps.log?.debug({ stream: s.name, object: objectKey, entries: replaced.length, bytes }, 'object compaction');
     return bytes;
   }
-}
-
-/** Why `buf` is not a run of whole, valid frames, or null. */
-function framesProblem(buf: Buffer): string | null {
-  for (let pos = 0; pos < buf.length; ) {
-    const p = frameProblem(buf, pos);
-    if (p !== null) return `${p} at byte ${pos} of the range`;
-    pos += 8 + buf.readUInt32BE(pos);
-  }
-  return null;
 }

@@ -17,10 +17,8 @@
  * the next holder finishes them (restart-safe). `destroyedObjectBacklog` counts them.
  * Work is bounded per tick: `perTick` objects looked at and deleted.
  */
-import { type Logger } from '../log';
-import { type EtcdCompare } from '../actors';
 import { type LedgerKeys } from './ledger-keys';
-import { eachLimited, json, LEDGER_DEADLINE_MS, type LedgerKv, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
+import { eachLimited, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type MaintenanceLog, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
 
 /** The compare that proves this node holds the maintenance lease (the holder key at the version it wrote). */
 export type HolderCompare = { key: string; modRevision: number };
@@ -44,7 +42,7 @@ export interface ReaperDeps {
   store: MaintenanceStore;
   /** The holder compare while this node holds the maintenance lease, else null. */
   holder: () => HolderCompare | null;
-  log?: Logger;
+  log?: MaintenanceLog;
 }
 
 /** What a tick did. */
@@ -136,7 +134,7 @@ export class Reaper {
     let destroyed = 0;
     for (const d of dead) {
       // The count was a read; the txn checks again that nothing refers to the object, atomically.
-      const compare: EtcdCompare[] = [h, { key: keys.object(d.objectKey), modRevision: d.modRevision }, { prefix: keys.refs(d.objectKey), empty: true }];
+      const compare: LedgerCompare[] = [h, { key: keys.object(d.objectKey), modRevision: d.modRevision }, { prefix: keys.refs(d.objectKey), empty: true }];
       const res = await kv.txnOnce(compare, [{ put: keys.destroyed(d.objectKey), value: json({ at: Date.now() }) }, { delete: keys.object(d.objectKey) }], []);
       if (res.succeeded) {
         destroyed++;
