@@ -151,10 +151,12 @@ export class GroupCommit {
     const flushMs = this.#replicator?.flushMs ?? 0;
     if (flushMs > 0) {
       // --objects-flush-ms: the group gathers for up to flushMs before it starts.
-      this.#flushTimer ??= setTimeout(() => {
-        this.#flushTimer = null;
-        this.#flushNow();
-      }, flushMs);
+      if (this.#flushTimer === null) {
+        this.#flushTimer = setTimeout(() => {
+          this.#flushTimer = null;
+          this.#flushNow();
+        }, flushMs);
+      }
       return;
     }
     this.#flushNow();
