@@ -1,6 +1,8 @@
 /**
  * The object store (docs/objects.md): where stream data lives in objects mode. Open one per
- * thread from the `--objects` URL; every backend keeps the `ObjectStore` contract.
+ * thread from the `--objects` URL; every backend keeps the `ObjectStore` contract. The object
+ * ledger (docs/cluster.md, "Objects mode: where data lives") says which object holds which of a
+ * stream's frames.
  */
 import { FileObjectStore } from './file-store';
 import { type ObjectStoreStats } from './object-stats';
@@ -21,6 +23,10 @@ export { type Fence, LedgerKeys, compactedObjectKey, entryName, fenceValue, grou
 export { type CompactionOptions, type CompactionTick, Compactor, type PlacedStream } from './compaction';
 export { type HolderCompare, Reaper, type ReaperOptions, type ReaperTick } from './reaper';
 export { ObjectCensus, type ObjectCounts } from './object-census';
+
+// The object ledger in etcd (ledger.ts, ledger-keys.ts): which object holds which of a stream's frames, and the fences.
+export { DEFAULT_LEDGER_DEADLINE_MS, type EntryValue, Ledger, type LedgerEntry, type LedgerMeta, STREAMS_PER_TXN, type StreamCommit } from './ledger';
+export { type Fence, LedgerKeys, compactedObjectKey, entryName, fenceValue, groupObjectKey, parseEntryName, parseFence, sameFence, streamOfSegment, streamSegment } from './ledger-keys';
 
 export interface OpenObjectStoreOptions {
   /** Figures of this thread's requests are added here (object-stats.ts). */
