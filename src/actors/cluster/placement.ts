@@ -287,11 +287,11 @@ export class Placement {
     return (await this.#meta.put<PlacementRow>(placementKey(name), next, { version: cur.version })).value;
   }
 
-  /** Every placed stream, in name order (the Kafka topic index of a cluster). */
+  /** Every placed stream (and every moving one: it was placed), in name order (the Kafka topic index of a cluster). */
   placedStreams(): Array<{ name: string; kafkaTopic: string | null; streamId: number }> {
     return this.#meta
       .list<PlacementRow>(PLACEMENT_PREFIX)
-      .filter((r) => r.value.state === 'placed')
+      .filter((r) => r.value.state === 'placed' || isMoving(r.value))
       .map((r) => ({ name: r.key.slice(PLACEMENT_PREFIX.length), kafkaTopic: r.value.kafkaTopic ?? null, streamId: r.value.streamId }));
   }
 
