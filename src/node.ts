@@ -15,7 +15,7 @@ import { type Config, advertisedAddressOf, dsListenAddress, formatHostPort, kafk
 import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_SLOTS, Membership, MetaConflictError, type MetaStore, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, Tokens, openMetaStore, resolveNodeId } from './actors';
+import { DEFAULT_SLOTS, FailoverDriver, MaintenanceLease, Membership, MetaConflictError, type MetaStore, type MoveStorage, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, StreamOpener, Tokens, Transfers, openMetaStore, resolveNodeId } from './actors';
 import {
   CorsPolicy,
   clusterList,
@@ -188,11 +188,14 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     space.close();
     throw err;
   });
-  const members = new Membership(meta, nodeId, log);
+  const members = new Membership(meta, nodeId, log, config.nodeLeaseTtl);
   // Placement rows and the owner check exist only in a cluster: a single node owns every stream,
   // and its requests pass nothing on the way (docs/cluster.md).
   const placement = clustered ? new Placement(meta, members) : null;
   const intents = placement === null ? null : new PlacementIntents(meta, placement);
+  // The maintenance lease: one node of the cluster holds it (a single node always does) and runs
+  // failover and the reaper (docs/cluster.md, "The maintenance lease").
+  const lease = new MaintenanceLease(meta, members, log);
   // Every listener's handler passes the auth guard first when auth is required; around both, the
   // shield turns any failure into a 500 in the listener's shape (gateway/shield.ts).
   const internalReplies = { svc: internalReply, ds: dsInternalReply, admin: adminInternalReply } as const;
@@ -220,6 +223,12 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const shards = await startShards(config, log, schemas, space);
   schemas.attach(shards);
   const inFlight = new InFlight();
+  // Objects mode (--objects with etcd metadata): streams move between nodes (transfers, failover,
+  // a restart's reopen) by importing them from the object store (docs/cluster.md).
+  const moveStorage: MoveStorage | null = null;
+  const transfers = placement === null ? null : new Transfers(placement, members, moveStorage !== null);
+  const opener = placement === null || moveStorage === null ? null : new StreamOpener(meta, placement, moveStorage, log);
+  const failover = placement === null || moveStorage === null ? null : new FailoverDriver(meta, placement, members, lease, log);
   // Live reads (long-poll, SSE) wait here on the shards' tail events, not on the workers.
   const live = new LiveWaiters(shards, { longPollTimeoutMs: config.longPollTimeoutMs });
   // HTTP and Durable Streams readers see only committed data of Kafka transactional producers
@@ -290,7 +299,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   };
   let admin: HttpServerHandle | null = null;
   if (config.admin) {
-    const api = { shards, meta, tokens, node: { clusterId }, members, placement, groups: { groups: () => kafka.groups() }, schemas };
+    const api = { shards, meta, tokens, node: { clusterId }, members, placement, lease, transfers, groups: { groups: () => kafka.groups() }, schemas };
     admin = await engine.listen(
       { host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
       protect('admin', createAdminHandler({ serving: () => serving, registered: () => members.registered, nodeId, appliedIndex, unavailable: () => shards.unavailable(), diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),
@@ -308,8 +317,14 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     kafkaAddress: formatHostPort(kafkaAdvertised ?? { host: config.kafkaListen.host, port: kafka.port }),
     adminAddress: admin === null ? null : formatHostPort({ host: config.adminListen.host, port: admin.port }),
   });
+  lease.start();
   if (placement !== null) {
-    await adoptLocalStreams(shards, placement, log);
+    // Objects mode: this node's local streams reopen at a new epoch, copies of streams placed
+    // elsewhere are dropped, and moves to this node are followed; otherwise the data directory's
+    // streams get rows naming this node.
+    if (opener !== null) await opener.start();
+    else await adoptLocalStreams(shards, placement, log);
+    failover?.start();
     // Streams other nodes place here without a request to redirect (a Kafka topic's partitions) are created here.
     intents?.start(
       async (name, spec) => {
@@ -394,6 +409,9 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
         // Kafka requests in progress finish (a Fetch wait ended with live.shutdown) before the shards close.
         await kafka.close();
         await subscriptions?.close();
+        failover?.stop();
+        opener?.stop();
+        lease.stop();
         await shards.close();
         members.stop();
         await meta.close();

@@ -50,6 +50,7 @@ describe('defaults', () => {
       dataDir: './data',
       metadata: 'local',
       nodeId: 0,
+      nodeLeaseTtl: 5,
       advertise: '',
       dsAdvertise: '',
       shards: 8,
