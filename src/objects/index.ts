@@ -18,15 +18,13 @@ export {
   addObjectStoreStats, newObjectStoreStats, recordObjectRequest,
 } from './object-stats';
 export { OBJECTS_URL_FORMS, type ObjectsLocation, ObjectsUrlError, describeObjectsLocation, objectsUrlProblem, parseObjectsUrl } from './objects-url';
-export { DEFAULT_LEDGER_DEADLINE_MS, type EntryValue, Ledger, type LedgerEntry, type LedgerMeta, STREAMS_PER_TXN, type StreamCommit } from './ledger';
-export { type Fence, LedgerKeys, compactedObjectKey, entryName, fenceValue, groupObjectKey, parseEntryName, parseFence, sameFence, streamOfSegment, streamSegment } from './ledger-keys';
-export { type CompactionOptions, type CompactionTick, Compactor, type PlacedStream } from './compaction';
-export { type HolderCompare, Reaper, type ReaperOptions, type ReaperTick } from './reaper';
-export { ObjectCensus, type ObjectCounts } from './object-census';
-
 // The object ledger in etcd (ledger.ts, ledger-keys.ts): which object holds which of a stream's frames, and the fences.
 export { DEFAULT_LEDGER_DEADLINE_MS, type EntryValue, Ledger, type LedgerEntry, type LedgerMeta, STREAMS_PER_TXN, type StreamCommit } from './ledger';
 export { type Fence, LedgerKeys, compactedObjectKey, entryName, fenceValue, groupObjectKey, parseEntryName, parseFence, sameFence, streamOfSegment, streamSegment } from './ledger-keys';
+// Maintenance (compaction.ts, reaper.ts, object-census.ts): compaction by owners, the reaper by the lease holder, the counts.
+export { type CompactionOptions, type CompactionTick, Compactor, type PlacedStream } from './compaction';
+export { type HolderCompare, Reaper, type ReaperOptions, type ReaperTick } from './reaper';
+export { ObjectCensus, type ObjectCounts } from './object-census';
 
 export interface OpenObjectStoreOptions {
   /** Figures of this thread's requests are added here (object-stats.ts). */
