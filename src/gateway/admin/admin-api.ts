@@ -10,7 +10,7 @@ import { principalOf } from '../auth/guard';
 import { type HttpRequest } from '../http/engine';
 import { type Reply } from '../kit';
 import { type GroupsSource, dashboardApi } from './dashboard-api';
-import { clusterFigures, nodeDoc, streamDetail } from './cluster-api';
+import { type ObjectFigures, clusterFigures, nodeDoc, streamDetail } from './cluster-api';
 
 export interface NodeIdentity {
   clusterId: string;
@@ -29,6 +29,8 @@ export interface AdminDeps {
   lease?: MaintenanceLease | null;
   /** Transfers between nodes; null with the embedded store. */
   transfers?: Transfers | null;
+  /** Objects mode: objectCount and destroyedObjectBacklog from the object ledger (cluster-api.ts). */
+  objects?: ObjectFigures | null;
   /** Kafka consumer groups for the dashboard (`/admin/groups`); absent without a Kafka listener. */
   groups?: GroupsSource | null;
   /** The schema registry, for a stream's bound schema on the dashboard (`/admin/stream-config/{s}`). */

@@ -3,7 +3,8 @@
  * from this node's view of the metadata (docs/cluster.md):
  *
  *   GET /admin/cluster          overview; clustered: streamCount = placement rows, objectCount and
- *                               destroyedObjectBacklog = the sums every node publishes in its record
+ *                               destroyedObjectBacklog = the object ledger's o/ and d/ records in
+ *                               objects mode, else the sums every node publishes in its record
  *   GET /admin/nodes[/{id}]     every registered node, `live` from its lease, counts from placement rows
  *   POST /admin/nodes/{id}      {slots}: the node's weight for new placements (0: none)
  *   GET /admin/streams/{name}   placement row + the owner's storage facts (read from the owner's
@@ -25,6 +26,13 @@ export interface ClusterDeps {
   placement: Placement | null;
   /** Pending transfers (stream detail's pendingTransfer); null with the embedded store. */
   transfers?: Transfers | null;
+  /** Objects mode: the cluster's object figures, counted in the object ledger (src/objects/object-census.ts). */
+  objects?: ObjectFigures | null;
+}
+
+/** `objectCount` and `destroyedObjectBacklog` as the object ledger counts them (cached a moment). */
+export interface ObjectFigures {
+  counts(): Promise<{ objectCount: number; destroyedObjectBacklog: number }>;
 }
 
 export function nodeDoc(d: ClusterDeps, rec: NodeRecord, localStreams: number): unknown {
@@ -50,6 +58,13 @@ export function nodeDoc(d: ClusterDeps, rec: NodeRecord, localStreams: number): 
 export async function clusterFigures(d: ClusterDeps): Promise<{ streamCount: number; objectCount: number; destroyedObjectBacklog: number; appliedChanges: number }> {
   const s = await d.shards.stats();
   if (d.placement === null) return { streamCount: s.streamCount, objectCount: s.objectCount, destroyedObjectBacklog: s.destroyedObjectBacklog, appliedChanges: s.appliedChanges };
+  if (d.objects !== undefined && d.objects !== null) {
+    // Objects mode: the ledger's o/ and d/ records are the cluster's real figures (count-only reads).
+    const c = await d.objects.counts().catch((err: unknown) => {
+      throw new SvcError('storage_unavailable', `the object ledger could not be counted: ${(err as Error).message}`);
+    });
+    return { streamCount: d.placement.count(), objectCount: c.objectCount, destroyedObjectBacklog: c.destroyedObjectBacklog, appliedChanges: s.appliedChanges };
+  }
   let objectCount = 0;
   let destroyedObjectBacklog = 0;
   for (const n of d.members.nodes()) {
