@@ -49,3 +49,5 @@ export { MAINTENANCE_KEY, MaintenanceLease, type MaintenanceRecord } from './clu
 export { type PendingTransfer, type TransferResult, Transfers } from './cluster/transfers';
 export { FailoverDriver } from './cluster/failover';
 export { type MoveStorage, StreamOpener } from './cluster/moves';
+export { EtcdLink, type EtcdCompare, type EtcdKv, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError } from './meta/etcd/etcd-link';
+export { type EtcdTarget, parseEtcdUrl } from './meta/etcd/etcd-url';

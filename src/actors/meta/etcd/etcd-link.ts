@@ -44,10 +44,11 @@ export interface EtcdEvent {
 export type EtcdCompare =
   | { key: string; modRevision: number } // the key was last written at this revision
   | { key: string; absent: true } // the key does not exist
-  | { key: string; present: true }; // the key exists
+  | { key: string; present: true } // the key exists
+  | { key: string; value: Buffer }; // the key exists and holds exactly this value (the object ledger's fences)
 
 /** One operation of a transaction branch. `lease` attaches a put to a lease (node registrations). */
-export type EtcdOp = { put: string; value: Buffer; lease?: string } | { delete: string } | { get: string };
+export type EtcdOp = { put: string; value: Buffer; lease?: string } | { delete: string } | { deletePrefix: string } | { get: string };
 
 export interface EtcdTxnResult {
   succeeded: boolean;
@@ -203,6 +204,14 @@ export class EtcdLink {
       if (!page.more || lastKv === undefined) return { revision, kvs };
       from = Buffer.concat([lastKv.key, Buffer.from([0])]);
     }
+  }
+
+  /** How many keys are under `prefix` (a count-only range read: no values cross the wire). */
+  async countPrefix(prefix: string, deadlineMs: number): Promise<number> {
+    return this.#retrying('count', deadlineMs, async (host, deadline) => {
+      const res = await host.kv.range({ key: Buffer.from(prefix, 'utf8'), range_end: prefixEnd(prefix), count_only: true }, { deadline });
+      return Number(res.count);
+    });
   }
 
   /** One key, linearizable, with the store's revision. */
@@ -371,11 +380,13 @@ function toCompare(c: EtcdCompare): ICompare {
   if ('modRevision' in c) return { key, target: 'Mod', result: 'Equal', mod_revision: c.modRevision };
   // create_revision 0 means the key does not exist.
   if ('absent' in c) return { key, target: 'Create', result: 'Equal', create_revision: 0 };
+  if ('value' in c) return { key, target: 'Value', result: 'Equal', value: c.value };
   return { key, target: 'Create', result: 'Greater', create_revision: 0 };
 }
 
 function toOp(op: EtcdOp): IRequestOp {
   if ('put' in op) return { request_put: { key: Buffer.from(op.put, 'utf8'), value: op.value, ...(op.lease !== undefined ? { lease: op.lease } : {}) } };
   if ('delete' in op) return { request_delete_range: { key: Buffer.from(op.delete, 'utf8') } };
+  if ('deletePrefix' in op) return { request_delete_range: { key: Buffer.from(op.deletePrefix, 'utf8'), range_end: prefixEnd(op.deletePrefix) } };
   return { request_range: { key: Buffer.from(op.get, 'utf8') } };
 }

@@ -1,0 +1,208 @@
+/**
+ * The `file:<dir>` object store: one file per object under a directory every node shares
+ * (`<dir>/<key>`, the key's `/` as directories).
+ *
+ * Durability of a put, in order (the usual POSIX recipe; ext4/xfs keep it):
+ *   1. write `<dir>/<key's dir>/.<name>.<random>.tmp` and fsync it      (the bytes are on disk)
+ *   2. rename it to `<name>`                                            (atomic: readers see all or nothing)
+ *   3. fsync the directory                                              (the name is on disk)
+ * Directories a put creates are fsynced into their parents first. Temporary files start with `.`,
+ * a segment no key may have, so listings skip them and they never collide with an object.
+ */
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { type ObjectOutcome, type ObjectStoreStats, recordObjectRequest } from './object-stats';
+import {
+  type ByteRange, type ListedObject, type ObjectOp, type ObjectStore, ObjectNotFoundError, ObjectStoreError, bodyChunks, checkKey, checkPrefix, checkRange,
+} from './object-store';
+
+export class FileObjectStore implements ObjectStore {
+  readonly describe: string;
+  readonly #dir: string;
+  readonly #stats: ObjectStoreStats | undefined;
+
+  constructor(dir: string, stats?: ObjectStoreStats) {
+    this.#dir = dir;
+    this.describe = `file:${dir}`;
+    this.#stats = stats;
+  }
+
+  async put(key: string, body: Buffer | readonly Buffer[]): Promise<void> {
+    checkKey('put', key);
+    const { chunks, bytes } = bodyChunks(body);
+    await this.#timed('put', key, bytes, async () => {
+      const file = this.#path(key);
+      const dir = path.dirname(file);
+      await this.#ensureDir(dir);
+      const tmp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+      let renamed = false;
+      try {
+        const fh = await fs.promises.open(tmp, 'wx', 0o644);
+        try {
+          await fh.writev(chunks as Buffer[]);
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+        await fs.promises.rename(tmp, file);
+        renamed = true;
+        await fsyncDir(dir);
+      } finally {
+        if (!renamed) await fs.promises.rm(tmp, { force: true }).catch(() => undefined);
+      }
+    });
+  }
+
+  async get(key: string, range?: ByteRange): Promise<Buffer> {
+    checkKey('get', key);
+    checkRange(key, range);
+    let got = 0;
+    const buf = await this.#timed('get', key, 0, async () => {
+      const fh = await fs.promises.open(this.#path(key), 'r');
+      try {
+        const st = await fh.stat();
+        if (!st.isFile()) throw new ObjectNotFoundError('get', key, this.describe); // a directory of other keys
+        const size = st.size;
+        const offset = range?.offset ?? 0;
+        const length = range?.length ?? size;
+        if (offset + length > size) {
+          throw new ObjectStoreError('get', key, 'InvalidRange', `range ${offset}+${length} of ${JSON.stringify(key)} is past its end (${size} bytes)`);
+        }
+        const out = Buffer.allocUnsafe(length);
+        let filled = 0;
+        while (filled < length) {
+          const { bytesRead } = await fh.read(out, filled, length - filled, offset + filled);
+          if (bytesRead === 0) throw new ObjectStoreError('get', key, 'InvalidRange', `object ${JSON.stringify(key)} ended at ${offset + filled} while reading ${offset}+${length}`);
+          filled += bytesRead;
+        }
+        got = length;
+        return out;
+      } finally {
+        await fh.close();
+      }
+    }, () => got);
+    return buf;
+  }
+
+  async delete(key: string): Promise<void> {
+    checkKey('delete', key);
+    await this.#timed('delete', key, 0, async () => {
+      try {
+        await fs.promises.unlink(this.#path(key));
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        // Absent is fine; so is a directory of other keys under this name (no object has it).
+        if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') return;
+        throw err;
+      }
+      await fsyncDir(path.dirname(this.#path(key)));
+    });
+  }
+
+  async *list(prefix: string): AsyncIterable<ListedObject> {
+    checkPrefix(prefix);
+    const started = process.hrtime.bigint();
+    let outcome: ObjectOutcome = 'error';
+    try {
+      // Start at the deepest directory the prefix names whole; entries below are filtered by the rest.
+      const slash = prefix.lastIndexOf('/');
+      yield* this.#walk(slash < 0 ? '' : prefix.slice(0, slash + 1), prefix);
+      outcome = 'ok';
+    } catch (err) {
+      throw toStoreError('list', prefix, err, this.describe);
+    } finally {
+      if (this.#stats !== undefined) recordObjectRequest(this.#stats, 'list', outcome, secondsSince(started));
+    }
+  }
+
+  async close(): Promise<void> {}
+
+  /**
+   * Keys under `rel` (a key prefix ending in `/`, or '') in UTF-8 byte order: a directory sorts
+   * as its name plus `/`, so its whole subtree lands where its keys belong among its siblings
+   * (`a-c` < `a/b` < `a0`), and the walk can yield as it goes instead of sorting everything.
+   */
+  async *#walk(rel: string, prefix: string): AsyncGenerator<ListedObject> {
+    let entries: fs.Dirent[];
+    try {
+      entries = await fs.promises.readdir(rel === '' ? this.#dir : this.#path(rel.slice(0, -1)), { withFileTypes: true });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || (code === 'ENOTDIR' && rel !== '')) return; // nothing under this prefix
+      throw err;
+    }
+    const named = entries
+      .filter((e) => !e.name.startsWith('.') && (e.isFile() || e.isDirectory()))
+      .map((e) => ({ e, sortKey: Buffer.from(rel + e.name + (e.isDirectory() ? '/' : ''), 'utf8') }));
+    named.sort((a, b) => Buffer.compare(a.sortKey, b.sortKey));
+    for (const { e } of named) {
+      const key = rel + e.name;
+      if (e.isDirectory()) {
+        const sub = key + '/';
+        if (sub.startsWith(prefix) || prefix.startsWith(sub)) yield* this.#walk(sub, prefix);
+      } else if (key.startsWith(prefix)) {
+        let size: number;
+        try {
+          size = (await fs.promises.stat(this.#path(key))).size;
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // deleted meanwhile
+          throw err;
+        }
+        yield { key, size };
+      }
+    }
+  }
+
+  #path(key: string): string {
+    return path.join(this.#dir, ...key.split('/'));
+  }
+
+  /** mkdir -p, then fsync the parent of every directory it made (so the new names are durable too). */
+  async #ensureDir(dir: string): Promise<void> {
+    const first = await fs.promises.mkdir(dir, { recursive: true });
+    if (first === undefined) return;
+    const made: string[] = [];
+    for (let d = dir; d.length >= first.length; d = path.dirname(d)) made.push(d);
+    for (const d of made.reverse()) await fsyncDir(path.dirname(d));
+  }
+
+  async #timed<T>(op: ObjectOp, key: string, bytes: number, work: () => Promise<T>, bytesAfter?: () => number): Promise<T> {
+    const started = process.hrtime.bigint();
+    let outcome: ObjectOutcome = 'error';
+    try {
+      const v = await work();
+      outcome = 'ok';
+      return v;
+    } catch (err) {
+      const e = toStoreError(op, key, err, this.describe);
+      if (e instanceof ObjectNotFoundError) outcome = 'not_found';
+      throw e;
+    } finally {
+      if (this.#stats !== undefined) recordObjectRequest(this.#stats, op, outcome, secondsSince(started), outcome === 'ok' ? (bytesAfter?.() ?? bytes) : 0);
+    }
+  }
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  const fh = await fs.promises.open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+function secondsSince(started: bigint): number {
+  return Number(process.hrtime.bigint() - started) / 1e9;
+}
+
+/** A file system error as an ObjectStoreError carrying its code (ENOENT on get: ObjectNotFoundError). */
+function toStoreError(op: ObjectOp, key: string, err: unknown, where: string): ObjectStoreError {
+  if (err instanceof ObjectStoreError) return err;
+  const e = err as NodeJS.ErrnoException;
+  if (op === 'get' && (e.code === 'ENOENT' || e.code === 'ENOTDIR')) return new ObjectNotFoundError(op, key, where);
+  // ENOTDIR/EISDIR: a key and a directory of other keys share a name ("a" and "a/b"), which a file store cannot hold.
+  const why = e.code === 'ENOTDIR' || e.code === 'EISDIR' ? ' (in a file store a key cannot also be the directory of other keys)' : '';
+  return new ObjectStoreError(op, key, e.code ?? 'Error', `object store ${where}: ${op} ${JSON.stringify(key)}: ${e.message}${why}`, undefined, { cause: err });
+}

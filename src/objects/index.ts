@@ -1,0 +1,50 @@
+/**
+ * The object store (docs/objects.md): where stream data lives in objects mode. Open one per
+ * thread from the `--objects` URL; every backend keeps the `ObjectStore` contract. The object
+ * ledger (docs/cluster.md, "Objects mode: where data lives") says which object holds which of a
+ * stream's frames.
+ */
+import { FileObjectStore } from './file-store';
+import { type ObjectStoreStats } from './object-stats';
+import { type ObjectStore } from './object-store';
+import { parseObjectsUrl } from './objects-url';
+import { S3ObjectStore, type S3StoreOptions } from './s3-store';
+
+export {
+  type ByteRange, type ListedObject, type ObjectOp, type ObjectStore, ObjectNotFoundError, ObjectStoreError, isObjectNotFound, keyProblem,
+} from './object-store';
+export {
+  OBJECT_OPS, OBJECT_SECONDS_BOUNDS, type ObjectBucketCounts, type ObjectOpStats, type ObjectOutcome, type ObjectStoreStats,
+  addObjectStoreStats, newObjectStoreStats, recordObjectRequest,
+} from './object-stats';
+export { OBJECTS_URL_FORMS, type ObjectsLocation, ObjectsUrlError, describeObjectsLocation, objectsUrlProblem, parseObjectsUrl } from './objects-url';
+
+// The object ledger in etcd (ledger.ts, ledger-keys.ts): which object holds which of a stream's frames, and the fences.
+export { DEFAULT_LEDGER_DEADLINE_MS, type EntryValue, Ledger, type LedgerEntry, type LedgerMeta, STREAMS_PER_TXN, type StreamCommit } from './ledger';
+export { type Fence, LedgerKeys, compactedObjectKey, entryName, fenceValue, groupObjectKey, parseEntryName, parseFence, sameFence, streamOfSegment, streamSegment } from './ledger-keys';
+
+export interface OpenObjectStoreOptions {
+  /** Figures of this thread's requests are added here (object-stats.ts). */
+  stats?: ObjectStoreStats;
+  /** Where S3 credentials are read (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN); process.env by default. */
+  env?: NodeJS.ProcessEnv;
+  /** S3 transport tuning (tests shorten these). */
+  s3?: Partial<S3StoreOptions>;
+}
+
+/**
+ * Opens the store a `--objects` URL names. Throws ObjectsUrlError for a bad URL, and an Error
+ * naming the variables when an `s3://` store has no credentials. Opening does no I/O: the first
+ * request finds out whether the store is reachable.
+ */
+export function openObjectStore(url: string, options: OpenObjectStoreOptions = {}): ObjectStore {
+  const loc = parseObjectsUrl(url);
+  if (loc.kind === 'file') return new FileObjectStore(loc.dir, options.stats);
+  const env = options.env ?? process.env;
+  const accessKeyId = env.AWS_ACCESS_KEY_ID;
+  const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
+  if (!accessKeyId || !secretAccessKey) {
+    throw new Error(`objects URL ${JSON.stringify(url)}: an s3:// store needs credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones)`);
+  }
+  return new S3ObjectStore(loc, { accessKeyId, secretAccessKey, sessionToken: env.AWS_SESSION_TOKEN || undefined }, options.stats, options.s3);
+}

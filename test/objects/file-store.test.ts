@@ -1,0 +1,109 @@
+/** The file: object store: the shared contract, and what only a directory shows (atomic, durable puts; leftovers). */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ObjectStoreError, openObjectStore } from '../../src/objects';
+import { objectStoreContract } from './contract';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+function tempDir(): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-objects-'));
+  dirs.push(d);
+  return d;
+}
+
+/** Every file under `dir`, relative, dot files included. */
+function allFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath ?? e.path, e.name)));
+}
+
+describe('file: object store', () => {
+  describe('contract', () => {
+    let dir = '';
+    objectStoreContract({
+      pages: false,
+      open: async (o) => {
+        if (o.pageSize === undefined || dir === '') dir = tempDir();
+        return openObjectStore(`file:${dir}`, { stats: o.stats });
+      },
+    });
+  });
+
+  it('stores each object as one file at <dir>/<key>, complete once put resolves, with no temporary file left', async () => {
+    const dir = tempDir();
+    const store = openObjectStore(`file:${dir}`);
+    const body = Buffer.alloc(3 * 1024 * 1024, 0x5a);
+    await store.put('g/7/3/2/000000000042', [body.subarray(0, 1000), body.subarray(1000)]);
+    expect(fs.readFileSync(path.join(dir, 'g', '7', '3', '2', '000000000042')).equals(body)).toBe(true);
+    await Promise.all(Array.from({ length: 20 }, (_, i) => store.put('g/7/3/2/same', Buffer.alloc(1000 + i, i))));
+    const same = fs.readFileSync(path.join(dir, 'g', '7', '3', '2', 'same'));
+    expect(same.every((b) => b === same.length - 1000)).toBe(true); // one whole writer's bytes, never a mix
+    expect(allFiles(dir).sort()).toEqual(['g/7/3/2/000000000042', 'g/7/3/2/same']);
+    await store.close();
+  });
+
+  it('never shows a partly written object: the name appears with all its bytes at once', async () => {
+    const dir = tempDir();
+    const store = openObjectStore(`file:${dir}`);
+    const file = path.join(dir, 'big', 'object');
+    const size = 48 * 1024 * 1024;
+    const sizesSeen = new Set<number>();
+    const done = store.put('big/object', Buffer.alloc(size, 1));
+    let finished = false;
+    void done.then(() => (finished = true));
+    while (!finished) {
+      try {
+        sizesSeen.add(fs.statSync(file).size);
+      } catch {
+        // not there yet
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+    await done;
+    sizesSeen.add(fs.statSync(file).size);
+    expect([...sizesSeen]).toEqual([size]);
+    await store.close();
+  });
+
+  it('skips a temporary file a crash left behind, in listings and gets', async () => {
+    const dir = tempDir();
+    const store = openObjectStore(`file:${dir}`);
+    await store.put('c/1/0000000001.000000000000', Buffer.from('x'));
+    fs.writeFileSync(path.join(dir, 'c', '1', '.0000000001.000000000001.abcdef.tmp'), 'torn');
+    const keys: string[] = [];
+    for await (const o of store.list('c/')) keys.push(o.key);
+    expect(keys).toEqual(['c/1/0000000001.000000000000']);
+    await store.close();
+  });
+
+  it('refuses a key whose name is already a directory of other keys, with a clear error', async () => {
+    const dir = tempDir();
+    const store = openObjectStore(`file:${dir}`);
+    await store.put('k/a/b', Buffer.from('x'));
+    const err = await store.put('k/a', Buffer.from('y')).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(ObjectStoreError);
+    expect((err as ObjectStoreError).message).toMatch(/cannot also be the directory/);
+    await expect(store.get('k/a')).rejects.toMatchObject({ code: 'NoSuchKey' });
+    await store.delete('k/a');
+    expect(fs.readFileSync(path.join(dir, 'k', 'a', 'b'), 'utf8')).toBe('x');
+    await store.close();
+  });
+
+  it('opens relative directories against the working directory and reports a store it cannot write', async () => {
+    const store = openObjectStore('file:relative/objects');
+    expect(store.describe).toBe(`file:${path.resolve('relative/objects')}`);
+    const ro = tempDir();
+    fs.chmodSync(ro, 0o500);
+    const locked = openObjectStore(`file:${ro}`);
+    const err = await locked.put('a/b', Buffer.from('x')).then(() => null, (e: unknown) => e);
+    fs.chmodSync(ro, 0o700);
+    if (process.getuid?.() !== 0) {
+      expect(err).toBeInstanceOf(ObjectStoreError);
+      expect((err as ObjectStoreError).code).toBe('EACCES');
+      expect((err as ObjectStoreError).message).toContain(ro);
+    }
+  });
+});
