@@ -45,9 +45,9 @@ export { DEFAULT_SLOTS, type LiveRecord, type NodeRecord, liveKey, nodeKey } fro
 export { type OpenSpec, type Owner, Placement, type PlacementRow, isMoving, placementKey } from './cluster/placement';
 export { rendezvous } from './cluster/rendezvous';
 export { PlacementIntents } from './cluster/intents';
-export { EtcdLink, type EtcdCompare, type EtcdKv, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError } from './meta/etcd/etcd-link';
-export { type EtcdTarget, parseEtcdUrl } from './meta/etcd/etcd-url';
 export { MAINTENANCE_KEY, MaintenanceLease, type MaintenanceRecord } from './cluster/maintenance-lease';
 export { type PendingTransfer, type TransferResult, Transfers } from './cluster/transfers';
 export { FailoverDriver } from './cluster/failover';
 export { type MoveStorage, StreamOpener } from './cluster/moves';
+export { EtcdLink, type EtcdCompare, type EtcdKv, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError } from './meta/etcd/etcd-link';
+export { type EtcdTarget, parseEtcdUrl } from './meta/etcd/etcd-url';

@@ -17,7 +17,13 @@ import {
   type CreateParams,
   type CreateResult,
   type DeleteResult,
+  type DropResult,
   type HeadParams,
+  type ImportBeginParams,
+  type ImportFramesParams,
+  type ImportFramesResult,
+  type ImportResult,
+  type ImportStepParams,
   type ListParams,
   type ListResult,
   type ReadParams,
@@ -49,6 +55,17 @@ export interface Ops {
   /** Live reads: start (watch) or stop (unwatch) sending tail events for a stream name. */
   watch: { req: NameParams; res: TailEvent };
   unwatch: { req: NameParams; res: TailEvent };
+  /**
+   * Import a stream written by another node (docs/storage.md, "Imported streams"), in steps so
+   * that a large stream crosses in bounded chunks: begin (a hidden staging stream), frames (one
+   * chunk each, answered once durable), end (published, replacing the local copy), abort.
+   */
+  importBegin: { req: ImportBeginParams; res: { importId: number } };
+  importFrames: { req: ImportFramesParams; res: ImportFramesResult };
+  importEnd: { req: ImportStepParams; res: ImportResult };
+  importAbort: { req: ImportStepParams; res: { aborted: boolean } };
+  /** Remove the local copy of a stream (it moved to another node); nothing shared is touched. */
+  drop: { req: NameParams; res: DropResult };
 }
 
 export type OpName = keyof Ops;
@@ -98,6 +115,19 @@ const readRes: Codec<ReadResult> = {
   },
 };
 
+/** An import chunk: its fields as JSON, the frames as bytes. */
+const importFramesReq: Codec<ImportFramesParams> = {
+  write(w, p) {
+    const { frames, ...fields } = p;
+    w.json(fields);
+    w.blob(frames);
+  },
+  read(r) {
+    const fields = r.json<Omit<ImportFramesParams, 'frames'>>();
+    return { ...fields, frames: r.blob() };
+  },
+};
+
 export const OPS: { readonly [K in OpName]: OpSpec<K> } = {
   create: { code: 1, req: createReq, res: json() },
   append: { code: 2, req: appendReq, res: appendRes },
@@ -110,9 +140,14 @@ export const OPS: { readonly [K in OpName]: OpSpec<K> } = {
   configure: { code: 16, req: json(), res: json() },
   watch: { code: 24, req: json(), res: json() },
   unwatch: { code: 25, req: json(), res: json() },
+  importBegin: { code: 40, req: json(), res: json() },
+  importFrames: { code: 41, req: importFramesReq, res: json() },
+  importEnd: { code: 42, req: json(), res: json() },
+  importAbort: { code: 43, req: json(), res: json() },
+  drop: { code: 44, req: json(), res: json() },
 };
 
-const OP_NAMES: readonly OpName[] = ['create', 'append', 'trim', 'delete', 'read', 'head', 'list', 'stats', 'configure', 'watch', 'unwatch'];
+const OP_NAMES: readonly OpName[] = ['create', 'append', 'trim', 'delete', 'read', 'head', 'list', 'stats', 'configure', 'watch', 'unwatch', 'importBegin', 'importFrames', 'importEnd', 'importAbort', 'drop'];
 const BY_CODE = new Map<number, OpName>(OP_NAMES.map((op) => [OPS[op].code, op]));
 
 /** The operation of a request entry's code, or undefined for a code this build does not know. */

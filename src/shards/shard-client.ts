@@ -25,17 +25,21 @@ import {
   type CreateParams,
   type CreateResult,
   type DeleteResult,
+  type DropResult,
   type HeadParams,
+  type ImportResult,
   type ListParams,
   type ListResult,
   type ReadParams,
   type ReadResult,
   type ReadVisibility,
   type ShardStats,
+  type StreamImport,
   type StreamInfo,
   type TailEvent,
   type TrimParams,
 } from './types';
+import { frameChunks } from './import-chunks';
 import { Status, Writer, type Reader, readEntries } from './wire';
 import { OPS, type OpName, type Req, type Res, errorBody, tailBody } from './protocol';
 import { payloadBytes } from './append-wire';
@@ -266,6 +270,37 @@ export class ShardClient {
   /** Change a stream's config (PATCH /_streams/{name}); resolves with the stream once the change is durable. */
   configure(p: ConfigureParams): Promise<StreamInfo> {
     return this.#call('configure', this.shardOf(p.name), p);
+  }
+
+  /**
+   * Open a stream here from frames another node wrote (docs/storage.md, "Imported streams"): every
+   * record keeps its seq, bytes, key, headers and timestamp; the start, the seal and idempotent
+   * producers' state are restored; a local copy of the stream is replaced. The frames cross in
+   * chunks of at most IMPORT_CHUNK_BYTES (1 MiB), one in flight; each is durable in the local log
+   * before the next is sent. Readers see the old copy (or nothing) until the whole import is
+   * durable, then the new stream. A damaged frame fails it with `data_corrupt`, and a failure of any
+   * kind (the source's included) leaves the local state as it was before.
+   */
+  async importStream(name: string, input: StreamImport): Promise<ImportResult> {
+    const shard = this.shardOf(name);
+    const { importId } = await this.#call('importBegin', shard, { name, meta: input.meta });
+    try {
+      for await (const frames of frameChunks(input.frames)) await this.#call('importFrames', shard, { name, importId, frames });
+      return await this.#call('importEnd', shard, { name, importId });
+    } catch (err) {
+      // The shard abandons an import on its own errors; this covers the source's (an object store read, say).
+      await this.#call('importAbort', shard, { name, importId }).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /**
+   * Remove the local copy of a stream (it is now served by another node): locally the effect of a
+   * delete, whatever the stream's state (forks, TTL), but nothing shared is touched (no fork
+   * reference released, nothing recorded in the object ledger). `dropped: false` when there was none.
+   */
+  dropStream(name: string): Promise<DropResult> {
+    return this.#call('drop', this.shardOf(name), { name });
   }
 
   /**

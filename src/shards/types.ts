@@ -278,3 +278,58 @@ export interface TailEvent {
    */
   version: number;
 }
+
+/**
+ * A stream's stored state as another node wrote it: the object ledger's `m/<stream>` record
+ * (docs/storage.md, "Imported streams"). `meta` is the stored form of a CREATE frame
+ * (`name`, `contentType`, `createdAtMs`, … with the fields at their default left out).
+ */
+export interface ImportedMeta {
+  meta: Record<string, unknown>;
+  /** Trim point: records below it are not imported. */
+  startSeq: number;
+  sealed: boolean;
+}
+
+/** What `ShardClient.importStream` takes: the stored meta and the stream's frames. */
+export interface StreamImport {
+  meta: ImportedMeta;
+  /**
+   * The stream's frames in log order, exactly as a shard writes them to its segment log
+   * (frame.ts), with the writer's stream ids (ignored). A buffer may hold several frames and a
+   * frame may span buffers; they are sent to the shard in chunks of at most
+   * `IMPORT_CHUNK_BYTES` cut at frame boundaries.
+   */
+  frames: Iterable<Buffer> | AsyncIterable<Buffer>;
+}
+
+/** An import in progress on a shard (its staging stream's local id). */
+export interface ImportBeginParams {
+  name: string;
+  meta: ImportedMeta;
+}
+export interface ImportStepParams {
+  name: string;
+  importId: number;
+}
+export interface ImportFramesParams extends ImportStepParams {
+  /** Whole frames, at most IMPORT_CHUNK_BYTES (one frame larger than that alone). */
+  frames: Buffer;
+}
+export interface ImportFramesResult {
+  /** Frames taken so far (all kinds), and the imported data's next seq so far. */
+  frames: number;
+  nextSeq: number;
+}
+export interface ImportResult {
+  info: StreamInfo;
+  /** A local copy of the stream was replaced. */
+  replaced: boolean;
+  /** Frames read from the input, and DATA frames written (records below the start skipped). */
+  frames: number;
+  dataFrames: number;
+}
+export interface DropResult {
+  /** False when there was no local copy (dropping is idempotent). */
+  dropped: boolean;
+}

@@ -28,6 +28,12 @@ export interface PendingFrame {
   onDurable: ((loc: Location) => void) | null;
   /** The stream the frame belongs to. */
   s: StreamState;
+  /**
+   * This node's own bookkeeping, not a change of the stream (an import's frames, whose data is
+   * already recorded where it came from, and a drop): kept out of anything shared beyond the
+   * local log (docs/storage.md, "Imported streams").
+   */
+  local: boolean;
 }
 
 export interface Group {
@@ -127,10 +133,10 @@ export class GroupCommit {
     return this.#inFlight === 0 && this.#pending.frames.size === 0;
   }
 
-  enqueue(s: StreamState, buf: Buffer, onDurable: ((loc: Location) => void) | null): void {
+  enqueue(s: StreamState, buf: Buffer, onDurable: ((loc: Location) => void) | null, local = false): void {
     let list = this.#pending.frames.get(s);
     if (list === undefined) this.#pending.frames.set(s, (list = []));
-    list.push({ buf, onDurable, s });
+    list.push({ buf, onDurable, s, local });
     this.#pendingBytes += buf.length;
   }
 

@@ -98,7 +98,10 @@ export class ObjectCommit implements Replicator {
     const body: Buffer[] = [];
     const parts: Part[] = [];
     let off = 0;
-    for (const [s, frames] of g.frames) {
+    for (const [s, all] of g.frames) {
+      // An import's frames and a drop are this node's own bookkeeping: their data is recorded already.
+      const frames = all.filter((f) => !f.local);
+      if (frames.length === 0) continue;
       const p = this.#part(s, off);
       for (const f of frames) {
         body.push(f.buf);

@@ -58,7 +58,8 @@ export function recoverShard(store: KvStore, index: ChunkIndex, log: SegmentLog,
     const tail = index.loadTail(d.id);
     if (tail !== null) s.recent.push(tail);
     streams.set(d.id, s);
-    byName.set(d.meta.name, s);
+    // An import's staging stream has no name until published (stream-import.ts).
+    if (!s.meta.importing) byName.set(d.meta.name, s);
   }
   checkReferencedSegments(log, cp, index);
 
@@ -74,7 +75,7 @@ export function recoverShard(store: KvStore, index: ChunkIndex, log: SegmentLog,
       s.startSeq = s.nextSeq = s.assignedSeq = c.startSeq;
       s.durable = true;
       streams.set(c.id, s);
-      byName.set(c.meta.name, s);
+      if (!s.meta.importing) byName.set(c.meta.name, s);
     }
   }
 
@@ -146,7 +147,7 @@ export function recoverShard(store: KvStore, index: ChunkIndex, log: SegmentLog,
       streams.set(id, s);
       touched.add(s);
       const prev = byName.get(s.meta.name);
-      if (prev === undefined || prev.id < id) byName.set(s.meta.name, s);
+      if (!s.meta.importing && (prev === undefined || prev.id < id)) byName.set(s.meta.name, s);
       return;
     }
     const s = streams.get(id);
@@ -173,6 +174,8 @@ export function recoverShard(store: KvStore, index: ChunkIndex, log: SegmentLog,
         return;
       case FrameType.Trim:
         s.startSeq = Math.max(s.startSeq, payload.readDoubleBE(0));
+        // An imported stream may start beyond its last record (stream-writes.ts, trim).
+        s.nextSeq = s.assignedSeq = Math.max(s.nextSeq, s.startSeq);
         index.dropWhile(s, (c) => c.lastSeq < s.startSeq);
         return;
       case FrameType.Seal:
@@ -182,9 +185,13 @@ export function recoverShard(store: KvStore, index: ChunkIndex, log: SegmentLog,
           recordProducer(s.durableProducers, sp.key, sp.epoch, sp.ack, maxProducers);
         }
         return;
-      case FrameType.Config:
+      case FrameType.Config: {
+        const importing = s.meta.importing;
         s.meta = patchMeta(s.meta, JSON.parse(payload.toString()) as Partial<StoredMeta>);
+        // An import published: the name is the imported stream's (the replaced copy's DELETE came before).
+        if (importing && !s.meta.importing) byName.set(s.meta.name, s);
         return;
+      }
     }
   }
 }

@@ -26,7 +26,13 @@ import {
   type CreateParams,
   type CreateResult,
   type DeleteResult,
+  type DropResult,
   type HeadParams,
+  type ImportBeginParams,
+  type ImportFramesParams,
+  type ImportFramesResult,
+  type ImportResult,
+  type ImportStepParams,
   type ListParams,
   type ListResult,
   type ReadParams,
@@ -48,6 +54,7 @@ import { type Location, type SegmentLog } from './segment-log';
 import { gather } from './shard-reader';
 import { recoverShard } from './shard-recovery';
 import { StreamCatalog } from './stream-catalog';
+import { StreamImports } from './stream-import';
 import { type StreamMeta, readMeta } from './stream-meta';
 import { type StreamState, isExpired, isGone } from './stream-state';
 import { type BatchProducer, StreamWrites } from './stream-writes';
@@ -96,6 +103,7 @@ export class Shard {
   readonly #deadSegments: DeadSegments;
   readonly #watches: TailWatches;
   readonly #writes: StreamWrites;
+  readonly #imports: StreamImports;
   /** End of the log as far as groups have been applied: the checkpoint position. */
   #durableEnd: Location;
 
@@ -160,7 +168,16 @@ export class Shard {
       maxProducers: this.#maxProducers,
       now: this.#now,
     });
+    this.#imports = new StreamImports(this.#streams, this.#writes);
     this.#checkpoints.write(false);
+    // An import the log has unpublished was cut short (its caller got no answer and imports again): its staging stream goes.
+    let abandoned = 0;
+    for (const s of this.#streams.byId.values()) {
+      if (!s.meta.importing || s.deleted) continue;
+      this.#writes.delete(s, true);
+      abandoned++;
+    }
+    if (abandoned > 0) this.#commit.flush();
     // Replayed chunks are in the store now: only each stream's last one stays in memory.
     for (const s of this.#streams.byId.values()) if (s.recent.length > 1) s.recent = s.recent.slice(-1);
     this.recovery = { replayedFrames: r.replayedFrames, truncatedBytes: r.truncatedBytes, streams: r.streams.size };
@@ -340,6 +357,63 @@ export class Shard {
     // The last fork let go of a deleted (or expired) stream: it goes now.
     if (next.forkRefs === 0 && (next.softDeleted || isExpired(s, this.#now()))) this.#writes.delete(s);
     this.#commit.whenDurable(reply, info, s);
+  }
+
+  // ── imports and drops (docs/storage.md, "Imported streams"; stream-import.ts) ──
+
+  importBegin(p: ImportBeginParams, reply: Reply<{ importId: number }>): void {
+    if (this.#refuse(reply, true)) return;
+    let importId: number;
+    try {
+      importId = this.#imports.begin(p);
+    } catch (err) {
+      return reply(err as SvcError);
+    }
+    this.#commit.whenDurable(reply, () => ({ importId }));
+  }
+
+  /** One chunk of frames; answered once its batches are durable (the sender's pace is the disk's). */
+  importFrames(p: ImportFramesParams, reply: Reply<ImportFramesResult>): void {
+    if (this.#refuse(reply, true)) return;
+    let r: ImportFramesResult;
+    try {
+      r = this.#imports.frames(p.name, p.importId, p.frames);
+    } catch (err) {
+      return reply(err as SvcError);
+    }
+    this.#commit.whenDurable(reply, () => r);
+  }
+
+  /** Publish an import: readers see the imported stream once this is durable, the replaced copy until then. */
+  importEnd(p: ImportStepParams, reply: Reply<ImportResult>): void {
+    if (this.#refuse(reply)) return;
+    let r: ReturnType<StreamImports['end']>;
+    try {
+      r = this.#imports.end(p.name, p.importId);
+    } catch (err) {
+      return reply(err as SvcError);
+    }
+    this.#commit.whenDurable(reply, () => ({ info: this.#info(r.s), replaced: r.replaced, frames: r.frames, dataFrames: r.dataFrames }));
+  }
+
+  importAbort(p: ImportStepParams, reply: Reply<{ aborted: boolean }>): void {
+    if (this.#refuse(reply)) return;
+    const aborted = this.#imports.abort(p.name, p.importId);
+    this.#commit.afterDurable(reply, () => ({ aborted }));
+  }
+
+  /**
+   * Remove the local copy of a stream that another node now serves: a delete whatever its state
+   * (forks, expiry), written as `local` frames, with nothing shared touched (no fork reference
+   * released). Imports of the name still open are abandoned.
+   */
+  drop(name: string, reply: Reply<DropResult>): void {
+    if (this.#refuse(reply)) return;
+    this.#imports.abandonName(name);
+    const s = this.#streams.byName.get(name);
+    if (s === undefined || s.deleted) return this.#commit.afterDurable(reply, () => ({ dropped: false }));
+    this.#writes.delete(s, true);
+    this.#commit.whenDurable(reply, () => ({ dropped: true }));
   }
 
   /** A live stream of this shard bound to `schema` (a schema is not deleted while one is), or null. */

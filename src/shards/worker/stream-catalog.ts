@@ -26,13 +26,18 @@ export class StreamCatalog {
     return this.#nextStreamId;
   }
 
-  /** A new stream under a fresh id (accepted: its CREATE frame is not durable yet). */
+  /** A new stream under a fresh id (accepted: its CREATE frame is not durable yet); an import's staging stream gets no name. */
   add(meta: StreamMeta): StreamState {
     const s = newStreamState(this.#nextStreamId++, meta);
     this.byId.set(s.id, s);
-    this.byName.set(meta.name, s);
-    this.#sortedNames = null;
+    if (!meta.importing) this.name(s);
     return s;
+  }
+
+  /** The name leads to `s` (a new stream, or an import published). */
+  name(s: StreamState): void {
+    this.byName.set(s.meta.name, s);
+    this.#sortedNames = null;
   }
 
   /** The name no longer leads to `s` (its delete is accepted). */

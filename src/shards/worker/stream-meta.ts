@@ -36,6 +36,11 @@ export interface StreamMeta {
   softDeleted: boolean;
   /** Last Durable Streams writer sequence (Stream-Seq), written by a CONFIG frame beside the data; null when none. */
   writerSeq: string | null;
+  /**
+   * An import in progress (stream-import.ts): the stream has no name yet, readers cannot see it;
+   * a CONFIG frame `{importing: false}` publishes it. One left so at a restart is abandoned.
+   */
+  importing: boolean;
 }
 
 /** The stored form: the fields every catalog has, the later ones optional (absent or null: the default). */
@@ -53,6 +58,7 @@ export interface StoredMeta {
   forkRefs?: number;
   softDeleted?: boolean;
   writerSeq?: string | null;
+  importing?: boolean;
 }
 
 /** The changes a CONFIG frame stores (only fields that change), in the normalised form. */
@@ -74,6 +80,7 @@ export function readMeta(m: StoredMeta): StreamMeta {
     forkRefs: m.forkRefs ?? 0,
     softDeleted: m.softDeleted === true,
     writerSeq: m.writerSeq ?? null,
+    importing: m.importing === true,
   };
 }
 
@@ -93,5 +100,6 @@ export function storedMeta(m: StreamMeta): StoredMeta {
   if (m.forkRefs !== 0) out.forkRefs = m.forkRefs;
   if (m.softDeleted) out.softDeleted = true;
   if (m.writerSeq !== null) out.writerSeq = m.writerSeq;
+  if (m.importing) out.importing = true;
   return out;
 }

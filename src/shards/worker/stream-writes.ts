@@ -6,13 +6,13 @@
  *
  *   accept: state the next check sees ──▶ frame ──▶ group commit ──(durable)──▶ apply: what readers see
  */
-import { type RecordInput, encodeRecordBatch, readBatchHeader, setBaseOffset } from '../../util/record-batch';
+import { type BatchHeader, type RecordInput, encodeRecordBatch, readBatchHeader, setBaseOffset } from '../../util/record-batch';
 import { type Checkpointer } from './checkpointer';
 import { type ChunkIndex } from './chunk-index';
 import { type DeadSegments } from './dead-segments';
 import { FrameType, encodeFrame, encodeTrimPayload } from './frame';
 import { type GroupCommit } from './group-commit';
-import { type SealProducer, recordBatchProducer, recordProducer } from './producers';
+import { type SealProducer, cloneProducers, recordBatchProducer, recordProducer } from './producers';
 import { type StreamCatalog } from './stream-catalog';
 import { type MetaPatch, type StreamMeta, patchMeta, storedMeta } from './stream-meta';
 import { type StreamState, addChunk } from './stream-state';
@@ -42,15 +42,20 @@ export class StreamWrites {
     this.#x = x;
   }
 
-  /** A new stream (CREATE frame); it is visible to readers once durable. */
-  create(meta: StreamMeta): StreamState {
+  /** A new stream (CREATE frame); it is visible to readers once durable (an import's once published). `local`: see GroupCommit.enqueue. */
+  create(meta: StreamMeta, local = false): StreamState {
     const { commit, checkpoints, streams } = this.#x;
     const s = streams.add(meta);
-    commit.enqueue(s, encodeFrame(FrameType.Create, s.id, Buffer.from(JSON.stringify(storedMeta(meta)))), () => {
-      s.durable = true;
-      checkpoints.appliedChanges++;
-      checkpoints.streamChanged(s);
-    });
+    commit.enqueue(
+      s,
+      encodeFrame(FrameType.Create, s.id, Buffer.from(JSON.stringify(storedMeta(meta)))),
+      () => {
+        s.durable = true;
+        checkpoints.appliedChanges++;
+        checkpoints.streamChanged(s);
+      },
+      local,
+    );
     return s;
   }
 
@@ -88,17 +93,68 @@ export class StreamWrites {
     });
   }
 
+  /**
+   * An imported batch (stream-import.ts), stored as it is: its base offset is already its seq
+   * (the first one may lie above the stream's start: the records below were trimmed where it
+   * came from). The apply step is a replayed DATA frame's: chunk, tail, producer state.
+   */
+  importBatch(s: StreamState, batch: Buffer, h: BatchHeader): void {
+    const { commit, checkpoints, maxChunkBytes, maxProducers } = this.#x;
+    const base = h.baseOffset;
+    const last = base + h.lastOffsetDelta;
+    s.assignedSeq = last + 1;
+    s.lastTs = Math.max(s.lastTs, h.maxTimestamp);
+    const frame = encodeFrame(FrameType.Data, s.id, batch);
+    commit.enqueue(
+      s,
+      frame,
+      (loc) => {
+        if (s.deleted) return;
+        const c = addChunk(s, { baseSeq: base, lastSeq: last, segId: loc.segId, pos: loc.pos, len: frame.length, maxTs: h.maxTimestamp }, maxChunkBytes);
+        checkpoints.chunkChanged(c, s.id);
+        s.nextSeq = last + 1;
+        recordBatchProducer(s.durableProducers, h, base, maxProducers);
+        checkpoints.streamChanged(s);
+      },
+      true,
+    );
+  }
+
+  /** An import is complete: the staging stream takes its name (a CONFIG frame `{importing: false}`). */
+  publish(s: StreamState): void {
+    const { commit, checkpoints, streams } = this.#x;
+    commit.enqueue(
+      s,
+      encodeFrame(FrameType.Config, s.id, Buffer.from(JSON.stringify({ importing: false }))),
+      () => {
+        if (s.deleted) return;
+        s.meta = patchMeta(s.meta, { importing: false });
+        // Appends are checked against the accepted producers: after an import, accepted = durable.
+        s.producers = cloneProducers(s.durableProducers);
+        checkpoints.appliedChanges++;
+        streams.name(s);
+        checkpoints.streamChanged(s);
+      },
+      true,
+    );
+  }
+
   /** Seal; an idempotent producer's seal without records carries the producer in the frame. */
-  seal(s: StreamState, producer: SealProducer | null = null): void {
+  seal(s: StreamState, producer: SealProducer | null = null, local = false): void {
     const { commit, checkpoints, maxProducers } = this.#x;
     s.closing = true;
     const payload = producer === null ? null : Buffer.from(JSON.stringify(producer));
-    commit.enqueue(s, encodeFrame(FrameType.Seal, s.id, payload), () => {
-      s.closed = true;
-      checkpoints.appliedChanges++;
-      if (producer !== null) recordProducer(s.durableProducers, producer.key, producer.epoch, producer.ack, maxProducers);
-      checkpoints.streamChanged(s);
-    });
+    commit.enqueue(
+      s,
+      encodeFrame(FrameType.Seal, s.id, payload),
+      () => {
+        s.closed = true;
+        checkpoints.appliedChanges++;
+        if (producer !== null) recordProducer(s.durableProducers, producer.key, producer.epoch, producer.ack, maxProducers);
+        checkpoints.streamChanged(s);
+      },
+      local,
+    );
   }
 
   /** A config change: checks see `next` at once, s.meta once its CONFIG frame (the patch) is durable. */
@@ -113,32 +169,48 @@ export class StreamWrites {
     });
   }
 
-  /** Move the start to `seq` (above the current start); the records below it die once durable. */
-  trim(s: StreamState, seq: number): void {
+  /**
+   * Move the start to `seq` (above the current start); the records below it die once durable.
+   * An imported stream's start may lie beyond its last record (everything was trimmed where it came
+   * from): its tail moves there too, as replay does (shard-recovery.ts).
+   */
+  trim(s: StreamState, seq: number, local = false): void {
     const { commit, checkpoints, index, deadSegments } = this.#x;
-    commit.enqueue(s, encodeFrame(FrameType.Trim, s.id, encodeTrimPayload(seq)), () => {
-      checkpoints.appliedChanges++;
-      if (seq <= s.startSeq) return;
-      s.startSeq = seq;
-      index.dropWhile(s, (c) => c.lastSeq < seq);
-      checkpoints.forgetDropped(s);
-      checkpoints.streamChanged(s);
-      deadSegments.changed();
-    });
+    if (seq > s.assignedSeq) s.assignedSeq = seq;
+    commit.enqueue(
+      s,
+      encodeFrame(FrameType.Trim, s.id, encodeTrimPayload(seq)),
+      () => {
+        checkpoints.appliedChanges++;
+        if (seq <= s.startSeq) return;
+        s.startSeq = seq;
+        if (seq > s.nextSeq) s.nextSeq = seq;
+        index.dropWhile(s, (c) => c.lastSeq < seq);
+        checkpoints.forgetDropped(s);
+        checkpoints.streamChanged(s);
+        deadSegments.changed();
+      },
+      local,
+    );
   }
 
-  /** Delete: the name is free at once; the data dies once the DELETE frame is durable. */
-  delete(s: StreamState): void {
+  /** Delete: the name is free at once; the data dies once the DELETE frame is durable. `local`: a drop or an abandoned import. */
+  delete(s: StreamState, local = false): void {
     const { commit, checkpoints, streams, index, deadSegments } = this.#x;
     s.deleted = true;
     streams.unname(s);
-    commit.enqueue(s, encodeFrame(FrameType.Delete, s.id, null), () => {
-      streams.byId.delete(s.id);
-      checkpoints.appliedChanges++;
-      checkpoints.streamDeleted(s);
-      index.dropWhile(s, () => true);
-      checkpoints.forgetDropped(s);
-      deadSegments.changed();
-    });
+    commit.enqueue(
+      s,
+      encodeFrame(FrameType.Delete, s.id, null),
+      () => {
+        streams.byId.delete(s.id);
+        checkpoints.appliedChanges++;
+        checkpoints.streamDeleted(s);
+        index.dropWhile(s, () => true);
+        checkpoints.forgetDropped(s);
+        deadSegments.changed();
+      },
+      local,
+    );
   }
 }

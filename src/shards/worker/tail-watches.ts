@@ -40,7 +40,8 @@ export class TailWatches {
   emit(g: Group, streamIdOf: (s: StreamState) => number): void {
     const events: TailEvent[] = [];
     for (const [s, frames] of g.frames) {
-      if (!this.#watched.has(s.meta.name)) continue;
+      // An import's staging stream is not the name's stream until published (stream-import.ts).
+      if (!this.#watched.has(s.meta.name) || s.meta.importing) continue;
       let bytes = 0;
       for (const f of frames) bytes += f.buf.length;
       events.push({ name: s.meta.name, streamId: streamIdOf(s), nextSeq: s.nextSeq, closed: s.closed, deleted: s.deleted, bytes, version: ++this.#version });

@@ -168,6 +168,11 @@ const HANDLERS: { readonly [K in OpName]: Handler<K> } = {
   configure: (s, p, reply) => s.configure(p, reply),
   watch: (s, p, reply) => reply(null, s.watch(p.name, true)),
   unwatch: (s, p, reply) => reply(null, s.watch(p.name, false)),
+  importBegin: (s, p, reply) => s.importBegin(p, reply),
+  importFrames: (s, p, reply) => s.importFrames(p, reply),
+  importEnd: (s, p, reply) => s.importEnd(p, reply),
+  importAbort: (s, p, reply) => s.importAbort(p, reply),
+  drop: (s, p, reply) => s.drop(p.name, reply),
 };
 
 /** Decode the request with its operation's codec, run it, and write the reply with the result's. */
