@@ -51,6 +51,7 @@ import {
   withCors,
 } from './gateway';
 import { SvcError } from './errors';
+import { startObjectMaintenance } from './object-maintenance';
 import { type CommitStats, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard } from './shards';
 import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
 
@@ -246,6 +247,12 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const transfers = placement === null ? null : new Transfers(placement, members, moveStorage !== null);
   const opener = placement === null || moveStorage === null ? null : new StreamOpener(meta, placement, moveStorage, log);
   const failover = placement === null || moveStorage === null ? null : new FailoverDriver(meta, placement, members, lease, log);
+  // Objects mode: compaction of this node's streams, the reaper while this node holds the
+  // maintenance lease, and the ledger's object counts (docs/cluster.md, "Compaction and the reaper").
+  const objectMaintenance =
+    placement === null || config.objects === ''
+      ? null
+      : startObjectMaintenance({ metadataUrl: config.metadata, objectsUrl: config.objects, nodeId, lease, placement, log, reaper: { intervalMs: Math.min(config.storage.reaperIntervalMs, 2_000) } });
   // Live reads (long-poll, SSE) wait here on the shards' tail events, not on the workers.
   const live = new LiveWaiters(shards, { longPollTimeoutMs: config.longPollTimeoutMs });
   // HTTP and Durable Streams readers see only committed data of Kafka transactional producers
@@ -316,7 +323,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   };
   let admin: HttpServerHandle | null = null;
   if (config.admin) {
-    const api = { shards, meta, tokens, node: { clusterId }, members, placement, lease, transfers, groups: { groups: () => kafka.groups() }, schemas };
+    const api = { shards, meta, tokens, node: { clusterId }, members, placement, lease, transfers, groups: { groups: () => kafka.groups() }, schemas, objects: objectMaintenance?.census ?? null };
     admin = await engine.listen(
       { host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
       protect('admin', createAdminHandler({ serving: () => serving, registered: () => members.registered, nodeId, appliedIndex, unavailable: () => shards.unavailable(), diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),
@@ -353,7 +360,8 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
         });
       },
     );
-    members.publishStorage(async () => {
+    // Objects mode counts objects in the ledger (objectMaintenance); otherwise each node publishes its own.
+    if (objectMaintenance === null) members.publishStorage(async () => {
       const s = await shards.stats();
       return { objectCount: s.objectCount, destroyedObjectBacklog: s.destroyedObjectBacklog };
     });
@@ -369,6 +377,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
       return { workersDown: down.length, diskFull: shards.space().low, shards: shards.shardCount, shardsDown: down.reduce((n, w) => n + w.shards.length, 0) };
     },
     metadataSync: () => (meta.syncLatency === undefined ? null : { bounds: SYNC_SECONDS_BOUNDS, latency: meta.syncLatency }),
+    ...(objectMaintenance === null ? {} : { objects: () => objectMaintenance.census.counts() }),
     groupLag: async () => (await kafka.groups()).flatMap((g) => g.offsets.flatMap((o) => (o.lag === null ? [] : [{ group: g.groupId, topic: o.topic, partition: o.partition, lag: o.lag }]))),
   });
   // --metrics-listen: GET /metrics alone, without authentication, for a scraper that holds no token.
@@ -429,6 +438,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
         failover?.stop();
         opener?.stop();
         lease.stop();
+        await objectMaintenance?.close();
         await shards.close();
         members.stop();
         await meta.close();
