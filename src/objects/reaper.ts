@@ -115,6 +115,9 @@ export class Reaper {
       this.#lastSweep = now;
       out.orphans = await this.#sweepOrphans(h, now);
     }
+    if (out.destroyed + out.deleted + out.orphans > 0 || out.deposed) {
+      this.#deps.log?.info({ destroyed: out.destroyed, deleted: out.deleted, orphans: out.orphans, deposed: out.deposed }, 'object reaper');
+    }
     return out;
   }
 
