@@ -20,7 +20,7 @@
  */
 import { type EntryValue } from './ledger';
 import { compactedObjectKey, type Fence, fenceValue, type LedgerKeys, parseEntryName } from './ledger-keys';
-import { eachLimited, framesProblem, json, type LedgerCompare, type LedgerKv, type LedgerOp, type MaintenanceLog, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
+import { eachLimited, framesProblem, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type MaintenanceLog, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
 
 /** A stream this node owns now, as compaction needs it. */
 export interface PlacedStream {
@@ -111,8 +111,12 @@ export class Compactor {
     const live = new Set<string>();
     for (const s of streams) {
       if (done.runs >= this.#o.runsPerTick) break;
+      // The stream's m/ record first: its trim point, and its version for the txn's compare (below).
+      const meta = await this.#deps.kv.get(this.#deps.keys.meta(s.name), LEDGER_DEADLINE_MS);
+      if (meta.kv === null) continue; // being created or deleted
+      const startSeq = (JSON.parse(meta.kv.value.toString('utf8')) as { startSeq?: number }).startSeq ?? 0;
       const entries = await this.#entries(s, live, now);
-      const run = this.#pickRun(entries, now);
+      const run = this.#pickRun(entries, startSeq, now);
       if (run === null) continue;
       const r = await this.#compact(s, entries, run);
       if (r === 'fenced') done.fenced++;
@@ -140,15 +144,21 @@ export class Compactor {
     return out;
   }
 
-  /** Indexes of the oldest run of small entries worth rewriting, or null. */
-  #pickRun(entries: Array<{ key: string; e: EntryValue }>, now: number): number[] | null {
+  /**
+   * Indexes of the oldest run of small entries worth rewriting, or null. Entries a trim to
+   * `startSeq` removes (`to` ≤ startSeq) are never part of a run: a trim that read the entries
+   * before this compaction commits deletes exactly those keys, and the run's first key (which the
+   * new entry keeps) must not be among them.
+   */
+  #pickRun(entries: Array<{ key: string; e: EntryValue }>, startSeq: number, now: number): number[] | null {
     const crowded = entries.length > this.#o.maxEntries;
     let run: number[] = [];
     let bytes = 0;
     for (let i = 0; i < entries.length; i++) {
       const { key, e } = entries[i]!;
       const settled = crowded || now - (this.#seen.get(key) ?? now) >= this.#o.settleMs;
-      const fits = e.len < this.#o.smallBytes && settled && bytes + e.len <= this.#o.maxRunBytes && run.length < this.#o.maxRun;
+      const small = e.len < this.#o.smallBytes && settled && e.to > startSeq;
+      const fits = small && bytes + e.len <= this.#o.maxRunBytes && run.length < this.#o.maxRun;
       if (fits) {
         run.push(i);
         bytes += e.len;
@@ -158,7 +168,7 @@ export class Compactor {
       run = [];
       bytes = 0;
       // This entry may start the next run (it did not fit only because the run was full).
-      if (e.len < this.#o.smallBytes && settled) {
+      if (small) {
         run.push(i);
         bytes = e.len;
       }
@@ -197,7 +207,22 @@ export class Compactor {
     const gone = new Set(run);
     const stillUsed = new Set(entries.filter((_, i) => !gone.has(i)).map((x) => x.e.o));
     const unreferenced = [...new Set(replaced.map((r) => r.e.o))].filter((o) => !stillUsed.has(o));
-    const compare: LedgerCompare[] = [{ key: keys.fence(s.name), value: Buffer.from(fenceValue(s.fence)) }, ...replaced.map((r) => ({ key: r.key, modRevision: r.modRevision }))];
+    // A trim writes m/ (its group's commit) before it reads the entries it removes, and removes
+    // them by key: so m/ is read again now and compared in the txn. A trim that began since the
+    // first read and reaches into the run makes the run void (its first key, which the new entry
+    // keeps, may be deleted by that trim); one that begins after this read fails the compare.
+    // Other m/ changes (config, seal) between the two reads cost nothing.
+    const meta = await kv.get(keys.meta(s.name), LEDGER_DEADLINE_MS);
+    const startSeq = meta.kv === null ? Infinity : ((JSON.parse(meta.kv.value.toString('utf8')) as { startSeq?: number }).startSeq ?? 0);
+    if (meta.kv === null || replaced.some((r) => r.e.to <= startSeq)) {
+      this.#deps.log?.info({ stream: s.name, object: objectKey }, 'object compaction abandoned: the stream was trimmed or deleted meanwhile');
+      return 'fenced';
+    }
+    const compare: LedgerCompare[] = [
+      { key: keys.fence(s.name), value: Buffer.from(fenceValue(s.fence)) },
+      { key: keys.meta(s.name), modRevision: meta.kv.modRevision },
+      ...replaced.map((r) => ({ key: r.key, modRevision: r.modRevision })),
+    ];
     const success: LedgerOp[] = [
       { put: first.key, value: json(entry) },
       ...replaced.slice(1).map((r) => ({ delete: r.key })),
