@@ -9,7 +9,7 @@
  *       pick the oldest run of small ones     (len < 1 MiB; > 32 entries, or all seen ≥ 10 s ago)
  *       GET each range, check every frame     (length + CRC-32C; a bad frame stops the run: never copied)
  *       PUT c/<streamId>/<epoch>.<counter>    the frames concatenated, in order
- *       txn If(f/<stream> == fence, each replaced i/ unchanged)
+ *       txn If(f/<stream> == fence, m/ unchanged since read again, each replaced i/ unchanged)
  *           Then(i/<first> = new entry, delete the other replaced i/, delete r/ no longer used,
  *                put r/<c>/<stream>, o/<c>)
  *
