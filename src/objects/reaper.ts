@@ -17,7 +17,7 @@
  * the next holder finishes them (restart-safe). `destroyedObjectBacklog` counts them.
  * Work is bounded per tick: `perTick` objects looked at and deleted.
  */
-import { type LedgerKeys } from './ledger-keys';
+import { type LedgerKeys, streamOfSegment } from './ledger-keys';
 import { eachLimited, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type MaintenanceLog, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
 
 /** The compare that proves this node holds the maintenance lease (the holder key at the version it wrote). */
@@ -133,6 +133,7 @@ export class Reaper {
     await eachLimited(candidates, 16, async (p) => {
       const objectKey = p.key.slice(prefix.length);
       if ((await kv.countPrefix(keys.refs(objectKey), LEDGER_DEADLINE_MS)) === 0) dead.push({ objectKey, modRevision: p.modRevision });
+      else if (objectKey.startsWith('c/')) await this.#dropDanglingRefs(h, objectKey);
     });
     let destroyed = 0;
     for (const d of dead) {
@@ -150,6 +151,23 @@ export class Reaper {
       // Otherwise a reference or the record changed since the read: it is not dead, or a later tick sees it.
     }
     return destroyed;
+  }
+
+  /**
+   * A compacted object holds one stream's frames. A delete that read the stream's entries before a
+   * compaction committed removes them by key but leaves the new object's reference behind; once
+   * the stream's fence is gone (the delete's last step) such a reference is dangling. It is removed
+   * here under the lease and `f/` still absent, and the object is dead at a later tick.
+   */
+  async #dropDanglingRefs(h: HolderCompare, objectKey: string): Promise<void> {
+    const { kv, keys } = this.#deps;
+    const refs = await kv.rangePage(keys.refs(objectKey), keys.refs(objectKey), 16, LEDGER_DEADLINE_MS, { keysOnly: true });
+    for (const r of refs.kvs) {
+      const fence = keys.fence(streamOfSegment(r.key.slice(keys.refs(objectKey).length)));
+      if ((await kv.get(fence, LEDGER_DEADLINE_MS)).kv !== null) continue;
+      const res = await kv.txnOnce([h, { key: fence, absent: true }], [{ delete: r.key }], []);
+      if (res.succeeded) this.#deps.log?.info({ object: objectKey, ref: r.key }, 'dangling reference of a deleted stream removed');
+    }
   }
 
   /** Step 2: delete the store objects of d/ records (this holder's and any left by an earlier one), then the records. */

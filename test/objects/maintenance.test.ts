@@ -350,6 +350,43 @@ describe('the reaper', () => {
     await expectLiveIntact(w, [{ name: 'keep', fromFrame: 0 }]);
   });
 
+  it('frees the compacted object of a stream deleted while it was being compacted', async () => {
+    const w = world();
+    await create(w, ['gone']);
+    for (let i = 0; i < 5; i++) await group(w, ['gone']);
+    // The delete reads the entries, then waits at its first transaction until the compaction committed.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let atGate!: () => void;
+    const reachedGate = new Promise<void>((r) => (atGate = r));
+    const gated = {
+      get closed() {
+        return link.closed;
+      },
+      rangePrefix: (p: string, ms: number) => link.rangePrefix(p, ms),
+      get: (k: string, ms: number) => link.get(k, ms),
+      txnOnce: async (...a: Parameters<EtcdLink['txnOnce']>) => {
+        atGate();
+        await gate;
+        return link.txnOnce(...a);
+      },
+    } as unknown as EtcdLink;
+    const deleting = new Ledger(gated, w.prefix).deleteStream('gone', me);
+    await reachedGate;
+    const compactor = new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'gone', streamId: 8, fence: me }] }, { settleMs: 0 });
+    expect(await compactor.tick()).toMatchObject({ runs: 1, entriesReplaced: 5 });
+    release();
+    expect(await deleting).toBe(true);
+    expect(await w.ledger.entries('gone')).toEqual([]);
+    // The compacted object's reference outlived the delete; the reaper drops it, then the object.
+    const { compare } = await takeMaintenance(w, 1);
+    const reaper = reaperOf(w, () => compare);
+    const census = new ObjectCensus(link, w.ledger.keys, { ttlMs: 0 });
+    for (let i = 0; i < 3 && (await census.counts()).objectCount > 0; i++) await reaper.tick();
+    expect(await census.counts()).toEqual({ objectCount: 0, destroyedObjectBacklog: 0 });
+    expect(await storeKeys(w)).toEqual([]);
+  });
+
   it('keeps an unrecorded object until it has been seen without a record for orphanAgeMs', async () => {
     const w = world();
     await create(w, ['o']);
