@@ -18,18 +18,20 @@ const streamNamed = (name: string): StreamState => ({ meta: { name } }) as Strea
 /** A replicator the test resolves by hand, group by group. */
 class HandReplicator implements Replicator {
   readonly maxInFlight = 4;
-  readonly flushMs = 0;
-  constructor(readonly stallMs = 10_000) {}
+  constructor(
+    readonly stallMs = 10_000,
+    readonly flushMs = 0,
+  ) {}
   readonly waiting: Array<{ g: Group; resolve: (fenced: Map<StreamState, number | null>) => void }> = [];
   replicate(g: Group): Promise<ReadonlyMap<StreamState, number | null>> {
     return new Promise((resolve) => this.waiting.push({ g, resolve }));
   }
 }
 
-function setup(stallMs?: number): { gc: GroupCommit; rep: HandReplicator; dir: string; syncs: () => number } {
+function setup(stallMs?: number, flushMs?: number): { gc: GroupCommit; rep: HandReplicator; dir: string; syncs: () => number } {
   const dir = path.join(tempDir('gc-replicator-'), 'log');
   const log = SegmentLog.open(dir, 1 << 30);
-  const rep = new HandReplicator(stallMs);
+  const rep = new HandReplicator(stallMs, flushMs);
   let syncs = 0;
   const write = log.write.bind(log);
   log.write = (bufs, options) => {
@@ -112,5 +114,21 @@ describe('group commit with a replicator (objects mode)', () => {
     await gc.drain();
     // Its outcome was unknown to the client; the data is written and applied, the reply not repeated.
     expect([applied, replies, gc.stalled]).toEqual([['x'], ['storage_unavailable'], false]);
+  });
+
+  it('with a flush window (--objects-flush-ms) gathers what arrives within it into one group', async () => {
+    const { gc, rep } = setup(10_000, 40);
+    const a = streamNamed('/a');
+    gc.enqueue(a, Buffer.from('1'), null);
+    gc.flush();
+    await new Promise((r) => setTimeout(r, 10));
+    gc.enqueue(a, Buffer.from('2'), null);
+    gc.flush();
+    expect(rep.waiting).toHaveLength(0);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(rep.waiting).toHaveLength(1);
+    expect(rep.waiting[0]!.g.frames.get(a)!.map((f) => f.buf.toString())).toEqual(['1', '2']);
+    rep.waiting[0]!.resolve(new Map());
+    await gc.drain();
   });
 });
