@@ -11,10 +11,17 @@ export interface ContractTarget {
   open(o: { stats?: ObjectStoreStats; pageSize?: number }): Promise<ObjectStore>;
   /** Whether list pages (S3): the continuation test then checks more than one page was asked for. */
   pages: boolean;
+  /**
+   * s3rver walks its directory tree (one directory per key segment, names sorted) and so lists
+   * `x/a/…` before `x/a-c`, where S3 lists by UTF-8 bytes (`-` < `/`). Set for s3rver: the order
+   * test then leaves out the one key that shows it. The store's own keys (fixed-width numbers
+   * per segment, docs/objects.md) never meet the case.
+   */
+  dirWalkOrder?: boolean;
 }
 
 /** Keys chosen so that directory walks and byte order disagree unless the walk is careful. */
-const ORDER_KEYS = ['x/a-c', 'x/a/b', 'x/a/b2/c', 'x/a0', 'x/b', 'x/Z', 'x/é', 'x/a/b1', 'x/B/1', 'x/0000000010', 'x/0000000009'];
+const ALL_ORDER_KEYS = ['x/a-c', 'x/a/b', 'x/a/b2/c', 'x/a0', 'x/b', 'x/Z', 'x/é', 'x/a/b1', 'x/B/1', 'x/0000000010', 'x/0000000009'];
 const byteOrder = (keys: string[]) => [...keys].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
 
 async function collect(it: AsyncIterable<{ key: string; size: number }>): Promise<Array<{ key: string; size: number }>> {
@@ -70,8 +77,8 @@ export function objectStoreContract(t: ContractTarget): void {
   });
 
   it('rejects a get of an absent key with ObjectNotFoundError (code NoSuchKey), whole or ranged', async () => {
-    for (const p of [store.get('nope/absent'), store.get('nope/absent', { offset: 0, length: 4 }), store.get('nope/absent', { offset: 0, length: 0 })]) {
-      const err = await rejection(p);
+    for (const call of [() => store.get('nope/absent'), () => store.get('nope/absent', { offset: 0, length: 4 }), () => store.get('nope/absent', { offset: 0, length: 0 })]) {
+      const err = await rejection(call());
       expect(err).toBeInstanceOf(ObjectNotFoundError);
       expect(err.code).toBe('NoSuchKey');
       expect(isObjectNotFound(err)).toBe(true);
@@ -93,6 +100,7 @@ export function objectStoreContract(t: ContractTarget): void {
   });
 
   it('lists keys under a prefix in UTF-8 byte order with their sizes, a partial last segment included', async () => {
+    const ORDER_KEYS = t.dirWalkOrder === true ? ALL_ORDER_KEYS.filter((k) => k !== 'x/a-c') : ALL_ORDER_KEYS;
     for (const [i, k] of [...ORDER_KEYS].reverse().entries()) await store.put(k, Buffer.alloc(i + 1));
     await store.put('y/other', Buffer.from('not under x'));
     const sizeOf = (k: string) => ORDER_KEYS.length - ORDER_KEYS.indexOf(k);
@@ -123,8 +131,8 @@ export function objectStoreContract(t: ContractTarget): void {
   it('refuses keys that could leave the store or be ambiguous, for every operation', async () => {
     const bad = ['', '/abs/key', 'a/../b', '..', '../up', 'a/./b', 'a//b', 'a/', '.hidden', 'a/.tmp', 'a\\b', 'nul\u0000', 'x'.repeat(1025)];
     for (const key of bad) {
-      for (const p of [store.put(key, Buffer.from('x')), store.get(key), store.delete(key)]) {
-        const err = await rejection(p);
+      for (const call of [() => store.put(key, Buffer.from('x')), () => store.get(key), () => store.delete(key)]) {
+        const err = await rejection(call());
         expect(err.code).toBe('InvalidKey');
       }
     }
