@@ -151,12 +151,9 @@ async function startShards(config: Config, log: Logger, schemas: SchemaStore, sp
  * registers (registration needs the bound listeners), so they get the epoch registration will
  * write: one above the node record's (one process per node id; a second one takes over).
  */
-function objectsMode(config: Config, meta: MetaStore, nodeId: number, log: Logger): ShardClientOptions['objects'] {
-  if (config.metadata === 'local') return undefined;
-  if (config.objects === '') {
-    log.warn('--metadata etcd://… without --objects: streams live on their owner\'s disk and wait for it when it is down (docs/cluster.md)');
-    return undefined;
-  }
+function objectsMode(config: Config, meta: MetaStore, nodeId: number): ShardClientOptions['objects'] {
+  // Without --objects (etcd metadata alone) openControlPlane logged the warning (config.ts configWarnings).
+  if (config.metadata === 'local' || config.objects === '') return undefined;
   const nodeEpoch = (meta.get<NodeRecord>(nodeKey(nodeId))?.value.nodeEpoch ?? 0) + 1;
   return { url: config.objects, metadataUrl: config.metadata, nodeId, nodeEpoch, flushMs: config.objectsFlushMs };
 }
@@ -235,7 +232,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     return metrics === null ? logged : metered(listener, metrics, logged);
   };
   const schemas = SchemaStore.open(config.dataDir);
-  const shards = await startShards(config, log, schemas, space, objectsMode(config, meta, nodeId, log));
+  const shards = await startShards(config, log, schemas, space, objectsMode(config, meta, nodeId));
   schemas.attach(shards);
   const inFlight = new InFlight();
   // Live reads (long-poll, SSE) wait here on the shards' tail events, not on the workers.

@@ -54,8 +54,6 @@ describe('defaults', () => {
       nodeId: 0,
       advertise: '',
       dsAdvertise: '',
-      objects: '',
-      objectsFlushMs: 0,
       shards: 8,
       shardWorkers: Math.max(1, os.availableParallelism() - 1),
       httpEngine: 'uws',
@@ -90,9 +88,6 @@ describe('defaults', () => {
     expect(ok(['--long-poll-timeout', '2500']).longPollTimeoutMs).toBe(2500);
     expect(ok([], { SVC_LONG_POLL_TIMEOUT: '1000' }).longPollTimeoutMs).toBe(1000);
     expect(errors(['--long-poll-timeout', '0'])).toEqual(['--long-poll-timeout: must be an integer from 1 to 3600000 (got "0")']);
-    // Objects mode keeps its ledger in etcd (docs/cluster.md, "Objects mode: where data lives").
-    expect(errors(['--objects', 'file:/tmp/objects'])).toEqual(['--objects: needs --metadata etcd://… (the object ledger lives in etcd)']);
-    expect(ok(['--objects', 'file:/tmp/objects', '--metadata', 'etcd://127.0.0.1:2379/svc', '--objects-flush-ms', '5'])).toMatchObject({ objects: 'file:/tmp/objects', objectsFlushMs: 5 });
   });
 
   it('documents every flag, environment variable and file key in docs/config.md', () => {
