@@ -52,6 +52,7 @@ import {
 } from './gateway';
 import { SvcError } from './errors';
 import { type CommitStats, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard } from './shards';
+import { type ObjectStoreStats } from './objects';
 import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
 
 /** A running node: listeners, shard workers, actors. */
@@ -292,6 +293,8 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   // shards, and shows the last figure it had when they do not answer within 500 ms.
   let shardChanges = 0;
   let commits: CommitStats | null = null;
+  /** Objects mode: the shards' object store figures as of the last stats call (svc_object_store_*). */
+  let objectStats: ObjectStoreStats | null = null;
   const appliedIndex = async (): Promise<number> => {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), 500)));
@@ -300,6 +303,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     if (s !== null) {
       shardChanges = Math.max(shardChanges, s.appliedChanges);
       commits = s.commits ?? null;
+      objectStats = s.objects ?? null;
     }
     return meta.appliedIndex + shardChanges;
   };
@@ -347,6 +351,11 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     fanoutLag: () => ({ bounds: FANOUT_LAG_BOUNDS, lag: live.fanoutLag }),
     kafka: () => ({ connections: kafka.connections(), requests: kafka.requestsByApi() }),
     shards: async () => ({ appliedIndex: await appliedIndex(), commits }),
+    // The shards' object store figures come with their stats (one call per scrape, as for `shards`).
+    objectStore: async () => {
+      await appliedIndex();
+      return objectStats;
+    },
     shardHealth: () => {
       const down = shards.unavailable();
       return { workersDown: down.length, diskFull: shards.space().low, shards: shards.shardCount, shardsDown: down.reduce((n, w) => n + w.shards.length, 0) };

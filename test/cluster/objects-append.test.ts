@@ -94,6 +94,10 @@ test('acknowledged appends are durable in the object store, found through the le
   expect(entries.map((e) => e.counter)).toEqual(entries.map((_, i) => i));
   await expect(ledger.fence(name)).resolves.toEqual({ nodeId, epoch: 1 });
   await expect(ledger.meta(name)).resolves.toMatchObject({ meta: { name, contentType: 'text/plain' }, startSeq: 0, sealed: false });
+  // The shards' object PUTs are counted (docs/metrics.md, svc_object_store_*).
+  const metrics = await (await fetch(`${node.adminUrl!}/metrics`)).text();
+  const puts = /^svc_object_store_requests_total\{op="put",outcome="ok"\} (\d+)/m.exec(metrics);
+  expect(Number(puts?.[1])).toBeGreaterThanOrEqual(entries.length);
   // The node reads its local copy: the same records.
   const read = await fetch(`${node.url}${name}?format=json`);
   expect(((await read.json()) as Array<{ seq: number }>).map((r) => r.seq)).toEqual(acked.map(([seq]) => seq));

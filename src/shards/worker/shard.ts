@@ -43,6 +43,7 @@ import { DeadSegments } from './dead-segments';
 import { type KvStore } from './kv-store';
 import { DEFAULT_MAX_PRODUCERS, checkProducer, producerIdOf, recordProducer } from './producers';
 import { GroupCommit, type Replicator, type Reply } from './group-commit';
+import { type ObjectStoreStats } from '../../objects';
 import { mediaType } from '../names';
 import { type Location, type SegmentLog } from './segment-log';
 import { gather } from './shard-reader';
@@ -81,6 +82,8 @@ export interface ShardOptions {
   lowSpace?: () => boolean;
   /** Objects mode (object-commit.ts): groups are made durable in the object store and the ledger before the local write. */
   replicator?: Replicator;
+  /** Objects mode: the requests of this shard's object store (reported with its stats). */
+  objectStats?: ObjectStoreStats;
 }
 
 export class Shard {
@@ -401,6 +404,7 @@ export class Shard {
       destroyedObjectBacklog: this.#deadSegments.backlog,
       appliedChanges: this.#checkpoints.appliedChanges,
       commits: this.#commit.stats,
+      ...(this.#opts.objectStats !== undefined ? { objects: this.#opts.objectStats } : {}),
     };
   }
 
