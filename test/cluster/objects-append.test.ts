@@ -112,6 +112,18 @@ test('a seal and a trim reach the stream\'s m/ record', async () => {
   await expect(ledger.meta(name)).resolves.toMatchObject({ startSeq: 3, sealed: true });
 });
 
+test('TTL expiry moves the start in m/ and drops the expired entries from the ledger', async () => {
+  const name = `/ot-${randomBytes(3).toString('hex')}`;
+  expect((await fetch(`${node.url}${name}`, { method: 'PUT', headers: { 'content-type': 'text/plain', 'svc-ttl': '1' } })).status).toBe(201);
+  for (let i = 0; i < 3; i++) expect((await append(name, `t${i}`)).status).toBeLessThan(300);
+  let meta = await ledger.meta(name);
+  for (const end = Date.now() + 15_000; (meta?.startSeq ?? 0) < 3 && Date.now() < end; meta = await ledger.meta(name)) await new Promise((r) => setTimeout(r, 200));
+  expect(meta?.startSeq).toBe(3);
+  let entries = await ledger.entries(name);
+  for (const end = Date.now() + 5000; entries.some((e) => e.to <= 3) && Date.now() < end; entries = await ledger.entries(name)) await new Promise((r) => setTimeout(r, 100));
+  expect(entries.filter((e) => e.to <= 3)).toEqual([]);
+});
+
 test('a delete removes the stream from the ledger under its fence, so the name is free', async () => {
   const name = `/od-${randomBytes(3).toString('hex')}`;
   expect((await create(name)).status).toBe(201);

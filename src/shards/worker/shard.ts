@@ -428,6 +428,7 @@ export class Shard {
     // An expired stream that forks still read stays (gone) until the last fork lets go.
     for (const s of r.expiredStreams) if (this.#streams.metaOf(s).forkRefs === 0) this.#writes.delete(s);
     for (const s of r.trimmed) {
+      this.#opts.replicator?.expired?.(s);
       this.#checkpoints.appliedChanges++;
       this.#checkpoints.forgetDropped(s);
       // A recent head cut in place by expiry is written under its new base seq.
