@@ -366,8 +366,6 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): { config: Co
     invalid.add(name);
     errors.push(`${whereAt(name).where}: must be empty or ${HOST_PORT_FORM} (got ${JSON.stringify(text)})`);
   }
-  // The object ledger lives in etcd (docs/cluster.md, "Objects mode: where data lives"); the URL itself is checked when the store opens.
-  if (config.objects !== '' && config.metadata === 'local') errors.push(`${whereAt('objects').where}: --objects needs --metadata etcd://…`);
   if (config.authBootstrapToken !== '' && config.authBootstrapTokenFile !== '') {
     errors.push(`${whereAt('authBootstrapTokenFile').where}: give the bootstrap token or its file, not both`);
   }
