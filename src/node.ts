@@ -15,7 +15,7 @@ import { type Config, advertisedAddressOf, dsListenAddress, formatHostPort, kafk
 import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_SLOTS, FailoverDriver, MaintenanceLease, Membership, MetaConflictError, type MetaStore, type MoveStorage, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, StreamOpener, Tokens, Transfers, openMetaStore, resolveNodeId } from './actors';
+import { DEFAULT_SLOTS, FailoverDriver, MaintenanceLease, Membership, MetaConflictError, type MetaStore, type MoveStorage, type NodeRecord, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, StreamOpener, Tokens, Transfers, nodeKey, openMetaStore, resolveNodeId } from './actors';
 import {
   CorsPolicy,
   clusterList,
@@ -51,7 +51,7 @@ import {
   withCors,
 } from './gateway';
 import { SvcError } from './errors';
-import { type CommitStats, SchemaStore, ShardClient, SpaceGuard } from './shards';
+import { type CommitStats, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard } from './shards';
 import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
 
 /** A running node: listeners, shard workers, actors. */
@@ -116,7 +116,7 @@ async function openControlPlane(config: Config, log: Logger): Promise<{ meta: Me
  * The shard workers. A start that fails for want of space says so, with what to do
  * (docs/operations.md, "Disk full"); any other cause is passed on as it is.
  */
-async function startShards(config: Config, log: Logger, schemas: SchemaStore, space: SpaceGuard): Promise<ShardClient> {
+async function startShards(config: Config, log: Logger, schemas: SchemaStore, space: SpaceGuard, objects: ShardClientOptions['objects']): Promise<ShardClient> {
   try {
     return await ShardClient.start({
       dataDir: config.dataDir,
@@ -131,6 +131,7 @@ async function startShards(config: Config, log: Logger, schemas: SchemaStore, sp
       schemas: schemas.documents(),
       currentSchemas: () => schemas.documents(),
       space,
+      objects,
     });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
@@ -141,6 +142,22 @@ async function startShards(config: Config, log: Logger, schemas: SchemaStore, sp
       { cause: err },
     );
   }
+}
+
+/**
+ * Objects mode (docs/cluster.md, "Objects mode: where data lives"): what the shard workers need,
+ * or undefined. Group object keys carry the node's epoch; the workers start before the node
+ * registers (registration needs the bound listeners), so they get the epoch registration will
+ * write: one above the node record's (one process per node id; a second one takes over).
+ */
+function objectsMode(config: Config, meta: MetaStore, nodeId: number, log: Logger): ShardClientOptions['objects'] {
+  if (config.metadata === 'local') return undefined;
+  if (config.objects === '') {
+    log.warn('--metadata etcd://… without --objects: streams live on their owner\'s disk and wait for it when it is down (docs/cluster.md)');
+    return undefined;
+  }
+  const nodeEpoch = (meta.get<NodeRecord>(nodeKey(nodeId))?.value.nodeEpoch ?? 0) + 1;
+  return { url: config.objects, metadataUrl: config.metadata, nodeId, nodeEpoch, flushMs: config.objectsFlushMs };
 }
 
 /** Bytes available to this process on the file system holding `dir`, or -1 when unknown. */
@@ -220,7 +237,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     return metrics === null ? logged : metered(listener, metrics, logged);
   };
   const schemas = SchemaStore.open(config.dataDir);
-  const shards = await startShards(config, log, schemas, space);
+  const shards = await startShards(config, log, schemas, space, objectsMode(config, meta, nodeId, log));
   schemas.attach(shards);
   const inFlight = new InFlight();
   // Objects mode (--objects with etcd metadata): streams move between nodes (transfers, failover,

@@ -44,7 +44,7 @@ import { Status, Writer, type Reader, readEntries } from './wire';
 import { OPS, type OpName, type Req, type Res, errorBody, tailBody } from './protocol';
 import { payloadBytes } from './append-wire';
 import { controlReplyOf, repliesOf } from './worker-messages';
-import { type ControlMessage, type WorkerConfig, type WorkerEvent } from './worker/worker-main';
+import { type ControlMessage, type WorkerConfig, type WorkerEvent, type WorkerObjectsConfig } from './worker/worker-main';
 import { type PoolLog, type WorkerDown, WorkerPool } from './worker-pool';
 import { SpaceGuard, type SpaceState, isDiskFull } from './space-guard';
 import { type SchemaControl, type SchemaDocument } from './schema-registry';
@@ -69,6 +69,8 @@ export interface ShardClientOptions {
   reserveBytes?: number;
   /** The node's guard when it opened one before anything else wrote to the disk (else one is opened here, with `reserveBytes`). */
   space?: SpaceGuard;
+  /** Objects mode (docs/cluster.md, "Objects mode: where data lives"); absent: single-node durability on the local log. */
+  objects?: WorkerObjectsConfig;
 }
 
 interface Pending {
@@ -151,6 +153,7 @@ export class ShardClient {
       // Tail versions of a restarted shard must stay above those its readers saw (LiveWaiters drops older ones).
       tailVersionBase: Date.now() * 1000,
       lowSpace: guard.low,
+      ...(o.objects !== undefined ? { objects: o.objects } : {}),
     });
     let pool: WorkerPool;
     try {
