@@ -53,6 +53,7 @@ import {
 import { SvcError } from './errors';
 import { type CommitStats, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard } from './shards';
 import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
+import { Ledger, moveStorage as moveStorageOf, openObjectStore } from './objects';
 
 /** A running node: listeners, shard workers, actors. */
 export interface RunningNode {
@@ -237,12 +238,26 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     return metrics === null ? logged : metered(listener, metrics, logged);
   };
   const schemas = SchemaStore.open(config.dataDir);
-  const shards = await startShards(config, log, schemas, space, objectsMode(config, meta, nodeId, log));
+  const objects = objectsMode(config, meta, nodeId, log);
+  const shards = await startShards(config, log, schemas, space, objects);
   schemas.attach(shards);
   const inFlight = new InFlight();
   // Objects mode (--objects with etcd metadata): streams move between nodes (transfers, failover,
   // a restart's reopen) by importing them from the object store (docs/cluster.md).
-  const moveStorage: MoveStorage | null = null;
+  const moveLedger = objects === undefined || placement === null ? null : Ledger.open(config.metadata);
+  const moveStore = moveLedger === null ? null : openObjectStore(config.objects);
+  const moveStorage: MoveStorage | null =
+    moveLedger === null || moveStore === null
+      ? null
+      : moveStorageOf({
+          nodeId,
+          ledger: moveLedger,
+          store: moveStore,
+          shards,
+          create: async (name, spec) => {
+            await shards.create({ name, contentType: spec.contentType, ttlSeconds: spec.ttlSeconds, expiresAtMs: null, closed: false, records: [], kafkaTopic: spec.kafkaTopic });
+          },
+        });
   const transfers = placement === null ? null : new Transfers(placement, members, moveStorage !== null);
   const opener = placement === null || moveStorage === null ? null : new StreamOpener(meta, placement, moveStorage, log);
   const failover = placement === null || moveStorage === null ? null : new FailoverDriver(meta, placement, members, lease, log);
@@ -430,6 +445,8 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
         opener?.stop();
         lease.stop();
         await shards.close();
+        moveLedger?.close();
+        await moveStore?.close();
         members.stop();
         await meta.close();
         await svc.close();
