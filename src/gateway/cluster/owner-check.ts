@@ -115,16 +115,17 @@ function redirect(listener: OwnedListener, req: HttpRequest, res: HttpResponse, 
 }
 
 /**
- * A request served here whose stream moved away meanwhile (a fenced append's `moved` outcome, a
- * read of a copy dropped under it) answers 503: when the view now names another live owner, the
- * client gets a 307 there instead, as if it had arrived a moment later. Nothing was acknowledged.
+ * A request served here whose stream moved away meanwhile (a fenced append's `moved` outcome)
+ * answers 503: when the view now names another live owner, the client gets a 307 there instead,
+ * as if it had arrived a moment later. Nothing of it was stored. Other 503s (a stalled store:
+ * outcome unknown) stay 503s.
  */
 function movedAway(listener: OwnedListener, req: HttpRequest, res: HttpResponse, name: string, d: OwnerCheckDeps): HttpResponse {
   return new Proxy(res, {
     get(target, prop) {
       if (prop === 'send') {
         return (status: number, headers: HeaderList, body?: Uint8Array | string): void => {
-          const now = status === 503 ? d.placement.ownerNow(name) : null;
+          const now = status === 503 && isMoved(listener, body) ? d.placement.ownerNow(name) : null;
           if (now !== null && now.kind === 'remote') return redirect(listener, req, target, name, now);
           target.send(status, headers, body);
         };
@@ -133,6 +134,13 @@ function movedAway(listener: OwnedListener, req: HttpRequest, res: HttpResponse,
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
   });
+}
+
+/** The 503 is the `moved` outcome's (gateway/kit/http-errors.ts: error `moved`; ds/ds-errors.ts: its message). */
+function isMoved(listener: OwnedListener, body: Uint8Array | string | undefined): boolean {
+  if (body === undefined) return false;
+  const text = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  return listener === 'svc' ? text.includes('"error":"moved"') : text.includes('moved to another node');
 }
 
 function fail(listener: OwnedListener, req: HttpRequest, res: HttpResponse, err: SvcError): void {
