@@ -223,11 +223,15 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   // answered before the guard, and its denials and the shield's 500s carry the headers too.
   const origins = parseCorsOrigins(config.corsOrigins);
   const cors = { svc: new CorsPolicy(origins, SVC_CORS), ds: new CorsPolicy(origins, DS_CORS), admin: null } as const;
+  // Objects mode: until this node's local streams are reopened at a new epoch (below), requests
+  // for them wait, so a stale local copy is never served or appended to (docs/cluster.md, "Restart").
+  let reopened: () => void = () => undefined;
+  let reopening: Promise<void> | null = config.metadata !== 'local' && config.objects !== '' ? new Promise<void>((resolve) => (reopened = resolve)) : null;
   const protect = (listener: 'svc' | 'ds' | 'admin', h: RequestHandler): RequestHandler => {
     // In a cluster: requests for streams owned elsewhere are redirected (inside the guard, so only
     // an authorized request learns where a stream lives), and the list is cluster-wide (outside it:
     // every node checks the caller's token on its own page).
-    const owned = placement === null || listener === 'admin' ? h : ownerCheck(listener, { placement, maxStreamNameBytes: config.limits.maxStreamNameBytes, log }, h);
+    const owned = placement === null || listener === 'admin' ? h : ownerCheck(listener, { placement, maxStreamNameBytes: config.limits.maxStreamNameBytes, log, starting: () => reopening }, h);
     const guarded = config.auth === 'required' ? guard(listener, tokens, owned) : owned;
     const listed = placement !== null && listener === 'svc' ? clusterList(members, config.limits.listMaxLimit, guarded) : guarded;
     const shielded = shield(listener, listed, log, internalReplies[listener]);
@@ -309,7 +313,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const kafka = await startKafkaListener({
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
     maxRequestBytes: config.limits.maxRequestBytes, nodeId, shards, live, meta, log, txnParts,
-    cluster: placement === null || intents === null ? null : kafkaCluster(placement, intents, members),
+    cluster: placement === null || intents === null ? null : kafkaCluster(placement, intents, members, () => reopening !== null),
     // SASL/PLAIN: the password is an access token, authenticated like a bearer token.
     authenticate: config.auth === 'required' ? async (token) => { const who = await tokens.authenticate(`Bearer ${token}`); return typeof who === 'string' ? who : who.scope; } : null,
   });
@@ -356,6 +360,8 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     // streams get rows naming this node.
     if (opener !== null) await opener.start();
     else await adoptLocalStreams(shards, placement, log);
+    reopening = null;
+    reopened();
     failover?.start();
     // Streams other nodes place here without a request to redirect (a Kafka topic's partitions) are created here.
     intents?.start(

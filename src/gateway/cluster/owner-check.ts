@@ -32,6 +32,11 @@ const OPENING_WAIT_MS = 5_000;
 
 export interface OwnerCheckDeps {
   placement: Placement;
+  /**
+   * Objects mode, while the node starts: resolves once its local streams were reopened at a new
+   * epoch (docs/cluster.md, "Restart"); null after. A stale local copy is never served meanwhile.
+   */
+  starting?: () => Promise<void> | null;
   maxStreamNameBytes: number;
   log: Logger;
 }
@@ -63,12 +68,15 @@ export function ownerCheck(listener: OwnedListener, d: OwnerCheckDeps, handler: 
     if (s === null) return handler(req, res);
     const dispatch = (owner: Owner, waited = false): void | Promise<unknown> => {
       switch (owner.kind) {
-        case 'local':
+        case 'local': {
+          const starting = owner.row === null ? null : (d.starting?.() ?? null);
+          if (starting !== null) return starting.then(() => dispatch(d.placement.ownerNow(s.name) ?? { kind: 'local', row: null, version: null }, waited));
           if (owner.row !== null && isMoving(owner.row)) {
             if (waited) return fail(listener, req, res, new SvcError('storage_unavailable', `stream ${s.name} is being opened on this node; try again`));
             return d.placement.waitSettled(s.name, OPENING_WAIT_MS).then(() => dispatch(d.placement.ownerNow(s.name) ?? { kind: 'local', row: null, version: null }, true));
           }
           return handler(req, movedAway(listener, req, owner.row === null ? res : afterwards(listener, req, res, s.name, s.create, d), s.name, d));
+        }
         case 'remote':
           return redirect(listener, req, res, s.name, owner);
         case 'down':
