@@ -24,6 +24,7 @@ import {
   camelWords, defineConfig, describeTomlProblem, enumSchema, formatHostPort, hostPortSchema, HOST_PORT_FORM, isLoopback,
   parseHostPort, standardFromText, type ConfigField as ProgramField, type Entry, type SourceProblem,
 } from './program';
+import { objectsUrlProblem } from './objects';
 
 export { formatHostPort, isLoopback };
 
@@ -90,6 +91,14 @@ export const ConfigSchema = Type.Object(
       pattern: '^(local|etcd://[^/\\s]+/[A-Za-z0-9._\\-/]*[A-Za-z0-9._\\-])$',
       description: 'metadata store: local, or etcd://host:port[,host:port...]/<prefix>',
     }),
+    /**
+     * Where stream data lives in a cluster (docs/objects.md): `file:<dir>` (a directory every node
+     * shares) or `s3://<bucket>/<prefix>?endpoint=…&region=…`; empty: none (data on this node's disk).
+     * Needs `--metadata etcd://…` (the object ledger is in etcd).
+     */
+    objects: Type.String({ default: '', description: 'object store for stream data in a cluster: file:<dir> or s3://<bucket>/<prefix>?endpoint=http://host:port&region=<r> (empty: none; needs --metadata etcd://...)' }),
+    /** How long a group commit may wait to gather a bigger object (ms); 0: the group commit's own batching. */
+    objectsFlushMs: Type.Integer({ minimum: 0, maximum: 10_000, default: 0, description: 'wait up to this long to gather a bigger object per group commit with --objects (ms; 0: no extra wait)' }), // 0 ms
     /** This node's id in the cluster (docs/cluster.md); 0: the id kept in `<dataDir>/node-id`, allocated at the first start. */
     nodeId: Type.Integer({ minimum: 0, maximum: 2147483647, default: 0, description: 'node id (0: the one kept in the data directory, allocated at the first start)' }),
     /** Seconds this node stays live without renewing its liveness lease (docs/cluster.md); a dead node's streams move after it. */
@@ -312,6 +321,19 @@ function expectation(field: ConfigField, textual: boolean): string {
   }
 }
 
+/** The refusal of `--objects` with `--metadata local` (the object ledger lives in etcd). */
+export const OBJECTS_NEED_ETCD = '--objects needs --metadata etcd://…';
+
+/**
+ * What the node logs as a warning at start for a setting it accepts: etcd metadata without an
+ * object store keeps stream data on the owner's disk, so its streams wait for it when it dies.
+ */
+export function configWarnings(config: Config): string[] {
+  return config.metadata !== 'local' && config.objects === ''
+    ? ['--metadata etcd://… without --objects: stream data stays on its owner\'s disk, so the streams of a node that dies wait for it to come back (docs/objects.md)']
+    : [];
+}
+
 /** Pairs (smaller, larger) of limits where the first may not exceed the second. */
 const ORDERED_PAIRS = [
   ['limits.maxRecordBytes', 'limits.maxRequestBytes'],
@@ -373,6 +395,15 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): { config: Co
           `write every stream. Bind 127.0.0.1, ::1 or localhost, or pass --insecure-allow-remote ` +
           `(SVC_INSECURE_ALLOW_REMOTE=true) to accept the risk`,
       );
+    }
+  }
+  if (config.objects !== '' && !invalid.has('objects')) {
+    const problem = objectsUrlProblem(config.objects);
+    if (problem !== null) errors.push(`${whereAt('objects').where}: ${problem}`);
+    // The object ledger (which object holds which records) lives in etcd: there is none with local metadata.
+    else if (config.metadata === 'local' && !invalid.has('metadata')) errors.push(`${whereAt('objects').where}: ${OBJECTS_NEED_ETCD}`);
+    else if (config.objects.startsWith('s3://') && (!env.AWS_ACCESS_KEY_ID || !env.AWS_SECRET_ACCESS_KEY)) {
+      errors.push(`${whereAt('objects').where}: an s3:// store needs credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones)`);
     }
   }
   // A default must fit under its own ceiling.

@@ -11,7 +11,7 @@
  * checkpoint with sync and close, then close the sockets.
  */
 import * as path from 'node:path';
-import { type Config, advertisedAddressOf, dsListenAddress, formatHostPort, kafkaAdvertisedAddress, metricsListenAddress } from './config';
+import { type Config, advertisedAddressOf, configWarnings, dsListenAddress, formatHostPort, kafkaAdvertisedAddress, metricsListenAddress } from './config';
 import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
@@ -87,6 +87,7 @@ function bootstrapToken(config: Config): string | null {
 
 /** Metadata, tokens and this node's identity: opened before storage, so a bad bootstrap token fails fast. */
 async function openControlPlane(config: Config, log: Logger): Promise<{ meta: MetaStore; tokens: Tokens; clusterId: string }> {
+  for (const warning of configWarnings(config)) log.warn({ metadata: 'etcd', objects: 'none' }, warning);
   // --metadata: the embedded store in the data directory, or etcd shared by the cluster's nodes.
   const meta = await openMetaStore(config.metadata, path.join(config.dataDir, 'meta'), { log });
   try {

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CONFIG_FIELDS, dsListenAddress, isLoopback, kafkaAdvertisedAddress, loadConfig, type Config } from '../src/config';
+import { CONFIG_FIELDS, configWarnings, dsListenAddress, isLoopback, kafkaAdvertisedAddress, loadConfig, type Config } from '../src/config';
 
 let dir: string;
 beforeAll(() => {
@@ -49,6 +49,8 @@ describe('defaults', () => {
       insecureAllowRemote: false,
       dataDir: './data',
       metadata: 'local',
+      objects: '',
+      objectsFlushMs: 0,
       nodeId: 0,
       nodeLeaseTtl: 5,
       advertise: '',
@@ -279,5 +281,44 @@ describe('the config file', () => {
     const bad = toml('bad.toml', 'shards = 4\nlisten = \n');
     expect(errors(['--config', bad])).toEqual([expect.stringMatching(new RegExp(`^config file .*bad\\.toml: invalid TOML at line 2`))]);
     expect(errors([], { SVC_CONFIG: path.join(dir, 'absent.toml') })).toEqual([expect.stringMatching(/^SVC_CONFIG: cannot read config file .*absent\.toml: ENOENT/)]);
+  });
+});
+
+describe('object store (--objects)', () => {
+  const ETCD = 'etcd://127.0.0.1:2379/svc';
+  it('takes file: and s3:// URLs from a flag, the environment or the file, with etcd metadata', () => {
+    expect(ok(['--metadata', ETCD, '--objects', 'file:/srv/objects']).objects).toBe('file:/srv/objects');
+    const creds = { AWS_ACCESS_KEY_ID: 'AK', AWS_SECRET_ACCESS_KEY: 'SK' };
+    expect(ok(['--metadata', ETCD], { ...creds, SVC_OBJECTS: 's3://bkt/svc?endpoint=http://127.0.0.1:9000&region=eu-west-1' }).objects).toBe('s3://bkt/svc?endpoint=http://127.0.0.1:9000&region=eu-west-1');
+    const file = toml('objects.toml', `metadata = "${ETCD}"\nobjects = "file:shared"\nobjects_flush_ms = 5\n`);
+    expect(ok(['--config', file])).toMatchObject({ objects: 'file:shared', objectsFlushMs: 5 });
+    expect(ok(['--objects-flush-ms', '20', '--metadata', ETCD, '--objects', 'file:x']).objectsFlushMs).toBe(20);
+  });
+
+  it('refuses an s3:// store without credentials in the environment, naming the variables', () => {
+    expect(errors(['--metadata', ETCD, '--objects', 's3://bkt/p'], { AWS_ACCESS_KEY_ID: 'AK' })).toEqual([
+      '--objects: an s3:// store needs credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones)',
+    ]);
+  });
+
+  it('refuses --objects with local metadata, with the reason', () => {
+    expect(errors(['--objects', 'file:/srv/objects'])).toEqual(['--objects: --objects needs --metadata etcd://…']);
+    expect(errors([], { SVC_OBJECTS: 'file:/srv/objects' })).toEqual(['SVC_OBJECTS: --objects needs --metadata etcd://…']);
+  });
+
+  it('refuses a URL it cannot use, saying why and showing the forms', () => {
+    const [bad] = errors(['--metadata', ETCD, '--objects', 'ftp://x/y']);
+    expect(bad).toMatch(/^--objects: objects URL "ftp:\/\/x\/y": unknown scheme \(forms: file:<dir> or s3:\/\/<bucket>/);
+    expect(errors(['--metadata', ETCD, '--objects', 's3://AK:SECRET@bkt/p'])[0]).toMatch(/credentials do not go in the URL; set AWS_ACCESS_KEY_ID/);
+    expect(errors(['--metadata', ETCD, '--objects', 's3://bkt/p?endpoint=nope'])[0]).toMatch(/endpoint "nope" is not a URL/);
+    expect(errors(['--metadata', ETCD, '--objects', 's3://bkt/p?bucket=x'])[0]).toMatch(/unknown parameter "bucket"/);
+    expect(errors(['--metadata', ETCD, '--objects', 's3://bkt/a/../b'])[0]).toMatch(/\.\. segment/);
+    expect(errors(['--objects-flush-ms', '-1'])).toEqual(['--objects-flush-ms: must be an integer from 0 to 10000 (got "-1")']);
+  });
+
+  it('warns once about etcd metadata without an object store, and not otherwise', () => {
+    expect(configWarnings(ok(['--metadata', ETCD]))).toEqual([expect.stringMatching(/^--metadata etcd:\/\/… without --objects: stream data stays on its owner's disk/)]);
+    expect(configWarnings(ok(['--metadata', ETCD, '--objects', 'file:x']))).toEqual([]);
+    expect(configWarnings(ok([]))).toEqual([]);
   });
 });

@@ -90,9 +90,12 @@ function parseS3(text: string): S3Location {
   const bucket = url.hostname;
   if (bucket === '') fail(text, 'no bucket given');
   if (!BUCKET.test(bucket) || bucket.includes('..')) fail(text, `bucket ${JSON.stringify(bucket)} is not a valid S3 bucket name (3-63 of a-z 0-9 . -)`);
+  // The raw path, not url.pathname: the URL parser would quietly resolve `a/../b` to `b`.
+  const afterBucket = text.slice('s3://'.length).split(/[?#]/)[0]!;
+  const rawPath = afterBucket.includes('/') ? afterBucket.slice(afterBucket.indexOf('/')) : '';
   let prefix: string;
   try {
-    prefix = decodeURIComponent(url.pathname).replace(/^\/+|\/+$/g, '');
+    prefix = decodeURIComponent(rawPath).replace(/^\/+|\/+$/g, '');
   } catch {
     fail(text, 'malformed percent-escape in the prefix');
   }

@@ -34,6 +34,7 @@ export class S3Http {
   readonly #agent: http.Agent;
   readonly #request: typeof http.request;
   readonly #timeoutMs: number;
+  #closed = false;
 
   constructor(loc: S3Location, creds: Credentials, o: { timeoutMs: number; maxSockets: number }) {
     this.#loc = loc;
@@ -43,6 +44,10 @@ export class S3Http {
     const common = { keepAlive: true, maxSockets: o.maxSockets, maxFreeSockets: o.maxSockets };
     this.#agent = tls ? new https.Agent(common) : new http.Agent(common);
     this.#request = tls ? https.request : http.request;
+    // A socket whose answer ended just before close() comes back to the pool after it: end it then.
+    this.#agent.on('free', (socket: { destroy(): void }) => {
+      if (this.#closed) socket.destroy();
+    });
   }
 
   /** Sends one request; rejects only when no complete answer came (refused, reset, timed out, malformed). */
@@ -89,6 +94,7 @@ export class S3Http {
   }
 
   close(): void {
+    this.#closed = true;
     this.#agent.destroy();
   }
 

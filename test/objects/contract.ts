@@ -2,19 +2,39 @@
  * The ObjectStore contract, one suite for every backend (file-store.test.ts, s3-store.test.ts):
  * what the group commit, imports, compaction and the reaper rely on.
  */
+import { MessageChannel } from 'node:worker_threads';
 import {
-  type ObjectStore, type ObjectStoreStats, ObjectNotFoundError, ObjectStoreError, isObjectNotFound, newObjectStoreStats,
+  type ObjectStore, type ObjectStoreStats, ObjectNotFoundError, ObjectStoreError, isObjectNotFound, addObjectStoreStats, newObjectStoreStats, objectErrorData, objectErrorFromData,
 } from '../../src/objects';
+
+/** A value as another thread receives it (postMessage's structured clone). */
+function acrossThreads<T>(value: T): Promise<T> {
+  const { port1, port2 } = new MessageChannel();
+  return new Promise<T>((resolve) => {
+    port2.once('message', (m: T) => {
+      port1.close();
+      resolve(m);
+    });
+    port1.postMessage(value);
+  });
+}
 
 export interface ContractTarget {
   /** A fresh, empty store; `pageSize` asks for list pages that small where the backend pages. */
   open(o: { stats?: ObjectStoreStats; pageSize?: number }): Promise<ObjectStore>;
   /** Whether list pages (S3): the continuation test then checks more than one page was asked for. */
   pages: boolean;
+  /**
+   * s3rver walks its directory tree (one directory per key segment, names sorted) and so lists
+   * `x/a/…` before `x/a-c`, where S3 lists by UTF-8 bytes (`-` < `/`). Set for s3rver: the order
+   * test then leaves out the one key that shows it. The store's own keys (fixed-width numbers
+   * per segment, docs/objects.md) never meet the case.
+   */
+  dirWalkOrder?: boolean;
 }
 
 /** Keys chosen so that directory walks and byte order disagree unless the walk is careful. */
-const ORDER_KEYS = ['x/a-c', 'x/a/b', 'x/a/b2/c', 'x/a0', 'x/b', 'x/Z', 'x/é', 'x/a/b1', 'x/B/1', 'x/0000000010', 'x/0000000009'];
+const ALL_ORDER_KEYS = ['x/a-c', 'x/a/b', 'x/a/b2/c', 'x/a0', 'x/b', 'x/Z', 'x/é', 'x/a/b1', 'x/B/1', 'x/0000000010', 'x/0000000009'];
 const byteOrder = (keys: string[]) => [...keys].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
 
 async function collect(it: AsyncIterable<{ key: string; size: number }>): Promise<Array<{ key: string; size: number }>> {
@@ -53,6 +73,9 @@ export function objectStoreContract(t: ContractTarget): void {
     expect((await store.get('g/1/1/0/000000000002')).equals(Buffer.concat(parts))).toBe(true);
     await store.put('g/1/1/0/000000000001', Buffer.from('second'));
     expect((await store.get('g/1/1/0/000000000001')).toString()).toBe('second');
+    const many = Array.from({ length: 3000 }, (_, i) => Buffer.from([i & 0xff, i >> 8])); // more buffers than IOV_MAX (1024)
+    await store.put('g/1/1/0/000000000003', many);
+    expect((await store.get('g/1/1/0/000000000003')).equals(Buffer.concat(many))).toBe(true);
     await store.put('empty', Buffer.alloc(0));
     expect((await store.get('empty')).length).toBe(0);
   });
@@ -70,12 +93,16 @@ export function objectStoreContract(t: ContractTarget): void {
   });
 
   it('rejects a get of an absent key with ObjectNotFoundError (code NoSuchKey), whole or ranged', async () => {
-    for (const p of [store.get('nope/absent'), store.get('nope/absent', { offset: 0, length: 4 }), store.get('nope/absent', { offset: 0, length: 0 })]) {
-      const err = await rejection(p);
+    for (const call of [() => store.get('nope/absent'), () => store.get('nope/absent', { offset: 0, length: 4 }), () => store.get('nope/absent', { offset: 0, length: 0 })]) {
+      const err = await rejection(call());
       expect(err).toBeInstanceOf(ObjectNotFoundError);
       expect(err.code).toBe('NoSuchKey');
       expect(isObjectNotFound(err)).toBe(true);
-      expect(isObjectNotFound({ ...err, code: err.code })).toBe(true); // as it arrives from another thread
+      const data = await acrossThreads(objectErrorData(err));
+      expect(isObjectNotFound(data)).toBe(true);
+      const rebuilt = objectErrorFromData(data);
+      expect(rebuilt).toBeInstanceOf(ObjectNotFoundError);
+      expect([rebuilt.code, rebuilt.key, rebuilt.op, rebuilt.message]).toEqual([err.code, err.key, err.op, err.message]);
       expect(err.message).toContain('nope/absent');
     }
     expect(stats.get.notFound).toBe(3);
@@ -93,6 +120,7 @@ export function objectStoreContract(t: ContractTarget): void {
   });
 
   it('lists keys under a prefix in UTF-8 byte order with their sizes, a partial last segment included', async () => {
+    const ORDER_KEYS = t.dirWalkOrder === true ? ALL_ORDER_KEYS.filter((k) => k !== 'x/a-c') : ALL_ORDER_KEYS;
     for (const [i, k] of [...ORDER_KEYS].reverse().entries()) await store.put(k, Buffer.alloc(i + 1));
     await store.put('y/other', Buffer.from('not under x'));
     const sizeOf = (k: string) => ORDER_KEYS.length - ORDER_KEYS.indexOf(k);
@@ -123,13 +151,23 @@ export function objectStoreContract(t: ContractTarget): void {
   it('refuses keys that could leave the store or be ambiguous, for every operation', async () => {
     const bad = ['', '/abs/key', 'a/../b', '..', '../up', 'a/./b', 'a//b', 'a/', '.hidden', 'a/.tmp', 'a\\b', 'nul\u0000', 'x'.repeat(1025)];
     for (const key of bad) {
-      for (const p of [store.put(key, Buffer.from('x')), store.get(key), store.delete(key)]) {
-        const err = await rejection(p);
+      for (const call of [() => store.put(key, Buffer.from('x')), () => store.get(key), () => store.delete(key)]) {
+        const err = await rejection(call());
         expect(err.code).toBe('InvalidKey');
       }
     }
     expect((await rejection(collect(store.list('../')))).code).toBe('InvalidKey');
     expect((await rejection(collect(store.list('/abs')))).code).toBe('InvalidKey');
+  });
+
+  it('keeps figures another thread can receive and sum', async () => {
+    await store.put('t/a', Buffer.alloc(10));
+    const received = await acrossThreads(stats);
+    const sum = newObjectStoreStats();
+    addObjectStoreStats(sum, received);
+    addObjectStoreStats(sum, stats);
+    expect(sum.put).toMatchObject({ ok: 2, bytes: 20 });
+    expect(sum.put.seconds.count).toBe(2);
   });
 
   it('counts requests, outcomes and bytes per operation', async () => {

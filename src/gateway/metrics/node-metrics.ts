@@ -9,6 +9,7 @@
  * kept where the work happens and read here by `collect()` at scrape time.
  */
 import { Counter, Gauge, type Metric, Registry, collectDefaultMetrics } from 'prom-client';
+import { OBJECT_OPS, OBJECT_SECONDS_BOUNDS, type ObjectStoreStats } from '../../objects';
 import { type BucketCounts, COMMIT_FRAME_BOUNDS, COMMIT_SECONDS_BOUNDS, type CommitStats, observeBucket } from '../../shards';
 
 export type HttpListener = 'svc' | 'ds' | 'admin';
@@ -39,6 +40,11 @@ export interface MetricSources {
   fanoutLag?(): { bounds: readonly number[]; lag: BucketCounts };
   /** Asked once per scrape: the lag of every committed consumer-group partition (the Kafka listener's groups). */
   groupLag?(): Promise<GroupLag[]>;
+  /**
+   * Asked once per scrape: the object store's figures, every thread's summed (addObjectStoreStats);
+   * null (or absent) without `--objects`, and then no svc_object_store_* samples are exposed.
+   */
+  objectStore?(): Promise<ObjectStoreStats | null> | ObjectStoreStats | null;
 }
 
 /** One consumer group's lag on one partition: the partition's next offset minus the committed offset. */
@@ -63,7 +69,12 @@ export interface RequestSeries {
 export class NodeMetrics {
   readonly registry = new Registry();
   /** Set by attach(); a holder, so the scrape-time readers (where `this` is the metric) can reach it. */
-  readonly #from: { sources: MetricSources | null; shards: { appliedIndex: number; commits: CommitStats | null } | null; groupLag: GroupLag[] } = { sources: null, shards: null, groupLag: [] };
+  readonly #from: {
+    sources: MetricSources | null;
+    shards: { appliedIndex: number; commits: CommitStats | null } | null;
+    groupLag: GroupLag[];
+    objects: ObjectStoreStats | null;
+  } = { sources: null, shards: null, groupLag: [], objects: null };
   readonly #series = new Map<HttpListener, Array<RequestSeries | null>>();
 
   constructor() {
@@ -201,6 +212,41 @@ export class NodeMetrics {
         bucketValues('svc_group_commit_duration_seconds', COMMIT_SECONDS_BOUNDS, from.shards?.commits?.seconds ?? null, {}),
       ),
     );
+    // The object store (docs/objects.md): kept per thread as plain counters (objects/object-stats.ts), summed by the node.
+    const objects = (): Array<[string, ObjectStoreStats[keyof ObjectStoreStats]]> => {
+      const o = from.objects;
+      return o === null ? [] : OBJECT_OPS.map((op) => [op, o[op]]);
+    };
+    this.registry.registerMetric(
+      customMetric('svc_object_store_requests_total', 'object store requests, by operation (put, get, delete, list page) and outcome (ok, not_found, error: after retries)', 'counter', () =>
+        objects().flatMap(([op, s]) =>
+          (
+            [
+              ['ok', s.ok],
+              ['not_found', s.notFound],
+              ['error', s.errors],
+            ] as const
+          ).map(([outcome, value]) => ({ metricName: 'svc_object_store_requests_total', labels: { op, outcome }, value })),
+        ),
+      ),
+    );
+    this.registry.registerMetric(
+      customMetric('svc_object_store_retries_total', 'object store attempts repeated after a 5xx, SlowDown or no answer (s3:// only)', 'counter', () =>
+        objects().map(([op, s]) => ({ metricName: 'svc_object_store_retries_total', labels: { op }, value: s.retries })),
+      ),
+    );
+    this.registry.registerMetric(
+      customMetric('svc_object_store_request_seconds', 'object store request latency, retries included (list: one page)', 'histogram', () =>
+        objects().flatMap(([op, s]) => bucketValues('svc_object_store_request_seconds', OBJECT_SECONDS_BOUNDS, s.seconds, { op })),
+      ),
+    );
+    this.registry.registerMetric(
+      customMetric('svc_object_store_bytes_total', 'object bytes written (op put) and read (op get) by successful requests', 'counter', () =>
+        objects()
+          .filter(([op]) => op === 'put' || op === 'get')
+          .map(([op, s]) => ({ metricName: 'svc_object_store_bytes_total', labels: { op }, value: s.bytes })),
+      ),
+    );
     // Process and event-loop metrics (CPU, memory, handles, GC, event-loop lag), prefixed like ours.
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
   }
@@ -233,8 +279,11 @@ export class NodeMetrics {
   async scrape(): Promise<{ contentType: string; body: string }> {
     if (this.#from.sources !== null) {
       const groupLag = this.#from.sources.groupLag?.().catch(() => []) ?? Promise.resolve([]);
+      const sources = this.#from.sources;
+      const objects = (async () => (await sources.objectStore?.()) ?? null)().catch(() => null);
       this.#from.shards = await this.#from.sources.shards();
       this.#from.groupLag = (await groupLag).slice(0, MAX_GROUP_LAG_SERIES);
+      this.#from.objects = await objects;
     }
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
