@@ -108,14 +108,6 @@ export const ConfigSchema = Type.Object(
     /** host:port other nodes send clients to for this node's Durable Streams listener (--ds-listen); empty: its bound address. */
     dsAdvertise: Type.String({ default: '', pattern: '^$|^(\\[[^\\]]*\\]|[^:\\s/\\[\\]]+):\\d{1,5}$', description: 'address clients are redirected to for this node\'s Durable Streams listener, host:port (empty: the bound address)' }),
     /**
-     * Objects mode (docs/cluster.md, "Objects mode: where data lives"): stream data is acknowledged
-     * once durable in this object store (`file:<dir>` or `s3://<bucket>/<prefix>?endpoint=…`);
-     * needs `--metadata etcd://…`. Empty: the local segment log is the durable copy.
-     */
-    objects: Type.String({ default: '', description: 'object store for stream data: file:<dir> or s3://<bucket>/<prefix>?endpoint=...&region=... (needs --metadata etcd://...); empty: none' }),
-    /** Objects mode: how long a group commit gathers before its object is written; 0: the group commit's natural batching. */
-    objectsFlushMs: Type.Integer({ minimum: 0, maximum: 10_000, default: 0, description: 'objects mode: longest wait to gather a bigger object (ms; 0: natural group commit batching)' }), // ms
-    /**
      * Number of storage shards. Streams are hashed to shards, so the number is fixed when
      * a data directory is first initialised; an existing directory keeps its stored count
      * (a different setting only logs a warning).
@@ -374,8 +366,6 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): { config: Co
     invalid.add(name);
     errors.push(`${whereAt(name).where}: must be empty or ${HOST_PORT_FORM} (got ${JSON.stringify(text)})`);
   }
-  // The object ledger lives in etcd (docs/cluster.md, "Objects mode: where data lives"); the URL itself is checked when the store opens.
-  if (config.objects !== '' && config.metadata === 'local') errors.push(`${whereAt('objects').where}: --objects needs --metadata etcd://…`);
   if (config.authBootstrapToken !== '' && config.authBootstrapTokenFile !== '') {
     errors.push(`${whereAt('authBootstrapTokenFile').where}: give the bootstrap token or its file, not both`);
   }

@@ -52,6 +52,7 @@ import {
 } from './gateway';
 import { SvcError } from './errors';
 import { type CommitStats, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard } from './shards';
+import { type ObjectStoreStats } from './objects';
 import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
 import { Ledger, moveStorage as moveStorageOf, openObjectStore } from './objects';
 
@@ -152,12 +153,9 @@ async function startShards(config: Config, log: Logger, schemas: SchemaStore, sp
  * registers (registration needs the bound listeners), so they get the epoch registration will
  * write: one above the node record's (one process per node id; a second one takes over).
  */
-function objectsMode(config: Config, meta: MetaStore, nodeId: number, log: Logger): ShardClientOptions['objects'] {
-  if (config.metadata === 'local') return undefined;
-  if (config.objects === '') {
-    log.warn('--metadata etcd://… without --objects: streams live on their owner\'s disk and wait for it when it is down (docs/cluster.md)');
-    return undefined;
-  }
+function objectsMode(config: Config, meta: MetaStore, nodeId: number): ShardClientOptions['objects'] {
+  // Without --objects (etcd metadata alone) openControlPlane logged the warning (config.ts configWarnings).
+  if (config.metadata === 'local' || config.objects === '') return undefined;
   const nodeEpoch = (meta.get<NodeRecord>(nodeKey(nodeId))?.value.nodeEpoch ?? 0) + 1;
   return { url: config.objects, metadataUrl: config.metadata, nodeId, nodeEpoch, flushMs: config.objectsFlushMs };
 }
@@ -243,7 +241,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     return metrics === null ? logged : metered(listener, metrics, logged);
   };
   const schemas = SchemaStore.open(config.dataDir);
-  const objects = objectsMode(config, meta, nodeId, log);
+  const objects = objectsMode(config, meta, nodeId);
   const shards = await startShards(config, log, schemas, space, objects);
   schemas.attach(shards);
   const inFlight = new InFlight();
@@ -323,6 +321,8 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   // shards, and shows the last figure it had when they do not answer within 500 ms.
   let shardChanges = 0;
   let commits: CommitStats | null = null;
+  /** Objects mode: the shards' object store figures as of the last stats call (svc_object_store_*). */
+  let objectStats: ObjectStoreStats | null = null;
   const appliedIndex = async (): Promise<number> => {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), 500)));
@@ -331,6 +331,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     if (s !== null) {
       shardChanges = Math.max(shardChanges, s.appliedChanges);
       commits = s.commits ?? null;
+      objectStats = s.objects ?? null;
     }
     return meta.appliedIndex + shardChanges;
   };
@@ -386,6 +387,11 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     fanoutLag: () => ({ bounds: FANOUT_LAG_BOUNDS, lag: live.fanoutLag }),
     kafka: () => ({ connections: kafka.connections(), requests: kafka.requestsByApi() }),
     shards: async () => ({ appliedIndex: await appliedIndex(), commits }),
+    // The shards' object store figures come with their stats (one call per scrape, as for `shards`).
+    objectStore: async () => {
+      await appliedIndex();
+      return objectStats;
+    },
     shardHealth: () => {
       const down = shards.unavailable();
       return { workersDown: down.length, diskFull: shards.space().low, shards: shards.shardCount, shardsDown: down.reduce((n, w) => n + w.shards.length, 0) };

@@ -45,6 +45,7 @@ import { OPS, type OpName, type Req, type Res, errorBody, tailBody } from './pro
 import { payloadBytes } from './append-wire';
 import { controlReplyOf, repliesOf } from './worker-messages';
 import { type ControlMessage, type WorkerConfig, type WorkerEvent, type WorkerObjectsConfig } from './worker/worker-main';
+import { addObjectStoreStats, newObjectStoreStats } from '../objects';
 import { type PoolLog, type WorkerDown, WorkerPool } from './worker-pool';
 import { SpaceGuard, type SpaceState, isDiskFull } from './space-guard';
 import { type SchemaControl, type SchemaDocument } from './schema-registry';
@@ -359,6 +360,7 @@ export class ShardClient {
       total.destroyedObjectBacklog += s.destroyedObjectBacklog;
       total.appliedChanges += s.appliedChanges;
       if (s.commits !== undefined) addCommitStats(total.commits!, s.commits);
+      if (s.objects !== undefined) addObjectStoreStats((total.objects ??= newObjectStoreStats()), s.objects);
     }
     return total;
   }

@@ -94,6 +94,10 @@ test('acknowledged appends are durable in the object store, found through the le
   expect(entries.map((e) => e.counter)).toEqual(entries.map((_, i) => i));
   await expect(ledger.fence(name)).resolves.toEqual({ nodeId, epoch: 1 });
   await expect(ledger.meta(name)).resolves.toMatchObject({ meta: { name, contentType: 'text/plain' }, startSeq: 0, sealed: false });
+  // The shards' object PUTs are counted (docs/metrics.md, svc_object_store_*).
+  const metrics = await (await fetch(`${node.adminUrl!}/metrics`)).text();
+  const puts = /^svc_object_store_requests_total\{op="put",outcome="ok"\} (\d+)/m.exec(metrics);
+  expect(Number(puts?.[1])).toBeGreaterThanOrEqual(entries.length);
   // The node reads its local copy: the same records.
   const read = await fetch(`${node.url}${name}?format=json`);
   expect(((await read.json()) as Array<{ seq: number }>).map((r) => r.seq)).toEqual(acked.map(([seq]) => seq));
@@ -106,6 +110,18 @@ test('a seal and a trim reach the stream\'s m/ record', async () => {
   expect((await fetch(`${node.url}${name}`, { method: 'POST', headers: { 'svc-trim-seq': '3' } })).status).toBeLessThan(300);
   expect((await fetch(`${node.url}${name}`, { method: 'POST', headers: { 'svc-closed': 'true' } })).status).toBeLessThan(300);
   await expect(ledger.meta(name)).resolves.toMatchObject({ startSeq: 3, sealed: true });
+});
+
+test('TTL expiry moves the start in m/ and drops the expired entries from the ledger', async () => {
+  const name = `/ot-${randomBytes(3).toString('hex')}`;
+  expect((await fetch(`${node.url}${name}`, { method: 'PUT', headers: { 'content-type': 'text/plain', 'svc-ttl': '1' } })).status).toBe(201);
+  for (let i = 0; i < 3; i++) expect((await append(name, `t${i}`)).status).toBeLessThan(300);
+  let meta = await ledger.meta(name);
+  for (const end = Date.now() + 15_000; (meta?.startSeq ?? 0) < 3 && Date.now() < end; meta = await ledger.meta(name)) await new Promise((r) => setTimeout(r, 200));
+  expect(meta?.startSeq).toBe(3);
+  let entries = await ledger.entries(name);
+  for (const end = Date.now() + 5000; entries.some((e) => e.to <= 3) && Date.now() < end; entries = await ledger.entries(name)) await new Promise((r) => setTimeout(r, 100));
+  expect(entries.filter((e) => e.to <= 3)).toEqual([]);
 });
 
 test('a delete removes the stream from the ledger under its fence, so the name is free', async () => {

@@ -64,6 +64,8 @@ export interface Replicator {
   readonly stallMs: number;
   /** > 0: a group starts up to this long after its first change, to gather a bigger object (ms; --objects-flush-ms). */
   readonly flushMs: number;
+  /** TTL expiry moved the stream's start (no TRIM frame is logged for it): its ledger follows. */
+  expired?(s: StreamState): void;
 }
 
 const NOTHING_FENCED: ReadonlyMap<StreamState, number | null> = new Map();

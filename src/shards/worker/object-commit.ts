@@ -92,6 +92,16 @@ export class ObjectCommit implements Replicator {
     this.#closed = true;
   }
 
+  /** TTL expiry moved the stream's start: `m/` gets it and the entries wholly below it go (behind the writes, best effort). */
+  expired(s: StreamState): void {
+    const l = s.ledger;
+    if (l === undefined || l.moved !== null || s.startSeq <= l.meta.startSeq) return;
+    const startSeq = s.startSeq;
+    l.meta = { ...l.meta, startSeq };
+    // After the commits already started, so a later m/ of theirs does not undo it.
+    this.#lastCommit = this.#lastCommit.then(() => this.#o.ledger.trim(s.meta.name, l.fence, startSeq)).catch(() => undefined);
+  }
+
   replicate(g: Group): Promise<ReadonlyMap<StreamState, number | null>> {
     const key = groupObjectKey(this.#o.nodeId, this.#o.nodeEpoch, this.#o.shardId, this.#counter++);
     // Laid out now, synchronously: the group's frames and the streams' seqs are fixed.

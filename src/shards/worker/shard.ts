@@ -49,6 +49,7 @@ import { DeadSegments } from './dead-segments';
 import { type KvStore } from './kv-store';
 import { DEFAULT_MAX_PRODUCERS, checkProducer, producerIdOf, recordProducer } from './producers';
 import { GroupCommit, type Replicator, type Reply } from './group-commit';
+import { type ObjectStoreStats } from '../../objects';
 import { mediaType } from '../names';
 import { type Location, type SegmentLog } from './segment-log';
 import { gather } from './shard-reader';
@@ -88,6 +89,8 @@ export interface ShardOptions {
   lowSpace?: () => boolean;
   /** Objects mode (object-commit.ts): groups are made durable in the object store and the ledger before the local write. */
   replicator?: Replicator;
+  /** Objects mode: the requests of this shard's object store (reported with its stats). */
+  objectStats?: ObjectStoreStats;
 }
 
 export class Shard {
@@ -475,6 +478,7 @@ export class Shard {
       destroyedObjectBacklog: this.#deadSegments.backlog,
       appliedChanges: this.#checkpoints.appliedChanges,
       commits: this.#commit.stats,
+      ...(this.#opts.objectStats !== undefined ? { objects: this.#opts.objectStats } : {}),
     };
   }
 
@@ -498,6 +502,7 @@ export class Shard {
     // An expired stream that forks still read stays (gone) until the last fork lets go.
     for (const s of r.expiredStreams) if (this.#streams.metaOf(s).forkRefs === 0) this.#writes.delete(s);
     for (const s of r.trimmed) {
+      this.#opts.replicator?.expired?.(s);
       this.#checkpoints.appliedChanges++;
       this.#checkpoints.forgetDropped(s);
       // A recent head cut in place by expiry is written under its new base seq.

@@ -25,7 +25,7 @@ import { SegmentLog } from './segment-log';
 import { type Reply, Shard } from './shard';
 import { type KvStore } from './kv-store';
 import { armTestFaults } from './test-faults';
-import { type ObjectStore, Ledger, openObjectStore } from '../../objects';
+import { type ObjectStore, type ObjectStoreStats, Ledger, newObjectStoreStats, openObjectStore } from '../../objects';
 import { ObjectCommit } from './object-commit';
 
 export interface WorkerConfig {
@@ -222,8 +222,8 @@ function onSchemaControl(msg: SchemaControl & { id: number }): void {
   port.postMessage(reply);
 }
 
-/** Objects mode: this thread's object store and ledger (one of each per thread), or null. */
-let objects: { store: ObjectStore; ledger: Ledger } | null = null;
+/** Objects mode: this thread's ledger and each shard's object store (its own, so its stats are the shard's), or null. */
+let objects: { stores: ObjectStore[]; ledger: Ledger } | null = null;
 
 async function closeAll(): Promise<void> {
   for (const t of timers) clearInterval(t);
@@ -231,7 +231,7 @@ async function closeAll(): Promise<void> {
   await Promise.all([...shards.values()].map((s) => s.close()));
   if (objects !== null) {
     objects.ledger.close();
-    await objects.store.close();
+    await Promise.all(objects.stores.map((s) => s.close()));
   }
   port.postMessage({ type: 'closed' } satisfies WorkerEvent);
 }
@@ -247,10 +247,17 @@ async function main(): Promise<void> {
   const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed !== undefined) throw failed.reason;
   const o = cfg.objects;
-  if (o !== undefined) objects = { store: openObjectStore(o.url), ledger: Ledger.open(o.metadataUrl) };
+  if (o !== undefined) objects = { stores: [], ledger: Ledger.open(o.metadataUrl) };
   cfg.shardIds.forEach((shardId, i) => {
     const store = openStores[i]!;
-    const replicator = o === undefined || objects === null ? undefined : new ObjectCommit({ store: objects.store, ledger: objects.ledger, nodeId: o.nodeId, nodeEpoch: o.nodeEpoch, shardId, flushMs: o.flushMs });
+    let replicator: ObjectCommit | undefined;
+    let objectStats: ObjectStoreStats | undefined;
+    if (o !== undefined && objects !== null) {
+      objectStats = newObjectStoreStats();
+      const objectStore = openObjectStore(o.url, { stats: objectStats });
+      objects.stores.push(objectStore);
+      replicator = new ObjectCommit({ store: objectStore, ledger: objects.ledger, nodeId: o.nodeId, nodeEpoch: o.nodeEpoch, shardId, flushMs: o.flushMs });
+    }
     const log = SegmentLog.open(path.join(dirOf(shardId), 'log'), cfg.segmentBytes);
     armTestFaults(store, log);
     const shard = new Shard(store, log, {
@@ -265,6 +272,7 @@ async function main(): Promise<void> {
       onStorageFailure: (err) => die(err, shardId),
       lowSpace: () => lowSpace,
       replicator,
+      objectStats,
     });
     shards.set(shardId, shard);
     recovery.push({ shardId, ...shard.recovery });
