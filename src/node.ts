@@ -55,6 +55,7 @@ import { startObjectMaintenance } from './object-maintenance';
 import { type CommitStats, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard } from './shards';
 import { type ObjectStoreStats } from './objects';
 import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
+import { Ledger, moveStorage as moveStorageOf, openObjectStore } from './objects';
 
 /** A running node: listeners, shard workers, actors. */
 export interface RunningNode {
@@ -222,11 +223,15 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   // answered before the guard, and its denials and the shield's 500s carry the headers too.
   const origins = parseCorsOrigins(config.corsOrigins);
   const cors = { svc: new CorsPolicy(origins, SVC_CORS), ds: new CorsPolicy(origins, DS_CORS), admin: null } as const;
+  // Objects mode: until this node's local streams are reopened at a new epoch (below), requests
+  // for them wait, so a stale local copy is never served or appended to (docs/cluster.md, "Restart").
+  let reopened: () => void = () => undefined;
+  let reopening: Promise<void> | null = config.metadata !== 'local' && config.objects !== '' ? new Promise<void>((resolve) => (reopened = resolve)) : null;
   const protect = (listener: 'svc' | 'ds' | 'admin', h: RequestHandler): RequestHandler => {
     // In a cluster: requests for streams owned elsewhere are redirected (inside the guard, so only
     // an authorized request learns where a stream lives), and the list is cluster-wide (outside it:
     // every node checks the caller's token on its own page).
-    const owned = placement === null || listener === 'admin' ? h : ownerCheck(listener, { placement, maxStreamNameBytes: config.limits.maxStreamNameBytes, log }, h);
+    const owned = placement === null || listener === 'admin' ? h : ownerCheck(listener, { placement, maxStreamNameBytes: config.limits.maxStreamNameBytes, log, starting: () => reopening }, h);
     const guarded = config.auth === 'required' ? guard(listener, tokens, owned) : owned;
     const listed = placement !== null && listener === 'svc' ? clusterList(members, config.limits.listMaxLimit, guarded) : guarded;
     const shielded = shield(listener, listed, log, internalReplies[listener]);
@@ -237,12 +242,26 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     return metrics === null ? logged : metered(listener, metrics, logged);
   };
   const schemas = SchemaStore.open(config.dataDir);
-  const shards = await startShards(config, log, schemas, space, objectsMode(config, meta, nodeId));
+  const objects = objectsMode(config, meta, nodeId);
+  const shards = await startShards(config, log, schemas, space, objects);
   schemas.attach(shards);
   const inFlight = new InFlight();
   // Objects mode (--objects with etcd metadata): streams move between nodes (transfers, failover,
   // a restart's reopen) by importing them from the object store (docs/cluster.md).
-  const moveStorage: MoveStorage | null = null;
+  const moveLedger = objects === undefined || placement === null ? null : Ledger.open(config.metadata);
+  const moveStore = moveLedger === null ? null : openObjectStore(config.objects);
+  const moveStorage: MoveStorage | null =
+    moveLedger === null || moveStore === null
+      ? null
+      : moveStorageOf({
+          nodeId,
+          ledger: moveLedger,
+          store: moveStore,
+          shards,
+          create: async (name, spec) => {
+            await shards.create({ name, contentType: spec.contentType, ttlSeconds: spec.ttlSeconds, expiresAtMs: null, closed: false, records: [], kafkaTopic: spec.kafkaTopic });
+          },
+        });
   const transfers = placement === null ? null : new Transfers(placement, members, moveStorage !== null);
   const opener = placement === null || moveStorage === null ? null : new StreamOpener(meta, placement, moveStorage, log);
   const failover = placement === null || moveStorage === null ? null : new FailoverDriver(meta, placement, members, lease, log);
@@ -300,7 +319,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const kafka = await startKafkaListener({
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
     maxRequestBytes: config.limits.maxRequestBytes, nodeId, shards, live, meta, log, txnParts,
-    cluster: placement === null || intents === null ? null : kafkaCluster(placement, intents, members),
+    cluster: placement === null || intents === null ? null : kafkaCluster(placement, intents, members, () => reopening !== null),
     // SASL/PLAIN: the password is an access token, authenticated like a bearer token.
     authenticate: config.auth === 'required' ? async (token) => { const who = await tokens.authenticate(`Bearer ${token}`); return typeof who === 'string' ? who : who.scope; } : null,
   });
@@ -350,6 +369,8 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     // streams get rows naming this node.
     if (opener !== null) await opener.start();
     else await adoptLocalStreams(shards, placement, log);
+    reopening = null;
+    reopened();
     failover?.start();
     // Streams other nodes place here without a request to redirect (a Kafka topic's partitions) are created here.
     intents?.start(
@@ -447,6 +468,8 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
         lease.stop();
         await objectMaintenance?.close();
         await shards.close();
+        moveLedger?.close();
+        await moveStore?.close();
         members.stop();
         await meta.close();
         await svc.close();

@@ -54,13 +54,14 @@ function parseAddress(a: string): { host: string; port: number } {
   return { host: host.startsWith('[') ? host.slice(1, -1) : host, port: Number(a.slice(i + 1)) };
 }
 
-export function kafkaCluster(placement: Placement, intents: PlacementIntents, members: Membership): KafkaCluster {
+/** `starting`: objects mode, true until the node reopened its local streams (docs/cluster.md, "Restart"). */
+export function kafkaCluster(placement: Placement, intents: PlacementIntents, members: Membership, starting: () => boolean = () => false): KafkaCluster {
   const brokers = (): Broker[] => members.liveNodes().filter((n) => n.kafkaAddress !== '').map((n) => ({ nodeId: n.nodeId, ...parseAddress(n.kafkaAddress) }));
   return {
     leaderOf: (stream) => placement.row(stream)?.row.nodeId ?? null,
     moving: (stream) => {
       const r = placement.row(stream);
-      return r !== null && isMoving(r.row);
+      return r !== null && (isMoving(r.row) || (r.row.nodeId === members.nodeId && starting()));
     },
     brokers,
     coordinatorOf(key) {

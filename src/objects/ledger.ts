@@ -127,17 +127,24 @@ export class Ledger {
     const object: EtcdOp = { put: this.keys.object(objectKey), value: json({ bytes, at: Date.now() }) };
     for (let part of txnParts(commits)) {
       while (part.length > 0) {
-        const r = await this.#txn(part.map((c) => this.#fenceCompare(c)), [object, ...part.flatMap((c) => this.#commitOps(objectKey, c))], part.map((c) => ({ get: this.keys.fence(c.stream) })));
+        const failure: EtcdOp[] = part.flatMap((c): EtcdOp[] => [{ get: this.keys.fence(c.stream) }, { get: this.keys.entry(c.stream, c.fence.epoch, c.counter) }]);
+        const r = await this.#txn(part.map((c) => this.#fenceCompare(c)), [object, ...part.flatMap((c) => this.#commitOps(objectKey, c))], failure);
         if (r.succeeded) break;
         // Retry without the fenced streams. A create whose fence is already ours (an earlier
-        // attempt of this commit took it) goes on as a plain fenced write.
+        // attempt of this commit took it) goes on as a plain fenced write. A stream whose entry
+        // is there already was recorded by an earlier attempt whose answer was lost (the fence may
+        // have moved since, e.g. the node was paused): it is committed, not fenced.
         const next: StreamCommit[] = [];
+        const landed = new Set<string>();
         part.forEach((c, k) => {
-          const v = r.gets[k]?.value.toString() ?? null;
-          if (v !== fenceValue(c.fence)) fenced.push(c.stream);
+          const v = r.gets[2 * k]?.value.toString() ?? null;
+          const entry = r.gets[2 * k + 1]?.value.toString() ?? null;
+          if (entry !== null && (JSON.parse(entry) as EntryValue).o === objectKey) landed.add(c.stream);
+          else if (v !== fenceValue(c.fence)) fenced.push(c.stream);
           else next.push(c.create === true ? { ...c, create: false } : c);
         });
-        if (next.length === part.length && next.every((c, k) => c.create === part[k]!.create)) throw new Error('ledger commit: the compare failed but every fence matches');
+        if (landed.size === part.length) break;
+        if (landed.size === 0 && next.length === part.length && next.every((c, k) => c.create === part[k]!.create)) throw new Error('ledger commit: the compare failed but every fence matches');
         part = next;
       }
     }

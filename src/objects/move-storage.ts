@@ -5,18 +5,22 @@
  *   open(name, e) ──▶ fence f/<name>: whatever it holds (epoch < e) ──CAS──▶ "<me>:<e>"
  *                 ──▶ m/<name> and every i/<name>/ entry, read after the fence moved, so every
  *                     append the old owner acknowledged is among them and nothing later can be
- *                 ──▶ the entries' byte ranges, in order ──▶ ShardClient.importStream (CRCs checked
- *                     by the shard; seqs, keys, headers, timestamps, producers kept)
+ *                 ──▶ readStreamFromObjects (range reads, CRCs checked) ──▶ ShardClient.importStream
+ *                     (seqs, bytes, keys, headers, timestamps, producers kept)
  *   drop(name)    ──▶ ShardClient.dropStream (the ledger is not touched: the stream lives on elsewhere)
  */
 import { type MoveStorage, type OpenSpec } from '../actors';
-import { type Ledger, type LedgerEntry, type LedgerMeta } from './ledger';
+import { type Ledger } from './ledger';
 import { type Fence } from './ledger-keys';
 import { type ObjectStore } from './object-store';
+import { readStreamFromObjects } from './stream-source';
+
+/** The import input (ShardClient's StreamImport), as readStreamFromObjects makes it. */
+type StreamImport = NonNullable<Awaited<ReturnType<typeof readStreamFromObjects>>>;
 
 /** The local shards, as far as moves need them (ShardClient; this module does not import the shards). */
 export interface LocalStreams {
-  importStream(name: string, input: { meta: LedgerMeta; frames: AsyncIterable<Buffer> }): Promise<unknown>;
+  importStream(name: string, input: StreamImport): Promise<unknown>;
   dropStream(name: string): Promise<unknown>;
   list(p: { prefix: string; startAfter: string; limit: number }): Promise<{ streams: ReadonlyArray<{ name: string }>; hasMore: boolean }>;
 }
@@ -42,10 +46,9 @@ export function moveStorage(d: MoveStorageDeps): MoveStorage {
         const t = await d.ledger.takeFence(name, mine, cur === null ? { create: true } : { from: cur });
         if (t.ok) break;
       }
-      const meta = await d.ledger.meta(name);
-      if (meta === null) return 'absent';
-      const entries = await d.ledger.entries(name);
-      await d.shards.importStream(name, { meta, frames: rangesOf(d.store, entries) });
+      const input = await readStreamFromObjects(d.ledger, d.store, name);
+      if (input === null) return 'absent';
+      await d.shards.importStream(name, input);
       return 'opened';
     },
     create: (name: string, spec: OpenSpec) => d.create(name, spec),
@@ -63,12 +66,4 @@ export function moveStorage(d: MoveStorageDeps): MoveStorage {
       }
     },
   };
-}
-
-/** The entries' byte ranges, fetched one after another (the import takes them in bounded chunks). */
-async function* rangesOf(store: ObjectStore, entries: readonly LedgerEntry[]): AsyncIterable<Buffer> {
-  for (const e of entries) {
-    if (e.len === 0) continue;
-    yield await store.get(e.o, { offset: e.off, length: e.len });
-  }
 }

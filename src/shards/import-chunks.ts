@@ -8,6 +8,8 @@
  * Only the frames' length prefixes are read here; their CRCs are checked by the shard.
  */
 import { SvcError } from '../errors';
+import { readBatchHeader } from '../util/record-batch';
+import { FRAME_HEADER, FrameType, frameProblem } from './worker/frame';
 
 /** Bytes of frames per chunk sent to the shard; a single larger frame is sent alone. */
 export const IMPORT_CHUNK_BYTES = 1 << 20; // 1 MiB
@@ -52,4 +54,39 @@ export async function* frameChunks(source: Iterable<Buffer> | AsyncIterable<Buff
   }
   if (carry.length > 0) throw new SvcError('data_corrupt', `import: the input ends inside a frame (${carry.length} bytes after byte ${offset})`);
   if (size > 0) yield Buffer.concat(parts, size);
+}
+
+/**
+ * The frames of `buf` (whole frames, e.g. an object range) with every CRC checked and the DATA
+ * frames wholly below `startSeq` left out (trimmed records are not imported). A damaged frame is a
+ * `data_corrupt` error naming `where`. Returns `buf` itself when nothing is left out.
+ */
+export function liveFrames(buf: Buffer, startSeq: number, where: string): Buffer {
+  const kept: Buffer[] = [];
+  let runStart = 0;
+  let dropped = false;
+  let pos = 0;
+  while (pos < buf.length) {
+    const problem = frameProblem(buf, pos);
+    if (problem !== null) throw new SvcError('data_corrupt', `${where}: the frame at byte ${pos} is damaged (${problem})`);
+    const end = pos + 8 + buf.readUInt32BE(pos);
+    if (buf[pos + 8] === FrameType.Data && startSeq > 0) {
+      let last: number;
+      try {
+        const h = readBatchHeader(buf, pos + FRAME_HEADER);
+        last = h.baseOffset + h.lastOffsetDelta;
+      } catch (err) {
+        throw new SvcError('data_corrupt', `${where}: the frame at byte ${pos} holds no RecordBatch (${(err as Error).message})`);
+      }
+      if (last < startSeq) {
+        if (pos > runStart) kept.push(buf.subarray(runStart, pos));
+        runStart = end;
+        dropped = true;
+      }
+    }
+    pos = end;
+  }
+  if (!dropped) return buf;
+  if (pos > runStart) kept.push(buf.subarray(runStart, pos));
+  return Buffer.concat(kept);
 }

@@ -1,6 +1,7 @@
 /** The data plane's front door: everything outside src/shards imports from here only. */
 export { ShardClient, type ShardClientOptions } from './shard-client';
 export { mediaType } from './names';
+export { IMPORT_CHUNK_BYTES, liveFrames } from './import-chunks';
 export { type JsonSplit, splitJsonMessages } from './worker/json-split';
 export { SchemaStore } from './schema-store';
 export { SpaceGuard, type SpaceState } from './space-guard';

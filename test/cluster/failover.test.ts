@@ -57,7 +57,11 @@ test(`the owner of the busiest streams is killed and wiped ${ROUNDS} times: its 
       }
       for (const w of moved) if (w.acked.length <= ackedBefore.get(w)!) return null;
       return true;
-    }, 30_000, 50);
+    }, 30_000, 50).catch(async (err: unknown) => {
+      const state = await Promise.all(moved.map(async (w) => ({ stream: w.stream, kind: w.kind, acked: w.acked.length, before: ackedBefore.get(w), failures: w.failures, lastError: w.lastError, detail: await c.detail(w.stream).catch((e: unknown) => String(e)) })));
+      console.log(`round ${round}, victim ${victim}: ${JSON.stringify(state, null, 1)}`);
+      throw err;
+    });
     const took = Date.now() - t0;
     times.push(took);
     expect(took).toBeLessThan(SERVED_WITHIN_MS);

@@ -23,6 +23,8 @@ export interface Writer {
   readonly acked: Acked[];
   /** Attempts that got no acknowledgement (errors, 5xx, timeouts). */
   failures: number;
+  /** Why the last failed attempt failed. */
+  lastError?: string;
   stop(): Promise<void>;
 }
 
@@ -43,6 +45,7 @@ async function follow(url: string, init: RequestInit): Promise<Response> {
 abstract class Loop implements Writer {
   readonly acked: Acked[] = [];
   failures = 0;
+  lastError?: string;
   #stopped = false;
   #done: Promise<void> = Promise.resolve();
   #n = 0;
@@ -56,7 +59,10 @@ abstract class Loop implements Writer {
     this.#done = (async () => {
       while (!this.#stopped) {
         const i = this.#n++;
-        const ok = await this.append(i).catch(() => false);
+        const ok = await this.append(i).catch((err: unknown) => {
+          this.lastError = String(err);
+          return false;
+        });
         if (!ok) {
           this.failures++;
           await sleep(50);
@@ -87,8 +93,11 @@ class SvcWriter extends Loop {
     const base = all[this.#try++ % all.length]!;
     const rec = { body: `${this.stream}#${i}`, key: `k${i}`, headers: { h: `v${i}`, w: 'svc' } };
     const r = await follow(`${base}${this.stream}`, { method: 'POST', headers: { 'content-type': 'application/vnd.svc.batch+json' }, body: JSON.stringify({ records: [rec] }) });
-    await r.arrayBuffer();
-    if (r.status !== 200) return false;
+    const text = await r.text();
+    if (r.status !== 200) {
+      this.lastError = `${r.status} ${text}`;
+      return false;
+    }
     this.#try--;
     this.acked.push({ seq: Number(r.headers.get('svc-start-seq')), ...rec, at: Date.now() });
     return true;
@@ -106,8 +115,11 @@ class DsWriter extends Loop {
     const base = all[this.#try++ % all.length]!;
     const body = `${this.stream}#${i}`;
     const r = await follow(`${base}/v1/stream${this.stream}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body });
-    await r.arrayBuffer();
-    if (r.status !== 200 && r.status !== 204) return false;
+    const text = await r.text();
+    if (r.status !== 200 && r.status !== 204) {
+      this.lastError = `${r.status} ${text}`;
+      return false;
+    }
     this.#try--;
     const next = r.headers.get('stream-next-offset')!;
     this.acked.push({ seq: Number(next.split('_')[1]) - 1, body, key: null, headers: null, at: Date.now() });
@@ -116,32 +128,40 @@ class DsWriter extends Loop {
 }
 
 class KafkaWriter extends Loop {
-  readonly #producer: Producer;
+  #producer: Producer | null = null;
   #connected: Promise<void> | null = null;
   constructor(
     stream: string,
     private readonly topic: string,
-    brokers: string[],
+    private readonly brokers: () => string[],
   ) {
     super(stream, 'kafka');
-    const kafka = new Kafka({ clientId: `w-${topic}`, brokers, logLevel: logLevel.NOTHING, retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 }, connectionTimeout: 2000, requestTimeout: 5000 });
-    this.#producer = kafka.producer({ allowAutoTopicCreation: false, retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 } });
   }
 
   protected async append(i: number): Promise<boolean> {
-    this.#connected ??= this.#producer.connect();
-    await this.#connected.catch((err: unknown) => {
-      this.#connected = null;
+    if (this.#producer === null) {
+      // Bootstrapped from the nodes running now (a node that came back listens on a new port here).
+      const kafka = new Kafka({ clientId: `w-${this.topic}`, brokers: this.brokers(), logLevel: logLevel.NOTHING, retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1000 }, connectionTimeout: 2000, requestTimeout: 5000 });
+      this.#producer = kafka.producer({ allowAutoTopicCreation: false, retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1000 } });
+      this.#connected = this.#producer.connect();
+    }
+    const producer = this.#producer;
+    try {
+      await this.#connected;
+      const body = `${this.stream}#${i}`;
+      const [meta] = await producer.send({ topic: this.topic, acks: -1, messages: [{ key: `k${i}`, value: body, headers: { h: `v${i}`, w: 'kafka' } }] });
+      this.acked.push({ seq: Number(meta!.baseOffset), body, key: `k${i}`, headers: { h: `v${i}`, w: 'kafka' }, at: Date.now() });
+      return true;
+    } catch (err) {
+      // As a client whose retries ran out would: start again from the bootstrap servers.
+      this.#producer = null;
+      await producer.disconnect().catch(() => undefined);
       throw err;
-    });
-    const body = `${this.stream}#${i}`;
-    const [meta] = await this.#producer.send({ topic: this.topic, acks: -1, messages: [{ key: `k${i}`, value: body, headers: { h: `v${i}`, w: 'kafka' } }] });
-    this.acked.push({ seq: Number(meta!.baseOffset), body, key: `k${i}`, headers: { h: `v${i}`, w: 'kafka' }, at: Date.now() });
-    return true;
+    }
   }
 
   protected async close(): Promise<void> {
-    await this.#producer.disconnect().catch(() => undefined);
+    await this.#producer?.disconnect().catch(() => undefined);
   }
 }
 
@@ -172,7 +192,7 @@ export async function kafkaWriter(c: ObjectsCluster, topic: string): Promise<Wri
   } finally {
     await admin.disconnect();
   }
-  return new KafkaWriter(`/${topic}`, topic, brokers).start();
+  return new KafkaWriter(`/${topic}`, topic, () => [...c.nodes.values()].map((n) => n.kafka)).start();
 }
 
 interface ReadRecord {

@@ -32,6 +32,11 @@ const OPENING_WAIT_MS = 5_000;
 
 export interface OwnerCheckDeps {
   placement: Placement;
+  /**
+   * Objects mode, while the node starts: resolves once its local streams were reopened at a new
+   * epoch (docs/cluster.md, "Restart"); null after. A stale local copy is never served meanwhile.
+   */
+  starting?: () => Promise<void> | null;
   maxStreamNameBytes: number;
   log: Logger;
 }
@@ -63,12 +68,15 @@ export function ownerCheck(listener: OwnedListener, d: OwnerCheckDeps, handler: 
     if (s === null) return handler(req, res);
     const dispatch = (owner: Owner, waited = false): void | Promise<unknown> => {
       switch (owner.kind) {
-        case 'local':
+        case 'local': {
+          const starting = owner.row === null ? null : (d.starting?.() ?? null);
+          if (starting !== null) return starting.then(() => dispatch(d.placement.ownerNow(s.name) ?? { kind: 'local', row: null, version: null }, waited));
           if (owner.row !== null && isMoving(owner.row)) {
             if (waited) return fail(listener, req, res, new SvcError('storage_unavailable', `stream ${s.name} is being opened on this node; try again`));
             return d.placement.waitSettled(s.name, OPENING_WAIT_MS).then(() => dispatch(d.placement.ownerNow(s.name) ?? { kind: 'local', row: null, version: null }, true));
           }
           return handler(req, movedAway(listener, req, owner.row === null ? res : afterwards(listener, req, res, s.name, s.create, d), s.name, d));
+        }
         case 'remote':
           return redirect(listener, req, res, s.name, owner);
         case 'down':
@@ -115,16 +123,17 @@ function redirect(listener: OwnedListener, req: HttpRequest, res: HttpResponse, 
 }
 
 /**
- * A request served here whose stream moved away meanwhile (a fenced append's `moved` outcome, a
- * read of a copy dropped under it) answers 503: when the view now names another live owner, the
- * client gets a 307 there instead, as if it had arrived a moment later. Nothing was acknowledged.
+ * A request served here whose stream moved away meanwhile (a fenced append's `moved` outcome)
+ * answers 503: when the view now names another live owner, the client gets a 307 there instead,
+ * as if it had arrived a moment later. Nothing of it was stored. Other 503s (a stalled store:
+ * outcome unknown) stay 503s.
  */
 function movedAway(listener: OwnedListener, req: HttpRequest, res: HttpResponse, name: string, d: OwnerCheckDeps): HttpResponse {
   return new Proxy(res, {
     get(target, prop) {
       if (prop === 'send') {
         return (status: number, headers: HeaderList, body?: Uint8Array | string): void => {
-          const now = status === 503 ? d.placement.ownerNow(name) : null;
+          const now = status === 503 && isMoved(listener, body) ? d.placement.ownerNow(name) : null;
           if (now !== null && now.kind === 'remote') return redirect(listener, req, target, name, now);
           target.send(status, headers, body);
         };
@@ -133,6 +142,13 @@ function movedAway(listener: OwnedListener, req: HttpRequest, res: HttpResponse,
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
   });
+}
+
+/** The 503 is the `moved` outcome's (gateway/kit/http-errors.ts: error `moved`; ds/ds-errors.ts: its message). */
+function isMoved(listener: OwnedListener, body: Uint8Array | string | undefined): boolean {
+  if (body === undefined) return false;
+  const text = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  return listener === 'svc' ? text.includes('"error":"moved"') : text.includes('moved to another node');
 }
 
 function fail(listener: OwnedListener, req: HttpRequest, res: HttpResponse, err: SvcError): void {

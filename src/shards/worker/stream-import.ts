@@ -60,8 +60,8 @@ export class StreamImports {
   /** Start an import: a hidden staging stream (an earlier import of the name still open is abandoned). */
   begin(p: ImportBeginParams): number {
     const m = p.meta;
+    if (typeof m !== 'object' || m === null || typeof m.meta !== 'object' || m.meta === null) throw badImport('the meta is missing');
     const stored = m.meta as unknown as StoredMeta;
-    if (typeof m !== 'object' || m === null || typeof stored !== 'object' || stored === null) throw badImport('the meta is missing');
     if (stored.name !== p.name) throw badImport(`the meta names stream ${JSON.stringify(stored.name)}, not ${JSON.stringify(p.name)}`);
     if (typeof stored.contentType !== 'string' || typeof stored.createdAtMs !== 'number') throw badImport('the meta needs contentType and createdAtMs');
     if (!Number.isSafeInteger(m.startSeq) || m.startSeq < 0 || typeof m.sealed !== 'boolean') throw badImport('startSeq must be a seq and sealed a boolean');

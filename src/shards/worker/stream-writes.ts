@@ -129,6 +129,8 @@ export class StreamWrites {
       () => {
         if (s.deleted) return;
         s.meta = patchMeta(s.meta, { importing: false });
+        // The move counts as an access: a sliding TTL (idleTtlSeconds) runs from here, not from the creation.
+        s.lastAccessMs = Math.max(s.lastAccessMs, s.lastTs, this.#x.now());
         // Appends are checked against the accepted producers: after an import, accepted = durable.
         s.producers = cloneProducers(s.durableProducers);
         checkpoints.appliedChanges++;

@@ -1,0 +1,93 @@
+/**
+ * A stream as the object store holds it, read back for `ShardClient.importStream` (docs/storage.md,
+ * "Imported streams"; the objects-mode design, "Opening a stream"):
+ *
+ *   ledger m/<stream> ──▶ meta, startSeq, sealed ─────────────────────────────┐
+ *   ledger i/<stream>/… ──▶ entries in write order ──▶ range GETs (≤ 8 in flight, │
+ *                           entries wholly below the start skipped)             ├─▶ StreamImport
+ *                           ──▶ every frame's CRC checked, DATA frames below the │
+ *                               start dropped, in entry order ─────────────────┘ (frames: async, lazy)
+ *
+ * The frames are fetched as the import takes them, a bounded window ahead, so a stream of any size
+ * is read with bounded memory. The caller reads the ledger only after it moved the stream's fence
+ * (a paused old owner can add no entry after that), so the entries read once here are complete.
+ *
+ * The ledger and the object store are the other parts of objects mode; only the calls used here
+ * are declared (structural types), so this file depends on neither.
+ */
+import { SvcError } from '../errors';
+import { type ImportedMeta, type StreamImport, liveFrames } from '../shards';
+
+/** One `i/<stream>/…` entry: bytes off..off+len of object `o` hold frames of data seqs [from, to). */
+export interface StreamEntry {
+  o: string;
+  off: number;
+  len: number;
+  from: number;
+  to: number;
+}
+
+/** What is read of the ledger (src/objects/ledger.ts has these calls). */
+export interface StreamLedgerReader {
+  /** The stream's `m/` record, or null when the ledger has no such stream. */
+  meta(stream: string): Promise<ImportedMeta | null>;
+  /** Every entry of the stream, in the order its frames were written. */
+  entries(stream: string): Promise<ReadonlyArray<StreamEntry>>;
+}
+
+/** What is read of the object store (the ObjectStore of src/objects has this call). */
+export interface ObjectRangeReader {
+  get(key: string, range?: { offset: number; length: number }): Promise<Buffer>;
+}
+
+/** Range reads in flight at once. */
+export const DEFAULT_FETCH_CONCURRENCY = 8;
+
+/**
+ * The import input of `name` from the ledger and the store, or null when the ledger holds no such
+ * stream. The frames are fetched lazily (see the file comment); a missing object or a short read
+ * fails the import with `storage_unavailable`, a damaged frame with `data_corrupt`.
+ */
+export async function readStreamFromObjects(
+  reader: StreamLedgerReader,
+  store: ObjectRangeReader,
+  name: string,
+  options: { concurrency?: number } = {},
+): Promise<StreamImport | null> {
+  const meta = await reader.meta(name);
+  if (meta === null) return null;
+  // Entries whose data is wholly below the start hold nothing to import (those without data are kept: a seal's producer, say).
+  const entries = (await reader.entries(name)).filter((e) => !(e.from < e.to && e.to <= meta.startSeq));
+  return { meta, frames: fetchFrames(store, name, entries, meta.startSeq, Math.max(1, options.concurrency ?? DEFAULT_FETCH_CONCURRENCY)) };
+}
+
+/** The entries' frames in order, up to `concurrency` range reads ahead of the consumer. */
+async function* fetchFrames(store: ObjectRangeReader, name: string, entries: readonly StreamEntry[], startSeq: number, concurrency: number): AsyncGenerator<Buffer> {
+  const inFlight: Array<Promise<Buffer>> = [];
+  let next = 0;
+  const start = (): void => {
+    const e = entries[next++]!;
+    const p = fetchEntry(store, name, e, startSeq);
+    // Read in order below; a consumer that stops early must not leave a rejection unhandled.
+    p.catch(() => undefined);
+    inFlight.push(p);
+  };
+  while (next < entries.length && inFlight.length < concurrency) start();
+  while (inFlight.length > 0) {
+    const frames = await inFlight.shift()!;
+    if (next < entries.length) start();
+    if (frames.length > 0) yield frames;
+  }
+}
+
+async function fetchEntry(store: ObjectRangeReader, name: string, e: StreamEntry, startSeq: number): Promise<Buffer> {
+  const where = `stream ${name}: object ${e.o} bytes ${e.off}..${e.off + e.len}`;
+  let buf: Buffer;
+  try {
+    buf = await store.get(e.o, { offset: e.off, length: e.len });
+  } catch (err) {
+    throw new SvcError('storage_unavailable', `${where}: cannot read it: ${(err as Error).message}`, { reason: 'object_store' });
+  }
+  if (buf.length !== e.len) throw new SvcError('data_corrupt', `${where}: the object store returned ${buf.length} bytes`);
+  return liveFrames(buf, startSeq, where);
+}
