@@ -53,7 +53,7 @@ import {
 import { SvcError } from './errors';
 import { startObjectMaintenance } from './object-maintenance';
 import { type CommitStats, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard } from './shards';
-import { type ObjectStoreStats } from './objects';
+import { type ObjectStoreStats, addObjectStoreStats, newObjectStoreStats } from './objects';
 import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
 import { Ledger, moveStorage as moveStorageOf, openObjectStore } from './objects';
 
@@ -398,7 +398,12 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     // The shards' object store figures come with their stats (one call per scrape, as for `shards`).
     objectStore: async () => {
       await appliedIndex();
-      return objectStats;
+      if (objectMaintenance === null) return objectStats;
+      // Beside the shards' requests: the main thread's, for compaction and the reaper.
+      const total = newObjectStoreStats();
+      if (objectStats !== null) addObjectStoreStats(total, objectStats);
+      addObjectStoreStats(total, objectMaintenance.stats);
+      return total;
     },
     shardHealth: () => {
       const down = shards.unavailable();

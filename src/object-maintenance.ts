@@ -14,7 +14,7 @@
  */
 import { EtcdLink, MAINTENANCE_KEY, type MaintenanceLease, type Placement, parseEtcdUrl } from './actors';
 import { type Logger } from './log';
-import { type CompactionOptions, Compactor, LedgerKeys, ObjectCensus, type PlacedStream, Reaper, type ReaperOptions, openObjectStore } from './objects';
+import { type CompactionOptions, Compactor, LedgerKeys, ObjectCensus, type ObjectStoreStats, type PlacedStream, Reaper, type ReaperOptions, newObjectStoreStats, openObjectStore } from './objects';
 
 export interface ObjectMaintenanceDeps {
   /** `--metadata etcd://…/<prefix>`. */
@@ -31,6 +31,8 @@ export interface ObjectMaintenanceDeps {
 
 export interface ObjectMaintenance {
   census: ObjectCensus;
+  /** This thread's object store requests for compaction and the reaper (svc_object_store_*). */
+  stats: ObjectStoreStats;
   close(): Promise<void>;
 }
 
@@ -38,7 +40,8 @@ export function startObjectMaintenance(d: ObjectMaintenanceDeps): ObjectMaintena
   const target = parseEtcdUrl(d.metadataUrl);
   const link = new EtcdLink(target.endpoints);
   const keys = new LedgerKeys(target.prefix);
-  const store = openObjectStore(d.objectsUrl);
+  const stats = newObjectStoreStats();
+  const store = openObjectStore(d.objectsUrl, { stats });
   const log = d.log.child({ module: 'objects' });
   const holderKey = `${target.prefix}/k/${MAINTENANCE_KEY}`;
 
@@ -66,6 +69,7 @@ export function startObjectMaintenance(d: ObjectMaintenanceDeps): ObjectMaintena
   d.lease.onHolderChange((holder) => log.info({ holder }, holder ? 'object reaper running (this node holds the maintenance lease)' : 'object reaper idle (another node holds the maintenance lease)'));
   return {
     census: new ObjectCensus(link, keys),
+    stats,
     async close(): Promise<void> {
       await Promise.all([compactor.stop(), reaper.stop()]);
       await store.close();

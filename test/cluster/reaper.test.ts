@@ -151,6 +151,13 @@ test('trim and delete make objects dead; only the lease holder reaps; a holder k
   // Only lease holders reaped: the node that never held it did nothing.
   for (const id of rest.filter((id) => id !== second)) expect(reaperWork(c.nodes.get(id)!)).toBe(0);
   expect(reaperWork(c.nodes.get(second)!)).toBeGreaterThan(0);
+  // The same seen from the object store's own figures: store deletes come from the reaper only.
+  const deletes = async (id: number): Promise<number> => {
+    const text = await (await fetch(`${c.nodes.get(id)!.adminUrl!}/metrics`)).text();
+    return Number(/^svc_object_store_requests_total\{op="delete",outcome="ok"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+  };
+  expect(await deletes(second)).toBeGreaterThan(0);
+  for (const id of rest.filter((id) => id !== second)) expect(await deletes(id)).toBe(0);
 
   // Nothing live was deleted: every entry's object is in the store, and the records read back.
   const inStore = new Set<string>();
