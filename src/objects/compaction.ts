@@ -44,6 +44,8 @@ export interface CompactionOptions {
   maxRunBytes?: number;
   /** Runs per tick, over all streams (default 8). */
   runsPerTick?: number;
+  /** Streams looked at per tick, taken in turn (default 64): each costs two etcd reads. */
+  streamsPerTick?: number;
   /** Period of the timer `start()` sets (ms; default 1 s). */
   intervalMs?: number;
 }
@@ -68,8 +70,10 @@ export interface CompactionTick {
 export class Compactor {
   readonly #deps: CompactionDeps;
   readonly #o: Required<CompactionOptions>;
-  /** Entry key → when this compactor first saw it (the ledger keeps no time per entry). */
-  readonly #seen = new Map<string, number>();
+  /** Per stream: entry key → when this compactor first saw it (the ledger keeps no time per entry). */
+  readonly #seen = new Map<string, Map<string, number>>();
+  /** The stream after which the next tick starts (streams are taken in name order, in turn). */
+  #after: string | null = null;
   #counter = 0;
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<unknown> | null = null;
@@ -83,6 +87,7 @@ export class Compactor {
       maxRun: Math.min(options.maxRun ?? 60, 62),
       maxRunBytes: options.maxRunBytes ?? 16 << 20, // 16 MiB
       runsPerTick: options.runsPerTick ?? 8,
+      streamsPerTick: options.streamsPerTick ?? 64,
       intervalMs: options.intervalMs ?? 1_000, // 1 s
     };
   }
@@ -104,19 +109,24 @@ export class Compactor {
     await this.#running;
   }
 
-  /** One pass over the placed streams, at most `runsPerTick` runs. */
+  /** One pass over up to `streamsPerTick` placed streams (in turn), at most `runsPerTick` runs. */
   async tick(now = Date.now()): Promise<CompactionTick> {
     const done: CompactionTick = { runs: 0, entriesReplaced: 0, bytes: 0, fenced: 0 };
-    const streams = await this.#deps.placed();
-    const live = new Set<string>();
-    for (const s of streams) {
+    const all = [...(await this.#deps.placed())].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    // Streams no longer here (moved, deleted) are forgotten.
+    const names = new Set(all.map((s) => s.name));
+    for (const name of this.#seen.keys()) if (!names.has(name)) this.#seen.delete(name);
+    const from = this.#after === null ? 0 : all.findIndex((s) => s.name > this.#after!);
+    const turn = [...all.slice(Math.max(0, from)), ...all.slice(0, Math.max(0, from))].slice(0, this.#o.streamsPerTick);
+    for (const s of turn) {
       if (done.runs >= this.#o.runsPerTick) break;
-      // The stream's m/ record first: its trim point, and its version for the txn's compare (below).
+      this.#after = s.name;
+      // The stream's m/ record first: its trim point (see #pickRun).
       const meta = await this.#deps.kv.get(this.#deps.keys.meta(s.name), LEDGER_DEADLINE_MS);
       if (meta.kv === null) continue; // being created or deleted
       const startSeq = (JSON.parse(meta.kv.value.toString('utf8')) as { startSeq?: number }).startSeq ?? 0;
-      const entries = await this.#entries(s, live, now);
-      const run = this.#pickRun(entries, startSeq, now);
+      const entries = await this.#entries(s, now);
+      const run = this.#pickRun(s.name, entries, startSeq, now);
       if (run === null) continue;
       const r = await this.#compact(s, entries, run);
       if (r === 'fenced') done.fenced++;
@@ -126,21 +136,21 @@ export class Compactor {
         done.bytes += r;
       }
     }
-    // Forget entries no longer seen (replaced, trimmed, or of streams that left), when every stream was looked at.
-    if (done.runs < this.#o.runsPerTick) for (const k of this.#seen.keys()) if (!live.has(k)) this.#seen.delete(k);
     return done;
   }
 
-  async #entries(s: PlacedStream, live: Set<string>, now: number): Promise<Array<{ key: string; modRevision: number; e: EntryValue }>> {
+  async #entries(s: PlacedStream, now: number): Promise<Array<{ key: string; modRevision: number; e: EntryValue }>> {
     const prefix = this.#deps.keys.entries(s.name);
     const out: Array<{ key: string; modRevision: number; e: EntryValue }> = [];
+    const before = this.#seen.get(s.name);
+    const seen = new Map<string, number>();
     for await (const p of scanPrefix(this.#deps.kv, prefix, 1000)) {
       if (parseEntryName(p.key.slice(prefix.length)) === null) continue;
       const e = JSON.parse(p.value.toString('utf8')) as EntryValue;
       out.push({ key: p.key, modRevision: p.modRevision, e });
-      live.add(p.key);
-      if (!this.#seen.has(p.key)) this.#seen.set(p.key, now);
+      seen.set(p.key, before?.get(p.key) ?? now);
     }
+    this.#seen.set(s.name, seen);
     return out;
   }
 
@@ -150,13 +160,14 @@ export class Compactor {
    * before this compaction commits deletes exactly those keys, and the run's first key (which the
    * new entry keeps) must not be among them.
    */
-  #pickRun(entries: Array<{ key: string; e: EntryValue }>, startSeq: number, now: number): number[] | null {
+  #pickRun(stream: string, entries: Array<{ key: string; e: EntryValue }>, startSeq: number, now: number): number[] | null {
     const crowded = entries.length > this.#o.maxEntries;
+    const seen = this.#seen.get(stream);
     let run: number[] = [];
     let bytes = 0;
     for (let i = 0; i < entries.length; i++) {
       const { key, e } = entries[i]!;
-      const settled = crowded || now - (this.#seen.get(key) ?? now) >= this.#o.settleMs;
+      const settled = crowded || now - (seen?.get(key) ?? now) >= this.#o.settleMs;
       const small = e.len < this.#o.smallBytes && settled && e.to > startSeq;
       const fits = small && bytes + e.len <= this.#o.maxRunBytes && run.length < this.#o.maxRun;
       if (fits) {
@@ -185,7 +196,8 @@ export class Compactor {
       replaced.map((r, i) => ({ r, i })),
       8,
       async ({ r, i }) => {
-        parts[i] = await store.get(r.e.o, { offset: r.e.off, length: r.e.len });
+        // An entry of no bytes (a group that wrote nothing of this stream's frames) has nothing to fetch.
+        parts[i] = r.e.len === 0 ? Buffer.alloc(0) : await store.get(r.e.o, { offset: r.e.off, length: r.e.len });
       },
     );
     for (let i = 0; i < parts.length; i++) {
@@ -236,7 +248,7 @@ export class Compactor {
       this.#deps.log?.info({ stream: s.name, object: objectKey }, 'object compaction fenced: the stream moved or changed meanwhile');
       return 'fenced';
     }
-    for (const r of replaced) this.#seen.delete(r.key);
+    for (const r of replaced) this.#seen.get(s.name)?.delete(r.key);
     this.#deps.log?.debug({ stream: s.name, object: objectKey, entries: replaced.length, bytes }, 'object compaction');
     return bytes;
   }

@@ -166,6 +166,22 @@ describe('compaction', () => {
     expect((await readAll(w, 'q')).equals(Buffer.concat(w.written.get('q')!))).toBe(true);
   });
 
+  it('takes the placed streams in turn, streamsPerTick at a time', async () => {
+    const w = world();
+    const names = ['r1', 'r2', 'r3'];
+    await create(w, names);
+    for (let i = 0; i < 3; i++) await group(w, names);
+    const compactor = new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => names.map((name, i) => ({ name, streamId: 20 + i, fence: me })) }, { settleMs: 0, streamsPerTick: 1 });
+    const counts = async (): Promise<number[]> => Promise.all(names.map(async (n) => (await w.ledger.entries(n)).length));
+    expect(await counts()).toEqual([3, 3, 3]);
+    expect((await compactor.tick()).runs).toBe(1);
+    expect(await counts()).toEqual([1, 3, 3]);
+    expect((await compactor.tick()).runs).toBe(1);
+    expect((await compactor.tick()).runs).toBe(1);
+    expect(await counts()).toEqual([1, 1, 1]);
+    for (const n of names) expect((await readAll(w, n)).equals(Buffer.concat(w.written.get(n)!))).toBe(true);
+  });
+
   it('never copies a damaged frame: the run stays as it was', async () => {
     const w = world();
     await create(w, ['d']);
