@@ -72,3 +72,27 @@ test('a node whose streams moved while it was down drops its copies when it come
   await w.stop();
   expect(missing(w, await readAll(c, '/rs/moving'))).toEqual([]);
 });
+
+test('a node restarted on a wiped data directory before its lease expired makes its streams again from the object store', async () => {
+  const writers: Writer[] = [];
+  for (let i = 0; i < 4; i++) writers.push(await svcWriter(c, `/rw/s${i}`));
+  await until('appends', async () => (writers.every((w) => w.acked.length >= 20) ? true : null), 30_000);
+  const owner = (await c.detail(writers[0]!.stream)).ownerNodeId;
+  const mine: Array<{ w: Writer; epoch: number }> = [];
+  for (const w of writers) {
+    const d = await c.detail(w.stream);
+    if (d.ownerNodeId === owner) mine.push({ w, epoch: d.epoch });
+  }
+  await c.killAndWipe(owner);
+  const back = await c.startNode(owner);
+  for (const { w, epoch } of mine) {
+    await until(`${w.stream} reopened`, async () => {
+      const x = await c.detail(w.stream, back);
+      return x.state === 'placed' && x.ownerNodeId === owner && x.epoch === epoch + 1 ? x : null;
+    }, 30_000);
+  }
+  const counts = writers.map((w) => w.acked.length);
+  await until('appends go on', async () => (writers.every((w, i) => w.acked.length > counts[i]! + 10) ? true : null), 30_000);
+  for (const w of writers) await w.stop();
+  for (const w of writers) expect(missing(w, await readAll(c, w.stream))).toEqual([]);
+});

@@ -34,17 +34,23 @@ test('a stream with records moves to another node: pending, then placed there wi
   const from = before.ownerNodeId;
   const to = [1, 2, 3].find((id) => id !== from)!;
   const third = [1, 2, 3].find((id) => id !== from && id !== to)!;
-  const r = await transfer('/tr/one', to);
-  expect(r).toEqual({ status: 200, json: { stream: '/tr/one', streamId: before.streamId, toNode: to, pending: true } });
-  // Pending: the detail and the overview say so until the new owner has opened it (seen on any node).
-  const seen = await c.detail('/tr/one', c.nodes.get(third));
-  if (seen.state === 'opening') {
-    expect(seen.pendingTransfer).toEqual({ fromNode: from, toNode: to });
-    expect(seen.epoch).toBe(before.epoch + 1);
+  // The target is paused for a moment, so the move is certainly still pending while we look.
+  const target = c.nodes.get(to)!;
+  target.proc.kill('SIGSTOP');
+  let r: { status: number; json: Record<string, unknown> };
+  try {
+    r = await transfer('/tr/one', to, c.nodes.get(third));
+    expect(r).toEqual({ status: 200, json: { stream: '/tr/one', streamId: before.streamId, toNode: to, pending: true } });
+    // Pending: the overview says so on any node (the stream detail would ask the paused owner).
+    const overview = await c.admin<{ pendingTransfers: unknown[] }>('/admin/cluster', {}, c.nodes.get(third));
+    expect(overview.json.pendingTransfers).toEqual([{ streamId: before.streamId, fromNode: from, toNode: to }]);
+    // The same transfer again is still pending; one to another node conflicts with it.
+    expect((await transfer('/tr/one', to, c.nodes.get(third))).json).toMatchObject({ pending: true, toNode: to });
+    expect(await transfer('/tr/one', third, c.nodes.get(third))).toEqual({ status: 400, json: { error: 'bad_request' } });
+    expect(await transfer('/tr/one', from, c.nodes.get(third))).toEqual({ status: 400, json: { error: 'bad_request' } });
+  } finally {
+    target.proc.kill('SIGCONT');
   }
-  // A second transfer of the same stream elsewhere while pending is a conflict (if it is still pending).
-  const conflict = await transfer('/tr/one', third);
-  if ((await c.detail('/tr/one')).state === 'opening') expect(conflict.status).toBe(400);
   const after = await until('placed on the new owner', async () => {
     const d = await c.detail('/tr/one', c.nodes.get(third));
     return d.state === 'placed' && d.ownerNodeId === to ? d : null;

@@ -71,21 +71,21 @@ export class StreamOpener {
     if (!this.#held.has(name)) this.#held.set(name, 1);
   }
 
-  /** Reopen this node's local streams (restart), drop those placed elsewhere, then follow the rows. */
+  /** Reopen this node's streams (restart), drop local copies of streams placed elsewhere, then follow the rows. */
   async start(): Promise<void> {
     const mine = this.#placement.nodeId;
     for (const name of await this.#storage.localStreams()) {
       const cur = this.#placement.row(name);
-      if (cur === null) continue;
-      if (cur.row.nodeId !== mine) {
-        await this.#storage.drop(name).catch((err: unknown) => this.#log.warn({ stream: name, err: (err as Error).message }, 'dropping a local copy of a stream placed elsewhere failed'));
-        continue;
-      }
-      if (isMoving(cur.row)) continue;
-      // This node's stream, from before the restart: a new epoch, so writes the previous start left
-      // unfinished can no longer commit, and the local copy is brought up to the ledger's.
+      if (cur === null || cur.row.nodeId === mine) continue;
+      await this.#storage.drop(name).catch((err: unknown) => this.#log.warn({ stream: name, err: (err as Error).message }, 'dropping a local copy of a stream placed elsewhere failed'));
+    }
+    // Every stream placed here, whether or not the data directory still has it (it may have been
+    // wiped): a new epoch, so writes the previous start left unfinished can no longer commit, and
+    // the local copy is brought up to the ledger's (or made from it).
+    for (const { name, row, version } of this.#placement.rows()) {
+      if (row.nodeId !== mine || row.state !== 'placed' || row.remove === true) continue;
       try {
-        await this.#placement.move(name, cur, mine);
+        await this.#placement.move(name, { row, version }, mine);
       } catch (err) {
         if (!(err instanceof MetaConflictError)) throw err;
       }
