@@ -111,6 +111,8 @@ export const ConfigSchema = Type.Object(
     objectsFlushMs: Type.Integer({ minimum: 0, maximum: 10_000, default: 0, description: 'wait up to this long to gather a bigger object per group commit with --objects (ms; 0: no extra wait)' }), // 0 ms
     /** This node's id in the cluster (docs/cluster.md); 0: the id kept in `<dataDir>/node-id`, allocated at the first start. */
     nodeId: Type.Integer({ minimum: 0, maximum: 2147483647, default: 0, description: 'node id (0: the one kept in the data directory, allocated at the first start)' }),
+    /** Seconds this node stays live without renewing its liveness lease (docs/cluster.md); a dead node's streams move after it. */
+    nodeLeaseTtl: Type.Integer({ minimum: 1, maximum: 3600, default: 5, description: 'seconds a node stays live after its last liveness lease renewal (renewed every third of it)' }),
     /** host:port other nodes send clients to (307 Location) for this node's protocol listener; empty: the bound address. */
     advertise: Type.String({ default: '', pattern: '^$|^(\\[[^\\]]*\\]|[^:\\s/\\[\\]]+):\\d{1,5}$', description: 'address clients are redirected to for this node\'s protocol listener, host:port (empty: the bound address)' }),
     /** host:port other nodes send clients to for this node's Durable Streams listener (--ds-listen); empty: its bound address. */

@@ -57,6 +57,7 @@ const OUTCOME_CODE: Record<OutcomeKind, ErrorCode> = {
   unknown_producer: 'conflict',
   sequence_gap: 'conflict',
   closed: 'stream_closed',
+  moved: 'storage_unavailable',
 };
 
 export class SvcError extends Error {

@@ -16,7 +16,7 @@ import { Tracing } from './tracing';
 import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_SLOTS, Membership, MetaConflictError, type MetaStore, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, Tokens, openMetaStore, resolveNodeId } from './actors';
+import { DEFAULT_SLOTS, FailoverDriver, MaintenanceLease, Membership, MetaConflictError, type MetaStore, type MoveStorage, type NodeRecord, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, StreamOpener, Tokens, Transfers, nodeKey, openMetaStore, resolveNodeId } from './actors';
 import {
   CorsPolicy,
   clusterList,
@@ -53,8 +53,11 @@ import {
   withCors,
 } from './gateway';
 import { SvcError } from './errors';
-import { type CommitStats, SchemaStore, ShardClient, SpaceGuard } from './shards';
+import { startObjectMaintenance } from './object-maintenance';
+import { type CommitStats, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard } from './shards';
+import { type ObjectStoreStats, addObjectStoreStats, newObjectStoreStats } from './objects';
 import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
+import { Ledger, moveStorage as moveStorageOf, openObjectStore } from './objects';
 
 /** A running node: listeners, shard workers, actors. */
 export interface RunningNode {
@@ -119,7 +122,7 @@ async function openControlPlane(config: Config, log: Logger): Promise<{ meta: Me
  * The shard workers. A start that fails for want of space says so, with what to do
  * (docs/operations.md, "Disk full"); any other cause is passed on as it is.
  */
-async function startShards(config: Config, log: Logger, schemas: SchemaStore, space: SpaceGuard): Promise<ShardClient> {
+async function startShards(config: Config, log: Logger, schemas: SchemaStore, space: SpaceGuard, objects: ShardClientOptions['objects']): Promise<ShardClient> {
   try {
     return await ShardClient.start({
       dataDir: config.dataDir,
@@ -134,6 +137,7 @@ async function startShards(config: Config, log: Logger, schemas: SchemaStore, sp
       schemas: schemas.documents(),
       currentSchemas: () => schemas.documents(),
       space,
+      objects,
     });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
@@ -144,6 +148,19 @@ async function startShards(config: Config, log: Logger, schemas: SchemaStore, sp
       { cause: err },
     );
   }
+}
+
+/**
+ * Objects mode (docs/cluster.md, "Objects mode: where data lives"): what the shard workers need,
+ * or undefined. Group object keys carry the node's epoch; the workers start before the node
+ * registers (registration needs the bound listeners), so they get the epoch registration will
+ * write: one above the node record's (one process per node id; a second one takes over).
+ */
+function objectsMode(config: Config, meta: MetaStore, nodeId: number): ShardClientOptions['objects'] {
+  // Without --objects (etcd metadata alone) openControlPlane logged the warning (config.ts configWarnings).
+  if (config.metadata === 'local' || config.objects === '') return undefined;
+  const nodeEpoch = (meta.get<NodeRecord>(nodeKey(nodeId))?.value.nodeEpoch ?? 0) + 1;
+  return { url: config.objects, metadataUrl: config.metadata, nodeId, nodeEpoch, flushMs: config.objectsFlushMs };
 }
 
 /** Bytes available to this process on the file system holding `dir`, or -1 when unknown. */
@@ -191,11 +208,14 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     space.close();
     throw err;
   });
-  const members = new Membership(meta, nodeId, log);
+  const members = new Membership(meta, nodeId, log, config.nodeLeaseTtl);
   // Placement rows and the owner check exist only in a cluster: a single node owns every stream,
   // and its requests pass nothing on the way (docs/cluster.md).
   const placement = clustered ? new Placement(meta, members) : null;
   const intents = placement === null ? null : new PlacementIntents(meta, placement);
+  // The maintenance lease: one node of the cluster holds it (a single node always does) and runs
+  // failover and the reaper (docs/cluster.md, "The maintenance lease").
+  const lease = new MaintenanceLease(meta, members, log);
   // Every listener's handler passes the auth guard first when auth is required; around both, the
   // shield turns any failure into a 500 in the listener's shape (gateway/shield.ts).
   const internalReplies = { svc: internalReply, ds: dsInternalReply, admin: adminInternalReply } as const;
@@ -208,11 +228,15 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   // answered before the guard, and its denials and the shield's 500s carry the headers too.
   const origins = parseCorsOrigins(config.corsOrigins);
   const cors = { svc: new CorsPolicy(origins, SVC_CORS), ds: new CorsPolicy(origins, DS_CORS), admin: null } as const;
+  // Objects mode: until this node's local streams are reopened at a new epoch (below), requests
+  // for them wait, so a stale local copy is never served or appended to (docs/cluster.md, "Restart").
+  let reopened: () => void = () => undefined;
+  let reopening: Promise<void> | null = config.metadata !== 'local' && config.objects !== '' ? new Promise<void>((resolve) => (reopened = resolve)) : null;
   const protect = (listener: 'svc' | 'ds' | 'admin', h: RequestHandler): RequestHandler => {
     // In a cluster: requests for streams owned elsewhere are redirected (inside the guard, so only
     // an authorized request learns where a stream lives), and the list is cluster-wide (outside it:
     // every node checks the caller's token on its own page).
-    const owned = placement === null || listener === 'admin' ? h : ownerCheck(listener, { placement, maxStreamNameBytes: config.limits.maxStreamNameBytes, log }, h);
+    const owned = placement === null || listener === 'admin' ? h : ownerCheck(listener, { placement, maxStreamNameBytes: config.limits.maxStreamNameBytes, log, starting: () => reopening }, h);
     const guarded = config.auth === 'required' ? guard(listener, tokens, owned) : owned;
     const listed = placement !== null && listener === 'svc' ? clusterList(members, config.limits.listMaxLimit, guarded) : guarded;
     const shielded = shield(listener, listed, log, internalReplies[listener]);
@@ -225,11 +249,37 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     return metrics === null ? spanned : metered(listener, metrics, spanned);
   };
   const schemas = SchemaStore.open(config.dataDir);
-  const shards = await startShards(config, log, schemas, space);
+  const objects = objectsMode(config, meta, nodeId);
+  const shards = await startShards(config, log, schemas, space, objects);
   schemas.attach(shards);
   // The hop to a shard worker of an append or a read inside a traced request: a child span.
   if (tracing !== null) shards.setHopTracer(tracing);
   const inFlight = new InFlight();
+  // Objects mode (--objects with etcd metadata): streams move between nodes (transfers, failover,
+  // a restart's reopen) by importing them from the object store (docs/cluster.md).
+  const moveLedger = objects === undefined || placement === null ? null : Ledger.open(config.metadata);
+  const moveStore = moveLedger === null ? null : openObjectStore(config.objects);
+  const moveStorage: MoveStorage | null =
+    moveLedger === null || moveStore === null
+      ? null
+      : moveStorageOf({
+          nodeId,
+          ledger: moveLedger,
+          store: moveStore,
+          shards,
+          create: async (name, spec) => {
+            await shards.create({ name, contentType: spec.contentType, ttlSeconds: spec.ttlSeconds, expiresAtMs: null, closed: false, records: [], kafkaTopic: spec.kafkaTopic });
+          },
+        });
+  const transfers = placement === null ? null : new Transfers(placement, members, moveStorage !== null);
+  const opener = placement === null || moveStorage === null ? null : new StreamOpener(meta, placement, moveStorage, log);
+  const failover = placement === null || moveStorage === null ? null : new FailoverDriver(meta, placement, members, lease, log);
+  // Objects mode: compaction of this node's streams, the reaper while this node holds the
+  // maintenance lease, and the ledger's object counts (docs/cluster.md, "Compaction and the reaper").
+  const objectMaintenance =
+    placement === null || config.objects === ''
+      ? null
+      : startObjectMaintenance({ metadataUrl: config.metadata, objectsUrl: config.objects, nodeId, lease, placement, log, reaper: { intervalMs: Math.min(config.storage.reaperIntervalMs, 2_000) } });
   // Live reads (long-poll, SSE) wait here on the shards' tail events, not on the workers.
   const live = new LiveWaiters(shards, { longPollTimeoutMs: config.longPollTimeoutMs });
   // HTTP and Durable Streams readers see only committed data of Kafka transactional producers
@@ -278,7 +328,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const kafka = await startKafkaListener({
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
     maxRequestBytes: config.limits.maxRequestBytes, nodeId, shards, live, meta, log, txnParts, tracing,
-    cluster: placement === null || intents === null ? null : kafkaCluster(placement, intents, members),
+    cluster: placement === null || intents === null ? null : kafkaCluster(placement, intents, members, () => reopening !== null),
     // SASL/PLAIN: the password is an access token, authenticated like a bearer token.
     authenticate: config.auth === 'required' ? async (token) => { const who = await tokens.authenticate(`Bearer ${token}`); return typeof who === 'string' ? who : who.scope; } : null,
   });
@@ -287,6 +337,8 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   // shards, and shows the last figure it had when they do not answer within 500 ms.
   let shardChanges = 0;
   let commits: CommitStats | null = null;
+  /** Objects mode: the shards' object store figures as of the last stats call (svc_object_store_*). */
+  let objectStats: ObjectStoreStats | null = null;
   const appliedIndex = async (): Promise<number> => {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), 500)));
@@ -295,12 +347,13 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     if (s !== null) {
       shardChanges = Math.max(shardChanges, s.appliedChanges);
       commits = s.commits ?? null;
+      objectStats = s.objects ?? null;
     }
     return meta.appliedIndex + shardChanges;
   };
   let admin: HttpServerHandle | null = null;
   if (config.admin) {
-    const api = { shards, meta, tokens, node: { clusterId }, members, placement, groups: { groups: () => kafka.groups() }, schemas };
+    const api = { shards, meta, tokens, node: { clusterId }, members, placement, lease, transfers, groups: { groups: () => kafka.groups() }, schemas, objects: objectMaintenance?.census ?? null };
     admin = await engine.listen(
       { host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
       protect('admin', createAdminHandler({ serving: () => serving, registered: () => members.registered, nodeId, appliedIndex, unavailable: () => shards.unavailable(), diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),
@@ -318,8 +371,16 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     kafkaAddress: formatHostPort(kafkaAdvertised ?? { host: config.kafkaListen.host, port: kafka.port }),
     adminAddress: admin === null ? null : formatHostPort({ host: config.adminListen.host, port: admin.port }),
   });
+  lease.start();
   if (placement !== null) {
-    await adoptLocalStreams(shards, placement, log);
+    // Objects mode: this node's local streams reopen at a new epoch, copies of streams placed
+    // elsewhere are dropped, and moves to this node are followed; otherwise the data directory's
+    // streams get rows naming this node.
+    if (opener !== null) await opener.start();
+    else await adoptLocalStreams(shards, placement, log);
+    reopening = null;
+    reopened();
+    failover?.start();
     // Streams other nodes place here without a request to redirect (a Kafka topic's partitions) are created here.
     intents?.start(
       async (name, spec) => {
@@ -331,7 +392,8 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
         });
       },
     );
-    members.publishStorage(async () => {
+    // Objects mode counts objects in the ledger (objectMaintenance); otherwise each node publishes its own.
+    if (objectMaintenance === null) members.publishStorage(async () => {
       const s = await shards.stats();
       return { objectCount: s.objectCount, destroyedObjectBacklog: s.destroyedObjectBacklog };
     });
@@ -342,11 +404,22 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     fanoutLag: () => ({ bounds: FANOUT_LAG_BOUNDS, lag: live.fanoutLag }),
     kafka: () => ({ connections: kafka.connections(), requests: kafka.requestsByApi() }),
     shards: async () => ({ appliedIndex: await appliedIndex(), commits }),
+    // The shards' object store figures come with their stats (one call per scrape, as for `shards`).
+    objectStore: async () => {
+      await appliedIndex();
+      if (objectMaintenance === null) return objectStats;
+      // Beside the shards' requests: the main thread's, for compaction and the reaper.
+      const total = newObjectStoreStats();
+      if (objectStats !== null) addObjectStoreStats(total, objectStats);
+      addObjectStoreStats(total, objectMaintenance.stats);
+      return total;
+    },
     shardHealth: () => {
       const down = shards.unavailable();
       return { workersDown: down.length, diskFull: shards.space().low, shards: shards.shardCount, shardsDown: down.reduce((n, w) => n + w.shards.length, 0) };
     },
     metadataSync: () => (meta.syncLatency === undefined ? null : { bounds: SYNC_SECONDS_BOUNDS, latency: meta.syncLatency }),
+    ...(objectMaintenance === null ? {} : { objectCounts: () => objectMaintenance.census.counts() }),
     groupLag: async () => (await kafka.groups()).flatMap((g) => g.offsets.flatMap((o) => (o.lag === null ? [] : [{ group: g.groupId, topic: o.topic, partition: o.partition, lag: o.lag }]))),
   });
   // --metrics-listen: GET /metrics alone, without authentication, for a scraper that holds no token.
@@ -404,7 +477,13 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
         // Kafka requests in progress finish (a Fetch wait ended with live.shutdown) before the shards close.
         await kafka.close();
         await subscriptions?.close();
+        failover?.stop();
+        opener?.stop();
+        lease.stop();
+        await objectMaintenance?.close();
         await shards.close();
+        moveLedger?.close();
+        await moveStore?.close();
         members.stop();
         await meta.close();
         await svc.close();

@@ -12,7 +12,7 @@
  */
 
 /** Every outcome kind (docs/errors.md, "Outcomes", lists them). */
-export const OUTCOME_KINDS = ['duplicate', 'stale_epoch', 'invalid_epoch_seq', 'unknown_producer', 'sequence_gap', 'closed'] as const;
+export const OUTCOME_KINDS = ['duplicate', 'stale_epoch', 'invalid_epoch_seq', 'unknown_producer', 'sequence_gap', 'closed', 'moved'] as const;
 
 export type OutcomeKind = (typeof OUTCOME_KINDS)[number];
 
@@ -31,4 +31,10 @@ export type Outcome =
   /** The sequence does not follow the producer's last accepted one. */
   | { kind: 'sequence_gap'; expectedSeq: number; receivedSeq: number }
   /** The stream is sealed; `producerSeq` is the refused producer append's sequence (null without a producer). */
-  | { kind: 'closed'; producerSeq: number | null };
+  | { kind: 'closed'; producerSeq: number | null }
+  /**
+   * Objects mode: the stream's fence moved to another node (docs/cluster.md, "Objects mode: where
+   * data lives"): the write was not acknowledged and nothing of it is visible here; retry (at the
+   * new owner, `nodeId` when known).
+   */
+  | { kind: 'moved'; nodeId: number | null };

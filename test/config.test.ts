@@ -55,6 +55,7 @@ describe('defaults', () => {
       objects: '',
       objectsFlushMs: 0,
       nodeId: 0,
+      nodeLeaseTtl: 5,
       advertise: '',
       dsAdvertise: '',
       shards: 8,

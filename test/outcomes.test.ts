@@ -18,6 +18,7 @@ const SAMPLES: { [K in OutcomeKind]: Extract<Outcome, { kind: K }> } = {
   unknown_producer: { kind: 'unknown_producer', expectedSeq: 0, receivedSeq: 6 },
   sequence_gap: { kind: 'sequence_gap', expectedSeq: 8, receivedSeq: 10 },
   closed: { kind: 'closed', producerSeq: 7 },
+  moved: { kind: 'moved', nodeId: 2 },
 };
 
 const refused = (o: Outcome): SvcError => SvcError.refused(o, `refused: ${o.kind}`, o.kind === 'closed' ? { next_seq: 12 } : undefined);
@@ -50,6 +51,7 @@ describe('storage outcomes', () => {
       unknown_producer: KafkaError.UNKNOWN_PRODUCER_ID,
       sequence_gap: KafkaError.OUT_OF_ORDER_SEQUENCE_NUMBER,
       closed: KafkaError.INVALID_REQUEST,
+      moved: KafkaError.NOT_LEADER_OR_FOLLOWER,
     });
   });
 
@@ -64,6 +66,8 @@ describe('storage outcomes', () => {
     expect(closed.status).toBe(409);
     expect(JSON.parse(closed.body)).toMatchObject({ error: 'conflict', next_seq: 12 });
     expect(['svc-closed', 'svc-next-seq', 'svc-expected-seq', 'svc-received-seq'].map((h) => header(closed.headers, h))).toEqual(['true', '12', '7', '7']);
+    const moved = toHttpError(refused(SAMPLES.moved));
+    expect([moved.status, header(moved.headers, 'retry-after'), JSON.parse(moved.body).error]).toEqual([503, '1', 'moved']);
     const noProducer = toHttpError(SvcError.refused({ kind: 'closed', producerSeq: null }, 'stream is sealed', { next_seq: 12 }));
     expect(header(noProducer.headers, 'svc-expected-seq')).toBeUndefined();
   });
@@ -76,6 +80,8 @@ describe('storage outcomes', () => {
     // A new epoch that does not start at 0 is a bad request in Durable Streams.
     const fresh = toDsError(refused(SAMPLES.invalid_epoch_seq));
     expect([fresh.status, header(fresh.headers, 'producer-expected-seq'), header(fresh.headers, 'producer-received-seq')]).toEqual([400, '0', '5']);
+    const moved = toDsError(refused(SAMPLES.moved));
+    expect([moved.status, header(moved.headers, 'retry-after')]).toEqual([503, '1']);
     const fenced = toDsError(refused(SAMPLES.stale_epoch));
     expect([fenced.status, header(fenced.headers, 'producer-epoch')]).toEqual([403, '3']);
     const closed = toDsError(refused(SAMPLES.closed));

@@ -40,8 +40,14 @@ export function openLocalMetaStore(dir: string, options?: LocalMetaStoreOptions)
 }
 
 export { resolveNodeId } from './cluster/node-id';
-export { LIVE_TTL_S, Membership, type NodeAddresses } from './cluster/membership';
+export { DEFAULT_LIVE_TTL_S, Membership, type NodeAddresses } from './cluster/membership';
 export { DEFAULT_SLOTS, type LiveRecord, type NodeRecord, liveKey, nodeKey } from './cluster/node-record';
-export { type OpenSpec, type Owner, Placement, type PlacementRow, placementKey } from './cluster/placement';
+export { type OpenSpec, type Owner, Placement, type PlacementRow, isMoving, placementKey } from './cluster/placement';
 export { rendezvous } from './cluster/rendezvous';
 export { PlacementIntents } from './cluster/intents';
+export { MAINTENANCE_KEY, MaintenanceLease, type MaintenanceRecord } from './cluster/maintenance-lease';
+export { type PendingTransfer, type TransferResult, Transfers } from './cluster/transfers';
+export { FailoverDriver } from './cluster/failover';
+export { type MoveStorage, StreamOpener } from './cluster/moves';
+export { EtcdLink, type EtcdCompare, type EtcdKv, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError } from './meta/etcd/etcd-link';
+export { type EtcdTarget, parseEtcdUrl } from './meta/etcd/etcd-url';

@@ -14,7 +14,7 @@
  *
  * With the embedded store `ctx.cluster` is null and this node is the only broker.
  */
-import { type Membership, type Placement, type PlacementIntents, rendezvous } from '../actors';
+import { type Membership, type Placement, type PlacementIntents, isMoving, rendezvous } from '../actors';
 
 export interface Broker {
   nodeId: number;
@@ -33,6 +33,8 @@ export interface PartitionSpec {
 export interface KafkaCluster {
   /** The node owning `stream` (its partition's leader), or null when it has no placement row. */
   leaderOf(stream: string): number | null;
+  /** The stream is moving (transfer, failover): no node leads it until the new owner has opened it. */
+  moving(stream: string): boolean;
   /** Every live node with a Kafka listener, in id order. */
   brokers(): Broker[];
   /** The node coordinating `key` (a group id or a transactional id), or null when no node is live. */
@@ -52,10 +54,15 @@ function parseAddress(a: string): { host: string; port: number } {
   return { host: host.startsWith('[') ? host.slice(1, -1) : host, port: Number(a.slice(i + 1)) };
 }
 
-export function kafkaCluster(placement: Placement, intents: PlacementIntents, members: Membership): KafkaCluster {
+/** `starting`: objects mode, true until the node reopened its local streams (docs/cluster.md, "Restart"). */
+export function kafkaCluster(placement: Placement, intents: PlacementIntents, members: Membership, starting: () => boolean = () => false): KafkaCluster {
   const brokers = (): Broker[] => members.liveNodes().filter((n) => n.kafkaAddress !== '').map((n) => ({ nodeId: n.nodeId, ...parseAddress(n.kafkaAddress) }));
   return {
     leaderOf: (stream) => placement.row(stream)?.row.nodeId ?? null,
+    moving: (stream) => {
+      const r = placement.row(stream);
+      return r !== null && (isMoving(r.row) || (r.row.nodeId === members.nodeId && starting()));
+    },
     brokers,
     coordinatorOf(key) {
       const live = brokers();

@@ -94,6 +94,8 @@ const FROM_OUTCOME: Record<OutcomeKind, number> = {
   sequence_gap: KafkaError.OUT_OF_ORDER_SEQUENCE_NUMBER,
   // A sealed stream takes no more records; Kafka has no closer code for a partition that refuses writes.
   closed: KafkaError.INVALID_REQUEST,
+  // The partition moved to another node: clients refresh their metadata and go to the new leader.
+  moved: KafkaError.NOT_LEADER_OR_FOLLOWER,
 };
 
 /** The Kafka error code for an error thrown by a data-plane call: its outcome's when it has one, else its code's. */

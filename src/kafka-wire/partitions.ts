@@ -19,6 +19,8 @@ export async function lookupPartition(ctx: KafkaContext, name: string | undefine
  */
 export function leaderError(ctx: KafkaContext, stream: string): number {
   if (ctx.cluster === null) return 0;
+  // Moving (docs/cluster.md, "Transfers"): the client retries after a metadata refresh until the new owner serves it.
+  if (ctx.cluster.moving(stream)) return KafkaError.NOT_LEADER_OR_FOLLOWER;
   const leader = ctx.cluster.leaderOf(stream);
   return leader === null || leader === ctx.nodeId ? 0 : KafkaError.NOT_LEADER_OR_FOLLOWER;
 }

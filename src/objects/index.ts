@@ -1,6 +1,8 @@
 /**
  * The object store (docs/objects.md): where stream data lives in objects mode. Open one per
- * thread from the `--objects` URL; every backend keeps the `ObjectStore` contract.
+ * thread from the `--objects` URL; every backend keeps the `ObjectStore` contract. The object
+ * ledger (docs/cluster.md, "Objects mode: where data lives") says which object holds which of a
+ * stream's frames.
  */
 import { FileObjectStore } from './file-store';
 import { type ObjectStoreStats } from './object-stats';
@@ -17,6 +19,13 @@ export {
   addObjectStoreStats, newObjectStoreStats, recordObjectRequest,
 } from './object-stats';
 export { OBJECTS_URL_FORMS, type ObjectsLocation, ObjectsUrlError, describeObjectsLocation, objectsUrlProblem, parseObjectsUrl } from './objects-url';
+// The object ledger in etcd (ledger.ts, ledger-keys.ts): which object holds which of a stream's frames, and the fences.
+export { DEFAULT_LEDGER_DEADLINE_MS, type EntryValue, Ledger, type LedgerEntry, type LedgerMeta, STREAMS_PER_TXN, type StreamCommit } from './ledger';
+export { type Fence, LedgerKeys, compactedObjectKey, entryName, fenceValue, groupObjectKey, parseEntryName, parseFence, sameFence, streamOfSegment, streamSegment } from './ledger-keys';
+// Maintenance (compaction.ts, reaper.ts, object-census.ts): compaction by owners, the reaper by the lease holder, the counts.
+export { type CompactionOptions, type CompactionTick, Compactor, type PlacedStream } from './compaction';
+export { type HolderCompare, Reaper, type ReaperOptions, type ReaperTick } from './reaper';
+export { ObjectCensus, type ObjectCounts } from './object-census';
 
 export interface OpenObjectStoreOptions {
   /** Figures of this thread's requests are added here (object-stats.ts). */
@@ -43,3 +52,6 @@ export function openObjectStore(url: string, options: OpenObjectStoreOptions = {
   }
   return new S3ObjectStore(loc, { accessKeyId, secretAccessKey, sessionToken: env.AWS_SESSION_TOKEN || undefined }, options.stats, options.s3);
 }
+
+// Moving streams between nodes (transfer, failover, restart): the opener's storage (docs/cluster.md, "Transfers").
+export { type LocalStreams, type MoveStorageDeps, moveStorage } from './move-storage';

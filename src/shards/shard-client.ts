@@ -46,7 +46,8 @@ import { Status, Writer, type Reader, readEntries } from './wire';
 import { OPS, type OpName, type Req, type Res, errorBody, tailBody } from './protocol';
 import { payloadBytes } from './append-wire';
 import { controlReplyOf, repliesOf } from './worker-messages';
-import { type ControlMessage, type WorkerConfig, type WorkerEvent } from './worker/worker-main';
+import { type ControlMessage, type WorkerConfig, type WorkerEvent, type WorkerObjectsConfig } from './worker/worker-main';
+import { addObjectStoreStats, newObjectStoreStats } from '../objects';
 import { type PoolLog, type WorkerDown, WorkerPool } from './worker-pool';
 import { SpaceGuard, type SpaceState, isDiskFull } from './space-guard';
 import { type SchemaControl, type SchemaDocument } from './schema-registry';
@@ -71,6 +72,8 @@ export interface ShardClientOptions {
   reserveBytes?: number;
   /** The node's guard when it opened one before anything else wrote to the disk (else one is opened here, with `reserveBytes`). */
   space?: SpaceGuard;
+  /** Objects mode (docs/cluster.md, "Objects mode: where data lives"); absent: single-node durability on the local log. */
+  objects?: WorkerObjectsConfig;
 }
 
 interface Pending {
@@ -154,6 +157,7 @@ export class ShardClient {
       // Tail versions of a restarted shard must stay above those its readers saw (LiveWaiters drops older ones).
       tailVersionBase: Date.now() * 1000,
       lowSpace: guard.low,
+      ...(o.objects !== undefined ? { objects: o.objects } : {}),
     });
     let pool: WorkerPool;
     try {
@@ -371,6 +375,7 @@ export class ShardClient {
       total.destroyedObjectBacklog += s.destroyedObjectBacklog;
       total.appliedChanges += s.appliedChanges;
       if (s.commits !== undefined) addCommitStats(total.commits!, s.commits);
+      if (s.objects !== undefined) addObjectStoreStats((total.objects ??= newObjectStoreStats()), s.objects);
     }
     return total;
   }

@@ -1,6 +1,7 @@
 /** Requests and results of the data plane, as the gateway and the shard worker both see them. */
 import { type RecordInput } from '../util/record-batch';
 import { type CommitStats } from './commit-stats';
+import { type ObjectStoreStats } from '../objects';
 
 /**
  * `kafka`: whole stored batches, the first one holding the start seq (a Kafka Fetch answer: the
@@ -255,6 +256,8 @@ export interface ShardStats {
   appliedChanges: number;
   /** Group-commit sizes and write + fdatasync times since the shards started (docs/metrics.md). */
   commits?: CommitStats;
+  /** Objects mode: the shard's object store requests (its group objects' PUTs) since the shards started (svc_object_store_*). */
+  objects?: ObjectStoreStats;
 }
 
 /**

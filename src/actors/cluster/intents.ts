@@ -11,7 +11,7 @@
  */
 import { SvcError } from '../../errors';
 import { type MetaStore, MetaConflictError } from '../meta/meta-store';
-import { type OpenSpec, PLACEMENT_PREFIX, type Placement, type PlacementRow, placementKey } from './placement';
+import { type OpenSpec, PLACEMENT_PREFIX, type Placement, type PlacementRow, isMoving, placementKey } from './placement';
 
 /** How long a node waits for the owner to carry out an intent (ms). */
 const OPEN_TIMEOUT_MS = 10_000;
@@ -39,7 +39,7 @@ export class PlacementIntents {
       if (row.remove === true) {
         if (row.nodeId === placement.nodeId) this.#removeHere(name);
       } else if (row.state === 'placed') this.#wake(name);
-      else if (row.create !== undefined && row.nodeId === placement.nodeId) this.#open(name, row.create);
+      else if (row.create !== undefined && row.nodeId === placement.nodeId && !isMoving(row)) this.#open(name, row.create);
     });
   }
 
@@ -86,7 +86,7 @@ export class PlacementIntents {
       if (r.value.nodeId !== this.#placement.nodeId) continue;
       const name = r.key.slice(PLACEMENT_PREFIX.length);
       if (r.value.remove === true) this.#removeHere(name);
-      else if (r.value.state === 'opening' && r.value.create !== undefined) this.#open(name, r.value.create);
+      else if (r.value.state === 'opening' && r.value.create !== undefined && !isMoving(r.value)) this.#open(name, r.value.create);
     }
   }
 

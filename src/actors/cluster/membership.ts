@@ -2,7 +2,7 @@
  * This node's membership of the cluster (docs/cluster.md, "Nodes"):
  *
  *   start ──▶ nodes/<id>: nodeEpoch + 1, advertised addresses (compare-and-set, so epochs only grow)
- *         ──▶ live/<id> {nodeId, nodeEpoch} on a liveness lease (etcd; LIVE_TTL_S), kept alive by the store
+ *         ──▶ live/<id> {nodeId, nodeEpoch} on a liveness lease (etcd; --node-lease-ttl), kept alive by the store
  *   stop  ──▶ the lease is revoked: live/<id> disappears from every view at once
  *
  * A node is live while its `live/<id>` exists. `registered` is true while this incarnation's own
@@ -13,8 +13,8 @@ import { type Logger } from '../../log';
 import { type MetaRecord, type MetaStore, MetaConflictError } from '../meta/meta-store';
 import { DEFAULT_SLOTS, LIVE_PREFIX, type LiveRecord, NODES_PREFIX, type NodeRecord, liveKey, nodeKey } from './node-record';
 
-/** Seconds a node stays live after its last lease renewal (renewed every third of it). */
-export const LIVE_TTL_S = 10;
+/** Seconds a node stays live after its last lease renewal (renewed every third of it): `--node-lease-ttl`'s default. */
+export const DEFAULT_LIVE_TTL_S = 5;
 /** How often this node publishes its storage figures into its node record, when they changed (ms). */
 const PUBLISH_MS = 5_000;
 
@@ -36,10 +36,13 @@ export class Membership {
   readonly #log: Logger;
   #leaseLost = false;
   #publisher: NodeJS.Timeout | null = null;
+  /** The liveness lease's TTL (seconds, `--node-lease-ttl`). */
+  readonly leaseTtlS: number;
 
-  constructor(meta: MetaStore, nodeId: number, log: Logger) {
+  constructor(meta: MetaStore, nodeId: number, log: Logger, leaseTtlS = DEFAULT_LIVE_TTL_S) {
     this.#meta = meta;
     this.nodeId = nodeId;
+    this.leaseTtlS = leaseTtlS;
     this.clustered = meta.putLive !== undefined;
     this.#log = log;
   }
@@ -64,7 +67,7 @@ export class Membership {
     this.nodeEpoch = record.nodeEpoch;
     if (meta.putLive !== undefined) {
       const live: LiveRecord = { nodeId, nodeEpoch: record.nodeEpoch };
-      await meta.putLive(liveKey(nodeId), live, LIVE_TTL_S, (lost) => (this.#leaseLost = lost));
+      await meta.putLive(liveKey(nodeId), live, this.leaseTtlS, (lost) => (this.#leaseLost = lost));
     }
     meta.onChange((key, rec) => {
       if (key !== liveKey(nodeId) || rec === null) return;

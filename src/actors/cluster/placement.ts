@@ -9,7 +9,8 @@
  *                           ▼
  *                  owner = row.nodeId ──▶ this node: serve (a create marks the row placed)
  *                                     ──▶ another live node: 307 to its advertised address
- *                                     ──▶ a node without a live lease: unavailable (until transfers, part 2)
+ *                                     ──▶ a node without a live lease: unavailable (objects mode: until the
+ *                                         maintenance lease holder moves the row to a live node, failover.ts)
  *
  * Rows are read from the in-memory view (a Map lookup per request); a miss is looked up again
  * after one sync() (the create may have happened on another node a moment ago). With the
@@ -25,9 +26,15 @@ export interface PlacementRow {
   /** Cluster-wide stream id: the metadata revision that created the row (unique, never reused). */
   streamId: number;
   nodeId: number;
-  /** Placement epoch: 1 when placed; grows with every move (transfers, later). */
+  /** Placement epoch: 1 when placed; grows by one with every open elsewhere (transfer, failover, restart in objects mode). */
   epoch: number;
   state: 'opening' | 'placed';
+  /**
+   * Set by a move (transfer, failover, a restart's reopen: docs/cluster.md "Transfers and
+   * failover"): the node the stream moves from. While the row is `opening` with `from`, the move is
+   * pending; the new owner imports the stream from the object store and marks it placed.
+   */
+  from?: number;
   /** The Kafka topic of a partition stream created over Kafka (`/T/1` is partition 1 of T), else absent. */
   kafkaTopic?: string | null;
   /** Set while opening when another node placed it without a request to redirect (a Kafka partition): the owner creates it. */
@@ -51,6 +58,8 @@ export type Owner =
   | { kind: 'down'; nodeId: number; row: PlacementRow };
 
 export const PLACEMENT_PREFIX = 'placement/';
+/** A row of a pending move: the new owner is opening it (docs/cluster.md, "Transfers and failover"). */
+export const isMoving = (row: PlacementRow): boolean => row.state === 'opening' && row.from !== undefined;
 export const placementKey = (name: string): string => PLACEMENT_PREFIX + name;
 
 export class Placement {
@@ -58,6 +67,8 @@ export class Placement {
   readonly #members: Membership;
   /** Rows per owner node and state, kept from the change feed (GET /admin/nodes counts). */
   readonly #counts = new Map<number, { opening: number; placed: number }>();
+  /** Requests waiting for a moving stream's row to leave `opening` (waitSettled). */
+  readonly #settling = new Map<string, Array<() => void>>();
 
   constructor(meta: MetaStore, members: Membership) {
     this.#meta = meta;
@@ -73,7 +84,50 @@ export class Placement {
         rows.set(key, rec.value as PlacementRow);
         this.#count(rec.value as PlacementRow, 1);
       }
+      const name = key.slice(PLACEMENT_PREFIX.length);
+      const waiting = this.#settling.get(name);
+      if (waiting !== undefined && (rec === null || !isMoving(rec.value as PlacementRow))) {
+        this.#settling.delete(name);
+        for (const w of waiting) w();
+      }
     });
+  }
+
+  /**
+   * Wait until `name`'s row is no longer a pending move (placed, moved on, or gone), at most `ms`;
+   * true when it settled. Requests reaching the new owner of a moving stream wait here rather than fail.
+   */
+  waitSettled(name: string, ms: number): Promise<boolean> {
+    const cur = this.row(name);
+    if (cur === null || !isMoving(cur.row)) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      const list = this.#settling.get(name) ?? [];
+      const timer = setTimeout(() => {
+        const i = list.indexOf(done);
+        if (i >= 0) list.splice(i, 1);
+        if (list.length === 0 && this.#settling.get(name) === list) this.#settling.delete(name);
+        resolve(false);
+      }, ms);
+      const done = (): void => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      list.push(done);
+      this.#settling.set(name, list);
+    });
+  }
+
+  /** Rows of pending moves (`opening` with a `from`): the spec's pendingTransfers. */
+  pendingMoves(): Array<{ name: string; row: PlacementRow }> {
+    return this.#meta
+      .list<PlacementRow>(PLACEMENT_PREFIX)
+      .filter((r) => isMoving(r.value))
+      .map((r) => ({ name: r.key.slice(PLACEMENT_PREFIX.length), row: r.value }));
+  }
+
+  /** Every row with its version (the failover driver's scan). */
+  rows(): Array<{ name: string; row: PlacementRow; version: number }> {
+    return this.#meta.list<PlacementRow>(PLACEMENT_PREFIX).map((r) => ({ name: r.key.slice(PLACEMENT_PREFIX.length), row: r.value, version: r.version }));
   }
 
   get clustered(): boolean {
@@ -156,7 +210,8 @@ export class Placement {
    */
   async markPlaced(name: string, kafkaTopic?: string | null): Promise<void> {
     const cur = this.row(name);
-    if (cur === null || cur.row.state === 'placed' || cur.row.nodeId !== this.#members.nodeId) return;
+    // A pending move is marked placed by the opener once the stream is imported (moves.ts), not by a request.
+    if (cur === null || cur.row.state === 'placed' || cur.row.nodeId !== this.#members.nodeId || isMoving(cur.row)) return;
     const { create: _done, ...row } = cur.row;
     const topic = kafkaTopic !== undefined && kafkaTopic !== null ? { kafkaTopic } : {};
     await this.#meta
@@ -189,15 +244,54 @@ export class Placement {
 
   /** A create here failed before the stream existed: free the name it had been placed under. */
   async releaseOpening(name: string): Promise<void> {
-    if (this.row(name)?.row.state !== 'opening') return;
+    const cur = this.row(name);
+    if (cur === null || cur.row.state !== 'opening' || isMoving(cur.row)) return;
     await this.release(name);
   }
 
-  /** Every placed stream, in name order (the Kafka topic index of a cluster). */
+  /**
+   * The opener imported a moving stream (its row names this node, `opening`, at `epoch`): the row
+   * says `placed`, keeping its stream id; false when the row changed meanwhile (moved on, deleted).
+   */
+  async markMoved(name: string, epoch: number): Promise<boolean> {
+    const cur = this.row(name);
+    if (cur === null || cur.row.nodeId !== this.#members.nodeId || cur.row.epoch !== epoch || !isMoving(cur.row)) return false;
+    const { from: _from, create: _create, ...row } = cur.row;
+    try {
+      await this.#meta.put<PlacementRow>(placementKey(name), { ...row, streamId: row.streamId !== 0 ? row.streamId : cur.version, state: 'placed' }, { version: cur.version });
+      return true;
+    } catch (err) {
+      if (!(err instanceof MetaConflictError)) throw err;
+      return false;
+    }
+  }
+
+  /** A moved stream the object store does not know (its create never committed): free its name. */
+  async releaseMove(name: string, epoch: number): Promise<void> {
+    const cur = this.row(name);
+    if (cur === null || cur.row.nodeId !== this.#members.nodeId || cur.row.epoch !== epoch || !isMoving(cur.row)) return;
+    await this.#meta.delete(placementKey(name), { version: cur.version }).catch((err: unknown) => {
+      if (!(err instanceof MetaConflictError)) throw err;
+    });
+  }
+
+  /**
+   * Move `name` to node `to` (transfer, failover, a restart's reopen): compare-and-set of the row
+   * read at `version` to `{nodeId: to, epoch: epoch + 1, state: opening, from}`. Throws
+   * MetaConflictError when the row changed since.
+   */
+  async move(name: string, cur: { row: PlacementRow; version: number }, to: number): Promise<PlacementRow> {
+    const { create, remove: _remove, ...row } = cur.row;
+    // A Kafka partition whose create never ran keeps its intent: the new owner creates it when the object store has no such stream.
+    const next: PlacementRow = { ...row, ...(create !== undefined ? { create } : {}), nodeId: to, epoch: cur.row.epoch + 1, state: 'opening', from: cur.row.nodeId };
+    return (await this.#meta.put<PlacementRow>(placementKey(name), next, { version: cur.version })).value;
+  }
+
+  /** Every placed stream (and every moving one: it was placed), in name order (the Kafka topic index of a cluster). */
   placedStreams(): Array<{ name: string; kafkaTopic: string | null; streamId: number }> {
     return this.#meta
       .list<PlacementRow>(PLACEMENT_PREFIX)
-      .filter((r) => r.value.state === 'placed')
+      .filter((r) => r.value.state === 'placed' || isMoving(r.value))
       .map((r) => ({ name: r.key.slice(PLACEMENT_PREFIX.length), kafkaTopic: r.value.kafkaTopic ?? null, streamId: r.value.streamId }));
   }
 

@@ -50,6 +50,12 @@ export interface MetaStore {
    * hold one node only (local): there, the running node is the live one.
    */
   putLive?<T>(key: string, value: T, ttlSeconds: number, onLost?: (lost: boolean) => void): Promise<MetaRecord<T>>;
+  /**
+   * Write `key` if `expect` holds, on the same lease as this store's live record (putLive), so it
+   * vanishes with it: the maintenance lease (`maintenance`, docs/cluster.md) is such a key. Absent
+   * where putLive is; rejects when no live record was written yet.
+   */
+  putOnLive?<T>(key: string, value: T, expect?: Expect): Promise<MetaRecord<T>>;
   /** Delete `key` if `expect` holds; resolves false when there was nothing to delete (and no version was expected). */
   delete(key: string, expect?: Expect): Promise<boolean>;
   /**

@@ -3,14 +3,14 @@
  * tokens, answered from the metadata view and the shard storage. Errors have the admin shape:
  * `{"error": "<code>"}` only. Who is asking comes from the auth guard (principalOf).
  */
-import { type Membership, type MetaStore, type Placement, type Tokens, denial } from '../../actors';
+import { type MaintenanceLease, type Membership, type MetaStore, type Placement, type Tokens, type Transfers, denial } from '../../actors';
 import { SvcError } from '../../errors';
 import { type SchemaStore, type ShardClient } from '../../shards';
 import { principalOf } from '../auth/guard';
 import { type HttpRequest } from '../http/engine';
 import { type Reply } from '../kit';
 import { type GroupsSource, dashboardApi } from './dashboard-api';
-import { clusterFigures, nodeDoc, streamDetail } from './cluster-api';
+import { type ObjectFigures, clusterFigures, nodeDoc, streamDetail } from './cluster-api';
 
 export interface NodeIdentity {
   clusterId: string;
@@ -25,6 +25,12 @@ export interface AdminDeps {
   members: Membership;
   /** Placement rows, or null with the embedded store (one node owns every stream). */
   placement: Placement | null;
+  /** The maintenance lease (leaseHolder); absent: a single node, which holds it. */
+  lease?: MaintenanceLease | null;
+  /** Transfers between nodes; null with the embedded store. */
+  transfers?: Transfers | null;
+  /** Objects mode: objectCount and destroyedObjectBacklog from the object ledger (cluster-api.ts). */
+  objects?: ObjectFigures | null;
   /** Kafka consumer groups for the dashboard (`/admin/groups`); absent without a Kafka listener. */
   groups?: GroupsSource | null;
   /** The schema registry, for a stream's bound schema on the dashboard (`/admin/stream-config/{s}`). */
@@ -84,10 +90,10 @@ export async function adminApi(d: AdminDeps, req: HttpRequest): Promise<Reply | 
       streamCount: f.streamCount,
       objectCount: f.objectCount,
       destroyedObjectBacklog: f.destroyedObjectBacklog,
-      // A single node holds the maintenance lease (it runs retention and the reaper itself). In a
-      // cluster there is no cluster-wide maintenance lease yet: each node reaps its own objects.
-      leaseHolder: d.placement === null ? true : null,
-      pendingTransfers: [],
+      // A single node holds the maintenance lease (it runs retention and the reaper itself); in a
+      // cluster one node does, and a node not registered cannot tell (null; docs/cluster.md).
+      leaseHolder: d.lease === undefined || d.lease === null ? (d.placement === null ? true : null) : d.lease.leaseHolder(),
+      pendingTransfers: d.transfers?.pending() ?? [],
     });
   }
   if (p === '/admin/nodes' && get) {
@@ -148,11 +154,10 @@ export async function adminApi(d: AdminDeps, req: HttpRequest): Promise<Reply | 
     if (typeof stream !== 'string' || typeof toNode !== 'number' || !Number.isSafeInteger(toNode)) throw new SvcError('bad_request', 'the body must be {"stream": string, "toNode": integer}');
     const why = denial(principalOf(req).scope, { audience: 'admin', op: 'transfer_stream', group: 'admin', write: true, stream });
     if (why !== null) throw new SvcError('forbidden', why);
-    // Moving a stream between nodes is not built yet (docs/cluster.md): the only valid target is its owner, with nothing to move.
-    const row = d.placement?.row(stream) ?? null;
-    const owner = row?.row.nodeId ?? d.members.nodeId;
-    const streamId = row !== null && row.row.streamId !== 0 ? row.row.streamId : (await d.shards.head(stream)).streamId;
-    if (toNode !== owner) throw new SvcError('bad_request', d.placement === null ? `node ${toNode} is not a valid target: this node is the only one` : `node ${toNode} is not a valid target: moving streams between nodes is not supported yet (the owner is node ${owner})`);
+    if (d.transfers !== undefined && d.transfers !== null) return json(200, await d.transfers.transfer(stream, toNode));
+    // A single node: the only valid target is this node, with nothing to move.
+    const streamId = (await d.shards.head(stream)).streamId;
+    if (toNode !== d.members.nodeId) throw new SvcError('bad_request', `node ${toNode} is not a valid target: this node is the only one`);
     return json(200, { stream, streamId, toNode, pending: false });
   }
   if (p === '/admin/tokens') {

@@ -3,17 +3,18 @@
  * from this node's view of the metadata (docs/cluster.md):
  *
  *   GET /admin/cluster          overview; clustered: streamCount = placement rows, objectCount and
- *                               destroyedObjectBacklog = the sums every node publishes in its record
+ *                               destroyedObjectBacklog = the object ledger's o/ and d/ records in
+ *                               objects mode, else the sums every node publishes in its record
  *   GET /admin/nodes[/{id}]     every registered node, `live` from its lease, counts from placement rows
  *   POST /admin/nodes/{id}      {slots}: the node's weight for new placements (0: none)
  *   GET /admin/streams/{name}   placement row + the owner's storage facts (read from the owner's
  *                               admin listener when it is another node; `available: false` while
- *                               the owner is down: its streams wait for it until transfers exist)
+ *                               the owner is down; objects mode: until failover moves them)
  *
  * Only identity fields (nodeId, nodeEpoch, advertisedAddress, registered, appliedIndex,
  * leaseHolder) and `local` differ between nodes.
  */
-import { type Membership, type NodeRecord, type Placement } from '../../actors';
+import { type Membership, type NodeRecord, type Placement, type Transfers, isMoving } from '../../actors';
 import { SvcError } from '../../errors';
 import { type ShardClient } from '../../shards';
 import { type HttpRequest } from '../http/engine';
@@ -23,6 +24,15 @@ export interface ClusterDeps {
   members: Membership;
   /** Null with the embedded store: one node owns every stream in its data directory. */
   placement: Placement | null;
+  /** Pending transfers (stream detail's pendingTransfer); null with the embedded store. */
+  transfers?: Transfers | null;
+  /** Objects mode: the cluster's object figures, counted in the object ledger (src/objects/object-census.ts). */
+  objects?: ObjectFigures | null;
+}
+
+/** `objectCount` and `destroyedObjectBacklog` as the object ledger counts them (cached a moment). */
+export interface ObjectFigures {
+  counts(): Promise<{ objectCount: number; destroyedObjectBacklog: number }>;
 }
 
 export function nodeDoc(d: ClusterDeps, rec: NodeRecord, localStreams: number): unknown {
@@ -48,6 +58,13 @@ export function nodeDoc(d: ClusterDeps, rec: NodeRecord, localStreams: number): 
 export async function clusterFigures(d: ClusterDeps): Promise<{ streamCount: number; objectCount: number; destroyedObjectBacklog: number; appliedChanges: number }> {
   const s = await d.shards.stats();
   if (d.placement === null) return { streamCount: s.streamCount, objectCount: s.objectCount, destroyedObjectBacklog: s.destroyedObjectBacklog, appliedChanges: s.appliedChanges };
+  if (d.objects !== undefined && d.objects !== null) {
+    // Objects mode: the ledger's o/ and d/ records are the cluster's real figures (count-only reads).
+    const c = await d.objects.counts().catch((err: unknown) => {
+      throw new SvcError('storage_unavailable', `the object ledger could not be counted: ${(err as Error).message}`);
+    });
+    return { streamCount: d.placement.count(), objectCount: c.objectCount, destroyedObjectBacklog: c.destroyedObjectBacklog, appliedChanges: s.appliedChanges };
+  }
   let objectCount = 0;
   let destroyedObjectBacklog = 0;
   for (const n of d.members.nodes()) {
@@ -63,8 +80,16 @@ export async function streamDetail(d: ClusterDeps, placement: Placement, name: s
   const self = d.members.nodeId;
   if (found === null || found.row.nodeId === self) {
     // Here, or without a row (created before this node joined a cluster): the shard knows it.
-    const info = await d.shards.head(name);
     const me = d.members.node(self);
+    if (found !== null && isMoving(found.row)) {
+      // Moving here and not imported yet: the storage facts come once it is placed.
+      const info = await d.shards.head(name).catch(() => null);
+      if (info === null) {
+        const { row } = found;
+        return { name, contentType: null, ttlSeconds: null, expiresAtMs: null, closed: false, startOffset: null, endOffset: null, streamId: row.streamId, ownerNodeId: self, ownerAdvertisedAddress: me?.advertisedAddress ?? null, ownerLocal: true, state: row.state, epoch: row.epoch, nodeId: row.nodeId, pendingTransfer: d.transfers?.pendingOf(name) ?? null, available: true };
+      }
+    }
+    const info = await d.shards.head(name);
     return {
       ...storageFacts(info),
       ownerNodeId: self,
@@ -74,7 +99,7 @@ export async function streamDetail(d: ClusterDeps, placement: Placement, name: s
       epoch: found?.row.epoch ?? null,
       nodeId: found?.row.nodeId ?? self,
       streamId: found !== null && found.row.streamId !== 0 ? found.row.streamId : info.streamId,
-      pendingTransfer: null,
+      pendingTransfer: d.transfers?.pendingOf(name) ?? null,
       available: true,
     };
   }
@@ -90,7 +115,7 @@ export async function streamDetail(d: ClusterDeps, placement: Placement, name: s
     state: row.state,
     epoch: row.epoch,
     nodeId: row.nodeId,
-    pendingTransfer: null,
+    pendingTransfer: d.transfers?.pendingOf(name) ?? null,
   };
   const unknown = { contentType: null, ttlSeconds: null, expiresAtMs: null, closed: false, startOffset: null, endOffset: null };
   if (!live || owner === null) {

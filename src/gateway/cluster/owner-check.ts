@@ -7,12 +7,15 @@
  *                 │ yes
  *                 ▼
  *               placement row (view) ──▶ this node ──▶ handler (+ row placed after a create, freed after a delete)
+ *                                    │      moving here (opening, from): wait ≤ 5 s until it is placed, then again
+ *                                    │      the stream moved while the request ran (503, e.g. the `moved` outcome
+ *                                    │      of a fenced append): 307 to the new owner instead
  *                                    ──▶ another live node ──▶ 307, Location = its advertised address + same path and query
  *                                    ──▶ a node without a live lease ──▶ 503 storage_unavailable
  *
  * Only installed with `--metadata etcd://…`: a single node's requests never pass here.
  */
-import { type Owner, type Placement } from '../../actors';
+import { type Owner, type Placement, isMoving } from '../../actors';
 import { SvcError } from '../../errors';
 import { type Logger } from '../../log';
 import { COMMON_HEADERS } from '../ds/ds-headers';
@@ -24,8 +27,16 @@ import { parseStreamName, toHttpError } from '../kit';
 
 export type OwnedListener = 'svc' | 'ds';
 
+/** How long a request for a stream being opened here waits for it (design: "up to 5 s"). */
+const OPENING_WAIT_MS = 5_000;
+
 export interface OwnerCheckDeps {
   placement: Placement;
+  /**
+   * Objects mode, while the node starts: resolves once its local streams were reopened at a new
+   * epoch (docs/cluster.md, "Restart"); null after. A stale local copy is never served meanwhile.
+   */
+  starting?: () => Promise<void> | null;
   maxStreamNameBytes: number;
   log: Logger;
 }
@@ -55,16 +66,19 @@ export function ownerCheck(listener: OwnedListener, d: OwnerCheckDeps, handler: 
   return (req: HttpRequest, res: HttpResponse): void | Promise<unknown> => {
     const s = streamOf(listener, req, d.maxStreamNameBytes);
     if (s === null) return handler(req, res);
-    const dispatch = (owner: Owner): void | Promise<unknown> => {
+    const dispatch = (owner: Owner, waited = false): void | Promise<unknown> => {
       switch (owner.kind) {
-        case 'local':
-          return handler(req, owner.row === null ? res : afterwards(listener, req, res, s.name, s.create, d));
-        case 'remote': {
-          const host = listener === 'svc' ? (owner.node.protocol === 'svc' ? owner.node.advertisedAddress : null) : owner.node.protocol === 'ds' ? owner.node.advertisedAddress : owner.node.dsAddress;
-          if (host === null) return fail(listener, req, res, new SvcError('storage_unavailable', `stream ${s.name} is owned by node ${owner.node.nodeId}, which runs no ${listener === 'svc' ? 'Svc' : 'Durable Streams'} listener`));
-          const location = `http://${host}${req.path}${req.query === '' ? '' : '?' + req.query}`;
-          return send(listener, req, res, 307, [['location', location], ['svc-owner-node', String(owner.node.nodeId)]], '');
+        case 'local': {
+          const starting = owner.row === null ? null : (d.starting?.() ?? null);
+          if (starting !== null) return starting.then(() => dispatch(d.placement.ownerNow(s.name) ?? { kind: 'local', row: null, version: null }, waited));
+          if (owner.row !== null && isMoving(owner.row)) {
+            if (waited) return fail(listener, req, res, new SvcError('storage_unavailable', `stream ${s.name} is being opened on this node; try again`));
+            return d.placement.waitSettled(s.name, OPENING_WAIT_MS).then(() => dispatch(d.placement.ownerNow(s.name) ?? { kind: 'local', row: null, version: null }, true));
+          }
+          return handler(req, movedAway(listener, req, owner.row === null ? res : afterwards(listener, req, res, s.name, s.create, d), s.name, d));
         }
+        case 'remote':
+          return redirect(listener, req, res, s.name, owner);
         case 'down':
           return fail(listener, req, res, new SvcError('storage_unavailable', `stream ${s.name} is owned by node ${owner.nodeId}, which is down; its streams are unavailable until it is back`, { owner_node_id: owner.nodeId }));
       }
@@ -98,6 +112,43 @@ function afterwards(listener: OwnedListener, req: HttpRequest, res: HttpResponse
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
   });
+}
+
+/** 307 to the owner's listener of the same kind, with the same path and query. */
+function redirect(listener: OwnedListener, req: HttpRequest, res: HttpResponse, name: string, owner: Extract<Owner, { kind: 'remote' }>): void {
+  const host = listener === 'svc' ? (owner.node.protocol === 'svc' ? owner.node.advertisedAddress : null) : owner.node.protocol === 'ds' ? owner.node.advertisedAddress : owner.node.dsAddress;
+  if (host === null) return fail(listener, req, res, new SvcError('storage_unavailable', `stream ${name} is owned by node ${owner.node.nodeId}, which runs no ${listener === 'svc' ? 'Svc' : 'Durable Streams'} listener`));
+  const location = `http://${host}${req.path}${req.query === '' ? '' : '?' + req.query}`;
+  send(listener, req, res, 307, [['location', location], ['svc-owner-node', String(owner.node.nodeId)]], '');
+}
+
+/**
+ * A request served here whose stream moved away meanwhile (a fenced append's `moved` outcome)
+ * answers 503: when the view now names another live owner, the client gets a 307 there instead,
+ * as if it had arrived a moment later. Nothing of it was stored. Other 503s (a stalled store:
+ * outcome unknown) stay 503s.
+ */
+function movedAway(listener: OwnedListener, req: HttpRequest, res: HttpResponse, name: string, d: OwnerCheckDeps): HttpResponse {
+  return new Proxy(res, {
+    get(target, prop) {
+      if (prop === 'send') {
+        return (status: number, headers: HeaderList, body?: Uint8Array | string): void => {
+          const now = status === 503 && isMoved(listener, body) ? d.placement.ownerNow(name) : null;
+          if (now !== null && now.kind === 'remote') return redirect(listener, req, target, name, now);
+          target.send(status, headers, body);
+        };
+      }
+      const v = Reflect.get(target, prop) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+/** The 503 is the `moved` outcome's (gateway/kit/http-errors.ts: error `moved`; ds/ds-errors.ts: its message). */
+function isMoved(listener: OwnedListener, body: Uint8Array | string | undefined): boolean {
+  if (body === undefined) return false;
+  const text = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  return listener === 'svc' ? text.includes('"error":"moved"') : text.includes('moved to another node');
 }
 
 function fail(listener: OwnedListener, req: HttpRequest, res: HttpResponse, err: SvcError): void {

@@ -55,6 +55,10 @@ function outcomeReply(o: Outcome, headers: Array<[string, string]>, nextSeq: unk
     // Only a Kafka producer's batch is refused as an old duplicate.
     case 'duplicate':
       return null;
+    // Objects mode: the stream moved to another node; 503 and retry.
+    case 'moved':
+      headers.push(['Retry-After', '1']);
+      return null;
     default:
       return unreachable(o);
   }

@@ -51,7 +51,7 @@ export function toHttpError(err: unknown): HttpError {
   const e = err instanceof SvcError ? err : new SvcError('internal', 'internal error');
   const status = STATUS[e.code];
   const body: { error: string; message: string; next_seq?: number } = {
-    error: status === 409 ? 'conflict' : e.code,
+    error: status === 409 ? 'conflict' : e.outcome?.kind === 'moved' ? 'moved' : e.code,
     message: e.message,
   };
   const headers: Array<[string, string]> = [['content-type', 'application/json']];
@@ -88,6 +88,9 @@ function outcomeHeaders(o: Outcome): Array<[string, string]> {
     // Only a Kafka producer's batch is refused as an old duplicate; an HTTP producer's is acknowledged.
     case 'duplicate':
       return [];
+    // Retryable: the stream is served by another node (a redirect to it comes with the cluster's routing).
+    case 'moved':
+      return [['Retry-After', '1']];
     default:
       return unreachable(o);
   }

@@ -10,6 +10,11 @@
  *                         hooks.applied(end) ◀────────────┤
  *                         replies ◀───────────────────────┤
  *                         hooks.afterReplies(group) ◀─────┘
+ *
+ * With a Replicator (objects mode, object-commit.ts) a group is first made durable elsewhere —
+ * object PUT, then the fenced ledger commit, in group order — and only then written to the local
+ * log, without fdatasync (the log is a cache there). Frames of streams the replicator reports
+ * fenced are neither written nor applied, and their replies get the outcome `moved`.
  */
 import { SvcError } from '../../errors';
 import { type Location, type SegmentLog } from './segment-log';
@@ -18,9 +23,11 @@ import { COMMIT_FRAME_BOUNDS, COMMIT_SECONDS_BOUNDS, type CommitStats, newCommit
 
 export type Reply<T> = (err: SvcError | null, result?: T) => void;
 
-interface PendingFrame {
+export interface PendingFrame {
   buf: Buffer;
   onDurable: ((loc: Location) => void) | null;
+  /** The stream the frame belongs to. */
+  s: StreamState;
   /**
    * This node's own bookkeeping, not a change of the stream (an import's frames, whose data is
    * already recorded where it came from, and a drop): kept out of anything shared beyond the
@@ -34,9 +41,34 @@ export interface Group {
   frames: Map<StreamState, PendingFrame[]>;
   /** Run after the group is durable, with the error when it could not be written. */
   replies: Array<(err: SvcError | null) => void>;
+  /** The stream each reply is about (null: none), side by side with `replies`: a fenced stream's replies get `moved`. */
+  replyStreams: Array<StreamState | null>;
 }
 
-const newGroup = (): Group => ({ frames: new Map(), replies: [] });
+const newGroup = (): Group => ({ frames: new Map(), replies: [], replyStreams: [] });
+
+/**
+ * Makes a group durable beyond this node before it is written locally and applied (objects
+ * mode: object-commit.ts). `replicate` calls resolve in the order they were made.
+ */
+export interface Replicator {
+  /** Groups in flight at once (their object PUTs overlap; ledger commits stay in group order). */
+  readonly maxInFlight: number;
+  /**
+   * Resolves once the group is durable, with the streams whose writes were refused (fenced:
+   * moved to another node) and the node now holding each, when known. Keeps trying while the
+   * stores are unreachable; rejects only when it can never succeed (closed).
+   */
+  replicate(g: Group): Promise<ReadonlyMap<StreamState, number | null>>;
+  /** A group not durable after this long has its replies answered storage_unavailable (ms). */
+  readonly stallMs: number;
+  /** > 0: a group starts up to this long after its first change, to gather a bigger object (ms; --objects-flush-ms). */
+  readonly flushMs: number;
+  /** TTL expiry moved the stream's start (no TRIM frame is logged for it): its ledger follows. */
+  expired?(s: StreamState): void;
+}
+
+const NOTHING_FENCED: ReadonlyMap<StreamState, number | null> = new Map();
 
 /**
  * Groups whose write + fdatasync may run at once. Two in flight shorten the wait of a request
@@ -76,9 +108,21 @@ export class GroupCommit {
   /** Group sizes and write + fdatasync times, read by the stats call (commit-stats.ts). */
   readonly stats: CommitStats = newCommitStats();
 
-  constructor(log: SegmentLog, hooks: GroupCommitHooks) {
+  readonly #replicator: Replicator | null;
+  /** Groups past the replicator's stallMs and not yet durable: writes are refused meanwhile. */
+  #stalled = 0;
+
+  constructor(log: SegmentLog, hooks: GroupCommitHooks, replicator: Replicator | null = null) {
     this.#log = log;
     this.#hooks = hooks;
+    this.#replicator = replicator;
+  }
+
+  #flushTimer: NodeJS.Timeout | null = null;
+
+  /** Objects mode: a group has waited longer than the replicator's stallMs for the stores (new writes are refused). */
+  get stalled(): boolean {
+    return this.#stalled > 0;
   }
 
   /** The write error that stopped this log, if any: after one, the tail on disk is unknown. */
@@ -94,25 +138,42 @@ export class GroupCommit {
   enqueue(s: StreamState, buf: Buffer, onDurable: ((loc: Location) => void) | null, local = false): void {
     let list = this.#pending.frames.get(s);
     if (list === undefined) this.#pending.frames.set(s, (list = []));
-    list.push({ buf, onDurable, local });
+    list.push({ buf, onDurable, s, local });
     this.#pendingBytes += buf.length;
   }
 
-  /** Reply once the current group is durable. */
-  whenDurable<T>(reply: Reply<T>, result: () => T): void {
+  /** Reply once the current group is durable; `s`: the stream the reply is about (refused as `moved` when it is fenced). */
+  whenDurable<T>(reply: Reply<T>, result: () => T, s: StreamState | null = null): void {
     this.#pending.replies.push((err) => (err === null ? reply(null, result()) : reply(err)));
+    this.#pending.replyStreams.push(s);
   }
 
   /** Reply at once when nothing is in flight, otherwise after what is in flight is durable. */
-  afterDurable<T>(reply: Reply<T>, result: () => T): void {
+  afterDurable<T>(reply: Reply<T>, result: () => T, s: StreamState | null = null): void {
     if (this.idle) reply(null, result());
-    else this.whenDurable(reply, result);
+    else this.whenDurable(reply, result, s);
   }
 
   /** Start writing whatever was accepted (called once per batch of requests from the gateway). */
   flush(): void {
-    if (this.#inFlight >= MAX_IN_FLIGHT || this.#failed !== null) return;
-    if (this.#inFlight > 0 && this.#pendingBytes < SECOND_GROUP_MIN_BYTES) return;
+    const flushMs = this.#replicator?.flushMs ?? 0;
+    if (flushMs > 0) {
+      // --objects-flush-ms: the group gathers for up to flushMs before it starts.
+      if (this.#flushTimer === null) {
+        this.#flushTimer = setTimeout(() => {
+          this.#flushTimer = null;
+          this.#flushNow();
+        }, flushMs);
+      }
+      return;
+    }
+    this.#flushNow();
+  }
+
+  #flushNow(): void {
+    if (this.#inFlight >= (this.#replicator?.maxInFlight ?? MAX_IN_FLIGHT) || this.#failed !== null) return;
+    // Objects mode overlaps groups whatever their size: their time is the stores' round trips, not the disk's.
+    if (this.#inFlight > 0 && this.#replicator === null && this.#pendingBytes < SECOND_GROUP_MIN_BYTES) return;
     const g = this.#pending;
     if (g.frames.size === 0 && g.replies.length === 0) {
       if (this.#inFlight === 0) this.#notifyIdle();
@@ -121,16 +182,33 @@ export class GroupCommit {
     this.#pending = newGroup();
     this.#pendingBytes = 0;
     this.#inFlight++;
-    const order: PendingFrame[] = [];
+    let order: PendingFrame[] = [];
     for (const frames of g.frames.values()) for (const f of frames) order.push(f);
     // Positions are assigned now, synchronously, so overlapping groups never collide.
-    const start = this.#log.tail;
+    let start: Location | null = this.#log.tail;
     const t0 = performance.now();
-    const write = order.length === 0 ? Promise.resolve({ locations: [] as Location[], end: this.#log.tail }) : this.#log.write(order.map((f) => f.buf));
+    let fenced = NOTHING_FENCED;
+    let write: Promise<{ locations: Location[]; end: Location }>;
+    if (this.#replicator === null) {
+      write = order.length === 0 ? Promise.resolve({ locations: [] as Location[], end: this.#log.tail }) : this.#log.write(order.map((f) => f.buf));
+    } else {
+      // Objects mode: durable in the object store and the ledger first; the local write follows
+      // (in group order, as the replicator resolves), without fdatasync.
+      start = null;
+      const stall = this.#watchStall(g, this.#replicator.stallMs);
+      write = this.#replicator.replicate(g).then((f) => {
+        stall();
+        fenced = f;
+        if (f.size > 0) order = order.filter((x) => !f.has(x.s));
+        start = this.#log.tail;
+        return order.length === 0 ? { locations: [] as Location[], end: this.#log.tail } : this.#log.write(order.map((x) => x.buf), { sync: false });
+      });
+    }
     this.#applied = Promise.all([this.#applied, write]).then(
       ([, w]) => {
         this.#inFlight--;
         if (this.#failed !== null) throw this.#failed;
+        if (fenced.size > 0) this.#refuseFenced(g, fenced);
         if (order.length > 0) {
           observeBucket(this.stats.seconds, COMMIT_SECONDS_BOUNDS, (performance.now() - t0) / 1000);
           observeBucket(this.stats.frames, COMMIT_FRAME_BOUNDS, order.length);
@@ -151,14 +229,50 @@ export class GroupCommit {
         this.#inFlight--;
         // The group's bytes may be partly on disk (a full disk takes what fits): cut them, so a
         // request answered 503 is not found after recovery, and the space goes back.
-        if (this.#failed === null && order.length > 0) this.#cutBack(start);
+        if (this.#failed === null && order.length > 0 && start !== null) this.#cutBack(start);
         this.#fail(err, g.replies);
         throw err;
       },
     );
     // Each group reports its own outcome above; the chain only orders them.
     this.#applied.catch(() => undefined);
-    this.flush();
+    this.#flushNow();
+  }
+
+  /**
+   * Objects mode: when the group is not durable within `ms` (etcd or the object store
+   * unreachable), answer its replies and those of the group waiting behind it
+   * storage_unavailable now — their outcome is unknown, as after a timeout — and refuse new
+   * writes until it is durable. The group itself goes on and is applied once the stores answer.
+   * Returns the function that stops the watch.
+   */
+  #watchStall(g: Group, ms: number): () => void {
+    let stalled = false;
+    const timer = setTimeout(() => {
+      stalled = true;
+      this.#stalled++;
+      const e = new SvcError('storage_unavailable', `the object store or the ledger did not answer within ${ms} ms`);
+      for (const grp of [g, this.#pending]) {
+        const replies = grp.replies;
+        grp.replies = replies.map(() => () => undefined);
+        for (const r of replies) r(e);
+      }
+    }, ms);
+    return () => {
+      clearTimeout(timer);
+      if (stalled) this.#stalled--;
+    };
+  }
+
+  /** Replies about fenced streams are answered `moved` (and will not be answered again). */
+  #refuseFenced(g: Group, fenced: ReadonlyMap<StreamState, number | null>): void {
+    for (let i = 0; i < g.replies.length; i++) {
+      const s = g.replyStreams[i];
+      if (s === null || s === undefined || !fenced.has(s)) continue;
+      const r = g.replies[i]!;
+      g.replies[i] = () => undefined;
+      r(SvcError.refused({ kind: 'moved', nodeId: fenced.get(s) ?? null }, `stream ${s.meta.name} moved to another node`));
+    }
   }
 
   /** The log's tail is now unknown: stop taking writes, answer everything waiting, tell the shard. */

@@ -83,8 +83,11 @@ export class SegmentLog {
   /**
    * Lay the buffers out at the tail (a buffer never spans two segments), write them and
    * fdatasync. Resolves with each buffer's location once all of them are durable.
+   * `sync: false` skips the fdatasyncs (objects mode: the log is a cache of what the object store
+   * and the ledger hold durably, docs/cluster.md), resolving once the bytes are written.
    */
-  async write(bufs: readonly Buffer[]): Promise<{ locations: Location[]; end: Location }> {
+  async write(bufs: readonly Buffer[], options: { sync?: boolean } = {}): Promise<{ locations: Location[]; end: Location }> {
+    const sync = options.sync !== false;
     const locations: Location[] = [];
     const runs: Array<{ segId: number; pos: number; bufs: Buffer[]; created: boolean }> = [];
     let run: (typeof runs)[number] | undefined;
@@ -111,6 +114,7 @@ export class SegmentLog {
     for (const [i, r] of runs.entries()) {
       const fd = fds[i]!;
       await writeAll(fd, r.bufs, r.pos);
+      if (!sync) continue;
       await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
       // A new file's directory entry must be durable too, or the whole segment can vanish.
       if (r.created) fsyncDir(this.#dir);

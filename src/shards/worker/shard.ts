@@ -48,7 +48,8 @@ import { ChunkIndex, DEFAULT_INDEX_CACHE_CHUNKS } from './chunk-index';
 import { DeadSegments } from './dead-segments';
 import { type KvStore } from './kv-store';
 import { DEFAULT_MAX_PRODUCERS, checkProducer, producerIdOf, recordProducer } from './producers';
-import { GroupCommit, type Reply } from './group-commit';
+import { GroupCommit, type Replicator, type Reply } from './group-commit';
+import { type ObjectStoreStats } from '../../objects';
 import { mediaType } from '../names';
 import { type Location, type SegmentLog } from './segment-log';
 import { gather } from './shard-reader';
@@ -86,6 +87,10 @@ export interface ShardOptions {
   onStorageFailure?: (err: Error) => void;
   /** The disk is full (space-guard.ts): creates and appends are refused, deletes and trims (which free space) accepted. */
   lowSpace?: () => boolean;
+  /** Objects mode (object-commit.ts): groups are made durable in the object store and the ledger before the local write. */
+  replicator?: Replicator;
+  /** Objects mode: the requests of this shard's object store (reported with its stats). */
+  objectStats?: ObjectStoreStats;
 }
 
 export class Shard {
@@ -145,7 +150,7 @@ export class Shard {
       afterReplies: (g) => {
         if (this.#watches.any) this.#watches.emit(g, (s) => this.#globalId(s));
       },
-    });
+    }, opts.replicator ?? null);
     this.#deadSegments = new DeadSegments({
       log,
       index: this.#index,
@@ -193,7 +198,8 @@ export class Shard {
       if (mediaType(existing.meta.contentType) !== mediaType(p.contentType)) {
         return reply(new SvcError('conflict', `stream exists with content type ${existing.meta.contentType}`, { next_seq: existing.nextSeq }));
       }
-      return this.#commit.afterDurable(reply, () => ({ created: false, info: this.#info(existing) }));
+      if (this.#refuseMoved(existing, reply)) return;
+      return this.#commit.afterDurable(reply, () => ({ created: false, info: this.#info(existing) }), existing);
     }
     let meta: StreamMeta;
     try {
@@ -205,7 +211,7 @@ export class Shard {
     const s = this.#writes.create(meta);
     if (p.records.length > 0) this.#writes.appendRecords(s, p.records);
     if (p.closed) this.#writes.seal(s);
-    this.#commit.whenDurable(reply, () => ({ created: true, info: this.#info(s) }));
+    this.#commit.whenDurable(reply, () => ({ created: true, info: this.#info(s) }), s);
   }
 
   append(p: AppendParams, reply: Reply<AppendResult>): void {
@@ -223,6 +229,7 @@ export class Shard {
     }
     const s = this.#lookupLive(p.name);
     if (s === null) return reply(this.#missing(p.name));
+    if (this.#refuseMoved(s, reply)) return;
     const hasData = d.kind === 'json' || (d.kind === 'records' ? d.records.length > 0 : d.body.length > 0);
     // Producer rules come first: a retry of an accepted append is acknowledged whatever happened
     // since (a seal, a moved tail). Checked at accept time, so one producer's appends are ordered
@@ -246,12 +253,12 @@ export class Shard {
           closed: s.closed,
           duplicate: true,
           producerLastSeq: lastSeq,
-        }));
+        }), s);
       }
     }
     if (s.closing) {
       // A seal-only request on a sealed stream is idempotent; anything carrying data is refused.
-      if (!hasData && p.close) return this.#commit.afterDurable(reply, () => this.#appendResult(s, s.nextSeq, s.lastTs));
+      if (!hasData && p.close) return this.#commit.afterDurable(reply, () => this.#appendResult(s, s.nextSeq, s.lastTs), s);
       // Spec "Append or trim": the 409 for a sealed stream carries the producer's sequence (the listeners put it in their headers).
       return reply(SvcError.refused({ kind: 'closed', producerSeq: producer === null ? null : producer.seq }, 'stream is sealed', { next_seq: s.assignedSeq }));
     }
@@ -281,7 +288,7 @@ export class Shard {
       if (k !== null && 'error' in k) return reply(k.error);
       if (k !== null && 'duplicate' in k) {
         const ack = k.duplicate;
-        return this.#commit.afterDurable(reply, () => ({ startSeq: ack.start, nextSeq: ack.next, timestamp: ack.ts, closed: s.closed, duplicate: true, producerLastSeq: ack.seq }));
+        return this.#commit.afterDurable(reply, () => ({ startSeq: ack.start, nextSeq: ack.next, timestamp: ack.ts, closed: s.closed, duplicate: true, producerLastSeq: ack.seq }), s);
       }
       kafkaProducer = k;
     }
@@ -300,18 +307,19 @@ export class Shard {
     if (kafkaProducer !== null) {
       recordProducer(s.producers, kafkaProducer.key, kafkaProducer.epoch, { seq: kafkaProducer.seq, start, next, ts }, this.#maxProducers, kafkaProducer.lastSeq);
     }
-    this.#commit.whenDurable(reply, () => ({ startSeq: start, nextSeq: next, timestamp: ts, closed: p.close }));
+    this.#commit.whenDurable(reply, () => ({ startSeq: start, nextSeq: next, timestamp: ts, closed: p.close }), s);
   }
 
   trim(p: TrimParams, reply: Reply<AppendResult>): void {
     if (this.#refuse(reply)) return;
     const s = this.#lookupLive(p.name);
     if (s === null) return reply(this.#missing(p.name));
+    if (this.#refuseMoved(s, reply)) return;
     if (p.seq > s.assignedSeq) {
       return reply(new SvcError('seq_out_of_range', `cannot trim to ${p.seq}: the stream ends at ${s.assignedSeq}`, { next_seq: s.assignedSeq }));
     }
     if (p.seq > s.startSeq) this.#writes.trim(s, p.seq);
-    this.#commit.whenDurable(reply, () => this.#appendResult(s, s.startSeq, s.lastTs));
+    this.#commit.whenDurable(reply, () => this.#appendResult(s, s.startSeq, s.lastTs), s);
   }
 
   /**
@@ -322,13 +330,14 @@ export class Shard {
     if (this.#refuse(reply)) return;
     const s = this.#lookupLive(name);
     if (s === null) return reply(this.#missing(name));
+    if (this.#refuseMoved(s, reply)) return;
     const meta = this.#streams.metaOf(s);
     if (meta.forkRefs > 0) {
       this.#writes.configure(s, { ...meta, softDeleted: true }, { softDeleted: true });
-      return this.#commit.whenDurable(reply, () => ({ soft: true, fork: null }));
+      return this.#commit.whenDurable(reply, () => ({ soft: true, fork: null }), s);
     }
     this.#writes.delete(s);
-    this.#commit.whenDurable(reply, () => ({ soft: false, fork: meta.fork }));
+    this.#commit.whenDurable(reply, () => ({ soft: false, fork: meta.fork }), s);
   }
 
   /** Change a stream's config through the log (a CONFIG frame); the reply is the stream as of the change, once durable. */
@@ -336,6 +345,7 @@ export class Shard {
     if (this.#refuse(reply)) return;
     const s = this.#lookup(p.name);
     if (s === null || !s.durable) return reply(notFound(p.name));
+    if (this.#refuseMoved(s, reply)) return;
     if (isGone(s, this.#now()) && (p.forkRefsDelta === undefined || p.softDeleted !== undefined)) return reply(this.#missing(p.name));
     let plan: ReturnType<typeof planConfig>;
     try {
@@ -344,12 +354,12 @@ export class Shard {
       return reply(err as SvcError);
     }
     const { next, patch } = plan;
-    if (Object.keys(patch).length === 0) return this.#commit.afterDurable(reply, () => this.#info(s));
+    if (Object.keys(patch).length === 0) return this.#commit.afterDurable(reply, () => this.#info(s), s);
     this.#writes.configure(s, next, patch);
     const info = (): StreamInfo => this.#info(s, next);
     // The last fork let go of a deleted (or expired) stream: it goes now.
     if (next.forkRefs === 0 && (next.softDeleted || isExpired(s, this.#now()))) this.#writes.delete(s);
-    this.#commit.whenDurable(reply, info);
+    this.#commit.whenDurable(reply, info, s);
   }
 
   // ── imports and drops (docs/storage.md, "Imported streams"; stream-import.ts) ──
@@ -468,6 +478,7 @@ export class Shard {
       destroyedObjectBacklog: this.#deadSegments.backlog,
       appliedChanges: this.#checkpoints.appliedChanges,
       commits: this.#commit.stats,
+      ...(this.#opts.objectStats !== undefined ? { objects: this.#opts.objectStats } : {}),
     };
   }
 
@@ -491,6 +502,7 @@ export class Shard {
     // An expired stream that forks still read stays (gone) until the last fork lets go.
     for (const s of r.expiredStreams) if (this.#streams.metaOf(s).forkRefs === 0) this.#writes.delete(s);
     for (const s of r.trimmed) {
+      this.#opts.replicator?.expired?.(s);
       this.#checkpoints.appliedChanges++;
       this.#checkpoints.forgetDropped(s);
       // A recent head cut in place by expiry is written under its new base seq.
@@ -529,8 +541,20 @@ export class Shard {
       reply(new SvcError('storage_unavailable', 'the disk is full: creates and appends are refused until space is free again (deletes and trims are accepted)', { reason: 'disk_full' }));
       return true;
     }
+    if (this.#commit.stalled) {
+      reply(new SvcError('storage_unavailable', 'the object store or the ledger is not answering: writes are refused until it does'));
+      return true;
+    }
     if (this.#commit.failed === null) return false;
     reply(new SvcError('storage_unavailable', `storage write failed earlier: ${this.#commit.failed.message}`));
+    return true;
+  }
+
+  /** Objects mode: a stream whose fence moved to another node takes no writes here (outcome `moved`). */
+  #refuseMoved(s: StreamState, reply: Reply<never>): boolean {
+    const moved = s.ledger?.moved ?? null;
+    if (moved === null) return false;
+    reply(SvcError.refused({ kind: 'moved', nodeId: moved.nodeId }, `stream ${s.meta.name} moved to another node`));
     return true;
   }
 

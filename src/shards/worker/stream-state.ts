@@ -56,6 +56,20 @@ export interface StreamState {
   producers: ProducerTable;
   /** Idempotent producers as of durable appends: what the catalog stores and replay rebuilds. */
   durableProducers: ProducerTable;
+  /** Objects mode only (object-commit.ts): the stream's fence, entry counter and ledger record. */
+  ledger?: StreamLedgerState;
+}
+
+/** A stream's place in the object ledger (docs/cluster.md, "Objects mode: where data lives"). */
+export interface StreamLedgerState {
+  /** The fence this node holds: its node id and the epoch of its open of the stream. */
+  fence: { nodeId: number; epoch: number };
+  /** Next entry counter within the fence's epoch (from 0 at each open). */
+  counter: number;
+  /** The `m/` record as last committed (`meta` is the stored form); a group changing it commits a new one. */
+  meta: { meta: Record<string, unknown>; startSeq: number; sealed: boolean };
+  /** The fence moved to another node: the stream takes no writes here (that node, when known). */
+  moved: { nodeId: number | null } | null;
 }
 
 export function newStreamState(id: number, meta: StreamMeta): StreamState {

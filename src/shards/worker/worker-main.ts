@@ -25,6 +25,8 @@ import { SegmentLog } from './segment-log';
 import { type Reply, Shard } from './shard';
 import { type KvStore } from './kv-store';
 import { armTestFaults } from './test-faults';
+import { type ObjectStore, type ObjectStoreStats, Ledger, newObjectStoreStats, openObjectStore } from '../../objects';
+import { ObjectCommit } from './object-commit';
 
 export interface WorkerConfig {
   dataDir: string;
@@ -43,6 +45,21 @@ export interface WorkerConfig {
   tailVersionBase?: number;
   /** The disk is full (../space-guard.ts): creates and appends are refused; changes arrive as `space` control messages. */
   lowSpace?: boolean;
+  /** Objects mode only (docs/cluster.md, "Objects mode: where data lives"); absent: the local log is the durable copy. */
+  objects?: WorkerObjectsConfig;
+}
+
+/** What a shard worker needs for objects mode: the store, the ledger's etcd, and this node start's identity. */
+export interface WorkerObjectsConfig {
+  /** `--objects`: the object store URL (credentials come from the environment). */
+  url: string;
+  /** `--metadata etcd://…/<prefix>`: the ledger lives under `<prefix>.objects/`. */
+  metadataUrl: string;
+  nodeId: number;
+  /** This start of the node: group object keys never repeat across starts. */
+  nodeEpoch: number;
+  /** `--objects-flush-ms`. */
+  flushMs: number;
 }
 
 /** Control messages travel outside the packed batches; those with an `id` are answered with a `control-reply`. */
@@ -205,10 +222,17 @@ function onSchemaControl(msg: SchemaControl & { id: number }): void {
   port.postMessage(reply);
 }
 
+/** Objects mode: this thread's ledger and each shard's object store (its own, so its stats are the shard's), or null. */
+let objects: { stores: ObjectStore[]; ledger: Ledger } | null = null;
+
 async function closeAll(): Promise<void> {
   for (const t of timers) clearInterval(t);
   timers = [];
   await Promise.all([...shards.values()].map((s) => s.close()));
+  if (objects !== null) {
+    objects.ledger.close();
+    await Promise.all(objects.stores.map((s) => s.close()));
+  }
   port.postMessage({ type: 'closed' } satisfies WorkerEvent);
 }
 
@@ -222,8 +246,18 @@ async function main(): Promise<void> {
   for (const r of opened) if (r.status === 'fulfilled') openStores.push(r.value);
   const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed !== undefined) throw failed.reason;
+  const o = cfg.objects;
+  if (o !== undefined) objects = { stores: [], ledger: Ledger.open(o.metadataUrl) };
   cfg.shardIds.forEach((shardId, i) => {
     const store = openStores[i]!;
+    let replicator: ObjectCommit | undefined;
+    let objectStats: ObjectStoreStats | undefined;
+    if (o !== undefined && objects !== null) {
+      objectStats = newObjectStoreStats();
+      const objectStore = openObjectStore(o.url, { stats: objectStats });
+      objects.stores.push(objectStore);
+      replicator = new ObjectCommit({ store: objectStore, ledger: objects.ledger, nodeId: o.nodeId, nodeEpoch: o.nodeEpoch, shardId, flushMs: o.flushMs });
+    }
     const log = SegmentLog.open(path.join(dirOf(shardId), 'log'), cfg.segmentBytes);
     armTestFaults(store, log);
     const shard = new Shard(store, log, {
@@ -237,6 +271,8 @@ async function main(): Promise<void> {
       tailVersionBase: cfg.tailVersionBase ?? 0,
       onStorageFailure: (err) => die(err, shardId),
       lowSpace: () => lowSpace,
+      replicator,
+      objectStats,
     });
     shards.set(shardId, shard);
     recovery.push({ shardId, ...shard.recovery });

@@ -44,10 +44,12 @@ export interface EtcdEvent {
 export type EtcdCompare =
   | { key: string; modRevision: number } // the key was last written at this revision
   | { key: string; absent: true } // the key does not exist
-  | { key: string; present: true }; // the key exists
+  | { key: string; present: true } // the key exists
+  | { key: string; value: Buffer } // the key exists and holds exactly this value (the object ledger's fences)
+  | { prefix: string; empty: true }; // no key starts with `prefix` (an object without references)
 
 /** One operation of a transaction branch. `lease` attaches a put to a lease (node registrations). */
-export type EtcdOp = { put: string; value: Buffer; lease?: string } | { delete: string } | { get: string };
+export type EtcdOp = { put: string; value: Buffer; lease?: string } | { delete: string } | { deletePrefix: string } | { get: string };
 
 export interface EtcdTxnResult {
   succeeded: boolean;
@@ -203,6 +205,26 @@ export class EtcdLink {
       if (!page.more || lastKv === undefined) return { revision, kvs };
       from = Buffer.concat([lastKv.key, Buffer.from([0])]);
     }
+  }
+
+  /**
+   * One page of the keys in [`from`, end of `prefix`), in key order, linearizable: up to `limit`
+   * pairs (values left out with `keysOnly`) and whether more follow. The next page starts at the
+   * last key + '\0'. For bounded scans (the object reaper, compaction).
+   */
+  async rangePage(from: string, prefix: string, limit: number, deadlineMs: number, options: { keysOnly?: boolean } = {}): Promise<{ revision: number; kvs: EtcdKv[]; more: boolean }> {
+    return this.#retrying('range', deadlineMs, async (host, deadline) => {
+      const page = await host.kv.range({ key: Buffer.from(from, 'utf8'), range_end: prefixEnd(prefix), limit, keys_only: options.keysOnly === true }, { deadline });
+      return { revision: Number(page.header.revision), kvs: page.kvs.map(toKv), more: page.more };
+    });
+  }
+
+  /** How many keys are under `prefix` (a count-only range read: no values cross the wire). */
+  async countPrefix(prefix: string, deadlineMs: number): Promise<number> {
+    return this.#retrying('count', deadlineMs, async (host, deadline) => {
+      const res = await host.kv.range({ key: Buffer.from(prefix, 'utf8'), range_end: prefixEnd(prefix), count_only: true }, { deadline });
+      return Number(res.count);
+    });
   }
 
   /** One key, linearizable, with the store's revision. */
@@ -367,15 +389,20 @@ export class EtcdLink {
 }
 
 function toCompare(c: EtcdCompare): ICompare {
+  // Over a range, etcd compares every key in it, and a range without keys as one absent key
+  // (create revision 0): so "create revision = 0 over the prefix" holds exactly when it is empty.
+  if ('prefix' in c) return { key: Buffer.from(c.prefix, 'utf8'), range_end: prefixEnd(c.prefix), target: 'Create', result: 'Equal', create_revision: 0 };
   const key = Buffer.from(c.key, 'utf8');
   if ('modRevision' in c) return { key, target: 'Mod', result: 'Equal', mod_revision: c.modRevision };
   // create_revision 0 means the key does not exist.
   if ('absent' in c) return { key, target: 'Create', result: 'Equal', create_revision: 0 };
+  if ('value' in c) return { key, target: 'Value', result: 'Equal', value: c.value };
   return { key, target: 'Create', result: 'Greater', create_revision: 0 };
 }
 
 function toOp(op: EtcdOp): IRequestOp {
   if ('put' in op) return { request_put: { key: Buffer.from(op.put, 'utf8'), value: op.value, ...(op.lease !== undefined ? { lease: op.lease } : {}) } };
   if ('delete' in op) return { request_delete_range: { key: Buffer.from(op.delete, 'utf8') } };
+  if ('deletePrefix' in op) return { request_delete_range: { key: Buffer.from(op.deletePrefix, 'utf8'), range_end: prefixEnd(op.deletePrefix) } };
   return { request_range: { key: Buffer.from(op.get, 'utf8') } };
 }

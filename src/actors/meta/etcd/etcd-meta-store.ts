@@ -181,6 +181,23 @@ export class EtcdMetaStore implements MetaStore {
     });
   }
 
+  /** Write `key` on the live record's lease (the maintenance lease): it vanishes when that lease does. */
+  putOnLive<T>(key: string, value: T, expect: Expect = null): Promise<MetaRecord<T>> {
+    return this.#track(async () => {
+      this.#checkOpen(key);
+      const live = this.#live;
+      if (live === null) throw new Error(`${key}: this store keeps no live record to tie it to`);
+      const json = JSON.stringify(value);
+      if (json === undefined) throw new TypeError(`metadata value for ${key} is not JSON`);
+      const lease = await live.id().catch((err: unknown) => {
+        throw unavailable(err);
+      });
+      const out = await this.#write(key, expect, [{ put: this.#records + key, value: Buffer.from(json, 'utf8'), lease }]);
+      if (out.conflict !== null) throw new MetaConflictError(key, out.conflict);
+      return out.record as MetaRecord<T>;
+    });
+  }
+
   /**
    * A read index (read-index.ts): the head revision, read linearizably by a read sent after this
    * call (shared by the callers of one event-loop turn), then a wait until the view applied it.

@@ -1,0 +1,135 @@
+#!/usr/bin/env node
+'use strict';
+// What objects mode costs an append (docs/cluster.md, "Objects mode: where data lives"): the W1
+// load (single 100-byte record appends to one stream, wrk -t1, 64 connections) against a node
+// from the same build in single-node mode (`--metadata local`: write + fdatasync of the local
+// segment log) and in objects mode on one node (`--metadata etcd://…` on a local etcd,
+// `--objects file:<dir>`: object PUT with tmp + fsync + rename + fsync dir, then the fenced ledger
+// txn in etcd, then the local write without fdatasync), in the same run:
+//
+//   node perf/cluster-append.js    # PERF_CLUSTER_ROUNDS (default 2) × PERF_DURATION (default 5 s) per run
+//
+// PERF_ETCD_MEMBERS (default 1) etcd members on loopback (ops/lib/etcd-local.js);
+// PERF_OBJECTS_FLUSH_MS (default: none) adds a third side with that --objects-flush-ms.
+// Each run gets a fresh node (started, warmed up 2 s, measured, stopped); the order alternates per
+// round so drift in the machine's load falls on every side. Writes the "Objects mode: append cost"
+// section of perf/RESULTS.md (between its markers).
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { startSvc } = require('./lib/servers');
+const { runWrk, haveWrk } = require('./lib/wrk');
+const { recordBody } = require('./lib/bodies');
+const { http, cpuSeconds, intEnv } = require('./lib/util');
+const { startEtcd } = require('../ops/lib/etcd-local');
+
+const PERF_DIR = __dirname;
+const START = '<!-- cluster-append:start -->';
+const END = '<!-- cluster-append:end -->';
+const WARMUP_S = 2;
+const ms = (us) => (us / 1000).toFixed(2);
+
+async function main() {
+  if (!haveWrk()) {
+    console.error('perf: `wrk` was not found on PATH; install it with `apt-get install wrk`.');
+    process.exit(1);
+  }
+  const rounds = intEnv('PERF_CLUSTER_ROUNDS', 2, 10);
+  const duration = intEnv('PERF_DURATION', 5, 10);
+  const connections = intEnv('PERF_CONNECTIONS', 64, 1024);
+  const members = intEnv('PERF_ETCD_MEMBERS', 1, 5);
+  const flushMs = process.env.PERF_OBJECTS_FLUSH_MS === undefined ? null : intEnv('PERF_OBJECTS_FLUSH_MS', 0, 10000);
+  fs.mkdirSync(path.join(PERF_DIR, '.work'), { recursive: true });
+  const workDir = fs.mkdtempSync(path.join(PERF_DIR, '.work', 'cluster-append-'));
+  const body = path.join(workDir, 'record-100.bin');
+  fs.writeFileSync(body, recordBody(0, 100));
+  const loadBefore = os.loadavg()[0];
+  const etcd = await startEtcd(path.join(workDir, 'etcd'), members);
+  const sides = ['local', 'objects', ...(flushMs === null ? [] : [`objects-flush-${flushMs}`])];
+  let live = null;
+  let n = 0;
+  try {
+    const runs = [];
+    for (let r = 0; r < rounds; r++) {
+      const order = r % 2 === 0 ? sides : [...sides].reverse();
+      for (const side of order) {
+        const args = [];
+        if (side !== 'local') {
+          const objects = fs.mkdtempSync(path.join(workDir, 'objects-'));
+          args.push('--metadata', etcd.url(`perf-${process.pid}-${n++}`), '--objects', `file:${objects}`);
+          if (side.startsWith('objects-flush-')) args.push('--objects-flush-ms', String(flushMs));
+        }
+        live = await startSvc(workDir, { name: `svc-${side}`, args });
+        const res = await http('PUT', `${live.baseUrl}/w1`, { headers: { 'content-type': 'application/octet-stream' } });
+        if (res.status !== 201) throw new Error(`PUT /w1 (${side}) → ${res.status} ${res.body.toString()}`);
+        const load = { url: `${live.baseUrl}/w1`, script: 'append.lua', args: [body, 'application/octet-stream'], connections };
+        await runWrk({ ...load, seconds: WARMUP_S });
+        const cpuBefore = cpuSeconds(live.pid);
+        const w = await runWrk({ ...load, seconds: duration });
+        const cpu = cpuSeconds(live.pid) - cpuBefore;
+        await live.stop();
+        live = null;
+        const bad = (w.errors && w.errors.status) || w.non2xx || 0;
+        if (bad > 0) throw new Error(`${side}: ${bad} non-2xx answers`);
+        const run = { round: r + 1, side, rps: w.requests / w.seconds, p50: w.latency.p50, p99: w.latency.p99, cpuUs: (cpu / w.requests) * 1e6 };
+        runs.push(run);
+        console.log(`round ${run.round} ${side.padEnd(18)} ${Math.round(run.rps)} appends/s, p50 ${ms(run.p50)} ms, p99 ${ms(run.p99)} ms, ${run.cpuUs.toFixed(1)} µs node CPU per append`);
+      }
+    }
+    const section = render({ runs, sides, rounds, duration, connections, members, load: `${loadBefore.toFixed(2)} at start, ${os.loadavg()[0].toFixed(2)} at end` });
+    console.log('\n' + section);
+    const file = path.join(PERF_DIR, 'RESULTS.md');
+    const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+    const re = new RegExp(`${START}[\\s\\S]*${END}\\n?`);
+    fs.writeFileSync(file, re.test(old) ? old.replace(re, section + '\n') : `${old.trimEnd()}\n\n${section}\n`);
+    console.log('perf: wrote the "Objects mode: append cost" section of perf/RESULTS.md');
+  } finally {
+    if (live !== null) await live.stop().catch(() => {});
+    await etcd.stop();
+    fs.rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+function render({ runs, sides, rounds, duration, connections, members, load }) {
+  const lines = [
+    START,
+    '## Objects mode: append cost',
+    '',
+    'The W1 load (single 100-byte appends to one stream, wrk -t1) against one node in single-node mode ' +
+      '(`--metadata local`: local write + fdatasync) and in objects mode (`--metadata etcd://…`, `--objects file:<dir>`: ' +
+      'object PUT with fsync + rename + fsync dir, then the fenced ledger txn, then the local write without fdatasync), ' +
+      `same build, same run, ${members} etcd 3.4 member(s) on the same machine. Written by \`node perf/cluster-append.js\`. ` +
+      'The machine was shared with other work (load below): compare the sides of one round, not figures across sections.',
+    '',
+    `- date: ${new Date().toISOString()}; ${os.cpus().length} cores, ${os.type()} ${os.release()}, node ${process.version}; load average (1 min): ${load}`,
+    `- ${rounds} rounds × ${duration} s per run, ${connections} connections, after a 2 s warm-up of each`,
+    '',
+    `| Round | side | appends/s | ÷ local | p50 (ms) | p99 (ms) | node CPU per append (µs) |`,
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (let r = 1; r <= rounds; r++) {
+    const local = runs.find((x) => x.round === r && x.side === 'local');
+    for (const side of sides) {
+      const x = runs.find((y) => y.round === r && y.side === side);
+      lines.push(`| ${r} | ${side} | ${Math.round(x.rps)} | ${(x.rps / local.rps).toFixed(3)}× | ${ms(x.p50)} | ${ms(x.p99)} | ${x.cpuUs.toFixed(1)} |`);
+    }
+  }
+  const mean = (side, k) => runs.filter((x) => x.side === side).reduce((a, x) => a + x[k], 0) / rounds;
+  const ratio = mean('objects', 'rps') / mean('local', 'rps');
+  const p99 = Math.max(...runs.filter((x) => x.side === 'objects').map((x) => x.p99));
+  lines.push(
+    '',
+    '| Figure | Result |',
+    '|---|---|',
+    `| W1 append rate, objects (file:) ÷ single node (goal ≥ 0.5×) | ${ratio.toFixed(3)}× (${ratio >= 0.5 ? 'PASS' : 'FAIL'}) |`,
+    `| W1 p99 in objects mode, worst round (goal < 20 ms) | ${ms(p99)} ms (${p99 < 20000 ? 'PASS' : 'FAIL'}) |`,
+    END,
+  );
+  return lines.join('\n');
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,152 @@
+/**
+ * The opener (docs/cluster.md, "Transfers and failover", "Restart"): on every node in objects
+ * mode, carries out the placement moves that concern this node.
+ *
+ *   row {nodeId: me, state: opening, from, epoch e}, e above what this node has open
+ *     ──▶ storage.open(name, e): take the fence "<me>:<e>", read the stream's ledger and objects,
+ *         import it into the local shard (replacing any stale local copy)
+ *     ──▶ CAS the row to placed ──▶ requests waiting for it (owner check) go on
+ *   row of a stream this node holds now names another node ──▶ storage.drop(name) (a cache copy)
+ *
+ *   restart: a local stream whose row names this node ──▶ reopen: CAS {epoch + 1, opening, from: me}
+ *            (the same path: fence, import what the ledger has, placed)
+ *            a local stream whose row names another node ──▶ dropped
+ *
+ * An open that fails (etcd or the object store unavailable) is tried again every second while the
+ * row still asks for it. A moved stream that the ledger does not know (a create that never
+ * committed before its owner died) is created when its row carries a create intent, else its row
+ * is freed: the create failed.
+ */
+import { type Logger } from '../../log';
+import { MetaConflictError, type MetaStore } from '../meta/meta-store';
+import { PLACEMENT_PREFIX, type OpenSpec, type Placement, type PlacementRow, isMoving } from './placement';
+
+/** What the opener needs from storage (wired in src/node.ts to the ledger, the object store and the shards). */
+export interface MoveStorage {
+  /**
+   * Take the stream's fence at `epoch` (compare-and-set: only from a lower epoch), then import
+   * everything the ledger holds for it into the local shard, replacing any local copy.
+   * 'absent': the ledger has no such stream. Rejects when the fence is held at `epoch` or above
+   * by another node, or storage fails.
+   */
+  open(name: string, epoch: number): Promise<'opened' | 'absent'>;
+  /** Create a stream that was placed here but never created (a Kafka partition's create intent), at `epoch`. */
+  create(name: string, spec: OpenSpec, epoch: number): Promise<void>;
+  /** Drop the local copy (no ledger change: the stream lives on elsewhere). Absent is fine. */
+  drop(name: string): Promise<void>;
+  /** Names of the streams in the local shards. */
+  localStreams(): Promise<string[]>;
+}
+
+const RETRY_MS = 1_000;
+
+export class StreamOpener {
+  readonly #placement: Placement;
+  readonly #storage: MoveStorage;
+  readonly #log: Logger;
+  /** Streams this node holds: name → the epoch it opened (0: from before this start). */
+  readonly #held = new Map<string, number>();
+  /** Opens in progress, name → epoch. */
+  readonly #opening = new Map<string, number>();
+  #started = false;
+  #stopped = false;
+
+  constructor(meta: MetaStore, placement: Placement, storage: MoveStorage, log: Logger) {
+    this.#placement = placement;
+    this.#storage = storage;
+    this.#log = log;
+    meta.onChange((key, rec) => {
+      if (!this.#started || !key.startsWith(PLACEMENT_PREFIX)) return;
+      const name = key.slice(PLACEMENT_PREFIX.length);
+      if (rec === null) {
+        this.#held.delete(name);
+        return;
+      }
+      this.#judge(name, rec.value as PlacementRow);
+    });
+  }
+
+  /** Note a stream created here (epoch 1 of its fence): a later move elsewhere drops it here. */
+  created(name: string): void {
+    if (!this.#held.has(name)) this.#held.set(name, 1);
+  }
+
+  /** Reopen this node's streams (restart), drop local copies of streams placed elsewhere, then follow the rows. */
+  async start(): Promise<void> {
+    const mine = this.#placement.nodeId;
+    for (const name of await this.#storage.localStreams()) {
+      const cur = this.#placement.row(name);
+      if (cur === null || cur.row.nodeId === mine) continue;
+      await this.#storage.drop(name).catch((err: unknown) => this.#log.warn({ stream: name, err: (err as Error).message }, 'dropping a local copy of a stream placed elsewhere failed'));
+    }
+    // Every stream placed here, whether or not the data directory still has it (it may have been
+    // wiped): a new epoch, so writes the previous start left unfinished can no longer commit, and
+    // the local copy is brought up to the ledger's (or made from it).
+    for (const { name, row, version } of this.#placement.rows()) {
+      if (row.nodeId !== mine || row.state !== 'placed' || row.remove === true) continue;
+      try {
+        await this.#placement.move(name, { row, version }, mine);
+      } catch (err) {
+        if (!(err instanceof MetaConflictError)) throw err;
+      }
+    }
+    this.#started = true;
+    for (const { name, row } of this.#placement.rows()) this.#judge(name, row);
+  }
+
+  stop(): void {
+    this.#stopped = true;
+  }
+
+  #judge(name: string, row: PlacementRow): void {
+    const mine = this.#placement.nodeId;
+    if (row.nodeId === mine) {
+      if (isMoving(row) && (this.#held.get(name) ?? 0) < row.epoch && (this.#opening.get(name) ?? 0) < row.epoch) this.#open(name, row.epoch);
+      else if (row.state === 'placed' && !this.#held.has(name)) this.#held.set(name, row.epoch);
+      return;
+    }
+    if (this.#held.has(name) && this.#opening.get(name) === undefined) {
+      this.#held.delete(name);
+      void this.#storage.drop(name).catch((err: unknown) => this.#log.warn({ stream: name, err: (err as Error).message }, 'dropping the local copy of a stream that moved failed'));
+    }
+  }
+
+  #open(name: string, epoch: number): void {
+    this.#opening.set(name, epoch);
+    // Held from now on: an import cut short by a later move leaves a copy to drop.
+    this.#held.set(name, this.#held.get(name) ?? 0);
+    const t0 = Date.now();
+    const attempt = async (): Promise<void> => {
+      const still = (): boolean => {
+        const cur = this.#placement.row(name);
+        return !this.#stopped && cur !== null && cur.row.nodeId === this.#placement.nodeId && cur.row.epoch === epoch && isMoving(cur.row);
+      };
+      if (!still()) return;
+      try {
+        const how = await this.#storage.open(name, epoch);
+        if (how === 'absent') {
+          const spec = this.#placement.row(name)?.row.create;
+          if (spec === undefined) {
+            this.#log.warn({ stream: name, epoch }, 'a moved stream is not in the object store (its create never committed): freeing its name');
+            await this.#placement.releaseMove(name, epoch);
+            return;
+          }
+          await this.#storage.create(name, spec, epoch);
+        }
+        this.#held.set(name, epoch);
+        if (await this.#placement.markMoved(name, epoch)) this.#log.info({ stream: name, epoch, ms: Date.now() - t0 }, 'opened a stream moved here');
+      } catch (err) {
+        if (!still()) return;
+        this.#log.warn({ stream: name, epoch, err: (err as Error).message }, 'opening a stream moved here failed; trying again');
+        await new Promise((r) => setTimeout(r, RETRY_MS).unref());
+        return attempt();
+      }
+    };
+    void attempt().finally(() => {
+      if (this.#opening.get(name) === epoch) this.#opening.delete(name);
+      // The row may have moved on while this open ran: judge it again.
+      const cur = this.#placement.row(name);
+      if (cur !== null) this.#judge(name, cur.row);
+    });
+  }
+}

@@ -1,0 +1,255 @@
+/**
+ * Compaction (docs/cluster.md, "Compaction and the reaper"): each owner rewrites runs of its
+ * streams' small `i/` entries into one `c/` object, so a stream that took many small group
+ * commits is read back with a few range GETs and the small group objects can die.
+ *
+ *   tick (main thread of the owner, every ~1 s)
+ *     for each stream this node has placed (with its fence "<nodeId>:<epoch>"):
+ *       read i/<stream>/                     entries in key order
+ *       pick the oldest run of small ones     (len < 1 MiB; > 32 entries, or all seen ≥ 10 s ago)
+ *       GET each range, check every frame     (length + CRC-32C; a bad frame stops the run: never copied)
+ *       PUT c/<streamId>/<epoch>.<counter>    the frames concatenated, in order
+ *       txn If(f/<stream> == fence, m/ unchanged since read again, each replaced i/ unchanged)
+ *           Then(i/<first> = new entry, delete the other replaced i/, delete r/ no longer used,
+ *                put r/<c>/<stream>, o/<c>)
+ *
+ * The new entry keeps the first replaced entry's key, so entry order (and every reader's walk)
+ * is unchanged; it covers [first.from, last.to). A txn whose compare fails (the stream moved,
+ * trimmed or was deleted meanwhile) writes nothing: the new object has no `o/` record and the
+ * reaper removes it as an orphan. Work is bounded per tick (runs and bytes).
+ */
+import { type EntryValue } from './ledger';
+import { compactedObjectKey, type Fence, fenceValue, type LedgerKeys, parseEntryName } from './ledger-keys';
+import { eachLimited, framesProblem, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type MaintenanceLog, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
+
+/** A stream this node owns now, as compaction needs it. */
+export interface PlacedStream {
+  name: string;
+  /** The placement row's stream id (names the `c/` objects). */
+  streamId: number;
+  /** The fence this node holds (`f/<stream>` = "<nodeId>:<epoch>"). */
+  fence: Fence;
+}
+
+export interface CompactionOptions {
+  /** Entries at or above this size are left alone (bytes; default 1 MiB). */
+  smallBytes?: number;
+  /** A stream with more entries than this is compacted at once (default 32). */
+  maxEntries?: number;
+  /** Otherwise small entries are compacted once seen this long (ms; default 10 s). */
+  settleMs?: number;
+  /** Most entries one run replaces (bounded by etcd's 128 ops per txn: 2n + 3; default 60). */
+  maxRun?: number;
+  /** Most bytes one compacted object holds (default 16 MiB). */
+  maxRunBytes?: number;
+  /** Runs per tick, over all streams (default 8). */
+  runsPerTick?: number;
+  /** Streams looked at per tick, taken in turn (default 64): each costs two etcd reads. */
+  streamsPerTick?: number;
+  /** Period of the timer `start()` sets (ms; default 1 s). */
+  intervalMs?: number;
+}
+
+export interface CompactionDeps {
+  kv: LedgerKv;
+  keys: LedgerKeys;
+  store: MaintenanceStore;
+  /** The streams this node has placed now, with their fences. */
+  placed: () => PlacedStream[] | Promise<PlacedStream[]>;
+  log?: MaintenanceLog;
+}
+
+/** What a tick did (for tests and logs). */
+export interface CompactionTick {
+  runs: number;
+  entriesReplaced: number;
+  bytes: number;
+  fenced: number;
+}
+
+export class Compactor {
+  readonly #deps: CompactionDeps;
+  readonly #o: Required<CompactionOptions>;
+  /** Per stream: entry key → when this compactor first saw it (the ledger keeps no time per entry). */
+  readonly #seen = new Map<string, Map<string, number>>();
+  /** The stream after which the next tick starts (streams are taken in name order, in turn). */
+  #after: string | null = null;
+  #counter = 0;
+  #timer: NodeJS.Timeout | null = null;
+  #running: Promise<unknown> | null = null;
+
+  constructor(deps: CompactionDeps, options: CompactionOptions = {}) {
+    this.#deps = deps;
+    this.#o = {
+      smallBytes: options.smallBytes ?? 1 << 20, // 1 MiB
+      maxEntries: options.maxEntries ?? 32,
+      settleMs: options.settleMs ?? 10_000, // 10 s
+      maxRun: Math.min(options.maxRun ?? 60, 62),
+      maxRunBytes: options.maxRunBytes ?? 16 << 20, // 16 MiB
+      runsPerTick: options.runsPerTick ?? 8,
+      streamsPerTick: options.streamsPerTick ?? 64,
+      intervalMs: options.intervalMs ?? 1_000, // 1 s
+    };
+  }
+
+  start(): void {
+    if (this.#timer !== null) return;
+    this.#timer = setInterval(() => {
+      if (this.#running !== null) return;
+      this.#running = this.tick()
+        .catch((err: unknown) => this.#deps.log?.warn({ err }, 'object compaction failed; retried at the next tick'))
+        .finally(() => (this.#running = null));
+    }, this.#o.intervalMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.#running;
+  }
+
+  /** One pass over up to `streamsPerTick` placed streams (in turn), at most `runsPerTick` runs. */
+  async tick(now = Date.now()): Promise<CompactionTick> {
+    const done: CompactionTick = { runs: 0, entriesReplaced: 0, bytes: 0, fenced: 0 };
+    const all = [...(await this.#deps.placed())].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    // Streams no longer here (moved, deleted) are forgotten.
+    const names = new Set(all.map((s) => s.name));
+    for (const name of this.#seen.keys()) if (!names.has(name)) this.#seen.delete(name);
+    const from = this.#after === null ? 0 : all.findIndex((s) => s.name > this.#after!);
+    const turn = [...all.slice(Math.max(0, from)), ...all.slice(0, Math.max(0, from))].slice(0, this.#o.streamsPerTick);
+    for (const s of turn) {
+      if (done.runs >= this.#o.runsPerTick) break;
+      this.#after = s.name;
+      // The stream's m/ record first: its trim point (see #pickRun).
+      const meta = await this.#deps.kv.get(this.#deps.keys.meta(s.name), LEDGER_DEADLINE_MS);
+      if (meta.kv === null) continue; // being created or deleted
+      const startSeq = (JSON.parse(meta.kv.value.toString('utf8')) as { startSeq?: number }).startSeq ?? 0;
+      const entries = await this.#entries(s, now);
+      const run = this.#pickRun(s.name, entries, startSeq, now);
+      if (run === null) continue;
+      const r = await this.#compact(s, entries, run);
+      if (r === 'fenced') done.fenced++;
+      else if (r !== null) {
+        done.runs++;
+        done.entriesReplaced += run.length;
+        done.bytes += r;
+      }
+    }
+    return done;
+  }
+
+  async #entries(s: PlacedStream, now: number): Promise<Array<{ key: string; modRevision: number; e: EntryValue }>> {
+    const prefix = this.#deps.keys.entries(s.name);
+    const out: Array<{ key: string; modRevision: number; e: EntryValue }> = [];
+    const before = this.#seen.get(s.name);
+    const seen = new Map<string, number>();
+    for await (const p of scanPrefix(this.#deps.kv, prefix, 1000)) {
+      if (parseEntryName(p.key.slice(prefix.length)) === null) continue;
+      const e = JSON.parse(p.value.toString('utf8')) as EntryValue;
+      out.push({ key: p.key, modRevision: p.modRevision, e });
+      seen.set(p.key, before?.get(p.key) ?? now);
+    }
+    this.#seen.set(s.name, seen);
+    return out;
+  }
+
+  /**
+   * Indexes of the oldest run of small entries worth rewriting, or null. Entries a trim to
+   * `startSeq` removes (`to` ≤ startSeq) are never part of a run: a trim that read the entries
+   * before this compaction commits deletes exactly those keys, and the run's first key (which the
+   * new entry keeps) must not be among them.
+   */
+  #pickRun(stream: string, entries: Array<{ key: string; e: EntryValue }>, startSeq: number, now: number): number[] | null {
+    const crowded = entries.length > this.#o.maxEntries;
+    const seen = this.#seen.get(stream);
+    let run: number[] = [];
+    let bytes = 0;
+    for (let i = 0; i < entries.length; i++) {
+      const { key, e } = entries[i]!;
+      const settled = crowded || now - (seen?.get(key) ?? now) >= this.#o.settleMs;
+      const small = e.len < this.#o.smallBytes && settled && e.to > startSeq;
+      const fits = small && bytes + e.len <= this.#o.maxRunBytes && run.length < this.#o.maxRun;
+      if (fits) {
+        run.push(i);
+        bytes += e.len;
+        continue;
+      }
+      if (run.length >= 2) return run;
+      run = [];
+      bytes = 0;
+      // This entry may start the next run (it did not fit only because the run was full).
+      if (small) {
+        run.push(i);
+        bytes = e.len;
+      }
+    }
+    return run.length >= 2 ? run : null;
+  }
+
+  /** Rewrite one run; the bytes written, 'fenced' when the txn's compare failed, null when skipped. */
+  async #compact(s: PlacedStream, entries: Array<{ key: string; modRevision: number; e: EntryValue }>, run: number[]): Promise<number | 'fenced' | null> {
+    const { kv, keys, store } = this.#deps;
+    const replaced = run.map((i) => entries[i]!);
+    const parts: Buffer[] = new Array<Buffer>(replaced.length);
+    await eachLimited(
+      replaced.map((r, i) => ({ r, i })),
+      8,
+      async ({ r, i }) => {
+        // An entry of no bytes (a group that wrote nothing of this stream's frames) has nothing to fetch.
+        parts[i] = r.e.len === 0 ? Buffer.alloc(0) : await store.get(r.e.o, { offset: r.e.off, length: r.e.len });
+      },
+    );
+    for (let i = 0; i < parts.length; i++) {
+      const bad = framesProblem(parts[i]!);
+      if (bad !== null) {
+        // Never copy damaged bytes into a new object: the run stays as it is, readers get data_corrupt.
+        this.#deps.log?.error({ stream: s.name, entry: replaced[i]!.key, object: replaced[i]!.e.o }, `object compaction skipped: ${bad}`);
+        return null;
+      }
+    }
+    const objectKey = compactedObjectKey(s.streamId, s.fence.epoch, this.#counter++);
+    const bytes = parts.reduce((n, p) => n + p.length, 0);
+    await store.put(objectKey, parts);
+
+    const first = replaced[0]!;
+    const last = replaced[replaced.length - 1]!;
+    const entry: EntryValue = { o: objectKey, off: 0, len: bytes, from: first.e.from, to: last.e.to };
+    // A reference r/<o>/<stream> stands for every entry of the stream in o: drop it only when no entry left points into o.
+    const gone = new Set(run);
+    const stillUsed = new Set(entries.filter((_, i) => !gone.has(i)).map((x) => x.e.o));
+    const unreferenced = [...new Set(replaced.map((r) => r.e.o))].filter((o) => !stillUsed.has(o));
+    // A trim writes m/ (its group's commit) before it reads the entries it removes, and removes
+    // them by key: so m/ is read again now and compared in the txn. A trim that began since the
+    // first read and reaches into the run makes the run void (its first key, which the new entry
+    // keeps, may be deleted by that trim); one that begins after this read fails the compare.
+    // Other m/ changes (config, seal) between the two reads cost nothing.
+    const meta = await kv.get(keys.meta(s.name), LEDGER_DEADLINE_MS);
+    const startSeq = meta.kv === null ? Infinity : ((JSON.parse(meta.kv.value.toString('utf8')) as { startSeq?: number }).startSeq ?? 0);
+    if (meta.kv === null || replaced.some((r) => r.e.to <= startSeq)) {
+      this.#deps.log?.info({ stream: s.name, object: objectKey }, 'object compaction abandoned: the stream was trimmed or deleted meanwhile');
+      return 'fenced';
+    }
+    const compare: LedgerCompare[] = [
+      { key: keys.fence(s.name), value: Buffer.from(fenceValue(s.fence)) },
+      { key: keys.meta(s.name), modRevision: meta.kv.modRevision },
+      ...replaced.map((r) => ({ key: r.key, modRevision: r.modRevision })),
+    ];
+    const success: LedgerOp[] = [
+      { put: first.key, value: json(entry) },
+      ...replaced.slice(1).map((r) => ({ delete: r.key })),
+      ...unreferenced.map((o) => ({ delete: keys.ref(o, s.name) })),
+      { put: keys.ref(objectKey, s.name), value: Buffer.from('1') },
+      { put: keys.object(objectKey), value: json({ bytes, at: Date.now() }) },
+    ];
+    const res = await kv.txnOnce(compare, success, []);
+    if (!res.succeeded) {
+      // Nothing refers to the new object: the reaper deletes it as an orphan (no o/ record).
+      this.#deps.log?.info({ stream: s.name, object: objectKey }, 'object compaction fenced: the stream moved or changed meanwhile');
+      return 'fenced';
+    }
+    for (const r of replaced) this.#seen.get(s.name)?.delete(r.key);
+    this.#deps.log?.debug({ stream: s.name, object: objectKey, entries: replaced.length, bytes }, 'object compaction');
+    return bytes;
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * The object ledger's key layout in etcd (docs/cluster.md, "Objects mode: where data lives"), under
+ * the sibling prefix `<metadata prefix>.objects/` — not under the metadata prefix, which every node
+ * watches: ledger keys are read with range reads when needed, never watched.
+ *
+ *   f/<stream>                               fence "<nodeId>:<epoch>" (compared by value)
+ *   m/<stream>                               {meta, startSeq, sealed}
+ *   i/<stream>/<epoch:010d>.<counter:012d>   {o, off, len, from, to}: one group's frames of the stream
+ *   r/<objectKey>/<stream>                   1: the stream references the object
+ *   o/<objectKey>                            {bytes, at}
+ *   d/<objectKey>                            {at}: destroyed, waiting for deletion
+ *
+ * `<stream>` is the stream name percent-encoded (encodeURIComponent), so a name holding `/` never
+ * makes one stream's `i/` prefix a prefix of another's (`i/a/` against `i/a%2Fb/`). Object keys:
+ * group objects `g/<nodeId>/<nodeEpoch>/<shard>/<counter:012d>`, compacted objects
+ * `c/<streamId>/<epoch:010d>.<counter:012d>`.
+ */
+
+/** Who may write a stream's ledger entries: the node that opened it, and the open's epoch. */
+export interface Fence {
+  nodeId: number;
+  epoch: number;
+}
+
+/** A fence as stored in `f/<stream>`: a plain string, compared by value. */
+export function fenceValue(f: Fence): string {
+  return `${f.nodeId}:${f.epoch}`;
+}
+
+/** The fence a `f/` value names, or null when it is not one. */
+export function parseFence(v: string): Fence | null {
+  const m = /^(\d+):(\d+)$/.exec(v);
+  return m === null ? null : { nodeId: Number(m[1]), epoch: Number(m[2]) };
+}
+
+export const sameFence = (a: Fence, b: Fence): boolean => a.nodeId === b.nodeId && a.epoch === b.epoch;
+
+const pad = (n: number, width: number): string => String(n).padStart(width, '0');
+
+/** A stream name as it appears in ledger keys. */
+export const streamSegment = (stream: string): string => encodeURIComponent(stream);
+
+/** The name of a stream from its key segment. */
+export const streamOfSegment = (seg: string): string => decodeURIComponent(seg);
+
+/** The key of a group object: one shard's group commit on one node start. */
+export function groupObjectKey(nodeId: number, nodeEpoch: number, shard: number, counter: number): string {
+  return `g/${nodeId}/${nodeEpoch}/${shard}/${pad(counter, 12)}`;
+}
+
+/** The key of a compacted object: one stream's frames rewritten (compaction). */
+export function compactedObjectKey(streamId: number, epoch: number, counter: number): string {
+  return `c/${streamId}/${pad(epoch, 10)}.${pad(counter, 12)}`;
+}
+
+/** The ledger's key layout under one metadata prefix. Every key below starts with `root`. */
+export class LedgerKeys {
+  /** `<metadata prefix>.objects/`. */
+  readonly root: string;
+
+  constructor(metadataPrefix: string) {
+    this.root = `${metadataPrefix.replace(/\/+$/, '')}.objects/`;
+  }
+
+  fence(stream: string): string {
+    return `${this.root}f/${streamSegment(stream)}`;
+  }
+
+  meta(stream: string): string {
+    return `${this.root}m/${streamSegment(stream)}`;
+  }
+
+  /** Every entry of a stream: keys under this prefix, in key order = epoch, counter order. */
+  entries(stream: string): string {
+    return `${this.root}i/${streamSegment(stream)}/`;
+  }
+
+  entry(stream: string, epoch: number, counter: number): string {
+    return `${this.entries(stream)}${entryName(epoch, counter)}`;
+  }
+
+  /** Every reference into an object. */
+  refs(objectKey: string): string {
+    return `${this.root}r/${objectKey}/`;
+  }
+
+  ref(objectKey: string, stream: string): string {
+    return `${this.refs(objectKey)}${streamSegment(stream)}`;
+  }
+
+  object(objectKey: string): string {
+    return `${this.root}o/${objectKey}`;
+  }
+
+  destroyed(objectKey: string): string {
+    return `${this.root}d/${objectKey}`;
+  }
+
+  /** Prefixes of whole key families (count-only reads: objectCount, destroyedObjectBacklog). */
+  get objects(): string {
+    return `${this.root}o/`;
+  }
+
+  get destroyedObjects(): string {
+    return `${this.root}d/`;
+  }
+
+  get fences(): string {
+    return `${this.root}f/`;
+  }
+
+  get metas(): string {
+    return `${this.root}m/`;
+  }
+}
+
+/** `<epoch:010d>.<counter:012d>`: an entry's name within its stream, ordered by epoch then counter. */
+export function entryName(epoch: number, counter: number): string {
+  return `${pad(epoch, 10)}.${pad(counter, 12)}`;
+}
+
+/** Epoch and counter of an entry key (the part after the stream's `i/` prefix), or null. */
+export function parseEntryName(name: string): { epoch: number; counter: number } | null {
+  const m = /^(\d{10})\.(\d{12})$/.exec(name);
+  return m === null ? null : { epoch: Number(m[1]), counter: Number(m[2]) };
+}

@@ -1,0 +1,69 @@
+/**
+ * What the opener (src/actors/cluster/moves.ts) needs of storage in objects mode, built from the
+ * ledger, the object store and the local shards (docs/cluster.md, "Transfers"):
+ *
+ *   open(name, e) ──▶ fence f/<name>: whatever it holds (epoch < e) ──CAS──▶ "<me>:<e>"
+ *                 ──▶ m/<name> and every i/<name>/ entry, read after the fence moved, so every
+ *                     append the old owner acknowledged is among them and nothing later can be
+ *                 ──▶ readStreamFromObjects (range reads, CRCs checked) ──▶ ShardClient.importStream
+ *                     (seqs, bytes, keys, headers, timestamps, producers kept)
+ *   drop(name)    ──▶ ShardClient.dropStream (the ledger is not touched: the stream lives on elsewhere)
+ */
+import { type MoveStorage, type OpenSpec } from '../actors';
+import { type Ledger } from './ledger';
+import { type Fence } from './ledger-keys';
+import { type ObjectStore } from './object-store';
+import { readStreamFromObjects } from './stream-source';
+
+/** The import input (ShardClient's StreamImport), as readStreamFromObjects makes it. */
+type StreamImport = NonNullable<Awaited<ReturnType<typeof readStreamFromObjects>>>;
+
+/** The local shards, as far as moves need them (ShardClient; this module does not import the shards). */
+export interface LocalStreams {
+  importStream(name: string, input: StreamImport): Promise<unknown>;
+  dropStream(name: string): Promise<unknown>;
+  list(p: { prefix: string; startAfter: string; limit: number }): Promise<{ streams: ReadonlyArray<{ name: string }>; hasMore: boolean }>;
+}
+
+export interface MoveStorageDeps {
+  nodeId: number;
+  ledger: Ledger;
+  store: ObjectStore;
+  shards: LocalStreams;
+  /** Create a stream placed here whose create never ran (a Kafka partition's intent). */
+  create(name: string, spec: OpenSpec): Promise<void>;
+}
+
+export function moveStorage(d: MoveStorageDeps): MoveStorage {
+  return {
+    async open(name: string, epoch: number): Promise<'opened' | 'absent'> {
+      const mine: Fence = { nodeId: d.nodeId, epoch };
+      for (;;) {
+        const cur = await d.ledger.fence(name);
+        if (cur !== null && cur.nodeId === mine.nodeId && cur.epoch === epoch) break;
+        if (cur !== null && cur.epoch >= epoch) throw new Error(`the fence of ${name} is ${cur.nodeId}:${cur.epoch}, not below epoch ${epoch}: the stream moved on`);
+        if (cur === null && (await d.ledger.meta(name)) === null) return 'absent';
+        const t = await d.ledger.takeFence(name, mine, cur === null ? { create: true } : { from: cur });
+        if (t.ok) break;
+      }
+      const input = await readStreamFromObjects(d.ledger, d.store, name);
+      if (input === null) return 'absent';
+      await d.shards.importStream(name, input);
+      return 'opened';
+    },
+    create: (name: string, spec: OpenSpec) => d.create(name, spec),
+    async drop(name: string): Promise<void> {
+      await d.shards.dropStream(name);
+    },
+    async localStreams(): Promise<string[]> {
+      const names: string[] = [];
+      let startAfter = '';
+      for (;;) {
+        const page = await d.shards.list({ prefix: '/', startAfter, limit: 1000 });
+        names.push(...page.streams.map((s) => s.name));
+        if (!page.hasMore || page.streams.length === 0) return names;
+        startAfter = page.streams[page.streams.length - 1]!.name;
+      }
+    },
+  };
+}

@@ -1,0 +1,249 @@
+/**
+ * The destroyed-object reaper (docs/cluster.md, "Compaction and the reaper"): runs on the node
+ * that holds the maintenance lease, every ~2 s, and only while it holds it.
+ *
+ *   1. dead:   o/<k> with no r/<k>/ key (trimmed, deleted, compacted away) and older than a grace
+ *              txn If(maintenance key unchanged, o/<k> unchanged, no r/<k>/ key)
+ *                  Then(put d/<k>, delete o/<k>)                               ── the lease fences it
+ *   2. delete: for each d/<k> (this tick's and any a deposed holder left): delete the store
+ *              object (idempotent), then txn If(maintenance key unchanged) Then(delete d/<k>)
+ *   3. orphans (every ~20 s): store objects under g/ and c/ with neither o/ nor d/ record, seen so
+ *              in every sweep for at least 60 s (a PUT whose commit never happened, a fenced
+ *              compaction) are deleted
+ *
+ * Only objects with a `d/` record, which only a holder writes, and orphans are ever deleted: an
+ * object that something refers to is never touched, and a deposed holder's transactions fail
+ * their compare, so it marks nothing more. A holder that dies between 1 and 2 leaves `d/` keys;
+ * the next holder finishes them (restart-safe). `destroyedObjectBacklog` counts them.
+ * Work is bounded per tick: `perTick` objects looked at and deleted.
+ */
+import { type LedgerKeys, streamOfSegment } from './ledger-keys';
+import { eachLimited, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type MaintenanceLog, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
+
+/** The compare that proves this node holds the maintenance lease (the holder key at the version it wrote). */
+export type HolderCompare = { key: string; modRevision: number };
+
+export interface ReaperOptions {
+  /** Period of the timer `start()` sets (ms; default 2 s). */
+  intervalMs?: number;
+  /** Objects looked at, and at most destroyed and deleted, per tick (default 256). */
+  perTick?: number;
+  /** An unreferenced o/ record younger than this is left for a later tick (ms; default 10 s). */
+  deadGraceMs?: number;
+  /** A store object without o/ or d/ record this long is an orphan (ms; default 60 s). */
+  orphanAgeMs?: number;
+  /** How often the store is listed for orphans (ms; default 20 s). */
+  orphanSweepMs?: number;
+}
+
+export interface ReaperDeps {
+  kv: LedgerKv;
+  keys: LedgerKeys;
+  store: MaintenanceStore;
+  /** The holder compare while this node holds the maintenance lease, else null. */
+  holder: () => HolderCompare | null;
+  log?: MaintenanceLog;
+}
+
+/** What a tick did. */
+export interface ReaperTick {
+  /** False when this node did not hold the lease (nothing was done). */
+  holder: boolean;
+  /** o/ records turned into d/ records. */
+  destroyed: number;
+  /** Store objects deleted after their d/ record (and d/ records removed). */
+  deleted: number;
+  /** Orphans deleted. */
+  orphans: number;
+  /** A transaction found the lease gone: the tick stopped there. */
+  deposed: boolean;
+}
+
+/** Object key prefixes in the store (group and compacted objects): nothing else is ever deleted. */
+const OBJECT_PREFIXES = ['c/', 'g/'];
+
+export class Reaper {
+  readonly #deps: ReaperDeps;
+  readonly #o: Required<ReaperOptions>;
+  /** Where the next tick's o/ scan starts. */
+  #cursor: string | null = null;
+  /** Orphan candidates: store key → when first seen without a record (reset when seen with one). */
+  #orphans = new Map<string, number>();
+  #lastSweep = 0;
+  #timer: NodeJS.Timeout | null = null;
+  #running: Promise<unknown> | null = null;
+
+  constructor(deps: ReaperDeps, options: ReaperOptions = {}) {
+    this.#deps = deps;
+    this.#o = {
+      intervalMs: options.intervalMs ?? 2_000, // 2 s
+      perTick: options.perTick ?? 256,
+      deadGraceMs: options.deadGraceMs ?? 10_000, // 10 s
+      orphanAgeMs: options.orphanAgeMs ?? 60_000, // 60 s
+      orphanSweepMs: options.orphanSweepMs ?? 20_000, // 20 s
+    };
+  }
+
+  start(): void {
+    if (this.#timer !== null) return;
+    this.#timer = setInterval(() => {
+      if (this.#running !== null) return;
+      this.#running = this.tick()
+        .catch((err: unknown) => this.#deps.log?.warn({ err }, 'object reaper failed; retried at the next tick'))
+        .finally(() => (this.#running = null));
+    }, this.#o.intervalMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.#running;
+  }
+
+  async tick(now = Date.now()): Promise<ReaperTick> {
+    const out: ReaperTick = { holder: false, destroyed: 0, deleted: 0, orphans: 0, deposed: false };
+    const h = this.#deps.holder();
+    if (h === null) {
+      this.#orphans.clear(); // a later holding starts its orphan clock anew
+      return out;
+    }
+    out.holder = true;
+    out.destroyed = await this.#markDead(h, now, out);
+    if (!out.deposed) out.deleted = await this.#deleteDestroyed(h, out);
+    if (!out.deposed && now - this.#lastSweep >= this.#o.orphanSweepMs) {
+      this.#lastSweep = now;
+      out.orphans = await this.#sweepOrphans(h, now);
+    }
+    if (out.destroyed + out.deleted + out.orphans > 0 || out.deposed) {
+      this.#deps.log?.info({ destroyed: out.destroyed, deleted: out.deleted, orphans: out.orphans, deposed: out.deposed }, 'object reaper');
+    }
+    return out;
+  }
+
+  /** Step 1: one page of o/ records from the cursor; the unreferenced ones become d/ records. */
+  async #markDead(h: HolderCompare, now: number, out: ReaperTick): Promise<number> {
+    const { kv, keys } = this.#deps;
+    const prefix = keys.objects;
+    const page = await kv.rangePage(this.#cursor ?? prefix, prefix, this.#o.perTick, LEDGER_DEADLINE_MS);
+    const last = page.kvs[page.kvs.length - 1];
+    this.#cursor = page.more && last !== undefined ? `${last.key}\0` : null;
+    const candidates = page.kvs.filter((p) => now - recordAt(p.value) >= this.#o.deadGraceMs);
+    const dead: Array<{ objectKey: string; modRevision: number }> = [];
+    await eachLimited(candidates, 16, async (p) => {
+      const objectKey = p.key.slice(prefix.length);
+      if ((await kv.countPrefix(keys.refs(objectKey), LEDGER_DEADLINE_MS)) === 0) dead.push({ objectKey, modRevision: p.modRevision });
+      else if (objectKey.startsWith('c/')) await this.#dropDanglingRefs(h, objectKey);
+    });
+    let destroyed = 0;
+    for (const d of dead) {
+      // The count was a read; the txn checks again that nothing refers to the object, atomically.
+      const compare: LedgerCompare[] = [h, { key: keys.object(d.objectKey), modRevision: d.modRevision }, { prefix: keys.refs(d.objectKey), empty: true }];
+      const res = await kv.txnOnce(compare, [{ put: keys.destroyed(d.objectKey), value: json({ at: Date.now() }) }, { delete: keys.object(d.objectKey) }], []);
+      if (res.succeeded) {
+        destroyed++;
+        continue;
+      }
+      if (await this.#deposed(h)) {
+        out.deposed = true;
+        break;
+      }
+      // Otherwise a reference or the record changed since the read: it is not dead, or a later tick sees it.
+    }
+    return destroyed;
+  }
+
+  /**
+   * A compacted object holds one stream's frames. A delete that read the stream's entries before a
+   * compaction committed removes them by key but leaves the new object's reference behind; once
+   * the stream's fence is gone (the delete's last step) such a reference is dangling. It is removed
+   * here under the lease and `f/` still absent, and the object is dead at a later tick.
+   */
+  async #dropDanglingRefs(h: HolderCompare, objectKey: string): Promise<void> {
+    const { kv, keys } = this.#deps;
+    const refs = await kv.rangePage(keys.refs(objectKey), keys.refs(objectKey), 16, LEDGER_DEADLINE_MS, { keysOnly: true });
+    for (const r of refs.kvs) {
+      const fence = keys.fence(streamOfSegment(r.key.slice(keys.refs(objectKey).length)));
+      if ((await kv.get(fence, LEDGER_DEADLINE_MS)).kv !== null) continue;
+      const res = await kv.txnOnce([h, { key: fence, absent: true }], [{ delete: r.key }], []);
+      if (res.succeeded) this.#deps.log?.info({ object: objectKey, ref: r.key }, 'dangling reference of a deleted stream removed');
+    }
+  }
+
+  /** Step 2: delete the store objects of d/ records (this holder's and any left by an earlier one), then the records. */
+  async #deleteDestroyed(h: HolderCompare, out: ReaperTick): Promise<number> {
+    const { kv, keys, store } = this.#deps;
+    const prefix = keys.destroyedObjects;
+    const page = await kv.rangePage(prefix, prefix, this.#o.perTick, LEDGER_DEADLINE_MS, { keysOnly: true });
+    if (page.kvs.length === 0) return 0;
+    // A deposed holder that has not heard of it yet stops here, before deleting anything.
+    if (await this.#deposed(h)) {
+      out.deposed = true;
+      return 0;
+    }
+    let deleted = 0;
+    await eachLimited(page.kvs, 8, async (p) => {
+      if (out.deposed) return;
+      const objectKey = p.key.slice(prefix.length);
+      await store.delete(objectKey);
+      const res = await kv.txnOnce([h, { key: p.key, present: true }], [{ delete: p.key }], []);
+      if (res.succeeded) deleted++;
+      else if (await this.#deposed(h)) out.deposed = true;
+    });
+    return deleted;
+  }
+
+  /** Step 3: store objects without any ledger record for at least `orphanAgeMs` are deleted. */
+  async #sweepOrphans(h: HolderCompare, now: number): Promise<number> {
+    const { kv, keys, store } = this.#deps;
+    const destroyed = new Set<string>();
+    for await (const p of scanPrefix(kv, keys.destroyedObjects, 1000, { keysOnly: true })) destroyed.add(p.key.slice(keys.destroyedObjects.length));
+    const seen = new Map<string, number>();
+    for (const top of OBJECT_PREFIXES) {
+      // Both listings are in key order: walk the o/ records beside the store's keys.
+      const records = scanPrefix(kv, keys.object(top), 1000, { keysOnly: true })[Symbol.asyncIterator]();
+      let rec = await records.next();
+      const recordKey = (): string | null => (rec.done === true ? null : rec.value.key.slice(keys.objects.length));
+      for await (const { key } of store.list(top)) {
+        let r = recordKey();
+        while (r !== null && r < key) {
+          rec = await records.next();
+          r = recordKey();
+        }
+        if (r === key || destroyed.has(key)) continue;
+        seen.set(key, this.#orphans.get(key) ?? now);
+      }
+      await records.return?.(undefined);
+    }
+    this.#orphans = seen;
+    const ripe = [...seen].filter(([, first]) => now - first >= this.#o.orphanAgeMs).slice(0, this.#o.perTick);
+    if (ripe.length === 0 || (await this.#deposed(h))) return 0;
+    let deleted = 0;
+    await eachLimited(ripe, 8, async ([key]) => {
+      // Checked once more right before: a commit may have named it since the listing.
+      const [o, d] = await Promise.all([kv.get(keys.object(key), LEDGER_DEADLINE_MS), kv.get(keys.destroyed(key), LEDGER_DEADLINE_MS)]);
+      if (o.kv !== null || d.kv !== null) return;
+      await store.delete(key);
+      this.#orphans.delete(key);
+      deleted++;
+      this.#deps.log?.info({ object: key }, 'orphan object deleted (stored, never recorded in the ledger)');
+    });
+    return deleted;
+  }
+
+  /** Whether the maintenance key moved on from `h` (a linearizable read). */
+  async #deposed(h: HolderCompare): Promise<boolean> {
+    const cur = await this.#deps.kv.get(h.key, LEDGER_DEADLINE_MS);
+    return cur.kv === null || cur.kv.modRevision !== h.modRevision;
+  }
+}
+
+/** The `at` of an o/ record (0 when it has none: old enough). */
+function recordAt(value: Buffer): number {
+  try {
+    const at = (JSON.parse(value.toString('utf8')) as { at?: unknown }).at;
+    return typeof at === 'number' ? at : 0;
+  } catch {
+    return 0;
+  }
+}

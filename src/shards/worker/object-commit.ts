@@ -1,0 +1,277 @@
+/**
+ * Objects mode's replicator for group commit (docs/cluster.md, "Objects mode: where data lives"):
+ * a group is acknowledged only once its bytes are durable in the object store and one etcd txn
+ * recorded each stream's entry under the stream's fence.
+ *
+ *   group ──▶ object PUT g/<node>/<nodeEpoch>/<shard>/<n>  (the group's frames, concatenated;
+ *   (frames      │                                          PUTs of consecutive groups overlap)
+ *    per stream) ▼
+ *            ledger.commit: i/ + r/ (+ m/) per stream       (in group order; compare f/<stream>)
+ *                │
+ *                ▼  fenced streams ──▶ `moved` (never acknowledged, never applied)
+ *            GroupCommit: local segment write without fdatasync ──▶ apply ──▶ replies
+ *
+ * The object holds the frames exactly as the segment log does (frame.ts), each stream's frames
+ * contiguous (group-commit.ts groups them per stream), so an entry is one byte range.
+ * A store or etcd that does not answer is tried again until it does (the same object key and the
+ * same ledger keys: both writes are idempotent); meanwhile GroupCommit answers the group's
+ * requests storage_unavailable after `stallMs` and refuses new writes.
+ */
+import { readBatchHeader } from '../../util/record-batch';
+import { type Fence, type Ledger, type LedgerMeta, type StreamCommit, groupObjectKey } from '../../objects';
+import { FRAME_HEADER, FrameType } from './frame';
+import { type Group, type Replicator } from './group-commit';
+import { type StoredMeta, patchMeta, readMeta, storedMeta } from './stream-meta';
+import { type StreamLedgerState, type StreamState } from './stream-state';
+
+/** What objects mode needs of the object store: a durable PUT (src/objects ObjectStore). */
+export interface ObjectPut {
+  put(key: string, body: Buffer | readonly Buffer[]): Promise<void>;
+}
+
+export interface ObjectCommitOptions {
+  store: ObjectPut;
+  ledger: Ledger;
+  nodeId: number;
+  /** This start of the node: group object keys never repeat across starts. */
+  nodeEpoch: number;
+  shardId: number;
+  /** Groups in flight at once; default 4. */
+  maxInFlight?: number;
+  /** Replies of a group not durable after this long are answered storage_unavailable (ms); default 5 s. */
+  stallMs?: number;
+  /** > 0: each group gathers for up to this long before its PUT (--objects-flush-ms); default 0. */
+  flushMs?: number;
+  /** Pause between tries of a store or ledger write that failed (ms); default 200. */
+  retryMs?: number;
+}
+
+/** One stream's part of a group: its byte range in the object and what its frames change. */
+interface Part {
+  s: StreamState;
+  off: number;
+  len: number;
+  from: number;
+  to: number;
+  /** The CREATE frame is in the group: the fence is taken create-only, epoch 1. */
+  created: boolean;
+  /** The DELETE frame is in the group: the stream leaves the ledger. */
+  deleted: boolean;
+  /** A TRIM frame is in the group: entries below the new start leave the ledger after the commit. */
+  trimmed: boolean;
+  /** The `m/` record after the group, when a frame changed it. */
+  meta: LedgerMeta | null;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export class ObjectCommit implements Replicator {
+  readonly maxInFlight: number;
+  readonly stallMs: number;
+  readonly flushMs: number;
+  readonly #o: ObjectCommitOptions;
+  readonly #retryMs: number;
+  /** Group objects written by this shard in this node start. */
+  #counter = 0;
+  /** The newest group's ledger commit: the next one waits for it (group order). */
+  #lastCommit: Promise<unknown> = Promise.resolve();
+  #closed = false;
+  /** Per stream, the data seq after the frames handed to replicate() so far (an entry without data is [seq, seq)). */
+  readonly #seqs = new WeakMap<StreamState, number>();
+
+  constructor(o: ObjectCommitOptions) {
+    this.#o = o;
+    this.maxInFlight = o.maxInFlight ?? 4;
+    this.stallMs = o.stallMs ?? 5000; // 5 s
+    this.#retryMs = o.retryMs ?? 200;
+    this.flushMs = o.flushMs ?? 0;
+  }
+
+  /** Stop retrying: groups still waiting fail (the shard is closing). */
+  close(): void {
+    this.#closed = true;
+  }
+
+  /** TTL expiry moved the stream's start: `m/` gets it and the entries wholly below it go (behind the writes, best effort). */
+  expired(s: StreamState): void {
+    const l = s.ledger;
+    if (l === undefined || l.moved !== null || s.startSeq <= l.meta.startSeq) return;
+    const startSeq = s.startSeq;
+    l.meta = { ...l.meta, startSeq };
+    // After the commits already started, so a later m/ of theirs does not undo it.
+    this.#lastCommit = this.#lastCommit.then(() => this.#o.ledger.trim(s.meta.name, l.fence, startSeq)).catch(() => undefined);
+  }
+
+  replicate(g: Group): Promise<ReadonlyMap<StreamState, number | null>> {
+    const key = groupObjectKey(this.#o.nodeId, this.#o.nodeEpoch, this.#o.shardId, this.#counter++);
+    // Laid out now, synchronously: the group's frames and the streams' seqs are fixed.
+    const body: Buffer[] = [];
+    const parts: Part[] = [];
+    let off = 0;
+    for (const [s, all] of g.frames) {
+      // An import's frames and a drop are this node's own bookkeeping: their data is recorded already.
+      const frames = all.filter((f) => !f.local);
+      if (frames.length === 0) continue;
+      const p = this.#part(s, off);
+      for (const f of frames) {
+        body.push(f.buf);
+        off += f.buf.length;
+        this.#inspect(p, f.buf);
+      }
+      p.len = off - p.off;
+      this.#seqs.set(s, p.to);
+      parts.push(p);
+    }
+    const put = body.length === 0 ? Promise.resolve() : this.#retrying(() => this.#o.store.put(key, body));
+    const done = Promise.all([put, this.#lastCommit]).then(() => this.#commit(key, off, parts));
+    this.#lastCommit = done.catch(() => undefined);
+    return done;
+  }
+
+  #part(s: StreamState, off: number): Part {
+    // No earlier group of this thread touched the stream: everything before is applied.
+    const seq = this.#seqs.get(s) ?? s.nextSeq;
+    return { s, off, len: 0, from: seq, to: seq, created: false, deleted: false, trimmed: false, meta: null };
+  }
+
+  /** What one frame changes in the stream's entry and `m/` record. */
+  #inspect(p: Part, buf: Buffer): void {
+    const type = buf[8] as FrameType;
+    const payload = (): Buffer => buf.subarray(FRAME_HEADER);
+    const base = (): LedgerMeta => p.meta ?? p.s.ledger?.meta ?? initialMeta(p.s);
+    switch (type) {
+      case FrameType.Data: {
+        const h = readBatchHeader(buf, FRAME_HEADER);
+        if (p.from === p.to) p.from = h.baseOffset;
+        p.to = h.baseOffset + h.lastOffsetDelta + 1;
+        break;
+      }
+      case FrameType.Create:
+        p.created = true;
+        p.meta = { meta: JSON.parse(payload().toString()) as Record<string, unknown>, startSeq: p.from, sealed: false };
+        break;
+      case FrameType.Config: {
+        const m = base();
+        p.meta = { ...m, meta: { ...storedMeta(patchMeta(readMeta(m.meta as unknown as StoredMeta), JSON.parse(payload().toString()) as Partial<StoredMeta>)) } };
+        break;
+      }
+      case FrameType.Seal:
+        p.meta = { ...base(), sealed: true };
+        break;
+      case FrameType.Trim:
+        p.trimmed = true;
+        p.meta = { ...base(), startSeq: Math.max(base().startSeq, payload().readDoubleBE(0)) };
+        break;
+      case FrameType.Delete:
+        p.deleted = true;
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** The ledger commit of one group, after the previous group's (group order). */
+  async #commit(key: string, bytes: number, parts: Part[]): Promise<ReadonlyMap<StreamState, number | null>> {
+    const fenced = new Map<StreamState, number | null>();
+    const commits: StreamCommit[] = [];
+    const committed: Part[] = [];
+    const deletes: Part[] = [];
+    for (const p of parts) {
+      const moved = p.s.ledger?.moved ?? null;
+      if (moved !== null) {
+        fenced.set(p.s, moved.nodeId);
+        continue;
+      }
+      // A stream created and deleted within one group never reached the ledger.
+      if (p.deleted && p.created) continue;
+      if (!p.created && p.s.ledger === undefined) {
+        const moved = await this.#retrying(() => this.#resolve(p.s));
+        if (moved !== null) {
+          fenced.set(p.s, moved.nodeId);
+          continue;
+        }
+      }
+      if (p.deleted) {
+        deletes.push(p);
+        continue;
+      }
+      const l = (p.s.ledger ??= { fence: { nodeId: this.#o.nodeId, epoch: 1 }, counter: 0, meta: p.meta ?? initialMeta(p.s), moved: null });
+      commits.push({ stream: p.s.meta.name, fence: l.fence, counter: l.counter++, off: p.off, len: p.len, from: p.from, to: p.to, ...(p.meta !== null ? { meta: p.meta } : {}), ...(p.created ? { create: true } : {}) });
+      committed.push(p);
+    }
+    if (commits.length > 0) {
+      const r = await this.#retrying(() => this.#o.ledger.commit(key, bytes, commits));
+      const refused = new Set(r.fenced);
+      for (const p of committed) {
+        const l = p.s.ledger!;
+        if (refused.has(p.s.meta.name)) {
+          fenced.set(p.s, await this.#holder(p.s.meta.name));
+          l.moved = { nodeId: fenced.get(p.s) ?? null };
+          continue;
+        }
+        if (p.meta !== null) {
+          l.meta = p.meta;
+          // A trim's old entries leave the ledger behind the group (not on the write path).
+          if (p.trimmed) void this.#o.ledger.trim(p.s.meta.name, l.fence, p.meta.startSeq).catch(() => undefined);
+        }
+      }
+    }
+    for (const p of deletes) {
+      const l = p.s.ledger!;
+      if (!(await this.#retrying(() => this.#o.ledger.deleteStream(p.s.meta.name, l.fence)))) {
+        l.moved = { nodeId: await this.#holder(p.s.meta.name) };
+        fenced.set(p.s, l.moved.nodeId);
+      }
+    }
+    return fenced;
+  }
+
+  /**
+   * A stream this thread has not committed for yet (the node or its shard worker restarted):
+   * its fence is read back. Ours: go on in that epoch after its last entry; absent (a stream from
+   * before objects mode): taken create-only, epoch 1; another node's: moved.
+   */
+  async #resolve(s: StreamState): Promise<{ nodeId: number | null } | null> {
+    const name = s.meta.name;
+    let fence = await this.#o.ledger.fence(name);
+    if (fence === null) {
+      const mine: Fence = { nodeId: this.#o.nodeId, epoch: 1 };
+      const t = await this.#o.ledger.takeFence(name, mine, { create: true });
+      if (t.ok) fence = mine;
+      else return { nodeId: t.current?.nodeId ?? null };
+    }
+    if (fence.nodeId !== this.#o.nodeId) return { nodeId: fence.nodeId };
+    const entries = await this.#o.ledger.entries(name);
+    let counter = 0;
+    for (const e of entries) if (e.epoch === fence.epoch) counter = Math.max(counter, e.counter + 1);
+    const state: StreamLedgerState = { fence, counter, meta: (await this.#o.ledger.meta(name)) ?? initialMeta(s), moved: null };
+    s.ledger = state;
+    return null;
+  }
+
+  /** The node holding a stream's fence now (best effort: null when unknown). */
+  async #holder(stream: string): Promise<number | null> {
+    try {
+      return (await this.#o.ledger.fence(stream))?.nodeId ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Run an idempotent write until it succeeds (the stores were unreachable) or the shard closes. */
+  async #retrying<T>(f: () => Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        return await f();
+      } catch (err) {
+        if (this.#closed) throw err;
+      }
+      await sleep(this.#retryMs);
+    }
+  }
+}
+
+/** The `m/` record of a stream as this node holds it. */
+function initialMeta(s: StreamState): LedgerMeta {
+  return { meta: storedMeta(s.meta) as unknown as Record<string, unknown>, startSeq: s.startSeq, sealed: s.closed };
+}

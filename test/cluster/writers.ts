@@ -1,0 +1,231 @@
+/**
+ * Clients that append to one stream each, for as long as they run, through whatever happens to
+ * the cluster (transfers, failover): Svc HTTP (JSON batches with key and headers), Durable Streams
+ * (one message per POST) and Kafka (kafkajs, acks=all, key and headers). Each follows 307s and
+ * retries refused or failed appends on another node, and keeps every acknowledged record with the
+ * seq it was acknowledged at, so a test can check that all of them are readable afterwards.
+ */
+import { Kafka, logLevel, type Producer } from 'kafkajs';
+import { type ObjectsCluster, sleep } from './objects-cluster';
+
+export interface Acked {
+  seq: number;
+  body: string;
+  key: string | null;
+  headers: Record<string, string> | null;
+  /** When the acknowledgement came (ms). */
+  at: number;
+}
+
+export interface Writer {
+  readonly stream: string;
+  readonly kind: 'svc' | 'ds' | 'kafka';
+  readonly acked: Acked[];
+  /** Attempts that got no acknowledgement (errors, 5xx, timeouts). */
+  failures: number;
+  /** Why the last failed attempt failed. */
+  lastError?: string;
+  stop(): Promise<void>;
+}
+
+type Urls = () => string[];
+
+/** A request that follows 307s (at most 5 hops); throws on a network error. */
+async function follow(url: string, init: RequestInit): Promise<Response> {
+  let at = url;
+  for (let i = 0; i < 5; i++) {
+    const r = await fetch(at, { ...init, redirect: 'manual', signal: AbortSignal.timeout(8_000) });
+    if (r.status !== 307) return r;
+    await r.arrayBuffer();
+    at = r.headers.get('location')!;
+  }
+  throw new Error('too many redirects');
+}
+
+abstract class Loop implements Writer {
+  readonly acked: Acked[] = [];
+  failures = 0;
+  lastError?: string;
+  #stopped = false;
+  #done: Promise<void> = Promise.resolve();
+  #n = 0;
+
+  constructor(
+    readonly stream: string,
+    readonly kind: 'svc' | 'ds' | 'kafka',
+  ) {}
+
+  start(): this {
+    this.#done = (async () => {
+      while (!this.#stopped) {
+        const i = this.#n++;
+        const ok = await this.append(i).catch((err: unknown) => {
+          this.lastError = String(err);
+          return false;
+        });
+        if (!ok) {
+          this.failures++;
+          await sleep(50);
+        }
+      }
+    })();
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.#done;
+    await this.close();
+  }
+
+  protected abstract append(i: number): Promise<boolean>;
+  protected async close(): Promise<void> {}
+}
+
+class SvcWriter extends Loop {
+  #try = 0;
+  constructor(stream: string, private readonly urls: Urls) {
+    super(stream, 'svc');
+  }
+
+  protected async append(i: number): Promise<boolean> {
+    const all = this.urls();
+    const base = all[this.#try++ % all.length]!;
+    const rec = { body: `${this.stream}#${i}`, key: `k${i}`, headers: { h: `v${i}`, w: 'svc' } };
+    const r = await follow(`${base}${this.stream}`, { method: 'POST', headers: { 'content-type': 'application/vnd.svc.batch+json' }, body: JSON.stringify({ records: [rec] }) });
+    const text = await r.text();
+    if (r.status !== 200) {
+      this.lastError = `${r.status} ${text}`;
+      return false;
+    }
+    this.#try--;
+    this.acked.push({ seq: Number(r.headers.get('svc-start-seq')), ...rec, at: Date.now() });
+    return true;
+  }
+}
+
+class DsWriter extends Loop {
+  #try = 0;
+  constructor(stream: string, private readonly urls: Urls) {
+    super(stream, 'ds');
+  }
+
+  protected async append(i: number): Promise<boolean> {
+    const all = this.urls();
+    const base = all[this.#try++ % all.length]!;
+    const body = `${this.stream}#${i}`;
+    const r = await follow(`${base}/v1/stream${this.stream}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body });
+    const text = await r.text();
+    if (r.status !== 200 && r.status !== 204) {
+      this.lastError = `${r.status} ${text}`;
+      return false;
+    }
+    this.#try--;
+    const next = r.headers.get('stream-next-offset')!;
+    this.acked.push({ seq: Number(next.split('_')[1]) - 1, body, key: null, headers: null, at: Date.now() });
+    return true;
+  }
+}
+
+class KafkaWriter extends Loop {
+  #producer: Producer | null = null;
+  #connected: Promise<void> | null = null;
+  constructor(
+    stream: string,
+    private readonly topic: string,
+    private readonly brokers: () => string[],
+  ) {
+    super(stream, 'kafka');
+  }
+
+  protected async append(i: number): Promise<boolean> {
+    if (this.#producer === null) {
+      // Bootstrapped from the nodes running now (a node that came back listens on a new port here).
+      const kafka = new Kafka({ clientId: `w-${this.topic}`, brokers: this.brokers(), logLevel: logLevel.NOTHING, retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1000 }, connectionTimeout: 2000, requestTimeout: 5000 });
+      this.#producer = kafka.producer({ allowAutoTopicCreation: false, retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1000 } });
+      this.#connected = this.#producer.connect();
+    }
+    const producer = this.#producer;
+    try {
+      await this.#connected;
+      const body = `${this.stream}#${i}`;
+      const [meta] = await producer.send({ topic: this.topic, acks: -1, messages: [{ key: `k${i}`, value: body, headers: { h: `v${i}`, w: 'kafka' } }] });
+      this.acked.push({ seq: Number(meta!.baseOffset), body, key: `k${i}`, headers: { h: `v${i}`, w: 'kafka' }, at: Date.now() });
+      return true;
+    } catch (err) {
+      // As a client whose retries ran out would: start again from the bootstrap servers.
+      this.#producer = null;
+      await producer.disconnect().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  protected async close(): Promise<void> {
+    await this.#producer?.disconnect().catch(() => undefined);
+  }
+}
+
+/** Svc URLs of the running nodes. */
+export const svcUrls = (c: ObjectsCluster): Urls => () => [...c.nodes.values()].map((n) => n.url);
+export const dsUrls = (c: ObjectsCluster): Urls => () => [...c.nodes.values()].map((n) => n.dsUrl!);
+
+/** Create the stream (Svc PUT through any node) and start appending. */
+export async function svcWriter(c: ObjectsCluster, stream: string): Promise<Writer> {
+  const r = await follow(`${c.any().url}${stream}`, { method: 'PUT', headers: { 'content-type': 'text/plain' } });
+  if (r.status !== 201 && r.status !== 200) throw new Error(`PUT ${stream}: ${r.status} ${await r.text()}`);
+  return new SvcWriter(stream, svcUrls(c)).start();
+}
+
+export async function dsWriter(c: ObjectsCluster, stream: string): Promise<Writer> {
+  const r = await follow(`${c.any().dsUrl!}/v1/stream${stream}`, { method: 'PUT', headers: { 'content-type': 'text/plain' } });
+  if (r.status !== 201 && r.status !== 200) throw new Error(`PUT ${stream}: ${r.status} ${await r.text()}`);
+  return new DsWriter(stream, dsUrls(c)).start();
+}
+
+/** A one-partition topic (its stream is `/<topic>`), created with kafkajs admin, then a kafkajs producer with acks=all. */
+export async function kafkaWriter(c: ObjectsCluster, topic: string): Promise<Writer> {
+  const brokers = [...c.nodes.values()].map((n) => n.kafka);
+  const admin = new Kafka({ clientId: 'admin', brokers, logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+  } finally {
+    await admin.disconnect();
+  }
+  return new KafkaWriter(`/${topic}`, topic, () => [...c.nodes.values()].map((n) => n.kafka)).start();
+}
+
+interface ReadRecord {
+  seq: number;
+  body?: string | null;
+  key?: string | null;
+  headers?: Record<string, string>;
+}
+
+/** Every record of `stream`, read over the Svc listener (following redirects) from `seq` 0. */
+export async function readAll(c: ObjectsCluster, stream: string): Promise<ReadRecord[]> {
+  const out: ReadRecord[] = [];
+  let seq = 0;
+  for (;;) {
+    const r = await follow(`${c.any().url}${stream}?seq=${seq}&count=1000&format=json`, { method: 'GET' });
+    if (r.status !== 200) throw new Error(`read ${stream} at ${seq}: ${r.status} ${await r.text()}`);
+    const page = (await r.json()) as ReadRecord[];
+    out.push(...page);
+    const next = Number(r.headers.get('svc-next-seq'));
+    if (page.length === 0 || r.headers.get('svc-up-to-date') === 'true') break;
+    seq = next;
+  }
+  return out;
+}
+
+/** Acknowledged records of `w` missing or different in `records` (seq, body, key, headers), as text. */
+export function missing(w: Writer, records: readonly ReadRecord[]): string[] {
+  const bySeq = new Map(records.map((r) => [r.seq, r]));
+  const bad: string[] = [];
+  for (const a of w.acked) {
+    const r = bySeq.get(a.seq);
+    const same = r !== undefined && r.body === a.body && (a.key === null || r.key === a.key) && (a.headers === null || JSON.stringify(r.headers) === JSON.stringify(a.headers));
+    if (!same) bad.push(`${w.stream} seq ${a.seq}: acked ${JSON.stringify(a)}, read ${JSON.stringify(r ?? null)}`);
+  }
+  return bad;
+}

@@ -1,0 +1,420 @@
+/**
+ * Compaction and the destroyed-object reaper against a real etcd (one Debian etcd-server member)
+ * and a real `file:` object store. The ledger state is made by the ledger's own commit, trim and
+ * delete; objects hold frames as the shard writes them.
+ */
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { EtcdLink } from '../../src/actors';
+import { Compactor, type Fence, type HolderCompare, Ledger, ObjectCensus, type ObjectStore, Reaper, groupObjectKey, openObjectStore } from '../../src/objects';
+import { FrameType, encodeFrame } from '../../src/shards/worker/frame';
+import { EtcdCluster } from '../helpers/etcd-cluster';
+
+let cluster: EtcdCluster;
+let link: EtcdLink;
+const dirs: string[] = [];
+beforeAll(async () => {
+  cluster = await EtcdCluster.start(1);
+  link = new EtcdLink(cluster.endpoints);
+}, 60_000);
+afterAll(async () => {
+  link?.close();
+  await cluster?.stop();
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+const me: Fence = { nodeId: 1, epoch: 1 };
+
+interface World {
+  prefix: string;
+  ledger: Ledger;
+  store: ObjectStore;
+  /** Every frame written per stream, in order (what a reader of the ledger must get back). */
+  written: Map<string, Buffer[]>;
+  /** Next seq per stream. */
+  seqs: Map<string, number>;
+  counter: number;
+}
+
+/** A fresh ledger prefix and its own store directory (the reaper lists the whole store). */
+function world(): World {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-maint-'));
+  dirs.push(dir);
+  const prefix = `maint/${randomBytes(6).toString('hex')}`;
+  return { prefix, ledger: new Ledger(link, prefix), store: openObjectStore(`file:${dir}`), written: new Map(), seqs: new Map(), counter: 0 };
+}
+
+/**
+ * One group object holding `perStream` frames of each stream (contiguous per stream, as the group
+ * commit writes them), PUT, then recorded with the ledger's commit. Returns its key.
+ */
+async function group(w: World, streams: string[], perStream = 3, frameBytes = 200): Promise<string> {
+  const key = groupObjectKey(1, 1, 0, w.counter);
+  const parts: Buffer[] = [];
+  const commits = [];
+  let off = 0;
+  for (const s of streams) {
+    const frames = Array.from({ length: perStream }, (_, i) => encodeFrame(FrameType.Data, 7 + i, randomBytes(frameBytes)));
+    const len = frames.reduce((n, f) => n + f.length, 0);
+    const from = w.seqs.get(s) ?? 0;
+    // A stream's first group records its m/ (as a CREATE frame's group does).
+    const meta = w.seqs.has(s) ? {} : { meta: { meta: { name: s }, startSeq: 0, sealed: false } };
+    commits.push({ stream: s, fence: me, counter: w.counter, off, len, from, to: from + perStream, ...meta });
+    w.seqs.set(s, from + perStream);
+    w.written.set(s, [...(w.written.get(s) ?? []), ...frames]);
+    parts.push(...frames);
+    off += len;
+  }
+  w.counter++;
+  await w.store.put(key, parts);
+  const { fenced } = await w.ledger.commit(key, off, commits);
+  expect(fenced).toEqual([]);
+  return key;
+}
+
+async function create(w: World, streams: string[]): Promise<void> {
+  for (const s of streams) expect((await w.ledger.takeFence(s, me, { create: true })).ok).toBe(true);
+}
+
+/** What a reader of the ledger gets: every entry's range, in entry order. */
+async function readAll(w: World, stream: string): Promise<Buffer> {
+  const entries = await w.ledger.entries(stream);
+  const parts = await Promise.all(entries.map((e) => w.store.get(e.o, { offset: e.off, length: e.len })));
+  return Buffer.concat(parts);
+}
+
+async function storeKeys(w: World): Promise<string[]> {
+  const out: string[] = [];
+  for (const p of ['c/', 'g/']) for await (const o of w.store.list(p)) out.push(o.key);
+  return out;
+}
+
+/** Take the maintenance key (`<prefix>/k/maintenance`, create-only, on a lease) as a lease holder does. */
+async function takeMaintenance(w: World, nodeId: number): Promise<{ compare: HolderCompare; lease: string }> {
+  const lease = await link.grantLease(30, 5_000);
+  const key = `${w.prefix}/k/maintenance`;
+  const r = await link.txnOnce([{ key, absent: true }], [{ put: key, value: Buffer.from(JSON.stringify({ nodeId })), lease }], []);
+  expect(r.succeeded).toBe(true);
+  return { compare: { key, modRevision: r.revision }, lease };
+}
+
+/** `store` with some of its operations replaced (to act at a chosen moment); the rest pass through. */
+function around(store: ObjectStore, over: Partial<Pick<ObjectStore, 'put' | 'delete'>>): ObjectStore {
+  return {
+    describe: store.describe,
+    put: over.put ?? ((k, b) => store.put(k, b)),
+    get: (k, r) => store.get(k, r),
+    delete: over.delete ?? ((k) => store.delete(k)),
+    list: (p) => store.list(p),
+    close: () => store.close(),
+  };
+}
+
+const reaperOf = (w: World, holder: () => HolderCompare | null, store: ObjectStore = w.store): Reaper =>
+  new Reaper({ kv: link, keys: w.ledger.keys, store, holder }, { deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 0 });
+
+/** Every entry of every stream still points at an object the store has, and reads back what was written from `fromSeq`. */
+async function expectLiveIntact(w: World, streams: Array<{ name: string; fromFrame: number }>): Promise<void> {
+  const present = new Set(await storeKeys(w));
+  for (const { name, fromFrame } of streams) {
+    for (const e of await w.ledger.entries(name)) expect(present.has(e.o)).toBe(true);
+    expect((await readAll(w, name)).equals(Buffer.concat(w.written.get(name)!.slice(fromFrame)))).toBe(true);
+  }
+}
+
+describe('compaction', () => {
+  it('rewrites a crowded stream\'s small entries into one c/ object that reads back the same frames', async () => {
+    const w = world();
+    await create(w, ['s/a', 'b']);
+    const objects: string[] = [];
+    for (let i = 0; i < 40; i++) objects.push(await group(w, ['s/a', 'b']));
+    const before = await readAll(w, 's/a');
+    const firstKey = (await w.ledger.entries('s/a'))[0]!.key;
+
+    const compactor = new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 's/a', streamId: 42, fence: me }] });
+    const t = await compactor.tick();
+    expect(t).toMatchObject({ runs: 1, entriesReplaced: 40, fenced: 0 });
+
+    const after = await w.ledger.entries('s/a');
+    expect(after).toHaveLength(1);
+    expect(after[0]).toMatchObject({ key: firstKey, off: 0, from: 0, to: 120, len: before.length });
+    expect(after[0]!.o).toMatch(/^c\/42\/0000000001\.\d{12}$/);
+    expect((await readAll(w, 's/a')).equals(before)).toBe(true);
+    expect((await readAll(w, 'b')).equals(Buffer.concat(w.written.get('b')!))).toBe(true);
+    // The new object is recorded and referenced; the group objects keep only b's references.
+    const keys = w.ledger.keys;
+    expect((await link.get(keys.object(after[0]!.o), 5_000)).kv).not.toBeNull();
+    expect(await link.countPrefix(keys.refs(after[0]!.o), 5_000)).toBe(1);
+    for (const o of objects) expect(await link.countPrefix(keys.refs(o), 5_000)).toBe(1);
+    expect(await w.ledger.entries('b')).toHaveLength(40);
+    // One entry left: nothing more to do.
+    expect((await compactor.tick()).runs).toBe(0);
+  });
+
+  it('leaves a few small entries until they have settled', async () => {
+    const w = world();
+    await create(w, ['q']);
+    for (let i = 0; i < 3; i++) await group(w, ['q']);
+    const compactor = new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'q', streamId: 1, fence: me }] }, { settleMs: 10_000 });
+    const now = Date.now();
+    expect((await compactor.tick(now)).runs).toBe(0);
+    expect(await w.ledger.entries('q')).toHaveLength(3);
+    expect(await compactor.tick(now + 10_001)).toMatchObject({ runs: 1, entriesReplaced: 3 });
+    expect(await w.ledger.entries('q')).toHaveLength(1);
+    expect((await readAll(w, 'q')).equals(Buffer.concat(w.written.get('q')!))).toBe(true);
+  });
+
+  it('takes the placed streams in turn, streamsPerTick at a time', async () => {
+    const w = world();
+    const names = ['r1', 'r2', 'r3'];
+    await create(w, names);
+    for (let i = 0; i < 3; i++) await group(w, names);
+    const compactor = new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => names.map((name, i) => ({ name, streamId: 20 + i, fence: me })) }, { settleMs: 0, streamsPerTick: 1 });
+    const counts = async (): Promise<number[]> => Promise.all(names.map(async (n) => (await w.ledger.entries(n)).length));
+    expect(await counts()).toEqual([3, 3, 3]);
+    expect((await compactor.tick()).runs).toBe(1);
+    expect(await counts()).toEqual([1, 3, 3]);
+    expect((await compactor.tick()).runs).toBe(1);
+    expect((await compactor.tick()).runs).toBe(1);
+    expect(await counts()).toEqual([1, 1, 1]);
+    for (const n of names) expect((await readAll(w, n)).equals(Buffer.concat(w.written.get(n)!))).toBe(true);
+  });
+
+  it('never copies a damaged frame: the run stays as it was', async () => {
+    const w = world();
+    await create(w, ['d']);
+    const objects: string[] = [];
+    for (let i = 0; i < 4; i++) objects.push(await group(w, ['d']));
+    const before = await w.ledger.entries('d');
+    // Flip a payload byte of the second object's first frame on disk.
+    const obj = await w.store.get(objects[1]!);
+    obj[20] = obj[20]! ^ 0xff;
+    await w.store.put(objects[1]!, obj);
+    const compactor = new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'd', streamId: 3, fence: me }] }, { settleMs: 0 });
+    expect((await compactor.tick()).runs).toBe(0);
+    expect(await w.ledger.entries('d')).toEqual(before);
+    expect(await storeKeys(w)).toEqual(objects);
+  });
+
+  it('writes nothing when the stream moved; its object is an orphan the reaper deletes', async () => {
+    const w = world();
+    await create(w, ['m']);
+    const objects: string[] = [];
+    for (let i = 0; i < 5; i++) objects.push(await group(w, ['m']));
+    const before = await w.ledger.entries('m');
+    // Another node opened the stream (epoch 2): this owner's compaction is fenced.
+    expect((await w.ledger.takeFence('m', { nodeId: 2, epoch: 2 }, { from: me })).ok).toBe(true);
+    const compactor = new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'm', streamId: 9, fence: me }] }, { settleMs: 0 });
+    expect(await compactor.tick()).toMatchObject({ runs: 0, fenced: 1 });
+    expect(await w.ledger.entries('m')).toEqual(before);
+    const orphans = (await storeKeys(w)).filter((k) => k.startsWith('c/'));
+    expect(orphans).toHaveLength(1);
+    expect((await link.get(w.ledger.keys.object(orphans[0]!), 5_000)).kv).toBeNull();
+
+    const { compare } = await takeMaintenance(w, 1);
+    const t = await reaperOf(w, () => compare).tick();
+    expect(t).toMatchObject({ holder: true, destroyed: 0, orphans: 1 });
+    expect(await storeKeys(w)).toEqual(objects);
+    await expectLiveIntact(w, [{ name: 'm', fromFrame: 0 }]);
+  });
+  /**
+   * The race a trim and a compaction can run: the trim's group commit writes m/, the trim reads
+   * the entries, the compaction commits, then the trim's txn deletes by key what it read, which
+   * includes the run's first key (where the compacted entry now is). Staged in both windows: the
+   * trim begins during the compaction's PUT (before its second m/ read), or just before its txn.
+   */
+  it.each(['during the PUT', 'just before the txn'])('gives up a run that a trim reaches into (trim begun %s); the trim stands whole', async (when) => {
+    const w = world();
+    await create(w, ['t']);
+    for (let i = 0; i < 6; i++) await group(w, ['t']);
+    // The trim's ledger: its transactions wait at a gate, so it has read the entries but not yet deleted them.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let atGate!: () => void;
+    const reachedGate = new Promise<void>((r) => (atGate = r));
+    const gated = {
+      get closed() {
+        return link.closed;
+      },
+      rangePrefix: (p: string, ms: number) => link.rangePrefix(p, ms),
+      get: (k: string, ms: number) => link.get(k, ms),
+      txnOnce: async (...a: Parameters<EtcdLink['txnOnce']>) => {
+        atGate();
+        await gate;
+        return link.txnOnce(...a);
+      },
+    } as unknown as EtcdLink;
+    const trimmer = new Ledger(gated, w.prefix);
+    let trim: Promise<boolean> | null = null;
+    const beginTrim = async (): Promise<void> => {
+      if (trim !== null) return;
+      // The trim's group commit records the new start in m/, then the trim reads and waits at the gate.
+      const m = await link.get(w.ledger.keys.meta('t'), 5_000);
+      const meta = JSON.parse(m.kv!.value.toString()) as Record<string, unknown>;
+      await link.txnOnce([], [{ put: w.ledger.keys.meta('t'), value: Buffer.from(JSON.stringify({ ...meta, startSeq: 9 })) }], []);
+      trim = trimmer.trim('t', me, 9);
+      await reachedGate;
+    };
+    const store = around(w.store, {
+      put: async (key, body) => {
+        await w.store.put(key, body);
+        if (when === 'during the PUT') await beginTrim();
+      },
+    });
+    const kv = {
+      rangePage: link.rangePage.bind(link),
+      countPrefix: link.countPrefix.bind(link),
+      get: link.get.bind(link),
+      txnOnce: async (...a: Parameters<EtcdLink['txnOnce']>) => {
+        if (when === 'just before the txn') await beginTrim();
+        return link.txnOnce(...a);
+      },
+    };
+    const compactor = new Compactor({ kv, keys: w.ledger.keys, store, placed: () => [{ name: 't', streamId: 5, fence: me }] }, { settleMs: 0 });
+    expect(await compactor.tick()).toMatchObject({ runs: 0, fenced: 1 });
+    release();
+    expect(await trim).toBe(true);
+    expect((await w.ledger.entries('t')).map((e) => [e.from, e.to])).toEqual([
+      [9, 12],
+      [12, 15],
+      [15, 18],
+    ]);
+    expect((await readAll(w, 't')).equals(Buffer.concat(w.written.get('t')!.slice(9)))).toBe(true);
+    // A later tick compacts what the trim left.
+    expect(await new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 't', streamId: 5, fence: me }] }, { settleMs: 0 }).tick()).toMatchObject({ runs: 1, entriesReplaced: 3 });
+    expect((await readAll(w, 't')).equals(Buffer.concat(w.written.get('t')!.slice(9)))).toBe(true);
+  });
+});
+
+describe('the reaper', () => {
+  it('after trims and a delete reaps exactly the dead objects, only while it holds the lease', async () => {
+    const w = world();
+    await create(w, ['x', 'y/1', 'z', 'solo']);
+    const shared: string[] = [];
+    const solo: string[] = [];
+    for (let i = 0; i < 10; i++) shared.push(await group(w, ['x', 'y/1', 'z']));
+    for (let i = 0; i < 5; i++) solo.push(await group(w, ['solo']));
+    // Trim x, y/1, z past their first 5 groups (3 frames each) and delete solo.
+    for (const s of ['x', 'y/1', 'z']) expect(await w.ledger.trim(s, me, 15)).toBe(true);
+    expect(await w.ledger.deleteStream('solo', me)).toBe(true);
+    const census = new ObjectCensus(link, w.ledger.keys, { ttlMs: 0 });
+    expect(await census.counts()).toEqual({ objectCount: 15, destroyedObjectBacklog: 0 });
+
+    // Not the holder: nothing.
+    expect(await reaperOf(w, () => null).tick()).toMatchObject({ holder: false, destroyed: 0, deleted: 0, orphans: 0 });
+    // Believes it holds the lease, but the key is not (or no longer) its own: its compare fails.
+    const stale: HolderCompare = { key: `${w.prefix}/k/maintenance`, modRevision: 1 };
+    expect(await reaperOf(w, () => stale).tick()).toMatchObject({ destroyed: 0, deleted: 0, deposed: true });
+    expect((await storeKeys(w)).sort()).toEqual([...shared, ...solo].sort());
+    expect(await census.counts()).toEqual({ objectCount: 15, destroyedObjectBacklog: 0 });
+
+    const { compare } = await takeMaintenance(w, 1);
+    const t = await reaperOf(w, () => compare).tick();
+    expect(t).toMatchObject({ holder: true, destroyed: 10, deleted: 10, orphans: 0, deposed: false });
+    expect((await storeKeys(w)).sort()).toEqual(shared.slice(5).sort());
+    await expectLiveIntact(w, ['x', 'y/1', 'z'].map((name) => ({ name, fromFrame: 15 })));
+    expect(await census.counts()).toEqual({ objectCount: 5, destroyedObjectBacklog: 0 });
+    // Nothing more is dead.
+    expect(await reaperOf(w, () => compare).tick()).toMatchObject({ destroyed: 0, deleted: 0 });
+  });
+
+  it('a holder that loses its lease mid-reap deletes nothing more; the next holder drains the backlog', async () => {
+    const w = world();
+    await create(w, ['big', 'keep']);
+    const big: string[] = [];
+    const keep: string[] = [];
+    for (let i = 0; i < 40; i++) big.push(await group(w, ['big'], 2, 2000));
+    for (let i = 0; i < 5; i++) keep.push(await group(w, ['keep']));
+    expect(await w.ledger.deleteStream('big', me)).toBe(true);
+
+    const a = await takeMaintenance(w, 1);
+    // A's view of the store: the first delete it makes is where its lease is revoked (a stalled
+    // holder whose lease expired); every delete it makes is counted.
+    let aDeletes = 0;
+    let revoked = false;
+    const aStore = around(w.store, {
+      delete: async (key) => {
+        if (!revoked) {
+          revoked = true;
+          await link.revokeLease(a.lease, 5_000);
+        }
+        aDeletes++;
+        await w.store.delete(key);
+      },
+    });
+    const reaperA = reaperOf(w, () => a.compare, aStore);
+    const t = await reaperA.tick();
+    expect(t).toMatchObject({ holder: true, destroyed: 40, deleted: 0, deposed: true });
+    // At most the deletes already in flight when the lease went (8 lanes), all of dead objects.
+    expect(aDeletes).toBeGreaterThan(0);
+    expect(aDeletes).toBeLessThanOrEqual(8);
+    const census = new ObjectCensus(link, w.ledger.keys, { ttlMs: 0 });
+    expect(await census.counts()).toEqual({ objectCount: 5, destroyedObjectBacklog: 40 });
+    // A keeps believing it holds the lease: it deletes nothing more.
+    const again = await reaperA.tick();
+    expect(again).toMatchObject({ destroyed: 0, deleted: 0, deposed: true });
+    expect(aDeletes).toBeLessThanOrEqual(8);
+    expect(await census.counts()).toEqual({ objectCount: 5, destroyedObjectBacklog: 40 });
+
+    // B takes the lease and finishes A's d/ records.
+    const b = await takeMaintenance(w, 2);
+    expect(await reaperOf(w, () => b.compare).tick()).toMatchObject({ destroyed: 0, deleted: 40, deposed: false });
+    expect(await census.counts()).toEqual({ objectCount: 5, destroyedObjectBacklog: 0 });
+    expect((await storeKeys(w)).sort()).toEqual(keep.sort());
+    await expectLiveIntact(w, [{ name: 'keep', fromFrame: 0 }]);
+  });
+
+  it('frees the compacted object of a stream deleted while it was being compacted', async () => {
+    const w = world();
+    await create(w, ['gone']);
+    for (let i = 0; i < 5; i++) await group(w, ['gone']);
+    // The delete reads the entries, then waits at its first transaction until the compaction committed.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let atGate!: () => void;
+    const reachedGate = new Promise<void>((r) => (atGate = r));
+    const gated = {
+      get closed() {
+        return link.closed;
+      },
+      rangePrefix: (p: string, ms: number) => link.rangePrefix(p, ms),
+      get: (k: string, ms: number) => link.get(k, ms),
+      txnOnce: async (...a: Parameters<EtcdLink['txnOnce']>) => {
+        atGate();
+        await gate;
+        return link.txnOnce(...a);
+      },
+    } as unknown as EtcdLink;
+    const deleting = new Ledger(gated, w.prefix).deleteStream('gone', me);
+    await reachedGate;
+    const compactor = new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'gone', streamId: 8, fence: me }] }, { settleMs: 0 });
+    expect(await compactor.tick()).toMatchObject({ runs: 1, entriesReplaced: 5 });
+    release();
+    expect(await deleting).toBe(true);
+    expect(await w.ledger.entries('gone')).toEqual([]);
+    // The compacted object's reference outlived the delete; the reaper drops it, then the object.
+    const { compare } = await takeMaintenance(w, 1);
+    const reaper = reaperOf(w, () => compare);
+    const census = new ObjectCensus(link, w.ledger.keys, { ttlMs: 0 });
+    for (let i = 0; i < 3 && (await census.counts()).objectCount > 0; i++) await reaper.tick();
+    expect(await census.counts()).toEqual({ objectCount: 0, destroyedObjectBacklog: 0 });
+    expect(await storeKeys(w)).toEqual([]);
+  });
+
+  it('keeps an unrecorded object until it has been seen without a record for orphanAgeMs', async () => {
+    const w = world();
+    await create(w, ['o']);
+    const live = await group(w, ['o']);
+    await w.store.put('g/9/9/0/000000000000', Buffer.from('a put whose commit never happened'));
+    const { compare } = await takeMaintenance(w, 1);
+    const reaper = new Reaper({ kv: link, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 0, orphanAgeMs: 60_000, orphanSweepMs: 0 });
+    const now = Date.now();
+    expect((await reaper.tick(now)).orphans).toBe(0);
+    expect((await reaper.tick(now + 30_000)).orphans).toBe(0);
+    expect((await storeKeys(w)).sort()).toEqual(['g/9/9/0/000000000000', live].sort());
+    expect((await reaper.tick(now + 60_000)).orphans).toBe(1);
+    expect(await storeKeys(w)).toEqual([live]);
+  });
+});
