@@ -104,7 +104,7 @@ const FOLDERS = [
   // The object store (src/objects/README.md): leaf helpers, the error list and svc-cache's SigV4 signer, nothing else; the ledger also the etcd link (../actors, its front door).
   {
     dir: 'src/objects',
-    patterns: [{ regex: '^(\\.\\./)+(?!util(/|$)|errors$|s3/sigv4(/|$)|objects(/|$)|actors$)\\w', message: 'the object store imports only ../util, ../errors, ../s3/sigv4 and (the ledger) ../actors.' }],
+    patterns: [{ regex: '^(\\.\\./)+(?!util(/|$)|errors$|s3/sigv4(/|$)|objects(/|$)|actors$|shards$)\\w', message: 'the object store imports only ../util, ../errors, ../s3/sigv4, (the ledger) ../actors and (reading a stream back for an import) the front door of ../shards.' }],
   },
   // The command-line client talks to nodes over HTTP only: none of the node's parts.
   {
