@@ -1,0 +1,178 @@
+/**
+ * I/O threads for the uWS engine (`--sse-threads`, docs/config.md; perf/README.md "W6"): a
+ * listener's socket reads and writes spread over several threads, its handlers still on the main
+ * thread.
+ *
+ *   client ──TCP──▶ kernel (SO_REUSEPORT: each new connection to one of the listening apps)
+ *                     ├─▶ main thread's uWS app ──────────────────────────────▶ handler
+ *                     └─▶ I/O thread k's uWS app ──request (one message a turn)──▶ handler (main)
+ *                              ▲                                                   │ RemoteResponse
+ *                              └──── response operations, one message a turn ◀─────┘
+ *
+ * Why: a write to a socket costs a system call (6–20 µs on loopback here), paid once per reader per
+ * delivery; 10,000 SSE readers on one thread hold it for 60–200 ms per tail move, and that pass is
+ * the fan-out's latency. The main thread renders each page once and decides who gets what; an
+ * SSE event for all the readers of a thread crosses once per turn (io-wire.ts), and the thread
+ * does the writes. A pass then costs the main thread its bookkeeping only, and the writes run on
+ * as many cores as there are threads.
+ */
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { type HttpEngine, type HttpRequest, type HttpServerHandle, type ListenOptions, type RequestHandler } from './engine';
+import { type ControlMessage, type EventsMessage, OpBatch, type ThreadStatus } from './io-wire';
+import { OpenResponses } from './open-responses';
+import { RemoteResponse } from './remote-response';
+import { runHandler } from './run-handler';
+
+/** The uWS engine with `options.threads` honoured; without threads it is `base` unchanged. */
+export function withIoThreads(base: HttpEngine): HttpEngine {
+  return {
+    name: base.name,
+    async listen(options, handler) {
+      const server = await base.listen(options, handler);
+      const threads = options.threads ?? 0;
+      if (threads <= 0) return server;
+      const started: IoThread[] = [];
+      try {
+        for (let i = 0; i < threads; i++) started.push(await IoThread.start({ ...options, port: server.port }, handler));
+      } catch (err) {
+        await Promise.all(started.map((t) => t.close()));
+        await server.close();
+        throw err;
+      }
+      return new ThreadedServer(server, started);
+    },
+  };
+}
+
+class ThreadedServer implements HttpServerHandle {
+  readonly port: number;
+  readonly #main: HttpServerHandle;
+  readonly #threads: IoThread[];
+
+  constructor(main: HttpServerHandle, threads: IoThread[]) {
+    this.#main = main;
+    this.#threads = threads;
+    this.port = main.port;
+  }
+
+  stopAccepting(): void {
+    this.#main.stopAccepting();
+    for (const t of this.#threads) t.stopAccepting();
+  }
+
+  async close(): Promise<void> {
+    this.stopAccepting();
+    await Promise.all([this.#main.close(), ...this.#threads.map((t) => t.close())]);
+  }
+}
+
+/** One I/O thread as the main thread sees it: its open responses and this turn's batch for it. */
+class IoThread {
+  readonly #worker: Worker;
+  readonly #options: ListenOptions;
+  readonly #handler: RequestHandler;
+  readonly #responses = new Map<number, RemoteResponse>();
+  readonly #inFlight = new OpenResponses();
+  #batch = new OpBatch();
+  #flushing = false;
+  #closed: Promise<void> | null = null;
+  #exited = false;
+
+  private constructor(worker: Worker, options: ListenOptions, handler: RequestHandler) {
+    this.#worker = worker;
+    this.#options = options;
+    this.#handler = handler;
+  }
+
+  static start(options: ListenOptions, handler: RequestHandler): Promise<IoThread> {
+    const worker = new Worker(path.join(__dirname, 'io-thread.js'), { workerData: { host: options.host, port: options.port, bodyLimit: options.bodyLimit } });
+    const t = new IoThread(worker, options, handler);
+    return new Promise((resolve, reject) => {
+      const onStatus = (m: ThreadStatus | EventsMessage): void => {
+        if (m.t === 'listening') {
+          worker.off('error', reject);
+          worker.on('message', (e: EventsMessage | ThreadStatus) => t.#onMessage(e));
+          resolve(t);
+        } else if (m.t === 'listen-failed') {
+          void worker.terminate();
+          reject(new Error(m.message));
+        } else {
+          return;
+        }
+        worker.off('message', onStatus);
+      };
+      worker.on('message', onStatus);
+      worker.once('error', reject);
+      worker.once('exit', () => {
+        t.#exited = true;
+        // A thread that is gone takes its connections with it: their responses are aborted.
+        for (const r of [...t.#responses.values()]) r.abortedByPeer();
+        t.#responses.clear();
+      });
+    });
+  }
+
+  stopAccepting(): void {
+    this.#post({ t: 'stop-accepting' });
+  }
+
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      this.stopAccepting();
+      await this.#inFlight.idle();
+      this.#flush();
+      if (this.#exited) return;
+      const closed = new Promise<void>((resolve) => {
+        this.#worker.on('message', (m: ThreadStatus) => m.t === 'closed' && resolve());
+        this.#worker.once('exit', () => resolve());
+      });
+      this.#post({ t: 'close' });
+      await closed;
+      await this.#worker.terminate();
+    })();
+    return this.#closed;
+  }
+
+  /** This turn's operations for the thread, posted when the turn's work is done. */
+  batch(): OpBatch {
+    if (!this.#flushing) {
+      this.#flushing = true;
+      setImmediate(() => this.#flush());
+    }
+    return this.#batch;
+  }
+
+  #flush(): void {
+    this.#flushing = false;
+    if (this.#batch.empty || this.#exited) return;
+    const m = this.#batch.take();
+    this.#worker.postMessage(m, [m.data]);
+  }
+
+  #post(m: ControlMessage): void {
+    if (!this.#exited) this.#worker.postMessage(m);
+  }
+
+  #open(id: number): RemoteResponse {
+    const settle = this.#inFlight.add();
+    const r = new RemoteResponse(id, this, () => {
+      this.#responses.delete(id);
+      settle();
+    });
+    this.#responses.set(id, r);
+    return r;
+  }
+
+  #onMessage(m: EventsMessage | ThreadStatus): void {
+    if (m.t !== 'events') return;
+    for (const id of m.aborted) this.#responses.get(id)?.abortedByPeer();
+    for (const id of m.blocked) this.#responses.get(id)?.blockedByPeer();
+    for (const id of m.writable) this.#responses.get(id)?.writableAgain();
+    for (const { id, head } of m.tooLarge) this.#open(id).refuse(this.#options.tooLarge(head));
+    for (const { id, head, body } of m.requests) {
+      const req: HttpRequest = { ...head, body: Buffer.from(body) };
+      runHandler(this.#handler, req, this.#open(id));
+    }
+  }
+}
