@@ -29,20 +29,42 @@ export function withIoThreads(base: HttpEngine): HttpEngine {
   return {
     name: base.name,
     async listen(options, handler) {
-      const server = await base.listen(options, handler);
       const threads = options.threads ?? 0;
-      if (threads <= 0) return server;
-      const started: IoThread[] = [];
-      try {
-        for (let i = 0; i < threads; i++) started.push(await IoThread.start({ ...options, port: server.port }, handler));
-      } catch (err) {
-        await Promise.all(started.map((t) => t.close()));
-        await server.close();
-        throw err;
+      if (threads <= 0) return base.listen(options, handler);
+      // uSockets sets SO_REUSEPORT only when it binds a given port, not port 0: for port 0 a free
+      // port is found first, then every app binds it. Another process may take it in between;
+      // then the bind fails (it did not set SO_REUSEPORT) and a new port is tried.
+      for (let attempt = 1; ; attempt++) {
+        let port = options.port;
+        if (port === 0) {
+          const probe = await base.listen({ ...options, threads: 0 }, handler);
+          port = probe.port;
+          await probe.close();
+        }
+        try {
+          return await listenAll(base, { ...options, port }, handler, threads);
+        } catch (err) {
+          if (options.port !== 0 || attempt >= PORT_ATTEMPTS) throw err;
+        }
       }
-      return new ThreadedServer(server, started);
     },
   };
+}
+
+/** Tries for a free port when the listener asked for port 0. */
+const PORT_ATTEMPTS = 5;
+
+async function listenAll(base: HttpEngine, options: ListenOptions, handler: RequestHandler, threads: number): Promise<HttpServerHandle> {
+  const server = await base.listen({ ...options, threads: 0 }, handler);
+  const started: IoThread[] = [];
+  try {
+    for (let i = 0; i < threads; i++) started.push(await IoThread.start(options, handler));
+  } catch (err) {
+    await Promise.all(started.map((t) => t.close()));
+    await server.close();
+    throw err;
+  }
+  return new ThreadedServer(server, started);
 }
 
 class ThreadedServer implements HttpServerHandle {
