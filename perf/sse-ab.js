@@ -11,13 +11,16 @@
 // PERF_SSE_ROUNDS (default 2), PERF_DURATION (default 5 s of appends), PERF_FANOUT_READERS
 // (default 10000), PERF_FANOUT_RATE (default 1000). Prints per run: appends/s reached, delivery
 // p50/p99/max, append p99, the node's CPU (cores busy; user + system of all its threads, from
-// /proc) and CPU per delivered event (node CPU time ÷ (reader, record) pairs delivered), client CPU.
+// /proc) and CPU per delivered event (node CPU time ÷ (reader, record) pairs delivered), the main
+// thread's CPU seconds over the whole measurement (attach, load, drain), the socket chunks readers
+// received while the writer ran (about one per server write) and node / main-thread CPU per chunk
+// over the same time, client CPU.
 
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { runFanout } = require('./lib/fanout');
-const { startNode } = require('./lib/builds-ab');
+const { startNode, mainThreadCpuSeconds } = require('./lib/builds-ab');
 const { intEnv } = require('./lib/util');
 
 const ROOT = path.resolve(__dirname, '..');
@@ -46,14 +49,15 @@ async function main() {
   fs.mkdirSync(path.join(ROOT, 'perf', '.work'), { recursive: true });
   const workDir = fs.mkdtempSync(path.join(ROOT, 'perf', '.work', 'sse-ab-'));
   console.log(`# W6 SSE A/B: ${readers} readers, ${rate} appends/s for ${seconds} s; ${os.cpus().length} cores, load average (1 min) ${os.loadavg()[0].toFixed(2)} at start; ${new Date().toISOString()}`);
-  console.log('| round | variant | appends/s | p50 | p99 | max | append p99 | delivered | node CPU (cores) | node CPU per delivered event | client CPU | errors |');
-  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('| round | variant | appends/s | p50 | p99 | max | append p99 | delivered | node CPU (cores) | node CPU per delivered event | main thread CPU (s) | chunks received | node / main thread CPU per chunk | client CPU | errors |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   const all = [];
   try {
     for (let r = 0; r < rounds; r++) {
       for (const v of r % 2 === 0 ? vs : [...vs].reverse()) {
         const node = await startNode(v.dist, workDir, `node-${v.id}`, v.args);
         try {
+          const main0 = mainThreadCpuSeconds(node.pid);
           const res = await runFanout({
             baseUrl: node.base,
             proto: 'svc',
@@ -66,13 +70,19 @@ async function main() {
             serverPid: node.pid,
             hardTimeoutMs: 90_000,
           });
+          // The main thread's CPU over the whole measurement (attach, load, drain): the gateway thread.
+          const mainCpu = mainThreadCpuSeconds(node.pid) - main0;
           // Node CPU over the append phase ÷ the (reader, record) pairs of that phase.
           const pairs = res.readers * res.appended * res.deliveredShare;
           const nsPerEvent = ((res.serverCpu * seconds) / pairs) * 1e9;
-          all.push({ id: v.id, ...res, nsPerEvent });
+          // CPU per socket chunk a reader received while the writer ran (about one per server write):
+          // node total, and the main thread alone.
+          const usPerChunk = ((res.serverCpu * seconds) / res.chunksWhileWriting) * 1e6;
+          const mainUsPerChunk = ((res.serverMainCpu * seconds) / res.chunksWhileWriting) * 1e6;
+          all.push({ id: v.id, ...res, nsPerEvent, mainCpu, usPerChunk, mainUsPerChunk });
           const errors = res.dropped + res.readerErrors + res.closedByServer + res.writeErrors;
           console.log(
-            `| ${r + 1} | ${v.id} | ${res.appendsPerSec.toFixed(0)} | ${fmt(res.p50)} | ${fmt(res.p99)} | ${fmt(res.max)} | ${fmt(res.appendP99)} | ${(res.deliveredShare * 100).toFixed(1)}% | ${res.serverCpu.toFixed(2)} | ${(nsPerEvent / 1000).toFixed(2)} µs | ${res.clientCpu.toFixed(2)} | ${errors} |`,
+            `| ${r + 1} | ${v.id} | ${res.appendsPerSec.toFixed(0)} | ${fmt(res.p50)} | ${fmt(res.p99)} | ${fmt(res.max)} | ${fmt(res.appendP99)} | ${(res.deliveredShare * 100).toFixed(1)}% | ${res.serverCpu.toFixed(2)} | ${(nsPerEvent / 1000).toFixed(2)} µs | ${mainCpu.toFixed(2)} | ${res.chunksWhileWriting} | ${usPerChunk.toFixed(1)} / ${mainUsPerChunk.toFixed(1)} µs | ${res.clientCpu.toFixed(2)} | ${errors} |`,
           );
         } finally {
           await node.stop();
@@ -86,7 +96,7 @@ async function main() {
   for (const v of vs) {
     const runs = all.filter((x) => x.id === v.id);
     const med = (k) => runs.map((x) => x[k]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
-    console.log(`${v.id}: median p99 ${fmt(med('p99'))}, p50 ${fmt(med('p50'))}, node CPU per delivered event ${(med('nsPerEvent') / 1000).toFixed(2)} µs, appends/s ${med('appendsPerSec').toFixed(0)}`);
+    console.log(`${v.id}: median p99 ${fmt(med('p99'))}, p50 ${fmt(med('p50'))}, node CPU per delivered event ${(med('nsPerEvent') / 1000).toFixed(2)} µs, per chunk ${med('usPerChunk').toFixed(1)} µs (main thread ${med('mainUsPerChunk').toFixed(1)} µs), appends/s ${med('appendsPerSec').toFixed(0)}`);
   }
 }
 
