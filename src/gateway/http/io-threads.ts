@@ -1,20 +1,20 @@
 /**
  * I/O threads for the uWS engine (`--sse-threads`, docs/config.md; perf/README.md "W6"): a
- * listener's socket reads and writes spread over several threads, its handlers still on the main
+ * listener's socket reads and writes move to threads of their own, its handlers stay on the main
  * thread.
  *
- *   client ──TCP──▶ kernel (SO_REUSEPORT: each new connection to one of the listening apps)
- *                     ├─▶ main thread's uWS app ──────────────────────────────▶ handler
- *                     └─▶ I/O thread k's uWS app ──request (one message a turn)──▶ handler (main)
+ *   client ──TCP──▶ kernel (SO_REUSEPORT: each new connection to one of the I/O threads' apps)
+ *                     └─▶ I/O thread k's uWS app ──requests (one message a turn)──▶ handler (main thread)
  *                              ▲                                                   │ RemoteResponse
  *                              └──── response operations, one message a turn ◀─────┘
  *
- * Why: a write to a socket costs a system call (6–20 µs on loopback here), paid once per reader per
- * delivery; 10,000 SSE readers on one thread hold it for 60–200 ms per tail move, and that pass is
- * the fan-out's latency. The main thread renders each page once and decides who gets what; an
- * SSE event for all the readers of a thread crosses once per turn (io-wire.ts), and the thread
- * does the writes. A pass then costs the main thread its bookkeeping only, and the writes run on
- * as many cores as there are threads.
+ * Why: a write to a socket costs a system call (6–20 µs on loopback on the 2-core reference
+ * machine), paid once per reader per delivery; 10,000 SSE readers on one thread hold it for
+ * 60–200 ms per tail move, and that pass is the fan-out's latency. The main thread renders each
+ * page once and decides who gets what; an SSE event for all the readers on a thread crosses once
+ * per turn (io-wire.ts) and the thread does the writes. With threads, the main thread's app does
+ * not listen: every write is a thread's, and the main thread keeps only the handlers and the
+ * fan-out's bookkeeping (~2.5 µs per delivery against ~12 µs with its own writes, perf/RESULTS.md).
  */
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -42,7 +42,7 @@ export function withIoThreads(base: HttpEngine): HttpEngine {
           await probe.close();
         }
         try {
-          return await listenAll(base, { ...options, port }, handler, threads);
+          return await listenAll({ ...options, port }, handler, threads);
         } catch (err) {
           if (options.port !== 0 || attempt >= PORT_ATTEMPTS) throw err;
         }
@@ -54,38 +54,38 @@ export function withIoThreads(base: HttpEngine): HttpEngine {
 /** Tries for a free port when the listener asked for port 0. */
 const PORT_ATTEMPTS = 5;
 
-async function listenAll(base: HttpEngine, options: ListenOptions, handler: RequestHandler, threads: number): Promise<HttpServerHandle> {
-  const server = await base.listen({ ...options, threads: 0 }, handler);
+/**
+ * The I/O threads alone take the listener's connections: the main thread's app does not listen,
+ * so every socket write happens on a thread, and the main thread keeps the handlers and the
+ * fan-out's bookkeeping (perf/README.md, "W6": how this scales with cores).
+ */
+async function listenAll(options: ListenOptions, handler: RequestHandler, threads: number): Promise<HttpServerHandle> {
   const started: IoThread[] = [];
   try {
     for (let i = 0; i < threads; i++) started.push(await IoThread.start(options, handler));
   } catch (err) {
     await Promise.all(started.map((t) => t.close()));
-    await server.close();
     throw err;
   }
-  return new ThreadedServer(server, started);
+  return new ThreadedServer(options.port, started);
 }
 
 class ThreadedServer implements HttpServerHandle {
   readonly port: number;
-  readonly #main: HttpServerHandle;
   readonly #threads: IoThread[];
 
-  constructor(main: HttpServerHandle, threads: IoThread[]) {
-    this.#main = main;
+  constructor(port: number, threads: IoThread[]) {
     this.#threads = threads;
-    this.port = main.port;
+    this.port = port;
   }
 
   stopAccepting(): void {
-    this.#main.stopAccepting();
     for (const t of this.#threads) t.stopAccepting();
   }
 
   async close(): Promise<void> {
     this.stopAccepting();
-    await Promise.all([this.#main.close(), ...this.#threads.map((t) => t.close())]);
+    await Promise.all(this.#threads.map((t) => t.close()));
   }
 }
 

@@ -1,8 +1,8 @@
 /**
  * I/O threads (`--sse-threads`, src/gateway/http/io-threads.ts) over real sockets: the uWS engine
- * with two threads beside the main one on the same port. The kernel spreads connections over the
- * three apps; handlers run on this (the main) thread either way, and what a client sees must not
- * depend on which app took its connection: requests and bodies arrive whole, complete and streamed
+ * with two I/O threads listening on one port. The kernel spreads connections over their apps;
+ * handlers run on this (the main) thread, and what a client sees must be what the engine without
+ * threads gives: requests and bodies arrive whole, complete and streamed
  * responses (one chunk written to many readers) arrive whole, an oversized body gets the
  * listener's own refusal, a client that leaves aborts its response, and close() ends the threads.
  * The engine is loaded from dist/ (the threads start dist/gateway/http/io-thread.js).
@@ -54,7 +54,7 @@ async function fresh<T>(fn: (dispatcher: Agent) => Promise<T>): Promise<T> {
   }
 }
 
-test('requests on every app reach the handler whole, and their answers come back whole', async () => {
+test('requests on every I/O thread reach the handler whole, and their answers come back whole', async () => {
   handler = (req, res) => {
     res.send(200, [['content-type', 'application/json'], ['x-echo', req.headers['x-n'] ?? '']], JSON.stringify({ method: req.method, path: req.path, query: req.query, body: req.body.toString('base64') }));
   };
@@ -73,9 +73,9 @@ test('requests on every app reach the handler whole, and their answers come back
     expect(r.echo).toBe(String(r.n));
     expect(r.json).toEqual({ method: 'POST', path: `/s/${r.n}`, query: `seq=${r.n}`, body: r.sent });
   }
-  // Both kinds served: the threads took connections (RemoteResponse), and so did the main app.
-  expect(servedBy.get('RemoteResponse') ?? 0).toBeGreaterThan(0);
-  expect(servedBy.get('UwsResponse') ?? 0).toBeGreaterThan(0);
+  // The I/O threads alone listen: every request crossed from one of them (RemoteResponse).
+  expect(servedBy.get('RemoteResponse')).toBe(CONNECTIONS);
+  expect(servedBy.get('UwsResponse')).toBeUndefined();
 });
 
 test('one chunk written to many streamed responses reaches every reader, in order, and the responses end', async () => {
@@ -100,10 +100,10 @@ test('one chunk written to many streamed responses reaches every reader, in orde
     expect(body.indexOf('event: record')).toBeGreaterThan(body.indexOf('event: hello'));
     expect(body.endsWith('0\r\n\r\n')).toBe(true);
   }
-  expect(servedBy.get('RemoteResponse') ?? 0).toBeGreaterThan(0);
+  expect(servedBy.get('RemoteResponse')).toBe(CONNECTIONS);
 });
 
-test('an oversized body is refused with the listener tooLarge answer on every app', async () => {
+test('an oversized body is refused with the listener tooLarge answer', async () => {
   handler = () => {
     throw new Error('the handler must not run for an oversized body');
   };
@@ -121,7 +121,7 @@ test('an oversized body is refused with the listener tooLarge answer on every ap
   for (const [i, s] of statuses.entries()) if (s !== null) expect(s).toEqual({ status: 413, body: { error: 'too_large', path: `/big/${i}` } });
 });
 
-test('a client that leaves aborts its response on the main thread, whichever app took it', async () => {
+test('a client that leaves aborts its response on the main thread', async () => {
   let aborted = 0;
   let started = 0;
   handler = (_req, res) => {
@@ -137,8 +137,7 @@ test('a client that leaves aborts its response on the main thread, whichever app
     return s;
   });
   while (started < sockets.length) await sleep(10);
-  const remote = servedBy.get('RemoteResponse') ?? 0;
-  expect(remote).toBeGreaterThan(0);
+  expect(servedBy.get('RemoteResponse')).toBe(sockets.length);
   for (const s of sockets) s.destroy();
   const deadline = Date.now() + 5000;
   while (aborted < sockets.length && Date.now() < deadline) await sleep(20);
