@@ -222,6 +222,9 @@ async function main() {
     if (etcdSection !== null) kept = `${kept.trimEnd()}\n\n${etcdSection[0].trimEnd()}\n`;
     const memory = /<!-- memory:begin[\s\S]*<!-- memory:end -->\n/.exec(old);
     if (memory !== null) kept = `${kept.trimEnd()}\n\n${memory[0]}`;
+    // SSE fan-out across builds and I/O threads (perf/sse-ab.js, written by hand from its output).
+    const sseThreads = /<!-- sse-threads:begin[\s\S]*<!-- sse-threads:end -->\n/.exec(old);
+    if (sseThreads !== null) kept = `${kept.trimEnd()}\n\n${sseThreads[0]}`;
     fs.writeFileSync(file, kept);
     console.log('\nperf: wrote perf/RESULTS.md');
   }
