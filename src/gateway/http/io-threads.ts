@@ -114,6 +114,12 @@ class IoThread {
       const onStatus = (m: ThreadStatus | EventsMessage): void => {
         if (m.t === 'listening') {
           worker.off('error', reject);
+          // An error event with no listener would end the process; a failed thread ends only its
+          // own connections (their responses are aborted on exit, below), and the kernel sends
+          // new ones to the threads still listening.
+          worker.on('error', (err) => {
+            if (t.#closed === null) process.emitWarning(`an HTTP I/O thread failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`, { code: 'SVC_IO_THREAD_FAILED' });
+          });
           worker.on('message', (e: EventsMessage | ThreadStatus) => t.#onMessage(e));
           resolve(t);
         } else if (m.t === 'listen-failed') {
