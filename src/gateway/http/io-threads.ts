@@ -197,10 +197,18 @@ class IoThread {
     for (const id of m.aborted) this.#responses.get(id)?.abortedByPeer();
     for (const id of m.blocked) this.#responses.get(id)?.blockedByPeer();
     for (const id of m.writable) this.#responses.get(id)?.writableAgain();
-    for (const { id, head } of m.tooLarge) this.#open(id).refuse(this.#options.tooLarge(head));
+    for (const { id, head } of m.tooLarge) this.#open(id).refuse(this.#options.tooLarge({ ...head, headers: bare(head.headers) }));
     for (const { id, head, body } of m.requests) {
-      const req: HttpRequest = { ...head, body: Buffer.from(body) };
+      const req: HttpRequest = { ...head, headers: bare(head.headers), body: Buffer.from(body) };
       runHandler(this.#handler, req, this.#open(id));
     }
   }
+}
+
+/**
+ * Headers without a prototype again, as the engine gives them (a header called `constructor` is
+ * just a header, and an absent one is undefined): the structured clone made them plain objects.
+ */
+function bare(headers: Record<string, string>): Record<string, string> {
+  return Object.assign(Object.create(null) as Record<string, string>, headers);
 }

@@ -78,6 +78,18 @@ test('requests on every I/O thread reach the handler whole, and their answers co
   expect(servedBy.get('UwsResponse')).toBeUndefined();
 });
 
+test('headers cross without a prototype, as the engine gives them: an absent `constructor` header is undefined', async () => {
+  handler = (req, res) => {
+    res.send(200, [], JSON.stringify({ constructor: typeof req.headers['constructor'], proto: Object.getPrototypeOf(req.headers) === null, x: req.headers['x-a'] }));
+  };
+  const seen = await Promise.all(
+    Array.from({ length: 6 }, () =>
+      fresh(async (dispatcher) => (await (await request(`http://127.0.0.1:${server.port}/h`, { headers: { 'x-a': 'b' }, dispatcher })).body.json()) as unknown),
+    ),
+  );
+  for (const s of seen) expect(s).toEqual({ constructor: 'undefined', proto: true, x: 'b' });
+});
+
 test('one chunk written to many streamed responses reaches every reader, in order, and the responses end', async () => {
   const open: Http.HttpResponse[] = [];
   handler = (_req, res) => {
