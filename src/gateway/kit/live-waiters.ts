@@ -222,22 +222,9 @@ export class LiveWaiters {
    * when they were woken, at one read per position per tail move.
    */
   page(w: StreamWatch, p: ReadParams): Promise<ReadResult> {
-    const hit = this.currentPage(w, p);
-    if (hit !== undefined) return Promise.resolve(hit);
-    return this.#readPage(w, p);
-  }
-
-  /**
-   * The page already read at this position since the tail last moved, or undefined: what `page`
-   * resolves with at once, for a reader that delivers without a promise when it can (a fan-out
-   * pass reaches thousands of readers at the same position; SSE, svc/sse.ts).
-   */
-  currentPage(w: StreamWatch, p: ReadParams): ReadResult | undefined {
-    return w.pages.get(readKey(p));
-  }
-
-  #readPage(w: StreamWatch, p: ReadParams): Promise<ReadResult> {
     const key = readKey(p);
+    const hit = w.pages.get(key);
+    if (hit !== undefined) return Promise.resolve(hit);
     const version = w.tail?.version ?? -1;
     const visibility = w.visibility;
     return this.read(p).then((r) => {

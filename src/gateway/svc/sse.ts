@@ -163,19 +163,8 @@ class SseReader implements Waiter, LiveReader {
   readonly #pull = (): void => {
     if (this.#state !== 'queued') return;
     this.#state = 'reading';
-    const read = { ...this.#read, seq: this.seq };
-    // Most readers of a pass find the page read already: delivered now, without a promise each.
-    const cached = this.#live.currentPage(this.#watch!, read);
-    if (cached !== undefined) {
-      try {
-        this.#deliver(cached);
-      } catch (err) {
-        this.#failedDelivery(err);
-      }
-      return;
-    }
     this.#live
-      .page(this.#watch!, read)
+      .page(this.#watch!, { ...this.#read, seq: this.seq })
       .then(
         (r) => this.#deliver(r),
         (err: unknown) => {
@@ -186,13 +175,11 @@ class SseReader implements Waiter, LiveReader {
       // This runs after the handler's promise settled, outside the shield: a failure while
       // delivering must not become an unhandled rejection (which ends the process). The stream
       // has started, so all that is left is to close it; the client reconnects from its last id.
-      .catch((err: unknown) => this.#failedDelivery(err));
+      .catch((err: unknown) => {
+        process.emitWarning(`an SSE delivery failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`, { code: 'SVC_SSE_FAILED' });
+        this.#cut();
+      });
   };
-
-  #failedDelivery(err: unknown): void {
-    process.emitWarning(`an SSE delivery failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`, { code: 'SVC_SSE_FAILED' });
-    this.#cut();
-  }
 
   shutdown(): void {
     if (this.#state === 'done') return;
