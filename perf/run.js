@@ -210,21 +210,18 @@ async function main() {
     const withAuth = auth === '' ? md : replaceAuthSection(md, auth);
     const kafka = /<!-- kafka-listener:begin[\s\S]*<!-- kafka-listener:end -->\n/.exec(old);
     const withKafka = kafka === null ? withAuth : `${withAuth.trimEnd()}\n\n${kafka[0]}`;
-    // And the sections other scripts own: the CLI's load generator (perf/cli-bench.js) and
-    // metadata on etcd (perf/metadata-etcd.js) and the memory benchmark (perf/memory.js).
-    const cli = /<!-- cli-bench:begin[\s\S]*<!-- cli-bench:end -->\n/.exec(old);
-    const etcdSection = /<!-- metadata-etcd:start -->[\s\S]*<!-- metadata-etcd:end -->\n?/.exec(old);
     let kept = withKafka;
     // The hand-written W4/W5 read-ceiling notes of a subset run, until a full run replaces them.
     const readCeiling = /<!-- read-ceiling:begin[\s\S]*<!-- read-ceiling:end -->\n/.exec(old);
     if (readCeiling !== null && !order.includes('W4')) kept = `${kept.trimEnd()}\n\n${readCeiling[0]}`;
-    if (cli !== null) kept = `${kept.trimEnd()}\n\n${cli[0]}`;
-    if (etcdSection !== null) kept = `${kept.trimEnd()}\n\n${etcdSection[0].trimEnd()}\n`;
-    const memory = /<!-- memory:begin[\s\S]*<!-- memory:end -->\n/.exec(old);
-    if (memory !== null) kept = `${kept.trimEnd()}\n\n${memory[0]}`;
-    // The cost of metrics and traces (perf/metrics-overhead.js, written by hand from its tables).
-    const observability = /<!-- observability-overhead:begin[\s\S]*<!-- observability-overhead:end -->\n/.exec(old);
-    if (observability !== null) kept = `${kept.trimEnd()}\n\n${observability[0]}`;
+    // And the sections other scripts own, in this order: the CLI's load generator (perf/cli-bench.js),
+    // metadata on etcd (perf/metadata-etcd.js), memory (perf/memory.js), the cost of metrics and
+    // traces (perf/metrics-overhead.js), objects mode's appends (perf/cluster-append.js) and SSE
+    // fan-out across I/O threads (perf/sse-ab.js).
+    for (const name of ['cli-bench', 'metadata-etcd', 'memory', 'observability-overhead', 'cluster-append', 'sse-threads']) {
+      const section = new RegExp(`<!-- ${name}:(?:begin|start)[\\s\\S]*?<!-- ${name}:end -->\\n?`).exec(old);
+      if (section !== null) kept = `${kept.trimEnd()}\n\n${section[0].trimEnd()}\n`;
+    }
     fs.writeFileSync(file, kept);
     console.log('\nperf: wrote perf/RESULTS.md');
   }

@@ -127,6 +127,8 @@ export const ConfigSchema = Type.Object(
     shardWorkers: Type.Integer({ minimum: 1, default: Math.max(1, os.availableParallelism() - 1), description: 'storage worker threads (default cores - 1)' }), // threads
     /** HTTP engine: uWebSockets.js, or node:http where uWS has no binary. */
     httpEngine: OneOf(['uws', 'node'], { default: 'uws', description: 'HTTP engine: uws or node' }),
+    /** Extra uWS threads sharing the protocol listeners' ports: socket I/O (SSE fan-out writes) off the main thread (docs/config.md). */
+    sseThreads: Type.Integer({ minimum: 0, maximum: 64, default: 0, description: 'extra uWS I/O threads sharing the protocol listener ports (SSE fan-out writes); 0: none' }), // threads
     /** pino log level; logs are JSON lines on stdout. */
     logLevel: OneOf(LOG_LEVELS, { default: 'info', description: `log level: ${LOG_LEVELS.join(', ')}` }),
     /** How log lines look: JSON lines, or one readable line per event for a person (docs/logs.md); auto picks by whether stdout is a terminal. */

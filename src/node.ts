@@ -193,6 +193,7 @@ async function adoptLocalStreams(shards: ShardClient, placement: Placement, log:
 
 export async function startNode(config: Config, log: Logger): Promise<RunningNode> {
   const engine = await loadHttpEngine(config.httpEngine, log);
+  if (engine.name === 'node' && config.sseThreads > 0) log.warn({ sseThreads: config.sseThreads }, '--sse-threads applies to the uws engine only; serving without I/O threads');
   // First, before anything writes to the disk: on a full one the reserve is given back (docs/operations.md, "Disk full").
   fs.mkdirSync(config.dataDir, { recursive: true });
   const space = new SpaceGuard(config.dataDir, config.storage.reserveBytes, log);
@@ -320,11 +321,11 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     return refusalWithId(policy === cors.ds ? 'ds' : 'svc', log, req, { ...r, headers: r.headers.concat(policy.responseHeaders(req.headers['origin'])) });
   };
   const svc = await engine.listen(
-    { host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes, tooLarge: config.protocol === 'ds' ? corsTooLarge(cors.ds, dsTooLarge) : corsTooLarge(cors.svc, tooLarge) },
+    { host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes, threads: config.sseThreads, tooLarge: config.protocol === 'ds' ? corsTooLarge(cors.ds, dsTooLarge) : corsTooLarge(cors.svc, tooLarge) },
     config.protocol === 'ds' ? protect('ds', createDsHandler(ds, inFlight)) : protect('svc', createSvcHandler({ shards, limits: config.limits, schemas, live }, inFlight)),
   );
   const dsAddress = dsListenAddress(config);
-  const dsServer = dsAddress === null ? null : await engine.listen({ host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes, tooLarge: corsTooLarge(cors.ds, dsTooLarge) }, protect('ds', createDsHandler(ds, inFlight)));
+  const dsServer = dsAddress === null ? null : await engine.listen({ host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes, threads: config.sseThreads, tooLarge: corsTooLarge(cors.ds, dsTooLarge) }, protect('ds', createDsHandler(ds, inFlight)));
   const kafka = await startKafkaListener({
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
     maxRequestBytes: config.limits.maxRequestBytes, nodeId, shards, live, meta, log, txnParts, tracing,

@@ -35,6 +35,7 @@ describe('defaults', () => {
       protocol: 'svc',
       dsListen: '',
       sseReconnectMs: 60_000,
+      sseThreads: 0,
       corsOrigins: '*',
       dsSubscriptions: true,
       adminListen: { host: '127.0.0.1', port: 9090 },

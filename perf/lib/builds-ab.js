@@ -141,4 +141,4 @@ async function compareBuilds(o) {
   console.log(`load average after: ${os.loadavg()[0].toFixed(2)}`);
 }
 
-module.exports = { pairedRuns, compareBuilds };
+module.exports = { pairedRuns, compareBuilds, startNode, mainThreadCpuSeconds };

@@ -100,6 +100,11 @@ function cpuOf(pid) {
   }
 }
 
+/** User + system CPU seconds of a process's main thread alone (the gateway thread). */
+function mainCpuOf(pid) {
+  return cpuOf(`${pid}/task/${pid}`);
+}
+
 function softNofile() {
   // Node has no getrlimit; /proc shows the limits of this process.
   try {
@@ -273,6 +278,8 @@ async function run(o) {
   measuring = true;
   const body = Buffer.alloc(o.recordSize, 0x61);
   const serverCpu0 = cpuOf(o.serverPid);
+  const serverMainCpu0 = mainCpuOf(o.serverPid);
+  stats.chunks = 0;
   const clientCpu0 = process.cpuUsage();
   const started = performance.now();
   const writerDone = new Promise((resolve) => {
@@ -319,6 +326,8 @@ async function run(o) {
   await writerDone;
   const writeSeconds = (performance.now() - started) / 1000;
   const serverCpu = (cpuOf(o.serverPid) - serverCpu0) / writeSeconds;
+  const serverMainCpu = (mainCpuOf(o.serverPid) - serverMainCpu0) / writeSeconds;
+  const chunksWhileWriting = stats.chunks;
   const c = process.cpuUsage(clientCpu0);
   const clientCpu = (c.user + c.system) / 1e6 / writeSeconds;
   while (inFlight > 0 && performance.now() - started < o.seconds * 1000 + 5000) await sleep(10);
@@ -356,6 +365,10 @@ async function run(o) {
     peakRss,
     /** Cores busy while the writer ran (1 = one core). */
     serverCpu,
+    /** Cores busy on the server's main thread alone while the writer ran. */
+    serverMainCpu,
+    /** SSE socket chunks the readers received while the writer ran (about one per server write). */
+    chunksWhileWriting,
     clientCpu,
     dropped: stats.dropped,
     readerErrors: stats.errors + stats.badStatus,
@@ -400,6 +413,7 @@ async function run(o) {
           }
           chunk = buf.subarray(end + 4);
         }
+        if (measuring) stats.chunks++;
         if (!r.ready && chunk.indexOf('event: control') >= 0) {
           r.ready = true;
           stats.ready++;

@@ -65,6 +65,12 @@ export interface ListenOptions {
   bodyLimit: number;
   /** The response for a body over `bodyLimit` (status, headers, body) — in the protocol's own error shape. */
   tooLarge: (req: Omit<HttpRequest, 'body'>) => { status: number; headers: HeaderList; body: string };
+  /**
+   * Threads beside the calling one that take a share of the listener's connections and do their
+   * socket reads and writes (uWS only; `--sse-threads`, gateway/http/io-threads.ts). Handlers
+   * still run on the calling thread. 0 or absent: none.
+   */
+  threads?: number;
 }
 
 export interface HttpServerHandle {

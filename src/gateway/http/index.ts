@@ -4,6 +4,7 @@
  */
 import { type HttpEngine } from './engine';
 import { createNodeEngine } from './node-engine';
+import { withIoThreads } from './io-threads';
 import { createUwsEngine } from './uws-engine';
 
 export {
@@ -29,7 +30,7 @@ export interface EngineLoadLog {
 export async function loadHttpEngine(preferred: 'uws' | 'node', log: EngineLoadLog): Promise<HttpEngine> {
   if (preferred === 'node') return createNodeEngine();
   try {
-    return createUwsEngine();
+    return withIoThreads(createUwsEngine());
   } catch (err) {
     log.warn(
       { err, node: process.version, platform: `${process.platform}-${process.arch}`, abi: process.versions.modules },

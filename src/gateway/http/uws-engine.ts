@@ -22,7 +22,7 @@ import { OpenResponses } from './open-responses';
 import { runHandler } from './run-handler';
 
 type UwsModule = typeof Uws;
-type RequestHead = Omit<HttpRequest, 'body'>;
+export type RequestHead = Omit<HttpRequest, 'body'>;
 
 const EMPTY = Buffer.alloc(0);
 
@@ -44,10 +44,26 @@ export function createUwsEngine(): HttpEngine {
   return { name: 'uws', listen: (options, handler) => listen(uws, options, handler) };
 }
 
-function listen(uws: UwsModule, options: ListenOptions, handler: RequestHandler): Promise<HttpServerHandle> {
+/** What to do with a request whose body is over the limit: answer it (`UwsResponse.refuse`). */
+export type RefuseTooLarge = (head: RequestHead, response: UwsResponse) => void;
+
+/** This thread's app only: `options.threads` is served by the wrapper in io-threads.ts. */
+function listen(uws: UwsModule, options: ListenOptions, handler: RequestHandler): Promise<UwsServer> {
+  return listenApp(uws, options, handler, (head, response) => response.refuse(options.tooLarge(head)));
+}
+
+/**
+ * One uWS app on `options.host:options.port`. uSockets listens with SO_REUSEPORT (its default
+ * option), so apps in several threads of one process may listen on the same port.
+ */
+export function listenUws(options: Omit<ListenOptions, 'tooLarge'>, handler: RequestHandler, refuseTooLarge: RefuseTooLarge): Promise<UwsServer> {
+  return listenApp(loadNative(), options, handler, refuseTooLarge);
+}
+
+function listenApp(uws: UwsModule, options: Omit<ListenOptions, 'tooLarge'>, handler: RequestHandler, refuseTooLarge: RefuseTooLarge): Promise<UwsServer> {
   const app = uws.App();
   const inFlight = new OpenResponses();
-  app.any('/*', (res, req) => onRequest(res, req, options, handler, inFlight));
+  app.any('/*', (res, req) => onRequest(res, req, options, handler, inFlight, refuseTooLarge));
   return new Promise((resolve, reject) => {
     // uWS calls back synchronously, with `false` instead of an error (no reason given).
     app.listen(options.host, options.port, (socket) => {
@@ -64,9 +80,10 @@ function listen(uws: UwsModule, options: ListenOptions, handler: RequestHandler)
 function onRequest(
   res: Uws.HttpResponse,
   req: Uws.HttpRequest,
-  options: ListenOptions,
+  options: Omit<ListenOptions, 'tooLarge'>,
   handler: RequestHandler,
   inFlight: OpenResponses,
+  refuseTooLarge: RefuseTooLarge,
 ): void {
   const { head, repeated } = copyRequest(req);
   const response = new UwsResponse(res, head.method === 'HEAD', inFlight.add());
@@ -86,11 +103,11 @@ function onRequest(
   } else if (declared > options.bodyLimit) {
     // Refused before a single body byte is buffered; the connection is closed after the
     // response so the client stops uploading.
-    response.refuse(options.tooLarge(head));
+    refuseTooLarge(head, response);
   } else {
     readBody(res, declared, options.bodyLimit, response, {
       complete: (body) => runHandler(handler, { ...head, body }, response),
-      tooLarge: () => response.refuse(options.tooLarge(head)),
+      tooLarge: () => refuseTooLarge(head, response),
     });
   }
 }
@@ -226,7 +243,7 @@ function closeApp(app: Uws.TemplatedApp): void {
   (app as Uws.TemplatedApp & { close?: () => void }).close?.();
 }
 
-class UwsServer implements HttpServerHandle {
+export class UwsServer implements HttpServerHandle {
   readonly port: number;
   readonly #uws: UwsModule;
   readonly #app: Uws.TemplatedApp;
@@ -288,7 +305,7 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const BAD_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 
 /** uWS writes header bytes verbatim; refuse what node:http refuses (CR/LF would split the response). */
-function checkHead(status: number, headers: HeaderList): void {
+export function checkHead(status: number, headers: HeaderList): void {
   if (!Number.isInteger(status) || status < 100 || status > 999) throw new RangeError(`invalid HTTP status ${status}`);
   for (const [name, value] of headers) {
     if (!TOKEN.test(name) || BAD_VALUE_CHAR.test(value)) throw new TypeError(`invalid HTTP header ${JSON.stringify(name)}`);
@@ -322,7 +339,7 @@ function byteLength(body: Uint8Array | string): number {
  */
 type StreamMode = 'idle' | 'chunked' | 'fixed' | 'empty';
 
-class UwsResponse implements HttpResponse {
+export class UwsResponse implements HttpResponse {
   readonly #res: Uws.HttpResponse;
   readonly #isHead: boolean;
   readonly #onSettled: () => void;

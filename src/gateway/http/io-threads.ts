@@ -1,0 +1,214 @@
+/**
+ * I/O threads for the uWS engine (`--sse-threads`, docs/config.md; perf/README.md "W6"): a
+ * listener's socket reads and writes move to threads of their own, its handlers stay on the main
+ * thread.
+ *
+ *   client ──TCP──▶ kernel (SO_REUSEPORT: each new connection to one of the I/O threads' apps)
+ *                     └─▶ I/O thread k's uWS app ──requests (one message a turn)──▶ handler (main thread)
+ *                              ▲                                                   │ RemoteResponse
+ *                              └──── response operations, one message a turn ◀─────┘
+ *
+ * Why: a write to a socket costs a system call (6–20 µs on loopback on the 2-core reference
+ * machine), paid once per reader per delivery; 10,000 SSE readers on one thread hold it for
+ * 60–200 ms per tail move, and that pass is the fan-out's latency. The main thread renders each
+ * page once and decides who gets what; an SSE event for all the readers on a thread crosses once
+ * per turn (io-wire.ts) and the thread does the writes. With threads, the main thread's app does
+ * not listen: every write is a thread's, and the main thread keeps only the handlers and the
+ * fan-out's bookkeeping (~2.5 µs per delivery against ~12 µs with its own writes, perf/RESULTS.md).
+ */
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { type HttpEngine, type HttpRequest, type HttpServerHandle, type ListenOptions, type RequestHandler } from './engine';
+import { type ControlMessage, type EventsMessage, OpBatch, type ThreadStatus } from './io-wire';
+import { OpenResponses } from './open-responses';
+import { RemoteResponse } from './remote-response';
+import { runHandler } from './run-handler';
+
+/** The uWS engine with `options.threads` honoured; without threads it is `base` unchanged. */
+export function withIoThreads(base: HttpEngine): HttpEngine {
+  return {
+    name: base.name,
+    async listen(options, handler) {
+      const threads = options.threads ?? 0;
+      if (threads <= 0) return base.listen(options, handler);
+      // uSockets sets SO_REUSEPORT only when it binds a given port, not port 0: for port 0 a free
+      // port is found first, then every app binds it. Another process may take it in between;
+      // then the bind fails (it did not set SO_REUSEPORT) and a new port is tried.
+      for (let attempt = 1; ; attempt++) {
+        let port = options.port;
+        if (port === 0) {
+          const probe = await base.listen({ ...options, threads: 0 }, handler);
+          port = probe.port;
+          await probe.close();
+        }
+        try {
+          return await listenAll({ ...options, port }, handler, threads);
+        } catch (err) {
+          if (options.port !== 0 || attempt >= PORT_ATTEMPTS) throw err;
+        }
+      }
+    },
+  };
+}
+
+/** Tries for a free port when the listener asked for port 0. */
+const PORT_ATTEMPTS = 5;
+
+/**
+ * The I/O threads alone take the listener's connections: the main thread's app does not listen,
+ * so every socket write happens on a thread, and the main thread keeps the handlers and the
+ * fan-out's bookkeeping (perf/README.md, "W6": how this scales with cores).
+ */
+async function listenAll(options: ListenOptions, handler: RequestHandler, threads: number): Promise<HttpServerHandle> {
+  const started: IoThread[] = [];
+  try {
+    for (let i = 0; i < threads; i++) started.push(await IoThread.start(options, handler));
+  } catch (err) {
+    await Promise.all(started.map((t) => t.close()));
+    throw err;
+  }
+  return new ThreadedServer(options.port, started);
+}
+
+class ThreadedServer implements HttpServerHandle {
+  readonly port: number;
+  readonly #threads: IoThread[];
+
+  constructor(port: number, threads: IoThread[]) {
+    this.#threads = threads;
+    this.port = port;
+  }
+
+  stopAccepting(): void {
+    for (const t of this.#threads) t.stopAccepting();
+  }
+
+  async close(): Promise<void> {
+    this.stopAccepting();
+    await Promise.all(this.#threads.map((t) => t.close()));
+  }
+}
+
+/** One I/O thread as the main thread sees it: its open responses and this turn's batch for it. */
+class IoThread {
+  readonly #worker: Worker;
+  readonly #options: ListenOptions;
+  readonly #handler: RequestHandler;
+  readonly #responses = new Map<number, RemoteResponse>();
+  readonly #inFlight = new OpenResponses();
+  #batch = new OpBatch();
+  #flushing = false;
+  #closed: Promise<void> | null = null;
+  #exited = false;
+
+  private constructor(worker: Worker, options: ListenOptions, handler: RequestHandler) {
+    this.#worker = worker;
+    this.#options = options;
+    this.#handler = handler;
+  }
+
+  static start(options: ListenOptions, handler: RequestHandler): Promise<IoThread> {
+    const worker = new Worker(path.join(__dirname, 'io-thread.js'), { workerData: { host: options.host, port: options.port, bodyLimit: options.bodyLimit } });
+    const t = new IoThread(worker, options, handler);
+    return new Promise((resolve, reject) => {
+      const onStatus = (m: ThreadStatus | EventsMessage): void => {
+        if (m.t === 'listening') {
+          worker.off('error', reject);
+          // An error event with no listener would end the process; a failed thread ends only its
+          // own connections (their responses are aborted on exit, below), and the kernel sends
+          // new ones to the threads still listening.
+          worker.on('error', (err) => {
+            if (t.#closed === null) process.emitWarning(`an HTTP I/O thread failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`, { code: 'SVC_IO_THREAD_FAILED' });
+          });
+          worker.on('message', (e: EventsMessage | ThreadStatus) => t.#onMessage(e));
+          resolve(t);
+        } else if (m.t === 'listen-failed') {
+          void worker.terminate();
+          reject(new Error(m.message));
+        } else {
+          return;
+        }
+        worker.off('message', onStatus);
+      };
+      worker.on('message', onStatus);
+      worker.once('error', reject);
+      worker.once('exit', () => {
+        t.#exited = true;
+        // A thread that is gone takes its connections with it: their responses are aborted.
+        for (const r of [...t.#responses.values()]) r.abortedByPeer();
+        t.#responses.clear();
+      });
+    });
+  }
+
+  stopAccepting(): void {
+    this.#post({ t: 'stop-accepting' });
+  }
+
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      this.stopAccepting();
+      await this.#inFlight.idle();
+      this.#flush();
+      if (this.#exited) return;
+      const closed = new Promise<void>((resolve) => {
+        this.#worker.on('message', (m: ThreadStatus) => m.t === 'closed' && resolve());
+        this.#worker.once('exit', () => resolve());
+      });
+      this.#post({ t: 'close' });
+      await closed;
+      await this.#worker.terminate();
+    })();
+    return this.#closed;
+  }
+
+  /** This turn's operations for the thread, posted when the turn's work is done. */
+  batch(): OpBatch {
+    if (!this.#flushing) {
+      this.#flushing = true;
+      setImmediate(() => this.#flush());
+    }
+    return this.#batch;
+  }
+
+  #flush(): void {
+    this.#flushing = false;
+    if (this.#batch.empty || this.#exited) return;
+    const m = this.#batch.take();
+    this.#worker.postMessage(m, [m.data]);
+  }
+
+  #post(m: ControlMessage): void {
+    if (!this.#exited) this.#worker.postMessage(m);
+  }
+
+  #open(id: number): RemoteResponse {
+    const settle = this.#inFlight.add();
+    const r = new RemoteResponse(id, this, () => {
+      this.#responses.delete(id);
+      settle();
+    });
+    this.#responses.set(id, r);
+    return r;
+  }
+
+  #onMessage(m: EventsMessage | ThreadStatus): void {
+    if (m.t !== 'events') return;
+    for (const id of m.aborted) this.#responses.get(id)?.abortedByPeer();
+    for (const id of m.blocked) this.#responses.get(id)?.blockedByPeer();
+    for (const id of m.writable) this.#responses.get(id)?.writableAgain();
+    for (const { id, head } of m.tooLarge) this.#open(id).refuse(this.#options.tooLarge({ ...head, headers: bare(head.headers) }));
+    for (const { id, head, body } of m.requests) {
+      const req: HttpRequest = { ...head, headers: bare(head.headers), body: Buffer.from(body) };
+      runHandler(this.#handler, req, this.#open(id));
+    }
+  }
+}
+
+/**
+ * Headers without a prototype again, as the engine gives them (a header called `constructor` is
+ * just a header, and an absent one is undefined): the structured clone made them plain objects.
+ */
+function bare(headers: Record<string, string>): Record<string, string> {
+  return Object.assign(Object.create(null) as Record<string, string>, headers);
+}
