@@ -24,9 +24,10 @@ import { type Group, type Replicator } from './group-commit';
 import { type StoredMeta, patchMeta, readMeta, storedMeta } from './stream-meta';
 import { type StreamLedgerState, type StreamState } from './stream-state';
 
-/** What objects mode needs of the object store: a durable PUT (src/objects ObjectStore). */
+/** What objects mode needs of the object store (src/objects ObjectStore): a durable PUT, and a listing at start. */
 export interface ObjectPut {
   put(key: string, body: Buffer | readonly Buffer[]): Promise<void>;
+  list(prefix: string): AsyncIterable<{ key: string }>;
 }
 
 export interface ObjectCommitOptions {
@@ -85,6 +86,27 @@ export class ObjectCommit implements Replicator {
     this.stallMs = o.stallMs ?? 5000; // 5 s
     this.#retryMs = o.retryMs ?? 200;
     this.flushMs = o.flushMs ?? 0;
+  }
+
+  /**
+   * Before the first group: continue after the group objects this shard already wrote in this
+   * node start. A shard worker restarted after a storage failure runs in the same node epoch, and
+   * a group object key must never be written twice (entries point into the first one).
+   */
+  async start(): Promise<void> {
+    const prefix = groupObjectKey(this.#o.nodeId, this.#o.nodeEpoch, this.#o.shardId, 0).replace(/\d+$/, '');
+    let last = -1;
+    try {
+      for await (const o of this.#o.store.list(prefix)) {
+        const n = Number(o.key.slice(prefix.length));
+        if (Number.isInteger(n)) last = Math.max(last, n);
+      }
+    } catch {
+      // The store does not answer now: start far above anything this start can have written
+      // (one object per group; the keys stay unique, if no longer of one width).
+      last = Date.now();
+    }
+    this.#counter = Math.max(this.#counter, last + 1);
   }
 
   /** Stop retrying: groups still waiting fail (the shard is closing). */

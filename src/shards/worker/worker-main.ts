@@ -248,6 +248,7 @@ async function main(): Promise<void> {
   if (failed !== undefined) throw failed.reason;
   const o = cfg.objects;
   if (o !== undefined) objects = { stores: [], ledger: Ledger.open(o.metadataUrl) };
+  const replicators: ObjectCommit[] = [];
   cfg.shardIds.forEach((shardId, i) => {
     const store = openStores[i]!;
     let replicator: ObjectCommit | undefined;
@@ -257,6 +258,7 @@ async function main(): Promise<void> {
       const objectStore = openObjectStore(o.url, { stats: objectStats });
       objects.stores.push(objectStore);
       replicator = new ObjectCommit({ store: objectStore, ledger: objects.ledger, nodeId: o.nodeId, nodeEpoch: o.nodeEpoch, shardId, flushMs: o.flushMs });
+      replicators.push(replicator);
     }
     const log = SegmentLog.open(path.join(dirOf(shardId), 'log'), cfg.segmentBytes);
     armTestFaults(store, log);
@@ -277,6 +279,8 @@ async function main(): Promise<void> {
     shards.set(shardId, shard);
     recovery.push({ shardId, ...shard.recovery });
   });
+  // Objects mode: each shard continues after the group objects it wrote before a restart of this thread.
+  await Promise.all(replicators.map((r) => r.start()));
   timers.push(
     setInterval(() => {
       for (const s of shards.values()) s.maintain();
