@@ -35,7 +35,7 @@ describe('objects mode replicator', () => {
     b.ledger = { fence: { nodeId: 3, epoch: 1 }, counter: 0, meta: { meta: {}, startSeq: 0, sealed: false }, moved: null };
     const fa = [encodeFrame(2, 1, Buffer.from(JSON.stringify({ name: '/a' }))), data(1, 0, 2)];
     const fb = [data(2, 0, 3)];
-    const g: Group = { frames: new Map([[a, fa.map((buf) => ({ buf, onDurable: null, s: a }))], [b, fb.map((buf) => ({ buf, onDurable: null, s: b }))]]), replies: [], replyStreams: [] };
+    const g: Group = { frames: new Map([[a, fa.map((buf) => ({ buf, onDurable: null, s: a, local: false }))], [b, fb.map((buf) => ({ buf, onDurable: null, s: b, local: false }))]]), replies: [], replyStreams: [] };
     await expect(oc.replicate(g)).resolves.toEqual(new Map());
     expect(commits).toHaveLength(1);
     const c = commits[0]!;
