@@ -61,7 +61,7 @@ describe('objects mode replicator', () => {
     await oc.start();
     const s = newStreamState(1, meta('/a'));
     s.ledger = { fence: { nodeId: 3, epoch: 1 }, counter: 5, meta: { meta: {}, startSeq: 0, sealed: false }, moved: null };
-    await oc.replicate({ frames: new Map([[s, [{ buf: data(1, 0, 1), onDurable: null, s }]]]), replies: [], replyStreams: [] });
+    await oc.replicate({ frames: new Map([[s, [{ buf: data(1, 0, 1), onDurable: null, s, local: false }]]]), replies: [], replyStreams: [] });
     expect(commits[0]!.key).toBe('g/3/9/1/000000000008');
     expect(commits[0]!.commits[0]!.counter).toBe(5);
     expect((await store.get('g/3/9/1/000000000007')).toString()).toBe('y');
