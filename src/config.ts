@@ -390,6 +390,9 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): { config: Co
     if (problem !== null) errors.push(`${whereAt('objects').where}: ${problem}`);
     // The object ledger (which object holds which records) lives in etcd: there is none with local metadata.
     else if (config.metadata === 'local' && !invalid.has('metadata')) errors.push(`${whereAt('objects').where}: ${OBJECTS_NEED_ETCD}`);
+    else if (config.objects.startsWith('s3://') && (!env.AWS_ACCESS_KEY_ID || !env.AWS_SECRET_ACCESS_KEY)) {
+      errors.push(`${whereAt('objects').where}: an s3:// store needs credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones)`);
+    }
   }
   // A default must fit under its own ceiling.
   for (const [small, large] of ORDERED_PAIRS) {

@@ -287,10 +287,17 @@ describe('object store (--objects)', () => {
   const ETCD = 'etcd://127.0.0.1:2379/svc';
   it('takes file: and s3:// URLs from a flag, the environment or the file, with etcd metadata', () => {
     expect(ok(['--metadata', ETCD, '--objects', 'file:/srv/objects']).objects).toBe('file:/srv/objects');
-    expect(ok(['--metadata', ETCD], { SVC_OBJECTS: 's3://bkt/svc?endpoint=http://127.0.0.1:9000&region=eu-west-1' }).objects).toBe('s3://bkt/svc?endpoint=http://127.0.0.1:9000&region=eu-west-1');
+    const creds = { AWS_ACCESS_KEY_ID: 'AK', AWS_SECRET_ACCESS_KEY: 'SK' };
+    expect(ok(['--metadata', ETCD], { ...creds, SVC_OBJECTS: 's3://bkt/svc?endpoint=http://127.0.0.1:9000&region=eu-west-1' }).objects).toBe('s3://bkt/svc?endpoint=http://127.0.0.1:9000&region=eu-west-1');
     const file = toml('objects.toml', `metadata = "${ETCD}"\nobjects = "file:shared"\nobjects_flush_ms = 5\n`);
     expect(ok(['--config', file])).toMatchObject({ objects: 'file:shared', objectsFlushMs: 5 });
     expect(ok(['--objects-flush-ms', '20', '--metadata', ETCD, '--objects', 'file:x']).objectsFlushMs).toBe(20);
+  });
+
+  it('refuses an s3:// store without credentials in the environment, naming the variables', () => {
+    expect(errors(['--metadata', ETCD, '--objects', 's3://bkt/p'], { AWS_ACCESS_KEY_ID: 'AK' })).toEqual([
+      '--objects: an s3:// store needs credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones)',
+    ]);
   });
 
   it('refuses --objects with local metadata, with the reason', () => {

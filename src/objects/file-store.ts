@@ -21,6 +21,7 @@ export class FileObjectStore implements ObjectStore {
   readonly describe: string;
   readonly #dir: string;
   readonly #stats: ObjectStoreStats | undefined;
+  #rootChecked = false;
 
   constructor(dir: string, stats?: ObjectStoreStats) {
     this.#dir = dir;
@@ -40,7 +41,7 @@ export class FileObjectStore implements ObjectStore {
       try {
         const fh = await fs.promises.open(tmp, 'wx', 0o644);
         try {
-          await fh.writev(chunks as Buffer[]);
+          await writeAll(fh, chunks, bytes);
           await fh.sync();
         } finally {
           await fh.close();
@@ -103,13 +104,15 @@ export class FileObjectStore implements ObjectStore {
   async *list(prefix: string): AsyncIterable<ListedObject> {
     checkPrefix(prefix);
     const started = process.hrtime.bigint();
-    let outcome: ObjectOutcome = 'error';
+    // ok unless it throws: a caller that stops early (break) ended a good listing.
+    let outcome: ObjectOutcome = 'ok';
     try {
+      await this.#rootExists('list', prefix);
       // Start at the deepest directory the prefix names whole; entries below are filtered by the rest.
       const slash = prefix.lastIndexOf('/');
       yield* this.#walk(slash < 0 ? '' : prefix.slice(0, slash + 1), prefix);
-      outcome = 'ok';
     } catch (err) {
+      outcome = 'error';
       throw toStoreError('list', prefix, err, this.describe);
     } finally {
       if (this.#stats !== undefined) recordObjectRequest(this.#stats, 'list', outcome, secondsSince(started));
@@ -167,10 +170,30 @@ export class FileObjectStore implements ObjectStore {
     for (const d of made.reverse()) await fsyncDir(path.dirname(d));
   }
 
+  /**
+   * The store's directory must exist: a put never creates it, so a shared file system that is
+   * not mounted fails every request instead of filling the local disk under the mount point.
+   * Checked once; later requests trust it.
+   */
+  async #rootExists(op: ObjectOp, key: string): Promise<void> {
+    if (this.#rootChecked) return;
+    let isDir = false;
+    try {
+      isDir = (await fs.promises.stat(this.#dir)).isDirectory();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'ENOTDIR') throw err;
+    }
+    if (!isDir) {
+      throw new ObjectStoreError(op, key, 'NoSuchStore', `object store ${this.describe}: the directory does not exist (create it, or mount the shared file system there)`);
+    }
+    this.#rootChecked = true;
+  }
+
   async #timed<T>(op: ObjectOp, key: string, bytes: number, work: () => Promise<T>, bytesAfter?: () => number): Promise<T> {
     const started = process.hrtime.bigint();
     let outcome: ObjectOutcome = 'error';
     try {
+      await this.#rootExists(op, key);
       const v = await work();
       outcome = 'ok';
       return v;
@@ -181,6 +204,17 @@ export class FileObjectStore implements ObjectStore {
     } finally {
       if (this.#stats !== undefined) recordObjectRequest(this.#stats, op, outcome, secondsSince(started), outcome === 'ok' ? (bytesAfter?.() ?? bytes) : 0);
     }
+  }
+}
+
+/** writev until every byte is written (a write may be partial; libuv splits past IOV_MAX buffers). */
+async function writeAll(fh: fs.promises.FileHandle, chunks: readonly Buffer[], bytes: number): Promise<void> {
+  let written = (await fh.writev(chunks as Buffer[])).bytesWritten;
+  while (written < bytes) {
+    const rest = Buffer.concat(chunks as Buffer[]).subarray(written);
+    const { bytesWritten } = await fh.write(rest, 0, rest.length, written);
+    if (bytesWritten === 0) throw Object.assign(new Error(`wrote ${written} of ${bytes} bytes`), { code: 'EIO' });
+    written += bytesWritten;
   }
 }
 

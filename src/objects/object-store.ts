@@ -38,8 +38,9 @@ export type ObjectOp = 'put' | 'get' | 'delete' | 'list';
 /**
  * A failed store operation. `code` is the S3 error code when the store answered with one
  * (`NoSuchKey`, `NoSuchBucket`, `AccessDenied`, `SlowDown`, …), else a name of our own:
- * `InvalidKey`, `InvalidRange`, `Unreachable` (no answer: refused, reset, timed out), or the
- * file system's code (`EACCES`, `ENOSPC`, …).
+ * `InvalidKey`, `InvalidRange`, `Unreachable` (no answer: refused, reset, timed out),
+ * `InvalidResponse`, `NoSuchStore` (a file store's directory is missing), or the file system's
+ * code (`EACCES`, `ENOSPC`, …).
  */
 export class ObjectStoreError extends Error {
   readonly op: ObjectOp;
@@ -67,9 +68,33 @@ export class ObjectNotFoundError extends ObjectStoreError {
 }
 
 /**
- * True for an ObjectNotFoundError, also after it crossed a thread boundary as plain data
- * (postMessage keeps `name`, `message` and own properties like `code`, not the class).
+ * An ObjectStoreError as plain data, to cross a thread boundary: postMessage keeps only an
+ * Error's message and stack (not its class, name or `code`), so errors cross as data and are
+ * rebuilt on the other side (HABITS 5).
  */
+export interface ObjectErrorData {
+  op: ObjectOp;
+  key: string;
+  code: string;
+  message: string;
+  status?: number;
+}
+
+export function objectErrorData(err: ObjectStoreError): ObjectErrorData {
+  return { op: err.op, key: err.key, code: err.code, message: err.message, ...(err.status !== undefined ? { status: err.status } : {}) };
+}
+
+/** The error again, of its class (an ObjectNotFoundError for `NoSuchKey`). */
+export function objectErrorFromData(d: ObjectErrorData): ObjectStoreError {
+  if (d.code === 'NoSuchKey') {
+    const e = new ObjectNotFoundError(d.op, d.key, '');
+    e.message = d.message;
+    return e;
+  }
+  return new ObjectStoreError(d.op, d.key, d.code, d.message, d.status);
+}
+
+/** True for an ObjectNotFoundError, or its data (objectErrorData) after it crossed a thread. */
 export function isObjectNotFound(err: unknown): boolean {
   return err instanceof ObjectNotFoundError || (typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'NoSuchKey');
 }

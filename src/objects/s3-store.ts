@@ -38,7 +38,7 @@ const DEFAULTS: S3StoreOptions = {
 const MAX_BACKOFF_MS = 5_000;
 /** Status codes and S3 codes worth another attempt. */
 const RETRY_STATUS = new Set([429, 500, 502, 503, 504]);
-const RETRY_CODES = new Set(['SlowDown', 'InternalError', 'RequestTimeout', 'ServiceUnavailable', 'RequestTimeTooSkewed']);
+const RETRY_CODES = new Set(['SlowDown', 'InternalError', 'RequestTimeout', 'ServiceUnavailable']);
 
 /** An attempt's failure and whether another attempt may help. */
 type Failure = { error: ObjectStoreError; retry: boolean };

@@ -2,9 +2,22 @@
  * The ObjectStore contract, one suite for every backend (file-store.test.ts, s3-store.test.ts):
  * what the group commit, imports, compaction and the reaper rely on.
  */
+import { MessageChannel } from 'node:worker_threads';
 import {
-  type ObjectStore, type ObjectStoreStats, ObjectNotFoundError, ObjectStoreError, isObjectNotFound, newObjectStoreStats,
+  type ObjectStore, type ObjectStoreStats, ObjectNotFoundError, ObjectStoreError, isObjectNotFound, addObjectStoreStats, newObjectStoreStats, objectErrorData, objectErrorFromData,
 } from '../../src/objects';
+
+/** A value as another thread receives it (postMessage's structured clone). */
+function acrossThreads<T>(value: T): Promise<T> {
+  const { port1, port2 } = new MessageChannel();
+  return new Promise<T>((resolve) => {
+    port2.once('message', (m: T) => {
+      port1.close();
+      resolve(m);
+    });
+    port1.postMessage(value);
+  });
+}
 
 export interface ContractTarget {
   /** A fresh, empty store; `pageSize` asks for list pages that small where the backend pages. */
@@ -60,6 +73,9 @@ export function objectStoreContract(t: ContractTarget): void {
     expect((await store.get('g/1/1/0/000000000002')).equals(Buffer.concat(parts))).toBe(true);
     await store.put('g/1/1/0/000000000001', Buffer.from('second'));
     expect((await store.get('g/1/1/0/000000000001')).toString()).toBe('second');
+    const many = Array.from({ length: 3000 }, (_, i) => Buffer.from([i & 0xff, i >> 8])); // more buffers than IOV_MAX (1024)
+    await store.put('g/1/1/0/000000000003', many);
+    expect((await store.get('g/1/1/0/000000000003')).equals(Buffer.concat(many))).toBe(true);
     await store.put('empty', Buffer.alloc(0));
     expect((await store.get('empty')).length).toBe(0);
   });
@@ -82,7 +98,11 @@ export function objectStoreContract(t: ContractTarget): void {
       expect(err).toBeInstanceOf(ObjectNotFoundError);
       expect(err.code).toBe('NoSuchKey');
       expect(isObjectNotFound(err)).toBe(true);
-      expect(isObjectNotFound({ ...err, code: err.code })).toBe(true); // as it arrives from another thread
+      const data = await acrossThreads(objectErrorData(err));
+      expect(isObjectNotFound(data)).toBe(true);
+      const rebuilt = objectErrorFromData(data);
+      expect(rebuilt).toBeInstanceOf(ObjectNotFoundError);
+      expect([rebuilt.code, rebuilt.key, rebuilt.op, rebuilt.message]).toEqual([err.code, err.key, err.op, err.message]);
       expect(err.message).toContain('nope/absent');
     }
     expect(stats.get.notFound).toBe(3);
@@ -138,6 +158,16 @@ export function objectStoreContract(t: ContractTarget): void {
     }
     expect((await rejection(collect(store.list('../')))).code).toBe('InvalidKey');
     expect((await rejection(collect(store.list('/abs')))).code).toBe('InvalidKey');
+  });
+
+  it('keeps figures another thread can receive and sum', async () => {
+    await store.put('t/a', Buffer.alloc(10));
+    const received = await acrossThreads(stats);
+    const sum = newObjectStoreStats();
+    addObjectStoreStats(sum, received);
+    addObjectStoreStats(sum, stats);
+    expect(sum.put).toMatchObject({ ok: 2, bytes: 20 });
+    expect(sum.put.seconds.count).toBe(2);
   });
 
   it('counts requests, outcomes and bytes per operation', async () => {

@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ObjectStoreError, openObjectStore } from '../../src/objects';
+import { ObjectStoreError, newObjectStoreStats, openObjectStore } from '../../src/objects';
 import { objectStoreContract } from './contract';
 
 const dirs: string[] = [];
@@ -90,6 +90,29 @@ describe('file: object store', () => {
     await store.delete('k/a');
     expect(fs.readFileSync(path.join(dir, 'k', 'a', 'b'), 'utf8')).toBe('x');
     await store.close();
+  });
+
+  it('never creates its own directory: a missing one (an unmounted share) fails every operation with NoSuchStore', async () => {
+    const missing = path.join(tempDir(), 'not-mounted');
+    const store = openObjectStore(`file:${missing}`);
+    for (const call of [() => store.put('a/b', Buffer.from('x')), () => store.get('a/b'), () => store.delete('a/b'), async () => {
+      for await (const _ of store.list('')) void _;
+    }]) {
+      const err = await call().then(() => null, (e: unknown) => e);
+      expect(err).toBeInstanceOf(ObjectStoreError);
+      expect((err as ObjectStoreError).code).toBe('NoSuchStore');
+      expect((err as ObjectStoreError).message).toContain(`${missing}: the directory does not exist`);
+    }
+    expect(fs.existsSync(missing)).toBe(false);
+  });
+
+  it('counts a listing the caller stops early as a good one', async () => {
+    const stats = newObjectStoreStats();
+    const store = openObjectStore(`file:${tempDir()}`, { stats });
+    await store.put('l/1', Buffer.from('1'));
+    await store.put('l/2', Buffer.from('2'));
+    for await (const o of store.list('l/')) if (o.key === 'l/1') break;
+    expect(stats.list).toMatchObject({ ok: 1, errors: 0 });
   });
 
   it('opens relative directories against the working directory and reports a store it cannot write', async () => {

@@ -131,6 +131,26 @@ describe('s3:// object store (s3rver)', () => {
     expect(unhandled).toEqual([]);
   });
 
+  it('gives up on a store that accepts and never answers after each attempt\'s deadline', async () => {
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((sock) => {
+      sockets.add(sock.resume());
+      sock.on('close', () => sockets.delete(sock));
+    });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    const stats = newObjectStoreStats();
+    const store = openObjectStore(url(`http://127.0.0.1:${(silent.address() as net.AddressInfo).port}`, 'p'), { env: ENV, stats, s3: { timeoutMs: 200, retries: 1, backoffMs: 5 } });
+    const started = Date.now();
+    const err = await rejection(store.put('k', Buffer.from('x')));
+    expect(err.code).toBe('Unreachable');
+    expect(err.message).toMatch(/gave no answer \(2 attempts\): no answer within 200 ms/);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(400);
+    expect(stats.put).toMatchObject({ errors: 1, retries: 1 });
+    await store.close();
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => silent.close(r));
+  });
+
   it('retries a 503 SlowDown and a dropped connection, then succeeds against the real store', async () => {
     // A proxy that fails the first requests of each kind, then forwards to the shim.
     let slowDowns = 0;

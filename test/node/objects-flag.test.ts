@@ -1,0 +1,36 @@
+/**
+ * `--objects` at start (docs/config.md): refused with local metadata (the object ledger lives in
+ * etcd) and for a URL the node cannot use; with etcd metadata and no `--objects`, one warning
+ * that a dead owner's streams wait for it.
+ */
+import { EtcdCluster } from '../helpers/etcd-cluster';
+import { startNode, tempDir } from '../helpers/node-process';
+
+jest.setTimeout(60_000);
+
+test('refuses --objects with local metadata, and an objects URL it cannot use', async () => {
+  await expect(startNode({ args: ['--objects', `file:${tempDir('svc-objects-')}`] })).rejects.toThrow('--objects: --objects needs --metadata etcd://…');
+  await expect(startNode({ env: { SVC_OBJECTS: 's3://no_such/bucket' } })).rejects.toThrow(/SVC_OBJECTS: objects URL "s3:\/\/no_such\/bucket": bucket "no_such" is not a valid S3 bucket name/);
+});
+
+describe('with etcd metadata', () => {
+  let etcd: EtcdCluster;
+  beforeAll(async () => {
+    etcd = await EtcdCluster.start(1);
+  });
+  afterAll(async () => {
+    await etcd?.stop();
+  });
+
+  test('warns once at start when there is no object store, and not when there is one', async () => {
+    const without = await startNode({ args: ['--metadata', etcd.url('objects-flag-a')] });
+    const warnings = without.output().split('\n').filter((l) => l.includes('without --objects'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/"level":(40|"warn")/);
+    expect(warnings[0]).toContain("stream data stays on its owner's disk");
+    await without.stop();
+    const withObjects = await startNode({ args: ['--metadata', etcd.url('objects-flag-b'), '--objects', `file:${tempDir('svc-objects-')}`] });
+    expect(withObjects.output()).not.toContain('without --objects');
+    await withObjects.stop();
+  });
+});
