@@ -35,7 +35,7 @@ describe('objects mode replicator', () => {
     b.ledger = { fence: { nodeId: 3, epoch: 1 }, counter: 0, meta: { meta: {}, startSeq: 0, sealed: false }, moved: null };
     const fa = [encodeFrame(2, 1, Buffer.from(JSON.stringify({ name: '/a' }))), data(1, 0, 2)];
     const fb = [data(2, 0, 3)];
-    const g: Group = { frames: new Map([[a, fa.map((buf) => ({ buf, onDurable: null, s: a }))], [b, fb.map((buf) => ({ buf, onDurable: null, s: b }))]]), replies: [], replyStreams: [] };
+    const g: Group = { frames: new Map([[a, fa.map((buf) => ({ buf, onDurable: null, s: a, local: false }))], [b, fb.map((buf) => ({ buf, onDurable: null, s: b, local: false }))]]), replies: [], replyStreams: [] };
     await expect(oc.replicate(g)).resolves.toEqual(new Map());
     expect(commits).toHaveLength(1);
     const c = commits[0]!;
@@ -61,7 +61,7 @@ describe('objects mode replicator', () => {
     await oc.start();
     const s = newStreamState(1, meta('/a'));
     s.ledger = { fence: { nodeId: 3, epoch: 1 }, counter: 5, meta: { meta: {}, startSeq: 0, sealed: false }, moved: null };
-    await oc.replicate({ frames: new Map([[s, [{ buf: data(1, 0, 1), onDurable: null, s }]]]), replies: [], replyStreams: [] });
+    await oc.replicate({ frames: new Map([[s, [{ buf: data(1, 0, 1), onDurable: null, s, local: false }]]]), replies: [], replyStreams: [] });
     expect(commits[0]!.key).toBe('g/3/9/1/000000000008');
     expect(commits[0]!.commits[0]!.counter).toBe(5);
     expect((await store.get('g/3/9/1/000000000007')).toString()).toBe('y');
