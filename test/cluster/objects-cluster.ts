@@ -26,18 +26,24 @@ export class ObjectsCluster {
   /** Node id → its running process (absent while killed). */
   readonly nodes = new Map<number, NodeProcess>();
   readonly #args: string[];
+  readonly #env: NodeJS.ProcessEnv;
 
-  private constructor(etcd: EtcdCluster, objectsDir: string, args: string[]) {
+  private constructor(etcd: EtcdCluster, objectsDir: string, args: string[], env: NodeJS.ProcessEnv) {
     this.etcd = etcd;
     this.objectsDir = objectsDir;
     this.#args = args;
+    this.#env = env;
   }
 
-  static async start(extraArgs: string[] = []): Promise<ObjectsCluster> {
+  /**
+   * `store`: the nodes' `--objects` URL and the environment it needs (credentials); default a
+   * `file:` directory made here (`objectsDir`).
+   */
+  static async start(extraArgs: string[] = [], store?: { url: string; env: NodeJS.ProcessEnv }): Promise<ObjectsCluster> {
     const etcd = await EtcdCluster.start(3);
     const objectsDir = tempDir('svc-objects-');
-    const args = ['--metadata', etcd.url(`objects/${randomBytes(4).toString('hex')}`), '--objects', `file:${objectsDir}`, '--shards', '2', '--shard-workers', '1', '--ds-listen', '127.0.0.1:0', ...extraArgs];
-    const c = new ObjectsCluster(etcd, objectsDir, args);
+    const args = ['--metadata', etcd.url(`objects/${randomBytes(4).toString('hex')}`), '--objects', store?.url ?? `file:${objectsDir}`, '--shards', '2', '--shard-workers', '1', '--ds-listen', '127.0.0.1:0', ...extraArgs];
+    const c = new ObjectsCluster(etcd, objectsDir, args, store?.env ?? {});
     try {
       await Promise.all([1, 2, 3].map((id) => c.startNode(id)));
       await c.waitLive(3);
@@ -50,7 +56,7 @@ export class ObjectsCluster {
 
   /** Start node `id` (on a new, empty data directory unless one is given). */
   async startNode(id: number, dataDir?: string): Promise<NodeProcess> {
-    const n = await startNode({ args: [...this.#args, '--node-id', String(id)], ...(dataDir !== undefined ? { dataDir } : {}) });
+    const n = await startNode({ args: [...this.#args, '--node-id', String(id)], env: this.#env, ...(dataDir !== undefined ? { dataDir } : {}) });
     this.nodes.set(id, n);
     return n;
   }
