@@ -18,6 +18,7 @@ const streamNamed = (name: string): StreamState => ({ meta: { name } }) as Strea
 /** A replicator the test resolves by hand, group by group. */
 class HandReplicator implements Replicator {
   readonly maxInFlight = 4;
+  readonly overlapMinBytes = 0;
   constructor(
     readonly stallMs = 10_000,
     readonly flushMs = 0,

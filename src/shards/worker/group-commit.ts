@@ -54,6 +54,8 @@ const newGroup = (): Group => ({ frames: new Map(), replies: [], replyStreams: [
 export interface Replicator {
   /** Groups in flight at once (their object PUTs overlap; ledger commits stay in group order). */
   readonly maxInFlight: number;
+  /** A group starts while others are in flight only when it holds at least this many bytes (else it gathers until they are done). */
+  readonly overlapMinBytes: number;
   /**
    * Resolves once the group is durable, with the streams whose writes were refused (fenced:
    * moved to another node) and the node now holding each, when known. Keeps trying while the
@@ -172,8 +174,8 @@ export class GroupCommit {
 
   #flushNow(): void {
     if (this.#inFlight >= (this.#replicator?.maxInFlight ?? MAX_IN_FLIGHT) || this.#failed !== null) return;
-    // Objects mode overlaps groups whatever their size: their time is the stores' round trips, not the disk's.
-    if (this.#inFlight > 0 && this.#replicator === null && this.#pendingBytes < SECOND_GROUP_MIN_BYTES) return;
+    // A group waiting behind one in flight starts only when it is large (objects mode: the replicator says how large).
+    if (this.#inFlight > 0 && this.#pendingBytes < (this.#replicator?.overlapMinBytes ?? SECOND_GROUP_MIN_BYTES)) return;
     const g = this.#pending;
     if (g.frames.size === 0 && g.replies.length === 0) {
       if (this.#inFlight === 0) this.#notifyIdle();
