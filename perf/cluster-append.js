@@ -10,7 +10,9 @@
 //   node perf/cluster-append.js    # PERF_CLUSTER_ROUNDS (default 2) × PERF_DURATION (default 5 s) per run
 //
 // PERF_ETCD_MEMBERS (default 1) etcd members on loopback (ops/lib/etcd-local.js);
-// PERF_OBJECTS_FLUSH_MS (default: none) adds a third side with that --objects-flush-ms.
+// PERF_OBJECTS_FLUSH_MS (default: none) adds a side with that --objects-flush-ms;
+// PERF_OBJECTS_S3=1 adds a side with `--objects s3://…` on a local S3 server (s3rver from npm,
+// perf/lib/s3rver.js), with the flush window when one is given.
 // Each run gets a fresh node (started, warmed up 2 s, measured, stopped); the order alternates per
 // round so drift in the machine's load falls on every side. Writes the "Objects mode: append cost"
 // section of perf/RESULTS.md (between its markers).
@@ -23,6 +25,7 @@ const { runWrk, haveWrk } = require('./lib/wrk');
 const { recordBody } = require('./lib/bodies');
 const { http, cpuSeconds, intEnv } = require('./lib/util');
 const { startEtcd } = require('../ops/lib/etcd-local');
+const { startS3rver } = require('./lib/s3rver');
 
 const PERF_DIR = __dirname;
 const START = '<!-- cluster-append:start -->';
@@ -46,7 +49,8 @@ async function main() {
   fs.writeFileSync(body, recordBody(0, 100));
   const loadBefore = os.loadavg()[0];
   const etcd = await startEtcd(path.join(workDir, 'etcd'), members);
-  const sides = ['local', 'objects', ...(flushMs === null ? [] : [`objects-flush-${flushMs}`])];
+  const s3 = process.env.PERF_OBJECTS_S3 === '1' ? await startS3rver(path.join(workDir, 's3'), ['perf-objects']) : null;
+  const sides = ['local', 'objects', ...(flushMs === null ? [] : [`objects-flush-${flushMs}`]), ...(s3 === null ? [] : ['objects-s3'])];
   let live = null;
   let n = 0;
   try {
@@ -55,12 +59,16 @@ async function main() {
       const order = r % 2 === 0 ? sides : [...sides].reverse();
       for (const side of order) {
         const args = [];
+        let env;
         if (side !== 'local') {
-          const objects = fs.mkdtempSync(path.join(workDir, 'objects-'));
-          args.push('--metadata', etcd.url(`perf-${process.pid}-${n++}`), '--objects', `file:${objects}`);
-          if (side.startsWith('objects-flush-')) args.push('--objects-flush-ms', String(flushMs));
+          const prefix = `perf-${process.pid}-${n++}`;
+          const objects = side === 'objects-s3' ? `s3://perf-objects/${prefix}?endpoint=${s3.url}&region=us-east-1` : `file:${fs.mkdtempSync(path.join(workDir, 'objects-'))}`;
+          args.push('--metadata', etcd.url(prefix), '--objects', objects);
+          if (side.startsWith('objects-flush-') || (side === 'objects-s3' && flushMs !== null)) args.push('--objects-flush-ms', String(flushMs));
+          // s3rver takes any credentials; the node refuses s3:// without them.
+          if (side === 'objects-s3') env = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
         }
-        live = await startSvc(workDir, { name: `svc-${side}`, args });
+        live = await startSvc(workDir, { name: `svc-${side}`, args, env });
         const res = await http('PUT', `${live.baseUrl}/w1`, { headers: { 'content-type': 'application/octet-stream' } });
         if (res.status !== 201) throw new Error(`PUT /w1 (${side}) → ${res.status} ${res.body.toString()}`);
         const load = { url: `${live.baseUrl}/w1`, script: 'append.lua', args: [body, 'application/octet-stream'], connections };
@@ -87,6 +95,7 @@ async function main() {
   } finally {
     if (live !== null) await live.stop().catch(() => {});
     await etcd.stop();
+    if (s3 !== null) await s3.stop();
     fs.rmSync(workDir, { recursive: true, force: true });
   }
 }
@@ -98,7 +107,8 @@ function render({ runs, sides, rounds, duration, connections, members, load }) {
     '',
     'The W1 load (single 100-byte appends to one stream, wrk -t1) against one node in single-node mode ' +
       '(`--metadata local`: local write + fdatasync) and in objects mode (`--metadata etcd://…`, `--objects file:<dir>`: ' +
-      'object PUT with fsync + rename + fsync dir, then the fenced ledger txn, then the local write without fdatasync), ' +
+      'object PUT with fsync + rename + fsync dir, then the fenced ledger txn, then the local write without fdatasync; ' +
+      '`objects-s3`: `--objects s3://…` on s3rver from npm on the same machine, which stores each object as files), ' +
       `same build, same run, ${members} etcd 3.4 member(s) on the same machine. Written by \`node perf/cluster-append.js\`. ` +
       'The machine was shared with other work (load below): compare the sides of one round, not figures across sections.',
     '',

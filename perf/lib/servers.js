@@ -127,7 +127,7 @@ function openLog(workDir, id) {
  * one node with `--auth required`), `name` names its log and data dir when two run side by side.
  * Throws (with the log tail) if it does not come up.
  */
-async function startSvc(workDir, { ds = false, args = [], name } = {}) {
+async function startSvc(workDir, { ds = false, args = [], name, env } = {}) {
   const id = ds ? 'svc-ds' : 'svc';
   const [port, kafkaPort] = await freePorts(2);
   const dataDir = fs.mkdtempSync(path.join(workDir, `${name || id}-data-`));
@@ -142,6 +142,7 @@ async function startSvc(workDir, { ds = false, args = [], name } = {}) {
   const child = spawnNode([main, 'serve', ...protocol, '--listen', `127.0.0.1:${port}`, '--kafka-listen', `127.0.0.1:${kafkaPort}`, '--no-admin', '--data-dir', dataDir, '--log-level', 'warn', ...args], {
     cwd: ROOT,
     stdio: ['ignore', fd, fd],
+    ...(env === undefined ? {} : { env: { ...process.env, ...env } }),
   });
   fs.closeSync(fd);
   const t = track(child, logFile);
