@@ -2,9 +2,14 @@
 'use strict';
 // A local cluster on loopback ports, for trying `--metadata etcd://…` by hand:
 //
-//   node ops/local-cluster.js [--nodes 1-3] [--seconds N] [--keep]
+//   node ops/local-cluster.js [--nodes 1-3] [--seconds N] [--keep] [--no-objects]
 //
 //   3 etcd members (127.0.0.1, free ports) ◀── --metadata etcd://m1,m2,m3/svc-local ── svc node 1..N
+//                                                --objects file:<dir>/objects (shared) ──┘
+//
+// With objects (the default) stream data lives in one shared `file:` object store, so streams fail
+// over when a node is killed and move with POST /admin/transfer; --no-objects keeps each stream on
+// its owner's disk.
 //
 // Prints every address, then runs until Ctrl-C / SIGTERM (or for --seconds), and tears everything
 // down: nodes first (SIGTERM, graceful), then the etcd members; the data directory is removed
@@ -22,14 +27,15 @@ const ROOT = path.resolve(__dirname, '..');
 const MAIN = path.join(ROOT, 'dist', 'main.js');
 
 function parseArgs(argv) {
-  const o = { nodes: 3, seconds: 0, keep: false };
+  const o = { nodes: 3, seconds: 0, keep: false, objects: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--nodes') o.nodes = Number(argv[++i]);
     else if (a === '--seconds') o.seconds = Number(argv[++i]);
     else if (a === '--keep') o.keep = true;
+    else if (a === '--no-objects') o.objects = false;
     else {
-      console.error(`unknown argument ${a}\nusage: node ops/local-cluster.js [--nodes 1-3] [--seconds N] [--keep]`);
+      console.error(`unknown argument ${a}\nusage: node ops/local-cluster.js [--nodes 1-3] [--seconds N] [--keep] [--no-objects]`);
       process.exit(2);
     }
   }
@@ -41,11 +47,12 @@ function parseArgs(argv) {
 }
 
 /** Start one node and resolve once it logged "node started". */
-async function startNode(i, url, dir) {
+async function startNode(i, url, dir, objects) {
   const [listen, admin, kafka] = await freePorts(3);
   return new Promise((resolve, reject) => {
     const dataDir = path.join(dir, `node${i}`);
     const args = [MAIN, 'serve', '--metadata', url, '--data-dir', dataDir, '--listen', `127.0.0.1:${listen}`, '--admin-listen', `127.0.0.1:${admin}`, '--kafka-listen', `127.0.0.1:${kafka}`];
+    if (objects !== null) args.push('--objects', `file:${objects}`);
     const log = fs.openSync(path.join(dir, `node${i}.log`), 'a');
     const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', log] });
     fs.closeSync(log);
@@ -89,8 +96,13 @@ async function main() {
     const url = etcd.url('svc-local');
     console.log(`etcd: ${etcd.endpoints.join(', ')}  (etcdctl --endpoints ${etcd.endpoints.join(',')} …)`);
     console.log(`--metadata ${url}`);
+    const objects = o.objects ? path.join(dir, 'objects') : null;
+    if (objects !== null) {
+      fs.mkdirSync(objects);
+      console.log(`--objects file:${objects}`);
+    }
     for (let i = 1; i <= o.nodes; i++) {
-      const n = await startNode(i, url, dir);
+      const n = await startNode(i, url, dir, objects);
       nodes.push(n);
       console.log(`node ${i}: protocol http://127.0.0.1:${n.listen}  admin http://127.0.0.1:${n.admin}  kafka 127.0.0.1:${n.kafka}`);
     }
