@@ -218,8 +218,18 @@ export async function readAll(c: ObjectsCluster, stream: string): Promise<ReadRe
   return out;
 }
 
+/**
+ * Acknowledged records of `w` missing from the stream now, while `w` may still be appending: the
+ * acknowledgements are taken before the read starts, so one that arrives during the read (at a seq
+ * past what the read returned) is not counted as lost.
+ */
+export async function lostRecords(c: ObjectsCluster, w: Writer): Promise<string[]> {
+  const acked = w.acked.slice();
+  return missing({ stream: w.stream, acked }, await readAll(c, w.stream));
+}
+
 /** Acknowledged records of `w` missing or different in `records` (seq, body, key, headers), as text. */
-export function missing(w: Writer, records: readonly ReadRecord[]): string[] {
+export function missing(w: Pick<Writer, 'stream' | 'acked'>, records: readonly ReadRecord[]): string[] {
   const bySeq = new Map(records.map((r) => [r.seq, r]));
   const bad: string[] = [];
   for (const a of w.acked) {
