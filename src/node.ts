@@ -421,6 +421,8 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     },
     metadataSync: () => (meta.syncLatency === undefined ? null : { bounds: SYNC_SECONDS_BOUNDS, latency: meta.syncLatency }),
     ...(objectMaintenance === null ? {} : { objectCounts: () => objectMaintenance.census.counts() }),
+    leaseHolder: () => lease.leaseHolder(),
+    moves: () => (transfers === null ? null : { pending: transfers.pending().length, opened: opener?.opened ?? 0 }),
     groupLag: async () => (await kafka.groups()).flatMap((g) => g.offsets.flatMap((o) => (o.lag === null ? [] : [{ group: g.groupId, topic: o.topic, partition: o.partition, lag: o.lag }]))),
   });
   // --metrics-listen: GET /metrics alone, without authentication, for a scraper that holds no token.

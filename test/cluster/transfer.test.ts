@@ -22,6 +22,13 @@ afterAll(async () => {
   await c?.stop();
 });
 
+/** One unlabelled sample of the node's /metrics (admin listener, auth off), or null when absent. */
+async function metric(n: NodeProcess, name: string): Promise<number | null> {
+  const text = await (await fetch(`${n.adminUrl!}/metrics`)).text();
+  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+  return m === null ? null : Number(m[1]);
+}
+
 async function transfer(stream: string, toNode: number, via?: NodeProcess): Promise<{ status: number; json: Record<string, unknown> }> {
   return c.admin('/admin/transfer', { method: 'POST', body: JSON.stringify({ stream, toNode }) }, via);
 }
@@ -36,6 +43,7 @@ test('a stream with records moves to another node: pending, then placed there wi
   const third = [1, 2, 3].find((id) => id !== from && id !== to)!;
   // The target is paused for a moment, so the move is certainly still pending while we look.
   const target = c.nodes.get(to)!;
+  const openedBefore = (await metric(target, 'svc_streams_opened_total')) ?? -1;
   target.proc.kill('SIGSTOP');
   let r: { status: number; json: Record<string, unknown> };
   try {
@@ -44,6 +52,7 @@ test('a stream with records moves to another node: pending, then placed there wi
     // Pending: the overview says so on any node (the stream detail would ask the paused owner).
     const overview = await c.admin<{ pendingTransfers: unknown[] }>('/admin/cluster', {}, c.nodes.get(third));
     expect(overview.json.pendingTransfers).toEqual([{ streamId: before.streamId, fromNode: from, toNode: to }]);
+    expect(await metric(c.nodes.get(third)!, 'svc_transfers_pending')).toBe(1);
     // The same transfer again is still pending; one to another node conflicts with it.
     expect((await transfer('/tr/one', to, c.nodes.get(third))).json).toMatchObject({ pending: true, toNode: to });
     expect(await transfer('/tr/one', third, c.nodes.get(third))).toEqual({ status: 400, json: { error: 'bad_request' } });
@@ -56,6 +65,11 @@ test('a stream with records moves to another node: pending, then placed there wi
     return d.state === 'placed' && d.ownerNodeId === to ? d : null;
   });
   expect(after).toMatchObject({ ownerNodeId: to, nodeId: to, epoch: before.epoch + 1, streamId: before.streamId, pendingTransfer: null });
+  // The metrics say the same: nothing pending, one more stream opened on the target, one lease holder.
+  expect(await metric(c.nodes.get(third)!, 'svc_transfers_pending')).toBe(0);
+  expect(await metric(target, 'svc_streams_opened_total')).toBe(openedBefore + 1);
+  const holders = await Promise.all([...c.nodes.values()].map((n) => metric(n, 'svc_maintenance_lease_holder')));
+  expect(holders.sort()).toEqual([0, 0, 1]);
   const n = w.acked.length;
   await until('appends go on after the move', async () => (w.acked.length >= n + 50 ? true : null));
   await w.stop();

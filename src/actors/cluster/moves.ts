@@ -50,6 +50,8 @@ export class StreamOpener {
   readonly #opening = new Map<string, number>();
   #started = false;
   #stopped = false;
+  /** Streams opened here after a move since start (transfers, failovers, a restart's reopens): svc_streams_opened_total. */
+  opened = 0;
 
   constructor(meta: MetaStore, placement: Placement, storage: MoveStorage, log: Logger) {
     this.#placement = placement;
@@ -134,7 +136,10 @@ export class StreamOpener {
           await this.#storage.create(name, spec, epoch);
         }
         this.#held.set(name, epoch);
-        if (await this.#placement.markMoved(name, epoch)) this.#log.info({ stream: name, epoch, ms: Date.now() - t0 }, 'opened a stream moved here');
+        if (await this.#placement.markMoved(name, epoch)) {
+          this.opened++;
+          this.#log.info({ stream: name, epoch, ms: Date.now() - t0 }, 'opened a stream moved here');
+        }
       } catch (err) {
         if (!still()) return;
         this.#log.warn({ stream: name, epoch, err: (err as Error).message }, 'opening a stream moved here failed; trying again');

@@ -47,6 +47,10 @@ export interface MetricSources {
    * null (or absent) without `--objects`, and then no svc_object_store_* samples are exposed.
    */
   objectStore?(): Promise<ObjectStoreStats | null> | ObjectStoreStats | null;
+  /** Whether this node holds the maintenance lease (null: unknown, e.g. not registered); absent: no series. */
+  leaseHolder?(): boolean | null;
+  /** Moves pending cluster-wide (rows `opening` with a `from`: the overview's pendingTransfers), and streams opened here after a move since start. */
+  moves?(): { pending: number; opened: number } | null;
 }
 
 /** One consumer group's lag on one partition: the partition's next offset minus the committed offset. */
@@ -204,6 +208,25 @@ export class NodeMetrics {
         for (const g of from.groupLag) this.set({ group: g.group, topic: g.topic, partition: String(g.partition) }, g.lag);
       },
     });
+    // The maintenance lease and moves (docs/cluster.md): read from the node's view at scrape time.
+    this.registry.registerMetric(
+      customMetric('svc_maintenance_lease_holder', 'whether this node holds the maintenance lease (1) or not (0); absent while unknown', 'gauge', () => {
+        const h = from.sources?.leaseHolder?.() ?? null;
+        return h === null ? [] : [{ metricName: 'svc_maintenance_lease_holder', labels: {}, value: h ? 1 : 0 }];
+      }),
+    );
+    this.registry.registerMetric(
+      customMetric('svc_transfers_pending', 'stream moves (transfers, failovers, reopens) pending cluster-wide: placement rows opening on their new node', 'gauge', () => {
+        const m = from.sources?.moves?.() ?? null;
+        return m === null ? [] : [{ metricName: 'svc_transfers_pending', labels: {}, value: m.pending }];
+      }),
+    );
+    this.registry.registerMetric(
+      customMetric('svc_streams_opened_total', 'streams this node opened after a move since it started (a transfer, a failover or its restart reopening its own)', 'counter', () => {
+        const m = from.sources?.moves?.() ?? null;
+        return m === null ? [] : [{ metricName: 'svc_streams_opened_total', labels: {}, value: m.opened }];
+      }),
+    );
     // Objects mode only (absent otherwise): the cluster's objects as the object ledger counts them.
     this.registry.registerMetric(
       customMetric('svc_objects', 'objects mode: objects in the object store that the ledger knows (o/ records), cluster-wide', 'gauge', () =>
