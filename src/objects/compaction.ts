@@ -19,6 +19,7 @@
  * reaper removes it as an orphan. Work is bounded per tick (runs and bytes).
  */
 import { type EntryValue } from './ledger';
+import { Ticker } from './ticker';
 import { compactedObjectKey, type Fence, fenceValue, type LedgerKeys, parseEntryName } from './ledger-keys';
 import { eachLimited, framesProblem, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type MaintenanceLog, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
 
@@ -75,8 +76,7 @@ export class Compactor {
   /** The stream after which the next tick starts (streams are taken in name order, in turn). */
   #after: string | null = null;
   #counter = 0;
-  #timer: NodeJS.Timeout | null = null;
-  #running: Promise<unknown> | null = null;
+  readonly #ticker: Ticker;
 
   constructor(deps: CompactionDeps, options: CompactionOptions = {}) {
     this.#deps = deps;
@@ -90,23 +90,15 @@ export class Compactor {
       streamsPerTick: options.streamsPerTick ?? 64,
       intervalMs: options.intervalMs ?? 1_000, // 1 s
     };
+    this.#ticker = new Ticker(() => this.tick(), this.#o.intervalMs, (err) => this.#deps.log?.warn({ err }, 'object compaction failed; retried at the next tick'));
   }
 
   start(): void {
-    if (this.#timer !== null) return;
-    this.#timer = setInterval(() => {
-      if (this.#running !== null) return;
-      this.#running = this.tick()
-        .catch((err: unknown) => this.#deps.log?.warn({ err }, 'object compaction failed; retried at the next tick'))
-        .finally(() => (this.#running = null));
-    }, this.#o.intervalMs);
-    this.#timer.unref();
+    this.#ticker.start();
   }
 
-  async stop(): Promise<void> {
-    if (this.#timer !== null) clearInterval(this.#timer);
-    this.#timer = null;
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#ticker.stop();
   }
 
   /** One pass over up to `streamsPerTick` placed streams (in turn), at most `runsPerTick` runs. */

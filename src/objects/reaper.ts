@@ -18,6 +18,7 @@
  * Work is bounded per tick: `perTick` objects looked at and deleted.
  */
 import { type LedgerKeys, streamOfSegment } from './ledger-keys';
+import { Ticker } from './ticker';
 import { eachLimited, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type MaintenanceLog, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
 
 /** The compare that proves this node holds the maintenance lease (the holder key at the version it wrote). */
@@ -70,8 +71,7 @@ export class Reaper {
   /** Orphan candidates: store key → when first seen without a record (reset when seen with one). */
   #orphans = new Map<string, number>();
   #lastSweep = 0;
-  #timer: NodeJS.Timeout | null = null;
-  #running: Promise<unknown> | null = null;
+  readonly #ticker: Ticker;
 
   constructor(deps: ReaperDeps, options: ReaperOptions = {}) {
     this.#deps = deps;
@@ -82,23 +82,15 @@ export class Reaper {
       orphanAgeMs: options.orphanAgeMs ?? 60_000, // 60 s
       orphanSweepMs: options.orphanSweepMs ?? 20_000, // 20 s
     };
+    this.#ticker = new Ticker(() => this.tick(), this.#o.intervalMs, (err) => this.#deps.log?.warn({ err }, 'object reaper failed; retried at the next tick'));
   }
 
   start(): void {
-    if (this.#timer !== null) return;
-    this.#timer = setInterval(() => {
-      if (this.#running !== null) return;
-      this.#running = this.tick()
-        .catch((err: unknown) => this.#deps.log?.warn({ err }, 'object reaper failed; retried at the next tick'))
-        .finally(() => (this.#running = null));
-    }, this.#o.intervalMs);
-    this.#timer.unref();
+    this.#ticker.start();
   }
 
-  async stop(): Promise<void> {
-    if (this.#timer !== null) clearInterval(this.#timer);
-    this.#timer = null;
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#ticker.stop();
   }
 
   async tick(now = Date.now()): Promise<ReaperTick> {

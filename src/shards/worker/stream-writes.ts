@@ -76,21 +76,8 @@ export class StreamWrites {
 
   /** A batch as checked (its base offset rewritten to the stream's next seq). */
   appendBatch(s: StreamState, batch: Buffer): void {
-    const { commit, checkpoints, maxChunkBytes, maxProducers } = this.#x;
     setBaseOffset(batch, s.assignedSeq, 0);
-    const h = readBatchHeader(batch, 0);
-    const base = s.assignedSeq;
-    const last = base + h.lastOffsetDelta;
-    s.assignedSeq = last + 1;
-    const frame = encodeFrame(FrameType.Data, s.id, batch);
-    commit.enqueue(s, frame, (loc) => {
-      if (s.deleted) return;
-      const c = addChunk(s, { baseSeq: base, lastSeq: last, segId: loc.segId, pos: loc.pos, len: frame.length, maxTs: h.maxTimestamp }, maxChunkBytes);
-      checkpoints.chunkChanged(c, s.id);
-      s.nextSeq = last + 1;
-      recordBatchProducer(s.durableProducers, h, base, maxProducers);
-      checkpoints.streamChanged(s);
-    });
+    this.#enqueueBatch(s, batch, readBatchHeader(batch, 0), false);
   }
 
   /**
@@ -99,11 +86,19 @@ export class StreamWrites {
    * came from). The apply step is a replayed DATA frame's: chunk, tail, producer state.
    */
   importBatch(s: StreamState, batch: Buffer, h: BatchHeader): void {
+    s.lastTs = Math.max(s.lastTs, h.maxTimestamp);
+    this.#enqueueBatch(s, batch, h, true);
+  }
+
+  /**
+   * A DATA frame of `batch` (base offset already its first seq) for group commit; once durable:
+   * chunk, tail, producer state. `local`: an import's, kept out of the object ledger.
+   */
+  #enqueueBatch(s: StreamState, batch: Buffer, h: BatchHeader, local: boolean): void {
     const { commit, checkpoints, maxChunkBytes, maxProducers } = this.#x;
     const base = h.baseOffset;
     const last = base + h.lastOffsetDelta;
     s.assignedSeq = last + 1;
-    s.lastTs = Math.max(s.lastTs, h.maxTimestamp);
     const frame = encodeFrame(FrameType.Data, s.id, batch);
     commit.enqueue(
       s,
@@ -116,7 +111,7 @@ export class StreamWrites {
         recordBatchProducer(s.durableProducers, h, base, maxProducers);
         checkpoints.streamChanged(s);
       },
-      true,
+      local,
     );
   }
 
