@@ -105,8 +105,12 @@ describe.each(['uws', 'node'] as const)('the %s engine', (engine) => {
     ];
     const results = await Promise.all(heads.map((h) => rawRequestUntilClose(svc, h, 1500)));
     const big = await rawRequestUntilClose(svc, `PUT /m7-${engine} HTTP/1.1\r\nHost: a\r\nX: ${'a'.repeat(70_000)}\r\n\r\n`, 1500);
-    // Over 16 KiB: 431 on both engines (uWS takes far more; the adapter holds it to node's limit).
-    expect(big.status).toBe(431);
+    // Over 16 KiB: node answers 431. uWS v20.30 hands a large head to the adapter (which answers
+    // 431, node's limit) only when the head arrived in one read; one split across reads outgrows
+    // uWS's own buffer and uWS closes the connection without an answer (gateway/http README). On
+    // loopback either can happen: both refuse the request, and the HEAD checks below show it never ran.
+    if (engine === 'node') expect(big.status).toBe(431);
+    else expect(big.status === 431 || (big.raw.length === 0 && big.closed)).toBe(true);
     if (engine === 'node') {
       for (const r of results) expect(r.status).toBe(400);
     } else {
