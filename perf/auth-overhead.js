@@ -17,13 +17,11 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { recordBody } = require('./lib/bodies');
 const { intEnv } = require('./lib/util');
-const { pairedRuns } = require('./lib/builds-ab');
+const { pairedRuns, W1_LOAD } = require('./lib/builds-ab');
 const { authSection, replaceAuthSection } = require('./lib/auth-section');
 
 const PERF_DIR = __dirname;
-const RECORD = 100;
 
 async function main() {
   const rounds = intEnv('PERF_AUTH_ROUNDS', 4, 10);
@@ -42,13 +40,7 @@ async function main() {
     rounds,
     duration,
     connections,
-    writeBody(dir) {
-      const file = path.join(dir, `record-${RECORD}.bin`);
-      fs.writeFileSync(file, recordBody(0, RECORD));
-      return file;
-    },
-    path: '/w1',
-    contentType: 'application/octet-stream',
+    ...W1_LOAD,
     onRun: (x) => console.log(`round ${x.round} auth ${x.id.padEnd(8)} ${Math.round(x.rps)} appends/s, p99 ${(x.p99 / 1000).toFixed(2)} ms, ${x.cpuUs.toFixed(1)} µs node CPU per append`),
   });
   const section = authSection({

@@ -11,23 +11,13 @@
 // that of its main thread alone (the gateway thread). The harness: perf/lib/builds-ab.js.
 // For a before/after of a change: copy dist/ of the old commit to perf/.work/ before building the new one.
 
-const fs = require('node:fs');
-const path = require('node:path');
-const { recordBody } = require('./lib/bodies');
-const { compareBuilds } = require('./lib/builds-ab');
+const { compareBuilds, W1_LOAD, W1_RECORD: RECORD } = require('./lib/builds-ab');
 
-const RECORD = 100;
 
 compareBuilds({
   name: 'ab',
   describe: `single ${RECORD} B appends, 64 connections`,
-  writeBody(dir) {
-    const file = path.join(dir, `record-${RECORD}.bin`);
-    fs.writeFileSync(file, recordBody(0, RECORD));
-    return file;
-  },
-  path: '/w1',
-  contentType: 'application/octet-stream',
+  ...W1_LOAD,
   connections: 64,
 }).catch((err) => {
   console.error(err);

@@ -17,14 +17,10 @@
 // every request) to a receiver in this process that reads and discards each OTLP request, the
 // other has traces off (the default). PERF_METRICS_CONTROL=1: traces on both sides.
 
-const fs = require('node:fs');
 const os = require('node:os');
-const path = require('node:path');
-const { recordBody } = require('./lib/bodies');
 const { http, intEnv, freePort } = require('./lib/util');
-const { pairedRuns } = require('./lib/builds-ab');
+const { pairedRuns, W1_LOAD } = require('./lib/builds-ab');
 
-const RECORD = 100;
 
 /** An OTLP/HTTP receiver that reads each export request, counts it and answers 200 `{}`, as a collector would. */
 function discardingReceiver() {
@@ -88,13 +84,7 @@ async function main() {
     rounds,
     duration,
     connections,
-    writeBody(dir) {
-      const file = path.join(dir, `record-${RECORD}.bin`);
-      fs.writeFileSync(file, recordBody(0, RECORD));
-      return file;
-    },
-    path: '/w1',
-    contentType: 'application/octet-stream',
+    ...W1_LOAD,
     onRun: (x) =>
       console.log(
         `round ${x.round} ${what} ${x.id.padEnd(3)} ${Math.round(x.rps)} appends/s, p99 ${(x.p99 / 1000).toFixed(2)} ms, ${x.cpuUs.toFixed(1)} µs node CPU per append, ${x.extra ?? 0} ${what === 'traces' ? 'OTLP exports' : 'scrapes'}`,

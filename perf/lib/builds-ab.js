@@ -17,6 +17,7 @@ const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { runWrk, haveWrk } = require('./wrk');
 const { http, cpuSeconds, intEnv, freePorts, waitForPort } = require('./util');
+const { recordBody } = require('./bodies');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const WARMUP_S = 2;
@@ -141,4 +142,16 @@ async function compareBuilds(o) {
   console.log(`load average after: ${os.loadavg()[0].toFixed(2)}`);
 }
 
-module.exports = { pairedRuns, compareBuilds, startNode, mainThreadCpuSeconds };
+/** W1's request: one 100-byte record appended to /w1 (the load of builds-ab, auth-overhead and metrics-overhead). */
+const W1_RECORD = 100;
+const W1_LOAD = {
+  writeBody(dir) {
+    const file = path.join(dir, `record-${W1_RECORD}.bin`);
+    fs.writeFileSync(file, recordBody(0, W1_RECORD));
+    return file;
+  },
+  path: '/w1',
+  contentType: 'application/octet-stream',
+};
+
+module.exports = { pairedRuns, compareBuilds, startNode, mainThreadCpuSeconds, W1_LOAD, W1_RECORD };
