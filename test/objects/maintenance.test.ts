@@ -124,6 +124,31 @@ async function expectLiveIntact(w: World, streams: Array<{ name: string; fromFra
   }
 }
 
+
+/**
+ * The test's etcd link with its transactions held at a gate: reads pass, each transaction waits
+ * until `release()`; `reachedGate` resolves when the first one arrives (a ledger call that has read
+ * its entries and not yet written anything).
+ */
+function gatedLink(): { gated: EtcdLink; reachedGate: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let atGate!: () => void;
+  const reachedGate = new Promise<void>((r) => (atGate = r));
+  const gated = {
+    get closed() {
+      return link.closed;
+    },
+    rangePrefix: (p: string, ms: number) => link.rangePrefix(p, ms),
+    get: (k: string, ms: number) => link.get(k, ms),
+    txnOnce: async (...a: Parameters<EtcdLink['txnOnce']>) => {
+      atGate();
+      await gate;
+      return link.txnOnce(...a);
+    },
+  } as unknown as EtcdLink;
+  return { gated, reachedGate, release };
+}
 describe('compaction', () => {
   it('rewrites a crowded stream\'s small entries into one c/ object that reads back the same frames', async () => {
     const w = world();
@@ -230,22 +255,7 @@ describe('compaction', () => {
     await create(w, ['t']);
     for (let i = 0; i < 6; i++) await group(w, ['t']);
     // The trim's ledger: its transactions wait at a gate, so it has read the entries but not yet deleted them.
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let atGate!: () => void;
-    const reachedGate = new Promise<void>((r) => (atGate = r));
-    const gated = {
-      get closed() {
-        return link.closed;
-      },
-      rangePrefix: (p: string, ms: number) => link.rangePrefix(p, ms),
-      get: (k: string, ms: number) => link.get(k, ms),
-      txnOnce: async (...a: Parameters<EtcdLink['txnOnce']>) => {
-        atGate();
-        await gate;
-        return link.txnOnce(...a);
-      },
-    } as unknown as EtcdLink;
+    const { gated, reachedGate, release } = gatedLink();
     const trimmer = new Ledger(gated, w.prefix);
     let trim: Promise<boolean> | null = null;
     const beginTrim = async (): Promise<void> => {
@@ -371,22 +381,7 @@ describe('the reaper', () => {
     await create(w, ['gone']);
     for (let i = 0; i < 5; i++) await group(w, ['gone']);
     // The delete reads the entries, then waits at its first transaction until the compaction committed.
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let atGate!: () => void;
-    const reachedGate = new Promise<void>((r) => (atGate = r));
-    const gated = {
-      get closed() {
-        return link.closed;
-      },
-      rangePrefix: (p: string, ms: number) => link.rangePrefix(p, ms),
-      get: (k: string, ms: number) => link.get(k, ms),
-      txnOnce: async (...a: Parameters<EtcdLink['txnOnce']>) => {
-        atGate();
-        await gate;
-        return link.txnOnce(...a);
-      },
-    } as unknown as EtcdLink;
+    const { gated, reachedGate, release } = gatedLink();
     const deleting = new Ledger(gated, w.prefix).deleteStream('gone', me);
     await reachedGate;
     const compactor = new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'gone', streamId: 8, fence: me }] }, { settleMs: 0 });
