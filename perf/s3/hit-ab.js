@@ -10,7 +10,7 @@
 //        PERF_CELLS (same,fresh), PERF_CPU_PROF=<dir> (start every svc-cache under `node --cpu-prof` writing there).
 'use strict';
 
-const { spawn, spawnSync } = require('node:child_process');
+const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
@@ -28,23 +28,7 @@ const AK = 'BENCHKEY';
 const SK = 'bench-secret';
 const roots = (process.argv.slice(2).length ? process.argv.slice(2) : ['.']).map((r) => path.resolve(r));
 
-const children = [];
-function start(cmd, args, env, pattern) {
-  const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const onData = (d) => {
-      out += d;
-      const m = pattern.exec(out);
-      if (m) resolve({ child, match: m });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${cmd} exited with ${code}:\n${out}`)));
-  });
-}
-process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGTERM')));
+const { startChild: start, stopChildren } = require('../lib/children');
 
 function request(url, method = 'GET', body) {
   return new Promise((resolve, reject) => {
@@ -134,7 +118,7 @@ async function main() {
   process.stdout.write(`wrk -t1 -c${CONNECTIONS}, ${ROUNDS} rounds × ${DURATION} s per cell, medians; load average ${os.loadavg().map((x) => x.toFixed(1)).join(' / ')}\n`);
   console.table(rows);
   if (process.env.PERF_VERBOSE) for (const b of builds) process.stdout.write(`${b.root}: ${JSON.stringify(b.cells)}\n`);
-  for (const c of children) c.kill('SIGTERM');
+  stopChildren();
   await new Promise((r) => setTimeout(r, 1000));
   fs.rmSync(work, { recursive: true, force: true });
 }

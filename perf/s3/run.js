@@ -28,34 +28,7 @@ const BUCKET = 'bench';
 const AK = 'BENCHKEY';
 const SK = 'bench-secret';
 
-const children = [];
-function start(cmd, args, env, readyPattern) {
-  const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${cmd} did not start:\n${out}`)), 20000);
-    const onData = (d) => {
-      out += d;
-      const m = readyPattern.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, match: m });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${cmd} exited with ${code}:\n${out}`));
-    });
-  });
-}
-
-function stopAll() {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
-}
-process.on('exit', stopAll);
+const { startChild: start, stopChildren: stopAll, track } = require('../lib/children');
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 /** One request; retried once when a kept-alive socket turns out to have been closed by the server. */
@@ -184,8 +157,7 @@ http {
 }
 `,
   );
-  const nginx = spawn('nginx', ['-c', conf, '-p', work], { stdio: ['ignore', 'inherit', 'inherit'] });
-  children.push(nginx);
+  const nginx = track(spawn('nginx', ['-c', conf, '-p', work], { stdio: ['ignore', 'inherit', 'inherit'] }));
   const nginxUrl = `http://127.0.0.1:${nginxPort}`;
   for (let i = 0; i < 50; i++) {
     try {
