@@ -6,6 +6,8 @@
  *   1. write `<dir>/<key's dir>/.<name>.<random>.tmp` and fsync it      (the bytes are on disk)
  *   2. rename it to `<name>`                                            (atomic: readers see all or nothing)
  *   3. fsync the directory                                              (the name is on disk)
+ * A fresh key (nothing reads it before the put resolves: group and compacted objects) is written
+ * in place instead, its data and directory synced together: one sync round, not two in a row.
  * Directories a put creates are fsynced into their parents first. Temporary files start with `.`,
  * a segment no key may have, so listings skip them and they never collide with an object.
  */
@@ -14,7 +16,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type ObjectOutcome, type ObjectStoreStats, recordObjectRequest } from './object-stats';
 import {
-  type ByteRange, type ListedObject, type ObjectOp, type ObjectStore, ObjectNotFoundError, ObjectStoreError, bodyChunks, checkKey, checkPrefix, checkRange,
+  type ByteRange, type ListedObject, type ObjectOp, type ObjectStore, type PutOptions, ObjectNotFoundError, ObjectStoreError, bodyChunks, checkKey, checkPrefix, checkRange,
 } from './object-store';
 
 export class FileObjectStore implements ObjectStore {
@@ -29,13 +31,14 @@ export class FileObjectStore implements ObjectStore {
     this.#stats = stats;
   }
 
-  async put(key: string, body: Buffer | readonly Buffer[]): Promise<void> {
+  async put(key: string, body: Buffer | readonly Buffer[], options?: PutOptions): Promise<void> {
     checkKey('put', key);
     const { chunks, bytes } = bodyChunks(body);
     await this.#timed('put', key, bytes, async () => {
       const file = this.#path(key);
       const dir = path.dirname(file);
       await this.#ensureDir(dir);
+      if (options?.fresh === true) return putInPlace(file, dir, chunks, bytes);
       const tmp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
       let renamed = false;
       try {
@@ -215,6 +218,22 @@ async function writeAll(fh: fs.promises.FileHandle, chunks: readonly Buffer[], b
     const { bytesWritten } = await fh.write(rest, 0, rest.length, written);
     if (bytesWritten === 0) throw Object.assign(new Error(`wrote ${written} of ${bytes} bytes`), { code: 'EIO' });
     written += bytesWritten;
+  }
+}
+
+/**
+ * A fresh key (PutOptions.fresh): written under its own name, then the file's data and the
+ * directory entry synced at once. Both syncs follow the create and the write, so when both
+ * resolve the name and the bytes are on disk; until then a reader could see part of the object,
+ * which is why only keys nothing reads yet are written so.
+ */
+async function putInPlace(file: string, dir: string, chunks: readonly Buffer[], bytes: number): Promise<void> {
+  const fh = await fs.promises.open(file, 'w', 0o644);
+  try {
+    await writeAll(fh, chunks, bytes);
+    await Promise.all([fh.datasync(), fsyncDir(dir)]);
+  } finally {
+    await fh.close();
   }
 }
 

@@ -11,7 +11,7 @@ import { parseObjectsUrl } from './objects-url';
 import { S3ObjectStore, type S3StoreOptions } from './s3-store';
 
 export {
-  type ByteRange, type ListedObject, type ObjectErrorData, type ObjectOp, type ObjectStore, ObjectNotFoundError, ObjectStoreError, isObjectNotFound, keyProblem,
+  type ByteRange, type ListedObject, type ObjectErrorData, type ObjectOp, type ObjectStore, type PutOptions, ObjectNotFoundError, ObjectStoreError, isObjectNotFound, keyProblem,
   objectErrorData, objectErrorFromData,
 } from './object-store';
 export {

@@ -16,11 +16,22 @@ export interface ListedObject {
   size: number;
 }
 
+export interface PutOptions {
+  /**
+   * The key is new, and nothing reads it before this put resolves (group and compacted objects:
+   * the ledger names them only afterwards). file: then writes it in place and syncs the file and
+   * its directory together, one sync round instead of two in a row; a put cut short leaves a
+   * partial object under the key, which nothing refers to (an orphan for the reaper). s3: no
+   * difference (a PUT is atomic there).
+   */
+  fresh?: boolean;
+}
+
 export interface ObjectStore {
   /** The URL with credentials removed, for logs and /admin. */
   readonly describe: string;
   /** Durable when it resolves (file: write tmp + fsync + rename + fsync dir; s3: 200 to PUT). */
-  put(key: string, body: Buffer | readonly Buffer[]): Promise<void>;
+  put(key: string, body: Buffer | readonly Buffer[], options?: PutOptions): Promise<void>;
   /**
    * Whole object or a byte range; rejects with ObjectNotFoundError when absent, and with an
    * ObjectStoreError (code `InvalidRange`) when the range does not lie inside the object.

@@ -68,6 +68,20 @@ describe('file: object store', () => {
     await store.close();
   });
 
+  it('writes a fresh key in place: the object\'s bytes under its own name once put resolves, no temporary file; a second put of it (a retry) replaces them whole', async () => {
+    const dir = tempDir();
+    const store = openObjectStore(`file:${dir}`);
+    const body = Buffer.alloc(200 * 1024, 0x33);
+    await store.put('g/1/2/0/000000000001', [body.subarray(0, 7), body.subarray(7)], { fresh: true });
+    const file = path.join(dir, 'g', '1', '2', '0', '000000000001');
+    expect(fs.readFileSync(file).equals(body)).toBe(true);
+    expect(allFiles(dir)).toEqual(['g/1/2/0/000000000001']);
+    await store.put('g/1/2/0/000000000001', Buffer.from('shorter'), { fresh: true });
+    expect(fs.readFileSync(file).toString()).toBe('shorter');
+    expect((await store.get('g/1/2/0/000000000001', { offset: 1, length: 3 })).toString()).toBe('hor');
+    await store.close();
+  });
+
   it('skips a temporary file a crash left behind, in listings and gets', async () => {
     const dir = tempDir();
     const store = openObjectStore(`file:${dir}`);

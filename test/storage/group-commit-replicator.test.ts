@@ -23,6 +23,10 @@ class HandReplicator implements Replicator {
     readonly stallMs = 10_000,
     readonly flushMs = 0,
   ) {}
+  readyForNext(): boolean {
+    return false;
+  }
+  onReady(): void {}
   readonly waiting: Array<{ g: Group; resolve: (fenced: Map<StreamState, number | null>) => void }> = [];
   replicate(g: Group): Promise<ReadonlyMap<StreamState, number | null>> {
     return new Promise((resolve) => this.waiting.push({ g, resolve }));

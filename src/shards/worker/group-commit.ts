@@ -54,8 +54,12 @@ const newGroup = (): Group => ({ frames: new Map(), replies: [], replyStreams: [
 export interface Replicator {
   /** Groups in flight at once (their object PUTs overlap; ledger commits stay in group order). */
   readonly maxInFlight: number;
-  /** A group starts while others are in flight only when it holds at least this many bytes (else it gathers until they are done). */
+  /** A group starts while others are in flight only when it holds at least this many bytes, or when readyForNext() (else it gathers). */
   readonly overlapMinBytes: number;
+  /** A group may start beside those in flight whatever its size (objects mode: none is before its ledger commit). */
+  readyForNext(): boolean;
+  /** Called when readyForNext() may have turned true. */
+  onReady(listener: () => void): void;
   /**
    * Resolves once the group is durable, with the streams whose writes were refused (fenced:
    * moved to another node) and the node now holding each, when known. Keeps trying while the
@@ -118,6 +122,7 @@ export class GroupCommit {
     this.#log = log;
     this.#hooks = hooks;
     this.#replicator = replicator;
+    replicator?.onReady(() => this.flush());
   }
 
   #flushTimer: NodeJS.Timeout | null = null;
@@ -174,8 +179,9 @@ export class GroupCommit {
 
   #flushNow(): void {
     if (this.#inFlight >= (this.#replicator?.maxInFlight ?? MAX_IN_FLIGHT) || this.#failed !== null) return;
-    // A group waiting behind one in flight starts only when it is large (objects mode: the replicator says how large).
-    if (this.#inFlight > 0 && this.#pendingBytes < (this.#replicator?.overlapMinBytes ?? SECOND_GROUP_MIN_BYTES)) return;
+    // A group waiting behind one in flight starts only when it is large (objects mode: the
+    // replicator says how large), or, in objects mode, once the one in flight is at its ledger commit.
+    if (this.#inFlight > 0 && this.#pendingBytes < (this.#replicator?.overlapMinBytes ?? SECOND_GROUP_MIN_BYTES) && this.#replicator?.readyForNext() !== true) return;
     const g = this.#pending;
     if (g.frames.size === 0 && g.replies.length === 0) {
       if (this.#inFlight === 0) this.#notifyIdle();

@@ -6,7 +6,8 @@
  *   group ──▶ object PUT g/<node>/<nodeEpoch>/<shard>/<n>  (the group's frames, concatenated;
  *   (frames      │                                          PUTs of consecutive groups overlap)
  *    per stream) ▼
- *            ledger.commit: i/ + r/ (+ m/) per stream       (in group order; compare f/<stream>)
+ *            ledger.commit: i/ + r/ (+ m/) per stream       (in group order, one at a time; compare f/<stream>;
+ *                │                                          the next group's PUT runs beside it)
  *                │
  *                ▼  fenced streams ──▶ `moved` (never acknowledged, never applied)
  *            GroupCommit: local segment write without fdatasync ──▶ apply ──▶ replies
@@ -18,7 +19,7 @@
  * requests storage_unavailable after `stallMs` and refuses new writes.
  */
 import { readBatchHeader } from '../../util/record-batch';
-import { type Fence, type Ledger, type LedgerMeta, type StreamCommit, groupObjectKey } from '../../objects';
+import { type Fence, type Ledger, type LedgerMeta, type PutOptions, type StreamCommit, groupObjectKey } from '../../objects';
 import { FRAME_HEADER, FrameType } from './frame';
 import { type Group, type Replicator } from './group-commit';
 import { type StoredMeta, patchMeta, readMeta, storedMeta } from './stream-meta';
@@ -26,7 +27,7 @@ import { type StreamLedgerState, type StreamState } from './stream-state';
 
 /** What objects mode needs of the object store (src/objects ObjectStore): a durable PUT, and a listing at start. */
 export interface ObjectPut {
-  put(key: string, body: Buffer | readonly Buffer[]): Promise<void>;
+  put(key: string, body: Buffer | readonly Buffer[], options?: PutOptions): Promise<void>;
   list(prefix: string): AsyncIterable<{ key: string }>;
 }
 
@@ -41,7 +42,7 @@ export interface ObjectCommitOptions {
   maxInFlight?: number;
   /** Replies of a group not durable after this long are answered storage_unavailable (ms); default 5 s. */
   stallMs?: number;
-  /** A group starts while others are in flight only from this size on (bytes); default 64 KiB. */
+  /** A group starts while another is before its ledger commit only from this size on (bytes); default 64 KiB. */
   overlapMinBytes?: number;
   /** > 0: each group gathers for up to this long before its PUT (--objects-flush-ms); default 0. */
   flushMs?: number;
@@ -66,6 +67,9 @@ interface Part {
   meta: LedgerMeta | null;
 }
 
+/** Group object keys are new (start() continues above the shard's listed keys) and read only once the ledger names them. */
+const FRESH: PutOptions = { fresh: true };
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export class ObjectCommit implements Replicator {
@@ -80,6 +84,9 @@ export class ObjectCommit implements Replicator {
   /** The newest group's ledger commit: the next one waits for it (group order). */
   #lastCommit: Promise<unknown> = Promise.resolve();
   #closed = false;
+  /** Groups handed to replicate() whose ledger commit has not begun. */
+  #beforeCommit = 0;
+  readonly #readyListeners: Array<() => void> = [];
   /** Per stream, the data seq after the frames handed to replicate() so far (an entry without data is [seq, seq)). */
   readonly #seqs = new WeakMap<StreamState, number>();
 
@@ -113,6 +120,20 @@ export class ObjectCommit implements Replicator {
       last = Date.now();
     }
     this.#counter = Math.max(this.#counter, last + 1);
+  }
+
+  /**
+   * True when no group is before its ledger commit (its PUT running, or waiting for the previous
+   * group's commit): a new group may start now whatever its size, its PUT beside the commit in
+   * flight. Two stages so overlapped, not more: the commits are in group order, one at a time,
+   * so a third group would only wait, and split the clients into smaller groups.
+   */
+  readyForNext(): boolean {
+    return this.#beforeCommit === 0;
+  }
+
+  onReady(listener: () => void): void {
+    this.#readyListeners.push(listener);
   }
 
   /** Stop retrying: groups still waiting fail (the shard is closing). */
@@ -150,8 +171,21 @@ export class ObjectCommit implements Replicator {
       this.#seqs.set(s, p.to);
       parts.push(p);
     }
-    const put = body.length === 0 ? Promise.resolve() : this.#retrying(() => this.#o.store.put(key, body));
-    const done = Promise.all([put, this.#lastCommit]).then(() => this.#commit(key, off, parts));
+    const put = body.length === 0 ? Promise.resolve() : this.#retrying(() => this.#o.store.put(key, body, FRESH));
+    this.#beforeCommit++;
+    const committing = (): void => {
+      if (--this.#beforeCommit === 0) for (const l of this.#readyListeners) l();
+    };
+    const done = Promise.all([put, this.#lastCommit]).then(
+      () => {
+        committing();
+        return this.#commit(key, off, parts);
+      },
+      (err: unknown) => {
+        committing();
+        throw err;
+      },
+    );
     this.#lastCommit = done.catch(() => undefined);
     return done;
   }
