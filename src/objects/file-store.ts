@@ -24,6 +24,8 @@ export class FileObjectStore implements ObjectStore {
   readonly #dir: string;
   readonly #stats: ObjectStoreStats | undefined;
   #rootChecked = false;
+  /** Directories fresh puts went to, kept open for their fsyncs. */
+  readonly #dirFds = new Map<string, number>();
 
   constructor(dir: string, stats?: ObjectStoreStats) {
     this.#dir = dir;
@@ -37,8 +39,8 @@ export class FileObjectStore implements ObjectStore {
     await this.#timed('put', key, bytes, async () => {
       const file = this.#path(key);
       const dir = path.dirname(file);
+      if (options?.fresh === true) return this.#putInPlace(file, dir, chunks, bytes);
       await this.#ensureDir(dir);
-      if (options?.fresh === true) return putInPlace(file, dir, chunks, bytes);
       const tmp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
       let renamed = false;
       try {
@@ -122,7 +124,45 @@ export class FileObjectStore implements ObjectStore {
     }
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    const fds = [...this.#dirFds.values()];
+    this.#dirFds.clear();
+    for (const fd of fds) fs.closeSync(fd);
+  }
+
+  /**
+   * A fresh key (PutOptions.fresh): written under its own name, then the file's data and the
+   * directory entry synced at once. Both syncs follow the create and the write, so when both
+   * resolve the name and the bytes are on disk; until then a reader could see part of the object,
+   * which is why only keys nothing reads yet are written so.
+   *
+   * This is the group commit's path, so it is lean on the calling thread: the open, write and
+   * close are synchronous (a create and a write into the page cache, microseconds), the two syncs
+   * run on the thread pool side by side, and the directory stays open for the next put (the store
+   * never removes directories). Against the promise API's seven round trips this halves the CPU
+   * of a put (perf: 160–170 against 330–400 µs for a 6 KB object, fsyncs included).
+   */
+  async #putInPlace(file: string, dir: string, chunks: readonly Buffer[], bytes: number): Promise<void> {
+    let dirFd = this.#dirFds.get(dir);
+    if (dirFd === undefined) {
+      await this.#ensureDir(dir);
+      dirFd = this.#dirFds.get(dir) ?? fs.openSync(dir, 'r');
+      this.#dirFds.set(dir, dirFd);
+    }
+    const fd = fs.openSync(file, 'w', 0o644);
+    try {
+      let written = 0;
+      while (written < bytes) {
+        const rest = written === 0 ? (chunks as Buffer[]) : [Buffer.concat(chunks as Buffer[]).subarray(written)];
+        const n = fs.writevSync(fd, rest, written);
+        if (n === 0) throw Object.assign(new Error(`wrote ${written} of ${bytes} bytes`), { code: 'EIO' });
+        written += n;
+      }
+      await Promise.all([syncFd(fd, 'data'), syncFd(dirFd, 'all')]);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
 
   /**
    * Keys under `rel` (a key prefix ending in `/`, or '') in UTF-8 byte order: a directory sorts
@@ -221,20 +261,9 @@ async function writeAll(fh: fs.promises.FileHandle, chunks: readonly Buffer[], b
   }
 }
 
-/**
- * A fresh key (PutOptions.fresh): written under its own name, then the file's data and the
- * directory entry synced at once. Both syncs follow the create and the write, so when both
- * resolve the name and the bytes are on disk; until then a reader could see part of the object,
- * which is why only keys nothing reads yet are written so.
- */
-async function putInPlace(file: string, dir: string, chunks: readonly Buffer[], bytes: number): Promise<void> {
-  const fh = await fs.promises.open(file, 'w', 0o644);
-  try {
-    await writeAll(fh, chunks, bytes);
-    await Promise.all([fh.datasync(), fsyncDir(dir)]);
-  } finally {
-    await fh.close();
-  }
+/** fdatasync (data) or fsync (all) of an open descriptor, on the thread pool. */
+function syncFd(fd: number, what: 'data' | 'all'): Promise<void> {
+  return new Promise((resolve, reject) => (what === 'data' ? fs.fdatasync : fs.fsync)(fd, (err) => (err ? reject(err) : resolve())));
 }
 
 async function fsyncDir(dir: string): Promise<void> {
