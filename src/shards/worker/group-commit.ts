@@ -18,6 +18,7 @@
  */
 import { SvcError } from '../../errors';
 import { type Location, type SegmentLog } from './segment-log';
+import { type LogWriter } from './commit-barrier';
 import { type StreamState } from './stream-state';
 import { COMMIT_FRAME_BOUNDS, COMMIT_SECONDS_BOUNDS, type CommitStats, newCommitStats, observeBucket } from '../commit-stats';
 
@@ -111,13 +112,22 @@ export class GroupCommit {
   readonly stats: CommitStats = newCommitStats();
 
   readonly #replicator: Replicator | null;
+  /** Writes a group and makes it durable: the worker's commit barrier (commit-barrier.ts), or the log's own write + fdatasync. */
+  readonly #writer: LogWriter;
   /** Groups past the replicator's stallMs and not yet durable: writes are refused meanwhile. */
   #stalled = 0;
 
-  constructor(log: SegmentLog, hooks: GroupCommitHooks, replicator: Replicator | null = null) {
+  constructor(log: SegmentLog, hooks: GroupCommitHooks, replicator: Replicator | null = null, writer?: (stats: CommitStats) => LogWriter) {
     this.#log = log;
     this.#hooks = hooks;
     this.#replicator = replicator;
+    this.#writer =
+      writer?.(this.stats) ??
+      ((bufs) =>
+        log.write(bufs).then((w) => {
+          this.stats.syncs++;
+          return w;
+        }));
   }
 
   #flushTimer: NodeJS.Timeout | null = null;
@@ -192,7 +202,7 @@ export class GroupCommit {
     let fenced = NOTHING_FENCED;
     let write: Promise<{ locations: Location[]; end: Location }>;
     if (this.#replicator === null) {
-      write = order.length === 0 ? Promise.resolve({ locations: [] as Location[], end: this.#log.tail }) : this.#log.write(order.map((f) => f.buf));
+      write = order.length === 0 ? Promise.resolve({ locations: [] as Location[], end: this.#log.tail }) : this.#writer(order.map((f) => f.buf));
     } else {
       // Objects mode: durable in the object store and the ledger first; the local write follows
       // (in group order, as the replicator resolves), without fdatasync.
