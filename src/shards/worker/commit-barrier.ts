@@ -6,9 +6,12 @@
  *   shard k's group commit ──writer(bufs)──▶ SegmentLog.write(journaled: no fdatasync), at once
  *                                              │ (positions laid out synchronously, as before)
  *   end of the turn (setImmediate) ──▶ the turn's groups:
- *       one shard's log   ──▶ fdatasync of its segments (what a group cost before)
- *       several shards'   ──▶ one record per group in the worker's sync journal, one write + one
- *                             fdatasync for all of them (sync-journal.ts); acknowledged after it
+ *       small (< JOURNAL_MAX_BYTES) ──▶ one record per group in the worker's sync journal, one
+ *                                       write + one fdatasync for all of them (sync-journal.ts);
+ *                                       acknowledged after it
+ *       large                       ──▶ fdatasync of its own segments, as without a barrier
+ *                                       (copying megabytes into the journal would double the
+ *                                       disk's write load where the fdatasync no longer dominates)
  *
  * Journal barriers run one at a time (a journal's records must be acknowledged in file order:
  * its recovery stops at the first torn record), so the groups arriving while one is in flight
@@ -24,6 +27,9 @@ import { type CommitStats } from '../commit-stats';
 import { type Location, type SegmentLog } from './segment-log';
 import { type JournalRecord, ROTATE_BYTES, type SyncJournal } from './sync-journal';
 
+/** A group of at least this many bytes is made durable by its own segments' fdatasync, not through the journal. */
+export const JOURNAL_MAX_BYTES = 64 * 1024; // 64 KiB
+
 export interface LogWrite {
   locations: Location[];
   end: Location;
@@ -37,6 +43,7 @@ interface Member {
   log: SegmentLog;
   stats: CommitStats;
   bufs: readonly Buffer[];
+  bytes: number;
   written: Promise<LogWrite>;
   resolve(w: LogWrite): void;
   reject(err: Error): void;
@@ -61,10 +68,14 @@ export class CommitBarrier {
   writer(shard: number, log: SegmentLog, stats: CommitStats): LogWriter {
     return (bufs) => {
       const written = log.write(bufs, { journaled: true });
+      let bytes = 0;
+      for (const b of bufs) bytes += b.length;
       // Handled where the batch runs; a rejection seen before then is not unhandled.
       written.catch(() => undefined);
       return new Promise<LogWrite>((resolve, reject) => {
-        this.#batch.push({ shard, log, stats, bufs, written, resolve, reject });
+        const m: Member = { shard, log, stats, bufs, bytes, written, resolve, reject };
+        if (bytes >= JOURNAL_MAX_BYTES) return this.#direct(m);
+        this.#batch.push(m);
         if (!this.#scheduled) {
           this.#scheduled = true;
           setImmediate(() => {
@@ -84,11 +95,6 @@ export class CommitBarrier {
       for (const m of batch) m.reject(this.#failed);
       return;
     }
-    const first = batch[0]!.log;
-    if (batch.every((m) => m.log === first)) {
-      for (const m of batch) this.#direct(m);
-      return;
-    }
     this.#busy = true;
     void this.#viaJournal(batch).finally(() => {
       this.#busy = false;
@@ -96,7 +102,7 @@ export class CommitBarrier {
     });
   }
 
-  /** One shard alone in its turn: its segments' own fdatasync, as without a barrier. */
+  /** A large group: its segments' own fdatasync, at once, as without a barrier. */
   #direct(m: Member): void {
     m.written
       .then(async (w) => {
