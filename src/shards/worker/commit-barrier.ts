@@ -76,15 +76,23 @@ export class CommitBarrier {
         const m: Member = { shard, log, stats, bufs, bytes, written, resolve, reject };
         if (bytes >= JOURNAL_MAX_BYTES) return this.#direct(m);
         this.#batch.push(m);
-        if (!this.#scheduled) {
-          this.#scheduled = true;
-          setImmediate(() => {
-            this.#scheduled = false;
-            this.#run();
-          });
-        }
+        this.#schedule();
       });
     };
+  }
+
+  /**
+   * Run the batch at the end of this turn: after the groups of every shard touched in it have
+   * been started, including those the barrier just finished lets go (their replies, then their
+   * next groups, run in microtasks of the same turn).
+   */
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#run();
+    });
   }
 
   #run(): void {
@@ -98,7 +106,7 @@ export class CommitBarrier {
     this.#busy = true;
     void this.#viaJournal(batch).finally(() => {
       this.#busy = false;
-      this.#run();
+      if (this.#batch.length > 0) this.#schedule();
     });
   }
 
