@@ -6,7 +6,8 @@
 //
 //   PERF_AB_A=perf/.work/dist-main PERF_AB_B=dist node perf/spread-ab.js
 //
-// PERF_AB_ROUNDS (default 3) × PERF_DURATION (default 5 s) per build and load. Per run: appends/s,
+// PERF_AB_ROUNDS (default 3) × PERF_DURATION (default 5 s) per build and load; PERF_SPREAD_LOADS=W2
+// measures one load only. Per run: appends/s,
 // the node's CPU per append (µs, all threads, from /proc) and its main thread's, and from the node's
 // /metrics (--metrics-listen) the group commits per append (each is one write + fdatasync of one
 // shard's log) and the frames per group. The W2/W1 ratio is printed per build at the end.
@@ -26,7 +27,7 @@ async function commitFigures(port) {
     const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
     return m === null ? 0 : Number(m[1]);
   };
-  return { groups: value('svc_group_commit_frames_count'), frames: value('svc_group_commit_frames_sum'), syncs: value('svc_log_syncs_total') };
+  return { groups: value('svc_group_commit_frames_count'), frames: value('svc_group_commit_frames_sum'), syncs: value('svc_log_syncs_total'), seconds: value('svc_group_commit_duration_seconds_sum') };
 }
 
 const LOADS = {
@@ -47,16 +48,17 @@ const LOADS = {
 
 async function main() {
   const rounds = intEnv('PERF_AB_ROUNDS', 3, 20);
+  const loads = (process.env.PERF_SPREAD_LOADS || 'W1,W2').split(',');
   const duration = intEnv('PERF_DURATION', 5, 10);
   const builds = [
     { id: 'A', dist: process.env.PERF_AB_A || 'dist' },
     { id: 'B', dist: process.env.PERF_AB_B || 'dist' },
   ];
   console.log(`A = ${builds[0].dist}, B = ${builds[1].dist}; single 100 B appends, 64 connections; load average before: ${os.loadavg()[0].toFixed(2)}`);
-  console.log('| round | load | build | appends/s | node CPU µs per append | main thread CPU µs per append | group commits per append | frames per group | log fdatasyncs per append |\n|---|---|---|---|---|---|---|---|---|');
+  console.log('| round | load | build | appends/s | node CPU µs per append | main thread CPU µs per append | group commits per append | frames per group | log fdatasyncs per append | ms per group commit |\n|---|---|---|---|---|---|---|---|---|---|');
   const all = [];
   for (let r = 0; r < rounds; r++) {
-    for (const [load, o] of Object.entries(LOADS)) {
+    for (const [load, o] of Object.entries(LOADS).filter(([k]) => loads.includes(k))) {
       let metricsPort = 0;
       let before = null;
       let figures = null;
@@ -84,12 +86,12 @@ async function main() {
         async check() {
           const b = await before;
           const a = await commitFigures(metricsPort);
-          figures = { groups: a.groups - b.groups, frames: a.frames - b.frames, syncs: a.syncs - b.syncs };
+          figures = { groups: a.groups - b.groups, frames: a.frames - b.frames, syncs: a.syncs - b.syncs, seconds: a.seconds - b.seconds };
         },
         onRun(x) {
           x.extra = figures;
           all.push({ ...x, load });
-          console.log(`| ${r + 1} | ${load} | ${x.id} | ${Math.round(x.rps)} | ${x.cpuUs.toFixed(1)} | ${x.mainUs.toFixed(1)} | ${(figures.groups / x.requests).toFixed(3)} | ${(figures.frames / Math.max(1, figures.groups)).toFixed(1)} | ${figures.syncs === 0 ? '—' : (figures.syncs / x.requests).toFixed(3)} |`);
+          console.log(`| ${r + 1} | ${load} | ${x.id} | ${Math.round(x.rps)} | ${x.cpuUs.toFixed(1)} | ${x.mainUs.toFixed(1)} | ${(figures.groups / x.requests).toFixed(3)} | ${(figures.frames / Math.max(1, figures.groups)).toFixed(1)} | ${figures.syncs === 0 ? '—' : (figures.syncs / x.requests).toFixed(3)} | ${((figures.seconds / Math.max(1, figures.groups)) * 1000).toFixed(2)} |`);
         },
       });
       void runs;
@@ -98,7 +100,7 @@ async function main() {
   console.log('\n| build | load | appends/s | node CPU µs per append | group commits per append | W2 ÷ W1 |\n|---|---|---|---|---|---|');
   for (const b of builds) {
     const rate = {};
-    for (const load of Object.keys(LOADS)) {
+    for (const load of loads) {
       const mine = all.filter((x) => x.id === b.id && x.load === load);
       const req = mine.reduce((a, x) => a + x.requests, 0);
       const secs = mine.reduce((a, x) => a + x.seconds, 0);
