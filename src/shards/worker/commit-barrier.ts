@@ -6,12 +6,17 @@
  *   shard k's group commit ──writer(bufs)──▶ SegmentLog.write(journaled: no fdatasync), at once
  *                                              │ (positions laid out synchronously, as before)
  *   end of the turn (setImmediate) ──▶ the turn's groups:
- *       small (< JOURNAL_MAX_BYTES) ──▶ one record per group in the worker's sync journal, one
- *                                       write + one fdatasync for all of them (sync-journal.ts);
- *                                       acknowledged after it
- *       large                       ──▶ fdatasync of its own segments, as without a barrier
- *                                       (copying megabytes into the journal would double the
- *                                       disk's write load where the fdatasync no longer dominates)
+ *       small groups (< JOURNAL_MAX_BYTES) of several shards ──▶ one record per group in the
+ *           worker's sync journal, one write + one fdatasync for all of them (sync-journal.ts);
+ *           acknowledged after it
+ *       the small groups of one shard alone, the journal idle ──▶ fdatasync of that shard's
+ *           segments, as without a barrier (one sync either way; the journal would add a write)
+ *       a large group, at once ──▶ fdatasync of its own segments, as without a barrier (copying
+ *           megabytes into the journal would double the disk's write load where the fdatasync no
+ *           longer dominates)
+ *
+ * A shard's fdatasync also makes its earlier journaled bytes durable (small groups are written
+ * on the worker's thread, so they are in the file by then): a log's durable bytes stay a prefix.
  *
  * Journal barriers run one at a time (a journal's records must be acknowledged in file order:
  * its recovery stops at the first torn record), so the groups arriving while one is in flight
@@ -103,6 +108,11 @@ export class CommitBarrier {
       for (const m of batch) m.reject(this.#failed);
       return;
     }
+    const first = batch[0]!.log;
+    if (batch.every((m) => m.log === first)) {
+      for (const m of batch) this.#direct(m);
+      return;
+    }
     this.#busy = true;
     void this.#viaJournal(batch).finally(() => {
       this.#busy = false;
@@ -110,7 +120,7 @@ export class CommitBarrier {
     });
   }
 
-  /** A large group: its segments' own fdatasync, at once, as without a barrier. */
+  /** A large group, or one shard alone: its segments' own fdatasync, as without a barrier. */
   #direct(m: Member): void {
     m.written
       .then(async (w) => {
