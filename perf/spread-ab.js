@@ -107,7 +107,7 @@ async function main() {
       const cpu = mine.reduce((a, x) => a + x.cpuUs * x.requests, 0) / req;
       const groups = mine.reduce((a, x) => a + x.extra.groups, 0);
       rate[load] = req / secs;
-      console.log(`| ${b.id} | ${load} | ${Math.round(req / secs)} | ${cpu.toFixed(1)} | ${(groups / req).toFixed(3)} | ${load === 'W2' ? (rate.W2 / rate.W1).toFixed(2) : ''} |`);
+      console.log(`| ${b.id} | ${load} | ${Math.round(req / secs)} | ${cpu.toFixed(1)} | ${(groups / req).toFixed(3)} | ${load === 'W2' && rate.W1 !== undefined ? (rate.W2 / rate.W1).toFixed(2) : ''} |`);
     }
   }
   console.log(`load average after: ${os.loadavg()[0].toFixed(2)}`);
