@@ -7,13 +7,7 @@
  *
  * Checkpoints are batched: a RocksDB write per group commit cost more worker CPU than the
  * append itself. The log is the write-ahead log, so a later checkpoint only means a longer
- * replay after a crash (at most CHECKPOINT_SPREAD_MS of log), never lost data.
- *
- * A checkpoint writes every stream changed since the last one, so its cost grows with the streams
- * written, not the appends: appends spread over many streams (perf W2: 1,000) would rewrite
- * nearly every stream's entry at every append at 100 ms. When more than SPREAD_STREAMS streams
- * are waiting, the checkpoint waits up to CHECKPOINT_SPREAD_MS instead (about 3 µs of worker CPU
- * per append less in W2, perf/spread-ab.js; docs/storage.md, "Commit barrier and sync journal").
+ * replay after a crash (at most CHECKPOINT_EVERY_MS of log), never lost data.
  *
  * It also keeps the shard's count of applied metadata changes (its part of appliedIndex), which
  * the checkpoint stores.
@@ -23,11 +17,8 @@ import { type KvOp, type KvStore } from './kv-store';
 import { type Location } from './segment-log';
 import { type Chunk, type StreamState } from './stream-state';
 
-/** Longest time the RocksDB checkpoint lags the applied log while few streams change. */
+/** Longest time the RocksDB checkpoint lags the applied log. */
 const CHECKPOINT_EVERY_MS = 100;
-/** Longest time it lags while more than SPREAD_STREAMS streams wait to be written. */
-const CHECKPOINT_SPREAD_MS = 1000;
-const SPREAD_STREAMS = 32;
 /** Index writes that trigger a checkpoint at once. */
 const CHECKPOINT_MAX_OPS = 4096;
 
@@ -49,8 +40,6 @@ export class Checkpointer {
   /** Chunks changed since the last checkpoint, with their stream id. */
   readonly #dirtyChunks = new Map<Chunk, number>();
   #timer: NodeJS.Timeout | null = null;
-  /** When the first change since the last checkpoint was applied (performance.now(), ms). */
-  #since = 0;
   /** Metadata-relevant changes applied (the shard's part of appliedIndex; kept in the checkpoint). */
   appliedChanges: number;
 
@@ -93,18 +82,10 @@ export class Checkpointer {
       return;
     }
     if (this.#timer !== null) return;
-    this.#since = performance.now();
-    this.#arm(CHECKPOINT_EVERY_MS);
-  }
-
-  #arm(ms: number): void {
     this.#timer = setTimeout(() => {
       this.#timer = null;
-      const waited = performance.now() - this.#since;
-      // Many streams changed: gather more appends per stream entry, up to CHECKPOINT_SPREAD_MS.
-      if (this.#dirty.size > SPREAD_STREAMS && waited < CHECKPOINT_SPREAD_MS) return this.#arm(CHECKPOINT_SPREAD_MS - waited);
       if (this.#source.healthy()) this.write(false);
-    }, ms);
+    }, CHECKPOINT_EVERY_MS);
     this.#timer.unref();
   }
 
