@@ -4,7 +4,10 @@
  * only after that. Groups are applied strictly in the order they were started.
  *
  *   enqueue(frames) ─┐
- *   whenDurable(…) ──┴─▶ pending group ──flush()──▶ SegmentLog.write (write + fdatasync)
+ *   whenDurable(…) ──┴─▶ pending group ──flush()──▶ writer: the worker's commit barrier
+ *                                                   (commit-barrier.ts: the log's write, and one
+ *                                                   fdatasync shared with the worker's other
+ *                                                   shards of the turn), or SegmentLog.write
  *                                                         │
  *                         onDurable per frame ◀───────────┤ (in order)
  *                         hooks.applied(end) ◀────────────┤

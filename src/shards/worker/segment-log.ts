@@ -2,7 +2,9 @@
  * A shard's append-only log: numbered segment files of frames (see frame.ts), written by
  * group commit. The shard hands over every frame collected while the previous write was in
  * flight; they are written with one write and one fdatasync per segment touched, so the
- * cost of durability is shared by everything that arrived together.
+ * cost of durability is shared by everything that arrived together. Through the worker's
+ * commit barrier the write is journaled (no fdatasync here: commit-barrier.ts makes it durable,
+ * often with one sync shared by several shards' logs).
  *
  * A segment is sealed (never written again) when the next frame would take it past
  * `segmentBytes`; sealed segments are the "objects" that the reaper deletes once all
