@@ -60,6 +60,9 @@ async function startNode(dist, workDir, name, serveArgs) {
  *   writeBody(dir)   writes the request body, returns its path
  *   path             the stream's path on the listener; contentType
  *   check(url, id)   optional, after each run: throws if what was stored is wrong
+ *   prepare(base, headers)  optional: makes the streams the load writes to (default: PUT o.path)
+ *   script, scriptArgs(body)  optional: another wrk script in perf/wrk/ and its arguments
+ *                    (default: append.lua with the body, the content type and the auth header)
  *   onRun(run)       optional, called with each run as it ends
  * Resolves with every run: {round, id, requests, seconds, rps, p99 (µs), cpuUs, mainUs, extra}.
  */
@@ -81,9 +84,12 @@ async function pairedRuns(o) {
         live = await startNode(path.resolve(ROOT, s.dist || 'dist'), workDir, `node-${v.id}`, s.args || []);
         const url = `${live.base}${o.path}`;
         const headers = { 'content-type': o.contentType, ...(s.auth ? { authorization: s.auth } : {}) };
-        const res = await http('PUT', url, { headers });
-        if (res.status !== 201) throw new Error(`PUT ${o.path} on ${v.id} → ${res.status} ${res.body.toString()}`);
-        const load = { url, script: 'append.lua', args: [body, o.contentType, s.auth || ''], connections: o.connections };
+        if (o.prepare !== undefined) await o.prepare(live.base, headers);
+        else {
+          const res = await http('PUT', url, { headers });
+          if (res.status !== 201) throw new Error(`PUT ${o.path} on ${v.id} → ${res.status} ${res.body.toString()}`);
+        }
+        const load = o.script === undefined ? { url, script: 'append.lua', args: [body, o.contentType, s.auth || ''], connections: o.connections } : { url: live.base, script: o.script, args: o.scriptArgs(body), connections: o.connections };
         await runWrk({ ...load, seconds: WARMUP_S }); // discarded: JIT, first segment
         stopDuring = s.during ? s.during(live) : null;
         const cpu0 = cpuSeconds(live.pid);

@@ -19,12 +19,18 @@ export interface BucketCounts {
 export interface CommitStats {
   frames: BucketCounts;
   seconds: BucketCounts;
+  /**
+   * fdatasyncs that made groups durable: one per group of a shard alone in its turn, one per
+   * commit barrier of several shards (its sync journal's), counted on the barrier's first group
+   * (commit-barrier.ts). Absent from a worker without a barrier (objects mode).
+   */
+  syncs: number;
 }
 
 const empty = (bounds: readonly number[]): BucketCounts => ({ counts: new Array<number>(bounds.length + 1).fill(0), sum: 0, count: 0 });
 
 export function newCommitStats(): CommitStats {
-  return { frames: empty(COMMIT_FRAME_BOUNDS), seconds: empty(COMMIT_SECONDS_BOUNDS) };
+  return { frames: empty(COMMIT_FRAME_BOUNDS), seconds: empty(COMMIT_SECONDS_BOUNDS), syncs: 0 };
 }
 
 export function observeBucket(b: BucketCounts, bounds: readonly number[], v: number): void {
@@ -44,4 +50,5 @@ export function addCommitStats(into: CommitStats, from: CommitStats): void {
     a.sum += b.sum;
     a.count += b.count;
   }
+  into.syncs += from.syncs ?? 0;
 }

@@ -18,6 +18,7 @@ import { FRAME_HEADER, encodeFrame, FrameType } from './worker/frame';
 import { type KvStore } from './worker/kv-store';
 import { type Damage, scanFrames } from './worker/log-scan';
 import { segmentFileName } from './worker/segment-log';
+import { replayJournals } from './worker/sync-journal';
 
 /** One finding of a check, in the words a report prints. */
 export interface Finding {
@@ -165,6 +166,10 @@ export async function repairDataDir(dataDir: string): Promise<{ actions: RepairA
     refuseLocked(s, dataDir);
     scans.set(shard, s);
   }
+  // Groups acknowledged through a worker's sync journal only go back into their logs first, as a
+  // start does: repair must see them (a tail it would cut may be theirs), and a journal replayed
+  // after a repair would write old bytes over what the repair changed.
+  if (replayJournals(dataDir) > 0) for (const shard of scans.keys()) scans.set(shard, await scanShard(dataDir, shard));
   for (const [shard, s] of scans) {
     const quarantine = path.join(dataDir, 'shards', String(shard), 'quarantine');
     for (const seg of s.damage) {

@@ -17,6 +17,7 @@ import { initDataDir } from './data-dir';
 import { shardOf, workerOf } from './placement';
 import { compareNames } from './names';
 import { addCommitStats, newCommitStats } from './commit-stats';
+import { journalFile, replayJournals } from './worker/sync-journal';
 import {
   type AppendParams,
   type BatchLimits,
@@ -157,10 +158,13 @@ export class ShardClient {
       // Tail versions of a restarted shard must stay above those its readers saw (LiveWaiters drops older ones).
       tailVersionBase: Date.now() * 1000,
       lowSpace: guard.low,
-      ...(o.objects !== undefined ? { objects: o.objects } : {}),
+      ...(o.objects !== undefined ? { objects: o.objects } : { journalFile: journalFile(path.resolve(o.dataDir), w) }),
     });
     let pool: WorkerPool;
     try {
+      // Groups acknowledged through a worker's sync journal only go back into their logs before any worker starts (the worker count may differ from the last run's).
+      const replayed = replayJournals(path.resolve(o.dataDir));
+      if (replayed > 0) o.log.info({ records: replayed }, 'sync journal replayed into the shard logs');
       pool = await WorkerPool.start(file, workerCount, config, o.log);
     } catch (err) {
       space.close();

@@ -249,6 +249,11 @@ export class NodeMetrics {
         bucketValues('svc_group_commit_duration_seconds', COMMIT_SECONDS_BOUNDS, from.shards?.commits?.seconds ?? null, {}),
       ),
     );
+    this.registry.registerMetric(
+      customMetric('svc_log_syncs_total', 'fdatasyncs that made group commits durable: one per group of a shard alone in its turn, one per commit barrier of several shards (its sync journal)', 'counter', () =>
+        from.shards?.commits === null || from.shards?.commits === undefined ? [] : [{ metricName: 'svc_log_syncs_total', labels: {}, value: from.shards.commits.syncs }],
+      ),
+    );
     // The object store (docs/objects.md): kept per thread as plain counters (objects/object-stats.ts), summed by the node.
     const objects = (): Array<[string, ObjectStoreStats[keyof ObjectStoreStats]]> => {
       const o = from.objects;

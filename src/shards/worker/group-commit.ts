@@ -4,7 +4,10 @@
  * only after that. Groups are applied strictly in the order they were started.
  *
  *   enqueue(frames) ─┐
- *   whenDurable(…) ──┴─▶ pending group ──flush()──▶ SegmentLog.write (write + fdatasync)
+ *   whenDurable(…) ──┴─▶ pending group ──flush()──▶ writer: the worker's commit barrier
+ *                                                   (commit-barrier.ts: the log's write, and one
+ *                                                   fdatasync shared with the worker's other
+ *                                                   shards of the turn), or SegmentLog.write
  *                                                         │
  *                         onDurable per frame ◀───────────┤ (in order)
  *                         hooks.applied(end) ◀────────────┤
@@ -18,6 +21,7 @@
  */
 import { SvcError } from '../../errors';
 import { type Location, type SegmentLog } from './segment-log';
+import { type LogWriter } from './commit-barrier';
 import { type StreamState } from './stream-state';
 import { COMMIT_FRAME_BOUNDS, COMMIT_SECONDS_BOUNDS, type CommitStats, newCommitStats, observeBucket } from '../commit-stats';
 
@@ -115,13 +119,22 @@ export class GroupCommit {
   readonly stats: CommitStats = newCommitStats();
 
   readonly #replicator: Replicator | null;
+  /** Writes a group and makes it durable: the worker's commit barrier (commit-barrier.ts), or the log's own write + fdatasync. */
+  readonly #writer: LogWriter;
   /** Groups past the replicator's stallMs and not yet durable: writes are refused meanwhile. */
   #stalled = 0;
 
-  constructor(log: SegmentLog, hooks: GroupCommitHooks, replicator: Replicator | null = null) {
+  constructor(log: SegmentLog, hooks: GroupCommitHooks, replicator: Replicator | null = null, writer?: (stats: CommitStats) => LogWriter) {
     this.#log = log;
     this.#hooks = hooks;
     this.#replicator = replicator;
+    this.#writer =
+      writer?.(this.stats) ??
+      ((bufs) =>
+        log.write(bufs).then((w) => {
+          this.stats.syncs++;
+          return w;
+        }));
     replicator?.onReady(() => this.flush());
   }
 
@@ -198,7 +211,7 @@ export class GroupCommit {
     let fenced = NOTHING_FENCED;
     let write: Promise<{ locations: Location[]; end: Location }>;
     if (this.#replicator === null) {
-      write = order.length === 0 ? Promise.resolve({ locations: [] as Location[], end: this.#log.tail }) : this.#log.write(order.map((f) => f.buf));
+      write = order.length === 0 ? Promise.resolve({ locations: [] as Location[], end: this.#log.tail }) : this.#writer(order.map((f) => f.buf));
     } else {
       // Objects mode: durable in the object store and the ledger first; the local write follows
       // (in group order, as the replicator resolves), without fdatasync.

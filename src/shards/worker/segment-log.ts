@@ -2,7 +2,9 @@
  * A shard's append-only log: numbered segment files of frames (see frame.ts), written by
  * group commit. The shard hands over every frame collected while the previous write was in
  * flight; they are written with one write and one fdatasync per segment touched, so the
- * cost of durability is shared by everything that arrived together.
+ * cost of durability is shared by everything that arrived together. Through the worker's
+ * commit barrier the write is journaled (no fdatasync here: commit-barrier.ts makes it durable,
+ * often with one sync shared by several shards' logs).
  *
  * A segment is sealed (never written again) when the next frame would take it past
  * `segmentBytes`; sealed segments are the "objects" that the reaper deletes once all
@@ -29,6 +31,8 @@ export class SegmentLog {
   #tailSeg: number;
   #tailPos: number;
   #segments: number[];
+  /** Segments written in journaled mode since the last syncJournaled() (their bytes may be in the sync journal only). */
+  readonly #unsynced = new Set<number>();
 
   private constructor(dir: string, segmentBytes: number, segments: number[], tailSeg: number, tailPos: number) {
     this.#dir = dir;
@@ -85,9 +89,14 @@ export class SegmentLog {
    * fdatasync. Resolves with each buffer's location once all of them are durable.
    * `sync: false` skips the fdatasyncs (objects mode: the log is a cache of what the object store
    * and the ledger hold durably, docs/cluster.md), resolving once the bytes are written.
+   * `journaled: true` (commit-barrier.ts): no fdatasync; the caller makes the bytes durable, either
+   * with sync() or by copying them into the worker's sync journal, which holds them until
+   * syncJournaled(). A new file's directory entry is synced at once, so a segment the journal
+   * refers to never vanishes (sync-journal.ts relies on it to tell a reaped segment).
    */
-  async write(bufs: readonly Buffer[], options: { sync?: boolean } = {}): Promise<{ locations: Location[]; end: Location }> {
-    const sync = options.sync !== false;
+  async write(bufs: readonly Buffer[], options: { sync?: boolean; journaled?: boolean } = {}): Promise<{ locations: Location[]; end: Location }> {
+    const journaled = options.journaled === true;
+    const sync = options.sync !== false && !journaled;
     const locations: Location[] = [];
     const runs: Array<{ segId: number; pos: number; bufs: Buffer[]; created: boolean }> = [];
     let run: (typeof runs)[number] | undefined;
@@ -111,15 +120,43 @@ export class SegmentLog {
     // Open (and create) every file now, before the first await: a second group in flight
     // (group-commit.ts) may already lay out frames in a segment this write starts.
     const fds = runs.map((r) => this.#fd(r.segId, r.created));
+    if (journaled) {
+      // Small groups are written on this thread: a write into the page cache costs less than the
+      // thread-pool round trip it would take (each one wakes two threads), and the barrier's
+      // fdatasync, the slow part, still runs off the thread.
+      for (const r of runs) this.#unsynced.add(r.segId);
+      let bytes = 0;
+      for (const b of bufs) bytes += b.length;
+      if (bytes <= SYNC_WRITE_MAX_BYTES) {
+        for (const [i, r] of runs.entries()) {
+          writeAllSync(fds[i]!, r.bufs, r.pos);
+          if (r.created) fsyncDir(this.#dir);
+        }
+        return { locations, end };
+      }
+    }
     for (const [i, r] of runs.entries()) {
       const fd = fds[i]!;
       await writeAll(fd, r.bufs, r.pos);
+      if (journaled && r.created) fsyncDir(this.#dir);
       if (!sync) continue;
-      await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+      await fdatasyncFd(fd);
       // A new file's directory entry must be durable too, or the whole segment can vanish.
       if (r.created) fsyncDir(this.#dir);
     }
     return { locations, end };
+  }
+
+  /** fdatasync every segment written in journaled mode since the last call (then the sync journal can be emptied). */
+  async syncJournaled(): Promise<void> {
+    const segs = [...this.#unsynced];
+    this.#unsynced.clear();
+    for (const segId of segs) if (this.#fds.has(segId)) await fdatasyncFd(this.#fd(segId));
+  }
+
+  /** fdatasync the given segments (a journaled write made durable on its own, without the journal). */
+  async sync(segIds: Iterable<number>): Promise<void> {
+    for (const segId of segIds) if (this.#fds.has(segId)) await fdatasyncFd(this.#fd(segId));
   }
 
   /** Read `len` bytes at a location (synchronous pread: the shard's reads are served from the page cache). */
@@ -211,6 +248,27 @@ function writeAll(fd: number, bufs: readonly Buffer[], pos: number): Promise<voi
 }
 
 const IOV_MAX = 1024;
+/** A journaled write of at most this many bytes is written synchronously (see write()). */
+const SYNC_WRITE_MAX_BYTES = 64 * 1024; // 64 KiB
+
+/** writeAll on this thread (pwritev), going on after a short write. */
+function writeAllSync(fd: number, bufs: readonly Buffer[], pos: number): void {
+  let parts = bufs.filter((b) => b.length > 0);
+  let at = pos;
+  while (parts.length > 0) {
+    const now = parts.length > IOV_MAX ? parts.slice(0, IOV_MAX) : parts;
+    let left = fs.writevSync(fd, now, at);
+    at += left;
+    let i = 0;
+    while (i < parts.length && left >= parts[i]!.length) left -= parts[i++]!.length;
+    parts = parts.slice(i);
+    if (left > 0) parts[0] = parts[0]!.subarray(left);
+  }
+}
+
+function fdatasyncFd(fd: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+}
 
 function fsyncDir(dir: string): void {
   const fd = fs.openSync(dir, 'r');

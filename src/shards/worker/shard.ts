@@ -49,6 +49,7 @@ import { DeadSegments } from './dead-segments';
 import { type KvStore } from './kv-store';
 import { DEFAULT_MAX_PRODUCERS, checkProducer, producerIdOf, recordProducer } from './producers';
 import { GroupCommit, type Replicator, type Reply } from './group-commit';
+import { type CommitBarrier } from './commit-barrier';
 import { type ObjectStoreStats } from '../../objects';
 import { mediaType } from '../names';
 import { type Location, type SegmentLog } from './segment-log';
@@ -91,6 +92,8 @@ export interface ShardOptions {
   replicator?: Replicator;
   /** Objects mode: the requests of this shard's object store (reported with its stats). */
   objectStats?: ObjectStoreStats;
+  /** The worker's commit barrier (commit-barrier.ts): groups of its shards started in one turn share one fdatasync. Not with a replicator. */
+  barrier?: CommitBarrier;
 }
 
 export class Shard {
@@ -150,7 +153,7 @@ export class Shard {
       afterReplies: (g) => {
         if (this.#watches.any) this.#watches.emit(g, (s) => this.#globalId(s));
       },
-    }, opts.replicator ?? null);
+    }, opts.replicator ?? null, opts.barrier === undefined || opts.replicator !== undefined ? undefined : (stats) => opts.barrier!.writer(opts.shardId, log, stats));
     this.#deadSegments = new DeadSegments({
       log,
       index: this.#index,

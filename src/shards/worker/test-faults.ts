@@ -41,8 +41,8 @@ export function armTestFaults(store: KvStore, log: SegmentLog): void {
     write(ops, sync);
   };
   const logWrite = log.write.bind(log);
-  log.write = (bufs) => {
-    if (!active(file, 'log-write-enospc')) return logWrite(bufs);
+  log.write = (bufs, options) => {
+    if (!active(file, 'log-write-enospc')) return logWrite(bufs, options);
     const err: NodeJS.ErrnoException = new Error('ENOSPC: no space left on device, write (test fault hook)');
     err.code = 'ENOSPC';
     return Promise.reject(err);

@@ -27,6 +27,8 @@ import { type KvStore } from './kv-store';
 import { armTestFaults } from './test-faults';
 import { type ObjectStore, type ObjectStoreStats, Ledger, newObjectStoreStats, openObjectStore } from '../../objects';
 import { ObjectCommit } from './object-commit';
+import { CommitBarrier } from './commit-barrier';
+import { SyncJournal, replayJournal } from './sync-journal';
 
 export interface WorkerConfig {
   dataDir: string;
@@ -47,6 +49,8 @@ export interface WorkerConfig {
   lowSpace?: boolean;
   /** Objects mode only (docs/cluster.md, "Objects mode: where data lives"); absent: the local log is the durable copy. */
   objects?: WorkerObjectsConfig;
+  /** This worker's sync journal (sync-journal.ts), replayed before its shards open; absent: no commit barrier (objects mode). */
+  journalFile?: string;
 }
 
 /** What a shard worker needs for objects mode: the store, the ledger's etcd, and this node start's identity. */
@@ -224,11 +228,14 @@ function onSchemaControl(msg: SchemaControl & { id: number }): void {
 
 /** Objects mode: this thread's ledger and each shard's object store (its own, so its stats are the shard's), or null. */
 let objects: { stores: ObjectStore[]; ledger: Ledger } | null = null;
+/** The groups of this thread's shards started in one turn share one fdatasync (commit-barrier.ts); null in objects mode. */
+let barrier: CommitBarrier | null = null;
 
 async function closeAll(): Promise<void> {
   for (const t of timers) clearInterval(t);
   timers = [];
   await Promise.all([...shards.values()].map((s) => s.close()));
+  barrier?.close();
   if (objects !== null) {
     objects.ledger.close();
     await Promise.all(objects.stores.map((s) => s.close()));
@@ -248,6 +255,11 @@ async function main(): Promise<void> {
   if (failed !== undefined) throw failed.reason;
   const o = cfg.objects;
   if (o !== undefined) objects = { stores: [], ledger: Ledger.open(o.metadataUrl) };
+  // A previous thread of these shards may have left groups acknowledged through its journal only: back into the logs first.
+  if (o === undefined && cfg.journalFile !== undefined) {
+    replayJournal(cfg.journalFile, cfg.dataDir);
+    barrier = new CommitBarrier(SyncJournal.open(cfg.journalFile));
+  }
   const replicators: ObjectCommit[] = [];
   cfg.shardIds.forEach((shardId, i) => {
     const store = openStores[i]!;
@@ -275,6 +287,7 @@ async function main(): Promise<void> {
       lowSpace: () => lowSpace,
       replicator,
       objectStats,
+      ...(barrier !== null ? { barrier } : {}),
     });
     shards.set(shardId, shard);
     recovery.push({ shardId, ...shard.recovery });
