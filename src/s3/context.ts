@@ -1,12 +1,14 @@
 /** One client request as the handlers see it, parsed once. */
-import { type IncomingMessage, type ServerResponse } from 'node:http';
+import { type RequestBody } from '../program/http';
 import { type Target } from './addressing';
 import { type Op } from './ops';
+import { type Reply } from './reply';
 import { type Verified } from './sigv4';
 
 export interface Ctx {
-  req: IncomingMessage;
-  res: ServerResponse;
+  /** The request body as it arrives, or null when the request declared none. */
+  body: RequestBody | null;
+  res: Reply;
   method: string;
   /** Path as sent (still percent-encoded). */
   rawPath: string;

@@ -5,11 +5,16 @@
  * Rules the adapters guarantee:
  * - `handler` is called once per request, after the whole body has been read
  *   (bodies over `bodyLimit` are refused by the adapter with the `tooLarge` response
- *   the gateway supplies, before the handler runs).
+ *   the gateway supplies, before the handler runs). With `streamBodies` (svc-cache: uploads
+ *   of any size go on to the origin as they arrive) it is called once the head is read, and
+ *   the body comes through `bodyStream` instead.
  * - Header names are lower-case. `path` is the raw (still percent-encoded) path,
  *   `query` the raw query string without the leading `?`.
  * - A response may be completed asynchronously; writing to an aborted response is a no-op.
+ * - A response whose headers hold `connection: close` closes the connection after it.
  */
+import { type Readable } from 'node:stream';
+
 export interface HttpRequest {
   /** Upper-case method, e.g. `GET`. */
   readonly method: string;
@@ -19,9 +24,23 @@ export interface HttpRequest {
   readonly query: string;
   /** Lower-case header name → value (repeated headers joined with `, `). */
   readonly headers: Readonly<Record<string, string>>;
-  /** The request body (zero-length when none was sent). */
+  /** The request body (zero-length when none was sent, and always with `streamBodies`). */
   readonly body: Buffer;
+  /**
+   * With `streamBodies` only: the body as it arrives, with backpressure (a paused stream stops
+   * reading the socket), or null when the request declared none. Absent otherwise.
+   */
+  readonly bodyStream?: RequestBody | null;
+  /**
+   * With `streamBodies` only: the client sent `Expect: 100-continue` and waits for
+   * `HttpResponse.writeContinue()` (node:http), or has had its 100 from the engine already (uWS
+   * answers it by itself as the head arrives).
+   */
+  readonly expectContinue?: boolean;
 }
+
+/** A streamed request body; `complete` once its last byte was read (false when it was cut). */
+export type RequestBody = Readable & { readonly complete: boolean };
 
 export type HeaderList = ReadonlyArray<readonly [string, string]>;
 
@@ -38,6 +57,11 @@ export interface HttpResponse {
   writeHead(status: number, headers: HeaderList): void;
   /** Write a chunk of a streamed response; false when the client is not keeping up (backpressure). */
   write(chunk: Uint8Array | string): boolean;
+  /**
+   * Send `100 Continue` to a client that asked for it (`expectContinue`): after its request was
+   * accepted, so a refused upload is never sent. A no-op where the engine has sent it already.
+   */
+  writeContinue?(): void;
   /** Called when a backpressured response can take more data. */
   onWritable(cb: () => void): void;
   /** End a streamed response. */
@@ -71,6 +95,10 @@ export interface ListenOptions {
    * still run on the calling thread. 0 or absent: none.
    */
   threads?: number;
+  /** Call the handler at the end of the head and stream the body (`HttpRequest.bodyStream`); `bodyLimit` does not apply. */
+  streamBodies?: boolean;
+  /** Serve HTTPS with this certificate chain and key (PEM file paths). Not with `threads`. */
+  tls?: { cert: string; key: string };
 }
 
 export interface HttpServerHandle {

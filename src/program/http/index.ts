@@ -14,6 +14,7 @@ export {
   type HttpResponse,
   type HttpServerHandle,
   type ListenOptions,
+  type RequestBody,
   type RequestHandler,
 } from './engine';
 

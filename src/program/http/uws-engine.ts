@@ -8,6 +8,7 @@
  * - writes from async context go inside `res.cork()` (one syscall, and required by uWS).
  */
 import type * as Uws from '@trufflesuite/uws-js-unofficial';
+import { readFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import {
   type HeaderList,
@@ -19,6 +20,7 @@ import {
   type RequestHandler,
 } from './engine';
 import { OpenResponses } from './open-responses';
+import { UwsBody } from './uws-body';
 import { runHandler } from './run-handler';
 
 type UwsModule = typeof Uws;
@@ -61,7 +63,10 @@ export function listenUws(options: Omit<ListenOptions, 'tooLarge'>, handler: Req
 }
 
 function listenApp(uws: UwsModule, options: Omit<ListenOptions, 'tooLarge'>, handler: RequestHandler, refuseTooLarge: RefuseTooLarge): Promise<UwsServer> {
-  const app = uws.App();
+  // uWS reads the PEM files itself when the app is made (and makes an app that serves nothing if it
+  // cannot): read them first, so a bad path or file is a clear error at startup.
+  if (options.tls !== undefined) for (const file of [options.tls.cert, options.tls.key]) readFileSync(file);
+  const app = options.tls === undefined ? uws.App() : uws.SSLApp({ cert_file_name: options.tls.cert, key_file_name: options.tls.key });
   const inFlight = new OpenResponses();
   app.any('/*', (res, req) => onRequest(res, req, options, handler, inFlight, refuseTooLarge));
   return new Promise((resolve, reject) => {
@@ -98,6 +103,15 @@ function onRequest(
     return;
   }
   const declared = declaredBodyLength(head.headers);
+  if (options.streamBodies === true) {
+    // uWS has answered `Expect: 100-continue` already, as the head arrived (this build gives JS no
+    // say); the body is read from the first byte, before the handler decides anything.
+    const expectContinue = head.headers['expect']?.toLowerCase() === '100-continue';
+    const bodyStream = declared === 0 ? null : new UwsBody(res, response);
+    if (bodyStream !== null) response.body = bodyStream;
+    runHandler(handler, { ...head, body: EMPTY, bodyStream, expectContinue }, response);
+    return;
+  }
   if (declared === 0) {
     runHandler(handler, { ...head, body: EMPTY }, response);
   } else if (declared > options.bodyLimit) {
@@ -317,14 +331,20 @@ function headerValue(headers: HeaderList, lowerName: string): string | undefined
   return undefined;
 }
 
-/** uWS frames bodies itself (Content-Length or chunked), so the caller's framing headers are dropped unless `keepLength`. */
-function writeHeaders(res: Uws.HttpResponse, headers: HeaderList, keepLength: boolean): void {
+/**
+ * uWS frames bodies itself (Content-Length or chunked), so the caller's framing headers are dropped
+ * unless `keepLength`. Returns true when the headers ask to close the connection after the response.
+ */
+function writeHeaders(res: Uws.HttpResponse, headers: HeaderList, keepLength: boolean): boolean {
+  let close = false;
   for (const [name, value] of headers) {
     const lower = name.toLowerCase();
     if (lower === 'transfer-encoding' || (lower === 'content-length' && !keepLength)) continue;
+    if (lower === 'connection' && value.toLowerCase() === 'close') close = true;
     // uWS writes a string as UTF-8; node:http writes header values as latin1, one byte per char.
     res.writeHeader(name, NON_ASCII.test(value) ? Buffer.from(value, 'latin1') : value);
   }
+  return close;
 }
 
 function byteLength(body: Uint8Array | string): number {
@@ -355,6 +375,8 @@ export class UwsResponse implements HttpResponse {
   #total = 0;
   #remaining = 0;
   #queue: Uint8Array[] = [];
+  /** A streamed request body (`streamBodies`), told when the client goes away. */
+  body: UwsBody | undefined;
 
   constructor(res: Uws.HttpResponse, isHead: boolean, onSettled: () => void) {
     this.#res = res;
@@ -364,6 +386,7 @@ export class UwsResponse implements HttpResponse {
       if (this.#settled) return; // we closed it ourselves (a fixed-length body that fell short)
       this.#aborted = true;
       this.#settle();
+      this.body?.aborted();
       this.#abortCb?.();
     });
   }
@@ -375,6 +398,14 @@ export class UwsResponse implements HttpResponse {
   get sent(): boolean {
     return this.#ended || this.#mode !== 'idle';
   }
+
+  /** uWS still owns the response: `#res` may be touched (pause/resume of a streamed body). */
+  get live(): boolean {
+    return !this.#settled;
+  }
+
+  /** uWS has sent `100 Continue` by itself as the head arrived: nothing to do. */
+  writeContinue(): void {}
 
   onAborted(cb: () => void): void {
     if (this.#aborted) cb();
@@ -473,8 +504,8 @@ export class UwsResponse implements HttpResponse {
         // stays pending). endWithoutBody() with no argument writes neither length nor body.
         res.endWithoutBody();
       } else {
-        writeHeaders(res, headers, false);
-        res.end(body ?? '', closeConnection); // uWS writes Content-Length
+        const close = writeHeaders(res, headers, false);
+        res.end(body ?? '', closeConnection || close); // uWS writes Content-Length
       }
     });
     this.#settle();
