@@ -162,7 +162,7 @@ export async function forward(ctx: Ctx, s: Services): Promise<void> {
   if (status >= 200 && status < 300) await applyEffects(ctx, s, res, deleteKeys, populate, length);
 
   ctx.res.writeHead(status, passHeaders(res.headers));
-  pipeBody(res, ctx.res, (n) => s.metrics.bytes.inc({ source: 'origin' }, n));
+  pipeBody(res, ctx.res, (n) => s.metrics.sent('origin', n));
   // The origin answered before the whole upload went through (an early error): stop sending.
   if (body !== undefined) body.once('error', () => undefined);
 }

@@ -108,7 +108,7 @@ function objectHeaders(ctx: Ctx, meta: ObjectMeta, label: Label): Array<[string,
 }
 
 async function serveHit(ctx: Ctx, s: Services, hit: Hit, label: Label): Promise<void> {
-  s.metrics.hits.inc({ tier: hit.tier });
+  s.metrics.hit(hit.tier);
   if (hit.tier === 'memory') return serveObject(ctx, s, hit.entry.meta, hit.entry.body, label);
   const d = hit.entry;
   const bucket = ctx.target.bucket!;
@@ -170,7 +170,7 @@ function serveObject(ctx: Ctx, s: Services, meta: ObjectMeta, body: Body, label:
     return;
   }
   const source = label === 'miss' ? 'origin' : 'cache';
-  s.metrics.bytes.inc({ source }, end - start);
+  s.metrics.sent(source, end - start);
   if (Buffer.isBuffer(body)) {
     // One write: status, headers and body (the engine frames it).
     ctx.res.send(status, headers, start === 0 && end === body.length ? body : body.subarray(start, end));
@@ -192,7 +192,7 @@ async function serveHead(ctx: Ctx, s: Services, stale: Hit | undefined, ttl: num
   const key = ctx.target.key!;
   const m = s.cache.metadata(bucket, key);
   if (m !== undefined && Date.now() - m.checkedAt < ttl) {
-    s.metrics.hits.inc({ tier: 'metadata' });
+    s.metrics.hit('metadata');
     if (stale !== undefined && stale.entry.meta.etag === m.meta.etag) s.cache.touch(bucket, key);
     return serveObject(ctx, s, m.meta, Buffer.alloc(0), 'hit');
   }
@@ -268,7 +268,7 @@ async function rangeFromOrigin(ctx: Ctx, s: Services, meta: ObjectMeta): Promise
   const headers = objectHeaders(ctx, meta, 'miss');
   headers.push(['content-range', `bytes ${r.start}-${r.end}/${meta.size}`], ['content-length', String(r.end - r.start + 1)]);
   ctx.res.writeHead(206, headers);
-  pipeBody(res, ctx.res, (n) => s.metrics.bytes.inc({ source: 'origin' }, n));
+  pipeBody(res, ctx.res, (n) => s.metrics.sent('origin', n));
 }
 
 /** A whole object too large to cache, streamed from the origin's response (conditionals decided here). */
@@ -283,5 +283,5 @@ function passthrough(ctx: Ctx, s: Services, meta: ObjectMeta, res: IncomingMessa
   if (ctx.headers.get('x-amz-checksum-mode')?.toUpperCase() !== 'ENABLED') for (const k of Object.keys(h)) if (k.startsWith('x-amz-checksum-')) delete h[k];
   h['x-svc-cache'] = 'miss';
   ctx.res.writeHead(200, h);
-  pipeBody(res, ctx.res, (n) => s.metrics.bytes.inc({ source: 'origin' }, n));
+  pipeBody(res, ctx.res, (n) => s.metrics.sent('origin', n));
 }

@@ -6,6 +6,7 @@
 import { type OutgoingHttpHeaders } from 'node:http';
 import { type Readable } from 'node:stream';
 import { type HeaderList, type HttpResponse } from '../program/http';
+import { type Metrics } from './metrics';
 
 /** Response headers: a ready list (the hit path builds one directly) or node's header object. */
 export type Headers = HeaderList | OutgoingHttpHeaders;
@@ -24,15 +25,19 @@ export function headerList(h: OutgoingHttpHeaders): Array<[string, string]> {
 
 export class Reply {
   readonly #res: HttpResponse;
-  readonly #done: (status: number) => void;
+  readonly #metrics: Metrics;
+  readonly #op: string;
+  readonly #started: bigint;
   #status = 0;
   #ended = false;
   #closeCbs: Array<() => void> | undefined;
 
-  /** `done` runs once with the status when the response has been handed over whole. */
-  constructor(res: HttpResponse, done: (status: number) => void) {
+  /** The request's op and start time go to the latency histogram once the response is handed over whole. */
+  constructor(res: HttpResponse, metrics: Metrics, op: string, started: bigint) {
     this.#res = res;
-    this.#done = done;
+    this.#metrics = metrics;
+    this.#op = op;
+    this.#started = started;
   }
 
   get headersSent(): boolean {
@@ -94,7 +99,7 @@ export class Reply {
 
   #finish(): void {
     if (this.#ended) return;
-    if (!this.#res.aborted) this.#done(this.#status);
+    if (!this.#res.aborted) this.#metrics.request(this.#op, this.#status, Number(process.hrtime.bigint() - this.#started) / 1e9);
     this.#close();
   }
 

@@ -163,10 +163,7 @@ function handle(req: HttpRequest, response: HttpResponse, s: Services, auth: Aut
   const headers = headerMap(req.headers);
   const target = parseTarget(headers.get('host'), rawPath, s.config.server.addressing);
   const op = classify(method, target, query, headers);
-  const res = new Reply(response, (status) => {
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    s.metrics.requests.observe({ op, result: String(status) }, seconds);
-  });
+  const res = new Reply(response, s.metrics, op, started);
   const ctx: Ctx = {
     body: req.bodyStream ?? null,
     res,

@@ -318,12 +318,29 @@ function statusLine(status: number): string {
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const BAD_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 
+/**
+ * Header names already found valid: a program sends a few dozen distinct names, so the name
+ * check is a set lookup after the first time (bounded, so names made from input cannot grow it).
+ */
+const validNames = new Set<string>();
+const VALID_NAMES_MAX = 1024;
+
 /** uWS writes header bytes verbatim; refuse what node:http refuses (CR/LF would split the response). */
 export function checkHead(status: number, headers: HeaderList): void {
   if (!Number.isInteger(status) || status < 100 || status > 999) throw new RangeError(`invalid HTTP status ${status}`);
   for (const [name, value] of headers) {
-    if (!TOKEN.test(name) || BAD_VALUE_CHAR.test(value)) throw new TypeError(`invalid HTTP header ${JSON.stringify(name)}`);
+    if (!validNames.has(name)) {
+      if (!TOKEN.test(name)) throw new TypeError(`invalid HTTP header ${JSON.stringify(name)}`);
+      if (validNames.size < VALID_NAMES_MAX) validNames.add(name);
+    }
+    if (BAD_VALUE_CHAR.test(value)) throw new TypeError(`invalid HTTP header ${JSON.stringify(name)}`);
   }
+}
+
+/** Whether `name` may be one of the framing headers writeHeaders looks at (their lengths: 10, 14, 17). */
+function maybeFraming(name: string): boolean {
+  const n = name.length;
+  return n === 10 || n === 14 || n === 17;
 }
 
 function headerValue(headers: HeaderList, lowerName: string): string | undefined {
@@ -338,9 +355,11 @@ function headerValue(headers: HeaderList, lowerName: string): string | undefined
 function writeHeaders(res: Uws.HttpResponse, headers: HeaderList, keepLength: boolean): boolean {
   let close = false;
   for (const [name, value] of headers) {
-    const lower = name.toLowerCase();
-    if (lower === 'transfer-encoding' || (lower === 'content-length' && !keepLength)) continue;
-    if (lower === 'connection' && value.toLowerCase() === 'close') close = true;
+    if (maybeFraming(name)) {
+      const lower = name.toLowerCase();
+      if (lower === 'transfer-encoding' || (lower === 'content-length' && !keepLength)) continue;
+      if (lower === 'connection' && value.toLowerCase() === 'close') close = true;
+    }
     // uWS writes a string as UTF-8; node:http writes header values as latin1, one byte per char.
     res.writeHeader(name, NON_ASCII.test(value) ? Buffer.from(value, 'latin1') : value);
   }
