@@ -176,8 +176,11 @@ const BAD_TARGET = /[^\x21-\x7e]/;
  *   coding is not chunked (§6.1, §6.3: a request whose body length is uncertain is a smuggling
  *   vector, so it is a 400 and the connection is closed).
  */
+function bad(message: string): { status: 400; message: string } {
+  return { status: 400, message: `bad request: ${message}` };
+}
+
 function malformedHead(head: RequestHead, repeated: string | null): { status: 400 | 431; message: string } | null {
-  const bad = (message: string): { status: 400; message: string } => ({ status: 400, message: `bad request: ${message}` });
   if (BAD_TARGET.test(head.path) || BAD_TARGET.test(head.query)) return bad('the request target must be visible ASCII (percent-encode other bytes)');
   const h = head.headers;
   let size = head.method.length + head.path.length + head.query.length;
@@ -325,16 +328,26 @@ const BAD_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 const validNames = new Set<string>();
 const VALID_NAMES_MAX = 1024;
 
-/** uWS writes header bytes verbatim; refuse what node:http refuses (CR/LF would split the response). */
-export function checkHead(status: number, headers: HeaderList): void {
+// Tab and visible ASCII: a value made only of these is valid and needs no latin1 conversion.
+const NOT_PLAIN_VALUE = /[^\t\x20-\x7e]/;
+
+/**
+ * uWS writes header bytes verbatim; refuse what node:http refuses (CR/LF would split the response).
+ * Returns true when every value is plain ASCII (writeHeaders then skips its latin1 check).
+ */
+export function checkHead(status: number, headers: HeaderList): boolean {
+  let plain = true;
   if (!Number.isInteger(status) || status < 100 || status > 999) throw new RangeError(`invalid HTTP status ${status}`);
   for (const [name, value] of headers) {
     if (!validNames.has(name)) {
       if (!TOKEN.test(name)) throw new TypeError(`invalid HTTP header ${JSON.stringify(name)}`);
       if (validNames.size < VALID_NAMES_MAX) validNames.add(name);
     }
+    if (!NOT_PLAIN_VALUE.test(value)) continue;
+    plain = false;
     if (BAD_VALUE_CHAR.test(value)) throw new TypeError(`invalid HTTP header ${JSON.stringify(name)}`);
   }
+  return plain;
 }
 
 /** Whether `name` may be one of the framing headers writeHeaders looks at (their lengths: 10, 14, 17). */
@@ -352,7 +365,7 @@ function headerValue(headers: HeaderList, lowerName: string): string | undefined
  * uWS frames bodies itself (Content-Length or chunked), so the caller's framing headers are dropped
  * unless `keepLength`. Returns true when the headers ask to close the connection after the response.
  */
-function writeHeaders(res: Uws.HttpResponse, headers: HeaderList, keepLength: boolean): boolean {
+function writeHeaders(res: Uws.HttpResponse, headers: HeaderList, keepLength: boolean, plain: boolean): boolean {
   let close = false;
   for (const [name, value] of headers) {
     if (maybeFraming(name)) {
@@ -361,7 +374,7 @@ function writeHeaders(res: Uws.HttpResponse, headers: HeaderList, keepLength: bo
       if (lower === 'connection' && value.toLowerCase() === 'close') close = true;
     }
     // uWS writes a string as UTF-8; node:http writes header values as latin1, one byte per char.
-    res.writeHeader(name, NON_ASCII.test(value) ? Buffer.from(value, 'latin1') : value);
+    res.writeHeader(name, !plain && NON_ASCII.test(value) ? Buffer.from(value, 'latin1') : value);
   }
   return close;
 }
@@ -450,7 +463,7 @@ export class UwsResponse implements HttpResponse {
   writeHead(status: number, headers: HeaderList): void {
     if (this.#ended || this.#aborted) return;
     if (this.#mode !== 'idle') throw new Error('writeHead() called twice');
-    checkHead(status, headers);
+    const plain = checkHead(status, headers);
     const noBody = this.#isHead || !bodyAllowed(status);
     const length = noBody ? -1 : Number(headerValue(headers, 'content-length') ?? -1);
     this.#mode = noBody ? 'empty' : Number.isSafeInteger(length) && length >= 0 ? 'fixed' : 'chunked';
@@ -459,7 +472,7 @@ export class UwsResponse implements HttpResponse {
     // The blank line ending the headers goes out with the first body byte (as in node:http).
     res.cork(() => {
       res.writeStatus(statusLine(status));
-      writeHeaders(res, headers, noBody && lengthAllowed(status));
+      writeHeaders(res, headers, noBody && lengthAllowed(status), plain);
     });
     if (!noBody) res.onWritable(this.#writable);
   }
@@ -507,14 +520,14 @@ export class UwsResponse implements HttpResponse {
   }
 
   #complete(status: number, headers: HeaderList, body: Uint8Array | string | undefined, closeConnection: boolean): void {
-    checkHead(status, headers);
+    const plain = checkHead(status, headers);
     this.#ended = true;
     const res = this.#res;
     res.cork(() => {
       res.writeStatus(statusLine(status));
       if (this.#isHead || !bodyAllowed(status)) {
         const keepLength = lengthAllowed(status);
-        writeHeaders(res, headers, keepLength);
+        writeHeaders(res, headers, keepLength, plain);
         if (keepLength && body !== undefined && headerValue(headers, 'content-length') === undefined) {
           res.writeHeader('content-length', String(byteLength(body)));
         }
@@ -523,7 +536,7 @@ export class UwsResponse implements HttpResponse {
         // stays pending). endWithoutBody() with no argument writes neither length nor body.
         res.endWithoutBody();
       } else {
-        const close = writeHeaders(res, headers, false);
+        const close = writeHeaders(res, headers, false, plain);
         res.end(body ?? '', closeConnection || close); // uWS writes Content-Length
       }
     });
