@@ -13,7 +13,7 @@ export interface Ctx {
   /** Path as sent (still percent-encoded). */
   rawPath: string;
   /** Decoded query pairs in order. */
-  query: [string, string][];
+  query: readonly (readonly [string, string])[];
   /** Lower-case header names, values as SigV4 canonicalises them. */
   headers: Map<string, string>;
   target: Target;

@@ -138,6 +138,24 @@ function nextRequestId(): string {
   return ID_PREFIX + idCounter.toString(16).toUpperCase().padStart(8, '0');
 }
 
+/**
+ * Parsed query strings by raw query: a presigned URL fetched again (the usual way a hot object is
+ * read through presigned links) is not decoded again. The pairs are shared, hence read-only.
+ * Bounded: cleared when full, so distinct URLs cost one insert each and never grow it.
+ */
+const parsedQueries = new Map<string, readonly (readonly [string, string])[]>();
+const PARSED_QUERIES_MAX = 4096;
+
+function queryOf(rawQuery: string): readonly (readonly [string, string])[] {
+  let q = parsedQueries.get(rawQuery);
+  if (q === undefined) {
+    q = parseQuery(rawQuery);
+    if (parsedQueries.size >= PARSED_QUERIES_MAX) parsedQueries.clear();
+    parsedQueries.set(rawQuery, q);
+  }
+  return q;
+}
+
 /** Header names as SigV4 canonicalises them: values trimmed, runs of spaces made one. */
 function headerMap(h: Readonly<Record<string, string>>): Map<string, string> {
   const out = new Map<string, string>();
@@ -159,7 +177,7 @@ function handle(req: HttpRequest, response: HttpResponse, s: Services, auth: Aut
     return;
   }
   const rawQuery = req.query;
-  const query = parseQuery(rawQuery);
+  const query = queryOf(rawQuery);
   const headers = headerMap(req.headers);
   const target = parseTarget(headers.get('host'), rawPath, s.config.server.addressing);
   const op = classify(method, target, query, headers);
