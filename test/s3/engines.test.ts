@@ -5,11 +5,14 @@
  * flight when the server closes. The whole svc-cache suite runs on uws by default and on node
  * with SVC_CACHE_SERVER_ENGINE=node.
  */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { type AddressInfo } from 'node:net';
+import * as path from 'node:path';
 import { type TestCache, startCache } from './helpers/cache-server';
 import { request } from './helpers/http';
-import { type TestOrigin, startOrigin } from './helpers/origin';
+import { type TestOrigin, startOrigin, tempDir } from './helpers/origin';
 
 const BUCKET = 'engines';
 const MiB = 1024 * 1024;
@@ -115,6 +118,35 @@ describe.each(['uws', 'node'] as const)('svc-cache on the %s engine', (engine) =
     expect([health.status, health.body.toString()]).toEqual([200, 'ok']);
     const healthHead = await request(`${c.url}/-/health`, { method: 'HEAD' });
     expect([healthHead.status, healthHead.headers['content-length'], healthHead.body.length]).toEqual([200, '2', 0]);
+  });
+
+  it('takes a PUT sent with Expect: 100-continue, and refuses an unsigned one with static auth', async () => {
+    const r = await request(`${c.url}/${BUCKET}/continued.txt`, { method: 'PUT', body: 'after continue', headers: { expect: '100-continue' }, expectContinue: true });
+    expect(r.status).toBe(200);
+    expect((await request(`${c.url}/${BUCKET}/continued.txt`)).body.toString()).toBe('after continue');
+    const locked = await startCache(origin, { server: { engine }, auth: { mode: 'static', access_key_id: 'K', secret_access_key: 's' } });
+    try {
+      const refused = await request(`${locked.url}/${BUCKET}/refused.txt`, { method: 'PUT', body: 'x'.repeat(100_000), headers: { expect: '100-continue' } });
+      expect(refused.status).toBe(403);
+      expect(refused.body.toString()).toContain('<Code>AccessDenied</Code>');
+    } finally {
+      await locked.stop();
+    }
+  });
+
+  it('serves TLS with the configured certificate', async () => {
+    const dir = tempDir('svc-cache-engine-tls-');
+    const key = path.join(dir, 'key.pem');
+    const cert = path.join(dir, 'cert.pem');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    const tls = await startCache(origin, { server: { engine, tls: { cert, key } } });
+    try {
+      expect(tls.url.startsWith('https://')).toBe(true);
+      const ca = fs.readFileSync(cert);
+      expect((await request(`${tls.url}/${BUCKET}/ten.txt`, { ca, headers: { range: 'bytes=0-3' } })).body.toString()).toBe('0123');
+    } finally {
+      await tls.stop();
+    }
   });
 
   it('streams an upload to the origin as it arrives, and stops reading the client while the origin does not read', async () => {
