@@ -9,7 +9,7 @@ const { defineConfig, globalIgnores } = require('eslint/config');
 
 /** Library → the only file allowed to import it (a list where each program has its own). */
 const OWNERS = {
-  '@trufflesuite/uws-js-unofficial': 'src/gateway/http/uws-engine.ts',
+  '@trufflesuite/uws-js-unofficial': 'src/program/http/uws-engine.ts',
   '@nxtedition/rocksdb': 'src/shards/worker/rocks-store.ts',
   '@node-rs/crc32': 'src/util/crc32c.ts',
   pino: 'src/log.ts',

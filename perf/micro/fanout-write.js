@@ -31,8 +31,8 @@ async function main() {
   const engineName = process.argv[2] ?? 'uws';
   const readers = Number(process.argv[3] ?? 10000);
   const sizes = (process.argv[4] ?? '200,1500,15000').split(',').map(Number);
-  const { createUwsEngine } = require('../../dist/gateway/http/uws-engine');
-  const { createNodeEngine } = require('../../dist/gateway/http/node-engine');
+  const { createUwsEngine } = require('../../dist/program/http/uws-engine');
+  const { createNodeEngine } = require('../../dist/program/http/node-engine');
   const engine = engineName === 'node' ? createNodeEngine() : createUwsEngine();
   const responses = [];
   const server = await engine.listen(

@@ -53,6 +53,8 @@ export const CacheConfigSchema = Type.Object(
     server: Section({
       /** Client listener, host:port. Port 0 picks a free port. */
       listen: Str('127.0.0.1:9000', 'client listener host:port'),
+      /** HTTP engine of the client listener: uWebSockets.js, or node:http (also where uWS does not load). docs/s3-cache.md, "Engine". */
+      engine: Enum(['uws', 'node'] as const, 'uws', 'HTTP engine of the client listener'),
       addressing: Section({
         style: Enum(['path', 'virtual_hosted'] as const, 'path', 'bucket addressing clients use'),
         /** With virtual_hosted: requests to <bucket>.<domain> address <bucket>; requests to <domain> are path style. */

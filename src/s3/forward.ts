@@ -14,6 +14,7 @@ import { type ObjectMeta, objectHeaders } from './cache/entry';
 import { type Ctx } from './context';
 import { S3Error } from './errors';
 import { PRESIGN_PARAMS } from './ops';
+import { pipeBody } from './reply';
 import { HOP_BY_HOP, passHeaders, sendError } from './respond';
 import { AwsChunkedDecoder, EMPTY_SHA256, STREAMING_SIGNED, STREAMING_SIGNED_TRAILER, STREAMING_UNSIGNED_TRAILER } from './sigv4';
 import { type Services } from './services';
@@ -68,9 +69,10 @@ function requestBody(ctx: Ctx, headers: Record<string, string>): { body: Readabl
     else delete headers['content-encoding'];
   }
   const hasBody = (cl !== undefined && cl !== '0') || ctx.headers.has('transfer-encoding');
-  if (!hasBody) return { body: undefined, length: cl === '0' ? 0 : undefined };
+  const req = ctx.body;
+  if (!hasBody || req === null) return { body: undefined, length: cl !== undefined && Number(cl) === 0 ? 0 : undefined };
   const chunked = payload.startsWith('STREAMING-') || (encodings.includes('aws-chunked') && ctx.headers.has('x-amz-decoded-content-length'));
-  let body: Readable = ctx.req;
+  let body: Readable = req;
   let length = cl === undefined ? undefined : Number(cl);
   if (chunked) {
     const decoded = ctx.headers.get('x-amz-decoded-content-length');
@@ -84,15 +86,15 @@ function requestBody(ctx: Ctx, headers: Record<string, string>): { body: Readabl
       decodedLength: Number(decoded),
       trailers: payload === STREAMING_UNSIGNED_TRAILER || payload === STREAMING_SIGNED_TRAILER ? trailers : [],
     });
-    ctx.req.once('error', (err) => decoder.destroy(err));
-    body = ctx.req.pipe(decoder);
+    req.once('error', (err: Error) => decoder.destroy(err));
+    body = req.pipe(decoder);
     length = Number(decoded);
     delete headers['x-amz-decoded-content-length'];
     delete headers['x-amz-trailer'];
   } else if (ctx.verified !== undefined && /^[0-9a-f]{64}$/.test(payload) && payload !== EMPTY_SHA256) {
     const check = new PayloadHashCheck(payload);
-    ctx.req.once('error', (err) => check.destroy(err));
-    body = ctx.req.pipe(check);
+    req.once('error', (err: Error) => check.destroy(err));
+    body = req.pipe(check);
   }
   return { body, length };
 }
@@ -159,13 +161,8 @@ export async function forward(ctx: Ctx, s: Services): Promise<void> {
   if (status >= 500) s.metrics.originErrors.inc();
   if (status >= 200 && status < 300) await applyEffects(ctx, s, res, deleteKeys, populate, length);
 
-  ctx.res.writeHead(status, res.statusMessage, passHeaders(res.headers));
-  res.on('data', (b: Buffer) => s.metrics.bytes.inc({ source: 'origin' }, b.length));
-  res.pipe(ctx.res);
-  res.once('error', (err) => ctx.res.destroy(err));
-  ctx.res.once('close', () => {
-    if (!res.complete) res.destroy();
-  });
+  ctx.res.writeHead(status, passHeaders(res.headers));
+  pipeBody(res, ctx.res, (n) => s.metrics.sent('origin', n));
   // The origin answered before the whole upload went through (an early error): stop sending.
   if (body !== undefined) body.once('error', () => undefined);
 }

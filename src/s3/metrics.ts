@@ -36,6 +36,36 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /**
+   * Label children by their label values, looked up once: prom-client hashes a label object on
+   * every call, which costs about as much as the rest of a hit's bookkeeping.
+   */
+  readonly #requestChildren = new Map<string, { observe(v: number): void }>();
+  readonly #hitChildren = new Map<string, { inc(n?: number): void }>();
+  readonly #byteChildren = new Map<string, { inc(n?: number): void }>();
+
+  /** One client request ended: its op and status, and how long it took (seconds). */
+  request(op: string, status: number, seconds: number): void {
+    const key = `${op} ${status}`;
+    let child = this.#requestChildren.get(key);
+    if (child === undefined) this.#requestChildren.set(key, (child = this.requests.labels(op, String(status))));
+    child.observe(seconds);
+  }
+
+  /** A read answered from the cache tier `tier`. */
+  hit(tier: string): void {
+    let child = this.#hitChildren.get(tier);
+    if (child === undefined) this.#hitChildren.set(tier, (child = this.hits.labels(tier)));
+    child.inc();
+  }
+
+  /** `n` response body bytes sent from `source` (cache or origin). */
+  sent(source: 'cache' | 'origin', n: number): void {
+    let child = this.#byteChildren.get(source);
+    if (child === undefined) this.#byteChildren.set(source, (child = this.bytes.labels(source)));
+    child.inc(n);
+  }
+
   constructor(processMetrics = false) {
     if (processMetrics) collectDefaultMetrics({ register: this.registry });
   }

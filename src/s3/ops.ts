@@ -36,25 +36,35 @@ export const PRESIGN_PARAMS = new Set([
 
 const HARMLESS = new Set(['x-id', 'x-amz-checksum-mode']);
 
+function hasParam(query: readonly (readonly [string, string])[], name: string): boolean {
+  for (const [k] of query) if (k === name) return true;
+  return false;
+}
+
 export function classify(method: string, t: Target, query: readonly (readonly [string, string])[], headers: ReadonlyMap<string, string>): Op {
   if (t.bucket === null) return 'Forward';
-  const names = new Set(query.map(([k]) => k));
-  if (t.key === null) return method === 'POST' && names.has('delete') ? 'DeleteObjects' : 'Forward';
-  const plain = query.every(([k]) => HARMLESS.has(k) || PRESIGN_PARAMS.has(k));
+  // No set of names: a cacheable read (every hit) looks at each parameter once.
+  if (t.key === null) return method === 'POST' && hasParam(query, 'delete') ? 'DeleteObjects' : 'Forward';
+  let plain = true;
+  for (const [k] of query)
+    if (!HARMLESS.has(k) && !PRESIGN_PARAMS.has(k)) {
+      plain = false;
+      break;
+    }
   switch (method) {
     case 'GET':
       return plain ? 'GetObject' : 'Forward';
     case 'HEAD':
       return plain ? 'HeadObject' : 'Forward';
     case 'PUT':
-      if (names.has('partNumber') && names.has('uploadId')) return 'UploadPart';
+      if (hasParam(query, 'partNumber') && hasParam(query, 'uploadId')) return 'UploadPart';
       if (!plain) return 'ObjectWrite';
       return headers.has('x-amz-copy-source') ? 'CopyObject' : 'PutObject';
     case 'POST':
-      if (names.has('uploadId')) return 'CompleteMultipartUpload';
-      return names.has('uploads') ? 'Forward' : 'ObjectWrite';
+      if (hasParam(query, 'uploadId')) return 'CompleteMultipartUpload';
+      return hasParam(query, 'uploads') ? 'Forward' : 'ObjectWrite';
     case 'DELETE':
-      return names.has('uploadId') ? 'Forward' : plain ? 'DeleteObject' : 'ObjectWrite';
+      return hasParam(query, 'uploadId') ? 'Forward' : plain ? 'DeleteObject' : 'ObjectWrite';
     default:
       return 'Forward';
   }

@@ -13,7 +13,7 @@
  * and a partial body under the whole object's checksum makes it throw.
  */
 import * as fsp from 'node:fs/promises';
-import { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { type IncomingMessage } from 'node:http';
 import { type Readable } from 'node:stream';
 import { type ObjectMeta, metaFromResponse } from './cache/entry';
 import { type Hit } from './cache/object-cache';
@@ -21,6 +21,7 @@ import { evaluateConditionals } from './conditionals';
 import { type Ctx } from './context';
 import { S3Error } from './errors';
 import { forward } from './forward';
+import { pipeBody } from './reply';
 import { passHeaders } from './respond';
 import { parseRange } from './range';
 import { type Services } from './services';
@@ -88,19 +89,26 @@ export async function serveRead(ctx: Ctx, s: Services, retried = false): Promise
 }
 
 /** The per-object part of the response headers, built once per cached metadata object. */
-const baseHeaders = new WeakMap<ObjectMeta, OutgoingHttpHeaders>();
+const baseHeaders = new WeakMap<ObjectMeta, ReadonlyArray<[string, string]>>();
 
-function objectHeaders(ctx: Ctx, meta: ObjectMeta, label: Label): OutgoingHttpHeaders {
+/**
+ * An object response's headers as the list the engine writes (no header object to convert on a
+ * hit): the cached per-object part, then this response's own.
+ */
+function objectHeaders(ctx: Ctx, meta: ObjectMeta, label: Label): Array<[string, string]> {
   let base = baseHeaders.get(meta);
   if (base === undefined) {
-    base = { ...meta.headers, etag: meta.etag, 'last-modified': meta.lastModified, 'accept-ranges': 'bytes' };
+    const h: Record<string, string> = { ...meta.headers, etag: meta.etag, 'last-modified': meta.lastModified, 'accept-ranges': 'bytes' };
+    base = Object.entries(h);
     baseHeaders.set(meta, base);
   }
-  return Object.assign({}, base, { 'x-amz-request-id': ctx.requestId, 'x-svc-cache': label });
+  const out = base.slice();
+  out.push(['x-amz-request-id', ctx.requestId], ['x-svc-cache', label]);
+  return out;
 }
 
 async function serveHit(ctx: Ctx, s: Services, hit: Hit, label: Label): Promise<void> {
-  s.metrics.hits.inc({ tier: hit.tier });
+  s.metrics.hit(hit.tier);
   if (hit.tier === 'memory') return serveObject(ctx, s, hit.entry.meta, hit.entry.body, label);
   const d = hit.entry;
   const bucket = ctx.target.bucket!;
@@ -140,8 +148,7 @@ function serveObject(ctx: Ctx, s: Services, meta: ObjectMeta, body: Body, label:
   const verdict = evaluateConditionals(ctx.headers, meta);
   const headers = objectHeaders(ctx, meta, label);
   if (verdict === 304) {
-    ctx.res.writeHead(304, { etag: meta.etag, 'last-modified': meta.lastModified, 'x-amz-request-id': ctx.requestId, 'x-svc-cache': label });
-    ctx.res.end();
+    ctx.res.send(304, [['etag', meta.etag], ['last-modified', meta.lastModified], ['x-amz-request-id', ctx.requestId], ['x-svc-cache', label]]);
     return;
   }
   if (verdict === 412) throw new S3Error('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', { Condition: conditionName(ctx) });
@@ -155,27 +162,24 @@ function serveObject(ctx: Ctx, s: Services, meta: ObjectMeta, body: Body, label:
     start = r.start;
     end = r.end + 1;
     status = 206;
-    headers['content-range'] = `bytes ${r.start}-${r.end}/${meta.size}`;
+    headers.push(['content-range', `bytes ${r.start}-${r.end}/${meta.size}`]);
   }
-  headers['content-length'] = String(end - start);
-  ctx.res.writeHead(status, headers);
+  headers.push(['content-length', String(end - start)]);
   if (ctx.method === 'HEAD') {
-    ctx.res.end();
+    ctx.res.send(status, headers);
     return;
   }
   const source = label === 'miss' ? 'origin' : 'cache';
-  s.metrics.bytes.inc({ source }, end - start);
+  s.metrics.sent(source, end - start);
   if (Buffer.isBuffer(body)) {
-    ctx.res.end(start === 0 && end === body.length ? body : body.subarray(start, end));
+    // One write: status, headers and body (the engine frames it).
+    ctx.res.send(status, headers, start === 0 && end === body.length ? body : body.subarray(start, end));
     return;
   }
+  ctx.res.writeHead(status, headers);
   const stream = body(start, end);
-  stream.once('error', (err) => {
-    s.log.warn({ bucket: ctx.target.bucket, key: ctx.target.key, err: err.message }, 'object body failed');
-    ctx.res.destroy(err);
-  });
-  ctx.res.once('close', () => stream.destroy());
-  stream.pipe(ctx.res);
+  stream.once('error', (err) => s.log.warn({ bucket: ctx.target.bucket, key: ctx.target.key, err: err.message }, 'object body failed'));
+  pipeBody(stream, ctx.res);
 }
 
 function conditionName(ctx: Ctx): string {
@@ -188,7 +192,7 @@ async function serveHead(ctx: Ctx, s: Services, stale: Hit | undefined, ttl: num
   const key = ctx.target.key!;
   const m = s.cache.metadata(bucket, key);
   if (m !== undefined && Date.now() - m.checkedAt < ttl) {
-    s.metrics.hits.inc({ tier: 'metadata' });
+    s.metrics.hit('metadata');
     if (stale !== undefined && stale.entry.meta.etag === m.meta.etag) s.cache.touch(bucket, key);
     return serveObject(ctx, s, m.meta, Buffer.alloc(0), 'hit');
   }
@@ -258,16 +262,13 @@ async function rangeFromOrigin(ctx: Ctx, s: Services, meta: ObjectMeta): Promise
     const h = passHeaders(res.headers);
     for (const k of Object.keys(h)) if (k.startsWith('x-amz-checksum-')) delete h[k];
     ctx.res.writeHead(res.statusCode ?? 502, h);
-    res.pipe(ctx.res);
+    pipeBody(res, ctx.res);
     return;
   }
   const headers = objectHeaders(ctx, meta, 'miss');
-  headers['content-range'] = `bytes ${r.start}-${r.end}/${meta.size}`;
-  headers['content-length'] = String(r.end - r.start + 1);
+  headers.push(['content-range', `bytes ${r.start}-${r.end}/${meta.size}`], ['content-length', String(r.end - r.start + 1)]);
   ctx.res.writeHead(206, headers);
-  res.on('data', (b: Buffer) => s.metrics.bytes.inc({ source: 'origin' }, b.length));
-  res.pipe(ctx.res);
-  ctx.res.once('close', () => !res.complete && res.destroy());
+  pipeBody(res, ctx.res, (n) => s.metrics.sent('origin', n));
 }
 
 /** A whole object too large to cache, streamed from the origin's response (conditionals decided here). */
@@ -282,7 +283,5 @@ function passthrough(ctx: Ctx, s: Services, meta: ObjectMeta, res: IncomingMessa
   if (ctx.headers.get('x-amz-checksum-mode')?.toUpperCase() !== 'ENABLED') for (const k of Object.keys(h)) if (k.startsWith('x-amz-checksum-')) delete h[k];
   h['x-svc-cache'] = 'miss';
   ctx.res.writeHead(200, h);
-  res.on('data', (b: Buffer) => s.metrics.bytes.inc({ source: 'origin' }, b.length));
-  res.pipe(ctx.res);
-  ctx.res.once('close', () => !res.complete && res.destroy());
+  pipeBody(res, ctx.res, (n) => s.metrics.sent('origin', n));
 }

@@ -18,22 +18,18 @@ export function resourceOf(ctx: Pick<Ctx, 'target'>): string {
   return t.bucket === null ? '/' : t.key === null ? `/${t.bucket}` : `/${t.bucket}/${t.key}`;
 }
 
-export function sendError(ctx: Pick<Ctx, 'req' | 'res' | 'target' | 'requestId' | 'method'>, err: unknown): void {
+export function sendError(ctx: Pick<Ctx, 'body' | 'res' | 'target' | 'requestId' | 'method'>, err: unknown): void {
   const e = err instanceof S3Error ? err : new S3Error('InternalError', 'We encountered an internal error. Please try again.');
   const { res } = ctx;
   if (res.headersSent) {
-    res.destroy(err instanceof Error ? err : undefined);
+    res.destroy();
     return;
   }
   const body = ctx.method === 'HEAD' ? '' : errorXml(e.code, e.message, resourceOf(ctx), ctx.requestId, e.extra);
-  res.writeHead(e.status, {
-    ...e.headers,
-    'content-type': 'application/xml',
-    'content-length': Buffer.byteLength(body),
-    'x-amz-request-id': ctx.requestId,
-  });
-  res.end(body);
+  const headers: Array<[string, string]> = [];
+  for (const k in e.headers) headers.push([k, e.headers[k]!]);
+  headers.push(['content-type', 'application/xml'], ['content-length', String(Buffer.byteLength(body))], ['x-amz-request-id', ctx.requestId]);
   // A request body the client is still sending is not wanted: close after the answer
   // rather than read (possibly gigabytes) to keep the connection.
-  if (!ctx.req.complete) ctx.res.once('finish', () => ctx.req.destroy());
+  res.send(e.status, headers, body, ctx.body !== null && !ctx.body.complete);
 }

@@ -1,5 +1,6 @@
 /**
- * svc-cache's listeners: the client listener (node:http, or node:https with [server.tls])
+ * svc-cache's listeners: the client listener (on the shared HTTP engines, src/program/http:
+ * uWebSockets.js by default, node:http with `server.engine = "node"`; TLS with [server.tls])
  * and the metrics listener. Every request is parsed once into a Ctx, authenticated, then
  * either answered from the cache (read-path.ts) or forwarded (forward.ts).
  *
@@ -8,10 +9,9 @@
  *                                                     └─▶ everything else ──────▶ forward ─▶ origin (re-signed)
  */
 import { randomBytes } from 'node:crypto';
-import * as fs from 'node:fs';
-import * as http from 'node:http';
-import * as https from 'node:https';
+import type * as http from 'node:http';
 import { type AddressInfo } from 'node:net';
+import { type HttpRequest, type HttpResponse, type HttpServerHandle, loadHttpEngine } from '../program/http';
 import { parseTarget } from './addressing';
 import { type Authenticator, authenticator } from './auth';
 import { ObjectCache } from './cache/object-cache';
@@ -26,9 +26,10 @@ import { classify } from './ops';
 import { Origin } from './origin';
 import { serveRead } from './read-path';
 import { S3Error } from './errors';
+import { Reply } from './reply';
 import { sendError } from './respond';
 import { type Services } from './services';
-import { headerValues, parseQuery } from './sigv4';
+import { parseQuery } from './sigv4';
 
 export interface CacheServer {
   /** Base URL of the client listener, e.g. http://127.0.0.1:9000. */
@@ -74,21 +75,27 @@ export async function startCacheServer(config: CacheConfig, o: StartOptions = {}
   const services: Services = { config, origin, cache, metrics, log };
   const auth = authenticator(config.auth);
   const tls = config.server.tls.cert !== '';
-  const handler = (expectContinue: boolean) => (req: http.IncomingMessage, res: http.ServerResponse) => handle(req, res, services, auth, expectContinue);
-  const server = tls
-    ? https.createServer({ cert: fs.readFileSync(config.server.tls.cert), key: fs.readFileSync(config.server.tls.key) }, handler(false))
-    : http.createServer(handler(false));
-  server.on('checkContinue', handler(true));
-  // Any other Expect value: S3 ignores it, where Node would answer 417 on its own.
-  server.on('checkExpectation', handler(false));
-  server.keepAliveTimeout = 65_000; // longer than the usual client idle timeouts, so clients close first
   const listen = listenAddress(config.server.listen, 'server.listen');
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(listen.port, listen.host, () => resolve());
-  });
-  const addr = server.address() as AddressInfo;
-  const url = `${tls ? 'https' : 'http'}://${formatHostPort({ host: addr.address, port: addr.port })}`;
+  const engine = await loadHttpEngine(config.server.engine, log);
+  let server: HttpServerHandle;
+  try {
+    server = await engine.listen(
+      {
+        host: listen.host,
+        port: listen.port,
+        // Bodies are streamed to the origin (any size), never buffered: no engine body limit.
+        streamBodies: true,
+        bodyLimit: Number.MAX_SAFE_INTEGER,
+        tooLarge: () => ({ status: 413, headers: [], body: '' }),
+        tls: tls ? { cert: config.server.tls.cert, key: config.server.tls.key } : undefined,
+      },
+      (req, res) => handle(req, res, services, auth),
+    );
+  } catch (err) {
+    origin.close();
+    throw err;
+  }
+  const url = `${tls ? 'https' : 'http'}://${formatHostPort({ host: listen.host, port: server.port })}`;
 
   let metricsServer: http.Server | undefined;
   let metricsUrl: string | null = null;
@@ -105,18 +112,17 @@ export async function startCacheServer(config: CacheConfig, o: StartOptions = {}
 
   if (config.auth.mode === 'anonymous' && !tls && !isLoopback(listen.host))
     log.warn({ listen: config.server.listen }, '!!! svc-cache is listening beyond loopback with anonymous auth and no TLS: anyone who can reach it reads and writes the origin with this endpoint\'s credentials !!!');
-  log.info({ listen: url, metrics: metricsUrl, origin: config.origin.endpoint, originCredentials: creds.kind, auth: config.auth.mode, restoredObjects: restored }, 'svc-cache started');
+  log.info({ listen: url, engine: engine.name, metrics: metricsUrl, origin: config.origin.endpoint, originCredentials: creds.kind, auth: config.auth.mode, restoredObjects: restored }, 'svc-cache started');
 
   return {
     url,
-    port: addr.port,
+    port: server.port,
     metricsUrl,
     services,
     async close() {
-      server.closeIdleConnections();
-      const closing = new Promise<void>((resolve) => server.close(() => resolve()));
-      const deadline = setTimeout(() => server.closeAllConnections(), config.server.shutdown_timeout_ms);
-      await closing;
+      // In-flight responses finish (up to the deadline), then every connection is closed.
+      let deadline: NodeJS.Timeout | undefined;
+      await Promise.race([server.close(), new Promise<void>((resolve) => (deadline = setTimeout(resolve, config.server.shutdown_timeout_ms)))]);
       clearTimeout(deadline);
       if (metricsServer) await new Promise<void>((resolve) => metricsServer!.close(() => resolve()));
       origin.close();
@@ -132,37 +138,63 @@ function nextRequestId(): string {
   return ID_PREFIX + idCounter.toString(16).toUpperCase().padStart(8, '0');
 }
 
-function handle(req: http.IncomingMessage, res: http.ServerResponse, s: Services, auth: Authenticator, expectContinue: boolean): void {
-  const url = req.url ?? '/';
+/**
+ * Parsed query strings by raw query: a presigned URL fetched again (the usual way a hot object is
+ * read through presigned links) is not decoded again. The pairs are shared, hence read-only.
+ * Bounded: cleared when full, so distinct URLs cost one insert each and never grow it.
+ */
+const parsedQueries = new Map<string, readonly (readonly [string, string])[]>();
+const PARSED_QUERIES_MAX = 4096;
+
+function queryOf(rawQuery: string): readonly (readonly [string, string])[] {
+  let q = parsedQueries.get(rawQuery);
+  if (q === undefined) {
+    q = parseQuery(rawQuery);
+    if (parsedQueries.size >= PARSED_QUERIES_MAX) parsedQueries.clear();
+    parsedQueries.set(rawQuery, q);
+  }
+  return q;
+}
+
+/** Header names as SigV4 canonicalises them: values trimmed, runs of spaces made one. */
+function headerMap(h: Readonly<Record<string, string>>): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const name in h) {
+    const raw = h[name]!.trim();
+    out.set(name, raw.includes('  ') ? raw.replace(/ {2,}/g, ' ') : raw);
+  }
+  return out;
+}
+
+const HEALTH_HEADERS: ReadonlyArray<readonly [string, string]> = [['content-type', 'text/plain']];
+
+function handle(req: HttpRequest, response: HttpResponse, s: Services, auth: Authenticator): void {
   const started = process.hrtime.bigint();
-  if (url === '/-/health' && (req.method === 'GET' || req.method === 'HEAD')) {
-    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': 2 });
-    res.end(req.method === 'HEAD' ? undefined : 'ok');
+  const method = req.method;
+  const rawPath = req.path;
+  if (rawPath === '/-/health' && req.query === '' && (method === 'GET' || method === 'HEAD')) {
+    response.send(200, HEALTH_HEADERS, 'ok');
     return;
   }
-  const q = url.indexOf('?');
-  const rawPath = q < 0 ? url : url.slice(0, q);
-  const query = parseQuery(q < 0 ? '' : url.slice(q + 1));
-  const headers = headerValues(req.rawHeaders);
-  const method = req.method ?? 'GET';
+  const rawQuery = req.query;
+  const query = queryOf(rawQuery);
+  const headers = headerMap(req.headers);
   const target = parseTarget(headers.get('host'), rawPath, s.config.server.addressing);
+  const op = classify(method, target, query, headers);
+  const res = new Reply(response, s.metrics, op, started);
   const ctx: Ctx = {
-    req,
+    body: req.bodyStream ?? null,
     res,
     method,
     rawPath,
     query,
     headers,
     target,
-    op: classify(method, target, query, headers),
+    op,
     verified: undefined,
     requestId: nextRequestId(),
-    expectContinue,
+    expectContinue: req.expectContinue === true,
   };
-  res.once('finish', () => {
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    s.metrics.requests.observe({ op: ctx.op, result: String(res.statusCode) }, seconds);
-  });
   let work: Promise<void> | undefined;
   try {
     if (method === 'OPTIONS') {
@@ -170,13 +202,13 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse, s: Services
       if (!headers.has('origin') || !headers.has('access-control-request-method'))
         throw new S3Error('BadRequest', 'Insufficient information. Origin request header needed.');
       work = forward(ctx, s);
-    } else ctx.verified = auth({ method, rawPath, query, headers, rawQuery: q < 0 ? '' : url.slice(q + 1) });
+    } else ctx.verified = auth({ method, rawPath, query, headers, rawQuery });
     work ??= ctx.op === 'GetObject' || ctx.op === 'HeadObject' ? serveRead(ctx, s) : forward(ctx, s);
   } catch (err) {
     work = Promise.reject(err);
   }
   work.catch((err: unknown) => {
-    if (!(err instanceof Error && err.name === 'S3Error')) s.log.error({ method, url, err }, 'request failed');
+    if (!(err instanceof Error && err.name === 'S3Error')) s.log.error({ method, url: rawQuery === '' ? rawPath : `${rawPath}?${rawQuery}`, err }, 'request failed');
     sendError(ctx, err);
   });
 }

@@ -467,7 +467,7 @@ describe('loadHttpEngine', () => {
     const warnings: Array<{ obj: object; msg: string }> = [];
     let engine: { name: string } | undefined;
     await jest.isolateModulesAsync(async () => {
-      jest.doMock('../../../src/gateway/http/uws-engine', () => ({
+      jest.doMock('../../../src/program/http/uws-engine', () => ({
         createUwsEngine: () => {
           throw new Error('No such module: uws_linux_x64_127.node');
         },

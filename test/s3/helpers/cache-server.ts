@@ -16,7 +16,8 @@ export async function startCache(origin: TestOrigin, over: DeepPartial<CacheConf
   const config = cacheConfig({
     ...over,
     log_level: 'debug',
-    server: { listen: '127.0.0.1:0', ...(over.server ?? {}) },
+    // SVC_CACHE_SERVER_ENGINE=node runs a suite on the node:http engine (default: uws, as in production).
+    server: { listen: '127.0.0.1:0', engine: process.env.SVC_CACHE_SERVER_ENGINE === 'node' ? 'node' : 'uws', ...(over.server ?? {}) },
     metrics: { listen: '127.0.0.1:0', ...(over.metrics ?? {}) },
     origin: { endpoint: origin.url, access_key_id: ORIGIN_ACCESS_KEY, secret_access_key: ORIGIN_SECRET_KEY, ...(over.origin ?? {}) },
     cache: { dir, ...(over.cache ?? {}) },

@@ -2,7 +2,9 @@
  * The `node:http` engine: the fallback where uWS has no binary (Node > 20, other platforms) and
  * the `--http-engine node` choice. Same contract as the uWS engine, same observable behaviour.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { type AddressInfo } from 'node:net';
 import {
   type HeaderList,
@@ -30,7 +32,17 @@ export function createNodeEngine(): HttpEngine {
 async function listen(options: ListenOptions, handler: RequestHandler): Promise<HttpServerHandle> {
   const inFlight = new OpenResponses();
   // requestTimeout 0: a long-poll may legitimately wait minutes for its response.
-  const server = createServer({ requestTimeout: 0 }, (req, res) => onRequest(req, res, options, handler, inFlight));
+  const onReq = (expectContinue: boolean) => (req: IncomingMessage, res: ServerResponse) => onRequest(req, res, options, handler, inFlight, expectContinue);
+  const server: Server =
+    options.tls === undefined
+      ? createServer({ requestTimeout: 0 }, onReq(false))
+      : createTlsServer({ requestTimeout: 0, cert: readFileSync(options.tls.cert), key: readFileSync(options.tls.key) }, onReq(false));
+  if (options.streamBodies === true) {
+    // The handler answers `Expect: 100-continue` once it has accepted the request; any other
+    // expectation is ignored (as S3 does) instead of node's automatic 417.
+    server.on('checkContinue', onReq(true));
+    server.on('checkExpectation', onReq(false));
+  }
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   // Not events.once(): that would also reject on a listen error, unhandled.
   const closed = new Promise<void>((resolve) => server.once('close', () => resolve()));
@@ -50,10 +62,15 @@ function onRequest(
   options: ListenOptions,
   handler: RequestHandler,
   inFlight: OpenResponses,
+  expectContinue: boolean,
 ): void {
   const head = copyRequest(req);
   const response = new NodeResponse(res, head.method === 'HEAD', inFlight.add());
   const declared = declaredBodyLength(head.headers);
+  if (options.streamBodies === true) {
+    runHandler(handler, { ...head, body: EMPTY, bodyStream: declared === 0 ? null : req, expectContinue }, response);
+    return;
+  }
   if (declared === 0) {
     runHandler(handler, { ...head, body: EMPTY }, response);
     return;
@@ -188,6 +205,10 @@ class NodeResponse implements HttpResponse {
 
   onWritable(cb: () => void): void {
     this.#writableCb = cb;
+  }
+
+  writeContinue(): void {
+    if (!this.#started && !this.#aborted) this.#res.writeContinue();
   }
 
   send(status: number, headers: HeaderList, body?: Uint8Array | string): void {

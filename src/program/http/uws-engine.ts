@@ -8,6 +8,7 @@
  * - writes from async context go inside `res.cork()` (one syscall, and required by uWS).
  */
 import type * as Uws from '@trufflesuite/uws-js-unofficial';
+import { readFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import {
   type HeaderList,
@@ -19,6 +20,7 @@ import {
   type RequestHandler,
 } from './engine';
 import { OpenResponses } from './open-responses';
+import { UwsBody } from './uws-body';
 import { runHandler } from './run-handler';
 
 type UwsModule = typeof Uws;
@@ -61,7 +63,10 @@ export function listenUws(options: Omit<ListenOptions, 'tooLarge'>, handler: Req
 }
 
 function listenApp(uws: UwsModule, options: Omit<ListenOptions, 'tooLarge'>, handler: RequestHandler, refuseTooLarge: RefuseTooLarge): Promise<UwsServer> {
-  const app = uws.App();
+  // uWS reads the PEM files itself when the app is made (and makes an app that serves nothing if it
+  // cannot): read them first, so a bad path or file is a clear error at startup.
+  if (options.tls !== undefined) for (const file of [options.tls.cert, options.tls.key]) readFileSync(file);
+  const app = options.tls === undefined ? uws.App() : uws.SSLApp({ cert_file_name: options.tls.cert, key_file_name: options.tls.key });
   const inFlight = new OpenResponses();
   app.any('/*', (res, req) => onRequest(res, req, options, handler, inFlight, refuseTooLarge));
   return new Promise((resolve, reject) => {
@@ -98,6 +103,15 @@ function onRequest(
     return;
   }
   const declared = declaredBodyLength(head.headers);
+  if (options.streamBodies === true) {
+    // uWS has answered `Expect: 100-continue` already, as the head arrived (this build gives JS no
+    // say); the body is read from the first byte, before the handler decides anything.
+    const expectContinue = head.headers['expect']?.toLowerCase() === '100-continue';
+    const bodyStream = declared === 0 ? null : new UwsBody(res, response);
+    if (bodyStream !== null) response.body = bodyStream;
+    runHandler(handler, { ...head, body: EMPTY, bodyStream, expectContinue }, response);
+    return;
+  }
   if (declared === 0) {
     runHandler(handler, { ...head, body: EMPTY }, response);
   } else if (declared > options.bodyLimit) {
@@ -162,8 +176,11 @@ const BAD_TARGET = /[^\x21-\x7e]/;
  *   coding is not chunked (§6.1, §6.3: a request whose body length is uncertain is a smuggling
  *   vector, so it is a 400 and the connection is closed).
  */
+function bad(message: string): { status: 400; message: string } {
+  return { status: 400, message: `bad request: ${message}` };
+}
+
 function malformedHead(head: RequestHead, repeated: string | null): { status: 400 | 431; message: string } | null {
-  const bad = (message: string): { status: 400; message: string } => ({ status: 400, message: `bad request: ${message}` });
   if (BAD_TARGET.test(head.path) || BAD_TARGET.test(head.query)) return bad('the request target must be visible ASCII (percent-encode other bytes)');
   const h = head.headers;
   let size = head.method.length + head.path.length + head.query.length;
@@ -304,12 +321,39 @@ function statusLine(status: number): string {
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const BAD_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 
-/** uWS writes header bytes verbatim; refuse what node:http refuses (CR/LF would split the response). */
-export function checkHead(status: number, headers: HeaderList): void {
+/**
+ * Header names already found valid: a program sends a few dozen distinct names, so the name
+ * check is a set lookup after the first time (bounded, so names made from input cannot grow it).
+ */
+const validNames = new Set<string>();
+const VALID_NAMES_MAX = 1024;
+
+// Tab and visible ASCII: a value made only of these is valid and needs no latin1 conversion.
+const NOT_PLAIN_VALUE = /[^\t\x20-\x7e]/;
+
+/**
+ * uWS writes header bytes verbatim; refuse what node:http refuses (CR/LF would split the response).
+ * Returns true when every value is plain ASCII (writeHeaders then skips its latin1 check).
+ */
+export function checkHead(status: number, headers: HeaderList): boolean {
+  let plain = true;
   if (!Number.isInteger(status) || status < 100 || status > 999) throw new RangeError(`invalid HTTP status ${status}`);
   for (const [name, value] of headers) {
-    if (!TOKEN.test(name) || BAD_VALUE_CHAR.test(value)) throw new TypeError(`invalid HTTP header ${JSON.stringify(name)}`);
+    if (!validNames.has(name)) {
+      if (!TOKEN.test(name)) throw new TypeError(`invalid HTTP header ${JSON.stringify(name)}`);
+      if (validNames.size < VALID_NAMES_MAX) validNames.add(name);
+    }
+    if (!NOT_PLAIN_VALUE.test(value)) continue;
+    plain = false;
+    if (BAD_VALUE_CHAR.test(value)) throw new TypeError(`invalid HTTP header ${JSON.stringify(name)}`);
   }
+  return plain;
+}
+
+/** Whether `name` may be one of the framing headers writeHeaders looks at (their lengths: 10, 14, 17). */
+function maybeFraming(name: string): boolean {
+  const n = name.length;
+  return n === 10 || n === 14 || n === 17;
 }
 
 function headerValue(headers: HeaderList, lowerName: string): string | undefined {
@@ -317,14 +361,22 @@ function headerValue(headers: HeaderList, lowerName: string): string | undefined
   return undefined;
 }
 
-/** uWS frames bodies itself (Content-Length or chunked), so the caller's framing headers are dropped unless `keepLength`. */
-function writeHeaders(res: Uws.HttpResponse, headers: HeaderList, keepLength: boolean): void {
+/**
+ * uWS frames bodies itself (Content-Length or chunked), so the caller's framing headers are dropped
+ * unless `keepLength`. Returns true when the headers ask to close the connection after the response.
+ */
+function writeHeaders(res: Uws.HttpResponse, headers: HeaderList, keepLength: boolean, plain: boolean): boolean {
+  let close = false;
   for (const [name, value] of headers) {
-    const lower = name.toLowerCase();
-    if (lower === 'transfer-encoding' || (lower === 'content-length' && !keepLength)) continue;
+    if (maybeFraming(name)) {
+      const lower = name.toLowerCase();
+      if (lower === 'transfer-encoding' || (lower === 'content-length' && !keepLength)) continue;
+      if (lower === 'connection' && value.toLowerCase() === 'close') close = true;
+    }
     // uWS writes a string as UTF-8; node:http writes header values as latin1, one byte per char.
-    res.writeHeader(name, NON_ASCII.test(value) ? Buffer.from(value, 'latin1') : value);
+    res.writeHeader(name, !plain && NON_ASCII.test(value) ? Buffer.from(value, 'latin1') : value);
   }
+  return close;
 }
 
 function byteLength(body: Uint8Array | string): number {
@@ -355,6 +407,8 @@ export class UwsResponse implements HttpResponse {
   #total = 0;
   #remaining = 0;
   #queue: Uint8Array[] = [];
+  /** A streamed request body (`streamBodies`), told when the client goes away. */
+  body: UwsBody | undefined;
 
   constructor(res: Uws.HttpResponse, isHead: boolean, onSettled: () => void) {
     this.#res = res;
@@ -364,6 +418,7 @@ export class UwsResponse implements HttpResponse {
       if (this.#settled) return; // we closed it ourselves (a fixed-length body that fell short)
       this.#aborted = true;
       this.#settle();
+      this.body?.aborted();
       this.#abortCb?.();
     });
   }
@@ -375,6 +430,14 @@ export class UwsResponse implements HttpResponse {
   get sent(): boolean {
     return this.#ended || this.#mode !== 'idle';
   }
+
+  /** uWS still owns the response: `#res` may be touched (pause/resume of a streamed body). */
+  get live(): boolean {
+    return !this.#settled;
+  }
+
+  /** uWS has sent `100 Continue` by itself as the head arrived: nothing to do. */
+  writeContinue(): void {}
 
   onAborted(cb: () => void): void {
     if (this.#aborted) cb();
@@ -400,7 +463,7 @@ export class UwsResponse implements HttpResponse {
   writeHead(status: number, headers: HeaderList): void {
     if (this.#ended || this.#aborted) return;
     if (this.#mode !== 'idle') throw new Error('writeHead() called twice');
-    checkHead(status, headers);
+    const plain = checkHead(status, headers);
     const noBody = this.#isHead || !bodyAllowed(status);
     const length = noBody ? -1 : Number(headerValue(headers, 'content-length') ?? -1);
     this.#mode = noBody ? 'empty' : Number.isSafeInteger(length) && length >= 0 ? 'fixed' : 'chunked';
@@ -409,7 +472,7 @@ export class UwsResponse implements HttpResponse {
     // The blank line ending the headers goes out with the first body byte (as in node:http).
     res.cork(() => {
       res.writeStatus(statusLine(status));
-      writeHeaders(res, headers, noBody && lengthAllowed(status));
+      writeHeaders(res, headers, noBody && lengthAllowed(status), plain);
     });
     if (!noBody) res.onWritable(this.#writable);
   }
@@ -457,14 +520,14 @@ export class UwsResponse implements HttpResponse {
   }
 
   #complete(status: number, headers: HeaderList, body: Uint8Array | string | undefined, closeConnection: boolean): void {
-    checkHead(status, headers);
+    const plain = checkHead(status, headers);
     this.#ended = true;
     const res = this.#res;
     res.cork(() => {
       res.writeStatus(statusLine(status));
       if (this.#isHead || !bodyAllowed(status)) {
         const keepLength = lengthAllowed(status);
-        writeHeaders(res, headers, keepLength);
+        writeHeaders(res, headers, keepLength, plain);
         if (keepLength && body !== undefined && headerValue(headers, 'content-length') === undefined) {
           res.writeHeader('content-length', String(byteLength(body)));
         }
@@ -473,8 +536,8 @@ export class UwsResponse implements HttpResponse {
         // stays pending). endWithoutBody() with no argument writes neither length nor body.
         res.endWithoutBody();
       } else {
-        writeHeaders(res, headers, false);
-        res.end(body ?? '', closeConnection); // uWS writes Content-Length
+        const close = writeHeaders(res, headers, false, plain);
+        res.end(body ?? '', closeConnection || close); // uWS writes Content-Length
       }
     });
     this.#settle();

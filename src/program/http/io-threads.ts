@@ -31,6 +31,8 @@ export function withIoThreads(base: HttpEngine): HttpEngine {
     async listen(options, handler) {
       const threads = options.threads ?? 0;
       if (threads <= 0) return base.listen(options, handler);
+      // The threads' apps are plain HTTP and hand bodies over whole (io-thread.ts).
+      if (options.tls !== undefined || options.streamBodies === true) throw new Error('I/O threads serve neither TLS nor streamed request bodies');
       // uSockets sets SO_REUSEPORT only when it binds a given port, not port 0: for port 0 a free
       // port is found first, then every app binds it. Another process may take it in between;
       // then the bind fails (it did not set SO_REUSEPORT) and a new port is tried.

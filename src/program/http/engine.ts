@@ -1,0 +1,116 @@
+/**
+ * The contract every HTTP engine adapter fulfils. The gateway's handlers see only
+ * these types, so the protocol code runs unchanged on uWebSockets.js and node:http.
+ *
+ * Rules the adapters guarantee:
+ * - `handler` is called once per request, after the whole body has been read
+ *   (bodies over `bodyLimit` are refused by the adapter with the `tooLarge` response
+ *   the gateway supplies, before the handler runs). With `streamBodies` (svc-cache: uploads
+ *   of any size go on to the origin as they arrive) it is called once the head is read, and
+ *   the body comes through `bodyStream` instead.
+ * - Header names are lower-case. `path` is the raw (still percent-encoded) path,
+ *   `query` the raw query string without the leading `?`.
+ * - A response may be completed asynchronously; writing to an aborted response is a no-op.
+ * - A response whose headers hold `connection: close` closes the connection after it.
+ */
+import { type Readable } from 'node:stream';
+
+export interface HttpRequest {
+  /** Upper-case method, e.g. `GET`. */
+  readonly method: string;
+  /** Raw path, percent-encoding preserved, query removed. */
+  readonly path: string;
+  /** Raw query string without `?` (empty string when absent). */
+  readonly query: string;
+  /** Lower-case header name → value (repeated headers joined with `, `). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The request body (zero-length when none was sent, and always with `streamBodies`). */
+  readonly body: Buffer;
+  /**
+   * With `streamBodies` only: the body as it arrives, with backpressure (a paused stream stops
+   * reading the socket), or null when the request declared none. Absent otherwise.
+   */
+  readonly bodyStream?: RequestBody | null;
+  /**
+   * With `streamBodies` only: the client sent `Expect: 100-continue` and waits for
+   * `HttpResponse.writeContinue()` (node:http), or has had its 100 from the engine already (uWS
+   * answers it by itself as the head arrives).
+   */
+  readonly expectContinue?: boolean;
+}
+
+/** A streamed request body; `complete` once its last byte was read (false when it was cut). */
+export type RequestBody = Readable & { readonly complete: boolean };
+
+export type HeaderList = ReadonlyArray<readonly [string, string]>;
+
+export interface HttpResponse {
+  /** True once the client has gone away; further writes are ignored. */
+  readonly aborted: boolean;
+  /** True once a status line is committed (send, refuse or writeHead): a second one cannot follow. */
+  readonly sent: boolean;
+  /** Called once if the client goes away before the response ends. */
+  onAborted(cb: () => void): void;
+  /** Send a complete response. */
+  send(status: number, headers: HeaderList, body?: Uint8Array | string): void;
+  /** Start a streamed response (server-sent events, long bodies). */
+  writeHead(status: number, headers: HeaderList): void;
+  /** Write a chunk of a streamed response; false when the client is not keeping up (backpressure). */
+  write(chunk: Uint8Array | string): boolean;
+  /**
+   * Send `100 Continue` to a client that asked for it (`expectContinue`): after its request was
+   * accepted, so a refused upload is never sent. A no-op where the engine has sent it already.
+   */
+  writeContinue?(): void;
+  /** Called when a backpressured response can take more data. */
+  onWritable(cb: () => void): void;
+  /** End a streamed response. */
+  end(chunk?: Uint8Array | string): void;
+  /**
+   * Close the connection now, dropping bytes the engine still holds: for a streamed response whose
+   * client stopped reading (a slow SSE reader, shutdown). Not an abort: `onAborted` does not fire.
+   * A no-op once the response has ended or the client has gone.
+   */
+  destroy(): void;
+}
+
+/**
+ * A handler may finish asynchronously and return its promise: the engine (run-handler.ts) and the
+ * gateway's shield turn a rejection, like a synchronous throw, into an error reply; nothing a
+ * handler does can become an unhandled rejection that ends the process.
+ */
+export type RequestHandler = (req: HttpRequest, res: HttpResponse) => void | Promise<unknown>;
+
+export interface ListenOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Largest request body accepted, in bytes. */
+  bodyLimit: number;
+  /** The response for a body over `bodyLimit` (status, headers, body) — in the protocol's own error shape. */
+  tooLarge: (req: Omit<HttpRequest, 'body'>) => { status: number; headers: HeaderList; body: string };
+  /**
+   * Threads beside the calling one that take a share of the listener's connections and do their
+   * socket reads and writes (uWS only; `--sse-threads`, gateway/http/io-threads.ts). Handlers
+   * still run on the calling thread. 0 or absent: none.
+   */
+  threads?: number;
+  /** Call the handler at the end of the head and stream the body (`HttpRequest.bodyStream`); `bodyLimit` does not apply. */
+  streamBodies?: boolean;
+  /** Serve HTTPS with this certificate chain and key (PEM file paths). Not with `threads`. */
+  tls?: { cert: string; key: string };
+}
+
+export interface HttpServerHandle {
+  /** The port actually bound. */
+  readonly port: number;
+  /** Stop accepting new connections; in-flight requests continue. */
+  stopAccepting(): void;
+  /** Close every connection (after in-flight work has finished). */
+  close(): Promise<void>;
+}
+
+export interface HttpEngine {
+  readonly name: 'uws' | 'node';
+  listen(options: ListenOptions, handler: RequestHandler): Promise<HttpServerHandle>;
+}

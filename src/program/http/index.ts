@@ -1,0 +1,42 @@
+/**
+ * The gateway's HTTP engines behind one contract (see engine.ts): uWebSockets.js for speed,
+ * node:http where uWS cannot run.
+ */
+import { type HttpEngine } from './engine';
+import { createNodeEngine } from './node-engine';
+import { withIoThreads } from './io-threads';
+import { createUwsEngine } from './uws-engine';
+
+export {
+  type HeaderList,
+  type HttpEngine,
+  type HttpRequest,
+  type HttpResponse,
+  type HttpServerHandle,
+  type ListenOptions,
+  type RequestBody,
+  type RequestHandler,
+} from './engine';
+
+/** What loadHttpEngine needs of a logger (the product's pino logger fits). */
+export interface EngineLoadLog {
+  warn(obj: object, msg: string): void;
+}
+
+/**
+ * Returns the preferred engine. uWS ships binaries for Node 18 and 20 on a few platforms only;
+ * where its native module does not load, this falls back to node:http with one warning,
+ * so the node keeps serving (slower) instead of failing to start.
+ */
+export async function loadHttpEngine(preferred: 'uws' | 'node', log: EngineLoadLog): Promise<HttpEngine> {
+  if (preferred === 'node') return createNodeEngine();
+  try {
+    return withIoThreads(createUwsEngine());
+  } catch (err) {
+    log.warn(
+      { err, node: process.version, platform: `${process.platform}-${process.arch}`, abi: process.versions.modules },
+      'uWebSockets.js cannot be loaded on this Node version or platform; serving HTTP with node:http instead (slower)',
+    );
+    return createNodeEngine();
+  }
+}
