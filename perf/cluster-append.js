@@ -4,7 +4,7 @@
 // load (single 100-byte record appends to one stream, wrk -t1, 64 connections) against a node
 // from the same build in single-node mode (`--metadata local`: write + fdatasync of the local
 // segment log) and in objects mode on one node (`--metadata etcd://…` on a local etcd,
-// `--objects file:<dir>`: object PUT with tmp + fsync + rename + fsync dir, then the fenced ledger
+// `--objects file:<dir>`: object PUT written in place, file and directory fsynced together, then the fenced ledger
 // txn in etcd, then the local write without fdatasync), in the same run:
 //
 //   node perf/cluster-append.js    # PERF_CLUSTER_ROUNDS (default 2) × PERF_DURATION (default 5 s) per run
@@ -107,7 +107,7 @@ function render({ runs, sides, rounds, duration, connections, members, load }) {
     '',
     'The W1 load (single 100-byte appends to one stream, wrk -t1) against one node in single-node mode ' +
       '(`--metadata local`: local write + fdatasync) and in objects mode (`--metadata etcd://…`, `--objects file:<dir>`: ' +
-      'object PUT with fsync + rename + fsync dir, then the fenced ledger txn, then the local write without fdatasync; ' +
+      'object PUT written in place with the file and its directory fsynced together, then the fenced ledger txn (the PUT of the next group beside it), then the local write without fdatasync; ' +
       '`objects-s3`: `--objects s3://…` on s3rver from npm on the same machine, which stores each object as files), ' +
       `same build, same run, ${members} etcd 3.4 member(s) on the same machine. Written by \`node perf/cluster-append.js\`. ` +
       'The machine was shared with other work (load below): compare the sides of one round, not figures across sections.',
