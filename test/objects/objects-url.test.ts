@@ -5,7 +5,7 @@ import { ObjectsUrlError, describeObjectsLocation, objectsUrlProblem, parseObjec
 describe('objects URLs', () => {
   it('reads file: directories, absolute, relative and as file:// URLs', () => {
     expect(parseObjectsUrl('file:/srv/objects')).toEqual({ kind: 'file', dir: '/srv/objects' });
-    expect(parseObjectsUrl('file:shared/objects', '/work/here')).toEqual({ kind: 'file', dir: '/work/here/shared/objects' });
+    expect(parseObjectsUrl('file:shared/objects', '/srv/here')).toEqual({ kind: 'file', dir: '/srv/here/shared/objects' });
     expect(parseObjectsUrl('file:///srv/with%20space')).toEqual({ kind: 'file', dir: '/srv/with space' });
     expect(parseObjectsUrl('file://localhost/srv/o')).toEqual({ kind: 'file', dir: '/srv/o' });
     expect(describeObjectsLocation(parseObjectsUrl('file:rel'))).toBe(`file:${path.resolve('rel')}`);
