@@ -17,7 +17,7 @@ import { CHECKPOINT_KEY, CHUNK_PREFIX, decodeCheckpoint, decodeChunk } from './w
 import { FRAME_HEADER, encodeFrame, FrameType } from './worker/frame';
 import { type KvStore } from './worker/kv-store';
 import { type Damage, scanFrames } from './worker/log-scan';
-import { segmentFileName } from './worker/segment-log';
+import { fsyncPath, segmentFileName } from './worker/segment-log';
 import { replayJournals } from './worker/sync-journal';
 
 /** One finding of a check, in the words a report prints. */
@@ -181,7 +181,7 @@ export async function repairDataDir(dataDir: string): Promise<{ actions: RepairA
           fs.mkdirSync(quarantine, { recursive: true });
           const side = path.join(quarantine, `${path.basename(seg.file)}.${d.pos}-${d.end}.bad`);
           fs.writeFileSync(side, bytes);
-          fsyncFile(side);
+          fsyncPath(side);
           if (d.torn && (seg.newest || bytes.length < FRAME_HEADER)) {
             // Nothing valid follows: cut, as the node cuts a torn tail.
             fs.ftruncateSync(fd, d.pos);
@@ -214,13 +214,4 @@ export async function repairDataDir(dataDir: string): Promise<{ actions: RepairA
 function refuseLocked(s: ShardScan, dataDir: string): void {
   const locked = s.findings.find((f) => f.kind === 'index' && /lock/i.test(f.message));
   if (locked !== undefined) throw new Error(`${locked.file} is locked: stop the node using ${dataDir} first`);
-}
-
-function fsyncFile(file: string): void {
-  const fd = fs.openSync(file, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
 }

@@ -130,7 +130,7 @@ export class SegmentLog {
       if (bytes <= SYNC_WRITE_MAX_BYTES) {
         for (const [i, r] of runs.entries()) {
           writeAllSync(fds[i]!, r.bufs, r.pos);
-          if (r.created) fsyncDir(this.#dir);
+          if (r.created) fsyncPath(this.#dir);
         }
         return { locations, end };
       }
@@ -138,11 +138,11 @@ export class SegmentLog {
     for (const [i, r] of runs.entries()) {
       const fd = fds[i]!;
       await writeAll(fd, r.bufs, r.pos);
-      if (journaled && r.created) fsyncDir(this.#dir);
+      if (journaled && r.created) fsyncPath(this.#dir);
       if (!sync) continue;
       await fdatasyncFd(fd);
       // A new file's directory entry must be durable too, or the whole segment can vanish.
-      if (r.created) fsyncDir(this.#dir);
+      if (r.created) fsyncPath(this.#dir);
     }
     return { locations, end };
   }
@@ -151,7 +151,7 @@ export class SegmentLog {
   async syncJournaled(): Promise<void> {
     const segs = [...this.#unsynced];
     this.#unsynced.clear();
-    for (const segId of segs) if (this.#fds.has(segId)) await fdatasyncFd(this.#fd(segId));
+    await this.sync(segs);
   }
 
   /** fdatasync the given segments (a journaled write made durable on its own, without the journal). */
@@ -270,8 +270,9 @@ function fdatasyncFd(fd: number): Promise<void> {
   return new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
 }
 
-function fsyncDir(dir: string): void {
-  const fd = fs.openSync(dir, 'r');
+/** fsync a directory (a new entry in it made durable) or a file, by path. */
+export function fsyncPath(p: string): void {
+  const fd = fs.openSync(p, 'r');
   try {
     fs.fsyncSync(fd);
   } finally {

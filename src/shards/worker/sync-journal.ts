@@ -21,7 +21,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { crc32c } from '../../util/crc32c';
-import { segmentFileName } from './segment-log';
+import { fsyncPath, segmentFileName } from './segment-log';
 
 /** One record's place: the shard, and where in its log the bytes were laid out. */
 export interface JournalRecord {
@@ -51,7 +51,7 @@ export class SyncJournal {
     const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT);
     fs.ftruncateSync(fd, 0);
     fs.fdatasyncSync(fd);
-    syncDir(path.dirname(file));
+    fsyncPath(path.dirname(file));
     return new SyncJournal(file, fd);
   }
 
@@ -155,12 +155,12 @@ export function replayJournal(file: string, dataDir: string): number {
       records++;
     }
     for (const fd of fds.values()) fs.fdatasyncSync(fd);
-    for (const d of dirs) syncDir(d);
+    for (const d of dirs) fsyncPath(d);
   } finally {
     for (const fd of fds.values()) fs.closeSync(fd);
   }
   fs.rmSync(file, { force: true });
-  syncDir(path.dirname(file));
+  fsyncPath(path.dirname(file));
   return records;
 }
 
@@ -192,15 +192,6 @@ function newerSegmentExists(logDir: string, segId: number): boolean {
     return fs.readdirSync(logDir).some((f) => f.endsWith('.seg') && Number(f.slice(0, -4)) > segId);
   } catch {
     return false;
-  }
-}
-
-function syncDir(dir: string): void {
-  const fd = fs.openSync(dir, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
   }
 }
 
