@@ -20,7 +20,7 @@ export {
 } from './object-stats';
 export { OBJECTS_URL_FORMS, type ObjectsLocation, ObjectsUrlError, describeObjectsLocation, objectsUrlProblem, parseObjectsUrl } from './objects-url';
 // The object ledger in etcd (ledger.ts, ledger-keys.ts): which object holds which of a stream's frames, and the fences.
-export { DEFAULT_LEDGER_DEADLINE_MS, type EntryValue, Ledger, type LedgerEntry, type LedgerMeta, STREAMS_PER_TXN, type StreamCommit } from './ledger';
+export { DEFAULT_LEDGER_DEADLINE_MS, type EntryValue, Ledger, type LedgerEntry, type CarriedEntry, type LedgerMeta, STREAMS_PER_TXN, type StreamCommit } from './ledger';
 export { type Fence, LedgerKeys, compactedObjectKey, entryName, fenceValue, groupObjectKey, parseEntryName, parseFence, sameFence, streamOfSegment, streamSegment } from './ledger-keys';
 // Maintenance (compaction.ts, reaper.ts, object-census.ts): compaction by owners, the reaper by the lease holder, the counts.
 export { type CompactionOptions, type CompactionTick, Compactor, type PlacedStream } from './compaction';

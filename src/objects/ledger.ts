@@ -5,6 +5,7 @@
  *   group object PUT (durable) ──▶ commit(): one txn per ≤ 40 streams
  *                                    compare value(f/<stream>) == "<me>:<epoch>"   (fencing)
  *                                    put o/<object>, i/<stream>/<epoch>.<counter>, r/<object>/<stream>, m/<stream>
+ *                                    (+ the carried entries of earlier groups still unanswered, same streams)
  *                                  ──▶ the streams whose compare failed are `fenced`: never acknowledged
  *
  * Writes here are idempotent (the same keys with the same values), so a transaction whose answer
@@ -48,6 +49,19 @@ export interface StreamCommit extends Omit<EntryValue, 'o'> {
   meta?: LedgerMeta;
   /** The group created the stream: the fence is taken create-only in the same txn (absent → fence). */
   create?: boolean;
+}
+
+/**
+ * An entry of an earlier group whose commit was sent but not answered yet, carried in a later
+ * group's commit of the same stream (pipelined commits): whichever of the two txns etcd applies
+ * first records both, so a stream's entries never have a gap whatever order they arrive in.
+ * Carried entries hold no create and no `m/` (a group that has either is answered before the
+ * next group's commit is sent), so the keys of one txn never repeat.
+ */
+export interface CarriedEntry {
+  objectKey: string;
+  bytes: number;
+  commit: StreamCommit;
 }
 
 /** Streams per commit txn (design: ≤ 40): i/ + r/ each (+ m/, + f/ on create), o/ once. */
@@ -120,15 +134,18 @@ export class Ledger {
    * new `m/`, under the stream's fence. Returns the streams whose fence did not match (they were
    * moved away: nothing of theirs was recorded). Rejects with EtcdUnavailableError when etcd did
    * not answer within the deadline (then the outcome is unknown; sending the same commit again
-   * is safe).
+   * is safe). `carried`: entries of earlier unanswered groups, recorded in the same txn as this
+   * group's entry of their stream (those of other streams are left to their own groups).
    */
-  async commit(objectKey: string, bytes: number, commits: readonly StreamCommit[]): Promise<{ fenced: string[] }> {
+  async commit(objectKey: string, bytes: number, commits: readonly StreamCommit[], carried: readonly CarriedEntry[] = []): Promise<{ fenced: string[] }> {
     const fenced: string[] = [];
     const object: EtcdOp = { put: this.keys.object(objectKey), value: json({ bytes, at: Date.now() }) };
-    for (let part of txnParts(commits)) {
+    const carriedOf = new Map<string, CarriedEntry[]>();
+    for (const e of carried) carriedOf.set(e.commit.stream, [...(carriedOf.get(e.commit.stream) ?? []), e]);
+    for (let part of txnParts(commits, carriedOf)) {
       while (part.length > 0) {
         const failure: EtcdOp[] = part.flatMap((c): EtcdOp[] => [{ get: this.keys.fence(c.stream) }, { get: this.keys.entry(c.stream, c.fence.epoch, c.counter) }]);
-        const r = await this.#txn(part.map((c) => this.#fenceCompare(c)), [object, ...part.flatMap((c) => this.#commitOps(objectKey, c))], failure);
+        const r = await this.#txn(part.map((c) => this.#fenceCompare(c)), [object, ...this.#carriedOps(part, carriedOf), ...part.flatMap((c) => this.#commitOps(objectKey, c))], failure);
         if (r.succeeded) break;
         // Retry without the fenced streams. A create whose fence is already ours (an earlier
         // attempt of this commit took it) goes on as a plain fenced write. A stream whose entry
@@ -221,6 +238,22 @@ export class Ledger {
     return c.create === true ? { key, absent: true } : { key, value: Buffer.from(fenceValue(c.fence)) };
   }
 
+  /** The carried entries of a part's streams, each earlier object's `o/` once. */
+  #carriedOps(part: readonly StreamCommit[], carriedOf: ReadonlyMap<string, CarriedEntry[]>): EtcdOp[] {
+    const ops: EtcdOp[] = [];
+    const objects = new Set<string>();
+    for (const c of part) {
+      for (const e of carriedOf.get(c.stream) ?? []) {
+        if (!objects.has(e.objectKey)) {
+          objects.add(e.objectKey);
+          ops.push({ put: this.keys.object(e.objectKey), value: json({ bytes: e.bytes, at: Date.now() }) });
+        }
+        ops.push(...this.#commitOps(e.objectKey, e.commit));
+      }
+    }
+    return ops;
+  }
+
   #commitOps(objectKey: string, c: StreamCommit): EtcdOp[] {
     const ops: EtcdOp[] = [];
     if (c.create === true) ops.push({ put: this.keys.fence(c.stream), value: Buffer.from(fenceValue(c.fence)) });
@@ -249,13 +282,14 @@ export class Ledger {
   }
 }
 
-/** Commits cut into txns of at most STREAMS_PER_TXN streams and OPS_PER_TXN operations per branch. */
-function txnParts(commits: readonly StreamCommit[]): StreamCommit[][] {
+/** Commits cut into txns of at most STREAMS_PER_TXN streams and OPS_PER_TXN operations per branch (carried entries included). */
+function txnParts(commits: readonly StreamCommit[], carriedOf: ReadonlyMap<string, readonly CarriedEntry[]>): StreamCommit[][] {
   const parts: StreamCommit[][] = [];
   let part: StreamCommit[] = [];
   let ops = 1; // o/
   for (const c of commits) {
-    const n = 2 + (c.meta !== undefined ? 1 : 0) + (c.create === true ? 1 : 0);
+    // i/ + r/ (+ m/, + f/), and i/ + r/ + an o/ per carried entry (counted as if none shared an object).
+    const n = 2 + (c.meta !== undefined ? 1 : 0) + (c.create === true ? 1 : 0) + 3 * (carriedOf.get(c.stream)?.length ?? 0);
     if (part.length === STREAMS_PER_TXN || ops + n > OPS_PER_TXN) {
       parts.push(part);
       part = [];

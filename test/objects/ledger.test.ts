@@ -89,6 +89,33 @@ describe('the object ledger', () => {
     expect(await ledger.entries('t050')).toHaveLength(1);
   });
 
+  it('records the entries carried from earlier unanswered groups with the group\'s own, whichever txn etcd applies first', async () => {
+    const { ledger, prefix } = fresh();
+    const g = (n: number): string => groupObjectKey(1, 1, 0, n);
+    await ledger.commit(g(0), 1, [commitOf('p', 0, 0, 1, { create: true }), commitOf('q', 0, 0, 1, { create: true })]);
+    // Group 2's txn arrives before group 1's: it records p's entry of group 1 too; q is not in group 2, so q's is left to group 1.
+    const p1 = commitOf('p', 1, 1, 2);
+    const q1 = commitOf('q', 1, 1, 2);
+    await expect(ledger.commit(g(2), 1, [commitOf('p', 2, 2, 3)], [{ objectKey: g(1), bytes: 1, commit: p1 }, { objectKey: g(1), bytes: 1, commit: q1 }])).resolves.toEqual({ fenced: [] });
+    expect((await ledger.entries('p')).map((e) => [e.counter, e.o])).toEqual([[0, g(0)], [1, g(1)], [2, g(2)]]);
+    expect((await ledger.entries('q')).map((e) => e.counter)).toEqual([0]);
+    const refs = await link.rangePrefix(`${prefix}.objects/r/${g(1)}/`, 2000);
+    expect(refs.kvs.map((kv) => kv.key)).toEqual([`${prefix}.objects/r/${g(1)}/p`]);
+    await expect(ledger.objectCount()).resolves.toBe(3);
+    // Group 1's own txn then lands its entries again (the same values) and q's.
+    await expect(ledger.commit(g(1), 1, [p1, q1])).resolves.toEqual({ fenced: [] });
+    expect((await ledger.entries('p')).map((e) => e.counter)).toEqual([0, 1, 2]);
+    expect((await ledger.entries('q')).map((e) => e.counter)).toEqual([0, 1]);
+    // Group 4 carries group 3's entry of p; then p moves. Group 3's own txn finds its entry recorded (by group 4's): committed, not fenced.
+    const p3 = commitOf('p', 3, 3, 4);
+    await expect(ledger.commit(g(4), 1, [commitOf('p', 4, 4, 5)], [{ objectKey: g(3), bytes: 1, commit: p3 }])).resolves.toEqual({ fenced: [] });
+    await ledger.takeFence('p', { nodeId: 2, epoch: 2 }, { from: me });
+    await expect(ledger.commit(g(3), 1, [p3])).resolves.toEqual({ fenced: [] });
+    // After the move, a txn carrying an entry records neither: the stream is fenced, and its entries stay whole.
+    await expect(ledger.commit(g(6), 1, [commitOf('p', 6, 6, 7)], [{ objectKey: g(5), bytes: 1, commit: commitOf('p', 5, 5, 6) }])).resolves.toEqual({ fenced: ['p'] });
+    expect((await ledger.entries('p')).map((e) => e.counter)).toEqual([0, 1, 2, 3, 4]);
+  });
+
   it('deletes a stream under its fence: entries, references, meta and fence', async () => {
     const { ledger, prefix } = fresh();
     for (let i = 0; i < 70; i++) await ledger.commit(groupObjectKey(1, 1, 0, i), 100, [commitOf('gone', i, i, i + 1, { create: i === 0, meta: { meta: {}, startSeq: 0, sealed: false } }), commitOf('kept', i, i, i + 1, { create: i === 0 })]);

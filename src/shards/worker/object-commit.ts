@@ -6,20 +6,27 @@
  *   group ──▶ object PUT g/<node>/<nodeEpoch>/<shard>/<n>  (the group's frames, concatenated;
  *   (frames      │                                          PUTs of consecutive groups overlap)
  *    per stream) ▼
- *            ledger.commit: i/ + r/ (+ m/) per stream       (in group order, one at a time; compare f/<stream>;
- *                │                                          the next group's PUT runs beside it)
- *                │
+ *            ledger.commit: i/ + r/ (+ m/) per stream       (sent in group order, each once the one
+ *                │                                          before is sent; compare f/<stream>; carrying
+ *                │                                          the stream's entries still unanswered)
  *                ▼  fenced streams ──▶ `moved` (never acknowledged, never applied)
- *            GroupCommit: local segment write without fdatasync ──▶ apply ──▶ replies
+ *            answered in group order ──▶ GroupCommit: local segment write without fdatasync ──▶ apply ──▶ replies
  *
  * The object holds the frames exactly as the segment log does (frame.ts), each stream's frames
  * contiguous (group-commit.ts groups them per stream), so an entry is one byte range.
+ * Ledger commits of consecutive groups are in flight side by side. A group's txn also carries
+ * the entries of its streams from earlier groups not answered yet, so whichever txn etcd applies
+ * first records them all: a stream's entries never have a gap, whatever order the txns arrive in
+ * (goroutines of one etcd member do reorder them). A group with a create or an `m/` change is
+ * answered before the next group's txn is sent, so a txn never repeats a key. A group that must
+ * first read the ledger (a stream this thread has not committed for) or that deletes a stream is
+ * committed alone.
  * A store or etcd that does not answer is tried again until it does (the same object key and the
  * same ledger keys: both writes are idempotent); meanwhile GroupCommit answers the group's
  * requests storage_unavailable after `stallMs` and refuses new writes.
  */
 import { readBatchHeader } from '../../util/record-batch';
-import { type Fence, type Ledger, type LedgerMeta, type PutOptions, type StreamCommit, groupObjectKey } from '../../objects';
+import { type CarriedEntry, type Fence, type Ledger, type LedgerMeta, type PutOptions, type StreamCommit, groupObjectKey } from '../../objects';
 import { FRAME_HEADER, FrameType } from './frame';
 import { type Group, type Replicator } from './group-commit';
 import { type StoredMeta, patchMeta, readMeta, storedMeta } from './stream-meta';
@@ -40,6 +47,8 @@ export interface ObjectCommitOptions {
   shardId: number;
   /** Groups in flight at once; default 4. */
   maxInFlight?: number;
+  /** Groups whose ledger commit has not been sent, at once (their PUTs overlap); default 2. */
+  maxBeforeCommit?: number;
   /** Replies of a group not durable after this long are answered storage_unavailable (ms); default 5 s. */
   stallMs?: number;
   /** A group starts while another is before its ledger commit only from this size on (bytes); default 64 KiB. */
@@ -67,6 +76,14 @@ interface Part {
   meta: LedgerMeta | null;
 }
 
+/** A group whose ledger commit is sent and not answered; `plain`: no create and no `m/` in it (its entries may be carried). */
+interface Unanswered {
+  key: string;
+  bytes: number;
+  commits: StreamCommit[];
+  plain: boolean;
+}
+
 /** Group object keys are new (start() continues above the shard's listed keys) and read only once the ledger names them. */
 const FRESH: PutOptions = { fresh: true };
 
@@ -81,18 +98,26 @@ export class ObjectCommit implements Replicator {
   readonly #retryMs: number;
   /** Group objects written by this shard in this node start. */
   #counter = 0;
-  /** The newest group's ledger commit: the next one waits for it (group order). */
+  /** The newest group's whole commit, settled: a group is answered after the one before it (group order). */
   #lastCommit: Promise<unknown> = Promise.resolve();
+  /** The newest group's ledger commit is sent (its entries' counters are taken), or it is done: the next may be sent. */
+  #lastSent: Promise<void> = Promise.resolve();
   #closed = false;
-  /** Groups handed to replicate() whose ledger commit has not begun. */
+  /** Groups handed to replicate() whose ledger commit has not been sent. */
   #beforeCommit = 0;
+  readonly #maxBeforeCommit: number;
   readonly #readyListeners: Array<() => void> = [];
   /** Per stream, the data seq after the frames handed to replicate() so far (an entry without data is [seq, seq)). */
   readonly #seqs = new WeakMap<StreamState, number>();
+  /** Per stream, the `m/` record after the frames handed to replicate() so far, when they changed it. */
+  readonly #metas = new WeakMap<StreamState, LedgerMeta>();
+  /** Groups whose ledger commit was sent and not answered yet, in group order: later commits carry their entries. */
+  readonly #unanswered: Unanswered[] = [];
 
   constructor(o: ObjectCommitOptions) {
     this.#o = o;
     this.maxInFlight = o.maxInFlight ?? 4;
+    this.#maxBeforeCommit = o.maxBeforeCommit ?? 2;
     this.stallMs = o.stallMs ?? 5000; // 5 s
     this.#retryMs = o.retryMs ?? 200;
     this.flushMs = o.flushMs ?? 0;
@@ -123,13 +148,14 @@ export class ObjectCommit implements Replicator {
   }
 
   /**
-   * True when no group is before its ledger commit (its PUT running, or waiting for the previous
-   * group's commit): a new group may start now whatever its size, its PUT beside the commit in
-   * flight. Two stages so overlapped, not more: the commits are in group order, one at a time,
-   * so a third group would only wait, and split the clients into smaller groups.
+   * True when fewer than maxBeforeCommit groups are before their ledger commit (PUT running, or
+   * waiting for the previous group's commit to be sent): a new group may start now whatever its
+   * size, its PUT beside the others. Commits are sent without waiting for the answers before
+   * them, so a group's wait is about one PUT and one ledger round trip; more groups before
+   * their commit would split the clients into smaller groups, each costing a PUT and a txn.
    */
   readyForNext(): boolean {
-    return this.#beforeCommit === 0;
+    return this.#beforeCommit < this.#maxBeforeCommit;
   }
 
   onReady(listener: () => void): void {
@@ -169,20 +195,25 @@ export class ObjectCommit implements Replicator {
       }
       p.len = off - p.off;
       this.#seqs.set(s, p.to);
+      if (p.meta !== null) this.#metas.set(s, p.meta);
       parts.push(p);
     }
     const put = body.length === 0 ? Promise.resolve() : this.#retrying(() => this.#o.store.put(key, body, FRESH));
     this.#beforeCommit++;
     const committing = (): void => {
-      if (--this.#beforeCommit === 0) for (const l of this.#readyListeners) l();
+      if (this.#beforeCommit-- === this.#maxBeforeCommit) for (const l of this.#readyListeners) l();
     };
-    const done = Promise.all([put, this.#lastCommit]).then(
+    const before = { sent: this.#lastSent, done: this.#lastCommit };
+    let sent!: () => void;
+    this.#lastSent = new Promise<void>((r) => (sent = r));
+    const done = Promise.all([put, before.sent]).then(
       () => {
         committing();
-        return this.#commit(key, off, parts);
+        return this.#commit(key, off, parts, sent, before.done);
       },
       (err: unknown) => {
         committing();
+        sent();
         throw err;
       },
     );
@@ -200,7 +231,8 @@ export class ObjectCommit implements Replicator {
   #inspect(p: Part, buf: Buffer): void {
     const type = buf[8] as FrameType;
     const payload = (): Buffer => buf.subarray(FRAME_HEADER);
-    const base = (): LedgerMeta => p.meta ?? p.s.ledger?.meta ?? initialMeta(p.s);
+    // The record after the groups before this one, committed or not yet.
+    const base = (): LedgerMeta => p.meta ?? this.#metas.get(p.s) ?? p.s.ledger?.meta ?? initialMeta(p.s);
     switch (type) {
       case FrameType.Data: {
         const h = readBatchHeader(buf, FRAME_HEADER);
@@ -232,8 +264,23 @@ export class ObjectCommit implements Replicator {
     }
   }
 
-  /** The ledger commit of one group, after the previous group's (group order). */
-  async #commit(key: string, bytes: number, parts: Part[]): Promise<ReadonlyMap<StreamState, number | null>> {
+  /**
+   * The ledger commit of one group: sent once the previous group's is sent (`sent()` lets the next
+   * one go), answered after the previous group's (`before`). A group that must read the ledger
+   * first or that deletes a stream waits until the previous group is answered, and the next one
+   * waits until it is answered.
+   */
+  async #commit(key: string, bytes: number, parts: Part[], sent: () => void, before: Promise<unknown>): Promise<ReadonlyMap<StreamState, number | null>> {
+    const alone = parts.some((p) => p.s.ledger?.moved == null && ((p.deleted && !p.created) || (!p.created && p.s.ledger === undefined)));
+    try {
+      if (alone) await before;
+      return await this.#record(key, bytes, parts, alone ? () => undefined : sent, before);
+    } finally {
+      sent();
+    }
+  }
+
+  async #record(key: string, bytes: number, parts: Part[], sent: () => void, before: Promise<unknown>): Promise<ReadonlyMap<StreamState, number | null>> {
     const fenced = new Map<StreamState, number | null>();
     const commits: StreamCommit[] = [];
     const committed: Part[] = [];
@@ -262,7 +309,22 @@ export class ObjectCommit implements Replicator {
       committed.push(p);
     }
     if (commits.length > 0) {
-      const r = await this.#retrying(() => this.#o.ledger.commit(key, bytes, commits));
+      // An unanswered group with a create or an m/ change: this commit waits for its answer
+      // (carried entries never repeat a key of this txn).
+      if (this.#unanswered.some((u) => !u.plain)) await before;
+      const streams = new Set(commits.map((c) => c.stream));
+      const carried: CarriedEntry[] = this.#unanswered.flatMap((u) => u.commits.filter((c) => streams.has(c.stream)).map((commit) => ({ objectKey: u.key, bytes: u.bytes, commit })));
+      const mine: Unanswered = { key, bytes, commits, plain: commits.every((c) => c.create !== true && c.meta === undefined) };
+      this.#unanswered.push(mine);
+      let r: { fenced: string[] };
+      try {
+        const sending = this.#retrying(() => this.#o.ledger.commit(key, bytes, commits, carried));
+        sent();
+        r = await sending;
+        await before;
+      } finally {
+        this.#unanswered.splice(this.#unanswered.indexOf(mine), 1);
+      }
       const refused = new Set(r.fenced);
       for (const p of committed) {
         const l = p.s.ledger!;
@@ -277,6 +339,9 @@ export class ObjectCommit implements Replicator {
           if (p.trimmed) void this.#o.ledger.trim(p.s.meta.name, l.fence, p.meta.startSeq).catch(() => undefined);
         }
       }
+    } else {
+      sent();
+      await before;
     }
     for (const p of deletes) {
       const l = p.s.ledger!;
