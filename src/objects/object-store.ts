@@ -33,6 +33,11 @@ export interface ObjectStore {
   /** Durable when it resolves (file: write tmp + fsync + rename + fsync dir; s3: 200 to PUT). */
   put(key: string, body: Buffer | readonly Buffer[], options?: PutOptions): Promise<void>;
   /**
+   * Fresh keys that will be put soon (in this order): a store may ready them off the write path
+   * (file: creates the files and syncs their names at once). Optional; never required for a put.
+   */
+  prepare?(keys: readonly string[]): void;
+  /**
    * Whole object or a byte range; rejects with ObjectNotFoundError when absent, and with an
    * ObjectStoreError (code `InvalidRange`) when the range does not lie inside the object.
    */

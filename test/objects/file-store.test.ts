@@ -82,6 +82,32 @@ describe('file: object store', () => {
     await store.close();
   });
 
+  it('creates fresh keys announced ahead as empty files, fills one on its put, creates anew one that waited too long, and removes unused ones on close', async () => {
+    const dir = tempDir();
+    const store = openObjectStore(`file:${dir}`);
+    const key = (n: number): string => `g/1/2/0/${String(n).padStart(12, '0')}`;
+    store.prepare!([key(0), key(1), key(2)]);
+    const file = (n: number): string => path.join(dir, ...key(n).split('/'));
+    for (let i = 0; i < 100 && !fs.existsSync(file(2)); i++) await new Promise((r) => setTimeout(r, 10));
+    expect([0, 1, 2].map((n) => fs.statSync(file(n)).size)).toEqual([0, 0, 0]);
+    await store.put(key(0), [Buffer.from('ab'), Buffer.from('cd')], { fresh: true });
+    expect(fs.readFileSync(file(0)).toString()).toBe('abcd');
+    await expect(store.get(key(0))).resolves.toEqual(Buffer.from('abcd'));
+    // Key 1 waits past the limit, and the reaper takes the empty file meanwhile: its put creates the object anew.
+    const now = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(now + 11_000);
+    try {
+      fs.unlinkSync(file(1));
+      await store.put(key(1), Buffer.from('late'), { fresh: true });
+    } finally {
+      clock.mockRestore();
+    }
+    await expect(store.get(key(1))).resolves.toEqual(Buffer.from('late'));
+    // Key 2 was never put: close removes it.
+    await store.close();
+    expect(allFiles(dir).sort()).toEqual([key(0), key(1)]);
+  });
+
   it('skips a temporary file a crash left behind, in listings and gets', async () => {
     const dir = tempDir();
     const store = openObjectStore(`file:${dir}`);

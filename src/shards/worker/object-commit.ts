@@ -36,6 +36,8 @@ import { type StreamLedgerState, type StreamState } from './stream-state';
 export interface ObjectPut {
   put(key: string, body: Buffer | readonly Buffer[], options?: PutOptions): Promise<void>;
   list(prefix: string): AsyncIterable<{ key: string }>;
+  /** The next group object keys, announced so the store can ready them (file: created ahead). */
+  prepare?(keys: readonly string[]): void;
 }
 
 export interface ObjectCommitOptions {
@@ -84,6 +86,10 @@ interface Unanswered {
   plain: boolean;
 }
 
+/** Keys announced to the store ahead, per batch, and how few may remain before the next batch. */
+const PREPARE_BATCH = 8;
+const PREPARE_LOW = 2;
+
 /** Group object keys are new (start() continues above the shard's listed keys) and read only once the ledger names them. */
 const FRESH: PutOptions = { fresh: true };
 
@@ -98,6 +104,8 @@ export class ObjectCommit implements Replicator {
   readonly #retryMs: number;
   /** Group objects written by this shard in this node start. */
   #counter = 0;
+  /** Group object keys below this counter were announced to the store (prepare). */
+  #preparedTo = 0;
   /** The newest group's whole commit, settled: a group is answered after the one before it (group order). */
   #lastCommit: Promise<unknown> = Promise.resolve();
   /** The newest group's ledger commit is sent (its entries' counters are taken), or it is done: the next may be sent. */
@@ -145,6 +153,17 @@ export class ObjectCommit implements Replicator {
       last = Date.now();
     }
     this.#counter = Math.max(this.#counter, last + 1);
+    this.#preparedTo = this.#counter;
+    this.#prepareAhead();
+  }
+
+  /** Keep the next keys announced to the store, a batch at a time (file: one directory sync per batch). */
+  #prepareAhead(): void {
+    if (this.#o.store.prepare === undefined || this.#preparedTo - this.#counter > PREPARE_LOW) return;
+    const from = Math.max(this.#preparedTo, this.#counter);
+    const keys = Array.from({ length: PREPARE_BATCH }, (_, i) => groupObjectKey(this.#o.nodeId, this.#o.nodeEpoch, this.#o.shardId, from + i));
+    this.#preparedTo = from + PREPARE_BATCH;
+    this.#o.store.prepare(keys);
   }
 
   /**
@@ -179,6 +198,7 @@ export class ObjectCommit implements Replicator {
 
   replicate(g: Group): Promise<ReadonlyMap<StreamState, number | null>> {
     const key = groupObjectKey(this.#o.nodeId, this.#o.nodeEpoch, this.#o.shardId, this.#counter++);
+    this.#prepareAhead();
     // Laid out now, synchronously: the group's frames and the streams' seqs are fixed.
     const body: Buffer[] = [];
     const parts: Part[] = [];
