@@ -210,15 +210,28 @@ export class Ledger {
    * Returns false when the fence is not `fence`.
    */
   async trim(stream: string, fence: Fence, startSeq: number): Promise<boolean> {
-    const [entries, meta] = await Promise.all([this.entries(stream), this.meta(stream)]);
+    const entries = await this.entries(stream);
     const compare: EtcdCompare = { key: this.keys.fence(stream), value: Buffer.from(fenceValue(fence)) };
     const dead = entries.filter((e) => e.to <= startSeq);
     const kept = new Set(entries.filter((e) => e.to > startSeq).map((e) => e.o));
-    const first: EtcdOp[] = meta !== null && meta.startSeq < startSeq ? [{ put: this.keys.meta(stream), value: json({ ...meta, startSeq }) }] : [];
     for (let i = 0; i === 0 || i < dead.length; i += ENTRIES_PER_TXN) {
       const ops = dead.slice(i, i + ENTRIES_PER_TXN).flatMap((e): EtcdOp[] => (kept.has(e.o) ? [{ delete: e.key }] : [{ delete: e.key }, { delete: this.keys.ref(e.o, stream) }]));
-      const r = await this.#txn([compare], i === 0 ? [...first, ...ops] : ops, []);
-      if (!r.succeeded) return false;
+      if (i > 0) {
+        if (!(await this.#txn([compare], ops, [])).succeeded) return false;
+        continue;
+      }
+      // m/ is read, changed and written back only if no group commit wrote it in between (a
+      // seal or config change committed meanwhile already carries this start, and is kept).
+      for (;;) {
+        const m = await this.#link.get(this.keys.meta(stream), this.#deadlineMs);
+        const meta = m.kv === null ? null : (JSON.parse(m.kv.value.toString()) as LedgerMeta);
+        const write = meta !== null && meta.startSeq < startSeq;
+        const compares: EtcdCompare[] = write ? [compare, { key: this.keys.meta(stream), modRevision: m.kv!.modRevision }] : [compare];
+        const first: EtcdOp[] = write ? [{ put: this.keys.meta(stream), value: json({ ...meta, startSeq }) }] : [];
+        const r = await this.#txn(compares, [...first, ...ops], [{ get: this.keys.fence(stream) }]);
+        if (r.succeeded) break;
+        if (r.gets[0]?.value.toString() !== fenceValue(fence)) return false;
+      }
     }
     return true;
   }

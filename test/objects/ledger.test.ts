@@ -145,6 +145,34 @@ describe('the object ledger', () => {
     expect(refs.kvs.map((kv) => kv.key)).toEqual([`${prefix}.objects/r/g/1/1/0/000000000002/s`]);
   });
 
+  it('trims without undoing an m/ a group commit wrote between the trim\'s read and its write', async () => {
+    const { ledger, prefix } = fresh();
+    const meta = { meta: { name: 's' }, startSeq: 0, sealed: false };
+    await ledger.commit('g/1/1/0/000000000000', 1, [commitOf('s', 0, 0, 10, { create: true, meta })]);
+    await ledger.commit('g/1/1/0/000000000001', 1, [commitOf('s', 1, 10, 20)]);
+    // The trim reads m/; right after, a group commit seals the stream (its m/ already holds the new start).
+    let raced = false;
+    const racing = new Proxy(link, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        if (prop !== 'get') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        return async (key: string, ms: number) => {
+          const r = await target.get(key, ms);
+          if (!raced && key.endsWith('/m/s')) {
+            raced = true;
+            await ledger.commit('g/1/1/0/000000000002', 1, [commitOf('s', 2, 20, 21, { meta: { ...meta, startSeq: 15, sealed: true } })]);
+          }
+          return r;
+        };
+      },
+    });
+    const trimming = new Ledger(racing, prefix);
+    await expect(trimming.trim('s', me, 15)).resolves.toBe(true);
+    expect(raced).toBe(true);
+    await expect(ledger.meta('s')).resolves.toEqual({ ...meta, startSeq: 15, sealed: true });
+    expect((await ledger.entries('s')).map((e) => e.counter)).toEqual([1, 2]);
+  });
+
   it('keeps stream names holding a slash apart from their prefixes', async () => {
     const { ledger } = fresh();
     await ledger.commit('g/1/1/0/000000000000', 1, [commitOf('a', 0, 0, 1, { create: true }), commitOf('a/b', 0, 0, 2, { create: true })]);
