@@ -41,7 +41,10 @@
   const CONFIG_ORDER = ['schema', 'schemaValidate', 'schemaDocument', 'kafkaTopic', 'contentType', 'ttlSeconds', 'expiresAtMs', 'idleTtlSeconds', 'createdAtMs', 'fork', 'forkRefs'];
 
   async function refreshDetail() {
+    const asked = name;
     const [d, c] = await Promise.all([D.api('GET', '/admin/streams' + path(name)), D.api('GET', '/admin/stream-config' + path(name))]);
+    // The page moved to another stream meanwhile: this answer is about the old one.
+    if (asked !== name) return;
     if (d.status === 200 && d.body) {
       last = d.body;
       D.facts(detail, d.body, DETAIL_ORDER);
@@ -103,8 +106,10 @@
   }
 
   async function tail() {
+    const asked = name;
     if (next === null) {
       const d = await D.api('GET', '/admin/streams' + path(name));
+      if (asked !== name) return;
       if (d.status !== 200 || !d.body) {
         D.note('tail-state', D.problem(d, 'inspect this stream'));
         return;
@@ -112,6 +117,7 @@
       next = Math.max(Number(d.body.startOffset) || 0, (Number(d.body.endOffset) || 0) - BACKLOG);
     }
     const r = await D.api('GET', '/admin/records' + path(name) + '?from=' + next + '&limit=100');
+    if (asked !== name) return;
     if (r.status !== 200 || !r.body || !Array.isArray(r.body.records)) {
       D.note('tail-state', D.problem(r, 'read this stream'));
       return;

@@ -29,6 +29,8 @@
   /** name → {seq, at} from the previous refresh, for the rate. */
   let seen = new Map();
   let stop = null;
+  /** Bumped by every search and page change: an answer to an earlier listing is dropped, not drawn over the new one. */
+  let generation = 0;
 
   const ttl = (s) => (s.ttlSeconds !== null && s.ttlSeconds !== undefined ? s.ttlSeconds + ' s' : s.expiresAtMs ? 'until ' + D.when(s.expiresAtMs) : '–');
 
@@ -36,7 +38,9 @@
     const q = new URLSearchParams({ prefix, limit: String(PAGE) });
     const after = cursors[cursors.length - 1];
     if (after !== '') q.set('start_after', after);
+    const gen = generation;
     const r = await D.api('GET', '/admin/streams?' + q.toString());
+    if (gen !== generation) return;
     if (r.status !== 200 || !r.body || !Array.isArray(r.body.streams)) {
       D.note('streams-note', D.problem(r, 'list streams'));
       return;
@@ -74,6 +78,7 @@
 
   function restart() {
     if (stop) stop();
+    generation++;
     seen = new Map();
     stop = D.loop(refresh, REFRESH_MS, () => document.body.dataset.view === 'streams');
   }

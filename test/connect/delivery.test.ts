@@ -11,7 +11,12 @@ import { Kafka, logLevel } from 'kafkajs';
 import { type NodeProcess, startNode } from '../helpers/node-process';
 import { startRuntime, waitFor, writeRuntimeFiles } from './helpers/runtime-process';
 
-const seqs = (f: string): number[] => (fs.existsSync(f) ? fs.readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { seq: number }).seq) : []);
+/** The seqs in the sink's file: whole lines only (the sink may be writing the last one while it is read). */
+const seqs = (f: string): number[] => {
+  if (!fs.existsSync(f)) return [];
+  const text = fs.readFileSync(f, 'utf8');
+  return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { seq: number }).seq);
+};
 
 describe('delivery', () => {
   let node: NodeProcess;
