@@ -90,7 +90,14 @@ function onRequest(
   inFlight: OpenResponses,
   refuseTooLarge: RefuseTooLarge,
 ): void {
-  const { head, repeated } = copyRequest(req);
+  // No prototype, so a header called `constructor` or `__proto__` is just a header.
+  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+  const repeated = copyHeaders(req, headers);
+  // uWS lower-cases the method; getUrl() is the raw path without the query.
+  const method = upperMethod(req.getMethod());
+  const path = req.getUrl();
+  const query = req.getQuery() ?? '';
+  const head: RequestHead = { method, path, query, headers };
   const response = new UwsResponse(res, head.method === 'HEAD', inFlight.add());
   // uWS parses less strictly than node:http: what it lets through that node refuses is refused
   // here with node's answer (400, connection closed), before any body byte is read.
@@ -109,7 +116,8 @@ function onRequest(
     const expectContinue = head.headers['expect']?.toLowerCase() === '100-continue';
     const bodyStream = declared === 0 ? null : new UwsBody(res, response);
     if (bodyStream !== null) response.body = bodyStream;
-    runHandler(handler, { ...head, body: EMPTY, bodyStream, expectContinue }, response);
+    // A literal of fixed shape rather than a spread of `head`: this runs for every request.
+    runHandler(handler, { method, path, query, headers, body: EMPTY, bodyStream, expectContinue }, response);
     return;
   }
   if (declared === 0) {
@@ -130,16 +138,15 @@ function onRequest(
 const NON_ASCII = /[^\x00-\x7f]/;
 
 /**
- * Copies what the handler needs out of the short-lived uWS request.
+ * Copies the headers out of the short-lived uWS request into `headers`; returns the name of a
+ * header that may be given once but came twice, else null.
  *
  * uWS hands header values over decoded as UTF-8; node:http decodes them as latin1, one char per
  * byte. Values are re-read as latin1 here so both engines give handlers the same string for the
  * same bytes, and nothing a client sends can come back as a char above U+00FF (which no header
  * can carry: echoing one would throw while writing the response).
  */
-function copyRequest(req: Uws.HttpRequest): { head: RequestHead; repeated: string | null } {
-  // No prototype, so a header called `constructor` or `__proto__` is just a header.
-  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+function copyHeaders(req: Uws.HttpRequest, headers: Record<string, string>): string | null {
   let repeated: string | null = null;
   req.forEach((name, raw) => {
     const value = NON_ASCII.test(raw) ? Buffer.from(raw, 'utf8').toString('latin1') : raw;
@@ -150,8 +157,25 @@ function copyRequest(req: Uws.HttpRequest): { head: RequestHead; repeated: strin
       if (SINGLE_HEADERS.has(name)) repeated = name;
     }
   });
-  // uWS lower-cases the method; getUrl() is the raw path without the query.
-  return { head: { method: req.getMethod().toUpperCase(), path: req.getUrl(), query: req.getQuery() ?? '', headers }, repeated };
+  return repeated;
+}
+
+/** The upper-case method: the common ones without a case conversion per request. */
+function upperMethod(m: string): string {
+  switch (m) {
+    case 'get':
+      return 'GET';
+    case 'head':
+      return 'HEAD';
+    case 'put':
+      return 'PUT';
+    case 'post':
+      return 'POST';
+    case 'delete':
+      return 'DELETE';
+    default:
+      return m.toUpperCase();
+  }
 }
 
 /** Headers a request may carry once (RFC 9112 §6.3): a repeat is refused, as node:http does. */
