@@ -24,7 +24,7 @@ import { type Logger, createLogger } from './log';
 import { Metrics } from './metrics';
 import { classify } from './ops';
 import { Origin } from './origin';
-import { serveRead } from './read-path';
+import { serveMemoryHit, serveRead } from './read-path';
 import { S3Error } from './errors';
 import { Reply } from './reply';
 import { sendError } from './respond';
@@ -202,7 +202,11 @@ function handle(req: HttpRequest, response: HttpResponse, s: Services, auth: Aut
       if (!headers.has('origin') || !headers.has('access-control-request-method'))
         throw new S3Error('BadRequest', 'Insufficient information. Origin request header needed.');
       work = forward(ctx, s);
-    } else ctx.verified = auth({ method, rawPath, query, headers, rawQuery });
+    } else {
+      ctx.verified = auth({ method, rawPath, query, headers, rawQuery });
+      // The hot case, a fresh object in memory, is answered synchronously.
+      if ((op === 'GetObject' || op === 'HeadObject') && serveMemoryHit(ctx, s)) return;
+    }
     work ??= ctx.op === 'GetObject' || ctx.op === 'HeadObject' ? serveRead(ctx, s) : forward(ctx, s);
   } catch (err) {
     work = Promise.reject(err);
