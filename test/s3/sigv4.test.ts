@@ -321,6 +321,12 @@ describe('the verifier', () => {
     const v = verifier();
     expect(v.verify(at('GET', '/bucket/k', good), now).presigned).toBe(true);
     expect(v.verify(at('GET', '/bucket/k', good), now + 1000).presigned).toBe(true);
+    // The verified request's parsed query is handed back for its raw query, and only for it.
+    const rawQuery = target.slice(target.indexOf('?') + 1);
+    expect(v.knownQuery(rawQuery)).toEqual(parseQuery(rawQuery));
+    expectS3Error(() => v.verify(request('GET', target + '&b=3', good), now), 'SignatureDoesNotMatch');
+    expect(v.knownQuery(rawQuery + '&b=3')).toBeUndefined();
+    expect(v.knownQuery('')).toBeUndefined();
     // The same raw query with anything else the signature covers changed is verified in full, and fails.
     expectS3Error(() => v.verify(at('HEAD', '/bucket/k', good), now), 'SignatureDoesNotMatch');
     expectS3Error(() => v.verify(at('GET', '/bucket/other', good), now), 'SignatureDoesNotMatch');

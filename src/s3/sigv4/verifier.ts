@@ -22,7 +22,10 @@ export interface SignedRequest {
   query: readonly (readonly [string, string])[];
   /** From `headerValues(req.rawHeaders)`. */
   headers: ReadonlyMap<string, string>;
-  /** The query string as sent (after `?`), when known: a cheaper key for remembered presigned results. */
+  /**
+   * The query string as sent (after `?`), when known, of which `query` is the parse
+   * (`parseQuery`): a cheaper key for remembered presigned results.
+   */
   rawQuery?: string;
 }
 
@@ -170,6 +173,8 @@ function parsePresigned(q: PresignedParams, now: number): Parsed & { time: numbe
 interface Remembered {
   method: string;
   rawPath: string;
+  /** The decoded query pairs the request was verified with. */
+  query: readonly (readonly [string, string])[];
   /** The `x-amz-content-sha256` header as sent (it can decide the payload hash). */
   contentSha256: string | undefined;
   /** The signed header names (from X-Amz-SignedHeaders, so fixed by the raw query) and their values as sent. */
@@ -210,6 +215,15 @@ export class SigV4Verifier {
     return req.headers.has('authorization') || req.query.some(([k]) => k === 'X-Amz-Signature' || k === 'X-Amz-Credential');
   }
 
+  /**
+   * The decoded pairs of `rawQuery` when a presigned request with exactly this raw query is
+   * remembered, else undefined: a caller that parses each request's query (the server) skips the
+   * parse for a repeated presigned URL, and keeps no map of its own.
+   */
+  knownQuery(rawQuery: string): readonly (readonly [string, string])[] | undefined {
+    return this.#byRawQuery.get(rawQuery)?.query;
+  }
+
   /** Throws an S3Error when the signature is missing, malformed, stale or wrong. */
   verify(req: SignedRequest, now = Date.now()): Verified {
     // Header signatures carry x-amz-date to the second, so they rarely repeat: never remembered.
@@ -226,6 +240,7 @@ export class SigV4Verifier {
     map.set(key, {
       method: req.method,
       rawPath: req.rawPath,
+      query: req.query,
       contentSha256: req.headers.get('x-amz-content-sha256'),
       signedNames,
       signedValues,
