@@ -319,10 +319,12 @@ describe('the verifier', () => {
     const at = (method: string, path: string, headers: [string, string][]) => request(method, path + target.slice('/bucket/k'.length), headers);
     const good: [string, string][] = [['Host', '127.0.0.1:9000'], ['x-amz-meta-a', 'v']];
     const v = verifier();
+    const rawQuery = target.slice(target.indexOf('?') + 1);
     expect(v.verify(at('GET', '/bucket/k', good), now).presigned).toBe(true);
+    // Verified once: not remembered yet (a URL used once leaves no entry).
+    expect(v.knownQuery(rawQuery)).toBeUndefined();
     expect(v.verify(at('GET', '/bucket/k', good), now + 1000).presigned).toBe(true);
     // The verified request's parsed query is handed back for its raw query, and only for it.
-    const rawQuery = target.slice(target.indexOf('?') + 1);
     expect(v.knownQuery(rawQuery)).toEqual(parseQuery(rawQuery));
     expectS3Error(() => v.verify(request('GET', target + '&b=3', good), now), 'SignatureDoesNotMatch');
     expect(v.knownQuery(rawQuery + '&b=3')).toBeUndefined();

@@ -186,6 +186,7 @@ interface Remembered {
 }
 
 const REMEMBER_MAX = 4096; // entries
+const SEEN_MAX = 16384; // signature marks
 
 export class SigV4Verifier {
   readonly #lookup: SecretLookup;
@@ -202,6 +203,14 @@ export class SigV4Verifier {
   readonly #byRawQuery = new Map<string, Remembered>();
   /** The same for callers that pass no raw query: filed under the decoded pairs as JSON. */
   readonly #byPairs = new Map<string, Remembered>();
+  /**
+   * Presigned signatures verified once, each as a number (its first 28 bits: a small integer,
+   * nothing for the garbage collector to trace). A request is remembered on its second full
+   * verification, so URLs used once (a new signature per request) leave no entry behind to be
+   * copied and promoted by the collector; a shared mark only admits an entry early, and an entry
+   * is still matched field by field.
+   */
+  readonly #seenOnce = new Set<number>();
 
   /** `region` empty accepts any region in the credential scope. */
   constructor(lookup: SecretLookup, keys: SigningKeyCache, region = '') {
@@ -234,6 +243,12 @@ export class SigV4Verifier {
     const r = map.get(key);
     if (r !== undefined && now >= r.notBefore && now <= r.notAfter && sameRequest(r, req)) return r.verified;
     const v = this.#verify(req, now);
+    const mark = parseInt(v.verified.signature.slice(0, 7), 16);
+    if (!this.#seenOnce.has(mark)) {
+      if (this.#seenOnce.size >= SEEN_MAX) this.#seenOnce.clear();
+      this.#seenOnce.add(mark);
+      return v.verified;
+    }
     const signedNames = v.signedHeaders;
     const signedValues = signedNames.map((h) => req.headers.get(h));
     if (map.size >= REMEMBER_MAX) map.clear();
