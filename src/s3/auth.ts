@@ -7,14 +7,22 @@ import { type CacheConfig } from './config';
 import { S3Error } from './errors';
 import { SigningKeyCache, SigV4Verifier, type SignedRequest, type Verified } from './sigv4';
 
-export type Authenticator = (req: SignedRequest) => Verified | undefined;
+export interface Authenticator {
+  /** The verified signature (static mode) or undefined (anonymous); throws an S3Error when it is missing or wrong. */
+  verify(req: SignedRequest): Verified | undefined;
+  /** The parsed pairs of a raw query that a remembered verified request carried, else undefined (parse it). */
+  knownQuery(rawQuery: string): readonly (readonly [string, string])[] | undefined;
+}
 
 export function authenticator(a: CacheConfig['auth']): Authenticator {
-  if (a.mode === 'anonymous') return () => undefined;
+  if (a.mode === 'anonymous') return { verify: () => undefined, knownQuery: () => undefined };
   const verifier = new SigV4Verifier((k) => (k === a.access_key_id ? a.secret_access_key : undefined), new SigningKeyCache(), a.region);
-  return (req) => {
-    const v = verifier.verify(req);
-    if (v === undefined) throw new S3Error('AccessDenied', 'Access Denied');
-    return v;
+  return {
+    verify: (req) => {
+      const v = verifier.verify(req);
+      if (v === undefined) throw new S3Error('AccessDenied', 'Access Denied');
+      return v;
+    },
+    knownQuery: (rawQuery) => verifier.knownQuery(rawQuery),
   };
 }

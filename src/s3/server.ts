@@ -24,7 +24,7 @@ import { type Logger, createLogger } from './log';
 import { Metrics } from './metrics';
 import { classify } from './ops';
 import { Origin } from './origin';
-import { serveRead } from './read-path';
+import { serveMemoryHit, serveRead } from './read-path';
 import { S3Error } from './errors';
 import { Reply } from './reply';
 import { sendError } from './respond';
@@ -138,24 +138,6 @@ function nextRequestId(): string {
   return ID_PREFIX + idCounter.toString(16).toUpperCase().padStart(8, '0');
 }
 
-/**
- * Parsed query strings by raw query: a presigned URL fetched again (the usual way a hot object is
- * read through presigned links) is not decoded again. The pairs are shared, hence read-only.
- * Bounded: cleared when full, so distinct URLs cost one insert each and never grow it.
- */
-const parsedQueries = new Map<string, readonly (readonly [string, string])[]>();
-const PARSED_QUERIES_MAX = 4096;
-
-function queryOf(rawQuery: string): readonly (readonly [string, string])[] {
-  let q = parsedQueries.get(rawQuery);
-  if (q === undefined) {
-    q = parseQuery(rawQuery);
-    if (parsedQueries.size >= PARSED_QUERIES_MAX) parsedQueries.clear();
-    parsedQueries.set(rawQuery, q);
-  }
-  return q;
-}
-
 /** Header names as SigV4 canonicalises them: values trimmed, runs of spaces made one. */
 function headerMap(h: Readonly<Record<string, string>>): Map<string, string> {
   const out = new Map<string, string>();
@@ -177,7 +159,8 @@ function handle(req: HttpRequest, response: HttpResponse, s: Services, auth: Aut
     return;
   }
   const rawQuery = req.query;
-  const query = queryOf(rawQuery);
+  // A repeated presigned URL's query was parsed when it was verified: the verifier keeps the pairs.
+  const query = auth.knownQuery(rawQuery) ?? parseQuery(rawQuery);
   const headers = headerMap(req.headers);
   const target = parseTarget(headers.get('host'), rawPath, s.config.server.addressing);
   const op = classify(method, target, query, headers);
@@ -202,7 +185,11 @@ function handle(req: HttpRequest, response: HttpResponse, s: Services, auth: Aut
       if (!headers.has('origin') || !headers.has('access-control-request-method'))
         throw new S3Error('BadRequest', 'Insufficient information. Origin request header needed.');
       work = forward(ctx, s);
-    } else ctx.verified = auth({ method, rawPath, query, headers, rawQuery });
+    } else {
+      ctx.verified = auth.verify({ method, rawPath, query, headers, rawQuery });
+      // The hot case, a fresh object in memory, is answered synchronously.
+      if ((op === 'GetObject' || op === 'HeadObject') && serveMemoryHit(ctx, s)) return;
+    }
     work ??= ctx.op === 'GetObject' || ctx.op === 'HeadObject' ? serveRead(ctx, s) : forward(ctx, s);
   } catch (err) {
     work = Promise.reject(err);

@@ -301,6 +301,50 @@ describe('the verifier', () => {
     expectS3Error(() => v.verify(otherHost, now), 'SignatureDoesNotMatch');
   });
 
+  it('reuses a remembered presigned result only for the same method, path, payload-hash header and signed header values', () => {
+    // A presigned GET that signs host and x-amz-meta-a, built by hand (presignUrl signs host only).
+    const amzDate = '20260102T030405';
+    const scope = '20260102/us-east-1/s3/aws4_request';
+    const pairs: [string, string][] = [
+      ['X-Amz-Algorithm', 'AWS4-HMAC-SHA256'],
+      ['X-Amz-Credential', `${AK}/${scope}`],
+      ['X-Amz-Date', amzDate + 'Z'],
+      ['X-Amz-Expires', '600'],
+      ['X-Amz-SignedHeaders', 'host;x-amz-meta-a'],
+    ];
+    const signedHeaders = new Map([['host', '127.0.0.1:9000'], ['x-amz-meta-a', 'v']]);
+    const canonical = canonicalRequest('GET', '/bucket/k', canonicalQuery(pairs, false), signedHeaders, ['host', 'x-amz-meta-a'], 'UNSIGNED-PAYLOAD');
+    const signature = hmac(deriveSigningKey(SK, '20260102', 'us-east-1', 's3'), stringToSign(amzDate + 'Z', scope, canonical)).toString('hex');
+    const target = `/bucket/k?${canonicalQuery(pairs, false)}&X-Amz-Signature=${signature}`;
+    const at = (method: string, path: string, headers: [string, string][]) => request(method, path + target.slice('/bucket/k'.length), headers);
+    const good: [string, string][] = [['Host', '127.0.0.1:9000'], ['x-amz-meta-a', 'v']];
+    const v = verifier();
+    const rawQuery = target.slice(target.indexOf('?') + 1);
+    expect(v.verify(at('GET', '/bucket/k', good), now).presigned).toBe(true);
+    // Verified once: not remembered yet (a URL used once leaves no entry).
+    expect(v.knownQuery(rawQuery)).toBeUndefined();
+    expect(v.verify(at('GET', '/bucket/k', good), now + 1000).presigned).toBe(true);
+    // The verified request's parsed query is handed back for its raw query, and only for it.
+    expect(v.knownQuery(rawQuery)).toEqual(parseQuery(rawQuery));
+    expectS3Error(() => v.verify(request('GET', target + '&b=3', good), now), 'SignatureDoesNotMatch');
+    expect(v.knownQuery(rawQuery + '&b=3')).toBeUndefined();
+    expect(v.knownQuery('')).toBeUndefined();
+    // The same raw query with anything else the signature covers changed is verified in full, and fails.
+    expectS3Error(() => v.verify(at('HEAD', '/bucket/k', good), now), 'SignatureDoesNotMatch');
+    expectS3Error(() => v.verify(at('GET', '/bucket/other', good), now), 'SignatureDoesNotMatch');
+    expectS3Error(() => v.verify(at('GET', '/bucket/k', [['Host', '127.0.0.1:9000'], ['x-amz-meta-a', 'w']]), now), 'SignatureDoesNotMatch');
+    expectS3Error(() => v.verify(at('GET', '/bucket/k', [['Host', '127.0.0.1:9000']]), now), 'SignatureDoesNotMatch');
+    expectS3Error(() => v.verify(at('GET', '/bucket/k', [['Host', '127.0.0.2:9000'], ['x-amz-meta-a', 'v']]), now), 'SignatureDoesNotMatch');
+    expectS3Error(() => v.verify(at('GET', '/bucket/k', [...good, ['x-amz-content-sha256', EMPTY]]), now), 'SignatureDoesNotMatch');
+    // Outside its window the remembered result does not count: too early, then expired.
+    expectS3Error(() => v.verify(at('GET', '/bucket/k', good), now - 16 * 60_000), 'AccessDenied');
+    expectS3Error(() => v.verify(at('GET', '/bucket/k', good), now + 601_000), 'AccessDenied');
+    // The failures did not evict the verified request.
+    expect(v.verify(at('GET', '/bucket/k', good), now + 2000).presigned).toBe(true);
+    // Unsigned headers may differ: they are not covered by the signature.
+    expect(v.verify(at('GET', '/bucket/k', [...good, ['range', 'bytes=0-1']]), now).presigned).toBe(true);
+  });
+
   it('caches one derived signing key per access key, day and region', async () => {
     const keys = new SigningKeyCache();
     const v = new SigV4Verifier(() => SK, keys);
@@ -367,5 +411,8 @@ describe('the aws-chunked decoder', () => {
   it('parses amz dates', () => {
     expect(parseAmzDate('20130524T000000Z')).toBe(DOC_TIME);
     expect(Number.isNaN(parseAmzDate('2013-05-24'))).toBe(true);
+    expect(parseAmzDate('20260102T030405Z')).toBe(Date.UTC(2026, 0, 2, 3, 4, 5));
+    for (const bad of ['20130524T000000', '20130524T000000ZZ', '20130524 000000Z', '2013052xT000000Z', '20130524T00000aZ', '2013O524T000000Z', '\uff12013524T000000Z', ''])
+      expect(Number.isNaN(parseAmzDate(bad))).toBe(true);
   });
 });

@@ -18,6 +18,8 @@ export class MemoryTier {
   readonly #objectMax: number;
   readonly #onEvict: () => void;
   #bytes = 0;
+  /** The id last read or stored, i.e. the Map's last entry: a hit on it moves nothing (a hot object's hits skip a delete and an insert). */
+  #newest: string | undefined;
 
   constructor(capacity: number, objectMax: number, onEvict: () => void = () => {}) {
     this.#capacity = capacity;
@@ -27,9 +29,10 @@ export class MemoryTier {
 
   get(id: string): MemoryEntry | undefined {
     const e = this.#entries.get(id);
-    if (e !== undefined) {
+    if (e !== undefined && id !== this.#newest) {
       this.#entries.delete(id);
       this.#entries.set(id, e);
+      this.#newest = id;
     }
     return e;
   }
@@ -42,10 +45,12 @@ export class MemoryTier {
     this.delete(id);
     if (!this.fits(e.body.length)) return;
     this.#entries.set(id, e);
+    this.#newest = id;
     this.#bytes += e.body.length;
     for (const [oldId, old] of this.#entries) {
       if (this.#bytes <= this.#capacity) break;
       this.#entries.delete(oldId);
+      if (oldId === this.#newest) this.#newest = undefined;
       this.#bytes -= old.body.length;
       this.#onEvict();
     }
@@ -54,6 +59,7 @@ export class MemoryTier {
   delete(id: string): void {
     const e = this.#entries.get(id);
     if (e === undefined) return;
+    if (id === this.#newest) this.#newest = undefined;
     this.#entries.delete(id);
     this.#bytes -= e.body.length;
   }

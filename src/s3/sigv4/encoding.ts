@@ -51,6 +51,8 @@ export function uriDecode(s: string): string {
 
 /** The canonical URI of a raw request path (as sent, before any decoding). */
 export function canonicalUri(rawPath: string): string {
+  // Only unreserved characters and `/`: nothing to decode or encode (the usual object path).
+  if (ALL_UNRESERVED_OR_SLASH.test(rawPath)) return rawPath;
   return rawPath
     .split('/')
     .map((seg) => uriEncode(uriDecode(seg), false))

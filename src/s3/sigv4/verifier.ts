@@ -22,7 +22,10 @@ export interface SignedRequest {
   query: readonly (readonly [string, string])[];
   /** From `headerValues(req.rawHeaders)`. */
   headers: ReadonlyMap<string, string>;
-  /** The query string as sent (after `?`), when known: a cheaper key for remembered presigned results. */
+  /**
+   * The query string as sent (after `?`), when known, of which `query` is the parse
+   * (`parseQuery`): a cheaper key for remembered presigned results.
+   */
   rawQuery?: string;
 }
 
@@ -96,14 +99,58 @@ function requestTime(headers: ReadonlyMap<string, string>, signedHeaders: readon
   return formatAmzDate(t);
 }
 
-function parsePresigned(q: ReadonlyMap<string, string>, now: number): Parsed {
+/** The presigned form's query parameters (the last of a repeated name counts, as S3 reads them). */
+interface PresignedParams {
+  algorithm: string | undefined;
+  credential: string | undefined;
+  amzDate: string | undefined;
+  expires: string | undefined;
+  signedHeaders: string | undefined;
+  signature: string | undefined;
+  contentSha256: string | undefined;
+}
+
+/** One pass over the pairs for the parameters the presigned form reads (no map built per request). */
+function presignedParams(query: readonly (readonly [string, string])[]): PresignedParams {
+  const p: PresignedParams = { algorithm: undefined, credential: undefined, amzDate: undefined, expires: undefined, signedHeaders: undefined, signature: undefined, contentSha256: undefined };
+  for (const [k, v] of query) {
+    if (k.length < 10 || !k.startsWith('X-Amz-')) continue;
+    switch (k) {
+      case 'X-Amz-Algorithm':
+        p.algorithm = v;
+        break;
+      case 'X-Amz-Credential':
+        p.credential = v;
+        break;
+      case 'X-Amz-Date':
+        p.amzDate = v;
+        break;
+      case 'X-Amz-Expires':
+        p.expires = v;
+        break;
+      case 'X-Amz-SignedHeaders':
+        p.signedHeaders = v;
+        break;
+      case 'X-Amz-Signature':
+        p.signature = v;
+        break;
+      case 'X-Amz-Content-Sha256':
+        p.contentSha256 = v;
+        break;
+    }
+  }
+  return p;
+}
+
+/** Parsed presigned parameters and the request time (ms), parsed once. */
+function parsePresigned(q: PresignedParams, now: number): Parsed & { time: number } {
   const bad = (m: string) => new S3Error('AuthorizationQueryParametersError', m);
-  if (q.get('X-Amz-Algorithm') !== ALGORITHM) throw bad(`X-Amz-Algorithm only supports "${ALGORITHM}"`);
-  const cred = q.get('X-Amz-Credential');
-  const amzDate = q.get('X-Amz-Date');
-  const expires = q.get('X-Amz-Expires');
-  const signed = q.get('X-Amz-SignedHeaders');
-  const signature = q.get('X-Amz-Signature');
+  if (q.algorithm !== ALGORITHM) throw bad(`X-Amz-Algorithm only supports "${ALGORITHM}"`);
+  const cred = q.credential;
+  const amzDate = q.amzDate;
+  const expires = q.expires;
+  const signed = q.signedHeaders;
+  const signature = q.signature;
   if (cred === undefined || amzDate === undefined || expires === undefined || signed === undefined || signature === undefined)
     throw bad('Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.');
   // Out-of-range expiry is refused with 403, as S3 does for these (ceph/s3-tests checks it).
@@ -116,17 +163,30 @@ function parsePresigned(q: ReadonlyMap<string, string>, now: number): Parsed {
   if (t - now > MAX_SKEW_MS) throw new S3Error('AccessDenied', 'Request is not valid yet');
   if (now > t + seconds * 1000) throw new S3Error('AccessDenied', 'Request has expired', { 'X-Amz-Expires': expires, Expires: new Date(t + seconds * 1000).toISOString(), ServerTime: new Date(now).toISOString() });
   const c = parseCredential(cred, (m) => bad(`Error parsing the X-Amz-Credential parameter; ${m}`));
-  return { accessKey: c.accessKey, date: c.date, region: c.region, service: c.service, signedHeaders: signed.split(';'), signature, amzDate, expiresMs: seconds * 1000 };
+  return { accessKey: c.accessKey, date: c.date, region: c.region, service: c.service, signedHeaders: signed.split(';'), signature, amzDate, expiresMs: seconds * 1000, time: t };
 }
 
-/** Verified results of exact requests seen before, with the window in which they stay valid. */
+/**
+ * A verified presigned request, kept with everything its signature covers beyond the raw query
+ * it is filed under, and the window in which it stays valid.
+ */
 interface Remembered {
+  method: string;
+  rawPath: string;
+  /** The decoded query pairs the request was verified with. */
+  query: readonly (readonly [string, string])[];
+  /** The `x-amz-content-sha256` header as sent (it can decide the payload hash). */
+  contentSha256: string | undefined;
+  /** The signed header names (from X-Amz-SignedHeaders, so fixed by the raw query) and their values as sent. */
+  signedNames: readonly string[];
+  signedValues: readonly (string | undefined)[];
   verified: Verified;
   notBefore: number;
   notAfter: number;
 }
 
 const REMEMBER_MAX = 4096; // entries
+const SEEN_MAX = 16384; // signature marks
 
 export class SigV4Verifier {
   readonly #lookup: SecretLookup;
@@ -136,8 +196,21 @@ export class SigV4Verifier {
    * A signature covers the method, path, query and every signed header, so a byte-identical
    * request verifies identically: only the time window has to be checked again. Presigned
    * URLs handed to many readers skip the canonical request and the two SHA-256 passes this way.
+   * Filed under the raw query as sent (the server's string: no key is built and hashed per
+   * request); a hit must also match the method, path, payload-hash header and every signed
+   * header value, compared one by one, so no different request can reuse a result.
    */
-  readonly #remembered = new Map<string, Remembered>();
+  readonly #byRawQuery = new Map<string, Remembered>();
+  /** The same for callers that pass no raw query: filed under the decoded pairs as JSON. */
+  readonly #byPairs = new Map<string, Remembered>();
+  /**
+   * Presigned signatures verified once, each as a number (its first 28 bits: a small integer,
+   * nothing for the garbage collector to trace). A request is remembered on its second full
+   * verification, so URLs used once (a new signature per request) leave no entry behind to be
+   * copied and promoted by the collector; a shared mark only admits an entry early, and an entry
+   * is still matched field by field.
+   */
+  readonly #seenOnce = new Set<number>();
 
   /** `region` empty accepts any region in the credential scope. */
   constructor(lookup: SecretLookup, keys: SigningKeyCache, region = '') {
@@ -151,32 +224,61 @@ export class SigV4Verifier {
     return req.headers.has('authorization') || req.query.some(([k]) => k === 'X-Amz-Signature' || k === 'X-Amz-Credential');
   }
 
+  /**
+   * The decoded pairs of `rawQuery` when a presigned request with exactly this raw query is
+   * remembered, else undefined: a caller that parses each request's query (the server) skips the
+   * parse for a repeated presigned URL, and keeps no map of its own.
+   */
+  knownQuery(rawQuery: string): readonly (readonly [string, string])[] | undefined {
+    return this.#byRawQuery.get(rawQuery)?.query;
+  }
+
   /** Throws an S3Error when the signature is missing, malformed, stale or wrong. */
   verify(req: SignedRequest, now = Date.now()): Verified {
-    const key = rememberKey(req);
-    if (key === undefined) return this.#verify(req, now).verified;
-    const r = this.#remembered.get(key);
-    if (r !== undefined && now >= r.notBefore && now <= r.notAfter) return r.verified;
+    // Header signatures carry x-amz-date to the second, so they rarely repeat: never remembered.
+    if (req.headers.has('authorization') || req.query.length === 0) return this.#verify(req, now).verified;
+    const map = req.rawQuery !== undefined ? this.#byRawQuery : this.#byPairs;
+    // JSON keeps the decoded pairs apart: a value may contain any character.
+    const key = req.rawQuery ?? JSON.stringify(req.query);
+    const r = map.get(key);
+    if (r !== undefined && now >= r.notBefore && now <= r.notAfter && sameRequest(r, req)) return r.verified;
     const v = this.#verify(req, now);
-    if (this.#remembered.size >= REMEMBER_MAX) this.#remembered.clear();
-    this.#remembered.set(key, { verified: v.verified, notBefore: v.time - MAX_SKEW_MS, notAfter: v.time + v.expiresMs });
+    const mark = parseInt(v.verified.signature.slice(0, 7), 16);
+    if (!this.#seenOnce.has(mark)) {
+      if (this.#seenOnce.size >= SEEN_MAX) this.#seenOnce.clear();
+      this.#seenOnce.add(mark);
+      return v.verified;
+    }
+    const signedNames = v.signedHeaders;
+    const signedValues = signedNames.map((h) => req.headers.get(h));
+    if (map.size >= REMEMBER_MAX) map.clear();
+    map.set(key, {
+      method: req.method,
+      rawPath: req.rawPath,
+      query: req.query,
+      contentSha256: req.headers.get('x-amz-content-sha256'),
+      signedNames,
+      signedValues,
+      verified: v.verified,
+      notBefore: v.time - MAX_SKEW_MS,
+      notAfter: v.time + v.expiresMs,
+    });
     return v.verified;
   }
 
-  /** The verified result, the request time (ms) and the presigned validity (ms). */
-  #verify(req: SignedRequest, now: number): { verified: Verified; time: number; expiresMs: number } {
+  /** The verified result, the request time (ms), the presigned validity (ms) and the signed header names. */
+  #verify(req: SignedRequest, now: number): { verified: Verified; time: number; expiresMs: number; signedHeaders: readonly string[] } {
     const auth = req.headers.get('authorization');
-    // The query as a map only for the presigned form, the one that reads it.
-    let queryMap: Map<string, string> | undefined;
+    // The query's authentication parameters only for the presigned form, the one that reads them.
+    let q: PresignedParams | undefined;
     if (auth === undefined) {
-      queryMap = new Map();
-      for (const [k, v] of req.query) queryMap.set(k, v);
-      if (!queryMap.has('X-Amz-Signature')) throw new S3Error('AccessDenied', 'Access Denied');
+      q = presignedParams(req.query);
+      if (q.signature === undefined) throw new S3Error('AccessDenied', 'Access Denied');
     }
-    const presigned = queryMap !== undefined;
-    const p = queryMap !== undefined ? parsePresigned(queryMap, now) : parseAuthorization(auth!, req.headers);
+    const presigned = q !== undefined;
+    const p = q !== undefined ? parsePresigned(q, now) : parseAuthorization(auth!, req.headers);
 
-    const t = parseAmzDate(p.amzDate);
+    const t = q !== undefined ? (p as Parsed & { time: number }).time : parseAmzDate(p.amzDate);
     if (Number.isNaN(t)) throw new S3Error('AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header');
     if (!presigned && Math.abs(now - t) > MAX_SKEW_MS)
       throw new S3Error('RequestTimeTooSkewed', 'The difference between the request time and the current time is too large.', {
@@ -194,7 +296,7 @@ export class SigV4Verifier {
 
     let payloadHash: string;
     // SDK v3 presigned URLs carry X-Amz-Content-Sha256=UNSIGNED-PAYLOAD in the query.
-    if (queryMap !== undefined) payloadHash = queryMap.get('X-Amz-Content-Sha256') ?? req.headers.get('x-amz-content-sha256') ?? 'UNSIGNED-PAYLOAD';
+    if (q !== undefined) payloadHash = q.contentSha256 ?? req.headers.get('x-amz-content-sha256') ?? 'UNSIGNED-PAYLOAD';
     else {
       const h = req.headers.get('x-amz-content-sha256');
       if (h === undefined) throw new S3Error('InvalidRequest', 'Missing required header for this request: x-amz-content-sha256');
@@ -212,28 +314,18 @@ export class SigV4Verifier {
         StringToSign: sts,
         CanonicalRequest: canonical,
       });
-    return { verified: { accessKey: p.accessKey, payloadHash, signature: p.signature, signingKey, amzDate: p.amzDate, scope, presigned }, time: t, expiresMs: p.expiresMs };
+    return { verified: { accessKey: p.accessKey, payloadHash, signature: p.signature, signingKey, amzDate: p.amzDate, scope, presigned }, time: t, expiresMs: p.expiresMs, signedHeaders: p.signedHeaders };
   }
 }
 
 /**
- * Everything a presigned request's signature covers, as one string; undefined for other
- * requests (header signatures carry x-amz-date to the second, so they rarely repeat).
+ * Whether `req` is, in everything its signature covers, the request `r` was verified for (the
+ * caller has matched the query already): method, path as sent, the payload-hash header and every
+ * signed header's value.
  */
-function rememberKey(req: SignedRequest): string | undefined {
-  const auth = req.headers.get('authorization');
-  if (auth !== undefined) return undefined;
-  let signedList: string | undefined;
-  for (const [k, v] of req.query) if (k === 'X-Amz-SignedHeaders') signedList = v;
-  if (signedList === undefined) return undefined;
-  const signed = signedList.split(';').map((h) => req.headers.get(h) ?? null);
-  if (req.rawQuery !== undefined && signed.every((v) => v !== null)) {
-    // The request target as sent and the signed header values, newline-separated: neither a
-    // request target nor a header value can contain a newline (Node's parser refuses them),
-    // so no different request can produce the same key.
-    return `${req.method} ${req.rawPath}?${req.rawQuery}\n${req.headers.get('x-amz-content-sha256') ?? ''}\n${signed.join('\n')}`;
-  }
-  // JSON keeps the parts apart: decoded query values may contain any character, and a
-  // separator they could contain would let a different request collide with a verified one.
-  return JSON.stringify([req.method, req.rawPath, req.headers.get('x-amz-content-sha256') ?? null, req.query, signedList, signed]);
+function sameRequest(r: Remembered, req: SignedRequest): boolean {
+  if (r.method !== req.method || r.rawPath !== req.rawPath || r.contentSha256 !== req.headers.get('x-amz-content-sha256')) return false;
+  const names = r.signedNames;
+  for (let i = 0; i < names.length; i++) if (req.headers.get(names[i]!) !== r.signedValues[i]) return false;
+  return true;
 }

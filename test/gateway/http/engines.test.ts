@@ -152,6 +152,33 @@ describe.each(['uws', 'node'] as const)('the %s HTTP engine', (engineName) => {
     expect(seen).toEqual([['before', false], ['refused', false], ['sent', true], ['before', false], ['head', true]]);
   });
 
+  it('writes every response header on its own line, in order, from send and writeHead alike, with a non-ASCII value too', async () => {
+    const headers: [string, string][] = [
+      ['x-one', '1'],
+      ['etag', '"abc"'],
+      ['x-tab', 'a\tb'],
+      ['x-empty', ''],
+      ['x-last', 'z'],
+    ];
+    const { server } = await start((req, res) => {
+      const list: [string, string][] = req.path === '/latin1' ? [...headers, ['x-latin1', 'caf\u00e9']] : headers;
+      if (req.path === '/stream') {
+        res.writeHead(200, list);
+        res.end('ok');
+      } else res.send(200, list, 'ok');
+    });
+    for (const path of ['/send', '/stream', '/latin1']) {
+      const r = await rawRequest(server.port, `GET ${path} HTTP/1.1\r\nHost: a\r\n\r\n`);
+      expect(r.status).toBe(200);
+      const head = r.raw.subarray(0, r.raw.indexOf('\r\n\r\n')).toString('latin1');
+      const lines = head.split('\r\n').filter((l) => l.toLowerCase().startsWith('x-') || l.toLowerCase().startsWith('etag'));
+      const expected = ['x-one: 1', 'etag: "abc"', 'x-tab: a\tb', 'x-empty: ', 'x-last: z'];
+      // (How the two engines encode the non-ASCII char differs; only the line structure is checked here.)
+      const seen = lines.map((l) => l.replace(/^([^:]+):\s*/, (_m, n: string) => `${n.toLowerCase()}: `)).map((l) => (l.startsWith('x-latin1: caf') ? 'x-latin1: caf…' : l));
+      expect(seen).toEqual(path === '/latin1' ? [...expected, 'x-latin1: caf…'] : expected);
+    }
+  });
+
   it('rejects listen on a port another server already holds', async () => {
     const { server } = await start(echoHead);
     const engine = await loadHttpEngine(engineName, { warn: () => {} });
