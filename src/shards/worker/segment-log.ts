@@ -120,17 +120,17 @@ export class SegmentLog {
     // Open (and create) every file now, before the first await: a second group in flight
     // (group-commit.ts) may already lay out frames in a segment this write starts.
     const fds = runs.map((r) => this.#fd(r.segId, r.created));
-    if (journaled) {
+    if (journaled || !sync) {
       // Small groups are written on this thread: a write into the page cache costs less than the
       // thread-pool round trip it would take (each one wakes two threads), and the barrier's
-      // fdatasync, the slow part, still runs off the thread.
-      for (const r of runs) this.#unsynced.add(r.segId);
+      // fdatasync, the slow part, still runs off the thread (objects mode: there is none).
+      if (journaled) for (const r of runs) this.#unsynced.add(r.segId);
       let bytes = 0;
       for (const b of bufs) bytes += b.length;
       if (bytes <= SYNC_WRITE_MAX_BYTES) {
         for (const [i, r] of runs.entries()) {
           writeAllSync(fds[i]!, r.bufs, r.pos);
-          if (r.created) fsyncPath(this.#dir);
+          if (journaled && r.created) fsyncPath(this.#dir);
         }
         return { locations, end };
       }
