@@ -17,7 +17,7 @@ export interface StorageFinding {
   message: string;
 }
 export interface StorageTools {
-  check(dataDir: string): Promise<{ shards: number; segments: number; frames: number; findings: StorageFinding[]; damaged: boolean }>;
+  check(dataDir: string): Promise<{ shards: number; segments: number; frames: number; findings: StorageFinding[]; damaged: boolean; journaled: number }>;
   repair(dataDir: string): Promise<{ actions: Array<{ shard: number; file: string; action: string }>; unrepaired: StorageFinding[] }>;
 }
 
@@ -58,6 +58,9 @@ export function storageCommands(tools: StorageTools): Command[] {
       try {
         const r = await tools.check(dir);
         for (const f of r.findings) (f.kind === 'torn' ? io.stdout : io.stderr)(line(f));
+        if (r.journaled > 0) {
+          io.stdout(`${r.journaled} write(s) acknowledged through the sync journal are not in their segments yet: the node's next start (or \`svc repair\`) writes them back first, so a torn or short tail listed here may be theirs\n`);
+        }
         io.stdout(`${r.shards} shards, ${r.segments} segments, ${r.frames} valid frames: ${r.damaged ? 'DAMAGED — run `svc repair --data-dir ' + dir + '` (stop the node first) or restore from a backup' : 'ok'}\n`);
         return r.damaged ? EXIT_FAILURE : EXIT_OK;
       } catch (err) {

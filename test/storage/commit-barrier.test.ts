@@ -6,11 +6,12 @@
  * loss of what only the journal made durable in the shard logs (what a power cut does to the
  * page cache), because the start writes the journal back into the logs.
  */
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { shardOf } from '../../src/shards/placement';
-import { startNode, tempDir } from '../helpers/node-process';
+import { MAIN, ROOT, startNode, tempDir } from '../helpers/node-process';
 
 const SHARDS = 8;
 const BURSTS = 40;
@@ -159,6 +160,11 @@ describe('a worker holding 8 shards under appends spread over all of them', () =
       }
     }
     expect(cutBytes).toBeGreaterThan(0);
+    // svc check reads the logs as they are and says what the journal still holds, writing nothing back.
+    const journalSize = fs.statSync(journal).size;
+    const check = spawnSync(process.execPath, [MAIN, 'check', '--data-dir', dataDir], { cwd: ROOT, encoding: 'utf8' });
+    expect(check.stdout).toMatch(/\d+ write\(s\) acknowledged through the sync journal are not in their segments yet/);
+    expect(fs.statSync(journal).size).toBe(journalSize);
     const node = await startNode({ dataDir, args: ['--shard-workers', '1'] });
     expect(node.output()).toMatch(/sync journal replayed into the shard logs/);
     for (const n of names) expect(await readBodies(node.url, n)).toEqual(acked.get(n));

@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { SyncJournal, journalFile, replayJournal, replayJournals } from '../../src/shards/worker/sync-journal';
+import { SyncJournal, journalFile, pendingJournalRecords, replayJournal, replayJournals } from '../../src/shards/worker/sync-journal';
 import { tempDir } from '../helpers/node-process';
 
 const seg = (dataDir: string, shard: number, segId: number): string => path.join(dataDir, 'shards', String(shard), 'log', String(segId).padStart(10, '0') + '.seg');
@@ -80,6 +80,25 @@ describe('replaying a sync journal', () => {
     expect(fs.existsSync(seg(dataDir, 2, 4))).toBe(false);
     expect(fs.readFileSync(seg(dataDir, 2, 6), 'utf8')).toBe('new');
     expect(fs.readFileSync(seg(dataDir, 2, 5), 'utf8')).toBe('live');
+  });
+
+  it('is counted without being written back (svc check): the valid records of every journal, up to the first torn one', async () => {
+    const dataDir = tempDir('svc-journal-');
+    writeSeg(dataDir, 1, 0, Buffer.alloc(0));
+    const j0 = SyncJournal.open(journalFile(dataDir, 0));
+    await j0.append([{ shard: 1, segId: 0, pos: 0, bufs: [Buffer.from('one')] }, { shard: 1, segId: 0, pos: 3, bufs: [Buffer.from('two')] }]);
+    j0.close();
+    const j1 = SyncJournal.open(journalFile(dataDir, 1));
+    await j1.append([{ shard: 1, segId: 0, pos: 6, bufs: [Buffer.from('three')] }]);
+    await j1.append([{ shard: 1, segId: 0, pos: 11, bufs: [Buffer.from('torn')] }]);
+    j1.close();
+    fs.truncateSync(journalFile(dataDir, 1), fs.statSync(journalFile(dataDir, 1)).size - 2);
+    expect(pendingJournalRecords(dataDir)).toBe(3);
+    // Read only: the journals and the segment are as they were.
+    expect(fs.existsSync(journalFile(dataDir, 0)) && fs.existsSync(journalFile(dataDir, 1))).toBe(true);
+    expect(fs.statSync(seg(dataDir, 1, 0)).size).toBe(0);
+    expect(replayJournals(dataDir)).toBe(3);
+    expect(pendingJournalRecords(dataDir)).toBe(0);
   });
 
   it('is nothing to do without a journal', () => {

@@ -128,15 +128,7 @@ export function replayJournal(file: string, dataDir: string): number {
   const reaped = new Set<string>();
   let records = 0;
   try {
-    for (let at = 0; at + HEADER <= data.length; ) {
-      const len = data.readUInt32BE(at);
-      if (len < HEADER || at + len > data.length) break;
-      if ((crc32c(data.subarray(at + 8, at + len)) >>> 0) !== data.readUInt32BE(at + 4)) break;
-      const shard = data.readUInt16BE(at + 8);
-      const segId = data.readUInt32BE(at + 10);
-      const pos = data.readUInt32BE(at + 14);
-      const bytes = data.subarray(at + HEADER, at + len);
-      at += len;
+    for (const { shard, segId, pos, bytes } of journalRecords(data)) {
       const logDir = path.join(dataDir, 'shards', String(shard), 'log');
       const seg = path.join(logDir, segmentFileName(segId));
       let fd = fds.get(seg);
@@ -161,6 +153,36 @@ export function replayJournal(file: string, dataDir: string): number {
   }
   fs.rmSync(file, { force: true });
   fsyncPath(path.dirname(file));
+  return records;
+}
+
+/** The valid records of a journal's bytes, in order: the first short or CRC-failing record ends it. */
+function* journalRecords(data: Buffer): Generator<{ shard: number; segId: number; pos: number; bytes: Buffer }> {
+  for (let at = 0; at + HEADER <= data.length; ) {
+    const len = data.readUInt32BE(at);
+    if (len < HEADER || at + len > data.length) return;
+    if ((crc32c(data.subarray(at + 8, at + len)) >>> 0) !== data.readUInt32BE(at + 4)) return;
+    yield { shard: data.readUInt16BE(at + 8), segId: data.readUInt32BE(at + 10), pos: data.readUInt32BE(at + 14), bytes: data.subarray(at + HEADER, at + len) };
+    at += len;
+  }
+}
+
+/**
+ * The records of a data directory's journals not yet written back (read only: `svc check`).
+ * A stopped node's journals hold groups acknowledged before their segments were synced.
+ */
+export function pendingJournalRecords(dataDir: string): number {
+  let names: string[];
+  try {
+    names = fs.readdirSync(journalDir(dataDir));
+  } catch {
+    return 0;
+  }
+  let records = 0;
+  for (const n of names) {
+    if (!n.endsWith('.journal')) continue;
+    for (const _ of journalRecords(fs.readFileSync(path.join(journalDir(dataDir), n)))) records++;
+  }
   return records;
 }
 
