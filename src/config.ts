@@ -175,6 +175,8 @@ export const ConfigSchema = Type.Object(
         reserveBytes: Type.Integer({ minimum: 0, default: 64 * MiB, description: 'disk-full reserve (bytes)' }), // 64 MiB
         /** Chunk index entries each shard caches in memory (about 100 bytes each); the index itself is in RocksDB. */
         indexCacheChunks: Type.Integer({ minimum: 0, default: 16_384, description: 'chunk index entries cached in memory per shard' }), // entries
+        /** Record values of chunks read in `raw` format, checked and kept in memory for later reads (worker/read-cache.ts). */
+        readCacheBytes: Type.Integer({ minimum: 0, default: 64 * MiB, description: 'read cache of the node, split over its shard workers (bytes)' }), // 64 MiB
       },
       { additionalProperties: false },
     ),

@@ -133,6 +133,7 @@ async function startShards(config: Config, log: Logger, schemas: SchemaStore, sp
       retentionIntervalMs: config.storage.retentionIntervalMs,
       reaperIntervalMs: config.storage.reaperIntervalMs,
       indexCacheChunks: config.storage.indexCacheChunks,
+      readCacheBytes: config.storage.readCacheBytes,
       log,
       schemas: schemas.documents(),
       currentSchemas: () => schemas.documents(),

@@ -315,6 +315,9 @@ function startServer(id, workDir) {
       return startSvc(workDir);
     case 'svc-ds':
       return startSvc(workDir, { ds: true });
+    case 'svc-cold':
+      // Every read walks and checks its frames (docs/storage.md, "Read cache"): the cost of a first read.
+      return startSvc(workDir, { args: ['--read-cache-bytes', '0'], name: 'svc-cold' });
     case 'bare-uws':
       return startBareUws(workDir);
     case 'bare-read':
@@ -328,7 +331,7 @@ function startServer(id, workDir) {
   }
 }
 
-const LABELS = { svc: 'Svc', 'svc-ds': 'Svc DS', 'bare-uws': 'bare uWS', 'bare-read': 'bare read', 'ds-mem': 'DS memory', 'ds-file': 'DS file' };
+const LABELS = { svc: 'Svc', 'svc-cold': 'Svc, no read cache', 'svc-ds': 'Svc DS', 'bare-uws': 'bare uWS', 'bare-read': 'bare read', 'ds-mem': 'DS memory', 'ds-file': 'DS file' };
 const SERVER_IDS = Object.keys(LABELS);
 
 module.exports = { startServer, startSvc, LABELS, SERVER_IDS, ROOT };

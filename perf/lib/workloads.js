@@ -125,7 +125,7 @@ const WORKLOADS = {
       `Preload one stream with ${PRELOAD} records of ${RECORD} bytes (not timed), then read it start to end ` +
       'over one keep-alive connection, page after page, repeatedly for the run length.',
     kind: 'read',
-    servers: ['svc', 'bare-read', 'svc-ds', 'ds-mem', 'ds-file'],
+    servers: ['svc', 'bare-read', 'svc-cold', 'svc-ds', 'ds-mem', 'ds-file'],
     recordSize: RECORD,
     formats: { svc: ['json', 'raw', 'binary'], ds: ['json', 'raw'] },
     run: (server, cfg) => readWorkload(server, cfg, RECORD, WORKLOADS.W4.formats),
@@ -134,7 +134,7 @@ const WORKLOADS = {
     title: `W5: catch-up read of ${PRELOAD / 1000}k × 1 KiB records, raw`,
     describe: `As W4 with ${BIG_RECORD}-byte records, raw format only (DS: an application/octet-stream stream).`,
     kind: 'read',
-    servers: ['svc', 'bare-read', 'svc-ds', 'ds-mem', 'ds-file'],
+    servers: ['svc', 'bare-read', 'svc-cold', 'svc-ds', 'ds-mem', 'ds-file'],
     recordSize: BIG_RECORD,
     formats: { svc: ['raw'], ds: ['raw'] },
     run: (server, cfg) => readWorkload(server, cfg, BIG_RECORD, WORKLOADS.W5.formats),

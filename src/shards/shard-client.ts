@@ -64,6 +64,8 @@ export interface ShardClientOptions {
   reaperIntervalMs: number;
   /** Chunk index entries cached in memory per shard (default 16,384). */
   indexCacheChunks?: number;
+  /** The read cache of the node's workers together, in bytes (worker/read-cache.ts); absent or 0: none. */
+  readCacheBytes?: number;
   log: PoolLog;
   /** Registered schemas the workers start with (SchemaStore.documents()). */
   schemas?: SchemaDocument[];
@@ -153,6 +155,8 @@ export class ShardClient {
       retentionIntervalMs: o.retentionIntervalMs,
       reaperIntervalMs: o.reaperIntervalMs,
       indexCacheChunks: o.indexCacheChunks,
+      // The node's budget, split evenly: each worker holds the chunks its own shards read.
+      readCacheBytes: Math.floor((o.readCacheBytes ?? 0) / workerCount),
       // A restarted worker compiles the schemas registered now, not those of the node's start.
       schemas: restarted ? (o.currentSchemas?.() ?? o.schemas ?? []) : (o.schemas ?? []),
       // Tail versions of a restarted shard must stay above those its readers saw (LiveWaiters drops older ones).

@@ -31,7 +31,9 @@ export interface CompactResult {
 
 /**
  * Move the values of the records of the batch at `buf[batchPos]` with offsets in
- * [fromOffset, endOffset) to `buf[writePos…]`, at most `maxRecords` of them and `room` bytes.
+ * [fromOffset, endOffset) to `buf[writePos…]`, at most `maxRecords` of them and `room` bytes;
+ * with `takeFirst`, the first record taken is taken whatever its size (a read's first record,
+ * so that a record larger than the budget cannot stall its reader).
  */
 export function compactValues(
   buf: Buffer,
@@ -41,6 +43,7 @@ export function compactValues(
   maxRecords: number,
   room: number,
   writePos: number,
+  takeFirst = false,
 ): CompactResult {
   if ((buf.readInt16BE(batchPos + ATTRIBUTES) & ATTR_COMPRESSION_MASK) !== 0) {
     throw new RecordBatchError('unsupported_compression', 'compressed batches cannot be read in raw format yet');
@@ -64,8 +67,9 @@ export function compactValues(
     const keyLen = zigzag(varint(buf, cur));
     if (keyLen > 0) cur.p += keyLen;
     const valueLen = zigzag(varint(buf, cur));
+    // An empty value fits while the budget is not spent (as in every other format).
+    if (bytes + Math.max(valueLen, 0) > room && !(takeFirst && n === 0)) return { n, bytes, next, full: true };
     if (valueLen > 0) {
-      if (bytes + valueLen > room) return { n, bytes, next, full: true };
       buf.copyWithin(writePos + bytes, cur.p, cur.p + valueLen);
       bytes += valueLen;
     }
@@ -93,4 +97,32 @@ function varint(buf: Buffer, cur: { p: number }): number {
 function zigzag(v: number): number {
   // v < 2^53 here: lengths and offset deltas are int32 on the wire.
   return v % 2 === 0 ? v / 2 : -(v + 1) / 2;
+}
+
+/**
+ * Move the values of every record of the uncompressed batch at `buf[batchPos]` to
+ * `buf[writePos…]` (as `compactValues`), writing where each one ends into `ends[at…]`. Returns
+ * the write position after the last value, or -1 when a record's offset delta is not its index
+ * (a batch with gaps, which the read cache does not hold); values already moved stay moved.
+ */
+export function compactAllValues(buf: Buffer, batchPos: number, writePos: number, ends: Uint32Array, at: number): number {
+  const count = buf.readInt32BE(batchPos + RECORDS_COUNT);
+  const cur = { p: batchPos + RECORDS };
+  let w = writePos;
+  for (let i = 0; i < count; i++) {
+    const recordEnd = zigzag(varint(buf, cur)) + cur.p;
+    cur.p++; // attributes
+    while (buf[cur.p++]! & 0x80); // timestampDelta: skipped
+    if (zigzag(varint(buf, cur)) !== i) return -1;
+    const keyLen = zigzag(varint(buf, cur));
+    if (keyLen > 0) cur.p += keyLen;
+    const valueLen = zigzag(varint(buf, cur));
+    if (valueLen > 0) {
+      buf.copyWithin(w, cur.p, cur.p + valueLen);
+      w += valueLen;
+    }
+    ends[at + i] = w;
+    cur.p = recordEnd;
+  }
+  return w;
 }

@@ -25,6 +25,8 @@ import { FRAME_HEADER, FrameType, frameProblem, parseFrame, verifiedEnd } from '
 import { type SegmentLog } from './segment-log';
 import { type ChunkIndex } from './chunk-index';
 import { type Chunk, type StreamState } from './stream-state';
+import { type ReadCache, takeCached } from './read-cache';
+import { renderRawChunk } from './raw-chunk';
 
 /** The error for a damaged frame met by a read: what a client sees as 500 `data_corrupt`. */
 export function corruptChunk(log: SegmentLog, s: StreamState, c: Chunk, off: number, why: string): SvcError {
@@ -69,9 +71,15 @@ function committedView(s: StreamState, v: ReadVisibility | undefined): Committed
   };
 }
 
-export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat, visibility?: ReadVisibility): Gathered {
+/** A worker's read cache and the shard reading through it. */
+export interface ShardCache {
+  cache: ReadCache;
+  shardId: number;
+}
+
+export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat, visibility?: ReadVisibility, cache?: ShardCache): Gathered {
   const view = committedView(s, visibility);
-  if (format === 'raw') return gatherRaw(log, index, s, from, maxCount, maxBytes, view);
+  if (format === 'raw') return gatherRaw(log, index, s, from, maxCount, maxBytes, view, cache?.cache.enabled === true ? cache : undefined);
   const records: DecodedRecord[] = [];
   const batches: Buffer[] = [];
   let count = 0;
@@ -162,16 +170,47 @@ const CONTROL_BATCH = 0x20;
 const TRANSACTIONAL_BATCH = 0x10;
 const BATCH_PRODUCER_ID = 43;
 
-/** The raw format moves values to the front of each chunk buffer, then joins the chunks' fronts. */
-function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, view: Committed): Gathered {
+/**
+ * The raw format moves values to the front of each chunk buffer, then joins the chunks' fronts.
+ * With a read cache, a chunk read from its first record is rendered whole into the cache
+ * (raw-chunk.ts) and every chunk found there is served from it (read-cache.ts).
+ */
+function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, view: Committed, cache: ShardCache | undefined): Gathered {
   const end = view.end;
   const parts: Buffer[] = [];
   let count = 0;
   let bytes = 0;
   let next = from;
+  /** A part is a view of a cache entry: the body must be a copy of its own (it is handed to another thread). */
+  let shared = false;
   const cursor = index.cursor(s, from);
   chunks: for (let c: Chunk | null; next < end && count < maxCount && (c = cursor.next()) !== null; ) {
-    const buf = log.read(c.segId, c.pos, c.len);
+    let buf: Buffer | undefined;
+    if (cache !== undefined) {
+      let e = cache.cache.get(cache.shardId, c.segId, c.pos, c.len);
+      if (e === undefined && next <= c.baseSeq) {
+        buf = log.read(c.segId, c.pos, c.len);
+        const r = renderRawChunk(buf, s.id, c);
+        if (r === 'spoiled') buf = undefined;
+        else if (r !== null) {
+          cache.cache.put(cache.shardId, c.segId, c.pos, r);
+          e = r;
+        }
+      }
+      if (e !== undefined) {
+        const t = takeCached(e, next, end, maxCount - count, maxBytes - bytes, count === 0);
+        if (t.n > 0) {
+          parts.push(t.part);
+          shared = true;
+          count += t.n;
+          bytes += t.bytes;
+          next = t.next;
+        }
+        if (t.full) break;
+        continue;
+      }
+    }
+    buf ??= log.read(c.segId, c.pos, c.len);
     let good = 0;
     let written = 0;
     /** Values before this were already pushed (a compressed batch splits a chunk's part). */
@@ -195,13 +234,14 @@ function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: num
         next = Math.max(next, Math.min(base + buf.readInt32BE(batchPos + BATCH_LAST_OFFSET_DELTA) + 1, end));
         continue;
       }
-      // Past the first record the byte budget applies; the first one is taken whatever its size.
-      const room = count === 0 ? Infinity : maxBytes - bytes;
+      // The byte budget applies to every record but a read's first, which is taken whatever its size.
+      const room = maxBytes - bytes;
+      const takeFirst = count === 0;
       if (isCompressed(buf, batchPos)) {
         // A compressed batch (Kafka Produce): its values come from a decompressed copy, as a part of their own.
         parts.push(buf.subarray(flushed, written));
         const inflated = inflateBatch(buf, batchPos);
-        const r = compactValues(inflated, 0, next, end, maxCount - count, room, 0);
+        const r = compactValues(inflated, 0, next, end, maxCount - count, room, 0, takeFirst);
         parts.push(inflated.subarray(0, r.bytes));
         flushed = written;
         count += r.n;
@@ -210,7 +250,7 @@ function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: num
         if (r.full) break chunks;
         continue;
       }
-      const r = compactValues(buf, batchPos, next, end, maxCount - count, room, written);
+      const r = compactValues(buf, batchPos, next, end, maxCount - count, room, written, takeFirst);
       count += r.n;
       bytes += r.bytes;
       written += r.bytes;
@@ -222,6 +262,6 @@ function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: num
     }
     parts.push(buf.subarray(flushed, written));
   }
-  return { body: parts.length === 1 ? parts[0]! : Buffer.concat(parts, bytes), count, nextSeq: next };
+  return { body: parts.length === 1 && !shared ? parts[0]! : Buffer.concat(parts, bytes), count, nextSeq: next };
 }
 

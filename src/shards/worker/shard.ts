@@ -53,7 +53,8 @@ import { type CommitBarrier } from './commit-barrier';
 import { type ObjectStoreStats } from '../../objects';
 import { mediaType } from '../names';
 import { type Location, type SegmentLog } from './segment-log';
-import { gather } from './shard-reader';
+import { type ShardCache, gather } from './shard-reader';
+import { type ReadCache } from './read-cache';
 import { recoverShard } from './shard-recovery';
 import { StreamCatalog } from './stream-catalog';
 import { StreamImports } from './stream-import';
@@ -74,6 +75,8 @@ export interface ShardOptions {
   maxChunkBytes: number;
   /** Chunk index entries kept in memory beyond each stream's newest ones (chunk-index.ts); default 16,384. */
   indexCacheChunks?: number;
+  /** The worker's read cache (read-cache.ts), shared by its shards; absent: none. */
+  readCache?: ReadCache;
   limits: BatchLimits;
   now?: () => number;
   /** Idempotent producers remembered per stream (least recently written evicted); default 10,000. */
@@ -99,6 +102,7 @@ export interface ShardOptions {
 export class Shard {
   readonly #store: KvStore;
   readonly #index: ChunkIndex;
+  readonly #readCache: ShardCache | undefined;
   readonly #log: SegmentLog;
   readonly #opts: ShardOptions;
   readonly #now: () => number;
@@ -120,6 +124,7 @@ export class Shard {
     this.#now = opts.now ?? Date.now;
     this.#maxProducers = opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS;
     this.#index = new ChunkIndex(store, opts.indexCacheChunks ?? DEFAULT_INDEX_CACHE_CHUNKS);
+    this.#readCache = opts.readCache === undefined ? undefined : { cache: opts.readCache, shardId: opts.shardId };
     let r: ReturnType<typeof recoverShard>;
     try {
       r = recoverShard(store, this.#index, log, opts.maxChunkBytes, this.#maxProducers);
@@ -438,7 +443,7 @@ export class Shard {
     const seq = p.seq < 0 ? end : p.seq;
     if (seq > tail) throw new SvcError('seq_out_of_range', `seq ${seq} is beyond the end of the stream (${tail})`, { next_seq: tail });
     const from = Math.max(seq, s.startSeq);
-    const g = gather(this.#log, this.#index, s, from, p.count, p.bytes, p.format, p.visibility);
+    const g = gather(this.#log, this.#index, s, from, p.count, p.bytes, p.format, p.visibility, this.#readCache);
     const upToDate = g.nextSeq >= end;
     return {
       body: g.body,

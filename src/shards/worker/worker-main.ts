@@ -28,6 +28,7 @@ import { armTestFaults } from './test-faults';
 import { type ObjectStore, type ObjectStoreStats, Ledger, newObjectStoreStats, openObjectStore } from '../../objects';
 import { ObjectCommit } from './object-commit';
 import { CommitBarrier } from './commit-barrier';
+import { ReadCache } from './read-cache';
 import { SyncJournal, replayJournal } from './sync-journal';
 
 export interface WorkerConfig {
@@ -41,6 +42,8 @@ export interface WorkerConfig {
   reaperIntervalMs: number;
   /** Chunk index entries cached in memory per shard; absent: the default. */
   indexCacheChunks?: number;
+  /** This worker's read cache (read-cache.ts), in bytes; absent or 0: none. */
+  readCacheBytes?: number;
   /** Registered schemas at start (schema-store.ts); changes arrive as `schemas` control messages. */
   schemas?: SchemaDocument[];
   /** First tail-event version (Shard option): above every version a previous thread of these shards sent. */
@@ -261,6 +264,7 @@ async function main(): Promise<void> {
     barrier = new CommitBarrier(SyncJournal.open(cfg.journalFile));
   }
   const replicators: ObjectCommit[] = [];
+  const readCache = new ReadCache(cfg.readCacheBytes ?? 0);
   cfg.shardIds.forEach((shardId, i) => {
     const store = openStores[i]!;
     let replicator: ObjectCommit | undefined;
@@ -279,6 +283,7 @@ async function main(): Promise<void> {
       shardCount: cfg.shardCount,
       maxChunkBytes: cfg.maxChunkBytes,
       indexCacheChunks: cfg.indexCacheChunks,
+      readCache,
       limits: cfg.limits,
       schemas: schemaRegistry,
       onTail,

@@ -1,0 +1,145 @@
+/**
+ * The read cache of a shard worker: record values of whole chunks, already checked, kept in
+ * memory for the `raw` read format (docs/storage.md, "Read cache").
+ *
+ * A catch-up read walks every frame it serves: the CRC-32C of each, then each record's varints,
+ * then a move of its value. For small records that walk, not the disk or the socket, is the cost
+ * (~200 ns a 100-byte record against ~20 ns to send its bytes). A chunk read from its first
+ * record is rendered whole once — values back to back and where each one ends — and later reads
+ * of any part of it (other readers of the same range, a reader's next pages) copy a slice.
+ *
+ * What is cached was checked when it was read from disk (frame CRCs, stream ids), like a
+ * RocksDB block cache holds blocks checked when loaded: damage that reaches the disk later is
+ * not served from here either, as the cached bytes are the ones that were verified; `svc check`
+ * finds it, and the next read after the entry is evicted reports it.
+ *
+ * Entries never go stale: the bytes of a chunk in a segment never change while the node runs
+ * (segments are append-only; `svc repair` runs on a stopped node), a chunk that grows (the
+ * stream's newest one, extended in place by the next group) is a different length and is
+ * rendered again, and segment ids are not reused within a run. Entries of segments deleted by
+ * trims and deletes are never asked for again and leave with the least recently used.
+ */
+
+/** One chunk's records as the `raw` format serves them. */
+export interface CachedChunk {
+  /** The chunk's length in its segment when rendered. */
+  readonly len: number;
+  /** Seq of the first record; record `baseSeq + i` is the i-th (only gap-free chunks are cached). */
+  readonly baseSeq: number;
+  /** Record values, back to back, in seq order (a null value is empty). */
+  readonly values: Buffer;
+  /** `ends[i]`: where record `baseSeq + i`'s value ends in `values`. */
+  readonly ends: Uint32Array;
+}
+
+/** Bookkeeping per entry beyond its buffers (key, map slot, objects). */
+const ENTRY_OVERHEAD = 160;
+
+export interface ReadCacheStats {
+  /** Chunks served from the cache. */
+  hits: number;
+  /** Chunks rendered and added. */
+  fills: number;
+  /** Bytes held (values, ends, overhead). */
+  bytes: number;
+}
+
+export class ReadCache {
+  readonly #budget: number;
+  /** Least recently used first (a Map keeps insertion order; a hit moves its entry to the end). */
+  readonly #entries = new Map<string, CachedChunk>();
+  #bytes = 0;
+  #hits = 0;
+  #fills = 0;
+
+  /** `budgetBytes` 0 turns the cache off: nothing is kept. */
+  constructor(budgetBytes: number) {
+    this.#budget = budgetBytes;
+  }
+
+  get enabled(): boolean {
+    return this.#budget > 0;
+  }
+
+  get stats(): ReadCacheStats {
+    return { hits: this.#hits, fills: this.#fills, bytes: this.#bytes };
+  }
+
+  /** The chunk at `segId`/`pos` of shard `shardId` as rendered at length `len`, if held. */
+  get(shardId: number, segId: number, pos: number, len: number): CachedChunk | undefined {
+    const key = keyOf(shardId, segId, pos);
+    const e = this.#entries.get(key);
+    if (e === undefined || e.len !== len) return undefined;
+    this.#entries.delete(key);
+    this.#entries.set(key, e);
+    this.#hits++;
+    return e;
+  }
+
+  /** Keep a rendered chunk, evicting the least recently used beyond the budget. An entry over a quarter of the budget is not kept. */
+  put(shardId: number, segId: number, pos: number, e: CachedChunk): void {
+    const size = sizeOf(e);
+    if (size > this.#budget / 4) return;
+    const key = keyOf(shardId, segId, pos);
+    const old = this.#entries.get(key);
+    if (old !== undefined) {
+      this.#entries.delete(key);
+      this.#bytes -= sizeOf(old);
+    }
+    this.#entries.set(key, e);
+    this.#bytes += size;
+    this.#fills++;
+    for (const [k, v] of this.#entries) {
+      if (this.#bytes <= this.#budget) break;
+      this.#entries.delete(k);
+      this.#bytes -= sizeOf(v);
+    }
+  }
+}
+
+function keyOf(shardId: number, segId: number, pos: number): string {
+  return `${shardId}/${segId}/${pos}`;
+}
+
+function sizeOf(e: CachedChunk): number {
+  return e.values.length + e.ends.byteLength + ENTRY_OVERHEAD;
+}
+
+/** What a read takes from a cached chunk: records [next, next + n) and their values. */
+export interface CachedTake {
+  n: number;
+  bytes: number;
+  /** Seq after the last record taken (`from` when none). */
+  next: number;
+  /** The read stops inside this chunk (count, byte budget or `end` reached). */
+  full: boolean;
+  /** The values taken: a view of the cached buffer, to be copied before it leaves the worker. */
+  part: Buffer;
+}
+
+/**
+ * Records of `e` from seq `from` up to `end` (exclusive), at most `maxRecords`, whose values fit
+ * in `room` bytes (an empty value fits while `room` is not negative); with `takeFirst` the first is taken
+ * whatever its size (as in `compactValues`).
+ */
+export function takeCached(e: CachedChunk, from: number, end: number, maxRecords: number, room: number, takeFirst = false): CachedTake {
+  const count = e.ends.length;
+  const first = Math.max(0, from - e.baseSeq);
+  let stop = Math.min(count, end - e.baseSeq, first + maxRecords);
+  if (stop <= first) return { n: 0, bytes: 0, next: from, full: true, part: e.values.subarray(0, 0) };
+  const start = first === 0 ? 0 : e.ends[first - 1]!;
+  if (e.ends[stop - 1]! - start > room) {
+    // The largest stop whose values fit: ends only grow, so a binary search.
+    let lo = first;
+    let hi = stop - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (e.ends[mid - 1]! - start <= room) lo = mid;
+      else hi = mid - 1;
+    }
+    stop = takeFirst ? Math.max(lo, first + 1) : lo;
+  }
+  const n = stop - first;
+  const last = n === 0 ? start : e.ends[stop - 1]!;
+  return { n, bytes: last - start, next: n === 0 ? from : e.baseSeq + stop, full: stop < count, part: e.values.subarray(start, last) };
+}

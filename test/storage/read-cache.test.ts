@@ -1,0 +1,184 @@
+/**
+ * The read cache (src/shards/worker/read-cache.ts, docs/storage.md "Read cache"): `raw` reads
+ * served from rendered chunks give exactly what the walk over the frames gives, for every cut
+ * (start inside a chunk, count and byte budgets, the end of the stream, empty values); a chunk
+ * that grows is rendered again; the body handed out is never the cache's own buffer; and what is
+ * served from it is what was checked when it was read, while a shard without it (or once the
+ * entry is gone) reports damage on disk as before.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { type SvcError } from '../../src/errors';
+import { openMemoryStore } from '../../src/shards/worker/memory-store';
+import { ReadCache, takeCached } from '../../src/shards/worker/read-cache';
+import { SegmentLog, segmentFileName } from '../../src/shards/worker/segment-log';
+import { type Reply, Shard } from '../../src/shards/worker/shard';
+import { tempDir } from '../helpers/node-process';
+
+function call<T>(f: (reply: Reply<T>) => void, shard: Shard): Promise<T> {
+  return new Promise((resolve, reject) => {
+    f((err: SvcError | null, r?: T) => (err ? reject(err) : resolve(r as T)));
+    shard.flush();
+  });
+}
+
+function open(dir: string, cache: ReadCache | undefined, maxChunkBytes = 4096): Shard {
+  return new Shard(openMemoryStore(), SegmentLog.open(path.join(dir, 'log'), 1 << 20), {
+    shardId: 3,
+    shardCount: 4,
+    maxChunkBytes,
+    limits: { maxRecordBytes: 1 << 20, maxBatchRecords: 1000 },
+    ...(cache !== undefined ? { readCache: cache } : {}),
+  });
+}
+
+async function create(shard: Shard, name: string): Promise<void> {
+  await call((r) => shard.create({ name, contentType: 'application/octet-stream', ttlSeconds: null, expiresAtMs: null, closed: false, records: [] }, r), shard);
+}
+
+async function append(shard: Shard, name: string, values: Array<string | null>): Promise<void> {
+  const records = values.map((v) => ({ key: v === null ? null : Buffer.from('k'), value: v === null ? null : Buffer.from(v), headers: null }));
+  await call((r) => shard.append({ name, origin: 'http', payload: { kind: 'records', records }, contentType: null, close: false }, r), shard);
+}
+
+/** What the walk serves (the json format never uses the cache): values joined, count, next seq. */
+function walked(shard: Shard, name: string, seq: number, count: number, bytes: number): { body: string; count: number; nextSeq: number } {
+  const r = shard.read({ name, seq, count, bytes, format: 'json' });
+  const records = JSON.parse(r.body.toString()) as Array<{ body: string | null }>;
+  return { body: records.map((x) => x.body ?? '').join(''), count: r.count, nextSeq: r.nextSeq };
+}
+
+function raw(shard: Shard, name: string, seq: number, count: number, bytes: number): { body: string; count: number; nextSeq: number } {
+  const r = shard.read({ name, seq, count, bytes, format: 'raw' });
+  return { body: r.body.toString(), count: r.count, nextSeq: r.nextSeq };
+}
+
+/** 300 records in appends of 1–9 records, values of 0–40 bytes (some null), over many 4 KiB chunks. */
+async function fill(shard: Shard, name: string): Promise<number> {
+  let n = 0;
+  let k = 0;
+  while (n < 300) {
+    const batch: Array<string | null> = [];
+    for (let i = 0; i < 1 + (k % 9) && n < 300; i++, n++) batch.push(n % 17 === 0 ? null : n % 13 === 0 ? '' : `v${n}-`.padEnd(n % 41, String.fromCharCode(97 + (n % 26))));
+    await append(shard, name, batch);
+    k++;
+  }
+  return n;
+}
+
+/** Reads from every 7th seq: one record, a few, byte budgets smaller than one value and than a batch, everything. */
+function cutsOf(total: number): Array<[number, number, number]> {
+  const cuts: Array<[number, number, number]> = [];
+  for (let seq = 0; seq <= total; seq += 7) for (const [count, bytes] of [[1, 1 << 20], [5, 1 << 20], [1000, 64], [1000, 1], [1000, 0], [37, 500], [1000, 1 << 20]] as const) cuts.push([seq, count, bytes]);
+  return cuts;
+}
+
+describe('read cache', () => {
+  it('serves every cut of a raw read exactly as the walk over the frames does, from the cache once filled', async () => {
+    const cache = new ReadCache(8 << 20);
+    const shard = open(tempDir(), cache);
+    await create(shard, '/s');
+    const total = await fill(shard, '/s');
+    // The whole stream first: every chunk is read from its first record, so every chunk is rendered.
+    expect(raw(shard, '/s', 0, 100000, 1 << 30)).toEqual(walked(shard, '/s', 0, 100000, 1 << 30));
+    const filled = cache.stats.fills;
+    expect(filled).toBeGreaterThan(3);
+    const cuts = cutsOf(total);
+    for (const [seq, count, bytes] of cuts) expect([seq, count, bytes, raw(shard, '/s', seq, count, bytes)]).toEqual([seq, count, bytes, walked(shard, '/s', seq, count, bytes)]);
+    // Every one of those came from the cache: nothing was rendered again.
+    expect(cache.stats.fills).toBe(filled);
+    expect(cache.stats.hits).toBeGreaterThan(cuts.length);
+  });
+
+  it('gives the same answers with no cache, and a cache too small to hold a chunk keeps nothing', async () => {
+    const dir = tempDir();
+    const tiny = new ReadCache(1000);
+    const shard = open(dir, tiny);
+    await create(shard, '/s');
+    const total = await fill(shard, '/s');
+    expect(raw(shard, '/s', 0, 100000, 1 << 30)).toEqual(walked(shard, '/s', 0, 100000, 1 << 30));
+    for (const [seq, count, bytes] of cutsOf(total)) expect([seq, count, bytes, raw(shard, '/s', seq, count, bytes)]).toEqual([seq, count, bytes, walked(shard, '/s', seq, count, bytes)]);
+    expect(tiny.stats).toEqual({ hits: 0, fills: 0, bytes: 0 });
+  });
+
+  it('renders a chunk again when it has grown (the stream newest chunk is extended in place)', async () => {
+    const cache = new ReadCache(8 << 20);
+    const shard = open(tempDir(), cache, 1 << 20);
+    await create(shard, '/g');
+    await append(shard, '/g', ['a', 'b']);
+    expect(raw(shard, '/g', 0, 100, 1 << 20).body).toBe('ab');
+    await append(shard, '/g', ['c']);
+    await append(shard, '/g', ['d', 'e']);
+    expect(raw(shard, '/g', 0, 100, 1 << 20)).toEqual({ body: 'abcde', count: 5, nextSeq: 5 });
+    expect(raw(shard, '/g', 3, 100, 1 << 20)).toEqual({ body: 'de', count: 2, nextSeq: 5 });
+    expect(cache.stats.fills).toBe(2);
+  });
+
+  it('hands out a body of its own: changing it does not change what the next read gets', async () => {
+    const cache = new ReadCache(8 << 20);
+    const shard = open(tempDir(), cache, 1 << 20);
+    await create(shard, '/o');
+    await append(shard, '/o', ['hello', 'world']);
+    const first = shard.read({ name: '/o', seq: 0, count: 100, bytes: 1 << 20, format: 'raw' });
+    expect(first.body.toString()).toBe('helloworld');
+    const again = shard.read({ name: '/o', seq: 0, count: 100, bytes: 1 << 20, format: 'raw' });
+    again.body.fill(0x78);
+    expect(cache.stats.hits).toBeGreaterThan(0);
+    expect(shard.read({ name: '/o', seq: 0, count: 100, bytes: 1 << 20, format: 'raw' }).body.toString()).toBe('helloworld');
+    expect(shard.read({ name: '/o', seq: 1, count: 100, bytes: 1 << 20, format: 'raw' }).body.toString()).toBe('world');
+  });
+
+  it('does not render a chunk for a read that starts inside it', async () => {
+    const cache = new ReadCache(8 << 20);
+    const shard = open(tempDir(), cache, 1 << 20);
+    await create(shard, '/m');
+    await append(shard, '/m', ['a', 'b', 'c', 'd']);
+    expect(raw(shard, '/m', 2, 100, 1 << 20).body).toBe('cd');
+    expect(cache.stats.fills).toBe(0);
+  });
+
+  it('serves the bytes it checked; damage on disk is reported once the chunk is read from disk again', async () => {
+    const dir = tempDir();
+    // Room for four of the 10 × 60 B chunks below (an entry is kept when at most a quarter of the budget).
+    const cache = new ReadCache(4000);
+    const shard = open(dir, cache, 1 << 20);
+    await create(shard, '/d');
+    await append(shard, '/d', ['value-0', 'value-1', 'value-2']);
+    expect(raw(shard, '/d', 0, 100, 1 << 20).body).toBe('value-0value-1value-2');
+    const file = path.join(dir, 'log', segmentFileName(0));
+    const b = fs.readFileSync(file);
+    const at = b.indexOf('value-1');
+    b[at] = b[at]! ^ 0x20;
+    fs.writeFileSync(file, b);
+    // From the cache: the bytes as checked, never the damaged ones.
+    expect(raw(shard, '/d', 0, 100, 1 << 20).body).toBe('value-0value-1value-2');
+    // Once other reads have pushed the entry out, the chunk is read from disk again: the damage is an error.
+    for (let i = 0; i < 6; i++) {
+      await create(shard, `/e${i}`);
+      await append(shard, `/e${i}`, Array.from({ length: 10 }, () => 'x'.repeat(60)));
+      expect(raw(shard, `/e${i}`, 0, 100, 1 << 20).count).toBe(10);
+    }
+    expect(() => shard.read({ name: '/d', seq: 0, count: 100, bytes: 1 << 20, format: 'raw' })).toThrow(/stream \/d: records 0\.\.2 cannot be served/);
+    // Meeting the damaged chunk, the cache kept nothing of it: the next read reports it too.
+    const fills = cache.stats.fills;
+    expect(() => shard.read({ name: '/d', seq: 0, count: 100, bytes: 1 << 20, format: 'raw' })).toThrow(/cannot be served/);
+    expect(cache.stats.fills).toBe(fills);
+  });
+});
+
+describe('takeCached', () => {
+  const e = { len: 0, baseSeq: 10, values: Buffer.from('aabbbcdddd'), ends: Uint32Array.from([2, 5, 5, 6, 10]) };
+  it('cuts by start, count, end and bytes, always taking one record first', () => {
+    expect(takeCached(e, 10, 100, 100, Infinity)).toMatchObject({ n: 5, bytes: 10, next: 15, full: false });
+    expect(takeCached(e, 11, 100, 2, Infinity)).toMatchObject({ n: 2, bytes: 3, next: 13, full: true });
+    expect(takeCached(e, 10, 13, 100, Infinity)).toMatchObject({ n: 3, bytes: 5, next: 13, full: true });
+    expect(takeCached(e, 10, 100, 100, 5)).toMatchObject({ n: 3, bytes: 5, next: 13, full: true });
+    expect(takeCached(e, 10, 100, 100, 4)).toMatchObject({ n: 1, bytes: 2, next: 11, full: true });
+    expect(takeCached(e, 10, 100, 100, 1)).toMatchObject({ n: 0, bytes: 0, next: 10, full: true });
+    expect(takeCached(e, 12, 100, 100, 0).n).toBe(1); // an empty value fits in no room
+    expect(takeCached(e, 10, 100, 100, 1, true)).toMatchObject({ n: 1, bytes: 2, next: 11, full: true });
+    expect(takeCached(e, 11, 100, 100, 3, true)).toMatchObject({ n: 2, bytes: 3, next: 13, full: true });
+    expect(takeCached(e, 14, 100, 100, Infinity).part.toString()).toBe('dddd');
+    expect(takeCached(e, 10, 10, 100, Infinity)).toMatchObject({ n: 0, full: true });
+  });
+});
