@@ -423,6 +423,9 @@ function byteLength(body: Uint8Array | string): number {
   return typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
 }
 
+/** A body this large is sent with `tryEnd` (no copy of what the socket does not take at once). */
+const LARGE_BODY = 256 * 1024;
+
 /**
  * - `chunked`: uWS `write()`, which buffers whatever the socket does not take and returns false.
  * - `fixed`: writeHead carried Content-Length; bytes go through `tryEnd`, which does not buffer,
@@ -491,6 +494,14 @@ export class UwsResponse implements HttpResponse {
   send(status: number, headers: HeaderList, body?: Uint8Array | string): void {
     if (this.#ended || this.#aborted) return;
     if (this.#mode !== 'idle') throw new Error('send() after writeHead()');
+    if (body !== undefined && typeof body !== 'string' && body.byteLength >= LARGE_BODY && !this.#isHead && bodyAllowed(status) && headerValue(headers, 'connection') === undefined) {
+      // tryEnd writes what the socket takes and leaves the rest where it is, in `body`; end()
+      // would first copy the rest into uWS's own buffer (megabytes for a catch-up page).
+      // The body's own length, whatever the caller's headers say (as for every send()).
+      this.writeHead(status, [...headers.filter(([name]) => name.toLowerCase() !== 'content-length'), ['content-length', String(body.byteLength)]]);
+      this.end(body);
+      return;
+    }
     this.#complete(status, headers, body, false);
   }
 

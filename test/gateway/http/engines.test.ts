@@ -211,6 +211,22 @@ describe.each(['uws', 'node'] as const)('the %s HTTP engine', (engineName) => {
     expect(echoed.equals(payload)).toBe(true);
   });
 
+  it('sends a large body to a slow reader intact, its own Content-Length replacing a wrong one, one after another', async () => {
+    const big = randomBytes(12 * MiB);
+    const { origin } = await start((req, res) => res.send(200, req.path === '/declared' ? [['content-length', '5']] : [], big));
+    for (const path of ['/declared', '/plain', '/plain']) {
+      const res = await request(`${origin}${path}`, { dispatcher: agent });
+      expect(res.headers['content-length']).toBe(String(big.length));
+      expect(res.headers['transfer-encoding']).toBeUndefined();
+      const parts: Buffer[] = [];
+      for await (const chunk of res.body) {
+        parts.push(chunk as Buffer);
+        if (parts.length % 16 === 0) await sleep(5); // the socket fills: the rest waits in the engine
+      }
+      expect(Buffer.concat(parts).equals(big)).toBe(true);
+    }
+  });
+
   it('gives the handler a chunked POST body of unknown length', async () => {
     const { origin } = await start(echoBody);
     const parts = [Buffer.from('first,'), Buffer.from('second,'), Buffer.from('third')];
