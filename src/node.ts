@@ -54,7 +54,7 @@ import {
 } from './gateway';
 import { SvcError } from './errors';
 import { startObjectMaintenance } from './object-maintenance';
-import { type CommitStats, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard } from './shards';
+import { type CommitStats, type ReadCacheStats, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard } from './shards';
 import { type ObjectStoreStats, addObjectStoreStats, newObjectStoreStats } from './objects';
 import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
 import { Ledger, moveStorage as moveStorageOf, openObjectStore } from './objects';
@@ -339,6 +339,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   // shards, and shows the last figure it had when they do not answer within 500 ms.
   let shardChanges = 0;
   let commits: CommitStats | null = null;
+  let readCache: ReadCacheStats | null = null;
   /** Objects mode: the shards' object store figures as of the last stats call (svc_object_store_*). */
   let objectStats: ObjectStoreStats | null = null;
   const appliedIndex = async (): Promise<number> => {
@@ -349,6 +350,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     if (s !== null) {
       shardChanges = Math.max(shardChanges, s.appliedChanges);
       commits = s.commits ?? null;
+      readCache = s.readCache ?? null;
       objectStats = s.objects ?? null;
     }
     return meta.appliedIndex + shardChanges;
@@ -405,7 +407,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     liveReaders: () => live.readers(),
     fanoutLag: () => ({ bounds: FANOUT_LAG_BOUNDS, lag: live.fanoutLag }),
     kafka: () => ({ connections: kafka.connections(), requests: kafka.requestsByApi() }),
-    shards: async () => ({ appliedIndex: await appliedIndex(), commits }),
+    shards: async () => ({ appliedIndex: await appliedIndex(), commits, readCache }),
     // The shards' object store figures come with their stats (one call per scrape, as for `shards`).
     objectStore: async () => {
       await appliedIndex();

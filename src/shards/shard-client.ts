@@ -384,6 +384,12 @@ export class ShardClient {
       total.appliedChanges += s.appliedChanges;
       if (s.commits !== undefined) addCommitStats(total.commits!, s.commits);
       if (s.objects !== undefined) addObjectStoreStats((total.objects ??= newObjectStoreStats()), s.objects);
+      if (s.readCache !== undefined) {
+        const r = (total.readCache ??= { hits: 0, fills: 0, bytes: 0 });
+        r.hits += s.readCache.hits;
+        r.fills += s.readCache.fills;
+        r.bytes += s.readCache.bytes;
+      }
     }
     return total;
   }

@@ -258,6 +258,18 @@ export interface ShardStats {
   commits?: CommitStats;
   /** Objects mode: the shard's object store requests (its group objects' PUTs) since the shards started (svc_object_store_*). */
   objects?: ObjectStoreStats;
+  /** The worker's read cache (svc_read_cache_*): given by one shard of each worker, as the cache is the worker's. */
+  readCache?: ReadCacheStats;
+}
+
+/** A shard worker's read cache since it started (worker/read-cache.ts). */
+export interface ReadCacheStats {
+  /** Chunks served from the cache. */
+  hits: number;
+  /** Chunks checked, rendered and added. */
+  fills: number;
+  /** Bytes held now (values, where each ends, bookkeeping). */
+  bytes: number;
 }
 
 /**

@@ -32,17 +32,10 @@ export interface CachedChunk {
   readonly ends: Uint32Array;
 }
 
+import { type ReadCacheStats } from '../types';
+
 /** Bookkeeping per entry beyond its buffers (key, map slot, objects). */
 const ENTRY_OVERHEAD = 160;
-
-export interface ReadCacheStats {
-  /** Chunks served from the cache. */
-  hits: number;
-  /** Chunks rendered and added. */
-  fills: number;
-  /** Bytes held (values, ends, overhead). */
-  bytes: number;
-}
 
 export class ReadCache {
   readonly #budget: number;

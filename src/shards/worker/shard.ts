@@ -77,6 +77,8 @@ export interface ShardOptions {
   indexCacheChunks?: number;
   /** The worker's read cache (read-cache.ts), shared by its shards; absent: none. */
   readCache?: ReadCache;
+  /** This shard reports the worker's read cache in its stats (one shard per worker does). */
+  reportsReadCache?: boolean;
   limits: BatchLimits;
   now?: () => number;
   /** Idempotent producers remembered per stream (least recently written evicted); default 10,000. */
@@ -487,6 +489,7 @@ export class Shard {
       appliedChanges: this.#checkpoints.appliedChanges,
       commits: this.#commit.stats,
       ...(this.#opts.objectStats !== undefined ? { objects: this.#opts.objectStats } : {}),
+      ...(this.#opts.reportsReadCache === true && this.#opts.readCache?.enabled === true ? { readCache: this.#opts.readCache.stats } : {}),
     };
   }
 

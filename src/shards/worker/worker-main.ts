@@ -284,6 +284,7 @@ async function main(): Promise<void> {
       maxChunkBytes: cfg.maxChunkBytes,
       indexCacheChunks: cfg.indexCacheChunks,
       readCache,
+      reportsReadCache: i === 0,
       limits: cfg.limits,
       schemas: schemaRegistry,
       onTail,

@@ -24,7 +24,7 @@ function sources(objectStore: MetricSources['objectStore']): MetricSources {
     appended: () => ({ records: 0, bytes: 0 }),
     liveReaders: () => ({ sse: 0, longPoll: 0 }),
     kafka: () => null,
-    shards: () => Promise.resolve({ appliedIndex: 0, commits: null }),
+    shards: () => Promise.resolve({ appliedIndex: 0, commits: null, readCache: null }),
     shardHealth: () => ({ workersDown: 0, diskFull: false }),
     objectStore,
   };
