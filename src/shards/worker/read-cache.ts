@@ -21,7 +21,8 @@
  */
 
 /** One chunk's records as the `raw` format serves them. */
-export interface CachedChunk {
+export interface CachedValues {
+  readonly kind: 'raw';
   /** The chunk's length in its segment when rendered. */
   readonly len: number;
   /** Seq of the first record; record `baseSeq + i` is the i-th (only gap-free chunks are cached). */
@@ -31,6 +32,20 @@ export interface CachedChunk {
   /** `ends[i]`: where record `baseSeq + i`'s value ends in `values`. */
   readonly ends: Uint32Array;
 }
+
+/** One chunk's batches as the `binary` format serves them: as stored, back to back. */
+export interface CachedBatches {
+  readonly kind: 'binary';
+  readonly len: number;
+  readonly baseSeq: number;
+  readonly batches: Buffer;
+  /** Batch i is `batches[starts[i], starts[i + 1])` (one entry more than batches). */
+  readonly starts: Uint32Array;
+  /** Batch i holds seqs `baseSeq + firsts[i]` to `baseSeq + firsts[i + 1] - 1`. */
+  readonly firsts: Uint32Array;
+}
+
+export type CachedChunk = CachedValues | CachedBatches;
 
 import { type ReadCacheStats } from '../types';
 
@@ -58,22 +73,22 @@ export class ReadCache {
     return { hits: this.#hits, fills: this.#fills, bytes: this.#bytes };
   }
 
-  /** The chunk at `segId`/`pos` of shard `shardId` as rendered at length `len`, if held. */
-  get(shardId: number, segId: number, pos: number, len: number): CachedChunk | undefined {
-    const key = keyOf(shardId, segId, pos);
+  /** The chunk at `segId`/`pos` of shard `shardId` as rendered for `kind` at length `len`, if held. */
+  get<K extends CachedChunk['kind']>(shardId: number, segId: number, pos: number, len: number, kind: K): Extract<CachedChunk, { kind: K }> | undefined {
+    const key = keyOf(shardId, segId, pos, kind);
     const e = this.#entries.get(key);
-    if (e === undefined || e.len !== len) return undefined;
+    if (e === undefined || e.len !== len || e.kind !== kind) return undefined;
     this.#entries.delete(key);
     this.#entries.set(key, e);
     this.#hits++;
-    return e;
+    return e as Extract<CachedChunk, { kind: K }>;
   }
 
   /** Keep a rendered chunk, evicting the least recently used beyond the budget. An entry over a quarter of the budget is not kept. */
   put(shardId: number, segId: number, pos: number, e: CachedChunk): void {
     const size = sizeOf(e);
     if (size > this.#budget / 4) return;
-    const key = keyOf(shardId, segId, pos);
+    const key = keyOf(shardId, segId, pos, e.kind);
     const old = this.#entries.get(key);
     if (old !== undefined) {
       this.#entries.delete(key);
@@ -90,12 +105,12 @@ export class ReadCache {
   }
 }
 
-function keyOf(shardId: number, segId: number, pos: number): string {
-  return `${shardId}/${segId}/${pos}`;
+function keyOf(shardId: number, segId: number, pos: number, kind: CachedChunk['kind']): string {
+  return `${shardId}/${segId}/${pos}/${kind}`;
 }
 
 function sizeOf(e: CachedChunk): number {
-  return e.values.length + e.ends.byteLength + ENTRY_OVERHEAD;
+  return e.kind === 'raw' ? e.values.length + e.ends.byteLength + ENTRY_OVERHEAD : e.batches.length + e.starts.byteLength + e.firsts.byteLength + ENTRY_OVERHEAD;
 }
 
 /** What a read takes from a cached chunk: records [next, next + n) and their values. */
@@ -115,7 +130,7 @@ export interface CachedTake {
  * in `room` bytes (an empty value fits while `room` is not negative); with `takeFirst` the first is taken
  * whatever its size (as in `compactValues`).
  */
-export function takeCached(e: CachedChunk, from: number, end: number, maxRecords: number, room: number, takeFirst = false): CachedTake {
+export function takeCached(e: CachedValues, from: number, end: number, maxRecords: number, room: number, takeFirst = false): CachedTake {
   const count = e.ends.length;
   const first = Math.max(0, from - e.baseSeq);
   let stop = Math.min(count, end - e.baseSeq, first + maxRecords);
@@ -135,4 +150,81 @@ export function takeCached(e: CachedChunk, from: number, end: number, maxRecords
   const n = stop - first;
   const last = n === 0 ? start : e.ends[stop - 1]!;
   return { n, bytes: last - start, next: n === 0 ? from : e.baseSeq + stop, full: stop < count, part: e.values.subarray(start, last) };
+}
+
+/** What a read takes from cached batches: records [from, next), as whole batches where it can. */
+export interface BatchesTake {
+  n: number;
+  bytes: number;
+  next: number;
+  full: boolean;
+  /** Views of the cached batches (a run of whole batches is one view) and re-encoded cut batches. */
+  parts: Buffer[];
+}
+
+/**
+ * Records of `e` from seq `from` up to `end` (exclusive), at most `maxRecords`, as the walk
+ * serves them in the `binary` format: whole batches as stored, a batch cut by the range
+ * re-encoded (`slice`); a batch that would pass `room` bytes ends the take, except the first
+ * with `takeFirst`.
+ */
+export function takeBatches(e: CachedBatches, from: number, end: number, maxRecords: number, room: number, takeFirst: boolean, slice: (batch: Buffer, from: number, to: number) => Buffer): BatchesTake {
+  const nb = e.starts.length - 1;
+  // The batch holding `from`: the last whose first seq is at most it.
+  let lo = 0;
+  let hi = nb - 1;
+  const rel = from - e.baseSeq;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (e.firsts[mid]! <= rel) lo = mid;
+    else hi = mid - 1;
+  }
+  const parts: Buffer[] = [];
+  let n = 0;
+  let bytes = 0;
+  let next = Math.max(from, e.baseSeq);
+  /** The run of whole batches not pushed yet: [runStart, runEnd) of `e.batches`. */
+  let runStart = 0;
+  let runEnd = 0;
+  const flush = (): void => {
+    if (runEnd > runStart) parts.push(e.batches.subarray(runStart, runEnd));
+    runStart = runEnd = 0;
+  };
+  let full = false;
+  for (let i = lo; i < nb; i++) {
+    const first = e.baseSeq + e.firsts[i]!;
+    const after = e.baseSeq + e.firsts[i + 1]!;
+    if (first >= end || n >= maxRecords) {
+      full = true;
+      break;
+    }
+    const stop = Math.min(after, next + (maxRecords - n), end);
+    const whole = next === first && stop === after;
+    const size = whole ? e.starts[i + 1]! - e.starts[i]! : 0;
+    const b = whole ? null : slice(e.batches.subarray(e.starts[i]!, e.starts[i + 1]!), next, stop);
+    const len = b === null ? size : b.length;
+    if (bytes + len > room && !(takeFirst && n === 0)) {
+      full = true;
+      break;
+    }
+    if (b === null) {
+      if (runEnd !== e.starts[i]!) {
+        flush();
+        runStart = e.starts[i]!;
+      }
+      runEnd = e.starts[i + 1]!;
+    } else {
+      flush();
+      parts.push(b);
+    }
+    n += stop - next;
+    bytes += len;
+    next = stop;
+    if (stop < after) {
+      full = true;
+      break;
+    }
+  }
+  flush();
+  return { n, bytes, next, full, parts };
 }

@@ -25,8 +25,8 @@ import { FRAME_HEADER, FrameType, frameProblem, parseFrame, verifiedEnd } from '
 import { type SegmentLog } from './segment-log';
 import { type ChunkIndex } from './chunk-index';
 import { type Chunk, type StreamState } from './stream-state';
-import { type ReadCache, takeCached } from './read-cache';
-import { renderRawChunk } from './raw-chunk';
+import { type ReadCache, takeBatches, takeCached } from './read-cache';
+import { renderBatches, renderValues } from './chunk-render';
 
 /** The error for a damaged frame met by a read: what a client sees as 500 `data_corrupt`. */
 export function corruptChunk(log: SegmentLog, s: StreamState, c: Chunk, off: number, why: string): SvcError {
@@ -79,7 +79,11 @@ export interface ShardCache {
 
 export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat, visibility?: ReadVisibility, cache?: ShardCache): Gathered {
   const view = committedView(s, visibility);
-  if (format === 'raw') return gatherRaw(log, index, s, from, maxCount, maxBytes, view, cache?.cache.enabled === true ? cache : undefined);
+  const cached = cache?.cache.enabled === true ? cache : undefined;
+  if (format === 'raw') return gatherRaw(log, index, s, from, maxCount, maxBytes, view, cached);
+  const batchCache = format === 'binary' ? cached : undefined;
+  /** A batch is a view of a cache entry: the body must be a copy of its own (it is handed to another thread). */
+  let shared = false;
   const records: DecodedRecord[] = [];
   const batches: Buffer[] = [];
   let count = 0;
@@ -91,7 +95,33 @@ export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from:
   const chunks = index.cursor(s, from);
   // The cursor is asked for a chunk only when one is needed: past its page it reads the store.
   for (let c: Chunk | null; next < end && !full() && (c = chunks.next()) !== null; ) {
-    const buf = log.read(c.segId, c.pos, c.len);
+    let read: Buffer | undefined;
+    if (batchCache !== undefined) {
+      const { cache: rc, shardId } = batchCache;
+      let e = rc.get(shardId, c.segId, c.pos, c.len, 'binary');
+      if (e === undefined && next <= c.baseSeq) {
+        read = log.read(c.segId, c.pos, c.len);
+        const r = renderBatches(read, s.id, c);
+        if (r !== null) {
+          read = undefined; // the render moved bytes inside it
+          rc.put(shardId, c.segId, c.pos, r);
+          e = r;
+        }
+      }
+      if (e !== undefined) {
+        const t = takeBatches(e, next, end, maxCount - count, maxBytes - bytes, count === 0, sliceBatch);
+        if (t.n > 0) {
+          batches.push(...t.parts);
+          shared = true;
+          count += t.n;
+          bytes += t.bytes;
+          next = t.next;
+        }
+        if (t.full) return done();
+        continue;
+      }
+    }
+    const buf = read ?? log.read(c.segId, c.pos, c.len);
     // Frames before `good` were checked (CRC-32C, whole): `verifiedEnd` checks them a block at a time as the walk reaches them.
     let good = 0;
     for (let off = 0; off < buf.length && !full(); ) {
@@ -155,7 +185,7 @@ export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from:
   return done();
 
   function done(): Gathered {
-    const body = format === 'binary' || format === 'kafka' ? renderBinary(batches) : format === 'raw' ? renderRaw(records) : format === 'sse' ? renderSse(records) : format === 'json-array' ? renderJsonArray(records) : renderJson(records);
+    const body = shared ? Buffer.concat(batches, bytes) : format === 'binary' || format === 'kafka' ? renderBinary(batches) : format === 'raw' ? renderRaw(records) : format === 'sse' ? renderSse(records) : format === 'json-array' ? renderJsonArray(records) : renderJson(records);
     return { body, count, nextSeq: next };
   }
 }
@@ -173,7 +203,7 @@ const BATCH_PRODUCER_ID = 43;
 /**
  * The raw format moves values to the front of each chunk buffer, then joins the chunks' fronts.
  * With a read cache, a chunk read from its first record is rendered whole into the cache
- * (raw-chunk.ts) and every chunk found there is served from it (read-cache.ts).
+ * (chunk-render.ts) and every chunk found there is served from it (read-cache.ts).
  */
 function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, view: Committed, cache: ShardCache | undefined): Gathered {
   const end = view.end;
@@ -187,10 +217,10 @@ function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: num
   chunks: for (let c: Chunk | null; next < end && count < maxCount && (c = cursor.next()) !== null; ) {
     let buf: Buffer | undefined;
     if (cache !== undefined) {
-      let e = cache.cache.get(cache.shardId, c.segId, c.pos, c.len);
+      let e = cache.cache.get(cache.shardId, c.segId, c.pos, c.len, 'raw');
       if (e === undefined && next <= c.baseSeq) {
         buf = log.read(c.segId, c.pos, c.len);
-        const r = renderRawChunk(buf, s.id, c);
+        const r = renderValues(buf, s.id, c);
         if (r === 'spoiled') buf = undefined;
         else if (r !== null) {
           cache.cache.put(cache.shardId, c.segId, c.pos, r);
