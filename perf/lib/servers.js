@@ -139,7 +139,9 @@ async function startSvc(workDir, { ds = false, args = [], name, env } = {}) {
   }
   const protocol = ds ? ['--protocol', 'ds'] : [];
   // Its own Kafka port too: the default (9092) would collide with any other node on the machine.
-  const child = spawnNode([main, 'serve', ...protocol, '--listen', `127.0.0.1:${port}`, '--kafka-listen', `127.0.0.1:${kafkaPort}`, '--no-admin', '--data-dir', dataDir, '--log-level', 'warn', ...args], {
+  // PERF_SVC_NODE_FLAGS: Node/V8 flags for the node under test (e.g. --single-threaded-gc), to compare runtime settings.
+  const nodeFlags = (process.env.PERF_SVC_NODE_FLAGS || '').split(' ').filter(Boolean);
+  const child = spawnNode([...nodeFlags, main, 'serve', ...protocol, '--listen', `127.0.0.1:${port}`, '--kafka-listen', `127.0.0.1:${kafkaPort}`, '--no-admin', '--data-dir', dataDir, '--log-level', 'warn', ...args], {
     cwd: ROOT,
     stdio: ['ignore', fd, fd],
     ...(env === undefined ? {} : { env: { ...process.env, ...env } }),
