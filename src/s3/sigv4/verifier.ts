@@ -4,11 +4,11 @@
  * presigned validity 1 s to 7 days. The result carries what aws-chunked bodies need to check
  * their chunk signatures (seed signature, signing key, scope).
  */
-import { timingSafeEqual } from 'node:crypto';
 import { S3Error } from '../errors';
 import { canonicalRequest, formatAmzDate, parseAmzDate, stringToSign } from './canonical';
-import { canonicalQuery, canonicalUri } from './encoding';
-import { ALGORITHM, hmac, type SigningKeyCache } from './signing-key';
+import { canonicalQuery, canonicalQueryOfRaw, canonicalUri } from './encoding';
+import { sameSignature } from './hmac-key';
+import { ALGORITHM, type SigningKeyCache } from './signing-key';
 
 export const MAX_SKEW_MS = 15 * 60 * 1000; // 15 min
 export const MAX_PRESIGNED_SECONDS = 7 * 24 * 3600; // 7 days
@@ -23,8 +23,9 @@ export interface SignedRequest {
   /** From `headerValues(req.rawHeaders)`. */
   headers: ReadonlyMap<string, string>;
   /**
-   * The query string as sent (after `?`), when known, of which `query` is the parse
-   * (`parseQuery`): a cheaper key for remembered presigned results.
+   * The query string as sent (after `?`), when known, of which `query` must be the parse
+   * (`parseQuery`): a cheaper key for remembered presigned results, and, when it is written
+   * canonically, the canonical query itself.
    */
   rawQuery?: string;
 }
@@ -303,12 +304,15 @@ export class SigV4Verifier {
       payloadHash = h;
     }
     const scope = `${p.date}/${p.region}/${p.service}/aws4_request`;
-    const canonical = canonicalRequest(req.method, canonicalUri(req.rawPath), canonicalQuery(req.query, true), req.headers, p.signedHeaders, payloadHash);
+    // The raw query is what `req.query` was parsed from: when it is written canonically already,
+    // it is its own canonical form (sorted), with no pair decoded and encoded again.
+    const query = (req.rawQuery !== undefined ? canonicalQueryOfRaw(req.rawQuery, true) : undefined) ?? canonicalQuery(req.query, true);
+    const canonical = canonicalRequest(req.method, canonicalUri(req.rawPath), query, req.headers, p.signedHeaders, payloadHash);
     const sts = stringToSign(p.amzDate, scope, canonical);
-    const signingKey = this.#keys.get(p.accessKey, secret, p.date, p.region, p.service);
-    const expected = hmac(signingKey, sts);
-    const given = /^[0-9a-f]{64}$/.test(p.signature) ? Buffer.from(p.signature, 'hex') : Buffer.alloc(0);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    const key = this.#keys.hmacKey(p.accessKey, secret, p.date, p.region, p.service);
+    const signingKey = key.key;
+    // Lower-case hex, as every SDK sends it (an upper-case signature never matched before either).
+    if (!sameSignature(p.signature, key.hex(sts)))
       throw new S3Error('SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.', {
         AWSAccessKeyId: p.accessKey,
         StringToSign: sts,
