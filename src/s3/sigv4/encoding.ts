@@ -81,17 +81,6 @@ export function canonicalQuery(pairs: readonly (readonly [string, string])[], om
   return out;
 }
 
-/** Unreserved ASCII characters (`A–Z a–z 0–9 - . _ ~`) by char code. */
-const UNRESERVED_CODE = new Uint8Array(128);
-for (let c = 0; c < 128; c++) UNRESERVED_CODE[c] = UNRESERVED.test(String.fromCharCode(c)) ? 1 : 0;
-
-/** The value of an upper-case hex digit's char code, else -1 (lower case is not canonical). */
-function upperHex(c: number): number {
-  if (c >= 48 && c <= 57) return c - 48;
-  if (c >= 65 && c <= 70) return c - 55;
-  return -1;
-}
-
 /**
  * Orders canonical `name=value` pairs by name, then value (SigV4 sorts the encoded names, then
  * the encoded values): comparing whole pairs with `=` below every other character does that,
@@ -107,43 +96,96 @@ function comparePairs(a: string, b: string): number {
   return a.length - b.length;
 }
 
+/** Characters of a canonically written query: unreserved, `%` of an escape, `=` and `&`. */
+const QUERY_CHARS = /^[A-Za-z0-9\-._~%=&]*$/;
+
+/** The value of an upper-case hex digit's char code, else -1 (lower case is not canonical). */
+function upperHex(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 65 && c <= 70) return c - 55;
+  return -1;
+}
+
+/** Whether every `%` of `s` starts an escape of an ASCII byte that is not unreserved (how uriEncode writes one). */
+function escapesCanonical(s: string): boolean {
+  for (let i = s.indexOf('%'); i >= 0; i = s.indexOf('%', i + 3)) {
+    const hi = upperHex(s.charCodeAt(i + 1));
+    const lo = upperHex(s.charCodeAt(i + 2));
+    if (hi < 0 || hi > 7 || lo < 0) return false;
+    const c = hi * 16 + lo;
+    // Unreserved: - . 0-9 A-Z _ a-z ~
+    if (c === 45 || c === 46 || (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || c === 95 || (c >= 97 && c <= 122) || c === 126) return false;
+  }
+  return true;
+}
+
+/** `comparePairs` on two ranges of one string. */
+function compareRanges(s: string, a: number, aEnd: number, b: number, bEnd: number): number {
+  const n = Math.min(aEnd - a, bEnd - b);
+  for (let i = 0; i < n; i++) {
+    const x = s.charCodeAt(a + i);
+    const y = s.charCodeAt(b + i);
+    if (x !== y) return (x === 61 ? -1 : x) - (y === 61 ? -1 : y);
+  }
+  return aEnd - a - (bEnd - b);
+}
+
+/** Whether `s[start, end)` is the pair of X-Amz-Signature (the name is unreserved throughout, so that is its only canonical spelling). */
+function isSignaturePair(s: string, start: number, end: number): boolean {
+  return end - start >= 15 && s.startsWith('X-Amz-Signature', start) && (end - start === 15 || s.charCodeAt(start + 15) === 61);
+}
+
 /**
  * The canonical query straight from the query as sent, when every pair in it is already written
  * the canonical way (unreserved characters bare, every other byte as `%XX` in upper-case hex, one
  * `=` per pair); undefined otherwise (then `canonicalQuery(parseQuery(raw))` decides). Only ASCII
  * escapes are taken as they are: each decodes to one character that `uriEncode` writes back the
  * same, so the result is exactly `canonicalQuery(parseQuery(raw), omitSignature)` without
- * decoding and re-encoding every pair (presigned URLs arrive this way from every SDK).
+ * decoding and re-encoding every pair. Presigned URLs arrive this way from every SDK, and in
+ * order: then the canonical query is the raw query less its signature, two slices of it.
  */
 export function canonicalQueryOfRaw(raw: string, omitSignature: boolean): string | undefined {
-  const pairs: string[] = [];
-  let start = 0;
-  let eq = -1;
+  if (!QUERY_CHARS.test(raw) || !escapesCanonical(raw)) return undefined;
   let sorted = true;
-  for (let i = 0; i <= raw.length; i++) {
-    const c = i < raw.length ? raw.charCodeAt(i) : 38;
-    if (c === 38 /* & */) {
-      if (i > start) {
-        const nameEnd = eq < 0 ? i : eq;
-        // X-Amz-Signature is unreserved throughout, so its only canonical spelling is itself.
-        if (!(omitSignature && nameEnd - start === 15 && raw.startsWith('X-Amz-Signature', start))) {
-          const pair = eq < 0 ? raw.slice(start, i) + '=' : raw.slice(start, i);
-          if (pairs.length > 0 && sorted && comparePairs(pairs[pairs.length - 1]!, pair) > 0) sorted = false;
-          pairs.push(pair);
-        }
+  // Every pair has its `=`, none is empty, at most one signature: the raw text is the answer.
+  let plain = true;
+  let prev = -1;
+  let prevEnd = -1;
+  let cut = -1;
+  let cutEnd = -1;
+  for (let start = 0; start < raw.length; ) {
+    let end = raw.indexOf('&', start);
+    if (end < 0) end = raw.length;
+    if (end === start) plain = false;
+    else if (omitSignature && isSignaturePair(raw, start, end)) {
+      if (cut >= 0) plain = false;
+      cut = start;
+      cutEnd = end;
+    } else {
+      const eq = raw.indexOf('=', start);
+      if (eq < 0 || eq > end) plain = false;
+      else {
+        // A second `=` belongs to the value, where it is written %3D.
+        const eq2 = raw.indexOf('=', eq + 1);
+        if (eq2 >= 0 && eq2 < end) return undefined;
       }
-      start = i + 1;
-      eq = -1;
-    } else if (c === 61 /* = */) {
-      if (eq >= 0) return undefined; // a second `=` belongs to the value and is written %3D
-      eq = i;
-    } else if (c === 37 /* % */) {
-      const hi = upperHex(raw.charCodeAt(i + 1));
-      const lo = upperHex(raw.charCodeAt(i + 2));
-      if (hi < 0 || hi > 7 || lo < 0 || UNRESERVED_CODE[hi * 16 + lo] === 1) return undefined;
-      i += 2;
-    } else if (c >= 128 || UNRESERVED_CODE[c] === 0) return undefined;
+      if (prev >= 0 && compareRanges(raw, prev, prevEnd, start, end) > 0) sorted = false;
+      prev = start;
+      prevEnd = end;
+    }
+    start = end + 1;
   }
-  if (!sorted) pairs.sort(comparePairs);
+  if (raw.endsWith('&')) plain = false;
+  if (sorted && plain) {
+    if (cut < 0) return raw;
+    // Drop the signature pair and the `&` before it (or after it, when it comes first).
+    return cut === 0 ? raw.slice(cutEnd + 1) : raw.slice(0, cut - 1) + raw.slice(cutEnd);
+  }
+  const pairs: string[] = [];
+  for (const part of raw.split('&')) {
+    if (part === '' || (omitSignature && isSignaturePair(part, 0, part.length))) continue;
+    pairs.push(part.includes('=') ? part : part + '=');
+  }
+  pairs.sort(comparePairs);
   return pairs.join('&');
 }
