@@ -5,6 +5,7 @@ import { S3Error } from '../../src/s3/errors';
 import { SigningKeyCache, SigV4Verifier, canonicalQuery, headerValues, parseQuery, presignUrl, type SignedRequest } from '../../src/s3/sigv4';
 import { canonicalQueryOfRaw } from '../../src/s3/sigv4/encoding';
 import { HmacKey, sameSignature } from '../../src/s3/sigv4/hmac-key';
+import { signatureMark } from '../../src/s3/sigv4/remembered';
 
 const AK = 'AKIAIOSFODNN7EXAMPLE';
 const SK = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
@@ -102,17 +103,6 @@ describe('HMAC-SHA256 under a prepared key', () => {
 });
 
 describe('presigned verification through the raw-query path', () => {
-  function expectRefused(fn: () => unknown, code: string): void {
-    let caught: unknown;
-    try {
-      fn();
-    } catch (err) {
-      caught = err;
-    }
-    expect(caught).toBeInstanceOf(S3Error);
-    expect((caught as S3Error).code).toBe(code);
-  }
-
   const req = (target: string, host = '127.0.0.1:9000', method = 'GET'): SignedRequest => {
     const q = target.indexOf('?');
     const rawQuery = target.slice(q + 1);
@@ -161,3 +151,62 @@ describe('presigned verification through the raw-query path', () => {
     if (/[a-f]/.test(sig)) expectRefused(() => verifier().verify(req(target.replace(sig, sig.toUpperCase())), now), 'SignatureDoesNotMatch');
   });
 });
+
+describe('remembered presigned results, found by the signature as written', () => {
+  it('reads the mark only from an X-Amz-Signature pair of hex digits', () => {
+    expect(signatureMark('X-Amz-Signature=abcdef0123')).toBe(0xabcdef0);
+    expect(signatureMark('a=1&X-Amz-Signature=ABCDEF0123&b=2')).toBe(0xabcdef0);
+    expect(signatureMark('a=1&xX-Amz-Signature=abcdef0123')).toBe(-1);
+    expect(signatureMark('a=X-Amz-Signature=abcdef0123')).toBe(-1);
+    expect(signatureMark('X-Amz-Signature=%61bcdef0123')).toBe(-1);
+    expect(signatureMark('X-Amz-Signature=abc')).toBe(-1);
+    expect(signatureMark('')).toBe(-1);
+  });
+
+  const verifier = () => new SigV4Verifier((k) => (k === AK ? SK : undefined), new SigningKeyCache());
+  const req = (target: string): SignedRequest => {
+    const q = target.indexOf('?');
+    const rawQuery = target.slice(q + 1);
+    return { method: 'GET', rawPath: target.slice(0, q), query: parseQuery(rawQuery), rawQuery, headers: headerValues(['Host', '127.0.0.1:9000']) };
+  };
+
+  it('remembers a URL on its second use only, and hands its pairs back for that exact raw query', () => {
+    const u = new URL(presignUrl('GET', new URL('http://127.0.0.1:9000/bucket/k?a=1'), { accessKeyId: AK, secretAccessKey: SK }, 'us-east-1', new SigningKeyCache(), 600, now));
+    const target = u.pathname + u.search;
+    const raw = u.search.slice(1);
+    const v = verifier();
+    v.verify(req(target), now);
+    expect(v.knownQuery(raw)).toBeUndefined();
+    v.verify(req(target), now);
+    expect(v.knownQuery(raw)).toEqual(parseQuery(raw));
+    // Same signature and mark, another raw query: not the remembered one.
+    const moved = raw.split('&').reverse().join('&');
+    expect(v.knownQuery(moved)).toBeUndefined();
+    expect(v.knownQuery(raw.replace('a=1', 'a=2'))).toBeUndefined();
+    expectRefused(() => v.verify(req(target.replace('a=1', 'a=2')), now), 'SignatureDoesNotMatch');
+    // A different spelling of the same pairs verifies in full (and is right).
+    expect(v.verify(req(`${u.pathname}?${moved}`), now).presigned).toBe(true);
+  });
+
+  it('verifies a URL whose signature is percent-encoded in full every time, never from memory', () => {
+    const u = new URL(presignUrl('GET', new URL('http://127.0.0.1:9000/bucket/k'), { accessKeyId: AK, secretAccessKey: SK }, 'us-east-1', new SigningKeyCache(), 600, now));
+    const sig = /X-Amz-Signature=([0-9a-f]{64})/.exec(u.search)![1]!;
+    const encoded = u.pathname + u.search.replace(sig, sig.replace(/[a-f]/, (c) => '%' + c.charCodeAt(0).toString(16)));
+    const raw = encoded.slice(encoded.indexOf('?') + 1);
+    const v = verifier();
+    for (let i = 0; i < 3; i++) expect(v.verify(req(encoded), now).presigned).toBe(true);
+    expect(v.knownQuery(raw)).toBeUndefined();
+    expectRefused(() => v.verify(req(encoded), now + 601_000), 'AccessDenied');
+  });
+});
+
+function expectRefused(fn: () => unknown, code: string): void {
+  let caught: unknown;
+  try {
+    fn();
+  } catch (err) {
+    caught = err;
+  }
+  expect(caught).toBeInstanceOf(S3Error);
+  expect((caught as S3Error).code).toBe(code);
+}

@@ -22,6 +22,8 @@ export class HmacKey {
   #inner: Buffer;
   /** (K ⊕ opad) ‖ the inner digest. */
   readonly #outer: Buffer;
+  /** A view of the inner block's first bytes, kept: strings to sign under one key share their length. */
+  #view: Buffer | undefined;
 
   constructor(key: Buffer) {
     this.key = key;
@@ -45,10 +47,13 @@ export class HmacKey {
       const bigger = Buffer.alloc(BLOCK + data.length * 3);
       this.#inner.copy(bigger, 0, 0, BLOCK);
       this.#inner = bigger;
+      this.#view = undefined;
     }
     const n = this.#inner.write(data, BLOCK, 'utf8');
+    let view = this.#view;
+    if (view === undefined || view.length !== BLOCK + n) this.#view = view = this.#inner.subarray(0, BLOCK + n);
     // The inner digest as a latin1 string is its 32 bytes one for one.
-    this.#outer.write(oneShot('sha256', this.#inner.subarray(0, BLOCK + n), 'latin1'), BLOCK, 'latin1');
+    this.#outer.write(oneShot('sha256', view, 'latin1'), BLOCK, 'latin1');
     return oneShot('sha256', this.#outer, 'hex');
   }
 }

@@ -8,6 +8,7 @@ import { S3Error } from '../errors';
 import { canonicalRequest, formatAmzDate, parseAmzDate, stringToSign } from './canonical';
 import { canonicalQuery, canonicalQueryOfRaw, canonicalUri } from './encoding';
 import { sameSignature } from './hmac-key';
+import { type FullResult, RememberedResults } from './remembered';
 import { ALGORITHM, type SigningKeyCache } from './signing-key';
 
 export const MAX_SKEW_MS = 15 * 60 * 1000; // 15 min
@@ -56,11 +57,26 @@ interface Parsed {
   expiresMs: number;
 }
 
+/** Whether `s` is exactly eight ASCII digits (a credential date). */
+function eightDigits(s: string): boolean {
+  if (s.length !== 8) return false;
+  for (let i = 0; i < 8; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+/** `<key>/<YYYYMMDD>/<region>/<service>/aws4_request`, read with indexOf (no array per request). */
 function parseCredential(cred: string, malformed: (m: string) => S3Error): Pick<Parsed, 'accessKey' | 'date' | 'region' | 'service'> {
-  const parts = cred.split('/');
-  if (parts.length !== 5 || parts[4] !== 'aws4_request' || !/^\d{8}$/.test(parts[1]!))
+  const a = cred.indexOf('/');
+  const b = a < 0 ? -1 : cred.indexOf('/', a + 1);
+  const c = b < 0 ? -1 : cred.indexOf('/', b + 1);
+  const d = c < 0 ? -1 : cred.indexOf('/', c + 1);
+  const date = cred.slice(a + 1, b);
+  if (d < 0 || cred.indexOf('/', d + 1) >= 0 || cred.slice(d + 1) !== 'aws4_request' || !eightDigits(date))
     throw malformed('the Credential should be scoped to a valid date, region and service: <key>/<YYYYMMDD>/<region>/s3/aws4_request');
-  return { accessKey: parts[0]!, date: parts[1]!, region: parts[2]!, service: parts[3]! };
+  return { accessKey: cred.slice(0, a), date, region: cred.slice(b + 1, c), service: cred.slice(c + 1, d) };
 }
 
 function parseAuthorization(auth: string, headers: ReadonlyMap<string, string>): Parsed {
@@ -167,51 +183,12 @@ function parsePresigned(q: PresignedParams, now: number): Parsed & { time: numbe
   return { accessKey: c.accessKey, date: c.date, region: c.region, service: c.service, signedHeaders: signed.split(';'), signature, amzDate, expiresMs: seconds * 1000, time: t };
 }
 
-/**
- * A verified presigned request, kept with everything its signature covers beyond the raw query
- * it is filed under, and the window in which it stays valid.
- */
-interface Remembered {
-  method: string;
-  rawPath: string;
-  /** The decoded query pairs the request was verified with. */
-  query: readonly (readonly [string, string])[];
-  /** The `x-amz-content-sha256` header as sent (it can decide the payload hash). */
-  contentSha256: string | undefined;
-  /** The signed header names (from X-Amz-SignedHeaders, so fixed by the raw query) and their values as sent. */
-  signedNames: readonly string[];
-  signedValues: readonly (string | undefined)[];
-  verified: Verified;
-  notBefore: number;
-  notAfter: number;
-}
-
-const REMEMBER_MAX = 4096; // entries
-const SEEN_MAX = 16384; // signature marks
-
 export class SigV4Verifier {
   readonly #lookup: SecretLookup;
   readonly #keys: SigningKeyCache;
   readonly #region: string;
-  /**
-   * A signature covers the method, path, query and every signed header, so a byte-identical
-   * request verifies identically: only the time window has to be checked again. Presigned
-   * URLs handed to many readers skip the canonical request and the two SHA-256 passes this way.
-   * Filed under the raw query as sent (the server's string: no key is built and hashed per
-   * request); a hit must also match the method, path, payload-hash header and every signed
-   * header value, compared one by one, so no different request can reuse a result.
-   */
-  readonly #byRawQuery = new Map<string, Remembered>();
-  /** The same for callers that pass no raw query: filed under the decoded pairs as JSON. */
-  readonly #byPairs = new Map<string, Remembered>();
-  /**
-   * Presigned signatures verified once, each as a number (its first 28 bits: a small integer,
-   * nothing for the garbage collector to trace). A request is remembered on its second full
-   * verification, so URLs used once (a new signature per request) leave no entry behind to be
-   * copied and promoted by the collector; a shared mark only admits an entry early, and an entry
-   * is still matched field by field.
-   */
-  readonly #seenOnce = new Set<number>();
+  /** Verified presigned requests, reused for the same request within its window (remembered.ts). */
+  readonly #remembered = new RememberedResults();
 
   /** `region` empty accepts any region in the credential scope. */
   constructor(lookup: SecretLookup, keys: SigningKeyCache, region = '') {
@@ -231,44 +208,22 @@ export class SigV4Verifier {
    * parse for a repeated presigned URL, and keeps no map of its own.
    */
   knownQuery(rawQuery: string): readonly (readonly [string, string])[] | undefined {
-    return this.#byRawQuery.get(rawQuery)?.query;
+    return this.#remembered.knownQuery(rawQuery);
   }
 
   /** Throws an S3Error when the signature is missing, malformed, stale or wrong. */
   verify(req: SignedRequest, now = Date.now()): Verified {
     // Header signatures carry x-amz-date to the second, so they rarely repeat: never remembered.
     if (req.headers.has('authorization') || req.query.length === 0) return this.#verify(req, now).verified;
-    const map = req.rawQuery !== undefined ? this.#byRawQuery : this.#byPairs;
-    // JSON keeps the decoded pairs apart: a value may contain any character.
-    const key = req.rawQuery ?? JSON.stringify(req.query);
-    const r = map.get(key);
-    if (r !== undefined && now >= r.notBefore && now <= r.notAfter && sameRequest(r, req)) return r.verified;
+    const known = this.#remembered.lookup(req, now);
+    if (known !== undefined) return known;
     const v = this.#verify(req, now);
-    const mark = parseInt(v.verified.signature.slice(0, 7), 16);
-    if (!this.#seenOnce.has(mark)) {
-      if (this.#seenOnce.size >= SEEN_MAX) this.#seenOnce.clear();
-      this.#seenOnce.add(mark);
-      return v.verified;
-    }
-    const signedNames = v.signedHeaders;
-    const signedValues = signedNames.map((h) => req.headers.get(h));
-    if (map.size >= REMEMBER_MAX) map.clear();
-    map.set(key, {
-      method: req.method,
-      rawPath: req.rawPath,
-      query: req.query,
-      contentSha256: req.headers.get('x-amz-content-sha256'),
-      signedNames,
-      signedValues,
-      verified: v.verified,
-      notBefore: v.time - MAX_SKEW_MS,
-      notAfter: v.time + v.expiresMs,
-    });
+    this.#remembered.record(req, v);
     return v.verified;
   }
 
   /** The verified result, the request time (ms), the presigned validity (ms) and the signed header names. */
-  #verify(req: SignedRequest, now: number): { verified: Verified; time: number; expiresMs: number; signedHeaders: readonly string[] } {
+  #verify(req: SignedRequest, now: number): FullResult {
     const auth = req.headers.get('authorization');
     // The query's authentication parameters only for the presigned form, the one that reads them.
     let q: PresignedParams | undefined;
@@ -318,18 +273,12 @@ export class SigV4Verifier {
         StringToSign: sts,
         CanonicalRequest: canonical,
       });
-    return { verified: { accessKey: p.accessKey, payloadHash, signature: p.signature, signingKey, amzDate: p.amzDate, scope, presigned }, time: t, expiresMs: p.expiresMs, signedHeaders: p.signedHeaders };
+    return {
+      verified: { accessKey: p.accessKey, payloadHash, signature: p.signature, signingKey, amzDate: p.amzDate, scope, presigned },
+      time: t,
+      expiresMs: p.expiresMs,
+      signedHeaders: p.signedHeaders,
+      skewMs: MAX_SKEW_MS,
+    };
   }
-}
-
-/**
- * Whether `req` is, in everything its signature covers, the request `r` was verified for (the
- * caller has matched the query already): method, path as sent, the payload-hash header and every
- * signed header's value.
- */
-function sameRequest(r: Remembered, req: SignedRequest): boolean {
-  if (r.method !== req.method || r.rawPath !== req.rawPath || r.contentSha256 !== req.headers.get('x-amz-content-sha256')) return false;
-  const names = r.signedNames;
-  for (let i = 0; i < names.length; i++) if (req.headers.get(names[i]!) !== r.signedValues[i]) return false;
-  return true;
 }
