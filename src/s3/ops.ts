@@ -34,7 +34,10 @@ export const PRESIGN_PARAMS = new Set([
   'x-amz-user-agent',
 ]);
 
-const HARMLESS = new Set(['x-id', 'x-amz-checksum-mode']);
+const HARMLESS = ['x-id', 'x-amz-checksum-mode'];
+
+/** Parameters a cacheable read may carry: one set, so each parameter of a hit is looked up once. */
+const CACHEABLE_PARAMS = new Set([...HARMLESS, ...PRESIGN_PARAMS]);
 
 function hasParam(query: readonly (readonly [string, string])[], name: string): boolean {
   for (const [k] of query) if (k === name) return true;
@@ -47,7 +50,7 @@ export function classify(method: string, t: Target, query: readonly (readonly [s
   if (t.key === null) return method === 'POST' && hasParam(query, 'delete') ? 'DeleteObjects' : 'Forward';
   let plain = true;
   for (const [k] of query)
-    if (!HARMLESS.has(k) && !PRESIGN_PARAMS.has(k)) {
+    if (!CACHEABLE_PARAMS.has(k)) {
       plain = false;
       break;
     }
