@@ -49,8 +49,9 @@ export function classify(method: string, t: Target, query: readonly (readonly [s
   // No set of names: a cacheable read (every hit) looks at each parameter once.
   if (t.key === null) return method === 'POST' && hasParam(query, 'delete') ? 'DeleteObjects' : 'Forward';
   let plain = true;
-  for (const [k] of query)
-    if (!CACHEABLE_PARAMS.has(k)) {
+  // An indexed loop: no iterator and no destructuring per parameter on every hit.
+  for (let i = 0; i < query.length; i++)
+    if (!CACHEABLE_PARAMS.has(query[i]![0])) {
       plain = false;
       break;
     }

@@ -134,7 +134,9 @@ interface PresignedParams {
  */
 function presignedParams(query: readonly (readonly [string, string])[]): PresignedParams {
   const p: PresignedParams = { algorithm: undefined, credential: undefined, amzDate: undefined, expires: undefined, signedHeaders: undefined, signature: undefined, contentSha256: undefined };
-  for (const [k, v] of query) {
+  for (let i = 0; i < query.length; i++) {
+    const k = query[i]![0];
+    const v = query[i]![1];
     if (k.length < 10 || !k.startsWith('X-Amz-')) continue;
     switch (k.charCodeAt(6)) {
       case 65 /* A */:
