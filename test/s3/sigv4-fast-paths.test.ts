@@ -2,7 +2,7 @@
 // query taken from the raw query, HMAC as two one-shot hashes, the signature comparison.
 import { createHmac, randomBytes } from 'node:crypto';
 import { S3Error } from '../../src/s3/errors';
-import { SigningKeyCache, SigV4Verifier, canonicalQuery, headerValues, parseQuery, presignUrl, type SignedRequest } from '../../src/s3/sigv4';
+import { SigningKeyCache, SigV4Verifier, canonicalQuery, headerValues, parseQuery, presignUrl, uriDecode, type SignedRequest } from '../../src/s3/sigv4';
 import { canonicalQueryOfRaw } from '../../src/s3/sigv4/encoding';
 import { HmacKey, sameSignature } from '../../src/s3/sigv4/hmac-key';
 import { signatureMark } from '../../src/s3/sigv4/remembered';
@@ -67,6 +67,37 @@ describe('the canonical query taken from the raw query', () => {
   it('declines spellings that decoding would change', () => {
     for (const raw of ['a=%2f', 'a=%41', 'a=b=c', 'a=+', 'a=%C3%A9', 'a=%', 'a=%G1', 'a=é', 'a= '])
       expect([raw, canonicalQueryOfRaw(raw, true)]).toEqual([raw, undefined]);
+  });
+});
+
+describe('parsing the query in one pass', () => {
+  /** The straightforward reading: split on `&`, drop empty parts, split each at its first `=`. */
+  const reference = (raw: string): [string, string][] =>
+    raw
+      .split('&')
+      .filter((p) => p !== '')
+      .map((p) => {
+        const eq = p.indexOf('=');
+        return eq < 0 ? [uriDecode(p), ''] : [uriDecode(p.slice(0, eq)), uriDecode(p.slice(eq + 1))];
+      });
+
+  it('gives the pairs of the straightforward reading for any query', () => {
+    const pieces = ['a', 'b', '=', '=', '&', '&', '%2F', '%', 'x', '%C3%A9', '+'];
+    const next = rng(99);
+    for (let n = 0; n < 20000; n++) {
+      let raw = '';
+      const len = Math.floor(next() * 12);
+      for (let i = 0; i < len; i++) raw += pieces[Math.floor(next() * pieces.length)];
+      expect([raw, parseQuery(raw)]).toEqual([raw, reference(raw)]);
+    }
+  });
+
+  it('reads a long query of pairs without `=` in linear time', () => {
+    const raw = 'a&'.repeat(50_000);
+    const started = process.hrtime.bigint();
+    expect(parseQuery(raw)).toHaveLength(50_000);
+    // Quadratic searching would take seconds here; linear takes milliseconds.
+    expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(1000);
   });
 });
 
@@ -186,6 +217,25 @@ describe('remembered presigned results, found by the signature as written', () =
     expectRefused(() => v.verify(req(target.replace('a=1', 'a=2')), now), 'SignatureDoesNotMatch');
     // A different spelling of the same pairs verifies in full (and is right).
     expect(v.verify(req(`${u.pathname}?${moved}`), now).presigned).toBe(true);
+  });
+
+  it('remembers a URL only when it comes back within the last 4096 full verifications', () => {
+    const keys = new SigningKeyCache();
+    const url = (i: number) => {
+      const u = new URL(presignUrl('GET', new URL('http://127.0.0.1:9000/bucket/k'), { accessKeyId: AK, secretAccessKey: SK }, 'us-east-1', keys, 604800, now - i * 1000));
+      return { target: u.pathname + u.search, raw: u.search.slice(1) };
+    };
+    const a = url(0);
+    const v = verifier();
+    v.verify(req(a.target), now);
+    // A cycle through more URLs than are remembered: by the time `a` comes back, an entry for it
+    // would have been replaced, so none is made.
+    for (let i = 1; i <= 4100; i++) v.verify(req(url(i).target), now);
+    v.verify(req(a.target), now);
+    expect(v.knownQuery(a.raw)).toBeUndefined();
+    // Back again soon after: remembered.
+    v.verify(req(a.target), now);
+    expect(v.knownQuery(a.raw)).toEqual(parseQuery(a.raw));
   });
 
   it('verifies a URL whose signature is percent-encoded in full every time, never from memory', () => {

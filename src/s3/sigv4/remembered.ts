@@ -72,11 +72,16 @@ export class RememberedResults {
   /** The same for callers that pass no raw query: filed under the decoded pairs as JSON. */
   readonly #byPairs = new Map<string, Remembered>();
   /**
-   * Marks of signatures verified once (mark + 1 in slot mark mod size; 0 is empty): a request is
-   * remembered on its second full verification, so URLs used once leave no entry behind. A
+   * Marks of signatures verified once (mark + 1 in slot mark mod size; 0 is empty) and when (the
+   * count of full verifications then): a request is remembered on its second full verification
+   * if that comes within the last REMEMBER_MAX full verifications, so URLs used once leave no
+   * entry behind, nor do URLs that come back only after the entries that could hold them have
+   * been replaced (a cycle through more URLs than are remembered would only churn entries). A
    * shared slot only forgets a mark or admits an entry early; an entry is still matched whole.
    */
   readonly #seen = new Int32Array(SEEN_SLOTS);
+  readonly #seenAt = new Int32Array(SEEN_SLOTS);
+  #verifications = 0;
   /** The last raw query marked and its mark: knownQuery and lookup see the same string in turn. */
   #lastRaw: string | undefined;
   #lastMark = -1;
@@ -120,11 +125,12 @@ export class RememberedResults {
       mark = this.#mark(req.rawQuery);
       if (mark < 0) return;
     } else mark = parseInt(v.verified.signature.slice(0, 7), 16) || 0;
+    const now = (this.#verifications = (this.#verifications + 1) | 0);
     const slot = mark & (SEEN_SLOTS - 1);
-    if (this.#seen[slot] !== mark + 1) {
-      this.#seen[slot] = mark + 1;
-      return;
-    }
+    const recent = this.#seen[slot] === mark + 1 && ((now - this.#seenAt[slot]!) | 0) <= REMEMBER_MAX;
+    this.#seen[slot] = mark + 1;
+    this.#seenAt[slot] = now;
+    if (!recent) return;
     const entry: Remembered = {
       rawQuery: req.rawQuery,
       method: req.method,
