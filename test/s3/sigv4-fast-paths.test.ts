@@ -174,6 +174,13 @@ describe('presigned verification through the raw-query path', () => {
     expectRefused(() => verifier().verify(req(target), now + 601_000), 'AccessDenied');
   });
 
+  it('reads X-Amz-Expires as an integer only: anything else is a malformed query, zero or less is refused', () => {
+    const target = presigned('http://127.0.0.1:9000/bucket/k');
+    for (const bad of ['abc', '', '1.5', '1e3', '+60', '60 ', '-'])
+      expectRefused(() => verifier().verify(req(target.replace('X-Amz-Expires=600', `X-Amz-Expires=${encodeURIComponent(bad)}`)), now), 'AuthorizationQueryParametersError');
+    for (const refused of ['0', '-5', '604801']) expectRefused(() => verifier().verify(req(target.replace('X-Amz-Expires=600', `X-Amz-Expires=${refused}`)), now), 'AccessDenied');
+  });
+
   it('refuses a signature that differs in one hex digit or is sent in upper case', () => {
     const target = presigned('http://127.0.0.1:9000/bucket/k');
     const sig = /X-Amz-Signature=([0-9a-f]{64})/.exec(target)![1]!;
