@@ -177,7 +177,7 @@ function isInteger(s: string): boolean {
 
 /** The last X-Amz-SignedHeaders value split, kept: one client's URLs all sign the same headers. */
 let lastSigned = '';
-let lastSignedNames: readonly string[] = [];
+let lastSignedNames: readonly string[] = Object.freeze(['']); // ''.split(';')
 function signedNames(signed: string): readonly string[] {
   if (signed !== lastSigned) {
     lastSignedNames = Object.freeze(signed.split(';'));
