@@ -7,7 +7,8 @@
 // Usage: node perf/s3/hit-ab.js <root> [<root> ...]   (each root holds bin/svc-cache and dist/;
 //        "." is this checkout)   Env: PERF_DURATION (s per cell, default 3), PERF_ROUNDS
 //        (default 5), PERF_CONNECTIONS (default 16), PERF_SIGNATURES (default 20000),
-//        PERF_CELLS (same,fresh), PERF_CPU_PROF=<dir> (start every svc-cache under `node --cpu-prof` writing there).
+//        PERF_CELLS (same,fresh), PERF_CPU_PROF=<dir> (start every svc-cache under `node --cpu-prof` writing there),
+//        PERF_THREADS=1 (also the main thread's share of the CPU per hit; the rest is V8's GC helpers).
 'use strict';
 
 const { spawnSync } = require('node:child_process');
@@ -45,6 +46,11 @@ function request(url, method = 'GET', body) {
 const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
 function cpuMicros(pid) {
   const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1e6) / CLK_TCK;
+}
+/** CPU µs of the process's main thread alone (the rest: V8's GC helpers, libuv's pool). */
+function mainThreadMicros(pid) {
+  const f = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return ((Number(f[11]) + Number(f[12])) * 1e6) / CLK_TCK;
 }
 
@@ -103,8 +109,9 @@ async function main() {
     for (const cell of CELLS)
       for (const b of round % 2 ? [...builds].reverse() : builds) {
         const before = cpuMicros(b.pid);
+        const beforeMain = mainThreadMicros(b.pid);
         const w = cell === 'same' ? wrk(b.same) : wrk(b.base, ['-s', path.join(__dirname, 'cycle.lua'), '--', b.targets]);
-        b.cells[cell].push({ rps: w.rps, cpu: (cpuMicros(b.pid) - before) / w.requests });
+        b.cells[cell].push({ rps: w.rps, cpu: (cpuMicros(b.pid) - before) / w.requests, main: (mainThreadMicros(b.pid) - beforeMain) / w.requests });
       }
   const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
   const rows = builds.map((b) => {
@@ -112,6 +119,7 @@ async function main() {
     for (const cell of CELLS) {
       row[`${cell} req/s`] = Math.round(median(b.cells[cell].map((c) => c.rps)));
       row[`${cell} µs CPU/hit`] = +median(b.cells[cell].map((c) => c.cpu)).toFixed(1);
+      if (process.env.PERF_THREADS) row[`${cell} main thread µs`] = +median(b.cells[cell].map((c) => c.main)).toFixed(1);
     }
     return row;
   });

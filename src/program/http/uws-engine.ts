@@ -90,8 +90,8 @@ function onRequest(
   inFlight: OpenResponses,
   refuseTooLarge: RefuseTooLarge,
 ): void {
-  // No prototype, so a header called `constructor` or `__proto__` is just a header.
-  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+  // Nothing inherited, so a header called `constructor` or `__proto__` is just a header.
+  const headers: Record<string, string> = Object.create(HEADERS_PROTO) as Record<string, string>;
   const repeated = copyHeaders(req, headers);
   // uWS lower-cases the method; getUrl() is the raw path without the query.
   const method = upperMethod(req.getMethod());
@@ -134,6 +134,13 @@ function onRequest(
   }
 }
 
+/**
+ * The prototype of request header records: empty, frozen, itself without a prototype. An object
+ * made by `Object.create(null)` is a dictionary from birth, and every header stored into one
+ * misses its inline cache and goes through the runtime (about 1.5 µs of a 4 KiB cache hit in
+ * svc-cache, measured); one on this prototype is an ordinary fast object that inherits nothing.
+ */
+const HEADERS_PROTO: object = Object.freeze(Object.create(null) as object);
 // eslint-disable-next-line no-control-regex
 const NON_ASCII = /[^\x00-\x7f]/;
 

@@ -4,11 +4,12 @@
  * presigned validity 1 s to 7 days. The result carries what aws-chunked bodies need to check
  * their chunk signatures (seed signature, signing key, scope).
  */
-import { timingSafeEqual } from 'node:crypto';
 import { S3Error } from '../errors';
 import { canonicalRequest, formatAmzDate, parseAmzDate, stringToSign } from './canonical';
-import { canonicalQuery, canonicalUri } from './encoding';
-import { ALGORITHM, hmac, type SigningKeyCache } from './signing-key';
+import { canonicalQuery, canonicalQueryOfRaw, canonicalUri } from './encoding';
+import { sameSignature } from './hmac-key';
+import { type FullResult, RememberedResults } from './remembered';
+import { ALGORITHM, type SigningKeyCache } from './signing-key';
 
 export const MAX_SKEW_MS = 15 * 60 * 1000; // 15 min
 export const MAX_PRESIGNED_SECONDS = 7 * 24 * 3600; // 7 days
@@ -23,8 +24,9 @@ export interface SignedRequest {
   /** From `headerValues(req.rawHeaders)`. */
   headers: ReadonlyMap<string, string>;
   /**
-   * The query string as sent (after `?`), when known, of which `query` is the parse
-   * (`parseQuery`): a cheaper key for remembered presigned results.
+   * The query string as sent (after `?`), when known, of which `query` must be the parse
+   * (`parseQuery`): a cheaper key for remembered presigned results, and, when it is written
+   * canonically, the canonical query itself.
    */
   rawQuery?: string;
 }
@@ -48,18 +50,33 @@ interface Parsed {
   date: string;
   region: string;
   service: string;
-  signedHeaders: string[];
+  signedHeaders: readonly string[];
   signature: string;
   amzDate: string;
   /** Presigned validity (X-Amz-Expires) in ms; 0 for header signatures. */
   expiresMs: number;
 }
 
+/** Whether `s` is exactly eight ASCII digits (a credential date). */
+function eightDigits(s: string): boolean {
+  if (s.length !== 8) return false;
+  for (let i = 0; i < 8; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+/** `<key>/<YYYYMMDD>/<region>/<service>/aws4_request`, read with indexOf (no array per request). */
 function parseCredential(cred: string, malformed: (m: string) => S3Error): Pick<Parsed, 'accessKey' | 'date' | 'region' | 'service'> {
-  const parts = cred.split('/');
-  if (parts.length !== 5 || parts[4] !== 'aws4_request' || !/^\d{8}$/.test(parts[1]!))
+  const a = cred.indexOf('/');
+  const b = a < 0 ? -1 : cred.indexOf('/', a + 1);
+  const c = b < 0 ? -1 : cred.indexOf('/', b + 1);
+  const d = c < 0 ? -1 : cred.indexOf('/', c + 1);
+  const date = cred.slice(a + 1, b);
+  if (d < 0 || cred.indexOf('/', d + 1) >= 0 || cred.slice(d + 1) !== 'aws4_request' || !eightDigits(date))
     throw malformed('the Credential should be scoped to a valid date, region and service: <key>/<YYYYMMDD>/<region>/s3/aws4_request');
-  return { accessKey: parts[0]!, date: parts[1]!, region: parts[2]!, service: parts[3]! };
+  return { accessKey: cred.slice(0, a), date, region: cred.slice(b + 1, c), service: cred.slice(c + 1, d) };
 }
 
 function parseAuthorization(auth: string, headers: ReadonlyMap<string, string>): Parsed {
@@ -110,107 +127,94 @@ interface PresignedParams {
   contentSha256: string | undefined;
 }
 
-/** One pass over the pairs for the parameters the presigned form reads (no map built per request). */
+/**
+ * One pass over the pairs for the parameters the presigned form reads (no map built per request).
+ * Names are told apart by their seventh character first, then compared once: a name parsed from
+ * the query is a slice of it, and comparing slices goes through the runtime.
+ */
 function presignedParams(query: readonly (readonly [string, string])[]): PresignedParams {
   const p: PresignedParams = { algorithm: undefined, credential: undefined, amzDate: undefined, expires: undefined, signedHeaders: undefined, signature: undefined, contentSha256: undefined };
-  for (const [k, v] of query) {
+  for (let i = 0; i < query.length; i++) {
+    const k = query[i]![0];
+    const v = query[i]![1];
     if (k.length < 10 || !k.startsWith('X-Amz-')) continue;
-    switch (k) {
-      case 'X-Amz-Algorithm':
-        p.algorithm = v;
+    switch (k.charCodeAt(6)) {
+      case 65 /* A */:
+        if (k === 'X-Amz-Algorithm') p.algorithm = v;
         break;
-      case 'X-Amz-Credential':
-        p.credential = v;
+      case 67 /* C */:
+        if (k === 'X-Amz-Credential') p.credential = v;
+        else if (k === 'X-Amz-Content-Sha256') p.contentSha256 = v;
         break;
-      case 'X-Amz-Date':
-        p.amzDate = v;
+      case 68 /* D */:
+        if (k === 'X-Amz-Date') p.amzDate = v;
         break;
-      case 'X-Amz-Expires':
-        p.expires = v;
+      case 69 /* E */:
+        if (k === 'X-Amz-Expires') p.expires = v;
         break;
-      case 'X-Amz-SignedHeaders':
-        p.signedHeaders = v;
-        break;
-      case 'X-Amz-Signature':
-        p.signature = v;
-        break;
-      case 'X-Amz-Content-Sha256':
-        p.contentSha256 = v;
+      case 83 /* S */:
+        if (k === 'X-Amz-Signature') p.signature = v;
+        else if (k === 'X-Amz-SignedHeaders') p.signedHeaders = v;
         break;
     }
   }
   return p;
 }
 
+const queryError = (m: string) => new S3Error('AuthorizationQueryParametersError', m);
+const credentialError = (m: string) => queryError(`Error parsing the X-Amz-Credential parameter; ${m}`);
+
+/** Whether `s` is an optional `-` and one or more ASCII digits (what X-Amz-Expires may be). */
+function isInteger(s: string): boolean {
+  const from = s.charCodeAt(0) === 45 /* - */ ? 1 : 0;
+  if (s.length <= from) return false;
+  for (let i = from; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+/** The last X-Amz-SignedHeaders value split, kept: one client's URLs all sign the same headers. */
+let lastSigned = '';
+let lastSignedNames: readonly string[] = Object.freeze(['']); // ''.split(';')
+function signedNames(signed: string): readonly string[] {
+  if (signed !== lastSigned) {
+    lastSignedNames = Object.freeze(signed.split(';'));
+    lastSigned = signed;
+  }
+  return lastSignedNames;
+}
+
 /** Parsed presigned parameters and the request time (ms), parsed once. */
 function parsePresigned(q: PresignedParams, now: number): Parsed & { time: number } {
-  const bad = (m: string) => new S3Error('AuthorizationQueryParametersError', m);
-  if (q.algorithm !== ALGORITHM) throw bad(`X-Amz-Algorithm only supports "${ALGORITHM}"`);
+  if (q.algorithm !== ALGORITHM) throw queryError(`X-Amz-Algorithm only supports "${ALGORITHM}"`);
   const cred = q.credential;
   const amzDate = q.amzDate;
   const expires = q.expires;
   const signed = q.signedHeaders;
   const signature = q.signature;
   if (cred === undefined || amzDate === undefined || expires === undefined || signed === undefined || signature === undefined)
-    throw bad('Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.');
+    throw queryError('Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.');
   // Out-of-range expiry is refused with 403, as S3 does for these (ceph/s3-tests checks it).
-  if (!/^-?\d+$/.test(expires)) throw bad('X-Amz-Expires should be a number');
+  if (!isInteger(expires)) throw queryError('X-Amz-Expires should be a number');
   const seconds = Number(expires);
   if (seconds <= 0) throw new S3Error('AccessDenied', 'X-Amz-Expires must be non-negative');
   if (seconds > MAX_PRESIGNED_SECONDS) throw new S3Error('AccessDenied', 'X-Amz-Expires must be less than a week (in seconds) that is 604800');
   const t = parseAmzDate(amzDate);
-  if (Number.isNaN(t)) throw bad('X-Amz-Date must be in the ISO8601 Long Format "yyyyMMdd\'T\'HHmmss\'Z\'"');
+  if (Number.isNaN(t)) throw queryError('X-Amz-Date must be in the ISO8601 Long Format "yyyyMMdd\'T\'HHmmss\'Z\'"');
   if (t - now > MAX_SKEW_MS) throw new S3Error('AccessDenied', 'Request is not valid yet');
   if (now > t + seconds * 1000) throw new S3Error('AccessDenied', 'Request has expired', { 'X-Amz-Expires': expires, Expires: new Date(t + seconds * 1000).toISOString(), ServerTime: new Date(now).toISOString() });
-  const c = parseCredential(cred, (m) => bad(`Error parsing the X-Amz-Credential parameter; ${m}`));
-  return { accessKey: c.accessKey, date: c.date, region: c.region, service: c.service, signedHeaders: signed.split(';'), signature, amzDate, expiresMs: seconds * 1000, time: t };
+  const c = parseCredential(cred, credentialError);
+  return { accessKey: c.accessKey, date: c.date, region: c.region, service: c.service, signedHeaders: signedNames(signed), signature, amzDate, expiresMs: seconds * 1000, time: t };
 }
-
-/**
- * A verified presigned request, kept with everything its signature covers beyond the raw query
- * it is filed under, and the window in which it stays valid.
- */
-interface Remembered {
-  method: string;
-  rawPath: string;
-  /** The decoded query pairs the request was verified with. */
-  query: readonly (readonly [string, string])[];
-  /** The `x-amz-content-sha256` header as sent (it can decide the payload hash). */
-  contentSha256: string | undefined;
-  /** The signed header names (from X-Amz-SignedHeaders, so fixed by the raw query) and their values as sent. */
-  signedNames: readonly string[];
-  signedValues: readonly (string | undefined)[];
-  verified: Verified;
-  notBefore: number;
-  notAfter: number;
-}
-
-const REMEMBER_MAX = 4096; // entries
-const SEEN_MAX = 16384; // signature marks
 
 export class SigV4Verifier {
   readonly #lookup: SecretLookup;
   readonly #keys: SigningKeyCache;
   readonly #region: string;
-  /**
-   * A signature covers the method, path, query and every signed header, so a byte-identical
-   * request verifies identically: only the time window has to be checked again. Presigned
-   * URLs handed to many readers skip the canonical request and the two SHA-256 passes this way.
-   * Filed under the raw query as sent (the server's string: no key is built and hashed per
-   * request); a hit must also match the method, path, payload-hash header and every signed
-   * header value, compared one by one, so no different request can reuse a result.
-   */
-  readonly #byRawQuery = new Map<string, Remembered>();
-  /** The same for callers that pass no raw query: filed under the decoded pairs as JSON. */
-  readonly #byPairs = new Map<string, Remembered>();
-  /**
-   * Presigned signatures verified once, each as a number (its first 28 bits: a small integer,
-   * nothing for the garbage collector to trace). A request is remembered on its second full
-   * verification, so URLs used once (a new signature per request) leave no entry behind to be
-   * copied and promoted by the collector; a shared mark only admits an entry early, and an entry
-   * is still matched field by field.
-   */
-  readonly #seenOnce = new Set<number>();
+  /** Verified presigned requests, reused for the same request within its window (remembered.ts). */
+  readonly #remembered = new RememberedResults();
 
   /** `region` empty accepts any region in the credential scope. */
   constructor(lookup: SecretLookup, keys: SigningKeyCache, region = '') {
@@ -230,44 +234,22 @@ export class SigV4Verifier {
    * parse for a repeated presigned URL, and keeps no map of its own.
    */
   knownQuery(rawQuery: string): readonly (readonly [string, string])[] | undefined {
-    return this.#byRawQuery.get(rawQuery)?.query;
+    return this.#remembered.knownQuery(rawQuery);
   }
 
   /** Throws an S3Error when the signature is missing, malformed, stale or wrong. */
   verify(req: SignedRequest, now = Date.now()): Verified {
     // Header signatures carry x-amz-date to the second, so they rarely repeat: never remembered.
     if (req.headers.has('authorization') || req.query.length === 0) return this.#verify(req, now).verified;
-    const map = req.rawQuery !== undefined ? this.#byRawQuery : this.#byPairs;
-    // JSON keeps the decoded pairs apart: a value may contain any character.
-    const key = req.rawQuery ?? JSON.stringify(req.query);
-    const r = map.get(key);
-    if (r !== undefined && now >= r.notBefore && now <= r.notAfter && sameRequest(r, req)) return r.verified;
+    const known = this.#remembered.lookup(req, now);
+    if (known !== undefined) return known;
     const v = this.#verify(req, now);
-    const mark = parseInt(v.verified.signature.slice(0, 7), 16);
-    if (!this.#seenOnce.has(mark)) {
-      if (this.#seenOnce.size >= SEEN_MAX) this.#seenOnce.clear();
-      this.#seenOnce.add(mark);
-      return v.verified;
-    }
-    const signedNames = v.signedHeaders;
-    const signedValues = signedNames.map((h) => req.headers.get(h));
-    if (map.size >= REMEMBER_MAX) map.clear();
-    map.set(key, {
-      method: req.method,
-      rawPath: req.rawPath,
-      query: req.query,
-      contentSha256: req.headers.get('x-amz-content-sha256'),
-      signedNames,
-      signedValues,
-      verified: v.verified,
-      notBefore: v.time - MAX_SKEW_MS,
-      notAfter: v.time + v.expiresMs,
-    });
+    this.#remembered.record(req, v);
     return v.verified;
   }
 
   /** The verified result, the request time (ms), the presigned validity (ms) and the signed header names. */
-  #verify(req: SignedRequest, now: number): { verified: Verified; time: number; expiresMs: number; signedHeaders: readonly string[] } {
+  #verify(req: SignedRequest, now: number): FullResult {
     const auth = req.headers.get('authorization');
     // The query's authentication parameters only for the presigned form, the one that reads them.
     let q: PresignedParams | undefined;
@@ -303,29 +285,26 @@ export class SigV4Verifier {
       payloadHash = h;
     }
     const scope = `${p.date}/${p.region}/${p.service}/aws4_request`;
-    const canonical = canonicalRequest(req.method, canonicalUri(req.rawPath), canonicalQuery(req.query, true), req.headers, p.signedHeaders, payloadHash);
+    // The raw query is what `req.query` was parsed from: when it is written canonically already,
+    // it is its own canonical form (sorted), with no pair decoded and encoded again.
+    const query = (req.rawQuery !== undefined ? canonicalQueryOfRaw(req.rawQuery, true) : undefined) ?? canonicalQuery(req.query, true);
+    const canonical = canonicalRequest(req.method, canonicalUri(req.rawPath), query, req.headers, p.signedHeaders, payloadHash);
     const sts = stringToSign(p.amzDate, scope, canonical);
-    const signingKey = this.#keys.get(p.accessKey, secret, p.date, p.region, p.service);
-    const expected = hmac(signingKey, sts);
-    const given = /^[0-9a-f]{64}$/.test(p.signature) ? Buffer.from(p.signature, 'hex') : Buffer.alloc(0);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    const key = this.#keys.hmacKey(p.accessKey, secret, p.date, p.region, p.service);
+    const signingKey = key.key;
+    // Lower-case hex, as every SDK sends it (an upper-case signature never matched before either).
+    if (!sameSignature(p.signature, key.hex(sts)))
       throw new S3Error('SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.', {
         AWSAccessKeyId: p.accessKey,
         StringToSign: sts,
         CanonicalRequest: canonical,
       });
-    return { verified: { accessKey: p.accessKey, payloadHash, signature: p.signature, signingKey, amzDate: p.amzDate, scope, presigned }, time: t, expiresMs: p.expiresMs, signedHeaders: p.signedHeaders };
+    return {
+      verified: { accessKey: p.accessKey, payloadHash, signature: p.signature, signingKey, amzDate: p.amzDate, scope, presigned },
+      time: t,
+      expiresMs: p.expiresMs,
+      signedHeaders: p.signedHeaders,
+      skewMs: MAX_SKEW_MS,
+    };
   }
-}
-
-/**
- * Whether `req` is, in everything its signature covers, the request `r` was verified for (the
- * caller has matched the query already): method, path as sent, the payload-hash header and every
- * signed header's value.
- */
-function sameRequest(r: Remembered, req: SignedRequest): boolean {
-  if (r.method !== req.method || r.rawPath !== req.rawPath || r.contentSha256 !== req.headers.get('x-amz-content-sha256')) return false;
-  const names = r.signedNames;
-  for (let i = 0; i < names.length; i++) if (req.headers.get(names[i]!) !== r.signedValues[i]) return false;
-  return true;
 }
