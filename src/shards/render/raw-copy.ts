@@ -32,6 +32,8 @@ export interface CompactResult {
 /**
  * Move the values of the records of the batch at `buf[batchPos]` with offsets in
  * [fromOffset, endOffset) to `buf[writePos…]`, at most `maxRecords` of them and `room` bytes.
+ * The outcome is written into `into` and returned: a raw read calls this once per stored batch,
+ * and a stream of single-record appends is a batch per record, so the hot loop reuses one result.
  */
 export function compactValues(
   buf: Buffer,
@@ -41,49 +43,64 @@ export function compactValues(
   maxRecords: number,
   room: number,
   writePos: number,
+  into: CompactResult = { n: 0, bytes: 0, next: 0, full: false },
 ): CompactResult {
   if ((buf.readInt16BE(batchPos + ATTRIBUTES) & ATTR_COMPRESSION_MASK) !== 0) {
     throw new RecordBatchError('unsupported_compression', 'compressed batches cannot be read in raw format yet');
   }
-  const base = buf.readUIntBE(batchPos + BASE_OFFSET_LOW48, 6);
+  const base = buf.readUInt16BE(batchPos + BASE_OFFSET_LOW48) * 2 ** 32 + buf.readUInt32BE(batchPos + BASE_OFFSET_LOW48 + 2);
   const count = buf.readInt32BE(batchPos + RECORDS_COUNT);
-  const cur = { p: batchPos + RECORDS };
+  at = batchPos + RECORDS;
   let n = 0;
   let bytes = 0;
   let next = fromOffset;
+  let full = false;
   for (let i = 0; i < count; i++) {
-    const recordEnd = zigzag(varint(buf, cur)) + cur.p;
-    cur.p++; // attributes
-    while (buf[cur.p++]! & 0x80); // timestampDelta: skipped
-    const offset = base + zigzag(varint(buf, cur));
+    const recordEnd = zigzag(varint(buf)) + at;
+    at++; // attributes
+    while (buf[at++]! & 0x80); // timestampDelta: skipped
+    const offset = base + zigzag(varint(buf));
     if (offset < fromOffset) {
-      cur.p = recordEnd;
+      at = recordEnd;
       continue;
     }
-    if (offset >= endOffset || n >= maxRecords) return { n, bytes, next, full: true };
-    const keyLen = zigzag(varint(buf, cur));
-    if (keyLen > 0) cur.p += keyLen;
-    const valueLen = zigzag(varint(buf, cur));
+    if (offset >= endOffset || n >= maxRecords) {
+      full = true;
+      break;
+    }
+    const keyLen = zigzag(varint(buf));
+    if (keyLen > 0) at += keyLen;
+    const valueLen = zigzag(varint(buf));
     if (valueLen > 0) {
-      if (bytes + valueLen > room) return { n, bytes, next, full: true };
-      buf.copyWithin(writePos + bytes, cur.p, cur.p + valueLen);
+      if (bytes + valueLen > room) {
+        full = true;
+        break;
+      }
+      buf.copyWithin(writePos + bytes, at, at + valueLen);
       bytes += valueLen;
     }
     n++;
     next = offset + 1;
-    cur.p = recordEnd;
+    at = recordEnd;
   }
-  return { n, bytes, next, full: false };
+  into.n = n;
+  into.bytes = bytes;
+  into.next = next;
+  into.full = full;
+  return into;
 }
 
-/** Unsigned varint; one-byte values (most lengths and deltas) take the fast path. */
-function varint(buf: Buffer, cur: { p: number }): number {
-  let b = buf[cur.p++]!;
+/** The read position of `varint` (module state: the walk is synchronous and allocates no cursor). */
+let at = 0;
+
+/** Unsigned varint at `at`; one-byte values (most lengths and deltas) take the fast path. */
+function varint(buf: Buffer): number {
+  let b = buf[at++]!;
   if (b < 0x80) return b;
   let v = b & 0x7f;
   let mul = 0x80;
   do {
-    b = buf[cur.p++]!;
+    b = buf[at++]!;
     v += (b & 0x7f) * mul;
     mul *= 0x80;
   } while (b & 0x80);

@@ -12,18 +12,19 @@
  * seqs of the chunk holding it, never a body of wrong bytes (docs/storage.md).
  */
 import { SvcError } from '../../errors';
-import { type DecodedRecord, decodeRecords, readBatchHeader } from '../../util/record-batch';
+import { ATTR_COMPRESSION_MASK, type DecodedRecord, decodeRecords, readBatchHeader } from '../../util/record-batch';
 import { renderBinary, sliceBatch } from '../render/binary-records';
 import { inflateBatch, isCompressed } from '../render/inflate-batch';
 import { renderJsonArray } from '../render/json-array';
 import { renderJson } from '../render/json-records';
-import { compactValues } from '../render/raw-copy';
+import { type CompactResult, compactValues } from '../render/raw-copy';
 import { renderRaw } from '../render/raw-records';
 import { renderSse } from '../render/sse-records';
 import { type ReadFormat, type ReadVisibility } from '../types';
 import { FRAME_HEADER, FrameType, frameProblem, parseFrame, verifiedEnd } from './frame';
 import { type SegmentLog } from './segment-log';
 import { type ChunkIndex } from './chunk-index';
+import { RawPage, chunkScratch, planPage } from './raw-page';
 import { type Chunk, type StreamState } from './stream-state';
 
 /** The error for a damaged frame met by a read: what a client sees as 500 `data_corrupt`. */
@@ -162,20 +163,25 @@ const CONTROL_BATCH = 0x20;
 const TRANSACTIONAL_BATCH = 0x10;
 const BATCH_PRODUCER_ID = 43;
 
-/** The raw format moves values to the front of each chunk buffer, then joins the chunks' fronts. */
+/**
+ * The raw format moves values to the front of each chunk as it is read into the worker's scratch,
+ * then copies that front into the page, sized once from the chunk index (raw-page.ts).
+ */
 function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, view: Committed): Gathered {
   const end = view.end;
-  const parts: Buffer[] = [];
+  const cursor = index.cursor(s, from);
+  const plan = planPage(cursor, from, end, maxCount, maxBytes);
+  const page = new RawPage(plan.capacity);
+  const r: CompactResult = { n: 0, bytes: 0, next: 0, full: false };
   let count = 0;
   let bytes = 0;
   let next = from;
-  const cursor = index.cursor(s, from);
-  chunks: for (let c: Chunk | null; next < end && count < maxCount && (c = cursor.next()) !== null; ) {
-    const buf = log.read(c.segId, c.pos, c.len);
+  let planned = 0;
+  chunks: for (let c: Chunk | null; next < end && count < maxCount && (c = planned < plan.chunks.length ? plan.chunks[planned++]! : cursor.next()) !== null; ) {
+    const buf = log.readInto(c.segId, c.pos, c.len, chunkScratch(c.len));
     let good = 0;
+    /** Values compacted to the front of `buf` and not yet in the page. */
     let written = 0;
-    /** Values before this were already pushed (a compressed batch splits a chunk's part). */
-    let flushed = 0;
     for (let off = 0; off < buf.length; ) {
       // The hot loop of a catch-up read: frame and batch fields are read in place, without
       // building frame or header objects (a stream of single-record appends is a frame per record).
@@ -187,41 +193,37 @@ function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: num
       const batchPos = off + FRAME_HEADER;
       off += 8 + len;
       if (type !== FrameType.Data) continue;
-      const base = buf.readUIntBE(batchPos + BATCH_BASE_OFFSET_LOW48, 6);
+      const base = buf.readUInt16BE(batchPos + BATCH_BASE_OFFSET_LOW48) * 2 ** 32 + buf.readUInt32BE(batchPos + BATCH_BASE_OFFSET_LOW48 + 2);
       if (base + buf.readInt32BE(batchPos + BATCH_LAST_OFFSET_DELTA) < next) continue;
       if (base >= end) break;
       const attributes = buf.readInt16BE(batchPos + BATCH_ATTRIBUTES);
-      if ((attributes & CONTROL_BATCH) !== 0 || view.aborted(attributes, buf.readBigInt64BE(batchPos + BATCH_PRODUCER_ID), base)) {
+      // The producer id (a BigInt) is read only for a transactional batch: most batches are not.
+      if ((attributes & CONTROL_BATCH) !== 0 || ((attributes & TRANSACTIONAL_BATCH) !== 0 && view.aborted(attributes, buf.readBigInt64BE(batchPos + BATCH_PRODUCER_ID), base))) {
         next = Math.max(next, Math.min(base + buf.readInt32BE(batchPos + BATCH_LAST_OFFSET_DELTA) + 1, end));
         continue;
       }
       // Past the first record the byte budget applies; the first one is taken whatever its size.
       const room = count === 0 ? Infinity : maxBytes - bytes;
-      if (isCompressed(buf, batchPos)) {
-        // A compressed batch (Kafka Produce): its values come from a decompressed copy, as a part of their own.
-        parts.push(buf.subarray(flushed, written));
+      if ((attributes & ATTR_COMPRESSION_MASK) !== 0) {
+        // A compressed batch (Kafka Produce): its values come from a decompressed copy.
+        page.append(buf, written);
+        written = 0;
         const inflated = inflateBatch(buf, batchPos);
-        const r = compactValues(inflated, 0, next, end, maxCount - count, room, 0);
-        parts.push(inflated.subarray(0, r.bytes));
-        flushed = written;
-        count += r.n;
-        bytes += r.bytes;
-        if (r.n > 0) next = r.next;
-        if (r.full) break chunks;
-        continue;
+        compactValues(inflated, 0, next, end, maxCount - count, room, 0, r);
+        page.append(inflated, r.bytes);
+      } else {
+        compactValues(buf, batchPos, next, end, maxCount - count, room, written, r);
+        written += r.bytes;
       }
-      const r = compactValues(buf, batchPos, next, end, maxCount - count, room, written);
       count += r.n;
       bytes += r.bytes;
-      written += r.bytes;
       if (r.n > 0) next = r.next;
       if (r.full) {
-        parts.push(buf.subarray(flushed, written));
+        page.append(buf, written);
         break chunks;
       }
     }
-    parts.push(buf.subarray(flushed, written));
+    page.append(buf, written);
   }
-  return { body: parts.length === 1 ? parts[0]! : Buffer.concat(parts, bytes), count, nextSeq: next };
+  return { body: page.take(), count, nextSeq: next };
 }
-

@@ -1,0 +1,98 @@
+/**
+ * The buffers of a `raw` catch-up read (shard-reader.ts, `gatherRaw`):
+ *
+ *   segment file ──pread──▶ chunk scratch (one per worker thread, reused) ──compact in place──▶
+ *       values at the scratch's front ──one copy per chunk──▶ the page (allocated once, sized up front)
+ *
+ * A page used to be built from a fresh buffer per chunk read (1 MiB each), joined with
+ * `Buffer.concat` at the end. Every such buffer was new off-heap memory: page faults on first
+ * touch, and external memory that made V8 run a full mark-compact every few pages on the worker
+ * and on the gateway thread. Reading every chunk into one reused scratch and copying its values
+ * straight into a page allocated once keeps the same number of copies and none of that; it matters
+ * most for streams built from single-record appends, whose frames are up to twice their values.
+ *
+ * The page is sized from the chunk index before any byte is read (`planPage`); a page that needs
+ * more (a compressed batch inflates, the estimate of a first chunk fell short) grows, which is rare.
+ */
+import { type ChunkCursor } from './chunk-index';
+import { type Chunk } from './stream-state';
+
+/** Largest scratch kept between reads; a chunk above it (a single frame over 1 MiB) gets a buffer of its own. */
+const SCRATCH_KEEP = 2 * 1024 * 1024; // 2 MiB: above the 1 MiB chunk bound (shard-client.ts)
+/** A page this much larger than its values is copied to an exact-size buffer (it crosses to the gateway thread whole). */
+const SLACK_COPY = 64 * 1024; // 64 KiB
+
+let scratch: Buffer = Buffer.alloc(0);
+
+/** A buffer of at least `len` bytes to read a chunk into; valid until the next call. */
+export function chunkScratch(len: number): Buffer {
+  if (len > SCRATCH_KEEP) return Buffer.allocUnsafe(len);
+  if (scratch.length < len) {
+    let size = 64 * 1024;
+    while (size < len) size *= 2;
+    scratch = Buffer.allocUnsafeSlow(Math.min(size, SCRATCH_KEEP));
+  }
+  return scratch;
+}
+
+/** The chunks a page starts with, looked at before any is read, and the bytes to allocate for its values. */
+export interface PagePlan {
+  chunks: Chunk[];
+  capacity: number;
+}
+
+/**
+ * Take chunks from `cursor` until their frames reach the byte budget, they cover `maxCount`
+ * records or the stream (up to `end`) ends. Values are never longer than their frames, so a page
+ * whose chunks reach the budget needs `maxBytes` (or its first chunk, whose first record is taken
+ * whatever its size); a shorter one needs the frames' bytes, the first chunk counted from the
+ * start seq in proportion to its records (a live read of one new record must not allocate the
+ * whole chunk it sits in). An estimate that falls short only makes the page grow.
+ */
+export function planPage(cursor: ChunkCursor, from: number, end: number, maxCount: number, maxBytes: number): PagePlan {
+  const chunks: Chunk[] = [];
+  let frames = 0;
+  for (let c: Chunk | null; frames < maxBytes && (c = cursor.next()) !== null; ) {
+    if (c.baseSeq >= end) break;
+    chunks.push(c);
+    frames += from <= c.baseSeq ? c.len : Math.ceil((c.len * (c.lastSeq + 1 - from)) / (c.lastSeq + 1 - c.baseSeq));
+    if (c.lastSeq + 1 - from >= maxCount) break;
+  }
+  return { chunks, capacity: Math.min(frames, Math.max(maxBytes, chunks[0]?.len ?? 0)) };
+}
+
+/** The page under construction: values appended chunk by chunk. */
+export class RawPage {
+  #buf: Buffer;
+  #len = 0;
+
+  constructor(capacity: number) {
+    this.#buf = Buffer.allocUnsafe(capacity);
+  }
+
+  get length(): number {
+    return this.#len;
+  }
+
+  /** Append `src[0, n)`. */
+  append(src: Buffer, n: number): void {
+    if (n === 0) return;
+    this.reserve(n);
+    src.copy(this.#buf, this.#len, 0, n);
+    this.#len += n;
+  }
+
+  /** Make room for `n` more bytes (doubling: only a page that outgrows its plan copies). */
+  reserve(n: number): void {
+    if (this.#len + n <= this.#buf.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.#len + n, this.#buf.length * 2));
+    this.#buf.copy(grown, 0, 0, this.#len);
+    this.#buf = grown;
+  }
+
+  /** The page's bytes; an exact-size copy when the planned buffer is much larger. */
+  take(): Buffer {
+    if (this.#buf.length - this.#len >= SLACK_COPY) return Buffer.from(this.#buf.subarray(0, this.#len));
+    return this.#buf.subarray(0, this.#len);
+  }
+}
