@@ -11,6 +11,7 @@
  * offsetDelta varint, keyLength varint, key, valueLength varint, value, headers.
  * All varints are zig-zag; the batch was validated when it was written.
  */
+import { i16be, i32be, u48be } from '../../util/be-read';
 import { ATTR_COMPRESSION_MASK, RecordBatchError } from '../../util/record-batch';
 
 const BASE_OFFSET_LOW48 = 2;
@@ -45,11 +46,11 @@ export function compactValues(
   writePos: number,
   into: CompactResult = { n: 0, bytes: 0, next: 0, full: false },
 ): CompactResult {
-  if ((buf.readInt16BE(batchPos + ATTRIBUTES) & ATTR_COMPRESSION_MASK) !== 0) {
+  if ((i16be(buf, batchPos + ATTRIBUTES) & ATTR_COMPRESSION_MASK) !== 0) {
     throw new RecordBatchError('unsupported_compression', 'compressed batches cannot be read in raw format yet');
   }
-  const base = buf.readUInt16BE(batchPos + BASE_OFFSET_LOW48) * 2 ** 32 + buf.readUInt32BE(batchPos + BASE_OFFSET_LOW48 + 2);
-  const count = buf.readInt32BE(batchPos + RECORDS_COUNT);
+  const base = u48be(buf, batchPos + BASE_OFFSET_LOW48);
+  const count = i32be(buf, batchPos + RECORDS_COUNT);
   at = batchPos + RECORDS;
   let n = 0;
   let bytes = 0;

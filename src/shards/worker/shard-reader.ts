@@ -12,6 +12,7 @@
  * seqs of the chunk holding it, never a body of wrong bytes (docs/storage.md).
  */
 import { SvcError } from '../../errors';
+import { i16be, i32be, u32be, u48be } from '../../util/be-read';
 import { ATTR_COMPRESSION_MASK, type DecodedRecord, decodeRecords, readBatchHeader } from '../../util/record-batch';
 import { renderBinary, sliceBatch } from '../render/binary-records';
 import { inflateBatch, isCompressed } from '../render/inflate-batch';
@@ -187,19 +188,19 @@ function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: num
       // building frame or header objects (a stream of single-record appends is a frame per record).
       // Checked a block ahead of the compaction, which only moves bytes of frames already walked.
       if (off >= good && (good = verifiedEnd(buf, off)) === off) throw corruptChunk(log, s, c, off, damage(buf, c, off));
-      const len = buf.readUInt32BE(off);
+      const len = u32be(buf, off);
       const type = buf[off + 8];
-      if (buf.readUInt32BE(off + 9) !== s.id && type !== FrameType.Pad) throw corruptChunk(log, s, c, off, `belongs to stream id ${buf.readUInt32BE(off + 9)}, not ${s.id}`);
+      if (u32be(buf, off + 9) !== s.id && type !== FrameType.Pad) throw corruptChunk(log, s, c, off, `belongs to stream id ${u32be(buf, off + 9)}, not ${s.id}`);
       const batchPos = off + FRAME_HEADER;
       off += 8 + len;
       if (type !== FrameType.Data) continue;
-      const base = buf.readUInt16BE(batchPos + BATCH_BASE_OFFSET_LOW48) * 2 ** 32 + buf.readUInt32BE(batchPos + BATCH_BASE_OFFSET_LOW48 + 2);
-      if (base + buf.readInt32BE(batchPos + BATCH_LAST_OFFSET_DELTA) < next) continue;
+      const base = u48be(buf, batchPos + BATCH_BASE_OFFSET_LOW48);
+      if (base + i32be(buf, batchPos + BATCH_LAST_OFFSET_DELTA) < next) continue;
       if (base >= end) break;
-      const attributes = buf.readInt16BE(batchPos + BATCH_ATTRIBUTES);
+      const attributes = i16be(buf, batchPos + BATCH_ATTRIBUTES);
       // The producer id (a BigInt) is read only for a transactional batch: most batches are not.
       if ((attributes & CONTROL_BATCH) !== 0 || ((attributes & TRANSACTIONAL_BATCH) !== 0 && view.aborted(attributes, buf.readBigInt64BE(batchPos + BATCH_PRODUCER_ID), base))) {
-        next = Math.max(next, Math.min(base + buf.readInt32BE(batchPos + BATCH_LAST_OFFSET_DELTA) + 1, end));
+        next = Math.max(next, Math.min(base + i32be(buf, batchPos + BATCH_LAST_OFFSET_DELTA) + 1, end));
         continue;
       }
       // Past the first record the byte budget applies; the first one is taken whatever its size.
