@@ -46,23 +46,41 @@ export interface PagePlan {
 }
 
 /**
- * Take chunks from `cursor` until their frames reach the byte budget, they cover `maxCount`
- * records or the stream (up to `end`) ends. Values are never longer than their frames, so a page
- * whose chunks reach the budget needs `maxBytes` (or its first chunk, whose first record is taken
- * whatever its size); a shorter one needs the frames' bytes, the first chunk counted from the
- * start seq in proportion to its records (a live read of one new record must not allocate the
- * whole chunk it sits in). An estimate that falls short only makes the page grow.
+ * Take chunks from `cursor` until the values they can hold reach the byte budget, they cover
+ * `maxCount` records or the stream (up to `end`) ends. A chunk's values are at most its bytes less
+ * the fixed parts of its frames (`valueBound`), so a page whose chunks reach the budget needs
+ * `maxBytes` (or its first chunk, whose first record is taken whatever its size), and a shorter
+ * one the sum of those bounds; the first chunk is counted from the start seq in proportion to its
+ * records (a live read of one new record must not allocate the whole chunk it sits in). An
+ * estimate that falls short (a compressed batch inflates) only makes the page grow.
  */
 export function planPage(cursor: ChunkCursor, from: number, end: number, maxCount: number, maxBytes: number): PagePlan {
   const chunks: Chunk[] = [];
-  let frames = 0;
-  for (let c: Chunk | null; frames < maxBytes && (c = cursor.next()) !== null; ) {
+  let values = 0;
+  for (let c: Chunk | null; values < maxBytes && (c = cursor.next()) !== null; ) {
     if (c.baseSeq >= end) break;
     chunks.push(c);
-    frames += from <= c.baseSeq ? c.len : Math.ceil((c.len * (c.lastSeq + 1 - from)) / (c.lastSeq + 1 - c.baseSeq));
+    values += valueBound(c, from);
     if (c.lastSeq + 1 - from >= maxCount) break;
   }
-  return { chunks, capacity: Math.min(frames, Math.max(maxBytes, chunks[0]?.len ?? 0)) };
+  return { chunks, capacity: Math.min(values, Math.max(maxBytes, chunks[0]?.len ?? 0)) };
+}
+
+/**
+ * The fixed bytes around values: a frame's header (13) and its RecordBatch header (61) at least
+ * once per chunk, and per record at least 7 bytes of varints and attributes (length, attributes,
+ * timestamp delta, offset delta, key length, value length, header count). A stream of
+ * single-record appends pays them once per record, so its frames are up to twice its values.
+ */
+const CHUNK_FIXED = 13 + 61;
+const RECORD_FIXED = 7;
+
+/** At most the value bytes of the records of `c` from `from` on (proportional for a chunk the start seq cuts). */
+function valueBound(c: Chunk, from: number): number {
+  const all = c.lastSeq + 1 - c.baseSeq;
+  const records = from <= c.baseSeq ? all : c.lastSeq + 1 - from;
+  const bytes = records === all ? c.len : Math.ceil((c.len * records) / all);
+  return Math.max(0, bytes - CHUNK_FIXED - RECORD_FIXED * records);
 }
 
 /** The page under construction: values appended chunk by chunk. */

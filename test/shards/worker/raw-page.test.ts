@@ -14,7 +14,7 @@ function cursorOf(chunks: Chunk[]): ChunkCursor & { taken: () => number } {
 describe('planPage', () => {
   const chunks = [chunk(0, 9, 1000), chunk(10, 19, 1000), chunk(20, 29, 1000), chunk(30, 39, 1000)];
 
-  it('takes chunks until their frames reach the byte budget, and sizes the page to the budget', () => {
+  it('takes chunks until the values they can hold reach the byte budget, and sizes the page to the budget', () => {
     const c = cursorOf(chunks);
     const plan = planPage(c, 0, 40, 1000, 1500);
     expect(plan.chunks.map((x) => x.baseSeq)).toEqual([0, 10]);
@@ -22,11 +22,11 @@ describe('planPage', () => {
     expect(c.taken()).toBe(2); // the rest stay in the cursor for the walk
   });
 
-  it('sizes a page that reaches the end of the stream to its frames, counting the first chunk from the start seq', () => {
+  it('sizes a page that reaches the end of the stream to its frames less their fixed parts, counting the first chunk from the start seq', () => {
     // The index's cursor starts at the chunk holding the start seq.
     const plan = planPage(cursorOf(chunks.slice(3)), 35, 40, 1000, 1 << 20);
     expect(plan.chunks.map((x) => x.baseSeq)).toEqual([30]);
-    expect(plan.capacity).toBe(500); // half of the chunk's records
+    expect(plan.capacity).toBe(500 - 74 - 5 * 7); // half of the chunk's records, less one frame's and five records' fixed bytes
   });
 
   it('stops at the record count and at the end of what may be read', () => {
@@ -35,7 +35,7 @@ describe('planPage', () => {
   });
 
   it('makes room for a first chunk larger than the budget (its first record is taken whatever its size)', () => {
-    expect(planPage(cursorOf([chunk(0, 0, 5000), chunk(1, 1, 10)]), 0, 2, 1000, 100).capacity).toBe(5000);
+    expect(planPage(cursorOf([chunk(0, 0, 5000), chunk(1, 1, 10)]), 0, 2, 1000, 100).capacity).toBe(5000 - 74 - 7);
   });
 
   it('plans nothing at the tail', () => {
