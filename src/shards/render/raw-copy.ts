@@ -22,8 +22,10 @@ const RECORDS = 61;
 export interface CompactResult {
   /** Records taken. */
   n: number;
-  /** Value bytes now at writePos. */
+  /** Value bytes taken (what the byte budget counts). */
   bytes: number;
+  /** Bytes now at writePos: the values, and a separator before each when one is asked for. */
+  written: number;
   /** Offset after the last record taken (or `fromOffset` when none). */
   next: number;
   /** Stopped early: the next value did not fit in `room`, `maxRecords` or `endOffset` was reached. */
@@ -32,7 +34,13 @@ export interface CompactResult {
 
 /**
  * Move the values of the records of the batch at `buf[batchPos]` with offsets in
- * [fromOffset, endOffset) to `buf[writePos…]`, at most `maxRecords` of them and `room` bytes.
+ * [fromOffset, endOffset) to `buf[writePos…]`, at most `maxRecords` of them and `room` bytes of
+ * values. `sep` (a byte, or -1 for none) is written before each value that has bytes: the
+ * `json-array` format joins values with commas (null and empty values, which are not JSON, are
+ * left out, as in `raw`). `takeFirst`: the page is still empty, so the first record is taken
+ * whatever its size (a record larger than the budget must not stall a reader); the rest of the
+ * batch is held to `room`. A record's header is at least 7 bytes, so the one byte a
+ * separator takes never lets the writes overtake the reads.
  * The outcome is written into `into` and returned: a raw read calls this once per stored batch,
  * and a stream of single-record appends is a batch per record, so the hot loop reuses one result.
  */
@@ -44,7 +52,9 @@ export function compactValues(
   maxRecords: number,
   room: number,
   writePos: number,
-  into: CompactResult = { n: 0, bytes: 0, next: 0, full: false },
+  into: CompactResult = { n: 0, bytes: 0, written: 0, next: 0, full: false },
+  sep = -1,
+  takeFirst = false,
 ): CompactResult {
   if ((i16be(buf, batchPos + ATTRIBUTES) & ATTR_COMPRESSION_MASK) !== 0) {
     throw new RecordBatchError('unsupported_compression', 'compressed batches cannot be read in raw format yet');
@@ -54,6 +64,7 @@ export function compactValues(
   at = batchPos + RECORDS;
   let n = 0;
   let bytes = 0;
+  let w = writePos;
   let next = fromOffset;
   let full = false;
   for (let i = 0; i < count; i++) {
@@ -73,11 +84,14 @@ export function compactValues(
     if (keyLen > 0) at += keyLen;
     const valueLen = zigzag(varint(buf));
     if (valueLen > 0) {
-      if (bytes + valueLen > room) {
+      // An empty page takes its first record whatever its size (`takeFirst`).
+      if (bytes + valueLen > room && !(n === 0 && takeFirst)) {
         full = true;
         break;
       }
-      buf.copyWithin(writePos + bytes, at, at + valueLen);
+      if (sep >= 0) buf[w++] = sep;
+      buf.copyWithin(w, at, at + valueLen);
+      w += valueLen;
       bytes += valueLen;
     }
     n++;
@@ -86,6 +100,7 @@ export function compactValues(
   }
   into.n = n;
   into.bytes = bytes;
+  into.written = w - writePos;
   into.next = next;
   into.full = full;
   return into;

@@ -54,17 +54,31 @@ export interface PagePlan {
  * records (a live read of one new record must not allocate the whole chunk it sits in). An
  * estimate that falls short (a compressed batch inflates) only makes the page grow.
  */
-export function planPage(cursor: ChunkCursor, from: number, end: number, maxCount: number, maxBytes: number): PagePlan {
+export function planPage(cursor: ChunkCursor, from: number, end: number, maxCount: number, maxBytes: number, framing: PageFraming = RAW): PagePlan {
   const chunks: Chunk[] = [];
   let values = 0;
+  let records = 0;
   for (let c: Chunk | null; values < maxBytes && (c = cursor.next()) !== null; ) {
     if (c.baseSeq >= end) break;
     chunks.push(c);
     values += valueBound(c, from);
+    records += c.lastSeq + 1 - Math.max(from, c.baseSeq);
     if (c.lastSeq + 1 - from >= maxCount) break;
   }
-  return { chunks, capacity: Math.min(values, Math.max(maxBytes, chunks[0]?.len ?? 0)) };
+  const framingBytes = framing.sep < 0 ? 0 : Math.min(records, maxCount) + 2;
+  return { chunks, capacity: Math.min(values, Math.max(maxBytes, chunks[0]?.len ?? 0)) + framingBytes };
 }
+
+/** How a page joins its values: `raw` puts nothing between them, `json-array` is `[v1,v2,…]`. */
+export interface PageFraming {
+  /** The byte before every value (the first's becomes `open`), or -1. */
+  sep: number;
+  open: number;
+  close: number;
+}
+
+export const RAW: PageFraming = { sep: -1, open: -1, close: -1 };
+export const JSON_ARRAY: PageFraming = { sep: 0x2c, open: 0x5b, close: 0x5d }; // , [ ]
 
 /**
  * The fixed bytes around values: a frame's header (13) and its RecordBatch header (61) at least
@@ -112,8 +126,17 @@ export class RawPage {
     this.#buf = grown;
   }
 
-  /** The page's bytes; an exact-size copy when the planned buffer is much larger. */
-  take(): Buffer {
+  /**
+   * The page's bytes; an exact-size copy when the planned buffer is much larger. With a framing,
+   * the values were each appended after a separator: the first one becomes the opening bracket.
+   */
+  take(framing: PageFraming = RAW): Buffer {
+    if (framing.sep >= 0) {
+      if (this.#len === 0) return Buffer.from([framing.open, framing.close]);
+      this.#buf[0] = framing.open;
+      this.reserve(1);
+      this.#buf[this.#len++] = framing.close;
+    }
     const slack = this.#buf.length - this.#len;
     if (slack >= SLACK_COPY && slack > this.#len) return Buffer.from(this.#buf.subarray(0, this.#len));
     return this.#buf.subarray(0, this.#len);

@@ -16,7 +16,6 @@ import { i16be, i32be, u32be, u48be } from '../../util/be-read';
 import { ATTR_COMPRESSION_MASK, type DecodedRecord, decodeRecords, readBatchHeader } from '../../util/record-batch';
 import { renderBinary, sliceBatch } from '../render/binary-records';
 import { inflateBatch, isCompressed } from '../render/inflate-batch';
-import { renderJsonArray } from '../render/json-array';
 import { renderJson } from '../render/json-records';
 import { type CompactResult, compactValues } from '../render/raw-copy';
 import { renderRaw } from '../render/raw-records';
@@ -25,7 +24,7 @@ import { type ReadFormat, type ReadVisibility } from '../types';
 import { FRAME_HEADER, FrameType, frameProblem, parseFrame, verifiedEnd } from './frame';
 import { type SegmentLog } from './segment-log';
 import { type ChunkIndex } from './chunk-index';
-import { RawPage, chunkScratch, planPage } from './raw-page';
+import { JSON_ARRAY, type PageFraming, RAW, RawPage, chunkScratch, planPage } from './raw-page';
 import { type Chunk, type StreamState } from './stream-state';
 
 /** The error for a damaged frame met by a read: what a client sees as 500 `data_corrupt`. */
@@ -73,7 +72,7 @@ function committedView(s: StreamState, v: ReadVisibility | undefined): Committed
 
 export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat, visibility?: ReadVisibility): Gathered {
   const view = committedView(s, visibility);
-  if (format === 'raw') return gatherRaw(log, index, s, from, maxCount, maxBytes, view);
+  if (format === 'raw' || format === 'json-array') return gatherValues(log, index, s, from, maxCount, maxBytes, view, format === 'raw' ? RAW : JSON_ARRAY);
   const records: DecodedRecord[] = [];
   const batches: Buffer[] = [];
   let count = 0;
@@ -149,7 +148,7 @@ export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from:
   return done();
 
   function done(): Gathered {
-    const body = format === 'binary' || format === 'kafka' ? renderBinary(batches) : format === 'raw' ? renderRaw(records) : format === 'sse' ? renderSse(records) : format === 'json-array' ? renderJsonArray(records) : renderJson(records);
+    const body = format === 'binary' || format === 'kafka' ? renderBinary(batches) : format === 'raw' ? renderRaw(records) : format === 'sse' ? renderSse(records) : renderJson(records);
     return { body, count, nextSeq: next };
   }
 }
@@ -165,15 +164,17 @@ const TRANSACTIONAL_BATCH = 0x10;
 const BATCH_PRODUCER_ID = 43;
 
 /**
- * The raw format moves values to the front of each chunk as it is read into the worker's scratch,
- * then copies that front into the page, sized once from the chunk index (raw-page.ts).
+ * The raw and json-array formats (record values as stored, joined by nothing or by commas in
+ * brackets) move values to the front of each chunk as it is read into the worker's scratch, then
+ * copy that front into the page, sized once from the chunk index (raw-page.ts). No record is
+ * decoded into an object: a Durable Streams JSON stream is read the way a raw one is.
  */
-function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, view: Committed): Gathered {
+function gatherValues(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, view: Committed, framing: PageFraming): Gathered {
   const end = view.end;
   const cursor = index.cursor(s, from);
-  const plan = planPage(cursor, from, end, maxCount, maxBytes);
+  const plan = planPage(cursor, from, end, maxCount, maxBytes, framing);
   const page = new RawPage(plan.capacity);
-  const r: CompactResult = { n: 0, bytes: 0, next: 0, full: false };
+  const r: CompactResult = { n: 0, bytes: 0, written: 0, next: 0, full: false };
   let count = 0;
   let bytes = 0;
   let next = from;
@@ -204,17 +205,18 @@ function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: num
         continue;
       }
       // Past the first record the byte budget applies; the first one is taken whatever its size.
-      const room = count === 0 ? Infinity : maxBytes - bytes;
+      const room = maxBytes - bytes;
+      const takeFirst = count === 0;
       if ((attributes & ATTR_COMPRESSION_MASK) !== 0) {
         // A compressed batch (Kafka Produce): its values come from a decompressed copy.
         page.append(buf, written);
         written = 0;
         const inflated = inflateBatch(buf, batchPos);
-        compactValues(inflated, 0, next, end, maxCount - count, room, 0, r);
-        page.append(inflated, r.bytes);
+        compactValues(inflated, 0, next, end, maxCount - count, room, 0, r, framing.sep, takeFirst);
+        page.append(inflated, r.written);
       } else {
-        compactValues(buf, batchPos, next, end, maxCount - count, room, written, r);
-        written += r.bytes;
+        compactValues(buf, batchPos, next, end, maxCount - count, room, written, r, framing.sep, takeFirst);
+        written += r.written;
       }
       count += r.n;
       bytes += r.bytes;
@@ -226,5 +228,5 @@ function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: num
     }
     page.append(buf, written);
   }
-  return { body: page.take(), count, nextSeq: next };
+  return { body: page.take(framing), count, nextSeq: next };
 }
