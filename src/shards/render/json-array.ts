@@ -2,6 +2,10 @@
  * The `json-array` read format (Durable Streams JSON mode): the record values of a JSON stream
  * joined into one JSON array, `[v1,v2,…]`; `[]` for none. Each value was checked to be JSON when
  * it was appended. Null values (tombstones, e.g. from Kafka) are skipped.
+ *
+ * Reads do not call this: the shard joins the values as it walks the stored batches, without
+ * decoding records (shard-reader.ts, `gatherValues`). It stays as the reference that path is
+ * tested against (test/shards/worker/values-read.test.ts).
  */
 import type { DecodedRecord } from '../../util/record-batch';
 

@@ -15,6 +15,7 @@
  * append and the seal that follows it durable together.
  */
 import { crc32c, crc32cClaimed, crc32cRange } from '../../util/crc32c';
+import { u32be } from '../../util/be-read';
 
 export const FRAME_HEADER = 13;
 
@@ -117,13 +118,13 @@ export function verifiedEnd(buf: Buffer, start: number): number {
   const stop = Math.min(buf.length, start + CHECK_BLOCK);
   let end = start;
   while (end < stop && end + FRAME_HEADER <= buf.length) {
-    const len = buf.readUInt32BE(end);
+    const len = u32be(buf, end);
     if (len < 5 || end + 8 + len > buf.length) break;
     end += 8 + len;
   }
   if (end === start || crc32cClaimed(buf, start, end) === crc32cRange(buf, start, end)) return end;
-  for (let off = start; off < end; off += 8 + buf.readUInt32BE(off)) {
-    if (!frameCrcOk(buf, off, off + 8 + buf.readUInt32BE(off))) return off;
+  for (let off = start; off < end; off += 8 + u32be(buf, off)) {
+    if (!frameCrcOk(buf, off, off + 8 + u32be(buf, off))) return off;
   }
   return end;
 }

@@ -161,7 +161,14 @@ export class SegmentLog {
 
   /** Read `len` bytes at a location (synchronous pread: the shard's reads are served from the page cache). */
   read(segId: number, pos: number, len: number): Buffer {
-    const buf = Buffer.allocUnsafe(len);
+    return this.readInto(segId, pos, len, Buffer.allocUnsafe(len));
+  }
+
+  /**
+   * As `read`, into the front of `buf` (at least `len` long): a reader that reuses one buffer for
+   * every chunk allocates nothing per chunk. Returns the bytes read, a view of `buf`.
+   */
+  readInto(segId: number, pos: number, len: number, buf: Buffer): Buffer {
     let off = 0;
     const fd = this.#fd(segId);
     while (off < len) {
@@ -169,7 +176,7 @@ export class SegmentLog {
       if (n === 0) break;
       off += n;
     }
-    return off === len ? buf : buf.subarray(0, off);
+    return off === buf.length ? buf : buf.subarray(0, off);
   }
 
   /** Cut the newest segment at `pos` (recovery: a torn tail). */

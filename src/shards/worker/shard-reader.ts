@@ -12,18 +12,19 @@
  * seqs of the chunk holding it, never a body of wrong bytes (docs/storage.md).
  */
 import { SvcError } from '../../errors';
-import { type DecodedRecord, decodeRecords, readBatchHeader } from '../../util/record-batch';
+import { i16be, i32be, u32be, u48be } from '../../util/be-read';
+import { ATTR_COMPRESSION_MASK, type DecodedRecord, decodeRecords, readBatchHeader } from '../../util/record-batch';
 import { renderBinary, sliceBatch } from '../render/binary-records';
 import { inflateBatch, isCompressed } from '../render/inflate-batch';
-import { renderJsonArray } from '../render/json-array';
 import { renderJson } from '../render/json-records';
-import { compactValues } from '../render/raw-copy';
+import { type CompactResult, compactValues } from '../render/raw-copy';
 import { renderRaw } from '../render/raw-records';
 import { renderSse } from '../render/sse-records';
 import { type ReadFormat, type ReadVisibility } from '../types';
 import { FRAME_HEADER, FrameType, frameProblem, parseFrame, verifiedEnd } from './frame';
 import { type SegmentLog } from './segment-log';
 import { type ChunkIndex } from './chunk-index';
+import { JSON_ARRAY, type PageFraming, RAW, RawPage, chunkScratch, planPage } from './raw-page';
 import { type Chunk, type StreamState } from './stream-state';
 import { type ReadCache, takeBatches, takeCached } from './read-cache';
 import { renderBatches, renderValues } from './chunk-render';
@@ -80,7 +81,7 @@ export interface ShardCache {
 export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat, visibility?: ReadVisibility, cache?: ShardCache): Gathered {
   const view = committedView(s, visibility);
   const cached = cache?.cache.enabled === true ? cache : undefined;
-  if (format === 'raw') return gatherRaw(log, index, s, from, maxCount, maxBytes, view, cached);
+  if (format === 'raw' || format === 'json-array') return gatherValues(log, index, s, from, maxCount, maxBytes, view, format === 'raw' ? RAW : JSON_ARRAY, format === 'raw' ? cached : undefined);
   const batchCache = format === 'binary' ? cached : undefined;
   /** A batch is a view of a cache entry: the body must be a copy of its own (it is handed to another thread). */
   let shared = false;
@@ -185,7 +186,7 @@ export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from:
   return done();
 
   function done(): Gathered {
-    const body = shared ? Buffer.concat(batches, bytes) : format === 'binary' || format === 'kafka' ? renderBinary(batches) : format === 'raw' ? renderRaw(records) : format === 'sse' ? renderSse(records) : format === 'json-array' ? renderJsonArray(records) : renderJson(records);
+    const body = shared ? Buffer.concat(batches, bytes) : format === 'binary' || format === 'kafka' ? renderBinary(batches) : format === 'raw' ? renderRaw(records) : format === 'sse' ? renderSse(records) : renderJson(records);
     return { body, count, nextSeq: next };
   }
 }
@@ -201,37 +202,40 @@ const TRANSACTIONAL_BATCH = 0x10;
 const BATCH_PRODUCER_ID = 43;
 
 /**
- * The raw format moves values to the front of each chunk buffer, then joins the chunks' fronts.
- * With a read cache, a chunk read from its first record is rendered whole into the cache
- * (chunk-render.ts) and every chunk found there is served from it (read-cache.ts).
+ * The raw and json-array formats (record values as stored, joined by nothing or by commas in
+ * brackets) move values to the front of each chunk as it is read into the worker's scratch, then
+ * copy that front into the page, sized once from the chunk index (raw-page.ts). No record is
+ * decoded into an object: a Durable Streams JSON stream is read the way a raw one is.
  */
-function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, view: Committed, cache: ShardCache | undefined): Gathered {
+function gatherValues(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, view: Committed, framing: PageFraming, cache: ShardCache | undefined): Gathered {
   const end = view.end;
-  const parts: Buffer[] = [];
+  const cursor = index.cursor(s, from);
+  const plan = planPage(cursor, from, end, maxCount, maxBytes, framing);
+  const page = new RawPage(plan.capacity);
+  const r: CompactResult = { n: 0, bytes: 0, written: 0, next: 0, full: false };
   let count = 0;
   let bytes = 0;
   let next = from;
-  /** A part is a view of a cache entry: the body must be a copy of its own (it is handed to another thread). */
-  let shared = false;
-  const cursor = index.cursor(s, from);
-  chunks: for (let c: Chunk | null; next < end && count < maxCount && (c = cursor.next()) !== null; ) {
+  let planned = 0;
+  chunks: for (let c: Chunk | null; next < end && count < maxCount && (c = planned < plan.chunks.length ? plan.chunks[planned++]! : cursor.next()) !== null; ) {
     let buf: Buffer | undefined;
     if (cache !== undefined) {
+      // The read cache (raw only): a chunk reached from its first record is rendered whole once
+      // (chunk-render.ts, which copies what it keeps out of the scratch); a held one is a slice.
       let e = cache.cache.get(cache.shardId, c.segId, c.pos, c.len, 'raw');
       if (e === undefined && next <= c.baseSeq) {
-        buf = log.read(c.segId, c.pos, c.len);
-        const r = renderValues(buf, s.id, c);
-        if (r === 'spoiled') buf = undefined;
-        else if (r !== null) {
-          cache.cache.put(cache.shardId, c.segId, c.pos, r);
-          e = r;
+        buf = log.readInto(c.segId, c.pos, c.len, chunkScratch(c.len));
+        const rendered = renderValues(buf, s.id, c);
+        if (rendered === 'spoiled') buf = undefined;
+        else if (rendered !== null) {
+          cache.cache.put(cache.shardId, c.segId, c.pos, rendered);
+          e = rendered;
         }
       }
       if (e !== undefined) {
         const t = takeCached(e, next, end, maxCount - count, maxBytes - bytes, count === 0);
         if (t.n > 0) {
-          parts.push(t.part);
-          shared = true;
+          page.append(t.part, t.part.length);
           count += t.n;
           bytes += t.bytes;
           next = t.next;
@@ -240,58 +244,53 @@ function gatherRaw(log: SegmentLog, index: ChunkIndex, s: StreamState, from: num
         continue;
       }
     }
-    buf ??= log.read(c.segId, c.pos, c.len);
+    buf ??= log.readInto(c.segId, c.pos, c.len, chunkScratch(c.len));
     let good = 0;
+    /** Values compacted to the front of `buf` and not yet in the page. */
     let written = 0;
-    /** Values before this were already pushed (a compressed batch splits a chunk's part). */
-    let flushed = 0;
     for (let off = 0; off < buf.length; ) {
       // The hot loop of a catch-up read: frame and batch fields are read in place, without
       // building frame or header objects (a stream of single-record appends is a frame per record).
       // Checked a block ahead of the compaction, which only moves bytes of frames already walked.
       if (off >= good && (good = verifiedEnd(buf, off)) === off) throw corruptChunk(log, s, c, off, damage(buf, c, off));
-      const len = buf.readUInt32BE(off);
+      const len = u32be(buf, off);
       const type = buf[off + 8];
-      if (buf.readUInt32BE(off + 9) !== s.id && type !== FrameType.Pad) throw corruptChunk(log, s, c, off, `belongs to stream id ${buf.readUInt32BE(off + 9)}, not ${s.id}`);
+      if (u32be(buf, off + 9) !== s.id && type !== FrameType.Pad) throw corruptChunk(log, s, c, off, `belongs to stream id ${u32be(buf, off + 9)}, not ${s.id}`);
       const batchPos = off + FRAME_HEADER;
       off += 8 + len;
       if (type !== FrameType.Data) continue;
-      const base = buf.readUIntBE(batchPos + BATCH_BASE_OFFSET_LOW48, 6);
-      if (base + buf.readInt32BE(batchPos + BATCH_LAST_OFFSET_DELTA) < next) continue;
+      const base = u48be(buf, batchPos + BATCH_BASE_OFFSET_LOW48);
+      if (base + i32be(buf, batchPos + BATCH_LAST_OFFSET_DELTA) < next) continue;
       if (base >= end) break;
-      const attributes = buf.readInt16BE(batchPos + BATCH_ATTRIBUTES);
-      if ((attributes & CONTROL_BATCH) !== 0 || view.aborted(attributes, buf.readBigInt64BE(batchPos + BATCH_PRODUCER_ID), base)) {
-        next = Math.max(next, Math.min(base + buf.readInt32BE(batchPos + BATCH_LAST_OFFSET_DELTA) + 1, end));
+      const attributes = i16be(buf, batchPos + BATCH_ATTRIBUTES);
+      // The producer id (a BigInt) is read only for a transactional batch: most batches are not.
+      if ((attributes & CONTROL_BATCH) !== 0 || ((attributes & TRANSACTIONAL_BATCH) !== 0 && view.aborted(attributes, buf.readBigInt64BE(batchPos + BATCH_PRODUCER_ID), base))) {
+        next = Math.max(next, Math.min(base + i32be(buf, batchPos + BATCH_LAST_OFFSET_DELTA) + 1, end));
         continue;
       }
-      // The byte budget applies to every record but a read's first, which is taken whatever its size.
+      // Past the first record the byte budget applies; the first one is taken whatever its size.
       const room = maxBytes - bytes;
       const takeFirst = count === 0;
-      if (isCompressed(buf, batchPos)) {
-        // A compressed batch (Kafka Produce): its values come from a decompressed copy, as a part of their own.
-        parts.push(buf.subarray(flushed, written));
+      if ((attributes & ATTR_COMPRESSION_MASK) !== 0) {
+        // A compressed batch (Kafka Produce): its values come from a decompressed copy.
+        page.append(buf, written);
+        written = 0;
         const inflated = inflateBatch(buf, batchPos);
-        const r = compactValues(inflated, 0, next, end, maxCount - count, room, 0, takeFirst);
-        parts.push(inflated.subarray(0, r.bytes));
-        flushed = written;
-        count += r.n;
-        bytes += r.bytes;
-        if (r.n > 0) next = r.next;
-        if (r.full) break chunks;
-        continue;
+        compactValues(inflated, 0, next, end, maxCount - count, room, 0, r, framing.sep, takeFirst);
+        page.append(inflated, r.written);
+      } else {
+        compactValues(buf, batchPos, next, end, maxCount - count, room, written, r, framing.sep, takeFirst);
+        written += r.written;
       }
-      const r = compactValues(buf, batchPos, next, end, maxCount - count, room, written, takeFirst);
       count += r.n;
       bytes += r.bytes;
-      written += r.bytes;
       if (r.n > 0) next = r.next;
       if (r.full) {
-        parts.push(buf.subarray(flushed, written));
+        page.append(buf, written);
         break chunks;
       }
     }
-    parts.push(buf.subarray(flushed, written));
+    page.append(buf, written);
   }
-  return { body: parts.length === 1 && !shared ? parts[0]! : Buffer.concat(parts, bytes), count, nextSeq: next };
+  return { body: page.take(framing), count, nextSeq: next };
 }
-

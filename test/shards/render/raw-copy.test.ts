@@ -26,9 +26,9 @@ describe('compactValues', () => {
 
   it('stops at the record count, the end offset and the byte room, reporting where it stopped', () => {
     const batch = batchOf(Array.from({ length: 10 }, () => Buffer.alloc(100, 1)), 0);
-    expect(compactValues(Buffer.from(batch), 0, 0, Infinity, 3, Infinity, 0)).toEqual({ n: 3, bytes: 300, next: 3, full: true });
-    expect(compactValues(Buffer.from(batch), 0, 2, 5, Infinity, Infinity, 0)).toEqual({ n: 3, bytes: 300, next: 5, full: true });
-    expect(compactValues(Buffer.from(batch), 0, 0, Infinity, Infinity, 250, 0)).toEqual({ n: 2, bytes: 200, next: 2, full: true });
+    expect(compactValues(Buffer.from(batch), 0, 0, Infinity, 3, Infinity, 0)).toEqual({ n: 3, bytes: 300, written: 300, next: 3, full: true });
+    expect(compactValues(Buffer.from(batch), 0, 2, 5, Infinity, Infinity, 0)).toEqual({ n: 3, bytes: 300, written: 300, next: 5, full: true });
+    expect(compactValues(Buffer.from(batch), 0, 0, Infinity, Infinity, 250, 0)).toEqual({ n: 2, bytes: 200, written: 200, next: 2, full: true });
   });
 
   it('works on a batch that sits after other bytes in the buffer, writing behind its read position', () => {
