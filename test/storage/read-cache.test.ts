@@ -103,6 +103,28 @@ describe('read cache', () => {
     expect(tiny.stats).toEqual({ hits: 0, fills: 0, bytes: 0 });
   });
 
+  it('keeps at most half of the cache for one stream: a stream larger than that is not rendered and evicted over and over', async () => {
+    // 300 records in chunks of up to 1 KiB (each ~0.7 KiB once rendered, ~10 KiB in all): more than the
+    // whole cache, so without the cap every pass would render each chunk and evict it again.
+    const cache = new ReadCache(6000);
+    const shard = open(tempDir(), cache, 1024);
+    await create(shard, '/big');
+    const total = await fill(shard, '/big');
+    expect(raw(shard, '/big', 0, 100000, 1 << 30)).toEqual(walked(shard, '/big', 0, 100000, 1 << 30));
+    const first = cache.stats;
+    expect(first.fills).toBeGreaterThan(0);
+    expect(first.bytes).toBeLessThanOrEqual(3000);
+    for (let pass = 0; pass < 3; pass++) expect(raw(shard, '/big', 0, 100000, 1 << 30).count).toBe(total);
+    // The chunks it kept are served on every pass; nothing more was rendered.
+    expect(cache.stats.fills).toBe(first.fills);
+    expect(cache.stats.hits).toBeGreaterThanOrEqual(3 * first.fills);
+    // Another stream still gets its share.
+    await create(shard, '/small');
+    await append(shard, '/small', ['a', 'b']);
+    expect(raw(shard, '/small', 0, 100, 1 << 20).body).toBe('ab');
+    expect(cache.stats.fills).toBe(first.fills + 1);
+  });
+
   it('renders a chunk again when it has grown (the stream newest chunk is extended in place)', async () => {
     const cache = new ReadCache(8 << 20);
     const shard = open(tempDir(), cache, 1 << 20);

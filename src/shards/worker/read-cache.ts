@@ -52,10 +52,25 @@ import { type ReadCacheStats } from '../types';
 /** Bookkeeping per entry beyond its buffers (key, map slot, objects). */
 const ENTRY_OVERHEAD = 160;
 
+/** An entry as held: the chunk, the stream it belongs to, its size. */
+interface Held {
+  chunk: CachedChunk;
+  stream: string;
+  size: number;
+}
+
+/**
+ * Least recently used entries are evicted. One stream holds at most half the budget: a read of a
+ * stream larger than the cache (a replay from the start) would otherwise render every chunk and
+ * evict it again before the next pass needs it, costing more than walking the frames; capped,
+ * its first chunks stay and are served, and the rest is walked as without a cache.
+ */
 export class ReadCache {
   readonly #budget: number;
   /** Least recently used first (a Map keeps insertion order; a hit moves its entry to the end). */
-  readonly #entries = new Map<string, CachedChunk>();
+  readonly #entries = new Map<string, Held>();
+  /** Bytes held per stream (`shardId/streamId`). */
+  readonly #streams = new Map<string, number>();
   #bytes = 0;
   #hits = 0;
   #fills = 0;
@@ -76,32 +91,47 @@ export class ReadCache {
   /** The chunk at `segId`/`pos` of shard `shardId` as rendered for `kind` at length `len`, if held. */
   get<K extends CachedChunk['kind']>(shardId: number, segId: number, pos: number, len: number, kind: K): Extract<CachedChunk, { kind: K }> | undefined {
     const key = keyOf(shardId, segId, pos, kind);
-    const e = this.#entries.get(key);
-    if (e === undefined || e.len !== len || e.kind !== kind) return undefined;
+    const h = this.#entries.get(key);
+    if (h === undefined || h.chunk.len !== len || h.chunk.kind !== kind) return undefined;
     this.#entries.delete(key);
-    this.#entries.set(key, e);
+    this.#entries.set(key, h);
     this.#hits++;
-    return e as Extract<CachedChunk, { kind: K }>;
+    return h.chunk as Extract<CachedChunk, { kind: K }>;
   }
 
-  /** Keep a rendered chunk, evicting the least recently used beyond the budget. An entry over a quarter of the budget is not kept. */
-  put(shardId: number, segId: number, pos: number, e: CachedChunk): void {
+  /**
+   * Whether a chunk of `len` bytes of stream `streamId` would be kept (asked before rendering it:
+   * a render the cache would refuse is work for nothing). A chunk over a quarter of the budget is
+   * not kept, nor one that would take its stream past half of it.
+   */
+  admits(shardId: number, streamId: number, len: number): boolean {
+    return len <= this.#budget / 4 && (this.#streams.get(`${shardId}/${streamId}`) ?? 0) + len <= this.#budget / 2;
+  }
+
+  /** Keep a rendered chunk of stream `streamId`, evicting the least recently used beyond the budget. */
+  put(shardId: number, streamId: number, segId: number, pos: number, e: CachedChunk): void {
     const size = sizeOf(e);
+    const stream = `${shardId}/${streamId}`;
     if (size > this.#budget / 4) return;
     const key = keyOf(shardId, segId, pos, e.kind);
     const old = this.#entries.get(key);
-    if (old !== undefined) {
-      this.#entries.delete(key);
-      this.#bytes -= sizeOf(old);
-    }
-    this.#entries.set(key, e);
+    if (old !== undefined) this.#drop(key, old);
+    this.#entries.set(key, { chunk: e, stream, size });
     this.#bytes += size;
+    this.#streams.set(stream, (this.#streams.get(stream) ?? 0) + size);
     this.#fills++;
-    for (const [k, v] of this.#entries) {
+    for (const [k, h] of this.#entries) {
       if (this.#bytes <= this.#budget) break;
-      this.#entries.delete(k);
-      this.#bytes -= sizeOf(v);
+      this.#drop(k, h);
     }
+  }
+
+  #drop(key: string, h: Held): void {
+    this.#entries.delete(key);
+    this.#bytes -= h.size;
+    const left = (this.#streams.get(h.stream) ?? 0) - h.size;
+    if (left > 0) this.#streams.set(h.stream, left);
+    else this.#streams.delete(h.stream);
   }
 }
 

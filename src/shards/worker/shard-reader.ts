@@ -100,12 +100,12 @@ export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from:
     if (batchCache !== undefined) {
       const { cache: rc, shardId } = batchCache;
       let e = rc.get(shardId, c.segId, c.pos, c.len, 'binary');
-      if (e === undefined && next <= c.baseSeq) {
+      if (e === undefined && next <= c.baseSeq && rc.admits(shardId, s.id, c.len)) {
         read = log.read(c.segId, c.pos, c.len);
         const r = renderBatches(read, s.id, c);
         if (r !== null) {
           read = undefined; // the render moved bytes inside it
-          rc.put(shardId, c.segId, c.pos, r);
+          rc.put(shardId, s.id, c.segId, c.pos, r);
           e = r;
         }
       }
@@ -223,12 +223,12 @@ function gatherValues(log: SegmentLog, index: ChunkIndex, s: StreamState, from: 
       // The read cache (raw only): a chunk reached from its first record is rendered whole once
       // (chunk-render.ts, which copies what it keeps out of the scratch); a held one is a slice.
       let e = cache.cache.get(cache.shardId, c.segId, c.pos, c.len, 'raw');
-      if (e === undefined && next <= c.baseSeq) {
+      if (e === undefined && next <= c.baseSeq && cache.cache.admits(cache.shardId, s.id, c.len)) {
         buf = log.readInto(c.segId, c.pos, c.len, chunkScratch(c.len));
         const rendered = renderValues(buf, s.id, c);
         if (rendered === 'spoiled') buf = undefined;
         else if (rendered !== null) {
-          cache.cache.put(cache.shardId, c.segId, c.pos, rendered);
+          cache.cache.put(cache.shardId, s.id, c.segId, c.pos, rendered);
           e = rendered;
         }
       }
