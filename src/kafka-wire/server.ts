@@ -17,6 +17,7 @@
  */
 import * as net from 'node:net';
 import { type Logger } from '../log';
+import { FrameAssembler } from './frame-assembler';
 
 export interface KafkaConnection {
   readonly id: number;
@@ -91,8 +92,7 @@ class Connection implements KafkaConnection {
   readonly #socket: net.Socket;
   readonly #o: ConnectionOptions;
   readonly #log: Logger;
-  #chunks: Buffer[] = [];
-  #buffered = 0;
+  readonly #frames: FrameAssembler;
   readonly #queue: Buffer[] = [];
   #running = false;
   #closed = false;
@@ -105,6 +105,7 @@ class Connection implements KafkaConnection {
     this.id = id;
     this.#socket = socket;
     this.#o = o;
+    this.#frames = new FrameAssembler(o.maxFrameBytes);
     this.remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`;
     this.#log = o.log.child({ conn: id, remote: this.remote });
     socket.setNoDelay(true);
@@ -141,30 +142,17 @@ class Connection implements KafkaConnection {
 
   #onData(d: Buffer): void {
     if (this.#closed) return;
-    this.#chunks.push(d);
-    this.#buffered += d.length;
-    while (this.#buffered >= 4) {
-      const head = this.#chunks[0]!.length >= 4 ? this.#chunks[0]! : this.#flatten();
-      const size = head.readInt32BE(0);
-      if (size < 0 || size > this.#o.maxFrameBytes) {
-        return this.#fail('kafka request frame refused: size out of range, connection closed', { size, limit: this.#o.maxFrameBytes });
-      }
-      if (this.#buffered < 4 + size) break;
-      const all = this.#flatten();
-      this.#queue.push(all.subarray(4, 4 + size));
-      const rest = all.subarray(4 + size);
-      this.#chunks = rest.length > 0 ? [rest] : [];
-      this.#buffered = rest.length;
+    const refused = this.#frames.push(d, this.#enqueue);
+    if (refused !== null) {
+      return this.#fail('kafka request frame refused: size out of range, connection closed', { size: refused.size, limit: this.#o.maxFrameBytes });
     }
     if (this.#queue.length >= MAX_QUEUED) this.#socket.pause();
     if (!this.#running) void this.#run();
   }
 
-  #flatten(): Buffer {
-    const b = this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks, this.#buffered);
-    this.#chunks = [b];
-    return b;
-  }
+  readonly #enqueue = (frame: Buffer): void => {
+    this.#queue.push(frame);
+  };
 
   #write(out: ResponseFrame): void {
     if (Buffer.isBuffer(out)) {

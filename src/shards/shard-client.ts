@@ -46,7 +46,7 @@ import { frameChunks } from './import-chunks';
 import { Status, Writer, type Reader, readEntries } from './wire';
 import { OPS, type OpName, type Req, type Res, errorBody, tailBody } from './protocol';
 import { payloadBytes } from './append-wire';
-import { controlReplyOf, repliesOf } from './worker-messages';
+import { type PackedWithExtras, controlReplyOf, repliesOf } from './worker-messages';
 import { type ControlMessage, type WorkerConfig, type WorkerEvent, type WorkerObjectsConfig } from './worker/worker-main';
 import { addObjectStoreStats, newObjectStoreStats } from '../objects';
 import { type PoolLog, type WorkerDown, WorkerPool } from './worker-pool';
@@ -201,12 +201,14 @@ export class ShardClient {
     const end = this.#hops === null ? null : this.#hops.start('append', p.name, shard, workerOf(shard, this.#pool.size));
     // Counted as the reply is read (no promise of its own), once the append is durable and
     // acknowledged; a duplicate wrote nothing (docs/metrics.md).
+    // Measured now: a body given up with its buffer (ownBuffer) is detached here once sent.
+    const bytes = payloadBytes(p.payload);
     const done = this.#call('append', shard, p, (r) => {
       if (r.duplicate === true) return;
       this.appended.records += r.nextSeq - r.startSeq;
-      this.appended.bytes += payloadBytes(p.payload);
+      this.appended.bytes += bytes;
     });
-    return end === null ? done : ended(done, end, (r) => (r.duplicate === true ? [0, 0] : [r.nextSeq - r.startSeq, payloadBytes(p.payload)]));
+    return end === null ? done : ended(done, end, (r) => (r.duplicate === true ? [0, 0] : [r.nextSeq - r.startSeq, bytes]));
   }
 
   trim(p: TrimParams): Promise<AppendResult> {
@@ -475,8 +477,11 @@ export class ShardClient {
         if (down !== null) this.#failWorker(w, down);
         continue;
       }
-      const { message, transferMessage } = out.take();
-      worker.postMessage(message, transferMessage ? [message] : []);
+      const { message, transferMessage, extras } = out.take();
+      const transfer = transferMessage ? [message, ...extras] : extras;
+      // Extras: large data moved to the worker, not copied (a Kafka request frame's batch; wire.ts, Writer.blob).
+      if (extras.length === 0) worker.postMessage(message, transfer);
+      else worker.postMessage({ packed: message, extras } satisfies PackedWithExtras, transfer);
     }
   }
 

@@ -298,7 +298,9 @@ export class Shard {
     const pb: BatchProducer | null = producer !== null && producerId !== null ? { producerId, producerEpoch: producer.epoch, baseSequence: producer.seq } : null;
     const ts = records !== null && records.length > 0 ? this.#writes.appendRecords(s, records, pb) : this.#writes.stamp(s);
     const hasRecords = (records !== null && records.length > 0) || batches.length > 0;
-    for (const b of batches) this.#writes.appendBatch(s, b);
+    // A body moved here with its own buffer (a Kafka request frame): its first batch is framed in place.
+    const inPlace = d.kind === 'batches' && d.ownBuffer === true;
+    for (let i = 0; i < batches.length; i++) this.#writes.appendBatch(s, batches[i]!, inPlace && i === 0);
     // Logged right after the data, in the same group: replay sees both or, after a torn write, neither the sequence without its data.
     if (writerSeq !== null) this.#writes.configure(s, { ...meta, writerSeq }, { writerSeq });
     const next = s.assignedSeq;

@@ -10,7 +10,7 @@ import { type BatchHeader, type RecordInput, encodeRecordBatch, readBatchHeader,
 import { type Checkpointer } from './checkpointer';
 import { type ChunkIndex } from './chunk-index';
 import { type DeadSegments } from './dead-segments';
-import { FrameType, encodeFrame, encodeTrimPayload } from './frame';
+import { FrameType, encodeDataFrame, encodeFrame, encodeTrimPayload } from './frame';
 import { type GroupCommit } from './group-commit';
 import { type SealProducer, cloneProducers, recordBatchProducer, recordProducer } from './producers';
 import { type StreamCatalog } from './stream-catalog';
@@ -74,10 +74,14 @@ export class StreamWrites {
     return ts;
   }
 
-  /** A batch as checked (its base offset rewritten to the stream's next seq). */
-  appendBatch(s: StreamState, batch: Buffer): void {
+  /**
+   * A batch as checked, its CRC verified (or computed) on this thread (its base offset rewritten
+   * to the stream's next seq). `inPlace`: the bytes before it in its buffer are free for the frame
+   * header (encodeDataFrame).
+   */
+  appendBatch(s: StreamState, batch: Buffer, inPlace = false): void {
     setBaseOffset(batch, s.assignedSeq, 0);
-    this.#enqueueBatch(s, batch, readBatchHeader(batch, 0), false);
+    this.#enqueueBatch(s, encodeDataFrame(s.id, batch, inPlace), readBatchHeader(batch, 0), false);
   }
 
   /**
@@ -87,19 +91,19 @@ export class StreamWrites {
    */
   importBatch(s: StreamState, batch: Buffer, h: BatchHeader): void {
     s.lastTs = Math.max(s.lastTs, h.maxTimestamp);
-    this.#enqueueBatch(s, batch, h, true);
+    // Checksummed whole: an imported batch's own CRC is not checked on this path.
+    this.#enqueueBatch(s, encodeFrame(FrameType.Data, s.id, batch), h, true);
   }
 
   /**
-   * A DATA frame of `batch` (base offset already its first seq) for group commit; once durable:
-   * chunk, tail, producer state. `local`: an import's, kept out of the object ledger.
+   * The DATA frame of a batch (base offset already its first seq; `h` its header) for group
+   * commit; once durable: chunk, tail, producer state. `local`: an import's, kept out of the object ledger.
    */
-  #enqueueBatch(s: StreamState, batch: Buffer, h: BatchHeader, local: boolean): void {
+  #enqueueBatch(s: StreamState, frame: Buffer, h: BatchHeader, local: boolean): void {
     const { commit, checkpoints, maxChunkBytes, maxProducers } = this.#x;
     const base = h.baseOffset;
     const last = base + h.lastOffsetDelta;
     s.assignedSeq = last + 1;
-    const frame = encodeFrame(FrameType.Data, s.id, batch);
     commit.enqueue(
       s,
       frame,

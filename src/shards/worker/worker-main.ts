@@ -19,7 +19,7 @@ import { type SchemaControl, type SchemaDocument, SchemaRegistry, applySchemaCon
 import { type BatchLimits, type TailEvent } from '../types';
 import { Status, Writer, type Reader, readEntries } from '../wire';
 import { type Codec, OPS, type OpName, type Req, type Res, errorBody, opOf, tailBody } from '../protocol';
-import { type PackedWithExtras } from '../worker-messages';
+import { type PackedWithExtras, packedOf } from '../worker-messages';
 import { openRocksStore } from './rocks-store';
 import { SegmentLog } from './segment-log';
 import { type Reply, Shard } from './shard';
@@ -190,15 +190,18 @@ function handle<K extends OpName>(op: K, id: number, shardId: number, shard: Sha
   });
 }
 
-port.on('message', (msg: ArrayBuffer | ControlMessage) => {
-  if (!(msg instanceof ArrayBuffer)) {
-    if (msg.type === 'close') void closeAll();
-    else if (msg.type === 'space') lowSpace = msg.low;
-    else if (msg.type === 'schemas') onSchemaControl(msg);
+port.on('message', (msg: ArrayBuffer | PackedWithExtras | ControlMessage) => {
+  const packed = packedOf(msg);
+  if (packed === null) {
+    const control = msg as ControlMessage;
+    if (control.type === 'close') void closeAll();
+    else if (control.type === 'space') lowSpace = control.low;
+    else if (control.type === 'schemas') onSchemaControl(control);
     return;
   }
   const touched = new Set<Shard>();
-  readEntries(msg, [], (id, code, shardId, r) => {
+  // Extras: a Kafka request frame's batch, moved here by the gateway thread (wire.ts, Writer.blob).
+  readEntries(packed.message, packed.extras, (id, code, shardId, r) => {
     if (dying !== null) return fail(id, shardId, dying);
     const shard = shards.get(shardId);
     if (shard === undefined) return fail(id, shardId, new SvcError('internal', `shard ${shardId} is not hosted by this worker`));
