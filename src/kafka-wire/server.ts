@@ -17,7 +17,7 @@
  */
 import * as net from 'node:net';
 import { type Logger } from '../log';
-import { FrameAssembler } from './frame-assembler';
+import { FrameAssembler, type FramePool } from './frame-assembler';
 
 export interface KafkaConnection {
   readonly id: number;
@@ -31,6 +31,8 @@ export interface KafkaServerOptions {
   port: number;
   /** Largest request frame (bytes after the size prefix). */
   maxFrameBytes: number;
+  /** Buffers for large request frames, shared by the connections (frame-assembler.ts); null: new ones. */
+  framePool?: FramePool | null;
   log: Logger;
   /** Answer one request frame (without its size prefix): the response frame with its size prefix, null for none, or a PendingResponse. Throws to close the connection. */
   handle(frame: Buffer, conn: KafkaConnection): Promise<ResponseFrame | null | PendingResponse>;
@@ -105,7 +107,7 @@ class Connection implements KafkaConnection {
     this.id = id;
     this.#socket = socket;
     this.#o = o;
-    this.#frames = new FrameAssembler(o.maxFrameBytes);
+    this.#frames = new FrameAssembler(o.maxFrameBytes, o.framePool ?? null);
     this.remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`;
     this.#log = o.log.child({ conn: id, remote: this.remote });
     socket.setNoDelay(true);

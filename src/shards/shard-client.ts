@@ -44,7 +44,7 @@ import {
 } from './types';
 import { frameChunks } from './import-chunks';
 import { Status, Writer, type Reader, readEntries } from './wire';
-import { OPS, type OpName, type Req, type Res, errorBody, tailBody } from './protocol';
+import { OPS, type OpName, type Req, type Res, errorBody, returnedBody, tailBody } from './protocol';
 import { payloadBytes } from './append-wire';
 import { type PackedWithExtras, controlReplyOf, repliesOf } from './worker-messages';
 import { type ControlMessage, type WorkerConfig, type WorkerEvent, type WorkerObjectsConfig } from './worker/worker-main';
@@ -98,6 +98,7 @@ export class ShardClient {
   #scheduled = false;
   /** Receives tail events of watched streams (the gateway's live-read registry). */
   #tailListener: ((events: TailEvent[]) => void) | null = null;
+  #returnedListener: ((ab: ArrayBuffer) => void) | null = null;
   /** Stream names with live readers: watched again in a worker restarted after a failure. */
   readonly #watched = new Set<string>();
   /** What of a stream reads (but Kafka fetches) may see; see setReadVisibility. */
@@ -287,6 +288,15 @@ export class ShardClient {
   /** The one listener for tail events; they arrive batched per worker turn, after that turn's replies. */
   onTail(listener: (events: TailEvent[]) => void): void {
     this.#tailListener = listener;
+  }
+
+  /**
+   * Receives the buffers given up with appends (`ownBuffer`: a Kafka listener's request frames)
+   * once their shard is done with them (written and applied, or refused with a failed log), for
+   * reuse. Without a listener they are dropped.
+   */
+  onReturnedBuffer(listener: (ab: ArrayBuffer) => void): void {
+    this.#returnedListener = listener;
   }
 
   /** Change a stream's config (PATCH /_streams/{name}); resolves with the stream once the change is durable. */
@@ -489,6 +499,11 @@ export class ShardClient {
     readEntries(message, extras, (id, code, _shard, r) => {
       if (code === Status.Tail) {
         this.#tailListener?.(tailBody.read(r));
+        return;
+      }
+      if (code === Status.Returned) {
+        const b = returnedBody.read(r);
+        if (b.buffer instanceof ArrayBuffer) this.#returnedListener?.(b.buffer);
         return;
       }
       const p = this.#pending.get(id);

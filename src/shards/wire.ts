@@ -21,6 +21,11 @@ export const enum Status {
   Error = 1,
   /** Not a reply: id 0, the body is a TailEvent[] of watched streams (see Shard.watch). */
   Tail = 2,
+  /**
+   * Not a reply: id 0, the body is a buffer the gateway thread gave up with an append
+   * (`ownBuffer`: a Kafka request frame), moved back once the shard is done with it, for reuse.
+   */
+  Returned = 3,
 }
 
 /** A message starts with this many bytes (its used length). */

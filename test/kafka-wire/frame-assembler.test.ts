@@ -1,5 +1,5 @@
 /** TCP chunks to request frames (src/kafka-wire/frame-assembler.ts): every split point, small and large frames, refusals. */
-import { FrameAssembler, LARGE_FRAME_BYTES, takeFrameBuffer } from '../../src/kafka-wire/frame-assembler';
+import { FrameAssembler, FramePool, LARGE_FRAME_BYTES, takeFrameBuffer } from '../../src/kafka-wire/frame-assembler';
 
 /** A size-prefixed frame of `size` bytes whose content tells frames and positions apart. */
 function framed(size: number, seed: number): Buffer {
@@ -85,3 +85,43 @@ describe('FrameAssembler', () => {
     expect(new FrameAssembler(1000).push(Buffer.from([0xff, 0xff, 0xff, 0xf0]), () => undefined)).toEqual({ size: -16 });
   });
 });
+
+const large = framed(LARGE_FRAME_BYTES + 1000, 2);
+
+describe('FramePool', () => {
+  test('gives back a returned buffer that fits (at most twice the size), else a new one rounded up to 64 KiB', () => {
+    const pool = new FramePool();
+    const a = new ArrayBuffer(1 << 20);
+    pool.put(a);
+    expect(pool.bytes).toBe(1 << 20);
+    // Too small for 2 MB, too large (more than twice) for 100 KB: new ones.
+    expect(pool.take(2_000_000).byteLength).toBe(31 * 65536);
+    expect(pool.take(100_000).byteLength).toBe(2 * 65536);
+    expect(pool.take(1_000_000)).toBe(a);
+    expect(pool.bytes).toBe(0);
+    expect(pool.take(1_000_000)).not.toBe(a);
+  });
+
+  test('keeps neither small buffers nor more than its limit', () => {
+    const pool = new FramePool();
+    pool.put(new ArrayBuffer(1000));
+    expect(pool.bytes).toBe(0);
+    for (let i = 0; i < 40; i++) pool.put(new ArrayBuffer(1 << 20));
+    expect(pool.bytes).toBe(32 << 20);
+  });
+
+  test('a large frame is assembled in a pooled buffer, which can be taken over', () => {
+    const pool = new FramePool();
+    const ab = new ArrayBuffer(LARGE_FRAME_BYTES * 2);
+    pool.put(ab);
+    const frames: Buffer[] = [];
+    const a = new FrameAssembler(1 << 20, pool);
+    // As a socket delivers it: a read holds at most 64 KiB.
+    for (const c of [large.subarray(0, 65536), large.subarray(65536)]) a.push(Buffer.from(c), (f) => frames.push(f));
+    expect(frames).toHaveLength(1);
+    expect(frames[0]!.buffer).toBe(ab);
+    expect(frames[0]!.equals(large.subarray(4))).toBe(true);
+    expect(takeFrameBuffer(frames[0]!)).toBe(true);
+  });
+});
+

@@ -38,6 +38,12 @@ export interface PendingFrame {
    * local log (docs/storage.md, "Imported streams").
    */
   local: boolean;
+  /**
+   * Called once the frame's bytes are no longer used (written and applied, refused, or dropped
+   * with a failed log), or null: a frame built in a buffer the gateway thread gave up hands the
+   * buffer back for reuse (stream-writes.ts), and its views are empty from then on.
+   */
+  release?: (() => void) | null;
 }
 
 export interface Group {
@@ -155,10 +161,10 @@ export class GroupCommit {
     return this.#inFlight === 0 && this.#pending.frames.size === 0;
   }
 
-  enqueue(s: StreamState, buf: Buffer, onDurable: ((loc: Location) => void) | null, local = false): void {
+  enqueue(s: StreamState, buf: Buffer, onDurable: ((loc: Location) => void) | null, local = false, release: (() => void) | null = null): void {
     let list = this.#pending.frames.get(s);
     if (list === undefined) this.#pending.frames.set(s, (list = []));
-    list.push({ buf, onDurable, s, local });
+    list.push({ buf, onDurable, s, local, release });
     this.#pendingBytes += buf.length;
   }
 
@@ -255,8 +261,11 @@ export class GroupCommit {
         throw err;
       },
     );
-    // Each group reports its own outcome above; the chain only orders them.
-    this.#applied.catch(() => undefined);
+    // Each group reports its own outcome above; the chain only orders them. Its frames are done with once that ran, whichever way.
+    this.#applied.then(
+      () => releaseFrames(g),
+      () => releaseFrames(g),
+    );
     this.#flushNow();
   }
 
@@ -306,6 +315,7 @@ export class GroupCommit {
     this.#pending = newGroup();
     this.#pendingBytes = 0;
     for (const r of rest.replies) r(e);
+    releaseFrames(rest);
     this.#notifyIdle();
     if (first) this.#hooks.failed(err);
   }
@@ -334,5 +344,17 @@ export class GroupCommit {
     const w = this.#idleWaiters;
     this.#idleWaiters = [];
     for (const f of w) f();
+  }
+}
+
+/** The group's frames are no longer used: hand back the buffers they were built in. */
+function releaseFrames(g: Group): void {
+  for (const frames of g.frames.values()) {
+    for (const f of frames) {
+      const release = f.release;
+      if (release === undefined || release === null) continue;
+      f.release = null;
+      release();
+    }
   }
 }

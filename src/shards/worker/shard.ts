@@ -94,6 +94,8 @@ export interface ShardOptions {
   objectStats?: ObjectStoreStats;
   /** The worker's commit barrier (commit-barrier.ts): groups of its shards started in one turn share one fdatasync. Not with a replicator. */
   barrier?: CommitBarrier;
+  /** Takes back a buffer the gateway thread gave up with an append (`ownBuffer`), once its frame is written and applied (StreamWritesContext.returnBuffer). */
+  returnBuffer?: (ab: ArrayBuffer) => void;
 }
 
 export class Shard {
@@ -173,6 +175,7 @@ export class Shard {
       maxChunkBytes: opts.maxChunkBytes,
       maxProducers: this.#maxProducers,
       now: this.#now,
+      returnBuffer: opts.returnBuffer ?? null,
     });
     this.#imports = new StreamImports(this.#streams, this.#writes);
     this.#checkpoints.write(false);

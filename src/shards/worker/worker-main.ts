@@ -18,7 +18,7 @@ import { type ErrorData, SvcError } from '../../errors';
 import { type SchemaControl, type SchemaDocument, SchemaRegistry, applySchemaControl } from '../schema-registry';
 import { type BatchLimits, type TailEvent } from '../types';
 import { Status, Writer, type Reader, readEntries } from '../wire';
-import { type Codec, OPS, type OpName, type Req, type Res, errorBody, opOf, tailBody } from '../protocol';
+import { type Codec, OPS, type OpName, type Req, type Res, errorBody, opOf, returnedBody, tailBody } from '../protocol';
 import { type PackedWithExtras, packedOf } from '../worker-messages';
 import { openRocksStore } from './rocks-store';
 import { SegmentLog } from './segment-log';
@@ -145,6 +145,12 @@ function send<T>(id: number, status: Status, shard: number, codec: Codec<T>, bod
     return fail(id, shard, err);
   }
   scheduleFlush();
+}
+
+/** A buffer the gateway gave up (a Kafka request frame) goes back with the replies of the turn, moved. */
+function returnBuffer(ab: ArrayBuffer): void {
+  if (ab.byteLength < 64 * 1024 || dying !== null) return;
+  send(0, Status.Returned, 0, returnedBody, Buffer.from(ab));
 }
 
 /** Tail events of watched streams go out with the replies of the same turn, after them (live reads). */
@@ -291,6 +297,7 @@ async function main(): Promise<void> {
       replicator,
       objectStats,
       ...(barrier !== null ? { barrier } : {}),
+      returnBuffer,
     });
     shards.set(shardId, shard);
     recovery.push({ shardId, ...shard.recovery });
