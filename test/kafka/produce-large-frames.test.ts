@@ -1,6 +1,6 @@
 /**
  * Large Produce requests (64 KiB and more: a request frame with a buffer of its own, moved to the
- * shard worker and framed in place there; docs/kafka.md "Produce: what a megabyte costs"). Sent
+ * shard worker and framed in place there; docs/kafka.md "What a produced megabyte costs"). Sent
  * over a raw socket in pieces cut at awkward places, they parse and store exactly the bytes sent;
  * the stored frames pass their CRC check after a restart; a damaged batch is still
  * CORRUPT_MESSAGE; a request with two partitions (whose batches share the frame's buffer) stores
