@@ -2,7 +2,8 @@
  * The Kafka listener's sockets: the only file that uses node:net.
  *
  *   client ──TCP──▶ connection: [int32 size][request] frames ──▶ queue ──▶ handle(frame), one at a
- *                                                                          time, in arrival order
+ *                   (frame-assembler.ts: a large frame in               time, in arrival order
+ *                    a buffer of its own, from the FramePool)
  *          ◀──────── responses written in request order (a request may have none: Produce acks=0)
  *
  * Requests of one connection run one after the other, as a Kafka broker runs them (it mutes a

@@ -36,7 +36,7 @@ const INITIAL_BYTES = 16 * 1024; // 16 KiB: a turn's worth of small appends
 /** Messages up to this size are copied out of the writer's buffer, larger ones handed over whole. */
 const COPY_MAX = 64 * 1024; // 64 KiB
 /** Data at least this large travels as its own transferred ArrayBuffer instead of being copied. */
-const TRANSFER_MIN = 64 * 1024; // 64 KiB: far above the 8 KiB Buffer pool, which must never be transferred
+export const TRANSFER_MIN = 64 * 1024; // 64 KiB: far above the 8 KiB Buffer pool, which must never be transferred
 /** In a data length: the data is `extras[index]` at (offset, length) that follow. */
 const MOVED = 0xffffffff;
 const EMPTY = Buffer.alloc(0);

@@ -17,7 +17,7 @@ import { ready as compressionReady } from '../../util/compression';
 import { type ErrorData, SvcError } from '../../errors';
 import { type SchemaControl, type SchemaDocument, SchemaRegistry, applySchemaControl } from '../schema-registry';
 import { type BatchLimits, type TailEvent } from '../types';
-import { Status, Writer, type Reader, readEntries } from '../wire';
+import { Status, TRANSFER_MIN, Writer, type Reader, readEntries } from '../wire';
 import { type Codec, OPS, type OpName, type Req, type Res, errorBody, opOf, returnedBody, tailBody } from '../protocol';
 import { type PackedWithExtras, packedOf } from '../worker-messages';
 import { openRocksStore } from './rocks-store';
@@ -149,7 +149,7 @@ function send<T>(id: number, status: Status, shard: number, codec: Codec<T>, bod
 
 /** A buffer the gateway gave up (a Kafka request frame) goes back with the replies of the turn, moved. */
 function returnBuffer(ab: ArrayBuffer): void {
-  if (ab.byteLength < 64 * 1024 || dying !== null) return;
+  if (ab.byteLength < TRANSFER_MIN || dying !== null) return;
   send(0, Status.Returned, 0, returnedBody, Buffer.from(ab));
 }
 
@@ -197,14 +197,14 @@ function handle<K extends OpName>(op: K, id: number, shardId: number, shard: Sha
 }
 
 port.on('message', (msg: ArrayBuffer | PackedWithExtras | ControlMessage) => {
-  const packed = packedOf(msg);
-  if (packed === null) {
-    const control = msg as ControlMessage;
-    if (control.type === 'close') void closeAll();
-    else if (control.type === 'space') lowSpace = control.low;
-    else if (control.type === 'schemas') onSchemaControl(control);
+  if (!(msg instanceof ArrayBuffer) && !('packed' in msg)) {
+    if (msg.type === 'close') void closeAll();
+    else if (msg.type === 'space') lowSpace = msg.low;
+    else if (msg.type === 'schemas') onSchemaControl(msg);
     return;
   }
+  const packed = packedOf(msg);
+  if (packed === null) return;
   const touched = new Set<Shard>();
   // Extras: a Kafka request frame's batch, moved here by the gateway thread (wire.ts, Writer.blob).
   readEntries(packed.message, packed.extras, (id, code, shardId, r) => {
