@@ -39,9 +39,9 @@ export interface PendingFrame {
    */
   local: boolean;
   /**
-   * Called once the frame's bytes are no longer used (written and applied, refused, or dropped
-   * with a failed log), or null: a frame built in a buffer the gateway thread gave up hands the
-   * buffer back for reuse (stream-writes.ts), and its views are empty from then on.
+   * Called once the frame is written, synced and applied, when nothing reads its bytes any more
+   * (never for a group that failed), or null: a frame built in a buffer the gateway thread gave
+   * up hands the buffer back for reuse (stream-writes.ts), and its views are empty from then on.
    */
   release?: (() => void) | null;
 }
@@ -250,6 +250,9 @@ export class GroupCommit {
         }
         for (const r of g.replies) r(null);
         this.#hooks.afterReplies(g);
+        // Written, synced and applied: nothing reads the frames any more. (A failed group's are
+        // not handed back: part of its write may still be under way when it is refused.)
+        releaseFrames(g);
         this.flush();
       },
       (err: Error) => {
@@ -261,11 +264,8 @@ export class GroupCommit {
         throw err;
       },
     );
-    // Each group reports its own outcome above; the chain only orders them. Its frames are done with once that ran, whichever way.
-    this.#applied.then(
-      () => releaseFrames(g),
-      () => releaseFrames(g),
-    );
+    // Each group reports its own outcome above; the chain only orders them.
+    this.#applied.catch(() => undefined);
     this.#flushNow();
   }
 
@@ -315,7 +315,6 @@ export class GroupCommit {
     this.#pending = newGroup();
     this.#pendingBytes = 0;
     for (const r of rest.replies) r(e);
-    releaseFrames(rest);
     this.#notifyIdle();
     if (first) this.#hooks.failed(err);
   }

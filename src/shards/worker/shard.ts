@@ -175,7 +175,9 @@ export class Shard {
       maxChunkBytes: opts.maxChunkBytes,
       maxProducers: this.#maxProducers,
       now: this.#now,
-      returnBuffer: opts.returnBuffer ?? null,
+      // Objects mode keeps them: a failed group can settle while its object PUT is still sending
+      // (or retrying) its frames, and a buffer handed back then would be reused under it.
+      returnBuffer: opts.replicator === undefined ? (opts.returnBuffer ?? null) : null,
     });
     this.#imports = new StreamImports(this.#streams, this.#writes);
     this.#checkpoints.write(false);
