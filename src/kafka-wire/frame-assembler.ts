@@ -34,11 +34,16 @@ export class FramePool {
   readonly #free: ArrayBuffer[] = [];
   #bytes = 0;
 
-  /** Keep `ab` for a later frame (dropped when the pool is full or it is small). */
+  /**
+   * Keep `ab` for a later frame (not a small one). A full pool drops its oldest buffers: the
+   * sizes the clients send now replace those of an earlier load (a pool full of buffers that fit
+   * no frame would allocate for every one).
+   */
   put(ab: ArrayBuffer): void {
-    if (ab.byteLength < LARGE_FRAME_BYTES || this.#bytes + ab.byteLength > POOL_MAX_BYTES) return;
+    if (ab.byteLength < LARGE_FRAME_BYTES || ab.byteLength > POOL_MAX_BYTES) return;
     this.#free.push(ab);
     this.#bytes += ab.byteLength;
+    while (this.#bytes > POOL_MAX_BYTES) this.#bytes -= this.#free.shift()!.byteLength;
   }
 
   /** A buffer for a frame of `size` bytes: a returned one that fits and is at most twice as large, else a new one (rounded up to 64 KiB, so that it fits the next frames of about that size too). */
@@ -46,8 +51,7 @@ export class FramePool {
     for (let i = this.#free.length - 1; i >= 0; i--) {
       const ab = this.#free[i]!;
       if (ab.byteLength < size || ab.byteLength > 2 * size) continue;
-      this.#free[i] = this.#free[this.#free.length - 1]!;
-      this.#free.pop();
+      this.#free.splice(i, 1);
       this.#bytes -= ab.byteLength;
       return ab;
     }

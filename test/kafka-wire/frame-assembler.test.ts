@@ -102,12 +102,18 @@ describe('FramePool', () => {
     expect(pool.take(1_000_000)).not.toBe(a);
   });
 
-  test('keeps neither small buffers nor more than its limit', () => {
+  test('keeps neither small buffers nor more than its limit, dropping the oldest: new sizes replace old ones', () => {
     const pool = new FramePool();
     pool.put(new ArrayBuffer(1000));
     expect(pool.bytes).toBe(0);
-    for (let i = 0; i < 40; i++) pool.put(new ArrayBuffer(1 << 20));
+    // An earlier load's buffers, too small for the frames that follow.
+    for (let i = 0; i < 400; i++) pool.put(new ArrayBuffer(128 << 10));
     expect(pool.bytes).toBe(32 << 20);
+    const now = Array.from({ length: 40 }, () => new ArrayBuffer(1 << 20));
+    for (const ab of now) pool.put(ab);
+    expect(pool.bytes).toBe(32 << 20);
+    for (let i = 0; i < 32; i++) expect(now.includes(pool.take(1_000_000))).toBe(true);
+    expect(pool.bytes).toBe(0);
   });
 
   test('a large frame is assembled in a pooled buffer, which can be taken over', () => {
