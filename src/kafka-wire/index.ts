@@ -20,6 +20,7 @@ import { type KafkaServerHandle, listenKafka } from './server';
 import { TopicIndex } from './topics';
 import { type PartitionTxns, TransactionCoordinator, restorePartitionTxns } from './txn';
 import { type KafkaCluster } from './cluster';
+import { FramePool } from './frame-assembler';
 
 export { type LiveRegistry } from './context';
 export { type KafkaAuthenticator } from './auth';
@@ -89,7 +90,10 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
     requestCounts: Array.from({ length: 128 }, () => 0),
     tracing: o.tracing ?? null,
   };
-  const server = await listenKafka({ host: o.host, port: o.port, maxFrameBytes: o.maxRequestBytes + FRAME_OVERHEAD, log, handle: (frame, conn) => dispatch(ctx, frame, conn) });
+  // Large Produce frames go to the shard workers whole and come back for reuse (frame-assembler.ts).
+  const framePool = new FramePool();
+  o.shards.onReturnedBuffer((ab) => framePool.put(ab));
+  const server = await listenKafka({ host: o.host, port: o.port, maxFrameBytes: o.maxRequestBytes + FRAME_OVERHEAD, framePool, log, handle: (frame, conn) => dispatch(ctx, frame, conn) });
   bound = { host: o.host, port: server.port };
   return {
     port: server.port,

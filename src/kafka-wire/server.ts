@@ -2,7 +2,8 @@
  * The Kafka listener's sockets: the only file that uses node:net.
  *
  *   client ──TCP──▶ connection: [int32 size][request] frames ──▶ queue ──▶ handle(frame), one at a
- *                                                                          time, in arrival order
+ *                   (frame-assembler.ts: a large frame in               time, in arrival order
+ *                    a buffer of its own, from the FramePool)
  *          ◀──────── responses written in request order (a request may have none: Produce acks=0)
  *
  * Requests of one connection run one after the other, as a Kafka broker runs them (it mutes a
@@ -17,6 +18,7 @@
  */
 import * as net from 'node:net';
 import { type Logger } from '../log';
+import { FrameAssembler, type FramePool } from './frame-assembler';
 
 export interface KafkaConnection {
   readonly id: number;
@@ -30,6 +32,8 @@ export interface KafkaServerOptions {
   port: number;
   /** Largest request frame (bytes after the size prefix). */
   maxFrameBytes: number;
+  /** Buffers for large request frames, shared by the connections (frame-assembler.ts); null: new ones. */
+  framePool?: FramePool | null;
   log: Logger;
   /** Answer one request frame (without its size prefix): the response frame with its size prefix, null for none, or a PendingResponse. Throws to close the connection. */
   handle(frame: Buffer, conn: KafkaConnection): Promise<ResponseFrame | null | PendingResponse>;
@@ -91,8 +95,7 @@ class Connection implements KafkaConnection {
   readonly #socket: net.Socket;
   readonly #o: ConnectionOptions;
   readonly #log: Logger;
-  #chunks: Buffer[] = [];
-  #buffered = 0;
+  readonly #frames: FrameAssembler;
   readonly #queue: Buffer[] = [];
   #running = false;
   #closed = false;
@@ -105,6 +108,7 @@ class Connection implements KafkaConnection {
     this.id = id;
     this.#socket = socket;
     this.#o = o;
+    this.#frames = new FrameAssembler(o.maxFrameBytes, o.framePool ?? null);
     this.remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`;
     this.#log = o.log.child({ conn: id, remote: this.remote });
     socket.setNoDelay(true);
@@ -141,30 +145,17 @@ class Connection implements KafkaConnection {
 
   #onData(d: Buffer): void {
     if (this.#closed) return;
-    this.#chunks.push(d);
-    this.#buffered += d.length;
-    while (this.#buffered >= 4) {
-      const head = this.#chunks[0]!.length >= 4 ? this.#chunks[0]! : this.#flatten();
-      const size = head.readInt32BE(0);
-      if (size < 0 || size > this.#o.maxFrameBytes) {
-        return this.#fail('kafka request frame refused: size out of range, connection closed', { size, limit: this.#o.maxFrameBytes });
-      }
-      if (this.#buffered < 4 + size) break;
-      const all = this.#flatten();
-      this.#queue.push(all.subarray(4, 4 + size));
-      const rest = all.subarray(4 + size);
-      this.#chunks = rest.length > 0 ? [rest] : [];
-      this.#buffered = rest.length;
+    const refused = this.#frames.push(d, this.#enqueue);
+    if (refused !== null) {
+      return this.#fail('kafka request frame refused: size out of range, connection closed', { size: refused.size, limit: this.#o.maxFrameBytes });
     }
     if (this.#queue.length >= MAX_QUEUED) this.#socket.pause();
     if (!this.#running) void this.#run();
   }
 
-  #flatten(): Buffer {
-    const b = this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks, this.#buffered);
-    this.#chunks = [b];
-    return b;
-  }
+  readonly #enqueue = (frame: Buffer): void => {
+    this.#queue.push(frame);
+  };
 
   #write(out: ResponseFrame): void {
     if (Buffer.isBuffer(out)) {

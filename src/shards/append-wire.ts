@@ -3,8 +3,9 @@
  *
  *   request: u8 flags | u8 kind | u8 origin | str name | [str contentType] | [str producerId, u16 epoch, u32 seq]
  *            | [f64 matchSeq] | [str writerSeq] | payload
- *            flags: 1 close, 2 contentType, 4 producer, 8 matchSeq, 16 writerSeq
- *            kind 0 records: records (below); kind 1 json, kind 2 batches: u32 length | bytes
+ *            flags: 1 close, 2 contentType, 4 producer, 8 matchSeq, 16 writerSeq, 32 ownBuffer
+ *            kind 0 records: records (below); kind 1 json, kind 2 batches: a blob (wire.ts: u32 length | bytes,
+ *            or, moved, where in which transferred buffer; 32: the batches' own buffer was moved)
  *   reply:   u8 flags | f64 startSeq | f64 nextSeq | f64 timestamp | [f64 producerLastSeq]
  *            flags: 1 closed, 2 duplicate, 4 producerLastSeq
  *
@@ -24,6 +25,7 @@ const CONTENT_TYPE = 2;
 const PRODUCER = 4;
 const MATCH_SEQ = 8;
 const WRITER_SEQ = 16;
+const OWN_BUFFER = 32;
 
 const KINDS: ReadonlyArray<AppendPayload['kind']> = ['records', 'json', 'batches'];
 const ORIGINS: readonly AppendOrigin[] = ['http', 'ds', 'kafka'];
@@ -83,6 +85,9 @@ export const appendReq = {
     if (producer !== null) flags |= PRODUCER;
     if (matchSeq !== null) flags |= MATCH_SEQ;
     if (writerSeq !== null) flags |= WRITER_SEQ;
+    const d = p.payload;
+    // Whether the body's buffer was moved is known once it is written: its flag is set then.
+    const flagsAt = w.pos;
     w.u8(flags);
     w.u8(KINDS.indexOf(p.payload.kind));
     w.u8(ORIGINS.indexOf(p.origin));
@@ -95,9 +100,9 @@ export const appendReq = {
     }
     if (matchSeq !== null) w.f64(matchSeq);
     if (writerSeq !== null) w.str(writerSeq);
-    const d = p.payload;
     if (d.kind === 'records') writeRecords(w, d.records);
-    else w.blob(d.body);
+    else if (d.kind === 'json') w.blob(d.body);
+    else if (w.blob(d.body, d.ownBuffer === true)) w.buf[flagsAt] = flags | OWN_BUFFER;
   },
 
   read(r: Reader): AppendParams {
@@ -110,7 +115,7 @@ export const appendReq = {
     const producer = (flags & PRODUCER) !== 0 ? { id: r.str(), epoch: r.u16(), seq: r.u32() } : null;
     const matchSeq = (flags & MATCH_SEQ) !== 0 ? r.f64() : null;
     const writerSeq = (flags & WRITER_SEQ) !== 0 ? r.str() : null;
-    const payload: AppendPayload = kind === 'records' ? { kind, records: readRecords(r) } : { kind, body: r.blob() };
+    const payload: AppendPayload = kind === 'records' ? { kind, records: readRecords(r) } : kind === 'json' ? { kind, body: r.blob() } : (flags & OWN_BUFFER) !== 0 ? { kind, body: r.blob(), ownBuffer: true } : { kind, body: r.blob() };
     return { name, origin, payload, contentType, close: (flags & CLOSE) !== 0, producer, matchSeq, writerSeq };
   },
 };

@@ -158,3 +158,11 @@ export function opOf(code: number): OpName | undefined {
 /** Error replies (Status.Error) and tail events (Status.Tail), whatever the operation. */
 export const errorBody: Codec<ErrorData> = json();
 export const tailBody: Codec<TailEvent[]> = json();
+
+/** A buffer handed back (Status.Returned): moved, never copied (wire.ts, Writer.blob); only buffers of at least 64 KiB are handed back. */
+export const returnedBody: Codec<Buffer> = {
+  write: (w, b) => {
+    if (!w.blob(b, true)) throw new Error('wire: a returned buffer must be moved, not copied');
+  },
+  read: (r) => r.blob(),
+};

@@ -44,9 +44,9 @@ import {
 } from './types';
 import { frameChunks } from './import-chunks';
 import { Status, Writer, type Reader, readEntries } from './wire';
-import { OPS, type OpName, type Req, type Res, errorBody, tailBody } from './protocol';
+import { OPS, type OpName, type Req, type Res, errorBody, returnedBody, tailBody } from './protocol';
 import { payloadBytes } from './append-wire';
-import { controlReplyOf, repliesOf } from './worker-messages';
+import { type PackedWithExtras, controlReplyOf, repliesOf } from './worker-messages';
 import { type ControlMessage, type WorkerConfig, type WorkerEvent, type WorkerObjectsConfig } from './worker/worker-main';
 import { addObjectStoreStats, newObjectStoreStats } from '../objects';
 import { type PoolLog, type WorkerDown, WorkerPool } from './worker-pool';
@@ -100,6 +100,7 @@ export class ShardClient {
   #scheduled = false;
   /** Receives tail events of watched streams (the gateway's live-read registry). */
   #tailListener: ((events: TailEvent[]) => void) | null = null;
+  #returnedListener: ((ab: ArrayBuffer) => void) | null = null;
   /** Stream names with live readers: watched again in a worker restarted after a failure. */
   readonly #watched = new Set<string>();
   /** What of a stream reads (but Kafka fetches) may see; see setReadVisibility. */
@@ -205,12 +206,14 @@ export class ShardClient {
     const end = this.#hops === null ? null : this.#hops.start('append', p.name, shard, workerOf(shard, this.#pool.size));
     // Counted as the reply is read (no promise of its own), once the append is durable and
     // acknowledged; a duplicate wrote nothing (docs/metrics.md).
+    // Measured now: a body given up with its buffer (ownBuffer) is detached here once sent.
+    const bytes = payloadBytes(p.payload);
     const done = this.#call('append', shard, p, (r) => {
       if (r.duplicate === true) return;
       this.appended.records += r.nextSeq - r.startSeq;
-      this.appended.bytes += payloadBytes(p.payload);
+      this.appended.bytes += bytes;
     });
-    return end === null ? done : ended(done, end, (r) => (r.duplicate === true ? [0, 0] : [r.nextSeq - r.startSeq, payloadBytes(p.payload)]));
+    return end === null ? done : ended(done, end, (r) => (r.duplicate === true ? [0, 0] : [r.nextSeq - r.startSeq, bytes]));
   }
 
   trim(p: TrimParams): Promise<AppendResult> {
@@ -289,6 +292,15 @@ export class ShardClient {
   /** The one listener for tail events; they arrive batched per worker turn, after that turn's replies. */
   onTail(listener: (events: TailEvent[]) => void): void {
     this.#tailListener = listener;
+  }
+
+  /**
+   * Receives the buffers given up with appends (`ownBuffer`: a Kafka listener's request frames)
+   * once their shard is done with them (written and applied, or refused with a failed log), for
+   * reuse. Without a listener they are dropped.
+   */
+  onReturnedBuffer(listener: (ab: ArrayBuffer) => void): void {
+    this.#returnedListener = listener;
   }
 
   /** Change a stream's config (PATCH /_streams/{name}); resolves with the stream once the change is durable. */
@@ -485,8 +497,11 @@ export class ShardClient {
         if (down !== null) this.#failWorker(w, down);
         continue;
       }
-      const { message, transferMessage } = out.take();
-      worker.postMessage(message, transferMessage ? [message] : []);
+      const { message, transferMessage, extras } = out.take();
+      const transfer = transferMessage ? [message, ...extras] : extras;
+      // Extras: large data moved to the worker, not copied (a Kafka request frame's batch; wire.ts, Writer.blob).
+      if (extras.length === 0) worker.postMessage(message, transfer);
+      else worker.postMessage({ packed: message, extras } satisfies PackedWithExtras, transfer);
     }
   }
 
@@ -494,6 +509,11 @@ export class ShardClient {
     readEntries(message, extras, (id, code, _shard, r) => {
       if (code === Status.Tail) {
         this.#tailListener?.(tailBody.read(r));
+        return;
+      }
+      if (code === Status.Returned) {
+        const b = returnedBody.read(r);
+        if (b.buffer instanceof ArrayBuffer) this.#returnedListener?.(b.buffer);
         return;
       }
       const p = this.#pending.get(id);

@@ -124,8 +124,15 @@ export type AppendPayload =
    * from `ds` a Durable Streams JSON-mode body (an array's elements, or one value, each one message).
    */
   | { kind: 'json'; body: Buffer }
-  /** Complete RecordBatch v2 batches as the client sent them (binary-batch appends, Kafka Produce). */
-  | { kind: 'batches'; body: Buffer };
+  /**
+   * Complete RecordBatch v2 batches as the client sent them (binary-batch appends, Kafka Produce).
+   * `ownBuffer`: `body`'s ArrayBuffer holds nothing else the sender still needs, and the sender
+   * gives it up (a Kafka listener's large request frame): a large body is then moved to the shard
+   * worker, not copied (detached on the sending thread once the turn's message is posted), and
+   * the shard builds its log frame in place, in the bytes before `body` (shards/wire.ts,
+   * worker/frame.ts). On the worker it says the body arrived so.
+   */
+  | { kind: 'batches'; body: Buffer; ownBuffer?: boolean };
 
 export interface AppendParams {
   name: string;

@@ -21,6 +21,11 @@ export const enum Status {
   Error = 1,
   /** Not a reply: id 0, the body is a TailEvent[] of watched streams (see Shard.watch). */
   Tail = 2,
+  /**
+   * Not a reply: id 0, the body is a buffer the gateway thread gave up with an append
+   * (`ownBuffer`: a Kafka request frame), moved back once the shard is done with it, for reuse.
+   */
+  Returned = 3,
 }
 
 /** A message starts with this many bytes (its used length). */
@@ -31,9 +36,9 @@ const INITIAL_BYTES = 16 * 1024; // 16 KiB: a turn's worth of small appends
 /** Messages up to this size are copied out of the writer's buffer, larger ones handed over whole. */
 const COPY_MAX = 64 * 1024; // 64 KiB
 /** Data at least this large travels as its own transferred ArrayBuffer instead of being copied. */
-const TRANSFER_MIN = 64 * 1024; // 64 KiB: far above the 8 KiB Buffer pool, which must never be transferred
+export const TRANSFER_MIN = 64 * 1024; // 64 KiB: far above the 8 KiB Buffer pool, which must never be transferred
 /** In a data length: the data is `extras[index]` at (offset, length) that follow. */
-const TRANSFERRED = 0xffffffff;
+const MOVED = 0xffffffff;
 const EMPTY = Buffer.alloc(0);
 
 /** One direction's message under construction; `take()` hands it over for transfer. */
@@ -41,7 +46,7 @@ export class Writer {
   buf: Buffer = EMPTY;
   pos = 0;
   readonly #transferLarge: boolean;
-  /** Buffers moved with this message instead of copied into it. */
+  /** Buffers moved (transferred) with this message instead of copied into it. */
   #extras: ArrayBuffer[] = [];
 
   /** `transferLarge`: large data is moved, not copied (only the shard worker owns its read pages outright). */
@@ -81,9 +86,9 @@ export class Writer {
 
   /**
    * The message and the buffers moved with it; the writer starts afresh. `extras` are always to
-   * be transferred, `message` only when `transferMessage`: a small message is a copy, posted
-   * without a transfer list (cheaper than transferring and allocating a new buffer each turn,
-   * measured), and the writer keeps its buffer.
+   * be transferred (post `{packed, extras}` when there are any), `message` only when
+   * `transferMessage`: a small message is a copy, posted without a transfer list (cheaper than
+   * transferring and allocating a new buffer each turn, measured), and the writer keeps its buffer.
    */
   take(): { message: ArrayBuffer; transferMessage: boolean; extras: ArrayBuffer[] } {
     this.buf.writeUInt32LE(this.pos, 0);
@@ -151,24 +156,30 @@ export class Writer {
     this.pos += b.length;
   }
 
-  /** Bytes that may be large: moved with the message (see `transferLarge`) rather than copied when they can be. */
-  blob(d: Buffer): void {
+  /**
+   * Bytes that may be large: moved with the message rather than copied when the writer may move
+   * them (see `transferLarge`), or when `move` says their owner gives up their ArrayBuffer (a
+   * Kafka request frame's buffer, which holds this one batch). A moved buffer is detached on
+   * this thread once the turn's message is posted. Returns whether the bytes were moved.
+   */
+  blob(d: Buffer, move = false): boolean {
     const ab = d.buffer;
-    if (this.#transferLarge && d.length >= TRANSFER_MIN && ab instanceof ArrayBuffer && ab.byteLength < 2 ** 32 && !this.#extras.includes(ab)) {
+    if ((this.#transferLarge || move) && d.length >= TRANSFER_MIN && ab instanceof ArrayBuffer && ab.byteLength < 2 ** 32 && !this.#extras.includes(ab)) {
       this.ensure(16);
       const p = this.pos;
-      this.buf.writeUInt32LE(TRANSFERRED, p);
+      this.buf.writeUInt32LE(MOVED, p);
       this.buf.writeUInt32LE(this.#extras.length, p + 4);
       this.buf.writeUInt32LE(d.byteOffset, p + 8);
       this.buf.writeUInt32LE(d.length, p + 12);
       this.pos = p + 16;
       this.#extras.push(ab);
-      return;
+      return true;
     }
     this.ensure(4 + d.length);
     this.pos = this.buf.writeUInt32LE(d.length, this.pos);
     d.copy(this.buf, this.pos);
     this.pos += d.length;
+    return false;
   }
 
   /** A JSON document (the rare operations' fields). */
@@ -228,7 +239,7 @@ export class Reader {
 
   blob(): Buffer {
     const n = this.u32();
-    if (n === TRANSFERRED) {
+    if (n === MOVED) {
       const x = this.extras[this.u32()];
       if (x === undefined) throw new Error('wire: a transferred buffer is missing');
       const offset = this.u32();

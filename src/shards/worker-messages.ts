@@ -5,14 +5,17 @@
  */
 import { type WorkerEvent } from './worker/worker-main';
 
-/** Replies whose large data travels in transferred buffers of their own. */
+/**
+ * A packed message (wire.ts) whose large data travels in transferred buffers of its own: a
+ * worker's read pages, a Kafka request frame's batch sent to a worker.
+ */
 export interface PackedWithExtras {
   packed: ArrayBuffer;
   extras: ArrayBuffer[];
 }
 
-/** The packed replies in a worker's message, or null when it is an event. */
-export function repliesOf(m: unknown): { message: ArrayBuffer; extras: readonly ArrayBuffer[] } | null {
+/** The packed message in a posted one, alone or with its extras; null when it is anything else (an event, a control message). */
+export function packedOf(m: unknown): { message: ArrayBuffer; extras: readonly ArrayBuffer[] } | null {
   if (m instanceof ArrayBuffer) return { message: m, extras: [] };
   if (typeof m !== 'object' || m === null || !('packed' in m) || !('extras' in m)) return null;
   const { packed, extras } = m;
@@ -20,6 +23,9 @@ export function repliesOf(m: unknown): { message: ArrayBuffer; extras: readonly 
   const buffers = extras.filter((x): x is ArrayBuffer => x instanceof ArrayBuffer);
   return buffers.length === extras.length ? { message: packed, extras: buffers } : null;
 }
+
+/** The packed replies in a worker's message, or null when it is an event. */
+export const repliesOf = packedOf;
 
 type ControlReply = Extract<WorkerEvent, { type: 'control-reply' }>;
 

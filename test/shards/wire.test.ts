@@ -72,6 +72,40 @@ describe('appends on the wire (packed fields)', () => {
     expect(roundTrip('append', p)).toEqual(p);
   });
 
+  test('Kafka batches given up with their own buffer move beside the message, and arrive marked so', () => {
+    // A large request frame's own buffer (frame-assembler.ts): the batch lies after the request's other fields.
+    const frame = Buffer.allocUnsafeSlow(200 * 1024).fill(5);
+    const body = frame.subarray(100);
+    const p: AppendParams = { name: '/k', origin: 'kafka', payload: { kind: 'batches', body, ownBuffer: true }, contentType: null, close: false, producer: null, matchSeq: null, writerSeq: null };
+    const w = new Writer(false);
+    const mark = w.beginEntry(1, OPS.append.code, 0);
+    OPS.append.req.write(w, p);
+    w.endEntry(mark);
+    const { message, extras } = w.take();
+    expect(extras).toEqual([frame.buffer]);
+    let got: AppendParams | null = null;
+    readEntries(message, extras, (_id, _code, _shard, r) => (got = OPS.append.req.read(r)));
+    const payload = (got as AppendParams | null)?.payload;
+    expect(payload?.kind === 'batches' && payload.ownBuffer === true && payload.body.buffer === frame.buffer && payload.body.byteOffset === 100).toBe(true);
+    expect(payload?.kind === 'batches' && payload.body.equals(Buffer.alloc(200 * 1024 - 100, 5))).toBe(true);
+  });
+
+  test('Kafka batches below the move threshold, or not given up, are copied and arrive unmarked', () => {
+    for (const [size, ownBuffer] of [[1000, true], [200 * 1024, false]] as const) {
+      const body = Buffer.allocUnsafeSlow(size).fill(9);
+      const p: AppendParams = { name: '/k', origin: 'kafka', payload: { kind: 'batches', body, ownBuffer }, contentType: null, close: false, producer: null, matchSeq: null, writerSeq: null };
+      const w = new Writer(false);
+      const mark = w.beginEntry(1, OPS.append.code, 0);
+      OPS.append.req.write(w, p);
+      w.endEntry(mark);
+      const { message, extras } = w.take();
+      expect(extras).toHaveLength(0);
+      let got: AppendParams | null = null;
+      readEntries(message, extras, (_id, _code, _shard, r) => (got = OPS.append.req.read(r)));
+      expect((got as AppendParams | null)?.payload).toEqual({ kind: 'batches', body });
+    }
+  });
+
   test('absent options arrive as null', () => {
     const p: AppendParams = { name: '/a', origin: 'http', payload: { kind: 'batches', body: Buffer.from('b') }, contentType: null, close: false };
     expect(roundTrip('append', p)).toEqual({ ...p, producer: null, matchSeq: null, writerSeq: null });

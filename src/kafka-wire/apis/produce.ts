@@ -23,6 +23,7 @@ import { allowed } from '../auth';
 import { streamOfPartition } from '../topics';
 import { readBatchHeader } from '../../util/record-batch';
 import { CONTROL_BIT, TRANSACTIONAL_BIT } from '../txn';
+import { takeFrameBuffer } from '../frame-assembler';
 
 interface Outcome {
   errorCode: number;
@@ -31,7 +32,7 @@ interface Outcome {
 }
 
 /** Append one partition's batches to its stream (`stream` null: the partition does not exist). */
-async function appendTo(ctx: KafkaContext, topic: string, partition: number, stream: string | null, records: Buffer | null): Promise<Outcome> {
+async function appendTo(ctx: KafkaContext, topic: string, partition: number, stream: string | null, records: Buffer | null, ownBuffer: boolean): Promise<Outcome> {
   if (stream === null) return { errorCode: KafkaError.UNKNOWN_TOPIC_OR_PARTITION, baseOffset: -1n, errorMessage: `no partition ${partition} of topic ${topic}` };
   const notLeader = leaderError(ctx, stream);
   if (notLeader !== 0) return { errorCode: notLeader, baseOffset: -1n, errorMessage: `partition ${partition} of topic ${topic} is led by another node` };
@@ -48,7 +49,7 @@ async function appendTo(ctx: KafkaContext, topic: string, partition: number, str
     return { errorCode: KafkaError.INVALID_RECORD, baseOffset: -1n, errorMessage: 'control batches are written by the transaction coordinator, not produced' };
   }
   try {
-    const r = await ctx.shards.append({ name: stream, origin: 'kafka', payload: { kind: 'batches', body: records }, contentType: null, close: false });
+    const r = await ctx.shards.append({ name: stream, origin: 'kafka', payload: { kind: 'batches', body: records, ownBuffer }, contentType: null, close: false });
     if (txnPid !== null) await ctx.txns.afterAppend(txnPid, stream, r.startSeq);
     return { errorCode: 0, baseOffset: BigInt(r.startSeq), errorMessage: null };
   } catch (err) {
@@ -89,6 +90,11 @@ export const PRODUCE_HANDLER: ApiHandler<ProduceRequest, ProduceResponse> = {
         targets.push({ topic: ti, p: pi, stream, denied: failed === null && !allowed(ctx, conn, 'append', stream ?? streamOfPartition(t.name, index)), failed });
       }
     }
+    // A request carrying one partition's batches in a large frame of its own (frame-assembler.ts)
+    // gives that frame's buffer to the shard: the batch crosses to the worker without a copy.
+    // With several partitions the frame's buffer is shared between them, and each is copied.
+    const only = targets.length === 1 ? req.topicData[targets[0]!.topic]!.partitionData[targets[0]!.p]!.records : null;
+    const ownBuffer = only !== null && only.length > 0 && takeFrameBuffer(only);
     const pending = targets.map((x) => {
       const t = req.topicData[x.topic]!;
       const p = t.partitionData[x.p]!;
@@ -96,7 +102,7 @@ export const PRODUCE_HANDLER: ApiHandler<ProduceRequest, ProduceResponse> = {
         ? Promise.resolve({ errorCode: kafkaErrorOf(x.failed), baseOffset: -1n, errorMessage: messageOf(x.failed) })
         : x.denied
         ? Promise.resolve({ errorCode: KafkaError.TOPIC_AUTHORIZATION_FAILED, baseOffset: -1n, errorMessage: `the token does not allow appending to topic ${t.name}` })
-        : appendTo(ctx, t.name, p.index, x.stream, p.records);
+        : appendTo(ctx, t.name, p.index, x.stream, p.records, ownBuffer);
       return { ...x, outcome };
     });
     if (acks === 0) {

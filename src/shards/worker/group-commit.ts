@@ -38,6 +38,12 @@ export interface PendingFrame {
    * local log (docs/storage.md, "Imported streams").
    */
   local: boolean;
+  /**
+   * Called once the frame is written, synced and applied, when nothing reads its bytes any more
+   * (never for a group that failed), or null: a frame built in a buffer the gateway thread gave
+   * up hands the buffer back for reuse (stream-writes.ts), and its views are empty from then on.
+   */
+  release?: (() => void) | null;
 }
 
 export interface Group {
@@ -155,10 +161,10 @@ export class GroupCommit {
     return this.#inFlight === 0 && this.#pending.frames.size === 0;
   }
 
-  enqueue(s: StreamState, buf: Buffer, onDurable: ((loc: Location) => void) | null, local = false): void {
+  enqueue(s: StreamState, buf: Buffer, onDurable: ((loc: Location) => void) | null, local = false, release: (() => void) | null = null): void {
     let list = this.#pending.frames.get(s);
     if (list === undefined) this.#pending.frames.set(s, (list = []));
-    list.push({ buf, onDurable, s, local });
+    list.push({ buf, onDurable, s, local, release });
     this.#pendingBytes += buf.length;
   }
 
@@ -244,6 +250,9 @@ export class GroupCommit {
         }
         for (const r of g.replies) r(null);
         this.#hooks.afterReplies(g);
+        // Written, synced and applied: nothing reads the frames any more. (A failed group's are
+        // not handed back: part of its write may still be under way when it is refused.)
+        releaseFrames(g);
         this.flush();
       },
       (err: Error) => {
@@ -334,5 +343,17 @@ export class GroupCommit {
     const w = this.#idleWaiters;
     this.#idleWaiters = [];
     for (const f of w) f();
+  }
+}
+
+/** The group's frames are no longer used: hand back the buffers they were built in. */
+function releaseFrames(g: Group): void {
+  for (const frames of g.frames.values()) {
+    for (const f of frames) {
+      const release = f.release;
+      if (release === undefined || release === null) continue;
+      f.release = null;
+      release();
+    }
   }
 }

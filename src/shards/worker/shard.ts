@@ -99,6 +99,8 @@ export interface ShardOptions {
   objectStats?: ObjectStoreStats;
   /** The worker's commit barrier (commit-barrier.ts): groups of its shards started in one turn share one fdatasync. Not with a replicator. */
   barrier?: CommitBarrier;
+  /** Takes back a buffer the gateway thread gave up with an append (`ownBuffer`), once its frame is written and applied (StreamWritesContext.returnBuffer). */
+  returnBuffer?: (ab: ArrayBuffer) => void;
 }
 
 export class Shard {
@@ -180,6 +182,9 @@ export class Shard {
       maxChunkBytes: opts.maxChunkBytes,
       maxProducers: this.#maxProducers,
       now: this.#now,
+      // Objects mode keeps them: a failed group can settle while its object PUT is still sending
+      // (or retrying) its frames, and a buffer handed back then would be reused under it.
+      returnBuffer: opts.replicator === undefined ? (opts.returnBuffer ?? null) : null,
     });
     this.#imports = new StreamImports(this.#streams, this.#writes);
     this.#checkpoints.write(false);
@@ -305,7 +310,9 @@ export class Shard {
     const pb: BatchProducer | null = producer !== null && producerId !== null ? { producerId, producerEpoch: producer.epoch, baseSequence: producer.seq } : null;
     const ts = records !== null && records.length > 0 ? this.#writes.appendRecords(s, records, pb) : this.#writes.stamp(s);
     const hasRecords = (records !== null && records.length > 0) || batches.length > 0;
-    for (const b of batches) this.#writes.appendBatch(s, b);
+    // A body moved here with its own buffer (a Kafka request frame): its first batch is framed in place.
+    const inPlace = d.kind === 'batches' && d.ownBuffer === true;
+    for (let i = 0; i < batches.length; i++) this.#writes.appendBatch(s, batches[i]!, inPlace && i === 0);
     // Logged right after the data, in the same group: replay sees both or, after a torn write, neither the sequence without its data.
     if (writerSeq !== null) this.#writes.configure(s, { ...meta, writerSeq }, { writerSeq });
     const next = s.assignedSeq;

@@ -17,9 +17,9 @@ import { ready as compressionReady } from '../../util/compression';
 import { type ErrorData, SvcError } from '../../errors';
 import { type SchemaControl, type SchemaDocument, SchemaRegistry, applySchemaControl } from '../schema-registry';
 import { type BatchLimits, type TailEvent } from '../types';
-import { Status, Writer, type Reader, readEntries } from '../wire';
-import { type Codec, OPS, type OpName, type Req, type Res, errorBody, opOf, tailBody } from '../protocol';
-import { type PackedWithExtras } from '../worker-messages';
+import { Status, TRANSFER_MIN, Writer, type Reader, readEntries } from '../wire';
+import { type Codec, OPS, type OpName, type Req, type Res, errorBody, opOf, returnedBody, tailBody } from '../protocol';
+import { type PackedWithExtras, packedOf } from '../worker-messages';
 import { openRocksStore } from './rocks-store';
 import { SegmentLog } from './segment-log';
 import { type Reply, Shard } from './shard';
@@ -150,6 +150,12 @@ function send<T>(id: number, status: Status, shard: number, codec: Codec<T>, bod
   scheduleFlush();
 }
 
+/** A buffer the gateway gave up (a Kafka request frame) goes back with the replies of the turn, moved. */
+function returnBuffer(ab: ArrayBuffer): void {
+  if (ab.byteLength < TRANSFER_MIN || dying !== null) return;
+  send(0, Status.Returned, 0, returnedBody, Buffer.from(ab));
+}
+
 /** Tail events of watched streams go out with the replies of the same turn, after them (live reads). */
 function onTail(events: TailEvent[]): void {
   send(0, Status.Tail, 0, tailBody, events);
@@ -193,15 +199,18 @@ function handle<K extends OpName>(op: K, id: number, shardId: number, shard: Sha
   });
 }
 
-port.on('message', (msg: ArrayBuffer | ControlMessage) => {
-  if (!(msg instanceof ArrayBuffer)) {
+port.on('message', (msg: ArrayBuffer | PackedWithExtras | ControlMessage) => {
+  if (!(msg instanceof ArrayBuffer) && !('packed' in msg)) {
     if (msg.type === 'close') void closeAll();
     else if (msg.type === 'space') lowSpace = msg.low;
     else if (msg.type === 'schemas') onSchemaControl(msg);
     return;
   }
+  const packed = packedOf(msg);
+  if (packed === null) return;
   const touched = new Set<Shard>();
-  readEntries(msg, [], (id, code, shardId, r) => {
+  // Extras: a Kafka request frame's batch, moved here by the gateway thread (wire.ts, Writer.blob).
+  readEntries(packed.message, packed.extras, (id, code, shardId, r) => {
     if (dying !== null) return fail(id, shardId, dying);
     const shard = shards.get(shardId);
     if (shard === undefined) return fail(id, shardId, new SvcError('internal', `shard ${shardId} is not hosted by this worker`));
@@ -294,6 +303,7 @@ async function main(): Promise<void> {
       replicator,
       objectStats,
       ...(barrier !== null ? { barrier } : {}),
+      returnBuffer,
     });
     shards.set(shardId, shard);
     recovery.push({ shardId, ...shard.recovery });
