@@ -1,11 +1,11 @@
 // The shortcuts of SigV4 verification give exactly the full computation's answers: the canonical
 // query taken from the raw query, HMAC as two one-shot hashes, the signature comparison.
 import { createHmac, randomBytes } from 'node:crypto';
-import { S3Error } from '../../src/s3/errors';
 import { SigningKeyCache, SigV4Verifier, canonicalQuery, headerValues, parseQuery, presignUrl, uriDecode, type SignedRequest } from '../../src/s3/sigv4';
 import { canonicalQueryOfRaw } from '../../src/s3/sigv4/encoding';
 import { HmacKey, sameSignature } from '../../src/s3/sigv4/hmac-key';
 import { signatureMark } from '../../src/s3/sigv4/remembered';
+import { expectS3Error } from './helpers/expect-s3-error';
 
 const AK = 'AKIAIOSFODNN7EXAMPLE';
 const SK = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
@@ -162,31 +162,31 @@ describe('presigned verification through the raw-query path', () => {
       target + '&extra',
       target.replace('X-Amz-Expires=600', 'X-Amz-Expires=601'),
     ])
-      expectRefused(() => verifier().verify(req(changed), now), 'SignatureDoesNotMatch');
+      expectS3Error(() => verifier().verify(req(changed), now), 'SignatureDoesNotMatch');
     // Other spellings of the same decoded pairs take the full path and verify the same way.
     expect(verifier().verify(req(target.replace('text%2Fplain', 'text%2fplain')), now).presigned).toBe(true);
     expect(verifier().verify(req(target.replace('x-id=GetObject', 'x-id=%47etObject')), now).presigned).toBe(true);
-    expectRefused(() => verifier().verify(req(target.replace('text%2Fplain', 'text%2fhtml')), now), 'SignatureDoesNotMatch');
+    expectS3Error(() => verifier().verify(req(target.replace('text%2Fplain', 'text%2fhtml')), now), 'SignatureDoesNotMatch');
     // The other fields the signature covers still count.
-    expectRefused(() => verifier().verify(req(target, '127.0.0.1:9001'), now), 'SignatureDoesNotMatch');
-    expectRefused(() => verifier().verify(req(target, undefined, 'HEAD'), now), 'SignatureDoesNotMatch');
-    expectRefused(() => verifier().verify(req(target.replace('/bucket/k', '/bucket/j')), now), 'SignatureDoesNotMatch');
-    expectRefused(() => verifier().verify(req(target), now + 601_000), 'AccessDenied');
+    expectS3Error(() => verifier().verify(req(target, '127.0.0.1:9001'), now), 'SignatureDoesNotMatch');
+    expectS3Error(() => verifier().verify(req(target, undefined, 'HEAD'), now), 'SignatureDoesNotMatch');
+    expectS3Error(() => verifier().verify(req(target.replace('/bucket/k', '/bucket/j')), now), 'SignatureDoesNotMatch');
+    expectS3Error(() => verifier().verify(req(target), now + 601_000), 'AccessDenied');
   });
 
   it('reads X-Amz-Expires as an integer only: anything else is a malformed query, zero or less is refused', () => {
     const target = presigned('http://127.0.0.1:9000/bucket/k');
     for (const bad of ['abc', '', '1.5', '1e3', '+60', '60 ', '-'])
-      expectRefused(() => verifier().verify(req(target.replace('X-Amz-Expires=600', `X-Amz-Expires=${encodeURIComponent(bad)}`)), now), 'AuthorizationQueryParametersError');
-    for (const refused of ['0', '-5', '604801']) expectRefused(() => verifier().verify(req(target.replace('X-Amz-Expires=600', `X-Amz-Expires=${refused}`)), now), 'AccessDenied');
+      expectS3Error(() => verifier().verify(req(target.replace('X-Amz-Expires=600', `X-Amz-Expires=${encodeURIComponent(bad)}`)), now), 'AuthorizationQueryParametersError');
+    for (const refused of ['0', '-5', '604801']) expectS3Error(() => verifier().verify(req(target.replace('X-Amz-Expires=600', `X-Amz-Expires=${refused}`)), now), 'AccessDenied');
   });
 
   it('refuses a signature that differs in one hex digit or is sent in upper case', () => {
     const target = presigned('http://127.0.0.1:9000/bucket/k');
     const sig = /X-Amz-Signature=([0-9a-f]{64})/.exec(target)![1]!;
     const last = sig[63] === '0' ? '1' : '0';
-    expectRefused(() => verifier().verify(req(target.replace(sig, sig.slice(0, 63) + last)), now), 'SignatureDoesNotMatch');
-    if (/[a-f]/.test(sig)) expectRefused(() => verifier().verify(req(target.replace(sig, sig.toUpperCase())), now), 'SignatureDoesNotMatch');
+    expectS3Error(() => verifier().verify(req(target.replace(sig, sig.slice(0, 63) + last)), now), 'SignatureDoesNotMatch');
+    if (/[a-f]/.test(sig)) expectS3Error(() => verifier().verify(req(target.replace(sig, sig.toUpperCase())), now), 'SignatureDoesNotMatch');
   });
 });
 
@@ -221,7 +221,7 @@ describe('remembered presigned results, found by the signature as written', () =
     const moved = raw.split('&').reverse().join('&');
     expect(v.knownQuery(moved)).toBeUndefined();
     expect(v.knownQuery(raw.replace('a=1', 'a=2'))).toBeUndefined();
-    expectRefused(() => v.verify(req(target.replace('a=1', 'a=2')), now), 'SignatureDoesNotMatch');
+    expectS3Error(() => v.verify(req(target.replace('a=1', 'a=2')), now), 'SignatureDoesNotMatch');
     // A different spelling of the same pairs verifies in full (and is right).
     expect(v.verify(req(`${u.pathname}?${moved}`), now).presigned).toBe(true);
   });
@@ -253,17 +253,7 @@ describe('remembered presigned results, found by the signature as written', () =
     const v = verifier();
     for (let i = 0; i < 3; i++) expect(v.verify(req(encoded), now).presigned).toBe(true);
     expect(v.knownQuery(raw)).toBeUndefined();
-    expectRefused(() => v.verify(req(encoded), now + 601_000), 'AccessDenied');
+    expectS3Error(() => v.verify(req(encoded), now + 601_000), 'AccessDenied');
   });
 });
 
-function expectRefused(fn: () => unknown, code: string): void {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (err) {
-    caught = err;
-  }
-  expect(caught).toBeInstanceOf(S3Error);
-  expect((caught as S3Error).code).toBe(code);
-}

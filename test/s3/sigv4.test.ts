@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { PassThrough, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import * as zlib from 'node:zlib';
-import { S3Error } from '../../src/s3/errors';
 import {
   AwsChunkedDecoder,
   SigningKeyCache,
@@ -18,6 +17,7 @@ import {
 import { canonicalRequest, parseAmzDate, stringToSign } from '../../src/s3/sigv4/canonical';
 import { deriveSigningKey, hmac } from '../../src/s3/sigv4/signing-key';
 import { smithySigner } from './helpers/smithy-oracle';
+import { expectS3Error } from './helpers/expect-s3-error';
 
 const AK = 'AKIAIOSFODNN7EXAMPLE';
 const SK = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
@@ -37,16 +37,6 @@ function request(method: string, target: string, headers: [string, string][]): S
 
 const verifier = (region = '') => new SigV4Verifier((k) => (k === AK ? SK : undefined), new SigningKeyCache(), region);
 
-function expectS3Error(fn: () => unknown, code: string): void {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (err) {
-    caught = err;
-  }
-  expect(caught).toBeInstanceOf(S3Error);
-  expect((caught as S3Error).code).toBe(code);
-}
 
 // The six worked examples of "Signature Calculations for the Authorization Header" and
 // "Query String Authentication" in the Amazon S3 API reference (2013-05-24, us-east-1).
