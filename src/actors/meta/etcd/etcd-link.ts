@@ -15,11 +15,15 @@
  * Retrying a write is the caller's business (etcd-meta-store.ts makes it idempotent): a write
  * whose attempt failed may still have been applied. Reads are retried here: they change nothing.
  */
-import { Etcd3, type IKeyValue, type IRequestOp, type IWatchResponse, type IDuplexStream, type IWatchRequest, type ICompare } from 'etcd3';
+import { Etcd3, type IKeyValue, type IWatchResponse, type IDuplexStream, type IWatchRequest } from 'etcd3';
 import { noop } from 'cockatiel';
+import { decodeTxn, encodeTxn, prefixEnd } from './etcd-txn-wire';
+import { GrpcUnaryChannel } from './grpc-unary';
 
 /** One attempt of one request; past it the next member is tried. */
 export const DEFAULT_ATTEMPT_MS = 1500;
+/** etcd's KV/Txn method (rpc.proto). */
+const TXN_PATH = '/etcdserverpb.KV/Txn';
 /** Keys per page of a prefix read. */
 const RANGE_PAGE = 1000;
 /** A catch-up watch response holds up to 1,000 revisions: allow large messages (gRPC's default is 4 MiB). */
@@ -96,24 +100,13 @@ const toKv = (kv: IKeyValue): EtcdKv => ({
   lease: kv.lease,
 });
 
-/** The first key after every key that starts with `prefix` (etcd's range_end for a prefix). */
-function prefixEnd(prefix: string): Buffer {
-  const b = Buffer.from(prefix, 'utf8');
-  for (let i = b.length - 1; i >= 0; i--) {
-    if (b[i]! < 0xff) {
-      const end = Buffer.from(b.subarray(0, i + 1));
-      end[i]!++;
-      return end;
-    }
-  }
-  return Buffer.from([0]);
-}
-
 // Not unref'd: a caller awaiting a retry must keep the process alive (grpc-js channels do not).
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export class EtcdLink {
   readonly #hosts: Etcd3[];
+  /** Per member, the channel transactions go through (grpc-unary.ts: the write path's one call, without grpc-js). */
+  readonly #txnChannels: GrpcUnaryChannel[];
   readonly #attemptMs: number;
   /** The member requests go to; moves on after a failed attempt. */
   #current = 0;
@@ -134,6 +127,7 @@ export class EtcdLink {
           grpcOptions: { 'grpc.keepalive_time_ms': 5000, 'grpc.keepalive_timeout_ms': 3000, 'grpc.keepalive_permit_without_calls': 1, 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES },
         }),
     );
+    this.#txnChannels = endpoints.map((e) => new GrpcUnaryChannel(e));
     // Spread nodes over members.
     this.#current = Math.floor(Math.random() * this.#hosts.length);
   }
@@ -172,17 +166,6 @@ export class EtcdLink {
       if ((attempt + 1) % this.#hosts.length === 0) await sleep(Math.min(200, Math.max(0, end - Date.now())));
     }
     throw new EtcdUnavailableError(`etcd ${what} failed on every member for ${deadlineMs} ms: ${(last as Error)?.message}`, { cause: last });
-  }
-
-  /** One attempt on the current member (moves on for the next call when it fails). */
-  async #once<T>(call: (host: Etcd3, deadline: Date) => Promise<T>): Promise<T> {
-    const i = this.#current;
-    try {
-      return await call(this.#hosts[i]!, new Date(Date.now() + this.#attemptMs));
-    } catch (err) {
-      if (this.#current === i) this.#current = (i + 1) % this.#hosts.length;
-      throw err;
-    }
   }
 
   /**
@@ -241,16 +224,16 @@ export class EtcdLink {
    */
   txnOnce(compare: readonly EtcdCompare[], success: readonly EtcdOp[], failure: readonly EtcdOp[]): Promise<EtcdTxnResult> {
     if (this.#closed) return Promise.reject(new EtcdUnavailableError('etcd txn: the link is closed'));
-    const req = { compare: compare.map(toCompare), success: success.map(toOp), failure: failure.map(toOp) };
-    return this.#once(async (host, deadline) => {
-      const res = await host.kv.txn(req, { deadline });
-      const gets: Array<EtcdKv | null> = [];
-      const deleted: number[] = [];
-      for (const r of res.responses) {
-        if (r.response_range) gets.push(r.response_range.kvs[0] === undefined ? null : toKv(r.response_range.kvs[0]));
-        else if (r.response_delete_range) deleted.push(Number(r.response_delete_range.deleted));
-      }
-      return { succeeded: res.succeeded, revision: Number(res.header.revision), gets, deleted };
+    const i = this.#current;
+    let request: Uint8Array;
+    try {
+      request = encodeTxn(compare, success, failure);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    return this.#txnChannels[i]!.call(TXN_PATH, request, this.#attemptMs).then(decodeTxn, (err: unknown) => {
+      if (this.#current === i) this.#current = (i + 1) % this.#hosts.length;
+      throw err;
     });
   }
 
@@ -385,24 +368,6 @@ export class EtcdLink {
     this.#closed = true;
     for (const w of [...this.#watches]) w.cancel();
     for (const h of this.#hosts) h.close();
+    for (const c of this.#txnChannels) c.close();
   }
-}
-
-function toCompare(c: EtcdCompare): ICompare {
-  // Over a range, etcd compares every key in it, and a range without keys as one absent key
-  // (create revision 0): so "create revision = 0 over the prefix" holds exactly when it is empty.
-  if ('prefix' in c) return { key: Buffer.from(c.prefix, 'utf8'), range_end: prefixEnd(c.prefix), target: 'Create', result: 'Equal', create_revision: 0 };
-  const key = Buffer.from(c.key, 'utf8');
-  if ('modRevision' in c) return { key, target: 'Mod', result: 'Equal', mod_revision: c.modRevision };
-  // create_revision 0 means the key does not exist.
-  if ('absent' in c) return { key, target: 'Create', result: 'Equal', create_revision: 0 };
-  if ('value' in c) return { key, target: 'Value', result: 'Equal', value: c.value };
-  return { key, target: 'Create', result: 'Greater', create_revision: 0 };
-}
-
-function toOp(op: EtcdOp): IRequestOp {
-  if ('put' in op) return { request_put: { key: Buffer.from(op.put, 'utf8'), value: op.value, ...(op.lease !== undefined ? { lease: op.lease } : {}) } };
-  if ('delete' in op) return { request_delete_range: { key: Buffer.from(op.delete, 'utf8') } };
-  if ('deletePrefix' in op) return { request_delete_range: { key: Buffer.from(op.deletePrefix, 'utf8'), range_end: prefixEnd(op.deletePrefix) } };
-  return { request_range: { key: Buffer.from(op.get, 'utf8') } };
 }

@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+'use strict';
+// Two builds side by side in objects mode on W1's load (single 100 B appends to one stream,
+// wrk -t1 -c64): one node with `--metadata etcd://…` on a local etcd member and `--objects
+// file:<dir>`, a fresh key prefix and objects directory per run, alternating A B, B A, …
+//
+//   PERF_AB_A=perf/.work/dist-old PERF_AB_B=dist node perf/objects-ab.js
+//
+// PERF_AB_A / PERF_AB_B: build directories (default dist for both: the method's own noise);
+// PERF_AB_ROUNDS (default 3) × PERF_DURATION (default 5 s) per build. Prints per run and per
+// build: appends/s, p99, the node's CPU per append (all threads, from /proc) and etcd's.
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { pairedRuns, W1_LOAD } = require('./lib/builds-ab');
+const { cpuSeconds, intEnv } = require('./lib/util');
+const { startEtcd } = require('../ops/lib/etcd-local');
+
+async function main() {
+  const builds = [
+    { id: 'A', dist: process.env.PERF_AB_A || 'dist' },
+    { id: 'B', dist: process.env.PERF_AB_B || 'dist' },
+  ];
+  fs.mkdirSync(path.join(__dirname, '.work'), { recursive: true });
+  const root = fs.mkdtempSync(path.join(__dirname, '.work', 'objects-ab-'));
+  const etcd = await startEtcd(path.join(root, 'etcd'), 1);
+  const etcdPid = etcd.members[0].proc.pid;
+  let n = 0;
+  const row = (label, id, rps, p99, cpuUs, etcdUs) => `| ${label} | ${id} | ${Math.round(rps)} | ${p99} | ${cpuUs.toFixed(1)} | ${etcdUs.toFixed(1)} |`;
+  console.log(`A = ${builds[0].dist}, B = ${builds[1].dist}; objects mode (file:, one etcd member), single 100 B appends, 64 connections; load average before: ${os.loadavg()[0].toFixed(2)}`);
+  console.log('| round | build | appends/s | p99 ms | node CPU µs per append | etcd CPU µs per append |\n|---|---|---|---|---|---|');
+  try {
+    const runs = await pairedRuns({
+      ...W1_LOAD,
+      name: 'objects-ab-runs',
+      connections: 64,
+      rounds: intEnv('PERF_AB_ROUNDS', 3, 20),
+      duration: intEnv('PERF_DURATION', 5, 10),
+      variants: builds.map((b) => ({
+        id: b.id,
+        setup: async () => {
+          const objects = fs.mkdtempSync(path.join(root, 'objects-'));
+          return {
+            dist: b.dist,
+            args: ['--metadata', etcd.url(`objects-ab-${process.pid}-${n++}`), '--objects', `file:${objects}`],
+            during: () => {
+              const e0 = cpuSeconds(etcdPid);
+              return () => cpuSeconds(etcdPid) - e0;
+            },
+          };
+        },
+      })),
+      onRun: (x) => console.log(row(x.round, x.id, x.rps, (x.p99 / 1000).toFixed(2), x.cpuUs, (x.extra / x.requests) * 1e6)),
+    });
+    for (const b of builds) {
+      const mine = runs.filter((x) => x.id === b.id);
+      const req = mine.reduce((a, x) => a + x.requests, 0);
+      const secs = mine.reduce((a, x) => a + x.seconds, 0);
+      const p99s = mine.map((x) => (x.p99 / 1000).toFixed(2)).join(' / ');
+      console.log(row('all', b.id, req / secs, p99s, mine.reduce((a, x) => a + x.cpuUs * x.requests, 0) / req, (mine.reduce((a, x) => a + x.extra, 0) / req) * 1e6));
+    }
+    console.log(`load average after: ${os.loadavg()[0].toFixed(2)}`);
+  } finally {
+    await etcd.stop();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

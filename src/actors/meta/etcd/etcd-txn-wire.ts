@@ -1,0 +1,198 @@
+/**
+ * etcd's Txn request and response in protobuf (etcdserverpb, rpc.proto and kv.proto of etcd 3.4),
+ * for the transaction path of etcd-link.ts, which sends it without the `etcd3` client: that
+ * client goes through grpc-js and proto-loader's reflective (de)serialisation with every default
+ * filled in and every 64-bit number turned into a string, about 0.4 ms of CPU per transaction on
+ * this path (docs/cluster.md, "What an objects-mode append costs"). The only file that imports
+ * protobufjs. Only the fields Svc writes and reads; numbers are those of the .proto files:
+ *
+ *   TxnRequest   { repeated Compare compare = 1; repeated RequestOp success = 2; repeated RequestOp failure = 3 }
+ *   Compare      { CompareResult result = 1; CompareTarget target = 2; bytes key = 3;
+ *                  oneof target_union { int64 create_revision = 5; int64 mod_revision = 6; bytes value = 7 }
+ *                  bytes range_end = 64 }
+ *   RequestOp    { oneof request { RangeRequest request_range = 1; PutRequest request_put = 2;
+ *                  DeleteRangeRequest request_delete_range = 3 } }
+ *   RangeRequest { bytes key = 1 }   PutRequest { bytes key = 1; bytes value = 2; int64 lease = 3 }
+ *   DeleteRangeRequest { bytes key = 1; bytes range_end = 2 }
+ *
+ *   TxnResponse  { ResponseHeader header = 1; bool succeeded = 2; repeated ResponseOp responses = 3 }
+ *   ResponseHeader { int64 revision = 3 }
+ *   ResponseOp   { oneof response { RangeResponse response_range = 1; PutResponse response_put = 2;
+ *                  DeleteRangeResponse response_delete_range = 3 } }
+ *   RangeResponse { repeated KeyValue kvs = 2 }   DeleteRangeResponse { int64 deleted = 2 }
+ *   KeyValue     { bytes key = 1; int64 create_revision = 2; int64 mod_revision = 3; bytes value = 5; int64 lease = 6 }
+ */
+import { type Long, Reader, Writer } from 'protobufjs/minimal';
+import type { EtcdCompare, EtcdKv, EtcdOp, EtcdTxnResult } from './etcd-link';
+
+// Compare.CompareResult and Compare.CompareTarget.
+const EQUAL = 0;
+const GREATER = 1;
+const CREATE = 1;
+const MOD = 2;
+const VALUE = 3;
+
+/** The first key after every key that starts with `prefix` (etcd's range_end for a prefix). */
+export function prefixEnd(prefix: string): Buffer {
+  const b = Buffer.from(prefix, 'utf8');
+  for (let i = b.length - 1; i >= 0; i--) {
+    if (b[i]! < 0xff) {
+      const end = Buffer.from(b.subarray(0, i + 1));
+      end[i]!++;
+      return end;
+    }
+  }
+  return Buffer.from([0]);
+}
+
+// Field tags: (field number << 3) | wire type (0 varint, 2 length-delimited).
+const tag = (field: number, wire: 0 | 2): number => (field << 3) | wire;
+
+function writeCompare(w: Writer, c: EtcdCompare): void {
+  w.uint32(tag(1, 2)).fork();
+  if ('prefix' in c) {
+    // Over a range etcd compares every key, and a range without keys as one absent key (create
+    // revision 0): "create revision = 0 over the prefix" holds exactly when it is empty.
+    w.uint32(tag(1, 0)).int32(EQUAL).uint32(tag(2, 0)).int32(CREATE).uint32(tag(3, 2)).string(c.prefix);
+    w.uint32(tag(5, 0)).int64(0).uint32(tag(64, 2)).bytes(prefixEnd(c.prefix));
+  } else if ('modRevision' in c) {
+    w.uint32(tag(1, 0)).int32(EQUAL).uint32(tag(2, 0)).int32(MOD).uint32(tag(3, 2)).string(c.key).uint32(tag(6, 0)).int64(c.modRevision);
+  } else if ('absent' in c) {
+    // create_revision 0: the key does not exist. Written although it is 0: it is in a oneof.
+    w.uint32(tag(1, 0)).int32(EQUAL).uint32(tag(2, 0)).int32(CREATE).uint32(tag(3, 2)).string(c.key).uint32(tag(5, 0)).int64(0);
+  } else if ('value' in c) {
+    w.uint32(tag(1, 0)).int32(EQUAL).uint32(tag(2, 0)).int32(VALUE).uint32(tag(3, 2)).string(c.key).uint32(tag(7, 2)).bytes(c.value);
+  } else {
+    w.uint32(tag(1, 0)).int32(GREATER).uint32(tag(2, 0)).int32(CREATE).uint32(tag(3, 2)).string(c.key).uint32(tag(5, 0)).int64(0);
+  }
+  w.ldelim();
+}
+
+function writeOp(w: Writer, field: 2 | 3, op: EtcdOp): void {
+  w.uint32(tag(field, 2)).fork();
+  if ('put' in op) {
+    w.uint32(tag(2, 2)).fork().uint32(tag(1, 2)).string(op.put).uint32(tag(2, 2)).bytes(op.value);
+    if (op.lease !== undefined && op.lease !== '0') w.uint32(tag(3, 0)).int64(op.lease);
+  } else if ('delete' in op) {
+    w.uint32(tag(3, 2)).fork().uint32(tag(1, 2)).string(op.delete);
+  } else if ('deletePrefix' in op) {
+    w.uint32(tag(3, 2)).fork().uint32(tag(1, 2)).string(op.deletePrefix).uint32(tag(2, 2)).bytes(prefixEnd(op.deletePrefix));
+  } else {
+    w.uint32(tag(1, 2)).fork().uint32(tag(1, 2)).string(op.get);
+  }
+  w.ldelim().ldelim();
+}
+
+/** A TxnRequest, protobuf-encoded. */
+export function encodeTxn(compare: readonly EtcdCompare[], success: readonly EtcdOp[], failure: readonly EtcdOp[]): Uint8Array {
+  const w = Writer.create();
+  for (const c of compare) writeCompare(w, c);
+  for (const op of success) writeOp(w, 2, op);
+  for (const op of failure) writeOp(w, 3, op);
+  return w.finish();
+}
+
+/** An int64 as protobufjs reads it: its two halves (a Long), or a number when `long` is not installed. */
+type Int64 = Long | number;
+/** Revisions and counts: below 2^53. */
+const num = (v: Int64): number => (typeof v === 'number' ? v : v.high * 0x1_0000_0000 + (v.low >>> 0));
+/** Lease ids use all 64 bits: in decimal, as the etcd3 client gives them. */
+const decimal = (v: Int64): string => (typeof v === 'number' ? String(v) : BigInt.asIntN(64, (BigInt(v.high >>> 0) << 32n) | BigInt(v.low >>> 0)).toString());
+
+/** The end of a length-delimited field that starts at the reader's position. */
+const fieldEnd = (r: Reader): number => {
+  const len = r.uint32();
+  return r.pos + len;
+};
+
+function readKv(r: Reader, end: number): EtcdKv {
+  const kv: EtcdKv = { key: '', value: Buffer.alloc(0), modRevision: 0, createRevision: 0, lease: '0' };
+  while (r.pos < end) {
+    const t = r.uint32();
+    switch (t >>> 3) {
+      case 1:
+        kv.key = Buffer.from(r.bytes()).toString('utf8');
+        break;
+      case 2:
+        kv.createRevision = num(r.int64());
+        break;
+      case 3:
+        kv.modRevision = num(r.int64());
+        break;
+      case 5:
+        kv.value = Buffer.from(r.bytes());
+        break;
+      case 6:
+        kv.lease = decimal(r.int64());
+        break;
+      default:
+        r.skipType(t & 7);
+    }
+  }
+  return kv;
+}
+
+/** The first pair of a RangeResponse (Svc's `get` ops name one key), or null. */
+function readRange(r: Reader, end: number): EtcdKv | null {
+  let first: EtcdKv | null = null;
+  while (r.pos < end) {
+    const t = r.uint32();
+    if (t >>> 3 === 2) {
+      const e = fieldEnd(r);
+      const kv = readKv(r, e);
+      first ??= kv;
+    } else r.skipType(t & 7);
+  }
+  return first;
+}
+
+function readDeleted(r: Reader, end: number): number {
+  let deleted = 0;
+  while (r.pos < end) {
+    const t = r.uint32();
+    if (t >>> 3 === 2) deleted = num(r.int64());
+    else r.skipType(t & 7);
+  }
+  return deleted;
+}
+
+/** A TxnResponse; throws on a message that is not one (a truncated or foreign body). */
+export function decodeTxn(body: Uint8Array): EtcdTxnResult {
+  const r = Reader.create(body);
+  const out: EtcdTxnResult = { succeeded: false, revision: 0, gets: [], deleted: [] };
+  while (r.pos < r.len) {
+    const t = r.uint32();
+    switch (t >>> 3) {
+      case 1: {
+        const end = fieldEnd(r);
+        while (r.pos < end) {
+          const h = r.uint32();
+          if (h >>> 3 === 3) out.revision = num(r.int64());
+          else r.skipType(h & 7);
+        }
+        break;
+      }
+      case 2:
+        out.succeeded = r.bool();
+        break;
+      case 3: {
+        const end = fieldEnd(r);
+        while (r.pos < end) {
+          const o = r.uint32();
+          if ((o & 7) !== 2) {
+            r.skipType(o & 7);
+            continue;
+          }
+          const e = fieldEnd(r);
+          if (o >>> 3 === 1) out.gets.push(readRange(r, e));
+          else if (o >>> 3 === 3) out.deleted.push(readDeleted(r, e));
+          else r.pos = e;
+        }
+        break;
+      }
+      default:
+        r.skipType(t & 7);
+    }
+  }
+  return out;
+}
