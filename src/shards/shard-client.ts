@@ -43,7 +43,7 @@ import {
   type TrimParams,
 } from './types';
 import { frameChunks } from './import-chunks';
-import { Status, Writer, type Reader, readEntries } from './wire';
+import { RETURNED_PAGE, Status, TRANSFER_MIN, Writer, type Reader, readEntries } from './wire';
 import { OPS, type OpName, type Req, type Res, errorBody, returnedBody, tailBody } from './protocol';
 import { payloadBytes } from './append-wire';
 import { type PackedWithExtras, controlReplyOf, repliesOf } from './worker-messages';
@@ -66,6 +66,11 @@ export interface ShardClientOptions {
   indexCacheChunks?: number;
   /** The read cache of the node's workers together, in bytes (worker/read-cache.ts); absent or 0: none. */
   readCacheBytes?: number;
+  /**
+   * Idle read page buffers the node's workers keep for reuse together, in bytes
+   * (worker/page-pool.ts; pages come back through `recycle`); absent or 0: none.
+   */
+  readPoolBytes?: number;
   log: PoolLog;
   /** Registered schemas the workers start with (SchemaStore.documents()). */
   schemas?: SchemaDocument[];
@@ -106,6 +111,12 @@ export class ShardClient {
   /** What of a stream reads (but Kafka fetches) may see; see setReadVisibility. */
   #visibility: ((name: string, fromSeq: number) => ReadVisibility | null) | null = null;
   #hops: HopTracer | null = null;
+  /**
+   * Read bodies that arrived in a buffer of their own, moved from their worker (which may want
+   * it back, `recycle`): the worker's thread object then, so a buffer goes back only to the very
+   * thread that rendered it, never to one started after it.
+   */
+  readonly #movedPages = new WeakMap<ArrayBuffer, { w: number; thread: Worker }>();
 
   readonly #space: SpaceGuard;
 
@@ -158,6 +169,7 @@ export class ShardClient {
       indexCacheChunks: o.indexCacheChunks,
       // The node's budget, split evenly: each worker holds the chunks its own shards read.
       readCacheBytes: Math.floor((o.readCacheBytes ?? 0) / workerCount),
+      readPoolBytes: Math.floor((o.readPoolBytes ?? 0) / workerCount),
       // A restarted worker compiles the schemas registered now, not those of the node's start.
       schemas: restarted ? (o.currentSchemas?.() ?? o.schemas ?? []) : (o.schemas ?? []),
       // Tail versions of a restarted shard must stay above those its readers saw (LiveWaiters drops older ones).
@@ -252,8 +264,48 @@ export class ShardClient {
     const v = p.format === 'kafka' || this.#visibility === null ? null : this.#visibility(p.name, p.seq);
     const shard = this.shardOf(p.name);
     const end = this.#hops === null ? null : this.#hops.start('read', p.name, shard, workerOf(shard, this.#pool.size));
-    const done = this.#call('read', shard, v === null ? p : { ...p, visibility: v });
+    const w = workerOf(shard, this.#pool.size);
+    const done = this.#call('read', shard, v === null ? p : { ...p, visibility: v }, (r) => this.#notePage(r.body, w));
     return end === null ? done : ended(done, end, (r) => [r.count, r.body.length]);
+  }
+
+  /**
+   * The caller is done with a read's body: nothing will read it again, and it holds no other
+   * reference to it (an HTTP engine has written all of it, or dropped it). A body that came in
+   * a buffer of its own goes back, moved, with the next message to the worker that rendered it,
+   * whose page pool reuses it (worker/page-pool.ts); anything else is left to the garbage
+   * collector. Call it once per read at most; a second call for the same body does nothing.
+   */
+  recycle(body: Buffer): void {
+    const ab = body.buffer;
+    if (!(ab instanceof ArrayBuffer)) return;
+    const from = this.#movedPages.get(ab);
+    if (from === undefined) return;
+    this.#movedPages.delete(ab);
+    // A worker restarted since has its own pool: the buffer is dropped, not handed to it.
+    if (this.#pool.worker(from.w) !== from.thread) return;
+    const out = this.#out[from.w]!;
+    const mark = out.beginEntry(0, RETURNED_PAGE, 0);
+    if (!out.blob(Buffer.from(ab), true)) {
+      out.rollback(mark);
+      return;
+    }
+    out.endEntry(mark);
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(this.#sendAll);
+    }
+  }
+
+  /**
+   * Remember a read body that is a whole buffer moved from worker `w`. A body copied into the
+   * reply message is a view of that message at an offset past its head, never offset 0.
+   */
+  #notePage(body: Buffer, w: number): void {
+    const ab = body.buffer;
+    if (body.byteOffset !== 0 || !(ab instanceof ArrayBuffer) || ab.byteLength < TRANSFER_MIN) return;
+    const thread = this.#pool.worker(w);
+    if (thread !== null) this.#movedPages.set(ab, { w, thread });
   }
 
   /** Where appends and reads report their hops (docs/metrics.md, "Traces"); null (the default): traces off, no cost but one check. */
@@ -396,6 +448,13 @@ export class ShardClient {
       total.appliedChanges += s.appliedChanges;
       if (s.commits !== undefined) addCommitStats(total.commits!, s.commits);
       if (s.objects !== undefined) addObjectStoreStats((total.objects ??= newObjectStoreStats()), s.objects);
+      if (s.readPool !== undefined) {
+        const r = (total.readPool ??= { reused: 0, allocated: 0, returned: 0, bytes: 0 });
+        r.reused += s.readPool.reused;
+        r.allocated += s.readPool.allocated;
+        r.returned += s.readPool.returned;
+        r.bytes += s.readPool.bytes;
+      }
       if (s.readCache !== undefined) {
         const r = (total.readCache ??= { hits: 0, fills: 0, bytes: 0 });
         r.hits += s.readCache.hits;

@@ -28,6 +28,13 @@ export const enum Status {
   Returned = 3,
 }
 
+/**
+ * Not a request (gateway → worker, id 0): the body is a read page's buffer the gateway is done
+ * with, moved back to the worker that rendered it for its page pool (worker/page-pool.ts). Far
+ * from the operation codes (protocol.ts), which a worker would otherwise take it for.
+ */
+export const RETURNED_PAGE = 0xff;
+
 /** A message starts with this many bytes (its used length). */
 const MESSAGE_HEAD = 4;
 const ENTRY_HEAD = 11;
@@ -182,6 +189,11 @@ export class Writer {
     return false;
   }
 
+  /** Whether `b`'s buffer leaves with this message moved (transferred), not copied into it. */
+  moves(b: Buffer): boolean {
+    return b.buffer instanceof ArrayBuffer && this.#extras.includes(b.buffer);
+  }
+
   /** A JSON document (the rare operations' fields). */
   json(v: unknown): void {
     this.str(JSON.stringify(v ?? null));
@@ -248,6 +260,22 @@ export class Reader {
     const b = this.buf.subarray(this.pos, this.pos + n);
     this.pos += n;
     return b;
+  }
+
+  /**
+   * A blob the sender moved whole (`Writer.blob` of a buffer that is its entire ArrayBuffer):
+   * that ArrayBuffer, now this thread's alone. Null for anything else (copied bytes, a part).
+   */
+  movedWhole(): ArrayBuffer | null {
+    const n = this.u32();
+    if (n !== MOVED) {
+      this.pos += n;
+      return null;
+    }
+    const x = this.extras[this.u32()];
+    const offset = this.u32();
+    const length = this.u32();
+    return x !== undefined && offset === 0 && length === x.byteLength ? x : null;
   }
 
   /**

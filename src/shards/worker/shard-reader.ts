@@ -28,6 +28,17 @@ import { JSON_ARRAY, type PageFraming, RAW, RawPage, chunkScratch, planPage } fr
 import { type Chunk, type StreamState } from './stream-state';
 import { type ReadCache, takeBatches, takeCached } from './read-cache';
 import { renderBatches, renderValues } from './chunk-render';
+import { pagePool } from './page-pool';
+
+/** Batches back to back in one buffer of the worker's page pool. */
+function joinPooled(batches: readonly Buffer[]): Buffer {
+  let total = 0;
+  for (const b of batches) total += b.length;
+  const out = pagePool().take(total);
+  let at = 0;
+  for (const b of batches) at += b.copy(out, at);
+  return out.subarray(0, total);
+}
 
 /** The error for a damaged frame met by a read: what a client sees as 500 `data_corrupt`. */
 export function corruptChunk(log: SegmentLog, s: StreamState, c: Chunk, off: number, why: string): SvcError {
@@ -186,7 +197,21 @@ export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from:
   return done();
 
   function done(): Gathered {
-    const body = shared ? Buffer.concat(batches, bytes) : format === 'binary' || format === 'kafka' ? renderBinary(batches) : format === 'raw' ? renderRaw(records) : format === 'sse' ? renderSse(records) : renderJson(records);
+    // Pages for HTTP clients go into the worker's pooled buffers (page-pool.ts); a binary page of
+    // one batch read from disk is that batch as read, no copy. Kafka fetches and SSE events are
+    // not handed back by their listeners: fresh buffers, as before.
+    const body =
+      format === 'binary'
+        ? shared || batches.length !== 1
+          ? joinPooled(batches)
+          : batches[0]!
+        : format === 'kafka'
+          ? renderBinary(batches)
+          : format === 'raw'
+            ? renderRaw(records)
+            : format === 'sse'
+              ? renderSse(records)
+              : renderJson(records, pagePool());
     return { body, count, nextSeq: next };
   }
 }
