@@ -43,7 +43,7 @@ import {
   type TrimParams,
 } from './types';
 import { frameChunks } from './import-chunks';
-import { RETURNED_PAGE, Status, TRANSFER_MIN, Writer, type Reader, readEntries } from './wire';
+import { RETURNED_PAGE, Status, Writer, type Reader, readEntries } from './wire';
 import { OPS, type OpName, type Req, type Res, errorBody, returnedBody, tailBody } from './protocol';
 import { payloadBytes } from './append-wire';
 import { type PackedWithExtras, controlReplyOf, repliesOf } from './worker-messages';
@@ -112,11 +112,11 @@ export class ShardClient {
   #visibility: ((name: string, fromSeq: number) => ReadVisibility | null) | null = null;
   #hops: HopTracer | null = null;
   /**
-   * Read bodies that arrived in a buffer of their own, moved from their worker (which may want
-   * it back, `recycle`): the worker's thread object then, so a buffer goes back only to the very
-   * thread that rendered it, never to one started after it.
+   * Read bodies in a worker's pooled shared memory (worker/page-pool.ts), which goes back to it
+   * by `recycle`: the slab's id, and the worker's thread object then, so a slab goes back only to
+   * the very thread that rendered it, never to one started after it.
    */
-  readonly #movedPages = new WeakMap<ArrayBuffer, { w: number; thread: Worker }>();
+  readonly #sharedPages = new WeakMap<Buffer, { w: number; thread: Worker; slab: number }>();
 
   readonly #space: SpaceGuard;
 
@@ -135,7 +135,7 @@ export class ShardClient {
     pool.setHooks({
       message: (_w, m) => {
         const r = repliesOf(m);
-        if (r !== null) this.#onReplies(r.message, r.extras);
+        if (r !== null) this.#onReplies(r.message, r.extras, r.shared, _w);
       },
       down: (w, why) => {
         this.#failWorker(w, why);
@@ -264,32 +264,26 @@ export class ShardClient {
     const v = p.format === 'kafka' || this.#visibility === null ? null : this.#visibility(p.name, p.seq);
     const shard = this.shardOf(p.name);
     const end = this.#hops === null ? null : this.#hops.start('read', p.name, shard, workerOf(shard, this.#pool.size));
-    const w = workerOf(shard, this.#pool.size);
-    const done = this.#call('read', shard, v === null ? p : { ...p, visibility: v }, (r) => this.#notePage(r.body, w));
+    const done = this.#call('read', shard, v === null ? p : { ...p, visibility: v });
     return end === null ? done : ended(done, end, (r) => [r.count, r.body.length]);
   }
 
   /**
-   * The caller is done with a read's body: nothing will read it again, and it holds no other
-   * reference to it (an HTTP engine has written all of it, or dropped it). A body that came in
-   * a buffer of its own goes back, moved, with the next message to the worker that rendered it,
-   * whose page pool reuses it (worker/page-pool.ts); anything else is left to the garbage
-   * collector. Call it once per read at most; a second call for the same body does nothing.
+   * The caller is done with the body of a read it made with `pooled: true`: nothing will read it
+   * again and it keeps no reference to it (an HTTP engine has written all of it, or dropped it).
+   * A body in a worker's pooled shared memory goes back (its slab id, with the next message) to
+   * the worker that rendered it, which renders later pages into it (worker/page-pool.ts);
+   * anything else is left to the garbage collector. A second call for the same body does nothing.
    */
   recycle(body: Buffer): void {
-    const ab = body.buffer;
-    if (!(ab instanceof ArrayBuffer)) return;
-    const from = this.#movedPages.get(ab);
+    const from = this.#sharedPages.get(body);
     if (from === undefined) return;
-    this.#movedPages.delete(ab);
-    // A worker restarted since has its own pool: the buffer is dropped, not handed to it.
+    this.#sharedPages.delete(body);
+    // A worker restarted since has its own pool: the slab is dropped, not handed to it.
     if (this.#pool.worker(from.w) !== from.thread) return;
     const out = this.#out[from.w]!;
     const mark = out.beginEntry(0, RETURNED_PAGE, 0);
-    if (!out.blob(Buffer.from(ab), true)) {
-      out.rollback(mark);
-      return;
-    }
+    out.u32(from.slab);
     out.endEntry(mark);
     if (!this.#scheduled) {
       this.#scheduled = true;
@@ -297,16 +291,7 @@ export class ShardClient {
     }
   }
 
-  /**
-   * Remember a read body that is a whole buffer moved from worker `w`. A body copied into the
-   * reply message is a view of that message at an offset past its head, never offset 0.
-   */
-  #notePage(body: Buffer, w: number): void {
-    const ab = body.buffer;
-    if (body.byteOffset !== 0 || !(ab instanceof ArrayBuffer) || ab.byteLength < TRANSFER_MIN) return;
-    const thread = this.#pool.worker(w);
-    if (thread !== null) this.#movedPages.set(ab, { w, thread });
-  }
+
 
   /** Where appends and reads report their hops (docs/metrics.md, "Traces"); null (the default): traces off, no cost but one check. */
   setHopTracer(t: HopTracer | null): void {
@@ -564,27 +549,36 @@ export class ShardClient {
     }
   }
 
-  #onReplies(message: ArrayBuffer, extras: readonly ArrayBuffer[]): void {
-    readEntries(message, extras, (id, code, _shard, r) => {
-      if (code === Status.Tail) {
-        this.#tailListener?.(tailBody.read(r));
-        return;
-      }
-      if (code === Status.Returned) {
-        const b = returnedBody.read(r);
-        if (b.buffer instanceof ArrayBuffer) this.#returnedListener?.(b.buffer);
-        return;
-      }
-      const p = this.#pending.get(id);
-      if (p === undefined) return;
-      this.#pending.delete(id);
-      try {
-        if (code === Status.Ok) p.settle(r);
-        else p.reject(SvcError.fromData(errorBody.read(r)));
-      } catch (err) {
-        p.reject(new SvcError('internal', `unreadable reply from a shard worker: ${String(err)}`));
-      }
-    });
+  #onReplies(message: ArrayBuffer, extras: readonly ArrayBuffer[], shared: readonly SharedArrayBuffer[], w: number): void {
+    const thread = shared.length === 0 ? null : this.#pool.worker(w);
+    // A page in shared memory: remembered with its slab, for `recycle`.
+    const onShared = thread === null ? null : (page: Buffer, slab: number): void => void this.#sharedPages.set(page, { w, thread, slab });
+    readEntries(
+      message,
+      extras,
+      (id, code, _shard, r) => {
+        if (code === Status.Tail) {
+          this.#tailListener?.(tailBody.read(r));
+          return;
+        }
+        if (code === Status.Returned) {
+          const b = returnedBody.read(r);
+          if (b.buffer instanceof ArrayBuffer) this.#returnedListener?.(b.buffer);
+          return;
+        }
+        const p = this.#pending.get(id);
+        if (p === undefined) return;
+        this.#pending.delete(id);
+        try {
+          if (code === Status.Ok) p.settle(r);
+          else p.reject(SvcError.fromData(errorBody.read(r)));
+        } catch (err) {
+          p.reject(new SvcError('internal', `unreadable reply from a shard worker: ${String(err)}`));
+        }
+      },
+      shared,
+      onShared,
+    );
   }
 }
 

@@ -198,6 +198,12 @@ export interface ReadParams {
   touch?: boolean;
   /** Committed data only (Kafka transactions): set by ShardClient for every format but `kafka` (docs/kafka.md, "Transactions"). */
   visibility?: ReadVisibility;
+  /**
+   * The caller hands the body back with `ShardClient.recycle` once nothing reads it any more (an
+   * HTTP catch-up response, sent): the page may then be rendered into the worker's pooled shared
+   * memory (worker/page-pool.ts). Absent: a buffer of its own, kept as long as the caller likes.
+   */
+  pooled?: boolean;
 }
 
 /**

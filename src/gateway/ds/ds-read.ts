@@ -73,6 +73,7 @@ export async function readDsStream(ctx: DsContext, name: string, req: HttpReques
   }
   let first = await readPage(ctx.shards, name, rr.seq, format, ctx.readBytes);
   if (formatOf(first.contentType) !== format) {
+    ctx.shards.recycle(first.body);
     format = remember(name, first.contentType, true);
     first = await readPage(ctx.shards, name, rr.seq, format, ctx.readBytes);
   }

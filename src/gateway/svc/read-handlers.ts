@@ -35,8 +35,10 @@ export async function readStream(ctx: SvcContext, name: string, req: HttpRequest
   }
   if (live === 'long-poll') return longPoll(ctx, res, { name, seq, count, bytes, format: format as ReadFormat, expectStreamId });
 
-  const r = await ctx.shards.read({ name, seq, count, bytes, format: format as ReadFormat });
+  // Pooled: this read is this request's alone, and its body goes back to the worker once sent (`recycling`).
+  const r = await ctx.shards.read({ name, seq, count, bytes, format: format as ReadFormat, pooled: true });
   if (expectStreamId !== null && expectStreamId !== r.streamId) {
+    ctx.shards.recycle(r.body);
     throw new SvcError('conflict', 'the cursor belongs to an earlier stream of this name (it was deleted and created again)');
   }
   const headers = pageHeaders(r, format);

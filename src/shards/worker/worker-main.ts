@@ -87,8 +87,8 @@ const cfg: WorkerConfig = workerData;
 const shards = new Map<number, Shard>();
 /** Every schema, compiled once for this thread; shards validate appends with it. */
 const schemaRegistry = new SchemaRegistry(cfg.schemas ?? []);
-/** Replies (and tail events) of this turn; read pages are moved with it, not copied. */
-const outbox = new Writer(true);
+/** Replies (and tail events) of this turn; read pages are moved with it, or shared (page-pool.ts), not copied. */
+const outbox = new Writer(true, (sab) => pagePool().share(sab));
 /** Creates and appends are refused while the disk is full (deletes and trims free space). */
 let lowSpace = cfg.lowSpace === true;
 let sendScheduled = false;
@@ -109,10 +109,10 @@ function scheduleFlush(): void {
 function flushOutbox(): void {
   sendScheduled = false;
   if (outbox.empty) return;
-  const { message, transferMessage, extras } = outbox.take();
+  const { message, transferMessage, extras, shared } = outbox.take();
   const transfer = transferMessage ? [message, ...extras] : extras;
-  if (extras.length === 0) port.postMessage(message, transfer);
-  else port.postMessage({ packed: message, extras } satisfies PackedWithExtras, transfer);
+  if (extras.length === 0 && shared.length === 0) port.postMessage(message, transfer);
+  else port.postMessage({ packed: message, extras, ...(shared.length > 0 ? { shared } : {}) } satisfies PackedWithExtras, transfer);
 }
 
 /** Set once the thread is stopping after a storage failure: requests still arriving fail at once. */
@@ -184,9 +184,9 @@ const HANDLERS: { readonly [K in OpName]: Handler<K> } = {
   read: (s, p, reply) => {
     const r = s.read(p);
     reply(null, r);
-    // A page copied into the reply message is free again now; one moved to the gateway comes
-    // back from there (RETURNED_PAGE) once its HTTP response has sent it, or never.
-    if (!outbox.moves(r.body)) pagePool().give(r.body);
+    // A pooled page copied into the reply message is free again now; one shared with the gateway
+    // (out) comes back from there (RETURNED_PAGE) once its HTTP response has sent it, or never.
+    pagePool().give(r.body);
   },
   head: (s, p, reply) => reply(null, s.head(p)),
   list: (s, p, reply) => reply(null, s.list(p)),
@@ -228,11 +228,7 @@ port.on('message', (msg: ArrayBuffer | PackedWithExtras | ControlMessage) => {
   const touched = new Set<Shard>();
   // Extras: a Kafka request frame's batch, moved here by the gateway thread (wire.ts, Writer.blob).
   readEntries(packed.message, packed.extras, (id, code, shardId, r) => {
-    if (code === RETURNED_PAGE) {
-      const ab = r.movedWhole();
-      if (ab !== null) pagePool().giveReturned(ab);
-      return;
-    }
+    if (code === RETURNED_PAGE) return pagePool().giveReturned(r.u32());
     if (dying !== null) return fail(id, shardId, dying);
     const shard = shards.get(shardId);
     if (shard === undefined) return fail(id, shardId, new SvcError('internal', `shard ${shardId} is not hosted by this worker`));
