@@ -14,6 +14,8 @@
  * (exact up to 2^53). Strings are u32 byte length + UTF-8; nullable bytes are i32 length (-1 for
  * null) + bytes.
  */
+// By brand, not instanceof: a buffer posted from another thread may come from another realm's constructor (a test's vm context).
+import { isSharedArrayBuffer } from 'node:util/types';
 
 export const enum Status {
   Ok = 0,
@@ -187,7 +189,7 @@ export class Writer {
    */
   blob(d: Buffer, move = false): boolean {
     const ab = d.buffer;
-    if (this.#share !== null && d.length >= TRANSFER_MIN && ab instanceof SharedArrayBuffer) {
+    if (this.#share !== null && d.length >= TRANSFER_MIN && isSharedArrayBuffer(ab)) {
       const id = this.#share(ab);
       if (id !== null) {
         this.ensure(20);

@@ -3,6 +3,8 @@
  * replies (wire.ts) travel as a bare ArrayBuffer, or with the read pages moved beside them;
  * everything else is a WorkerEvent object (worker/worker-main.ts).
  */
+// By brand, not instanceof: a buffer posted from another thread may come from another realm's constructor (a test's vm context).
+import { isSharedArrayBuffer } from 'node:util/types';
 import { type WorkerEvent } from './worker/worker-main';
 
 /**
@@ -27,7 +29,7 @@ export function packedOf(m: unknown): { message: ArrayBuffer; extras: readonly A
   const buffers = extras.filter((x): x is ArrayBuffer => x instanceof ArrayBuffer);
   if (buffers.length !== extras.length) return null;
   if (!('shared' in m) || m.shared === undefined) return { message: packed, extras: buffers, shared: NONE };
-  const shared = Array.isArray(m.shared) ? m.shared.filter((x): x is SharedArrayBuffer => x instanceof SharedArrayBuffer) : [];
+  const shared = Array.isArray(m.shared) ? m.shared.filter((x): x is SharedArrayBuffer => isSharedArrayBuffer(x)) : [];
   return Array.isArray(m.shared) && shared.length === m.shared.length ? { message: packed, extras: buffers, shared } : null;
 }
 

@@ -1,8 +1,8 @@
 /**
  * Read page buffers (src/shards/worker/page-pool.ts; docs/storage.md, "Read page buffers"): a
- * page of 64 KiB or more moves to the gateway thread in a pooled buffer, comes back through
- * `ShardClient.recycle` and is reused by a later page; a page never recycled is never written
- * over. (A worker restarted while a page is out: test/gateway/read-pool.test.ts.) Real workers
+ * pooled page of 64 KiB or more reaches the gateway thread in a slab of shared memory, comes back
+ * through `ShardClient.recycle` and is rendered into again by a later page; a page never recycled
+ * is never written over; a read not pooled gets a buffer of its own. (A worker restarted while a page is out: test/gateway/read-pool.test.ts.) Real workers
  * from dist/ (import-fixture.ts).
  */
 import type * as Shards from '../../src/shards';
@@ -43,7 +43,7 @@ async function fill(c: ShardClient, name: string, tag: string, n: number): Promi
   return Buffer.concat(all);
 }
 
-const page = (c: ShardClient, name: string, seq: number, bytes: number, format: Shards.ReadFormat = 'raw'): Promise<Shards.ReadResult> => c.read({ name, seq, count: 1 << 20, bytes, format });
+const page = (c: ShardClient, name: string, seq: number, bytes: number, format: Shards.ReadFormat = 'raw', pooled = true): Promise<Shards.ReadResult> => c.read({ name, seq, count: 1 << 20, bytes, format, pooled });
 
 async function poolStats(c: ShardClient): Promise<Shards.ReadPoolStats> {
   const s = await c.stats();
@@ -75,20 +75,29 @@ describe('read page buffers', () => {
       expect(first.body.equals(keptCopy)).toBe(true);
       expect((await poolStats(c)).reused).toBe(0);
 
-      // Recycled: moved back (the view here is detached), counted, and the next page of that size reuses it.
+      // Recycled: handed back, counted, and the next page of that size is rendered into it.
       c.recycle(second.body);
       c.recycle(second.body); // a second call does nothing
       await turn();
-      expect(second.body.length).toBe(0);
       const s1 = await poolStats(c);
       expect(s1.returned).toBe(1);
       expect(s1.bytes).toBe(1 << 20);
       const third = await page(c, '/a', 1000, 1 << 20);
       expect(third.body.equals(a.subarray(1000 * 500, 1000 * 500 + third.body.length))).toBe(true);
+      // The same memory: the recycled body now shows the third page's bytes.
+      expect(second.body.buffer === third.body.buffer).toBe(false);
+      expect(second.body.subarray(0, 100).equals(third.body.subarray(0, 100))).toBe(true);
       const s2 = await poolStats(c);
       expect(s2.reused).toBe(1);
       expect(s2.allocated).toBe(1 + 1); // first, second; third reused second's
       expect(first.body.equals(keptCopy)).toBe(true);
+
+      // Not pooled: a buffer of its own, not counted, and recycling it does nothing.
+      const own = await page(c, '/a', 0, 1 << 20, 'raw', false);
+      expect(own.body.buffer).toBeInstanceOf(ArrayBuffer);
+      c.recycle(own.body);
+      await turn();
+      expect(await poolStats(c)).toEqual(s2);
 
       // Every format the pool serves, page after page with recycling, equals the same reads of the
       // same data directory without the pool (after this client is closed).

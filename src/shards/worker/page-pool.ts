@@ -33,6 +33,8 @@
  * At most the budget is held in free slabs, and all of them go after a minute without a take
  * (`trim`), so a burst of large reads does not keep its memory for ever.
  */
+// By brand, not instanceof: a buffer posted from another thread may come from another realm's constructor (a test's vm context).
+import { isSharedArrayBuffer } from 'node:util/types';
 import { type ReadPoolStats } from '../types';
 import { type PageBuffers } from '../render/json-records';
 
@@ -103,7 +105,7 @@ export class PagePool implements PageBuffers {
 
   /** Whether `b` is in a slab lent for a page on this thread (not free, not out). */
   lent(b: Buffer): boolean {
-    return b.buffer instanceof SharedArrayBuffer && this.#slabs.get(b.buffer)?.state === 'lent';
+    return isSharedArrayBuffer(b.buffer) && this.#slabs.get(b.buffer)?.state === 'lent';
   }
 
   /**
@@ -112,7 +114,7 @@ export class PagePool implements PageBuffers {
    */
   give(b: Buffer): void {
     const sab = b.buffer;
-    if (!(sab instanceof SharedArrayBuffer)) return;
+    if (!isSharedArrayBuffer(sab)) return;
     const s = this.#slabs.get(sab);
     if (s?.state === 'lent') this.#keep(sab, s);
   }
