@@ -24,8 +24,9 @@
  * back only by its id, from the gateway thread, which sends it only after the engine said it will
  * never read the body again (ShardClient.recycle), and only to the very worker thread that
  * rendered it. One never handed back (a client gone on node:http, a worker restarted meanwhile,
- * an error between the read and the reply) is never rendered into again: it is forgotten, and the
- * memory goes when both threads' objects for it are collected. Only reads whose caller hands the
+ * an error between the read and the reply) is never rendered into again: it is forgotten (after a
+ * minute, or once 256 slabs or four budgets' bytes are out after it), and the memory goes when
+ * both threads' objects for it are collected. Only reads whose caller hands the
  * body back (`ReadParams.pooled`) get slabs, so the slabs that are not handed back are few.
  *
  * Sizes are powers of two from 64 KiB to 32 MiB (a 16 MiB `--read-max-bytes` page of JSON needs
@@ -43,7 +44,7 @@ const MIN_CLASS = 64 * 1024; // 64 KiB
 /** Largest pooled size. */
 const MAX_CLASS = 32 * 1024 * 1024; // 32 MiB
 
-/** Slabs out at once that are remembered for reuse; beyond it the oldest is forgotten. */
+/** Slabs out at once that are remembered for reuse; beyond it (or four budgets' bytes) the oldest is forgotten. */
 const OUT_MAX = 256;
 /** A slab out longer than this is forgotten at the next trim. */
 const OUT_MS = 60_000; // 1 min
@@ -66,6 +67,8 @@ export class PagePool implements PageBuffers {
   readonly #out = new Map<number, { sab: SharedArrayBuffer; at: number }>();
   #nextId = 1;
   #bytes = 0;
+  /** Bytes of the slabs in `#out`. */
+  #outBytes = 0;
   #takenSinceTrim = false;
   readonly #stats: ReadPoolStats = { reused: 0, allocated: 0, returned: 0, bytes: 0 };
 
@@ -125,7 +128,8 @@ export class PagePool implements PageBuffers {
     if (s?.state !== 'lent') return null;
     s.state = 'out';
     this.#out.set(s.id, { sab, at: Date.now() });
-    if (this.#out.size > OUT_MAX) this.#forget(this.#out.keys().next().value!);
+    this.#outBytes += sab.byteLength;
+    while (this.#out.size > OUT_MAX || (this.#outBytes > 4 * this.#budget && this.#out.size > 1)) this.#forget(this.#out.keys().next().value!);
     return s.id;
   }
 
@@ -134,6 +138,7 @@ export class PagePool implements PageBuffers {
     const o = this.#out.get(id);
     if (o === undefined) return;
     this.#out.delete(id);
+    this.#outBytes -= o.sab.byteLength;
     this.#stats.returned++;
     const s = this.#slabs.get(o.sab);
     if (s?.state === 'out') this.#keep(o.sab, s);
@@ -164,6 +169,7 @@ export class PagePool implements PageBuffers {
     const o = this.#out.get(id);
     if (o === undefined) return;
     this.#out.delete(id);
+    this.#outBytes -= o.sab.byteLength;
     this.#slabs.delete(o.sab);
   }
 
