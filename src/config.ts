@@ -177,6 +177,8 @@ export const ConfigSchema = Type.Object(
         indexCacheChunks: Type.Integer({ minimum: 0, default: 16_384, description: 'chunk index entries cached in memory per shard' }), // entries
         /** Record values of chunks read in `raw` format, checked and kept in memory for later reads (worker/read-cache.ts). */
         readCacheBytes: Type.Integer({ minimum: 0, default: 64 * MiB, description: 'read cache of the node, split over its shard workers (bytes)' }), // 64 MiB
+        /** Idle read page buffers kept for the next pages instead of dropped (worker/page-pool.ts). */
+        readPoolBytes: Type.Integer({ minimum: 0, default: 64 * MiB, description: 'idle read page buffers kept for reuse, split over the shard workers (bytes)' }), // 64 MiB
       },
       { additionalProperties: false },
     ),

@@ -54,7 +54,7 @@ import {
 } from './gateway';
 import { SvcError } from './errors';
 import { startObjectMaintenance } from './object-maintenance';
-import { type CommitStats, type ReadCacheStats, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard } from './shards';
+import { type CommitStats, type ReadCacheStats, type ReadPoolStats, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard } from './shards';
 import { type ObjectStoreStats, addObjectStoreStats, newObjectStoreStats } from './objects';
 import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
 import { Ledger, moveStorage as moveStorageOf, openObjectStore } from './objects';
@@ -134,6 +134,7 @@ async function startShards(config: Config, log: Logger, schemas: SchemaStore, sp
       reaperIntervalMs: config.storage.reaperIntervalMs,
       indexCacheChunks: config.storage.indexCacheChunks,
       readCacheBytes: config.storage.readCacheBytes,
+      readPoolBytes: config.storage.readPoolBytes,
       log,
       schemas: schemas.documents(),
       currentSchemas: () => schemas.documents(),
@@ -340,6 +341,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   let shardChanges = 0;
   let commits: CommitStats | null = null;
   let readCache: ReadCacheStats | null = null;
+  let readPool: ReadPoolStats | null = null;
   /** Objects mode: the shards' object store figures as of the last stats call (svc_object_store_*). */
   let objectStats: ObjectStoreStats | null = null;
   const appliedIndex = async (): Promise<number> => {
@@ -351,6 +353,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
       shardChanges = Math.max(shardChanges, s.appliedChanges);
       commits = s.commits ?? null;
       readCache = s.readCache ?? null;
+      readPool = s.readPool ?? null;
       objectStats = s.objects ?? null;
     }
     return meta.appliedIndex + shardChanges;
@@ -407,7 +410,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     liveReaders: () => live.readers(),
     fanoutLag: () => ({ bounds: FANOUT_LAG_BOUNDS, lag: live.fanoutLag }),
     kafka: () => ({ connections: kafka.connections(), requests: kafka.requestsByApi() }),
-    shards: async () => ({ appliedIndex: await appliedIndex(), commits, readCache }),
+    shards: async () => ({ appliedIndex: await appliedIndex(), commits, readCache, readPool }),
     // The shards' object store figures come with their stats (one call per scrape, as for `shards`).
     objectStore: async () => {
       await appliedIndex();

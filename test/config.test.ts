@@ -76,7 +76,7 @@ describe('defaults', () => {
         readDefaultCount: 1000,
         listMaxLimit: 1000,
       },
-      storage: { segmentBytes: 64 * 1024 * 1024, retentionIntervalMs: 1000, reaperIntervalMs: 5000, reserveBytes: 64 * 1024 * 1024, indexCacheChunks: 16384, readCacheBytes: 64 * 1024 * 1024 },
+      storage: { segmentBytes: 64 * 1024 * 1024, retentionIntervalMs: 1000, reaperIntervalMs: 5000, reserveBytes: 64 * 1024 * 1024, indexCacheChunks: 16384, readCacheBytes: 64 * 1024 * 1024, readPoolBytes: 64 * 1024 * 1024 },
     });
   });
 

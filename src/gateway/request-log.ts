@@ -15,7 +15,7 @@
  * - 5xx lines are logged at `warn`, 4xx at `info`: a client's mistake is not the node's.
  */
 import { randomBytes } from 'node:crypto';
-import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from './http/engine';
+import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from './http/engine';
 import { ForwardingResponse } from './http/forwarding-response';
 
 /** The header that carries the request id of a failed request, on every listener. */
@@ -73,15 +73,15 @@ class LoggedResponse extends ForwardingResponse {
     this.#log = log;
   }
 
-  send(status: number, headers: HeaderList, body?: Uint8Array | string): void {
+  send(status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void {
     if (status < 400 || this.inner.aborted || this.inner.sent) {
-      this.inner.send(status, headers, body);
+      this.inner.send(status, headers, body, done);
       return;
     }
     const json = isJson(headers);
     const text = body === undefined || typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString();
     const id = this.#note(status, headers, describe(text, json));
-    this.inner.send(status, idIn(headers) === undefined ? headers.concat([[REQUEST_ID_HEADER, id]]) : headers, body);
+    this.inner.send(status, idIn(headers) === undefined ? headers.concat([[REQUEST_ID_HEADER, id]]) : headers, body, done);
   }
 
   writeHead(status: number, headers: HeaderList): void {

@@ -43,7 +43,7 @@ import {
   type TrimParams,
 } from './types';
 import { frameChunks } from './import-chunks';
-import { Status, Writer, type Reader, readEntries } from './wire';
+import { RETURNED_PAGE, Status, Writer, type Reader, readEntries } from './wire';
 import { OPS, type OpName, type Req, type Res, errorBody, returnedBody, tailBody } from './protocol';
 import { payloadBytes } from './append-wire';
 import { type PackedWithExtras, controlReplyOf, repliesOf } from './worker-messages';
@@ -66,6 +66,11 @@ export interface ShardClientOptions {
   indexCacheChunks?: number;
   /** The read cache of the node's workers together, in bytes (worker/read-cache.ts); absent or 0: none. */
   readCacheBytes?: number;
+  /**
+   * Idle read page buffers the node's workers keep for reuse together, in bytes
+   * (worker/page-pool.ts; pages come back through `recycle`); absent or 0: none.
+   */
+  readPoolBytes?: number;
   log: PoolLog;
   /** Registered schemas the workers start with (SchemaStore.documents()). */
   schemas?: SchemaDocument[];
@@ -106,6 +111,12 @@ export class ShardClient {
   /** What of a stream reads (but Kafka fetches) may see; see setReadVisibility. */
   #visibility: ((name: string, fromSeq: number) => ReadVisibility | null) | null = null;
   #hops: HopTracer | null = null;
+  /**
+   * Read bodies in a worker's pooled shared memory (worker/page-pool.ts), which goes back to it
+   * by `recycle`: the slab's id, and the worker's thread object then, so a slab goes back only to
+   * the very thread that rendered it, never to one started after it.
+   */
+  readonly #sharedPages = new WeakMap<Buffer, { w: number; thread: Worker; slab: number }>();
 
   readonly #space: SpaceGuard;
 
@@ -124,7 +135,7 @@ export class ShardClient {
     pool.setHooks({
       message: (_w, m) => {
         const r = repliesOf(m);
-        if (r !== null) this.#onReplies(r.message, r.extras);
+        if (r !== null) this.#onReplies(r.message, r.extras, r.shared, _w);
       },
       down: (w, why) => {
         this.#failWorker(w, why);
@@ -158,6 +169,7 @@ export class ShardClient {
       indexCacheChunks: o.indexCacheChunks,
       // The node's budget, split evenly: each worker holds the chunks its own shards read.
       readCacheBytes: Math.floor((o.readCacheBytes ?? 0) / workerCount),
+      readPoolBytes: Math.floor((o.readPoolBytes ?? 0) / workerCount),
       // A restarted worker compiles the schemas registered now, not those of the node's start.
       schemas: restarted ? (o.currentSchemas?.() ?? o.schemas ?? []) : (o.schemas ?? []),
       // Tail versions of a restarted shard must stay above those its readers saw (LiveWaiters drops older ones).
@@ -255,6 +267,31 @@ export class ShardClient {
     const done = this.#call('read', shard, v === null ? p : { ...p, visibility: v });
     return end === null ? done : ended(done, end, (r) => [r.count, r.body.length]);
   }
+
+  /**
+   * The caller is done with the body of a read it made with `pooled: true`: nothing will read it
+   * again and it keeps no reference to it (an HTTP engine has written all of it, or dropped it).
+   * A body in a worker's pooled shared memory goes back (its slab id, with the next message) to
+   * the worker that rendered it, which renders later pages into it (worker/page-pool.ts);
+   * anything else is left to the garbage collector. A second call for the same body does nothing.
+   */
+  recycle(body: Buffer): void {
+    const from = this.#sharedPages.get(body);
+    if (from === undefined) return;
+    this.#sharedPages.delete(body);
+    // A worker restarted since has its own pool: the slab is dropped, not handed to it.
+    if (this.#pool.worker(from.w) !== from.thread) return;
+    const out = this.#out[from.w]!;
+    const mark = out.beginEntry(0, RETURNED_PAGE, 0);
+    out.u32(from.slab);
+    out.endEntry(mark);
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(this.#sendAll);
+    }
+  }
+
+
 
   /** Where appends and reads report their hops (docs/metrics.md, "Traces"); null (the default): traces off, no cost but one check. */
   setHopTracer(t: HopTracer | null): void {
@@ -396,6 +433,13 @@ export class ShardClient {
       total.appliedChanges += s.appliedChanges;
       if (s.commits !== undefined) addCommitStats(total.commits!, s.commits);
       if (s.objects !== undefined) addObjectStoreStats((total.objects ??= newObjectStoreStats()), s.objects);
+      if (s.readPool !== undefined) {
+        const r = (total.readPool ??= { reused: 0, allocated: 0, returned: 0, bytes: 0 });
+        r.reused += s.readPool.reused;
+        r.allocated += s.readPool.allocated;
+        r.returned += s.readPool.returned;
+        r.bytes += s.readPool.bytes;
+      }
       if (s.readCache !== undefined) {
         const r = (total.readCache ??= { hits: 0, fills: 0, bytes: 0 });
         r.hits += s.readCache.hits;
@@ -505,27 +549,36 @@ export class ShardClient {
     }
   }
 
-  #onReplies(message: ArrayBuffer, extras: readonly ArrayBuffer[]): void {
-    readEntries(message, extras, (id, code, _shard, r) => {
-      if (code === Status.Tail) {
-        this.#tailListener?.(tailBody.read(r));
-        return;
-      }
-      if (code === Status.Returned) {
-        const b = returnedBody.read(r);
-        if (b.buffer instanceof ArrayBuffer) this.#returnedListener?.(b.buffer);
-        return;
-      }
-      const p = this.#pending.get(id);
-      if (p === undefined) return;
-      this.#pending.delete(id);
-      try {
-        if (code === Status.Ok) p.settle(r);
-        else p.reject(SvcError.fromData(errorBody.read(r)));
-      } catch (err) {
-        p.reject(new SvcError('internal', `unreadable reply from a shard worker: ${String(err)}`));
-      }
-    });
+  #onReplies(message: ArrayBuffer, extras: readonly ArrayBuffer[], shared: readonly SharedArrayBuffer[], w: number): void {
+    const thread = shared.length === 0 ? null : this.#pool.worker(w);
+    // A page in shared memory: remembered with its slab, for `recycle`.
+    const onShared = thread === null ? null : (page: Buffer, slab: number): void => void this.#sharedPages.set(page, { w, thread, slab });
+    readEntries(
+      message,
+      extras,
+      (id, code, _shard, r) => {
+        if (code === Status.Tail) {
+          this.#tailListener?.(tailBody.read(r));
+          return;
+        }
+        if (code === Status.Returned) {
+          const b = returnedBody.read(r);
+          if (b.buffer instanceof ArrayBuffer) this.#returnedListener?.(b.buffer);
+          return;
+        }
+        const p = this.#pending.get(id);
+        if (p === undefined) return;
+        this.#pending.delete(id);
+        try {
+          if (code === Status.Ok) p.settle(r);
+          else p.reject(SvcError.fromData(errorBody.read(r)));
+        } catch (err) {
+          p.reject(new SvcError('internal', `unreadable reply from a shard worker: ${String(err)}`));
+        }
+      },
+      shared,
+      onShared,
+    );
   }
 }
 

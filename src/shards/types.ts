@@ -198,6 +198,12 @@ export interface ReadParams {
   touch?: boolean;
   /** Committed data only (Kafka transactions): set by ShardClient for every format but `kafka` (docs/kafka.md, "Transactions"). */
   visibility?: ReadVisibility;
+  /**
+   * The caller hands the body back with `ShardClient.recycle` once nothing reads it any more (an
+   * HTTP catch-up response, sent): the page may then be rendered into the worker's pooled shared
+   * memory (worker/page-pool.ts). Absent: a buffer of its own, kept as long as the caller likes.
+   */
+  pooled?: boolean;
 }
 
 /**
@@ -267,6 +273,20 @@ export interface ShardStats {
   objects?: ObjectStoreStats;
   /** The worker's read cache (svc_read_cache_*): given by one shard of each worker, as the cache is the worker's. */
   readCache?: ReadCacheStats;
+  /** The worker's read page buffers (worker/page-pool.ts): given by one shard of each worker. */
+  readPool?: ReadPoolStats;
+}
+
+/** A shard worker's pool of read page buffers since it started (worker/page-pool.ts). */
+export interface ReadPoolStats {
+  /** Pages rendered into a buffer taken from the pool. */
+  reused: number;
+  /** Pooled-size buffers allocated because the pool had none of the size. */
+  allocated: number;
+  /** Buffers the gateway thread handed back once their response was sent. */
+  returned: number;
+  /** Bytes of idle buffers held now. */
+  bytes: number;
 }
 
 /** A shard worker's read cache since it started (worker/read-cache.ts). */

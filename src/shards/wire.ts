@@ -14,6 +14,8 @@
  * (exact up to 2^53). Strings are u32 byte length + UTF-8; nullable bytes are i32 length (-1 for
  * null) + bytes.
  */
+// By brand, not instanceof: a buffer posted from another thread may come from another realm's constructor (a test's vm context).
+import { isSharedArrayBuffer } from 'node:util/types';
 
 export const enum Status {
   Ok = 0,
@@ -28,6 +30,14 @@ export const enum Status {
   Returned = 3,
 }
 
+/**
+ * Not a request (gateway → worker, id 0): the body is the u32 slab id of a shared read page the
+ * gateway is done with, handed back to the worker that rendered it for its page pool
+ * (worker/page-pool.ts). Far from the operation codes (protocol.ts), which a worker would
+ * otherwise take it for.
+ */
+export const RETURNED_PAGE = 0xff;
+
 /** A message starts with this many bytes (its used length). */
 const MESSAGE_HEAD = 4;
 const ENTRY_HEAD = 11;
@@ -39,6 +49,11 @@ const COPY_MAX = 64 * 1024; // 64 KiB
 export const TRANSFER_MIN = 64 * 1024; // 64 KiB: far above the 8 KiB Buffer pool, which must never be transferred
 /** In a data length: the data is `extras[index]` at (offset, length) that follow. */
 const MOVED = 0xffffffff;
+/**
+ * In a data length: the data is `shared[index]` at (offset, length), a read page in a pooled
+ * SharedArrayBuffer of the worker (worker/page-pool.ts), whose slab id follows.
+ */
+const SHARED = 0xfffffffe;
 const EMPTY = Buffer.alloc(0);
 
 /** One direction's message under construction; `take()` hands it over for transfer. */
@@ -48,10 +63,18 @@ export class Writer {
   readonly #transferLarge: boolean;
   /** Buffers moved (transferred) with this message instead of copied into it. */
   #extras: ArrayBuffer[] = [];
+  /** Shared memory posted with this message (neither copied nor transferred): pooled read pages. */
+  #shared: SharedArrayBuffer[] = [];
+  readonly #share: ((sab: SharedArrayBuffer) => number | null) | null;
 
-  /** `transferLarge`: large data is moved, not copied (only the shard worker owns its read pages outright). */
-  constructor(transferLarge: boolean) {
+  /**
+   * `transferLarge`: large data is moved, not copied (only the shard worker owns its read pages
+   * outright). `share`: large data in a SharedArrayBuffer goes as shared memory when this returns
+   * its slab id (the worker's page pool, which then counts it as out until handed back).
+   */
+  constructor(transferLarge: boolean, share: ((sab: SharedArrayBuffer) => number | null) | null = null) {
     this.#transferLarge = transferLarge;
+    this.#share = share;
   }
 
   get empty(): boolean {
@@ -90,18 +113,20 @@ export class Writer {
    * `transferMessage`: a small message is a copy, posted without a transfer list (cheaper than
    * transferring and allocating a new buffer each turn, measured), and the writer keeps its buffer.
    */
-  take(): { message: ArrayBuffer; transferMessage: boolean; extras: ArrayBuffer[] } {
+  take(): { message: ArrayBuffer; transferMessage: boolean; extras: ArrayBuffer[]; shared: SharedArrayBuffer[] } {
     this.buf.writeUInt32LE(this.pos, 0);
     const whole = this.buf.buffer;
     // Always so (allocUnsafeSlow), but the type says ArrayBufferLike.
     if (!(whole instanceof ArrayBuffer)) throw new Error('wire: a message buffer must be an ArrayBuffer');
     const extras = this.#extras;
     this.#extras = [];
+    const shared = this.#shared;
+    if (shared.length > 0) this.#shared = [];
     const small = this.pos <= COPY_MAX;
     const message = small ? whole.slice(0, this.pos) : whole;
     if (!small) this.buf = EMPTY;
     this.pos = 0;
-    return { message, transferMessage: !small, extras };
+    return { message, transferMessage: !small, extras, shared };
   }
 
   ensure(n: number): void {
@@ -164,6 +189,22 @@ export class Writer {
    */
   blob(d: Buffer, move = false): boolean {
     const ab = d.buffer;
+    if (this.#share !== null && d.length >= TRANSFER_MIN && isSharedArrayBuffer(ab)) {
+      const id = this.#share(ab);
+      if (id !== null) {
+        this.ensure(20);
+        const p = this.pos;
+        let index = this.#shared.indexOf(ab);
+        if (index < 0) index = this.#shared.push(ab) - 1;
+        this.buf.writeUInt32LE(SHARED, p);
+        this.buf.writeUInt32LE(index, p + 4);
+        this.buf.writeUInt32LE(d.byteOffset, p + 8);
+        this.buf.writeUInt32LE(d.length, p + 12);
+        this.buf.writeUInt32LE(id, p + 16);
+        this.pos = p + 20;
+        return true;
+      }
+    }
     if ((this.#transferLarge || move) && d.length >= TRANSFER_MIN && ab instanceof ArrayBuffer && ab.byteLength < 2 ** 32 && !this.#extras.includes(ab)) {
       this.ensure(16);
       const p = this.pos;
@@ -182,6 +223,7 @@ export class Writer {
     return false;
   }
 
+
   /** A JSON document (the rare operations' fields). */
   json(v: unknown): void {
     this.str(JSON.stringify(v ?? null));
@@ -193,6 +235,9 @@ export class Reader {
   buf: Buffer = EMPTY;
   pos = 0;
   extras: readonly ArrayBuffer[] = [];
+  shared: readonly SharedArrayBuffer[] = [];
+  /** Told of every shared read page read (its view, and its slab id for handing it back). */
+  onShared: ((page: Buffer, slab: number) => void) | null = null;
 
   u8(): number {
     return this.buf[this.pos++]!;
@@ -245,10 +290,19 @@ export class Reader {
       const offset = this.u32();
       return Buffer.from(x, offset, this.u32());
     }
+    if (n === SHARED) {
+      const x = this.shared[this.u32()];
+      if (x === undefined) throw new Error('wire: a shared buffer is missing');
+      const offset = this.u32();
+      const page = Buffer.from(x, offset, this.u32());
+      this.onShared?.(page, this.u32());
+      return page;
+    }
     const b = this.buf.subarray(this.pos, this.pos + n);
     this.pos += n;
     return b;
   }
+
 
   /**
    * A JSON document written by `Writer.json` on the other thread: typed as the operation's own
@@ -263,12 +317,20 @@ export class Reader {
  * Walk a message: `onEntry` reads the body from `r` (positioned at it); the walk goes on after
  * the body whatever `onEntry` read, so one entry cannot misplace the next.
  */
-export function readEntries(message: ArrayBuffer, extras: readonly ArrayBuffer[], onEntry: (id: number, code: number, shard: number, r: Reader) => void): void {
+export function readEntries(
+  message: ArrayBuffer,
+  extras: readonly ArrayBuffer[],
+  onEntry: (id: number, code: number, shard: number, r: Reader) => void,
+  shared: readonly SharedArrayBuffer[] = [],
+  onShared: ((page: Buffer, slab: number) => void) | null = null,
+): void {
   const buf = Buffer.from(message);
   const end = buf.readUInt32LE(0);
   const r = new Reader();
   r.buf = buf;
   r.extras = extras;
+  r.shared = shared;
+  r.onShared = onShared;
   let p = MESSAGE_HEAD;
   while (p < end) {
     const id = buf.readUInt32LE(p);

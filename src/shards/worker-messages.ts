@@ -3,6 +3,8 @@
  * replies (wire.ts) travel as a bare ArrayBuffer, or with the read pages moved beside them;
  * everything else is a WorkerEvent object (worker/worker-main.ts).
  */
+// By brand, not instanceof: a buffer posted from another thread may come from another realm's constructor (a test's vm context).
+import { isSharedArrayBuffer } from 'node:util/types';
 import { type WorkerEvent } from './worker/worker-main';
 
 /**
@@ -12,16 +14,23 @@ import { type WorkerEvent } from './worker/worker-main';
 export interface PackedWithExtras {
   packed: ArrayBuffer;
   extras: ArrayBuffer[];
+  /** A worker's pooled read pages, as shared memory (worker/page-pool.ts); absent when none. */
+  shared?: SharedArrayBuffer[];
 }
 
+const NONE: readonly SharedArrayBuffer[] = [];
+
 /** The packed message in a posted one, alone or with its extras; null when it is anything else (an event, a control message). */
-export function packedOf(m: unknown): { message: ArrayBuffer; extras: readonly ArrayBuffer[] } | null {
-  if (m instanceof ArrayBuffer) return { message: m, extras: [] };
+export function packedOf(m: unknown): { message: ArrayBuffer; extras: readonly ArrayBuffer[]; shared: readonly SharedArrayBuffer[] } | null {
+  if (m instanceof ArrayBuffer) return { message: m, extras: [], shared: NONE };
   if (typeof m !== 'object' || m === null || !('packed' in m) || !('extras' in m)) return null;
   const { packed, extras } = m;
   if (!(packed instanceof ArrayBuffer) || !Array.isArray(extras)) return null;
   const buffers = extras.filter((x): x is ArrayBuffer => x instanceof ArrayBuffer);
-  return buffers.length === extras.length ? { message: packed, extras: buffers } : null;
+  if (buffers.length !== extras.length) return null;
+  if (!('shared' in m) || m.shared === undefined) return { message: packed, extras: buffers, shared: NONE };
+  const shared = Array.isArray(m.shared) ? m.shared.filter((x): x is SharedArrayBuffer => isSharedArrayBuffer(x)) : [];
+  return Array.isArray(m.shared) && shared.length === m.shared.length ? { message: packed, extras: buffers, shared } : null;
 }
 
 /** The packed replies in a worker's message, or null when it is an event. */

@@ -10,7 +10,7 @@
  */
 import { type AuthFailure, type Principal, ROOT_SCOPE, type Tokens, denial, tenantPrefix } from '../../actors';
 import { COMMON_HEADERS } from '../ds/ds-headers';
-import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
 import { type Listener, plan } from './access-map';
 
 const PRINCIPALS = new WeakMap<HttpRequest, Principal>();
@@ -90,7 +90,7 @@ function unprefixing(res: HttpResponse, original: HttpRequest, rewritten: HttpRe
         const v = Reflect.get(target, prop) as unknown;
         return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
       }
-      return (status: number, headers: HeaderList, body?: Uint8Array | string): void => {
+      return (status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void => {
         const mapped = headers.map(([k, v]): readonly [string, string] => (k.toLowerCase() === 'location' ? [k, v.replace(rewritten.path, original.path)] : [k, v]));
         let out = body;
         if (isList && status === 200 && body !== undefined) {
@@ -98,7 +98,9 @@ function unprefixing(res: HttpResponse, original: HttpRequest, rewritten: HttpRe
           for (const s of doc.streams) s.name = strip(s.name);
           out = JSON.stringify(doc);
         }
-        target.send(status, mapped, out);
+        // A body replaced here is never sent: the original one is free at once.
+        if (out !== body) done?.();
+        target.send(status, mapped, out, out === body ? done : undefined);
       };
     },
   });

@@ -21,7 +21,7 @@ import { type Logger } from '../../log';
 import { COMMON_HEADERS } from '../ds/ds-headers';
 import { toDsError } from '../ds/ds-errors';
 import { STREAM_BASE } from '../ds/context';
-import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
 import { STREAMS_PATH } from '../svc/config-handlers';
 import { parseStreamName, toHttpError } from '../kit';
 
@@ -102,8 +102,8 @@ function afterwards(listener: OwnedListener, req: HttpRequest, res: HttpResponse
   return new Proxy(res, {
     get(target, prop) {
       if (prop === 'send') {
-        return (status: number, headers: HeaderList, body?: Uint8Array | string): void => {
-          target.send(status, headers, body);
+        return (status: number, headers: HeaderList, body?: Uint8Array | string, bodyDone?: BodyDone): void => {
+          target.send(status, headers, body, bodyDone);
           done(status);
         };
       }
@@ -132,10 +132,11 @@ function movedAway(listener: OwnedListener, req: HttpRequest, res: HttpResponse,
   return new Proxy(res, {
     get(target, prop) {
       if (prop === 'send') {
-        return (status: number, headers: HeaderList, body?: Uint8Array | string): void => {
+        return (status: number, headers: HeaderList, body?: Uint8Array | string, bodyDone?: BodyDone): void => {
           const now = status === 503 && isMoved(listener, body) ? d.placement.ownerNow(name) : null;
+          // A redirect sends another body: this one is never read, so it is dropped (never reused).
           if (now !== null && now.kind === 'remote') return redirect(listener, req, target, name, now);
-          target.send(status, headers, body);
+          target.send(status, headers, body, bodyDone);
         };
       }
       const v = Reflect.get(target, prop) as unknown;

@@ -38,9 +38,11 @@ export function createDsHandler(ctx: DsContext, inFlight: InFlight): RequestHand
 }
 
 function send(res: HttpResponse, req: HttpRequest, r: Reply | null): void {
-  if (r === null || res.aborted) return;
+  if (r === null) return;
+  // Never given to the engine: nothing reads the body again.
+  if (res.aborted) return r.bodyDone?.();
   const headers: HeaderList = [...COMMON_HEADERS, ...r.headers];
-  res.send(r.status, headers, req.method === 'HEAD' || r.status === 204 || r.status === 304 ? undefined : r.body);
+  res.send(r.status, headers, req.method === 'HEAD' || r.status === 204 || r.status === 304 ? undefined : r.body, r.bodyDone);
 }
 
 async function route(ctx: DsContext, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {

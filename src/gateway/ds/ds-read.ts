@@ -11,7 +11,7 @@
 import { SvcError } from '../../errors';
 import { mediaType } from '../../shards';
 import { type HttpRequest, type HttpResponse } from '../http/engine';
-import { type Reply, parseQuery, waitAtTail } from '../kit';
+import { type Reply, parseQuery, recycling, waitAtTail } from '../kit';
 import { type DsContext } from './context';
 import { nextCursor } from './cursor';
 import { H } from './ds-headers';
@@ -73,11 +73,14 @@ export async function readDsStream(ctx: DsContext, name: string, req: HttpReques
   }
   let first = await readPage(ctx.shards, name, rr.seq, format, ctx.readBytes);
   if (formatOf(first.contentType) !== format) {
+    ctx.shards.recycle(first.body);
     format = remember(name, first.contentType, true);
     first = await readPage(ctx.shards, name, rr.seq, format, ctx.readBytes);
   }
-  if (rr.live === null) return catchUp(first, rr, req);
-  if (first.count > 0) return liveAnswer(first, rr);
+  // `first` was read for this request alone (live waits below share theirs): its page's buffer
+  // goes back to the shard worker once sent (docs/storage.md, "Read page buffers").
+  if (rr.live === null) return recycling(catchUp(first, rr, req), ctx.shards, first.body);
+  if (first.count > 0) return recycling(liveAnswer(first, rr), ctx.shards, first.body);
   if (first.closed) return closedAtTail(first);
   return waitAndAnswer(ctx, name, format, first, rr, res);
 }

@@ -9,7 +9,7 @@
  * The response ends after `--sse-reconnect-ms` (clients reconnect from the last offset), when the
  * stream is closed and read to its end, or when it is deleted.
  */
-import { mediaType } from '../../shards';
+import { type ReadParams, type ReadResult, mediaType } from '../../shards';
 import { type HttpRequest, type HttpResponse } from '../http/engine';
 import { type LiveReader, LongPoll, type Reply, SSE_KEEP_ALIVE_MS, SSE_PAGE_BYTES, type StreamWatch } from '../kit';
 import { type DsContext } from './context';
@@ -54,7 +54,9 @@ function controlEvent(p: DsPage, cursor: string | undefined): string {
 }
 
 export async function readDsSse(ctx: DsContext, name: string, format: DsFormat, rr: ReadRequest, _req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
-  let p = await readPage(ctx.shards, name, rr.seq, format, SSE_PAGE_BYTES);
+  // Not pooled (its pages are turned into events and dropped, never handed back): a read of its own.
+  const own = (q: ReadParams): Promise<ReadResult> => ctx.shards.read(q);
+  let p = await readPage(ctx.shards, name, rr.seq, format, SSE_PAGE_BYTES, own);
   const enc = encodingOf(p.contentType);
   const headers: Array<readonly [string, string]> = [...COMMON_HEADERS, ['content-type', 'text/event-stream'], ['cache-control', 'no-cache'], ['connection', 'keep-alive']];
   if (enc === 'base64') headers.push([H.sseEncoding, 'base64']);
@@ -90,7 +92,7 @@ export async function readDsSse(ctx: DsContext, name: string, format: DsFormat, 
         if (!res.write(out)) await Promise.race([new Promise<void>((resolve) => res.onWritable(resolve)), ended]);
         if (final !== null || p.closed) break;
         if (!p.upToDate) {
-          p = await readPage(ctx.shards, name, p.nextSeq, format, SSE_PAGE_BYTES);
+          p = await readPage(ctx.shards, name, p.nextSeq, format, SSE_PAGE_BYTES, own);
           continue;
         }
       }

@@ -19,6 +19,8 @@ const PAGE_COUNT = 100_000;
 /**
  * A page of `name` from `seq`. `read` reads the stream itself: live readers pass a shared read
  * (LiveWaiters.page), so readers woken at one position cost one read; fork sources are read directly.
+ * Without `read`, the page is the caller's alone and pooled: hand its body back with
+ * `ShardClient.recycle` once sent (docs/storage.md, "Read page buffers").
  */
 export async function readPage(
   shards: ShardClient,
@@ -26,14 +28,23 @@ export async function readPage(
   seq: number,
   format: DsFormat,
   bytes: number,
-  read: (p: ReadParams) => Promise<ReadResult> = (p) => shards.read(p),
+  read: (p: ReadParams) => Promise<ReadResult> = (p) => shards.read({ ...p, pooled: true }),
 ): Promise<DsPage> {
   const r = await read({ name, seq, count: PAGE_COUNT, bytes, format });
   if (r.fork === null || seq < 0 || seq >= r.fork.seq) return r;
   // Below the fork point: the source's records first (r holds the fork's own, from its fork point).
-  const src = await readRange(shards, r.fork.source, seq, r.fork.seq, format, bytes);
-  if (src.next < r.fork.seq) return { ...r, body: src.body, count: src.count, nextSeq: src.next, upToDate: false, closed: false };
-  return { ...r, body: join(format, [src.body, r.body]), count: src.count + r.count };
+  let src: Range;
+  try {
+    src = await readRange(shards, r.fork.source, seq, r.fork.seq, format, bytes);
+  } catch (err) {
+    shards.recycle(r.body);
+    throw err;
+  }
+  // The fork's own page is replaced by the source's, or copied into the joined one: nothing reads
+  // it after this (recycle is a no-op unless it was pooled).
+  const page: DsPage = src.next < r.fork.seq ? { ...r, body: src.body, count: src.count, nextSeq: src.next, upToDate: false, closed: false } : { ...r, body: join(format, [src.body, r.body]), count: src.count + r.count };
+  shards.recycle(r.body);
+  return page;
 }
 
 interface Range {

@@ -22,7 +22,7 @@
  * the ~300 bytes of the expose list per answer. On the Durable Streams listener every response, with
  * or without `Origin`, as its reference server does (`CorsProtocol.everyResponse`).
  */
-import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
 import { ForwardingResponse } from '../http/forwarding-response';
 
 /** What `--cors-origins` says: any origin, none, or these (lower-case `scheme://host[:port]`). */
@@ -143,8 +143,8 @@ class CorsResponse extends ForwardingResponse {
     this.#extra = extra;
   }
 
-  send(status: number, headers: HeaderList, body?: Uint8Array | string): void {
-    this.inner.send(status, headers.concat(this.#extra), body);
+  send(status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void {
+    this.inner.send(status, headers.concat(this.#extra), body, done);
   }
 
   writeHead(status: number, headers: HeaderList): void {

@@ -3,7 +3,7 @@
  * response that notes the status and the time of the first status line (a complete reply or a
  * streamed head), once, and passes everything on. Outside the shield, so its 500s count too.
  */
-import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
 import { ForwardingResponse } from '../http/forwarding-response';
 import { type HttpListener, type NodeMetrics, type RequestSeries } from './node-metrics';
 
@@ -49,9 +49,9 @@ class MeteredResponse extends ForwardingResponse {
     this.#metrics.observe(this.#series, status, (performance.now() - this.#start) / 1000);
   }
 
-  send(status: number, headers: HeaderList, body?: Uint8Array | string): void {
+  send(status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void {
     if (!this.inner.aborted && !this.inner.sent) this.#count(status);
-    this.inner.send(status, headers, body);
+    this.inner.send(status, headers, body, done);
   }
 
   writeHead(status: number, headers: HeaderList): void {

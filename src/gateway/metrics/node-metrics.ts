@@ -10,7 +10,7 @@
  */
 import { Counter, Gauge, type Metric, Registry, collectDefaultMetrics } from 'prom-client';
 import { OBJECT_OPS, OBJECT_SECONDS_BOUNDS, type ObjectStoreStats } from '../../objects';
-import { type BucketCounts, COMMIT_FRAME_BOUNDS, COMMIT_SECONDS_BOUNDS, type CommitStats, type ReadCacheStats, observeBucket } from '../../shards';
+import { type BucketCounts, COMMIT_FRAME_BOUNDS, COMMIT_SECONDS_BOUNDS, type CommitStats, type ReadCacheStats, type ReadPoolStats, observeBucket } from '../../shards';
 
 export type HttpListener = 'svc' | 'ds' | 'admin';
 
@@ -31,7 +31,7 @@ export interface MetricSources {
   /** The Kafka listener, once started. */
   kafka(): { connections: number; requests: Array<{ api: string; count: number }> } | null;
   /** Asked once per scrape: the admin API's appliedIndex and the shards' group-commit histograms (one stats call). */
-  shards(): Promise<{ appliedIndex: number; commits: CommitStats | null; readCache: ReadCacheStats | null }>;
+  shards(): Promise<{ appliedIndex: number; commits: CommitStats | null; readCache: ReadCacheStats | null; readPool?: ReadPoolStats | null }>;
   /** Shard workers down after a storage failure, and whether the disk is full; the shards, and those whose worker is down. */
   shardHealth(): { workersDown: number; diskFull: boolean; shards?: number; shardsDown?: number };
   /** The metadata store's sync() (read-index) latency with its bucket bounds (seconds); null where sync() waits for nothing (local). */
@@ -77,7 +77,7 @@ export class NodeMetrics {
   /** Set by attach(); a holder, so the scrape-time readers (where `this` is the metric) can reach it. */
   readonly #from: {
     sources: MetricSources | null;
-    shards: { appliedIndex: number; commits: CommitStats | null; readCache: ReadCacheStats | null } | null;
+    shards: { appliedIndex: number; commits: CommitStats | null; readCache: ReadCacheStats | null; readPool?: ReadPoolStats | null } | null;
     groupLag: GroupLag[];
     objects: ObjectStoreStats | null;
     objectCounts: { objectCount: number; destroyedObjectBacklog: number } | null;
@@ -261,6 +261,14 @@ export class NodeMetrics {
     cache('svc_read_cache_hits_total', 'chunks a raw read took from the shard workers\' read caches', 'counter', (r) => r.hits);
     cache('svc_read_cache_fills_total', 'chunks checked, rendered and added to the read caches', 'counter', (r) => r.fills);
     cache('svc_read_cache_bytes', 'bytes the read caches hold', 'gauge', (r) => r.bytes);
+    // The shard workers' read page buffers (docs/storage.md, "Read page buffers"), summed over the workers.
+    const pool = (name: string, help: string, type: 'counter' | 'gauge', pick: (r: ReadPoolStats) => number): void => {
+      this.registry.registerMetric(customMetric(name, help, type, () => (from.shards?.readPool == null ? [] : [{ metricName: name, labels: {}, value: pick(from.shards.readPool) }])));
+    };
+    pool('svc_read_pool_reused_total', 'read pages rendered into a buffer a response had sent and handed back', 'counter', (r) => r.reused);
+    pool('svc_read_pool_allocated_total', 'read page buffers allocated because the pool had none of the size', 'counter', (r) => r.allocated);
+    pool('svc_read_pool_returned_total', 'read page buffers handed back to the shard workers once their response was sent', 'counter', (r) => r.returned);
+    pool('svc_read_pool_bytes', 'idle read page buffers the shard workers hold', 'gauge', (r) => r.bytes);
     // The object store (docs/objects.md): kept per thread as plain counters (objects/object-stats.ts), summed by the node.
     const objects = (): Array<[string, ObjectStoreStats[keyof ObjectStoreStats]]> => {
       const o = from.objects;

@@ -10,7 +10,7 @@
  * A request whose client left before any status line ends its span when its handler is done.
  */
 import { type RequestSpan, type Tracing } from '../../tracing';
-import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
 import { ForwardingResponse } from '../http/forwarding-response';
 import { REQUEST_ID_HEADER } from '../request-log';
 import { HTTP_OPS } from './node-metrics';
@@ -32,9 +32,9 @@ class TracedResponse extends ForwardingResponse {
     this.#span.end(status >= 500 ? String(status) : null);
   }
 
-  send(status: number, headers: HeaderList, body?: Uint8Array | string): void {
+  send(status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void {
     this.#end(status, headers);
-    this.inner.send(status, headers, body);
+    this.inner.send(status, headers, body, done);
   }
 
   writeHead(status: number, headers: HeaderList): void {

@@ -5,7 +5,7 @@ import { type HttpRequest, type HttpResponse } from '../http/engine';
 import { type SvcContext } from './context';
 import { decodeCursor } from './cursor';
 import { longPoll } from './long-poll';
-import { type Reply, formatTime, parseQuery, parseUint } from '../kit';
+import { type Reply, formatTime, parseQuery, parseUint, recycling } from '../kit';
 import { pageHeaders } from './read-page';
 import { readSse } from './sse';
 
@@ -35,8 +35,10 @@ export async function readStream(ctx: SvcContext, name: string, req: HttpRequest
   }
   if (live === 'long-poll') return longPoll(ctx, res, { name, seq, count, bytes, format: format as ReadFormat, expectStreamId });
 
-  const r = await ctx.shards.read({ name, seq, count, bytes, format: format as ReadFormat });
+  // Pooled: this read is this request's alone, and its body goes back to the worker once sent (`recycling`).
+  const r = await ctx.shards.read({ name, seq, count, bytes, format: format as ReadFormat, pooled: true });
   if (expectStreamId !== null && expectStreamId !== r.streamId) {
+    ctx.shards.recycle(r.body);
     throw new SvcError('conflict', 'the cursor belongs to an earlier stream of this name (it was deleted and created again)');
   }
   const headers = pageHeaders(r, format);
@@ -45,11 +47,12 @@ export async function readStream(ctx: SvcContext, name: string, req: HttpRequest
     const from = r.nextSeq - r.count;
     const etag = `"${r.streamId.toString(36)}-${from}-${r.nextSeq}-${format}${r.closed ? '-c' : ''}"`;
     headers.push(['etag', etag]);
-    if (matches(req.headers['if-none-match'], etag)) return { status: 304, headers: headers.filter(([k]) => k !== 'content-type') };
+    if (matches(req.headers['if-none-match'], etag)) return recycling({ status: 304, headers: headers.filter(([k]) => k !== 'content-type') }, ctx.shards, r.body);
   } else {
     headers.push(['cache-control', 'no-store']);
   }
-  return { status: 200, headers, body: r.body };
+  // This read is this request's alone: its page's buffer goes back to the worker once sent.
+  return recycling({ status: 200, headers, body: r.body }, ctx.shards, r.body);
 }
 
 export async function headStream(ctx: SvcContext, name: string): Promise<Reply> {

@@ -40,9 +40,11 @@ export function createSvcHandler(ctx: SvcContext, inFlight: InFlight): RequestHa
 
 /** `r` null: a live read wrote the response itself (or the client left). */
 function write(res: HttpResponse, req: HttpRequest, r: Reply | null): void {
-  if (r === null || res.aborted) return;
+  if (r === null) return;
+  // Never given to the engine: nothing reads the body again.
+  if (res.aborted) return r.bodyDone?.();
   // HEAD answers carry no body, errors included.
-  res.send(r.status, r.headers, req.method === 'HEAD' ? undefined : r.body);
+  res.send(r.status, r.headers, req.method === 'HEAD' ? undefined : r.body, r.bodyDone);
 }
 
 async function route(ctx: SvcContext, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {

@@ -44,6 +44,9 @@ export type RequestBody = Readable & { readonly complete: boolean };
 
 export type HeaderList = ReadonlyArray<readonly [string, string]>;
 
+/** Called when the engine has finished with a response body (HttpResponse.send). */
+export type BodyDone = () => void;
+
 export interface HttpResponse {
   /** True once the client has gone away; further writes are ignored. */
   readonly aborted: boolean;
@@ -51,8 +54,15 @@ export interface HttpResponse {
   readonly sent: boolean;
   /** Called once if the client goes away before the response ends. */
   onAborted(cb: () => void): void;
-  /** Send a complete response. */
-  send(status: number, headers: HeaderList, body?: Uint8Array | string): void;
+  /**
+   * Send a complete response. `done`, when given, is called once, when the engine will never read
+   * `body` again and holds no reference to it: every byte went to the socket (or was copied), the
+   * client went away and the engine dropped the rest, or nothing was sent at all. An engine that
+   * cannot know that (node:http's socket may still hold bytes of a client that left) never calls
+   * it, and the body is left to the garbage collector. A caller reuses the body's memory only
+   * after `done` (a read page's buffer goes back to its shard worker, ShardClient.recycle).
+   */
+  send(status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void;
   /** Start a streamed response (server-sent events, long bodies). */
   writeHead(status: number, headers: HeaderList): void;
   /** Write a chunk of a streamed response; false when the client is not keeping up (backpressure). */

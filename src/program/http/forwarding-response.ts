@@ -3,7 +3,7 @@
  * (CORS, the request log, metrics) each change only the status line's way through; they extend
  * this and override `send` / `writeHead`, instead of each repeating the whole contract.
  */
-import { type HeaderList, type HttpResponse } from './engine';
+import { type BodyDone, type HeaderList, type HttpResponse } from './engine';
 
 export class ForwardingResponse implements HttpResponse {
   protected readonly inner: HttpResponse;
@@ -24,8 +24,8 @@ export class ForwardingResponse implements HttpResponse {
     this.inner.onAborted(cb);
   }
 
-  send(status: number, headers: HeaderList, body?: Uint8Array | string): void {
-    this.inner.send(status, headers, body);
+  send(status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void {
+    this.inner.send(status, headers, body, done);
   }
 
   writeHead(status: number, headers: HeaderList): void {

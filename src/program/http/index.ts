@@ -8,6 +8,7 @@ import { withIoThreads } from './io-threads';
 import { createUwsEngine } from './uws-engine';
 
 export {
+  type BodyDone,
   type HeaderList,
   type HttpEngine,
   type HttpRequest,

@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createTlsServer } from 'node:https';
 import { type AddressInfo } from 'node:net';
 import {
+  type BodyDone,
   type HeaderList,
   type HttpEngine,
   type HttpRequest,
@@ -211,10 +212,14 @@ class NodeResponse implements HttpResponse {
     if (!this.#started && !this.#aborted) this.#res.writeContinue();
   }
 
-  send(status: number, headers: HeaderList, body?: Uint8Array | string): void {
-    if (this.#ended || this.#aborted) return;
+  send(status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void {
+    if (this.#ended || this.#aborted) return done?.();
     if (this.#started) throw new Error('send() after writeHead()');
     this.#complete(status, headers, body, false);
+    // 'finish': the last write's callback ran, so the socket has handed every byte of the body to
+    // the kernel. A client that leaves first gets 'close' alone: the socket may still hold the
+    // body in a write of its own, so `done` is never called and the body is left to the GC.
+    if (done !== undefined) this.#res.once('finish', done);
   }
 
   /** Sends the `tooLarge` response and closes the connection, so the client stops uploading. */

@@ -11,6 +11,7 @@ import type * as Uws from '@trufflesuite/uws-js-unofficial';
 import { readFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import {
+  type BodyDone,
   type HeaderList,
   type HttpEngine,
   type HttpRequest,
@@ -457,6 +458,12 @@ export class UwsResponse implements HttpResponse {
   #total = 0;
   #remaining = 0;
   #queue: Uint8Array[] = [];
+  /**
+   * Told when the body given to send() is no longer needed: at settle (complete or aborted).
+   * uWS reads a body only inside end/tryEnd, copying what the socket does not take at once (end)
+   * or leaving it to us (tryEnd, `#queue`), so once settled nothing can read it again.
+   */
+  #bodyDone: BodyDone | undefined;
   /** A streamed request body (`streamBodies`), told when the client goes away. */
   body: UwsBody | undefined;
 
@@ -498,9 +505,10 @@ export class UwsResponse implements HttpResponse {
     this.#writableCb = cb;
   }
 
-  send(status: number, headers: HeaderList, body?: Uint8Array | string): void {
-    if (this.#ended || this.#aborted) return;
+  send(status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void {
+    if (this.#ended || this.#aborted) return done?.();
     if (this.#mode !== 'idle') throw new Error('send() after writeHead()');
+    this.#bodyDone = done;
     if (body !== undefined && typeof body !== 'string' && body.byteLength >= LARGE_BODY && !this.#isHead && bodyAllowed(status) && headerValue(headers, 'connection') === undefined) {
       // tryEnd writes what the socket takes and leaves the rest where it is, in `body`; end()
       // would first copy the rest into uWS's own buffer (megabytes for a catch-up page).
@@ -661,6 +669,10 @@ export class UwsResponse implements HttpResponse {
   #settle(): void {
     if (this.#settled) return;
     this.#settled = true;
+    this.#queue.length = 0;
     this.#onSettled();
+    const done = this.#bodyDone;
+    this.#bodyDone = undefined;
+    done?.();
   }
 }

@@ -64,18 +64,33 @@ function writeSmall(buf: Buffer, p: number, v: number, digits: number): number {
   return end;
 }
 
+/**
+ * Where a page's buffers come from: a shard worker's page pool (worker/page-pool.ts), which takes
+ * back a buffer outgrown before it left the thread.
+ */
+export interface PageBuffers {
+  take(n: number): Buffer;
+  give(b: Buffer): void;
+}
+
+/** Exact buffers of their own, nothing kept. */
+const FRESH: PageBuffers = { take: (n) => Buffer.allocUnsafe(n), give: () => {} };
+
 /** A growable output buffer. */
 export class Out {
   buf: Buffer;
   pos = 0;
-  constructor(capacity: number) {
-    this.buf = Buffer.allocUnsafe(capacity);
+  readonly #buffers: PageBuffers;
+  constructor(capacity: number, buffers: PageBuffers = FRESH) {
+    this.#buffers = buffers;
+    this.buf = buffers.take(capacity);
   }
   /** Make room for `n` more bytes. */
   reserve(n: number): void {
     if (this.pos + n <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.pos + n, this.buf.length * 2));
+    const next = this.#buffers.take(Math.max(this.pos + n, this.buf.length * 2));
     this.buf.copy(next, 0, 0, this.pos);
+    this.#buffers.give(this.buf);
     this.buf = next;
   }
   /** Append a short constant (a JS loop beats a native call for a few bytes). */
@@ -193,8 +208,8 @@ function writeHeaders(out: Out, headers: readonly Header[]): void {
   out.raw(asObject ? CLOSE : CLOSE_LIST);
 }
 
-/** Render decoded records as the JSON read format, UTF-8 encoded. */
-export function renderJson(records: readonly DecodedRecord[]): Buffer {
+/** Render decoded records as the JSON read format, UTF-8 encoded, into a buffer from `buffers`. */
+export function renderJson(records: readonly DecodedRecord[], buffers: PageBuffers = FRESH): Buffer {
   if (records.length === 0) return Buffer.from(EMPTY);
   // Room for the unescaped bytes plus ~64 bytes of field names and numbers per record.
   let estimate = 2;
@@ -202,7 +217,7 @@ export function renderJson(records: readonly DecodedRecord[]): Buffer {
     const r = records[i] as DecodedRecord;
     estimate += 64 + (r.value?.length ?? 0) + (r.key?.length ?? 0);
   }
-  const out = new Out(estimate);
+  const out = new Out(estimate, buffers);
   out.raw(START);
   for (let i = 0; i < records.length; i++) {
     if (i > 0) out.raw(COMMA);

@@ -16,6 +16,8 @@
  */
 import { type ChunkCursor } from './chunk-index';
 import { type Chunk } from './stream-state';
+import { type PageBuffers } from '../render/json-records';
+import { FRESH_PAGES, pagePool } from './page-pool';
 
 /** Largest scratch kept between reads; a chunk above it (a single frame over 1 MiB) gets a buffer of its own. */
 const SCRATCH_KEEP = 2 * 1024 * 1024; // 2 MiB: above the 1 MiB chunk bound (shard-client.ts)
@@ -97,13 +99,19 @@ function valueBound(c: Chunk, from: number): number {
   return Math.max(0, bytes - CHUNK_FIXED - RECORD_FIXED * records);
 }
 
-/** The page under construction: values appended chunk by chunk. */
+/**
+ * The page under construction: values appended chunk by chunk, into a buffer of the worker's page
+ * pool (page-pool.ts) when it is on.
+ */
 export class RawPage {
   #buf: Buffer;
   #len = 0;
+  readonly #buffers: PageBuffers;
 
-  constructor(capacity: number) {
-    this.#buf = Buffer.allocUnsafe(capacity);
+  /** `buffers`: where the page's buffer comes from (the worker's page pool, for a read whose body comes back). */
+  constructor(capacity: number, buffers: PageBuffers = FRESH_PAGES) {
+    this.#buffers = buffers;
+    this.#buf = buffers.take(capacity);
   }
 
   get length(): number {
@@ -121,8 +129,10 @@ export class RawPage {
   /** Make room for `n` more bytes (doubling: only a page that outgrows its plan copies). */
   reserve(n: number): void {
     if (this.#len + n <= this.#buf.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(this.#len + n, this.#buf.length * 2));
+    const grown = this.#buffers.take(Math.max(this.#len + n, this.#buf.length * 2));
     this.#buf.copy(grown, 0, 0, this.#len);
+    // The outgrown buffer never left this thread and nothing else refers to it.
+    this.#buffers.give(this.#buf);
     this.#buf = grown;
   }
 
@@ -138,7 +148,8 @@ export class RawPage {
       this.#buf[this.#len++] = framing.close;
     }
     const slack = this.#buf.length - this.#len;
-    if (slack >= SLACK_COPY && slack > this.#len) return Buffer.from(this.#buf.subarray(0, this.#len));
+    // A pooled slab is never copied: it goes as shared memory, whole, and comes back.
+    if (slack >= SLACK_COPY && slack > this.#len && !pagePool().lent(this.#buf)) return Buffer.from(this.#buf.subarray(0, this.#len));
     return this.#buf.subarray(0, this.#len);
   }
 }

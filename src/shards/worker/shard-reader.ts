@@ -28,6 +28,18 @@ import { JSON_ARRAY, type PageFraming, RAW, RawPage, chunkScratch, planPage } fr
 import { type Chunk, type StreamState } from './stream-state';
 import { type ReadCache, takeBatches, takeCached } from './read-cache';
 import { renderBatches, renderValues } from './chunk-render';
+import { FRESH_PAGES, pagePool } from './page-pool';
+import { type PageBuffers } from '../render/json-records';
+
+/** Batches back to back in one buffer from `buffers`. */
+function joinPages(batches: readonly Buffer[], buffers: PageBuffers): Buffer {
+  let total = 0;
+  for (const b of batches) total += b.length;
+  const out = buffers.take(total);
+  let at = 0;
+  for (const b of batches) at += b.copy(out, at);
+  return out.subarray(0, total);
+}
 
 /** The error for a damaged frame met by a read: what a client sees as 500 `data_corrupt`. */
 export function corruptChunk(log: SegmentLog, s: StreamState, c: Chunk, off: number, why: string): SvcError {
@@ -78,10 +90,15 @@ export interface ShardCache {
   shardId: number;
 }
 
-export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat, visibility?: ReadVisibility, cache?: ShardCache): Gathered {
+/**
+ * A page of stream `s` from `from` in `format`. `pooled`: the body comes back to this worker once
+ * sent (ReadParams.pooled), so it may be rendered into the page pool's shared memory (page-pool.ts).
+ */
+export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat, visibility?: ReadVisibility, cache?: ShardCache, pooled = false): Gathered {
   const view = committedView(s, visibility);
   const cached = cache?.cache.enabled === true ? cache : undefined;
-  if (format === 'raw' || format === 'json-array') return gatherValues(log, index, s, from, maxCount, maxBytes, view, format === 'raw' ? RAW : JSON_ARRAY, format === 'raw' ? cached : undefined);
+  const buffers = pooled ? pagePool() : FRESH_PAGES;
+  if (format === 'raw' || format === 'json-array') return gatherValues(log, index, s, from, maxCount, maxBytes, view, format === 'raw' ? RAW : JSON_ARRAY, format === 'raw' ? cached : undefined, buffers);
   const batchCache = format === 'binary' ? cached : undefined;
   /** A batch is a view of a cache entry: the body must be a copy of its own (it is handed to another thread). */
   let shared = false;
@@ -186,7 +203,21 @@ export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from:
   return done();
 
   function done(): Gathered {
-    const body = shared ? Buffer.concat(batches, bytes) : format === 'binary' || format === 'kafka' ? renderBinary(batches) : format === 'raw' ? renderRaw(records) : format === 'sse' ? renderSse(records) : renderJson(records);
+    // A page whose body comes back goes into the worker's pooled slabs (page-pool.ts); a binary
+    // page of one batch read from disk is that batch as read, no copy. Kafka fetches and SSE
+    // events are not handed back by their listeners: buffers of their own, as before.
+    const body =
+      format === 'binary'
+        ? shared || batches.length !== 1
+          ? joinPages(batches, buffers)
+          : batches[0]!
+        : format === 'kafka'
+          ? renderBinary(batches)
+          : format === 'raw'
+            ? renderRaw(records)
+            : format === 'sse'
+              ? renderSse(records)
+              : renderJson(records, buffers);
     return { body, count, nextSeq: next };
   }
 }
@@ -207,11 +238,11 @@ const BATCH_PRODUCER_ID = 43;
  * copy that front into the page, sized once from the chunk index (raw-page.ts). No record is
  * decoded into an object: a Durable Streams JSON stream is read the way a raw one is.
  */
-function gatherValues(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, view: Committed, framing: PageFraming, cache: ShardCache | undefined): Gathered {
+function gatherValues(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, view: Committed, framing: PageFraming, cache: ShardCache | undefined, buffers: PageBuffers): Gathered {
   const end = view.end;
   const cursor = index.cursor(s, from);
   const plan = planPage(cursor, from, end, maxCount, maxBytes, framing);
-  const page = new RawPage(plan.capacity);
+  const page = new RawPage(plan.capacity, buffers);
   const r: CompactResult = { n: 0, bytes: 0, written: 0, next: 0, full: false };
   let count = 0;
   let bytes = 0;

@@ -452,7 +452,7 @@ export class Shard {
     const seq = p.seq < 0 ? end : p.seq;
     if (seq > tail) throw new SvcError('seq_out_of_range', `seq ${seq} is beyond the end of the stream (${tail})`, { next_seq: tail });
     const from = Math.max(seq, s.startSeq);
-    const g = gather(this.#log, this.#index, s, from, p.count, p.bytes, p.format, p.visibility, this.#readCache);
+    const g = gather(this.#log, this.#index, s, from, p.count, p.bytes, p.format, p.visibility, this.#readCache, p.pooled === true);
     const upToDate = g.nextSeq >= end;
     return {
       body: g.body,

@@ -17,7 +17,7 @@ import { ready as compressionReady } from '../../util/compression';
 import { type ErrorData, SvcError } from '../../errors';
 import { type SchemaControl, type SchemaDocument, SchemaRegistry, applySchemaControl } from '../schema-registry';
 import { type BatchLimits, type TailEvent } from '../types';
-import { Status, TRANSFER_MIN, Writer, type Reader, readEntries } from '../wire';
+import { RETURNED_PAGE, Status, TRANSFER_MIN, Writer, type Reader, readEntries } from '../wire';
 import { type Codec, OPS, type OpName, type Req, type Res, errorBody, opOf, returnedBody, tailBody } from '../protocol';
 import { type PackedWithExtras, packedOf } from '../worker-messages';
 import { openRocksStore } from './rocks-store';
@@ -30,6 +30,7 @@ import { ObjectCommit } from './object-commit';
 import { CommitBarrier } from './commit-barrier';
 import { ReadCache } from './read-cache';
 import { SyncJournal, replayJournal } from './sync-journal';
+import { PagePool, pagePool, setPagePool } from './page-pool';
 
 export interface WorkerConfig {
   dataDir: string;
@@ -44,6 +45,8 @@ export interface WorkerConfig {
   indexCacheChunks?: number;
   /** This worker's read cache (read-cache.ts), in bytes; absent or 0: none. */
   readCacheBytes?: number;
+  /** Idle read page buffers this worker keeps for reuse (page-pool.ts), in bytes; absent or 0: none. */
+  readPoolBytes?: number;
   /** Registered schemas at start (schema-store.ts); changes arrive as `schemas` control messages. */
   schemas?: SchemaDocument[];
   /** First tail-event version (Shard option): above every version a previous thread of these shards sent. */
@@ -84,13 +87,17 @@ const cfg: WorkerConfig = workerData;
 const shards = new Map<number, Shard>();
 /** Every schema, compiled once for this thread; shards validate appends with it. */
 const schemaRegistry = new SchemaRegistry(cfg.schemas ?? []);
-/** Replies (and tail events) of this turn; read pages are moved with it, not copied. */
-const outbox = new Writer(true);
+/** Replies (and tail events) of this turn; read pages are moved with it, or shared (page-pool.ts), not copied. */
+const outbox = new Writer(true, (sab) => pagePool().share(sab));
 /** Creates and appends are refused while the disk is full (deletes and trims free space). */
 let lowSpace = cfg.lowSpace === true;
 let sendScheduled = false;
 /** Retention and reaper intervals, stopped on close and on a storage failure. */
 let timers: NodeJS.Timeout[] = [];
+/** How often idle page buffers are let go when no read took one meanwhile (page-pool.ts). */
+const POOL_TRIM_MS = 60_000; // 1 min
+/** The shard that reports the worker's own stats (the page pool's). */
+let firstShard: Shard | null = null;
 
 function scheduleFlush(): void {
   if (!sendScheduled) {
@@ -102,10 +109,10 @@ function scheduleFlush(): void {
 function flushOutbox(): void {
   sendScheduled = false;
   if (outbox.empty) return;
-  const { message, transferMessage, extras } = outbox.take();
+  const { message, transferMessage, extras, shared } = outbox.take();
   const transfer = transferMessage ? [message, ...extras] : extras;
-  if (extras.length === 0) port.postMessage(message, transfer);
-  else port.postMessage({ packed: message, extras } satisfies PackedWithExtras, transfer);
+  if (extras.length === 0 && shared.length === 0) port.postMessage(message, transfer);
+  else port.postMessage({ packed: message, extras, ...(shared.length > 0 ? { shared } : {}) } satisfies PackedWithExtras, transfer);
 }
 
 /** Set once the thread is stopping after a storage failure: requests still arriving fail at once. */
@@ -174,10 +181,20 @@ const HANDLERS: { readonly [K in OpName]: Handler<K> } = {
   append: (s, p, reply) => s.append(p, reply),
   trim: (s, p, reply) => s.trim(p, reply),
   delete: (s, p, reply) => s.delete(p.name, reply),
-  read: (s, p, reply) => reply(null, s.read(p)),
+  read: (s, p, reply) => {
+    const r = s.read(p);
+    reply(null, r);
+    // A pooled page copied into the reply message is free again now; one shared with the gateway
+    // (out) comes back from there (RETURNED_PAGE) once its HTTP response has sent it, or never.
+    pagePool().give(r.body);
+  },
   head: (s, p, reply) => reply(null, s.head(p)),
   list: (s, p, reply) => reply(null, s.list(p)),
-  stats: (s, _p, reply) => reply(null, s.stats()),
+  stats: (s, _p, reply) => {
+    const st = s.stats();
+    // The pool is the worker's: reported once, with its first shard's stats (as the read cache).
+    reply(null, s === firstShard && pagePool().enabled ? { ...st, readPool: pagePool().stats } : st);
+  },
   configure: (s, p, reply) => s.configure(p, reply),
   watch: (s, p, reply) => reply(null, s.watch(p.name, true)),
   unwatch: (s, p, reply) => reply(null, s.watch(p.name, false)),
@@ -211,6 +228,7 @@ port.on('message', (msg: ArrayBuffer | PackedWithExtras | ControlMessage) => {
   const touched = new Set<Shard>();
   // Extras: a Kafka request frame's batch, moved here by the gateway thread (wire.ts, Writer.blob).
   readEntries(packed.message, packed.extras, (id, code, shardId, r) => {
+    if (code === RETURNED_PAGE) return pagePool().giveReturned(r.u32());
     if (dying !== null) return fail(id, shardId, dying);
     const shard = shards.get(shardId);
     if (shard === undefined) return fail(id, shardId, new SvcError('internal', `shard ${shardId} is not hosted by this worker`));
@@ -274,6 +292,7 @@ async function main(): Promise<void> {
   }
   const replicators: ObjectCommit[] = [];
   const readCache = new ReadCache(cfg.readCacheBytes ?? 0);
+  setPagePool(new PagePool(cfg.readPoolBytes ?? 0));
   cfg.shardIds.forEach((shardId, i) => {
     const store = openStores[i]!;
     let replicator: ObjectCommit | undefined;
@@ -306,6 +325,7 @@ async function main(): Promise<void> {
       returnBuffer,
     });
     shards.set(shardId, shard);
+    if (i === 0) firstShard = shard;
     recovery.push({ shardId, ...shard.recovery });
   });
   // Objects mode: each shard continues after the group objects it wrote before a restart of this thread.
@@ -317,6 +337,7 @@ async function main(): Promise<void> {
     setInterval(() => {
       for (const s of shards.values()) s.reap();
     }, cfg.reaperIntervalMs),
+    setInterval(() => pagePool().trim(), POOL_TRIM_MS),
   );
   for (const s of shards.values()) s.maintain();
   port.postMessage({ type: 'ready', recovery } satisfies WorkerEvent);
