@@ -40,13 +40,13 @@ function bypass(ctx: Ctx): boolean {
  * A fresh memory-tier hit answered at once, without a promise or a microtask per hit (what
  * serveRead would do for it, step for step); false when the request needs serveRead.
  */
-export function serveMemoryHit(ctx: Ctx, s: Services): boolean {
+export function serveMemoryHit(ctx: Ctx, s: Services, now = Date.now()): boolean {
   const bucket = ctx.target.bucket!;
   const key = ctx.target.key!;
   const policy = s.cache.policy(bucket);
   if (!policy.cache || bypass(ctx)) return false;
   const hit = s.cache.lookup(bucket, key);
-  if (hit === undefined || hit.tier !== 'memory' || Date.now() - hit.entry.checkedAt >= policy.ttl_seconds * 1000) return false;
+  if (hit === undefined || hit.tier !== 'memory' || now - hit.entry.checkedAt >= policy.ttl_seconds * 1000) return false;
   s.metrics.hit('memory');
   serveObject(ctx, s, hit.entry.meta, hit.entry.body, 'hit');
   return true;

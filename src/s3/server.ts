@@ -189,9 +189,11 @@ function handle(req: HttpRequest, response: HttpResponse, s: Services, auth: Aut
         throw new S3Error('BadRequest', 'Insufficient information. Origin request header needed.');
       work = forward(ctx, s);
     } else {
-      ctx.verified = auth.verify({ method, rawPath, query, headers, rawQuery });
+      // One clock reading for the signature's window and the entry's freshness.
+      const now = Date.now();
+      ctx.verified = auth.verify({ method, rawPath, query, headers, rawQuery }, now);
       // The hot case, a fresh object in memory, is answered synchronously.
-      if ((op === 'GetObject' || op === 'HeadObject') && serveMemoryHit(ctx, s)) return;
+      if ((op === 'GetObject' || op === 'HeadObject') && serveMemoryHit(ctx, s, now)) return;
     }
     work ??= ctx.op === 'GetObject' || ctx.op === 'HeadObject' ? serveRead(ctx, s) : forward(ctx, s);
   } catch (err) {

@@ -90,8 +90,14 @@ const KNOWN_NAMES: readonly (readonly string[] | undefined)[] = (() => {
 function knownName(raw: string, start: number, end: number): string | undefined {
   const candidates = KNOWN_NAMES[end - start];
   if (candidates === undefined) return undefined;
-  for (let i = 0; i < candidates.length; i++) if (raw.startsWith(candidates[i]!, start)) return candidates[i];
+  for (let i = 0; i < candidates.length; i++) if (sameAt(raw, start, candidates[i]!)) return candidates[i];
   return undefined;
+}
+
+/** Whether `raw` holds `name` at `start`, compared char by char (inline code, no builtin call per candidate). */
+function sameAt(raw: string, start: number, name: string): boolean {
+  for (let i = 0; i < name.length; i++) if (raw.charCodeAt(start + i) !== name.charCodeAt(i)) return false;
+  return true;
 }
 
 /**
@@ -180,9 +186,17 @@ function compareRanges(s: string, a: number, aEnd: number, b: number, bEnd: numb
   return aEnd - a - (bEnd - b);
 }
 
-/** Whether `s[start, end)` is the pair of X-Amz-Signature (the name is unreserved throughout, so that is its only canonical spelling). */
+const SIGNATURE_NAME = 'X-Amz-Signature';
+
+/**
+ * Whether `s[start, end)` is the pair of X-Amz-Signature (the name is unreserved throughout, so
+ * that is its only canonical spelling). Compared char by char: no builtin call per pair.
+ */
 function isSignaturePair(s: string, start: number, end: number): boolean {
-  return end - start >= 15 && s.startsWith('X-Amz-Signature', start) && (end - start === 15 || s.charCodeAt(start + 15) === 61);
+  const n = SIGNATURE_NAME.length;
+  if (end - start < n || (end - start > n && s.charCodeAt(start + n) !== 61)) return false;
+  for (let i = 0; i < n; i++) if (s.charCodeAt(start + i) !== SIGNATURE_NAME.charCodeAt(i)) return false;
+  return true;
 }
 
 /**
