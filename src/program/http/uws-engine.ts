@@ -115,7 +115,7 @@ function onRequest(
   const path = req.getUrl();
   const query = req.getQuery() ?? '';
   const head: RequestHead = { method, path, query, headers };
-  const response = new UwsResponse(res, head.method === 'HEAD', inFlight.add());
+  const response = new UwsResponse(res, head.method === 'HEAD', inFlight);
   // uWS parses less strictly than node:http: what it lets through that node refuses is refused
   // here with node's answer (400, connection closed), before any body byte is read.
   const malformed = malformedHead(head, repeated);
@@ -177,17 +177,30 @@ function asciiOnly(s: string): boolean {
  * can carry: echoing one would throw while writing the response).
  */
 function copyHeaders(req: Uws.HttpRequest, headers: Record<string, string>): string | null {
-  let repeated: string | null = null;
-  req.forEach((name, raw) => {
-    const value = asciiOnly(raw) ? raw : Buffer.from(raw, 'utf8').toString('latin1');
-    const prior = headers[name];
-    if (prior === undefined) headers[name] = value;
-    else {
-      headers[name] = `${prior}, ${value}`;
-      if (SINGLE_HEADERS.has(name)) repeated = name;
-    }
-  });
-  return repeated;
+  copying = headers;
+  copyRepeated = null;
+  req.forEach(copyHeader);
+  copying = EMPTY_HEADERS;
+  return copyRepeated;
+}
+
+/**
+ * copyHeaders' state while uWS calls `copyHeader` back (synchronously, once per header): one
+ * function for every request rather than a closure made, and compiled on first call, per request.
+ */
+const EMPTY_HEADERS: Record<string, string> = Object.create(HEADERS_PROTO) as Record<string, string>;
+let copying = EMPTY_HEADERS;
+let copyRepeated: string | null = null;
+
+function copyHeader(name: string, raw: string): void {
+  const headers = copying;
+  const value = asciiOnly(raw) ? raw : Buffer.from(raw, 'utf8').toString('latin1');
+  const prior = headers[name];
+  if (prior === undefined) headers[name] = value;
+  else {
+    headers[name] = `${prior}, ${value}`;
+    if (SINGLE_HEADERS.has(name)) copyRepeated = name;
+  }
 }
 
 /** The upper-case method: the common ones without a case conversion per request. */
@@ -492,7 +505,8 @@ type StreamMode = 'idle' | 'chunked' | 'fixed' | 'empty';
 export class UwsResponse implements HttpResponse {
   readonly #res: Uws.HttpResponse;
   readonly #isHead: boolean;
-  readonly #onSettled: () => void;
+  /** Told once when uWS is done with the response (`#settle`). */
+  readonly #inFlight: OpenResponses;
   #mode: StreamMode = 'idle';
   #aborted = false;
   /** send()/end() was called: later calls are no-ops. */
@@ -508,10 +522,11 @@ export class UwsResponse implements HttpResponse {
   /** A streamed request body (`streamBodies`), told when the client goes away. */
   body: UwsBody | undefined;
 
-  constructor(res: Uws.HttpResponse, isHead: boolean, onSettled: () => void) {
+  constructor(res: Uws.HttpResponse, isHead: boolean, inFlight: OpenResponses) {
     this.#res = res;
     this.#isHead = isHead;
-    this.#onSettled = onSettled;
+    this.#inFlight = inFlight;
+    inFlight.open();
     res.onAborted(() => {
       if (this.#settled) return; // we closed it ourselves (a fixed-length body that fell short)
       this.#aborted = true;
@@ -712,6 +727,6 @@ export class UwsResponse implements HttpResponse {
   #settle(): void {
     if (this.#settled) return;
     this.#settled = true;
-    this.#onSettled();
+    this.#inFlight.done();
   }
 }
