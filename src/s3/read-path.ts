@@ -29,12 +29,16 @@ import { type Services } from './services';
 type Label = 'hit' | 'miss' | 'revalidated';
 type Body = Buffer | ((start: number, end: number) => Readable);
 
+const SSE_CUSTOMER = 'x-amz-server-side-encryption-customer-';
+
 /** Requests whose answer depends on more than the object: customer-key encryption, ownership checks, requester pays. */
 function bypass(ctx: Ctx): boolean {
+  // Every name looked for is at least 19 characters long: shorter ones (most) are not compared.
   for (const k of ctx.headers.keys())
-    if (k.startsWith('x-amz-server-side-encryption-customer-') || k === 'x-amz-expected-bucket-owner' || k === 'x-amz-request-payer') return true;
+    if (k.length >= 19 && (k.startsWith(SSE_CUSTOMER) || k === 'x-amz-expected-bucket-owner' || k === 'x-amz-request-payer')) return true;
   return false;
 }
+
 
 /**
  * A fresh memory-tier hit answered at once, without a promise or a microtask per hit (what

@@ -131,15 +131,16 @@ interface PresignedParams {
 
 /**
  * One pass over the pairs for the parameters the presigned form reads (no map built per request).
- * Names are told apart by their seventh character first, then compared once: a name parsed from
- * the query is a slice of it, and comparing slices goes through the runtime.
+ * Names are told apart by their seventh character first, then compared once, in full (so no
+ * prefix check is needed first): `parseQuery` hands these names out as constants, compared by
+ * identity; another spelling is compared character by character and does not match.
  */
 function presignedParams(query: readonly (readonly [string, string])[]): PresignedParams {
   const p: PresignedParams = { algorithm: undefined, credential: undefined, amzDate: undefined, expires: undefined, signedHeaders: undefined, signature: undefined, contentSha256: undefined };
   for (let i = 0; i < query.length; i++) {
     const k = query[i]![0];
     const v = query[i]![1];
-    if (k.length < 10 || !k.startsWith('X-Amz-')) continue;
+    if (k.length < 10) continue;
     switch (k.charCodeAt(6)) {
       case 65 /* A */:
         if (k === 'X-Amz-Algorithm') p.algorithm = v;
