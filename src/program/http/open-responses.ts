@@ -14,16 +14,6 @@ export class OpenResponses {
     };
   }
 
-  /** Registers one request whose owner calls `done()` exactly once (no closure per request). */
-  open(): void {
-    this.#count++;
-  }
-
-  /** Settles a request registered with `open()`. */
-  done(): void {
-    if (--this.#count === 0) for (const wake of this.#waiters.splice(0)) wake();
-  }
-
   idle(): Promise<void> {
     return this.#count === 0 ? Promise.resolve() : new Promise((resolve) => this.#waiters.push(resolve));
   }

@@ -115,7 +115,7 @@ function onRequest(
   const path = req.getUrl();
   const query = req.getQuery() ?? '';
   const head: RequestHead = { method, path, query, headers };
-  const response = new UwsResponse(res, head.method === 'HEAD', inFlight);
+  const response = new UwsResponse(res, head.method === 'HEAD', inFlight.add());
   // uWS parses less strictly than node:http: what it lets through that node refuses is refused
   // here with node's answer (400, connection closed), before any body byte is read.
   const malformed = malformedHead(head, repeated);
@@ -505,8 +505,7 @@ type StreamMode = 'idle' | 'chunked' | 'fixed' | 'empty';
 export class UwsResponse implements HttpResponse {
   readonly #res: Uws.HttpResponse;
   readonly #isHead: boolean;
-  /** Told once when uWS is done with the response (`#settle`). */
-  readonly #inFlight: OpenResponses;
+  readonly #onSettled: () => void;
   #mode: StreamMode = 'idle';
   #aborted = false;
   /** send()/end() was called: later calls are no-ops. */
@@ -522,11 +521,10 @@ export class UwsResponse implements HttpResponse {
   /** A streamed request body (`streamBodies`), told when the client goes away. */
   body: UwsBody | undefined;
 
-  constructor(res: Uws.HttpResponse, isHead: boolean, inFlight: OpenResponses) {
+  constructor(res: Uws.HttpResponse, isHead: boolean, onSettled: () => void) {
     this.#res = res;
     this.#isHead = isHead;
-    this.#inFlight = inFlight;
-    inFlight.open();
+    this.#onSettled = onSettled;
     res.onAborted(() => {
       if (this.#settled) return; // we closed it ourselves (a fixed-length body that fell short)
       this.#aborted = true;
@@ -727,6 +725,6 @@ export class UwsResponse implements HttpResponse {
   #settle(): void {
     if (this.#settled) return;
     this.#settled = true;
-    this.#inFlight.done();
+    this.#onSettled();
   }
 }
