@@ -9,7 +9,7 @@ import { SigningKeyCache, SigV4Verifier, type SignedRequest, type Verified } fro
 
 export interface Authenticator {
   /** The verified signature (static mode) or undefined (anonymous); throws an S3Error when it is missing or wrong. */
-  verify(req: SignedRequest): Verified | undefined;
+  verify(req: SignedRequest, now?: number): Verified | undefined;
   /** The parsed pairs of a raw query that a remembered verified request carried, else undefined (parse it). */
   knownQuery(rawQuery: string): readonly (readonly [string, string])[] | undefined;
 }
@@ -18,8 +18,8 @@ export function authenticator(a: CacheConfig['auth']): Authenticator {
   if (a.mode === 'anonymous') return { verify: () => undefined, knownQuery: () => undefined };
   const verifier = new SigV4Verifier((k) => (k === a.access_key_id ? a.secret_access_key : undefined), new SigningKeyCache(), a.region);
   return {
-    verify: (req) => {
-      const v = verifier.verify(req);
+    verify: (req, now) => {
+      const v = verifier.verify(req, now);
       if (v === undefined) throw new S3Error('AccessDenied', 'Access Denied');
       return v;
     },

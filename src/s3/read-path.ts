@@ -29,24 +29,28 @@ import { type Services } from './services';
 type Label = 'hit' | 'miss' | 'revalidated';
 type Body = Buffer | ((start: number, end: number) => Readable);
 
+const SSE_CUSTOMER = 'x-amz-server-side-encryption-customer-';
+
 /** Requests whose answer depends on more than the object: customer-key encryption, ownership checks, requester pays. */
 function bypass(ctx: Ctx): boolean {
+  // Every name looked for is at least 19 characters long: shorter ones (most) are not compared.
   for (const k of ctx.headers.keys())
-    if (k.startsWith('x-amz-server-side-encryption-customer-') || k === 'x-amz-expected-bucket-owner' || k === 'x-amz-request-payer') return true;
+    if (k.length >= 19 && (k.startsWith(SSE_CUSTOMER) || k === 'x-amz-expected-bucket-owner' || k === 'x-amz-request-payer')) return true;
   return false;
 }
+
 
 /**
  * A fresh memory-tier hit answered at once, without a promise or a microtask per hit (what
  * serveRead would do for it, step for step); false when the request needs serveRead.
  */
-export function serveMemoryHit(ctx: Ctx, s: Services): boolean {
+export function serveMemoryHit(ctx: Ctx, s: Services, now = Date.now()): boolean {
   const bucket = ctx.target.bucket!;
   const key = ctx.target.key!;
   const policy = s.cache.policy(bucket);
   if (!policy.cache || bypass(ctx)) return false;
   const hit = s.cache.lookup(bucket, key);
-  if (hit === undefined || hit.tier !== 'memory' || Date.now() - hit.entry.checkedAt >= policy.ttl_seconds * 1000) return false;
+  if (hit === undefined || hit.tier !== 'memory' || now - hit.entry.checkedAt >= policy.ttl_seconds * 1000) return false;
   s.metrics.hit('memory');
   serveObject(ctx, s, hit.entry.meta, hit.entry.body, 'hit');
   return true;

@@ -132,10 +132,13 @@ export async function startCacheServer(config: CacheConfig, o: StartOptions = {}
 
 /** Request ids: a random per-process prefix and a counter (a random id per request costs more than the rest of a cache hit's bookkeeping). */
 const ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
+/** Two upper-case hex digits per byte value: the counter is written from four of these, with no number-to-text conversion, case change or padding per request. */
+const HEX_BYTE: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).toUpperCase().padStart(2, '0'));
 let idCounter = 0;
 function nextRequestId(): string {
   idCounter = (idCounter + 1) % 0x1_0000_0000;
-  return ID_PREFIX + idCounter.toString(16).toUpperCase().padStart(8, '0');
+  const c = idCounter;
+  return ID_PREFIX + HEX_BYTE[c >>> 24]! + HEX_BYTE[(c >>> 16) & 0xff]! + HEX_BYTE[(c >>> 8) & 0xff]! + HEX_BYTE[c & 0xff]!;
 }
 
 /** Header names as SigV4 canonicalises them: values trimmed, runs of spaces made one. */
@@ -186,9 +189,11 @@ function handle(req: HttpRequest, response: HttpResponse, s: Services, auth: Aut
         throw new S3Error('BadRequest', 'Insufficient information. Origin request header needed.');
       work = forward(ctx, s);
     } else {
-      ctx.verified = auth.verify({ method, rawPath, query, headers, rawQuery });
+      // One clock reading for the signature's window and the entry's freshness.
+      const now = Date.now();
+      ctx.verified = auth.verify({ method, rawPath, query, headers, rawQuery }, now);
       // The hot case, a fresh object in memory, is answered synchronously.
-      if ((op === 'GetObject' || op === 'HeadObject') && serveMemoryHit(ctx, s)) return;
+      if ((op === 'GetObject' || op === 'HeadObject') && serveMemoryHit(ctx, s, now)) return;
     }
     work ??= ctx.op === 'GetObject' || ctx.op === 'HeadObject' ? serveRead(ctx, s) : forward(ctx, s);
   } catch (err) {

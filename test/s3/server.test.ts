@@ -60,6 +60,18 @@ describe('svc-cache server basics (anonymous auth)', () => {
     expect((await origin.stats()).verified).toBe(before);
   });
 
+  it('gives every response its own request id: 16 upper-case hex digits, a fixed prefix and a counter', async () => {
+    await put(c, 'ids.bin', Buffer.alloc(16, 'i'));
+    const ids: string[] = [];
+    for (let i = 0; i < 300; i++) ids.push(String((await request(`${c.url}/${BUCKET}/ids.bin`)).headers['x-amz-request-id']));
+    for (const id of ids) expect(id).toMatch(/^[0-9A-F]{16}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(new Set(ids.map((id) => id.slice(0, 8))).size).toBe(1);
+    // The counter part counts up by one per request, carrying across its bytes (300 passes 0xFF).
+    const counters = ids.map((id) => parseInt(id.slice(8), 16));
+    for (let i = 1; i < counters.length; i++) expect(counters[i]).toBe(counters[i - 1]! + 1);
+  });
+
   it('answers a missing key with the origin\'s S3 XML NoSuchKey', async () => {
     const r = await request(`${c.url}/${BUCKET}/does-not-exist`);
     expect(r.status).toBe(404);

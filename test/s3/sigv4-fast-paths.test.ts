@@ -92,6 +92,25 @@ describe('parsing the query in one pass', () => {
     }
   });
 
+  it('gives the same pairs when names are, or nearly are, the presigned and SDK parameter names', () => {
+    // Known names come back as shared constants: only their exact spelling may, and the strings
+    // must equal the straightforward reading's in every case.
+    const pieces = ['X-Amz-Date', 'X-Amz-Signature', 'X-Amz-SignedHeaders', 'X-Amz-Credential', 'x-id', 'x-amz-checksum-mode', 'X-Amz-Content-Sha256', 'X-Amz-Security-Token', 'X-Amz-Expires', 'X-Amz-Algorithm', 'x-amz-user-agent', 'x-amz-date', 'X-Amz-Dat', 'X-Amz-%44ate', 'x-i', 'X', '=', '=', '&', '&', '%2F', 'v'];
+    const next = rng(4242);
+    for (let n = 0; n < 20000; n++) {
+      let raw = '';
+      const len = Math.floor(next() * 8);
+      for (let i = 0; i < len; i++) raw += pieces[Math.floor(next() * pieces.length)];
+      expect([raw, parseQuery(raw)]).toEqual([raw, reference(raw)]);
+    }
+    expect(parseQuery('X-Amz-Date=1&x-amz-date=2&X-Amz-%44ate=3&X-Amz-Datex=4')).toEqual([
+      ['X-Amz-Date', '1'],
+      ['x-amz-date', '2'],
+      ['X-Amz-Date', '3'],
+      ['X-Amz-Datex', '4'],
+    ]);
+  });
+
   it('reads a long query of pairs without `=` in linear time', () => {
     const raw = 'a&'.repeat(50_000);
     const started = process.hrtime.bigint();
@@ -172,6 +191,21 @@ describe('presigned verification through the raw-query path', () => {
     expectS3Error(() => verifier().verify(req(target, undefined, 'HEAD'), now), 'SignatureDoesNotMatch');
     expectS3Error(() => verifier().verify(req(target.replace('/bucket/k', '/bucket/j')), now), 'SignatureDoesNotMatch');
     expectS3Error(() => verifier().verify(req(target), now + 601_000), 'AccessDenied');
+  });
+
+  it('refuses a parameter name in another case and a SignedHeaders list other than the one signed', () => {
+    const target = presigned('http://127.0.0.1:9000/bucket/k');
+    expect(verifier().verify(req(target), now).presigned).toBe(true);
+    // S3 reads parameter names case-sensitively: without X-Amz-Date the query is incomplete.
+    expectS3Error(() => verifier().verify(req(target.replace('X-Amz-Date=', 'x-amz-date=')), now), 'AuthorizationQueryParametersError');
+    expectS3Error(() => verifier().verify(req(target.replace('X-Amz-Credential=', 'X-Amz-credential=')), now), 'AuthorizationQueryParametersError');
+    // The signed header list as sent is part of the canonical request.
+    const h = { ...req(target), headers: headerValues(['Host', '127.0.0.1:9000', 'X-Extra', '1']) };
+    const withExtra = target.replace('X-Amz-SignedHeaders=host', 'X-Amz-SignedHeaders=host%3Bx-extra');
+    const q = withExtra.slice(withExtra.indexOf('?') + 1);
+    expectS3Error(() => verifier().verify({ ...h, rawQuery: q, query: parseQuery(q) }, now), 'SignatureDoesNotMatch');
+    // The same names spelled with an escape are the same pairs: they verify, by the full path.
+    expect(verifier().verify(req(target.replace('X-Amz-Date=', 'X-Amz-%44ate=')), now).presigned).toBe(true);
   });
 
   it('reads X-Amz-Expires as an integer only: anything else is a malformed query, zero or less is refused', () => {

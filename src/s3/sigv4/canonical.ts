@@ -24,10 +24,15 @@ export function canonicalRequest(
   headers: ReadonlyMap<string, string>,
   signedHeaders: readonly string[],
   payloadHash: string,
+  /** `signedHeaders` joined with `;`, when the caller holds it already (the verifier: as sent). */
+  signedHeadersText = signedHeaders.join(';'),
 ): string {
   let canonicalHeaders = '';
-  for (const h of signedHeaders) canonicalHeaders += `${h}:${headers.get(h) ?? ''}\n`;
-  return `${method}\n${canonicalUri}\n${canonicalQuery}\n${canonicalHeaders}\n${signedHeaders.join(';')}\n${payloadHash}`;
+  for (let i = 0; i < signedHeaders.length; i++) {
+    const h = signedHeaders[i]!;
+    canonicalHeaders += h + ':' + (headers.get(h) ?? '') + '\n';
+  }
+  return method + '\n' + canonicalUri + '\n' + canonicalQuery + '\n' + canonicalHeaders + '\n' + signedHeadersText + '\n' + payloadHash;
 }
 
 export function stringToSign(amzDate: string, scope: string, canonical: string): string {

@@ -44,6 +44,8 @@ const REMEMBER_MAX = 4096; // entries
 const SEEN_SLOTS = 16384; // signature marks (a power of two), 64 KiB
 
 const SIGNATURE = 'X-Amz-Signature=';
+/** Searched for as one constant: `'&' + SIGNATURE` per call would build and flatten a new string each time. */
+const AMP_SIGNATURE = '&' + SIGNATURE;
 
 /** The value of a hex digit's char code (either case), else -1. */
 function hexDigit(c: number): number {
@@ -54,7 +56,7 @@ function hexDigit(c: number): number {
 
 /** The first 7 hex digits of the raw query's X-Amz-Signature value as a number, else -1. */
 export function signatureMark(raw: string): number {
-  let at = raw.startsWith(SIGNATURE) ? 0 : raw.indexOf('&' + SIGNATURE);
+  let at = raw.startsWith(SIGNATURE) ? 0 : raw.indexOf(AMP_SIGNATURE);
   if (at < 0) return -1;
   if (at > 0) at += 1;
   let mark = 0;

@@ -51,6 +51,8 @@ interface Parsed {
   region: string;
   service: string;
   signedHeaders: readonly string[];
+  /** The SignedHeaders value as sent: `signedHeaders` joined with `;`. */
+  signedText: string;
   signature: string;
   amzDate: string;
   /** Presigned validity (X-Amz-Expires) in ms; 0 for header signatures. */
@@ -100,7 +102,7 @@ function parseAuthorization(auth: string, headers: ReadonlyMap<string, string>):
   if (cred === undefined || signed === undefined || signature === undefined) throw malformed('Credential, SignedHeaders and Signature are required');
   const signedHeaders = signed.split(';');
   const c = parseCredential(cred, malformed);
-  return { accessKey: c.accessKey, date: c.date, region: c.region, service: c.service, signedHeaders, signature, amzDate: requestTime(headers, signedHeaders), expiresMs: 0 };
+  return { accessKey: c.accessKey, date: c.date, region: c.region, service: c.service, signedHeaders, signedText: signed, signature, amzDate: requestTime(headers, signedHeaders), expiresMs: 0 };
 }
 
 /**
@@ -129,15 +131,16 @@ interface PresignedParams {
 
 /**
  * One pass over the pairs for the parameters the presigned form reads (no map built per request).
- * Names are told apart by their seventh character first, then compared once: a name parsed from
- * the query is a slice of it, and comparing slices goes through the runtime.
+ * Names are told apart by their seventh character first, then compared once, in full (so no
+ * prefix check is needed first): `parseQuery` hands these names out as constants, compared by
+ * identity; another spelling is compared character by character and does not match.
  */
 function presignedParams(query: readonly (readonly [string, string])[]): PresignedParams {
   const p: PresignedParams = { algorithm: undefined, credential: undefined, amzDate: undefined, expires: undefined, signedHeaders: undefined, signature: undefined, contentSha256: undefined };
   for (let i = 0; i < query.length; i++) {
     const k = query[i]![0];
     const v = query[i]![1];
-    if (k.length < 10 || !k.startsWith('X-Amz-')) continue;
+    if (k.length < 10) continue;
     switch (k.charCodeAt(6)) {
       case 65 /* A */:
         if (k === 'X-Amz-Algorithm') p.algorithm = v;
@@ -206,7 +209,7 @@ function parsePresigned(q: PresignedParams, now: number): Parsed & { time: numbe
   if (t - now > MAX_SKEW_MS) throw new S3Error('AccessDenied', 'Request is not valid yet');
   if (now > t + seconds * 1000) throw new S3Error('AccessDenied', 'Request has expired', { 'X-Amz-Expires': expires, Expires: new Date(t + seconds * 1000).toISOString(), ServerTime: new Date(now).toISOString() });
   const c = parseCredential(cred, credentialError);
-  return { accessKey: c.accessKey, date: c.date, region: c.region, service: c.service, signedHeaders: signedNames(signed), signature, amzDate, expiresMs: seconds * 1000, time: t };
+  return { accessKey: c.accessKey, date: c.date, region: c.region, service: c.service, signedHeaders: signedNames(signed), signedText: signed, signature, amzDate, expiresMs: seconds * 1000, time: t };
 }
 
 export class SigV4Verifier {
@@ -288,7 +291,7 @@ export class SigV4Verifier {
     // The raw query is what `req.query` was parsed from: when it is written canonically already,
     // it is its own canonical form (sorted), with no pair decoded and encoded again.
     const query = (req.rawQuery !== undefined ? canonicalQueryOfRaw(req.rawQuery, true) : undefined) ?? canonicalQuery(req.query, true);
-    const canonical = canonicalRequest(req.method, canonicalUri(req.rawPath), query, req.headers, p.signedHeaders, payloadHash);
+    const canonical = canonicalRequest(req.method, canonicalUri(req.rawPath), query, req.headers, p.signedHeaders, payloadHash, p.signedText);
     const sts = stringToSign(p.amzDate, scope, canonical);
     const key = this.#keys.hmacKey(p.accessKey, secret, p.date, p.region, p.service);
     const signingKey = key.key;
