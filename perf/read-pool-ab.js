@@ -17,9 +17,9 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
 const { catchUp } = require('./lib/reader');
-const { freePorts, waitForPort, http, parallel, intEnv } = require('./lib/util');
+const { http, parallel, intEnv } = require('./lib/util');
+const { startNode } = require('./lib/builds-ab');
 const { svcJsonBatch } = require('./lib/bodies');
 
 const ROOT = path.resolve(__dirname, '..');
@@ -43,28 +43,6 @@ function threadCpu(pid) {
     out[tid === String(pid) ? 'main' : 'rest'] += (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
   }
   return out;
-}
-
-async function startNode(dist, workDir, name) {
-  const [port, kafkaPort] = await freePorts(2);
-  const dataDir = fs.mkdtempSync(path.join(workDir, `${name}-data-`));
-  const fd = fs.openSync(path.join(workDir, `${name}.log`), 'a');
-  const flags = (process.env.PERF_SVC_NODE_FLAGS || '').split(/\s+/).filter(Boolean);
-  const args = [...flags, path.join(dist, 'main.js'), 'serve', '--listen', `127.0.0.1:${port}`, '--kafka-listen', `127.0.0.1:${kafkaPort}`, '--no-admin', '--data-dir', dataDir, '--log-level', 'warn'];
-  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', fd, fd] });
-  fs.closeSync(fd);
-  let exited = false;
-  const exit = new Promise((resolve) => child.once('exit', () => ((exited = true), resolve())));
-  await waitForPort(port, { timeoutMs: 60000, isDead: () => exited });
-  return {
-    pid: child.pid,
-    base: `http://127.0.0.1:${port}`,
-    async stop() {
-      if (!exited) child.kill('SIGTERM');
-      await exit;
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
 }
 
 async function preload(base) {
@@ -93,7 +71,7 @@ async function main() {
   try {
     for (let r = 0; r < rounds; r++) {
       for (const b of r % 2 === 0 ? builds : [...builds].reverse()) {
-        const node = await startNode(b.dist, workDir, `node-${b.id}`);
+        const node = await startNode(b.dist, workDir, `node-${b.id}`, []);
         try {
           await preload(node.base);
           for (const format of FORMATS) {

@@ -33,7 +33,9 @@ async function startNode(dist, workDir, name, serveArgs) {
   const [port, kafkaPort] = await freePorts(2);
   const dataDir = fs.mkdtempSync(path.join(workDir, `${name}-data-`));
   const fd = fs.openSync(path.join(workDir, `${name}.log`), 'a');
-  const args = [path.join(dist, 'main.js'), 'serve', ...serveArgs, '--listen', `127.0.0.1:${port}`, '--kafka-listen', `127.0.0.1:${kafkaPort}`, '--no-admin', '--data-dir', dataDir, '--log-level', 'warn'];
+  // PERF_SVC_NODE_FLAGS: Node/V8 flags for the node under test (as perf/lib/servers.js).
+  const flags = (process.env.PERF_SVC_NODE_FLAGS || '').split(/\s+/).filter(Boolean);
+  const args = [...flags, path.join(dist, 'main.js'), 'serve', ...serveArgs, '--listen', `127.0.0.1:${port}`, '--kafka-listen', `127.0.0.1:${kafkaPort}`, '--no-admin', '--data-dir', dataDir, '--log-level', 'warn'];
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
   let exited = false;

@@ -44,6 +44,16 @@ async function shut(): Promise<void> {
   await new Promise<void>((r) => server.close(() => r()));
 }
 
+/** A channel to the test server for one test, closed after it. */
+async function withChannel(f: (ch: GrpcUnaryChannel) => Promise<void>): Promise<void> {
+  const ch = new GrpcUnaryChannel(endpoint);
+  try {
+    await f(ch);
+  } finally {
+    ch.close();
+  }
+}
+
 beforeAll(() => listen());
 afterAll(() => shut());
 beforeEach(() => {
@@ -51,9 +61,8 @@ beforeEach(() => {
   seen.length = 0;
 });
 
-it('sends one framed message with the gRPC headers and returns the answer message', async () => {
-  const ch = new GrpcUnaryChannel(endpoint);
-  try {
+it('sends one framed message with the gRPC headers and returns the answer message', () =>
+  withChannel(async (ch) => {
     const answer = await ch.call('/etcdserverpb.KV/Txn', Buffer.from('hello'), 1000);
     expect(answer.toString()).toBe('echo:hello');
     expect(seen[0]).toMatchObject({ ':method': 'POST', ':path': '/etcdserverpb.KV/Txn', 'content-type': 'application/grpc', te: 'trailers', 'grpc-timeout': '1000m' });
@@ -61,14 +70,10 @@ it('sends one framed message with the gRPC headers and returns the answer messag
     const many = await Promise.all(Array.from({ length: 20 }, (_, i) => ch.call('/x/Y', Buffer.from(String(i)), 1000)));
     expect(many.map((m) => m.toString())).toEqual(Array.from({ length: 20 }, (_, i) => `echo:${i}`));
     expect(sessions.size).toBe(1);
-  } finally {
-    ch.close();
-  }
-});
+  }));
 
-it('a status other than OK, in the trailers or Trailers-Only, rejects with its code and decoded message', async () => {
-  const ch = new GrpcUnaryChannel(endpoint);
-  try {
+it('a status other than OK, in the trailers or Trailers-Only, rejects with its code and decoded message', () =>
+  withChannel(async (ch) => {
     behaviour = (s) => {
       s.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
       s.on('wantTrailers', () => s.sendTrailers({ 'grpc-status': '3', 'grpc-message': 'etcdserver:%20too%20many%20operations%20in%20txn%20request' }));
@@ -85,14 +90,10 @@ it('a status other than OK, in the trailers or Trailers-Only, rejects with its c
     const e2 = await ch.call('/x/Y', Buffer.from('a'), 1000).catch((e: unknown) => e);
     expect(e2).toBeInstanceOf(GrpcStatusError);
     expect((e2 as GrpcStatusError).code).toBe(14);
-  } finally {
-    ch.close();
-  }
-});
+  }));
 
-it('an HTTP error, a missing status or a malformed body rejects; the next good call succeeds', async () => {
-  const ch = new GrpcUnaryChannel(endpoint);
-  try {
+it('an HTTP error, a missing status or a malformed body rejects; the next good call succeeds', () =>
+  withChannel(async (ch) => {
     const cases: Behaviour[] = [
       (s) => s.respond({ ':status': 503 }, { endStream: true }),
       (s) => {
@@ -117,14 +118,10 @@ it('an HTTP error, a missing status or a malformed body rejects; the next good c
     }
     behaviour = ok;
     expect((await ch.call('/x/Y', Buffer.from('b'), 1000)).toString()).toBe('echo:b');
-  } finally {
-    ch.close();
-  }
-});
+  }));
 
-it('a call without an answer rejects at its deadline and the channel goes on', async () => {
-  const ch = new GrpcUnaryChannel(endpoint);
-  try {
+it('a call without an answer rejects at its deadline and the channel goes on', () =>
+  withChannel(async (ch) => {
     behaviour = () => undefined; // never answers
     const t0 = Date.now();
     await expect(ch.call('/x/Y', Buffer.from('a'), 200)).rejects.toThrow(/no answer within 200 ms/);
@@ -133,24 +130,17 @@ it('a call without an answer rejects at its deadline and the channel goes on', a
     behaviour = ok;
     // The server is alive (it answers the ping): the session is kept and the next call works.
     expect((await ch.call('/x/Y', Buffer.from('c'), 1000)).toString()).toBe('echo:c');
-  } finally {
-    ch.close();
-  }
-});
+  }));
 
-it('a connection dropped mid-call rejects that call; the next call opens a new session', async () => {
-  const ch = new GrpcUnaryChannel(endpoint);
-  try {
+it('a connection dropped mid-call rejects that call; the next call opens a new session', () =>
+  withChannel(async (ch) => {
     behaviour = () => {
       for (const s of sessions) s.destroy();
     };
     await expect(ch.call('/x/Y', Buffer.from('a'), 2000)).rejects.toThrow();
     behaviour = ok;
     expect((await ch.call('/x/Y', Buffer.from('d'), 2000)).toString()).toBe('echo:d');
-  } finally {
-    ch.close();
-  }
-});
+  }));
 
 it('a server that is not there rejects at once; one that comes back is used', async () => {
   const port = Number(endpoint.split(':')[1]);
