@@ -291,8 +291,6 @@ export class ShardClient {
     }
   }
 
-
-
   /** Where appends and reads report their hops (docs/metrics.md, "Traces"); null (the default): traces off, no cost but one check. */
   setHopTracer(t: HopTracer | null): void {
     this.#hops = t;
@@ -433,19 +431,8 @@ export class ShardClient {
       total.appliedChanges += s.appliedChanges;
       if (s.commits !== undefined) addCommitStats(total.commits!, s.commits);
       if (s.objects !== undefined) addObjectStoreStats((total.objects ??= newObjectStoreStats()), s.objects);
-      if (s.readPool !== undefined) {
-        const r = (total.readPool ??= { reused: 0, allocated: 0, returned: 0, bytes: 0 });
-        r.reused += s.readPool.reused;
-        r.allocated += s.readPool.allocated;
-        r.returned += s.readPool.returned;
-        r.bytes += s.readPool.bytes;
-      }
-      if (s.readCache !== undefined) {
-        const r = (total.readCache ??= { hits: 0, fills: 0, bytes: 0 });
-        r.hits += s.readCache.hits;
-        r.fills += s.readCache.fills;
-        r.bytes += s.readCache.bytes;
-      }
+      if (s.readPool !== undefined) total.readPool = addCounts(total.readPool, s.readPool);
+      if (s.readCache !== undefined) total.readCache = addCounts(total.readCache, s.readCache);
     }
     return total;
   }
@@ -607,4 +594,11 @@ function ended<T>(call: Promise<T>, end: HopEnd, moved: (r: T) => [number, numbe
       throw err;
     },
   );
+}
+
+/** `from`'s counts added into `into`, or a copy of them when there is none yet (per-worker figures summed). */
+function addCounts<K extends string>(into: Record<K, number> | undefined, from: Record<K, number>): Record<K, number> {
+  if (into === undefined) return { ...from };
+  for (const k in from) into[k] += from[k];
+  return into;
 }

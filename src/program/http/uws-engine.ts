@@ -159,9 +159,6 @@ function onRequest(
  * svc-cache, measured); one on this prototype is an ordinary fast object that inherits nothing.
  */
 const HEADERS_PROTO: object = Object.freeze(Object.create(null) as object);
-// eslint-disable-next-line no-control-regex
-const NON_ASCII = /[^\x00-\x7f]/;
-
 /** Whether `s` is all ASCII: a loop, as header values are short (a regex test is a call per value). */
 function asciiOnly(s: string): boolean {
   for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
@@ -405,7 +402,6 @@ function isToken(name: string): boolean {
 }
 const BAD_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 
-
 /**
  * Whether `value` is only tab and visible ASCII (valid, and needing no latin1 conversion). A loop
  * rather than a regular expression: header values are short, and a regex test costs a call into
@@ -476,7 +472,7 @@ function writeHeaders(res: Uws.HttpResponse, headers: HeaderList, keepLength: bo
       continue;
     }
     // uWS writes a string as UTF-8; node:http writes header values as latin1, one byte per char.
-    res.writeHeader(name, NON_ASCII.test(value) ? Buffer.from(value, 'latin1') : value);
+    res.writeHeader(name, asciiOnly(value) ? value : Buffer.from(value, 'latin1'));
   }
   if (first !== undefined) res.writeHeader(first, block);
   return close;

@@ -5,6 +5,7 @@
  * a RocksDB write without sync costs tens of µs, and keeping them synchronous keeps the
  * checkpoint atomic with the in-memory state it describes.
  */
+import { keyAfterPrefix } from '../../util/prefix-end';
 export type KvOp = { type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer };
 
 export interface KvStore {
@@ -20,14 +21,7 @@ export interface KvStore {
   close(): Promise<void>;
 }
 
-/** The first key after every key starting with `prefix` (for range ends). */
+/** The first key after every key starting with `prefix` (for range ends; empty when there is none). */
 export function prefixEnd(prefix: Buffer): Buffer {
-  const end = Buffer.from(prefix);
-  for (let i = end.length - 1; i >= 0; i--) {
-    if (end[i]! < 0xff) {
-      end[i]!++;
-      return end.subarray(0, i + 1);
-    }
-  }
-  return Buffer.alloc(0);
+  return keyAfterPrefix(prefix) ?? Buffer.alloc(0);
 }

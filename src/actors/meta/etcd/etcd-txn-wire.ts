@@ -23,6 +23,7 @@
  *   KeyValue     { bytes key = 1; int64 create_revision = 2; int64 mod_revision = 3; bytes value = 5; int64 lease = 6 }
  */
 import { type Long, Reader, Writer } from 'protobufjs/minimal';
+import { keyAfterPrefix } from '../../../util/prefix-end';
 import type { EtcdCompare, EtcdKv, EtcdOp, EtcdTxnResult } from './etcd-link';
 
 // Compare.CompareResult and Compare.CompareTarget.
@@ -32,39 +33,30 @@ const CREATE = 1;
 const MOD = 2;
 const VALUE = 3;
 
-/** The first key after every key that starts with `prefix` (etcd's range_end for a prefix). */
+/** etcd's range_end for every key that starts with `prefix` (`\0`, "to the end", when there is no key after it). */
 export function prefixEnd(prefix: string): Buffer {
-  const b = Buffer.from(prefix, 'utf8');
-  for (let i = b.length - 1; i >= 0; i--) {
-    if (b[i]! < 0xff) {
-      const end = Buffer.from(b.subarray(0, i + 1));
-      end[i]!++;
-      return end;
-    }
-  }
-  return Buffer.from([0]);
+  return keyAfterPrefix(Buffer.from(prefix, 'utf8')) ?? Buffer.from([0]);
 }
 
 // Field tags: (field number << 3) | wire type (0 varint, 2 length-delimited).
 const tag = (field: number, wire: 0 | 2): number => (field << 3) | wire;
 
+/** A Compare's result, target and key (fields 1–3); the target's value follows. */
+function compareHead(w: Writer, result: number, target: number, key: string): Writer {
+  return w.uint32(tag(1, 0)).int32(result).uint32(tag(2, 0)).int32(target).uint32(tag(3, 2)).string(key);
+}
+
 function writeCompare(w: Writer, c: EtcdCompare): void {
   w.uint32(tag(1, 2)).fork();
+  // create_revision 0 is written although it is 0: it is in a oneof, and etcd tells it from "no target".
   if ('prefix' in c) {
     // Over a range etcd compares every key, and a range without keys as one absent key (create
     // revision 0): "create revision = 0 over the prefix" holds exactly when it is empty.
-    w.uint32(tag(1, 0)).int32(EQUAL).uint32(tag(2, 0)).int32(CREATE).uint32(tag(3, 2)).string(c.prefix);
-    w.uint32(tag(5, 0)).int64(0).uint32(tag(64, 2)).bytes(prefixEnd(c.prefix));
-  } else if ('modRevision' in c) {
-    w.uint32(tag(1, 0)).int32(EQUAL).uint32(tag(2, 0)).int32(MOD).uint32(tag(3, 2)).string(c.key).uint32(tag(6, 0)).int64(c.modRevision);
-  } else if ('absent' in c) {
-    // create_revision 0: the key does not exist. Written although it is 0: it is in a oneof.
-    w.uint32(tag(1, 0)).int32(EQUAL).uint32(tag(2, 0)).int32(CREATE).uint32(tag(3, 2)).string(c.key).uint32(tag(5, 0)).int64(0);
-  } else if ('value' in c) {
-    w.uint32(tag(1, 0)).int32(EQUAL).uint32(tag(2, 0)).int32(VALUE).uint32(tag(3, 2)).string(c.key).uint32(tag(7, 2)).bytes(c.value);
-  } else {
-    w.uint32(tag(1, 0)).int32(GREATER).uint32(tag(2, 0)).int32(CREATE).uint32(tag(3, 2)).string(c.key).uint32(tag(5, 0)).int64(0);
-  }
+    compareHead(w, EQUAL, CREATE, c.prefix).uint32(tag(5, 0)).int64(0).uint32(tag(64, 2)).bytes(prefixEnd(c.prefix));
+  } else if ('modRevision' in c) compareHead(w, EQUAL, MOD, c.key).uint32(tag(6, 0)).int64(c.modRevision);
+  else if ('absent' in c) compareHead(w, EQUAL, CREATE, c.key).uint32(tag(5, 0)).int64(0); // the key does not exist
+  else if ('value' in c) compareHead(w, EQUAL, VALUE, c.key).uint32(tag(7, 2)).bytes(c.value);
+  else compareHead(w, GREATER, CREATE, c.key).uint32(tag(5, 0)).int64(0); // present: created at some revision
   w.ldelim();
 }
 
