@@ -78,15 +78,17 @@ test('the cluster page lists the three nodes with their addresses, slots, placed
   })();
   const rows = page.locator('tr[data-cluster-node]');
   // In the page (a string: the test's TypeScript has no DOM types): three rows, nine placed, node 3 at 512.
-  await page.waitForFunction(
-    `(() => {
+  // Polled with page.evaluate, not waitForFunction: a string predicate that is not true at once is
+  // polled by eval inside the page, which the dashboard's CSP (script-src 'self') refuses.
+  const shown = `(() => {
       const trs = [...document.querySelectorAll('tr[data-cluster-node]')];
       const placed = trs.reduce((s, tr) => s + Number(tr.querySelector('[data-k="placedCount"]')?.textContent ?? 0), 0);
       return trs.length === 3 && placed === 9 && document.querySelector('tr[data-cluster-node="3"] input[data-k="slots-input"]')?.value === '512';
-    })()`,
-    undefined,
-    { timeout: POLL },
-  );
+    })()`;
+  for (const end = Date.now() + POLL; !(await page.evaluate(shown)); ) {
+    if (Date.now() > end) throw new Error('the cluster page never showed three nodes, nine placed and node 3 at 512 slots');
+    await new Promise((r) => setTimeout(r, 100));
+  }
   expect(await rows.count()).toBe(3);
   for (const d of expected) {
     const row = page.locator(`tr[data-cluster-node="${d.nodeId}"]`);
