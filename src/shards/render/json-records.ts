@@ -22,6 +22,7 @@
  */
 import type { DecodedRecord } from '../../util/record-batch';
 import { isUtf8 } from '../../util/utf8';
+import { copyBytes } from '../../util/copy-bytes';
 
 type Header = readonly [Buffer, Buffer | null];
 
@@ -89,7 +90,7 @@ export class Out {
   reserve(n: number): void {
     if (this.pos + n <= this.buf.length) return;
     const next = this.#buffers.take(Math.max(this.pos + n, this.buf.length * 2));
-    this.buf.copy(next, 0, 0, this.pos);
+    copyBytes(this.buf, next, 0, 0, this.pos);
     this.#buffers.give(this.buf);
     this.buf = next;
   }

@@ -18,6 +18,7 @@ import { type ChunkCursor } from './chunk-index';
 import { type Chunk } from './stream-state';
 import { type PageBuffers } from '../render/json-records';
 import { FRESH_PAGES, pagePool } from './page-pool';
+import { copyBytes } from '../../util/copy-bytes';
 
 /** Largest scratch kept between reads; a chunk above it (a single frame over 1 MiB) gets a buffer of its own. */
 const SCRATCH_KEEP = 2 * 1024 * 1024; // 2 MiB: above the 1 MiB chunk bound (shard-client.ts)
@@ -122,7 +123,7 @@ export class RawPage {
   append(src: Buffer, n: number): void {
     if (n === 0) return;
     this.reserve(n);
-    src.copy(this.#buf, this.#len, 0, n);
+    copyBytes(src, this.#buf, this.#len, 0, n);
     this.#len += n;
   }
 
@@ -130,7 +131,7 @@ export class RawPage {
   reserve(n: number): void {
     if (this.#len + n <= this.#buf.length) return;
     const grown = this.#buffers.take(Math.max(this.#len + n, this.#buf.length * 2));
-    this.#buf.copy(grown, 0, 0, this.#len);
+    copyBytes(this.#buf, grown, 0, 0, this.#len);
     // The outgrown buffer never left this thread and nothing else refers to it.
     this.#buffers.give(this.#buf);
     this.#buf = grown;

@@ -30,6 +30,7 @@ import { type ReadCache, takeBatches, takeCached } from './read-cache';
 import { renderBatches, renderValues } from './chunk-render';
 import { FRESH_PAGES, pagePool } from './page-pool';
 import { type PageBuffers } from '../render/json-records';
+import { copyBytes } from '../../util/copy-bytes';
 
 /** Batches back to back in one buffer from `buffers`. */
 function joinPages(batches: readonly Buffer[], buffers: PageBuffers): Buffer {
@@ -37,7 +38,7 @@ function joinPages(batches: readonly Buffer[], buffers: PageBuffers): Buffer {
   for (const b of batches) total += b.length;
   const out = buffers.take(total);
   let at = 0;
-  for (const b of batches) at += b.copy(out, at);
+  for (const b of batches) at += copyBytes(b, out, at);
   return out.subarray(0, total);
 }
 
