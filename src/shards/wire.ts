@@ -16,6 +16,7 @@
  */
 // By brand, not instanceof: a buffer posted from another thread may come from another realm's constructor (a test's vm context).
 import { isSharedArrayBuffer } from 'node:util/types';
+import { copyBytes } from '../util/copy-bytes';
 
 export const enum Status {
   Ok = 0,
@@ -218,7 +219,8 @@ export class Writer {
     }
     this.ensure(4 + d.length);
     this.pos = this.buf.writeUInt32LE(d.length, this.pos);
-    d.copy(this.buf, this.pos);
+    // A small page of the worker's pool is in shared memory: copied out with memcpy (copy-bytes.ts).
+    copyBytes(d, this.buf, this.pos);
     this.pos += d.length;
     return false;
   }
