@@ -57,7 +57,7 @@ import { startObjectMaintenance } from './object-maintenance';
 import { type CommitStats, type ReadCacheStats, type ReadPoolStats, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard } from './shards';
 import { type ObjectStoreStats, addObjectStoreStats, newObjectStoreStats } from './objects';
 import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
-import { Ledger, moveStorage as moveStorageOf, openObjectStore } from './objects';
+import { Ledger, checkObjectStore, moveStorage as moveStorageOf, openObjectStore } from './objects';
 
 /** A running node: listeners, shard workers, actors. */
 export interface RunningNode {
@@ -193,6 +193,19 @@ async function adoptLocalStreams(shards: ShardClient, placement: Placement, log:
   if (adopted > 0) log.info({ adopted }, 'placed the data directory\'s streams on this node');
 }
 
+/** The object store's check at start: refused → the start fails; no answer → a warning. */
+async function checkStoreAtStart(url: string, nodeId: number, log: Logger): Promise<void> {
+  const store = openObjectStore(url);
+  try {
+    const r = await checkObjectStore(store, `${nodeId}.${Date.now()}`);
+    if (r.ok) return;
+    if (r.refused) throw new Error(`--objects: the object store refused a test object (${r.code}): ${r.message}`);
+    log.warn({ objects: store.describe, code: r.code, err: r.message }, 'the object store did not answer a test object at start; starting anyway (appends wait for it)');
+  } finally {
+    await store.close().catch(() => undefined);
+  }
+}
+
 export async function startNode(config: Config, log: Logger): Promise<RunningNode> {
   const engine = await loadHttpEngine(config.httpEngine, log);
   if (engine.name === 'node' && config.sseThreads > 0) log.warn({ sseThreads: config.sseThreads }, '--sse-threads applies to the uws engine only; serving without I/O threads');
@@ -211,6 +224,15 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     space.close();
     throw err;
   });
+  // Objects mode: one test object before anything starts, so a store that refuses (credentials,
+  // bucket, directory) stops the start with its own words (objects/store-check.ts).
+  if (clustered && config.objects !== '') {
+    await checkStoreAtStart(config.objects, nodeId, log).catch(async (err: unknown) => {
+      await meta.close();
+      space.close();
+      throw err;
+    });
+  }
   const members = new Membership(meta, nodeId, log, config.nodeLeaseTtl);
   // Placement rows and the owner check exist only in a cluster: a single node owns every stream,
   // and its requests pass nothing on the way (docs/cluster.md).

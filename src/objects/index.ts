@@ -26,6 +26,8 @@ export { type Fence, LedgerKeys, compactedObjectKey, entryName, fenceValue, grou
 export { type CompactionOptions, type CompactionTick, Compactor, type PlacedStream } from './compaction';
 export { type HolderCompare, Reaper, type ReaperOptions, type ReaperTick } from './reaper';
 export { ObjectCensus, type ObjectCounts } from './object-census';
+// The store tried once at a node's start (store-check.ts).
+export { STORE_CHECK_MS, type StoreCheck, checkObjectStore, isRefusal } from './store-check';
 
 export interface OpenObjectStoreOptions {
   /** Figures of this thread's requests are added here (object-stats.ts). */

@@ -1,7 +1,7 @@
 /**
  * `--objects` at start (docs/config.md): refused with local metadata (the object ledger lives in
  * etcd) and for a URL the node cannot use; with etcd metadata and no `--objects`, one warning
- * that a dead owner's streams wait for it.
+ * that a dead owner's streams wait for it; an object store that refuses a test object stops the start.
  */
 import { EtcdCluster } from '../helpers/etcd-cluster';
 import { startNode, tempDir } from '../helpers/node-process';
@@ -32,5 +32,12 @@ describe('with etcd metadata', () => {
     const withObjects = await startNode({ args: ['--metadata', etcd.url('objects-flag-b'), '--objects', `file:${tempDir('svc-objects-')}`] });
     expect(withObjects.output()).not.toContain('without --objects');
     await withObjects.stop();
+  });
+
+  test('does not start on an object store that refuses a test object, and says why', async () => {
+    const missing = `${tempDir('svc-objects-')}/not-mounted`;
+    await expect(startNode({ args: ['--metadata', etcd.url('objects-flag-c'), '--objects', `file:${missing}`] })).rejects.toThrow(
+      /--objects: the object store refused a test object \(NoSuchStore\): object store file:.*not-mounted: the directory does not exist/,
+    );
   });
 });
