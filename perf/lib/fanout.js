@@ -9,9 +9,11 @@
 //
 // Phases, per server and mode:
 //   1. create an empty stream; server RSS (VmRSS from /proc/<pid>/status) with no reader;
-//   2. open N readers and wait until every one is attached (SSE: first `control` event;
-//      long-poll: request sent and not answered), settle 2 s, RSS again:
-//      memory per idle reader = (RSS with N idle readers − RSS with none) ÷ N;
+//   2. open M/2 readers (M = memReaders, at least N) and wait until every one is attached (SSE:
+//      first `control` event; long-poll: request sent and not answered), settle 2 s, RSS; the
+//      other M/2 the same way: memory per idle reader = (RSS with M idle readers − RSS with M/2)
+//      ÷ (M/2), what one more reader costs; beside it (RSS with M − RSS with none) ÷ M, which
+//      also holds one-off costs; then all but N readers leave (settle 2 s);
 //   3. the writer appends RATE records/s for the run length; each acknowledgement stamps the
 //      time of the stream position it created; every reader stamps the time each position
 //      reaches it; delivery latency = receipt − acknowledgement (0 when the receipt came first);
@@ -47,7 +49,7 @@ const HIST_MAX_MS = 120_000;
 
 /** Run one fan-out measurement in a child process with a raised open-file limit. */
 function runFanout(opts) {
-  const nofile = Math.max(65535, opts.readers + 4096);
+  const nofile = Math.max(65535, Math.max(opts.readers, opts.memReaders ?? 0) + 4096);
   // Raise the soft limit as far as the hard limit allows; exec keeps the IPC channel (fd 3).
   const script = `ulimit -n ${nofile} 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$0" "$@"`;
   const child = spawn('bash', ['-c', script, process.execPath, __filename], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -218,7 +220,7 @@ async function run(o) {
   const { Pool } = require('undici');
   const pool = new Pool(o.baseUrl, { connections: WRITER_CONNECTIONS, pipelining: 1, keepAliveTimeout: 30_000 });
   const limit = softNofile();
-  if (o.readers + 64 > limit) throw new Error(`open-file limit ${limit} is below ${o.readers} readers; raise the hard limit (ulimit -Hn)`);
+  if (Math.max(o.readers, o.memReaders ?? 0) + 64 > limit) throw new Error(`open-file limit ${limit} is below ${Math.max(o.readers, o.memReaders ?? 0)} readers; raise the hard limit (ulimit -Hn)`);
 
   const created = await pool.request({ path: proto.streamPath, method: 'PUT', headers: proto.createHeaders });
   await created.body.dump();
@@ -252,20 +254,40 @@ async function run(o) {
   await sleep(1000);
   const rssBefore = rssOf(o.serverPid);
 
-  // ── attach readers ──
+  // ── attach readers: the first half, RSS, the second half, RSS ──
+  // The second half's growth is what one more idle reader costs. The first half's also holds what
+  // the first readers of a mode cost once (its code compiled, the heap grown to take them), which
+  // a few hundred readers cannot amortise: both figures are reported.
   const attachDeadline = Date.now() + ATTACH_MS;
-  for (let i = 0; i < o.readers; i += CONNECT_BATCH) {
-    const batch = [];
-    for (let j = i; j < Math.min(o.readers, i + CONNECT_BATCH); j++) {
-      batch.push(o.mode === 'sse' ? openSse(j) : openPoller(j));
+  const attach = async (from, to) => {
+    for (let i = from; i < to; i += CONNECT_BATCH) {
+      const batch = [];
+      for (let j = i; j < Math.min(to, i + CONNECT_BATCH); j++) {
+        batch.push(o.mode === 'sse' ? openSse(j) : openPoller(j));
+      }
+      await Promise.all(batch);
+      if (Date.now() > attachDeadline) break;
     }
-    await Promise.all(batch);
-    if (Date.now() > attachDeadline) break;
-  }
-  while (stats.ready < o.readers && Date.now() < attachDeadline) await sleep(50);
-  if (stats.ready < o.readers) throw new Error(`only ${stats.ready} of ${o.readers} readers attached within ${ATTACH_MS / 1000} s (errors ${stats.errors}, bad status ${stats.badStatus})`);
-  await sleep(SETTLE_MS);
+    while (stats.ready < to && Date.now() < attachDeadline) await sleep(50);
+    if (stats.ready < to) throw new Error(`only ${stats.ready} of ${o.readers} readers attached within ${ATTACH_MS / 1000} s (errors ${stats.errors}, bad status ${stats.badStatus})`);
+    await sleep(SETTLE_MS);
+  };
+  // Memory is measured over `memReaders` idle readers (at least `readers`): with 1,000 long-pollers
+  // the steps in which V8's heap grows (MBs) were as large as the figure, which moved between 7 and
+  // 12 KiB per reader from run to run on one build. Readers beyond `readers` leave before the load.
+  const memReaders = Math.max(o.readers, o.memReaders ?? 0);
+  const half = Math.floor(memReaders / 2);
+  await attach(0, half);
+  const rssHalf = rssOf(o.serverPid);
+  await attach(half, memReaders);
   const rssIdle = rssOf(o.serverPid);
+  if (memReaders > o.readers) {
+    for (const r of readers.splice(o.readers)) {
+      r.dead = true;
+      r.sock.destroy();
+    }
+    await sleep(SETTLE_MS);
+  }
 
   // ── load ──
   let sent = 0;
@@ -359,8 +381,11 @@ async function run(o) {
     receivedBeforeAck,
     deliveredShare: expected > 0 ? delivered / expected : NaN,
     drainMs,
-    memPerReader: (rssIdle - rssBefore) / o.readers,
+    memReaders,
+    memPerReader: (rssIdle - rssHalf) / (memReaders - half),
+    memPerReaderAll: (rssIdle - rssBefore) / memReaders,
     rssBefore,
+    rssHalf,
     rssIdle,
     peakRss,
     /** Cores busy while the writer ran (1 = one core). */

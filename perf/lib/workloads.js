@@ -144,8 +144,9 @@ const WORKLOADS = {
     describe:
       'One writer appends {rate} records/s of ' + RECORD + ' bytes (single-record POSTs, paced) to one stream for the run length, while ' +
       '{sse} SSE readers, and in a second measurement {poll} long-pollers, follow it. Latency runs from the append\'s ' +
-      'acknowledgement to the reader\'s receipt of that record, both stamped on the one client clock. Memory per idle reader = ' +
-      '(server RSS with the readers attached and idle − RSS with none) ÷ readers. Svc: `live=sse` and `live=long-poll`; ' +
+      'acknowledgement to the reader\'s receipt of that record, both stamped on the one client clock. Memory per idle reader, in both modes over ' +
+      '{sse} idle readers (the long-pollers beyond {poll} leave before the load): (server RSS with all of them attached and idle − RSS with half of them) ÷ the other half, what one more reader costs; ' +
+      'in brackets (RSS with all − RSS with none) ÷ readers, which also holds what the first readers of a mode cost once (its code compiled, the heap grown). Svc: `live=sse` and `live=long-poll`; ' +
       'DS (Svc DS and DS memory): `live=sse` and `live=long-poll` with `offset=now`.',
     kind: 'fanout',
     servers: ['svc', 'svc-ds', 'ds-mem'],
@@ -178,6 +179,8 @@ async function fanoutWorkload(server, cfg) {
         streamPath: s.proto.path(`fanout-${mode}`),
         mode,
         readers,
+        // Memory per idle reader over as many idle readers as the SSE measurement has (fanout.js).
+        memReaders: cfg.fanoutReaders ?? FANOUT_SSE,
         rate: cfg.fanoutRate ?? FANOUT_RATE,
         seconds: cfg.duration,
         recordSize: RECORD,

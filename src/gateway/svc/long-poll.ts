@@ -26,28 +26,39 @@ export interface LongPollParams {
   expectStreamId: number | null;
 }
 
-export async function longPoll(ctx: SvcContext, res: HttpResponse, p: LongPollParams): Promise<Reply | null> {
+/**
+ * Not `async`: a poller waiting at the tail holds its wait's promise and one reaction, not a
+ * suspended async function of its own as well (its generator, registers and await closures stay
+ * alive for as long as each idle poller waits).
+ */
+export function longPoll(ctx: SvcContext, res: HttpResponse, p: LongPollParams): Promise<Reply | null> {
   const live = ctx.live;
-  const read = (seq: number): ReadParams => ({ name: p.name, seq, count: p.count, bytes: p.bytes, format: p.format });
-  let at: { seq: number; streamId: number };
   const known = live.tailOf(p.name);
   if (known !== null && !known.deleted && !known.closed && (p.seq === -1 || p.seq === known.nextSeq) && (p.expectStreamId ?? known.streamId) === known.streamId) {
     // A poller back at the known tail (the usual re-poll): nothing to read, wait at once.
-    at = { seq: known.nextSeq, streamId: known.streamId };
-  } else {
-    const first = await live.read(read(p.seq));
+    return waitThere(ctx, res, p, { seq: known.nextSeq, streamId: known.streamId });
+  }
+  return live.read(readAt(p, p.seq)).then((first) => {
     if (p.expectStreamId !== null && p.expectStreamId !== first.streamId) {
       throw new SvcError('conflict', 'the cursor belongs to an earlier stream of this name (it was deleted and created again)');
     }
     if (first.count > 0 || first.closed) return answer(first, p.format);
     // Nothing at seq yet: wait at the tail (for `seq=now`, the tail as this read saw it).
-    at = { seq: first.nextSeq, streamId: first.streamId };
-  }
-  if (live.closed) return noRecords(at.seq, true);
+    return waitThere(ctx, res, p, { seq: first.nextSeq, streamId: first.streamId });
+  });
+}
 
-  const r = await waitAtTail(live, p.name, at.seq, at.streamId, res, async (watch) => {
+function readAt(p: LongPollParams, seq: number): ReadParams {
+  return { name: p.name, seq, count: p.count, bytes: p.bytes, format: p.format };
+}
+
+/** Wait at `at` (the tail as last seen) until records come, the poll times out or the node stops. */
+function waitThere(ctx: SvcContext, res: HttpResponse, p: LongPollParams, at: { seq: number; streamId: number }): Promise<Reply | null> {
+  const live = ctx.live;
+  if (live.closed) return Promise.resolve(noRecords(at.seq, true));
+  const waited = waitAtTail(live, p.name, at.seq, at.streamId, res, async (watch) => {
     // Throws not_found when the stream was deleted.
-    const page = await live.page(watch, read(at.seq));
+    const page = await live.page(watch, readAt(p, at.seq));
     if (page.streamId !== at.streamId) throw new SvcError('not_found', `stream ${p.name} was deleted`);
     if (page.count > 0 || page.closed) return answer(page, p.format);
     // Only records no reader is shown (Kafka transaction markers, aborted transactions) came:
@@ -56,9 +67,11 @@ export async function longPoll(ctx: SvcContext, res: HttpResponse, p: LongPollPa
     // The tail moved without bringing records at seq (a trim): wait on.
     return null;
   });
-  if (r === 'aborted') return null;
-  if (r === 'timeout' || r === 'shutdown') return noRecords(at.seq, r === 'shutdown');
-  return r;
+  return waited.then((r) => {
+    if (r === 'aborted') return null;
+    if (r === 'timeout' || r === 'shutdown') return noRecords(at.seq, r === 'shutdown');
+    return r;
+  });
 }
 
 /** Records (or the end of a sealed stream): a page like a catch-up read's, never cached. */

@@ -12,8 +12,20 @@ import { readSse } from './sse';
 const FORMATS: ReadonlySet<string> = new Set(['json', 'raw', 'binary']);
 const READ_PARAMS: ReadonlySet<string> = new Set(['seq', 'count', 'bytes', 'format', 'cursor', 'live']);
 
-/** null: a live read wrote (or abandoned) the response itself. */
-export async function readStream(ctx: SvcContext, name: string, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
+/**
+ * null: a live read wrote (or abandoned) the response itself. Not `async`: a long-poll or an SSE
+ * read is handed on as its own promise, not wrapped in one more (a promise, its reactions and
+ * their closures) that would stay alive as long as each idle live reader waits.
+ */
+export function readStream(ctx: SvcContext, name: string, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
+  try {
+    return startRead(ctx, name, req, res);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+function startRead(ctx: SvcContext, name: string, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
   const q = parseQuery(req.query);
   for (const k of q.keys()) if (!READ_PARAMS.has(k)) throw new SvcError('invalid_parameter', `unknown query parameter ${k}`);
   const live = q.get('live');
@@ -34,7 +46,11 @@ export async function readStream(ctx: SvcContext, name: string, req: HttpRequest
     expectStreamId = c.streamId;
   }
   if (live === 'long-poll') return longPoll(ctx, res, { name, seq, count, bytes, format: format as ReadFormat, expectStreamId });
+  return catchUp(ctx, name, req, { seq, count, bytes, format, expectStreamId });
+}
 
+async function catchUp(ctx: SvcContext, name: string, req: HttpRequest, p: { seq: number; count: number; bytes: number; format: string; expectStreamId: number | null }): Promise<Reply> {
+  const { seq, count, bytes, format, expectStreamId } = p;
   // Pooled: this read is this request's alone, and its body goes back to the worker once sent (`recycling`).
   const r = await ctx.shards.read({ name, seq, count, bytes, format: format as ReadFormat, pooled: true });
   if (expectStreamId !== null && expectStreamId !== r.streamId) {

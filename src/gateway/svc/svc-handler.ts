@@ -25,16 +25,25 @@ export function createSvcHandler(ctx: SvcContext, inFlight: InFlight): RequestHa
     inFlight.begin();
     // Returned, so the shield (gateway/shield.ts) answers and logs whatever escapes: a bug, an
     // `internal` error, or a reply the engine refuses to write.
-    return route(ctx, req, res)
-      .then(
-        (r) => write(res, req, r),
-        (err: unknown) => {
+    // One reaction, not a `.finally` as well: every layer here stays alive with an idle live reader.
+    return route(ctx, req, res).then(
+      (r) => {
+        try {
+          write(res, req, r);
+        } finally {
+          inFlight.end();
+        }
+      },
+      (err: unknown) => {
+        try {
           if (isInternal(err)) throw err;
           const e = toHttpError(err);
           write(res, req, { status: e.status, headers: e.headers, body: e.body });
-        },
-      )
-      .finally(() => inFlight.end());
+        } finally {
+          inFlight.end();
+        }
+      },
+    );
   };
 }
 
@@ -47,7 +56,16 @@ function write(res: HttpResponse, req: HttpRequest, r: Reply | null): void {
   res.send(r.status, r.headers, req.method === 'HEAD' ? undefined : r.body, r.bodyDone);
 }
 
-async function route(ctx: SvcContext, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
+/** Not `async` (see readStream): a throw while routing becomes the promise's rejection here. */
+function route(ctx: SvcContext, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
+  try {
+    return routeOf(ctx, req, res);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+function routeOf(ctx: SvcContext, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
   if (req.path === '/') {
     if (req.method === 'GET' || req.method === 'HEAD') return listStreams(ctx, req);
     throw new SvcError('method_not_allowed', `${req.method} is not allowed on /`, { 'header:allow': 'GET, HEAD' });

@@ -39,6 +39,21 @@ export interface HttpRequest {
   readonly expectContinue?: boolean;
 }
 
+/**
+ * The request a handler gets, built as an object literal. `{ ...head, body }` gives every request
+ * a hidden class of its own in this V8 (a new map and descriptor array per request, checked with
+ * `%HaveSameMap`), which costs an allocation per request, memory for as long as a live read waits,
+ * and turns every access to a request's fields megamorphic.
+ */
+export function requestOf(head: Omit<HttpRequest, 'body'>, body: Buffer): HttpRequest {
+  return { method: head.method, path: head.path, query: head.query, headers: head.headers, body };
+}
+
+/** With `streamBodies`: the request with its body stream (one literal shape too, see requestOf). */
+export function streamedRequestOf(head: Omit<HttpRequest, 'body'>, body: Buffer, bodyStream: RequestBody | null, expectContinue: boolean): HttpRequest {
+  return { method: head.method, path: head.path, query: head.query, headers: head.headers, body, bodyStream, expectContinue };
+}
+
 /** A streamed request body; `complete` once its last byte was read (false when it was cut). */
 export type RequestBody = Readable & { readonly complete: boolean };
 

@@ -15,6 +15,8 @@ import {
   type HttpServerHandle,
   type ListenOptions,
   type RequestHandler,
+  requestOf,
+  streamedRequestOf,
 } from './engine';
 import { OpenResponses } from './open-responses';
 import { runHandler } from './run-handler';
@@ -69,11 +71,11 @@ function onRequest(
   const response = new NodeResponse(res, head.method === 'HEAD', inFlight.add());
   const declared = declaredBodyLength(head.headers);
   if (options.streamBodies === true) {
-    runHandler(handler, { ...head, body: EMPTY, bodyStream: declared === 0 ? null : req, expectContinue }, response);
+    runHandler(handler, streamedRequestOf(head, EMPTY, declared === 0 ? null : req, expectContinue), response);
     return;
   }
   if (declared === 0) {
-    runHandler(handler, { ...head, body: EMPTY }, response);
+    runHandler(handler, requestOf(head, EMPTY), response);
     return;
   }
   if (declared > options.bodyLimit) {
@@ -96,7 +98,7 @@ function onRequest(
   };
   const onEnd = (): void => {
     if (response.aborted) return;
-    runHandler(handler, { ...head, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) }, response);
+    runHandler(handler, requestOf(head, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)), response);
   };
   req.on('data', onData);
   req.on('end', onEnd);

@@ -19,6 +19,8 @@ import {
   type HttpServerHandle,
   type ListenOptions,
   type RequestHandler,
+  requestOf,
+  streamedRequestOf,
 } from './engine';
 import { OpenResponses } from './open-responses';
 import { UwsBody } from './uws-body';
@@ -134,19 +136,18 @@ function onRequest(
     const expectContinue = head.headers['expect']?.toLowerCase() === '100-continue';
     const bodyStream = declared === 0 ? null : new UwsBody(res, response);
     if (bodyStream !== null) response.body = bodyStream;
-    // A literal of fixed shape rather than a spread of `head`: this runs for every request.
-    runHandler(handler, { method, path, query, headers, body: EMPTY, bodyStream, expectContinue }, response);
+    runHandler(handler, streamedRequestOf(head, EMPTY, bodyStream, expectContinue), response);
     return;
   }
   if (declared === 0) {
-    runHandler(handler, { ...head, body: EMPTY }, response);
+    runHandler(handler, requestOf(head, EMPTY), response);
   } else if (declared > options.bodyLimit) {
     // Refused before a single body byte is buffered; the connection is closed after the
     // response so the client stops uploading.
     refuseTooLarge(head, response);
   } else {
     readBody(res, declared, options.bodyLimit, response, {
-      complete: (body) => runHandler(handler, { ...head, body }, response),
+      complete: (body) => runHandler(handler, requestOf(head, body), response),
       tooLarge: () => refuseTooLarge(head, response),
     });
   }
