@@ -97,8 +97,9 @@ const createReq: Codec<CreateParams> = {
     writeRecords(w, records);
   },
   read(r) {
-    const fields = r.json<Omit<CreateParams, 'records'>>();
-    return { ...fields, records: readRecords(r) };
+    // Object.assign onto the parsed fields, not `{ ...fields, x }`: a property after a spread gives
+    // every object a hidden class of its own in this V8 (program/http/engine.ts, requestOf).
+    return Object.assign(r.json<Omit<CreateParams, 'records'>>(), { records: readRecords(r) });
   },
 };
 
@@ -110,8 +111,7 @@ const readRes: Codec<ReadResult> = {
     w.blob(body);
   },
   read(r) {
-    const fields = r.json<Omit<ReadResult, 'body'>>();
-    return { ...fields, body: r.blob() };
+    return Object.assign(r.json<Omit<ReadResult, 'body'>>(), { body: r.blob() });
   },
 };
 
@@ -123,8 +123,7 @@ const importFramesReq: Codec<ImportFramesParams> = {
     w.blob(frames);
   },
   read(r) {
-    const fields = r.json<Omit<ImportFramesParams, 'frames'>>();
-    return { ...fields, frames: r.blob() };
+    return Object.assign(r.json<Omit<ImportFramesParams, 'frames'>>(), { frames: r.blob() });
   },
 };
 

@@ -264,7 +264,8 @@ export class ShardClient {
     const v = p.format === 'kafka' || this.#visibility === null ? null : this.#visibility(p.name, p.seq);
     const shard = this.shardOf(p.name);
     const end = this.#hops === null ? null : this.#hops.start('read', p.name, shard, workerOf(shard, this.#pool.size));
-    const done = this.#call('read', shard, v === null ? p : { ...p, visibility: v });
+    // Object.assign, not `{ ...p, visibility }` (a hidden class per object: program/http/engine.ts, requestOf).
+    const done = this.#call('read', shard, v === null ? p : Object.assign({}, p, { visibility: v }));
     return end === null ? done : ended(done, end, (r) => [r.count, r.body.length]);
   }
 

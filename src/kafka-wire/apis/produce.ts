@@ -103,7 +103,8 @@ export const PRODUCE_HANDLER: ApiHandler<ProduceRequest, ProduceResponse> = {
         : x.denied
         ? Promise.resolve({ errorCode: KafkaError.TOPIC_AUTHORIZATION_FAILED, baseOffset: -1n, errorMessage: `the token does not allow appending to topic ${t.name}` })
         : appendTo(ctx, t.name, p.index, x.stream, p.records, ownBuffer);
-      return { ...x, outcome };
+      // Not `{ ...x, outcome }`: a property after a spread makes a hidden class per object (program/http/engine.ts, requestOf).
+      return { topic: x.topic, p: x.p, stream: x.stream, denied: x.denied, failed: x.failed, outcome };
     });
     if (acks === 0) {
       for (const x of pending) {
