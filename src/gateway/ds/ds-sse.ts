@@ -11,7 +11,7 @@
  */
 import { type ReadParams, type ReadResult, mediaType } from '../../shards';
 import { type HttpRequest, type HttpResponse } from '../http/engine';
-import { type LiveReader, LongPoll, type Reply, SSE_KEEP_ALIVE_MS, SSE_PAGE_BYTES, type StreamWatch } from '../kit';
+import { type LiveReader, LongPoll, type Reply, SSE_PAGE_BYTES, type StreamWatch } from '../kit';
 import { type DsContext } from './context';
 import { nextCursor } from './cursor';
 import { COMMON_HEADERS, H } from './ds-headers';
@@ -73,12 +73,17 @@ export async function readDsSse(ctx: DsContext, name: string, format: DsFormat, 
     current?.settle(why);
     wake();
   };
-  const reader: LiveReader = { kind: 'sse', shutdown: () => end('shutdown') };
+  // Keep-alive comments come from the registry's one timer for every live reader (LiveWaiters,
+  // every SSE_KEEP_ALIVE_MS), not from an interval of each response's own.
+  const reader: LiveReader = {
+    kind: 'sse',
+    shutdown: () => end('shutdown'),
+    keepAlive: () => {
+      if (final === null) res.write(': keep-alive\n\n');
+    },
+  };
   res.onAborted(() => end('aborted'));
   const reconnect = setTimeout(() => end('timeout'), ctx.sseReconnectMs);
-  const keepAlive = setInterval(() => {
-    if (final === null) res.write(': keep-alive\n\n');
-  }, SSE_KEEP_ALIVE_MS);
   live.add(reader);
   let watch: StreamWatch | null = null;
   try {
@@ -123,7 +128,6 @@ export async function readDsSse(ctx: DsContext, name: string, format: DsFormat, 
     // The stream was deleted (or storage failed) mid-response: end it.
   } finally {
     clearTimeout(reconnect);
-    clearInterval(keepAlive);
     live.remove(reader);
     if (watch !== null) live.leave(watch);
     if (!res.aborted) res.end();
