@@ -3,20 +3,16 @@
  * read back and deleted under `_svc/check/` (a prefix the reaper never lists; the object is this
  * node start's own). A store that refuses for good — credentials it does not accept, a bucket that
  * does not exist or lives in another region, a file store whose directory is missing or read-only,
- * an endpoint that does not speak HTTP — stops the start with the store's own words, instead of a node that looks healthy while
- * every append waits for the store and fails after 5 s. A store that does not answer (down,
- * unreachable, answering 5xx, slow) is not a configuration error: the node starts with a warning,
- * and appends wait for the store as they would at any other time.
+ * an endpoint that does not speak HTTP — stops the start with the store's own words, instead of a
+ * node that looks healthy while every append waits for the store and fails after 5 s. A store that
+ * does not answer (down, unreachable, answering 5xx, slow) is not a configuration error: the node
+ * starts with a warning, and appends wait for the store as they would at any other time.
  */
 import { randomBytes } from 'node:crypto';
 import { type ObjectStore, ObjectStoreError } from './object-store';
 
-export type StoreCheck =
-  | { ok: true }
-  /** The store answered, and refused: the node must not start. */
-  | { ok: false; refused: true; code: string; message: string }
-  /** No usable answer in time: the node starts, and says so. */
-  | { ok: false; refused: false; code: string; message: string };
+/** `refused`: the store answered and refused (the node must not start); otherwise no usable answer in time (it starts, and says so). */
+export type StoreCheck = { ok: true } | { ok: false; refused: boolean; code: string; message: string };
 
 /** How long the check may take before the node starts without it (ms). */
 export const STORE_CHECK_MS = 10_000; // 10 s

@@ -30,8 +30,10 @@ export async function readPage(
   bytes: number,
   read?: (p: ReadParams) => Promise<ReadResult>,
 ): Promise<DsPage> {
-  // Literals, not `{ ...p, pooled: true }` (a hidden class per object: program/http/engine.ts, requestOf).
-  const r = await (read === undefined ? shards.read({ name, seq, count: PAGE_COUNT, bytes, format, pooled: true }) : read({ name, seq, count: PAGE_COUNT, bytes, format }));
+  // `pooled` set in the literal, not `{ ...p, pooled: true }` (a hidden class per object: program/http/engine.ts, requestOf).
+  const pooled = read === undefined;
+  const p: ReadParams = { name, seq, count: PAGE_COUNT, bytes, format, pooled };
+  const r = await (read === undefined ? shards.read(p) : read(p));
   if (r.fork === null || seq < 0 || seq >= r.fork.seq) return r;
   // Below the fork point: the source's records first (r holds the fork's own, from its fork point).
   let src: Range;
