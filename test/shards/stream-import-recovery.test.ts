@@ -7,6 +7,7 @@
 import * as path from 'node:path';
 import { IMPORT_CHUNK_BYTES, frameChunks } from '../../src/shards/import-chunks';
 import { type ImportedMeta } from '../../src/shards/types';
+import { CHECKPOINT_EVERY_MS } from '../../src/shards/worker/checkpointer';
 import { FrameType } from '../../src/shards/worker/frame';
 import { openMemoryStore } from '../../src/shards/worker/memory-store';
 import { type Shard } from '../../src/shards/worker/shard';
@@ -53,7 +54,7 @@ describe('an import cut short', () => {
     const { importId } = await call<{ importId: number }>(shard, (r) => shard.importBegin({ name: '/r', meta: src.meta }, r));
     const half = Buffer.concat(src.frames.slice(0, 10));
     await call(shard, (r) => shard.importFrames({ name: '/r', importId, frames: half }, r));
-    if (checkpointed) await new Promise((r) => setTimeout(r, 300)); // the checkpointer writes within 100 ms
+    if (checkpointed) await new Promise((r) => setTimeout(r, CHECKPOINT_EVERY_MS + 200)); // past the checkpoint interval
     // The crash: the files are reopened as they are (the index store survives only when checkpointed to).
     const again = open(dir, checkpointed ? store : openMemoryStore());
     expect(values(again, '/r')).toEqual(['local']);

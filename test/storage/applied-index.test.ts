@@ -3,6 +3,7 @@
  * moves with creates, appends (their checkpoints), seals, trims and deletes, on /admin/cluster
  * and /ready, and does not move backwards across a restart.
  */
+import { CHECKPOINT_EVERY_MS } from '../../src/shards/worker/checkpointer';
 import { startNode, tempDir } from '../helpers/node-process';
 
 jest.setTimeout(60_000);
@@ -14,8 +15,8 @@ async function cluster(adminUrl: string): Promise<number> {
 }
 
 async function settle(): Promise<void> {
-  // Past the shard's checkpoint interval (100 ms).
-  await new Promise((r) => setTimeout(r, 300));
+  // Past the shard's checkpoint interval.
+  await new Promise((r) => setTimeout(r, CHECKPOINT_EVERY_MS + 300));
 }
 
 describe('appliedIndex', () => {

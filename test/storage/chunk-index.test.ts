@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type SvcError } from '../../src/errors';
+import { CHECKPOINT_EVERY_MS } from '../../src/shards/worker/checkpointer';
 import { type KvStore } from '../../src/shards/worker/kv-store';
 import { openMemoryStore } from '../../src/shards/worker/memory-store';
 import { openRocksStore } from '../../src/shards/worker/rocks-store';
@@ -71,7 +72,7 @@ describe('the chunk index', () => {
     await interleave(shard, names, ROUNDS);
     // Reads before the checkpoint see chunks that are still only in memory.
     expect(readAll(shard, names[3]!, 7)).toEqual(expected(names[3]!, 0, ROUNDS));
-    await sleep(250); // past the checkpoint interval (100 ms)
+    await sleep(CHECKPOINT_EVERY_MS + 150); // past the checkpoint interval
     // One chunk per append (2,400) is in the store; one per stream stays in memory (its last, which appends merge into).
     expect(store.scan(Buffer.from('K')).length).toBe(names.length * ROUNDS);
     expect(shard.indexMemory().recentChunks).toBe(names.length);
@@ -101,7 +102,7 @@ describe('the chunk index', () => {
     for (const n of names.slice(0, 10)) await create(shard, n);
     const some = names.slice(0, 10);
     await interleave(shard, some, ROUNDS);
-    await sleep(250);
+    await sleep(CHECKPOINT_EVERY_MS + 150); // past the checkpoint interval
     // Trim one stream to the middle of its stored chunks, delete another outright.
     await call(shard, (r) => shard.trim({ name: some[0]!, seq: 25 }, r));
     await call(shard, (r) => shard.delete(some[1]!, r));
@@ -132,7 +133,7 @@ describe('the chunk index', () => {
     const some = names.slice(0, 6);
     for (const n of some) await create(shard, n);
     await interleave(shard, some, 40);
-    await sleep(250);
+    await sleep(CHECKPOINT_EVERY_MS + 150); // past the checkpoint interval
     // After the checkpoint: a trim and a delete (their entries go at once), then appends that only the log has.
     await call(shard, (r) => shard.trim({ name: some[0]!, seq: 30 }, r));
     await call(shard, (r) => shard.delete(some[1]!, r));
@@ -160,7 +161,7 @@ describe('the chunk index', () => {
       await interleave(shard, some, 1, round);
       clock += 1000;
     }
-    await sleep(250);
+    await sleep(CHECKPOINT_EVERY_MS + 150); // past the checkpoint interval
     expect(store.scan(Buffer.from('K')).length).toBe(some.length * 40);
     // At clock0 + 85 s, records stamped before clock0 + 25 s are older than the 60 s TTL.
     clock += 45_000;
@@ -201,7 +202,7 @@ describe('the chunk index', () => {
     }
     await one('/other', 0);
     await one('/stored', 10);
-    await sleep(250);
+    await sleep(CHECKPOINT_EVERY_MS + 150); // past the checkpoint interval
     expect(store.scan(Buffer.from('K')).length).toBe(4);
     // 66 s after the first record, /stored's records 0-5 are older than the 60 s TTL; at 74 s /recent's 0-3 (stamped 10-13 s).
     clock = 1_000_000 + 66_000;

@@ -3,8 +3,9 @@
  * stream's catalog entry, so a client that retries its last producer sequence after the node
  * crashed and restarted is acknowledged as a duplicate with the original seqs, and nothing is
  * written twice. Once when the state comes from the checkpointed catalog, once when it needs log
- * replay (checkpoints are batched every 100 ms: killing right after the acknowledgement beats it).
+ * replay (checkpoints are batched, CHECKPOINT_EVERY_MS apart: killing right after the acknowledgement beats it).
  */
+import { CHECKPOINT_EVERY_MS } from '../../src/shards/worker/checkpointer';
 import { type NodeProcess, startNode, tempDir } from '../helpers/node-process';
 
 const ARGS = ['--shard-workers', '1'];
@@ -58,7 +59,7 @@ describe('an idempotent producer across a SIGKILL', () => {
     const acks: Ack[] = [];
     for (let i = 0; i < 6; i++) acks.push(await append(node, `r${i}`, 0, i));
     expect(acks.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
-    await sleep(500); // the checkpoint (every 100 ms) has run: nothing is left to replay
+    await sleep(CHECKPOINT_EVERY_MS + 400); // the checkpoint has run: nothing is left to replay
     await node.kill();
 
     const again = await startNode({ dataDir, args: ARGS });
@@ -78,7 +79,7 @@ describe('an idempotent producer across a SIGKILL', () => {
     const node = await startWithStream(dataDir);
     const acks: Ack[] = [];
     for (let i = 0; i < 3; i++) acks.push(await append(node, `r${i}`, 1, i));
-    await sleep(500); // seqs 0..2 reach the checkpointed catalog
+    await sleep(CHECKPOINT_EVERY_MS + 400); // seqs 0..2 reach the checkpointed catalog
     for (let i = 3; i < 6; i++) acks.push(await append(node, `r${i}`, 1, i));
     await node.kill(); // at once after the acknowledgement of seq 5: before the next checkpoint
     expect(acks.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);

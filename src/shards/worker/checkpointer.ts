@@ -17,8 +17,16 @@ import { type KvOp, type KvStore } from './kv-store';
 import { type Location } from './segment-log';
 import { type Chunk, type StreamState } from './stream-state';
 
-/** Longest time the RocksDB checkpoint lags the applied log. */
-const CHECKPOINT_EVERY_MS = 100;
+/**
+ * Longest time the RocksDB checkpoint lags the applied log. A checkpoint rewrites the catalog
+ * entry of every stream appended to since the last one, so its cost grows with the streams
+ * touched, not the appends: at 100 ms, appends spread over 1,000 streams (W2) rewrote nearly one
+ * entry per append and the checkpoints took a quarter of the worker's CPU; at 1 s an entry is
+ * rewritten once per ~25 appends (measured: W2 +13 % appends/s, −12 % node CPU per append,
+ * perf/spread-ab.js). A crash replays at most this much log (Kafka's recovery point lags by a
+ * minute), and loses at most this much of TTL renewals, which are not logged.
+ */
+export const CHECKPOINT_EVERY_MS = 1000;
 /** Index writes that trigger a checkpoint at once. */
 const CHECKPOINT_MAX_OPS = 4096;
 
