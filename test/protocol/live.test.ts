@@ -427,8 +427,9 @@ describe.each(ENGINES)('live reads over the %s engine', (engine) => {
       // response. Every byte the node held for this reader, in its own buffers or the kernel's, is
       // sent once the client reads: a node that kept buffering for the reader sends all 48 MiB, one
       // that stopped at the bound sends the socket buffers' worth and the bound (measured here:
-      // 4.5 MiB; 44 MiB from a build that paused the reader only past 40 MiB). An exact count, unlike the node's RSS, which the appends' uncollected garbage moved
-      // by 0–31 MiB from run to run.
+      // 4.5 MiB; 44 MiB from a build that paused the reader only past 40 MiB). An exact count,
+      // unlike the node's RSS, which the appends' uncollected garbage moved by 0–31 MiB from run
+      // to run.
       let text = '';
       let received = 0;
       sock.setEncoding('latin1');
