@@ -8,7 +8,7 @@
 //
 // PERF_AB_ROUNDS (default 3) × PERF_DURATION (default 5 s) per build and load; PERF_SPREAD_LOADS=W2
 // measures one load only. Per run: appends/s,
-// the node's CPU per append (µs, all threads, from /proc) and its main thread's, and from the node's
+// wrk's p99, the node's CPU per append (µs, all threads, from /proc) and its main thread's, and from the node's
 // /metrics (--metrics-listen) the group commits per append (each is one write + fdatasync of one
 // shard's log) and the frames per group. The W2/W1 ratio is printed per build at the end.
 
@@ -55,7 +55,7 @@ async function main() {
     { id: 'B', dist: process.env.PERF_AB_B || 'dist' },
   ];
   console.log(`A = ${builds[0].dist}, B = ${builds[1].dist}; single 100 B appends, 64 connections; load average before: ${os.loadavg()[0].toFixed(2)}`);
-  console.log('| round | load | build | appends/s | node CPU µs per append | main thread CPU µs per append | group commits per append | frames per group | log fdatasyncs per append | ms per group commit |\n|---|---|---|---|---|---|---|---|---|---|');
+  console.log('| round | load | build | appends/s | p99 ms | node CPU µs per append | main thread CPU µs per append | group commits per append | frames per group | log fdatasyncs per append | ms per group commit |\n|---|---|---|---|---|---|---|---|---|---|---|');
   const all = [];
   for (let r = 0; r < rounds; r++) {
     for (const [load, o] of Object.entries(LOADS).filter(([k]) => loads.includes(k))) {
@@ -91,13 +91,13 @@ async function main() {
         onRun(x) {
           x.extra = figures;
           all.push({ ...x, load });
-          console.log(`| ${r + 1} | ${load} | ${x.id} | ${Math.round(x.rps)} | ${x.cpuUs.toFixed(1)} | ${x.mainUs.toFixed(1)} | ${(figures.groups / x.requests).toFixed(3)} | ${(figures.frames / Math.max(1, figures.groups)).toFixed(1)} | ${figures.syncs === 0 ? '—' : (figures.syncs / x.requests).toFixed(3)} | ${((figures.seconds / Math.max(1, figures.groups)) * 1000).toFixed(2)} |`);
+          console.log(`| ${r + 1} | ${load} | ${x.id} | ${Math.round(x.rps)} | ${(x.p99 / 1000).toFixed(2)} | ${x.cpuUs.toFixed(1)} | ${x.mainUs.toFixed(1)} | ${(figures.groups / x.requests).toFixed(3)} | ${(figures.frames / Math.max(1, figures.groups)).toFixed(1)} | ${figures.syncs === 0 ? '—' : (figures.syncs / x.requests).toFixed(3)} | ${((figures.seconds / Math.max(1, figures.groups)) * 1000).toFixed(2)} |`);
         },
       });
       void runs;
     }
   }
-  console.log('\n| build | load | appends/s | node CPU µs per append | group commits per append | W2 ÷ W1 |\n|---|---|---|---|---|---|');
+  console.log('\n| build | load | appends/s | worst p99 ms | node CPU µs per append | group commits per append | W2 ÷ W1 |\n|---|---|---|---|---|---|---|');
   for (const b of builds) {
     const rate = {};
     for (const load of loads) {
@@ -107,7 +107,7 @@ async function main() {
       const cpu = mine.reduce((a, x) => a + x.cpuUs * x.requests, 0) / req;
       const groups = mine.reduce((a, x) => a + x.extra.groups, 0);
       rate[load] = req / secs;
-      console.log(`| ${b.id} | ${load} | ${Math.round(req / secs)} | ${cpu.toFixed(1)} | ${(groups / req).toFixed(3)} | ${load === 'W2' && rate.W1 !== undefined ? (rate.W2 / rate.W1).toFixed(2) : ''} |`);
+      console.log(`| ${b.id} | ${load} | ${Math.round(req / secs)} | ${(Math.max(...mine.map((x) => x.p99)) / 1000).toFixed(2)} | ${cpu.toFixed(1)} | ${(groups / req).toFixed(3)} | ${load === 'W2' && rate.W1 !== undefined ? (rate.W2 / rate.W1).toFixed(2) : ''} |`);
     }
   }
   console.log(`load average after: ${os.loadavg()[0].toFixed(2)}`);

@@ -247,4 +247,27 @@ describe('the chunk index', () => {
     expect(fs.readdirSync(path.join(dir, 'log')).length).toBeGreaterThan(1);
     await reopened.close();
   });
+
+  it('leaves a stream catalog entry alone on plain appends, and a start after a crash takes the next seq from the last chunk', async () => {
+    const dir = tempDir();
+    const store = await openRocksStore(path.join(dir, 'index'));
+    const shard = open(dir, store, 10);
+    await create(shard, '/c');
+    await interleave(shard, ['/c'], 3);
+    await sleep(CHECKPOINT_EVERY_MS + 150);
+    const entry = (): { nextSeq: number } => JSON.parse(store.scan(Buffer.from('S'))[0]![1].toString()) as { nextSeq: number };
+    const first = entry().nextSeq;
+    // Three more appends and their checkpoint: the chunk grows, the catalog entry is not rewritten.
+    await interleave(shard, ['/c'], 3, 3);
+    await sleep(CHECKPOINT_EVERY_MS + 150);
+    expect(entry().nextSeq).toBe(first);
+    expect(first).toBeLessThan(6);
+    // The crash: the files are reopened as they are, with nothing left in the log to replay.
+    const again = open(dir, store, 10);
+    expect(again.recovery.replayedFrames).toBe(0);
+    expect(again.head('/c').nextSeq).toBe(6);
+    await interleave(again, ['/c'], 1, 6);
+    expect(readAll(again, '/c', 4)).toEqual(expected('/c', 0, 7));
+    await again.close();
+  });
 });

@@ -2,7 +2,10 @@
  * How a shard's catalog and chunk index are laid out in its RocksDB database.
  *
  *   C                          checkpoint: log position up to which everything below is complete
- *   S <id u32>                 stream catalog entry (JSON), with its idempotent producers
+ *   S <id u32>                 stream catalog entry (JSON), with its idempotent producers; rewritten
+ *                              when they or the stream's config, seal or start change, not per
+ *                              append: its nextSeq and lastTs lag the stream's last K entry, which
+ *                              recovery reads too
  *   K <id u32> <baseSeq u64>   chunk index entry (binary)
  *   R <seg u32> <id u32> <baseSeq u64>   the same chunk by segment (empty value): a segment no
  *                              entry names holds no live data and may be reaped

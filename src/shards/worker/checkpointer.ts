@@ -2,8 +2,9 @@
  * A shard's checkpoint: the catalog entries and chunk index entries changed since the last one,
  * written to RocksDB with the log position they are complete up to (catalog-codec.ts).
  *
- *   applied group ──▶ dirty streams, dirty chunks, index ops ──(≤ CHECKPOINT_EVERY_MS, or
- *                                                             CHECKPOINT_MAX_OPS at once)──▶ one store write
+ *   applied group ──▶ dirty streams, dirty chunks, index ops ──(≤ CHECKPOINT_EVERY_MS, one shard
+ *                                                             per turn; or CHECKPOINT_MAX_OPS at
+ *                                                             once)──▶ one store write
  *
  * Checkpoints are batched: a RocksDB write per group commit cost more worker CPU than the
  * append itself. The log is the write-ahead log, so a later checkpoint only means a longer
@@ -18,17 +19,19 @@ import { type Location } from './segment-log';
 import { type Chunk, type StreamState } from './stream-state';
 
 /**
- * Longest time the RocksDB checkpoint lags the applied log. A checkpoint rewrites the catalog
- * entry of every stream appended to since the last one, so its cost grows with the streams
- * touched, not the appends: at 100 ms, appends spread over 1,000 streams (W2) rewrote nearly one
- * entry per append and the checkpoints took a quarter of the worker's CPU; at 1 s an entry is
- * rewritten once per ~25 appends (measured: W2 +13 % appends/s, −12 % node CPU per append,
- * perf/spread-ab.js). A crash replays at most this much log (Kafka's recovery point lags by a
- * minute), and loses at most this much of TTL renewals, which are not logged.
+ * Longest time the RocksDB checkpoint lags the applied log: a crash replays at most this much log
+ * and loses at most this much of TTL renewals, which are not logged. Short, so that each batch is
+ * small: a checkpoint holds the worker's appends back while it runs, and appends do not rewrite
+ * catalog entries (stream-writes.ts), so batching longer saves little (measured at 1 s: the same
+ * W2 rate, p99 of 8 connections 7.6 ms against 2.7).
  */
-export const CHECKPOINT_EVERY_MS = 1000;
-/** Index writes that trigger a checkpoint at once. */
-const CHECKPOINT_MAX_OPS = 4096;
+export const CHECKPOINT_EVERY_MS = 100;
+/**
+ * Index writes that trigger a checkpoint before its time. A checkpoint is one synchronous RocksDB
+ * batch on the worker's thread (~1.3 µs a write), which holds back every append of the worker
+ * while it runs: 1,024 bounds that to a few ms. (At 4,096 and a 1 s interval W2's p99 was 65 ms.)
+ */
+const CHECKPOINT_MAX_OPS = 1024;
 
 /** What a checkpoint records besides the dirty entries: asked when it is written. */
 export interface CheckpointSource {
@@ -80,21 +83,52 @@ export class Checkpointer {
     for (const [c, sid] of this.#dirtyChunks) if (sid === s.id && !s.recent.includes(c)) this.#dirtyChunks.delete(c);
   }
 
-  /** Checkpoint within CHECKPOINT_EVERY_MS (at once when CHECKPOINT_MAX_OPS are waiting). */
+  /** Checkpoint within CHECKPOINT_EVERY_MS (in the next turns when CHECKPOINT_MAX_OPS are waiting). */
   soon(): void {
-    // appliedIndex counts each checkpoint when it is decided, so the figure is final when the
-    // change that caused it is acknowledged (the write itself follows within CHECKPOINT_EVERY_MS).
-    if (this.#timer === null) this.appliedChanges++;
-    if (this.#kvOps.length + this.#dirtyChunks.size >= CHECKPOINT_MAX_OPS) {
-      this.write(false);
-      return;
+    if (this.#timer === null) {
+      // appliedIndex counts each checkpoint when it is decided, so the figure is final when the
+      // change that caused it is acknowledged (the write itself follows within CHECKPOINT_EVERY_MS).
+      this.appliedChanges++;
+      this.#timer = setTimeout(() => Checkpointer.#enqueue(this), CHECKPOINT_EVERY_MS);
+      this.#timer.unref();
     }
-    if (this.#timer !== null) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      if (this.#source.healthy()) this.write(false);
-    }, CHECKPOINT_EVERY_MS);
-    this.#timer.unref();
+    if (this.#kvOps.length + this.#dirtyChunks.size >= CHECKPOINT_MAX_OPS) Checkpointer.#enqueue(this);
+  }
+
+  /**
+   * Checkpoints that are due, written one per event-loop turn of the worker. The shards of a
+   * worker take their first change in the same turn, so their timers fire in the same turn too,
+   * and under appends spread evenly they reach CHECKPOINT_MAX_OPS together: written at once, their
+   * batches held every append of the worker back for all of them.
+   */
+  static readonly #due = new Set<Checkpointer>();
+  static #draining = false;
+
+  static #enqueue(c: Checkpointer): void {
+    Checkpointer.#due.add(c);
+    if (Checkpointer.#draining) return;
+    Checkpointer.#draining = true;
+    setImmediate(Checkpointer.#drain);
+  }
+
+  static readonly #drain = (): void => {
+    const [c] = Checkpointer.#due;
+    try {
+      if (c !== undefined) {
+        Checkpointer.#due.delete(c);
+        c.#writeDue();
+      }
+    } finally {
+      if (Checkpointer.#due.size > 0) setImmediate(Checkpointer.#drain);
+      else Checkpointer.#draining = false;
+    }
+  };
+
+  /** The checkpoint decided, unless one was written since (a sync write). */
+  #writeDue(): void {
+    if (this.#timer === null) return;
+    if (this.#source.healthy()) this.write(false);
+    else this.#timer = null;
   }
 
   /** Write the checkpoint now (`sync`: durable before it returns, as the reaper and close need). */

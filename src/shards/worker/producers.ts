@@ -151,10 +151,11 @@ export interface BatchProducerFields {
  * Record the producer a durable (or replayed) batch carries, if any: an HTTP producer (one
  * sequence per append) or an idempotent Kafka producer (one sequence per record).
  */
-export function recordBatchProducer(table: ProducerTable, h: BatchProducerFields, base: number, maxProducers: number): void {
+export function recordBatchProducer(table: ProducerTable, h: BatchProducerFields, base: number, maxProducers: number): boolean {
   const ack = { seq: h.baseSequence, start: base, next: base + h.lastOffsetDelta + 1, ts: h.baseTimestamp };
   if (isHttpProducerId(h.producerId)) recordProducer(table, h.producerId.toString(), h.producerEpoch, ack, maxProducers);
   else if (isKafkaProducerId(h.producerId) && h.baseSequence >= 0) {
     recordProducer(table, h.producerId.toString(), h.producerEpoch, ack, maxProducers, lastSequenceOf(h.baseSequence, h.lastOffsetDelta));
-  }
+  } else return false;
+  return true;
 }

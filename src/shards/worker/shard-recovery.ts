@@ -56,7 +56,14 @@ export function recoverShard(store: KvStore, index: ChunkIndex, log: SegmentLog,
     s.durable = true;
     // Only the last chunk is loaded (appends merge into it); the rest stays in the store.
     const tail = index.loadTail(d.id);
-    if (tail !== null) s.recent.push(tail);
+    if (tail !== null) {
+      s.recent.push(tail);
+      // Appends do not rewrite the catalog entry (stream-writes.ts): the checkpointed chunks may
+      // end past its seq and timestamp, and they are as complete as the checkpoint.
+      if (tail.lastSeq + 1 > s.nextSeq) s.nextSeq = s.assignedSeq = tail.lastSeq + 1;
+      s.lastTs = Math.max(s.lastTs, tail.maxTs);
+      s.lastAccessMs = Math.max(s.lastAccessMs, tail.maxTs);
+    }
     streams.set(d.id, s);
     // An import's staging stream has no name until published (stream-import.ts).
     if (!s.meta.importing) byName.set(d.meta.name, s);

@@ -8,7 +8,7 @@
  *                                  SegmentLog.write: one write + fdatasync per segment
  *                                                           │
  *            apply effects (index, durable tail) ───────────┴─▶ replies ─▶ tail events (tail-watches.ts)
- *                 └─▶ checkpoint to RocksDB within 1 s (checkpointer.ts)
+ *                 └─▶ checkpoint to RocksDB within 100 ms (checkpointer.ts)
  *
  * Seqs are assigned when an append is accepted, so concurrent appends to one stream are
  * ordered by arrival; they become visible to readers and are acknowledged only after the

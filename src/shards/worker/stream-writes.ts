@@ -124,8 +124,10 @@ export class StreamWrites {
         const c = addChunk(s, { baseSeq: base, lastSeq: last, segId: loc.segId, pos: loc.pos, len, maxTs: h.maxTimestamp }, maxChunkBytes);
         checkpoints.chunkChanged(c, s.id);
         s.nextSeq = last + 1;
-        recordBatchProducer(s.durableProducers, h, base, maxProducers);
-        checkpoints.streamChanged(s);
+        // The catalog entry is rewritten only when the producers moved: the seq and timestamp an
+        // append moves are in the stream's last chunk, which recovery reads back (shard-recovery.ts).
+        // Rewriting it per append made appends spread over many streams pay one JSON entry each.
+        if (recordBatchProducer(s.durableProducers, h, base, maxProducers)) checkpoints.streamChanged(s);
       },
       local,
       release,
