@@ -42,6 +42,22 @@ async function follow(url: string, init: RequestInit): Promise<Response> {
   throw new Error('too many redirects');
 }
 
+/**
+ * Create a stream as a client does: a `503 storage_unavailable` is retriable (its outcome is
+ * unknown; a retried create of the same stream answers 200), tried again for up to 30 s. Just
+ * after a cluster's start the first group of a node can wait past the 5 s stall on etcd or the
+ * object store (seen once in CI with s3:// through svc-cache).
+ */
+async function create(url: string): Promise<Response> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const r = await follow(url, { method: 'PUT', headers: { 'content-type': 'text/plain' } });
+    if (r.status !== 503 || Date.now() > deadline) return r;
+    await r.arrayBuffer();
+    await sleep(500);
+  }
+}
+
 abstract class Loop implements Writer {
   readonly acked: Acked[] = [];
   failures = 0;
@@ -171,13 +187,13 @@ export const dsUrls = (c: ObjectsCluster): Urls => () => [...c.nodes.values()].m
 
 /** Create the stream (Svc PUT through any node) and start appending. */
 export async function svcWriter(c: ObjectsCluster, stream: string): Promise<Writer> {
-  const r = await follow(`${c.any().url}${stream}`, { method: 'PUT', headers: { 'content-type': 'text/plain' } });
+  const r = await create(`${c.any().url}${stream}`);
   if (r.status !== 201 && r.status !== 200) throw new Error(`PUT ${stream}: ${r.status} ${await r.text()}`);
   return new SvcWriter(stream, svcUrls(c)).start();
 }
 
 export async function dsWriter(c: ObjectsCluster, stream: string): Promise<Writer> {
-  const r = await follow(`${c.any().dsUrl!}/v1/stream${stream}`, { method: 'PUT', headers: { 'content-type': 'text/plain' } });
+  const r = await create(`${c.any().dsUrl!}/v1/stream${stream}`);
   if (r.status !== 201 && r.status !== 200) throw new Error(`PUT ${stream}: ${r.status} ${await r.text()}`);
   return new DsWriter(stream, dsUrls(c)).start();
 }

@@ -43,6 +43,9 @@ def read_all(c, topic, isolation, group=None, idle=2.0):
     cons = Consumer({'bootstrap.servers': c['broker'], 'group.id': group or ('reader-%f' % time.time()), 'enable.auto.commit': False,
                      'isolation.level': isolation, 'auto.offset.reset': 'earliest'})
     cons.assign([TopicPartition(topic, 0, 0)])
+    # The idle window starts once the broker has answered: on a loaded machine connecting took
+    # longer than a 1 s window, and the read came back empty.
+    cons.get_watermark_offsets(TopicPartition(topic, 0), timeout=15)
     out = []
     last = time.time()
     while time.time() - last < idle:
