@@ -2,9 +2,9 @@
  * A shard's checkpoint: the catalog entries and chunk index entries changed since the last one,
  * written to RocksDB with the log position they are complete up to (catalog-codec.ts).
  *
- *   applied group ──▶ dirty streams, dirty chunks, index ops ──(≤ CHECKPOINT_EVERY_MS, one shard
- *                                                             per turn; or CHECKPOINT_MAX_OPS at
- *                                                             once)──▶ one store write
+ *   applied group ──▶ dirty streams, dirty chunks, index ops ──(≤ CHECKPOINT_EVERY_MS, or sooner
+ *                                                             at CHECKPOINT_MAX_OPS; one shard of
+ *                                                             the worker per turn)──▶ one store write
  *
  * Checkpoints are batched: a RocksDB write per group commit cost more worker CPU than the
  * append itself. The log is the write-ahead log, so a later checkpoint only means a longer
