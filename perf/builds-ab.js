@@ -10,14 +10,18 @@
 // appends/s and the node's CPU per append (µs, user + system of all its threads, from /proc), and
 // that of its main thread alone (the gateway thread). The harness: perf/lib/builds-ab.js.
 // For a before/after of a change: copy dist/ of the old commit to perf/.work/ before building the new one.
+// PERF_AB_PROTOCOL=ds: the same appends on the Durable Streams listener (`--protocol ds`, POST to
+// /v1/stream/w1), as perf/run.js drives Svc DS in W1.
 
 const { compareBuilds, W1_LOAD, W1_RECORD: RECORD } = require('./lib/builds-ab');
 
+const ds = process.env.PERF_AB_PROTOCOL === 'ds';
 
 compareBuilds({
   name: 'ab',
-  describe: `single ${RECORD} B appends, 64 connections`,
+  describe: `single ${RECORD} B appends, 64 connections${ds ? ', Durable Streams listener' : ''}`,
   ...W1_LOAD,
+  ...(ds ? { serveArgs: ['--protocol', 'ds'], path: '/v1/stream/w1' } : {}),
   connections: 64,
 }).catch((err) => {
   console.error(err);

@@ -342,7 +342,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const corsTooLarge = (policy: CorsPolicy, make: TooLarge) => (req: Omit<HttpRequest, 'body'>): ReturnType<TooLarge> => {
     const r = make();
     // With a request id and its log line, as every other error reply (gateway/request-log.ts).
-    return refusalWithId(policy === cors.ds ? 'ds' : 'svc', log, req, { ...r, headers: r.headers.concat(policy.responseHeaders(req.headers['origin'])) });
+    return refusalWithId(policy === cors.ds ? 'ds' : 'svc', log, req, { ...r, headers: r.headers.concat(policy.responseHeaders(req.headers['origin'], req.method)) });
   };
   const svc = await engine.listen(
     { host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes, threads: config.sseThreads, tooLarge: config.protocol === 'ds' ? corsTooLarge(cors.ds, dsTooLarge) : corsTooLarge(cors.svc, tooLarge) },

@@ -72,7 +72,8 @@ export const DS_CORS: CorsProtocol = {
   requestHeaders: REQUEST_HEADERS,
   exposedHeaders: EXPOSED_HEADERS,
   preflightExtra: COMMON_HEADERS,
-  // As the reference server: on every response, with or without Origin.
+  // As the reference server, answers to GET and HEAD carry them with or without Origin (a CDN may
+  // cache those); appends and other writes only when a browser sent Origin (cors.ts).
   everyResponse: true,
 };
 

@@ -3,7 +3,7 @@
  * (PROTOCOL.md "Create", "Append", "Close", "Metadata", "Delete"). Forks are in ds-fork.ts.
  */
 import { SvcError } from '../../errors';
-import { type AppendPayload, type ProducerParams } from '../../shards';
+import { type AppendPayload, type AppendResult, type ProducerParams } from '../../shards';
 import { type HttpRequest } from '../http/engine';
 import { type Reply, parseProducerHeaders } from '../kit';
 import { type DsContext } from './context';
@@ -43,13 +43,14 @@ function appendPayload(body: Buffer, ct: string | undefined, ctx: DsContext): Ap
   return { kind: 'records', records: toRecords(body, ct!, false, ctx) };
 }
 
-export async function appendDs(ctx: DsContext, name: string, req: HttpRequest): Promise<Reply> {
+/** Not `async`: it throws bad requests at once (the router turns that into a rejection) and answers with the append's own promise. */
+export function appendDs(ctx: DsContext, name: string, req: HttpRequest): Promise<Reply> {
   const close = isTrue(req.headers[H.closed]);
   const ct = req.headers['content-type'];
   const producer = parseProducer(req);
   if (req.body.length === 0 && !close) throw new SvcError('bad_request', 'an append needs a body (or Stream-Closed: true to close the stream)');
   if (req.body.length > 0 && (ct === undefined || ct.trim() === '')) throw new SvcError('bad_request', 'an append with a body needs a Content-Type');
-  const r = await ctx.shards.append({
+  const append = ctx.shards.append({
     name,
     origin: 'ds',
     payload: appendPayload(req.body, ct, ctx),
@@ -58,6 +59,10 @@ export async function appendDs(ctx: DsContext, name: string, req: HttpRequest): 
     producer,
     writerSeq: req.headers[H.seq] ?? null,
   });
+  return append.then((r) => appended(ctx, name, req, close, producer, r));
+}
+
+function appended(ctx: DsContext, name: string, req: HttpRequest, close: boolean, producer: ProducerParams | null, r: AppendResult): Reply {
   const headers: Array<[string, string]> = [];
   if (r.duplicate === true) {
     // A retry of an accepted append: nothing written; the producer's highest accepted sequence.
@@ -66,9 +71,10 @@ export async function appendDs(ctx: DsContext, name: string, req: HttpRequest): 
     if (r.closed) headers.push([H.closed, 'true']);
     return { status: 204, headers };
   }
-  headers.push([H.nextOffset, formatOffset(r.nextSeq)]);
+  const next = formatOffset(r.nextSeq);
+  headers.push([H.nextOffset, next]);
   if (r.closed || close) headers.push([H.closed, 'true']);
-  ctx.subscriptions?.onStreamChanged(name.slice(1), formatOffset(r.nextSeq));
+  ctx.subscriptions?.onStreamChanged(name.slice(1), next);
   if (producer !== null) {
     headers.push([H.producerEpoch, String(producer.epoch)], [H.producerSeq, String(producer.seq)]);
     // A producer's close without a body acknowledges like any close: 204.

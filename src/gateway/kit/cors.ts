@@ -19,8 +19,12 @@
  *
  * Which requests get them: on the Svc listener only those with an `Origin` (every CORS request a
  * browser sends has one), as S3 does, so server-side clients — the hot path — pay nothing, not even
- * the ~300 bytes of the expose list per answer. On the Durable Streams listener every response, with
- * or without `Origin`, as its reference server does (`CorsProtocol.everyResponse`).
+ * the ~300 bytes of the expose list per answer. On the Durable Streams listener also every GET and
+ * HEAD without `Origin`, as its reference server does, because a shared cache (a CDN in front of
+ * catch-up reads) may keep such an answer and serve it to a page later (`CorsProtocol.everyResponse`).
+ * Its appends do not: a browser sends `Origin` with every request whose method is not GET or HEAD
+ * (Fetch standard, "origin header"), and such answers are not cached, so the headers would only
+ * cost an appending server-side client two more header writes per append.
  */
 import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
 import { ForwardingResponse } from '../http/forwarding-response';
@@ -35,7 +39,10 @@ export interface CorsProtocol {
   readonly exposedHeaders: readonly string[];
   /** Headers every preflight answer carries besides CORS (the Durable Streams listener's browser security headers). */
   readonly preflightExtra?: HeaderList;
-  /** Add the headers to answers to requests without `Origin` too (default: only requests with one). */
+  /**
+   * Add the headers to answers to GET and HEAD requests without `Origin` too, which a shared cache
+   * may serve to a page later (default: only to requests with one; other methods from a browser always carry one).
+   */
   readonly everyResponse?: boolean;
 }
 
@@ -94,9 +101,9 @@ export class CorsPolicy {
     }
   }
 
-  /** Headers for the answer to a request with this `Origin` (empty: nothing to add). */
-  responseHeaders(origin: string | undefined): HeaderList {
-    if (origin === undefined && !this.#everyResponse) return NONE;
+  /** Headers for the answer to a request with this `Origin` and method (empty: nothing to add). */
+  responseHeaders(origin: string | undefined, method: string): HeaderList {
+    if (origin === undefined && !(this.#everyResponse && (method === 'GET' || method === 'HEAD'))) return NONE;
     return this.#allowed(origin)?.response ?? this.#fixed;
   }
 
@@ -129,7 +136,7 @@ export function withCors(policy: CorsPolicy, handler: RequestHandler): RequestHa
       res.send(204, policy.preflightHeaders(origin));
       return undefined;
     }
-    const extra = policy.responseHeaders(origin);
+    const extra = policy.responseHeaders(origin, req.method);
     return handler(req, extra.length === 0 ? res : new CorsResponse(res, extra));
   };
 }

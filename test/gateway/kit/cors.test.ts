@@ -117,13 +117,39 @@ describe.each(['uws', 'node'] as const)('CORS with the default origins (*) on th
     const created = await call(`${ds}/cors-b`, { method: 'PUT', origin: PAGE, headers: { 'content-type': 'text/plain' } });
     expect(created.status).toBe(201);
     expect(created.headers.get('access-control-allow-origin')).toBe('*');
-    // As the reference server: on answers to requests without Origin too.
+    // As the reference server: on answers to GET and HEAD without Origin too (a shared cache may serve them to a page).
     expect((await call(`${ds}/cors-b`, { method: 'HEAD' })).headers.get('access-control-allow-origin')).toBe('*');
+    const plainRead = await call(`${ds}/cors-b?offset=-1`);
+    expect(plainRead.status).toBe(200);
+    expect(plainRead.headers.get('access-control-allow-origin')).toBe('*');
+    expect(list(plainRead.headers, 'access-control-expose-headers')).toContain('stream-next-offset');
     expect(created.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
     expect(list(created.headers, 'access-control-expose-headers')).toEqual(expect.arrayContaining(['stream-next-offset', 'stream-cursor', 'producer-epoch']));
     const r = await head(`${ds}/cors-b?offset=-1&live=sse`, { origin: PAGE });
     expect(r.status).toBe(200);
     expect(r.headers['access-control-allow-origin']).toBe('*');
+  });
+
+  test('a Durable Streams append carries CORS only when a browser sent Origin, and the browser security headers always', async () => {
+    expect((await call(`${ds}/cors-c`, { method: 'PUT', headers: { 'content-type': 'text/plain' } })).status).toBe(201);
+    // A browser sends Origin with every POST (Fetch standard), same-origin ones included.
+    const fromPage = await call(`${ds}/cors-c`, { method: 'POST', origin: PAGE, headers: { 'content-type': 'text/plain' }, body: 'a' });
+    expect(fromPage.status).toBe(204);
+    expect(fromPage.headers.get('access-control-allow-origin')).toBe('*');
+    expect(list(fromPage.headers, 'access-control-expose-headers')).toContain('stream-next-offset');
+    // A server-side client's append: no CORS headers to write or send; an append's answer is not cached.
+    const plain = await call(`${ds}/cors-c`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'b' });
+    expect(plain.status).toBe(204);
+    expect(plain.headers.get('stream-next-offset')).toBe('0000000000000000_0000000000000002');
+    expect(plain.headers.get('access-control-allow-origin')).toBeNull();
+    expect(plain.headers.get('access-control-expose-headers')).toBeNull();
+    expect(plain.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(plain.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
+    // Its errors the same way.
+    const refused = await call(`${ds}/cors-none`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'c' });
+    expect(refused.status).toBe(404);
+    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    expect(refused.headers.get('x-content-type-options')).toBe('nosniff');
   });
 });
 
