@@ -7,7 +7,6 @@
 import { SvcError } from '../../errors';
 import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
 import { type InFlight } from '../in-flight';
-import { isInternal } from '../shield';
 import { type Reply, parseStreamName } from '../kit';
 import { STREAM_BASE, type DsContext } from './context';
 import { COMMON_HEADERS } from './ds-headers';
@@ -25,25 +24,12 @@ export function createDsHandler(ctx: DsContext, inFlight: InFlight): RequestHand
     }
     inFlight.begin();
     // Returned: the shield (gateway/shield.ts) answers bugs and `internal` errors, with a request id.
-    // One reaction, not a `.finally` as well (as the Svc listener's handler): fewer promises per request.
-    return route(ctx, req, res).then(
-      (r) => {
-        try {
-          send(res, req, r);
-        } finally {
-          inFlight.end();
-        }
-      },
-      (err: unknown) => {
-        try {
-          if (isInternal(err)) throw err;
-          send(res, req, toDsError(err));
-        } finally {
-          inFlight.end();
-        }
-      },
-    );
+    return inFlight.answer(routeOf, ctx, req, res, send, sendError);
   };
+}
+
+function sendError(res: HttpResponse, req: HttpRequest, err: unknown): void {
+  send(res, req, toDsError(err));
 }
 
 function send(res: HttpResponse, req: HttpRequest, r: Reply | null): void {
@@ -54,15 +40,7 @@ function send(res: HttpResponse, req: HttpRequest, r: Reply | null): void {
   res.send(r.status, headers, req.method === 'HEAD' || r.status === 204 || r.status === 304 ? undefined : r.body, r.bodyDone);
 }
 
-/** Not `async` (as the Svc listener's): a throw while routing becomes the promise's rejection here. */
-function route(ctx: DsContext, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
-  try {
-    return routeOf(ctx, req, res);
-  } catch (err) {
-    return Promise.reject(err);
-  }
-}
-
+/** Not `async`: a throw while routing is the request's rejection (InFlight.answer). */
 function routeOf(ctx: DsContext, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
   // OPTIONS (CORS preflights) never gets here: the kit's CORS layer (withCors) answers it.
   if (req.path.startsWith(SUBSCRIPTIONS_PREFIX)) return subscriptions(ctx, req);

@@ -16,7 +16,7 @@ const READ_PARAMS: ReadonlySet<string> = new Set(['seq', 'count', 'bytes', 'form
  * null: a live read wrote (or abandoned) the response itself. Not `async`: a long-poll or an SSE
  * read is handed on as its own promise, not wrapped in one more (a promise, its reactions and
  * their closures) that would stay alive as long as each idle live reader waits. Bad parameters
- * throw at once; the router (svc-handler.ts, `route`) turns that into the promise's rejection.
+ * throw at once; `InFlight.answer` (gateway/in-flight.ts) turns that into the promise's rejection.
  */
 export function readStream(ctx: SvcContext, name: string, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
   const q = parseQuery(req.query);

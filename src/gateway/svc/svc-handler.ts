@@ -5,7 +5,6 @@
 import { SvcError } from '../../errors';
 import { type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
 import { type InFlight } from '../in-flight';
-import { isInternal } from '../shield';
 import { type SvcContext } from './context';
 import { type Reply, parseStreamName, toHttpError } from '../kit';
 import { STREAMS_PATH, routeStreamConfig } from './config-handlers';
@@ -25,26 +24,13 @@ export function createSvcHandler(ctx: SvcContext, inFlight: InFlight): RequestHa
     inFlight.begin();
     // Returned, so the shield (gateway/shield.ts) answers and logs whatever escapes: a bug, an
     // `internal` error, or a reply the engine refuses to write.
-    // One reaction, not a `.finally` as well: every layer here stays alive with an idle live reader.
-    return route(ctx, req, res).then(
-      (r) => {
-        try {
-          write(res, req, r);
-        } finally {
-          inFlight.end();
-        }
-      },
-      (err: unknown) => {
-        try {
-          if (isInternal(err)) throw err;
-          const e = toHttpError(err);
-          write(res, req, { status: e.status, headers: e.headers, body: e.body });
-        } finally {
-          inFlight.end();
-        }
-      },
-    );
+    return inFlight.answer(routeOf, ctx, req, res, write, writeError);
   };
+}
+
+function writeError(res: HttpResponse, req: HttpRequest, err: unknown): void {
+  const e = toHttpError(err);
+  write(res, req, { status: e.status, headers: e.headers, body: e.body });
 }
 
 /** `r` null: a live read wrote the response itself (or the client left). */
@@ -56,15 +42,7 @@ function write(res: HttpResponse, req: HttpRequest, r: Reply | null): void {
   res.send(r.status, r.headers, req.method === 'HEAD' ? undefined : r.body, r.bodyDone);
 }
 
-/** Not `async` (see readStream): a throw while routing becomes the promise's rejection here. */
-function route(ctx: SvcContext, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
-  try {
-    return routeOf(ctx, req, res);
-  } catch (err) {
-    return Promise.reject(err);
-  }
-}
-
+/** Not `async`: a throw while routing is the request's rejection (InFlight.answer). */
 function routeOf(ctx: SvcContext, req: HttpRequest, res: HttpResponse): Promise<Reply | null> {
   if (req.path === '/') {
     if (req.method === 'GET' || req.method === 'HEAD') return listStreams(ctx, req);
