@@ -74,7 +74,7 @@ export const DS_CORS: CorsProtocol = {
   preflightExtra: COMMON_HEADERS,
   // As the reference server, answers to GET and HEAD carry them with or without Origin (a CDN may
   // cache those); appends and other writes only when a browser sent Origin (cors.ts).
-  everyResponse: true,
+  readsWithoutOrigin: true,
 };
 
 /** An integer >= 0 in its plain form (no sign, no leading zeros), as the protocol's headers carry them. */

@@ -43,7 +43,7 @@ function appendPayload(body: Buffer, ct: string | undefined, ctx: DsContext): Ap
   return { kind: 'records', records: toRecords(body, ct!, false, ctx) };
 }
 
-/** Not `async`: it throws bad requests at once (the router turns that into a rejection) and answers with the append's own promise. */
+/** Not `async`: it throws bad requests at once (`InFlight.answer` turns that into a rejection) and answers with the append's own promise. */
 export function appendDs(ctx: DsContext, name: string, req: HttpRequest): Promise<Reply> {
   const close = isTrue(req.headers[H.closed]);
   const ct = req.headers['content-type'];

@@ -21,7 +21,7 @@
  * browser sends has one), as S3 does, so server-side clients — the hot path — pay nothing, not even
  * the ~300 bytes of the expose list per answer. On the Durable Streams listener also every GET and
  * HEAD without `Origin`, as its reference server does, because a shared cache (a CDN in front of
- * catch-up reads) may keep such an answer and serve it to a page later (`CorsProtocol.everyResponse`).
+ * catch-up reads) may keep such an answer and serve it to a page later (`CorsProtocol.readsWithoutOrigin`).
  * Its appends do not: a browser sends `Origin` with every request whose method is not GET or HEAD
  * (Fetch standard, "origin header"), and such answers are not cached, so the headers would only
  * cost an appending server-side client two more header writes per append.
@@ -43,7 +43,7 @@ export interface CorsProtocol {
    * Add the headers to answers to GET and HEAD requests without `Origin` too, which a shared cache
    * may serve to a page later (default: only to requests with one; other methods from a browser always carry one).
    */
-  readonly everyResponse?: boolean;
+  readonly readsWithoutOrigin?: boolean;
 }
 
 const NONE: HeaderList = [];
@@ -68,7 +68,7 @@ const ORIGIN_RE = /^[a-z][a-z0-9+.-]*:\/\/(\[[0-9a-f:.]+\]|[a-z0-9._~%-]+)(:\d{1
 
 export class CorsPolicy {
   readonly #any: boolean;
-  readonly #everyResponse: boolean;
+  readonly #readsWithoutOrigin: boolean;
   readonly #origins: ReadonlySet<string>;
   readonly #allow: string;
   /** Responses when any origin is allowed, or for an origin that is not. */
@@ -81,7 +81,7 @@ export class CorsPolicy {
 
   constructor(origins: CorsOrigins, p: CorsProtocol) {
     this.#any = origins === '*';
-    this.#everyResponse = p.everyResponse ?? false;
+    this.#readsWithoutOrigin = p.readsWithoutOrigin ?? false;
     this.#origins = new Set(origins === '*' ? [] : origins);
     this.#allow = p.methods.join(', ');
     this.#expose = p.exposedHeaders.join(', ');
@@ -103,7 +103,7 @@ export class CorsPolicy {
 
   /** Headers for the answer to a request with this `Origin` and method (empty: nothing to add). */
   responseHeaders(origin: string | undefined, method: string): HeaderList {
-    if (origin === undefined && !(this.#everyResponse && (method === 'GET' || method === 'HEAD'))) return NONE;
+    if (origin === undefined && !(this.#readsWithoutOrigin && (method === 'GET' || method === 'HEAD'))) return NONE;
     return this.#allowed(origin)?.response ?? this.#fixed;
   }
 
