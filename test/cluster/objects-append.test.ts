@@ -98,6 +98,10 @@ test('acknowledged appends are durable in the object store, found through the le
   const metrics = await (await fetch(`${node.adminUrl!}/metrics`)).text();
   const puts = /^svc_object_store_requests_total\{op="put",outcome="ok"\} (\d+)/m.exec(metrics);
   expect(Number(puts?.[1])).toBeGreaterThanOrEqual(entries.length);
+  // Each group's ledger transaction is timed (svc_objects_ledger_commit_seconds): one per entry at least.
+  const txns = /^svc_objects_ledger_commit_seconds_count (\d+)/m.exec(metrics);
+  expect(Number(txns?.[1])).toBeGreaterThanOrEqual(entries.length);
+  expect(Number(/^svc_objects_ledger_commit_seconds_sum (\S+)/m.exec(metrics)?.[1])).toBeGreaterThan(0);
   // The node reads its local copy: the same records.
   const read = await fetch(`${node.url}${name}?format=json`);
   expect(((await read.json()) as Array<{ seq: number }>).map((r) => r.seq)).toEqual(acked.map(([seq]) => seq));

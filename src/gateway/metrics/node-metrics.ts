@@ -245,8 +245,13 @@ export class NodeMetrics {
       ),
     );
     this.registry.registerMetric(
-      customMetric('svc_group_commit_duration_seconds', "a group commit's write + fdatasync", 'histogram', () =>
+      customMetric('svc_group_commit_duration_seconds', "a group commit's write + fdatasync (objects mode: object PUT, ledger transaction and local write)", 'histogram', () =>
         bucketValues('svc_group_commit_duration_seconds', COMMIT_SECONDS_BOUNDS, from.shards?.commits?.seconds ?? null, {}),
+      ),
+    );
+    this.registry.registerMetric(
+      customMetric('svc_objects_ledger_commit_seconds', "objects mode: a group commit's ledger transaction in etcd, sent to answered (retries included)", 'histogram', () =>
+        from.objects === null ? [] : bucketValues('svc_objects_ledger_commit_seconds', COMMIT_SECONDS_BOUNDS, from.shards?.commits?.ledger ?? null, {}),
       ),
     );
     this.registry.registerMetric(

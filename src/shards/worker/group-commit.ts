@@ -82,6 +82,8 @@ export interface Replicator {
   readonly flushMs: number;
   /** TTL expiry moved the stream's start (no TRIM frame is logged for it): its ledger follows. */
   expired?(s: StreamState): void;
+  /** The group commit's figures, where the replicator adds its own (objects mode: the ledger transactions' times). */
+  report?(stats: CommitStats): void;
 }
 
 const NOTHING_FENCED: ReadonlyMap<StreamState, number | null> = new Map();
@@ -142,6 +144,7 @@ export class GroupCommit {
           return w;
         }));
     replicator?.onReady(() => this.flush());
+    replicator?.report?.(this.stats);
   }
 
   #flushTimer: NodeJS.Timeout | null = null;

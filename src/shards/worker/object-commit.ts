@@ -27,6 +27,7 @@
  */
 import { readBatchHeader } from '../../util/record-batch';
 import { type CarriedEntry, type Fence, type Ledger, type LedgerMeta, type PutOptions, type StreamCommit, groupObjectKey } from '../../objects';
+import { COMMIT_SECONDS_BOUNDS, type CommitStats, observeBucket } from '../commit-stats';
 import { FRAME_HEADER, FrameType } from './frame';
 import { type Group, type Replicator } from './group-commit';
 import { type StoredMeta, patchMeta, readMeta, storedMeta } from './stream-meta';
@@ -121,6 +122,8 @@ export class ObjectCommit implements Replicator {
   readonly #metas = new WeakMap<StreamState, LedgerMeta>();
   /** Groups whose ledger commit was sent and not answered yet, in group order: later commits carry their entries. */
   readonly #unanswered: Unanswered[] = [];
+  /** The group commit's figures (report()): each ledger transaction's time goes into `ledger`. */
+  #stats: CommitStats | null = null;
 
   constructor(o: ObjectCommitOptions) {
     this.#o = o;
@@ -179,6 +182,10 @@ export class ObjectCommit implements Replicator {
 
   onReady(listener: () => void): void {
     this.#readyListeners.push(listener);
+  }
+
+  report(stats: CommitStats): void {
+    this.#stats = stats;
   }
 
   /** Stop retrying: groups still waiting fail (the shard is closing). */
@@ -338,9 +345,11 @@ export class ObjectCommit implements Replicator {
       this.#unanswered.push(mine);
       let r: { fenced: string[] };
       try {
+        const t0 = performance.now();
         const sending = this.#retrying(() => this.#o.ledger.commit(key, bytes, commits, carried));
         sent();
         r = await sending;
+        if (this.#stats !== null) observeBucket(this.#stats.ledger, COMMIT_SECONDS_BOUNDS, (performance.now() - t0) / 1000);
         await before;
       } finally {
         this.#unanswered.splice(this.#unanswered.indexOf(mine), 1);

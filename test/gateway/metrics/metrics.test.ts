@@ -96,6 +96,8 @@ describe('metrics under load (auth off)', () => {
     expect(sample(after.text, 'svc_group_commit_frames_bucket', 'le="+Inf"')).toBe(groups);
     expect(sample(after.text, 'svc_group_commit_duration_seconds_count')).toBe(groups);
     expect(sample(after.text, 'svc_group_commit_duration_seconds_sum')).toBeGreaterThan(0);
+    // No ledger without --objects: its histogram is left out.
+    expect(after.text).not.toMatch(/^svc_objects_ledger_commit_seconds/m);
 
     await producer.disconnect();
     // Closed connections leave the gauge (the server sees the close a moment later).
