@@ -23,7 +23,7 @@ const path = require('node:path');
 const { startSvc } = require('./lib/servers');
 const { runWrk, haveWrk } = require('./lib/wrk');
 const { recordBody } = require('./lib/bodies');
-const { http, cpuSeconds, intEnv } = require('./lib/util');
+const { http, cpuSeconds, intEnv, freePorts } = require('./lib/util');
 const { startEtcd } = require('../ops/lib/etcd-local');
 const { startS3rver } = require('./lib/s3rver');
 
@@ -68,21 +68,31 @@ async function main() {
           // s3rver takes any credentials; the node refuses s3:// without them.
           if (side === 'objects-s3') env = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
         }
+        // The admin listener, for the group commit's figures around the measured run (docs/metrics.md).
+        const [adminPort] = await freePorts(1);
+        args.push('--admin', '--admin-listen', `127.0.0.1:${adminPort}`);
         live = await startSvc(workDir, { name: `svc-${side}`, args, env });
         const res = await http('PUT', `${live.baseUrl}/w1`, { headers: { 'content-type': 'application/octet-stream' } });
         if (res.status !== 201) throw new Error(`PUT /w1 (${side}) → ${res.status} ${res.body.toString()}`);
         const load = { url: `${live.baseUrl}/w1`, script: 'append.lua', args: [body, 'application/octet-stream'], connections };
         await runWrk({ ...load, seconds: WARMUP_S });
+        const scrape = async () => (await http('GET', `http://127.0.0.1:${adminPort}/metrics`)).body.toString();
+        const etcdCpu = () => etcd.members.reduce((a, m) => a + cpuSeconds(m.proc.pid), 0);
+        const before = { metrics: await scrape(), etcd: etcdCpu() };
         const cpuBefore = cpuSeconds(live.pid);
         const w = await runWrk({ ...load, seconds: duration });
         const cpu = cpuSeconds(live.pid) - cpuBefore;
+        const legs = commitLegs(before.metrics, await scrape(), etcdCpu() - before.etcd);
         await live.stop();
         live = null;
         const bad = (w.errors && w.errors.status) || w.non2xx || 0;
         if (bad > 0) throw new Error(`${side}: ${bad} non-2xx answers`);
-        const run = { round: r + 1, side, rps: w.requests / w.seconds, p50: w.latency.p50, p99: w.latency.p99, cpuUs: (cpu / w.requests) * 1e6 };
+        const run = { round: r + 1, side, rps: w.requests / w.seconds, p50: w.latency.p50, p99: w.latency.p99, cpuUs: (cpu / w.requests) * 1e6, ...legs };
         runs.push(run);
-        console.log(`round ${run.round} ${side.padEnd(18)} ${Math.round(run.rps)} appends/s, p50 ${ms(run.p50)} ms, p99 ${ms(run.p99)} ms, ${run.cpuUs.toFixed(1)} µs node CPU per append`);
+        console.log(
+          `round ${run.round} ${side.padEnd(18)} ${Math.round(run.rps)} appends/s, p50 ${ms(run.p50)} ms, p99 ${ms(run.p99)} ms, ${run.cpuUs.toFixed(1)} µs node CPU per append, ` +
+            `${fixed(run.framesPerGroup, 1)} frames per group, group commit ${fixed(run.commitMs, 2)} ms (PUT ${fixed(run.putMs, 2)}, ledger txn ${fixed(run.txnMs, 2)}), etcd ${fixed(run.etcdUsPerGroup, 0)} µs CPU per group`,
+        );
       }
     }
     const section = render({ runs, sides, rounds, duration, connections, members, load: `${loadBefore.toFixed(2)} at start, ${os.loadavg()[0].toFixed(2)} at end` });
@@ -100,6 +110,35 @@ async function main() {
   }
 }
 
+const fixed = (v, digits) => (v === null ? '—' : v.toFixed(digits));
+
+/** A histogram's or counter's value in a Prometheus text scrape (the sample with exactly these labels; 0 when absent). */
+function sampleOf(text, name, labels = '') {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}${labels === '' ? ' ' : `{${labels}} `}`));
+  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+/**
+ * Where a group commit's time went over the measured run, from the node's metrics before and
+ * after (docs/metrics.md): frames per group, and the mean of the whole commit, of its object PUT
+ * and of its ledger transaction (null where the side has none); etcd's CPU per group.
+ */
+function commitLegs(before, after, etcdSeconds) {
+  const delta = (name, labels) => sampleOf(after, name, labels) - sampleOf(before, name, labels);
+  const meanMs = (name, labels) => {
+    const n = delta(`${name}_count`, labels);
+    return n > 0 ? (delta(`${name}_sum`, labels) / n) * 1000 : null;
+  };
+  const groups = delta('svc_group_commit_frames_count');
+  return {
+    framesPerGroup: groups > 0 ? delta('svc_group_commit_frames_sum') / groups : null,
+    commitMs: meanMs('svc_group_commit_duration_seconds'),
+    putMs: meanMs('svc_object_store_request_seconds', 'op="put"'),
+    txnMs: meanMs('svc_objects_ledger_commit_seconds'),
+    etcdUsPerGroup: groups > 0 && meanMs('svc_objects_ledger_commit_seconds') !== null ? (etcdSeconds / groups) * 1e6 : null,
+  };
+}
+
 function render({ runs, sides, rounds, duration, connections, members, load }) {
   const lines = [
     START,
@@ -115,14 +154,21 @@ function render({ runs, sides, rounds, duration, connections, members, load }) {
     `- date: ${new Date().toISOString()}; ${os.cpus().length} cores, ${os.type()} ${os.release()}, node ${process.version}; load average (1 min): ${load}`,
     `- ${rounds} rounds × ${duration} s per run, ${connections} connections, after a 2 s warm-up of each`,
     '',
-    `| Round | side | appends/s | ÷ local | p50 (ms) | p99 (ms) | node CPU per append (µs) |`,
-    '|---|---|---|---|---|---|---|',
+    'Where a group commit\'s time goes, from the node\'s metrics over the measured run (docs/metrics.md): frames per group; the mean group commit ' +
+      '(`svc_group_commit_duration_seconds`: local, write + fdatasync; objects, from the group\'s start to its local write, the wait for the group before it included), ' +
+      'its object PUT (`svc_object_store_request_seconds{op="put"}`) and its ledger transaction in etcd (`svc_objects_ledger_commit_seconds`); etcd\'s CPU per group.',
+    '',
+    `| Round | side | appends/s | ÷ local | p50 (ms) | p99 (ms) | node CPU per append (µs) | frames per group | group commit (ms) | object PUT (ms) | ledger txn (ms) | etcd CPU per group (µs) |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (let r = 1; r <= rounds; r++) {
     const local = runs.find((x) => x.round === r && x.side === 'local');
     for (const side of sides) {
       const x = runs.find((y) => y.round === r && y.side === side);
-      lines.push(`| ${r} | ${side} | ${Math.round(x.rps)} | ${(x.rps / local.rps).toFixed(3)}× | ${ms(x.p50)} | ${ms(x.p99)} | ${x.cpuUs.toFixed(1)} |`);
+      lines.push(
+        `| ${r} | ${side} | ${Math.round(x.rps)} | ${(x.rps / local.rps).toFixed(3)}× | ${ms(x.p50)} | ${ms(x.p99)} | ${x.cpuUs.toFixed(1)} | ` +
+          `${fixed(x.framesPerGroup, 1)} | ${fixed(x.commitMs, 2)} | ${fixed(x.putMs, 2)} | ${fixed(x.txnMs, 2)} | ${fixed(x.etcdUsPerGroup, 0)} |`,
+      );
     }
   }
   const mean = (side, k) => runs.filter((x) => x.side === side).reduce((a, x) => a + x[k], 0) / rounds;
