@@ -26,6 +26,7 @@ const { recordBody } = require('./lib/bodies');
 const { http, cpuSeconds, intEnv, freePorts } = require('./lib/util');
 const { startEtcd } = require('../ops/lib/etcd-local');
 const { startS3rver } = require('./lib/s3rver');
+const { putFloor, txnFloor, GROUP_BYTES } = require('./lib/commit-floors');
 
 const PERF_DIR = __dirname;
 const START = '<!-- cluster-append:start -->';
@@ -54,6 +55,12 @@ async function main() {
   let live = null;
   let n = 0;
   try {
+    // Each remote leg alone first, one at a time and with no load: the floors the loaded figures are set against.
+    const floors = { put: await putFloor(path.join(workDir, 'floor-objects')), txn: await txnFloor(etcd, `perf-${process.pid}-floor`) };
+    console.log(
+      `alone: object PUT of ${GROUP_BYTES} B p50 ${floors.put.p50.toFixed(2)} ms (p99 ${floors.put.p99.toFixed(2)}); ` +
+        `ledger commit p50 ${floors.txn.p50.toFixed(2)} ms (p99 ${floors.txn.p99.toFixed(2)}), etcd ${floors.txn.etcdUs.toFixed(0)} µs CPU per commit`,
+    );
     const runs = [];
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? sides : [...sides].reverse();
@@ -95,7 +102,7 @@ async function main() {
         );
       }
     }
-    const section = render({ runs, sides, rounds, duration, connections, members, load: `${loadBefore.toFixed(2)} at start, ${os.loadavg()[0].toFixed(2)} at end` });
+    const section = render({ runs, sides, rounds, duration, connections, members, floors, load: `${loadBefore.toFixed(2)} at start, ${os.loadavg()[0].toFixed(2)} at end` });
     console.log('\n' + section);
     const file = path.join(PERF_DIR, 'RESULTS.md');
     const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
@@ -139,20 +146,23 @@ function commitLegs(before, after, etcdSeconds) {
   };
 }
 
-function render({ runs, sides, rounds, duration, connections, members, load }) {
+function render({ runs, sides, rounds, duration, connections, members, floors, load }) {
   const lines = [
     START,
     '## Objects mode: append cost',
     '',
     'The W1 load (single 100-byte appends to one stream, wrk -t1) against one node in single-node mode ' +
       '(`--metadata local`: local write + fdatasync) and in objects mode (`--metadata etcd://…`, `--objects file:<dir>`: ' +
-      'object PUT written in place with the file and its directory fsynced together, then the fenced ledger txn (the PUT of the next group beside it), then the local write without fdatasync; ' +
+      'object PUT (its key announced ahead, the file created and its name synced off the write path: a write and an fdatasync), then the fenced ledger txn (the PUT of the next group beside it), then the local write without fdatasync; ' +
       '`objects-s3`: `--objects s3://…` on s3rver from npm on the same machine, which stores each object as files), ' +
       `same build, same run, ${members} etcd 3.4 member(s) on the same machine. Written by \`node perf/cluster-append.js\`. ` +
       'The machine was shared with other work (load below): compare the sides of one round, not figures across sections.',
     '',
     `- date: ${new Date().toISOString()}; ${os.cpus().length} cores, ${os.type()} ${os.release()}, node ${process.version}; load average (1 min): ${load}`,
     `- ${rounds} rounds × ${duration} s per run, ${connections} connections, after a 2 s warm-up of each`,
+    `- each remote leg alone, one at a time, before the rounds and with no other load of this benchmark (\`perf/lib/commit-floors.js\`, the product's code): ` +
+      `a \`file:\` object PUT of ${GROUP_BYTES} B (about one W1 group) p50 ${floors.put.p50.toFixed(2)} ms, p99 ${floors.put.p99.toFixed(2)} ms; ` +
+      `a ledger commit of one stream's entry p50 ${floors.txn.p50.toFixed(2)} ms, p99 ${floors.txn.p99.toFixed(2)} ms, etcd ${floors.txn.etcdUs.toFixed(0)} µs CPU per commit`,
     '',
     'Where a group commit\'s time goes, from the node\'s metrics over the measured run (docs/metrics.md): frames per group; the mean group commit ' +
       '(`svc_group_commit_duration_seconds`: local, write + fdatasync; objects, from the group\'s start to its local write, the wait for the group before it included), ' +
