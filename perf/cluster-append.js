@@ -23,7 +23,7 @@ const path = require('node:path');
 const { startSvc } = require('./lib/servers');
 const { runWrk, haveWrk } = require('./lib/wrk');
 const { recordBody } = require('./lib/bodies');
-const { http, cpuSeconds, intEnv, freePorts } = require('./lib/util');
+const { http, cpuSeconds, etcdCpuSeconds, metricSample, intEnv, freePorts } = require('./lib/util');
 const { startEtcd } = require('../ops/lib/etcd-local');
 const { startS3rver } = require('./lib/s3rver');
 const { putFloor, txnFloor, GROUP_BYTES } = require('./lib/commit-floors');
@@ -84,12 +84,11 @@ async function main() {
         const load = { url: `${live.baseUrl}/w1`, script: 'append.lua', args: [body, 'application/octet-stream'], connections };
         await runWrk({ ...load, seconds: WARMUP_S });
         const scrape = async () => (await http('GET', `http://127.0.0.1:${adminPort}/metrics`)).body.toString();
-        const etcdCpu = () => etcd.members.reduce((a, m) => a + cpuSeconds(m.proc.pid), 0);
-        const before = { metrics: await scrape(), etcd: etcdCpu() };
+        const before = { metrics: await scrape(), etcd: etcdCpuSeconds(etcd) };
         const cpuBefore = cpuSeconds(live.pid);
         const w = await runWrk({ ...load, seconds: duration });
         const cpu = cpuSeconds(live.pid) - cpuBefore;
-        const legs = commitLegs(before.metrics, await scrape(), etcdCpu() - before.etcd);
+        const legs = commitLegs(before.metrics, await scrape(), etcdCpuSeconds(etcd) - before.etcd);
         await live.stop();
         live = null;
         const bad = (w.errors && w.errors.status) || w.non2xx || 0;
@@ -119,30 +118,25 @@ async function main() {
 
 const fixed = (v, digits) => (v === null ? '—' : v.toFixed(digits));
 
-/** A histogram's or counter's value in a Prometheus text scrape (the sample with exactly these labels; 0 when absent). */
-function sampleOf(text, name, labels = '') {
-  const line = text.split('\n').find((l) => l.startsWith(`${name}${labels === '' ? ' ' : `{${labels}} `}`));
-  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
-}
-
 /**
  * Where a group commit's time went over the measured run, from the node's metrics before and
  * after (docs/metrics.md): frames per group, and the mean of the whole commit, of its object PUT
  * and of its ledger transaction (null where the side has none); etcd's CPU per group.
  */
 function commitLegs(before, after, etcdSeconds) {
-  const delta = (name, labels) => sampleOf(after, name, labels) - sampleOf(before, name, labels);
+  const delta = (name, labels) => metricSample(after, name, labels) - metricSample(before, name, labels);
   const meanMs = (name, labels) => {
     const n = delta(`${name}_count`, labels);
     return n > 0 ? (delta(`${name}_sum`, labels) / n) * 1000 : null;
   };
   const groups = delta('svc_group_commit_frames_count');
+  const txnMs = meanMs('svc_objects_ledger_commit_seconds');
   return {
     framesPerGroup: groups > 0 ? delta('svc_group_commit_frames_sum') / groups : null,
     commitMs: meanMs('svc_group_commit_duration_seconds'),
     putMs: meanMs('svc_object_store_request_seconds', 'op="put"'),
-    txnMs: meanMs('svc_objects_ledger_commit_seconds'),
-    etcdUsPerGroup: groups > 0 && meanMs('svc_objects_ledger_commit_seconds') !== null ? (etcdSeconds / groups) * 1e6 : null,
+    txnMs,
+    etcdUsPerGroup: groups > 0 && txnMs !== null ? (etcdSeconds / groups) * 1e6 : null,
   };
 }
 

@@ -14,7 +14,7 @@
 
 const os = require('node:os');
 const path = require('node:path');
-const { http, intEnv, freePort, parallel } = require('./lib/util');
+const { http, intEnv, freePort, parallel, metricSample } = require('./lib/util');
 const { pairedRuns, W1_LOAD } = require('./lib/builds-ab');
 
 const SPREAD = 1000; // streams in W2, as perf/run.js
@@ -23,10 +23,7 @@ const SPREAD = 1000; // streams in W2, as perf/run.js
 async function commitFigures(port) {
   const res = await http('GET', `http://127.0.0.1:${port}/metrics`);
   const text = res.body.toString();
-  const value = (name) => {
-    const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
-    return m === null ? 0 : Number(m[1]);
-  };
+  const value = (name) => metricSample(text, name);
   return { groups: value('svc_group_commit_frames_count'), frames: value('svc_group_commit_frames_sum'), syncs: value('svc_log_syncs_total'), seconds: value('svc_group_commit_duration_seconds_sum') };
 }
 

@@ -7,7 +7,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { cpuSeconds } = require('./util');
+const { etcdCpuSeconds } = require('./util');
 
 const DIST = path.resolve(__dirname, '..', '..', 'dist');
 /** About one W1 group: ~30 single-record frames of a 100-byte record. */
@@ -57,13 +57,12 @@ async function txnFloor(etcd, prefix, seconds = 2) {
   try {
     const took = await ledger.takeFence(stream, fence, { create: true });
     if (!took.ok) throw new Error('commit floor: could not take the fence of a new stream');
-    const etcdCpu = () => etcd.members.reduce((a, m) => a + cpuSeconds(m.proc.pid), 0);
-    const cpu0 = etcdCpu();
+    const cpu0 = etcdCpuSeconds(etcd);
     const r = await timed(seconds, async (i) => {
       const res = await ledger.commit(`g/1/1/0/${String(i).padStart(12, '0')}`, GROUP_BYTES, [{ stream, fence, counter: i, off: 0, len: GROUP_BYTES, from: i * 30, to: (i + 1) * 30 }]);
       if (res.fenced.length > 0) throw new Error('commit floor: the ledger refused its own fence');
     });
-    return { ...r, etcdUs: ((etcdCpu() - cpu0) / r.n) * 1e6 };
+    return { ...r, etcdUs: ((etcdCpuSeconds(etcd) - cpu0) / r.n) * 1e6 };
   } finally {
     ledger.close();
   }

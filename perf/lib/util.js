@@ -68,6 +68,18 @@ function cpuSeconds(pid) {
   return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
 }
 
+/** CPU seconds used so far by every member of a local etcd (ops/lib/etcd-local.js), summed. */
+function etcdCpuSeconds(etcd) {
+  return etcd.members.reduce((a, m) => a + cpuSeconds(m.proc.pid), 0);
+}
+
+/** One sample's value in a Prometheus text scrape: `name` with exactly `labels` (`op="put"`; '' for none), 0 when absent. */
+function metricSample(text, name, labels = '') {
+  const head = labels === '' ? `${name} ` : `${name}{${labels}} `;
+  const line = text.split('\n').find((l) => l.startsWith(head));
+  return line === undefined ? 0 : Number(line.slice(head.length));
+}
+
 /** A positive integer setting from the environment (default `dflt`, at most `max`); exits on a bad value. */
 function intEnv(name, dflt, max) {
   const v = process.env[name];
@@ -79,4 +91,4 @@ function intEnv(name, dflt, max) {
   return Math.min(n, max);
 }
 
-module.exports = { freePort, freePorts, sleep, waitForPort, http, parallel, cpuSeconds, intEnv };
+module.exports = { freePort, freePorts, sleep, waitForPort, http, parallel, cpuSeconds, etcdCpuSeconds, metricSample, intEnv };
