@@ -157,7 +157,9 @@ export class Compactor {
     const seen = this.#seen.get(stream);
     let run: number[] = [];
     let bytes = 0;
-    for (let i = 0; i < entries.length; i++) {
+    // The newest entry is never rewritten: its group object key marks where the stream's writer
+    // was, which tail recovery starts from (tail-recovery.ts).
+    for (let i = 0; i < entries.length - 1; i++) {
       const { key, e } = entries[i]!;
       const settled = crowded || now - (seen?.get(key) ?? now) >= this.#o.settleMs;
       const small = e.len < this.#o.smallBytes && settled && e.to > startSeq;

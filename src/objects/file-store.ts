@@ -6,11 +6,12 @@
  *   1. write `<dir>/<key's dir>/.<name>.<random>.tmp` and fsync it      (the bytes are on disk)
  *   2. rename it to `<name>`                                            (atomic: readers see all or nothing)
  *   3. fsync the directory                                              (the name is on disk)
- * A fresh key (nothing reads it before the put resolves: group and compacted objects) is written
- * in place instead, its data and directory synced together: one sync round, not two in a row.
- * A fresh key announced ahead (prepare(): the group commit knows its next keys) has its file
- * created and its name synced off the write path, several at once; its put is then a write and
- * an fdatasync.
+ * A fresh key (nothing reads it before the put resolves: compacted objects) is written in place
+ * instead, its data and directory synced together: one sync round, not two in a row.
+ * A create-only put (PutOptions.ifAbsent: group objects, which fence their writer) links the
+ * synced temporary file to the key — link(2) fails when the name exists, so of two puts of one
+ * key exactly one wins, and readers see all of the object or nothing — then syncs the directory.
+ * Its temporary file may be opened ahead (prepare(): the group commit knows its next keys).
  * Directories a put creates are fsynced into their parents first. Temporary files start with `.`,
  * a segment no key may have, so listings skip them and they never collide with an object.
  */
@@ -29,8 +30,9 @@ export class FileObjectStore implements ObjectStore {
   #rootChecked = false;
   /** Directories fresh puts went to, kept open for their fsyncs. */
   readonly #dirFds = new Map<string, number>();
-  /** Fresh keys created ahead by prepare(): the open file, once created and its name synced. */
-  readonly #prepared = new Map<string, { fd: Promise<number>; at: number }>();
+  /** Create-only keys readied by prepare(): their temporary file, open. */
+  readonly #prepared = new Map<string, { tmp: string; fd: number }>();
+  readonly createOnly = true;
 
   constructor(dir: string, stats?: ObjectStoreStats) {
     this.#dir = dir;
@@ -44,9 +46,10 @@ export class FileObjectStore implements ObjectStore {
     await this.#timed('put', key, bytes, async () => {
       const file = this.#path(key);
       const dir = path.dirname(file);
-      if (options?.fresh === true) return this.#putInPlace(key, file, dir, chunks, bytes);
+      if (options?.ifAbsent === true) return this.#putIfAbsent(key, file, dir, chunks, bytes);
+      if (options?.fresh === true) return this.#putInPlace(file, dir, chunks, bytes);
       await this.#ensureDir(dir);
-      const tmp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+      const tmp = tmpName(file);
       let renamed = false;
       try {
         const fh = await fs.promises.open(tmp, 'wx', 0o644);
@@ -132,12 +135,9 @@ export class FileObjectStore implements ObjectStore {
   async close(): Promise<void> {
     const prepared = [...this.#prepared];
     this.#prepared.clear();
-    for (const [key, p] of prepared) {
-      const fd = await p.fd.catch(() => null);
-      if (fd === null) continue;
-      fs.closeSync(fd);
-      // Never written: not an object (best effort; left behind, it is an orphan for the reaper).
-      await fs.promises.unlink(this.#path(key)).catch(() => undefined);
+    for (const [, p] of prepared) {
+      fs.closeSync(p.fd);
+      await fs.promises.unlink(p.tmp).catch(() => undefined);
     }
     const fds = [...this.#dirFds.values()];
     this.#dirFds.clear();
@@ -145,36 +145,53 @@ export class FileObjectStore implements ObjectStore {
   }
 
   /**
-   * Fresh keys that will be put soon (the group commit's next object keys): their files are
-   * created now, empty, and their directory synced once for all of them, off the write path. A
-   * put of one within PREPARED_MAX_AGE_MS is then a write and an fdatasync; an older one is
-   * created anew (the reaper counts an unrecorded object an orphan after 60 s). Failures here
-   * only cost the put its shortcut.
+   * Create-only keys that will be put soon (the group commit's next object keys): their
+   * temporary files are opened now, off the write path. Failures here only cost the put its
+   * shortcut.
    */
   prepare(keys: readonly string[]): void {
-    const byDir = new Map<string, string[]>();
     for (const key of keys) {
       checkKey('put', key);
       if (this.#prepared.has(key)) continue;
-      const dir = path.dirname(this.#path(key));
-      byDir.set(dir, [...(byDir.get(dir) ?? []), key]);
+      const file = this.#path(key);
+      const tmp = tmpName(file);
+      try {
+        this.#prepared.set(key, { tmp, fd: fs.openSync(tmp, 'wx', 0o644) });
+      } catch {
+        // The directory does not exist yet (the first put makes it) or the disk refused: the put opens its own.
+      }
     }
-    for (const [dir, group] of byDir) {
-      const created = (async (): Promise<number[]> => {
-        await this.#rootExists('put', group[0]!);
-        const dirFd = await this.#dirFd(dir);
-        const fds = await Promise.allSettled(group.map((key) => openFile(this.#path(key), 'wx')));
-        // One directory sync for every name created above.
-        await syncFd(dirFd, 'all');
-        return fds.map((r) => (r.status === 'fulfilled' ? r.value : -1));
-      })();
-      const at = Date.now();
-      group.forEach((key, i) => {
-        const fd = created.then((fds) => (fds[i]! >= 0 ? fds[i]! : Promise.reject(new Error(`${key}: not created ahead`))));
-        fd.catch(() => undefined);
-        this.#prepared.set(key, { fd, at });
-      });
+  }
+
+  /**
+   * A create-only put: the bytes written to a temporary file and synced, the file linked to the
+   * key (EEXIST: the key exists, PreconditionFailed), the directory synced. The calls on the
+   * calling thread are synchronous (a create, a write into the page cache, a link: microseconds);
+   * the two syncs run on the thread pool, and the directory stays open for the next put.
+   */
+  async #putIfAbsent(key: string, file: string, dir: string, chunks: readonly Buffer[], bytes: number): Promise<void> {
+    const dirFd = await this.#dirFd(dir);
+    const ahead = this.#prepared.get(key);
+    this.#prepared.delete(key);
+    const tmp = ahead?.tmp ?? tmpName(file);
+    const fd = ahead?.fd ?? fs.openSync(tmp, 'wx', 0o644);
+    try {
+      try {
+        writeAllSync(fd, chunks, bytes);
+        await syncFd(fd, 'data');
+      } finally {
+        fs.closeSync(fd);
+      }
+      try {
+        fs.linkSync(tmp, file);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new ObjectStoreError('put', key, 'PreconditionFailed', `object store ${this.describe}: ${JSON.stringify(key)} exists (a create-only put)`);
+        throw err;
+      }
+    } finally {
+      fs.rmSync(tmp, { force: true });
     }
+    await syncFd(dirFd, 'all');
   }
 
   /**
@@ -182,30 +199,8 @@ export class FileObjectStore implements ObjectStore {
    * directory entry synced at once. Both syncs follow the create and the write, so when both
    * resolve the name and the bytes are on disk; until then a reader could see part of the object,
    * which is why only keys nothing reads yet are written so.
-   *
-   * This is the group commit's path, so it is lean on the calling thread: the open, write and
-   * close are synchronous (a create and a write into the page cache, microseconds), the two syncs
-   * run on the thread pool side by side, and the directory stays open for the next put (the store
-   * never removes directories). Against the promise API's seven round trips this halves the CPU
-   * of a put (perf: 160–170 against 330–400 µs for a 6 KB object, fsyncs included).
    */
-  async #putInPlace(key: string, file: string, dir: string, chunks: readonly Buffer[], bytes: number): Promise<void> {
-    const ahead = this.#prepared.get(key);
-    if (ahead !== undefined) {
-      this.#prepared.delete(key);
-      const fd = await ahead.fd.catch(() => null);
-      if (fd !== null && Date.now() - ahead.at < PREPARED_MAX_AGE_MS) {
-        // Created and its name synced already: only the bytes are left to make durable.
-        try {
-          writeAllSync(fd, chunks, bytes);
-          await syncFd(fd, 'data');
-        } finally {
-          fs.closeSync(fd);
-        }
-        return;
-      }
-      if (fd !== null) fs.closeSync(fd);
-    }
+  async #putInPlace(file: string, dir: string, chunks: readonly Buffer[], bytes: number): Promise<void> {
     const dirFd = await this.#dirFd(dir);
     const fd = fs.openSync(file, 'w', 0o644);
     try {
@@ -324,16 +319,9 @@ async function writeAll(fh: fs.promises.FileHandle, chunks: readonly Buffer[], b
   }
 }
 
-/** fdatasync (data) or fsync (all) of an open descriptor, on the thread pool. */
-/**
- * How long a file created ahead may wait for its put. Well under the reaper's 60 s orphan age
- * (counted from the first listing that sees the empty file): the put and its ledger commit follow
- * within the ledger's deadline, so the reaper never deletes a file a put is about to fill.
- */
-const PREPARED_MAX_AGE_MS = 10_000; // 10 s
-
-function openFile(file: string, flags: string): Promise<number> {
-  return new Promise((resolve, reject) => fs.open(file, flags, 0o644, (err, fd) => (err ? reject(err) : resolve(fd))));
+/** A temporary file beside `file`: its name starts with `.`, which no key segment may, so listings skip it. */
+function tmpName(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
 /** Write every chunk at the file's start (a page-cache write: synchronous is cheaper than a round trip to the thread pool). */
@@ -347,6 +335,7 @@ function writeAllSync(fd: number, chunks: readonly Buffer[], bytes: number): voi
   }
 }
 
+/** fdatasync (data) or fsync (all) of an open descriptor, on the thread pool. */
 function syncFd(fd: number, what: 'data' | 'all'): Promise<void> {
   return new Promise((resolve, reject) => (what === 'data' ? fs.fdatasync : fs.fsync)(fd, (err) => (err ? reject(err) : resolve())));
 }

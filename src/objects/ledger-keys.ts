@@ -9,6 +9,11 @@
  *   r/<objectKey>/<stream>                   1: the stream references the object
  *   o/<objectKey>                            {bytes, at}
  *   d/<objectKey>                            {at}: destroyed, waiting for deletion
+ *   w/<stream>                               the group object key where the stream's writer took its
+ *                                            place: groups after it in that writer may hold frames of
+ *                                            the stream acknowledged before the ledger recorded them
+ *   h/<writer>                               "<n>": every group of writer `g/<node>/<nodeEpoch>/<shard>/`
+ *                                            up to n that was acknowledged is recorded
  *
  * `<stream>` is the stream name percent-encoded (encodeURIComponent), so a name holding `/` never
  * makes one stream's `i/` prefix a prefix of another's (`i/a/` against `i/a%2Fb/`). Object keys:
@@ -46,6 +51,17 @@ export const streamOfSegment = (seg: string): string => decodeURIComponent(seg);
 /** The key of a group object: one shard's group commit on one node start. */
 export function groupObjectKey(nodeId: number, nodeEpoch: number, shard: number, counter: number): string {
   return `g/${nodeId}/${nodeEpoch}/${shard}/${pad(counter, 12)}`;
+}
+
+/** A group object key's writer (`g/<nodeId>/<nodeEpoch>/<shard>/`) and number, or null for any other key. */
+export function parseGroupObjectKey(key: string): { writer: string; n: number } | null {
+  const m = /^(g\/\d+\/\d+\/\d+\/)(\d{12,})$/.exec(key);
+  return m === null ? null : { writer: m[1]!, n: Number(m[2]) };
+}
+
+/** The key of group `n` of a writer (`g/<nodeId>/<nodeEpoch>/<shard>/`). */
+export function writerObjectKey(writer: string, n: number): string {
+  return `${writer}${pad(n, 12)}`;
 }
 
 /** The key of a compacted object: one stream's frames rewritten (compaction). */
@@ -86,6 +102,16 @@ export class LedgerKeys {
 
   ref(objectKey: string, stream: string): string {
     return `${this.refs(objectKey)}${streamSegment(stream)}`;
+  }
+
+  /** `w/<stream>`: where the stream's writer took its place. */
+  position(stream: string): string {
+    return `${this.root}w/${streamSegment(stream)}`;
+  }
+
+  /** `h/<writer>` (the writer without its trailing `/`): how far the writer's groups are recorded. */
+  recorded(writer: string): string {
+    return `${this.root}h/${writer.replace(/\/$/, '')}`;
   }
 
   object(objectKey: string): string {

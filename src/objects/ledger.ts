@@ -2,10 +2,10 @@
  * The object ledger (docs/cluster.md, "Objects mode: where data lives"): which object holds which
  * of a stream's frames, in etcd under `<metadata prefix>.objects/` (layout: ledger-keys.ts).
  *
- *   group object PUT (durable) ──▶ commit(): one txn per ≤ 40 streams
+ *   group object PUTs (durable) ──▶ commitObjects(): ≤ 16 objects, one txn per ≤ 40 streams
  *                                    compare value(f/<stream>) == "<me>:<epoch>"   (fencing)
- *                                    put o/<object>, i/<stream>/<epoch>.<counter>, r/<object>/<stream>, m/<stream>
- *                                    (+ the carried entries of earlier groups still unanswered, same streams)
+ *                                    put o/<object> per object, and per stream and object:
+ *                                    i/<stream>/<epoch>.<counter>, r/<object>/<stream>; m/<stream> once
  *                                  ──▶ the streams whose compare failed are `fenced`: never acknowledged
  *
  * Writes here are idempotent (the same keys with the same values), so a transaction whose answer
@@ -52,20 +52,41 @@ export interface StreamCommit extends Omit<EntryValue, 'o'> {
 }
 
 /**
- * An entry of an earlier group whose commit was sent but not answered yet, carried in a later
- * group's commit of the same stream (pipelined commits): whichever of the two txns etcd applies
- * first records both, so a stream's entries never have a gap whatever order they arrive in.
- * Carried entries hold no create and no `m/` (a group that has either is answered before the
- * next group's commit is sent), so the keys of one txn never repeat.
+ * One stream's part of a ledger commit that records several group objects at once (the groups
+ * whose objects became durable while the previous commit was in flight): its entries in group
+ * order, all in one txn under one fence compare, so a stream's entries never have a gap.
  */
-export interface CarriedEntry {
-  objectKey: string;
-  bytes: number;
-  commit: StreamCommit;
+export interface StreamRecord {
+  stream: string;
+  /** The fence this node holds for the stream; its epoch names the entries. */
+  fence: Fence;
+  /** The first entry created the stream: the fence is taken create-only in the same txn. */
+  create?: boolean;
+  /** The `m/` record after the last entry, when one of the groups changed it. */
+  meta?: LedgerMeta;
+  /** One per group object holding frames of the stream, in group order, each with its counter. */
+  entries: ReadonlyArray<EntryValue & { counter: number }>;
+  /** `w/<stream>` takes this group object key: the writer's groups after it may be acknowledged before they are recorded. */
+  position?: string;
 }
 
-/** Streams per commit txn (design: ≤ 40): i/ + r/ each (+ m/, + f/ on create), o/ once. */
+/**
+ * `h/<writer>`: the writer's instance whose numbers start at `from` (a shard worker's run: a
+ * worker started again begins above a gap) recorded every group it acknowledged up to `n`.
+ */
+export interface RecordedThrough {
+  writer: string;
+  from: number;
+  n: number;
+}
+
+/** Streams per commit txn (design: ≤ 40): i/ + r/ per entry (+ m/, + f/ on create), o/ once per object. */
 export const STREAMS_PER_TXN = 40;
+/**
+ * Group objects one commit may record: a stream's entries go in one txn, 2 operations each plus
+ * the objects' `o/`, which must stay within OPS_PER_TXN.
+ */
+export const OBJECTS_PER_COMMIT = 16;
 /** Operations per txn branch: etcd's default --max-txn-ops is 128. */
 const OPS_PER_TXN = 128;
 /** Entries removed per txn by delete and trim (i/ + r/ each). */
@@ -131,32 +152,54 @@ export class Ledger {
 
   /**
    * Record one group object: its `o/` record and, per stream, the entry, the reference and the
-   * new `m/`, under the stream's fence. Returns the streams whose fence did not match (they were
-   * moved away: nothing of theirs was recorded). Rejects with EtcdUnavailableError when etcd did
-   * not answer within the deadline (then the outcome is unknown; sending the same commit again
-   * is safe). `carried`: entries of earlier unanswered groups, recorded in the same txn as this
-   * group's entry of their stream (those of other streams are left to their own groups).
+   * new `m/`, under the stream's fence (commitObjects with one object).
    */
-  async commit(objectKey: string, bytes: number, commits: readonly StreamCommit[], carried: readonly CarriedEntry[] = []): Promise<{ fenced: string[] }> {
+  commit(objectKey: string, bytes: number, commits: readonly StreamCommit[]): Promise<{ fenced: string[] }> {
+    return this.commitObjects(
+      new Map([[objectKey, bytes]]),
+      commits.map((c) => ({
+        stream: c.stream,
+        fence: c.fence,
+        ...(c.create === true ? { create: true } : {}),
+        ...(c.meta !== undefined ? { meta: c.meta } : {}),
+        entries: [{ o: objectKey, counter: c.counter, off: c.off, len: c.len, from: c.from, to: c.to }],
+      })),
+    );
+  }
+
+  /**
+   * Record group objects (key → bytes, at most OBJECTS_PER_COMMIT): their `o/` records and, per
+   * stream, its entries, their references and the new `m/`, under the stream's fence; ≤ 40 streams
+   * per txn, each stream's entries in one. Returns the streams whose fence did not match (they
+   * were moved away: nothing of theirs was recorded). Rejects with EtcdUnavailableError when etcd
+   * did not answer within the deadline (then the outcome is unknown; sending the same commit
+   * again is safe).
+   */
+  async commitObjects(objects: ReadonlyMap<string, number>, streams: readonly StreamRecord[], recorded?: RecordedThrough): Promise<{ fenced: string[] }> {
+    if (objects.size > OBJECTS_PER_COMMIT) throw new Error(`ledger commit: ${objects.size} objects in one commit (at most ${OBJECTS_PER_COMMIT})`);
     const fenced: string[] = [];
-    const object: EtcdOp = { put: this.keys.object(objectKey), value: json({ bytes, at: Date.now() }) };
-    const carriedOf = new Map<string, CarriedEntry[]>();
-    for (const e of carried) carriedOf.set(e.commit.stream, [...(carriedOf.get(e.commit.stream) ?? []), e]);
-    for (let part of txnParts(commits, carriedOf)) {
+    const at = Date.now();
+    const parts = txnParts(streams);
+    // h/ moves only with every stream of the commit recorded: in the one txn when there is one
+    // (a fenced stream's retry leaves it out), else after all of them.
+    const watermark: EtcdOp[] = recorded === undefined ? [] : [{ put: this.keys.recorded(recorded.writer), value: Buffer.from(`${recorded.from}:${recorded.n}`) }];
+    for (let part of parts) {
+      const whole = part.length;
       while (part.length > 0) {
-        const failure: EtcdOp[] = part.flatMap((c): EtcdOp[] => [{ get: this.keys.fence(c.stream) }, { get: this.keys.entry(c.stream, c.fence.epoch, c.counter) }]);
-        const r = await this.#txn(part.map((c) => this.#fenceCompare(c)), [object, ...this.#carriedOps(part, carriedOf), ...part.flatMap((c) => this.#commitOps(objectKey, c))], failure);
+        const failure: EtcdOp[] = part.flatMap((c): EtcdOp[] => [{ get: this.keys.fence(c.stream) }, { get: this.keys.entry(c.stream, c.fence.epoch, c.entries[0]!.counter) }]);
+        const also = parts.length === 1 && part.length === whole ? watermark : [];
+        const r = await this.#txn(part.map((c) => this.#fenceCompare(c)), [...this.#recordOps(part, objects, at), ...also], failure);
         if (r.succeeded) break;
         // Retry without the fenced streams. A create whose fence is already ours (an earlier
-        // attempt of this commit took it) goes on as a plain fenced write. A stream whose entry
-        // is there already was recorded by an earlier attempt whose answer was lost (the fence may
-        // have moved since, e.g. the node was paused): it is committed, not fenced.
-        const next: StreamCommit[] = [];
+        // attempt of this commit took it) goes on as a plain fenced write. A stream whose first
+        // entry is there already was recorded by an earlier attempt whose answer was lost (the
+        // fence may have moved since, e.g. the node was paused): it is committed, not fenced.
+        const next: StreamRecord[] = [];
         const landed = new Set<string>();
         part.forEach((c, k) => {
           const v = r.gets[2 * k]?.value.toString() ?? null;
           const entry = r.gets[2 * k + 1]?.value.toString() ?? null;
-          if (entry !== null && (JSON.parse(entry) as EntryValue).o === objectKey) landed.add(c.stream);
+          if (entry !== null && (JSON.parse(entry) as EntryValue).o === c.entries[0]!.o) landed.add(c.stream);
           else if (v !== fenceValue(c.fence)) fenced.push(c.stream);
           else next.push(c.create === true ? { ...c, create: false } : c);
         });
@@ -165,7 +208,21 @@ export class Ledger {
         part = next;
       }
     }
+    if (parts.length > 1 && watermark.length > 0 && fenced.length === 0) await this.#txn([], watermark, []);
     return { fenced };
+  }
+
+  /** `w/<stream>`: the group object key where the stream's writer took its place, or null. */
+  async position(stream: string): Promise<string | null> {
+    const r = await this.#link.get(this.keys.position(stream), this.#deadlineMs);
+    return r.kv === null ? null : r.kv.value.toString();
+  }
+
+  /** `h/<writer>`, or null. */
+  async recordedThrough(writer: string): Promise<RecordedThrough | null> {
+    const r = await this.#link.get(this.keys.recorded(writer), this.#deadlineMs);
+    const m = r.kv === null ? null : /^(\d+):(\d+)$/.exec(r.kv.value.toString());
+    return m === null ? null : { writer, from: Number(m[1]), n: Number(m[2]) };
   }
 
   /** The stream's `m/` record, or null. */
@@ -198,7 +255,7 @@ export class Ledger {
       const ops = entries.slice(i, i + ENTRIES_PER_TXN).flatMap((e): EtcdOp[] => [{ delete: e.key }, { delete: this.keys.ref(e.o, stream) }]);
       if (!(await this.#txn([compare], ops, [])).succeeded) return false;
     }
-    const ops: EtcdOp[] = [{ deletePrefix: this.keys.entries(stream) }, { delete: this.keys.meta(stream) }, { delete: this.keys.fence(stream) }];
+    const ops: EtcdOp[] = [{ deletePrefix: this.keys.entries(stream) }, { delete: this.keys.meta(stream) }, { delete: this.keys.position(stream) }, { delete: this.keys.fence(stream) }];
     const r = await this.#txn([compare], ops, [{ get: this.keys.fence(stream) }]);
     // A retried attempt whose first try already deleted finds no fence at all.
     return r.succeeded || r.gets[0] === null;
@@ -206,14 +263,17 @@ export class Ledger {
 
   /**
    * Trim under the fence: `m/` gets `startSeq` (when above its own) and entries wholly below it
-   * (`to` ≤ startSeq) go, with the references no remaining entry of the stream shares.
+   * (`to` ≤ startSeq) go, but the newest, with the references no remaining entry of the stream shares.
    * Returns false when the fence is not `fence`.
    */
   async trim(stream: string, fence: Fence, startSeq: number): Promise<boolean> {
     const entries = await this.entries(stream);
     const compare: EtcdCompare = { key: this.keys.fence(stream), value: Buffer.from(fenceValue(fence)) };
-    const dead = entries.filter((e) => e.to <= startSeq);
-    const kept = new Set(entries.filter((e) => e.to > startSeq).map((e) => e.o));
+    // The newest entry stays whatever its seqs: it marks where the stream's writer was, which tail
+    // recovery starts from (tail-recovery.ts); readers skip an entry below the start.
+    const newest = entries[entries.length - 1];
+    const dead = entries.filter((e) => e.to <= startSeq && e !== newest);
+    const kept = new Set(entries.filter((e) => e.to > startSeq || e === newest).map((e) => e.o));
     for (let i = 0; i === 0 || i < dead.length; i += ENTRIES_PER_TXN) {
       const ops = dead.slice(i, i + ENTRIES_PER_TXN).flatMap((e): EtcdOp[] => (kept.has(e.o) ? [{ delete: e.key }] : [{ delete: e.key }, { delete: this.keys.ref(e.o, stream) }]));
       if (i > 0) {
@@ -246,35 +306,27 @@ export class Ledger {
     return this.#link.countPrefix(this.keys.destroyedObjects, this.#deadlineMs);
   }
 
-  #fenceCompare(c: StreamCommit): EtcdCompare {
+  #fenceCompare(c: StreamRecord): EtcdCompare {
     const key = this.keys.fence(c.stream);
     return c.create === true ? { key, absent: true } : { key, value: Buffer.from(fenceValue(c.fence)) };
   }
 
-  /** The carried entries of a part's streams, each earlier object's `o/` once. */
-  #carriedOps(part: readonly StreamCommit[], carriedOf: ReadonlyMap<string, CarriedEntry[]>): EtcdOp[] {
-    const ops: EtcdOp[] = [];
-    const objects = new Set<string>();
+  /** One txn's writes: the `o/` of each object its streams' entries name, then each stream's entries, references, `f/` and `m/`. */
+  #recordOps(part: readonly StreamRecord[], objects: ReadonlyMap<string, number>, at: number): EtcdOp[] {
+    const named = new Set<string>();
+    for (const c of part) for (const e of c.entries) named.add(e.o);
+    const ops: EtcdOp[] = [...named].map((o) => ({ put: this.keys.object(o), value: json({ bytes: objects.get(o) ?? 0, at }) }));
     for (const c of part) {
-      for (const e of carriedOf.get(c.stream) ?? []) {
-        if (!objects.has(e.objectKey)) {
-          objects.add(e.objectKey);
-          ops.push({ put: this.keys.object(e.objectKey), value: json({ bytes: e.bytes, at: Date.now() }) });
-        }
-        ops.push(...this.#commitOps(e.objectKey, e.commit));
+      if (c.create === true) ops.push({ put: this.keys.fence(c.stream), value: Buffer.from(fenceValue(c.fence)) });
+      for (const e of c.entries) {
+        ops.push(
+          { put: this.keys.entry(c.stream, c.fence.epoch, e.counter), value: json({ o: e.o, off: e.off, len: e.len, from: e.from, to: e.to } satisfies EntryValue) },
+          { put: this.keys.ref(e.o, c.stream), value: Buffer.from('1') },
+        );
       }
+      if (c.meta !== undefined) ops.push({ put: this.keys.meta(c.stream), value: json(c.meta) });
+      if (c.position !== undefined) ops.push({ put: this.keys.position(c.stream), value: Buffer.from(c.position) });
     }
-    return ops;
-  }
-
-  #commitOps(objectKey: string, c: StreamCommit): EtcdOp[] {
-    const ops: EtcdOp[] = [];
-    if (c.create === true) ops.push({ put: this.keys.fence(c.stream), value: Buffer.from(fenceValue(c.fence)) });
-    ops.push(
-      { put: this.keys.entry(c.stream, c.fence.epoch, c.counter), value: json({ o: objectKey, off: c.off, len: c.len, from: c.from, to: c.to } satisfies EntryValue) },
-      { put: this.keys.ref(objectKey, c.stream), value: Buffer.from('1') },
-    );
-    if (c.meta !== undefined) ops.push({ put: this.keys.meta(c.stream), value: json(c.meta) });
     return ops;
   }
 
@@ -295,21 +347,26 @@ export class Ledger {
   }
 }
 
-/** Commits cut into txns of at most STREAMS_PER_TXN streams and OPS_PER_TXN operations per branch (carried entries included). */
-function txnParts(commits: readonly StreamCommit[], carriedOf: ReadonlyMap<string, readonly CarriedEntry[]>): StreamCommit[][] {
-  const parts: StreamCommit[][] = [];
-  let part: StreamCommit[] = [];
-  let ops = 1; // o/
-  for (const c of commits) {
-    // i/ + r/ (+ m/, + f/), and i/ + r/ + an o/ per carried entry (counted as if none shared an object).
-    const n = 2 + (c.meta !== undefined ? 1 : 0) + (c.create === true ? 1 : 0) + 3 * (carriedOf.get(c.stream)?.length ?? 0);
-    if (part.length === STREAMS_PER_TXN || ops + n > OPS_PER_TXN) {
+/** Streams cut into txns of at most STREAMS_PER_TXN streams and OPS_PER_TXN operations per branch. */
+function txnParts(streams: readonly StreamRecord[]): StreamRecord[][] {
+  const parts: StreamRecord[][] = [];
+  let part: StreamRecord[] = [];
+  let objects = new Set<string>();
+  let ops = 1; // h/
+  for (const c of streams) {
+    // i/ + r/ per entry (+ m/, + f/), and the o/ of each object not yet named in the part.
+    const fresh = new Set(c.entries.map((e) => e.o).filter((o) => !objects.has(o)));
+    const n = 2 * c.entries.length + (c.meta !== undefined ? 1 : 0) + (c.create === true ? 1 : 0) + (c.position !== undefined ? 1 : 0) + fresh.size;
+    if (part.length > 0 && (part.length === STREAMS_PER_TXN || ops + n > OPS_PER_TXN)) {
       parts.push(part);
       part = [];
+      objects = new Set();
       ops = 1;
+      for (const e of c.entries) fresh.add(e.o);
     }
     part.push(c);
-    ops += n;
+    for (const o of fresh) objects.add(o);
+    ops += 2 * c.entries.length + (c.meta !== undefined ? 1 : 0) + (c.create === true ? 1 : 0) + (c.position !== undefined ? 1 : 0) + fresh.size;
   }
   if (part.length > 0) parts.push(part);
   return parts;

@@ -3,8 +3,11 @@
  * ledger, the object store and the local shards (docs/cluster.md, "Transfers"):
  *
  *   open(name, e) ──▶ fence f/<name>: whatever it holds (epoch < e) ──CAS──▶ "<me>:<e>"
- *                 ──▶ m/<name> and every i/<name>/ entry, read after the fence moved, so every
- *                     append the old owner acknowledged is among them and nothing later can be
+ *                 ──▶ recoverTail: the groups the old owner acknowledged and did not record yet,
+ *                     found in its objects, recorded under the new fence (tail-recovery.ts)
+ *                 ──▶ m/<name> and every i/<name>/ entry, read after the fence moved and the tail
+ *                     was recorded, so every append the old owner acknowledged is among them and
+ *                     nothing later can be
  *                 ──▶ readStreamFromObjects (range reads, CRCs checked) ──▶ ShardClient.importStream
  *                     (seqs, bytes, keys, headers, timestamps, producers kept)
  *   drop(name)    ──▶ ShardClient.dropStream (the ledger is not touched: the stream lives on elsewhere)
@@ -14,6 +17,7 @@ import { type Ledger } from './ledger';
 import { type Fence } from './ledger-keys';
 import { type ObjectStore } from './object-store';
 import { readStreamFromObjects } from './stream-source';
+import { recoverTail } from './tail-recovery';
 
 /** The import input (ShardClient's StreamImport), as readStreamFromObjects makes it. */
 type StreamImport = NonNullable<Awaited<ReturnType<typeof readStreamFromObjects>>>;
@@ -46,6 +50,7 @@ export function moveStorage(d: MoveStorageDeps): MoveStorage {
         const t = await d.ledger.takeFence(name, mine, cur === null ? { create: true } : { from: cur });
         if (t.ok) break;
       }
+      await recoverTail(d.ledger, d.store, name, mine);
       const input = await readStreamFromObjects(d.ledger, d.store, name);
       if (input === null) return 'absent';
       await d.shards.importStream(name, input);

@@ -25,16 +25,24 @@ export interface PutOptions {
    * difference (a PUT is atomic there).
    */
   fresh?: boolean;
+  /**
+   * Create-only: the put fails with code `PreconditionFailed` when the key exists, and of two
+   * puts of one key exactly one succeeds (S3's `If-None-Match: *`). Objects mode fences group
+   * objects with it (docs/cluster.md, "Fencing"). Only for stores whose `createOnly` is true.
+   */
+  ifAbsent?: boolean;
 }
 
 export interface ObjectStore {
   /** The URL with credentials removed, for logs and /admin. */
   readonly describe: string;
+  /** The store honours PutOptions.ifAbsent (file: yes; s3: not every S3-compatible server does). */
+  readonly createOnly: boolean;
   /** Durable when it resolves (file: write tmp + fsync + rename + fsync dir; s3: 200 to PUT). */
   put(key: string, body: Buffer | readonly Buffer[], options?: PutOptions): Promise<void>;
   /**
-   * Fresh keys that will be put soon (in this order): a store may ready them off the write path
-   * (file: creates the files and syncs their names at once). Optional; never required for a put.
+   * Keys that will be put soon, create-only (in this order): a store may ready them off the write
+   * path (file: opens their temporary files ahead). Optional; never required for a put.
    */
   prepare?(keys: readonly string[]): void;
   /**

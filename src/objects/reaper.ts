@@ -9,7 +9,9 @@
  *              object (idempotent), then txn If(maintenance key unchanged) Then(delete d/<k>)
  *   3. orphans (every ~20 s): store objects under g/ and c/ with neither o/ nor d/ record, seen so
  *              in every sweep for at least 60 s (a PUT whose commit never happened, a fenced
- *              compaction) are deleted
+ *              compaction, a group put after its writer was fenced) are deleted — never a
+ *              fence marker (group-object.ts), and 60 s is far above the ledger's lag behind
+ *              groups acknowledged before they are recorded (object-commit.ts)
  *
  * Only objects with a `d/` record, which only a holder writes, and orphans are ever deleted: an
  * object that something refers to is never touched, and a deposed holder's transactions fail
@@ -19,6 +21,7 @@
  */
 import { type LedgerKeys, streamOfSegment } from './ledger-keys';
 import { Ticker } from './ticker';
+import { mayBeMarker, readGroupObject } from './group-object';
 import { eachLimited, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type MaintenanceLog, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
 
 /** The compare that proves this node holds the maintenance lease (the holder key at the version it wrote). */
@@ -70,6 +73,8 @@ export class Reaper {
   #cursor: string | null = null;
   /** Orphan candidates: store key → when first seen without a record (reset when seen with one). */
   #orphans = new Map<string, number>();
+  /** Store keys known to hold fence markers. */
+  readonly #markers = new Set<string>();
   #lastSweep = 0;
   readonly #ticker: Ticker;
 
@@ -196,13 +201,14 @@ export class Reaper {
       const records = scanPrefix(kv, keys.object(top), 1000, { keysOnly: true })[Symbol.asyncIterator]();
       let rec = await records.next();
       const recordKey = (): string | null => (rec.done === true ? null : rec.value.key.slice(keys.objects.length));
-      for await (const { key } of store.list(top)) {
+      for await (const { key, size } of store.list(top)) {
         let r = recordKey();
         while (r !== null && r < key) {
           rec = await records.next();
           r = recordKey();
         }
         if (r === key || destroyed.has(key)) continue;
+        if (mayBeMarker(size) && (await this.#isMarker(key))) continue;
         seen.set(key, this.#orphans.get(key) ?? now);
       }
       await records.return?.(undefined);
@@ -221,6 +227,29 @@ export class Reaper {
       this.#deps.log?.info({ object: key }, 'orphan object deleted (stored, never recorded in the ledger)');
     });
     return deleted;
+  }
+
+  /**
+   * A fence marker (group-object.ts) holds a writer's next object name so that writer can never
+   * take it: it is never an orphan (deleting it would let a paused writer acknowledge a group
+   * that nobody recovers). Markers are a few dozen bytes, one per fenced writer.
+   */
+  async #isMarker(key: string): Promise<boolean> {
+    if (this.#markers.has(key)) return true;
+    let body: Buffer;
+    try {
+      body = await this.#deps.store.get(key);
+    } catch {
+      return true; // unknown now (gone, or the store failed): not taken for an orphan this time
+    }
+    let marker = false;
+    try {
+      marker = readGroupObject(body).kind === 'marker';
+    } catch {
+      // Not a group object's trailer (a partial or foreign object): an orphan like any other.
+    }
+    if (marker) this.#markers.add(key);
+    return marker;
   }
 
   /** Whether the maintenance key moved on from `h` (a linearizable read). */

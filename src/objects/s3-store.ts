@@ -8,7 +8,7 @@
 import { type Credentials } from '../s3/sigv4';
 import { type ObjectOutcome, type ObjectStoreStats, recordObjectRequest } from './object-stats';
 import {
-  type ByteRange, type ListedObject, type ObjectOp, type ObjectStore, ObjectNotFoundError, ObjectStoreError, bodyChunks, checkKey, checkPrefix, checkRange,
+  type ByteRange, type ListedObject, type ObjectOp, type ObjectStore, type PutOptions, ObjectNotFoundError, ObjectStoreError, bodyChunks, checkKey, checkPrefix, checkRange,
 } from './object-store';
 import { type S3Location, describeObjectsLocation } from './objects-url';
 import { S3Http, type S3Request, type S3Response } from './s3-http';
@@ -45,6 +45,12 @@ type Failure = { error: ObjectStoreError; retry: boolean };
 
 export class S3ObjectStore implements ObjectStore {
   readonly describe: string;
+  /**
+   * Not every S3-compatible server honours `If-None-Match: *` on PUT (s3rver, the tests' server,
+   * ignores it), and a store that silently ignores it would break the fence: objects mode keeps
+   * the ledger on the acknowledgement path with s3:// (docs/cluster.md, "Fencing").
+   */
+  readonly createOnly = false;
   readonly #loc: S3Location;
   readonly #http: S3Http;
   readonly #o: S3StoreOptions;
@@ -58,8 +64,9 @@ export class S3ObjectStore implements ObjectStore {
     this.describe = describeObjectsLocation(loc);
   }
 
-  async put(key: string, body: Buffer | readonly Buffer[]): Promise<void> {
+  async put(key: string, body: Buffer | readonly Buffer[], options?: PutOptions): Promise<void> {
     checkKey('put', key);
+    if (options?.ifAbsent === true) throw new ObjectStoreError('put', key, 'NotImplemented', `object store ${this.describe}: create-only puts are not used with s3://`);
     const { chunks, bytes } = bodyChunks(body);
     await this.#call('put', key, { method: 'PUT', key: this.#full(key), body: chunks, headers: { 'content-type': 'application/octet-stream' } }, (res) => {
       if (res.status !== 200) return undefined;

@@ -1,7 +1,8 @@
 /**
  * The object ledger against a real etcd (one Debian etcd-server member): fences taken
  * create-only and by compare-and-set, group commits under the fence (a moved fence refuses the
- * stream and only it), entries in order, delete and trim with their references, and the
+ * stream and only it), several group objects in one commit with the stream's place (w/) and the
+ * writer's recorded mark (h/), entries in order, delete and trim with their references, and the
  * 40-streams-per-txn split.
  */
 import { randomBytes } from 'node:crypto';
@@ -89,31 +90,45 @@ describe('the object ledger', () => {
     expect(await ledger.entries('t050')).toHaveLength(1);
   });
 
-  it('records the entries carried from earlier unanswered groups with the group\'s own, whichever txn etcd applies first', async () => {
+  it('records several group objects in one commit: each stream\'s entries in one txn, w/ where given, h/ only when every stream is recorded', async () => {
     const { ledger, prefix } = fresh();
     const g = (n: number): string => groupObjectKey(1, 1, 0, n);
+    const at = (n: number, counter: number, from: number, to: number) => ({ o: g(n), counter, off: 0, len: 1, from, to });
     await ledger.commit(g(0), 1, [commitOf('p', 0, 0, 1, { create: true }), commitOf('q', 0, 0, 1, { create: true })]);
-    // Group 2's txn arrives before group 1's: it records p's entry of group 1 too; q is not in group 2, so q's is left to group 1.
-    const p1 = commitOf('p', 1, 1, 2);
-    const q1 = commitOf('q', 1, 1, 2);
-    await expect(ledger.commit(g(2), 1, [commitOf('p', 2, 2, 3)], [{ objectKey: g(1), bytes: 1, commit: p1 }, { objectKey: g(1), bytes: 1, commit: q1 }])).resolves.toEqual({ fenced: [] });
-    expect((await ledger.entries('p')).map((e) => [e.counter, e.o])).toEqual([[0, g(0)], [1, g(1)], [2, g(2)]]);
-    expect((await ledger.entries('q')).map((e) => e.counter)).toEqual([0]);
-    const refs = await link.rangePrefix(`${prefix}.objects/r/${g(1)}/`, 2000);
-    expect(refs.kvs.map((kv) => kv.key)).toEqual([`${prefix}.objects/r/${g(1)}/p`]);
+    await expect(ledger.recordedThrough('g/1/1/0/')).resolves.toBeNull();
+    const objects = new Map([[g(1), 1], [g(2), 1]]);
+    await expect(ledger.commitObjects(objects, [{ stream: 'p', fence: me, entries: [at(1, 1, 1, 2), at(2, 2, 2, 3)], position: g(2) }, { stream: 'q', fence: me, entries: [at(1, 1, 1, 2)] }], { writer: 'g/1/1/0/', from: 0, n: 2 })).resolves.toEqual({ fenced: [] });
+    expect((await ledger.entries('p')).map((e) => [e.counter, e.o, e.from, e.to])).toEqual([[0, g(0), 0, 1], [1, g(1), 1, 2], [2, g(2), 2, 3]]);
+    expect((await ledger.entries('q')).map((e) => [e.counter, e.o])).toEqual([[0, g(0)], [1, g(1)]]);
+    await expect(ledger.position('p')).resolves.toBe(g(2));
+    await expect(ledger.position('q')).resolves.toBeNull();
+    await expect(ledger.recordedThrough('g/1/1/0/')).resolves.toEqual({ writer: 'g/1/1/0/', from: 0, n: 2 });
     await expect(ledger.objectCount()).resolves.toBe(3);
-    // Group 1's own txn then lands its entries again (the same values) and q's.
-    await expect(ledger.commit(g(1), 1, [p1, q1])).resolves.toEqual({ fenced: [] });
-    expect((await ledger.entries('p')).map((e) => e.counter)).toEqual([0, 1, 2]);
-    expect((await ledger.entries('q')).map((e) => e.counter)).toEqual([0, 1]);
-    // Group 4 carries group 3's entry of p; then p moves. Group 3's own txn finds its entry recorded (by group 4's): committed, not fenced.
-    const p3 = commitOf('p', 3, 3, 4);
-    await expect(ledger.commit(g(4), 1, [commitOf('p', 4, 4, 5)], [{ objectKey: g(3), bytes: 1, commit: p3 }])).resolves.toEqual({ fenced: [] });
-    await ledger.takeFence('p', { nodeId: 2, epoch: 2 }, { from: me });
-    await expect(ledger.commit(g(3), 1, [p3])).resolves.toEqual({ fenced: [] });
-    // After the move, a txn carrying an entry records neither: the stream is fenced, and its entries stay whole.
-    await expect(ledger.commit(g(6), 1, [commitOf('p', 6, 6, 7)], [{ objectKey: g(5), bytes: 1, commit: commitOf('p', 5, 5, 6) }])).resolves.toEqual({ fenced: ['p'] });
+    const refs = await link.rangePrefix(`${prefix}.objects/r/${g(2)}/`, 2000);
+    expect(refs.kvs.map((kv) => kv.key)).toEqual([`${prefix}.objects/r/${g(2)}/p`]);
+    // q moves: p's entries are recorded without it, and h/ stays where it was (q's are not recorded).
+    await ledger.takeFence('q', { nodeId: 2, epoch: 2 }, { from: me });
+    const later = new Map([[g(3), 1], [g(4), 1]]);
+    const both = [{ stream: 'p', fence: me, entries: [at(3, 3, 3, 4), at(4, 4, 4, 5)] }, { stream: 'q', fence: me, entries: [at(3, 2, 2, 3)] }];
+    await expect(ledger.commitObjects(later, both, { writer: 'g/1/1/0/', from: 0, n: 4 })).resolves.toEqual({ fenced: ['q'] });
     expect((await ledger.entries('p')).map((e) => e.counter)).toEqual([0, 1, 2, 3, 4]);
+    expect((await ledger.entries('q')).map((e) => e.counter)).toEqual([0, 1]);
+    await expect(ledger.recordedThrough('g/1/1/0/')).resolves.toEqual({ writer: 'g/1/1/0/', from: 0, n: 2 });
+    // Sent again (an answer lost): p's entries are there already, so p is committed, not fenced.
+    await ledger.takeFence('p', { nodeId: 2, epoch: 2 }, { from: me });
+    await expect(ledger.commitObjects(later, [both[0]!])).resolves.toEqual({ fenced: [] });
+    // A new entry after the move is refused.
+    await expect(ledger.commitObjects(new Map([[g(5), 1]]), [{ stream: 'p', fence: me, entries: [at(5, 5, 5, 6)] }])).resolves.toEqual({ fenced: ['p'] });
+    expect((await ledger.entries('p')).map((e) => e.counter)).toEqual([0, 1, 2, 3, 4]);
+    // Deleting the stream takes its place with it.
+    await expect(ledger.deleteStream('p', { nodeId: 2, epoch: 2 })).resolves.toBe(true);
+    await expect(ledger.position('p')).resolves.toBeNull();
+  });
+
+  it('refuses a commit of more group objects than one txn may name', async () => {
+    const { ledger } = fresh();
+    const objects = new Map(Array.from({ length: 17 }, (_, i) => [groupObjectKey(1, 1, 0, i), 1]));
+    await expect(ledger.commitObjects(objects, [])).rejects.toThrow(/at most 16/);
   });
 
   it('deletes a stream under its fence: entries, references, meta and fence', async () => {
@@ -143,6 +158,10 @@ describe('the object ledger', () => {
     await expect(ledger.meta('s')).resolves.toEqual({ meta: { name: 's' }, startSeq: 25, sealed: false });
     const refs = await link.rangePrefix(`${prefix}.objects/r/`, 2000);
     expect(refs.kvs.map((kv) => kv.key)).toEqual([`${prefix}.objects/r/g/1/1/0/000000000002/s`]);
+    // Past the end: the newest entry stays all the same (tail recovery starts from it; readers skip it).
+    await expect(ledger.trim('s', me, 40)).resolves.toBe(true);
+    expect((await ledger.entries('s')).map((e) => e.from)).toEqual([20]);
+    await expect(ledger.meta('s')).resolves.toMatchObject({ startSeq: 40 });
   });
 
   it('trims without undoing an m/ a group commit wrote between the trim\'s read and its write', async () => {

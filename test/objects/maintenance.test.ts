@@ -104,7 +104,8 @@ async function takeMaintenance(w: World, nodeId: number): Promise<{ compare: Hol
 function around(store: ObjectStore, over: Partial<Pick<ObjectStore, 'put' | 'delete'>>): ObjectStore {
   return {
     describe: store.describe,
-    put: over.put ?? ((k, b) => store.put(k, b)),
+    createOnly: store.createOnly,
+    put: over.put ?? ((k, b, o) => store.put(k, b, o)),
     get: (k, r) => store.get(k, r),
     delete: over.delete ?? ((k) => store.delete(k)),
     list: (p) => store.list(p),

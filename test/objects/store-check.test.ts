@@ -86,6 +86,7 @@ describe('answers no store here can be made to give', () => {
     const fail = (): Promise<never> => (err === null ? new Promise<never>(() => undefined) : Promise.reject(err));
     return {
       describe: 'test:',
+      createOnly: false,
       put: back === undefined ? fail : async () => undefined,
       get: back === undefined ? fail : async () => back,
       delete: fail,

@@ -1,32 +1,56 @@
 /**
  * Objects mode's replicator (object-commit.ts) against a real `file:` object store, with the
- * ledger stubbed (the ledger itself is tested against etcd in test/objects/ledger.test.ts): the
- * group object holds the group's frames, each stream's contiguous, and the entries name their
- * byte ranges and data seqs; a shard worker started again in the same node start continues after
- * the group objects already written, never writing a key twice; with group commit, two groups'
- * PUTs run side by side, and a group's ledger commit is sent before the previous one is answered,
- * carrying the previous group's entries of its streams, so no order of arrival at etcd leaves a gap.
+ * ledger stubbed (the ledger itself is tested against etcd in test/objects/ledger.test.ts, tail
+ * recovery in test/objects/tail-recovery.test.ts): the group object holds the group's frames, each
+ * stream's contiguous, then its part table, and the entries name their byte ranges and data seqs;
+ * a shard worker started again in the same node start begins above a gap holding a fence marker;
+ * a group of a stream whose place in the writer is recorded is acknowledged once its object is
+ * durable and recorded behind, several groups per ledger commit, the ledger's lag bounded; a
+ * writer that meets a fence marker acknowledges nothing from there and goes again under a fresh
+ * key, recorded before it is acknowledged (moved when the fence moved).
  */
-import { type CarriedEntry, type Ledger, type StreamCommit, openObjectStore } from '../../src/objects';
+import { type Ledger, type PutOptions, type RecordedThrough, type StreamRecord, fenceMarker, openObjectStore, readGroupObject } from '../../src/objects';
 import { encodeFrame } from '../../src/shards/worker/frame';
 import { type Group, GroupCommit } from '../../src/shards/worker/group-commit';
 import { SegmentLog, segmentFileName } from '../../src/shards/worker/segment-log';
-import { ObjectCommit } from '../../src/shards/worker/object-commit';
+import { ObjectCommit, type ObjectCommitOptions } from '../../src/shards/worker/object-commit';
 import { readMeta } from '../../src/shards/worker/stream-meta';
-import { type StreamState, newStreamState } from '../../src/shards/worker/stream-state';
+import { type StreamLedgerState, newStreamState } from '../../src/shards/worker/stream-state';
 import { encodeRecordBatch } from '../../src/util/record-batch';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { tempDir } from '../helpers/node-process';
 
-function stubLedger(): { ledger: Ledger; commits: Array<{ key: string; bytes: number; commits: StreamCommit[] }> } {
-  const commits: Array<{ key: string; bytes: number; commits: StreamCommit[] }> = [];
-  const ledger = { commit: async (key: string, bytes: number, c: StreamCommit[]) => (commits.push({ key, bytes, commits: c }), { fenced: [], early: [] }) } as unknown as Ledger;
+interface Sent {
+  objects: ReadonlyMap<string, number>;
+  streams: StreamRecord[];
+  through: RecordedThrough | undefined;
+}
+
+function stubLedger(): { ledger: Ledger; commits: Sent[] } {
+  const commits: Sent[] = [];
+  const ledger = {
+    commitObjects: async (objects: ReadonlyMap<string, number>, streams: StreamRecord[], through?: RecordedThrough) => (commits.push({ objects, streams, through }), { fenced: [] }),
+  } as unknown as Ledger;
   return { ledger, commits };
+}
+
+/** A ledger whose every commit waits for the test: go() applies it, go({moved: true}) refuses every stream in it as fenced. */
+function gatedLedger(): { ledger: Ledger; sent: Array<Sent & { go: (o?: { moved?: boolean }) => void }> } {
+  const sent: Array<Sent & { go: (o?: { moved?: boolean }) => void }> = [];
+  const ledger = {
+    commitObjects: async (objects: ReadonlyMap<string, number>, streams: StreamRecord[], through?: RecordedThrough) => {
+      const o = await new Promise<{ moved?: boolean } | undefined>((go) => sent.push({ objects, streams, through, go }));
+      return { fenced: o?.moved === true ? streams.map((x) => x.stream) : [] };
+    },
+    fence: async () => ({ nodeId: 2, epoch: 2 }),
+  } as unknown as Ledger;
+  return { ledger, sent };
 }
 
 const meta = (name: string) => readMeta({ name, contentType: 'text/plain', ttlSeconds: null, expiresAtMs: null, createdAtMs: 1 });
 const data = (id: number, base: number, n: number): Buffer => encodeFrame(1, id, encodeRecordBatch({ baseOffset: base, baseTimestamp: 1, records: Array.from({ length: n }, (_, i) => ({ key: null, value: Buffer.from(`v${base + i}`), headers: null })) }));
+const placedNot = (counter = 0): StreamLedgerState => ({ fence: { nodeId: 3, epoch: 1 }, counter, meta: { meta: {}, startSeq: 0, sealed: false }, moved: null, placedIn: null });
 
 describe('objects mode replicator', () => {
   it('puts one object per group and records each stream\'s byte range and seqs', async () => {
@@ -37,25 +61,36 @@ describe('objects mode replicator', () => {
     const a = newStreamState(1, meta('/a'));
     const b = newStreamState(2, meta('/b'));
     // An existing stream this thread committed for before (its fence known).
-    b.ledger = { fence: { nodeId: 3, epoch: 1 }, counter: 0, meta: { meta: {}, startSeq: 0, sealed: false }, moved: null };
+    b.ledger = placedNot();
     const fa = [encodeFrame(2, 1, Buffer.from(JSON.stringify({ name: '/a' }))), data(1, 0, 2)];
     const fb = [data(2, 0, 3)];
     const g: Group = { frames: new Map([[a, fa.map((buf) => ({ buf, onDurable: null, s: a, local: false }))], [b, fb.map((buf) => ({ buf, onDurable: null, s: b, local: false }))]]), replies: [], replyStreams: [] };
     await expect(oc.replicate(g)).resolves.toEqual(new Map());
     expect(commits).toHaveLength(1);
     const c = commits[0]!;
-    expect(c.key).toBe('g/3/9/1/000000000000');
-    const obj = await store.get(c.key);
-    expect(obj.equals(Buffer.concat([...fa, ...fb]))).toBe(true);
+    // The first key of a run sits above a gap (key 0 holds a fence marker: no earlier run's groups go past it).
+    const key = 'g/3/9/1/000000000001';
+    expect(readGroupObject(await store.get('g/3/9/1/000000000000')).kind).toBe('marker');
+    expect([...c.objects.keys()]).toEqual([key]);
+    const obj = await store.get(key);
+    const frames = Buffer.concat([...fa, ...fb]);
+    expect(obj.subarray(0, frames.length).equals(frames)).toBe(true);
     const lenA = fa[0]!.length + fa[1]!.length;
-    expect(c.commits.map((x) => [x.stream, x.off, x.len, x.from, x.to, x.counter, x.create === true, x.fence, x.meta !== undefined])).toEqual([
-      ['/a', 0, lenA, 0, 2, 0, true, { nodeId: 3, epoch: 1 }, true],
-      ['/b', lenA, fb[0]!.length, 0, 3, 0, false, { nodeId: 3, epoch: 1 }, false],
+    // The part table after the frames names each stream's range; neither part was acknowledged before its record.
+    expect(readGroupObject(obj)).toEqual({ kind: 'group', parts: [
+      { stream: '/a', off: 0, len: lenA, from: 0, to: 2, early: false },
+      { stream: '/b', off: lenA, len: fb[0]!.length, from: 0, to: 3, early: false },
+    ] });
+    expect(c.objects.get(key)).toBe(obj.length);
+    expect(c.streams.map((x) => [x.stream, x.entries.map((e) => [e.o, e.off, e.len, e.from, e.to, e.counter]), x.create === true, x.fence, x.meta !== undefined, x.position])).toEqual([
+      ['/a', [[key, 0, lenA, 0, 2, 0]], true, { nodeId: 3, epoch: 1 }, true, key],
+      ['/b', [[key, lenA, fb[0]!.length, 0, 3, 0]], false, { nodeId: 3, epoch: 1 }, false, key],
     ]);
+    expect(c.through).toEqual({ writer: 'g/3/9/1/', from: 1, n: 1 });
     await store.close();
   });
 
-  it('continues after the group objects of an earlier start of the same shard in the same node start', async () => {
+  it('continues above a gap holding a fence marker after the group objects of an earlier run of the same shard in the same node start', async () => {
     const dir = tempDir('oc-restart-');
     const store = openObjectStore(`file:${dir}`);
     await store.put('g/3/9/1/000000000000', Buffer.from('x'));
@@ -65,10 +100,11 @@ describe('objects mode replicator', () => {
     const oc = new ObjectCommit({ store, ledger, nodeId: 3, nodeEpoch: 9, shardId: 1 });
     await oc.start();
     const s = newStreamState(1, meta('/a'));
-    s.ledger = { fence: { nodeId: 3, epoch: 1 }, counter: 5, meta: { meta: {}, startSeq: 0, sealed: false }, moved: null };
+    s.ledger = placedNot(5);
     await oc.replicate({ frames: new Map([[s, [{ buf: data(1, 0, 1), onDurable: null, s, local: false }]]]), replies: [], replyStreams: [] });
-    expect(commits[0]!.key).toBe('g/3/9/1/000000000008');
-    expect(commits[0]!.commits[0]!.counter).toBe(5);
+    expect(readGroupObject(await store.get('g/3/9/1/000000000008')).kind).toBe('marker');
+    expect([...commits[0]!.objects.keys()]).toEqual(['g/3/9/1/000000000009']);
+    expect(commits[0]!.streams[0]!.entries[0]!.counter).toBe(5);
     expect((await store.get('g/3/9/1/000000000007')).toString()).toBe('y');
     await store.close();
   });
@@ -79,55 +115,42 @@ describe('objects mode replicator', () => {
     const oc = new ObjectCommit({ store, ledger, nodeId: 3, nodeEpoch: 9, shardId: 1 });
     await oc.start();
     const s = newStreamState(1, meta('/m'));
-    s.ledger = { fence: { nodeId: 3, epoch: 1 }, counter: 0, meta: { meta: {}, startSeq: 0, sealed: false }, moved: null };
+    s.ledger = placedNot();
     const group = (buf: Buffer): Group => ({ frames: new Map([[s, [{ buf, onDurable: null, s, local: false }]]]), replies: [], replyStreams: [] });
     // Both laid out before either is answered.
     const sealed = oc.replicate(group(encodeFrame(5, 1, null)));
     const configured = oc.replicate(group(encodeFrame(6, 1, Buffer.from(JSON.stringify({ ttlSeconds: 60 })))));
     await Promise.all([sealed, configured]);
-    expect(commits.map((c) => c.commits[0]!.meta?.sealed)).toEqual([true, true]);
+    const metas = commits.flatMap((c) => c.streams.map((x) => x.meta));
+    expect(metas.length).toBeGreaterThan(0);
+    expect(metas.every((m) => m?.sealed === true)).toBe(true);
+    expect(JSON.stringify(metas[metas.length - 1])).toContain('"ttlSeconds":60');
     await store.close();
   });
 
-  /**
-   * A stub of the ledger that behaves as etcd does with carried entries: each commit is applied
-   * when the test lets it go; applied under a fence that moved (`moved`), it records nothing, and
-   * a stream counts as fenced unless its own entry is recorded already (the ledger's "landed" check).
-   */
-  function gatedLedger(): { ledger: Ledger; sent: Array<{ key: string; commits: StreamCommit[]; carried: CarriedEntry[]; go: (o?: { moved?: boolean }) => void }>; recorded: string[] } {
-    const sent: Array<{ key: string; commits: StreamCommit[]; carried: CarriedEntry[]; go: (o?: { moved?: boolean }) => void }> = [];
-    const recorded: string[] = [];
-    const ledger = {
-      commit: async (key: string, _bytes: number, commits: StreamCommit[], carried: CarriedEntry[] = []) => {
-        const o = await new Promise<{ moved?: boolean } | undefined>((go) => sent.push({ key, commits, carried, go }));
-        const entry = (c: StreamCommit): string => `${c.stream}#${c.counter}`;
-        if (o?.moved === true) return { fenced: commits.filter((c) => !recorded.includes(entry(c))).map((c) => c.stream) };
-        for (const c of [...carried.map((e) => e.commit), ...commits]) if (!recorded.includes(entry(c))) recorded.push(entry(c));
-        return { fenced: [] };
-      },
-      fence: async () => ({ nodeId: 2, epoch: 2 }),
-    } as unknown as Ledger;
-    return { ledger, sent, recorded };
-  }
-
-  async function pipeline(dir: string, ledger: Ledger): Promise<{ puts: Array<{ key: string; go: () => void }>; oc: ObjectCommit; gc: GroupCommit; append: () => void; replies: Array<number | string>; s: StreamState }> {
+  async function pipeline(dir: string, ledger: Ledger, options: Partial<ObjectCommitOptions> = {}, lose?: (key: string) => boolean) {
     const store = openObjectStore(`file:${path.join(dir, 'objects')}`);
     fs.mkdirSync(path.join(dir, 'objects'));
-    // The store's PUTs are held until the test lets each go.
+    // The store's PUTs are held until the test lets each go; `lose` drops the answer of a put that was done.
     const puts: Array<{ key: string; go: () => void }> = [];
+    let gating = false; // the run's fence marker at start() goes through
     const gated = {
-      put: async (key: string, body: Buffer | readonly Buffer[]) => {
-        await new Promise<void>((go) => puts.push({ key, go }));
-        await store.put(key, body, { fresh: true });
+      createOnly: true,
+      put: async (key: string, body: Buffer | readonly Buffer[], o?: PutOptions) => {
+        if (gating) await new Promise<void>((go) => puts.push({ key, go }));
+        await store.put(key, body, o);
+        if (lose?.(key) === true) throw Object.assign(new Error('the answer was lost'), { code: 'Unreachable' });
       },
+      get: (key: string) => store.get(key),
       list: (prefix: string) => store.list(prefix),
     };
-    const oc = new ObjectCommit({ store: gated, ledger, nodeId: 1, nodeEpoch: 1, shardId: 0 });
+    const oc = new ObjectCommit({ store: gated, ledger, nodeId: 1, nodeEpoch: 1, shardId: 0, retryMs: 5, ...options });
     await oc.start();
+    gating = true;
     const log = SegmentLog.open(path.join(dir, 'log'), 1 << 30);
     const gc = new GroupCommit(log, { failed: () => undefined, applied: () => undefined, afterReplies: () => undefined }, oc);
     const s = newStreamState(1, meta('/a'));
-    s.ledger = { fence: { nodeId: 1, epoch: 1 }, counter: 0, meta: { meta: {}, startSeq: 0, sealed: false }, moved: null };
+    s.ledger = { ...placedNot(), fence: { nodeId: 1, epoch: 1 } };
     const replies: Array<number | string> = [];
     let seq = 0;
     const append = (): void => {
@@ -136,112 +159,136 @@ describe('objects mode replicator', () => {
       gc.whenDurable((err) => replies.push(err === null ? n : `${n}:${err.outcome?.kind ?? err.code}`), () => n, s);
       gc.flush();
     };
-    return { puts, oc, gc, append, replies, s };
+    return { store, puts, oc, gc, append, replies, s, log: path.join(dir, 'log', segmentFileName(0)) };
   }
 
   // What must happen is waited for (the store's file I/O), what must not is looked for after a pause.
   const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 30));
   const until = async (what: () => boolean): Promise<void> => {
     for (let i = 0; i < 500 && !what(); i++) await settle();
+    expect(what()).toBe(true);
   };
+  const key = (n: number): string => `g/1/1/0/${String(n).padStart(12, '0')}`;
 
-  it('sends the next group\'s ledger commit before the previous one is answered, carrying its entry, and answers in group order', async () => {
-    const dir = tempDir('oc-pipeline-');
-    const { ledger, sent, recorded } = gatedLedger();
-    const { puts, gc, append, replies } = await pipeline(dir, ledger);
+  /** Append one record and let its PUT go; the stream's place is then recorded by the first one (late). */
+  async function placed(p: Awaited<ReturnType<typeof pipeline>>, sent: ReturnType<typeof gatedLedger>['sent']): Promise<void> {
+    p.append();
+    await until(() => p.puts.length === 1);
+    p.puts[0]!.go();
+    await until(() => sent.length === 1);
+    expect(p.replies).toEqual([]); // late: answered once recorded
+    expect(sent[0]!.streams[0]!.position).toBe(key(1));
+    sent[0]!.go();
+    await until(() => p.replies.length === 1);
+  }
 
-    append(); // group A: its PUT starts
-    await settle();
-    append(); // group B starts beside it (two groups may be before their commit)
-    await settle();
-    append(); // waits: two groups are before their commit
-    await settle();
-    expect([puts.length, sent.length]).toEqual([2, 0]);
-    puts[1]!.go(); // B's PUT done first: its commit still waits for A's to be sent (group order)
-    await settle();
-    expect(sent.length).toBe(0);
-    puts[0]!.go(); // A's commit is sent, then B's at once, and C starts
-    await until(() => sent.length === 2 && puts.length === 3);
-    expect([puts.length, sent.length]).toEqual([3, 2]);
-    expect(sent.map((x) => [x.key, x.commits.map((c) => c.counter), x.carried.map((e) => [e.objectKey, e.commit.counter])])).toEqual([
-      ['g/1/1/0/000000000000', [0], []],
-      ['g/1/1/0/000000000001', [1], [['g/1/1/0/000000000000', 0]]], // sent while A's is unanswered: it carries A's entry
-    ]);
-    // etcd applies B's before A's: both entries are recorded at once, but nobody is answered before A.
+  it('acknowledges a placed stream\'s groups once their objects are durable, and records them behind, several in one commit', async () => {
+    const { ledger, sent } = gatedLedger();
+    const p = await pipeline(tempDir('oc-early-'), ledger, { recordWindowMs: 60_000 });
+    await placed(p, sent);
+    // Eight more groups, one at a time: each is answered once its PUT is done, none recorded yet.
+    for (let i = 1; i <= 8; i++) {
+      p.append();
+      await until(() => p.puts.length === i + 1);
+      p.puts[i]!.go();
+      await until(() => p.replies.length === i + 1);
+    }
+    expect(p.replies).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    // The eighth early group sends the commit (RECORD_BATCH), and it records all eight.
+    await until(() => sent.length === 2);
+    expect([...sent[1]!.objects.keys()]).toEqual([2, 3, 4, 5, 6, 7, 8, 9].map(key));
+    expect(sent[1]!.streams.map((x) => [x.stream, x.entries.map((e) => e.counter), x.position])).toEqual([['/a', [1, 2, 3, 4, 5, 6, 7, 8], undefined]]);
+    expect(sent[1]!.through).toEqual({ writer: 'g/1/1/0/', from: 1, n: 9 });
+    // The part tables say so: acknowledged before they were recorded.
+    expect(readGroupObject(await p.store.get(key(2)))).toMatchObject({ parts: [{ stream: '/a', from: 1, to: 2, early: true }] });
+    expect(readGroupObject(await p.store.get(key(1)))).toMatchObject({ parts: [{ stream: '/a', from: 0, to: 1, early: false }] });
     sent[1]!.go();
-    await settle();
-    expect([recorded, replies]).toEqual([['/a#0', '/a#1'], []]);
-    sent[0]!.go(); // A's own txn (the same entry again): A, then B answered
-    await until(() => replies.length === 2);
-    expect(replies).toEqual([0, 1]);
-    puts[2]!.go();
-    await until(() => sent.length === 3);
-    expect(sent[2]!.carried).toEqual([]); // nothing unanswered before C
-    sent[2]!.go();
-    await gc.drain();
-    expect(replies).toEqual([0, 1, 2]);
-    expect(recorded).toEqual(['/a#0', '/a#1', '/a#2']);
-    expect(sent).toHaveLength(3);
-    // Written locally in group order.
-    expect(fs.readFileSync(path.join(dir, 'log', segmentFileName(0))).equals(Buffer.concat([data(1, 0, 1), data(1, 1, 1), data(1, 2, 1)]))).toBe(true);
+    await p.gc.drain();
+    expect(fs.readFileSync(p.log).equals(Buffer.concat(Array.from({ length: 9 }, (_, i) => data(1, i, 1))))).toBe(true);
   });
 
-  it('answers moved every group whose entry was not recorded before the fence moved, and acknowledges one a later txn recorded', async () => {
-    for (const bFirst of [false, true]) {
-      const dir = tempDir('oc-pipeline-fenced-');
-      const { ledger, sent, recorded } = gatedLedger();
-      const { puts, gc, append, replies } = await pipeline(dir, ledger);
-      append();
+  it('answers no more early groups while the ledger lags by maxUnrecorded, and goes on once it records them', async () => {
+    const { ledger, sent } = gatedLedger();
+    const p = await pipeline(tempDir('oc-lag-'), ledger, { maxUnrecorded: 2, recordWindowMs: 50 });
+    await placed(p, sent);
+    for (let i = 1; i <= 3; i++) {
+      p.append();
+      await until(() => p.puts.length === i + 1);
+      p.puts[i]!.go();
       await settle();
-      append();
-      await until(() => puts.length === 2);
-      puts[0]!.go();
-      puts[1]!.go();
+    }
+    await until(() => sent.length === 2); // the window passed: the commit went, and is not answered
+    await settle();
+    expect(p.replies).toEqual([0, 1, 2]); // the third early group waits for the ledger
+    sent[1]!.go();
+    await until(() => p.replies.length === 4);
+    expect(p.replies).toEqual([0, 1, 2, 3]);
+    await until(() => sent.length === 3);
+    sent[2]!.go();
+    await p.gc.drain();
+  });
+
+  it('acknowledges nothing from a fence marker on: the group goes again under a fresh key, late, answered moved when its fence moved', async () => {
+    for (const moved of [true, false]) {
+      const { ledger, sent } = gatedLedger();
+      const p = await pipeline(tempDir('oc-fenced-'), ledger, { recordWindowMs: 20 });
+      await placed(p, sent);
+      // Another node opened the stream and its tail recovery fenced this writer's next key.
+      await p.store.put(key(2), fenceMarker({ nodeId: 2, epoch: 2 }), { ifAbsent: true });
+      p.append();
+      await until(() => p.puts.length === 2);
+      p.puts[1]!.go(); // taken: the group is not answered, and goes again under key 3
+      await until(() => p.puts.length === 3);
+      expect(p.puts[2]!.key).toBe(key(3));
+      await settle();
+      expect(p.replies).toEqual([0]);
+      p.puts[2]!.go();
       await until(() => sent.length === 2);
-      if (bFirst) {
-        // B (carrying A's entry) applied before the move, A after it: A's entry is there, so A is committed.
-        sent[1]!.go();
-        await settle();
-        sent[0]!.go({ moved: true });
-        await gc.drain();
-        expect(replies).toEqual([0, 1]);
-        expect(recorded).toEqual(['/a#0', '/a#1']);
-      } else {
-        // Both applied after the move: nothing recorded, both answered moved, nothing written locally.
+      expect(readGroupObject(await p.store.get(key(3)))).toMatchObject({ parts: [{ stream: '/a', from: 1, to: 2, early: false }] });
+      expect(readGroupObject(await p.store.get(key(2))).kind).toBe('marker');
+      expect([...sent[1]!.objects.keys()]).toEqual([key(3)]);
+      expect(sent[1]!.streams[0]!.position).toBe(key(3));
+      expect(sent[1]!.through).toEqual({ writer: 'g/1/1/0/', from: 1, n: 3 });
+      await settle();
+      expect(p.replies).toEqual([0]);
+      if (moved) {
         sent[1]!.go({ moved: true });
-        await settle();
-        sent[0]!.go({ moved: true });
-        await gc.drain();
-        expect(replies).toEqual(['0:moved', '1:moved']);
-        expect(recorded).toEqual([]);
-        const seg = path.join(dir, 'log', segmentFileName(0));
-        expect(fs.existsSync(seg) ? fs.statSync(seg).size : 0).toBe(0);
+        await p.gc.drain();
+        expect(p.replies).toEqual([0, '1:moved']);
+        expect(fs.readFileSync(p.log).equals(data(1, 0, 1))).toBe(true); // nothing of it written locally
+        continue;
       }
-      expect(sent).toHaveLength(2);
+      sent[1]!.go();
+      await until(() => p.replies.length === 2);
+      expect(p.replies).toEqual([0, 1]);
+      // Its place recorded again in the writer: the next group is early again.
+      p.append();
+      await until(() => p.puts.length === 4);
+      p.puts[3]!.go();
+      await until(() => p.replies.length === 3); // its commit is not answered (gated): answered early
+      await until(() => sent.length === 3);
+      expect(sent[2]!.streams[0]!.position).toBeUndefined();
+      sent[2]!.go();
+      await p.gc.drain();
     }
   });
 
-  it('sends no commit beside an unanswered one holding a create or an m/ change', async () => {
-    const dir = tempDir('oc-pipeline-meta-');
+  it('a create-only put whose answer was lost finds its own object when sent again, and goes on', async () => {
     const { ledger, sent } = gatedLedger();
-    const { puts, gc, append, replies, s } = await pipeline(dir, ledger);
-    gc.enqueue(s, encodeFrame(5, 1, null), null); // a seal: group A changes m/
-    gc.whenDurable((err) => replies.push(err === null ? 'sealed' : String(err.code)), () => 0, s);
-    gc.flush();
-    await settle();
-    append(); // group B
-    await until(() => puts.length === 2);
-    puts[0]!.go();
-    puts[1]!.go();
-    await until(() => sent.length === 1);
-    await settle();
-    expect(sent.length).toBe(1); // B waits for A's answer
-    expect(sent[0]!.commits[0]!.meta?.sealed).toBe(true);
-    sent[0]!.go();
+    let lost = false;
+    const p = await pipeline(tempDir('oc-lost-'), ledger, { recordWindowMs: 20 }, (k) => k === key(2) && !lost && (lost = true));
+    await placed(p, sent);
+    p.append();
+    await until(() => p.puts.length === 2);
+    p.puts[1]!.go(); // written, its answer lost: sent again, the key is taken — by this very object
+    await until(() => p.puts.length === 3);
+    expect(p.puts[2]!.key).toBe(key(2));
+    p.puts[2]!.go();
+    await until(() => p.replies.length === 2);
+    expect(p.replies).toEqual([0, 1]);
     await until(() => sent.length === 2);
-    expect(sent[1]!.carried).toEqual([]);
+    expect([...sent[1]!.objects.keys()]).toEqual([key(2)]);
     sent[1]!.go();
-    await gc.drain();
-    expect(replies).toEqual(['sealed', 0]);
+    await p.gc.drain();
   });
 });

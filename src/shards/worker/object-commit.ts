@@ -1,43 +1,48 @@
 /**
  * Objects mode's replicator for group commit (docs/cluster.md, "Objects mode: where data lives"):
- * a group is acknowledged only once its bytes are durable in the object store and one etcd txn
+ * a group is acknowledged only once its bytes are durable in the object store and an etcd txn
  * recorded each stream's entry under the stream's fence.
  *
  *   group ──▶ object PUT g/<node>/<nodeEpoch>/<shard>/<n>  (the group's frames, concatenated;
  *   (frames      │                                          PUTs of consecutive groups overlap)
  *    per stream) ▼
- *            ledger.commit: i/ + r/ (+ m/) per stream       (sent in group order, each once the one
- *                │                                          before is sent; compare f/<stream>; carrying
- *                │                                          the stream's entries still unanswered)
+ *            ready, in group order ──▶ queue
+ *                                        │  one ledger commit at a time: it records every group
+ *                                        ▼  ready when it is sent (≤ 16), one txn per ≤ 40 streams
+ *            ledger.commitObjects: o/ per object; i/ + r/ per stream and object, m/ once; compare f/<stream>
+ *                │
  *                ▼  fenced streams ──▶ `moved` (never acknowledged, never applied)
  *            answered in group order ──▶ GroupCommit: local segment write without fdatasync ──▶ apply ──▶ replies
  *
  * The object holds the frames exactly as the segment log does (frame.ts), each stream's frames
  * contiguous (group-commit.ts groups them per stream), so an entry is one byte range.
- * Ledger commits of consecutive groups are in flight side by side. A group's txn also carries
- * the entries of its streams from earlier groups not answered yet, so whichever txn etcd applies
- * first records them all: a stream's entries never have a gap, whatever order the txns arrive in
- * (goroutines of one etcd member do reorder them). A group with a create or an `m/` change is
- * answered before the next group's txn is sent, so a txn never repeats a key. A group that must
- * first read the ledger (a stream this thread has not committed for) or that deletes a stream is
- * committed alone.
+ * Ledger commits run one at a time, and each records all the groups whose objects became durable
+ * while the one before was in flight: etcd's CPU per txn, not its round trip, is what bounds the
+ * append rate on a busy machine (perf/README.md, "Goals not reached"), so the txns are batched
+ * rather than overlapped. One at a time also keeps a stream's entries in order without gaps. A
+ * commit ends after a group that deletes a stream, so a later create of the name finds it gone.
  * A store or etcd that does not answer is tried again until it does (the same object key and the
  * same ledger keys: both writes are idempotent); meanwhile GroupCommit answers the group's
  * requests storage_unavailable after `stallMs` and refuses new writes.
  */
 import { readBatchHeader } from '../../util/record-batch';
-import { type CarriedEntry, type Fence, type Ledger, type LedgerMeta, type PutOptions, type StreamCommit, groupObjectKey } from '../../objects';
+import {
+  type Fence, type Ledger, type LedgerMeta, OBJECTS_PER_COMMIT, type PutOptions, type RecordedThrough, type StreamRecord, fenceMarker, groupObjectKey, groupTrailer, recoverTail,
+} from '../../objects';
 import { COMMIT_SECONDS_BOUNDS, type CommitStats, observeBucket } from '../commit-stats';
 import { FRAME_HEADER, FrameType } from './frame';
 import { type Group, type Replicator } from './group-commit';
 import { type StoredMeta, patchMeta, readMeta, storedMeta } from './stream-meta';
 import { type StreamLedgerState, type StreamState } from './stream-state';
 
-/** What objects mode needs of the object store (src/objects ObjectStore): a durable PUT, and a listing at start. */
+/** What objects mode needs of the object store (src/objects ObjectStore). */
 export interface ObjectPut {
+  /** The store honours PutOptions.ifAbsent: groups may be acknowledged before the ledger records them. */
+  readonly createOnly: boolean;
   put(key: string, body: Buffer | readonly Buffer[], options?: PutOptions): Promise<void>;
+  get(key: string): Promise<Buffer>;
   list(prefix: string): AsyncIterable<{ key: string }>;
-  /** The next group object keys, announced so the store can ready them (file: created ahead). */
+  /** The next group object keys, announced so the store can ready them (file: temporary files opened ahead). */
   prepare?(keys: readonly string[]): void;
 }
 
@@ -50,16 +55,20 @@ export interface ObjectCommitOptions {
   shardId: number;
   /** Groups in flight at once; default 4. */
   maxInFlight?: number;
-  /** Groups whose ledger commit has not been sent, at once (their PUTs overlap); default 2. */
+  /** Groups whose object is not durable yet, at once (their PUTs overlap); default 2. */
   maxBeforeCommit?: number;
   /** Replies of a group not durable after this long are answered storage_unavailable (ms); default 5 s. */
   stallMs?: number;
-  /** A group starts while another is before its ledger commit only from this size on (bytes); default 64 KiB. */
+  /** A group starts while another is before its object is durable only from this size on (bytes); default 64 KiB. */
   overlapMinBytes?: number;
   /** > 0: each group gathers for up to this long before its PUT (--objects-flush-ms); default 0. */
   flushMs?: number;
   /** Pause between tries of a store or ledger write that failed (ms); default 200. */
   retryMs?: number;
+  /** Groups acknowledged and not yet recorded, at most (more wait before they are acknowledged); default 64. */
+  maxUnrecorded?: number;
+  /** A ledger commit of early groups only waits up to this long for more to join it (ms); default 10. */
+  recordWindowMs?: number;
 }
 
 /** One stream's part of a group: its byte range in the object and what its frames change. */
@@ -79,20 +88,55 @@ interface Part {
   meta: LedgerMeta | null;
 }
 
-/** A group whose ledger commit is sent and not answered; `plain`: no create and no `m/` in it (its entries may be carried). */
-interface Unanswered {
+/** A group handed to replicate(), from its layout to its answer. */
+interface Pending {
+  /** The frames, each stream's contiguous. */
+  frames: Buffer[];
+  parts: Part[];
+  /**
+   * Acknowledged once its object is durable, recorded behind (every part is plain data of a
+   * stream whose place in this writer is recorded, with nothing of it waiting to be recorded);
+   * otherwise acknowledged once recorded.
+   */
+  early: boolean;
+  /** Its object key, and the writer switches when the key was taken (a key from before a switch is never used). */
   key: string;
+  switches: number;
+  /** The object and its trailer: created (true), or its key was taken by a fence marker (false). */
+  put: Promise<boolean>;
   bytes: number;
-  commits: StreamCommit[];
-  plain: boolean;
+}
+
+/** A group whose object is durable, waiting in group order for its ledger commit. */
+interface Ready {
+  p: Pending;
+  /** Settles the group's answer (late groups; early ones were answered already). */
+  resolve: ((fenced: ReadonlyMap<StreamState, number | null>) => void) | null;
+  reject: ((err: unknown) => void) | null;
+}
+
+/** One stream's entries in one ledger commit, and what recording them changes in its state. */
+interface Recorded {
+  rec: StreamRecord & { entries: Array<StreamRecord['entries'][number]> };
+  /** The groups (indexes in the commit) holding frames of the stream. */
+  groups: number[];
+  trimmed: boolean;
+  meta: LedgerMeta | null;
+  /** The writer switches of the newest late group, when one is in the commit: the stream's place is recorded in that writer. */
+  placedIn: number | null;
 }
 
 /** Keys announced to the store ahead, per batch, and how few may remain before the next batch. */
 const PREPARE_BATCH = 8;
 const PREPARE_LOW = 2;
+/** Early groups that make a ledger commit go at once, without waiting out the window. */
+const RECORD_BATCH = 8;
 
 /** Group object keys are new (start() continues above the shard's listed keys) and read only once the ledger names them. */
 const FRESH: PutOptions = { fresh: true };
+/** With a create-only store: of this writer and a fence marker, exactly one creates a name. */
+const IF_ABSENT: PutOptions = { ifAbsent: true };
+const NOTHING_FENCED: ReadonlyMap<StreamState, number | null> = new Map();
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -103,16 +147,24 @@ export class ObjectCommit implements Replicator {
   readonly overlapMinBytes: number;
   readonly #o: ObjectCommitOptions;
   readonly #retryMs: number;
+  readonly #maxUnrecorded: number;
+  readonly #recordWindowMs: number;
+  /** `g/<node>/<nodeEpoch>/<shard>/`: this writer's object keys. */
+  readonly #writer: string;
   /** Group objects written by this shard in this node start. */
   #counter = 0;
+  /** This run's first number (start(): above a gap after an earlier run's objects). */
+  #from = 0;
   /** Group object keys below this counter were announced to the store (prepare). */
   #preparedTo = 0;
-  /** The newest group's whole commit, settled: a group is answered after the one before it (group order). */
+  /** Times a create-only put found its key taken by a fence marker: keys taken before the last switch are never used. */
+  #switches = 0;
+  /** A ledger commit found a stream fenced: h/ no longer moves for this run (tail-recovery.ts). */
+  #fencedSeen = false;
+  /** The newest group's answer, settled: a group is answered after the one before it (group order). */
   #lastCommit: Promise<unknown> = Promise.resolve();
-  /** The newest group's ledger commit is sent (its entries' counters are taken), or it is done: the next may be sent. */
-  #lastSent: Promise<void> = Promise.resolve();
   #closed = false;
-  /** Groups handed to replicate() whose ledger commit has not been sent. */
+  /** Groups handed to replicate() whose object is not durable yet. */
   #beforeCommit = 0;
   readonly #maxBeforeCommit: number;
   readonly #readyListeners: Array<() => void> = [];
@@ -120,8 +172,17 @@ export class ObjectCommit implements Replicator {
   readonly #seqs = new WeakMap<StreamState, number>();
   /** Per stream, the `m/` record after the frames handed to replicate() so far, when they changed it. */
   readonly #metas = new WeakMap<StreamState, LedgerMeta>();
-  /** Groups whose ledger commit was sent and not answered yet, in group order: later commits carry their entries. */
-  readonly #unanswered: Unanswered[] = [];
+  /** Per stream, parts of late groups not recorded yet: while any, its groups stay late (tail recovery takes no early part after an unrecorded late one). */
+  readonly #late = new WeakMap<StreamState, number>();
+  /** Groups whose object is durable, in group order, not yet in a ledger commit. */
+  readonly #queue: Ready[] = [];
+  /** Early groups in #queue. */
+  #unrecorded = 0;
+  /** A ledger commit is in flight (one at a time). */
+  #recording = false;
+  #windowTimer: NodeJS.Timeout | null = null;
+  /** Early groups waiting for #unrecorded to fall below maxUnrecorded before they are answered. */
+  #lagWaiters: Array<() => void> = [];
   /** The group commit's figures (report()): each ledger transaction's time goes into `ledger`. */
   #stats: CommitStats | null = null;
 
@@ -132,22 +193,26 @@ export class ObjectCommit implements Replicator {
     this.stallMs = o.stallMs ?? 5000; // 5 s
     this.#retryMs = o.retryMs ?? 200;
     this.flushMs = o.flushMs ?? 0;
-    // Small groups in flight side by side cost a PUT and a ledger txn each (~100 µs of CPU and a
-    // round trip): small appends gather behind the group in flight instead; large ones overlap.
+    this.#maxUnrecorded = o.maxUnrecorded ?? 64;
+    this.#recordWindowMs = o.recordWindowMs ?? 10;
+    // Small groups in flight side by side cost a PUT each (~60 µs of CPU and a sync): small
+    // appends gather behind the group in flight instead; large ones overlap.
     this.overlapMinBytes = o.overlapMinBytes ?? 64 << 10;
+    this.#writer = groupObjectKey(o.nodeId, o.nodeEpoch, o.shardId, 0).replace(/\d+$/, '');
   }
 
   /**
    * Before the first group: continue after the group objects this shard already wrote in this
    * node start. A shard worker restarted after a storage failure runs in the same node epoch, and
-   * a group object key must never be written twice (entries point into the first one).
+   * a group object key must never be written twice (entries point into the first one). With a
+   * create-only store the run starts above a gap, filled with a fence marker: an earlier run's
+   * groups end there, for tail recovery as for that run itself.
    */
   async start(): Promise<void> {
-    const prefix = groupObjectKey(this.#o.nodeId, this.#o.nodeEpoch, this.#o.shardId, 0).replace(/\d+$/, '');
     let last = -1;
     try {
-      for await (const o of this.#o.store.list(prefix)) {
-        const n = Number(o.key.slice(prefix.length));
+      for await (const o of this.#o.store.list(this.#writer)) {
+        const n = Number(o.key.slice(this.#writer.length));
         if (Number.isInteger(n)) last = Math.max(last, n);
       }
     } catch {
@@ -155,26 +220,33 @@ export class ObjectCommit implements Replicator {
       // (one object per group; the keys stay unique, if no longer of one width).
       last = Date.now();
     }
-    this.#counter = Math.max(this.#counter, last + 1);
+    const gap = this.#o.store.createOnly ? 1 : 0;
+    if (gap > 0) {
+      await this.#o.store.put(this.#key(last + 1), fenceMarker({ nodeId: this.#o.nodeId, epoch: 0 }), IF_ABSENT).catch(() => undefined);
+    }
+    this.#counter = Math.max(this.#counter, last + 1 + gap);
+    this.#from = this.#counter;
     this.#preparedTo = this.#counter;
     this.#prepareAhead();
   }
 
-  /** Keep the next keys announced to the store, a batch at a time (file: one directory sync per batch). */
+  #key(n: number): string {
+    return groupObjectKey(this.#o.nodeId, this.#o.nodeEpoch, this.#o.shardId, n);
+  }
+
+  /** Keep the next keys announced to the store, a batch at a time. */
   #prepareAhead(): void {
     if (this.#o.store.prepare === undefined || this.#preparedTo - this.#counter > PREPARE_LOW) return;
     const from = Math.max(this.#preparedTo, this.#counter);
-    const keys = Array.from({ length: PREPARE_BATCH }, (_, i) => groupObjectKey(this.#o.nodeId, this.#o.nodeEpoch, this.#o.shardId, from + i));
+    const keys = Array.from({ length: PREPARE_BATCH }, (_, i) => this.#key(from + i));
     this.#preparedTo = from + PREPARE_BATCH;
     this.#o.store.prepare(keys);
   }
 
   /**
-   * True when fewer than maxBeforeCommit groups are before their ledger commit (PUT running, or
-   * waiting for the previous group's commit to be sent): a new group may start now whatever its
-   * size, its PUT beside the others. Commits are sent without waiting for the answers before
-   * them, so a group's wait is about one PUT and one ledger round trip; more groups before
-   * their commit would split the clients into smaller groups, each costing a PUT and a txn.
+   * True when fewer than maxBeforeCommit groups wait for their object to be durable: a new group
+   * may start now whatever its size, its PUT beside the others. More groups before their PUT
+   * would split the clients into smaller groups, each costing a PUT.
    */
   readyForNext(): boolean {
     return this.#beforeCommit < this.#maxBeforeCommit;
@@ -191,6 +263,13 @@ export class ObjectCommit implements Replicator {
   /** Stop retrying: groups still waiting fail (the shard is closing). */
   close(): void {
     this.#closed = true;
+    if (this.#windowTimer !== null) clearTimeout(this.#windowTimer);
+    this.#windowTimer = null;
+    const waiters = this.#lagWaiters;
+    this.#lagWaiters = [];
+    for (const w of waiters) w();
+    // What is queued goes now (the retries give up once closed; a later run recovers the tail).
+    if (!this.#recording && this.#queue.length > 0) this.#send();
   }
 
   /** TTL expiry moved the stream's start: `m/` gets it and the entries wholly below it go (behind the writes, best effort). */
@@ -204,19 +283,17 @@ export class ObjectCommit implements Replicator {
   }
 
   replicate(g: Group): Promise<ReadonlyMap<StreamState, number | null>> {
-    const key = groupObjectKey(this.#o.nodeId, this.#o.nodeEpoch, this.#o.shardId, this.#counter++);
-    this.#prepareAhead();
     // Laid out now, synchronously: the group's frames and the streams' seqs are fixed.
-    const body: Buffer[] = [];
+    const frames: Buffer[] = [];
     const parts: Part[] = [];
     let off = 0;
     for (const [s, all] of g.frames) {
       // An import's frames and a drop are this node's own bookkeeping: their data is recorded already.
-      const frames = all.filter((f) => !f.local);
-      if (frames.length === 0) continue;
+      const own = all.filter((f) => !f.local);
+      if (own.length === 0) continue;
       const p = this.#part(s, off);
-      for (const f of frames) {
-        body.push(f.buf);
+      for (const f of own) {
+        frames.push(f.buf);
         off += f.buf.length;
         this.#inspect(p, f.buf);
       }
@@ -225,27 +302,137 @@ export class ObjectCommit implements Replicator {
       if (p.meta !== null) this.#metas.set(s, p.meta);
       parts.push(p);
     }
-    const put = body.length === 0 ? Promise.resolve() : this.#retrying(() => this.#o.store.put(key, body, FRESH));
+    if (parts.length === 0) {
+      // Nothing to make durable: answered in group order.
+      const done = this.#lastCommit.then(() => NOTHING_FENCED);
+      this.#lastCommit = done;
+      return done;
+    }
+    const early = this.#o.store.createOnly && parts.every((p) => this.#mayGoEarly(p));
+    if (!early) this.#countLate(parts, 1);
+    const p: Pending = { frames, parts, early, key: '', switches: 0, put: Promise.resolve(false), bytes: 0 };
     this.#beforeCommit++;
-    const committing = (): void => {
-      if (this.#beforeCommit-- === this.#maxBeforeCommit) for (const l of this.#readyListeners) l();
-    };
-    const before = { sent: this.#lastSent, done: this.#lastCommit };
-    let sent!: () => void;
-    this.#lastSent = new Promise<void>((r) => (sent = r));
-    const done = Promise.all([put, before.sent]).then(
-      () => {
-        committing();
-        return this.#commit(key, off, parts, sent, before.done);
-      },
-      (err: unknown) => {
-        committing();
-        sent();
-        throw err;
-      },
+    this.#assign(p);
+    void p.put.then(
+      () => this.#durable(),
+      () => this.#durable(),
     );
+    const done = this.#lastCommit.then(() => this.#settle(p));
     this.#lastCommit = done.catch(() => undefined);
     return done;
+  }
+
+  /** A part that may be acknowledged before it is recorded: plain data of a stream placed in this writer, nothing of it waiting. */
+  #mayGoEarly(p: Part): boolean {
+    const l = p.s.ledger;
+    return !p.created && !p.deleted && !p.trimmed && p.meta === null && l !== undefined && l.moved === null && l.placedIn === this.#switches && (this.#late.get(p.s) ?? 0) === 0;
+  }
+
+  #countLate(parts: readonly Part[], by: 1 | -1): void {
+    for (const p of parts) this.#late.set(p.s, (this.#late.get(p.s) ?? 0) + by);
+  }
+
+  #durable(): void {
+    if (this.#beforeCommit-- === this.#maxBeforeCommit) for (const l of this.#readyListeners) l();
+  }
+
+  /** Give the group the next object key and put it there, create-only when the store can. */
+  #assign(p: Pending): void {
+    p.key = this.#key(this.#counter++);
+    p.switches = this.#switches;
+    this.#prepareAhead();
+    const trailer = groupTrailer(p.parts.map((x) => ({ stream: x.s.meta.name, off: x.off, len: x.len, from: x.from, to: x.to, early: p.early })));
+    const body = [...p.frames, trailer];
+    p.bytes = body.reduce((n, b) => n + b.length, 0);
+    const key = p.key;
+    p.put = this.#retrying(async () => {
+      if (!this.#o.store.createOnly) {
+        await this.#o.store.put(key, body, FRESH);
+        return true;
+      }
+      try {
+        await this.#o.store.put(key, body, IF_ABSENT);
+        return true;
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'PreconditionFailed') throw err;
+      }
+      // Taken: by a fence marker, or by this very put (an earlier try whose answer was lost).
+      const there = await this.#o.store.get(key);
+      return there.equals(Buffer.concat(body));
+    });
+  }
+
+  /**
+   * In group order: once the group's object is durable, answer it (early) and queue it for its
+   * ledger commit, or queue it and answer it once recorded (late). A group whose key was taken by
+   * a fence marker, or taken before the writer switched, goes again under a fresh key, late: from
+   * the marker on, nothing of the old keys is acknowledged or recorded.
+   */
+  async #settle(p: Pending): Promise<ReadonlyMap<StreamState, number | null>> {
+    for (;;) {
+      const created = await p.put;
+      if (created && p.switches === this.#switches) break;
+      if (!created && p.switches === this.#switches) this.#switches++; // the first group to meet the marker
+      if (p.early) {
+        p.early = false;
+        this.#countLate(p.parts, 1);
+      }
+      this.#assign(p);
+    }
+    if (!p.early) return new Promise((resolve, reject) => this.#enqueue({ p, resolve, reject }));
+    this.#enqueue({ p, resolve: null, reject: null });
+    // The ledger may fall only so far behind (etcd slow or away): then answers wait for it.
+    while (this.#unrecorded > this.#maxUnrecorded && !this.#closed) await new Promise<void>((r) => this.#lagWaiters.push(r));
+    return NOTHING_FENCED;
+  }
+
+  #enqueue(r: Ready): void {
+    this.#queue.push(r);
+    if (r.p.early) this.#unrecorded++;
+    this.#pump();
+  }
+
+  /**
+   * Send the next ledger commit when none is in flight: every group in the queue (≤ 16), ending
+   * after the first that deletes a stream. A queue of early groups only waits up to
+   * recordWindowMs for more (or until RECORD_BATCH of them): fewer, larger txns cost etcd less
+   * CPU, and nobody waits for them.
+   */
+  #pump(): void {
+    if (this.#recording || this.#queue.length === 0) return;
+    const someoneWaits = this.#queue.some((r) => r.resolve !== null);
+    if (!someoneWaits && this.#queue.length < RECORD_BATCH && !this.#closed) {
+      this.#windowTimer ??= setTimeout(() => {
+        this.#windowTimer = null;
+        if (this.#recording || this.#queue.length === 0) return;
+        this.#send();
+      }, this.#recordWindowMs);
+      return;
+    }
+    this.#send();
+  }
+
+  #send(): void {
+    if (this.#windowTimer !== null) clearTimeout(this.#windowTimer);
+    this.#windowTimer = null;
+    let n = 0;
+    while (n < this.#queue.length && n < OBJECTS_PER_COMMIT) if (this.#queue[n++]!.p.parts.some((p) => p.deleted && !p.created)) break;
+    const batch = this.#queue.splice(0, n);
+    this.#recording = true;
+    this.#record(batch)
+      .then(
+        (fenced) => batch.forEach((r, i) => r.resolve?.(fenced[i]!)),
+        (err: unknown) => batch.forEach((r) => r.reject?.(err)),
+      )
+      .finally(() => {
+        for (const r of batch) if (!r.p.early) this.#countLate(r.p.parts, -1);
+        this.#unrecorded -= batch.filter((r) => r.p.early).length;
+        const waiters = this.#lagWaiters;
+        this.#lagWaiters = [];
+        for (const w of waiters) w();
+        this.#recording = false;
+        this.#pump();
+      });
   }
 
   #part(s: StreamState, off: number): Part {
@@ -291,92 +478,77 @@ export class ObjectCommit implements Replicator {
     }
   }
 
-  /**
-   * The ledger commit of one group: sent once the previous group's is sent (`sent()` lets the next
-   * one go), answered after the previous group's (`before`). A group that must read the ledger
-   * first or that deletes a stream waits until the previous group is answered, and the next one
-   * waits until it is answered.
-   */
-  async #commit(key: string, bytes: number, parts: Part[], sent: () => void, before: Promise<unknown>): Promise<ReadonlyMap<StreamState, number | null>> {
-    const alone = parts.some((p) => p.s.ledger?.moved == null && ((p.deleted && !p.created) || (!p.created && p.s.ledger === undefined)));
-    try {
-      if (alone) await before;
-      return await this.#record(key, bytes, parts, alone ? () => undefined : sent, before);
-    } finally {
-      sent();
-    }
-  }
-
-  async #record(key: string, bytes: number, parts: Part[], sent: () => void, before: Promise<unknown>): Promise<ReadonlyMap<StreamState, number | null>> {
-    const fenced = new Map<StreamState, number | null>();
-    const commits: StreamCommit[] = [];
-    const committed: Part[] = [];
-    const deletes: Part[] = [];
-    for (const p of parts) {
-      const moved = p.s.ledger?.moved ?? null;
-      if (moved !== null) {
-        fenced.set(p.s, moved.nodeId);
-        continue;
-      }
-      // A stream created and deleted within one group never reached the ledger.
-      if (p.deleted && p.created) continue;
-      if (!p.created && p.s.ledger === undefined) {
-        const moved = await this.#retrying(() => this.#resolve(p.s));
+  /** One ledger commit of the groups in `batch`; per group, the streams refused as fenced (late groups only: early ones were answered). */
+  async #record(batch: readonly Ready[]): Promise<Array<Map<StreamState, number | null>>> {
+    const fenced = batch.map(() => new Map<StreamState, number | null>());
+    const recorded = new Map<StreamState, Recorded>();
+    const objects = new Map<string, number>();
+    const deletes: Array<{ group: number; p: Part }> = [];
+    for (let i = 0; i < batch.length; i++) {
+      const b = batch[i]!.p;
+      for (const p of b.parts) {
+        const moved = p.s.ledger?.moved ?? null;
         if (moved !== null) {
-          fenced.set(p.s, moved.nodeId);
+          fenced[i]!.set(p.s, moved.nodeId);
           continue;
         }
+        // A stream created and deleted within one group never reached the ledger.
+        if (p.deleted && p.created) continue;
+        if (!p.created && p.s.ledger === undefined) {
+          const moved = await this.#retrying(() => this.#resolve(p.s));
+          if (moved !== null) {
+            fenced[i]!.set(p.s, moved.nodeId);
+            continue;
+          }
+        }
+        if (p.deleted) {
+          deletes.push({ group: i, p });
+          continue;
+        }
+        const l = (p.s.ledger ??= { fence: { nodeId: this.#o.nodeId, epoch: 1 }, counter: 0, meta: p.meta ?? initialMeta(p.s), moved: null, placedIn: null });
+        let r = recorded.get(p.s);
+        if (r === undefined) recorded.set(p.s, (r = { rec: { stream: p.s.meta.name, fence: l.fence, entries: [] }, groups: [], trimmed: false, meta: null, placedIn: null }));
+        if (p.created) r.rec.create = true;
+        if (p.meta !== null) r.meta = r.rec.meta = p.meta;
+        r.trimmed ||= p.trimmed;
+        r.rec.entries.push({ o: b.key, counter: l.counter++, off: p.off, len: p.len, from: p.from, to: p.to });
+        if (!b.early && this.#o.store.createOnly) {
+          // The stream's place in this writer: its groups after this one may go early.
+          r.rec.position = b.key;
+          r.placedIn = b.switches;
+        }
+        r.groups.push(i);
+        objects.set(b.key, b.bytes);
       }
-      if (p.deleted) {
-        deletes.push(p);
-        continue;
-      }
-      const l = (p.s.ledger ??= { fence: { nodeId: this.#o.nodeId, epoch: 1 }, counter: 0, meta: p.meta ?? initialMeta(p.s), moved: null });
-      commits.push({ stream: p.s.meta.name, fence: l.fence, counter: l.counter++, off: p.off, len: p.len, from: p.from, to: p.to, ...(p.meta !== null ? { meta: p.meta } : {}), ...(p.created ? { create: true } : {}) });
-      committed.push(p);
     }
-    if (commits.length > 0) {
-      // An unanswered group with a create or an m/ change: this commit waits for its answer
-      // (carried entries never repeat a key of this txn).
-      if (this.#unanswered.some((u) => !u.plain)) await before;
-      const streams = new Set(commits.map((c) => c.stream));
-      const carried: CarriedEntry[] = this.#unanswered.flatMap((u) => u.commits.filter((c) => streams.has(c.stream)).map((commit) => ({ objectKey: u.key, bytes: u.bytes, commit })));
-      const mine: Unanswered = { key, bytes, commits, plain: commits.every((c) => c.create !== true && c.meta === undefined) };
-      this.#unanswered.push(mine);
-      let r: { fenced: string[] };
-      try {
-        const t0 = performance.now();
-        const sending = this.#retrying(() => this.#o.ledger.commit(key, bytes, commits, carried));
-        sent();
-        r = await sending;
-        if (this.#stats !== null) observeBucket(this.#stats.ledger, COMMIT_SECONDS_BOUNDS, (performance.now() - t0) / 1000);
-        await before;
-      } finally {
-        this.#unanswered.splice(this.#unanswered.indexOf(mine), 1);
-      }
+    if (recorded.size > 0) {
+      const t0 = performance.now();
+      const last = batch[batch.length - 1]!.p.key;
+      const through: RecordedThrough | undefined = this.#o.store.createOnly && !this.#fencedSeen ? { writer: this.#writer, from: this.#from, n: Number(last.slice(this.#writer.length)) } : undefined;
+      const r = await this.#retrying(() => this.#o.ledger.commitObjects(objects, [...recorded.values()].map((x) => x.rec), through));
+      if (this.#stats !== null) observeBucket(this.#stats.ledger, COMMIT_SECONDS_BOUNDS, (performance.now() - t0) / 1000);
       const refused = new Set(r.fenced);
-      for (const p of committed) {
-        const l = p.s.ledger!;
-        if (refused.has(p.s.meta.name)) {
-          fenced.set(p.s, await this.#holder(p.s.meta.name));
-          l.moved = { nodeId: fenced.get(p.s) ?? null };
+      if (refused.size > 0) this.#fencedSeen = true;
+      for (const [s, x] of recorded) {
+        const l = s.ledger!;
+        if (refused.has(s.meta.name)) {
+          l.moved = { nodeId: await this.#holder(s.meta.name) };
+          for (const i of x.groups) fenced[i]!.set(s, l.moved.nodeId);
           continue;
         }
-        if (p.meta !== null) {
-          l.meta = p.meta;
+        if (x.placedIn !== null) l.placedIn = x.placedIn;
+        if (x.meta !== null) {
+          l.meta = x.meta;
           // A trim's old entries leave the ledger behind the group (not on the write path).
-          if (p.trimmed) void this.#o.ledger.trim(p.s.meta.name, l.fence, p.meta.startSeq).catch(() => undefined);
+          if (x.trimmed) void this.#o.ledger.trim(s.meta.name, l.fence, x.meta.startSeq).catch(() => undefined);
         }
       }
-    } else {
-      sent();
-      await before;
     }
-    for (const p of deletes) {
+    for (const { group, p } of deletes) {
       const l = p.s.ledger!;
       if (!(await this.#retrying(() => this.#o.ledger.deleteStream(p.s.meta.name, l.fence)))) {
         l.moved = { nodeId: await this.#holder(p.s.meta.name) };
-        fenced.set(p.s, l.moved.nodeId);
+        fenced[group]!.set(p.s, l.moved.nodeId);
       }
     }
     return fenced;
@@ -397,10 +569,12 @@ export class ObjectCommit implements Replicator {
       else return { nodeId: t.current?.nodeId ?? null };
     }
     if (fence.nodeId !== this.#o.nodeId) return { nodeId: fence.nodeId };
+    // Groups an earlier run of this shard acknowledged and did not record (it stopped): recorded now.
+    await recoverTail(this.#o.ledger, this.#o.store, name, fence);
     const entries = await this.#o.ledger.entries(name);
     let counter = 0;
     for (const e of entries) if (e.epoch === fence.epoch) counter = Math.max(counter, e.counter + 1);
-    const state: StreamLedgerState = { fence, counter, meta: (await this.#o.ledger.meta(name)) ?? initialMeta(s), moved: null };
+    const state: StreamLedgerState = { fence, counter, meta: (await this.#o.ledger.meta(name)) ?? initialMeta(s), moved: null, placedIn: null };
     s.ledger = state;
     return null;
   }

@@ -70,6 +70,12 @@ export interface StreamLedgerState {
   meta: { meta: Record<string, unknown>; startSeq: number; sealed: boolean };
   /** The fence moved to another node: the stream takes no writes here (that node, when known). */
   moved: { nodeId: number | null } | null;
+  /**
+   * The writer switches (object-commit.ts) when the stream's place in this shard's writer was
+   * last recorded (`w/<stream>`), or null: its groups may be acknowledged before they are
+   * recorded only while this is the writer's current count.
+   */
+  placedIn: number | null;
 }
 
 export function newStreamState(id: number, meta: StreamMeta): StreamState {

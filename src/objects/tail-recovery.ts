@@ -1,0 +1,117 @@
+/**
+ * Recovery of a stream's unrecorded tail (docs/cluster.md, "Objects mode: where data lives"):
+ * with a create-only object store, a group is acknowledged once its object is durable, and the
+ * ledger records it behind. Whoever takes a stream's fence (a node opening a moved stream, or a
+ * shard worker started again on its owner) first finds the groups its last writer acknowledged
+ * and the ledger does not name yet, in that writer's objects, and records them under its fence:
+ *
+ *   w/<stream> = g/<writer>/<n>, the stream's newest entry in <writer>, h/<writer> (when it speaks
+ *   for the run the stream's place is in)
+ *     ──▶ from the number after all three: GET g/<writer>/<k>, k = start, start + 1, …
+ *           a group object ──▶ its part table names the stream in a part acknowledged before it
+ *                              was recorded? an entry to record (a part recorded before it was
+ *                              acknowledged is skipped: its writer acknowledges it only if its own
+ *                              record succeeds, which our fence now prevents)
+ *           a fence marker ──▶ stop (someone fenced the writer here before)
+ *           absent         ──▶ put a fence marker there, create-only ──▶ stop
+ *                              (the put found it taken: the writer's own put won; read it, go on)
+ *     ──▶ record the entries found under our fence (commitObjects, ≤ 16 objects per commit)
+ *
+ * Why this finds every acknowledged group: the writer acknowledges group k only once its object
+ * and every object before it are durable, and it records groups in order; h/ moves only with
+ * all of a commit's streams recorded. So an acknowledged group of the stream that the ledger
+ * does not name lies in an unbroken run of objects from `start`, and the first gap comes after
+ * it. The marker fills that gap before the writer can: its own put of that name fails, and it
+ * acknowledges nothing from there on (object-commit.ts moves to fresh numbers and records again,
+ * under the fence, which it no longer holds for this stream).
+ */
+import { type Ledger, OBJECTS_PER_COMMIT } from './ledger';
+import { type Fence, parseGroupObjectKey, writerObjectKey } from './ledger-keys';
+import { fenceMarker, readGroupObject } from './group-object';
+import { type ObjectStore, isObjectNotFound } from './object-store';
+
+/** What recovery needs of the store: a whole-object read and a create-only put. */
+export type TailStore = Pick<ObjectStore, 'get' | 'put' | 'createOnly'>;
+
+export interface RecoveredTail {
+  /** Group objects of the writer read (markers included). */
+  read: number;
+  /** Entries recorded for the stream. */
+  recorded: number;
+}
+
+/**
+ * Find and record the stream's unrecorded tail under `fence` (which the caller holds). Rejects
+ * when the store or etcd fails, when an object in the run is not a group object (damaged), or
+ * when the fence moved on meanwhile.
+ */
+export async function recoverTail(ledger: Ledger, store: TailStore, stream: string, fence: Fence): Promise<RecoveredTail> {
+  const out: RecoveredTail = { read: 0, recorded: 0 };
+  if (!store.createOnly) return out; // groups are acknowledged only once recorded: there is no tail
+  const pos = await ledger.position(stream);
+  const at = pos === null ? null : parseGroupObjectKey(pos);
+  if (at === null) return out;
+  const entries = await ledger.entries(stream);
+  let start = at.n;
+  for (const e of entries) {
+    const g = parseGroupObjectKey(e.o);
+    if (g !== null && g.writer === at.writer) start = Math.max(start, g.n);
+  }
+  // h/ speaks for the writer's run that starts at its `from`: it applies when the stream's place
+  // is in that run (a run started after it began above a gap that the walk stops at anyway).
+  const h = await ledger.recordedThrough(at.writer);
+  if (h !== null && h.from <= start + 1) start = Math.max(start, h.n);
+  let counter = 0;
+  for (const e of entries) if (e.epoch === fence.epoch) counter = Math.max(counter, e.counter + 1);
+  // The tail continues the recorded entries' seqs: a gap or an overlap is damage, never served.
+  let seq = entries.length === 0 ? null : entries[entries.length - 1]!.to;
+  let objects = new Map<string, number>();
+  let found: Array<{ o: string; counter: number; off: number; len: number; from: number; to: number }> = [];
+  const flush = async (): Promise<void> => {
+    if (found.length === 0) return;
+    const r = await ledger.commitObjects(objects, [{ stream, fence, entries: found }]);
+    if (r.fenced.length > 0) throw new Error(`recovering ${stream}: its fence moved on from ${fence.nodeId}:${fence.epoch}`);
+    out.recorded += found.length;
+    objects = new Map();
+    found = [];
+  };
+  for (let k = start + 1; ; k++) {
+    const key = writerObjectKey(at.writer, k);
+    let body = await getOrNull(store, key);
+    if (body === null) {
+      try {
+        await store.put(key, fenceMarker(fence), { ifAbsent: true });
+        break;
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'PreconditionFailed') throw err;
+        body = await store.get(key); // the writer's own put landed first
+      }
+    }
+    out.read++;
+    let g;
+    try {
+      g = readGroupObject(body);
+    } catch (err) {
+      throw new Error(`recovering ${stream}: object ${key}: ${(err as Error).message}`, { cause: err });
+    }
+    if (g.kind === 'marker') break;
+    const part = g.parts.find((p) => p.stream === stream);
+    if (part === undefined || !part.early) continue;
+    if (seq !== null && part.from !== seq) throw new Error(`recovering ${stream}: object ${key} holds seqs ${part.from}..${part.to}, the stream's recorded entries end at ${seq}`);
+    seq = part.to;
+    objects.set(key, body.length);
+    found.push({ o: key, counter: counter++, off: part.off, len: part.len, from: part.from, to: part.to });
+    if (objects.size === OBJECTS_PER_COMMIT) await flush();
+  }
+  await flush();
+  return out;
+}
+
+async function getOrNull(store: TailStore, key: string): Promise<Buffer | null> {
+  try {
+    return await store.get(key);
+  } catch (err) {
+    if (isObjectNotFound(err)) return null;
+    throw err;
+  }
+}
