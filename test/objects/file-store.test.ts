@@ -82,30 +82,36 @@ describe('file: object store', () => {
     await store.close();
   });
 
-  it('creates fresh keys announced ahead as empty files, fills one on its put, creates anew one that waited too long, and removes unused ones on close', async () => {
+  it('puts create-only: of puts of one key exactly one creates it, the others fail PreconditionFailed and leave its bytes; temporary files opened ahead are used, and removed on close when unused', async () => {
     const dir = tempDir();
     const store = openObjectStore(`file:${dir}`);
+    expect(store.createOnly).toBe(true);
     const key = (n: number): string => `g/1/2/0/${String(n).padStart(12, '0')}`;
+    await store.put(key(9), Buffer.from('first'), { ifAbsent: true }); // makes the directory
     store.prepare!([key(0), key(1), key(2)]);
-    const file = (n: number): string => path.join(dir, ...key(n).split('/'));
-    for (let i = 0; i < 100 && !fs.existsSync(file(2)); i++) await new Promise((r) => setTimeout(r, 10));
-    expect([0, 1, 2].map((n) => fs.statSync(file(n)).size)).toEqual([0, 0, 0]);
-    await store.put(key(0), [Buffer.from('ab'), Buffer.from('cd')], { fresh: true });
-    expect(fs.readFileSync(file(0)).toString()).toBe('abcd');
-    await expect(store.get(key(0))).resolves.toEqual(Buffer.from('abcd'));
-    // Key 1 waits past the limit, and the reaper takes the empty file meanwhile: its put creates the object anew.
-    const now = Date.now();
-    const clock = jest.spyOn(Date, 'now').mockReturnValue(now + 11_000);
-    try {
-      fs.unlinkSync(file(1));
-      await store.put(key(1), Buffer.from('late'), { fresh: true });
-    } finally {
-      clock.mockRestore();
-    }
-    await expect(store.get(key(1))).resolves.toEqual(Buffer.from('late'));
-    // Key 2 was never put: close removes it.
+    // Opened ahead as temporary files: not objects, not listed.
+    const listed = async (): Promise<string[]> => {
+      const out: string[] = [];
+      for await (const o of store.list('g/')) out.push(o.key);
+      return out;
+    };
+    expect(await listed()).toEqual([key(9)]);
+    expect(allFiles(dir).filter((f) => path.basename(f).startsWith('.'))).toHaveLength(3);
+    // Eight puts of key 0 at once, different bytes each: one wins, whole.
+    const bodies = Array.from({ length: 8 }, (_, i) => Buffer.from(`body-${i}-`.repeat(100 + i)));
+    const outcomes = await Promise.allSettled(bodies.map((b) => store.put(key(0), b, { ifAbsent: true })));
+    const won = outcomes.flatMap((o, i) => (o.status === 'fulfilled' ? [i] : []));
+    expect(won).toHaveLength(1);
+    for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toMatchObject({ code: 'PreconditionFailed', op: 'put', key: key(0) });
+    await expect(store.get(key(0))).resolves.toEqual(bodies[won[0]!]);
+    // A key that exists keeps its bytes (a fence marker stays one).
+    await expect(store.put(key(9), Buffer.from('second'), { ifAbsent: true })).rejects.toMatchObject({ code: 'PreconditionFailed' });
+    await expect(store.get(key(9))).resolves.toEqual(Buffer.from('first'));
+    await store.put(key(1), [Buffer.from('ab'), Buffer.from('cd')], { ifAbsent: true });
+    await expect(store.get(key(1))).resolves.toEqual(Buffer.from('abcd'));
+    // Key 2 was never put: close removes its temporary file; no other is left behind.
     await store.close();
-    expect(allFiles(dir).sort()).toEqual([key(0), key(1)]);
+    expect(allFiles(dir).sort()).toEqual([key(0), key(1), key(9)]);
   });
 
   it('skips a temporary file a crash left behind, in listings and gets', async () => {

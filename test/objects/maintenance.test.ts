@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { EtcdLink } from '../../src/actors';
-import { Compactor, type Fence, type HolderCompare, Ledger, ObjectCensus, type ObjectStore, Reaper, groupObjectKey, openObjectStore } from '../../src/objects';
+import { Compactor, type Fence, type HolderCompare, Ledger, ObjectCensus, type ObjectStore, Reaper, fenceMarker, groupObjectKey, groupTrailer, openObjectStore } from '../../src/objects';
 import { FrameType, encodeFrame } from '../../src/shards/worker/frame';
 import { EtcdCluster } from '../helpers/etcd-cluster';
 
@@ -161,11 +161,13 @@ describe('compaction', () => {
 
     const compactor = new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 's/a', streamId: 42, fence: me }] });
     const t = await compactor.tick();
-    expect(t).toMatchObject({ runs: 1, entriesReplaced: 40, fenced: 0 });
+    // Every entry but the newest, which is never rewritten (tail recovery starts from it).
+    expect(t).toMatchObject({ runs: 1, entriesReplaced: 39, fenced: 0 });
 
     const after = await w.ledger.entries('s/a');
-    expect(after).toHaveLength(1);
-    expect(after[0]).toMatchObject({ key: firstKey, off: 0, from: 0, to: 120, len: before.length });
+    expect(after).toHaveLength(2);
+    expect(after[0]).toMatchObject({ key: firstKey, off: 0, from: 0, to: 117, len: before.length - after[1]!.len });
+    expect(after[1]).toMatchObject({ o: objects[39], from: 117, to: 120 });
     expect(after[0]!.o).toMatch(/^c\/42\/0000000001\.\d{12}$/);
     expect((await readAll(w, 's/a')).equals(before)).toBe(true);
     expect((await readAll(w, 'b')).equals(Buffer.concat(w.written.get('b')!))).toBe(true);
@@ -173,9 +175,10 @@ describe('compaction', () => {
     const keys = w.ledger.keys;
     expect((await link.get(keys.object(after[0]!.o), 5_000)).kv).not.toBeNull();
     expect(await link.countPrefix(keys.refs(after[0]!.o), 5_000)).toBe(1);
-    for (const o of objects) expect(await link.countPrefix(keys.refs(o), 5_000)).toBe(1);
+    for (const o of objects.slice(0, 39)) expect(await link.countPrefix(keys.refs(o), 5_000)).toBe(1);
+    expect(await link.countPrefix(keys.refs(objects[39]!), 5_000)).toBe(2);
     expect(await w.ledger.entries('b')).toHaveLength(40);
-    // One entry left: nothing more to do.
+    // The compacted entry and the newest left: nothing more to do.
     expect((await compactor.tick()).runs).toBe(0);
   });
 
@@ -187,8 +190,8 @@ describe('compaction', () => {
     const now = Date.now();
     expect((await compactor.tick(now)).runs).toBe(0);
     expect(await w.ledger.entries('q')).toHaveLength(3);
-    expect(await compactor.tick(now + 10_001)).toMatchObject({ runs: 1, entriesReplaced: 3 });
-    expect(await w.ledger.entries('q')).toHaveLength(1);
+    expect(await compactor.tick(now + 10_001)).toMatchObject({ runs: 1, entriesReplaced: 2 });
+    expect(await w.ledger.entries('q')).toHaveLength(2);
     expect((await readAll(w, 'q')).equals(Buffer.concat(w.written.get('q')!))).toBe(true);
   });
 
@@ -201,10 +204,10 @@ describe('compaction', () => {
     const counts = async (): Promise<number[]> => Promise.all(names.map(async (n) => (await w.ledger.entries(n)).length));
     expect(await counts()).toEqual([3, 3, 3]);
     expect((await compactor.tick()).runs).toBe(1);
-    expect(await counts()).toEqual([1, 3, 3]);
+    expect(await counts()).toEqual([2, 3, 3]);
     expect((await compactor.tick()).runs).toBe(1);
     expect((await compactor.tick()).runs).toBe(1);
-    expect(await counts()).toEqual([1, 1, 1]);
+    expect(await counts()).toEqual([2, 2, 2]);
     for (const n of names) expect((await readAll(w, n)).equals(Buffer.concat(w.written.get(n)!))).toBe(true);
   });
 
@@ -294,7 +297,7 @@ describe('compaction', () => {
     ]);
     expect((await readAll(w, 't')).equals(Buffer.concat(w.written.get('t')!.slice(9)))).toBe(true);
     // A later tick compacts what the trim left.
-    expect(await new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 't', streamId: 5, fence: me }] }, { settleMs: 0 }).tick()).toMatchObject({ runs: 1, entriesReplaced: 3 });
+    expect(await new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 't', streamId: 5, fence: me }] }, { settleMs: 0 }).tick()).toMatchObject({ runs: 1, entriesReplaced: 2 });
     expect((await readAll(w, 't')).equals(Buffer.concat(w.written.get('t')!.slice(9)))).toBe(true);
   });
 });
@@ -386,7 +389,7 @@ describe('the reaper', () => {
     const deleting = new Ledger(gated, w.prefix).deleteStream('gone', me);
     await reachedGate;
     const compactor = new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'gone', streamId: 8, fence: me }] }, { settleMs: 0 });
-    expect(await compactor.tick()).toMatchObject({ runs: 1, entriesReplaced: 5 });
+    expect(await compactor.tick()).toMatchObject({ runs: 1, entriesReplaced: 4 });
     release();
     expect(await deleting).toBe(true);
     expect(await w.ledger.entries('gone')).toEqual([]);
@@ -412,5 +415,20 @@ describe('the reaper', () => {
     expect((await storeKeys(w)).sort()).toEqual(['g/9/9/0/000000000000', live].sort());
     expect((await reaper.tick(now + 60_000)).orphans).toBe(1);
     expect(await storeKeys(w)).toEqual([live]);
+  });
+
+  it('never takes a fence marker for an orphan (a small unrecorded group object is one)', async () => {
+    const w = world();
+    const { compare } = await takeMaintenance(w, 1);
+    await w.store.put('g/9/9/0/000000000001', fenceMarker({ nodeId: 2, epoch: 3 }), { ifAbsent: true });
+    await w.store.put('g/9/9/0/000000000002', Buffer.concat([Buffer.alloc(20, 1), groupTrailer([{ stream: 's', off: 0, len: 20, from: 0, to: 1, early: true }])]));
+    await w.store.put('g/9/9/0/000000000003', Buffer.from('tiny and not a group object'));
+    const reaper = new Reaper({ kv: link, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 0, orphanAgeMs: 60_000, orphanSweepMs: 0 });
+    const now = Date.now();
+    expect((await reaper.tick(now)).orphans).toBe(0);
+    expect((await reaper.tick(now + 60_000)).orphans).toBe(2);
+    expect(await storeKeys(w)).toEqual(['g/9/9/0/000000000001']);
+    expect((await reaper.tick(now + 120_000)).orphans).toBe(0);
+    expect(await storeKeys(w)).toEqual(['g/9/9/0/000000000001']);
   });
 });
