@@ -4,8 +4,9 @@
 // load (single 100-byte record appends to one stream, wrk -t1, 64 connections) against a node
 // from the same build in single-node mode (`--metadata local`: write + fdatasync of the local
 // segment log) and in objects mode on one node (`--metadata etcd://…` on a local etcd,
-// `--objects file:<dir>`: object PUT written in place, file and directory fsynced together, then the fenced ledger
-// txn in etcd, then the local write without fdatasync), in the same run:
+// `--objects file:<dir>`: the group's object put create-only, then, for early groups, the local
+// write without fdatasync and the answer, the fenced ledger txn behind in batches; late groups
+// wait for their txn), in the same run:
 //
 //   node perf/cluster-append.js    # PERF_CLUSTER_ROUNDS (default 2) × PERF_DURATION (default 5 s) per run
 //
@@ -97,7 +98,7 @@ async function main() {
         runs.push(run);
         console.log(
           `round ${run.round} ${side.padEnd(18)} ${Math.round(run.rps)} appends/s, p50 ${ms(run.p50)} ms, p99 ${ms(run.p99)} ms, ${run.cpuUs.toFixed(1)} µs node CPU per append, ` +
-            `${fixed(run.framesPerGroup, 1)} frames per group, group commit ${fixed(run.commitMs, 2)} ms (PUT ${fixed(run.putMs, 2)}, ledger txn ${fixed(run.txnMs, 2)}), etcd ${fixed(run.etcdUsPerGroup, 0)} µs CPU per group`,
+            `${fixed(run.framesPerGroup, 1)} frames per group, group commit ${fixed(run.commitMs, 2)} ms (PUT ${fixed(run.putMs, 2)}, ledger txn ${fixed(run.txnMs, 2)}, ${fixed(run.groupsPerTxn, 1)} groups per txn), etcd ${fixed(run.etcdUsPerGroup, 0)} µs CPU per group`,
         );
       }
     }
@@ -121,7 +122,8 @@ const fixed = (v, digits) => (v === null ? '—' : v.toFixed(digits));
 /**
  * Where a group commit's time went over the measured run, from the node's metrics before and
  * after (docs/metrics.md): frames per group, and the mean of the whole commit, of its object PUT
- * and of its ledger transaction (null where the side has none); etcd's CPU per group.
+ * and of its ledger transaction (null where the side has none); groups per ledger transaction;
+ * etcd's CPU per group.
  */
 function commitLegs(before, after, etcdSeconds) {
   const delta = (name, labels) => metricSample(after, name, labels) - metricSample(before, name, labels);
@@ -131,7 +133,9 @@ function commitLegs(before, after, etcdSeconds) {
   };
   const groups = delta('svc_group_commit_frames_count');
   const txnMs = meanMs('svc_objects_ledger_commit_seconds');
+  const txns = delta('svc_objects_ledger_commit_seconds_count');
   return {
+    groupsPerTxn: txns > 0 ? groups / txns : null,
     framesPerGroup: groups > 0 ? delta('svc_group_commit_frames_sum') / groups : null,
     commitMs: meanMs('svc_group_commit_duration_seconds'),
     putMs: meanMs('svc_object_store_request_seconds', 'op="put"'),
@@ -147,7 +151,7 @@ function render({ runs, sides, rounds, duration, connections, members, floors, l
     '',
     'The W1 load (single 100-byte appends to one stream, wrk -t1) against one node in single-node mode ' +
       '(`--metadata local`: local write + fdatasync) and in objects mode (`--metadata etcd://…`, `--objects file:<dir>`: ' +
-      'object PUT (its key announced ahead, the file created and its name synced off the write path: a write and an fdatasync), then the fenced ledger txn (the PUT of the next group beside it), then the local write without fdatasync; ' +
+      'object PUT, create-only (write + fdatasync of a temporary file opened ahead, link to the key, directory fsync), then the local write without fdatasync and the answer, the fenced ledger txn recording the groups behind, several per txn (groups that create or change a stream wait for it); ' +
       '`objects-s3`: `--objects s3://…` on s3rver from npm on the same machine, which stores each object as files), ' +
       `same build, same run, ${members} etcd 3.4 member(s) on the same machine. Written by \`node perf/cluster-append.js\`. ` +
       'The machine was shared with other work (load below): compare the sides of one round, not figures across sections.',
@@ -160,10 +164,10 @@ function render({ runs, sides, rounds, duration, connections, members, floors, l
     '',
     'Where a group commit\'s time goes, from the node\'s metrics over the measured run (docs/metrics.md): frames per group; the mean group commit ' +
       '(`svc_group_commit_duration_seconds`: local, write + fdatasync; objects, from the group\'s start to its local write, the wait for the group before it included), ' +
-      'its object PUT (`svc_object_store_request_seconds{op="put"}`) and its ledger transaction in etcd (`svc_objects_ledger_commit_seconds`); etcd\'s CPU per group.',
+      'its object PUT (`svc_object_store_request_seconds{op="put"}`) and its ledger transaction in etcd (`svc_objects_ledger_commit_seconds`, behind the answer for early groups), groups recorded per transaction; etcd\'s CPU per group.',
     '',
-    `| Round | side | appends/s | ÷ local | p50 (ms) | p99 (ms) | node CPU per append (µs) | frames per group | group commit (ms) | object PUT (ms) | ledger txn (ms) | etcd CPU per group (µs) |`,
-    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    `| Round | side | appends/s | ÷ local | p50 (ms) | p99 (ms) | node CPU per append (µs) | frames per group | group commit (ms) | object PUT (ms) | ledger txn (ms) | groups per txn | etcd CPU per group (µs) |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (let r = 1; r <= rounds; r++) {
     const local = runs.find((x) => x.round === r && x.side === 'local');
@@ -171,7 +175,7 @@ function render({ runs, sides, rounds, duration, connections, members, floors, l
       const x = runs.find((y) => y.round === r && y.side === side);
       lines.push(
         `| ${r} | ${side} | ${Math.round(x.rps)} | ${(x.rps / local.rps).toFixed(3)}× | ${ms(x.p50)} | ${ms(x.p99)} | ${x.cpuUs.toFixed(1)} | ` +
-          `${fixed(x.framesPerGroup, 1)} | ${fixed(x.commitMs, 2)} | ${fixed(x.putMs, 2)} | ${fixed(x.txnMs, 2)} | ${fixed(x.etcdUsPerGroup, 0)} |`,
+          `${fixed(x.framesPerGroup, 1)} | ${fixed(x.commitMs, 2)} | ${fixed(x.putMs, 2)} | ${fixed(x.txnMs, 2)} | ${fixed(x.groupsPerTxn, 1)} | ${fixed(x.etcdUsPerGroup, 0)} |`,
       );
     }
   }

@@ -1,8 +1,9 @@
 'use strict';
 // The two remote legs of an objects-mode group commit, each alone (no other load), with the
-// product's own code (dist/): a `file:` object PUT of a W1-sized group (a key announced ahead, as
-// the group commit does, then write + fdatasync) and a ledger commit of one stream's entry in etcd
-// (the fenced txn: compare f/, put o/, i/, r/). One at a time, so each figure is the leg's floor;
+// product's own code (dist/): a `file:` object PUT of a W1-sized group (create-only, its key
+// announced ahead as the group commit does: write + fdatasync of the temporary file, link,
+// directory fsync) and a ledger commit of one stream's entry in etcd (the fenced txn: compare f/,
+// put o/, i/, r/). One at a time, so each figure is the leg's floor;
 // `cluster-append.js` sets them beside what the same legs take under W1's load.
 
 const fs = require('node:fs');
@@ -36,12 +37,12 @@ async function putFloor(dir, seconds = 1.5) {
   const body = Buffer.alloc(GROUP_BYTES, 7);
   const key = (i) => groupObjectKey(1, 1, 0, i);
   try {
-    // Announced eight ahead, as object-commit.ts does, so a put is a write and an fdatasync.
+    // Announced eight ahead, as object-commit.ts does (the temporary files opened off the path).
     const prepare = (from) => store.prepare(Array.from({ length: 8 }, (_, k) => key(from + k)));
     prepare(0);
     return await timed(seconds, async (i) => {
       if (i % 8 === 6) prepare(i + 2);
-      await store.put(key(i), [body], { fresh: true });
+      await store.put(key(i), [body], { ifAbsent: true });
     });
   } finally {
     await store.close();

@@ -12,8 +12,8 @@
  *   w/<stream>                               the group object key where the stream's writer took its
  *                                            place: groups after it in that writer may hold frames of
  *                                            the stream acknowledged before the ledger recorded them
- *   h/<writer>                               "<n>": every group of writer `g/<node>/<nodeEpoch>/<shard>/`
- *                                            up to n that was acknowledged is recorded
+ *   h/<writer>/<from:012d>                   "<n>": the run of writer `g/<node>/<nodeEpoch>/<shard>/` whose
+ *                                            numbers start at `from` recorded every group it acknowledged up to n
  *
  * `<stream>` is the stream name percent-encoded (encodeURIComponent), so a name holding `/` never
  * makes one stream's `i/` prefix a prefix of another's (`i/a/` against `i/a%2Fb/`). Object keys:
@@ -109,9 +109,14 @@ export class LedgerKeys {
     return `${this.root}w/${streamSegment(stream)}`;
   }
 
-  /** `h/<writer>` (the writer without its trailing `/`): how far the writer's groups are recorded. */
-  recorded(writer: string): string {
-    return `${this.root}h/${writer.replace(/\/$/, '')}`;
+  /** `h/<writer>/<from:012d>`: how far the writer's run that starts at `from` is recorded. */
+  recorded(writer: string, from: number): string {
+    return `${this.recordedRuns(writer)}${pad(from, 12)}`;
+  }
+
+  /** Every run's `h/` key of a writer (`g/<node>/<nodeEpoch>/<shard>/`). */
+  recordedRuns(writer: string): string {
+    return `${this.root}h/${writer}`;
   }
 
   object(objectKey: string): string {

@@ -71,8 +71,9 @@ export interface StreamRecord {
 }
 
 /**
- * `h/<writer>`: the writer's instance whose numbers start at `from` (a shard worker's run: a
- * worker started again begins above a gap) recorded every group it acknowledged up to `n`.
+ * `h/<writer>/<from>`: the writer's run whose numbers start at `from` (a shard worker's run: a
+ * worker started again, or a writer that saw a stream fenced, begins a new one above a gap)
+ * recorded every group it acknowledged up to `n`.
  */
 export interface RecordedThrough {
   writer: string;
@@ -182,7 +183,7 @@ export class Ledger {
     const parts = txnParts(streams);
     // h/ moves only with every stream of the commit recorded: in the one txn when there is one
     // (a fenced stream's retry leaves it out), else after all of them.
-    const watermark: EtcdOp[] = recorded === undefined ? [] : [{ put: this.keys.recorded(recorded.writer), value: Buffer.from(`${recorded.from}:${recorded.n}`) }];
+    const watermark: EtcdOp[] = recorded === undefined ? [] : [{ put: this.keys.recorded(recorded.writer, recorded.from), value: Buffer.from(String(recorded.n)) }];
     for (let part of parts) {
       const whole = part.length;
       while (part.length > 0) {
@@ -218,11 +219,17 @@ export class Ledger {
     return r.kv === null ? null : r.kv.value.toString();
   }
 
-  /** `h/<writer>`, or null. */
-  async recordedThrough(writer: string): Promise<RecordedThrough | null> {
-    const r = await this.#link.get(this.keys.recorded(writer), this.#deadlineMs);
-    const m = r.kv === null ? null : /^(\d+):(\d+)$/.exec(r.kv.value.toString());
-    return m === null ? null : { writer, from: Number(m[1]), n: Number(m[2]) };
+  /** The `h/` mark of the writer's run that number `at` belongs to (the newest run starting at or below it), or null. */
+  async recordedThrough(writer: string, at: number): Promise<RecordedThrough | null> {
+    const prefix = this.keys.recordedRuns(writer);
+    const r = await this.#link.rangePrefix(prefix, this.#deadlineMs);
+    let best: RecordedThrough | null = null;
+    for (const kv of r.kvs) {
+      const from = Number(kv.key.slice(prefix.length));
+      const n = Number(kv.value.toString());
+      if (Number.isSafeInteger(from) && Number.isSafeInteger(n) && from <= at && (best === null || from > best.from)) best = { writer, from, n };
+    }
+    return best;
   }
 
   /** The stream's `m/` record, or null. */

@@ -5,8 +5,8 @@
  * shard worker started again on its owner) first finds the groups its last writer acknowledged
  * and the ledger does not name yet, in that writer's objects, and records them under its fence:
  *
- *   w/<stream> = g/<writer>/<n>, the stream's newest entry in <writer>, h/<writer> (when it speaks
- *   for the run the stream's place is in)
+ *   w/<stream> = g/<writer>/<n>, the stream's newest entry in <writer>, h/<writer>/<from> of the
+ *   run those are in
  *     ──▶ from the number after all three: GET g/<writer>/<k>, k = start, start + 1, …
  *           a group object ──▶ its part table names the stream in a part acknowledged before it
  *                              was recorded? an entry to record (a part recorded before it was
@@ -19,7 +19,9 @@
  *
  * Why this finds every acknowledged group: the writer acknowledges group k only once its object
  * and every object before it are durable, and it records groups in order; h/ moves only with
- * all of a commit's streams recorded. So an acknowledged group of the stream that the ledger
+ * all of a commit's streams recorded (and a run that sees a stream fenced ends: the writer starts
+a new run above a gap, so h/ of a run never passes a group of a fenced stream that the ledger does
+not name). So an acknowledged group of the stream that the ledger
  * does not name lies in an unbroken run of objects from `start`, and the first gap comes after
  * it. The marker fills that gap before the writer can: its own put of that name fails, and it
  * acknowledges nothing from there on (object-commit.ts moves to fresh numbers and records again,
@@ -57,10 +59,9 @@ export async function recoverTail(ledger: Ledger, store: TailStore, stream: stri
     const g = parseGroupObjectKey(e.o);
     if (g !== null && g.writer === at.writer) start = Math.max(start, g.n);
   }
-  // h/ speaks for the writer's run that starts at its `from`: it applies when the stream's place
-  // is in that run (a run started after it began above a gap that the walk stops at anyway).
-  const h = await ledger.recordedThrough(at.writer);
-  if (h !== null && h.from <= start + 1) start = Math.max(start, h.n);
+  // The h/ mark of the run the walk starts in (a later run began above a gap the walk stops at).
+  const h = await ledger.recordedThrough(at.writer, start + 1);
+  if (h !== null) start = Math.max(start, h.n);
   let counter = 0;
   for (const e of entries) if (e.epoch === fence.epoch) counter = Math.max(counter, e.counter + 1);
   // The tail continues the recorded entries' seqs: a gap or an overlap is damage, never served.

@@ -95,14 +95,14 @@ describe('the object ledger', () => {
     const g = (n: number): string => groupObjectKey(1, 1, 0, n);
     const at = (n: number, counter: number, from: number, to: number) => ({ o: g(n), counter, off: 0, len: 1, from, to });
     await ledger.commit(g(0), 1, [commitOf('p', 0, 0, 1, { create: true }), commitOf('q', 0, 0, 1, { create: true })]);
-    await expect(ledger.recordedThrough('g/1/1/0/')).resolves.toBeNull();
+    await expect(ledger.recordedThrough('g/1/1/0/', 3)).resolves.toBeNull();
     const objects = new Map([[g(1), 1], [g(2), 1]]);
     await expect(ledger.commitObjects(objects, [{ stream: 'p', fence: me, entries: [at(1, 1, 1, 2), at(2, 2, 2, 3)], position: g(2) }, { stream: 'q', fence: me, entries: [at(1, 1, 1, 2)] }], { writer: 'g/1/1/0/', from: 0, n: 2 })).resolves.toEqual({ fenced: [] });
     expect((await ledger.entries('p')).map((e) => [e.counter, e.o, e.from, e.to])).toEqual([[0, g(0), 0, 1], [1, g(1), 1, 2], [2, g(2), 2, 3]]);
     expect((await ledger.entries('q')).map((e) => [e.counter, e.o])).toEqual([[0, g(0)], [1, g(1)]]);
     await expect(ledger.position('p')).resolves.toBe(g(2));
     await expect(ledger.position('q')).resolves.toBeNull();
-    await expect(ledger.recordedThrough('g/1/1/0/')).resolves.toEqual({ writer: 'g/1/1/0/', from: 0, n: 2 });
+    await expect(ledger.recordedThrough('g/1/1/0/', 3)).resolves.toEqual({ writer: 'g/1/1/0/', from: 0, n: 2 });
     await expect(ledger.objectCount()).resolves.toBe(3);
     const refs = await link.rangePrefix(`${prefix}.objects/r/${g(2)}/`, 2000);
     expect(refs.kvs.map((kv) => kv.key)).toEqual([`${prefix}.objects/r/${g(2)}/p`]);
@@ -113,7 +113,7 @@ describe('the object ledger', () => {
     await expect(ledger.commitObjects(later, both, { writer: 'g/1/1/0/', from: 0, n: 4 })).resolves.toEqual({ fenced: ['q'] });
     expect((await ledger.entries('p')).map((e) => e.counter)).toEqual([0, 1, 2, 3, 4]);
     expect((await ledger.entries('q')).map((e) => e.counter)).toEqual([0, 1]);
-    await expect(ledger.recordedThrough('g/1/1/0/')).resolves.toEqual({ writer: 'g/1/1/0/', from: 0, n: 2 });
+    await expect(ledger.recordedThrough('g/1/1/0/', 3)).resolves.toEqual({ writer: 'g/1/1/0/', from: 0, n: 2 });
     // Sent again (an answer lost): p's entries are there already, so p is committed, not fenced.
     await ledger.takeFence('p', { nodeId: 2, epoch: 2 }, { from: me });
     await expect(ledger.commitObjects(later, [both[0]!])).resolves.toEqual({ fenced: [] });

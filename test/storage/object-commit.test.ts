@@ -36,12 +36,12 @@ function stubLedger(): { ledger: Ledger; commits: Sent[] } {
 }
 
 /** A ledger whose every commit waits for the test: go() applies it, go({moved: true}) refuses every stream in it as fenced. */
-function gatedLedger(): { ledger: Ledger; sent: Array<Sent & { go: (o?: { moved?: boolean }) => void }> } {
-  const sent: Array<Sent & { go: (o?: { moved?: boolean }) => void }> = [];
+function gatedLedger(): { ledger: Ledger; sent: Array<Sent & { go: (o?: { moved?: boolean; fenced?: string[] }) => void }> } {
+  const sent: Array<Sent & { go: (o?: { moved?: boolean; fenced?: string[] }) => void }> = [];
   const ledger = {
     commitObjects: async (objects: ReadonlyMap<string, number>, streams: StreamRecord[], through?: RecordedThrough) => {
-      const o = await new Promise<{ moved?: boolean } | undefined>((go) => sent.push({ objects, streams, through, go }));
-      return { fenced: o?.moved === true ? streams.map((x) => x.stream) : [] };
+      const o = await new Promise<{ moved?: boolean; fenced?: string[] } | undefined>((go) => sent.push({ objects, streams, through, go }));
+      return { fenced: o?.moved === true ? streams.map((x) => x.stream) : (o?.fenced ?? []) };
     },
     fence: async () => ({ nodeId: 2, epoch: 2 }),
   } as unknown as Ledger;
@@ -159,7 +159,7 @@ describe('objects mode replicator', () => {
       gc.whenDurable((err) => replies.push(err === null ? n : `${n}:${err.outcome?.kind ?? err.code}`), () => n, s);
       gc.flush();
     };
-    return { store, puts, oc, gc, append, replies, s, log: path.join(dir, 'log', segmentFileName(0)) };
+    return { dir, store, puts, oc, gc, append, replies, s, log: path.join(dir, 'log', segmentFileName(0)) };
   }
 
   // What must happen is waited for (the store's file I/O), what must not is looked for after a pause.
@@ -271,6 +271,41 @@ describe('objects mode replicator', () => {
       sent[2]!.go();
       await p.gc.drain();
     }
+  });
+
+  it('begins a new run above a gap holding a fence marker once a commit finds a stream fenced, and places every stream again', async () => {
+    const { ledger, sent } = gatedLedger();
+    const p = await pipeline(tempDir('oc-newrun-'), ledger, { recordWindowMs: 20 });
+    await placed(p, sent);
+    p.append(); // early, key 2
+    await until(() => p.puts.length === 2);
+    p.puts[1]!.go();
+    await until(() => p.replies.length === 2 && sent.length === 2);
+    // The stream moved before this commit: it is refused, the run ends at key 3 (a marker), the next starts at 4.
+    sent[1]!.go({ fenced: ['/a'] });
+    await until(() => p.puts.length === 3);
+    expect(p.puts[2]!.key).toBe(key(3));
+    p.puts[2]!.go();
+    await until(() => fs.existsSync(path.join(p.dir, 'objects', ...key(3).split('/'))));
+    expect(readGroupObject(await p.store.get(key(3))).kind).toBe('marker');
+    // Another stream of the shard goes on, placed again in the new run: its group is late.
+    const b = newStreamState(2, meta('/b'));
+    b.ledger = { ...placedNot(), fence: { nodeId: 1, epoch: 1 }, placedIn: 0 };
+    p.gc.enqueue(b, data(2, 0, 1), null);
+    p.gc.whenDurable((err) => p.replies.push(err === null ? 'b' : `b:${err.code}`), () => 0, b);
+    p.gc.flush();
+    await until(() => p.puts.length === 4);
+    expect(p.puts[3]!.key).toBe(key(4));
+    p.puts[3]!.go();
+    await until(() => sent.length === 3);
+    expect(sent[2]!.streams.map((x) => [x.stream, x.position])).toEqual([['/b', key(4)]]);
+    expect(sent[2]!.through).toEqual({ writer: 'g/1/1/0/', from: 4, n: 4 });
+    await settle();
+    expect(p.replies).toEqual([0, 1]);
+    sent[2]!.go();
+    await until(() => p.replies.length === 3);
+    expect(p.replies).toEqual([0, 1, 'b']);
+    await p.gc.drain();
   });
 
   it('a create-only put whose answer was lost finds its own object when sent again, and goes on', async () => {

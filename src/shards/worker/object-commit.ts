@@ -157,10 +157,8 @@ export class ObjectCommit implements Replicator {
   #from = 0;
   /** Group object keys below this counter were announced to the store (prepare). */
   #preparedTo = 0;
-  /** Times a create-only put found its key taken by a fence marker: keys taken before the last switch are never used. */
+  /** Times a create-only put found its key taken by a fence marker, or a run ended: keys taken before the last switch are never used. */
   #switches = 0;
-  /** A ledger commit found a stream fenced: h/ no longer moves for this run (tail-recovery.ts). */
-  #fencedSeen = false;
   /** The newest group's answer, settled: a group is answered after the one before it (group order). */
   #lastCommit: Promise<unknown> = Promise.resolve();
   #closed = false;
@@ -228,6 +226,18 @@ export class ObjectCommit implements Replicator {
     this.#from = this.#counter;
     this.#preparedTo = this.#counter;
     this.#prepareAhead();
+  }
+
+  /**
+   * A stream was fenced: this run's h/ mark must not move past groups of it the ledger does not
+   * name (tail-recovery.ts), so a new run begins above a gap holding a fence marker (a walk from
+   * the old run stops there), and every stream is placed again before its groups go early.
+   */
+  #newRun(): void {
+    this.#switches++;
+    const gap = this.#counter++;
+    void this.#o.store.put(this.#key(gap), fenceMarker({ nodeId: this.#o.nodeId, epoch: 0 }), IF_ABSENT).catch(() => undefined);
+    this.#from = this.#counter;
   }
 
   #key(n: number): string {
@@ -524,11 +534,11 @@ export class ObjectCommit implements Replicator {
     if (recorded.size > 0) {
       const t0 = performance.now();
       const last = batch[batch.length - 1]!.p.key;
-      const through: RecordedThrough | undefined = this.#o.store.createOnly && !this.#fencedSeen ? { writer: this.#writer, from: this.#from, n: Number(last.slice(this.#writer.length)) } : undefined;
+      const through: RecordedThrough | undefined = this.#o.store.createOnly ? { writer: this.#writer, from: this.#from, n: Number(last.slice(this.#writer.length)) } : undefined;
       const r = await this.#retrying(() => this.#o.ledger.commitObjects(objects, [...recorded.values()].map((x) => x.rec), through));
       if (this.#stats !== null) observeBucket(this.#stats.ledger, COMMIT_SECONDS_BOUNDS, (performance.now() - t0) / 1000);
       const refused = new Set(r.fenced);
-      if (refused.size > 0) this.#fencedSeen = true;
+      if (refused.size > 0 && this.#o.store.createOnly) this.#newRun();
       for (const [s, x] of recorded) {
         const l = s.ledger!;
         if (refused.has(s.meta.name)) {
