@@ -216,9 +216,10 @@ async function main() {
     if (readCeiling !== null && !order.includes('W4')) kept = `${kept.trimEnd()}\n\n${readCeiling[0]}`;
     // And the sections other scripts own, in this order: the CLI's load generator (perf/cli-bench.js),
     // metadata on etcd (perf/metadata-etcd.js), memory (perf/memory.js), the cost of metrics and
-    // traces (perf/metrics-overhead.js), objects mode's appends (perf/cluster-append.js) and SSE
+    // traces (perf/metrics-overhead.js), objects mode's appends (perf/cluster-append.js), failover and
+    // transfer figures (written by hand from test/cluster) and SSE
     // fan-out across I/O threads (perf/sse-ab.js).
-    for (const name of ['cli-bench', 'metadata-etcd', 'memory', 'observability-overhead', 'cluster-append', 'sse-threads']) {
+    for (const name of ['cli-bench', 'metadata-etcd', 'memory', 'observability-overhead', 'cluster-append', 'cluster-moves', 'sse-threads']) {
       const section = new RegExp(`<!-- ${name}:(?:begin|start)[\\s\\S]*?<!-- ${name}:end -->\\n?`).exec(old);
       if (section !== null) kept = `${kept.trimEnd()}\n\n${section[0].trimEnd()}\n`;
     }
