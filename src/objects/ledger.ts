@@ -361,19 +361,19 @@ function txnParts(streams: readonly StreamRecord[]): StreamRecord[][] {
   let objects = new Set<string>();
   let ops = 1; // h/
   for (const c of streams) {
-    // i/ + r/ per entry (+ m/, + f/), and the o/ of each object not yet named in the part.
-    const fresh = new Set(c.entries.map((e) => e.o).filter((o) => !objects.has(o)));
-    const n = 2 * c.entries.length + (c.meta !== undefined ? 1 : 0) + (c.create === true ? 1 : 0) + (c.position !== undefined ? 1 : 0) + fresh.size;
-    if (part.length > 0 && (part.length === STREAMS_PER_TXN || ops + n > OPS_PER_TXN)) {
+    // i/ + r/ per entry (+ m/, + f/, + w/), and the o/ of each object not yet named in the part.
+    const own = 2 * c.entries.length + (c.meta !== undefined ? 1 : 0) + (c.create === true ? 1 : 0) + (c.position !== undefined ? 1 : 0);
+    let fresh = new Set(c.entries.map((e) => e.o).filter((o) => !objects.has(o)));
+    if (part.length > 0 && (part.length === STREAMS_PER_TXN || ops + own + fresh.size > OPS_PER_TXN)) {
       parts.push(part);
       part = [];
       objects = new Set();
       ops = 1;
-      for (const e of c.entries) fresh.add(e.o);
+      fresh = new Set(c.entries.map((e) => e.o));
     }
     part.push(c);
     for (const o of fresh) objects.add(o);
-    ops += 2 * c.entries.length + (c.meta !== undefined ? 1 : 0) + (c.create === true ? 1 : 0) + (c.position !== undefined ? 1 : 0) + fresh.size;
+    ops += own + fresh.size;
   }
   if (part.length > 0) parts.push(part);
   return parts;

@@ -20,10 +20,9 @@
  * Why this finds every acknowledged group: the writer acknowledges group k only once its object
  * and every object before it are durable, and it records groups in order; h/ moves only with
  * all of a commit's streams recorded (and a run that sees a stream fenced ends: the writer starts
-a new run above a gap, so h/ of a run never passes a group of a fenced stream that the ledger does
-not name). So an acknowledged group of the stream that the ledger
- * does not name lies in an unbroken run of objects from `start`, and the first gap comes after
- * it. The marker fills that gap before the writer can: its own put of that name fails, and it
+ * a new run above a gap, so h/ of a run never passes a group of a fenced stream that the ledger
+ * does not name). So an acknowledged group of the stream that the ledger does not name lies in an
+ * unbroken run of objects from `start`, and the first gap comes after it. The marker fills that gap before the writer can: its own put of that name fails, and it
  * acknowledges nothing from there on (object-commit.ts moves to fresh numbers and records again,
  * under the fence, which it no longer holds for this stream).
  */

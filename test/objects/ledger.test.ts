@@ -6,24 +6,14 @@
  * 40-streams-per-txn split.
  */
 import { randomBytes } from 'node:crypto';
-import { EtcdLink } from '../../src/actors';
 import { Ledger, type StreamCommit, groupObjectKey } from '../../src/objects';
-import { EtcdCluster } from '../helpers/etcd-cluster';
+import { etcdForFile } from '../helpers/etcd-for-file';
 
-let cluster: EtcdCluster;
-let link: EtcdLink;
-beforeAll(async () => {
-  cluster = await EtcdCluster.start(1);
-  link = new EtcdLink(cluster.endpoints);
-}, 60_000);
-afterAll(async () => {
-  link?.close();
-  await cluster?.stop();
-});
+const etcd = etcdForFile();
 
 const fresh = (): { ledger: Ledger; prefix: string } => {
   const prefix = `ledger/${randomBytes(6).toString('hex')}`;
-  return { ledger: new Ledger(link, prefix), prefix };
+  return { ledger: new Ledger(etcd.link, prefix), prefix };
 };
 const me = { nodeId: 1, epoch: 1 };
 const commitOf = (stream: string, counter: number, from: number, to: number, extra: Partial<StreamCommit> = {}): StreamCommit => ({ stream, fence: me, counter, off: counter * 100, len: 100, from, to, ...extra });
@@ -61,10 +51,10 @@ describe('the object ledger', () => {
     expect((await ledger.entries('y')).map((e) => e.o)).toEqual([obj]);
     await expect(ledger.meta('x')).resolves.toEqual(meta);
     // o/ records and references, read as etcd holds them.
-    const o = await link.rangePrefix(`${prefix}.objects/o/`, 2000);
+    const o = await etcd.link.rangePrefix(`${prefix}.objects/o/`, 2000);
     expect(o.kvs.map((kv) => kv.key)).toEqual([`${prefix}.objects/o/${obj}`, `${prefix}.objects/o/${obj2}`]);
     expect(JSON.parse(o.kvs[0]!.value.toString())).toMatchObject({ bytes: 300 });
-    const r = await link.rangePrefix(`${prefix}.objects/r/${obj2}/`, 2000);
+    const r = await etcd.link.rangePrefix(`${prefix}.objects/r/${obj2}/`, 2000);
     expect(r.kvs.map((kv) => kv.key)).toEqual([`${prefix}.objects/r/${obj2}/x`]);
     await expect(ledger.objectCount()).resolves.toBe(2);
     await expect(ledger.destroyedObjectBacklog()).resolves.toBe(0);
@@ -104,7 +94,7 @@ describe('the object ledger', () => {
     await expect(ledger.position('q')).resolves.toBeNull();
     await expect(ledger.recordedThrough('g/1/1/0/', 3)).resolves.toEqual({ writer: 'g/1/1/0/', from: 0, n: 2 });
     await expect(ledger.objectCount()).resolves.toBe(3);
-    const refs = await link.rangePrefix(`${prefix}.objects/r/${g(2)}/`, 2000);
+    const refs = await etcd.link.rangePrefix(`${prefix}.objects/r/${g(2)}/`, 2000);
     expect(refs.kvs.map((kv) => kv.key)).toEqual([`${prefix}.objects/r/${g(2)}/p`]);
     // q moves: p's entries are recorded without it, and h/ stays where it was (q's are not recorded).
     await ledger.takeFence('q', { nodeId: 2, epoch: 2 }, { from: me });
@@ -140,7 +130,7 @@ describe('the object ledger', () => {
     await expect(ledger.entries('gone')).resolves.toEqual([]);
     await expect(ledger.meta('gone')).resolves.toBeNull();
     await expect(ledger.fence('gone')).resolves.toBeNull();
-    const refs = await link.rangePrefix(`${prefix}.objects/r/`, 2000);
+    const refs = await etcd.link.rangePrefix(`${prefix}.objects/r/`, 2000);
     expect(refs.kvs.every((kv) => kv.key.endsWith('/kept'))).toBe(true);
     expect(refs.kvs).toHaveLength(70);
     // The name is free: a new create takes epoch 1 again.
@@ -156,7 +146,7 @@ describe('the object ledger', () => {
     await expect(ledger.trim('s', me, 25)).resolves.toBe(true);
     expect((await ledger.entries('s')).map((e) => e.from)).toEqual([20]);
     await expect(ledger.meta('s')).resolves.toEqual({ meta: { name: 's' }, startSeq: 25, sealed: false });
-    const refs = await link.rangePrefix(`${prefix}.objects/r/`, 2000);
+    const refs = await etcd.link.rangePrefix(`${prefix}.objects/r/`, 2000);
     expect(refs.kvs.map((kv) => kv.key)).toEqual([`${prefix}.objects/r/g/1/1/0/000000000002/s`]);
     // Past the end: the newest entry stays all the same (tail recovery starts from it; readers skip it).
     await expect(ledger.trim('s', me, 40)).resolves.toBe(true);
@@ -171,7 +161,7 @@ describe('the object ledger', () => {
     await ledger.commit('g/1/1/0/000000000001', 1, [commitOf('s', 1, 10, 20)]);
     // The trim reads m/; right after, a group commit seals the stream (its m/ already holds the new start).
     let raced = false;
-    const racing = new Proxy(link, {
+    const racing = new Proxy(etcd.link, {
       get(target, prop, receiver) {
         const v = Reflect.get(target, prop, receiver) as unknown;
         if (prop !== 'get') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;

@@ -7,21 +7,14 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { EtcdLink } from '../../src/actors';
+import { type EtcdLink } from '../../src/actors';
 import { Compactor, type Fence, type HolderCompare, Ledger, ObjectCensus, type ObjectStore, Reaper, fenceMarker, groupObjectKey, groupTrailer, openObjectStore } from '../../src/objects';
 import { FrameType, encodeFrame } from '../../src/shards/worker/frame';
-import { EtcdCluster } from '../helpers/etcd-cluster';
+import { etcdForFile } from '../helpers/etcd-for-file';
 
-let cluster: EtcdCluster;
-let link: EtcdLink;
+const etcd = etcdForFile();
 const dirs: string[] = [];
-beforeAll(async () => {
-  cluster = await EtcdCluster.start(1);
-  link = new EtcdLink(cluster.endpoints);
-}, 60_000);
-afterAll(async () => {
-  link?.close();
-  await cluster?.stop();
+afterAll(() => {
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
 
@@ -43,7 +36,7 @@ function world(): World {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-maint-'));
   dirs.push(dir);
   const prefix = `maint/${randomBytes(6).toString('hex')}`;
-  return { prefix, ledger: new Ledger(link, prefix), store: openObjectStore(`file:${dir}`), written: new Map(), seqs: new Map(), counter: 0 };
+  return { prefix, ledger: new Ledger(etcd.link, prefix), store: openObjectStore(`file:${dir}`), written: new Map(), seqs: new Map(), counter: 0 };
 }
 
 /**
@@ -93,9 +86,9 @@ async function storeKeys(w: World): Promise<string[]> {
 
 /** Take the maintenance key (`<prefix>/k/maintenance`, create-only, on a lease) as a lease holder does. */
 async function takeMaintenance(w: World, nodeId: number): Promise<{ compare: HolderCompare; lease: string }> {
-  const lease = await link.grantLease(30, 5_000);
+  const lease = await etcd.link.grantLease(30, 5_000);
   const key = `${w.prefix}/k/maintenance`;
-  const r = await link.txnOnce([{ key, absent: true }], [{ put: key, value: Buffer.from(JSON.stringify({ nodeId })), lease }], []);
+  const r = await etcd.link.txnOnce([{ key, absent: true }], [{ put: key, value: Buffer.from(JSON.stringify({ nodeId })), lease }], []);
   expect(r.succeeded).toBe(true);
   return { compare: { key, modRevision: r.revision }, lease };
 }
@@ -114,7 +107,7 @@ function around(store: ObjectStore, over: Partial<Pick<ObjectStore, 'put' | 'del
 }
 
 const reaperOf = (w: World, holder: () => HolderCompare | null, store: ObjectStore = w.store): Reaper =>
-  new Reaper({ kv: link, keys: w.ledger.keys, store, holder }, { deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 0 });
+  new Reaper({ kv: etcd.link, keys: w.ledger.keys, store, holder }, { deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 0 });
 
 /** Every entry of every stream still points at an object the store has, and reads back what was written from `fromSeq`. */
 async function expectLiveIntact(w: World, streams: Array<{ name: string; fromFrame: number }>): Promise<void> {
@@ -138,14 +131,14 @@ function gatedLink(): { gated: EtcdLink; reachedGate: Promise<void>; release: ()
   const reachedGate = new Promise<void>((r) => (atGate = r));
   const gated = {
     get closed() {
-      return link.closed;
+      return etcd.link.closed;
     },
-    rangePrefix: (p: string, ms: number) => link.rangePrefix(p, ms),
-    get: (k: string, ms: number) => link.get(k, ms),
+    rangePrefix: (p: string, ms: number) => etcd.link.rangePrefix(p, ms),
+    get: (k: string, ms: number) => etcd.link.get(k, ms),
     txnOnce: async (...a: Parameters<EtcdLink['txnOnce']>) => {
       atGate();
       await gate;
-      return link.txnOnce(...a);
+      return etcd.link.txnOnce(...a);
     },
   } as unknown as EtcdLink;
   return { gated, reachedGate, release };
@@ -159,7 +152,7 @@ describe('compaction', () => {
     const before = await readAll(w, 's/a');
     const firstKey = (await w.ledger.entries('s/a'))[0]!.key;
 
-    const compactor = new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 's/a', streamId: 42, fence: me }] });
+    const compactor = new Compactor({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 's/a', streamId: 42, fence: me }] });
     const t = await compactor.tick();
     // Every entry but the newest, which is never rewritten (tail recovery starts from it).
     expect(t).toMatchObject({ runs: 1, entriesReplaced: 39, fenced: 0 });
@@ -173,10 +166,10 @@ describe('compaction', () => {
     expect((await readAll(w, 'b')).equals(Buffer.concat(w.written.get('b')!))).toBe(true);
     // The new object is recorded and referenced; the group objects keep only b's references.
     const keys = w.ledger.keys;
-    expect((await link.get(keys.object(after[0]!.o), 5_000)).kv).not.toBeNull();
-    expect(await link.countPrefix(keys.refs(after[0]!.o), 5_000)).toBe(1);
-    for (const o of objects.slice(0, 39)) expect(await link.countPrefix(keys.refs(o), 5_000)).toBe(1);
-    expect(await link.countPrefix(keys.refs(objects[39]!), 5_000)).toBe(2);
+    expect((await etcd.link.get(keys.object(after[0]!.o), 5_000)).kv).not.toBeNull();
+    expect(await etcd.link.countPrefix(keys.refs(after[0]!.o), 5_000)).toBe(1);
+    for (const o of objects.slice(0, 39)) expect(await etcd.link.countPrefix(keys.refs(o), 5_000)).toBe(1);
+    expect(await etcd.link.countPrefix(keys.refs(objects[39]!), 5_000)).toBe(2);
     expect(await w.ledger.entries('b')).toHaveLength(40);
     // The compacted entry and the newest left: nothing more to do.
     expect((await compactor.tick()).runs).toBe(0);
@@ -186,7 +179,7 @@ describe('compaction', () => {
     const w = world();
     await create(w, ['q']);
     for (let i = 0; i < 3; i++) await group(w, ['q']);
-    const compactor = new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'q', streamId: 1, fence: me }] }, { settleMs: 10_000 });
+    const compactor = new Compactor({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'q', streamId: 1, fence: me }] }, { settleMs: 10_000 });
     const now = Date.now();
     expect((await compactor.tick(now)).runs).toBe(0);
     expect(await w.ledger.entries('q')).toHaveLength(3);
@@ -200,7 +193,7 @@ describe('compaction', () => {
     const names = ['r1', 'r2', 'r3'];
     await create(w, names);
     for (let i = 0; i < 3; i++) await group(w, names);
-    const compactor = new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => names.map((name, i) => ({ name, streamId: 20 + i, fence: me })) }, { settleMs: 0, streamsPerTick: 1 });
+    const compactor = new Compactor({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed: () => names.map((name, i) => ({ name, streamId: 20 + i, fence: me })) }, { settleMs: 0, streamsPerTick: 1 });
     const counts = async (): Promise<number[]> => Promise.all(names.map(async (n) => (await w.ledger.entries(n)).length));
     expect(await counts()).toEqual([3, 3, 3]);
     expect((await compactor.tick()).runs).toBe(1);
@@ -221,7 +214,7 @@ describe('compaction', () => {
     const obj = await w.store.get(objects[1]!);
     obj[20] = obj[20]! ^ 0xff;
     await w.store.put(objects[1]!, obj);
-    const compactor = new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'd', streamId: 3, fence: me }] }, { settleMs: 0 });
+    const compactor = new Compactor({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'd', streamId: 3, fence: me }] }, { settleMs: 0 });
     expect((await compactor.tick()).runs).toBe(0);
     expect(await w.ledger.entries('d')).toEqual(before);
     expect(await storeKeys(w)).toEqual(objects);
@@ -235,12 +228,12 @@ describe('compaction', () => {
     const before = await w.ledger.entries('m');
     // Another node opened the stream (epoch 2): this owner's compaction is fenced.
     expect((await w.ledger.takeFence('m', { nodeId: 2, epoch: 2 }, { from: me })).ok).toBe(true);
-    const compactor = new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'm', streamId: 9, fence: me }] }, { settleMs: 0 });
+    const compactor = new Compactor({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'm', streamId: 9, fence: me }] }, { settleMs: 0 });
     expect(await compactor.tick()).toMatchObject({ runs: 0, fenced: 1 });
     expect(await w.ledger.entries('m')).toEqual(before);
     const orphans = (await storeKeys(w)).filter((k) => k.startsWith('c/'));
     expect(orphans).toHaveLength(1);
-    expect((await link.get(w.ledger.keys.object(orphans[0]!), 5_000)).kv).toBeNull();
+    expect((await etcd.link.get(w.ledger.keys.object(orphans[0]!), 5_000)).kv).toBeNull();
 
     const { compare } = await takeMaintenance(w, 1);
     const t = await reaperOf(w, () => compare).tick();
@@ -265,9 +258,9 @@ describe('compaction', () => {
     const beginTrim = async (): Promise<void> => {
       if (trim !== null) return;
       // The trim's group commit records the new start in m/, then the trim reads and waits at the gate.
-      const m = await link.get(w.ledger.keys.meta('t'), 5_000);
+      const m = await etcd.link.get(w.ledger.keys.meta('t'), 5_000);
       const meta = JSON.parse(m.kv!.value.toString()) as Record<string, unknown>;
-      await link.txnOnce([], [{ put: w.ledger.keys.meta('t'), value: Buffer.from(JSON.stringify({ ...meta, startSeq: 9 })) }], []);
+      await etcd.link.txnOnce([], [{ put: w.ledger.keys.meta('t'), value: Buffer.from(JSON.stringify({ ...meta, startSeq: 9 })) }], []);
       trim = trimmer.trim('t', me, 9);
       await reachedGate;
     };
@@ -278,12 +271,12 @@ describe('compaction', () => {
       },
     });
     const kv = {
-      rangePage: link.rangePage.bind(link),
-      countPrefix: link.countPrefix.bind(link),
-      get: link.get.bind(link),
+      rangePage: etcd.link.rangePage.bind(etcd.link),
+      countPrefix: etcd.link.countPrefix.bind(etcd.link),
+      get: etcd.link.get.bind(etcd.link),
       txnOnce: async (...a: Parameters<EtcdLink['txnOnce']>) => {
         if (when === 'just before the txn') await beginTrim();
-        return link.txnOnce(...a);
+        return etcd.link.txnOnce(...a);
       },
     };
     const compactor = new Compactor({ kv, keys: w.ledger.keys, store, placed: () => [{ name: 't', streamId: 5, fence: me }] }, { settleMs: 0 });
@@ -297,7 +290,7 @@ describe('compaction', () => {
     ]);
     expect((await readAll(w, 't')).equals(Buffer.concat(w.written.get('t')!.slice(9)))).toBe(true);
     // A later tick compacts what the trim left.
-    expect(await new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 't', streamId: 5, fence: me }] }, { settleMs: 0 }).tick()).toMatchObject({ runs: 1, entriesReplaced: 2 });
+    expect(await new Compactor({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 't', streamId: 5, fence: me }] }, { settleMs: 0 }).tick()).toMatchObject({ runs: 1, entriesReplaced: 2 });
     expect((await readAll(w, 't')).equals(Buffer.concat(w.written.get('t')!.slice(9)))).toBe(true);
   });
 });
@@ -313,7 +306,7 @@ describe('the reaper', () => {
     // Trim x, y/1, z past their first 5 groups (3 frames each) and delete solo.
     for (const s of ['x', 'y/1', 'z']) expect(await w.ledger.trim(s, me, 15)).toBe(true);
     expect(await w.ledger.deleteStream('solo', me)).toBe(true);
-    const census = new ObjectCensus(link, w.ledger.keys, { ttlMs: 0 });
+    const census = new ObjectCensus(etcd.link, w.ledger.keys, { ttlMs: 0 });
     expect(await census.counts()).toEqual({ objectCount: 15, destroyedObjectBacklog: 0 });
 
     // Not the holder: nothing.
@@ -352,7 +345,7 @@ describe('the reaper', () => {
       delete: async (key) => {
         if (!revoked) {
           revoked = true;
-          await link.revokeLease(a.lease, 5_000);
+          await etcd.link.revokeLease(a.lease, 5_000);
         }
         aDeletes++;
         await w.store.delete(key);
@@ -364,7 +357,7 @@ describe('the reaper', () => {
     // At most the deletes already in flight when the lease went (8 lanes), all of dead objects.
     expect(aDeletes).toBeGreaterThan(0);
     expect(aDeletes).toBeLessThanOrEqual(8);
-    const census = new ObjectCensus(link, w.ledger.keys, { ttlMs: 0 });
+    const census = new ObjectCensus(etcd.link, w.ledger.keys, { ttlMs: 0 });
     expect(await census.counts()).toEqual({ objectCount: 5, destroyedObjectBacklog: 40 });
     // A keeps believing it holds the lease: it deletes nothing more.
     const again = await reaperA.tick();
@@ -388,7 +381,7 @@ describe('the reaper', () => {
     const { gated, reachedGate, release } = gatedLink();
     const deleting = new Ledger(gated, w.prefix).deleteStream('gone', me);
     await reachedGate;
-    const compactor = new Compactor({ kv: link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'gone', streamId: 8, fence: me }] }, { settleMs: 0 });
+    const compactor = new Compactor({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'gone', streamId: 8, fence: me }] }, { settleMs: 0 });
     expect(await compactor.tick()).toMatchObject({ runs: 1, entriesReplaced: 4 });
     release();
     expect(await deleting).toBe(true);
@@ -396,7 +389,7 @@ describe('the reaper', () => {
     // The compacted object's reference outlived the delete; the reaper drops it, then the object.
     const { compare } = await takeMaintenance(w, 1);
     const reaper = reaperOf(w, () => compare);
-    const census = new ObjectCensus(link, w.ledger.keys, { ttlMs: 0 });
+    const census = new ObjectCensus(etcd.link, w.ledger.keys, { ttlMs: 0 });
     for (let i = 0; i < 3 && (await census.counts()).objectCount > 0; i++) await reaper.tick();
     expect(await census.counts()).toEqual({ objectCount: 0, destroyedObjectBacklog: 0 });
     expect(await storeKeys(w)).toEqual([]);
@@ -408,7 +401,7 @@ describe('the reaper', () => {
     const live = await group(w, ['o']);
     await w.store.put('g/9/9/0/000000000000', Buffer.from('a put whose commit never happened'));
     const { compare } = await takeMaintenance(w, 1);
-    const reaper = new Reaper({ kv: link, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 0, orphanAgeMs: 60_000, orphanSweepMs: 0 });
+    const reaper = new Reaper({ kv: etcd.link, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 0, orphanAgeMs: 60_000, orphanSweepMs: 0 });
     const now = Date.now();
     expect((await reaper.tick(now)).orphans).toBe(0);
     expect((await reaper.tick(now + 30_000)).orphans).toBe(0);
@@ -423,7 +416,7 @@ describe('the reaper', () => {
     await w.store.put('g/9/9/0/000000000001', fenceMarker({ nodeId: 2, epoch: 3 }), { ifAbsent: true });
     await w.store.put('g/9/9/0/000000000002', Buffer.concat([Buffer.alloc(20, 1), groupTrailer([{ stream: 's', off: 0, len: 20, from: 0, to: 1, early: true }])]));
     await w.store.put('g/9/9/0/000000000003', Buffer.from('tiny and not a group object'));
-    const reaper = new Reaper({ kv: link, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 0, orphanAgeMs: 60_000, orphanSweepMs: 0 });
+    const reaper = new Reaper({ kv: etcd.link, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 0, orphanAgeMs: 60_000, orphanSweepMs: 0 });
     const now = Date.now();
     expect((await reaper.tick(now)).orphans).toBe(0);
     expect((await reaper.tick(now + 60_000)).orphans).toBe(2);

@@ -7,21 +7,11 @@
  * the run is an error, never recorded.
  */
 import { randomBytes } from 'node:crypto';
-import { EtcdLink } from '../../src/actors';
 import { type Fence, Ledger, type ObjectStore, fenceMarker, groupObjectKey, groupTrailer, openObjectStore, readGroupObject, recoverTail } from '../../src/objects';
-import { EtcdCluster } from '../helpers/etcd-cluster';
+import { etcdForFile } from '../helpers/etcd-for-file';
 import { tempDir } from '../helpers/node-process';
 
-let cluster: EtcdCluster;
-let link: EtcdLink;
-beforeAll(async () => {
-  cluster = await EtcdCluster.start(1);
-  link = new EtcdLink(cluster.endpoints);
-}, 60_000);
-afterAll(async () => {
-  link?.close();
-  await cluster?.stop();
-});
+const etcd = etcdForFile();
 
 const A: Fence = { nodeId: 1, epoch: 1 };
 const B: Fence = { nodeId: 2, epoch: 2 };
@@ -36,7 +26,7 @@ function group(parts: Array<{ stream: string; from: number; to: number; early: b
 }
 
 async function setup(): Promise<{ ledger: Ledger; store: ObjectStore }> {
-  const ledger = new Ledger(link, `tail/${randomBytes(6).toString('hex')}`);
+  const ledger = new Ledger(etcd.link, `tail/${randomBytes(6).toString('hex')}`);
   const store = openObjectStore(`file:${tempDir('tail-')}`);
   // Stream s created by writer A in group 1, which recorded its place there.
   await store.put(g(1), group([{ stream: 's', from: 0, to: 1, early: false }]), { ifAbsent: true });
@@ -82,7 +72,7 @@ it('starts after the writer\'s h/ mark when it speaks for the run the stream\'s 
   expect(readGroupObject(await store.get(g(5))).kind).toBe('marker');
   // A mark of a later run (it began above a gap after this run) does not speak for s's place: the
   // walk starts from its own run's mark again, and stops at the marker it left.
-  await link.txnOnce([], [{ put: ledger.keys.recorded(WRITER, 9), value: Buffer.from('20') }], []);
+  await etcd.link.txnOnce([], [{ put: ledger.keys.recorded(WRITER, 9), value: Buffer.from('20') }], []);
   await expect(ledger.recordedThrough(WRITER, 10)).resolves.toEqual({ writer: WRITER, from: 9, n: 20 });
   await expect(ledger.recordedThrough(WRITER, 3)).resolves.toEqual({ writer: WRITER, from: 1, n: 3 });
   await expect(recoverTail(ledger, store, 's', B)).resolves.toEqual({ read: 2, recorded: 0 });

@@ -219,9 +219,7 @@ export class ObjectCommit implements Replicator {
       last = Date.now();
     }
     const gap = this.#o.store.createOnly ? 1 : 0;
-    if (gap > 0) {
-      await this.#o.store.put(this.#key(last + 1), fenceMarker({ nodeId: this.#o.nodeId, epoch: 0 }), IF_ABSENT).catch(() => undefined);
-    }
+    if (gap > 0) await this.#markGap(last + 1);
     this.#counter = Math.max(this.#counter, last + 1 + gap);
     this.#from = this.#counter;
     this.#preparedTo = this.#counter;
@@ -235,9 +233,13 @@ export class ObjectCommit implements Replicator {
    */
   #newRun(): void {
     this.#switches++;
-    const gap = this.#counter++;
-    void this.#o.store.put(this.#key(gap), fenceMarker({ nodeId: this.#o.nodeId, epoch: 0 }), IF_ABSENT).catch(() => undefined);
+    void this.#markGap(this.#counter++);
     this.#from = this.#counter;
+  }
+
+  /** The gap below a run: a fence marker there ends the runs before it (best effort; a walk that finds it empty fills it). */
+  #markGap(n: number): Promise<unknown> {
+    return this.#o.store.put(this.#key(n), fenceMarker({ nodeId: this.#o.nodeId, epoch: 0 }), IF_ABSENT).catch(() => undefined);
   }
 
   #key(n: number): string {
