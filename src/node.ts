@@ -437,10 +437,10 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     objectStore: async () => {
       await appliedIndex();
       if (objectMaintenance === null) return objectStats;
-      // Beside the shards' requests: the main thread's, for compaction and the reaper.
+      // Beside the shards' requests: the maintenance thread's, for compaction and the reaper.
       const total = newObjectStoreStats();
       if (objectStats !== null) addObjectStoreStats(total, objectStats);
-      addObjectStoreStats(total, objectMaintenance.stats);
+      addObjectStoreStats(total, objectMaintenance.stats());
       return total;
     },
     shardHealth: () => {

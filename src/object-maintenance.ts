@@ -1,20 +1,25 @@
 /**
- * Objects mode's background work on the main thread (docs/cluster.md, "Compaction and the
- * reaper"), composed from the control plane (the maintenance lease, placement rows) and the
- * objects module (compaction, the reaper, the census):
+ * Objects mode's background work (docs/cluster.md, "Compaction and the reaper"), composed from
+ * the control plane (the maintenance lease, placement rows) and the objects module (compaction,
+ * the reaper, the census):
  *
- *   every node ── Compactor: its placed streams (fence "<me>:<row epoch>") ──▶ c/ objects
- *   lease holder ── Reaper: o/ without r/ ──▶ d/ ──▶ store delete ──▶ d/ gone; orphans
- *   GET /admin/cluster, /metrics ── ObjectCensus: count-only reads of o/ and d/
+ *   every node ── Compactor: its placed streams (fence "<me>:<row epoch>") ──▶ c/ objects   ┐ the object
+ *   lease holder ── Reaper: o/ without r/ ──▶ d/ ──▶ store delete ──▶ d/ gone; orphans      ┘ maintenance thread
+ *   GET /admin/cluster, /metrics ── ObjectCensus: count-only reads of o/ and d/               (main thread)
  *
- * It has its own etcd link and object store (one per thread, as the design has it). The reaper's
- * fence is the maintenance record's version: a transaction compares `<prefix>/k/maintenance`'s
- * mod revision (the etcd store's record layout, src/actors/README.md) with the version this
- * node's view holds, so a deposed holder marks nothing.
+ * Compaction and the reaper run on a thread of their own (object-maintenance-thread.ts, its own
+ * etcd link and object store): they move megabytes a second under load, and the gateway thread
+ * is the one every request waits for. The reaper's fence is the maintenance record's version: a
+ * transaction compares `<prefix>/k/maintenance`'s mod revision (the etcd store's record layout,
+ * src/actors/README.md) with the version this node's view holds, so a deposed holder marks
+ * nothing. A thread that fails is started again; its jobs pick up from the ledger.
  */
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { EtcdLink, MAINTENANCE_KEY, type MaintenanceLease, type Placement, parseEtcdUrl } from './actors';
 import { type Logger } from './log';
-import { type CompactionOptions, Compactor, LedgerKeys, ObjectCensus, type ObjectStoreStats, type PlacedStream, Reaper, type ReaperOptions, newObjectStoreStats, openObjectStore } from './objects';
+import { type FromMaintenanceThread, type MaintenanceThreadConfig, type ToMaintenanceThread } from './object-maintenance-messages';
+import { type CompactionOptions, type HolderCompare, LedgerKeys, ObjectCensus, type ObjectStoreStats, type PlacedStream, type ReaperOptions, addObjectStoreStats, newObjectStoreStats } from './objects';
 
 export interface ObjectMaintenanceDeps {
   /** `--metadata etcd://…/<prefix>`. */
@@ -31,48 +36,99 @@ export interface ObjectMaintenanceDeps {
 
 export interface ObjectMaintenance {
   census: ObjectCensus;
-  /** This thread's object store requests for compaction and the reaper (svc_object_store_*). */
-  stats: ObjectStoreStats;
+  /** The maintenance thread's object store requests (svc_object_store_*), over every thread it ran. */
+  stats(): ObjectStoreStats;
   close(): Promise<void>;
 }
+
+/** How often the thread hears the main thread's view (placed streams, the lease's fence). */
+const STATE_MS = 500;
+/** A thread that failed is started again after this long. */
+const RESTART_MS = 1_000;
+/** close() waits this long for the thread's tick in progress, then ends it. */
+const CLOSE_MS = 10_000;
 
 export function startObjectMaintenance(d: ObjectMaintenanceDeps): ObjectMaintenance {
   const target = parseEtcdUrl(d.metadataUrl);
   const link = new EtcdLink(target.endpoints);
   const keys = new LedgerKeys(target.prefix);
-  const stats = newObjectStoreStats();
-  const store = openObjectStore(d.objectsUrl, { stats });
   const log = d.log.child({ module: 'objects' });
   const holderKey = `${target.prefix}/k/${MAINTENANCE_KEY}`;
+  const config: MaintenanceThreadConfig = { metadataUrl: d.metadataUrl, objectsUrl: d.objectsUrl, reaper: d.reaper, compaction: d.compaction };
 
   const placed = (): PlacedStream[] =>
     d.placement
       .rows()
       .filter(({ row }) => row.nodeId === d.nodeId && row.state === 'placed')
       .map(({ name, row }) => ({ name, streamId: row.streamId, fence: { nodeId: d.nodeId, epoch: row.epoch } }));
-  const compactor = new Compactor({ kv: link, keys, store, placed, log }, d.compaction);
-  const reaper = new Reaper(
-    {
-      kv: link,
-      keys,
-      store,
-      holder: () => {
-        const v = d.lease.version();
-        return v === null ? null : { key: holderKey, modRevision: v };
-      },
-      log,
-    },
-    d.reaper,
-  );
-  compactor.start();
-  reaper.start();
-  d.lease.onHolderChange((holder) => log.info({ holder }, holder ? 'object reaper running (this node holds the maintenance lease)' : 'object reaper idle (another node holds the maintenance lease)'));
+  const holder = (): HolderCompare | null => {
+    const v = d.lease.version();
+    return v === null ? null : { key: holderKey, modRevision: v };
+  };
+
+  // The figures of threads that ended, and the running thread's latest.
+  const ended = newObjectStoreStats();
+  let latest = newObjectStoreStats();
+  let thread: Worker | null = null;
+  let closing = false;
+  let restartTimer: NodeJS.Timeout | null = null;
+
+  const tell = (): void => {
+    const m: ToMaintenanceThread = { type: 'state', placed: placed(), holder: holder() };
+    thread?.postMessage(m);
+  };
+  const start = (): void => {
+    const w = new Worker(path.join(__dirname, 'object-maintenance-thread.js'), { workerData: config });
+    thread = w;
+    w.unref();
+    w.on('message', (m: FromMaintenanceThread) => {
+      if (m.type === 'stats') latest = m.stats;
+      else log[m.level](m.fields, m.msg);
+    });
+    w.on('error', (err) => log.error({ err }, 'the object maintenance thread failed; starting it again'));
+    w.once('exit', (code) => {
+      addObjectStoreStats(ended, latest);
+      latest = newObjectStoreStats();
+      if (thread === w) thread = null;
+      if (closing) return;
+      log.warn({ code }, 'the object maintenance thread ended; starting it again');
+      restartTimer = setTimeout(() => {
+        restartTimer = null;
+        if (!closing) start();
+      }, RESTART_MS);
+      restartTimer.unref();
+    });
+    tell();
+  };
+  start();
+  const timer = setInterval(tell, STATE_MS);
+  timer.unref();
+  d.lease.onHolderChange((h) => {
+    tell();
+    log.info({ holder: h }, h ? 'object reaper running (this node holds the maintenance lease)' : 'object reaper idle (another node holds the maintenance lease)');
+  });
+
   return {
     census: new ObjectCensus(link, keys),
-    stats,
+    stats(): ObjectStoreStats {
+      const total = newObjectStoreStats();
+      addObjectStoreStats(total, ended);
+      addObjectStoreStats(total, latest);
+      return total;
+    },
     async close(): Promise<void> {
-      await Promise.all([compactor.stop(), reaper.stop()]);
-      await store.close();
+      closing = true;
+      clearInterval(timer);
+      if (restartTimer !== null) clearTimeout(restartTimer);
+      const w = thread;
+      if (w !== null) {
+        const exited = new Promise<void>((r) => w.once('exit', () => r()));
+        const m: ToMaintenanceThread = { type: 'close' };
+        w.postMessage(m);
+        const late = setTimeout(() => void w.terminate(), CLOSE_MS);
+        await exited;
+        clearTimeout(late);
+      }
       link.close();
     },
   };

@@ -5,13 +5,21 @@
  *
  *   tick (main thread of the owner, every ~1 s)
  *     for each stream this node has placed (with its fence "<nodeId>:<epoch>"):
- *       read i/<stream>/                     entries in key order
- *       pick the oldest run of small ones     (len < 1 MiB; > 32 entries, or all seen ≥ 10 s ago)
- *       GET each range, check every frame     (length + CRC-32C; a bad frame stops the run: never copied)
- *       PUT c/<streamId>/<epoch>.<counter>    the frames concatenated, in order
- *       txn If(f/<stream> == fence, m/ unchanged since read again, each replaced i/ unchanged)
- *           Then(i/<first> = new entry, delete the other replaced i/, delete r/ no longer used,
- *                put r/<c>/<stream>, o/<c>)
+ *       read i/<stream>/ from its cursor       entries in key order; the large ones before the
+ *                                              first small one are skipped, and next time so is
+ *                                              the read of them (the cursor)
+ *       runs, oldest first, one after another (up to 32 a tick, over all streams):
+ *         pick a run of small ones            (len < 1 MiB; > 32 entries, or all seen ≥ 10 s ago)
+ *         GET each range, check every frame   (length + CRC-32C; a bad frame stops the run: never copied)
+ *         PUT c/<streamId>/<epoch>.<counter>  the frames concatenated, in order
+ *         txn If(f/<stream> == fence, m/ unchanged since read again, each replaced i/ unchanged)
+ *             Then(i/<first> = new entry, delete the other replaced i/, delete r/ no longer used,
+ *                  put r/<c>/<stream>, o/<c>)
+ *
+ * A stream written as fast as W1 writes it gains some 600 entries a second; one run a tick (60
+ * entries) fell behind, and each tick then read every entry again, so its reads grew without end
+ * and took the gateway thread for tens of milliseconds a second. Runs now follow one another
+ * along one read, and the read starts at the cursor and stops at what the tick's runs can use.
  *
  * The new entry keeps the first replaced entry's key, so entry order (and every reader's walk)
  * is unchanged; it covers [first.from, last.to). A txn whose compare fails (the stream moved,
@@ -43,7 +51,7 @@ export interface CompactionOptions {
   maxRun?: number;
   /** Most bytes one compacted object holds (default 16 MiB). */
   maxRunBytes?: number;
-  /** Runs per tick, over all streams (default 8). */
+  /** Runs per tick, over all streams (default 32: one stream under W1's load adds some 600 entries a second). */
   runsPerTick?: number;
   /** Streams looked at per tick, taken in turn (default 64): each costs two etcd reads. */
   streamsPerTick?: number;
@@ -68,11 +76,20 @@ export interface CompactionTick {
   fenced: number;
 }
 
+/** An `i/` entry as read: its key, its etcd mod revision (a compaction's txn compares it) and its value. */
+interface Entry {
+  key: string;
+  modRevision: number;
+  e: EntryValue;
+}
+
 export class Compactor {
   readonly #deps: CompactionDeps;
   readonly #o: Required<CompactionOptions>;
   /** Per stream: entry key → when this compactor first saw it (the ledger keeps no time per entry). */
   readonly #seen = new Map<string, Map<string, number>>();
+  /** Per stream: the key its small entries start from, and the placement that holds for (see #entries). */
+  readonly #cursors = new Map<string, { at: string; placement: string }>();
   /** The stream after which the next tick starts (streams are taken in name order, in turn). */
   #after: string | null = null;
   #counter = 0;
@@ -86,7 +103,7 @@ export class Compactor {
       settleMs: options.settleMs ?? 10_000, // 10 s
       maxRun: Math.min(options.maxRun ?? 60, 62),
       maxRunBytes: options.maxRunBytes ?? 16 << 20, // 16 MiB
-      runsPerTick: options.runsPerTick ?? 8,
+      runsPerTick: options.runsPerTick ?? 32,
       streamsPerTick: options.streamsPerTick ?? 64,
       intervalMs: options.intervalMs ?? 1_000, // 1 s
     };
@@ -108,6 +125,7 @@ export class Compactor {
     // Streams no longer here (moved, deleted) are forgotten.
     const names = new Set(all.map((s) => s.name));
     for (const name of this.#seen.keys()) if (!names.has(name)) this.#seen.delete(name);
+    for (const name of this.#cursors.keys()) if (!names.has(name)) this.#cursors.delete(name);
     const from = this.#after === null ? 0 : all.findIndex((s) => s.name > this.#after!);
     const turn = [...all.slice(Math.max(0, from)), ...all.slice(0, Math.max(0, from))].slice(0, this.#o.streamsPerTick);
     for (const s of turn) {
@@ -117,31 +135,69 @@ export class Compactor {
       const meta = await this.#deps.kv.get(this.#deps.keys.meta(s.name), LEDGER_DEADLINE_MS);
       if (meta.kv === null) continue; // being created or deleted
       const startSeq = (JSON.parse(meta.kv.value.toString('utf8')) as { startSeq?: number }).startSeq ?? 0;
-      const entries = await this.#entries(s, now);
-      const run = this.#pickRun(s.name, entries, startSeq, now);
-      if (run === null) continue;
-      const r = await this.#compact(s, entries, run);
-      if (r === 'fenced') done.fenced++;
-      else if (r !== null) {
+      // Enough entries for the runs this tick may still make (the newest one read is never in a run).
+      const entries = await this.#entries(s, now, (this.#o.runsPerTick - done.runs) * this.#o.maxRun + 1);
+      // A stream written fast gains entries faster than one run a tick would replace them: runs
+      // follow one another along the entries read, each its own txn, until the tick's budget is spent.
+      let next = 0;
+      while (done.runs < this.#o.runsPerTick) {
+        const run = this.#pickRun(s.name, entries, startSeq, now, next);
+        if (run === null) break;
+        const r = await this.#compact(s, entries, run);
+        if (r === 'fenced') {
+          done.fenced++;
+          break;
+        }
+        if (r === null) {
+          next = run[run.length - 1]! + 1; // a damaged frame: that run stays as it is, the next starts after it
+          continue;
+        }
         done.runs++;
         done.entriesReplaced += run.length;
-        done.bytes += r;
+        done.bytes += r.bytes;
+        // The run is one entry now, under its first key: later runs of this tick see what the ledger holds.
+        entries.splice(run[0]!, run.length, r.entry);
+        next = run[0]! + 1;
       }
+      // Runs may have made the first small entries large: the next read starts after them.
+      const cursor = this.#cursors.get(s.name);
+      const at = (entries.find((x) => x.e.len < this.#o.smallBytes) ?? entries[entries.length - 1])?.key;
+      if (cursor !== undefined && at !== undefined) cursor.at = at;
     }
     return done;
   }
 
-  async #entries(s: PlacedStream, now: number): Promise<Array<{ key: string; modRevision: number; e: EntryValue }>> {
+  /**
+   * The stream's small entries from its cursor on, at most `limit`. Entries below the cursor are
+   * large (smallBytes or more): compaction never rewrites a large entry, and writes only under
+   * the key of a small one, so a stream with a long history is not read whole every tick. The
+   * cursor holds for the placement it was found under (stream id and fence): a stream deleted and
+   * made again, or moved away and back, is read from its first entry.
+   */
+  async #entries(s: PlacedStream, now: number, limit: number): Promise<Entry[]> {
     const prefix = this.#deps.keys.entries(s.name);
-    const out: Array<{ key: string; modRevision: number; e: EntryValue }> = [];
+    const placement = `${s.streamId}/${fenceValue(s.fence)}`;
+    const cursor = this.#cursors.get(s.name);
+    const out: Entry[] = [];
     const before = this.#seen.get(s.name);
     const seen = new Map<string, number>();
-    for await (const p of scanPrefix(this.#deps.kv, prefix, 1000)) {
+    let firstSmall: string | null = null;
+    let last: string | null = null;
+    const from = cursor !== undefined && cursor.placement === placement ? cursor.at : undefined;
+    for await (const p of scanPrefix(this.#deps.kv, prefix, Math.min(limit, 1000), { from })) {
       if (parseEntryName(p.key.slice(prefix.length)) === null) continue;
       const e = JSON.parse(p.value.toString('utf8')) as EntryValue;
+      last = p.key;
+      if (firstSmall === null) {
+        if (e.len >= this.#o.smallBytes) continue; // never in a run
+        firstSmall = p.key;
+      }
       out.push({ key: p.key, modRevision: p.modRevision, e });
       seen.set(p.key, before?.get(p.key) ?? now);
+      if (out.length >= limit) break;
     }
+    const at = firstSmall ?? last;
+    if (at !== null) this.#cursors.set(s.name, { at, placement });
     this.#seen.set(s.name, seen);
     return out;
   }
@@ -152,14 +208,14 @@ export class Compactor {
    * before this compaction commits deletes exactly those keys, and the run's first key (which the
    * new entry keeps) must not be among them.
    */
-  #pickRun(stream: string, entries: Array<{ key: string; e: EntryValue }>, startSeq: number, now: number): number[] | null {
+  #pickRun(stream: string, entries: readonly Entry[], startSeq: number, now: number, from: number): number[] | null {
     const crowded = entries.length > this.#o.maxEntries;
     const seen = this.#seen.get(stream);
     let run: number[] = [];
     let bytes = 0;
     // The newest entry is never rewritten: its group object key marks where the stream's writer
     // was, which tail recovery starts from (tail-recovery.ts).
-    for (let i = 0; i < entries.length - 1; i++) {
+    for (let i = from; i < entries.length - 1; i++) {
       const { key, e } = entries[i]!;
       const settled = crowded || now - (seen?.get(key) ?? now) >= this.#o.settleMs;
       const small = e.len < this.#o.smallBytes && settled && e.to > startSeq;
@@ -181,26 +237,31 @@ export class Compactor {
     return run.length >= 2 ? run : null;
   }
 
-  /** Rewrite one run; the bytes written, 'fenced' when the txn's compare failed, null when skipped. */
-  async #compact(s: PlacedStream, entries: Array<{ key: string; modRevision: number; e: EntryValue }>, run: number[]): Promise<number | 'fenced' | null> {
+  /** Rewrite one run; the bytes written and the entry now in its place, 'fenced' when the txn's compare failed, null when skipped. */
+  async #compact(s: PlacedStream, entries: readonly Entry[], run: number[]): Promise<{ bytes: number; entry: Entry } | 'fenced' | null> {
     const { kv, keys, store } = this.#deps;
     const replaced = run.map((i) => entries[i]!);
     const parts: Buffer[] = new Array<Buffer>(replaced.length);
+    let damaged: { i: number; problem: string } | null = null;
     await eachLimited(
       replaced.map((r, i) => ({ r, i })),
       8,
       async ({ r, i }) => {
+        if (damaged !== null) return;
         // An entry of no bytes (a group that wrote nothing of this stream's frames) has nothing to fetch.
-        parts[i] = r.e.len === 0 ? Buffer.alloc(0) : await store.get(r.e.o, { offset: r.e.off, length: r.e.len });
+        const part = r.e.len === 0 ? Buffer.alloc(0) : await store.get(r.e.o, { offset: r.e.off, length: r.e.len });
+        // Checked as it arrives: a run's frames (up to maxRunBytes of them, often of a hundred
+        // bytes each) checked at once would hold this thread, the gateway's, for milliseconds.
+        const problem = framesProblem(part);
+        if (problem !== null) damaged ??= { i, problem };
+        parts[i] = part;
       },
     );
-    for (let i = 0; i < parts.length; i++) {
-      const bad = framesProblem(parts[i]!);
-      if (bad !== null) {
-        // Never copy damaged bytes into a new object: the run stays as it is, readers get data_corrupt.
-        this.#deps.log?.error({ stream: s.name, entry: replaced[i]!.key, object: replaced[i]!.e.o }, `object compaction skipped: ${bad}`);
-        return null;
-      }
+    if (damaged !== null) {
+      const { i, problem } = damaged;
+      // Never copy damaged bytes into a new object: the run stays as it is, readers get data_corrupt.
+      this.#deps.log?.error({ stream: s.name, entry: replaced[i]!.key, object: replaced[i]!.e.o }, `object compaction skipped: ${problem}`);
+      return null;
     }
     const objectKey = compactedObjectKey(s.streamId, s.fence.epoch, this.#counter++);
     const bytes = parts.reduce((n, p) => n + p.length, 0);
@@ -209,7 +270,9 @@ export class Compactor {
     const first = replaced[0]!;
     const last = replaced[replaced.length - 1]!;
     const entry: EntryValue = { o: objectKey, off: 0, len: bytes, from: first.e.from, to: last.e.to };
-    // A reference r/<o>/<stream> stands for every entry of the stream in o: drop it only when no entry left points into o.
+    // A reference r/<o>/<stream> stands for every entry of the stream in o: drop it only when no
+    // entry left points into o. A stream has one entry per object (a group's part of it, or a c/
+    // object's run), so only the entries read can (the cursor skips large ones, never into o).
     const gone = new Set(run);
     const stillUsed = new Set(entries.filter((_, i) => !gone.has(i)).map((x) => x.e.o));
     const unreferenced = [...new Set(replaced.map((r) => r.e.o))].filter((o) => !stillUsed.has(o));
@@ -244,6 +307,6 @@ export class Compactor {
     }
     for (const r of replaced) this.#seen.get(s.name)?.delete(r.key);
     this.#deps.log?.debug({ stream: s.name, object: objectKey, entries: replaced.length, bytes }, 'object compaction');
-    return bytes;
+    return { bytes, entry: { key: first.key, modRevision: res.revision, e: entry } };
   }
 }

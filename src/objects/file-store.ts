@@ -202,6 +202,18 @@ export class FileObjectStore implements ObjectStore {
    */
   async #putInPlace(file: string, dir: string, chunks: readonly Buffer[], bytes: number): Promise<void> {
     const dirFd = await this.#dirFd(dir);
+    if (bytes > SYNC_WRITE_MAX_BYTES) {
+      // A compacted object (megabytes): written on the thread pool, not on the calling thread,
+      // which is the gateway's and would stop serving for as long as the copy takes.
+      const fh = await fs.promises.open(file, 'w', 0o644);
+      try {
+        await writeAll(fh, chunks, bytes);
+        await Promise.all([fh.datasync(), syncFd(dirFd, 'all')]);
+      } finally {
+        await fh.close();
+      }
+      return;
+    }
     const fd = fs.openSync(file, 'w', 0o644);
     try {
       writeAllSync(fd, chunks, bytes);
@@ -318,6 +330,9 @@ async function writeAll(fh: fs.promises.FileHandle, chunks: readonly Buffer[], b
     written += bytesWritten;
   }
 }
+
+/** Puts of at most this many bytes write on the calling thread (see writeAllSync). */
+const SYNC_WRITE_MAX_BYTES = 64 * 1024; // 64 KiB
 
 /** A temporary file beside `file`: its name starts with `.`, which no key segment may, so listings skip it. */
 function tmpName(file: string): string {

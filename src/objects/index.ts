@@ -29,6 +29,7 @@ export { type RecoveredTail, type TailStore, recoverTail } from './tail-recovery
 export { type CompactionOptions, type CompactionTick, Compactor, type PlacedStream } from './compaction';
 export { type HolderCompare, Reaper, type ReaperOptions, type ReaperTick } from './reaper';
 export { ObjectCensus, type ObjectCounts } from './object-census';
+export { type MaintenanceLog } from './maintenance-ledger';
 // The store tried once at a node's start (store-check.ts).
 export { STORE_CHECK_MS, type StoreCheck, checkObjectStore, isRefusal } from './store-check';
 

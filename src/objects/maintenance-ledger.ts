@@ -56,9 +56,9 @@ export async function* scanPrefix(
   kv: LedgerKv,
   prefix: string,
   pageSize: number,
-  options: { keysOnly?: boolean } = {},
+  options: { keysOnly?: boolean; from?: string } = {},
 ): AsyncGenerator<LedgerPair> {
-  let from = prefix;
+  let from = options.from ?? prefix;
   for (;;) {
     const page = await kv.rangePage(from, prefix, pageSize, LEDGER_DEADLINE_MS, { keysOnly: options.keysOnly === true });
     for (const p of page.kvs) yield p;

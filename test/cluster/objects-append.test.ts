@@ -11,13 +11,12 @@
 import { randomBytes } from 'node:crypto';
 import { EtcdLink } from '../../src/actors';
 import { Ledger, type ObjectStore, openObjectStore, recoverTail } from '../../src/objects';
-import { parseFrame } from '../../src/shards/worker/frame';
-import { decodeRecords, verifyBatchCrc } from '../../src/util/record-batch';
 import { EtcdCluster } from '../helpers/etcd-cluster';
 import { type NodeProcess, startNode, tempDir } from '../helpers/node-process';
 import { RawKafka } from '../kafka/kafka-test-client';
 import { platformatic } from '../kafka/platformatic';
 import { batchOf, produce } from '../kafka/raw-produce';
+import { fromObjects as readObjects } from './objects-read';
 
 jest.setTimeout(120_000);
 
@@ -60,31 +59,7 @@ async function recordedTo(name: string, seq: number): Promise<void> {
   throw new Error(`${name}: the ledger did not record seqs up to ${seq} within 10 s`);
 }
 
-/** Every record of a stream as the ledger and the object store hold it: [seq, value], checked frame by frame. */
-async function fromObjects(name: string): Promise<{ records: Array<[number, string]>; frames: number[] }> {
-  const records: Array<[number, string]> = [];
-  const frames: number[] = [];
-  for (const e of await ledger.entries(name)) {
-    const buf = await store.get(e.o, { offset: e.off, length: e.len });
-    let seen = 0;
-    for (let pos = 0; pos < buf.length; ) {
-      const f = parseFrame(buf, pos, true);
-      if (f === null) throw new Error(`entry ${e.key}: no valid frame at byte ${pos} of ${e.o}`);
-      frames.push(f.type);
-      if (f.type === 1) {
-        expect(verifyBatchCrc(f.payload)).toBe(true);
-        for (const r of decodeRecords(f.payload)) {
-          records.push([r.offset, r.value!.toString()]);
-          expect(r.offset >= e.from && r.offset < e.to).toBe(true);
-          seen++;
-        }
-      }
-      pos += f.size;
-    }
-    expect(seen).toBe(e.to - e.from);
-  }
-  return { records, frames };
-}
+const fromObjects = (name: string): ReturnType<typeof readObjects> => readObjects(ledger, store, name);
 
 test('acknowledged appends are durable in the object store, found through the ledger with their seqs and CRCs', async () => {
   const name = `/oa-${randomBytes(3).toString('hex')}`;

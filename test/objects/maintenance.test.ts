@@ -204,6 +204,66 @@ describe('compaction', () => {
     for (const n of names) expect((await readAll(w, n)).equals(Buffer.concat(w.written.get(n)!))).toBe(true);
   });
 
+  it('makes runs one after another in a tick when a stream has more entries than one run takes', async () => {
+    const w = world();
+    await create(w, ['fast']);
+    const objects: string[] = [];
+    for (let i = 0; i < 23; i++) objects.push(await group(w, ['fast']));
+    const compactor = new Compactor({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'fast', streamId: 11, fence: me }] }, { settleMs: 0, maxRun: 5, runsPerTick: 3 });
+    // Three runs of five entries: 23 entries become 3 + 8.
+    expect(await compactor.tick()).toMatchObject({ runs: 3, entriesReplaced: 15, fenced: 0 });
+    const after = await w.ledger.entries('fast');
+    expect(after).toHaveLength(11);
+    expect(after.slice(0, 3).map((e) => e.o)).toEqual([expect.stringMatching(/^c\/11\//), expect.stringMatching(/^c\/11\//), expect.stringMatching(/^c\/11\//)]);
+    expect(after.slice(3).map((e) => e.o)).toEqual(objects.slice(15));
+    expect((await readAll(w, 'fast')).equals(Buffer.concat(w.written.get('fast')!))).toBe(true);
+    // Each replaced group object lost its reference; each c/ object has its own.
+    const keys = w.ledger.keys;
+    for (const o of objects.slice(0, 15)) expect(await etcd.link.countPrefix(keys.refs(o), 5_000)).toBe(0);
+    for (const e of after.slice(0, 3)) expect(await etcd.link.countPrefix(keys.refs(e.o), 5_000)).toBe(1);
+    // The next tick goes on where this one stopped (the c/ entries are small too: the first run takes them in).
+    expect(await compactor.tick()).toMatchObject({ runs: 2, fenced: 0 });
+    expect((await readAll(w, 'fast')).equals(Buffer.concat(w.written.get('fast')!))).toBe(true);
+  });
+
+  it('reads a stream\'s entries from its first small one on, and only as many as the tick can use', async () => {
+    const w = world();
+    await create(w, ['long']);
+    for (let i = 0; i < 12; i++) await group(w, ['long']);
+    // Reads of i/ are counted: where each starts and how many pairs come back.
+    const reads: Array<{ from: string; pairs: number }> = [];
+    const kv = {
+      rangePage: async (...a: Parameters<EtcdLink['rangePage']>) => {
+        const page = await etcd.link.rangePage(...a);
+        if (a[1] === w.ledger.keys.entries('long')) reads.push({ from: a[0], pairs: page.kvs.length });
+        return page;
+      },
+      countPrefix: (p: string, ms: number) => etcd.link.countPrefix(p, ms),
+      get: (k: string, ms: number) => etcd.link.get(k, ms),
+      txnOnce: (...a: Parameters<EtcdLink['txnOnce']>) => etcd.link.txnOnce(...a),
+    };
+    let fence = me;
+    // Entries of 3 frames of 200 B are small below 1 KiB; a run of 4 of them (c/, ~2.4 KiB) is large.
+    const compactor = new Compactor({ kv, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'long', streamId: 12, fence }] }, { settleMs: 0, smallBytes: 1024, maxRun: 4, runsPerTick: 2 });
+    // Two runs: entries [0, 4) and [4, 8) become two large c/ entries; a read of 2 × 4 + 1 pairs at most.
+    expect(await compactor.tick()).toMatchObject({ runs: 2, entriesReplaced: 8 });
+    expect(reads).toEqual([{ from: w.ledger.keys.entries('long'), pairs: 9 }]);
+    const entries = await w.ledger.entries('long');
+    expect(entries.map((e) => e.len >= 1024)).toEqual([true, true, false, false, false, false]);
+    for (let i = 0; i < 4; i++) await group(w, ['long']);
+    reads.length = 0;
+    // The next tick starts at the first small entry (the cursor): the two large ones are not read again.
+    expect(await compactor.tick()).toMatchObject({ runs: 2, entriesReplaced: 7 });
+    expect(reads[0]).toEqual({ from: entries[2]!.key, pairs: 8 });
+    expect((await readAll(w, 'long')).equals(Buffer.concat(w.written.get('long')!))).toBe(true);
+    // Under another placement (the stream moved away and back) the cursor no longer holds: read from the start.
+    expect((await w.ledger.takeFence('long', { nodeId: 1, epoch: 2 }, { from: me })).ok).toBe(true);
+    fence = { nodeId: 1, epoch: 2 };
+    reads.length = 0;
+    await compactor.tick();
+    expect(reads[0]!.from).toBe(w.ledger.keys.entries('long'));
+  });
+
   it('never copies a damaged frame: the run stays as it was', async () => {
     const w = world();
     await create(w, ['d']);

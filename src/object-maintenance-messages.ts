@@ -1,0 +1,29 @@
+/**
+ * What crosses between the main thread and the object maintenance thread
+ * (object-maintenance.ts, object-maintenance-thread.ts).
+ */
+import { type CompactionOptions, type HolderCompare, type ObjectStoreStats, type PlacedStream, type ReaperOptions } from './objects';
+
+/** The thread's start: where the ledger and the objects are, and how often each job runs. */
+export interface MaintenanceThreadConfig {
+  /** `--metadata etcd://…/<prefix>`. */
+  metadataUrl: string;
+  /** `--objects`. */
+  objectsUrl: string;
+  reaper?: ReaperOptions;
+  compaction?: CompactionOptions;
+}
+
+/** Main thread → maintenance thread. */
+export type ToMaintenanceThread =
+  /** What the main thread's view holds now: the streams this node has placed, and the maintenance lease's fence (null: not the holder). */
+  | { type: 'state'; placed: PlacedStream[]; holder: HolderCompare | null }
+  /** Stop the jobs (waiting for a tick in progress), close the link and the store, exit. */
+  | { type: 'close' };
+
+/** Maintenance thread → main thread. */
+export type FromMaintenanceThread =
+  /** A log line of compaction or the reaper, for the node's logger. */
+  | { type: 'log'; level: 'error' | 'warn' | 'info' | 'debug'; fields: object; msg: string | undefined }
+  /** The thread's object store requests so far (the answer to each 'state'). */
+  | { type: 'stats'; stats: ObjectStoreStats };

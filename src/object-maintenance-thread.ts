@@ -1,0 +1,68 @@
+/**
+ * The object maintenance thread (object-maintenance.ts): compaction and the reaper, with their
+ * own etcd link and object store. They read and rewrite megabytes a second under a steady load
+ * (every run's frames are fetched, checked and written again), and on the main thread that work
+ * and its garbage took the gateway away from requests for milliseconds at a time: the tail of
+ * objects-mode appends (perf/README.md, "Objects mode").
+ *
+ * The main thread sends what only its view knows (the streams placed here, the maintenance
+ * lease's fence) every half second and when the lease changes hands; the thread answers each
+ * with its object store figures and sends its log lines.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { EtcdLink, parseEtcdUrl } from './actors';
+import { type FromMaintenanceThread, type MaintenanceThreadConfig, type ToMaintenanceThread } from './object-maintenance-messages';
+import { Compactor, type HolderCompare, LedgerKeys, type MaintenanceLog, type PlacedStream, Reaper, newObjectStoreStats, openObjectStore } from './objects';
+import { testFault } from './util/test-fault';
+
+const port = parentPort;
+if (port === null) throw new Error('object-maintenance-thread runs as a worker thread');
+const config = workerData as MaintenanceThreadConfig;
+
+const send = (m: FromMaintenanceThread): void => port.postMessage(m);
+
+const line =
+  (level: 'error' | 'warn' | 'info' | 'debug') =>
+  (fields: object, msg?: string): void => {
+    try {
+      send({ type: 'log', level, fields, msg });
+    } catch {
+      // A field that cannot cross (a function, a socket): the line goes as text.
+      send({ type: 'log', level, fields: { fields: String(fields) }, msg });
+    }
+  };
+const log: MaintenanceLog = { error: line('error'), warn: line('warn'), info: line('info'), debug: line('debug') };
+
+const target = parseEtcdUrl(config.metadataUrl);
+const link = new EtcdLink(target.endpoints);
+const keys = new LedgerKeys(target.prefix);
+const stats = newObjectStoreStats();
+const store = openObjectStore(config.objectsUrl, { stats });
+let placed: PlacedStream[] = [];
+let holder: HolderCompare | null = null;
+
+const compactor = new Compactor({ kv: link, keys, store, placed: () => placed, log }, config.compaction);
+const reaper = new Reaper({ kv: link, keys, store, holder: () => holder, log }, config.reaper);
+
+port.on('message', (m: ToMaintenanceThread) => {
+  if (m.type === 'state') {
+    // The thread's failure, for the test of its restart (src/util/test-fault.ts; inert otherwise).
+    if (testFault('maintenance-thread')) throw new Error('injected object maintenance thread failure (test fault hook)');
+    placed = m.placed;
+    holder = m.holder;
+    send({ type: 'stats', stats });
+    return;
+  }
+  // A deposed holder's last word would be stale: nothing is deleted once closing begins.
+  holder = null;
+  void Promise.all([compactor.stop(), reaper.stop()])
+    .then(() => store.close())
+    .catch((err: unknown) => log.warn({ err }, 'closing the object maintenance thread'))
+    .finally(() => {
+      link.close();
+      process.exit(0);
+    });
+});
+
+compactor.start();
+reaper.start();
