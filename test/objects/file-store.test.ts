@@ -1,4 +1,5 @@
 /** The file: object store: the shared contract, and what only a directory shows (atomic, durable puts; leftovers). */
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -79,6 +80,20 @@ describe('file: object store', () => {
     await store.put('g/1/2/0/000000000001', Buffer.from('shorter'), { fresh: true });
     expect(fs.readFileSync(file).toString()).toBe('shorter');
     expect((await store.get('g/1/2/0/000000000001', { offset: 1, length: 3 })).toString()).toBe('hor');
+    await store.close();
+  });
+
+  it('reads small ranges on the calling thread and large ones on the thread pool, both exactly, both refusing a range past the end', async () => {
+    const dir = tempDir();
+    const store = openObjectStore(`file:${dir}`);
+    const body = randomBytes(300 * 1024);
+    await store.put('c/1/big', body);
+    for (const [offset, length] of [[5, 4000], [1000, 64 * 1024], [1000, 64 * 1024 + 1], [7, 299 * 1024]] as const) {
+      expect((await store.get('c/1/big', { offset, length })).equals(body.subarray(offset, offset + length))).toBe(true);
+    }
+    for (const length of [100, 200 * 1024]) {
+      await expect(store.get('c/1/big', { offset: body.length - 50, length })).rejects.toMatchObject({ code: 'InvalidRange' });
+    }
     await store.close();
   });
 
