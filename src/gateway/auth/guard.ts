@@ -10,7 +10,8 @@
  */
 import { type AuthFailure, type Principal, ROOT_SCOPE, type Tokens, denial, tenantPrefix } from '../../actors';
 import { COMMON_HEADERS } from '../ds/ds-headers';
-import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { withSend } from '../http/forwarding-response';
 import { type Listener, plan } from './access-map';
 
 const PRINCIPALS = new WeakMap<HttpRequest, Principal>();
@@ -83,25 +84,16 @@ function deny(listener: Listener, res: HttpResponse, req: HttpRequest, status: n
 function unprefixing(res: HttpResponse, original: HttpRequest, rewritten: HttpRequest, prefix: string): HttpResponse {
   const strip = (name: string): string => (name.startsWith(prefix) ? '/' + name.slice(prefix.length) : name);
   const isList = rewritten.path === '/' && rewritten.method === 'GET';
-  return new Proxy(res, {
-    get(target, prop) {
-      if (prop !== 'send') {
-        // The target itself is the receiver: engines keep their state in private fields.
-        const v = Reflect.get(target, prop) as unknown;
-        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-      }
-      return (status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void => {
-        const mapped = headers.map(([k, v]): readonly [string, string] => (k.toLowerCase() === 'location' ? [k, v.replace(rewritten.path, original.path)] : [k, v]));
-        let out = body;
-        if (isList && status === 200 && body !== undefined) {
-          const doc = JSON.parse(Buffer.from(body).toString('utf8')) as { streams: Array<{ name: string }> };
-          for (const s of doc.streams) s.name = strip(s.name);
-          out = JSON.stringify(doc);
-        }
-        // A body replaced here is never sent: the original one is free at once.
-        if (out !== body) done?.();
-        target.send(status, mapped, out, out === body ? done : undefined);
-      };
-    },
+  return withSend(res, (target, status, headers, body, done) => {
+    const mapped = headers.map(([k, v]): readonly [string, string] => (k.toLowerCase() === 'location' ? [k, v.replace(rewritten.path, original.path)] : [k, v]));
+    let out = body;
+    if (isList && status === 200 && body !== undefined) {
+      const doc = JSON.parse(Buffer.from(body).toString('utf8')) as { streams: Array<{ name: string }> };
+      for (const s of doc.streams) s.name = strip(s.name);
+      out = JSON.stringify(doc);
+    }
+    // A body replaced here is never sent: the original one is free at once.
+    if (out !== body) done?.();
+    target.send(status, mapped, out, out === body ? done : undefined);
   });
 }

@@ -21,7 +21,8 @@ import { type Logger } from '../../log';
 import { COMMON_HEADERS } from '../ds/ds-headers';
 import { toDsError } from '../ds/ds-errors';
 import { STREAM_BASE } from '../ds/context';
-import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { withSend } from '../http/forwarding-response';
 import { STREAMS_PATH } from '../svc/config-handlers';
 import { parseStreamName, toHttpError } from '../kit';
 
@@ -99,18 +100,9 @@ function afterwards(listener: OwnedListener, req: HttpRequest, res: HttpResponse
     const work = create ? (status < 300 ? d.placement.markPlaced(name, kafkaTopic) : status >= 400 ? d.placement.releaseOpening(name) : null) : status === 204 ? d.placement.release(name) : null;
     work?.catch((err: unknown) => d.log.warn({ stream: name, err: (err as Error).message, listener }, 'updating the placement row failed'));
   };
-  return new Proxy(res, {
-    get(target, prop) {
-      if (prop === 'send') {
-        return (status: number, headers: HeaderList, body?: Uint8Array | string, bodyDone?: BodyDone): void => {
-          target.send(status, headers, body, bodyDone);
-          done(status);
-        };
-      }
-      // The target itself is the receiver: engines keep their state in private fields.
-      const v = Reflect.get(target, prop) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
+  return withSend(res, (target, status, headers, body, bodyDone) => {
+    target.send(status, headers, body, bodyDone);
+    done(status);
   });
 }
 
@@ -129,19 +121,11 @@ function redirect(listener: OwnedListener, req: HttpRequest, res: HttpResponse, 
  * outcome unknown) stay 503s.
  */
 function movedAway(listener: OwnedListener, req: HttpRequest, res: HttpResponse, name: string, d: OwnerCheckDeps): HttpResponse {
-  return new Proxy(res, {
-    get(target, prop) {
-      if (prop === 'send') {
-        return (status: number, headers: HeaderList, body?: Uint8Array | string, bodyDone?: BodyDone): void => {
-          const now = status === 503 && isMoved(listener, body) ? d.placement.ownerNow(name) : null;
-          // A redirect sends another body: this one is never read, so it is dropped (never reused).
-          if (now !== null && now.kind === 'remote') return redirect(listener, req, target, name, now);
-          target.send(status, headers, body, bodyDone);
-        };
-      }
-      const v = Reflect.get(target, prop) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
+  return withSend(res, (target, status, headers, body, bodyDone) => {
+    const now = status === 503 && isMoved(listener, body) ? d.placement.ownerNow(name) : null;
+    // A redirect sends another body: this one is never read, so it is dropped (never reused).
+    if (now !== null && now.kind === 'remote') return redirect(listener, req, target, name, now);
+    target.send(status, headers, body, bodyDone);
   });
 }
 

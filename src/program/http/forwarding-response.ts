@@ -47,4 +47,33 @@ export class ForwardingResponse implements HttpResponse {
   destroy(): void {
     this.inner.destroy();
   }
+
+  writeContinue(): void {
+    this.inner.writeContinue?.();
+  }
+}
+
+/** What a wrapper does instead of `send`, given the response it wraps. */
+export type SendHook = (inner: HttpResponse, status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone) => void;
+
+/**
+ * `inner` with its `send` replaced by `hook`, everything else passed on: for the wrappers made per
+ * request (the owner check, a tenant token's names), where a Proxy cost a trap and a bound
+ * function on every member the handler touched.
+ */
+export function withSend(inner: HttpResponse, hook: SendHook): HttpResponse {
+  return new HookedResponse(inner, hook);
+}
+
+class HookedResponse extends ForwardingResponse {
+  readonly #hook: SendHook;
+
+  constructor(inner: HttpResponse, hook: SendHook) {
+    super(inner);
+    this.#hook = hook;
+  }
+
+  override send(status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void {
+    this.#hook(this.inner, status, headers, body, done);
+  }
 }
