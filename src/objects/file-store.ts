@@ -137,7 +137,10 @@ export class FileObjectStore implements ObjectStore {
         if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') return;
         throw err;
       }
-      await fsyncDir(path.dirname(this.#path(key)));
+      // Not synced: only objects nothing refers to are deleted (the reaper's d/ records and
+      // orphans, docs/cluster.md), and one whose name comes back after a crash is an orphan the
+      // reaper deletes again. A directory fsync per delete would cost a journal commit each, on
+      // the thread pool the group commits' syncs wait in.
     });
   }
 

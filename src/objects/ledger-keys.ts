@@ -132,6 +132,11 @@ export class LedgerKeys {
     return `${this.root}o/`;
   }
 
+  /** Every object's references (`r/<object>/<stream>`), in object key order. */
+  get references(): string {
+    return `${this.root}r/`;
+  }
+
   get destroyedObjects(): string {
     return `${this.root}d/`;
   }

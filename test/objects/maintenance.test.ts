@@ -387,6 +387,32 @@ describe('the reaper', () => {
     expect(await reaperOf(w, () => compare).tick()).toMatchObject({ destroyed: 0, deleted: 0 });
   });
 
+  it('reaps many dead objects among live ones in one tick, page by page, up to pagesPerTick pages', async () => {
+    const w = world();
+    await create(w, ['many', 'live']);
+    const dead: string[] = [];
+    const live: string[] = [];
+    // Interleaved: every page of o/ records holds both kinds.
+    for (let i = 0; i < 90; i++) (i % 3 === 2 ? live : dead).push(await group(w, [i % 3 === 2 ? 'live' : 'many']));
+    expect(await w.ledger.deleteStream('many', me)).toBe(true);
+    const census = new ObjectCensus(etcd.link, w.ledger.keys, { ttlMs: 0 });
+    const { compare } = await takeMaintenance(w, 1);
+    const reaper = (pagesPerTick: number): Reaper =>
+      new Reaper({ kv: etcd.link, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 60_000, perTick: 20, pagesPerTick });
+    // Two pages of 20 records: the dead among the first 40.
+    const first = await reaper(2).tick();
+    expect(first).toMatchObject({ holder: true, deposed: false });
+    expect(first.destroyed).toBe(dead.filter((k) => [...dead, ...live].sort().indexOf(k) < 40).length);
+    expect(first.deleted).toBe(first.destroyed);
+    // The next tick goes on from the cursor and finishes them.
+    const second = await reaper(8).tick();
+    expect(first.destroyed + second.destroyed).toBe(60);
+    expect(first.deleted + second.deleted).toBe(60);
+    expect((await storeKeys(w)).sort()).toEqual(live.sort());
+    expect(await census.counts()).toEqual({ objectCount: 30, destroyedObjectBacklog: 0 });
+    await expectLiveIntact(w, [{ name: 'live', fromFrame: 0 }]);
+  });
+
   it('a holder that loses its lease mid-reap deletes nothing more; the next holder drains the backlog', async () => {
     const w = world();
     await create(w, ['big', 'keep']);
