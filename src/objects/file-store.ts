@@ -219,7 +219,11 @@ export class FileObjectStore implements ObjectStore {
         throw err;
       }
     } finally {
-      fs.rmSync(tmp, { force: true });
+      try {
+        fs.unlinkSync(tmp); // one system call (rmSync would stat it first)
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
     }
     await syncFd(dirFd, 'all');
   }
