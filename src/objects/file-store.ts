@@ -218,13 +218,15 @@ export class FileObjectStore implements ObjectStore {
         if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new ObjectStoreError('put', key, 'PreconditionFailed', `object store ${this.describe}: ${JSON.stringify(key)} exists (a create-only put)`);
         throw err;
       }
-    } finally {
+    } catch (err) {
       try {
-        fs.unlinkSync(tmp); // one system call (rmSync would stat it first)
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        unlinkTmp(tmp);
+      } catch {
+        // The put's own error is the one to report; a temporary file left behind is skipped by listings.
       }
+      throw err;
     }
+    unlinkTmp(tmp);
     await syncFd(dirFd, 'all');
   }
 
@@ -367,6 +369,15 @@ async function writeAll(fh: fs.promises.FileHandle, chunks: readonly Buffer[], b
 
 /** Puts and ranged gets of at most this many bytes write or read on the calling thread (page-cache copies). */
 const SYNC_IO_MAX_BYTES = 64 * 1024; // 64 KiB
+
+/** Remove a temporary file: one system call (rmSync would stat it first); absent is fine. */
+function unlinkTmp(tmp: string): void {
+  try {
+    fs.unlinkSync(tmp);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}
 
 /** A temporary file beside `file`: its name starts with `.`, which no key segment may, so listings skip it. */
 function tmpName(file: string): string {
