@@ -294,6 +294,17 @@ export function readBatchHeader(buf: Buffer, pos = 0): BatchHeader {
   };
 }
 
+/**
+ * The offsets [first, end) of the batch at `pos`, from its header without the rest of it: the
+ * group commit's per-frame look (objects mode) allocates nothing for them (readBatchHeader makes
+ * an object and a BigInt per call).
+ */
+export function batchOffsets(buf: Buffer, pos = 0): { first: number; end: number } {
+  if (pos < 0 || buf.length - pos < BATCH_HEADER_SIZE) throw corrupt(`batch at byte ${pos}: truncated header`);
+  const first = readInt64(buf, pos + BASE_OFFSET_POS);
+  return { first, end: first + buf.readInt32BE(pos + LAST_OFFSET_DELTA_POS) + 1 };
+}
+
 /** Total bytes of the batch at `pos` (batchLength + 12). */
 export function batchSize(buf: Buffer, pos = 0): number {
   return buf.readInt32BE(pos + BATCH_LENGTH_POS) + LOG_OVERHEAD;

@@ -6,6 +6,7 @@ import {
   type DecodedRecord,
   type RecordInput,
   RecordBatchError,
+  batchOffsets,
   batchSize,
   decodeRecords,
   encodeRecordBatch,
@@ -343,5 +344,17 @@ describe('splitBatches', () => {
 describe('readBatchHeader', () => {
   test('throws corrupt_batch when fewer than 61 bytes remain', () => {
     expect(() => readBatchHeader(Buffer.alloc(60))).toThrow(RecordBatchError);
+  });
+});
+
+describe('batchOffsets', () => {
+  test('reads the first offset and the end from the header, at a position, as readBatchHeader does', () => {
+    const records: RecordInput[] = Array.from({ length: 5 }, (_, i) => ({ key: null, value: b(`v${i}`), headers: [] }));
+    const batch = encodeRecordBatch({ baseOffset: 2 ** 40 + 7, baseTimestamp: 0, records });
+    const framed = Buffer.concat([Buffer.alloc(13, 0xee), batch]);
+    expect(batchOffsets(framed, 13)).toEqual({ first: 2 ** 40 + 7, end: 2 ** 40 + 12 });
+    const h = readBatchHeader(framed, 13);
+    expect(batchOffsets(framed, 13)).toEqual({ first: h.baseOffset, end: h.baseOffset + h.lastOffsetDelta + 1 });
+    expect(() => batchOffsets(framed.subarray(0, 13 + BATCH_HEADER_SIZE - 1), 13)).toThrow(RecordBatchError);
   });
 });

@@ -25,7 +25,7 @@
  * same ledger keys: both writes are idempotent); meanwhile GroupCommit answers the group's
  * requests storage_unavailable after `stallMs` and refuses new writes.
  */
-import { readBatchHeader } from '../../util/record-batch';
+import { batchOffsets } from '../../util/record-batch';
 import {
   type Fence, type Ledger, type LedgerMeta, OBJECTS_PER_COMMIT, type PutOptions, type RecordedThrough, type StreamRecord, fenceMarker, groupObjectKey, groupTrailer, recoverTail,
 } from '../../objects';
@@ -461,9 +461,9 @@ export class ObjectCommit implements Replicator {
     const base = (): LedgerMeta => p.meta ?? this.#metas.get(p.s) ?? p.s.ledger?.meta ?? initialMeta(p.s);
     switch (type) {
       case FrameType.Data: {
-        const h = readBatchHeader(buf, FRAME_HEADER);
-        if (p.from === p.to) p.from = h.baseOffset;
-        p.to = h.baseOffset + h.lastOffsetDelta + 1;
+        const o = batchOffsets(buf, FRAME_HEADER);
+        if (p.from === p.to) p.from = o.first;
+        p.to = o.end;
         break;
       }
       case FrameType.Create:
