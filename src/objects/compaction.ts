@@ -3,7 +3,7 @@
  * streams' small `i/` entries into one `c/` object, so a stream that took many small group
  * commits is read back with a few range GETs and the small group objects can die.
  *
- *   tick (main thread of the owner, every ~1 s)
+ *   tick (the owner's object maintenance thread, every ~1 s)
  *     for each stream this node has placed (with its fence "<nodeId>:<epoch>"):
  *       read i/<stream>/ from its cursor       entries in key order; the large ones before the
  *                                              first small one are skipped, and next time so is
@@ -251,7 +251,7 @@ export class Compactor {
         // An entry of no bytes (a group that wrote nothing of this stream's frames) has nothing to fetch.
         const part = r.e.len === 0 ? Buffer.alloc(0) : await store.get(r.e.o, { offset: r.e.off, length: r.e.len });
         // Checked as it arrives: a run's frames (up to maxRunBytes of them, often of a hundred
-        // bytes each) checked at once would hold this thread, the gateway's, for milliseconds.
+        // bytes each) checked at once would hold the thread for milliseconds in one piece.
         const problem = framesProblem(part);
         if (problem !== null) damaged ??= { i, problem };
         parts[i] = part;

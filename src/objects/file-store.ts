@@ -240,7 +240,7 @@ export class FileObjectStore implements ObjectStore {
     const dirFd = await this.#dirFd(dir);
     if (bytes > SYNC_IO_MAX_BYTES) {
       // A compacted object (megabytes): written on the thread pool, not on the calling thread,
-      // which is the gateway's and would stop serving for as long as the copy takes.
+      // which would do nothing else for as long as the copy takes.
       const fh = await fs.promises.open(file, 'w', 0o644);
       try {
         await writeAll(fh, chunks, bytes);

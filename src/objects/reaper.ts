@@ -169,20 +169,12 @@ export class Reaper {
     const { kv, keys } = this.#deps;
     const prefixes = objectKeys.map((k) => ({ k, p: keys.refs(k) })).sort((a, b) => (a.p < b.p ? -1 : a.p > b.p ? 1 : 0));
     const lastPrefix = prefixes[prefixes.length - 1]!.p;
+    // Both in key order: walk the prefixes beside the references (no object key is another's prefix).
+    let at = 0;
     for await (const r of scanPrefix(kv, keys.references, 1000, { keysOnly: true, from: prefixes[0]!.p })) {
       if (r.key > lastPrefix && !r.key.startsWith(lastPrefix)) break;
-      // The object whose prefix is the greatest one not after the key, if the key is under it.
-      let lo = 0;
-      let hi = prefixes.length - 1;
-      let at = -1;
-      while (lo <= hi) {
-        const mid = (lo + hi) >> 1;
-        if (prefixes[mid]!.p <= r.key) {
-          at = mid;
-          lo = mid + 1;
-        } else hi = mid - 1;
-      }
-      if (at >= 0 && r.key.startsWith(prefixes[at]!.p)) out.add(prefixes[at]!.k);
+      while (at < prefixes.length && prefixes[at]!.p < r.key && !r.key.startsWith(prefixes[at]!.p)) at++;
+      if (at < prefixes.length && r.key.startsWith(prefixes[at]!.p)) out.add(prefixes[at]!.k);
     }
     return out;
   }
@@ -192,7 +184,7 @@ export class Reaper {
     const { kv, keys } = this.#deps;
     const at = json({ at: Date.now() });
     const mark = (d: { objectKey: string; modRevision: number }): { compare: LedgerCompare[]; ops: LedgerOp[] } => ({
-      // The count was a read; the txn checks again that nothing refers to the object, atomically.
+      // The references were read before; the txn checks again that nothing refers to the object, atomically.
       compare: [{ key: keys.object(d.objectKey), modRevision: d.modRevision }, { prefix: keys.refs(d.objectKey), empty: true }],
       ops: [{ put: keys.destroyed(d.objectKey), value: at }, { delete: keys.object(d.objectKey) }],
     });

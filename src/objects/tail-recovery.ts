@@ -22,9 +22,10 @@
  * all of a commit's streams recorded (and a run that sees a stream fenced ends: the writer starts
  * a new run above a gap, so h/ of a run never passes a group of a fenced stream that the ledger
  * does not name). So an acknowledged group of the stream that the ledger does not name lies in an
- * unbroken run of objects from `start`, and the first gap comes after it. The marker fills that gap before the writer can: its own put of that name fails, and it
- * acknowledges nothing from there on (object-commit.ts moves to fresh numbers and records again,
- * under the fence, which it no longer holds for this stream).
+ * unbroken run of objects from `start`, and the first gap comes after it. The marker fills that
+ * gap before the writer can: its own put of that name fails, and it acknowledges nothing from
+ * there on (object-commit.ts moves to fresh numbers and records again, under the fence, which it
+ * no longer holds for this stream).
  */
 import { type Ledger, OBJECTS_PER_COMMIT } from './ledger';
 import { type Fence, parseGroupObjectKey, writerObjectKey } from './ledger-keys';

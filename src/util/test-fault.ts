@@ -10,11 +10,17 @@
  */
 import * as fs from 'node:fs';
 
+/** The test's faults file when the hook is armed, else null. */
+export function testFaultsFile(): string | null {
+  if (process.env['NODE_ENV'] !== 'test') return null;
+  const file = process.env['SVC_TEST_FAULTS_FILE'];
+  return file === undefined || file === '' ? null : file;
+}
+
 /** True when armed and `fault` is one of the words in the test's file now. */
 export function testFault(fault: string): boolean {
-  if (process.env['NODE_ENV'] !== 'test') return false;
-  const file = process.env['SVC_TEST_FAULTS_FILE'];
-  if (file === undefined || file === '') return false;
+  const file = testFaultsFile();
+  if (file === null) return false;
   try {
     return fs.readFileSync(file, 'utf8').split(/\s+/).includes(fault);
   } catch {

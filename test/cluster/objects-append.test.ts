@@ -9,43 +9,24 @@
  * then get 503 without the node crashing, and once etcd is back every acknowledged one is recorded.
  */
 import { randomBytes } from 'node:crypto';
-import { EtcdLink } from '../../src/actors';
-import { Ledger, type ObjectStore, openObjectStore, recoverTail } from '../../src/objects';
-import { EtcdCluster } from '../helpers/etcd-cluster';
-import { type NodeProcess, startNode, tempDir } from '../helpers/node-process';
+import { type Ledger, recoverTail } from '../../src/objects';
 import { RawKafka } from '../kafka/kafka-test-client';
 import { platformatic } from '../kafka/platformatic';
 import { batchOf, produce } from '../kafka/raw-produce';
+import { objectsNodeForFile } from './objects-node';
 import { fromObjects as readObjects } from './objects-read';
 
 jest.setTimeout(120_000);
 
-let etcd: EtcdCluster;
-let node: NodeProcess;
-let link: EtcdLink;
-let ledger: Ledger;
-let store: ObjectStore;
+const c = objectsNodeForFile({ shards: 2 });
 let nodeId: number;
 
 beforeAll(async () => {
-  etcd = await EtcdCluster.start(1);
-  const prefix = `objects/${randomBytes(4).toString('hex')}`;
-  const dir = tempDir('svc-objects-');
-  node = await startNode({ args: ['--metadata', etcd.url(prefix), '--objects', `file:${dir}`, '--shards', '2', '--shard-workers', '1'] });
-  nodeId = ((await (await fetch(`${node.adminUrl!}/admin/cluster`)).json()) as { nodeId: number }).nodeId;
-  link = new EtcdLink(etcd.endpoints);
-  ledger = new Ledger(link, prefix);
-  store = openObjectStore(`file:${dir}`);
-}, 90_000);
-afterAll(async () => {
-  await node?.stop();
-  link?.close();
-  await store?.close();
-  await etcd?.stop();
+  nodeId = ((await (await fetch(`${c.node.adminUrl!}/admin/cluster`)).json()) as { nodeId: number }).nodeId;
 });
 
-const create = (name: string, contentType = 'text/plain'): Promise<Response> => fetch(`${node.url}${name}`, { method: 'PUT', headers: { 'content-type': contentType } });
-const append = (name: string, body: string): Promise<Response> => fetch(`${node.url}${name}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body });
+const create = (name: string, contentType = 'text/plain'): Promise<Response> => fetch(`${c.node.url}${name}`, { method: 'PUT', headers: { 'content-type': contentType } });
+const append = (name: string, body: string): Promise<Response> => fetch(`${c.node.url}${name}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body });
 
 /**
  * Groups are acknowledged once their object is durable and recorded in the ledger right after
@@ -53,13 +34,13 @@ const append = (name: string, body: string): Promise<Response> => fetch(`${node.
  */
 async function recordedTo(name: string, seq: number): Promise<void> {
   for (const end = Date.now() + 10_000; Date.now() < end; await new Promise((r) => setTimeout(r, 20))) {
-    const entries = await ledger.entries(name);
+    const entries = await c.ledger.entries(name);
     if (entries.length > 0 && entries[entries.length - 1]!.to >= seq) return;
   }
   throw new Error(`${name}: the ledger did not record seqs up to ${seq} within 10 s`);
 }
 
-const fromObjects = (name: string): ReturnType<typeof readObjects> => readObjects(ledger, store, name);
+const fromObjects = (name: string): ReturnType<typeof readObjects> => readObjects(c.ledger, c.store, name);
 
 test('acknowledged appends are durable in the object store, found through the ledger with their seqs and CRCs', async () => {
   const name = `/oa-${randomBytes(3).toString('hex')}`;
@@ -78,13 +59,13 @@ test('acknowledged appends are durable in the object store, found through the le
   expect(records.sort((a, b) => a[0] - b[0])).toEqual(acked.sort((a, b) => a[0] - b[0]));
   expect(records.map(([seq]) => seq)).toEqual(Array.from({ length: 30 }, (_, i) => i));
   expect(frames[0]).toBe(2); // the CREATE frame is in the stream's first entry
-  const entries = await ledger.entries(name);
+  const entries = await c.ledger.entries(name);
   expect(entries.every((e) => e.epoch === 1 && e.o.startsWith(`g/${nodeId}/`))).toBe(true);
   expect(entries.map((e) => e.counter)).toEqual(entries.map((_, i) => i));
-  await expect(ledger.fence(name)).resolves.toEqual({ nodeId, epoch: 1 });
-  await expect(ledger.meta(name)).resolves.toMatchObject({ meta: { name, contentType: 'text/plain' }, startSeq: 0, sealed: false });
+  await expect(c.ledger.fence(name)).resolves.toEqual({ nodeId, epoch: 1 });
+  await expect(c.ledger.meta(name)).resolves.toMatchObject({ meta: { name, contentType: 'text/plain' }, startSeq: 0, sealed: false });
   // The shards' object PUTs are counted (docs/metrics.md, svc_object_store_*).
-  const metrics = await (await fetch(`${node.adminUrl!}/metrics`)).text();
+  const metrics = await (await fetch(`${c.node.adminUrl!}/metrics`)).text();
   const puts = /^svc_object_store_requests_total\{op="put",outcome="ok"\} (\d+)/m.exec(metrics);
   expect(Number(puts?.[1])).toBeGreaterThanOrEqual(entries.length);
   // Each ledger transaction is timed (svc_objects_ledger_commit_seconds); one records several groups.
@@ -92,7 +73,7 @@ test('acknowledged appends are durable in the object store, found through the le
   expect(Number(txns?.[1])).toBeGreaterThanOrEqual(1);
   expect(Number(/^svc_objects_ledger_commit_seconds_sum (\S+)/m.exec(metrics)?.[1])).toBeGreaterThan(0);
   // The node reads its local copy: the same records.
-  const read = await fetch(`${node.url}${name}?format=json`);
+  const read = await fetch(`${c.node.url}${name}?format=json`);
   expect(((await read.json()) as Array<{ seq: number }>).map((r) => r.seq)).toEqual(acked.map(([seq]) => seq));
 });
 
@@ -100,23 +81,23 @@ test('a seal and a trim reach the stream\'s m/ record', async () => {
   const name = `/om-${randomBytes(3).toString('hex')}`;
   expect((await create(name)).status).toBe(201);
   for (let i = 0; i < 5; i++) expect((await append(name, `x${i}`)).status).toBeLessThan(300);
-  expect((await fetch(`${node.url}${name}`, { method: 'POST', headers: { 'svc-trim-seq': '3' } })).status).toBeLessThan(300);
-  expect((await fetch(`${node.url}${name}`, { method: 'POST', headers: { 'svc-closed': 'true' } })).status).toBeLessThan(300);
-  await expect(ledger.meta(name)).resolves.toMatchObject({ startSeq: 3, sealed: true });
+  expect((await fetch(`${c.node.url}${name}`, { method: 'POST', headers: { 'svc-trim-seq': '3' } })).status).toBeLessThan(300);
+  expect((await fetch(`${c.node.url}${name}`, { method: 'POST', headers: { 'svc-closed': 'true' } })).status).toBeLessThan(300);
+  await expect(c.ledger.meta(name)).resolves.toMatchObject({ startSeq: 3, sealed: true });
 });
 
 test('TTL expiry moves the start in m/ and drops the expired entries from the ledger', async () => {
   const name = `/ot-${randomBytes(3).toString('hex')}`;
-  expect((await fetch(`${node.url}${name}`, { method: 'PUT', headers: { 'content-type': 'text/plain', 'svc-ttl': '1' } })).status).toBe(201);
+  expect((await fetch(`${c.node.url}${name}`, { method: 'PUT', headers: { 'content-type': 'text/plain', 'svc-ttl': '1' } })).status).toBe(201);
   for (let i = 0; i < 3; i++) expect((await append(name, `t${i}`)).status).toBeLessThan(300);
-  let meta = await ledger.meta(name);
-  for (const end = Date.now() + 15_000; (meta?.startSeq ?? 0) < 3 && Date.now() < end; meta = await ledger.meta(name)) await new Promise((r) => setTimeout(r, 200));
+  let meta = await c.ledger.meta(name);
+  for (const end = Date.now() + 15_000; (meta?.startSeq ?? 0) < 3 && Date.now() < end; meta = await c.ledger.meta(name)) await new Promise((r) => setTimeout(r, 200));
   expect(meta?.startSeq).toBe(3);
   // Every entry wholly below the start goes, but the newest, which stays whatever its seqs (tail
   // recovery starts from it; readers skip it).
   const expired = (es: Awaited<ReturnType<Ledger['entries']>>) => es.filter((e, i) => e.to <= 3 && i < es.length - 1);
-  let entries = await ledger.entries(name);
-  for (const end = Date.now() + 5000; expired(entries).length > 0 && Date.now() < end; entries = await ledger.entries(name)) await new Promise((r) => setTimeout(r, 100));
+  let entries = await c.ledger.entries(name);
+  for (const end = Date.now() + 5000; expired(entries).length > 0 && Date.now() < end; entries = await c.ledger.entries(name)) await new Promise((r) => setTimeout(r, 100));
   expect(expired(entries)).toEqual([]);
   expect(entries.length).toBeGreaterThan(0);
 });
@@ -125,11 +106,11 @@ test('a delete removes the stream from the ledger under its fence, so the name i
   const name = `/od-${randomBytes(3).toString('hex')}`;
   expect((await create(name)).status).toBe(201);
   for (let i = 0; i < 3; i++) expect((await append(name, `d${i}`)).status).toBeLessThan(300);
-  expect((await ledger.entries(name)).length).toBeGreaterThan(0);
-  expect((await fetch(`${node.url}${name}`, { method: 'DELETE' })).status).toBeLessThan(300);
-  await expect(ledger.entries(name)).resolves.toEqual([]);
-  await expect(ledger.meta(name)).resolves.toBeNull();
-  await expect(ledger.fence(name)).resolves.toBeNull();
+  expect((await c.ledger.entries(name)).length).toBeGreaterThan(0);
+  expect((await fetch(`${c.node.url}${name}`, { method: 'DELETE' })).status).toBeLessThan(300);
+  await expect(c.ledger.entries(name)).resolves.toEqual([]);
+  await expect(c.ledger.meta(name)).resolves.toBeNull();
+  await expect(c.ledger.fence(name)).resolves.toBeNull();
   // Created again: a new stream, epoch 1 again.
   expect((await create(name)).status).toBe(201);
   expect((await append(name, 'new')).status).toBeLessThan(300);
@@ -145,8 +126,8 @@ test('a fence moved to another node makes the next append `moved`, and nothing o
   // the fence, then records what the writer acknowledged and did not record yet, fencing the
   // writer's next object name.
   const other = { nodeId: nodeId + 100, epoch: 2 };
-  await expect(ledger.takeFence(name, other, { from: { nodeId, epoch: 1 } })).resolves.toMatchObject({ ok: true });
-  await recoverTail(ledger, store, name, other);
+  await expect(c.ledger.takeFence(name, other, { from: { nodeId, epoch: 1 } })).resolves.toMatchObject({ ok: true });
+  await recoverTail(c.ledger, c.store, name, other);
   const refused = await append(name, 'lost');
   expect(refused.status).toBe(503);
   expect(refused.headers.get('retry-after')).toBe('1');
@@ -154,18 +135,18 @@ test('a fence moved to another node makes the next append `moved`, and nothing o
   // The stream takes no more appends here, and the refused one is not readable.
   const again = await append(name, 'lost too');
   expect([again.status, ((await again.json()) as { error: string }).error]).toEqual([503, 'moved']);
-  const read = await fetch(`${node.url}${name}?format=json`);
+  const read = await fetch(`${c.node.url}${name}?format=json`);
   expect(((await read.json()) as Array<{ body: string }>).map((r) => r.body)).toEqual(['kept']);
   expect((await fromObjects(name)).records.map(([, v]) => v)).toEqual(['kept']);
 
   // Kafka: the same for a partition's stream.
   const topic = `ok-${randomBytes(3).toString('hex')}`;
-  expect(await platformatic({ op: 'admin', broker: node.kafka, create: [{ topic, partitions: 1 }] })).toMatchObject({ ok: true });
-  const k = await RawKafka.connect(node.kafka);
+  expect(await platformatic({ op: 'admin', broker: c.node.kafka, create: [{ topic, partitions: 1 }] })).toMatchObject({ ok: true });
+  const k = await RawKafka.connect(c.node.kafka);
   try {
     expect((await produce(k, topic, batchOf(['one']))).errorCode).toBe(0);
-    await ledger.takeFence(`/${topic}`, other, { from: { nodeId, epoch: 1 } });
-    await recoverTail(ledger, store, `/${topic}`, other);
+    await c.ledger.takeFence(`/${topic}`, other, { from: { nodeId, epoch: 1 } });
+    await recoverTail(c.ledger, c.store, `/${topic}`, other);
     expect((await produce(k, topic, batchOf(['two']))).errorCode).toBe(6); // NOT_LEADER_OR_FOLLOWER
   } finally {
     k.close();
@@ -178,7 +159,7 @@ test('with etcd down appends are acknowledged while the ledger lags within its b
   expect((await create(name)).status).toBe(201);
   expect((await append(name, 'before')).status).toBeLessThan(300);
   await recordedTo(name, 1);
-  await etcd.kill(0);
+  await c.etcd.kill(0);
   // The object store still takes the groups: acknowledged, unrecorded, up to 64 groups (one per
   // append here); the next waits for the ledger and is answered 503 after the stall limit (5 s).
   const acked: string[] = [];
@@ -196,16 +177,16 @@ test('with etcd down appends are acknowledged while the ledger lags within its b
   // While that one is still waiting for etcd, later writes are refused at once.
   const refused = await append(name, 'refused');
   expect(refused.status).toBe(503);
-  expect(node.proc.exitCode).toBeNull();
-  etcd.startMember(0);
-  await etcd.waitHealthy(30_000);
+  expect(c.node.proc.exitCode).toBeNull();
+  c.etcd.startMember(0);
+  await c.etcd.waitHealthy(30_000);
   let after: Response | null = null;
   for (const end = Date.now() + 30_000; Date.now() < end; await new Promise((r) => setTimeout(r, 200))) {
     after = await append(name, 'after');
     if (after.status < 300) break;
   }
   expect(after?.status).toBeLessThan(300);
-  expect(node.proc.exitCode).toBeNull();
+  expect(c.node.proc.exitCode).toBeNull();
   await recordedTo(name, Number(after!.headers.get('svc-next-seq')));
   const values = (await fromObjects(name)).records.map(([, v]) => v);
   // Everything acknowledged while etcd was away is in the ledger now, in order. The one answered

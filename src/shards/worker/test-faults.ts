@@ -6,13 +6,13 @@
  *   index-write        every RocksDB index write (checkpoints) throws, like an I/O error
  *   log-write-enospc   every segment write fails with ENOSPC, like a full disk
  */
-import { testFault } from '../../util/test-fault';
+import { testFault, testFaultsFile } from '../../util/test-fault';
 import { type KvStore } from './kv-store';
 import { type SegmentLog } from './segment-log';
 
 /** Wrap one shard's store and log with the faults named in the test's file (no-op unless armed). */
 export function armTestFaults(store: KvStore, log: SegmentLog): void {
-  if (process.env['NODE_ENV'] !== 'test' || (process.env['SVC_TEST_FAULTS_FILE'] ?? '') === '') return;
+  if (testFaultsFile() === null) return;
   const write = store.write.bind(store);
   store.write = (ops, sync): void => {
     if (testFault('index-write')) throw new Error('IO error: injected index write failure (test fault hook)');
