@@ -24,7 +24,7 @@ import {
   camelWords, defineConfig, describeTomlProblem, enumSchema, formatHostPort, hostPortSchema, HOST_PORT_FORM, isLoopback,
   parseHostPort, standardFromText, type ConfigField as ProgramField, type Entry, type SourceProblem,
 } from './program';
-import { objectsUrlProblem } from './objects';
+import { objectsUrlProblem } from './objects/objects-url';
 
 export { formatHostPort, isLoopback };
 

@@ -8,14 +8,12 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { formatHostPort, loadConfig, type Config } from './config';
-import { createLogger, type Logger } from './log';
+import { type Config } from './config';
+import { type Logger } from './log';
 import { type RunningNode } from './node';
 import { dispatch, EXIT_FAILURE, EXIT_USAGE, type CliIo, type Command, type Program } from './cli/commands';
-import { serveUsage } from './cli/usage';
 import { clientCommands } from './cli/client';
 import { storageCommands } from './cli/storage-commands';
-import { checkDataDir, repairDataDir } from './shards';
 
 function version(): string {
   try {
@@ -66,8 +64,12 @@ function handleSignals(started: Promise<RunningNode>, config: Config, log: Logge
 const serve: Command = {
   name: 'serve',
   summary: 'start a stream node',
-  usage: () => serveUsage(),
+  usage: async () => (await import('./cli/usage')).serveUsage(),
   async run(args: string[], io: CliIo): Promise<number> {
+    // Loaded here, not at the top: a client command starts without the node's modules (a CLI
+    // run costs a few tens of milliseconds of start-up, not the half second the node's take).
+    const { formatHostPort, loadConfig } = await import('./config');
+    const { createLogger } = await import('./log');
     const loaded = loadConfig(args, process.env);
     if ('errors' in loaded) {
       for (const e of loaded.errors) io.stderr(`svc serve: ${e}\n`);
@@ -77,7 +79,6 @@ const serve: Command = {
     const { config } = loaded;
     const log = createLogger(config.logLevel, undefined, config.logFormat);
     log.debug({ config }, 'configuration');
-    // Loaded here, not at the top: the client commands start without the node's native parts.
     const { startNode } = await import('./node');
     const started = startNode(config, log);
     const stopping = handleSignals(started, config, log);
@@ -101,7 +102,10 @@ const serve: Command = {
 const program: Program = {
   name: 'svc',
   version: version(),
-  commands: [serve, ...storageCommands({ check: checkDataDir, repair: repairDataDir }), ...clientCommands()],
+  commands: [serve, ...storageCommands({
+      check: async (dir) => (await import('./shards')).checkDataDir(dir),
+      repair: async (dir) => (await import('./shards')).repairDataDir(dir),
+    }), ...clientCommands()],
   featured: 'serve',
 };
 

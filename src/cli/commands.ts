@@ -22,8 +22,8 @@ export interface Command {
   readonly name: string;
   /** One line for the command list in `svc --help`. */
   readonly summary: string;
-  /** Full usage text for `svc <name> --help`. */
-  usage(): string;
+  /** Full usage text for `svc <name> --help` (a promise when the text needs modules loaded). */
+  usage(): string | Promise<string>;
   /** Heading the command is listed under in `svc --help` (default "Commands"). */
   readonly group?: string;
   /** True when `run` prints its own `--help` (the client commands' parser does). */
@@ -71,7 +71,7 @@ export async function dispatch(program: Program, argv: readonly string[], io: Cl
     const target = program.commands.find((c) => c.name === rest[0]);
     if (target?.ownHelp) return target.run([...rest.slice(1), '--help'], io);
     const featured = program.commands.find((c) => c.name === program.featured);
-    io.stdout(target ? target.usage() : programUsage(program) + (featured ? '\n' + featured.usage() : ''));
+    io.stdout(target ? await target.usage() : programUsage(program) + (featured ? '\n' + (await featured.usage()) : ''));
     return EXIT_OK;
   }
   if (VERSION.has(first)) {
@@ -84,7 +84,7 @@ export async function dispatch(program: Program, argv: readonly string[], io: Cl
     return EXIT_USAGE;
   }
   if (!command.ownHelp && rest.some((a) => HELP.has(a))) {
-    io.stdout(command.usage());
+    io.stdout(await command.usage());
     return EXIT_OK;
   }
   return command.run(rest, io);
