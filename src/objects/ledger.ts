@@ -2,7 +2,7 @@
  * The object ledger (docs/cluster.md, "Objects mode: where data lives"): which object holds which
  * of a stream's frames, in etcd under `<metadata prefix>.objects/` (layout: ledger-keys.ts).
  *
- *   group object PUTs (durable) ──▶ commitObjects(): ≤ 16 objects, one txn per ≤ 40 streams
+ *   group object PUTs (durable) ──▶ commitObjects(): ≤ 32 objects, one txn per ≤ 40 streams
  *                                    compare value(f/<stream>) == "<me>:<epoch>"   (fencing)
  *                                    put o/<object> per object, and per stream and object:
  *                                    i/<stream>/<epoch>.<counter>, r/<object>/<stream>; m/<stream> once
@@ -85,9 +85,9 @@ export interface RecordedThrough {
 export const STREAMS_PER_TXN = 40;
 /**
  * Group objects one commit may record: a stream's entries go in one txn, 2 operations each plus
- * the objects' `o/`, which must stay within OPS_PER_TXN.
+ * the objects' `o/`, which must stay within OPS_PER_TXN (32 × 3 + m/, f/, w/ and h/: 100).
  */
-export const OBJECTS_PER_COMMIT = 16;
+export const OBJECTS_PER_COMMIT = 32;
 /** Operations per txn branch: etcd's default --max-txn-ops is 128. */
 const OPS_PER_TXN = 128;
 /** Entries removed per txn by delete and trim (i/ + r/ each). */

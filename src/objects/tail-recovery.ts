@@ -15,7 +15,7 @@
  *           a fence marker ──▶ stop (someone fenced the writer here before)
  *           absent         ──▶ put a fence marker there, create-only ──▶ stop
  *                              (the put found it taken: the writer's own put won; read it, go on)
- *     ──▶ record the entries found under our fence (commitObjects, ≤ 16 objects per commit)
+ *     ──▶ record the entries found under our fence (commitObjects, ≤ 32 objects per commit)
  *
  * Why this finds every acknowledged group: the writer acknowledges group k only once its object
  * and every object before it are durable, and it records groups in order; h/ moves only with

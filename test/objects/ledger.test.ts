@@ -117,8 +117,8 @@ describe('the object ledger', () => {
 
   it('refuses a commit of more group objects than one txn may name', async () => {
     const { ledger } = fresh();
-    const objects = new Map(Array.from({ length: 17 }, (_, i) => [groupObjectKey(1, 1, 0, i), 1]));
-    await expect(ledger.commitObjects(objects, [])).rejects.toThrow(/at most 16/);
+    const objects = new Map(Array.from({ length: 33 }, (_, i) => [groupObjectKey(1, 1, 0, i), 1]));
+    await expect(ledger.commitObjects(objects, [])).rejects.toThrow(/at most 32/);
   });
 
   it('deletes a stream under its fence: entries, references, meta and fence', async () => {

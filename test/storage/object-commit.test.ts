@@ -184,7 +184,7 @@ describe('objects mode replicator', () => {
 
   it('acknowledges a placed stream\'s groups once their objects are durable, and records them behind, several in one commit', async () => {
     const { ledger, sent } = gatedLedger();
-    const p = await pipeline(tempDir('oc-early-'), ledger, { recordWindowMs: 60_000 });
+    const p = await pipeline(tempDir('oc-early-'), ledger, { recordWindowMs: 60_000, recordBatch: 8 });
     await placed(p, sent);
     // Eight more groups, one at a time: each is answered once its PUT is done, none recorded yet.
     for (let i = 1; i <= 8; i++) {
@@ -194,7 +194,7 @@ describe('objects mode replicator', () => {
       await until(() => p.replies.length === i + 1);
     }
     expect(p.replies).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
-    // The eighth early group sends the commit (RECORD_BATCH), and it records all eight.
+    // The eighth early group sends the commit (recordBatch), and it records all eight.
     await until(() => sent.length === 2);
     expect([...sent[1]!.objects.keys()]).toEqual([2, 3, 4, 5, 6, 7, 8, 9].map(key));
     expect(sent[1]!.streams.map((x) => [x.stream, x.entries.map((e) => e.counter), x.position])).toEqual([['/a', [1, 2, 3, 4, 5, 6, 7, 8], undefined]]);

@@ -8,7 +8,7 @@
  *    per stream) ▼
  *            ready, in group order ──▶ queue
  *                                        │  one ledger commit at a time: it records every group
- *                                        ▼  ready when it is sent (≤ 16), one txn per ≤ 40 streams
+ *                                        ▼  ready when it is sent (≤ 32), one txn per ≤ 40 streams
  *            ledger.commitObjects: o/ per object; i/ + r/ per stream and object, m/ once; compare f/<stream>
  *                │
  *                ▼  fenced streams ──▶ `moved` (never acknowledged, never applied)
@@ -67,8 +67,10 @@ export interface ObjectCommitOptions {
   retryMs?: number;
   /** Groups acknowledged and not yet recorded, at most (more wait before they are acknowledged); default 64. */
   maxUnrecorded?: number;
-  /** A ledger commit of early groups only waits up to this long for more to join it (ms); default 10. */
+  /** A ledger commit of early groups only waits up to this long for more to join it (ms); default 50. */
   recordWindowMs?: number;
+  /** Early groups that send a ledger commit at once, without waiting out the window; default OBJECTS_PER_COMMIT (32). */
+  recordBatch?: number;
 }
 
 /** One stream's part of a group: its byte range in the object and what its frames change. */
@@ -129,8 +131,6 @@ interface Recorded {
 /** Keys announced to the store ahead, per batch, and how few may remain before the next batch. */
 const PREPARE_BATCH = 8;
 const PREPARE_LOW = 2;
-/** Early groups that make a ledger commit go at once, without waiting out the window. */
-const RECORD_BATCH = 8;
 
 /** Group object keys are new (start() continues above the shard's listed keys) and read only once the ledger names them. */
 const FRESH: PutOptions = { fresh: true };
@@ -149,6 +149,7 @@ export class ObjectCommit implements Replicator {
   readonly #retryMs: number;
   readonly #maxUnrecorded: number;
   readonly #recordWindowMs: number;
+  readonly #recordBatch: number;
   /** `g/<node>/<nodeEpoch>/<shard>/`: this writer's object keys. */
   readonly #writer: string;
   /** Group objects written by this shard in this node start. */
@@ -192,7 +193,11 @@ export class ObjectCommit implements Replicator {
     this.#retryMs = o.retryMs ?? 200;
     this.flushMs = o.flushMs ?? 0;
     this.#maxUnrecorded = o.maxUnrecorded ?? 64;
-    this.#recordWindowMs = o.recordWindowMs ?? 10;
+    // Early groups are answered already: their commit waits to gather more, since etcd's CPU per
+    // txn is mostly fixed (perf/README.md, "Goals not reached": 32 groups a txn against 5 cut
+    // etcd's CPU per append by half and the node's by a tenth under W1).
+    this.#recordWindowMs = o.recordWindowMs ?? 50;
+    this.#recordBatch = o.recordBatch ?? OBJECTS_PER_COMMIT;
     // Small groups in flight side by side cost a PUT each (~60 µs of CPU and a sync): small
     // appends gather behind the group in flight instead; large ones overlap.
     this.overlapMinBytes = o.overlapMinBytes ?? 64 << 10;
@@ -405,15 +410,15 @@ export class ObjectCommit implements Replicator {
   }
 
   /**
-   * Send the next ledger commit when none is in flight: every group in the queue (≤ 16), ending
+   * Send the next ledger commit when none is in flight: every group in the queue (≤ 32), ending
    * after the first that deletes a stream. A queue of early groups only waits up to
-   * recordWindowMs for more (or until RECORD_BATCH of them): fewer, larger txns cost etcd less
+   * recordWindowMs for more (or until recordBatch of them): fewer, larger txns cost etcd less
    * CPU, and nobody waits for them.
    */
   #pump(): void {
     if (this.#recording || this.#queue.length === 0) return;
     const someoneWaits = this.#queue.some((r) => r.resolve !== null);
-    if (!someoneWaits && this.#queue.length < RECORD_BATCH && !this.#closed) {
+    if (!someoneWaits && this.#queue.length < this.#recordBatch && !this.#closed) {
       this.#windowTimer ??= setTimeout(() => {
         this.#windowTimer = null;
         if (this.#recording || this.#queue.length === 0) return;
