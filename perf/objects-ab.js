@@ -7,6 +7,7 @@
 //   PERF_AB_A=perf/.work/dist-old PERF_AB_B=dist node perf/objects-ab.js
 //
 // PERF_AB_A / PERF_AB_B: build directories (default dist for both: the method's own noise);
+// PERF_AB_ARGS_A / PERF_AB_ARGS_B: more `svc serve` flags for that side (e.g. `--objects-flush-ms 1`);
 // PERF_AB_ROUNDS (default 3) × PERF_DURATION (default 5 s) per build. Prints per run and per
 // build: appends/s, p99, the node's CPU per append (all threads, from /proc) and etcd's.
 
@@ -19,8 +20,8 @@ const { startEtcd } = require('../ops/lib/etcd-local');
 
 async function main() {
   const builds = [
-    { id: 'A', dist: process.env.PERF_AB_A || 'dist' },
-    { id: 'B', dist: process.env.PERF_AB_B || 'dist' },
+    { id: 'A', dist: process.env.PERF_AB_A || 'dist', args: (process.env.PERF_AB_ARGS_A || '').split(' ').filter(Boolean) },
+    { id: 'B', dist: process.env.PERF_AB_B || 'dist', args: (process.env.PERF_AB_ARGS_B || '').split(' ').filter(Boolean) },
   ];
   fs.mkdirSync(path.join(__dirname, '.work'), { recursive: true });
   const root = fs.mkdtempSync(path.join(__dirname, '.work', 'objects-ab-'));
@@ -28,7 +29,7 @@ async function main() {
   const etcdPid = etcd.members[0].proc.pid;
   let n = 0;
   const row = (label, id, rps, p99, cpuUs, etcdUs) => `| ${label} | ${id} | ${Math.round(rps)} | ${p99} | ${cpuUs.toFixed(1)} | ${etcdUs.toFixed(1)} |`;
-  console.log(`A = ${builds[0].dist}, B = ${builds[1].dist}; objects mode (file:, one etcd member), single 100 B appends, 64 connections; load average before: ${os.loadavg()[0].toFixed(2)}`);
+  console.log(`A = ${[builds[0].dist, ...builds[0].args].join(' ')}, B = ${[builds[1].dist, ...builds[1].args].join(' ')}; objects mode (file:, one etcd member), single 100 B appends, 64 connections; load average before: ${os.loadavg()[0].toFixed(2)}`);
   console.log('| round | build | appends/s | p99 ms | node CPU µs per append | etcd CPU µs per append |\n|---|---|---|---|---|---|');
   try {
     const runs = await pairedRuns({
@@ -43,7 +44,7 @@ async function main() {
           const objects = fs.mkdtempSync(path.join(root, 'objects-'));
           return {
             dist: b.dist,
-            args: ['--metadata', etcd.url(`objects-ab-${process.pid}-${n++}`), '--objects', `file:${objects}`],
+            args: ['--metadata', etcd.url(`objects-ab-${process.pid}-${n++}`), '--objects', `file:${objects}`, ...b.args],
             during: () => {
               const e0 = cpuSeconds(etcdPid);
               return () => cpuSeconds(etcdPid) - e0;

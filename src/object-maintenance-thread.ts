@@ -37,7 +37,9 @@ const target = parseEtcdUrl(config.metadataUrl);
 const link = new EtcdLink(target.endpoints);
 const keys = new LedgerKeys(target.prefix);
 const stats = newObjectStoreStats();
-const store = openObjectStore(config.objectsUrl, { stats });
+// Blocking: this thread has nothing else to do, and its I/O stays off the thread pool where the
+// shard workers' commit syncs wait (src/objects/file-store.ts).
+const store = openObjectStore(config.objectsUrl, { stats, blocking: true });
 let placed: PlacedStream[] = [];
 let holder: HolderCompare | null = null;
 

@@ -12,6 +12,9 @@
  * synced temporary file to the key — link(2) fails when the name exists, so of two puts of one
  * key exactly one wins, and readers see all of the object or nothing — then syncs the directory.
  * Its temporary file may be opened ahead (prepare(): the group commit knows its next keys).
+ * A blocking store (FileStoreOptions.blocking: the object maintenance thread's) does all of its
+ * I/O on the calling thread, so compaction's and the reaper's reads, writes, syncs and deletes
+ * never queue in the process's one thread pool ahead of the shard workers' commit syncs.
  * Directories a put creates are fsynced into their parents first. Temporary files start with `.`,
  * a segment no key may have, so listings skip them and they never collide with an object.
  */
@@ -23,6 +26,16 @@ import {
   type ByteRange, type ListedObject, type ObjectOp, type ObjectStore, type PutOptions, ObjectNotFoundError, ObjectStoreError, bodyChunks, checkKey, checkPrefix, checkRange,
 } from './object-store';
 
+export interface FileStoreOptions {
+  /**
+   * Every call's I/O on the calling thread, none on the thread pool (default false). For a thread
+   * that does nothing else: the pool's few threads are shared by the whole process, and the
+   * reaper's bursts of deletes there (W1 kills some 600 group objects a second) delayed the shard
+   * workers' commit syncs behind them (perf/README.md: 10% of W1's rate in objects mode).
+   */
+  blocking?: boolean;
+}
+
 export class FileObjectStore implements ObjectStore {
   readonly describe: string;
   readonly #dir: string;
@@ -33,11 +46,13 @@ export class FileObjectStore implements ObjectStore {
   /** Create-only keys readied by prepare(): their temporary file, open. */
   readonly #prepared = new Map<string, { tmp: string; fd: number }>();
   readonly createOnly = true;
+  readonly #blocking: boolean;
 
-  constructor(dir: string, stats?: ObjectStoreStats) {
+  constructor(dir: string, stats?: ObjectStoreStats, options: FileStoreOptions = {}) {
     this.#dir = dir;
     this.describe = `file:${dir}`;
     this.#stats = stats;
+    this.#blocking = options.blocking ?? false;
   }
 
   async put(key: string, body: Buffer | readonly Buffer[], options?: PutOptions): Promise<void> {
@@ -52,6 +67,19 @@ export class FileObjectStore implements ObjectStore {
       const tmp = tmpName(file);
       let renamed = false;
       try {
+        if (this.#blocking) {
+          const fd = fs.openSync(tmp, 'wx', 0o644);
+          try {
+            writeAllSync(fd, chunks, bytes);
+            fs.fsyncSync(fd);
+          } finally {
+            fs.closeSync(fd);
+          }
+          fs.renameSync(tmp, file);
+          renamed = true;
+          fsyncDirSync(dir);
+          return;
+        }
         const fh = await fs.promises.open(tmp, 'wx', 0o644);
         try {
           await writeAll(fh, chunks, bytes);
@@ -77,14 +105,14 @@ export class FileObjectStore implements ObjectStore {
       // A small range (a group's part of a stream, for compaction or an import) is read on the
       // calling thread: from the page cache that costs less than four thread-pool round trips,
       // which would also queue behind the group commits' syncs on the same pool.
-      if (range !== undefined && range.length <= SYNC_IO_MAX_BYTES) {
+      if (this.#blocking || (range !== undefined && range.length <= SYNC_IO_MAX_BYTES)) {
         const fd = fs.openSync(file, 'r');
         try {
-          const length = this.#checkedRange(key, fs.fstatSync(fd), range).length;
+          const { offset, length } = this.#checkedRange(key, fs.fstatSync(fd), range);
           const out = Buffer.allocUnsafe(length);
           for (let filled = 0; filled < length; ) {
-            const n = fs.readSync(fd, out, filled, length - filled, range.offset + filled);
-            if (n === 0) throw this.#endedEarly(key, range.offset, filled, length);
+            const n = fs.readSync(fd, out, filled, length - filled, offset + filled);
+            if (n === 0) throw this.#endedEarly(key, offset, filled, length);
             filled += n;
           }
           got = length;
@@ -130,7 +158,8 @@ export class FileObjectStore implements ObjectStore {
     checkKey('delete', key);
     await this.#timed('delete', key, 0, async () => {
       try {
-        await fs.promises.unlink(this.#path(key));
+        if (this.#blocking) fs.unlinkSync(this.#path(key));
+        else await fs.promises.unlink(this.#path(key));
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         // Absent is fine; so is a directory of other keys under this name (no object has it).
@@ -208,7 +237,7 @@ export class FileObjectStore implements ObjectStore {
     try {
       try {
         writeAllSync(fd, chunks, bytes);
-        await syncFd(fd, 'data');
+        await this.#sync(fd, 'data');
       } finally {
         fs.closeSync(fd);
       }
@@ -227,7 +256,7 @@ export class FileObjectStore implements ObjectStore {
       throw err;
     }
     unlinkTmp(tmp);
-    await syncFd(dirFd, 'all');
+    await this.#sync(dirFd, 'all');
   }
 
   /**
@@ -238,7 +267,7 @@ export class FileObjectStore implements ObjectStore {
    */
   async #putInPlace(file: string, dir: string, chunks: readonly Buffer[], bytes: number): Promise<void> {
     const dirFd = await this.#dirFd(dir);
-    if (bytes > SYNC_IO_MAX_BYTES) {
+    if (bytes > SYNC_IO_MAX_BYTES && !this.#blocking) {
       // A compacted object (megabytes): written on the thread pool, not on the calling thread,
       // which would do nothing else for as long as the copy takes.
       const fh = await fs.promises.open(file, 'w', 0o644);
@@ -253,7 +282,7 @@ export class FileObjectStore implements ObjectStore {
     const fd = fs.openSync(file, 'w', 0o644);
     try {
       writeAllSync(fd, chunks, bytes);
-      await Promise.all([syncFd(fd, 'data'), syncFd(dirFd, 'all')]);
+      await Promise.all([this.#sync(fd, 'data'), this.#sync(dirFd, 'all')]);
     } finally {
       fs.closeSync(fd);
     }
@@ -278,7 +307,8 @@ export class FileObjectStore implements ObjectStore {
   async *#walk(rel: string, prefix: string): AsyncGenerator<ListedObject> {
     let entries: fs.Dirent[];
     try {
-      entries = await fs.promises.readdir(rel === '' ? this.#dir : this.#path(rel.slice(0, -1)), { withFileTypes: true });
+      const dir = rel === '' ? this.#dir : this.#path(rel.slice(0, -1));
+      entries = this.#blocking ? fs.readdirSync(dir, { withFileTypes: true }) : await fs.promises.readdir(dir, { withFileTypes: true });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || (code === 'ENOTDIR' && rel !== '')) return; // nothing under this prefix
@@ -296,7 +326,7 @@ export class FileObjectStore implements ObjectStore {
       } else if (key.startsWith(prefix)) {
         let size: number;
         try {
-          size = (await fs.promises.stat(this.#path(key))).size;
+          size = (this.#blocking ? fs.statSync(this.#path(key)) : await fs.promises.stat(this.#path(key))).size;
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // deleted meanwhile
           throw err;
@@ -312,11 +342,22 @@ export class FileObjectStore implements ObjectStore {
 
   /** mkdir -p, then fsync the parent of every directory it made (so the new names are durable too). */
   async #ensureDir(dir: string): Promise<void> {
-    const first = await fs.promises.mkdir(dir, { recursive: true });
+    const first = this.#blocking ? fs.mkdirSync(dir, { recursive: true }) : await fs.promises.mkdir(dir, { recursive: true });
     if (first === undefined) return;
     const made: string[] = [];
     for (let d = dir; d.length >= first.length; d = path.dirname(d)) made.push(d);
-    for (const d of made.reverse()) await fsyncDir(path.dirname(d));
+    for (const d of made.reverse()) {
+      if (this.#blocking) fsyncDirSync(path.dirname(d));
+      else await fsyncDir(path.dirname(d));
+    }
+  }
+
+  /** fdatasync (data) or fsync (all) of an open descriptor: on the thread pool, or here when blocking. */
+  #sync(fd: number, what: 'data' | 'all'): Promise<void> {
+    if (!this.#blocking) return syncFd(fd, what);
+    if (what === 'data') fs.fdatasyncSync(fd);
+    else fs.fsyncSync(fd);
+    return Promise.resolve();
   }
 
   /**
@@ -328,7 +369,7 @@ export class FileObjectStore implements ObjectStore {
     if (this.#rootChecked) return;
     let isDir = false;
     try {
-      isDir = (await fs.promises.stat(this.#dir)).isDirectory();
+      isDir = (this.#blocking ? fs.statSync(this.#dir) : await fs.promises.stat(this.#dir)).isDirectory();
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'ENOTDIR') throw err;
     }
@@ -398,6 +439,15 @@ function writeAllSync(fd: number, chunks: readonly Buffer[], bytes: number): voi
 /** fdatasync (data) or fsync (all) of an open descriptor, on the thread pool. */
 function syncFd(fd: number, what: 'data' | 'all'): Promise<void> {
   return new Promise((resolve, reject) => (what === 'data' ? fs.fdatasync : fs.fsync)(fd, (err) => (err ? reject(err) : resolve())));
+}
+
+function fsyncDirSync(dir: string): void {
+  const fd = fs.openSync(dir, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 async function fsyncDir(dir: string): Promise<void> {

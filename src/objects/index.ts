@@ -40,6 +40,8 @@ export interface OpenObjectStoreOptions {
   env?: NodeJS.ProcessEnv;
   /** S3 transport tuning (tests shorten these). */
   s3?: Partial<S3StoreOptions>;
+  /** file: stores: every call's I/O on the calling thread (FileStoreOptions.blocking). */
+  blocking?: boolean;
 }
 
 /**
@@ -49,7 +51,7 @@ export interface OpenObjectStoreOptions {
  */
 export function openObjectStore(url: string, options: OpenObjectStoreOptions = {}): ObjectStore {
   const loc = parseObjectsUrl(url);
-  if (loc.kind === 'file') return new FileObjectStore(loc.dir, options.stats);
+  if (loc.kind === 'file') return new FileObjectStore(loc.dir, options.stats, { blocking: options.blocking ?? false });
   const env = options.env ?? process.env;
   const accessKeyId = env.AWS_ACCESS_KEY_ID;
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;

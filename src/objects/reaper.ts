@@ -23,7 +23,7 @@
  * page's dead objects with a few transactions of up to 40, and removes d/ records 8 to a
  * transaction, so it keeps well ahead of that.
  */
-import { type LedgerKeys, streamOfSegment } from './ledger-keys';
+import { type LedgerKeys, parseGroupObjectKey, streamOfSegment } from './ledger-keys';
 import { Ticker } from './ticker';
 import { mayBeMarker, readGroupObject } from './group-object';
 import { eachLimited, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type MaintenanceLog, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
@@ -143,9 +143,19 @@ export class Reaper {
     let destroyed = 0;
     for (let pages = 0; pages < this.#o.pagesPerTick && !out.deposed; pages++) {
       const page = await kv.rangePage(this.#cursor ?? prefix, prefix, this.#o.perTick, LEDGER_DEADLINE_MS);
-      const last = page.kvs[page.kvs.length - 1];
-      this.#cursor = page.more && last !== undefined ? `${last.key}\0` : null;
-      const candidates = page.kvs.filter((p) => now - recordAt(p.value) >= this.#o.deadGraceMs).map((p) => ({ objectKey: p.key.slice(prefix.length), modRevision: p.modRevision }));
+      // A run's objects are recorded in the order of their numbers, so after one too young for
+      // the grace the rest of its run is too: skipped, and the next page starts past the run. A
+      // tick then reads the old records and one page per busy run, not every record there is.
+      const candidates: Array<{ objectKey: string; modRevision: number }> = [];
+      let young: string | null = null;
+      for (const p of page.kvs) {
+        const objectKey = p.key.slice(prefix.length);
+        if (young !== null && objectKey.startsWith(young)) continue;
+        if (now - recordAt(p.value) >= this.#o.deadGraceMs) candidates.push({ objectKey, modRevision: p.modRevision });
+        else young = objectRun(objectKey);
+      }
+      const last = page.kvs[page.kvs.length - 1]?.key.slice(prefix.length);
+      this.#cursor = !page.more || last === undefined ? null : young !== null && last.startsWith(young) ? prefix + pastRun(young) : `${prefix}${last}\0`;
       const referenced = await this.#referenced(candidates.map((c) => c.objectKey));
       const dead: Array<{ objectKey: string; modRevision: number }> = [];
       for (const c of candidates) {
@@ -326,6 +336,23 @@ export class Reaper {
 }
 
 /** The `at` of an o/ record (0 when it has none: old enough). */
+/**
+ * The run an object key belongs to, whose keys sort in the order the objects were made: a group
+ * object's writer (`g/<node>/<nodeEpoch>/<shard>/`, numbers of 12 digits or more) or a compacted
+ * object's stream (`c/<streamId>/`, zero-padded epoch and counter); null for any other key.
+ */
+function objectRun(objectKey: string): string | null {
+  const group = parseGroupObjectKey(objectKey);
+  if (group !== null) return group.writer;
+  const m = /^c\/\d+\//.exec(objectKey);
+  return m === null ? null : m[0];
+}
+
+/** The first key after every key of the run (a run ends with `/`, and `0` follows `/`). */
+function pastRun(run: string): string {
+  return `${run.slice(0, -1)}0`;
+}
+
 function recordAt(value: Buffer): number {
   try {
     const at = (JSON.parse(value.toString('utf8')) as { at?: unknown }).at;

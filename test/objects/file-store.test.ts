@@ -1,4 +1,5 @@
 /** The file: object store: the shared contract, and what only a directory shows (atomic, durable puts; leftovers). */
+import * as crypto from 'node:crypto';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -31,6 +32,45 @@ describe('file: object store', () => {
         return openObjectStore(`file:${dir}`, { stats: o.stats });
       },
     });
+  });
+
+  describe('contract, blocking (every call\'s I/O on the calling thread)', () => {
+    let dir = '';
+    objectStoreContract({
+      pages: false,
+      open: async (o) => {
+        if (o.pageSize === undefined || dir === '') dir = tempDir();
+        return openObjectStore(`file:${dir}`, { stats: o.stats, blocking: true });
+      },
+    });
+  });
+
+  it('a blocking store works while the thread pool is busy; a plain one\'s delete waits for the pool', async () => {
+    const dir = tempDir();
+    const blocking = openObjectStore(`file:${dir}`, { blocking: true });
+    const plain = openObjectStore(`file:${dir}`);
+    await plain.put('x/plain', Buffer.from('p'));
+    // Every thread of the pool busy for a while (libuv's default is 4 threads; 8 jobs cover a larger pool too).
+    const size = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
+    let poolFree = false; // a pool thread done with its job
+    const busy = Promise.all(Array.from({ length: size }, () => new Promise((r) => crypto.pbkdf2('pw', 'salt', 1_500_000, 32, 'sha512', () => r((poolFree = true))))));
+    const big = randomBytes(200 << 10); // above the size plain stores write on the pool
+    await blocking.put('x/fresh', big, { fresh: true });
+    await blocking.put('x/once', Buffer.from('o'), { ifAbsent: true });
+    await blocking.put('x/plain-put', Buffer.from('q'));
+    expect((await blocking.get('x/fresh')).equals(big)).toBe(true);
+    expect((await blocking.get('x/fresh', { offset: 1000, length: 100 << 10 })).equals(big.subarray(1000, 1000 + (100 << 10)))).toBe(true);
+    const listed: string[] = [];
+    for await (const o of blocking.list('x/')) listed.push(o.key);
+    expect(listed).toEqual(['x/fresh', 'x/once', 'x/plain', 'x/plain-put']);
+    await blocking.delete('x/once');
+    expect(poolFree).toBe(false);
+    // The same delete through a plain store waits for a pool thread.
+    await plain.delete('x/plain');
+    expect(poolFree).toBe(true);
+    await busy;
+    await blocking.close();
+    await plain.close();
   });
 
   it('stores each object as one file at <dir>/<key>, complete once put resolves, with no temporary file left', async () => {

@@ -43,8 +43,8 @@ function world(): World {
  * One group object holding `perStream` frames of each stream (contiguous per stream, as the group
  * commit writes them), PUT, then recorded with the ledger's commit. Returns its key.
  */
-async function group(w: World, streams: string[], perStream = 3, frameBytes = 200): Promise<string> {
-  const key = groupObjectKey(1, 1, 0, w.counter);
+async function group(w: World, streams: string[], perStream = 3, frameBytes = 200, nodeId = 1): Promise<string> {
+  const key = groupObjectKey(nodeId, 1, 0, w.counter);
   const parts: Buffer[] = [];
   const commits = [];
   let off = 0;
@@ -411,6 +411,43 @@ describe('the reaper', () => {
     expect((await storeKeys(w)).sort()).toEqual(live.sort());
     expect(await census.counts()).toEqual({ objectCount: 30, destroyedObjectBacklog: 0 });
     await expectLiveIntact(w, [{ name: 'live', fromFrame: 0 }]);
+  });
+
+  it('reads past the rest of a run after its first record too young to reap, and reaps the old ones of the next run', async () => {
+    const w = world();
+    await create(w, ['a', 'b', 'c']);
+    // Run g/1/1/0/: five old objects, then twelve young ones; run g/2/1/0/: five old ones.
+    const oldA = [];
+    const oldC = [];
+    for (let i = 0; i < 5; i++) oldA.push(await group(w, ['a']));
+    for (let i = 0; i < 5; i++) oldC.push(await group(w, ['c'], 3, 200, 2));
+    await new Promise((r) => setTimeout(r, 50));
+    const cut = Date.now();
+    const young = [];
+    for (let i = 0; i < 12; i++) young.push(await group(w, ['b']));
+    for (const s of ['a', 'b', 'c']) expect(await w.ledger.deleteStream(s, me)).toBe(true);
+    const { compare } = await takeMaintenance(w, 1);
+    let pages = 0;
+    const kv = {
+      rangePage: (...a: Parameters<EtcdLink['rangePage']>) => {
+        if (a[1] === w.ledger.keys.objects) pages++;
+        return etcd.link.rangePage(...a);
+      },
+      countPrefix: (p: string, ms: number) => etcd.link.countPrefix(p, ms),
+      get: (k: string, ms: number) => etcd.link.get(k, ms),
+      txnOnce: (...a: Parameters<EtcdLink['txnOnce']>) => etcd.link.txnOnce(...a),
+    };
+    const reaper = new Reaper({ kv, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 10_000, orphanSweepMs: 600_000, perTick: 4 });
+    // Everything made before the cut is older than the grace, the young run is not.
+    const t = await reaper.tick(cut + 10_000 - 25);
+    expect(t).toMatchObject({ destroyed: 10, deleted: 10, deposed: false });
+    expect((await storeKeys(w)).sort()).toEqual(young.sort());
+    // Pages of 4 o/ records: a0–a3; a4 and the first young ones (the rest of run 1 skipped); c0–c3; c4.
+    // Reading every record would have taken 6 pages.
+    expect(pages).toBe(4);
+    // Once old enough, the young run is reaped too.
+    expect(await reaper.tick(Date.now() + 10_000)).toMatchObject({ destroyed: 12, deleted: 12 });
+    expect(await storeKeys(w)).toEqual([]);
   });
 
   it('a holder that loses its lease mid-reap deletes nothing more; the next holder drains the backlog', async () => {
