@@ -30,8 +30,8 @@ export interface FileStoreOptions {
   /**
    * Every call's I/O on the calling thread, none on the thread pool (default false). For a thread
    * that does nothing else: the pool's few threads are shared by the whole process, and the
-   * reaper's bursts of deletes there (W1 kills some 600 group objects a second) delayed the shard
-   * workers' commit syncs behind them (perf/README.md: 10% of W1's rate in objects mode).
+   * reaper's bursts of deletes there (W1 kills some 600 group objects a second) would queue ahead
+   * of the shard workers' commit syncs (perf/README.md, "Larger ledger batches").
    */
   blocking?: boolean;
 }

@@ -64,6 +64,18 @@ export function writerObjectKey(writer: string, n: number): string {
   return `${writer}${pad(n, 12)}`;
 }
 
+/**
+ * The run an object key belongs to, whose keys sort in the order the objects were made: a group
+ * object's writer (`g/<node>/<nodeEpoch>/<shard>/`, numbers of 12 digits or more) or a compacted
+ * object's stream (`c/<streamId>/`, zero-padded epoch and counter); null for any other key.
+ */
+export function objectRun(objectKey: string): string | null {
+  const group = parseGroupObjectKey(objectKey);
+  if (group !== null) return group.writer;
+  const m = /^c\/\d+\//.exec(objectKey);
+  return m === null ? null : m[0];
+}
+
 /** The key of a compacted object: one stream's frames rewritten (compaction). */
 export function compactedObjectKey(streamId: number, epoch: number, counter: number): string {
   return `c/${streamId}/${pad(epoch, 10)}.${pad(counter, 12)}`;

@@ -23,7 +23,7 @@
  * page's dead objects with a few transactions of up to 40, and removes d/ records 8 to a
  * transaction, so it keeps well ahead of that.
  */
-import { type LedgerKeys, parseGroupObjectKey, streamOfSegment } from './ledger-keys';
+import { type LedgerKeys, objectRun, streamOfSegment } from './ledger-keys';
 import { Ticker } from './ticker';
 import { mayBeMarker, readGroupObject } from './group-object';
 import { eachLimited, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type MaintenanceLog, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
@@ -335,24 +335,12 @@ export class Reaper {
   }
 }
 
-/** The `at` of an o/ record (0 when it has none: old enough). */
-/**
- * The run an object key belongs to, whose keys sort in the order the objects were made: a group
- * object's writer (`g/<node>/<nodeEpoch>/<shard>/`, numbers of 12 digits or more) or a compacted
- * object's stream (`c/<streamId>/`, zero-padded epoch and counter); null for any other key.
- */
-function objectRun(objectKey: string): string | null {
-  const group = parseGroupObjectKey(objectKey);
-  if (group !== null) return group.writer;
-  const m = /^c\/\d+\//.exec(objectKey);
-  return m === null ? null : m[0];
-}
-
 /** The first key after every key of the run (a run ends with `/`, and `0` follows `/`). */
 function pastRun(run: string): string {
   return `${run.slice(0, -1)}0`;
 }
 
+/** The `at` of an o/ record (0 when it has none: old enough). */
 function recordAt(value: Buffer): number {
   try {
     const at = (JSON.parse(value.toString('utf8')) as { at?: unknown }).at;

@@ -23,24 +23,14 @@ function allFiles(dir: string): string[] {
 }
 
 describe('file: object store', () => {
-  describe('contract', () => {
+  // The plain store, and a blocking one (every call's I/O on the calling thread).
+  describe.each([false, true])('contract, blocking %s', (blocking) => {
     let dir = '';
     objectStoreContract({
       pages: false,
       open: async (o) => {
         if (o.pageSize === undefined || dir === '') dir = tempDir();
-        return openObjectStore(`file:${dir}`, { stats: o.stats });
-      },
-    });
-  });
-
-  describe('contract, blocking (every call\'s I/O on the calling thread)', () => {
-    let dir = '';
-    objectStoreContract({
-      pages: false,
-      open: async (o) => {
-        if (o.pageSize === undefined || dir === '') dir = tempDir();
-        return openObjectStore(`file:${dir}`, { stats: o.stats, blocking: true });
+        return openObjectStore(`file:${dir}`, { stats: o.stats, blocking });
       },
     });
   });
@@ -50,7 +40,7 @@ describe('file: object store', () => {
     const blocking = openObjectStore(`file:${dir}`, { blocking: true });
     const plain = openObjectStore(`file:${dir}`);
     await plain.put('x/plain', Buffer.from('p'));
-    // Every thread of the pool busy for a while (libuv's default is 4 threads; 8 jobs cover a larger pool too).
+    // Every thread of the pool busy for a while, one job each (libuv's default pool has 4 threads).
     const size = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
     let poolFree = false; // a pool thread done with its job
     const busy = Promise.all(Array.from({ length: size }, () => new Promise((r) => crypto.pbkdf2('pw', 'salt', 1_500_000, 32, 'sha512', () => r((poolFree = true))))));
