@@ -57,7 +57,8 @@ import { startObjectMaintenance } from './object-maintenance';
 import { type CommitStats, type ReadCacheStats, type ReadPoolStats, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard } from './shards';
 import { type ObjectStoreStats, addObjectStoreStats, newObjectStoreStats } from './objects';
 import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
-import { Ledger, checkObjectStore, moveStorage as moveStorageOf, openObjectStore } from './objects';
+import { moveStorage as moveStorageOf } from './move-storage';
+import { Ledger, checkObjectStore, openObjectStore } from './objects';
 
 /** A running node: listeners, shard workers, actors. */
 export interface RunningNode {

@@ -60,6 +60,3 @@ export function openObjectStore(url: string, options: OpenObjectStoreOptions = {
   }
   return new S3ObjectStore(loc, { accessKeyId, secretAccessKey, sessionToken: env.AWS_SESSION_TOKEN || undefined }, options.stats, options.s3);
 }
-
-// Moving streams between nodes (transfer, failover, restart): the opener's storage (docs/cluster.md, "Transfers").
-export { type LocalStreams, type MoveStorageDeps, moveStorage } from './move-storage';

@@ -2,6 +2,8 @@
 export { ShardClient, type ShardClientOptions } from './shard-client';
 export { mediaType } from './names';
 export { IMPORT_CHUNK_BYTES, liveFrames } from './import-chunks';
+// A moved stream read back from the object store for an import (objects mode).
+export { DEFAULT_FETCH_CONCURRENCY, type ObjectRangeReader, type StreamEntry, type StreamLedgerReader, readStreamFromObjects } from './stream-source';
 export { type JsonSplit, splitJsonMessages } from './worker/json-split';
 export { SchemaStore } from './schema-store';
 export { SpaceGuard, type SpaceState } from './space-guard';

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { type SvcError } from '../../src/errors';
-import { type ObjectRangeReader, type StreamEntry, type StreamLedgerReader, readStreamFromObjects } from '../../src/objects/stream-source';
+import { type ObjectRangeReader, type StreamEntry, type StreamLedgerReader, readStreamFromObjects } from '../../src/shards/stream-source';
 import { type ImportedMeta } from '../../src/shards/types';
 import { FrameType } from '../../src/shards/worker/frame';
 import { type Shard } from '../../src/shards/worker/shard';

@@ -11,18 +11,19 @@
  *                 ──▶ readStreamFromObjects (range reads, CRCs checked) ──▶ ShardClient.importStream
  *                     (seqs, bytes, keys, headers, timestamps, producers kept)
  *   drop(name)    ──▶ ShardClient.dropStream (the ledger is not touched: the stream lives on elsewhere)
+ *
+ * It joins three layers — the control plane's opener (src/actors), the object store and ledger
+ * (src/objects) and the data plane's import (src/shards) — so it lives beside the composition
+ * root, above all three: the object store stays below the data plane and imports nothing of it.
  */
-import { type MoveStorage, type OpenSpec } from '../actors';
-import { type Ledger } from './ledger';
-import { type Fence } from './ledger-keys';
-import { type ObjectStore } from './object-store';
-import { readStreamFromObjects } from './stream-source';
-import { recoverTail } from './tail-recovery';
+import { type MoveStorage, type OpenSpec } from './actors';
+import { type Fence, type Ledger, type ObjectStore, recoverTail } from './objects';
+import { readStreamFromObjects } from './shards';
 
 /** The import input (ShardClient's StreamImport), as readStreamFromObjects makes it. */
 type StreamImport = NonNullable<Awaited<ReturnType<typeof readStreamFromObjects>>>;
 
-/** The local shards, as far as moves need them (ShardClient; this module does not import the shards). */
+/** The local shards, as far as moves need them (ShardClient, passed in by src/node.ts). */
 export interface LocalStreams {
   importStream(name: string, input: StreamImport): Promise<unknown>;
   dropStream(name: string): Promise<unknown>;

@@ -12,11 +12,12 @@
  * is read with bounded memory. The caller reads the ledger only after it moved the stream's fence
  * (a paused old owner can add no entry after that), so the entries read once here are complete.
  *
- * The ledger and the object store are the other parts of objects mode; only the calls used here
+ * The ledger and the object store (src/objects) sit below the data plane; only the calls used here
  * are declared (structural types), so this file depends on neither.
  */
 import { SvcError } from '../errors';
-import { type ImportedMeta, type StreamImport, liveFrames } from '../shards';
+import { liveFrames } from './import-chunks';
+import { type ImportedMeta, type StreamImport } from './types';
 
 /** One `i/<stream>/…` entry: bytes off..off+len of object `o` hold frames of data seqs [from, to). */
 export interface StreamEntry {
@@ -27,7 +28,7 @@ export interface StreamEntry {
   to: number;
 }
 
-/** What is read of the ledger (src/objects/ledger.ts has these calls). */
+/** What is read of the ledger (the Ledger of src/objects has these calls). */
 export interface StreamLedgerReader {
   /** The stream's `m/` record, or null when the ledger has no such stream. */
   meta(stream: string): Promise<ImportedMeta | null>;
