@@ -1,7 +1,7 @@
 /*
  * The cluster page, from what the poll already fetches (GET /admin/cluster and /admin/nodes
  * every 2 s): the overview's facts (lease holder, appliedIndex, counts, and any field a newer
- * node adds), the nodes with their slots (editable with POST /admin/nodes/{id} by a token that
+ * node adds; the rebalance in progress as one line), the nodes with their slots (editable with POST /admin/nodes/{id} by a token that
  * may update slots), liveness, opening and placed counts, and the pending transfers. Fields are read
  * defensively: a missing one shows "–", an unknown one is listed as it is.
  *
@@ -18,7 +18,7 @@
   const nodeRows = document.getElementById('cluster-node-rows');
   const transferRows = document.getElementById('cluster-transfer-rows');
   const KNOWN = ['nodeId', 'nodeEpoch', 'advertisedAddress', 'live', 'slots', 'openingCount', 'placedCount', 'local'];
-  const ORDER = ['clusterId', 'leaseHolder', 'appliedIndex', 'streamCount', 'objectCount', 'destroyedObjectBacklog', 'nodeId', 'nodeEpoch', 'advertisedAddress', 'registered'];
+  const ORDER = ['clusterId', 'leaseHolder', 'rebalance', 'appliedIndex', 'streamCount', 'objectCount', 'destroyedObjectBacklog', 'nodeId', 'nodeEpoch', 'advertisedAddress', 'registered'];
   const LABEL = { leaseHolder: 'lease holder (this node)', appliedIndex: 'applied index' };
   /** A slot value being edited is not overwritten by the next poll. */
   const editing = new Set();
@@ -41,12 +41,23 @@
     return D.fmt(live);
   }
 
+  /** The overview's `rebalance` (docs/cluster.md "Rebalance") as one line: mode, and the run in progress or the last one. */
+  function rebalanceText(r) {
+    const mode = r.auto === true ? 'automatic' : 'on request only';
+    if (r.running === true) {
+      const now = r.current ? '; moving ' + r.current.stream + ' from node ' + r.current.fromNode + ' to node ' + r.current.toNode : '';
+      return mode + '; running: ' + r.done + ' of ' + r.planned + ' moves done' + (r.skipped > 0 ? ', ' + r.skipped + ' skipped' : '') + now;
+    }
+    return mode + (r.planned > 0 ? '; last run: ' + r.done + ' of ' + r.planned + ' moves done' : '; nothing to move');
+  }
+
   function render() {
     const c = D.last.cluster;
     if (c) {
       const shown = { ...c };
       delete shown.pendingTransfers;
       if (shown.leaseHolder === null) shown.leaseHolder = 'unknown';
+      if (shown.rebalance && typeof shown.rebalance === 'object') shown.rebalance = rebalanceText(shown.rebalance);
       D.facts(facts, shown, ORDER, LABEL);
     }
     const canEdit = D.can('update_node_slots');

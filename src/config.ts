@@ -113,6 +113,8 @@ export const ConfigSchema = Type.Object(
     nodeId: Type.Integer({ minimum: 0, maximum: 2147483647, default: 0, description: 'node id (0: the one kept in the data directory, allocated at the first start)' }),
     /** Seconds this node stays live without renewing its liveness lease (docs/cluster.md); a dead node's streams move after it. */
     nodeLeaseTtl: Type.Integer({ minimum: 1, maximum: 3600, default: 5, description: 'seconds a node stays live after its last liveness lease renewal (renewed every third of it)' }),
+    /** Objects mode: the maintenance lease holder moves streams, one at a time, until every live node holds its share by slots (docs/cluster.md, "Rebalance"); `off`: only POST /admin/rebalance does. */
+    rebalance: OneOf(['auto', 'off'], { default: 'auto', description: 'objects mode: auto (the maintenance lease holder evens out the live nodes by transfers) or off (only POST /admin/rebalance)' }),
     /** host:port other nodes send clients to (307 Location) for this node's protocol listener; empty: the bound address. */
     advertise: Type.String({ default: '', pattern: '^$|^(\\[[^\\]]*\\]|[^:\\s/\\[\\]]+):\\d{1,5}$', description: 'address clients are redirected to for this node\'s protocol listener, host:port (empty: the bound address)' }),
     /** host:port other nodes send clients to for this node's Durable Streams listener (--ds-listen); empty: its bound address. */

@@ -16,7 +16,7 @@ import { Tracing } from './tracing';
 import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_SLOTS, FailoverDriver, MaintenanceLease, Membership, MetaConflictError, type MetaStore, type MoveStorage, type NodeRecord, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, StreamOpener, Tokens, Transfers, nodeKey, openMetaStore, resolveNodeId } from './actors';
+import { DEFAULT_SLOTS, FailoverDriver, MaintenanceLease, Membership, MetaConflictError, type MetaStore, type MoveStorage, type NodeRecord, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, Rebalancer, StreamOpener, Tokens, Transfers, nodeKey, openMetaStore, resolveNodeId } from './actors';
 import {
   CorsPolicy,
   clusterList,
@@ -300,6 +300,8 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const transfers = placement === null ? null : new Transfers(placement, members, moveStorage !== null);
   const opener = placement === null || moveStorage === null ? null : new StreamOpener(meta, placement, moveStorage, log);
   const failover = placement === null || moveStorage === null ? null : new FailoverDriver(meta, placement, members, lease, log);
+  // Objects mode: streams move to nodes below their share (a node that joined or came back), one transfer at a time.
+  const rebalancer = placement === null || transfers === null || moveStorage === null ? null : new Rebalancer(placement, members, transfers, lease, log, { auto: config.rebalance === 'auto' });
   // Objects mode: compaction of this node's streams, the reaper while this node holds the
   // maintenance lease, and the ledger's object counts (docs/cluster.md, "Compaction and the reaper").
   const objectMaintenance =
@@ -383,7 +385,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   };
   let admin: HttpServerHandle | null = null;
   if (config.admin) {
-    const api = { shards, meta, tokens, node: { clusterId }, members, placement, lease, transfers, groups: { groups: () => kafka.groups() }, schemas, objects: objectMaintenance?.census ?? null };
+    const api = { shards, meta, tokens, node: { clusterId }, members, placement, lease, transfers, rebalancer, groups: { groups: () => kafka.groups() }, schemas, objects: objectMaintenance?.census ?? null };
     admin = await engine.listen(
       { host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
       protect('admin', createAdminHandler({ serving: () => serving, registered: () => members.registered, nodeId, appliedIndex, unavailable: () => shards.unavailable(), diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),
@@ -411,6 +413,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     reopening = null;
     reopened();
     failover?.start();
+    rebalancer?.start();
     // Streams other nodes place here without a request to redirect (a Kafka topic's partitions) are created here.
     intents?.start(
       async (name, spec) => {
@@ -510,6 +513,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
         await kafka.close();
         await subscriptions?.close();
         failover?.stop();
+        rebalancer?.stop();
         opener?.stop();
         lease.stop();
         await objectMaintenance?.close();

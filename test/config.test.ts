@@ -57,6 +57,7 @@ describe('defaults', () => {
       objectsFlushMs: 0,
       nodeId: 0,
       nodeLeaseTtl: 5,
+      rebalance: 'auto',
       advertise: '',
       dsAdvertise: '',
       shards: 8,

@@ -3,7 +3,8 @@
  * row whose node has no live lease moves to a live node.
  *
  *   live/<A> vanishes (lease expired: crash, cut off; or a clean stop) ──▶ scan the rows
- *     row.nodeId = A, A not live ──▶ target = weighted rendezvous over the live nodes' slots
+ *     row.nodeId = A, A not live ──▶ target = the live node with the fewest streams (of its topic, then
+ *                                    in all) per slot, as for a new stream (balance.ts)
  *                                ──▶ CAS {nodeId: B, epoch: e + 1, state: opening, from: A}
  *                                ──▶ B opens it (moves.ts), A's late writes are fenced
  *
@@ -18,7 +19,6 @@ import { type MaintenanceLease } from './maintenance-lease';
 import { type Membership } from './membership';
 import { LIVE_PREFIX } from './node-record';
 import { PLACEMENT_PREFIX, type Placement } from './placement';
-import { rendezvous } from './rendezvous';
 
 const SCAN_MS = 1_000;
 
@@ -89,10 +89,10 @@ export class FailoverDriver {
     await Promise.all(
       dead.map(async ({ name, row, version }) => {
         if (!this.#lease.isHolder()) return;
-        const to = rendezvous(name, withSlots);
+        const to = this.#placement.chooseAmong(name, withSlots, row.kafkaTopic ?? row.create?.kafkaTopic ?? null);
         if (to === null) return;
         try {
-          await this.#placement.move(name, { row, version }, to);
+          await this.#placement.reserve(to, null, () => this.#placement.move(name, { row, version }, to));
           moved++;
         } catch (err) {
           if (!(err instanceof MetaConflictError)) throw err;

@@ -49,9 +49,11 @@ export class PlacementIntents {
    */
   async placeAndOpen(name: string, spec: OpenSpec): Promise<{ streamId: number }> {
     if (this.#placement.row(name) === null) {
-      const nodeId = this.#placement.choose(name);
-      await this.#meta
-        .put<PlacementRow>(placementKey(name), { streamId: 0, nodeId, epoch: 1, state: 'opening', kafkaTopic: spec.kafkaTopic, create: spec }, { absent: true })
+      const nodeId = this.#placement.choose(name, spec.kafkaTopic);
+      await this.#placement
+        .reserve(nodeId, spec.kafkaTopic, () =>
+          this.#meta.put<PlacementRow>(placementKey(name), { streamId: 0, nodeId, epoch: 1, state: 'opening', kafkaTopic: spec.kafkaTopic, create: spec }, { absent: true }),
+        )
         .catch((err: unknown) => {
           if (!(err instanceof MetaConflictError)) throw err;
         });

@@ -4,6 +4,7 @@
  *   placement/<name>  {streamId, nodeId, epoch, state: 'opening' | 'placed'}
  *
  *   PUT /x on any node ──▶ row? ──no──▶ choose a live node by weighted rendezvous over slots
+ *                           │            (a Kafka topic's partitions: fewest of the topic, then in all, per slot: balance.ts)
  *                           │            └─▶ create-only write of {nodeId, state: opening}
  *                           │                 (two nodes creating /x at once: one write wins, both follow it)
  *                           ▼
@@ -20,6 +21,7 @@
 import { type MetaStore, MetaConflictError } from '../meta/meta-store';
 import { type Membership } from './membership';
 import { type NodeRecord } from './node-record';
+import { leastLoaded } from './balance';
 import { rendezvous } from './rendezvous';
 
 export interface PlacementRow {
@@ -67,6 +69,11 @@ export class Placement {
   readonly #members: Membership;
   /** Rows per owner node and state, kept from the change feed (GET /admin/nodes counts). */
   readonly #counts = new Map<number, { opening: number; placed: number }>();
+  /** Rows per Kafka topic and owner node, kept from the change feed (a topic's partitions spread evenly). */
+  readonly #topicCounts = new Map<string, Map<number, number>>();
+  /** Placements chosen here whose row write has not come back yet, per node (and per topic and node): concurrent creates spread too. */
+  readonly #choosing = new Map<number, number>();
+  readonly #choosingTopic = new Map<string, Map<number, number>>();
   /** Requests waiting for a moving stream's row to leave `opening` (waitSettled). */
   readonly #settling = new Map<string, Array<() => void>>();
 
@@ -186,16 +193,63 @@ export class Placement {
     return this.#members.nodeId;
   }
 
-  /** The node a new stream `name` goes to: weighted rendezvous over the live nodes' slots (this node when none has slots). */
-  choose(name: string): number {
-    return rendezvous(name, this.#members.liveNodes()) ?? this.#members.nodeId;
+  /**
+   * The node a new stream `name` goes to (this node when no live node has slots). A plain stream:
+   * weighted rendezvous over the live nodes' slots, the same choice on every node without
+   * counting anything (its skew over a handful of streams is rebalance's to even out). A Kafka
+   * topic's partition (`topic`): the live node with the fewest partitions of the topic per slot,
+   * then the fewest streams per slot, then the highest rendezvous score (balance.ts), counting
+   * placements chosen here and still being written (`reserve`), as Kafka spreads a topic's
+   * partitions over its brokers.
+   */
+  choose(name: string, topic: string | null = null): number {
+    const live = this.#members.liveNodes();
+    return (topic === null ? rendezvous(name, live) : this.chooseAmong(name, live, topic)) ?? this.#members.nodeId;
   }
 
-  /** Place `name` on a live node chosen by slots (create-only write); the row that won. */
+  /** As choose(), among `nodes` (failover: the live nodes, weighed equally when none has slots); null when none has slots. */
+  chooseAmong(name: string, nodes: ReadonlyArray<{ nodeId: number; slots: number }>, topic: string | null = null): number | null {
+    const t = topic === null ? null : this.#topicCounts.get(topic);
+    const tc = topic === null ? null : this.#choosingTopic.get(topic);
+    return leastLoaded(
+      name,
+      nodes.map((n) => {
+        const c = this.countsOf(n.nodeId);
+        return { nodeId: n.nodeId, slots: n.slots, streams: c.opening + c.placed + (this.#choosing.get(n.nodeId) ?? 0), group: (t?.get(n.nodeId) ?? 0) + (tc?.get(n.nodeId) ?? 0) };
+      }),
+    );
+  }
+
+  /**
+   * Count a placement on `nodeId` until `write` settles (by then the view holds its row, or the
+   * write lost a race), so creates running at once see each other's choices.
+   */
+  async reserve<T>(nodeId: number, topic: string | null, write: () => Promise<T>): Promise<T> {
+    const bump = (m: Map<number, number>, d: number): void => {
+      const v = (m.get(nodeId) ?? 0) + d;
+      if (v === 0) m.delete(nodeId);
+      else m.set(nodeId, v);
+    };
+    const tm = topic === null ? null : (this.#choosingTopic.get(topic) ?? new Map<number, number>());
+    if (topic !== null) this.#choosingTopic.set(topic, tm!);
+    bump(this.#choosing, 1);
+    if (tm !== null) bump(tm, 1);
+    try {
+      return await write();
+    } finally {
+      bump(this.#choosing, -1);
+      if (tm !== null) {
+        bump(tm, -1);
+        if (tm.size === 0) this.#choosingTopic.delete(topic!);
+      }
+    }
+  }
+
+  /** Place `name` on a live node chosen by load and slots (create-only write); the row that won. */
   async #place(name: string): Promise<{ row: PlacementRow; version: number } | null> {
     const nodeId = this.choose(name);
     try {
-      const rec = await this.#meta.put<PlacementRow>(placementKey(name), { streamId: 0, nodeId, epoch: 1, state: 'opening' }, { absent: true });
+      const rec = await this.reserve(nodeId, null, () => this.#meta.put<PlacementRow>(placementKey(name), { streamId: 0, nodeId, epoch: 1, state: 'opening' }, { absent: true }));
       return { row: rec.value, version: rec.version };
     } catch (err) {
       if (!(err instanceof MetaConflictError)) throw err;
@@ -299,5 +353,13 @@ export class Placement {
     const c = this.#counts.get(row.nodeId) ?? { opening: 0, placed: 0 };
     c[row.state] += d;
     this.#counts.set(row.nodeId, c);
+    const topic = row.kafkaTopic ?? row.create?.kafkaTopic ?? null;
+    if (topic === null) return;
+    const t = this.#topicCounts.get(topic) ?? new Map<number, number>();
+    const v = (t.get(row.nodeId) ?? 0) + d;
+    if (v === 0) t.delete(row.nodeId);
+    else t.set(row.nodeId, v);
+    if (t.size === 0) this.#topicCounts.delete(topic);
+    else this.#topicCounts.set(topic, t);
   }
 }

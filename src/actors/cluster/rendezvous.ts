@@ -18,13 +18,18 @@ export function rendezvous(name: string, candidates: readonly Candidate[]): numb
   let bestScore = -Infinity;
   for (const c of candidates) {
     if (c.slots <= 0) continue;
-    const score = -c.slots / Math.log(unitHash(c.nodeId, name));
+    const score = rendezvousScore(name, c);
     if (score > bestScore || (score === bestScore && best !== null && c.nodeId < best)) {
       best = c.nodeId;
       bestScore = score;
     }
   }
   return best;
+}
+
+/** The candidate's weighted score for `name` (higher wins). */
+export function rendezvousScore(name: string, c: Candidate): number {
+  return -c.slots / Math.log(unitHash(c.nodeId, name));
 }
 
 /** A hash of (node, name) as a number strictly between 0 and 1 (48 bits of SHA-256). */

@@ -3,7 +3,7 @@
  * tokens, answered from the metadata view and the shard storage. Errors have the admin shape:
  * `{"error": "<code>"}` only. Who is asking comes from the auth guard (principalOf).
  */
-import { type MaintenanceLease, type Membership, type MetaStore, type Placement, type Tokens, type Transfers, denial } from '../../actors';
+import { type MaintenanceLease, type Membership, type MetaStore, type Placement, type Rebalancer, type Tokens, type Transfers, denial } from '../../actors';
 import { SvcError } from '../../errors';
 import { type SchemaStore, type ShardClient } from '../../shards';
 import { principalOf } from '../auth/guard';
@@ -29,6 +29,8 @@ export interface AdminDeps {
   lease?: MaintenanceLease | null;
   /** Transfers between nodes; null with the embedded store. */
   transfers?: Transfers | null;
+  /** Rebalance (POST /admin/rebalance, the overview's `rebalance`); null unless in objects mode. */
+  rebalancer?: Rebalancer | null;
   /** Objects mode: objectCount and destroyedObjectBacklog from the object ledger (cluster-api.ts). */
   objects?: ObjectFigures | null;
   /** Kafka consumer groups for the dashboard (`/admin/groups`); absent without a Kafka listener. */
@@ -94,6 +96,7 @@ export async function adminApi(d: AdminDeps, req: HttpRequest): Promise<Reply | 
       // cluster one node does, and a node not registered cannot tell (null; docs/cluster.md).
       leaseHolder: d.lease === undefined || d.lease === null ? (d.placement === null ? true : null) : d.lease.leaseHolder(),
       pendingTransfers: d.transfers?.pending() ?? [],
+      rebalance: d.rebalancer?.status() ?? null,
     });
   }
   if (p === '/admin/nodes' && get) {
@@ -159,6 +162,19 @@ export async function adminApi(d: AdminDeps, req: HttpRequest): Promise<Reply | 
     const streamId = (await d.shards.head(stream)).streamId;
     if (toNode !== d.members.nodeId) throw new SvcError('bad_request', `node ${toNode} is not a valid target: this node is the only one`);
     return json(200, { stream, streamId, toNode, pending: false });
+  }
+  if (p === '/admin/rebalance') {
+    if (m !== 'POST') throw new SvcError('method_not_allowed', `${m} is not allowed here`);
+    const body = req.body.length === 0 ? {} : parseBody(req);
+    const dryRun = body['dryRun'] ?? false;
+    if (typeof dryRun !== 'boolean') throw new SvcError('bad_request', 'the body must be {"dryRun": boolean} (or empty)');
+    if (d.rebalancer === undefined || d.rebalancer === null) {
+      // One node, or streams on their owners' disks (no objects mode): nothing can move.
+      if (d.placement === null || dryRun) return json(200, { moves: [], dryRun, started: false });
+      throw new SvcError('bad_request', 'streams move between nodes only with --objects (their data in the object store)');
+    }
+    const r = d.rebalancer.request(dryRun);
+    return json(200, { moves: r.moves, dryRun, started: r.started, status: d.rebalancer.status() });
   }
   if (p === '/admin/tokens') {
     const caller = principalOf(req);

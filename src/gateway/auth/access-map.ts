@@ -176,6 +176,8 @@ function planAdmin(req: HttpRequest): Plan {
   if (p === '/admin/groups') return one('cluster_read');
   // The stream of a transfer is in the body; the handler checks it against the same scope.
   if (p === '/admin/transfer') return one('transfer_stream');
+  // A rebalance may move any stream: the token must allow transfers of every stream.
+  if (p === '/admin/rebalance') return { accesses: [{ ...access('admin', 'transfer_stream', '/'), range: true }], req, renamed: [], open: false };
   // Token endpoints check the token id against the caller's scope themselves (Tokens.issue / revoke / list).
   if (p === '/admin/tokens' && m === 'GET') return one('list_tokens');
   if (p === '/admin/tokens') return one('issue_token');
