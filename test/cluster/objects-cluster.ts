@@ -42,7 +42,9 @@ export class ObjectsCluster {
   static async start(extraArgs: string[] = [], store?: { url: string; env: NodeJS.ProcessEnv }): Promise<ObjectsCluster> {
     const etcd = await EtcdCluster.start(3);
     const objectsDir = tempDir('svc-objects-');
-    const args = ['--metadata', etcd.url(`objects/${randomBytes(4).toString('hex')}`), '--objects', store?.url ?? `file:${objectsDir}`, '--shards', '2', '--shard-workers', '1', '--ds-listen', '127.0.0.1:0', ...extraArgs];
+    // Automatic rebalance off unless a test asks for it (`--rebalance auto` in extraArgs: the last flag wins):
+    // the other suites move streams themselves and count the moves.
+    const args = ['--metadata', etcd.url(`objects/${randomBytes(4).toString('hex')}`), '--objects', store?.url ?? `file:${objectsDir}`, '--shards', '2', '--shard-workers', '1', '--ds-listen', '127.0.0.1:0', '--rebalance', 'off', ...extraArgs];
     const c = new ObjectsCluster(etcd, objectsDir, args, store?.env ?? {});
     try {
       await Promise.all([1, 2, 3].map((id) => c.startNode(id)));

@@ -17,7 +17,7 @@ jest.setTimeout(240_000);
 let c: ObjectsCluster;
 
 beforeAll(async () => {
-  c = await ObjectsCluster.start(['--node-lease-ttl', '3']);
+  c = await ObjectsCluster.start(['--node-lease-ttl', '3', '--rebalance', 'auto']);
 }, 90_000);
 afterAll(async () => {
   await c?.stop();
