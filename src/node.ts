@@ -262,7 +262,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     // In a cluster: requests for streams owned elsewhere are redirected (inside the guard, so only
     // an authorized request learns where a stream lives), and the list is cluster-wide (outside it:
     // every node checks the caller's token on its own page).
-    const owned = placement === null || listener === 'admin' ? h : ownerCheck(listener, { placement, maxStreamNameBytes: config.limits.maxStreamNameBytes, log, starting: () => reopening }, h);
+    const owned = placement === null || listener === 'admin' ? h : ownerCheck(listener, { placement, maxStreamNameBytes: config.limits.maxStreamNameBytes, log, starting: () => reopening, openFailure: (name) => opener?.failure(name) ?? null }, h);
     const guarded = config.auth === 'required' ? guard(listener, tokens, owned) : owned;
     const listed = placement !== null && listener === 'svc' ? clusterList(members, config.limits.listMaxLimit, guarded) : guarded;
     const shielded = shield(listener, listed, log, internalReplies[listener]);

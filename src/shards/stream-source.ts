@@ -13,9 +13,12 @@
  * (a paused old owner can add no entry after that), so the entries read once here are complete.
  *
  * The ledger and the object store (src/objects) sit below the data plane; only the calls used here
- * are declared (structural types), so this file depends on neither.
+ * are declared (structural types), and of src/objects only the store's "no such object" test is
+ * taken. A damaged range or a missing object is `data_corrupt` naming the stream, the seqs and the
+ * object (docs/cluster.md, "Damaged objects").
  */
 import { SvcError } from '../errors';
+import { isObjectNotFound } from '../objects';
 import { liveFrames } from './import-chunks';
 import { type ImportedMeta, type StreamImport } from './types';
 
@@ -82,13 +85,23 @@ async function* fetchFrames(store: ObjectRangeReader, name: string, entries: rea
 }
 
 async function fetchEntry(store: ObjectRangeReader, name: string, e: StreamEntry, startSeq: number): Promise<Buffer> {
-  const where = `stream ${name}: object ${e.o} bytes ${e.off}..${e.off + e.len}`;
+  const where = `stream ${name}: records ${e.from}..${e.to - 1} in object ${e.o} bytes ${e.off}..${e.off + e.len}`;
+  // What a client and the log see of damage here: the stream, the seqs and the object.
+  const details = { stream: name, from_seq: e.from, to_seq: e.to - 1, object: e.o, offset: e.off, length: e.len };
   let buf: Buffer;
   try {
     buf = await store.get(e.o, { offset: e.off, length: e.len });
   } catch (err) {
+    // The ledger names the object, so it was durable once: gone now is damage, not an outage
+    // (only the owner's compaction replaces entries, and the reaper deletes what none names).
+    if (isObjectNotFound(err)) throw new SvcError('data_corrupt', `${where}: the object is missing from the object store`, details);
     throw new SvcError('storage_unavailable', `${where}: cannot read it: ${(err as Error).message}`, { reason: 'object_store' });
   }
-  if (buf.length !== e.len) throw new SvcError('data_corrupt', `${where}: the object store returned ${buf.length} bytes`);
-  return liveFrames(buf, startSeq, where);
+  if (buf.length !== e.len) throw new SvcError('data_corrupt', `${where}: the object store returned ${buf.length} bytes`, details);
+  try {
+    return liveFrames(buf, startSeq, where);
+  } catch (err) {
+    if (err instanceof SvcError && err.code === 'data_corrupt') throw new SvcError('data_corrupt', err.message, details);
+    throw err;
+  }
 }

@@ -23,14 +23,17 @@ export interface StreamDetail {
 export class ObjectsCluster {
   readonly etcd: EtcdCluster;
   readonly objectsDir: string;
+  /** The nodes' `--metadata` URL (a test may open the object ledger with it). */
+  readonly metadataUrl: string;
   /** Node id → its running process (absent while killed). */
   readonly nodes = new Map<number, NodeProcess>();
   readonly #args: string[];
   readonly #env: NodeJS.ProcessEnv;
 
-  private constructor(etcd: EtcdCluster, objectsDir: string, args: string[], env: NodeJS.ProcessEnv) {
+  private constructor(etcd: EtcdCluster, objectsDir: string, metadataUrl: string, args: string[], env: NodeJS.ProcessEnv) {
     this.etcd = etcd;
     this.objectsDir = objectsDir;
+    this.metadataUrl = metadataUrl;
     this.#args = args;
     this.#env = env;
   }
@@ -44,8 +47,9 @@ export class ObjectsCluster {
     const objectsDir = tempDir('svc-objects-');
     // Automatic rebalance off unless a test asks for it (`--rebalance auto` in extraArgs: the last flag wins):
     // the other suites move streams themselves and count the moves.
-    const args = ['--metadata', etcd.url(`objects/${randomBytes(4).toString('hex')}`), '--objects', store?.url ?? `file:${objectsDir}`, '--shards', '2', '--shard-workers', '1', '--ds-listen', '127.0.0.1:0', '--rebalance', 'off', ...extraArgs];
-    const c = new ObjectsCluster(etcd, objectsDir, args, store?.env ?? {});
+    const metadataUrl = etcd.url(`objects/${randomBytes(4).toString('hex')}`);
+    const args = ['--metadata', metadataUrl, '--objects', store?.url ?? `file:${objectsDir}`, '--shards', '2', '--shard-workers', '1', '--ds-listen', '127.0.0.1:0', '--rebalance', 'off', ...extraArgs];
+    const c = new ObjectsCluster(etcd, objectsDir, metadataUrl, args, store?.env ?? {});
     try {
       await Promise.all([1, 2, 3].map((id) => c.startNode(id)));
       await c.waitLive(3);

@@ -12,11 +12,14 @@
  *            (the same path: fence, import what the ledger has, placed)
  *            a local stream whose row names another node ──▶ dropped
  *
- * An open that fails (etcd or the object store unavailable) is tried again every second while the
- * row still asks for it. A moved stream that the ledger does not know (a create that never
+ * An open that fails is tried again while the row still asks for it: after 1 s, then twice as long
+ * each time up to 30 s (each try reads the whole stream back, so a stream that cannot be opened
+ * must not keep a node busy). Its last `data_corrupt` failure (a damaged or missing object) is
+ * kept for requests to answer with (`failure`) instead of "being opened". A moved stream that the ledger does not know (a create that never
  * committed before its owner died) is created when its row carries a create intent, else its row
  * is freed: the create failed.
  */
+import { SvcError } from '../../errors';
 import { type Logger } from '../../log';
 import { MetaConflictError, type MetaStore } from '../meta/meta-store';
 import { PLACEMENT_PREFIX, type OpenSpec, type Placement, type PlacementRow, isMoving } from './placement';
@@ -39,6 +42,7 @@ export interface MoveStorage {
 }
 
 const RETRY_MS = 1_000;
+const MAX_RETRY_MS = 30_000;
 
 export class StreamOpener {
   readonly #placement: Placement;
@@ -48,6 +52,8 @@ export class StreamOpener {
   readonly #held = new Map<string, number>();
   /** Opens in progress, name → epoch. */
   readonly #opening = new Map<string, number>();
+  /** The last failure of an open in progress that damage caused (data_corrupt), name → error. */
+  readonly #damaged = new Map<string, SvcError>();
   #started = false;
   #stopped = false;
   /** Streams opened here after a move since start (transfers, failovers, a restart's reopens): svc_streams_opened_total. */
@@ -100,6 +106,11 @@ export class StreamOpener {
     this.#stopped = true;
   }
 
+  /** Why `name` cannot be opened here, when damage in the object store is why (its open keeps trying, slowly); else null. */
+  failure(name: string): SvcError | null {
+    return this.#opening.has(name) ? (this.#damaged.get(name) ?? null) : null;
+  }
+
   #judge(name: string, row: PlacementRow): void {
     const mine = this.#placement.nodeId;
     if (row.nodeId === mine) {
@@ -118,6 +129,7 @@ export class StreamOpener {
     // Held from now on: an import cut short by a later move leaves a copy to drop.
     this.#held.set(name, this.#held.get(name) ?? 0);
     const t0 = Date.now();
+    let tries = 0;
     const attempt = async (): Promise<void> => {
       const still = (): boolean => {
         const cur = this.#placement.row(name);
@@ -142,12 +154,19 @@ export class StreamOpener {
         }
       } catch (err) {
         if (!still()) return;
-        this.#log.warn({ stream: name, epoch, err: (err as Error).message }, 'opening a stream moved here failed; trying again');
-        await new Promise((r) => setTimeout(r, RETRY_MS).unref());
+        const delayMs = Math.min(MAX_RETRY_MS, RETRY_MS * 2 ** Math.min(tries++, 10));
+        const damaged = err instanceof SvcError && err.code === 'data_corrupt';
+        if (damaged) this.#damaged.set(name, err);
+        else this.#damaged.delete(name);
+        const fields = { stream: name, epoch, err: (err as Error).message, retryInMs: delayMs, ...(damaged ? { details: err.details } : {}) };
+        if (damaged) this.#log.error(fields, 'a stream moved here cannot be opened: its data in the object store is damaged; trying again');
+        else this.#log.warn(fields, 'opening a stream moved here failed; trying again');
+        await new Promise((r) => setTimeout(r, delayMs).unref());
         return attempt();
       }
     };
     void attempt().finally(() => {
+      this.#damaged.delete(name);
       if (this.#opening.get(name) === epoch) this.#opening.delete(name);
       // The row may have moved on while this open ran: judge it again.
       const cur = this.#placement.row(name);

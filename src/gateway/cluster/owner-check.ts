@@ -8,6 +8,7 @@
  *                 ▼
  *               placement row (view) ──▶ this node ──▶ handler (+ row placed after a create, freed after a delete)
  *                                    │      moving here (opening, from): wait ≤ 5 s until it is placed, then again
+ *                                    │      (still opening: 503, or the open's data_corrupt when damage stops it)
  *                                    │      the stream moved while the request ran (503, e.g. the `moved` outcome
  *                                    │      of a fenced append): 307 to the new owner instead
  *                                    ──▶ another live node ──▶ 307, Location = its advertised address + same path and query
@@ -40,6 +41,8 @@ export interface OwnerCheckDeps {
   starting?: () => Promise<void> | null;
   maxStreamNameBytes: number;
   log: Logger;
+  /** Objects mode: why a stream moving here cannot be opened (damage in the object store: `data_corrupt`), else null. */
+  openFailure?: (name: string) => SvcError | null;
 }
 
 /** The stream a request is about, or null (not a stream path, or a malformed name the handler answers). */
@@ -73,7 +76,7 @@ export function ownerCheck(listener: OwnedListener, d: OwnerCheckDeps, handler: 
           const starting = owner.row === null ? null : (d.starting?.() ?? null);
           if (starting !== null) return starting.then(() => dispatch(d.placement.ownerNow(s.name) ?? { kind: 'local', row: null, version: null }, waited));
           if (owner.row !== null && isMoving(owner.row)) {
-            if (waited) return fail(listener, req, res, new SvcError('storage_unavailable', `stream ${s.name} is being opened on this node; try again`));
+            if (waited) return fail(listener, req, res, d.openFailure?.(s.name) ?? new SvcError('storage_unavailable', `stream ${s.name} is being opened on this node; try again`));
             return d.placement.waitSettled(s.name, OPENING_WAIT_MS).then(() => dispatch(d.placement.ownerNow(s.name) ?? { kind: 'local', row: null, version: null }, true));
           }
           return handler(req, movedAway(listener, req, owner.row === null ? res : afterwards(listener, req, res, s.name, s.create, d), s.name, d));
