@@ -13,6 +13,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { lockDataDir } from './data-dir-lock';
 import { CHECKPOINT_KEY, CHUNK_PREFIX, decodeCheckpoint, decodeChunk } from './worker/catalog-codec';
 import { FRAME_HEADER, encodeFrame, FrameType } from './worker/frame';
 import { type KvStore } from './worker/kv-store';
@@ -49,9 +50,14 @@ export interface CheckReport {
 
 const SEG = /^(\d{10})\.seg$/;
 
+/** Only whether the files exist, before the lock (which would create the directory and its lock file). */
+function assertDataDir(dataDir: string): void {
+  if (!fs.existsSync(path.join(dataDir, 'svc-node.json')) || !fs.existsSync(path.join(dataDir, 'shards'))) throw new Error(`${dataDir} is not a node's data directory (no svc-node.json and shards/)`);
+}
+
 function shardIds(dataDir: string): number[] {
   const dir = path.join(dataDir, 'shards');
-  if (!fs.existsSync(path.join(dataDir, 'svc-node.json')) || !fs.existsSync(dir)) throw new Error(`${dataDir} is not a node's data directory (no svc-node.json and shards/)`);
+  assertDataDir(dataDir);
   return fs
     .readdirSync(dir)
     .filter((d) => /^\d+$/.test(d))
@@ -142,6 +148,17 @@ async function scanShard(dataDir: string, shard: number): Promise<ShardScan> {
 
 /** `svc check`: verify every segment and index of a stopped node. */
 export async function checkDataDir(dataDir: string): Promise<CheckReport> {
+  assertDataDir(dataDir); // not a data directory: say so before creating a lock file in it
+  // Before reading anything: a running node's files change under a check, and opening its indexes would rename their RocksDB logs.
+  const lock = lockDataDir(dataDir, 'check');
+  try {
+    return await checkLocked(dataDir);
+  } finally {
+    lock.release();
+  }
+}
+
+async function checkLocked(dataDir: string): Promise<CheckReport> {
   const report: CheckReport = { shards: 0, segments: 0, frames: 0, findings: [], damaged: false, journaled: pendingJournalRecords(dataDir) };
   for (const shard of shardIds(dataDir)) {
     const s = await scanShard(dataDir, shard);
@@ -163,6 +180,16 @@ export interface RepairAction {
 
 /** `svc repair`: quarantine damaged frames and unusable indexes so that the node starts again, keeping every valid frame. */
 export async function repairDataDir(dataDir: string): Promise<{ actions: RepairAction[]; unrepaired: Finding[] }> {
+  assertDataDir(dataDir);
+  const lock = lockDataDir(dataDir, 'repair');
+  try {
+    return await repairLocked(dataDir);
+  } finally {
+    lock.release();
+  }
+}
+
+async function repairLocked(dataDir: string): Promise<{ actions: RepairAction[]; unrepaired: Finding[] }> {
   const actions: RepairAction[] = [];
   const unrepaired: Finding[] = [];
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
