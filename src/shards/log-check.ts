@@ -9,7 +9,11 @@
  * `<dataDir>/shards/<k>/quarantine/` and overwritten with a PAD frame of the same size, so every
  * position the index holds stays true; a torn tail of the newest segment is cut (as the node
  * would); an index that cannot be opened or refers to missing segments is moved into the
- * quarantine folder, and the shard rebuilds it from its segments on the next start.
+ * quarantine folder, and the shard rebuilds it from its segments on the next start. Before it
+ * goes, the index's stream states are written as a `seqFloor` CATALOG frame at the log's end, so
+ * the rebuilt tails stay at the seqs already handed out (keepSeqFloors). Reports name the stream
+ * and seqs a damaged frame or a missing segment held (damaged-frame.ts). Both take the data
+ * directory's lock before reading anything (data-dir-lock.ts).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

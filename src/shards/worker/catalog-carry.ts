@@ -10,7 +10,9 @@
  *   { nextStreamId, live: [every live stream id], streams: [state of each live stream whose
  *     catalog frames were in the doomed segments: meta, start, tail, sealed, producers] }
  *
- * and only once it is durable may the segment be deleted. A rebuild (no checkpoint in the
+ * and only once it is durable may the segment be deleted. `svc repair` writes one more kind,
+ * marked `seqFloor`, before it moves an index aside: the index's states, applied on replay only
+ * to raise each stream's next seq (a seq once acknowledged is never handed out again). A rebuild (no checkpoint in the
  * index) first collects these frames: streams they name are created up front (their data in
  * older segments is then indexed), and ids below `nextStreamId` missing from the newest `live`
  * list are dead whatever CREATE frames of theirs survive.
