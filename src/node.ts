@@ -54,7 +54,7 @@ import {
 } from './gateway';
 import { SvcError } from './errors';
 import { startObjectMaintenance } from './object-maintenance';
-import { type CommitStats, type ReadCacheStats, type ReadPoolStats, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard } from './shards';
+import { type CommitStats, type ReadCacheStats, type ReadPoolStats, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard, lockDataDir } from './shards';
 import { type ObjectStoreStats, addObjectStoreStats, newObjectStoreStats } from './objects';
 import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
 import { moveStorage as moveStorageOf } from './move-storage';
@@ -207,7 +207,31 @@ async function checkStoreAtStart(url: string, nodeId: number, log: Logger): Prom
   }
 }
 
+/**
+ * Start a node. The data directory's lock comes first, before anything reads or writes in it
+ * (the space reserve, the metadata log, the node id, the sync journals): a second start on a
+ * running node's directory is refused having changed nothing (shards/data-dir-lock.ts).
+ */
 export async function startNode(config: Config, log: Logger): Promise<RunningNode> {
+  const lock = lockDataDir(config.dataDir, 'serve');
+  let node: RunningNode;
+  try {
+    node = await startLocked(config, log);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  return {
+    port: node.port,
+    adminPort: node.adminPort,
+    dsPort: node.dsPort,
+    kafkaPort: node.kafkaPort,
+    metricsPort: node.metricsPort,
+    close: () => node.close().finally(() => lock.release()),
+  };
+}
+
+async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   const engine = await loadHttpEngine(config.httpEngine, log);
   if (engine.name === 'node' && config.sseThreads > 0) log.warn({ sseThreads: config.sseThreads }, '--sse-threads applies to the uws engine only; serving without I/O threads');
   // First, before anything writes to the disk: on a full one the reserve is given back (docs/operations.md, "Disk full").

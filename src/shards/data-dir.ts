@@ -1,6 +1,7 @@
 /**
  * The node's data directory:
  *
+ *   <dataDir>/svc.lock               held (flock) by the one process using the directory (data-dir-lock.ts)
  *   <dataDir>/svc-node.json          format version and shard count, written once
  *   <dataDir>/shards/<k>/log/        segment files of shard k
  *   <dataDir>/shards/<k>/index/      RocksDB catalog and chunk index of shard k

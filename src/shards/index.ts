@@ -12,4 +12,5 @@ export { type SchemaDocument, checkSchemaName } from './schema-registry';
 export * from './types';
 export type { RecordInput } from '../util/record-batch';
 export { type CheckReport, type Finding, type RepairAction, checkDataDir, repairDataDir } from './log-check';
+export { type DataDirLock, LOCK_FILE, lockDataDir } from './data-dir-lock';
 export { COMMIT_FRAME_BOUNDS, COMMIT_SECONDS_BOUNDS, type BucketCounts, type CommitStats, observeBucket } from './commit-stats';

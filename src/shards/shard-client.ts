@@ -14,6 +14,7 @@ import { type Worker } from 'node:worker_threads';
 import { SvcError } from '../errors';
 import { type RecordInput } from '../util/record-batch';
 import { initDataDir } from './data-dir';
+import { type DataDirLock, lockDataDir } from './data-dir-lock';
 import { shardOf, workerOf } from './placement';
 import { compareNames } from './names';
 import { addCommitStats, newCommitStats } from './commit-stats';
@@ -119,10 +120,12 @@ export class ShardClient {
   readonly #sharedPages = new WeakMap<Buffer, { w: number; thread: Worker; slab: number }>();
 
   readonly #space: SpaceGuard;
+  readonly #lock: DataDirLock;
 
-  private constructor(pool: WorkerPool, shardCount: number, space: SpaceGuard) {
+  private constructor(pool: WorkerPool, shardCount: number, space: SpaceGuard, lock: DataDirLock) {
     this.#pool = pool;
     this.#space = space;
+    this.#lock = lock;
     // Low on space or not, every worker knows at once; one that is down learns it when it restarts (WorkerConfig.lowSpace).
     space.onChange(
       (low) => {
@@ -146,6 +149,17 @@ export class ShardClient {
   }
 
   static async start(o: ShardClientOptions): Promise<ShardClient> {
+    // Before anything reads the directory: a second process must not replay (and delete) the running one's journals (data-dir-lock.ts).
+    const lock = lockDataDir(o.dataDir, 'serve');
+    try {
+      return await ShardClient.#startLocked(o, lock);
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
+  }
+
+  static async #startLocked(o: ShardClientOptions, lock: DataDirLock): Promise<ShardClient> {
     const { shardCount, keptStoredShardCount } = initDataDir(o.dataDir, o.shards);
     if (keptStoredShardCount) o.log.warn({ shardCount, requested: o.shards }, 'data directory keeps its shard count');
     const workerCount = Math.min(o.workers, shardCount);
@@ -188,7 +202,7 @@ export class ShardClient {
       throw err;
     }
     restarted = true;
-    return new ShardClient(pool, shardCount, space);
+    return new ShardClient(pool, shardCount, space, lock);
   }
 
   /** Free space on the data directory's disk, and whether the node is refusing growth for want of it. */
@@ -457,6 +471,7 @@ export class ShardClient {
       ),
     );
     await Promise.all(workers.map((w) => w.terminate()));
+    this.#lock.release();
   }
 
   /** The one way to a worker: `req` is written with its operation's encoding, the reply read with its result's. */

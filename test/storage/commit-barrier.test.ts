@@ -8,10 +8,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { shardOf } from '../../src/shards/placement';
 import { MAIN, ROOT, startNode, tempDir } from '../helpers/node-process';
+import { pipelinedBurst } from '../helpers/pipelined-burst';
 
 const SHARDS = 8;
 const BURSTS = 40;
@@ -69,38 +69,6 @@ function journalOnlyFrom(size: number, ranges: Array<[number, number]>): number 
     from = Math.min(from, a);
   }
   return from;
-}
-
-/**
- * POST one body to each stream, all pipelined in one TCP write, so the listener reads them in one
- * turn and the worker gets them in one message (the gateway posts once per turn); resolves with
- * the status of each answer.
- */
-function pipelinedBurst(url: string, appends: Array<[string, string]>): Promise<number[]> {
-  const u = new URL(url);
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(Number(u.port), u.hostname);
-    let buf = Buffer.alloc(0);
-    const statuses: number[] = [];
-    sock.on('error', reject);
-    sock.on('data', (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      for (;;) {
-        const end = buf.indexOf('\r\n\r\n');
-        if (end < 0) break;
-        const head = buf.subarray(0, end).toString();
-        const len = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-        if (buf.length < end + 4 + len) break;
-        statuses.push(Number(head.split(' ')[1]));
-        buf = buf.subarray(end + 4 + len);
-      }
-      if (statuses.length === appends.length) {
-        sock.end();
-        resolve(statuses);
-      }
-    });
-    sock.write(appends.map(([name, body]) => `POST /${name} HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`).join(''));
-  });
 }
 
 async function readBodies(url: string, name: string): Promise<string[]> {

@@ -107,10 +107,10 @@ describe('a flipped byte in stored record data', () => {
     // The offline tools refuse a directory a running node holds.
     const repair = svc(['repair', '--data-dir', dataDir]);
     expect(repair.status).toBe(1);
-    expect(repair.err).toMatch(/is locked: stop the node/);
+    expect(repair.err).toMatch(/is locked by another process \(pid \d+, svc serve since .*\): stop the node using it first/);
     const check = svc(['check', '--data-dir', dataDir]);
     expect(check.status).toBe(1);
-    expect(check.err).toMatch(/is locked: stop the node/);
+    expect(check.err).toMatch(/is locked by another process \(pid \d+, svc serve since .*\): stop the node using it first/);
     expect(fs.readFileSync(segFiles(dataDir)[0]!).includes('secord-004')).toBe(true);
     expect(svc(['check']).status).toBe(2);
     await node.stop();

@@ -10,7 +10,9 @@
  *   { nextStreamId, live: [every live stream id], streams: [state of each live stream whose
  *     catalog frames were in the doomed segments: meta, start, tail, sealed, producers] }
  *
- * and only once it is durable may the segment be deleted. A rebuild (no checkpoint in the
+ * and only once it is durable may the segment be deleted. `svc repair` writes one more kind,
+ * marked `seqFloor`, before it moves an index aside: the index's states, applied on replay only
+ * to raise each stream's next seq (a seq once acknowledged is never handed out again). A rebuild (no checkpoint in the
  * index) first collects these frames: streams they name are created up front (their data in
  * older segments is then indexed), and ids below `nextStreamId` missing from the newest `live`
  * list are dead whatever CREATE frames of theirs survive.
@@ -35,6 +37,13 @@ export interface CarriedStream {
 
 export interface CatalogPayload {
   nextStreamId: number;
+  /**
+   * Written by `svc repair` before it moves an index aside (log-check.ts): the index's states,
+   * there to keep each stream's next seq (a seq once acknowledged is never handed out again),
+   * not to replace what replay found. Applied, its streams' tails only move up; their meta is
+   * taken only for a stream that no surviving frame creates.
+   */
+  seqFloor?: true;
   /** Every live stream id when the frame was written (only in the last frame of a carry). */
   live?: number[];
   streams: CarriedStream[];
@@ -55,6 +64,16 @@ export function encodeCatalogFrames(streams: readonly StreamState[], liveIds: re
     const last = i + STREAMS_PER_FRAME >= carried.length;
     const payload: CatalogPayload = { nextStreamId, streams: carried.slice(i, i + STREAMS_PER_FRAME) };
     if (last) payload.live = [...liveIds];
+    frames.push(encodeFrame(FrameType.Catalog, 0, Buffer.from(JSON.stringify(payload))));
+  }
+  return frames;
+}
+
+/** `svc repair`'s CATALOG frames keeping the index's next seqs (CatalogPayload.seqFloor); no live list: that stays the reaper's. */
+export function encodeSeqFloorFrames(streams: readonly CarriedStream[], nextStreamId: number): Buffer[] {
+  const frames: Buffer[] = [];
+  for (let i = 0; i < streams.length; i += STREAMS_PER_FRAME) {
+    const payload: CatalogPayload = { nextStreamId, seqFloor: true, streams: streams.slice(i, i + STREAMS_PER_FRAME) };
     frames.push(encodeFrame(FrameType.Catalog, 0, Buffer.from(JSON.stringify(payload))));
   }
   return frames;
@@ -115,8 +134,9 @@ export function collectCarried(log: SegmentLog): CarriedCatalog {
  * Apply a carried state to a replayed stream: never moves anything backwards. Returns whether its
  * start moved, so that the caller drops the chunks below it from the index.
  */
-export function applyCarried(s: StreamState, c: CarriedStream, maxProducers: number): boolean {
-  s.meta = readMeta(c.meta);
+export function applyCarried(s: StreamState, c: CarriedStream, maxProducers: number, floorOnly = false): boolean {
+  // A repair's floor (CatalogPayload.seqFloor) may be older than CONFIG frames replayed before it.
+  if (!floorOnly) s.meta = readMeta(c.meta);
   s.nextSeq = s.assignedSeq = Math.max(s.nextSeq, c.nextSeq);
   s.closed = s.closing = s.closed || c.closed;
   s.lastTs = Math.max(s.lastTs, c.lastTs);

@@ -7,7 +7,8 @@
  *   9  u32 streamId the shard-local stream id (never reused, so a deleted stream's frames are inert)
  *  13  payload      DATA: one Kafka RecordBatch v2; CREATE/CONFIG: JSON; TRIM: f64 seq; DELETE: empty; SEAL: empty, or JSON naming the idempotent producer that sealed;
  *                   PAD: anything (`svc repair` overwrites a damaged frame with one of the same size, so positions hold);
- *                   CATALOG: JSON, live streams' state carried forward before the reaper deletes the segment holding it (catalog-carry.ts)
+ *                   CATALOG: JSON, live streams' state carried forward before the reaper deletes the segment holding it, or (`seqFloor`)
+ *                   the index's next seqs written by `svc repair` before it moves an index aside (catalog-carry.ts)
  *
  * The RecordBatch carries its own CRC, but it does not cover the base offset and the frame
  * header, and recovery needs to find a torn tail whatever was torn, so the frame has its own.

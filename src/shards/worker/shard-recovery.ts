@@ -139,11 +139,12 @@ export function recoverShard(store: KvStore, index: ChunkIndex, log: SegmentLog,
 
   function applyFrame(type: FrameType, id: number, payload: Buffer, segId: number, pos: number, size: number): void {
     if (type === FrameType.Catalog) {
-      for (const c of decodeCatalog(payload).streams) {
+      const carriedHere = decodeCatalog(payload);
+      for (const c of carriedHere.streams) {
         const s = streams.get(c.id);
         if (s === undefined) continue; // deleted since (or, replaying from a checkpoint, before it)
         touched.add(s);
-        if (applyCarried(s, c, maxProducers)) index.dropWhile(s, (ch) => ch.lastSeq < s.startSeq);
+        if (applyCarried(s, c, maxProducers, carriedHere.seqFloor === true)) index.dropWhile(s, (ch) => ch.lastSeq < s.startSeq);
       }
       return;
     }

@@ -168,8 +168,12 @@ function* journalRecords(data: Buffer): Generator<{ shard: number; segId: number
 }
 
 /**
- * The records of a data directory's journals not yet written back (read only: `svc check`).
- * A stopped node's journals hold groups acknowledged before their segments were synced.
+ * The records of a data directory's journals whose bytes are not in their segment files (read
+ * only: `svc check`). A stopped node's journal keeps the groups acknowledged through it until it
+ * is emptied at 64 MiB, clean stop or not: after a clean stop or a crash their bytes are in the
+ * segment files too (written before the journal's fdatasync), and only a power cut that lost the
+ * segments' unsynced tails leaves records the next start must write back. A record of a segment
+ * the reaper deleted is not pending.
  */
 export function pendingJournalRecords(dataDir: string): number {
   let names: string[];
@@ -178,10 +182,30 @@ export function pendingJournalRecords(dataDir: string): number {
   } catch {
     return 0;
   }
+  const fds = new Map<string, number | null>();
   let records = 0;
-  for (const n of names) {
-    if (!n.endsWith('.journal')) continue;
-    for (const _ of journalRecords(fs.readFileSync(path.join(journalDir(dataDir), n)))) records++;
+  try {
+    for (const n of names) {
+      if (!n.endsWith('.journal')) continue;
+      for (const { shard, segId, pos, bytes } of journalRecords(fs.readFileSync(path.join(journalDir(dataDir), n)))) {
+        const logDir = path.join(dataDir, 'shards', String(shard), 'log');
+        const seg = path.join(logDir, segmentFileName(segId));
+        let fd = fds.get(seg);
+        if (fd === undefined) {
+          fd = fs.existsSync(seg) ? fs.openSync(seg, 'r') : null;
+          fds.set(seg, fd);
+        }
+        if (fd === null) {
+          if (!newerSegmentExists(logDir, segId)) records++; // lost, and replay would re-create it
+          continue;
+        }
+        const there = Buffer.alloc(bytes.length);
+        const n = fs.readSync(fd, there, 0, there.length, pos);
+        if (n < bytes.length || !there.equals(bytes)) records++;
+      }
+    }
+  } finally {
+    for (const fd of fds.values()) if (fd !== null) fs.closeSync(fd);
   }
   return records;
 }
