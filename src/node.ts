@@ -385,7 +385,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     const api = { shards, meta, tokens, node: { clusterId }, members, placement, lease, transfers, groups: { groups: () => kafka.groups() }, schemas, objects: objectMaintenance?.census ?? null };
     admin = await engine.listen(
       { host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
-      protect('admin', createAdminHandler({ serving: () => serving, registered: () => members.registered, nodeId, appliedIndex, unavailable: () => shards.unavailable(), diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),
+      protect('admin', createAdminHandler({ serving: () => serving, registered: () => members.registered, nodeId, appliedIndex, unavailable: () => shards.unavailable(), metadataReachable: () => meta.reachable?.() ?? true, diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),
     );
   }
   // This node's record (a new epoch at every start, its advertised addresses, its slots kept) and,

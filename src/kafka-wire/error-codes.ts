@@ -105,6 +105,28 @@ export function kafkaErrorOf(err: unknown): number {
   return FROM_SVC[err.code] ?? KafkaError.UNKNOWN_SERVER_ERROR;
 }
 
+/**
+ * The code of a topic create that failed (CreateTopics, CreatePartitions). A metadata store that
+ * did not answer in time (no etcd quorum), or an owner that did not open its partition, is what a
+ * Kafka controller answers REQUEST_TIMED_OUT for: retriable, and the topic may still appear (a
+ * retry then gets TOPIC_ALREADY_EXISTS). KAFKA_STORAGE_ERROR is a Produce/Fetch code admin
+ * clients do not expect here.
+ */
+export function createErrorOf(err: unknown): number {
+  if (err instanceof SvcError && err.code === 'storage_unavailable' && err.outcome === undefined) return KafkaError.REQUEST_TIMED_OUT;
+  return kafkaErrorOf(err);
+}
+
+/**
+ * The code of a Metadata topic whose auto-create failed. A store that did not answer gets
+ * LEADER_NOT_AVAILABLE, Kafka's answer for a topic whose partitions have no leader yet: clients ask
+ * again after their backoff.
+ */
+export function autoCreateErrorOf(err: unknown): number {
+  if (err instanceof SvcError && err.code === 'storage_unavailable') return KafkaError.LEADER_NOT_AVAILABLE;
+  return kafkaErrorOf(err);
+}
+
 /** The message to send beside a Kafka error code (Produce v8+, CreateTopics, DeleteTopics v5+). */
 export function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

@@ -11,6 +11,7 @@
  */
 import { SvcError } from '../../errors';
 import { type MetaStore, MetaConflictError } from '../meta/meta-store';
+import { withinRequestDeadline } from '../meta/request-deadline';
 import { type OpenSpec, PLACEMENT_PREFIX, type Placement, type PlacementRow, isMoving, placementKey } from './placement';
 
 /** How long a node waits for the owner to carry out an intent (ms). */
@@ -50,11 +51,14 @@ export class PlacementIntents {
   async placeAndOpen(name: string, spec: OpenSpec): Promise<{ streamId: number }> {
     if (this.#placement.row(name) === null) {
       const nodeId = this.#placement.choose(name);
-      await this.#meta
-        .put<PlacementRow>(placementKey(name), { streamId: 0, nodeId, epoch: 1, state: 'opening', kafkaTopic: spec.kafkaTopic, create: spec }, { absent: true })
-        .catch((err: unknown) => {
-          if (!(err instanceof MetaConflictError)) throw err;
-        });
+      // Bounded like a request's placement (request-deadline.ts): a row written after the answer
+      // is carried out by its owner, and the client's retry finds the topic.
+      await withinRequestDeadline(
+        this.#meta.put<PlacementRow>(placementKey(name), { streamId: 0, nodeId, epoch: 1, state: 'opening', kafkaTopic: spec.kafkaTopic, create: spec }, { absent: true }),
+        `the placement of ${name}`,
+      ).catch((err: unknown) => {
+        if (!(err instanceof MetaConflictError)) throw err;
+      });
     }
     const placed = this.#placement.row(name)?.row.state === 'placed' || (await this.#waitForChange(name));
     const found = this.#placement.row(name);

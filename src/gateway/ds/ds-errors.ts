@@ -27,6 +27,8 @@ export function toDsError(err: unknown): Reply {
       break;
   }
   if (e.outcome !== undefined) status = outcomeReply(e.outcome, headers, d['next_seq']) ?? status;
+  // Every 503 (storage_unavailable, shutting_down) is retriable: a client waits a second and tries again.
+  if (status === 503 && !headers.some(([k]) => k === 'Retry-After')) headers.push(['Retry-After', '1']);
   return { status, headers, body: e.message };
 }
 

@@ -14,7 +14,7 @@ import {
 } from '../messages/create-topics';
 import { ZERO_UUID } from '../protocol/uuid';
 import { type ApiHandler } from '../handler';
-import { KafkaError, kafkaErrorOf, messageOf } from '../error-codes';
+import { KafkaError, createErrorOf, messageOf } from '../error-codes';
 import { streamOfPartition, topicNameProblem } from '../topics';
 import { allowed } from '../auth';
 import { DEFAULT_PARTITIONS, MAX_PARTITIONS, createTopic } from '../topic-admin';
@@ -64,7 +64,7 @@ export const CREATE_TOPICS_HANDLER: ApiHandler<CreateTopicsRequest, CreateTopics
         const created = await createTopic(ctx, t.name, partitions, config);
         results.push({ name: t.name, topicId: created.id, errorCode: 0, errorMessage: null, numPartitions: partitions, replicationFactor: 1, configs: [] });
       } catch (err) {
-        fail(kafkaErrorOf(err), messageOf(err));
+        fail(createErrorOf(err), messageOf(err));
       }
     }
     return { throttleTimeMs: 0, topics: results };
