@@ -353,7 +353,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
   const kafka = await startKafkaListener({
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
     maxRequestBytes: config.limits.maxRequestBytes, nodeId, shards, live, meta, log, txnParts, tracing,
-    cluster: placement === null || intents === null ? null : kafkaCluster(placement, intents, members, () => reopening !== null),
+    cluster: placement === null || intents === null ? null : kafkaCluster(placement, intents, members, () => reopening !== null, config.objects !== ''),
     // SASL/PLAIN: the password is an access token, authenticated like a bearer token.
     authenticate: config.auth === 'required' ? async (token) => { const who = await tokens.authenticate(`Bearer ${token}`); return typeof who === 'string' ? who : who.scope; } : null,
   });

@@ -4,6 +4,7 @@
  * - Creates on every listener are answered within 5 s with a retriable refusal, never a 500:
  *   Svc and Durable Streams `503` with `Retry-After`, Kafka CreateTopics `REQUEST_TIMED_OUT`.
  * - `/ready` answers 503 on every node during the loss and 200 again after it, by itself.
+ * And, on the same objects-mode cluster, the replication factor a topic may ask for.
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { type NodeProcess } from '../helpers/node-process';
@@ -53,6 +54,19 @@ async function kafkaCreate(n: NodeProcess, topic: string): Promise<{ outcome: st
     await admin.disconnect();
   }
 }
+
+// Not about quorum: this file's cluster is the one in objects mode with 3 live brokers (docs/kafka.md, "Replication factor").
+test('in objects mode a topic takes a replication factor up to the 3 live brokers; 4 is INVALID_REPLICATION_FACTOR', async () => {
+  const admin = new Kafka({ clientId: 'rf', brokers: [c.any().kafka], logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
+  await admin.connect();
+  try {
+    expect(await admin.createTopics({ topics: [{ topic: 'rf-three', replicationFactor: 3 }] })).toBe(true);
+    const refused = await admin.createTopics({ topics: [{ topic: 'rf-four', replicationFactor: 4 }] }).catch((err: unknown) => err);
+    expect(refused).toMatchObject({ errors: [expect.objectContaining({ type: 'INVALID_REPLICATION_FACTOR' })] });
+  } finally {
+    await admin.disconnect();
+  }
+});
 
 test('with 2 of 3 etcd members stopped, creates get a retriable answer within 5 s on every listener, never a 500', async () => {
   const nodes = [...c.nodes.values()];
