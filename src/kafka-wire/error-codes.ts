@@ -96,6 +96,11 @@ const FROM_OUTCOME: Record<OutcomeKind, number> = {
   closed: KafkaError.INVALID_REQUEST,
   // The partition moved to another node: clients refresh their metadata and go to the new leader.
   moved: KafkaError.NOT_LEADER_OR_FOLLOWER,
+  // What Kafka answers a produce it may still write (acks=all timing out): the client retries with
+  // the same producer epoch and sequence, and the retry is deduplicated. KAFKA_STORAGE_ERROR would
+  // tell it nothing was written: librdkafka then bumps the epoch and re-sends, and the records are
+  // written twice once the first write lands.
+  maybe_written: KafkaError.REQUEST_TIMED_OUT,
 };
 
 /** The Kafka error code for an error thrown by a data-plane call: its outcome's when it has one, else its code's. */

@@ -61,6 +61,10 @@ function outcomeReply(o: Outcome, headers: Array<[string, string]>, nextSeq: unk
     case 'moved':
       headers.push(['Retry-After', '1']);
       return null;
+    // It may still be written: retry the same append (with its Producer-* headers, so it is not stored twice).
+    case 'maybe_written':
+      headers.push(['Retry-After', '1']);
+      return null;
     default:
       return unreachable(o);
   }

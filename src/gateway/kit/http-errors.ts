@@ -93,6 +93,9 @@ function outcomeHeaders(o: Outcome): Array<[string, string]> {
     // Retryable: the stream is served by another node (a redirect to it comes with the cluster's routing).
     case 'moved':
       return [['Retry-After', '1']];
+    // It may still be written: retry the same append (with its producer headers, so it is not stored twice).
+    case 'maybe_written':
+      return [['Retry-After', '1']];
     default:
       return unreachable(o);
   }
