@@ -58,6 +58,7 @@ const OUTCOME_CODE: Record<OutcomeKind, ErrorCode> = {
   sequence_gap: 'conflict',
   closed: 'stream_closed',
   moved: 'storage_unavailable',
+  maybe_written: 'storage_unavailable',
 };
 
 export class SvcError extends Error {

@@ -380,7 +380,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   const kafka = await startKafkaListener({
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
     maxRequestBytes: config.limits.maxRequestBytes, nodeId, shards, live, meta, log, txnParts, tracing,
-    cluster: placement === null || intents === null ? null : kafkaCluster(placement, intents, members, () => reopening !== null),
+    cluster: placement === null || intents === null ? null : kafkaCluster(placement, intents, members, () => reopening !== null, config.objects !== ''),
     // SASL/PLAIN: the password is an access token, authenticated like a bearer token.
     authenticate: config.auth === 'required' ? async (token) => { const who = await tokens.authenticate(`Bearer ${token}`); return typeof who === 'string' ? who : who.scope; } : null,
   });
@@ -412,7 +412,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     const api = { shards, meta, tokens, node: { clusterId }, members, placement, lease, transfers, rebalancer, groups: { groups: () => kafka.groups() }, schemas, objects: objectMaintenance?.census ?? null };
     admin = await engine.listen(
       { host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
-      protect('admin', createAdminHandler({ serving: () => serving, registered: () => members.registered, nodeId, appliedIndex, unavailable: () => shards.unavailable(), diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),
+      protect('admin', createAdminHandler({ serving: () => serving, registered: () => members.registered, nodeId, appliedIndex, unavailable: () => shards.unavailable(), metadataReachable: () => meta.reachable?.() ?? true, diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),
     );
   }
   // This node's record (a new epoch at every start, its advertised addresses, its slots kept) and,

@@ -12,7 +12,7 @@
  */
 
 /** Every outcome kind (docs/errors.md, "Outcomes", lists them). */
-export const OUTCOME_KINDS = ['duplicate', 'stale_epoch', 'invalid_epoch_seq', 'unknown_producer', 'sequence_gap', 'closed', 'moved'] as const;
+export const OUTCOME_KINDS = ['duplicate', 'stale_epoch', 'invalid_epoch_seq', 'unknown_producer', 'sequence_gap', 'closed', 'moved', 'maybe_written'] as const;
 
 export type OutcomeKind = (typeof OUTCOME_KINDS)[number];
 
@@ -37,4 +37,13 @@ export type Outcome =
    * data lives"): the write was not acknowledged and nothing of it is visible here; retry (at the
    * new owner, `nodeId` when known).
    */
-  | { kind: 'moved'; nodeId: number | null };
+  | { kind: 'moved'; nodeId: number | null }
+  /**
+   * Objects mode: the write's group did not become durable within the stall limit (etcd or the
+   * object store not answering; docs/cluster.md, "When etcd or the object store does not
+   * answer"). It may still be written once they answer: the client must retry it as the same
+   * write (an idempotent producer's same id, epoch and sequence), which is then deduplicated.
+   * Also given to the writes the shard refuses at once while such a group is pending: a producer
+   * whose earlier batch is in doubt must keep its sequence rather than start a new epoch.
+   */
+  | { kind: 'maybe_written' };

@@ -19,6 +19,7 @@ const SAMPLES: { [K in OutcomeKind]: Extract<Outcome, { kind: K }> } = {
   sequence_gap: { kind: 'sequence_gap', expectedSeq: 8, receivedSeq: 10 },
   closed: { kind: 'closed', producerSeq: 7 },
   moved: { kind: 'moved', nodeId: 2 },
+  maybe_written: { kind: 'maybe_written' },
 };
 
 const refused = (o: Outcome): SvcError => SvcError.refused(o, `refused: ${o.kind}`, o.kind === 'closed' ? { next_seq: 12 } : undefined);
@@ -52,6 +53,8 @@ describe('storage outcomes', () => {
       sequence_gap: KafkaError.OUT_OF_ORDER_SEQUENCE_NUMBER,
       closed: KafkaError.INVALID_REQUEST,
       moved: KafkaError.NOT_LEADER_OR_FOLLOWER,
+      // Kafka's "may still be written": the client retries with the same epoch and sequence.
+      maybe_written: KafkaError.REQUEST_TIMED_OUT,
     });
   });
 
@@ -68,6 +71,8 @@ describe('storage outcomes', () => {
     expect(['svc-closed', 'svc-next-seq', 'svc-expected-seq', 'svc-received-seq'].map((h) => header(closed.headers, h))).toEqual(['true', '12', '7', '7']);
     const moved = toHttpError(refused(SAMPLES.moved));
     expect([moved.status, header(moved.headers, 'retry-after'), JSON.parse(moved.body).error]).toEqual([503, '1', 'moved']);
+    const doubt = toHttpError(refused(SAMPLES.maybe_written));
+    expect([doubt.status, header(doubt.headers, 'retry-after'), JSON.parse(doubt.body).error]).toEqual([503, '1', 'storage_unavailable']);
     const noProducer = toHttpError(SvcError.refused({ kind: 'closed', producerSeq: null }, 'stream is sealed', { next_seq: 12 }));
     expect(header(noProducer.headers, 'svc-expected-seq')).toBeUndefined();
   });
@@ -82,6 +87,8 @@ describe('storage outcomes', () => {
     expect([fresh.status, header(fresh.headers, 'producer-expected-seq'), header(fresh.headers, 'producer-received-seq')]).toEqual([400, '0', '5']);
     const moved = toDsError(refused(SAMPLES.moved));
     expect([moved.status, header(moved.headers, 'retry-after')]).toEqual([503, '1']);
+    const doubt = toDsError(refused(SAMPLES.maybe_written));
+    expect([doubt.status, header(doubt.headers, 'retry-after')]).toEqual([503, '1']);
     const fenced = toDsError(refused(SAMPLES.stale_epoch));
     expect([fenced.status, header(fenced.headers, 'producer-epoch')]).toEqual([403, '3']);
     const closed = toDsError(refused(SAMPLES.closed));

@@ -31,6 +31,8 @@ export interface PartitionSpec {
 }
 
 export interface KafkaCluster {
+  /** Objects mode (--objects): partitions' data is in the shared object store (replication-factor.ts). */
+  readonly objects: boolean;
   /** The node owning `stream` (its partition's leader), or null when it has no placement row. */
   leaderOf(stream: string): number | null;
   /** The stream is moving (transfer, failover): no node leads it until the new owner has opened it. */
@@ -55,9 +57,10 @@ function parseAddress(a: string): { host: string; port: number } {
 }
 
 /** `starting`: objects mode, true until the node reopened its local streams (docs/cluster.md, "Restart"). */
-export function kafkaCluster(placement: Placement, intents: PlacementIntents, members: Membership, starting: () => boolean = () => false): KafkaCluster {
+export function kafkaCluster(placement: Placement, intents: PlacementIntents, members: Membership, starting: () => boolean = () => false, objects = false): KafkaCluster {
   const brokers = (): Broker[] => members.liveNodes().filter((n) => n.kafkaAddress !== '').map((n) => ({ nodeId: n.nodeId, ...parseAddress(n.kafkaAddress) }));
   return {
+    objects,
     leaderOf: (stream) => placement.row(stream)?.row.nodeId ?? null,
     moving: (stream) => {
       const r = placement.row(stream);

@@ -96,6 +96,11 @@ const FROM_OUTCOME: Record<OutcomeKind, number> = {
   closed: KafkaError.INVALID_REQUEST,
   // The partition moved to another node: clients refresh their metadata and go to the new leader.
   moved: KafkaError.NOT_LEADER_OR_FOLLOWER,
+  // What Kafka answers a produce it may still write (acks=all timing out): the client retries with
+  // the same producer epoch and sequence, and the retry is deduplicated. KAFKA_STORAGE_ERROR would
+  // tell it nothing was written: librdkafka then bumps the epoch and re-sends, and the records are
+  // written twice once the first write lands.
+  maybe_written: KafkaError.REQUEST_TIMED_OUT,
 };
 
 /** The Kafka error code for an error thrown by a data-plane call: its outcome's when it has one, else its code's. */
@@ -103,6 +108,28 @@ export function kafkaErrorOf(err: unknown): number {
   if (!(err instanceof SvcError)) return KafkaError.UNKNOWN_SERVER_ERROR;
   if (err.outcome !== undefined) return FROM_OUTCOME[err.outcome.kind];
   return FROM_SVC[err.code] ?? KafkaError.UNKNOWN_SERVER_ERROR;
+}
+
+/**
+ * The code of a topic create that failed (CreateTopics, CreatePartitions). A metadata store that
+ * did not answer in time (no etcd quorum), or an owner that did not open its partition, is what a
+ * Kafka controller answers REQUEST_TIMED_OUT for: retriable, and the topic may still appear (a
+ * retry then gets TOPIC_ALREADY_EXISTS). KAFKA_STORAGE_ERROR is a Produce/Fetch code admin
+ * clients do not expect here.
+ */
+export function createErrorOf(err: unknown): number {
+  if (err instanceof SvcError && err.code === 'storage_unavailable' && err.outcome === undefined) return KafkaError.REQUEST_TIMED_OUT;
+  return kafkaErrorOf(err);
+}
+
+/**
+ * The code of a Metadata topic whose auto-create failed. A store that did not answer gets
+ * LEADER_NOT_AVAILABLE, Kafka's answer for a topic whose partitions have no leader yet: clients ask
+ * again after their backoff.
+ */
+export function autoCreateErrorOf(err: unknown): number {
+  if (err instanceof SvcError && err.code === 'storage_unavailable') return KafkaError.LEADER_NOT_AVAILABLE;
+  return kafkaErrorOf(err);
 }
 
 /** The message to send beside a Kafka error code (Produce v8+, CreateTopics, DeleteTopics v5+). */

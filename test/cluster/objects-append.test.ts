@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { type Ledger, recoverTail } from '../../src/objects';
 import { RawKafka } from '../kafka/kafka-test-client';
 import { platformatic } from '../kafka/platformatic';
-import { batchOf, produce } from '../kafka/raw-produce';
+import { batchOf, initProducerId, produce } from '../kafka/raw-produce';
 import { objectsNodeForFile } from './objects-node';
 import { fromObjects as readObjects } from './objects-read';
 
@@ -195,4 +195,42 @@ test('with etcd down appends are acknowledged while the ledger lags within its b
   expect(values.slice(1, 1 + acked.length)).toEqual(acked);
   expect(values[values.length - 1]).toBe('after');
   expect(values).not.toContain('refused');
+});
+
+test('with etcd down an idempotent producer\'s produce that may still be written answers REQUEST_TIMED_OUT, not KAFKA_STORAGE_ERROR; retried with the same epoch and sequence once etcd is back, each batch is stored once, in order', async () => {
+  const topic = `oi-${randomBytes(3).toString('hex')}`;
+  expect(await platformatic({ op: 'admin', broker: c.node.kafka, create: [{ topic, partitions: 1 }] })).toMatchObject({ ok: true });
+  const k = await RawKafka.connect(c.node.kafka);
+  let doubtful: number;
+  try {
+    const { producerId: id, producerEpoch: epoch } = await initProducerId(k);
+    const send = (seq: number): ReturnType<typeof produce> => produce(k, topic, batchOf([`p${seq}`], { id, epoch, seq }));
+    expect((await send(0)).errorCode).toBe(0);
+    await recordedTo(`/${topic}`, 1);
+    await c.etcd.kill(0);
+    let seq = 1;
+    let code = 0;
+    for (; seq < 200; seq++) {
+      code = (await send(seq)).errorCode;
+      if (code !== 0) break;
+    }
+    // The batch whose group outlived the stall limit may still be written: Kafka's REQUEST_TIMED_OUT
+    // (7), so a client retries it with the same epoch and sequence rather than bumping the epoch.
+    expect(code).toBe(7);
+    doubtful = seq;
+    // The next is refused at once while that group waits, and answered the same way.
+    expect((await send(doubtful + 1)).errorCode).toBe(7);
+    c.etcd.startMember(0);
+    await c.etcd.waitHealthy(30_000);
+    for (const retry of [doubtful, doubtful + 1]) {
+      let r = await send(retry);
+      for (const end = Date.now() + 30_000; r.errorCode !== 0 && Date.now() < end; r = await send(retry)) await new Promise((res) => setTimeout(res, 200));
+      expect({ retry, code: r.errorCode, offset: r.baseOffset }).toEqual({ retry, code: 0, offset: BigInt(retry) });
+    }
+    await recordedTo(`/${topic}`, doubtful + 2);
+  } finally {
+    k.close();
+  }
+  const values = (await fromObjects(`/${topic}`)).records.map(([, v]) => v);
+  expect(values).toEqual(Array.from({ length: doubtful + 2 }, (_, i) => `p${i}`));
 });

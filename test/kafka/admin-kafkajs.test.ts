@@ -79,6 +79,15 @@ describe('admin APIs with kafkajs', () => {
     expect((await fetch(`${node.url}/adm-trim`, { method: 'HEAD' })).headers.get('svc-start-seq')).toBe('2');
   });
 
+  test('a replication factor above the one live broker is INVALID_REPLICATION_FACTOR and creates nothing; 1 and the default are accepted, with this node the one replica', async () => {
+    const refused = await admin.createTopics({ topics: [{ topic: 'adm-rf3', replicationFactor: 3 }] }).catch((err: unknown) => err);
+    expect(refused).toMatchObject({ errors: [expect.objectContaining({ type: 'INVALID_REPLICATION_FACTOR' })] });
+    expect((await fetch(`${node.url}/adm-rf3`, { method: 'HEAD' })).status).toBe(404);
+    expect(await admin.createTopics({ topics: [{ topic: 'adm-rf1', replicationFactor: 1 }, { topic: 'adm-rfd' }] })).toBe(true);
+    const md = await admin.fetchTopicMetadata({ topics: ['adm-rf1', 'adm-rfd'] });
+    for (const t of md.topics) expect(t.partitions.map((p) => p.replicas)).toEqual([[1]]);
+  });
+
   test('DescribeCluster names this node as broker and controller; DeleteGroups forgets an empty group and refuses an unknown one', async () => {
     const cluster = await admin.describeCluster();
     expect(cluster.brokers).toHaveLength(1);

@@ -5,6 +5,7 @@
  */
 import { SvcError } from '../../errors';
 import { MetaConflictError, type MetaStore } from '../meta/meta-store';
+import { withinRequestDeadline } from '../meta/request-deadline';
 import { ROOT_SCOPE, type Scope, scopeErrors } from './scope';
 import { denial, expired, matches, widening } from './scope-rules';
 import { VerifiedTokens } from './verified-tokens';
@@ -83,8 +84,9 @@ export class Tokens {
 
   /** The principal of a request's Authorization header (absent: the anonymous token, if it exists). */
   async authenticate(authorization: string | undefined): Promise<Principal | AuthFailure> {
-    // Revocation is effective on the next request cluster-wide: the view must be current.
-    await this.#meta.sync();
+    // Revocation is effective on the next request cluster-wide: the view must be current. Bounded
+    // (request-deadline.ts): without etcd's quorum the request is answered 503 in time, not after 10 s.
+    await withinRequestDeadline(this.#meta.sync(), 'the token check');
     return this.#check(authorization);
   }
 

@@ -11,6 +11,7 @@
  */
 import { SvcError } from '../../errors';
 import { type MetaStore, MetaConflictError } from '../meta/meta-store';
+import { withinRequestDeadline } from '../meta/request-deadline';
 import { type OpenSpec, PLACEMENT_PREFIX, type Placement, type PlacementRow, isMoving, placementKey } from './placement';
 
 /** How long a node waits for the owner to carry out an intent (ms). */
@@ -50,9 +51,14 @@ export class PlacementIntents {
   async placeAndOpen(name: string, spec: OpenSpec): Promise<{ streamId: number }> {
     if (this.#placement.row(name) === null) {
       const nodeId = this.#placement.choose(name, spec.kafkaTopic);
+      // Bounded like a request's placement (request-deadline.ts): a row written after the answer
+      // is carried out by its owner, and the client's retry finds the topic.
       await this.#placement
         .reserve(nodeId, spec.kafkaTopic, () =>
-          this.#meta.put<PlacementRow>(placementKey(name), { streamId: 0, nodeId, epoch: 1, state: 'opening', kafkaTopic: spec.kafkaTopic, create: spec }, { absent: true }),
+          withinRequestDeadline(
+            this.#meta.put<PlacementRow>(placementKey(name), { streamId: 0, nodeId, epoch: 1, state: 'opening', kafkaTopic: spec.kafkaTopic, create: spec }, { absent: true }),
+            `the placement of ${name}`,
+          ),
         )
         .catch((err: unknown) => {
           if (!(err instanceof MetaConflictError)) throw err;

@@ -19,6 +19,7 @@
  * nothing here runs on its request path.
  */
 import { type MetaStore, MetaConflictError } from '../meta/meta-store';
+import { withinRequestDeadline } from '../meta/request-deadline';
 import { type Membership } from './membership';
 import { type NodeRecord } from './node-record';
 import { leastLoaded } from './balance';
@@ -161,16 +162,19 @@ export class Placement {
 
   /**
    * Who serves a request for `name`. `create`: the request creates it, so a stream without a row
-   * is placed now. Without a row (not created anywhere, or created before the node joined a
+   * is placed now. Rejects with storage_unavailable when the store does not answer within
+   * REQUEST_METADATA_MS (the row may still be written after: a retry finds it). Without a row (not created anywhere, or created before the node joined a
    * cluster), the request is served here: the shard answers it (404 when absent).
    */
   async owner(name: string, create: boolean): Promise<Owner> {
     let found = this.row(name);
+    // Bounded (request-deadline.ts): without etcd's quorum these never answer, and the client
+    // gets a retriable storage_unavailable within its own deadline instead.
     if (found === null && !create) {
-      await this.#meta.sync();
+      await withinRequestDeadline(this.#meta.sync(), `the lookup of ${name}`);
       found = this.row(name);
     }
-    if (found === null && create) found = await this.#place(name);
+    if (found === null && create) found = await withinRequestDeadline(this.#place(name), `the placement of ${name}`);
     if (found === null) return { kind: 'local', row: null, version: null };
     return this.#ownerOf(found.row, found.version);
   }

@@ -56,6 +56,12 @@ export interface MetaStore {
    * where putLive is; rejects when no live record was written yet.
    */
   putOnLive?<T>(key: string, value: T, expect?: Expect): Promise<MetaRecord<T>>;
+  /**
+   * False while the store cannot take writes: the live record's lease (putLive) failed its last
+   * two renewals (etcd unreachable or without quorum). The node is then not ready (`/ready` 503).
+   * Absent where putLive is (local: the store is the node's own disk).
+   */
+  reachable?(): boolean;
   /** Delete `key` if `expect` holds; resolves false when there was nothing to delete (and no version was expected). */
   delete(key: string, expect?: Expect): Promise<boolean>;
   /**

@@ -4,6 +4,7 @@
  *   GET /health            200 while the process is up
  *   GET /ready             200 or 503 with {ready, serving, registered, appliedIndex, nodeId}
  *                          (+ `unavailable`, the shard workers down after a storage failure, while any is;
+ *                          + `metadataUnreachable: true` while etcd answers no lease renewal: no quorum;
  *                          + `diskFull: true` while the disk is full, which alone does not make it unready)
  *   GET /, /dashboard/…    the dashboard (or a hint page when the build has no assets)
  *   GET /metrics           Prometheus exposition (docs/metrics.md; op node_read under --auth required)
@@ -27,6 +28,8 @@ export interface ReadinessSource {
   appliedIndex(): number | Promise<number>;
   /** Shard workers down after a storage failure (ShardClient.unavailable()); the node is not ready while any is. */
   unavailable?(): ReadonlyArray<{ worker: number; shards: number[]; error: string; errorCode: string | null; sinceMs: number; restarts: number }>;
+  /** The metadata store takes writes (etcd: a quorum answers; docs/cluster.md). The node is not ready while it does not. */
+  metadataReachable?(): boolean;
   /** The disk is full: creates and appends are refused, reads and deletes served (the node stays ready, so deletes reach it). */
   diskFull?(): boolean;
 }
@@ -55,9 +58,10 @@ export function createAdminHandler(src: ReadinessSource, api: AdminDeps | null, 
       // Registered: this start's node record and live lease are in the metadata (docs/cluster.md).
       const registered = serving && (src.registered?.() ?? true);
       const unavailable = src.unavailable?.() ?? [];
-      const ready = serving && registered && unavailable.length === 0;
+      const metadataReachable = src.metadataReachable?.() ?? true;
+      const ready = serving && registered && unavailable.length === 0 && metadataReachable;
       const reply = (appliedIndex: number): void => {
-        const doc = { ready, serving, registered, appliedIndex, nodeId: src.nodeId, ...(unavailable.length > 0 ? { unavailable } : {}), ...(src.diskFull?.() === true ? { diskFull: true } : {}) };
+        const doc = { ready, serving, registered, appliedIndex, nodeId: src.nodeId, ...(unavailable.length > 0 ? { unavailable } : {}), ...(metadataReachable ? {} : { metadataUnreachable: true }), ...(src.diskFull?.() === true ? { diskFull: true } : {}) };
         send({ status: ready ? 200 : 503, headers: [JSON_TYPE, ['cache-control', 'no-store']], body: JSON.stringify(doc) });
       };
       const idx = src.appliedIndex();

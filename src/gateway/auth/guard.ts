@@ -74,6 +74,8 @@ function deny(listener: Listener, res: HttpResponse, req: HttpRequest, status: n
     // The admin error body has only `error` (spec "Error body").
     body = JSON.stringify(listener === 'admin' ? { error } : { error, message });
   }
+  // Retriable: the metadata store is back within seconds (docs/cluster.md, "When etcd loses its quorum").
+  if (status === 503) headers = [...headers, ['retry-after', '1']];
   res.send(status, headers, req.method === 'HEAD' ? undefined : body);
 }
 

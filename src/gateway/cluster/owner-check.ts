@@ -13,6 +13,8 @@
  *                                    │      of a fenced append): 307 to the new owner instead
  *                                    ──▶ another live node ──▶ 307, Location = its advertised address + same path and query
  *                                    ──▶ a node without a live lease ──▶ 503 storage_unavailable
+ *               no row in the view, and the store does not answer the lookup or placement within
+ *               REQUEST_METADATA_MS (no etcd quorum) ──▶ 503 storage_unavailable, Retry-After
  *
  * Only installed with `--metadata etcd://…`: a single node's requests never pass here.
  */
@@ -24,6 +26,7 @@ import { toDsError } from '../ds/ds-errors';
 import { STREAM_BASE } from '../ds/context';
 import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
 import { withSend } from '../http/forwarding-response';
+import { isInternal } from '../shield';
 import { STREAMS_PATH } from '../svc/config-handlers';
 import { parseStreamName, toHttpError } from '../kit';
 
@@ -89,7 +92,12 @@ export function ownerCheck(listener: OwnedListener, d: OwnerCheckDeps, handler: 
     };
     const now = d.placement.ownerNow(s.name);
     if (now !== null) return dispatch(now);
-    return d.placement.owner(s.name, s.create).then(dispatch);
+    // The lookup or placement needs the metadata store; without it (no etcd quorum) it rejects
+    // with storage_unavailable within the request deadline: a retriable 503, not the shield's 500.
+    return d.placement.owner(s.name, s.create).then(dispatch, (err: unknown) => {
+      if (isInternal(err)) throw err;
+      fail(listener, req, res, err as SvcError);
+    });
   };
 }
 

@@ -27,6 +27,8 @@ export function toDsError(err: unknown): Reply {
       break;
   }
   if (e.outcome !== undefined) status = outcomeReply(e.outcome, headers, d['next_seq']) ?? status;
+  // Every 503 (storage_unavailable, shutting_down) is retriable: a client waits a second and tries again.
+  if (status === 503 && !headers.some(([k]) => k === 'Retry-After')) headers.push(['Retry-After', '1']);
   return { status, headers, body: e.message };
 }
 
@@ -57,6 +59,10 @@ function outcomeReply(o: Outcome, headers: Array<[string, string]>, nextSeq: unk
       return null;
     // Objects mode: the stream moved to another node; 503 and retry.
     case 'moved':
+      headers.push(['Retry-After', '1']);
+      return null;
+    // It may still be written: retry the same append (with its Producer-* headers, so it is not stored twice).
+    case 'maybe_written':
       headers.push(['Retry-After', '1']);
       return null;
     default:

@@ -62,6 +62,8 @@ export function toHttpError(err: unknown): HttpError {
   }
   if (e.code === 'stream_closed') headers.push(['svc-closed', 'true']);
   if (e.outcome !== undefined) headers.push(...outcomeHeaders(e.outcome));
+  // Every 503 (storage_unavailable, shutting_down) is retriable: a client waits a second and tries again.
+  if (status === 503 && !headers.some(([k]) => k === 'Retry-After')) headers.push(['Retry-After', '1']);
   // The listener's own errors name their headers (`header:allow` on a 405).
   for (const [k, v] of Object.entries(e.details ?? {})) {
     if (k.startsWith('header:')) headers.push([k.slice(7), String(v)]);
@@ -90,6 +92,9 @@ function outcomeHeaders(o: Outcome): Array<[string, string]> {
       return [];
     // Retryable: the stream is served by another node (a redirect to it comes with the cluster's routing).
     case 'moved':
+      return [['Retry-After', '1']];
+    // It may still be written: retry the same append (with its producer headers, so it is not stored twice).
+    case 'maybe_written':
       return [['Retry-After', '1']];
     default:
       return unreachable(o);

@@ -14,7 +14,7 @@ import {
 } from '../messages/create-partitions';
 import { type ApiHandler } from '../handler';
 import { leaderError } from '../partitions';
-import { KafkaError, kafkaErrorOf, messageOf } from '../error-codes';
+import { KafkaError, createErrorOf, messageOf } from '../error-codes';
 import { allowed } from '../auth';
 import { streamOfPartition } from '../topics';
 import { KAFKA_CONTENT_TYPE, MAX_PARTITIONS } from '../topic-admin';
@@ -64,7 +64,7 @@ export const CREATE_PARTITIONS_HANDLER: ApiHandler<CreatePartitionsRequest, Crea
         ctx.log.info({ topic: t.name, from: current, to: q.count }, 'kafka partitions created');
         res(0, null);
       } catch (err) {
-        res(kafkaErrorOf(err), messageOf(err));
+        res(createErrorOf(err), messageOf(err));
       }
     }
     return { throttleTimeMs: 0, results };

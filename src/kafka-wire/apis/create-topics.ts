@@ -1,6 +1,7 @@
 /**
  * CreateTopics (key 19), v2–7: topic T becomes stream `/T` (partition 0) and `/T/1`… (topics.ts).
- * Replication factor and replica assignments are accepted and ignored (-1 too: kafkajs sends it);
+ * The replication factor is checked as Kafka checks it (replication-factor.ts: at most the live
+ * brokers; on local disk 1) and reported back; replica assignments are accepted and ignored;
  * topic configs are applied as AlterConfigs would (topic-configs.ts; a refused one fails the topic
  * with INVALID_CONFIG). validateOnly checks the name, partition count and configs.
  */
@@ -14,10 +15,11 @@ import {
 } from '../messages/create-topics';
 import { ZERO_UUID } from '../protocol/uuid';
 import { type ApiHandler } from '../handler';
-import { KafkaError, kafkaErrorOf, messageOf } from '../error-codes';
+import { KafkaError, createErrorOf, messageOf } from '../error-codes';
 import { streamOfPartition, topicNameProblem } from '../topics';
 import { allowed } from '../auth';
 import { DEFAULT_PARTITIONS, MAX_PARTITIONS, createTopic } from '../topic-admin';
+import { effectiveReplicationFactor, replicationFactorProblem } from '../replication-factor';
 import { ConfigProblem, type StreamConfigChange, parseTopicConfigs } from '../topic-configs';
 
 export const CREATE_TOPICS_HANDLER: ApiHandler<CreateTopicsRequest, CreateTopicsResponse> = {
@@ -44,6 +46,14 @@ export const CREATE_TOPICS_HANDLER: ApiHandler<CreateTopicsRequest, CreateTopics
         fail(KafkaError.INVALID_PARTITIONS, `a topic has 1 to ${MAX_PARTITIONS} partitions`);
         continue;
       }
+      // With explicit assignments (replicationFactor -1) the factor is the replicas each lists.
+      const asked = t.assignments.length > 0 ? (t.assignments[0]?.brokerIds.length ?? -1) : t.replicationFactor;
+      const rfProblem = replicationFactorProblem(asked, ctx.cluster?.brokers().length ?? 1, ctx.cluster?.objects ?? false);
+      if (rfProblem !== null) {
+        fail(KafkaError.INVALID_REPLICATION_FACTOR, rfProblem);
+        continue;
+      }
+      const factor = effectiveReplicationFactor(asked);
       let config: StreamConfigChange;
       try {
         config = parseTopicConfigs(t.configs);
@@ -57,14 +67,14 @@ export const CREATE_TOPICS_HANDLER: ApiHandler<CreateTopicsRequest, CreateTopics
         continue;
       }
       if (req.validateOnly) {
-        results.push({ name: t.name, topicId: ZERO_UUID, errorCode: 0, errorMessage: null, numPartitions: partitions, replicationFactor: 1, configs: [] });
+        results.push({ name: t.name, topicId: ZERO_UUID, errorCode: 0, errorMessage: null, numPartitions: partitions, replicationFactor: factor, configs: [] });
         continue;
       }
       try {
         const created = await createTopic(ctx, t.name, partitions, config);
-        results.push({ name: t.name, topicId: created.id, errorCode: 0, errorMessage: null, numPartitions: partitions, replicationFactor: 1, configs: [] });
+        results.push({ name: t.name, topicId: created.id, errorCode: 0, errorMessage: null, numPartitions: partitions, replicationFactor: factor, configs: [] });
       } catch (err) {
-        fail(kafkaErrorOf(err), messageOf(err));
+        fail(createErrorOf(err), messageOf(err));
       }
     }
     return { throttleTimeMs: 0, topics: results };

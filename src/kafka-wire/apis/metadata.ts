@@ -20,7 +20,7 @@ import {
 import { ZERO_UUID } from '../protocol/uuid';
 import { type ApiHandler } from '../handler';
 import { type KafkaContext } from '../context';
-import { KafkaError, kafkaErrorOf } from '../error-codes';
+import { KafkaError, autoCreateErrorOf } from '../error-codes';
 import { type Topic, topicNameProblem } from '../topics';
 import { DEFAULT_PARTITIONS, createTopic } from '../topic-admin';
 import { streamOfPartition } from '../topics';
@@ -67,7 +67,7 @@ async function topicByName(ctx: KafkaContext, name: string, autoCreate: boolean,
     return describeTopic(ctx, await createTopic(ctx, name, DEFAULT_PARTITIONS));
   } catch (err) {
     ctx.log.warn({ topic: name, err: (err as Error).message }, 'kafka topic auto-create failed');
-    return missing(name, kafkaErrorOf(err));
+    return missing(name, autoCreateErrorOf(err));
   }
 }
 

@@ -284,7 +284,7 @@ export class GroupCommit {
     const timer = setTimeout(() => {
       stalled = true;
       this.#stalled++;
-      const e = new SvcError('storage_unavailable', `the object store or the ledger did not answer within ${ms} ms`);
+      const e = SvcError.refused({ kind: 'maybe_written' }, `the object store or the ledger did not answer within ${ms} ms; the write may still be stored: retry it as the same write`);
       for (const grp of [g, this.#pending]) {
         const replies = grp.replies;
         grp.replies = replies.map(() => () => undefined);

@@ -560,7 +560,9 @@ export class Shard {
       return true;
     }
     if (this.#commit.stalled) {
-      reply(new SvcError('storage_unavailable', 'the object store or the ledger is not answering: writes are refused until it does'));
+      // Not written; answered as in doubt all the same: a producer whose earlier batch waits in the
+      // stalled group must retry this one with its sequence, not start a new epoch (outcomes.ts).
+      reply(SvcError.refused({ kind: 'maybe_written' }, 'the object store or the ledger is not answering: writes are refused until it does; retry as the same write'));
       return true;
     }
     if (this.#commit.failed === null) return false;

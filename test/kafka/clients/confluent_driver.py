@@ -148,7 +148,33 @@ def fence(c):
     return {'aError': error, 'committed': [r['value'] for r in read_all(c, c['topic'], 'read_committed')]}
 
 
-COMMANDS = {'produce_records': produce_records, 'txn_produce': txn_produce, 'read': read, 'ctp': consume_transform_produce, 'hang': hang, 'fence': fence}
+def idempotent_run(c):
+    """An idempotent producer (acks=all) sending values "<prefix>-<i>" to partition 0 for c['seconds'],
+    one every c['everyMs'], then flushing. Prints {"started": true} first; returns the values
+    acknowledged (in delivery order, with offsets) and the errors of those that were not."""
+    p = Producer({'bootstrap.servers': c['broker'], 'enable.idempotence': True, 'acks': 'all', 'linger.ms': 5,
+                  'message.timeout.ms': c.get('messageTimeoutMs', 120000), 'request.timeout.ms': c.get('requestTimeoutMs', 30000)})
+    acked = []
+    failed = []
+
+    def done(err, msg):
+        if err is not None:
+            failed.append({'value': msg.value().decode(), 'error': err.name()})
+        else:
+            acked.append({'value': msg.value().decode(), 'offset': msg.offset()})
+
+    print(json.dumps({'started': True}), flush=True)
+    end = time.time() + c['seconds']
+    i = 0
+    while time.time() < end:
+        p.produce(c['topic'], value=('%s-%d' % (c['prefix'], i)).encode(), partition=0, on_delivery=done)
+        i += 1
+        p.poll(c['everyMs'] / 1000.0)
+    left = p.flush(c.get('flushSeconds', 90))
+    return {'sent': i, 'acked': acked, 'failed': failed, 'unflushed': left}
+
+
+COMMANDS = {'idempotent_run': idempotent_run, 'produce_records': produce_records, 'txn_produce': txn_produce, 'read': read, 'ctp': consume_transform_produce, 'hang': hang, 'fence': fence}
 
 if __name__ == '__main__':
     cmd = json.loads(sys.argv[1])

@@ -157,6 +157,10 @@ export class EtcdMetaStore implements MetaStore {
    * (live-lease.ts): the record vanishes from every view when the node stops or is cut off for
    * longer than the TTL. One live record per store (the node's `live/<id>`).
    */
+  reachable(): boolean {
+    return this.#live?.reachable ?? true;
+  }
+
   putLive<T>(key: string, value: T, ttlSeconds: number, onLost?: (lost: boolean) => void): Promise<MetaRecord<T>> {
     return this.#track(async () => {
       this.#checkOpen(key);

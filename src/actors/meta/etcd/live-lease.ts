@@ -18,6 +18,8 @@ export class LiveLease {
   #stopped = false;
   /** Writes the record again under the lease named (after a lease was lost). */
   #rewrite: ((lease: string) => Promise<void>) | null = null;
+  /** Renewals failed in a row (0 after one that etcd answered). */
+  #failures = 0;
   /** Told when the lease was found expired (true) and when the record is back (false). */
   onLost: ((lost: boolean) => void) | null = null;
 
@@ -40,9 +42,21 @@ export class LiveLease {
     this.#schedule();
   }
 
+  /**
+   * etcd answered one of the last two renewals. A renewal needs etcd's leader, so two failures
+   * in a row (about 2–4 s) mean no quorum is reachable and no write can succeed: the node says
+   * it is not ready (`/ready` 503) until a renewal is answered again. One failure alone (a member
+   * lost, an election, a slow turn on a busy machine) does not.
+   */
+  get reachable(): boolean {
+    return this.#failures < 2;
+  }
+
   #schedule(): void {
     if (this.#stopped) return;
-    this.#timer = setTimeout(() => void this.#renew(), Math.max(200, (this.#ttlSeconds * 1000) / 3));
+    // After a failure the next renewal comes sooner: the lease is kept, and reachability is known, earlier.
+    const every = (this.#ttlSeconds * 1000) / 3;
+    this.#timer = setTimeout(() => void this.#renew(), Math.max(200, this.#failures > 0 ? Math.min(500, every) : every));
     this.#timer.unref();
   }
 
@@ -58,7 +72,9 @@ export class LiveLease {
         await this.#rewrite?.(await this.id());
         this.onLost?.(false);
       }
+      this.#failures = 0;
     } catch (err) {
+      this.#failures++;
       this.#log?.warn({ err: (err as Error).message }, 'renewing the node liveness lease failed; trying again');
     } finally {
       this.#schedule();
