@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ObjectsCluster, until } from './objects-cluster';
+import { follow } from './writers';
 
 jest.setTimeout(240_000);
 
@@ -26,17 +27,6 @@ interface Rec {
   headers: Record<string, string>;
 }
 
-/** A request following 307s. */
-async function send(url: string, init: RequestInit): Promise<Response> {
-  let at = url;
-  for (let i = 0; i < 5; i++) {
-    const r = await fetch(at, { ...init, redirect: 'manual', signal: AbortSignal.timeout(15_000) });
-    if (r.status !== 307) return r;
-    await r.arrayBuffer();
-    at = r.headers.get('location')!;
-  }
-  throw new Error('too many redirects');
-}
 
 test('a node started on an empty data directory takes over 100 streams and serves every acknowledged record', async () => {
   const STREAMS = 100;
@@ -46,13 +36,13 @@ test('a node started on an empty data directory takes over 100 streams and serve
     Array.from({ length: 8 }, async (_, w) => {
       for (let i = w; i < STREAMS; i += 8) {
         const name = names[i]!;
-        const created = await send(`${c.any().url}${name}`, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' } });
+        const created = await follow(`${c.any().url}${name}`, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' } });
         expect([200, 201]).toContain(created.status);
         const recs: Rec[] = [];
         // Three batches of varied records: binary-safe bodies as base64 text, keys and headers.
         for (let b = 0; b < 3; b++) {
           const batch = Array.from({ length: 5 + b }, (_, k) => ({ body: randomBytes(16 + 8 * k).toString('base64'), key: `${name}/k${b}.${k}`, headers: { batch: String(b), n: String(k) } }));
-          const r = await send(`${c.any().url}${name}`, { method: 'POST', headers: { 'content-type': 'application/vnd.svc.batch+json' }, body: JSON.stringify({ records: batch }) });
+          const r = await follow(`${c.any().url}${name}`, { method: 'POST', headers: { 'content-type': 'application/vnd.svc.batch+json' }, body: JSON.stringify({ records: batch }) });
           expect(r.status).toBe(200);
           const first = Number(r.headers.get('svc-start-seq'));
           await r.arrayBuffer();

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { Ledger } from '../../src/objects';
 import { type NodeProcess } from '../helpers/node-process';
 import { ObjectsCluster, sleep, until } from './objects-cluster';
+import { follow } from './writers';
 
 jest.setTimeout(180_000);
 
@@ -60,14 +61,8 @@ async function create(stream: string): Promise<string> {
 
 /** GET following 307s: status and body. */
 async function get(url: string): Promise<{ status: number; body: string }> {
-  let at = url;
-  for (let i = 0; i < 5; i++) {
-    const r = await fetch(at, { redirect: 'manual', signal: AbortSignal.timeout(15_000) });
-    const body = await r.text();
-    if (r.status !== 307) return { status: r.status, body };
-    at = r.headers.get('location')!;
-  }
-  throw new Error('too many redirects');
+  const r = await follow(url, { method: 'GET' });
+  return { status: r.status, body: await r.text() };
 }
 
 test('a flipped byte and a deleted object make their streams answer data_corrupt naming stream, seqs and object; the node stops on SIGTERM', async () => {

@@ -31,7 +31,7 @@ export interface Writer {
 type Urls = () => string[];
 
 /** A request that follows 307s (at most 5 hops); throws on a network error. */
-async function follow(url: string, init: RequestInit): Promise<Response> {
+export async function follow(url: string, init: RequestInit): Promise<Response> {
   let at = url;
   for (let i = 0; i < 5; i++) {
     const r = await fetch(at, { ...init, redirect: 'manual', signal: AbortSignal.timeout(8_000) });
