@@ -19,7 +19,8 @@ const SUBSCRIPTIONS_PREFIX = `${STREAM_BASE}/__ds/`;
 export function createDsHandler(ctx: DsContext, inFlight: InFlight): RequestHandler {
   return (req: HttpRequest, res: HttpResponse): void | Promise<void> => {
     if (inFlight.closing) {
-      send(res, req, { status: 503, headers: [['connection', 'close'], ['content-type', 'text/plain; charset=utf-8']], body: 'the node is shutting down' });
+      // Retriable like every 503 (ds-errors.ts): the restarted node, or another, takes it.
+      send(res, req, { status: 503, headers: [['connection', 'close'], ['content-type', 'text/plain; charset=utf-8'], ['Retry-After', '1']], body: 'the node is shutting down' });
       return;
     }
     inFlight.begin();
