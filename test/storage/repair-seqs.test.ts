@@ -61,6 +61,11 @@ describe('svc repair after the newest segment is lost', () => {
     expect(repair.status).toBe(0);
 
     const again = await startNode({ dataDir, args });
+    // Before any new append, a reader inside the gap is moved past it to the tail, not told to read the same seq again.
+    const before = await fetch(`${again.url}/tail?seq=${lostFirst + 1}&format=json`);
+    expect(before.status).toBe(200);
+    expect(before.headers.get('svc-next-seq')).toBe('120');
+    expect(await before.json()).toEqual([]);
     const appended: number[] = [];
     for (let i = 0; i < 20; i++) {
       const res = await fetch(`${again.url}/tail`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: `after-${i}` });
