@@ -61,6 +61,13 @@ describe('svc repair after the newest segment is lost', () => {
     expect(repair.status).toBe(0);
 
     const again = await startNode({ dataDir, args });
+    // Before any new append, a reader inside the gap is moved past it to the tail, not told to read the same seq again.
+    const before = await fetch(`${again.url}/tail?seq=${lostFirst + 1}&format=json`);
+    expect(before.status).toBe(200);
+    expect(before.headers.get('svc-next-seq')).toBe('120');
+    expect(await before.json()).toEqual([]);
+    // A long-poll inside the gap waits at the tail and is answered by the first record after it.
+    const poll = fetch(`${again.url}/tail?seq=${lostFirst}&format=json&live=long-poll`, { signal: AbortSignal.timeout(25_000) });
     const appended: number[] = [];
     for (let i = 0; i < 20; i++) {
       const res = await fetch(`${again.url}/tail`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: `after-${i}` });
@@ -69,6 +76,9 @@ describe('svc repair after the newest segment is lost', () => {
     }
     // Above every seq acknowledged before the loss (0..119), none reused.
     expect(appended).toEqual(Array.from({ length: 20 }, (_, i) => 120 + i));
+    const polled = await poll;
+    expect(polled.status).toBe(200);
+    expect(((await polled.json()) as Array<{ seq: number }>)[0]!.seq).toBe(120);
     // A read skips the lost seqs as it skips quarantined ones: the survivors, then the new records.
     const got = await records(again.url, '/tail');
     expect(got.map((r) => r.seq)).toEqual([...Array.from({ length: lostFirst }, (_, i) => i), ...appended]);

@@ -204,6 +204,7 @@ export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from:
   return done();
 
   function done(): Gathered {
+    next = pastGap(index, s, count, next, end);
     // A page whose body comes back goes into the worker's pooled slabs (page-pool.ts); a binary
     // page of one batch read from disk is that batch as read, no copy. Kafka fetches and SSE
     // events are not handed back by their listeners: buffers of their own, as before.
@@ -221,6 +222,18 @@ export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from:
               : renderJson(records, buffers);
     return { body, count, nextSeq: next };
   }
+}
+
+/**
+ * An empty page below the end: when no chunk holds a seq at or after `next`, the seqs up to the
+ * end hold no records (lost with a segment and kept by \`svc repair\`'s seq floor, or quarantined):
+ * the reader is moved past them, as past a gap between chunks, instead of being told to read the
+ * same position again (docs/storage.md, "A seq once acknowledged is never handed out again").
+ * Asked only for empty pages, so a full page costs no extra lookup.
+ */
+function pastGap(index: ChunkIndex, s: StreamState, count: number, next: number, end: number): number {
+  if (count > 0 || next >= end) return next;
+  return index.cursor(s, next).next() === null ? end : next;
 }
 
 /** RecordBatch v2 field positions (Kafka): the low 48 bits of baseOffset, and lastOffsetDelta. */
@@ -324,5 +337,5 @@ function gatherValues(log: SegmentLog, index: ChunkIndex, s: StreamState, from: 
     }
     page.append(buf, written);
   }
-  return { body: page.take(framing), count, nextSeq: next };
+  return { body: page.take(framing), count, nextSeq: pastGap(index, s, count, next, end) };
 }
