@@ -48,6 +48,7 @@ export { PlacementIntents } from './cluster/intents';
 export { MAINTENANCE_KEY, MaintenanceLease, type MaintenanceRecord } from './cluster/maintenance-lease';
 export { type PendingTransfer, type TransferResult, Transfers } from './cluster/transfers';
 export { FailoverDriver } from './cluster/failover';
+export { handOffStreams } from './cluster/handoff';
 export { type MoveStorage, StreamOpener } from './cluster/moves';
 export { EtcdLink, type EtcdCompare, type EtcdKv, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError } from './meta/etcd/etcd-link';
 export { type EtcdTarget, parseEtcdUrl } from './meta/etcd/etcd-url';
