@@ -54,7 +54,7 @@ export function moveStorage(d: MoveStorageDeps): MoveStorage {
       await recoverTail(d.ledger, d.store, name, mine);
       const input = await readStreamFromObjects(d.ledger, d.store, name);
       if (input === null) return 'absent';
-      await d.shards.importStream(name, input);
+      await d.shards.importStream(name, { ...input, epoch });
       return 'opened';
     },
     create: (name: string, spec: OpenSpec) => d.create(name, spec),

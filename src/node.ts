@@ -16,7 +16,7 @@ import { Tracing } from './tracing';
 import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_SLOTS, FailoverDriver, MaintenanceLease, Membership, MetaConflictError, type MetaStore, type MoveStorage, type NodeRecord, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, Rebalancer, StreamOpener, Tokens, Transfers, nodeKey, openMetaStore, resolveNodeId } from './actors';
+import { DEFAULT_SLOTS, FailoverDriver, MaintenanceLease, handOffStreams, Membership, MetaConflictError, type MetaStore, type MoveStorage, type NodeRecord, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, Rebalancer, StreamOpener, Tokens, Transfers, nodeKey, openMetaStore, resolveNodeId } from './actors';
 import {
   CorsPolicy,
   clusterList,
@@ -60,7 +60,11 @@ import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
 import { moveStorage as moveStorageOf } from './move-storage';
 import { Ledger, checkObjectStore, openObjectStore } from './objects';
 
+/** How long a graceful stop waits for its streams to be placed on other nodes before it drains (ms; at most half of --shutdown-timeout-ms). */
+const HANDOFF_WAIT_MS = 5_000; // 5 s
+
 /** A running node: listeners, shard workers, actors. */
+
 export interface RunningNode {
   /** Protocol listener port actually bound. */
   readonly port: number;
@@ -524,6 +528,11 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     metricsPort: metricsServer?.port ?? null,
     close(): Promise<void> {
       closing ??= (async () => {
+        // Objects mode: the streams move to the other live nodes while this one still answers
+        // (307), instead of answering shutting_down until its lease is gone and they fail over.
+        if (placement !== null && moveStorage !== null) {
+          await handOffStreams(placement, members, log, Math.min(HANDOFF_WAIT_MS, config.shutdownTimeoutMs / 2)).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'handing streams off before stopping failed; they fail over once this node is gone'));
+        }
         serving = false;
         svc.stopAccepting();
         dsServer?.stopAccepting();

@@ -50,6 +50,7 @@ export { type PendingTransfer, type TransferResult, Transfers } from './cluster/
 export { FailoverDriver } from './cluster/failover';
 export { type NodeLoad, type PlacedStream, type PlannedMove, leastLoaded, planRebalance } from './cluster/balance';
 export { type RebalanceOptions, type RebalanceStatus, Rebalancer } from './cluster/rebalance';
+export { handOffStreams } from './cluster/handoff';
 export { type MoveStorage, StreamOpener } from './cluster/moves';
 export { EtcdLink, type EtcdCompare, type EtcdKv, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError } from './meta/etcd/etcd-link';
 export { type EtcdTarget, parseEtcdUrl } from './meta/etcd/etcd-url';

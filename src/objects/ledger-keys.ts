@@ -14,6 +14,9 @@
  *                                            the stream acknowledged before the ledger recorded them
  *   h/<writer>/<from:012d>                   "<n>": the run of writer `g/<node>/<nodeEpoch>/<shard>/` whose
  *                                            numbers start at `from` recorded every group it acknowledged up to n
+ *   t/<stream>/<epoch:010d>                  {w, after, end, at}: the tail recovery under the fence of that
+ *                                            epoch walked writer w's numbers after..end (end: the marker it
+ *                                            stopped at); the old owner reads it to answer its appends in flight
  *
  * `<stream>` is the stream name percent-encoded (encodeURIComponent), so a name holding `/` never
  * makes one stream's `i/` prefix a prefix of another's (`i/a/` against `i/a%2Fb/`). Object keys:
@@ -129,6 +132,15 @@ export class LedgerKeys {
   /** Every run's `h/` key of a writer (`g/<node>/<nodeEpoch>/<shard>/`). */
   recordedRuns(writer: string): string {
     return `${this.root}h/${writer}`;
+  }
+
+  /** Every tail walk recorded for a stream (`t/<stream>/<epoch>`), in epoch order. */
+  tailWalks(stream: string): string {
+    return `${this.root}t/${streamSegment(stream)}/`;
+  }
+
+  tailWalk(stream: string, epoch: number): string {
+    return `${this.tailWalks(stream)}${pad(epoch, 10)}`;
   }
 
   object(objectKey: string): string {

@@ -81,6 +81,25 @@ export interface RecordedThrough {
   n: number;
 }
 
+/**
+ * `t/<stream>/<epoch>`: what the tail recovery under the fence of `epoch` walked — the writer `w`
+ * from number
+ * `after + 1` up to the fence marker at `end`, taking every early part of the stream in between.
+ * Written before any entry it found is recorded, so an old owner that finds it knows exactly which
+ * of its group objects the stream's new owner takes (object-commit.ts).
+ */
+export interface TailWalk {
+  epoch: number;
+  w: string;
+  after: number;
+  end: number;
+  /** When it was written (ms): walks older than TAIL_WALK_KEEP_MS are dropped by the next one. */
+  at: number;
+}
+
+/** How long a tail walk record is kept: an old owner asks about it within seconds of the move. */
+const TAIL_WALK_KEEP_MS = 3_600_000; // 1 h
+
 /** Streams per commit txn (design: ≤ 40): i/ + r/ per entry (+ m/, + f/ on create), o/ once per object. */
 export const STREAMS_PER_TXN = 40;
 /**
@@ -213,6 +232,37 @@ export class Ledger {
     return { fenced };
   }
 
+  /**
+   * Record the tail walk of the recovery that holds `fence` (`t/<stream>/<epoch>`), under that
+   * fence, unless one for this epoch is there already (a recovery tried again keeps the first
+   * walk's start: the entries it recorded before are part of it). Walks older than an hour go.
+   * Returns false when the fence is not `fence`.
+   */
+  async recordTailWalk(stream: string, fence: Fence, walk: Omit<TailWalk, 'epoch' | 'at'>): Promise<boolean> {
+    const all = await this.tailWalks(stream);
+    const compare: EtcdCompare = { key: this.keys.fence(stream), value: Buffer.from(fenceValue(fence)) };
+    if (all.some((x) => x.epoch === fence.epoch)) return (await this.#txn([compare], [], [])).succeeded;
+    const now = Date.now();
+    const ops: EtcdOp[] = [
+      { put: this.keys.tailWalk(stream, fence.epoch), value: json({ w: walk.w, after: walk.after, end: walk.end, at: now }) },
+      ...all.filter((x) => x.at < now - TAIL_WALK_KEEP_MS).map((x): EtcdOp => ({ delete: this.keys.tailWalk(stream, x.epoch) })),
+    ];
+    return (await this.#txn([compare], ops, [])).succeeded;
+  }
+
+  /** The stream's tail walks (`t/<stream>/`), in epoch order. */
+  async tailWalks(stream: string): Promise<TailWalk[]> {
+    const prefix = this.keys.tailWalks(stream);
+    const r = await this.#link.rangePrefix(prefix, this.#deadlineMs);
+    const out: TailWalk[] = [];
+    for (const kv of r.kvs) {
+      const epoch = Number(kv.key.slice(prefix.length));
+      if (!Number.isSafeInteger(epoch)) continue;
+      out.push({ epoch, ...(JSON.parse(kv.value.toString()) as Omit<TailWalk, 'epoch'>) });
+    }
+    return out.sort((a, b) => a.epoch - b.epoch);
+  }
+
   /** `w/<stream>`: the group object key where the stream's writer took its place, or null. */
   async position(stream: string): Promise<string | null> {
     const r = await this.#link.get(this.keys.position(stream), this.#deadlineMs);
@@ -253,7 +303,7 @@ export class Ledger {
 
   /**
    * Delete the stream from the ledger under its fence: its entries and their references, then
-   * `m/` and `f/` (the name is free). Returns false when the fence is not `fence` (nothing more deleted).
+   * `m/`, `w/`, its tail walks and `f/` (the name is free). Returns false when the fence is not `fence` (nothing more deleted).
    */
   async deleteStream(stream: string, fence: Fence): Promise<boolean> {
     const entries = await this.entries(stream);
@@ -262,7 +312,7 @@ export class Ledger {
       const ops = entries.slice(i, i + ENTRIES_PER_TXN).flatMap((e): EtcdOp[] => [{ delete: e.key }, { delete: this.keys.ref(e.o, stream) }]);
       if (!(await this.#txn([compare], ops, [])).succeeded) return false;
     }
-    const ops: EtcdOp[] = [{ deletePrefix: this.keys.entries(stream) }, { delete: this.keys.meta(stream) }, { delete: this.keys.position(stream) }, { delete: this.keys.fence(stream) }];
+    const ops: EtcdOp[] = [{ deletePrefix: this.keys.entries(stream) }, { deletePrefix: this.keys.tailWalks(stream) }, { delete: this.keys.meta(stream) }, { delete: this.keys.position(stream) }, { delete: this.keys.fence(stream) }];
     const r = await this.#txn([compare], ops, [{ get: this.keys.fence(stream) }]);
     // A retried attempt whose first try already deleted finds no fence at all.
     return r.succeeded || r.gets[0] === null;

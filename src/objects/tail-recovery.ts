@@ -15,6 +15,7 @@
  *           a fence marker ──▶ stop (someone fenced the writer here before)
  *           absent         ──▶ put a fence marker there, create-only ──▶ stop
  *                              (the put found it taken: the writer's own put won; read it, go on)
+ *     ──▶ t/<stream>/<epoch> = {w: writer, after: start, end: the marker's number}, under our fence
  *     ──▶ record the entries found under our fence (commitObjects, ≤ 32 objects per commit)
  *
  * Why this finds every acknowledged group: the writer acknowledges group k only once its object
@@ -26,6 +27,11 @@
  * gap before the writer can: its own put of that name fails, and it acknowledges nothing from
  * there on (object-commit.ts moves to fresh numbers and records again, under the fence, which it
  * no longer holds for this stream).
+ *
+ * The walk's record (`t/`) is written before the entries: the old owner may hold an append whose
+ * group object lies in the walked range although it could not answer it yet (its writer switched
+ * runs before the group's turn came); it reads the record to answer the truth — acknowledged
+ * when the walk took the group, `moved` when it did not (object-commit.ts).
  */
 import { type Ledger, OBJECTS_PER_COMMIT } from './ledger';
 import { type Fence, parseGroupObjectKey, writerObjectKey } from './ledger-keys';
@@ -52,7 +58,7 @@ export async function recoverTail(ledger: Ledger, store: TailStore, stream: stri
   if (!store.createOnly) return out; // groups are acknowledged only once recorded: there is no tail
   const pos = await ledger.position(stream);
   const at = pos === null ? null : parseGroupObjectKey(pos);
-  if (at === null) return out;
+  if (at === null) return out; // no place in a create-only writer: no group of the stream went early
   const entries = await ledger.entries(stream);
   let start = at.n;
   for (const e of entries) {
@@ -66,17 +72,9 @@ export async function recoverTail(ledger: Ledger, store: TailStore, stream: stri
   for (const e of entries) if (e.epoch === fence.epoch) counter = Math.max(counter, e.counter + 1);
   // The tail continues the recorded entries' seqs: a gap or an overlap is damage, never served.
   let seq = entries.length === 0 ? null : entries[entries.length - 1]!.to;
-  let objects = new Map<string, number>();
-  let found: Array<{ o: string; counter: number; off: number; len: number; from: number; to: number }> = [];
-  const flush = async (): Promise<void> => {
-    if (found.length === 0) return;
-    const r = await ledger.commitObjects(objects, [{ stream, fence, entries: found }]);
-    if (r.fenced.length > 0) throw new Error(`recovering ${stream}: its fence moved on from ${fence.nodeId}:${fence.epoch}`);
-    out.recorded += found.length;
-    objects = new Map();
-    found = [];
-  };
-  for (let k = start + 1; ; k++) {
+  const found: Array<{ o: string; bytes: number; counter: number; off: number; len: number; from: number; to: number }> = [];
+  let k = start + 1;
+  for (; ; k++) {
     const key = writerObjectKey(at.writer, k);
     let body = await getOrNull(store, key);
     if (body === null) {
@@ -100,12 +98,22 @@ export async function recoverTail(ledger: Ledger, store: TailStore, stream: stri
     if (part === undefined || !part.early) continue;
     if (seq !== null && part.from !== seq) throw new Error(`recovering ${stream}: object ${key} holds seqs ${part.from}..${part.to}, the stream's recorded entries end at ${seq}`);
     seq = part.to;
-    objects.set(key, body.length);
-    found.push({ o: key, counter: counter++, off: part.off, len: part.len, from: part.from, to: part.to });
-    if (objects.size === OBJECTS_PER_COMMIT) await flush();
+    found.push({ o: key, bytes: body.length, counter: counter++, off: part.off, len: part.len, from: part.from, to: part.to });
   }
-  await flush();
+  // The walk is recorded before what it found: whoever finds the record knows what is taken.
+  if (!(await ledger.recordTailWalk(stream, fence, { w: at.writer, after: start, end: k }))) throw fencedOn(stream, fence);
+  for (let i = 0; i < found.length; i += OBJECTS_PER_COMMIT) {
+    const chunk = found.slice(i, i + OBJECTS_PER_COMMIT);
+    const objects = new Map(chunk.map((f) => [f.o, f.bytes]));
+    const r = await ledger.commitObjects(objects, [{ stream, fence, entries: chunk.map(({ bytes: _, ...e }) => e) }]);
+    if (r.fenced.length > 0) throw fencedOn(stream, fence);
+    out.recorded += chunk.length;
+  }
   return out;
+}
+
+function fencedOn(stream: string, fence: Fence): Error {
+  return new Error(`recovering ${stream}: its fence moved on from ${fence.nodeId}:${fence.epoch}`);
 }
 
 async function getOrNull(store: TailStore, key: string): Promise<Buffer | null> {

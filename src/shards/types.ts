@@ -343,12 +343,19 @@ export interface StreamImport {
    * `IMPORT_CHUNK_BYTES` cut at frame boundaries.
    */
   frames: Iterable<Buffer> | AsyncIterable<Buffer>;
+  /**
+   * Objects mode: the fence epoch this node opened the stream at (docs/cluster.md, "Transfers").
+   * A write accepted by this copy is committed only under that epoch, never under a later open.
+   */
+  epoch?: number;
 }
 
 /** An import in progress on a shard (its staging stream's local id). */
 export interface ImportBeginParams {
   name: string;
   meta: ImportedMeta;
+  /** StreamImport.epoch. */
+  epoch?: number;
 }
 export interface ImportStepParams {
   name: string;

@@ -3,8 +3,8 @@
  * and a `file:` object store: the groups a writer acknowledged before the ledger recorded them
  * are found from the stream's place (w/), its newest entry in that writer and the writer's h/
  * mark, walking the writer's objects up to the first gap, which gets a fence marker the writer
- * can no longer take; only parts acknowledged early are taken; a seq gap or a damaged object in
- * the run is an error, never recorded.
+ * can no longer take; only parts acknowledged early are taken; what it walked is recorded (t/)
+ * for the old owner; a seq gap or a damaged object in the run is an error, never recorded.
  */
 import { randomBytes } from 'node:crypto';
 import { type Fence, Ledger, type ObjectStore, fenceMarker, groupObjectKey, groupTrailer, openObjectStore, readGroupObject, recoverTail } from '../../src/objects';
@@ -49,12 +49,18 @@ it('records the early groups of the stream up to the first gap, which it fences 
     [2, 1, g(4), 10, 3, 4],
   ]);
   await expect(ledger.objectCount()).resolves.toBe(3);
+  // What it walked is recorded under its fence: the writer's numbers after 1 up to the marker at 5.
+  expect(await ledger.tailWalks('s')).toEqual([{ epoch: 2, w: WRITER, after: 1, end: 5, at: expect.any(Number) }]);
   // The gap holds a marker now: the writer's own put of that name fails.
   expect(readGroupObject(await store.get(g(5)))).toMatchObject({ kind: 'marker', by: B });
   await expect(store.put(g(5), group([{ stream: 's', from: 4, to: 5, early: true }]), { ifAbsent: true })).rejects.toMatchObject({ code: 'PreconditionFailed' });
   // Again (an open tried again): it starts after the newest entry in the writer and stops at the marker.
   await expect(recoverTail(ledger, store, 's', B)).resolves.toEqual({ read: 1, recorded: 0 });
   expect(await ledger.entries('s')).toHaveLength(3);
+  // The first walk of the epoch stays what the epoch's recovery took; a delete takes the walks along.
+  expect((await ledger.tailWalks('s')).map((w) => [w.after, w.end])).toEqual([[1, 5]]);
+  await expect(ledger.deleteStream('s', B)).resolves.toBe(true);
+  await expect(ledger.tailWalks('s')).resolves.toEqual([]);
   await store.close();
 });
 

@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type SvcError } from '../../src/errors';
-import { type Group, GroupCommit, type Replicator } from '../../src/shards/worker/group-commit';
+import { type Group, GroupCommit, type Refusal, type Replicator } from '../../src/shards/worker/group-commit';
 import { SegmentLog, segmentFileName } from '../../src/shards/worker/segment-log';
 import { type StreamState } from '../../src/shards/worker/stream-state';
 import { tempDir } from '../helpers/node-process';
@@ -27,8 +27,8 @@ class HandReplicator implements Replicator {
     return false;
   }
   onReady(): void {}
-  readonly waiting: Array<{ g: Group; resolve: (fenced: Map<StreamState, number | null>) => void }> = [];
-  replicate(g: Group): Promise<ReadonlyMap<StreamState, number | null>> {
+  readonly waiting: Array<{ g: Group; resolve: (fenced: Map<StreamState, Refusal>) => void }> = [];
+  replicate(g: Group): Promise<ReadonlyMap<StreamState, Refusal>> {
     return new Promise((resolve) => this.waiting.push({ g, resolve }));
   }
 }
@@ -80,7 +80,7 @@ describe('group commit with a replicator (objects mode)', () => {
     gc.whenDurable(reply('b'), () => 1, b);
     gc.flush();
     await tick();
-    rep.waiting[0]!.resolve(new Map([[b, 7]]));
+    rep.waiting[0]!.resolve(new Map([[b, { kind: 'moved', nodeId: 7 }]]));
     await gc.drain();
     expect(applied).toEqual(['A1']);
     expect(replies.sort()).toEqual([

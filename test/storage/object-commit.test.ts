@@ -9,7 +9,7 @@
  * writer that meets a fence marker acknowledges nothing from there and goes again under a fresh
  * key, recorded before it is acknowledged (moved when the fence moved).
  */
-import { type Ledger, type PutOptions, type RecordedThrough, type StreamRecord, fenceMarker, openObjectStore, readGroupObject } from '../../src/objects';
+import { type Ledger, type PutOptions, type RecordedThrough, type StreamRecord, type TailWalk, fenceMarker, openObjectStore, readGroupObject } from '../../src/objects';
 import { encodeFrame } from '../../src/shards/worker/frame';
 import { type Group, GroupCommit } from '../../src/shards/worker/group-commit';
 import { SegmentLog, segmentFileName } from '../../src/shards/worker/segment-log';
@@ -36,9 +36,10 @@ function stubLedger(): { ledger: Ledger; commits: Sent[] } {
 }
 
 /** A ledger whose every commit waits for the test: go() applies it, go({moved: true}) refuses every stream in it as fenced. */
-function gatedLedger(): { ledger: Ledger; sent: Array<Sent & { go: (o?: { moved?: boolean; fenced?: string[] }) => void }> } {
+function gatedLedger(walks: TailWalk[] = []): { ledger: Ledger; sent: Array<Sent & { go: (o?: { moved?: boolean; fenced?: string[] }) => void }> } {
   const sent: Array<Sent & { go: (o?: { moved?: boolean; fenced?: string[] }) => void }> = [];
   const ledger = {
+    tailWalks: async () => walks,
     commitObjects: async (objects: ReadonlyMap<string, number>, streams: StreamRecord[], through?: RecordedThrough) => {
       const o = await new Promise<{ moved?: boolean; fenced?: string[] } | undefined>((go) => sent.push({ objects, streams, through, go }));
       return { fenced: o?.moved === true ? streams.map((x) => x.stream) : (o?.fenced ?? []) };
@@ -53,6 +54,35 @@ const data = (id: number, base: number, n: number): Buffer => encodeFrame(1, id,
 const placedNot = (counter = 0): StreamLedgerState => ({ fence: { nodeId: 3, epoch: 1 }, counter, meta: { meta: {}, startSeq: 0, sealed: false }, moved: null, placedIn: null });
 
 describe('objects mode replicator', () => {
+  it('commits the writes of a copy imported at one epoch only under that epoch: this node\'s newer fence (a later open of the stream here) counts as moved', async () => {
+    const store = openObjectStore(`file:${tempDir('oc-epoch-')}`);
+    const recovered: number[] = [];
+    const commits: Sent[] = [];
+    const at = { fence: { nodeId: 3, epoch: 4 } };
+    const ledger = {
+      fence: async () => at.fence,
+      position: async () => null,
+      entries: async () => [],
+      meta: async () => null,
+      recordTailWalk: async () => (recovered.push(1), true),
+      commitObjects: async (objects: ReadonlyMap<string, number>, streams: StreamRecord[], through?: RecordedThrough) => (commits.push({ objects, streams, through }), { fenced: [] }),
+    } as unknown as Ledger;
+    const oc = new ObjectCommit({ store, ledger, nodeId: 3, nodeEpoch: 9, shardId: 1 });
+    await oc.start();
+    const group = (s: ReturnType<typeof newStreamState>, base: number): Group => ({ frames: new Map([[s, [{ buf: data(1, base, 1), onDurable: null, s, local: false }]]]), replies: [], replyStreams: [] });
+    // Imported at epoch 2; the fence is this node's at epoch 4 (the stream moved away and back): moved.
+    const old = newStreamState(1, meta('/a'));
+    old.openedEpoch = 2;
+    await expect(oc.replicate(group(old, 7))).resolves.toEqual(new Map([[old, { kind: 'moved', nodeId: 3 }]]));
+    expect(commits).toHaveLength(0);
+    // The copy imported at epoch 4 goes on under it.
+    const now = newStreamState(2, meta('/a'));
+    now.openedEpoch = 4;
+    await expect(oc.replicate(group(now, 5))).resolves.toEqual(new Map());
+    expect(commits.map((c) => c.streams.map((x) => [x.stream, x.fence]))).toEqual([[['/a', { nodeId: 3, epoch: 4 }]]]);
+    await store.close();
+  });
+
   it('puts one object per group and records each stream\'s byte range and seqs', async () => {
     const store = openObjectStore(`file:${tempDir('oc-')}`);
     const { ledger, commits } = stubLedger();
@@ -237,18 +267,22 @@ describe('objects mode replicator', () => {
       await p.store.put(key(2), fenceMarker({ nodeId: 2, epoch: 2 }), { ifAbsent: true });
       p.append();
       await until(() => p.puts.length === 2);
-      p.puts[1]!.go(); // taken: the group is not answered, and goes again under key 3
-      await until(() => p.puts.length === 3);
-      expect(p.puts[2]!.key).toBe(key(3));
+      // Taken: the group is not answered; a new run begins above a gap (a marker at key 3), and the
+      // group goes again under key 4.
+      p.puts[1]!.go();
+      await until(() => p.puts.length === 4);
+      expect(p.puts.slice(2).map((x) => x.key)).toEqual([key(3), key(4)]);
+      p.puts[2]!.go();
       await settle();
       expect(p.replies).toEqual([0]);
-      p.puts[2]!.go();
+      p.puts[3]!.go();
       await until(() => sent.length === 2);
-      expect(readGroupObject(await p.store.get(key(3)))).toMatchObject({ parts: [{ stream: '/a', from: 1, to: 2, early: false }] });
+      expect(readGroupObject(await p.store.get(key(4)))).toMatchObject({ parts: [{ stream: '/a', from: 1, to: 2, early: false }] });
       expect(readGroupObject(await p.store.get(key(2))).kind).toBe('marker');
-      expect([...sent[1]!.objects.keys()]).toEqual([key(3)]);
-      expect(sent[1]!.streams[0]!.position).toBe(key(3));
-      expect(sent[1]!.through).toEqual({ writer: 'g/1/1/0/', from: 1, n: 3 });
+      expect(readGroupObject(await p.store.get(key(3))).kind).toBe('marker');
+      expect([...sent[1]!.objects.keys()]).toEqual([key(4)]);
+      expect(sent[1]!.streams[0]!.position).toBe(key(4));
+      expect(sent[1]!.through).toEqual({ writer: 'g/1/1/0/', from: 4, n: 4 });
       await settle();
       expect(p.replies).toEqual([0]);
       if (moved) {
@@ -263,8 +297,8 @@ describe('objects mode replicator', () => {
       expect(p.replies).toEqual([0, 1]);
       // Its place recorded again in the writer: the next group is early again.
       p.append();
-      await until(() => p.puts.length === 4);
-      p.puts[3]!.go();
+      await until(() => p.puts.length === 5);
+      p.puts[4]!.go();
       await until(() => p.replies.length === 3); // its commit is not answered (gated): answered early
       await until(() => sent.length === 3);
       expect(sent[2]!.streams[0]!.position).toBeUndefined();
@@ -306,6 +340,44 @@ describe('objects mode replicator', () => {
     await until(() => p.replies.length === 3);
     expect(p.replies).toEqual([0, 1, 'b']);
     await p.gc.drain();
+  });
+
+  it('answers a fenced stream\'s append whose early object was written before the writer switched as the new owner\'s tail walk says: acknowledged when it took the object, moved when it did not, unknown when it says nothing', async () => {
+    const walk = (end: number): TailWalk => ({ epoch: 2, w: 'g/1/1/0/', after: 1, end, at: 0 });
+    for (const [walks, answer] of [[[walk(5)], 2], [[walk(4)], '2:moved'], [[], '2:storage_unavailable']] as const) {
+      const { ledger, sent } = gatedLedger([...walks]);
+      const p = await pipeline(tempDir('oc-taken-'), ledger, { recordWindowMs: 20, takenWaitMs: 300 });
+      await placed(p, sent);
+      p.append(); // early, key 2: answered, its commit held
+      await until(() => p.puts.length === 2);
+      p.puts[1]!.go();
+      await until(() => p.replies.length === 2 && sent.length === 2);
+      // A late group of another stream (key 3), then an early one of /a (key 4): durable, its answer waits behind the late one's.
+      const b = newStreamState(2, meta('/b'));
+      b.ledger = { ...placedNot(), fence: { nodeId: 1, epoch: 1 } };
+      p.gc.enqueue(b, data(2, 0, 1), null);
+      p.gc.whenDurable((err) => p.replies.push(err === null ? 'b' : `b:${err.code}`), () => 0, b);
+      p.gc.flush();
+      p.append();
+      await until(() => p.puts.length === 4);
+      expect(p.puts.slice(2).map((x) => x.key)).toEqual([key(3), key(4)]);
+      p.puts[2]!.go();
+      p.puts[3]!.go();
+      await until(() => fs.existsSync(path.join(p.dir, 'objects', ...key(4).split('/'))));
+      // /a moved: the commit of key 2 is refused, a new run begins (a marker at key 5), and the
+      // group of key 4, written before the switch, goes again at key 6, late.
+      sent[1]!.go({ fenced: ['/a'] });
+      await until(() => sent.length === 3);
+      sent[2]!.go();
+      await until(() => p.puts.length === 6);
+      expect(p.puts.slice(4).map((x) => x.key)).toEqual([key(5), key(6)]);
+      p.puts[4]!.go();
+      p.puts[5]!.go();
+      // /a is fenced: no commit for it; the walk decides. Walked up to 5: key 4 was taken over.
+      await until(() => p.replies.length === 4);
+      expect(p.replies).toEqual([0, 1, 'b', answer]);
+      await p.gc.drain();
+    }
   });
 
   it('a create-only put whose answer was lost finds its own object when sent again, and goes on', async () => {

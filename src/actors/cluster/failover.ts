@@ -80,7 +80,7 @@ export class FailoverDriver {
   }
 
   async #scan(): Promise<void> {
-    const live = this.#members.liveNodes();
+    const live = this.#members.placeableNodes();
     if (live.length === 0) return;
     const dead = this.#placement.rows().filter((r) => !this.#members.isLive(r.row.nodeId) && r.row.remove !== true);
     if (dead.length === 0) return;

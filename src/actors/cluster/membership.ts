@@ -55,7 +55,9 @@ export class Membership {
     let record: NodeRecord;
     for (;;) {
       const prev = meta.get<NodeRecord>(nodeKey(nodeId));
-      record = { ...(prev?.value ?? {}), nodeId, nodeEpoch: (prev?.value.nodeEpoch ?? 0) + 1, ...addresses, slots: prev?.value.slots ?? DEFAULT_SLOTS };
+      // A start clears the mark a graceful stop left (`stopping`): the node takes streams again.
+      const { stopping: _stopped, ...kept } = prev?.value ?? ({} as Partial<NodeRecord>);
+      record = { ...kept, nodeId, nodeEpoch: (prev?.value.nodeEpoch ?? 0) + 1, ...addresses, slots: prev?.value.slots ?? DEFAULT_SLOTS };
       try {
         await meta.put(nodeKey(nodeId), record, prev === null ? { absent: true } : { version: prev.version });
         break;
@@ -109,6 +111,29 @@ export class Membership {
     if (!this.clustered) return this.nodes().filter((n) => n.nodeId === this.nodeId);
     const live = new Set(this.#meta.list<LiveRecord>(LIVE_PREFIX).map((r) => r.value.nodeId));
     return this.nodes().filter((n) => live.has(n.nodeId));
+  }
+
+  /**
+   * Live nodes as placement weighs them, in id order: a node that is stopping (its record says so)
+   * counts with 0 slots, so no new stream, failover or rebalance move goes to it while it hands
+   * its streams off and drains.
+   */
+  placeableNodes(): NodeRecord[] {
+    return this.liveNodes().map((n) => (n.stopping === true ? { ...n, slots: 0 } : n));
+  }
+
+  /** Mark this node stopping in its record (a graceful stop, before its handoff); the next start clears it. */
+  async markStopping(): Promise<void> {
+    for (;;) {
+      const cur = this.#meta.get<NodeRecord>(nodeKey(this.nodeId));
+      if (cur === null || cur.value.stopping === true) return;
+      try {
+        await this.#meta.put(nodeKey(this.nodeId), { ...cur.value, stopping: true }, { version: cur.version });
+        return;
+      } catch (err) {
+        if (!(err instanceof MetaConflictError)) throw err;
+      }
+    }
   }
 
   /** Set a node's slots (POST /admin/nodes/{id}); null when there is no such node. */

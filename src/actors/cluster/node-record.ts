@@ -22,6 +22,8 @@ export interface NodeRecord {
   adminAddress: string | null;
   /** Weight for new placements (POST /admin/nodes/{id}); 0 takes no new streams. */
   slots: number;
+  /** Set by a graceful stop (handoff.ts): the node takes no streams (placement, failover, rebalance) until its next start clears it. */
+  stopping?: true;
   /** This node's storage objects, published every few seconds so every node's /admin/cluster can add them up. */
   objectCount?: number;
   destroyedObjectBacklog?: number;

@@ -207,7 +207,7 @@ export class Placement {
    * partitions over its brokers.
    */
   choose(name: string, topic: string | null = null): number {
-    const live = this.#members.liveNodes();
+    const live = this.#members.placeableNodes();
     return (topic === null ? rendezvous(name, live) : this.chooseAmong(name, live, topic)) ?? this.#members.nodeId;
   }
 

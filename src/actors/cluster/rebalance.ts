@@ -74,7 +74,7 @@ export class Rebalancer {
       .rows()
       .filter(({ row }) => row.state === 'placed' && row.remove !== true && !isMoving(row))
       .map(({ name, row }) => ({ name, nodeId: row.nodeId, group: row.kafkaTopic ?? null }));
-    return planRebalance(streams, this.#members.liveNodes());
+    return planRebalance(streams, this.#members.placeableNodes());
   }
 
   status(): RebalanceStatus {

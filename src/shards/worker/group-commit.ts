@@ -55,6 +55,13 @@ export interface Group {
   replyStreams: Array<StreamState | null>;
 }
 
+/**
+ * Why a stream's writes in a group are not stored here: the stream moved (to that node, when
+ * known), and they are not stored anywhere; or whether the new owner took them over could not be
+ * learnt in time, so their outcome is unknown.
+ */
+export type Refusal = { kind: 'moved'; nodeId: number | null } | { kind: 'unknown' };
+
 const newGroup = (): Group => ({ frames: new Map(), replies: [], replyStreams: [] });
 
 /**
@@ -72,10 +79,10 @@ export interface Replicator {
   onReady(listener: () => void): void;
   /**
    * Resolves once the group is durable, with the streams whose writes were refused (fenced:
-   * moved to another node) and the node now holding each, when known. Keeps trying while the
-   * stores are unreachable; rejects only when it can never succeed (closed).
+   * moved to another node, and the node now holding each, when known; or of unknown outcome).
+   * Keeps trying while the stores are unreachable; rejects only when it can never succeed (closed).
    */
-  replicate(g: Group): Promise<ReadonlyMap<StreamState, number | null>>;
+  replicate(g: Group): Promise<ReadonlyMap<StreamState, Refusal>>;
   /** A group not durable after this long has its replies answered storage_unavailable (ms). */
   readonly stallMs: number;
   /** > 0: a group starts up to this long after its first change, to gather a bigger object (ms; --objects-flush-ms). */
@@ -86,7 +93,7 @@ export interface Replicator {
   report?(stats: CommitStats): void;
 }
 
-const NOTHING_FENCED: ReadonlyMap<StreamState, number | null> = new Map();
+const NOTHING_FENCED: ReadonlyMap<StreamState, Refusal> = new Map();
 
 /**
  * Groups whose write + fdatasync may run at once. Two in flight shorten the wait of a request
@@ -297,14 +304,19 @@ export class GroupCommit {
     };
   }
 
-  /** Replies about fenced streams are answered `moved` (and will not be answered again). */
-  #refuseFenced(g: Group, fenced: ReadonlyMap<StreamState, number | null>): void {
+  /** Replies about fenced streams are answered `moved`, or storage_unavailable when their outcome is unknown (and will not be answered again). */
+  #refuseFenced(g: Group, fenced: ReadonlyMap<StreamState, Refusal>): void {
     for (let i = 0; i < g.replies.length; i++) {
       const s = g.replyStreams[i];
-      if (s === null || s === undefined || !fenced.has(s)) continue;
+      const why = s === null || s === undefined ? undefined : fenced.get(s);
+      if (why === undefined) continue;
       const r = g.replies[i]!;
       g.replies[i] = () => undefined;
-      r(SvcError.refused({ kind: 'moved', nodeId: fenced.get(s) ?? null }, `stream ${s.meta.name} moved to another node`));
+      r(
+        why.kind === 'moved'
+          ? SvcError.refused({ kind: 'moved', nodeId: why.nodeId }, `stream ${s!.meta.name} moved to another node`)
+          : new SvcError('storage_unavailable', `stream ${s!.meta.name} moved to another node, which did not say in time whether it took this write over; its outcome is unknown`),
+      );
     }
   }
 

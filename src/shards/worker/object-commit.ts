@@ -31,7 +31,7 @@ import {
 } from '../../objects';
 import { COMMIT_SECONDS_BOUNDS, type CommitStats, observeBucket } from '../commit-stats';
 import { FRAME_HEADER, FrameType } from './frame';
-import { type Group, type Replicator } from './group-commit';
+import { type Group, type Refusal, type Replicator } from './group-commit';
 import { type StoredMeta, patchMeta, readMeta, storedMeta } from './stream-meta';
 import { type StreamLedgerState, type StreamState } from './stream-state';
 
@@ -71,6 +71,8 @@ export interface ObjectCommitOptions {
   recordWindowMs?: number;
   /** Early groups that send a ledger commit at once, without waiting out the window; default OBJECTS_PER_COMMIT (32). */
   recordBatch?: number;
+  /** How long a moved stream's tail walk is waited for to answer an append whose early object it may have taken (ms); default 3 s. */
+  takenWaitMs?: number;
 }
 
 /** One stream's part of a group: its byte range in the object and what its frames change. */
@@ -104,6 +106,12 @@ interface Pending {
   /** Its object key, and the writer switches when the key was taken (a key from before a switch is never used). */
   key: string;
   switches: number;
+  /**
+   * The key of its early object, when it was created before the writer switched (it then went
+   * again under a fresh key, late): a stream fenced meanwhile may have had its part there taken
+   * over by the tail recovery of the stream's new owner (#takenOver).
+   */
+  earlyKey: string | null;
   /** The object and its trailer: created (true), or its key was taken by a fence marker (false). */
   put: Promise<boolean>;
   bytes: number;
@@ -113,7 +121,7 @@ interface Pending {
 interface Ready {
   p: Pending;
   /** Settles the group's answer (late groups; early ones were answered already). */
-  resolve: ((fenced: ReadonlyMap<StreamState, number | null>) => void) | null;
+  resolve: ((fenced: ReadonlyMap<StreamState, Refusal>) => void) | null;
   reject: ((err: unknown) => void) | null;
 }
 
@@ -136,7 +144,9 @@ const PREPARE_LOW = 2;
 const FRESH: PutOptions = { fresh: true };
 /** With a create-only store: of this writer and a fence marker, exactly one creates a name. */
 const IF_ABSENT: PutOptions = { ifAbsent: true };
-const NOTHING_FENCED: ReadonlyMap<StreamState, number | null> = new Map();
+const NOTHING_FENCED: ReadonlyMap<StreamState, Refusal> = new Map();
+/** How often an old owner looks for a moved stream's tail walk (ms). */
+const TAKEN_POLL_MS = 20;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -150,6 +160,7 @@ export class ObjectCommit implements Replicator {
   readonly #maxUnrecorded: number;
   readonly #recordWindowMs: number;
   readonly #recordBatch: number;
+  readonly #takenWaitMs: number;
   /** `g/<node>/<nodeEpoch>/<shard>/`: this writer's object keys. */
   readonly #writer: string;
   /** Group objects written by this shard in this node start. */
@@ -198,6 +209,9 @@ export class ObjectCommit implements Replicator {
     // cut etcd's CPU per append by a quarter to a third, and the node's by 7–8%, under W1).
     this.#recordWindowMs = o.recordWindowMs ?? 50;
     this.#recordBatch = o.recordBatch ?? OBJECTS_PER_COMMIT;
+    // Below the 5 s stall after which the group's replies are answered storage_unavailable anyway;
+    // a new owner records its walk within milliseconds of taking the fence.
+    this.#takenWaitMs = o.takenWaitMs ?? 3_000; // 3 s
     // Small groups in flight side by side cost a PUT each (~60 µs of CPU and a sync): small
     // appends gather behind the group in flight instead; large ones overlap.
     this.overlapMinBytes = o.overlapMinBytes ?? 64 << 10;
@@ -299,7 +313,7 @@ export class ObjectCommit implements Replicator {
     this.#lastCommit = this.#lastCommit.then(() => this.#o.ledger.trim(s.meta.name, l.fence, startSeq)).catch(() => undefined);
   }
 
-  replicate(g: Group): Promise<ReadonlyMap<StreamState, number | null>> {
+  replicate(g: Group): Promise<ReadonlyMap<StreamState, Refusal>> {
     // Laid out now, synchronously: the group's frames and the streams' seqs are fixed.
     const frames: Buffer[] = [];
     const parts: Part[] = [];
@@ -327,7 +341,7 @@ export class ObjectCommit implements Replicator {
     }
     const early = this.#o.store.createOnly && parts.every((p) => this.#mayGoEarly(p));
     if (!early) this.#countLate(parts, 1);
-    const p: Pending = { frames, parts, early, key: '', switches: 0, put: Promise.resolve(false), bytes: 0 };
+    const p: Pending = { frames, parts, early, key: '', switches: 0, earlyKey: null, put: Promise.resolve(false), bytes: 0 };
     this.#beforeCommit++;
     this.#assign(p);
     void p.put.then(
@@ -385,12 +399,18 @@ export class ObjectCommit implements Replicator {
    * a fence marker, or taken before the writer switched, goes again under a fresh key, late: from
    * the marker on, nothing of the old keys is acknowledged or recorded.
    */
-  async #settle(p: Pending): Promise<ReadonlyMap<StreamState, number | null>> {
+  async #settle(p: Pending): Promise<ReadonlyMap<StreamState, Refusal>> {
     for (;;) {
       const created = await p.put;
       if (created && p.switches === this.#switches) break;
-      if (!created && p.switches === this.#switches) this.#switches++; // the first group to meet the marker
+      // The first group to meet the marker: a new run. Its h/ mark must never pass a group of the
+      // old run that a tail walk may still take (one created before the switch and not answered):
+      // a walk's start, and so what it takes, then does not depend on when it reads h/.
+      if (!created && p.switches === this.#switches) this.#newRun();
       if (p.early) {
+        // Its early object stays where it is, and the new owner of a stream fenced meanwhile may
+        // take it over: what the stream's tail walk took decides its answer (#takenOver).
+        if (created) p.earlyKey = p.key;
         p.early = false;
         this.#countLate(p.parts, 1);
       }
@@ -496,8 +516,8 @@ export class ObjectCommit implements Replicator {
   }
 
   /** One ledger commit of the groups in `batch`; per group, the streams refused as fenced (late groups only: early ones were answered). */
-  async #record(batch: readonly Ready[]): Promise<Array<Map<StreamState, number | null>>> {
-    const fenced = batch.map(() => new Map<StreamState, number | null>());
+  async #record(batch: readonly Ready[]): Promise<Array<Map<StreamState, Refusal>>> {
+    const fenced = batch.map(() => new Map<StreamState, Refusal>());
     const recorded = new Map<StreamState, Recorded>();
     const objects = new Map<string, number>();
     const deletes: Array<{ group: number; p: Part }> = [];
@@ -506,7 +526,7 @@ export class ObjectCommit implements Replicator {
       for (const p of b.parts) {
         const moved = p.s.ledger?.moved ?? null;
         if (moved !== null) {
-          fenced[i]!.set(p.s, moved.nodeId);
+          fenced[i]!.set(p.s, { kind: 'moved', nodeId: moved.nodeId });
           continue;
         }
         // A stream created and deleted within one group never reached the ledger.
@@ -514,7 +534,7 @@ export class ObjectCommit implements Replicator {
         if (!p.created && p.s.ledger === undefined) {
           const moved = await this.#retrying(() => this.#resolve(p.s));
           if (moved !== null) {
-            fenced[i]!.set(p.s, moved.nodeId);
+            fenced[i]!.set(p.s, { kind: 'moved', nodeId: moved.nodeId });
             continue;
           }
         }
@@ -550,7 +570,7 @@ export class ObjectCommit implements Replicator {
         const l = s.ledger!;
         if (refused.has(s.meta.name)) {
           l.moved = { nodeId: await this.#holder(s.meta.name) };
-          for (const i of x.groups) fenced[i]!.set(s, l.moved.nodeId);
+          for (const i of x.groups) fenced[i]!.set(s, { kind: 'moved', nodeId: l.moved.nodeId });
           continue;
         }
         if (x.placedIn !== null) l.placedIn = x.placedIn;
@@ -565,16 +585,58 @@ export class ObjectCommit implements Replicator {
       const l = p.s.ledger!;
       if (!(await this.#retrying(() => this.#o.ledger.deleteStream(p.s.meta.name, l.fence)))) {
         l.moved = { nodeId: await this.#holder(p.s.meta.name) };
-        fenced[group]!.set(p.s, l.moved.nodeId);
+        fenced[group]!.set(p.s, { kind: 'moved', nodeId: l.moved.nodeId });
+      }
+    }
+    // A fenced stream's part of a group whose early object was written before the writer
+    // switched: the new owner's tail walk may have taken it there. It is then acknowledged (and
+    // applied here, a copy about to be dropped), never answered `moved`, which would have the
+    // client send it again.
+    for (let i = 0; i < batch.length; i++) {
+      const key = batch[i]!.p.earlyKey;
+      if (key === null) continue;
+      for (const [s, why] of fenced[i]!) {
+        if (why.kind !== 'moved') continue;
+        const taken = await this.#takenOver(s, key);
+        if (taken === true) fenced[i]!.delete(s);
+        else if (taken === null) fenced[i]!.set(s, { kind: 'unknown' });
       }
     }
     return fenced;
   }
 
   /**
-   * A stream this thread has not committed for yet (the node or its shard worker restarted):
-   * its fence is read back. Ours: go on in that epoch after its last entry; absent (a stream from
-   * before objects mode): taken create-only, epoch 1; another node's: moved.
+   * Whether the tail recovery of the stream's new owner took its part of group object `key` (an
+   * early object of this writer): the first tail walk recorded under a fence above ours says which
+   * of this writer's numbers it walked (tail-recovery.ts); a walk later than that one starts at or
+   * after where it ended, so nothing else can take it. Null when no walk is recorded within
+   * takenWaitMs (the new owner is slow or gone): the outcome is unknown.
+   */
+  async #takenOver(s: StreamState, key: string): Promise<boolean | null> {
+    const ours = s.ledger?.fence.epoch;
+    if (ours === undefined) return false;
+    const n = Number(key.slice(this.#writer.length));
+    const until = Date.now() + this.#takenWaitMs;
+    for (;;) {
+      try {
+        const walk = (await this.#o.ledger.tailWalks(s.meta.name)).find((w) => w.epoch > ours);
+        if (walk !== undefined) return walk.w === this.#writer && walk.after < n && n < walk.end;
+      } catch {
+        // etcd did not answer: look again until the wait is over.
+      }
+      if (this.#closed || Date.now() >= until) return null;
+      await sleep(TAKEN_POLL_MS);
+    }
+  }
+
+  /**
+   * A stream this thread has not committed for yet (the node or its shard worker restarted, or it
+   * was imported here): its fence is read back. Ours: go on in that epoch after its last entry;
+   * absent (a stream from before objects mode): taken create-only, epoch 1; another node's, or ours
+   * at another epoch than this copy was imported at: moved. (A copy imported at epoch e whose
+   * writes are still on their way when the stream moves away and comes back finds the fence
+   * "<me>:e+2": the new open's, whose import replaces this copy; committing them there would put
+   * seqs of the old copy after the ledger's.)
    */
   async #resolve(s: StreamState): Promise<{ nodeId: number | null } | null> {
     const name = s.meta.name;
@@ -585,7 +647,7 @@ export class ObjectCommit implements Replicator {
       if (t.ok) fence = mine;
       else return { nodeId: t.current?.nodeId ?? null };
     }
-    if (fence.nodeId !== this.#o.nodeId) return { nodeId: fence.nodeId };
+    if (fence.nodeId !== this.#o.nodeId || (s.openedEpoch !== undefined && fence.epoch !== s.openedEpoch)) return { nodeId: fence.nodeId };
     // Groups an earlier run of this shard acknowledged and did not record (it stopped): recorded now.
     await recoverTail(this.#o.ledger, this.#o.store, name, fence);
     const entries = await this.#o.ledger.entries(name);

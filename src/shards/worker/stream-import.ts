@@ -67,6 +67,7 @@ export class StreamImports {
     if (!Number.isSafeInteger(m.startSeq) || m.startSeq < 0 || typeof m.sealed !== 'boolean') throw badImport('startSeq must be a seq and sealed a boolean');
     this.abandonName(p.name);
     const s = this.#writes.create({ ...readMeta(stored), importing: true }, true);
+    if (p.epoch !== undefined) s.openedEpoch = p.epoch;
     this.#byId.set(s.id, { s, startSeq: m.startSeq, sealed: m.sealed, sealProducer: null, hasData: false, next: s.assignedSeq, frames: 0, dataFrames: 0 });
     return s.id;
   }

@@ -58,6 +58,12 @@ export interface StreamState {
   durableProducers: ProducerTable;
   /** Objects mode only (object-commit.ts): the stream's fence, entry counter and ledger record. */
   ledger?: StreamLedgerState;
+  /**
+   * Objects mode: the fence epoch this copy was imported at (a move or a restart's reopen), when
+   * it was. Its writes are committed under that epoch only: a later open of the stream here takes
+   * a newer fence for a new copy, and this one's writes then count as moved (object-commit.ts).
+   */
+  openedEpoch?: number;
 }
 
 /** A stream's place in the object ledger (docs/cluster.md, "Objects mode: where data lives"). */
