@@ -116,7 +116,7 @@ class IoThread {
   #flushing = false;
   #closed: Promise<void> | null = null;
   #exited = false;
-
+  /** Where the thread's cuts are logged (they come with its events). */
   readonly #log: EngineLog;
 
   private constructor(worker: Worker, options: ListenOptions, handler: RequestHandler, log: EngineLog) {

@@ -6,6 +6,7 @@
  * handler as an abort.
  */
 import { createHash } from 'node:crypto';
+import type * as Http from '../../../src/gateway/http';
 import { type HttpServerHandle, type RequestHandler, loadHttpEngine } from '../../../src/gateway/http';
 import { throttledGet } from '../../helpers/throttled-get';
 
@@ -100,5 +101,38 @@ describe.each(['uws', 'node'] as const)('%s engine', (engineName) => {
     expect(aborts.sort()).toEqual(['/chunked', '/fixed']);
     // The cut came soon after the timeout (paced every 2 s), not when the client read again.
     expect(Date.now() - started).toBeLessThan(40_000);
+  });
+});
+
+describe('uws engine with I/O threads (--sse-threads)', () => {
+  // The threads start dist/program/http/io-thread.js: the engine is loaded from dist/ (built by pretest).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const dist = require('../../../dist/gateway/http') as typeof Http;
+
+  test('a thread paces a slow client, and cuts a silent one, logged on the main thread, the handler seeing an abort', async () => {
+    const cuts: object[] = [];
+    const aborts: string[] = [];
+    const engine = await dist.loadHttpEngine('uws', { warn: (obj) => cuts.push(obj) });
+    // '/slow': the body in one send(); '/silent': a stream the handler has not ended (the main
+    // thread follows a response until its end, so only then can an abort reach its handler).
+    const server = await engine.listen({ host: '127.0.0.1', port: 0, bodyLimit: MiB, tooLarge, threads: 2, name: 'threaded listener', writeIdleMs: 3_000 }, (req, res) => {
+      res.onAborted(() => aborts.push(req.path));
+      if (req.path === '/slow') res.send(200, [['content-type', 'application/octet-stream']], BODY);
+      else {
+        res.writeHead(200, [['content-type', 'application/octet-stream']]);
+        res.write(BODY.subarray(0, 16 * MiB));
+      }
+    });
+    try {
+      const url = `http://127.0.0.1:${server.port}`;
+      const [slow, silent] = await Promise.all([throttledGet(url, '/slow', { bytesPerSecond: 6 * MiB }), throttledGet(url, '/silent', { holdAfter: 1, holdMs: 15_000 })]);
+      expect([slow.status, slow.complete, slow.sha256]).toEqual([200, true, BODY_SHA]);
+      expect(silent.complete).toBe(false);
+      expect(cuts).toHaveLength(1);
+      expect(cuts[0]).toMatchObject({ reason: 'write_idle', listener: 'threaded listener' });
+      expect(aborts).toEqual(['/silent']);
+    } finally {
+      await server.close();
+    }
   });
 });
