@@ -376,11 +376,11 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     return refusalWithId(policy === cors.ds ? 'ds' : 'svc', log, req, { ...r, headers: r.headers.concat(policy.responseHeaders(req.headers['origin'], req.method)) });
   };
   const svc = await engine.listen(
-    { host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes, threads: config.sseThreads, tooLarge: config.protocol === 'ds' ? corsTooLarge(cors.ds, dsTooLarge) : corsTooLarge(cors.svc, tooLarge) },
+    { name: 'protocol listener (--listen)', host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes, threads: config.sseThreads, tooLarge: config.protocol === 'ds' ? corsTooLarge(cors.ds, dsTooLarge) : corsTooLarge(cors.svc, tooLarge) },
     config.protocol === 'ds' ? protect('ds', createDsHandler(ds, inFlight)) : protect('svc', createSvcHandler({ shards, limits: config.limits, schemas, live }, inFlight)),
   );
   const dsAddress = dsListenAddress(config);
-  const dsServer = dsAddress === null ? null : await engine.listen({ host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes, threads: config.sseThreads, tooLarge: corsTooLarge(cors.ds, dsTooLarge) }, protect('ds', createDsHandler(ds, inFlight)));
+  const dsServer = dsAddress === null ? null : await engine.listen({ name: 'Durable Streams listener (--ds-listen)', host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes, threads: config.sseThreads, tooLarge: corsTooLarge(cors.ds, dsTooLarge) }, protect('ds', createDsHandler(ds, inFlight)));
   const kafka = await startKafkaListener({
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
     maxRequestBytes: config.limits.maxRequestBytes, nodeId, shards, live, meta, log, txnParts, tracing,
@@ -415,7 +415,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   if (config.admin) {
     const api = { shards, meta, tokens, node: { clusterId }, members, placement, lease, transfers, rebalancer, groups: { groups: () => kafka.groups() }, schemas, objects: objectMaintenance?.census ?? null };
     admin = await engine.listen(
-      { host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
+      { name: 'admin listener (--admin-listen)', host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
       protect('admin', createAdminHandler({ serving: () => serving, registered: () => members.registered, nodeId, appliedIndex, unavailable: () => shards.unavailable(), metadataReachable: () => meta.reachable?.() ?? true, diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),
     );
   }
@@ -491,7 +491,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     metricsAddress === null || metrics === null
       ? null
       : await engine.listen(
-          { host: metricsAddress.host, port: metricsAddress.port, bodyLimit: 1024, tooLarge },
+          { name: 'metrics listener (--metrics-listen)', host: metricsAddress.host, port: metricsAddress.port, bodyLimit: 1024, tooLarge },
           shield('admin', (req, res) => {
             if ((req.method === 'GET' || req.method === 'HEAD') && req.path === '/metrics') {
               return metrics.scrape().then((m) => res.aborted || res.send(200, [['content-type', m.contentType], ['cache-control', 'no-store']], req.method === 'HEAD' ? undefined : m.body));

@@ -13,6 +13,7 @@ import type { ConnectorsConfig } from './config-schema';
 import { type ConnectorType, removeVersion, setActive, storeVersion, validateDefinition } from './definitions';
 import type { Forwarder } from './definitions-http';
 import type { Logger } from './log';
+import { listenError } from '../program/http';
 import { formatHostPort, parseHostPort } from '../program';
 import type { Metrics } from './metrics';
 import { redact } from './redact';
@@ -64,7 +65,8 @@ export async function startApi(cfg: ConnectorsConfig['http'], runtime: Runtime, 
   if (!parsed.ok) throw new Error(`http.address: ${parsed.error}`);
   const { host, port } = parsed.address;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    // node:http never sets SO_REUSEPORT: a port another process listens on fails with EADDRINUSE.
+    server.once('error', (err) => reject(listenError({ name: 'svc-connectors API listener (http.address)', host, port }, err)));
     server.listen(port, host, () => resolve());
   });
   const a = server.address() as AddressInfo;

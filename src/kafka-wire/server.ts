@@ -18,6 +18,7 @@
  */
 import * as net from 'node:net';
 import { type Logger } from '../log';
+import { listenError } from '../program/http';
 import { FrameAssembler, type FramePool } from './frame-assembler';
 
 export interface KafkaConnection {
@@ -249,9 +250,11 @@ export function listenKafka(o: KafkaServerOptions): Promise<KafkaServerHandle> {
     socket.on('close', () => connections.delete(c));
   });
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    // node:net never sets SO_REUSEPORT: a port another process listens on fails with EADDRINUSE.
+    const failed = (err: Error): void => reject(listenError({ name: 'Kafka listener (--kafka-listen)', host: o.host, port: o.port }, err));
+    server.once('error', failed);
     server.listen({ host: o.host, port: o.port }, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       server.on('error', (err) => o.log.warn({ err: err.message }, 'kafka listener error'));
       const port = (server.address() as net.AddressInfo).port;
       let stopped = false;

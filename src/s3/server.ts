@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import type * as http from 'node:http';
 import { type AddressInfo } from 'node:net';
-import { type HttpRequest, type HttpResponse, type HttpServerHandle, loadHttpEngine } from '../program/http';
+import { type HttpRequest, type HttpResponse, type HttpServerHandle, listenError, loadHttpEngine } from '../program/http';
 import { parseTarget } from './addressing';
 import { type Authenticator, authenticator } from './auth';
 import { ObjectCache } from './cache/object-cache';
@@ -81,6 +81,7 @@ export async function startCacheServer(config: CacheConfig, o: StartOptions = {}
   try {
     server = await engine.listen(
       {
+        name: 'svc-cache listener (server.listen)',
         host: listen.host,
         port: listen.port,
         // Bodies are streamed to the origin (any size), never buffered: no engine body limit.
@@ -102,10 +103,16 @@ export async function startCacheServer(config: CacheConfig, o: StartOptions = {}
   if (config.metrics.listen !== '') {
     const m = listenAddress(config.metrics.listen, 'metrics.listen');
     metricsServer = metrics.server(config.metrics.path);
-    await new Promise<void>((resolve, reject) => {
-      metricsServer!.once('error', reject);
-      metricsServer!.listen(m.port, m.host, () => resolve());
-    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        metricsServer!.once('error', (err) => reject(listenError({ name: 'svc-cache metrics listener (metrics.listen)', host: m.host, port: m.port }, err)));
+        metricsServer!.listen(m.port, m.host, () => resolve());
+      });
+    } catch (err) {
+      await server.close();
+      origin.close();
+      throw err;
+    }
     const ma = metricsServer.address() as AddressInfo;
     metricsUrl = `http://${formatHostPort({ host: ma.address, port: ma.port })}`;
   }

@@ -417,10 +417,11 @@ describe.each(ENGINES)('live reads over the %s engine', (engine) => {
       sock.write(`GET ${s}?live=sse&seq=now HTTP/1.1\r\nHost: test\r\n\r\n`);
       sock.pause();
       await sleep(300);
-      // Far more than the socket buffers (a few MiB on loopback) plus the 1 MiB bound. Not much more:
-      // the error event waits in uWS's buffer until the client reads, and uWS closes a connection
-      // whose client reads nothing for 10 s, so on a loaded machine 96 MiB of appends took long
-      // enough for the event to be lost with the connection.
+      // Far more than the socket buffers (a few MiB on loopback) plus the 1 MiB bound. The error
+      // event waits in the engine until the client reads; a client that reads nothing is cut only
+      // after the engine's write-idle timeout (60 s, src/program/http/README.md). It used to be uWS's
+      // fixed 10 s timeout and a 10 s grace of the SSE stream's own, which a loaded machine's
+      // appends outlasted: the event was lost with the connection.
       await appendMiB(48);
       await sleep(300);
       // Now read everything the node sent: records, then the error event, then the end of the

@@ -28,8 +28,10 @@ import { decodeCursor } from './cursor';
  * for such a reader is at most one page: it reads no more for it until the socket drains.
  */
 export const SSE_MAX_BUFFERED_BYTES = 1024 * 1024; // 1 MiB
-/** A dropped reader's final event gets this long to drain before the connection is cut. */
-export const SSE_DROP_GRACE_MS = 10_000; // 10 s
+// A dropped reader's final event waits for the socket to drain; a reader that takes nothing for the
+// engine's write-idle timeout (60 s, src/program/http/README.md) is cut by the engine, which this
+// stream sees as an abort. (A timer of its own, 10 s, cut readers that were still to read on a busy
+// machine: test/protocol/live.test.ts, "a slow SSE reader is dropped ...".)
 
 const SSE_HEADERS: ReadonlyArray<[string, string]> = [
   ['content-type', 'text/event-stream'],
@@ -125,7 +127,6 @@ class SseReader implements Waiter, LiveReader {
   /** The stream's byte count when the reader was paused. */
   #pausedAt = 0;
   #wroteSinceTick = false;
-  #grace: NodeJS.Timeout | null = null;
 
   constructor(live: LiveWaiters, res: HttpResponse, read: ReadParams, first: ReadResult) {
     this.#live = live;
@@ -253,7 +254,7 @@ class SseReader implements Waiter, LiveReader {
     }
   }
 
-  /** A final `error` event, then the end; a reader that is not taking bytes gets a grace period, then the cut. */
+  /** A final `error` event, then the end once the socket drains; a reader that takes nothing is left to the engine's write-idle timeout. */
   #fail(data: { error: string; message: string; next_seq?: number }): void {
     if (this.#state === 'done' || this.#state === 'ending') return;
     const wasPaused = this.#state === 'paused';
@@ -264,7 +265,6 @@ class SseReader implements Waiter, LiveReader {
     }
     this.#state = 'ending';
     this.#detach();
-    this.#grace = setTimeout(() => this.#cut(), SSE_DROP_GRACE_MS);
   }
 
   #end(): void {
@@ -291,7 +291,6 @@ class SseReader implements Waiter, LiveReader {
   #finish(): void {
     if (this.#state === 'done') return;
     this.#state = 'done';
-    if (this.#grace !== null) clearTimeout(this.#grace);
     this.#detach();
     this.#live.remove(this);
     this.#resolve(null);

@@ -124,6 +124,14 @@ export interface ListenOptions {
   streamBodies?: boolean;
   /** Serve HTTPS with this certificate chain and key (PEM file paths). Not with `threads`. */
   tls?: { cert: string; key: string };
+  /** What the listener is called in errors and logs (`protocol listener`, `admin listener`, …). */
+  name?: string;
+  /**
+   * A response whose client takes no byte of it for this long is cut and logged (README.md, "Write
+   * pacing and the idle timeout"). Default WRITE_IDLE_MS (60 s); a client that reads, however
+   * slowly, is never cut.
+   */
+  writeIdleMs?: number;
 }
 
 export interface HttpServerHandle {

@@ -6,6 +6,7 @@ import { type HttpEngine } from './engine';
 import { createNodeEngine } from './node-engine';
 import { withIoThreads } from './io-threads';
 import { createUwsEngine } from './uws-engine';
+import { type EngineLog } from './write-pacing';
 
 export {
   type BodyDone,
@@ -19,10 +20,10 @@ export {
   type RequestHandler,
 } from './engine';
 
-/** What loadHttpEngine needs of a logger (the product's pino logger fits). */
-export interface EngineLoadLog {
-  warn(obj: object, msg: string): void;
-}
+/** What loadHttpEngine needs of a logger (the product's pino logger fits): the fallback warning, and every response the engine cuts. */
+export type EngineLoadLog = EngineLog;
+export { WRITE_IDLE_MS, type WriteCut } from './write-pacing';
+export { listenError } from './listen-errors';
 
 /**
  * Returns the preferred engine. uWS ships binaries for Node 18 and 20 on a few platforms only;
@@ -30,14 +31,14 @@ export interface EngineLoadLog {
  * so the node keeps serving (slower) instead of failing to start.
  */
 export async function loadHttpEngine(preferred: 'uws' | 'node', log: EngineLoadLog): Promise<HttpEngine> {
-  if (preferred === 'node') return createNodeEngine();
+  if (preferred === 'node') return createNodeEngine(log);
   try {
-    return withIoThreads(createUwsEngine());
+    return withIoThreads(createUwsEngine(log), log);
   } catch (err) {
     log.warn(
       { err, node: process.version, platform: `${process.platform}-${process.arch}`, abi: process.versions.modules },
       'uWebSockets.js cannot be loaded on this Node version or platform; serving HTTP with node:http instead (slower)',
     );
-    return createNodeEngine();
+    return createNodeEngine(log);
   }
 }

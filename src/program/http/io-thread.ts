@@ -9,11 +9,14 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { type HttpRequest, type HttpResponse } from './engine';
 import { type ControlMessage, type EventsMessage, type HeadMeta, Op, type OpsMessage, type RefuseMeta, type RequestHeadWire, type ThreadStatus } from './io-wire';
 import { type RequestHead, type UwsResponse, type UwsServer, listenUws } from './uws-engine';
+import { type WriteCut } from './write-pacing';
 
 interface IoThreadData {
   host: string;
   port: number;
   bodyLimit: number;
+  name: string | undefined;
+  writeIdleMs: number | undefined;
 }
 
 const port = parentPort!;
@@ -26,7 +29,7 @@ let events: EventsMessage | null = null;
 /** This turn's message to the main thread, posted once the turn's I/O is handled. */
 function out(): EventsMessage {
   if (events === null) {
-    events = { t: 'events', requests: [], tooLarge: [], aborted: [], writable: [], blocked: [] };
+    events = { t: 'events', requests: [], tooLarge: [], aborted: [], writable: [], blocked: [], cuts: [] };
     setImmediate(flush);
   }
   return events;
@@ -122,7 +125,10 @@ function apply(m: OpsMessage): void {
 async function main(): Promise<void> {
   let server: UwsServer;
   try {
-    server = await listenUws({ host: data.host, port: data.port, bodyLimit: data.bodyLimit }, handle, refuseTooLarge);
+    // A response this thread cuts (write-idle timeout) is logged by the main thread; its handler
+    // learns of it as an abort, through the response's onAborted (track, above).
+    const cut = (c: WriteCut): void => void out().cuts.push(c);
+    server = await listenUws({ host: data.host, port: data.port, bodyLimit: data.bodyLimit, name: data.name, writeIdleMs: data.writeIdleMs }, handle, refuseTooLarge, cut);
   } catch (err) {
     port.postMessage({ t: 'listen-failed', message: err instanceof Error ? err.message : String(err) } satisfies ThreadStatus);
     return;

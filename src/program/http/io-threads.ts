@@ -16,16 +16,19 @@
  * not listen: every write is a thread's, and the main thread keeps only the handlers and the
  * fan-out's bookkeeping (~2.5 µs per delivery against ~12 µs with its own writes, perf/RESULTS.md).
  */
+import * as net from 'node:net';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { type HttpEngine, type HttpRequest, type HttpServerHandle, type ListenOptions, type RequestHandler } from './engine';
 import { type ControlMessage, type EventsMessage, OpBatch, type ThreadStatus } from './io-wire';
 import { OpenResponses } from './open-responses';
 import { RemoteResponse } from './remote-response';
+import { listenError } from './listen-errors';
 import { runHandler } from './run-handler';
+import { type EngineLog, logCut } from './write-pacing';
 
-/** The uWS engine with `options.threads` honoured; without threads it is `base` unchanged. */
-export function withIoThreads(base: HttpEngine): HttpEngine {
+/** The uWS engine with `options.threads` honoured; without threads it is `base` unchanged. `log` gets the threads' cuts. */
+export function withIoThreads(base: HttpEngine, log: EngineLog): HttpEngine {
   return {
     name: base.name,
     async listen(options, handler) {
@@ -33,24 +36,35 @@ export function withIoThreads(base: HttpEngine): HttpEngine {
       if (threads <= 0) return base.listen(options, handler);
       // The threads' apps are plain HTTP and hand bodies over whole (io-thread.ts).
       if (options.tls !== undefined || options.streamBodies === true) throw new Error('I/O threads serve neither TLS nor streamed request bodies');
-      // uSockets sets SO_REUSEPORT only when it binds a given port, not port 0: for port 0 a free
-      // port is found first, then every app binds it. Another process may take it in between;
-      // then the bind fails (it did not set SO_REUSEPORT) and a new port is tried.
+      // The threads' apps share the port with SO_REUSEPORT, which would let another process's
+      // SO_REUSEPORT socket share it too (the kernel would split the clients between the two).
+      // So the port is first bound here without it (node:net never sets it): that fails on a port
+      // any other socket listens on, and the threads bind only a port found free. For port 0 the
+      // probe finds the free port (uSockets sets SO_REUSEPORT only on a given port); another
+      // process may take it before the threads bind it, and then a new port is tried.
+      // (README.md, "One process per port": the window between probe and bind.)
       for (let attempt = 1; ; attempt++) {
-        let port = options.port;
-        if (port === 0) {
-          const probe = await base.listen({ ...options, threads: 0 }, handler);
-          port = probe.port;
-          await probe.close();
-        }
+        const port = await freePort(options);
         try {
-          return await listenAll({ ...options, port }, handler, threads);
+          return await listenAll({ ...options, port }, handler, threads, log);
         } catch (err) {
           if (options.port !== 0 || attempt >= PORT_ATTEMPTS) throw err;
         }
       }
     },
   };
+}
+
+/** `options.port` if no other socket listens on it (else the listener's error), or a free port for port 0. */
+function freePort(options: ListenOptions): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', (err) => reject(listenError(options, err)));
+    server.listen({ host: options.host, port: options.port, exclusive: true }, () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 /** Tries for a free port when the listener asked for port 0. */
@@ -61,10 +75,10 @@ const PORT_ATTEMPTS = 5;
  * so every socket write happens on a thread, and the main thread keeps the handlers and the
  * fan-out's bookkeeping (perf/README.md, "W6": how this scales with cores).
  */
-async function listenAll(options: ListenOptions, handler: RequestHandler, threads: number): Promise<HttpServerHandle> {
+async function listenAll(options: ListenOptions, handler: RequestHandler, threads: number, log: EngineLog): Promise<HttpServerHandle> {
   const started: IoThread[] = [];
   try {
-    for (let i = 0; i < threads; i++) started.push(await IoThread.start(options, handler));
+    for (let i = 0; i < threads; i++) started.push(await IoThread.start(options, handler, log));
   } catch (err) {
     await Promise.all(started.map((t) => t.close()));
     throw err;
@@ -102,16 +116,21 @@ class IoThread {
   #flushing = false;
   #closed: Promise<void> | null = null;
   #exited = false;
+  /** Where the thread's cuts are logged (they come with its events). */
+  readonly #log: EngineLog;
 
-  private constructor(worker: Worker, options: ListenOptions, handler: RequestHandler) {
+  private constructor(worker: Worker, options: ListenOptions, handler: RequestHandler, log: EngineLog) {
+    this.#log = log;
     this.#worker = worker;
     this.#options = options;
     this.#handler = handler;
   }
 
-  static start(options: ListenOptions, handler: RequestHandler): Promise<IoThread> {
-    const worker = new Worker(path.join(__dirname, 'io-thread.js'), { workerData: { host: options.host, port: options.port, bodyLimit: options.bodyLimit } });
-    const t = new IoThread(worker, options, handler);
+  static start(options: ListenOptions, handler: RequestHandler, log: EngineLog): Promise<IoThread> {
+    const worker = new Worker(path.join(__dirname, 'io-thread.js'), {
+      workerData: { host: options.host, port: options.port, bodyLimit: options.bodyLimit, name: options.name, writeIdleMs: options.writeIdleMs },
+    });
+    const t = new IoThread(worker, options, handler, log);
     return new Promise((resolve, reject) => {
       const onStatus = (m: ThreadStatus | EventsMessage): void => {
         if (m.t === 'listening') {
@@ -196,6 +215,7 @@ class IoThread {
 
   #onMessage(m: EventsMessage | ThreadStatus): void {
     if (m.t !== 'events') return;
+    for (const cut of m.cuts) logCut(this.#log, cut);
     for (const id of m.aborted) this.#responses.get(id)?.abortedByPeer();
     for (const id of m.blocked) this.#responses.get(id)?.blockedByPeer();
     for (const id of m.writable) this.#responses.get(id)?.writableAgain();

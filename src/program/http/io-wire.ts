@@ -10,6 +10,7 @@
  * I/O thread → main: requests (head and body), bodies refused as too large, aborts, and
  * "writable again" after backpressure.
  */
+import { type WriteCut } from './write-pacing';
 import { type HeaderList } from './engine';
 
 export const enum Op {
@@ -64,6 +65,8 @@ export interface EventsMessage {
   writable: number[];
   /** Responses that reported backpressure (a write that uWS had to buffer). */
   blocked: number[];
+  /** Responses the thread cut (write-idle timeout), for the main thread's log; each also comes as `aborted`. */
+  cuts: WriteCut[];
 }
 
 /** Main → thread control, and the thread's answers to it. */

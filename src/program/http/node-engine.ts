@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import { type AddressInfo } from 'node:net';
+import { type AddressInfo, type Socket } from 'node:net';
 import {
   type BodyDone,
   type HeaderList,
@@ -18,8 +18,10 @@ import {
   requestOf,
   streamedRequestOf,
 } from './engine';
+import { listenError } from './listen-errors';
 import { OpenResponses } from './open-responses';
 import { runHandler } from './run-handler';
+import { type EngineLog, type Paced, WRITE_IDLE_MS, type WriteCut, logCut, pacer } from './write-pacing';
 
 type RequestHead = Omit<HttpRequest, 'body'>;
 
@@ -28,14 +30,26 @@ const EMPTY = Buffer.alloc(0);
 /** Idle keep-alive connections close after this long; uWS uses the same 10 s. */
 const KEEP_ALIVE_TIMEOUT_MS = 10_000;
 
-export function createNodeEngine(): HttpEngine {
-  return { name: 'node', listen };
+/** `log` gets the responses the engine cuts (write-pacing.ts). */
+export function createNodeEngine(log: EngineLog = WARNINGS): HttpEngine {
+  return { name: 'node', listen: (options, handler) => listen(options, handler, log) };
 }
 
-async function listen(options: ListenOptions, handler: RequestHandler): Promise<HttpServerHandle> {
+/** Where cuts go without a logger: a process warning (stderr). */
+const WARNINGS: EngineLog = { warn: (obj, msg) => process.emitWarning(`${msg}: ${JSON.stringify(obj)}`, { code: 'SVC_HTTP_CUT' }) };
+
+/** What every response of one listener shares: its write-idle timeout and where its cuts are reported. */
+interface ResponseContext {
+  readonly idleMs: number;
+  readonly listener: string | undefined;
+  cut(c: WriteCut): void;
+}
+
+async function listen(options: ListenOptions, handler: RequestHandler, log: EngineLog): Promise<HttpServerHandle> {
   const inFlight = new OpenResponses();
+  const context: ResponseContext = { idleMs: options.writeIdleMs ?? WRITE_IDLE_MS, listener: options.name, cut: (c) => logCut(log, c) };
   // requestTimeout 0: a long-poll may legitimately wait minutes for its response.
-  const onReq = (expectContinue: boolean) => (req: IncomingMessage, res: ServerResponse) => onRequest(req, res, options, handler, inFlight, expectContinue);
+  const onReq = (expectContinue: boolean) => (req: IncomingMessage, res: ServerResponse) => onRequest(req, res, options, handler, inFlight, expectContinue, context);
   const server: Server =
     options.tls === undefined
       ? createServer({ requestTimeout: 0 }, onReq(false))
@@ -49,10 +63,12 @@ async function listen(options: ListenOptions, handler: RequestHandler): Promise<
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   // Not events.once(): that would also reject on a listen error, unhandled.
   const closed = new Promise<void>((resolve) => server.once('close', () => resolve()));
+  // node:http never sets SO_REUSEPORT: a port another process listens on fails with EADDRINUSE.
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (err: Error): void => reject(listenError(options, err));
+    server.once('error', failed);
     server.listen(options.port, options.host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });
@@ -66,9 +82,10 @@ function onRequest(
   handler: RequestHandler,
   inFlight: OpenResponses,
   expectContinue: boolean,
+  context: ResponseContext,
 ): void {
   const head = copyRequest(req);
-  const response = new NodeResponse(res, head.method === 'HEAD', inFlight.add());
+  const response = new NodeResponse(res, head.method === 'HEAD', inFlight.add(), context);
   const declared = declaredBodyLength(head.headers);
   if (options.streamBodies === true) {
     runHandler(handler, streamedRequestOf(head, EMPTY, declared === 0 ? null : req, expectContinue), response);
@@ -160,9 +177,26 @@ function headerValue(headers: HeaderList, lowerName: string): string | undefined
   return undefined;
 }
 
-class NodeResponse implements HttpResponse {
+/**
+ * Bytes of `socket` not yet in the kernel: the stream's buffer and libuv's write queue (what a
+ * write the kernel did not take whole still holds). `writeQueueSize` is the handle's own count.
+ */
+function pendingBytes(socket: Socket): number {
+  const handle = (socket as Socket & { _handle?: { writeQueueSize?: number } | null })._handle;
+  return socket.writableLength + (typeof handle?.writeQueueSize === 'number' ? handle.writeQueueSize : 0);
+}
+
+class NodeResponse implements HttpResponse, Paced {
   readonly #res: ServerResponse;
   readonly #isHead: boolean;
+  readonly #context: ResponseContext;
+  /** In the pacer: bytes wait for the client. */
+  #paced = false;
+  /** Cut by the write-idle timeout: its 'close' is an abort even if node counts the body as written. */
+  #cut = false;
+  /** Bytes of the socket the kernel had taken at the last tick. */
+  #lastTaken = 0;
+  #lastProgress = 0;
   #aborted = false;
   #started = false;
   #ended = false;
@@ -174,13 +208,15 @@ class NodeResponse implements HttpResponse {
   #abortCb: (() => void) | undefined;
   #writableCb: (() => void) | undefined;
 
-  constructor(res: ServerResponse, isHead: boolean, onSettled: () => void) {
+  constructor(res: ServerResponse, isHead: boolean, onSettled: () => void, context: ResponseContext) {
     this.#res = res;
     this.#isHead = isHead;
+    this.#context = context;
     // 'close' follows 'finish' for every response; before it, it means the client went away.
     res.on('close', () => {
       onSettled();
-      if (res.writableFinished || this.#selfClosed) return;
+      // writableFinished counts bytes handed to libuv as written: a cut response reports itself.
+      if ((res.writableFinished && !this.#cut) || this.#selfClosed) return;
       this.#aborted = true;
       this.#abortCb?.();
     });
@@ -248,6 +284,7 @@ class NodeResponse implements HttpResponse {
     if (bytes === undefined) return true;
     const ok = this.#res.write(bytes); // node drops body bytes of HEAD, 204 and 304 itself
     if (!ok) this.#backpressured = true;
+    this.#watch();
     return ok;
   }
 
@@ -267,6 +304,7 @@ class NodeResponse implements HttpResponse {
     }
     if (bytes === undefined) this.#res.end();
     else this.#res.end(bytes);
+    this.#watch();
   }
 
   destroy(): void {
@@ -289,6 +327,48 @@ class NodeResponse implements HttpResponse {
     this.#started = true;
     if (body === undefined || noBody) this.#res.end();
     else this.#res.end(body);
+    this.#watch();
+  }
+
+  /** Paces the response while bytes of it wait for the client (node writes them as the socket takes them; this only watches). */
+  #watch(): void {
+    if (this.#paced) return;
+    const socket = this.#res.socket;
+    if (socket === null || socket.destroyed) return;
+    const pending = pendingBytes(socket);
+    if (pending === 0) return;
+    this.#paced = true;
+    this.#lastTaken = socket.bytesWritten - pending;
+    this.#lastProgress = performance.now();
+    pacer.add(this);
+  }
+
+  /**
+   * A pacer tick (write-pacing.ts): the client took bytes if the kernel took more of the socket's
+   * bytes than at the last tick (what was written to it, less what still waits); one that took
+   * none for the write-idle timeout is cut (logged; the handler sees an abort).
+   */
+  pace(now: number, stalled: boolean): boolean {
+    const socket = this.#res.socket;
+    if (socket === null || socket.destroyed || this.#aborted || this.#selfClosed) return (this.#paced = false);
+    const pending = pendingBytes(socket);
+    if (pending === 0) return (this.#paced = false);
+    const taken = socket.bytesWritten - pending;
+    if (taken > this.#lastTaken) this.#lastProgress = now;
+    this.#lastTaken = taken;
+    if (stalled || now - this.#lastProgress < this.#context.idleMs) return true;
+    this.#paced = false;
+    this.#context.cut({
+      reason: 'write_idle',
+      ...(this.#context.listener === undefined ? {} : { listener: this.#context.listener }),
+      idleMs: Math.round(now - this.#lastProgress),
+      sentBytes: Math.max(0, socket.bytesWritten - pending), // headers included
+      pendingBytes: pending,
+    });
+    // The 'close' handler reports an abort, as for a client that left.
+    this.#cut = true;
+    socket.destroy();
+    return false;
   }
 
   /** Cuts a chunk to the declared Content-Length; undefined when nothing of it may be sent. */

@@ -46,6 +46,11 @@ export class UwsBody extends Readable implements RequestBody {
     return this.#complete;
   }
 
+  /** Reading the socket is paused (`res.pause()`) until the reader catches up. */
+  get paused(): boolean {
+    return this.#paused;
+  }
+
   override _read(): void {
     if (!this.#paused) return;
     this.#paused = false;

@@ -22,9 +22,11 @@ import {
   requestOf,
   streamedRequestOf,
 } from './engine';
+import { listenError, probeListen } from './listen-errors';
 import { OpenResponses } from './open-responses';
 import { UwsBody } from './uws-body';
 import { runHandler } from './run-handler';
+import { type EngineLog, type Paced, WRITE_IDLE_MS, type WriteCut, logCut, pacer } from './write-pacing';
 
 type UwsModule = typeof Uws;
 export type RequestHead = Omit<HttpRequest, 'body'>;
@@ -43,29 +45,55 @@ function loadNative(): UwsModule {
   return require(`@trufflesuite/uws-js-unofficial/binaries/${file}`) as UwsModule;
 }
 
-/** Creates the uWS engine; throws when uWS has no binary for this Node version or platform. */
-export function createUwsEngine(): HttpEngine {
+/** Creates the uWS engine; throws when uWS has no binary for this Node version or platform. `log` gets the cuts. */
+export function createUwsEngine(log: EngineLog = WARNINGS): HttpEngine {
   const uws = loadNative();
-  return { name: 'uws', listen: (options, handler) => listen(uws, options, handler) };
+  return { name: 'uws', listen: (options, handler) => listen(uws, options, handler, log) };
+}
+
+/** Where cuts go without a logger: a process warning (stderr). */
+const WARNINGS: EngineLog = { warn: (obj, msg) => process.emitWarning(`${msg}: ${JSON.stringify(obj)}`, { code: 'SVC_HTTP_CUT' }) };
+
+/** What every response of one listener shares: its write-idle timeout and where its cuts are reported. */
+export interface ResponseContext {
+  readonly idleMs: number;
+  readonly listener: string | undefined;
+  cut(c: WriteCut): void;
+}
+
+function contextOf(options: Omit<ListenOptions, 'tooLarge'>, cut: (c: WriteCut) => void): ResponseContext {
+  return { idleMs: options.writeIdleMs ?? WRITE_IDLE_MS, listener: options.name, cut };
 }
 
 /** What to do with a request whose body is over the limit: answer it (`UwsResponse.refuse`). */
 export type RefuseTooLarge = (head: RequestHead, response: UwsResponse) => void;
 
-/** This thread's app only: `options.threads` is served by the wrapper in io-threads.ts. */
-function listen(uws: UwsModule, options: ListenOptions, handler: RequestHandler): Promise<UwsServer> {
-  return listenApp(uws, options, handler, (head, response) => response.refuse(options.tooLarge(head)));
+/**
+ * This thread's app only: `options.threads` is served by the wrapper in io-threads.ts. It listens
+ * with LIBUS_LISTEN_EXCLUSIVE_PORT (no SO_REUSEPORT), so a port another process holds is refused
+ * instead of shared (README.md, "One process per port").
+ */
+function listen(uws: UwsModule, options: ListenOptions, handler: RequestHandler, log: EngineLog): Promise<UwsServer> {
+  return listenApp(uws, options, handler, (head, response) => response.refuse(options.tooLarge(head)), contextOf(options, (c) => logCut(log, c)), false);
 }
 
 /**
- * One uWS app on `options.host:options.port`. uSockets listens with SO_REUSEPORT (its default
- * option), so apps in several threads of one process may listen on the same port.
+ * One uWS app on `options.host:options.port` for an I/O thread: with SO_REUSEPORT (uSockets'
+ * default), so the apps of a listener's threads share its port; io-threads.ts has made sure no
+ * other process holds it. `cut` is told of every response the engine cuts.
  */
-export function listenUws(options: Omit<ListenOptions, 'tooLarge'>, handler: RequestHandler, refuseTooLarge: RefuseTooLarge): Promise<UwsServer> {
-  return listenApp(loadNative(), options, handler, refuseTooLarge);
+export function listenUws(options: Omit<ListenOptions, 'tooLarge'>, handler: RequestHandler, refuseTooLarge: RefuseTooLarge, cut: (c: WriteCut) => void): Promise<UwsServer> {
+  return listenApp(loadNative(), options, handler, refuseTooLarge, contextOf(options, cut), true);
 }
 
-function listenApp(uws: UwsModule, options: Omit<ListenOptions, 'tooLarge'>, handler: RequestHandler, refuseTooLarge: RefuseTooLarge): Promise<UwsServer> {
+function listenApp(
+  uws: UwsModule,
+  options: Omit<ListenOptions, 'tooLarge'>,
+  handler: RequestHandler,
+  refuseTooLarge: RefuseTooLarge,
+  context: ResponseContext,
+  reusePort: boolean,
+): Promise<UwsServer> {
   // uWS reads the PEM files itself when the app is made (and makes an app that serves nothing if it
   // cannot): read them first, so a bad path or file is a clear error at startup.
   if (options.tls !== undefined) for (const file of [options.tls.cert, options.tls.key]) readFileSync(file);
@@ -74,21 +102,27 @@ function listenApp(uws: UwsModule, options: Omit<ListenOptions, 'tooLarge'>, han
   app.any('/*', (res, req) => {
     dispatching = res;
     try {
-      onRequest(res, req, options, handler, inFlight, refuseTooLarge);
+      onRequest(res, req, options, handler, inFlight, refuseTooLarge, context);
     } finally {
       dispatching = undefined;
     }
   });
   return new Promise((resolve, reject) => {
     // uWS calls back synchronously, with `false` instead of an error (no reason given).
-    app.listen(options.host, options.port, (socket) => {
+    const listening = (socket: Uws.us_listen_socket | false): void => {
       if (socket === false) {
         closeApp(app);
-        reject(new Error(`uWS could not listen on ${options.host}:${options.port} (address in use or not available)`));
+        // The reason, found with node:net; an I/O thread's siblings hold the port, so it cannot ask.
+        const why = reusePort ? Promise.resolve(null) : probeListen(options.host, options.port);
+        void why.then((err) => reject(listenError(options, err ?? new Error('uWS could not listen (address in use or not available)'))));
         return;
       }
       resolve(new UwsServer(uws, app, socket, inFlight));
-    });
+    };
+    // The typings list the option only without a host; this build takes (host, port, options, cb) too.
+    const listenWith = app.listen.bind(app) as unknown as (host: string, port: number, options: number, cb: (s: Uws.us_listen_socket | false) => void) => void;
+    if (reusePort) app.listen(options.host, options.port, listening);
+    else listenWith(options.host, options.port, LIBUS_LISTEN_EXCLUSIVE_PORT, listening);
   });
 }
 
@@ -109,6 +143,7 @@ function onRequest(
   handler: RequestHandler,
   inFlight: OpenResponses,
   refuseTooLarge: RefuseTooLarge,
+  context: ResponseContext,
 ): void {
   // Nothing inherited, so a header called `constructor` or `__proto__` is just a header.
   const headers: Record<string, string> = Object.create(HEADERS_PROTO) as Record<string, string>;
@@ -118,7 +153,7 @@ function onRequest(
   const path = req.getUrl();
   const query = req.getQuery() ?? '';
   const head: RequestHead = { method, path, query, headers };
-  const response = new UwsResponse(res, head.method === 'HEAD', inFlight.add());
+  const response = new UwsResponse(res, head.method === 'HEAD', inFlight.add(), context);
   // uWS parses less strictly than node:http: what it lets through that node refuses is refused
   // here with node's answer (400, connection closed), before any body byte is read.
   const malformed = malformedHead(head, repeated);
@@ -321,6 +356,9 @@ function readBody(res: Uws.HttpResponse, declared: number, limit: number, respon
   });
 }
 
+/** uSockets' listen option that leaves SO_REUSEPORT unset (`ListenOptions` in the package's typings). */
+const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
+
 /** `app.close()` exists in this build (v20.30) but not in its typings. */
 function closeApp(app: Uws.TemplatedApp): void {
   (app as Uws.TemplatedApp & { close?: () => void }).close?.();
@@ -500,10 +538,11 @@ const LARGE_BODY = 256 * 1024;
  */
 type StreamMode = 'idle' | 'chunked' | 'fixed' | 'empty';
 
-export class UwsResponse implements HttpResponse {
+export class UwsResponse implements HttpResponse, Paced {
   readonly #res: Uws.HttpResponse;
   readonly #isHead: boolean;
   readonly #onSettled: () => void;
+  readonly #context: ResponseContext;
   #mode: StreamMode = 'idle';
   #aborted = false;
   /** send()/end() was called: later calls are no-ops. */
@@ -516,6 +555,13 @@ export class UwsResponse implements HttpResponse {
   #total = 0;
   #remaining = 0;
   #queue: Uint8Array[] = [];
+  /** A chunked response ended while backpressured: uWS's `end` waits for the next writable event. */
+  #endPending = false;
+  #endChunk: Uint8Array | string | undefined;
+  /** In the pacer (write-pacing.ts): bytes wait for the client. */
+  #paced = false;
+  /** When the client last took bytes of this response (performance.now()). */
+  #lastProgress = 0;
   /**
    * Told when the body given to send() is no longer needed: at settle (complete or aborted).
    * uWS reads a body only inside end/tryEnd, copying what the socket does not take at once (end)
@@ -525,10 +571,11 @@ export class UwsResponse implements HttpResponse {
   /** A streamed request body (`streamBodies`), told when the client goes away. */
   body: UwsBody | undefined;
 
-  constructor(res: Uws.HttpResponse, isHead: boolean, onSettled: () => void) {
+  constructor(res: Uws.HttpResponse, isHead: boolean, onSettled: () => void, context: ResponseContext) {
     this.#res = res;
     this.#isHead = isHead;
     this.#onSettled = onSettled;
+    this.#context = context;
     res.onAborted(() => {
       if (this.#settled) return; // we closed it ourselves (a fixed-length body that fell short)
       this.#aborted = true;
@@ -609,7 +656,7 @@ export class UwsResponse implements HttpResponse {
     res.cork(() => {
       ok = res.write(chunk);
     });
-    if (!ok) this.#backpressured = true;
+    if (!ok) this.#pushedBack();
     return ok;
   }
 
@@ -626,6 +673,14 @@ export class UwsResponse implements HttpResponse {
       return;
     }
     this.#ended = true;
+    if (this.#mode === 'chunked' && this.#backpressured) {
+      // uWS still holds bytes the client has not taken. Its end() would leave them, and the
+      // response, to uWS's fixed 10 s timeout; ended on the next writable event instead, the
+      // response stays paced (and cut only by the write-idle timeout) until then.
+      this.#endPending = true;
+      this.#endChunk = chunk;
+      return;
+    }
     const res = this.#res;
     res.cork(() => {
       if (this.#mode === 'empty') res.endWithoutBody();
@@ -639,6 +694,87 @@ export class UwsResponse implements HttpResponse {
     this.#ended = true;
     this.#settle(); // first, so our abort handler stays quiet
     this.#res.close();
+  }
+
+  /**
+   * A pacer tick (write-pacing.ts) while bytes wait for the client: offer the socket what waits
+   * (a fixed-length body's queue through tryEnd; what uWS buffered of a chunked one through a
+   * cork, whose uncork writes it), note whether the client took any, cut the response once it has
+   * taken nothing for the write-idle timeout, and re-arm uWS's own timeout so that it never fires
+   * first. Returns false once the response need not be paced any more.
+   */
+  pace(now: number, stalled: boolean): boolean {
+    if (this.#settled || !this.#paced) {
+      this.#paced = false;
+      return false;
+    }
+    const res = this.#res;
+    if (this.#mode === 'fixed') {
+      const before = this.#queuedBytes();
+      res.cork(() => this.#flush());
+      if (this.#settled) return false; // the rest went out: complete
+      if (this.#queuedBytes() < before) this.#lastProgress = now;
+      if (this.#queue.length === 0) {
+        // All handed to the socket: as a writable event would, let the caller write on (or end).
+        this.#writable();
+        if (!this.#paced || this.#settled) return false;
+      }
+    } else {
+      // The uncork writes what uWS holds, as far as the socket takes it. Whether the client took
+      // any is not visible here: a chunked response's progress is its writable events.
+      res.cork(() => undefined);
+    }
+    if (!stalled && now - this.#lastProgress >= this.#context.idleMs) {
+      this.#idleCut(now);
+      return false;
+    }
+    // uWS's timer (10 s, checked every 4 s) is re-armed by its resume(); pause() before it keeps
+    // the socket's poll events as they were. Not while a streamed request body is paused (the
+    // socket reads nothing then, and resume would read again).
+    if (this.body === undefined || !this.body.paused) {
+      res.pause();
+      res.resume();
+    }
+    return true;
+  }
+
+  /** The client took nothing for the write-idle timeout: logged, and the connection closed; the handler sees an abort. */
+  #idleCut(now: number): void {
+    const queued = this.#queuedBytes();
+    this.#context.cut({
+      reason: 'write_idle',
+      ...(this.#context.listener === undefined ? {} : { listener: this.#context.listener }),
+      idleMs: Math.round(now - this.#lastProgress),
+      sentBytes: this.#mode === 'fixed' ? this.#total - this.#remaining - queued : -1,
+      pendingBytes: this.#mode === 'fixed' ? queued : -1,
+    });
+    this.#aborted = true;
+    this.#ended = true;
+    this.#settle(); // first, so our abort handler stays quiet
+    this.#res.close();
+    this.body?.aborted();
+    this.#abortCb?.();
+  }
+
+  /** The socket pushed back: bytes wait for the client, so the response is paced until they are taken. */
+  #pushedBack(): void {
+    this.#backpressured = true;
+    if (this.#paced || this.#settled) return;
+    this.#paced = true;
+    this.#lastProgress = performance.now();
+    pacer.add(this);
+  }
+
+  #unpace(): void {
+    if (!this.#paced) return;
+    this.#paced = false;
+    pacer.delete(this);
+  }
+
+  #queuedBytes(): number {
+    let n = 0;
+    for (const c of this.#queue) n += c.byteLength;
+    return n;
   }
 
   #complete(status: number, headers: HeaderList, body: Uint8Array | string | undefined, closeConnection: boolean): void {
@@ -678,11 +814,15 @@ export class UwsResponse implements HttpResponse {
     if (bytes.byteLength > 0) this.#queue.push(bytes);
     this.#res.cork(() => this.#flush());
     if (this.#queue.length === 0) return true;
-    this.#backpressured = true;
+    this.#pushedBack();
     return false;
   }
 
-  /** Hands queued bytes to tryEnd until the socket pushes back or the body is complete. */
+  /**
+   * Hands queued bytes to tryEnd until the socket pushes back or the body is complete. tryEnd
+   * writes without buffering (what the socket does not take stays in `#queue`) and, when the
+   * socket pushes back, arms uWS's 10 s timeout; the pacer and writable events re-arm it.
+   */
   #flush(): void {
     const res = this.#res;
     while (this.#queue.length > 0) {
@@ -711,19 +851,33 @@ export class UwsResponse implements HttpResponse {
   }
 
   /**
-   * uWS's writable event. While a handler is registered uWS does not drain its own buffer, so this
-   * always corks: uncorking flushes the buffered bytes even when nothing new is written.
+   * uWS's writable event (the socket took bytes: progress). While a handler is registered uWS does
+   * not drain its own buffer, so this always corks: uncorking flushes the buffered bytes even when
+   * nothing new is written.
    */
   readonly #writable = (): boolean => {
     if (this.#settled || this.#aborted) return true;
+    this.#lastProgress = performance.now();
     this.#res.cork(() => {
       if (this.#mode === 'fixed') this.#flush();
-      if (this.#settled || this.#ended || this.#queue.length > 0 || !this.#backpressured) return;
+      if (this.#settled) return;
+      if (this.#endPending) {
+        // A chunked response ended while backpressured: end it now; what uWS still holds is its
+        // last bytes, which the kernel had room for a third of its buffer to take.
+        this.#endPending = false;
+        const chunk = this.#endChunk;
+        this.#endChunk = undefined;
+        this.#res.end(chunk ?? '');
+        this.#settle();
+        return;
+      }
+      if (this.#ended || this.#queue.length > 0 || !this.#backpressured) return;
       this.#backpressured = false;
+      this.#unpace();
       this.#writableCb?.();
     });
     // A fixed-length body ended while bytes were queued finishes once they are out.
-    if (this.#ended && this.#queue.length === 0) this.#endFixed();
+    if (this.#mode === 'fixed' && this.#ended && this.#queue.length === 0) this.#endFixed();
     return true;
   };
 
@@ -731,6 +885,8 @@ export class UwsResponse implements HttpResponse {
     if (this.#settled) return;
     this.#settled = true;
     this.#queue.length = 0;
+    this.#endChunk = undefined;
+    this.#unpace();
     this.#onSettled();
     const done = this.#bodyDone;
     this.#bodyDone = undefined;
