@@ -96,7 +96,8 @@ export async function adminApi(d: AdminDeps, req: HttpRequest): Promise<Reply | 
       // cluster one node does, and a node not registered cannot tell (null; docs/cluster.md).
       leaseHolder: d.lease === undefined || d.lease === null ? (d.placement === null ? true : null) : d.lease.leaseHolder(),
       pendingTransfers: d.transfers?.pending() ?? [],
-      rebalance: d.rebalancer?.status() ?? null,
+      // Objects mode only (beyond the spec): the rebalance run on this node.
+      ...(d.rebalancer !== undefined && d.rebalancer !== null ? { rebalance: d.rebalancer.status() } : {}),
     });
   }
   if (p === '/admin/nodes' && get) {
