@@ -168,6 +168,9 @@ describe.each(['uws', 'node'] as const)('read page buffers on %s', (engine) => {
       };
       const before = await poolMetrics(node);
 
+      // The slow reader takes nothing until resume() below, which on a busy machine can be many
+      // seconds away: the engine keeps its response for the write-idle timeout (60 s,
+      // src/program/http/README.md). uWS's own 10 s timeout used to cut it, and this test flaked.
       const s = slowGet(node.url, `/slow?${page}`);
       await s.started;
       // Other pages of the same size go through the same pool while the slow body waits in the engine.
@@ -204,6 +207,7 @@ describe('read page buffers and a worker restart', () => {
       const all = await fillSvc(node, 'slow', 13_000);
       const page = `seq=0&format=raw&bytes=${12 * MiB}&count=1000000`;
       const expected = all.subarray(0, Math.floor((12 * MiB) / 1000) * 1000);
+      // Kept by the engine while it reads nothing, up to the write-idle timeout (as above).
       const s = slowGet(node.url, `/slow?${page}`);
       await s.started;
       // Every index write fails: the worker stops at its next checkpoint; restarted once the fault is gone.

@@ -73,12 +73,12 @@ describe.each(['uws', 'node'] as const)('%s engine', (engineName) => {
 
   test('a client that reads slowly is never cut, even with a write-idle timeout shorter than the whole transfer', async () => {
     const aborts: string[] = [];
-    const { url, cuts } = await start(serve(aborts), 3_000);
-    // 48 MiB at 4 MiB/s: about 12 s, four times the write-idle timeout.
-    const [fixed, chunked] = await Promise.all([throttledGet(url, '/fixed', { bytesPerSecond: 4 * MiB }), throttledGet(url, '/chunked', { bytesPerSecond: 4 * MiB })]);
+    const { url, cuts } = await start(serve(aborts), 6_000);
+    // 48 MiB at 3 MiB/s: about 16 s, well over the write-idle timeout.
+    const [fixed, chunked] = await Promise.all([throttledGet(url, '/fixed', { bytesPerSecond: 3 * MiB }), throttledGet(url, '/chunked', { bytesPerSecond: 3 * MiB })]);
     expect([fixed.status, fixed.complete, fixed.sha256]).toEqual([200, true, BODY_SHA]);
     expect([chunked.status, chunked.chunkedEnd]).toEqual([200, true]);
-    expect(fixed.ms).toBeGreaterThan(6_000);
+    expect(fixed.ms).toBeGreaterThan(12_000);
     expect(cuts).toEqual([]);
     expect(aborts).toEqual([]);
   });
@@ -88,8 +88,8 @@ describe.each(['uws', 'node'] as const)('%s engine', (engineName) => {
     const { url, cuts } = await start(serve(aborts), 3_000);
     const started = Date.now();
     const [fixed, chunked] = await Promise.all([
-      throttledGet(url, '/fixed', { holdAfter: 1, holdMs: 20_000 }),
-      throttledGet(url, '/chunked', { holdAfter: 1, holdMs: 20_000 }),
+      throttledGet(url, '/fixed', { holdAfter: 1, holdMs: 12_000 }),
+      throttledGet(url, '/chunked', { holdAfter: 1, holdMs: 12_000 }),
     ]);
     // Cut (the connection closed short of the body) while the client was holding.
     expect(fixed.complete).toBe(false);
@@ -115,7 +115,7 @@ describe('uws engine with I/O threads (--sse-threads)', () => {
     const engine = await dist.loadHttpEngine('uws', { warn: (obj) => cuts.push(obj) });
     // '/slow': the body in one send(); '/silent': a stream the handler has not ended (the main
     // thread follows a response until its end, so only then can an abort reach its handler).
-    const server = await engine.listen({ host: '127.0.0.1', port: 0, bodyLimit: MiB, tooLarge, threads: 2, name: 'threaded listener', writeIdleMs: 3_000 }, (req, res) => {
+    const server = await engine.listen({ host: '127.0.0.1', port: 0, bodyLimit: MiB, tooLarge, threads: 2, name: 'threaded listener', writeIdleMs: 5_000 }, (req, res) => {
       res.onAborted(() => aborts.push(req.path));
       if (req.path === '/slow') res.send(200, [['content-type', 'application/octet-stream']], BODY);
       else {
@@ -125,7 +125,7 @@ describe('uws engine with I/O threads (--sse-threads)', () => {
     });
     try {
       const url = `http://127.0.0.1:${server.port}`;
-      const [slow, silent] = await Promise.all([throttledGet(url, '/slow', { bytesPerSecond: 6 * MiB }), throttledGet(url, '/silent', { holdAfter: 1, holdMs: 15_000 })]);
+      const [slow, silent] = await Promise.all([throttledGet(url, '/slow', { bytesPerSecond: 4 * MiB }), throttledGet(url, '/silent', { holdAfter: 1, holdMs: 15_000 })]);
       expect([slow.status, slow.complete, slow.sha256]).toEqual([200, true, BODY_SHA]);
       expect(silent.complete).toBe(false);
       expect(cuts).toHaveLength(1);
