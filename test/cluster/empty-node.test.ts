@@ -6,19 +6,12 @@
  * and headers, on its own listener (no redirect).
  */
 import { randomBytes } from 'node:crypto';
-import { ObjectsCluster, until } from './objects-cluster';
+import { objectsClusterForFile, until } from './objects-cluster';
 import { follow } from './writers';
 
 jest.setTimeout(240_000);
 
-let c: ObjectsCluster;
-
-beforeAll(async () => {
-  c = await ObjectsCluster.start(['--node-lease-ttl', '3']);
-}, 90_000);
-afterAll(async () => {
-  await c?.stop();
-});
+const c = objectsClusterForFile(['--node-lease-ttl', '3']);
 
 interface Rec {
   seq: number;

@@ -8,19 +8,12 @@
  * the signal on) is printed, p50 and p99 (goal p99 < 1 s), and afterwards every acknowledged id is
  * in its stream at its seq, and none is there twice.
  */
-import { ObjectsCluster, quantile, sleep, until } from './objects-cluster';
+import { objectsClusterForFile, quantile, sleep, until } from './objects-cluster';
 import { readAll } from './writers';
 
 jest.setTimeout(150_000);
 
-let c: ObjectsCluster;
-
-beforeAll(async () => {
-  c = await ObjectsCluster.start(['--node-lease-ttl', '3']);
-}, 90_000);
-afterAll(async () => {
-  await c?.stop();
-});
+const c = objectsClusterForFile(['--node-lease-ttl', '3']);
 
 interface Ack {
   id: string;

@@ -128,3 +128,27 @@ export function quantile(xs: readonly number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))]!;
 }
+
+/**
+ * The cluster of a test file: started in beforeAll (`ObjectsCluster.start(extraArgs)`), stopped in
+ * afterAll. The value stands for the started cluster (calls and fields go to it), so a file writes
+ * `const c = objectsClusterForFile([...])` and uses `c` in its tests.
+ */
+export function objectsClusterForFile(extraArgs: string[] = []): ObjectsCluster {
+  let started: ObjectsCluster | null = null;
+  beforeAll(async () => {
+    started = await ObjectsCluster.start(extraArgs);
+  }, 90_000);
+  afterAll(async () => {
+    await started?.stop();
+  });
+  return new Proxy({} as ObjectsCluster, {
+    get(_target, prop) {
+      if (started === null) throw new Error('the cluster is not started yet (use it inside a test or a hook after beforeAll)');
+      const v: unknown = Reflect.get(started, prop, started);
+      // Methods run on the cluster itself: its #private fields are not on the proxy.
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(started) : v;
+    },
+  });
+}
+

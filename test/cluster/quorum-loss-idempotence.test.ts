@@ -9,19 +9,12 @@
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { runPythonDriver } from '../kafka/python-process';
-import { ObjectsCluster, sleep } from './objects-cluster';
+import { objectsClusterForFile, sleep } from './objects-cluster';
 import { readAll } from './writers';
 
 jest.setTimeout(180_000);
 
-let c: ObjectsCluster;
-
-beforeAll(async () => {
-  c = await ObjectsCluster.start(['--node-lease-ttl', '3']);
-}, 90_000);
-afterAll(async () => {
-  await c?.stop();
-});
+const c = objectsClusterForFile(['--node-lease-ttl', '3']);
 
 interface RunResult {
   sent: number;

@@ -8,18 +8,11 @@
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { type NodeProcess } from '../helpers/node-process';
-import { ObjectsCluster, sleep, until } from './objects-cluster';
+import { objectsClusterForFile, sleep, until } from './objects-cluster';
 
 jest.setTimeout(120_000);
 
-let c: ObjectsCluster;
-
-beforeAll(async () => {
-  c = await ObjectsCluster.start(['--node-lease-ttl', '3']);
-}, 90_000);
-afterAll(async () => {
-  await c?.stop();
-});
+const c = objectsClusterForFile(['--node-lease-ttl', '3']);
 
 interface Answer {
   status: number;

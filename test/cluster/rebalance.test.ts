@@ -9,19 +9,12 @@
  *   acknowledged record readable, none stored twice.
  */
 import { Kafka, logLevel } from 'kafkajs';
-import { ObjectsCluster, sleep, until } from './objects-cluster';
+import { objectsClusterForFile, sleep, until } from './objects-cluster';
 import { type Writer, dsWriter, missing, readAll, svcWriter } from './writers';
 
 jest.setTimeout(240_000);
 
-let c: ObjectsCluster;
-
-beforeAll(async () => {
-  c = await ObjectsCluster.start(['--node-lease-ttl', '3', '--rebalance', 'auto']);
-}, 90_000);
-afterAll(async () => {
-  await c?.stop();
-});
+const c = objectsClusterForFile(['--node-lease-ttl', '3', '--rebalance', 'auto']);
 
 interface Overview {
   pendingTransfers: unknown[];

@@ -18,7 +18,7 @@
  * around it) is printed, p50 and p99.
  */
 import { type NodeProcess } from '../helpers/node-process';
-import { ObjectsCluster, quantile, sleep, until } from './objects-cluster';
+import { objectsClusterForFile, quantile, sleep, until } from './objects-cluster';
 import { readAll } from './writers';
 
 jest.setTimeout(150_000);
@@ -29,14 +29,7 @@ const BUDGET_MS = Number(process.env['TRANSFER_BUDGET_MS'] ?? 60_000);
 /** Connections per client kind. */
 const CONNECTIONS = Number(process.env['TRANSFER_CONNECTIONS'] ?? 4);
 
-let c: ObjectsCluster;
-
-beforeAll(async () => {
-  c = await ObjectsCluster.start(['--node-lease-ttl', '3']);
-}, 90_000);
-afterAll(async () => {
-  await c?.stop();
-});
+const c = objectsClusterForFile(['--node-lease-ttl', '3']);
 
 interface Ack {
   id: string;
