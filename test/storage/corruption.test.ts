@@ -9,18 +9,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MAIN, ROOT, startNode, tempDir } from '../helpers/node-process';
 import { kcat } from '../kafka/kcat-process';
+import { segFiles } from '../helpers/segment-files';
 
 jest.setTimeout(60_000);
 
 const ARGS = ['--shards', '1', '--shard-workers', '1', '--ds-listen', '127.0.0.1:0'];
 
-function segFiles(dataDir: string): string[] {
-  const dir = path.join(dataDir, 'shards', '0', 'log');
-  return fs
-    .readdirSync(dir)
-    .sort()
-    .map((f) => path.join(dir, f));
-}
 
 function flip(file: string, needle: string): void {
   const b = fs.readFileSync(file);

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { shardOf } from '../../src/shards/placement';
 import { MAIN, ROOT, startNode, tempDir } from '../helpers/node-process';
 import { pipelinedBurst } from '../helpers/pipelined-burst';
+import { segFiles } from '../helpers/segment-files';
 
 jest.setTimeout(120_000);
 
@@ -20,13 +21,6 @@ function svc(args: string[]): { status: number | null; out: string; err: string 
   return { status: r.status, out: r.stdout, err: r.stderr };
 }
 
-function segFiles(dataDir: string): string[] {
-  const dir = path.join(dataDir, 'shards', '0', 'log');
-  return fs
-    .readdirSync(dir)
-    .sort()
-    .map((f) => path.join(dir, f));
-}
 
 const body = (i: number): string => `record-${String(i).padStart(3, '0')}`;
 
