@@ -88,7 +88,7 @@ const serve: Command = {
       const listen = formatHostPort({ host: config.listen.host, port: node.port });
       const admin = node.adminPort === null ? null : formatHostPort({ host: config.adminListen.host, port: node.adminPort });
       log.info(
-        { listen, admin, dataDir: config.dataDir, shards: config.shards, shardWorkers: config.shardWorkers, httpEngine: config.httpEngine, auth: config.auth, version: version() },
+        { listen, admin, dataDir: config.dataDir, shards: config.shards, shardWorkers: config.shardWorkers, httpEngine: node.httpEngine, runtime: process.version, auth: config.auth, version: version() },
         `svc listening on ${listen}` + (admin ? `, admin on ${admin}` : ', admin listener disabled'),
       );
       return new Promise<never>(() => undefined); // runs until a signal

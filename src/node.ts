@@ -76,6 +76,8 @@ export interface RunningNode {
   readonly kafkaPort: number;
   /** The unauthenticated metrics listener's port (--metrics-listen), or null. */
   readonly metricsPort: number | null;
+  /** The HTTP engine serving (not the one asked for: uWS falls back to node:http where it cannot load). */
+  readonly httpEngine: 'uws' | 'node';
   /** Graceful stop: stop accepting, finish in-flight appends, fsync, close. */
   close(): Promise<void>;
 }
@@ -231,6 +233,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     dsPort: node.dsPort,
     kafkaPort: node.kafkaPort,
     metricsPort: node.metricsPort,
+    httpEngine: node.httpEngine,
     close: () => node.close().finally(() => lock.release()),
   };
 }
@@ -526,6 +529,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     dsPort: dsServer?.port ?? null,
     kafkaPort: kafka.port,
     metricsPort: metricsServer?.port ?? null,
+    httpEngine: engine.name,
     close(): Promise<void> {
       closing ??= (async () => {
         // Objects mode: the streams move to the other live nodes while this one still answers

@@ -29,14 +29,14 @@ function mainThreadCpuSeconds(pid) {
   return (Number(f[11]) + Number(f[12])) / 100; // USER_HZ: 100 on Linux
 }
 
-async function startNode(dist, workDir, name, serveArgs) {
+async function startNode(dist, workDir, name, serveArgs, nodeBin = process.execPath) {
   const [port, kafkaPort] = await freePorts(2);
   const dataDir = fs.mkdtempSync(path.join(workDir, `${name}-data-`));
   const fd = fs.openSync(path.join(workDir, `${name}.log`), 'a');
   // PERF_SVC_NODE_FLAGS: Node/V8 flags for the node under test (as perf/lib/servers.js).
   const flags = (process.env.PERF_SVC_NODE_FLAGS || '').split(/\s+/).filter(Boolean);
   const args = [...flags, path.join(dist, 'main.js'), 'serve', ...serveArgs, '--listen', `127.0.0.1:${port}`, '--kafka-listen', `127.0.0.1:${kafkaPort}`, '--no-admin', '--data-dir', dataDir, '--log-level', 'warn'];
-  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', fd, fd] });
+  const child = spawn(nodeBin, args, { cwd: ROOT, stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
   let exited = false;
   const exit = new Promise((resolve) => child.once('exit', () => ((exited = true), resolve())));
@@ -55,7 +55,8 @@ async function startNode(dist, workDir, name, serveArgs) {
 /**
  * Measure `o.variants` in alternating order for `o.rounds` rounds. `o`:
  *   name             work directory prefix (under perf/.work)
- *   variants         [{id, setup?}]; setup() → {dist?, args?, auth?, during?} per run, where
+ *   variants         [{id, setup?}]; setup() → {dist?, args?, auth?, during?, node?} per run, where
+ *                    node is the Node.js binary the node runs on (default: this script's), and
  *                    during(live) starts work beside the measured load and returns a function that
  *                    stops it and returns what it counted (kept as the run's `extra`)
  *   rounds, duration (s), connections
@@ -83,7 +84,7 @@ async function pairedRuns(o) {
     for (let r = 0; r < o.rounds; r++) {
       for (const v of r % 2 === 0 ? o.variants : [...o.variants].reverse()) {
         const s = v.setup === undefined ? {} : await v.setup();
-        live = await startNode(path.resolve(ROOT, s.dist || 'dist'), workDir, `node-${v.id}`, s.args || []);
+        live = await startNode(path.resolve(ROOT, s.dist || 'dist'), workDir, `node-${v.id}`, s.args || [], s.node);
         const url = `${live.base}${o.path}`;
         const headers = { 'content-type': o.contentType, ...(s.auth ? { authorization: s.auth } : {}) };
         if (o.prepare !== undefined) await o.prepare(live.base, headers);

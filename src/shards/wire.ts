@@ -47,7 +47,7 @@ const INITIAL_BYTES = 16 * 1024; // 16 KiB: a turn's worth of small appends
 /** Messages up to this size are copied out of the writer's buffer, larger ones handed over whole. */
 const COPY_MAX = 64 * 1024; // 64 KiB
 /** Data at least this large travels as its own transferred ArrayBuffer instead of being copied. */
-export const TRANSFER_MIN = 64 * 1024; // 64 KiB: far above the 8 KiB Buffer pool, which must never be transferred
+export const TRANSFER_MIN = 64 * 1024; // 64 KiB: a pooled Buffer (allocUnsafe) is under half the pool (8 KiB on Node 20, 64 KiB on Node 22+), so never this large; the pool must never be transferred
 /** In a data length: the data is `extras[index]` at (offset, length) that follow. */
 const MOVED = 0xffffffff;
 /**

@@ -35,9 +35,11 @@ export async function loadHttpEngine(preferred: 'uws' | 'node', log: EngineLoadL
   try {
     return withIoThreads(createUwsEngine(log), log);
   } catch (err) {
+    // Expected on Node 22 and later (uWS 20.30 ships binaries for Node 18 and 20 only): one
+    // line naming the runtime and the reason, not a stack (docs/config.md, "HTTP engines").
     log.warn(
-      { err, node: process.version, platform: `${process.platform}-${process.arch}`, abi: process.versions.modules },
-      'uWebSockets.js cannot be loaded on this Node version or platform; serving HTTP with node:http instead (slower)',
+      { reason: (err as Error).message.split('\n')[0], node: process.version, platform: `${process.platform}-${process.arch}`, abi: process.versions.modules },
+      `uWebSockets.js has no binary for Node ${process.version} on ${process.platform}-${process.arch}; serving HTTP with node:http instead (slower)`,
     );
     return createNodeEngine(log);
   }

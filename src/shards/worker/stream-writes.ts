@@ -90,8 +90,10 @@ export class StreamWrites {
     const ab = frame.buffer;
     const back = this.#x.returnBuffer;
     // Framed in the gateway's buffer: it goes back once the frame is done with (a new 1 MB
-    // buffer per request made the isolates collect their old generation every ~30 MB).
-    const release = back !== null && ab === batch.buffer && ab instanceof ArrayBuffer ? () => back(ab) : null;
+    // buffer per request made the isolates collect their old generation every ~30 MB). Only a
+    // buffer framed in place is the gateway's: a batch encoded here and its frame may both be
+    // views of this thread's Buffer pool (64 KiB on Node 22 and later), which must never move.
+    const release = inPlace && back !== null && ab === batch.buffer && ab instanceof ArrayBuffer ? () => back(ab) : null;
     this.#enqueueBatch(s, frame, readBatchHeader(batch, 0), false, release);
   }
 

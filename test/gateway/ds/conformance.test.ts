@@ -3,11 +3,13 @@
  * pinned in package.json) against a node started with `--protocol ds`, subscriptions included,
  * on both HTTP engines. The suite runs in vitest (its own runner); this test starts the node,
  * runs it, and fails unless every one of its tests passed. The suite's own counts are written to
- * `.ds-conformance/<engine>.json`, which .ci/run prints.
+ * `.ds-conformance/<engine>-node<major>.json`, which .ci/run prints (CI runs it on Node 20, both
+ * engines, and on the current LTS, where only node:http serves: helpers/engines.ts).
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { ENGINES } from '../../helpers/engines';
 import { ROOT, startNode, tempDir } from '../../helpers/node-process';
 
 /** Tests in the pinned suite (0.3.6), subscriptions included. */
@@ -31,7 +33,7 @@ function runSuite(baseUrl: string, outFile: string): Promise<{ code: number | nu
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, output })));
 }
 
-for (const engine of ['uws', 'node'] as const) {
+for (const engine of ENGINES) {
   describe(`the Durable Streams conformance suite on the ${engine} engine`, () => {
     test(`passes every one of its ${SUITE_TESTS} tests, subscriptions included`, async () => {
       // The suite's two long-poll timing tests need the server's timeout well under 4 s.
@@ -42,11 +44,11 @@ for (const engine of ['uws', 'node'] as const) {
       expect(fs.existsSync(outFile) ? '' : run.output).toBe('');
       const r = JSON.parse(fs.readFileSync(outFile, 'utf8')) as VitestReport;
       const failed = r.testResults.flatMap((f) => f.assertionResults.filter((a) => a.status !== 'passed').map((a) => `${[...a.ancestorTitles, a.title].join(' › ')}: ${(a.failureMessages[0] ?? a.status).split('\n')[0]}`));
-      const summary = { engine, passed: r.numPassedTests, failed: r.numFailedTests, skipped: r.numPendingTests, total: r.numTotalTests };
+      const summary = { engine, runtime: process.version, passed: r.numPassedTests, failed: r.numFailedTests, skipped: r.numPendingTests, total: r.numTotalTests };
       fs.mkdirSync(path.join(ROOT, '.ds-conformance'), { recursive: true });
-      fs.writeFileSync(path.join(ROOT, '.ds-conformance', `${engine}.json`), JSON.stringify(summary) + '\n');
+      fs.writeFileSync(path.join(ROOT, '.ds-conformance', `${engine}-node${process.versions.node.split('.')[0]}.json`), JSON.stringify(summary) + '\n');
       expect(failed).toEqual([]);
-      expect(summary).toEqual({ engine, passed: SUITE_TESTS, failed: 0, skipped: 0, total: SUITE_TESTS });
+      expect(summary).toEqual({ engine, runtime: process.version, passed: SUITE_TESTS, failed: 0, skipped: 0, total: SUITE_TESTS });
       expect(run.code).toBe(0);
     }, 600_000);
   });
