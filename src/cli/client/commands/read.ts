@@ -115,6 +115,7 @@ export function registerRead(program: Command, { action }: Registry): void {
                   p.out.print(take);
                   await ctx.io.drain();
                   p.committer?.advance(take[take.length - 1]!.seq + 1);
+                  if (printed >= limit) abort.abort(); // the other streams' connections close too
                 },
               }).catch((err: unknown) => {
                 abort.abort(); // one stream failing ends the command
