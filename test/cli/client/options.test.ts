@@ -68,11 +68,10 @@ test('named offsets: a read-only token commits within its prefix and is refused 
 });
 
 test('append --key-sep splits each line at its first separator into key and body', async () => {
-  await svc(['create', '/keys'], { env });
+  expect((await fetch(`${node.url}/keys`, { method: 'PUT', headers: auth() })).status).toBe(201);
   const r = await svc(['append', '/keys', '-K', '::'], { env, input: 'user-1::{"a":1}\nuser-2::x::y\nno separator\n' });
   expect(r.code).toBe(0);
-  const got = await svc(['read', '/keys', '-f', 'json'], { env });
-  const rows = got.stdout.trim().split('\n').map((l) => JSON.parse(l) as { key?: string; body: string });
+  const rows = (await (await fetch(`${node.url}/keys?format=json`, { headers: auth() })).json()) as Array<{ key?: string; body: string }>;
   expect(rows.map((x) => [x.key ?? null, x.body])).toEqual([['user-1', '{"a":1}'], ['user-2', 'x::y'], [null, 'no separator']]);
   const one = await svc(['append', '/keys', 'k9=v9', '--key-sep', '='], { env });
   expect(one.code).toBe(0);
@@ -80,7 +79,7 @@ test('append --key-sep splits each line at its first separator into key and body
 });
 
 test('output templates: placeholders and escapes, by -o template= or --template', async () => {
-  await svc(['create', '/tpl'], { env });
+  expect((await fetch(`${node.url}/tpl`, { method: 'PUT', headers: auth() })).status).toBe(201);
   await append('/tpl', [{ body: 'hello', key: 'k1' }, { body: 'wörld' }]);
   const a = await svc(['read', '/tpl', '-o', 'template=%o %k %s (%S bytes, key %K) %t\\n'], { env });
   expect([a.code, a.stdout]).toEqual([0, '0 k1 hello (5 bytes, key 2) /tpl\n1  wörld (6 bytes, key 0) /tpl\n']);

@@ -74,6 +74,17 @@ test('tail --group killed with SIGKILL and run again loses and repeats nothing, 
   expect(await committed('/grp/a', 'audit')).toBeNull();
 });
 
+test('tail --group stopped by Ctrl-C commits what it printed and exits 130', async () => {
+  await svc(['create', '/grp/int'], { env });
+  await append('/grp/int', range(0, 50));
+  const tail = spawnSvc(['tail', '/grp/int', '--group', 'ops', '--seq', '0'], { env });
+  await waitFor(() => tail.stdout().split('\n').filter(Boolean).length === 50, 'the records');
+  tail.proc.kill('SIGINT');
+  const r = await tail.result;
+  expect([r.code, r.stderr]).toEqual([130, '']);
+  expect(await committed('/grp/int', 'ops')).toBe(50);
+});
+
 test('tail -n 5 prints exactly the last 5 records, then follows; no resume message when it stops', async () => {
   await svc(['create', '/grp/n'], { env });
   await append('/grp/n', range(0, 20));
