@@ -54,3 +54,4 @@ export { handOffStreams } from './cluster/handoff';
 export { type MoveStorage, StreamOpener } from './cluster/moves';
 export { EtcdLink, type EtcdCompare, type EtcdKv, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError } from './meta/etcd/etcd-link';
 export { type EtcdTarget, parseEtcdUrl } from './meta/etcd/etcd-url';
+export { type NamedOffset, NamedOffsets } from './offsets/named-offsets';

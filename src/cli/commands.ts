@@ -60,8 +60,17 @@ export function programUsage(program: Program): string {
   return lines.join('\n') + '\n';
 }
 
+/** Whether the arguments or the environment ask for JSON output (`-o json`, `--output=json`, `SVC_OUTPUT=json`). */
+export function wantsJson(argv: readonly string[], env: NodeJS.ProcessEnv): boolean {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--output=json' || a === '-ojson' || ((a === '-o' || a === '--output') && argv[i + 1] === 'json')) return true;
+  }
+  return env['SVC_OUTPUT'] === 'json';
+}
+
 /** Dispatch `argv` (without node and script path) to a command; resolves to the exit code. */
-export async function dispatch(program: Program, argv: readonly string[], io: CliIo): Promise<number> {
+export async function dispatch(program: Program, argv: readonly string[], io: CliIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const [first, ...rest] = argv;
   if (first === undefined) {
     io.stderr(programUsage(program));
@@ -80,7 +89,9 @@ export async function dispatch(program: Program, argv: readonly string[], io: Cl
   }
   const command = program.commands.find((c) => c.name === first);
   if (!command) {
-    io.stderr(`${program.name}: unknown command "${first}"\n\n${programUsage(program)}`);
+    // With `-o json` (or SVC_OUTPUT=json) every error is one JSON object (docs/cli.md), this one too.
+    if (wantsJson(argv, env)) io.stderr(JSON.stringify({ status: null, error: 'usage', message: `unknown command "${first}"`, exitCode: EXIT_USAGE }) + '\n');
+    else io.stderr(`${program.name}: unknown command "${first}"\n\n${programUsage(program)}`);
     return EXIT_USAGE;
   }
   if (!command.ownHelp && rest.some((a) => HELP.has(a))) {

@@ -44,6 +44,8 @@ export interface Context {
   readonly adminUrl: string;
   readonly dsUrl: string | null;
   readonly output: OutputFormat;
+  /** `-o template=<fmt>`: how `read` and `tail` print each record (records.ts); null otherwise. */
+  readonly template: string | null;
   readonly maxRedirects: number;
   /** Where the token came from, for `whoami`. */
   readonly tokenSource: 'flag' | 'env' | 'store' | 'none';
@@ -60,8 +62,10 @@ export function makeContext(flags: GlobalFlags, env: NodeJS.ProcessEnv, io: Clie
   const profileName = explicit ?? file.current ?? 'default';
   const profile = file.profiles[profileName] ?? null;
   if (explicit !== undefined && profile === null) throw new CliError(`no profile "${explicit}" (svc profile list shows them)`, EXIT.usage);
-  const output = flags.output ?? 'human';
-  if (output !== 'human' && output !== 'json') throw usageError(`-o/--output must be human or json (got "${output}")`);
+  const given = flags.output ?? 'human';
+  const template = given.startsWith('template=') ? given.slice('template='.length) : null;
+  const output = template !== null ? 'human' : given;
+  if (output !== 'human' && output !== 'json') throw usageError(`-o/--output must be human, json or template=<fmt> (got "${given}")`);
   const maxRedirects = Number(flags.maxRedirects ?? '5');
   if (!Number.isSafeInteger(maxRedirects) || maxRedirects < 0 || maxRedirects > 50) throw usageError('--max-redirects must be an integer 0..50');
   let stored: string | null | undefined;
@@ -75,6 +79,7 @@ export function makeContext(flags: GlobalFlags, env: NodeJS.ProcessEnv, io: Clie
     adminUrl: normalizeUrl(flags.adminUrl ?? profile?.adminUrl ?? DEFAULT_ADMIN_URL, '--admin-url'),
     dsUrl: flags.dsUrl ?? profile?.dsUrl ?? null,
     output,
+    template,
     maxRedirects,
     get tokenSource() {
       if (tokenSource !== 'store') return tokenSource;

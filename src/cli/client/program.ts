@@ -5,6 +5,7 @@
  * profile file after that (context.ts).
  */
 import { Command, CommanderError, Option } from 'commander';
+import { wantsJson } from '../commands';
 import { CliError, EXIT, type ExitCode } from './errors';
 import { makeContext, type ClientIo, type Context, type GlobalFlags } from './context';
 import { registerStreams } from './commands/streams';
@@ -40,7 +41,7 @@ export function buildProgram(io: ClientIo, env: NodeJS.ProcessEnv, state: RunSta
     .addOption(new Option('--admin-url <address>', 'admin listener (default http://127.0.0.1:9090)').env('SVC_ADMIN_URL'))
     .addOption(new Option('--ds-url <address>', 'Durable Streams listener').env('SVC_DS_URL'))
     .addOption(new Option('--token <token>', 'access token (wins over the stored one)').env('SVC_TOKEN'))
-    .addOption(new Option('-o, --output <format>', 'human or json').choices(['human', 'json']).env('SVC_OUTPUT'))
+    .addOption(new Option('-o, --output <format>', 'human, json, or template=<fmt> (read and tail: one line per record, docs/cli.md)').env('SVC_OUTPUT'))
     .addOption(new Option('--max-redirects <n>', 'most 307 hops to follow').env('SVC_MAX_REDIRECTS'))
     .configureHelp({ showGlobalOptions: true })
     .exitOverride()
@@ -81,14 +82,6 @@ function output(io: ClientIo, state: RunState) {
   return { writeOut: (s: string) => io.stdout(s), writeErr: (s: string) => (state.parserErrors ? state.parserErrors.push(s) : io.stderr(s)) };
 }
 
-/** Whether the arguments or the environment ask for JSON output (known before parsing). */
-function wantsJson(argv: readonly string[], env: NodeJS.ProcessEnv): boolean {
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--output=json' || a === '-ojson' || ((a === '-o' || a === '--output') && argv[i + 1] === 'json')) return true;
-  }
-  return env['SVC_OUTPUT'] === 'json';
-}
 
 /** Runs `svc <argv…>` for a client command; resolves to the exit code. */
 export async function runClient(argv: readonly string[], io: ClientIo, env: NodeJS.ProcessEnv): Promise<number> {

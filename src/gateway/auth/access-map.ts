@@ -73,16 +73,19 @@ function planSvc(req: HttpRequest, prefix: string | null): Plan {
     const op: Op = m === 'PUT' ? 'create' : m === 'DELETE' ? 'delete' : m === 'HEAD' ? 'head' : 'read';
     return { accesses: [access('svc', op, decode(req.path))], req, renamed: [], open: false };
   }
-  if (req.path.startsWith('/_streams/')) {
-    let raw = req.path.slice('/_streams'.length);
+  for (const base of ['/_streams', '/_offsets']) {
+    if (!req.path.startsWith(base + '/')) continue;
+    let raw = req.path.slice(base.length);
     const renamed: Array<[string, string]> = [];
     if (prefix !== null) {
       renamed.push([decode(raw), decode(prefixed(prefix, raw))]);
       raw = prefixed(prefix, raw);
-      req = { ...req, path: '/_streams' + raw };
+      req = { ...req, path: base + raw };
     }
     // Reading a stream's config is a HEAD; changing it is part of creating (configuring) the stream.
-    return { accesses: [access('svc', m === 'PATCH' ? 'create' : 'head', decode(raw))], req, renamed, open: false };
+    // A named offset (read or committed) is part of reading the stream: a read-only token keeps its place.
+    const op: Op = base === '/_offsets' ? 'read' : m === 'PATCH' ? 'create' : 'head';
+    return { accesses: [access('svc', op, decode(raw))], req, renamed, open: false };
   }
   let raw = req.path;
   const renamed: Array<[string, string]> = [];

@@ -28,6 +28,7 @@ import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandl
 import { withSend } from '../http/forwarding-response';
 import { isInternal } from '../shield';
 import { STREAMS_PATH } from '../svc/config-handlers';
+import { OFFSETS_PATH } from '../svc/offset-handlers';
 import { parseStreamName, toHttpError } from '../kit';
 
 export type OwnedListener = 'svc' | 'ds';
@@ -55,8 +56,8 @@ function streamOf(listener: OwnedListener, req: HttpRequest, maxBytes: number): 
   if (listener === 'ds') {
     if (!req.path.startsWith(STREAM_BASE + '/') || req.path.startsWith(`${STREAM_BASE}/__ds/`)) return null;
     raw = req.path.slice(STREAM_BASE.length);
-  } else if (req.path.startsWith(STREAMS_PATH + '/')) {
-    raw = req.path.slice(STREAMS_PATH.length);
+  } else if (req.path.startsWith(STREAMS_PATH + '/') || req.path.startsWith(OFFSETS_PATH + '/')) {
+    raw = req.path.slice(req.path.indexOf('/', 1));
     config = true;
   } else {
     if (req.path === '/' || req.path.startsWith('/_')) return null;

@@ -26,6 +26,21 @@ export interface SvcContext {
   live: LiveWaiters;
   /** The schema registry (`/_schemas/{name}`). */
   schemas: SchemaStore;
+  /** Named offsets (`/_offsets/{stream}`), kept in the metadata store; null: the route answers 404. */
+  offsets: NamedOffsetStore | null;
+}
+
+/** A committed position: the next seq to read, and when it was committed (ms since the epoch). */
+export interface NamedOffsetValue {
+  readonly seq: number;
+  readonly committedAt: number;
+}
+
+/** Where named offsets are kept (the control plane's NamedOffsets, given by the node). */
+export interface NamedOffsetStore {
+  get(group: string, stream: string): Promise<NamedOffsetValue | null>;
+  commit(group: string, stream: string, seq: number): Promise<NamedOffsetValue>;
+  delete(group: string, stream: string): Promise<boolean>;
 }
 
 export const JSON_BATCH_TYPE = 'application/vnd.svc.batch+json';

@@ -76,7 +76,7 @@ test('create, append (argument and stdin), read, tail and rm of streams other no
     expect(JSON.parse(page.stdout.trim())).toMatchObject({ seq: 20_000, body: 'line-19999' });
 
     // A live tail (SSE) through the redirect: the records appended after it started, in order.
-    const tail = spawnSvc(['tail', name, '--seq', '20001', '-n', '3'], { env });
+    const tail = spawnSvc(['tail', name, '--seq', '20001', '-c', '3'], { env });
     for (const body of ['live-a', 'live-b', 'live-c']) expect((await svc(['append', name, body], { env })).code).toBe(0);
     const tailed = await tail.result;
     expect([tailed.code, tailed.stdout]).toEqual([0, 'live-a\nlive-b\nlive-c\n']);
@@ -145,4 +145,20 @@ test('a redirect loop between two servers stops after --max-redirects hops, the 
   } finally {
     for (const s of servers) s.close();
   }
+});
+
+test('tail --group commits through the redirect, and a run through another node resumes from it', async () => {
+  let name = '';
+  for (let i = 0; name === ''; i++) if (cluster.placedOn(`/cli/grp${i}`) !== entryId) name = `/cli/grp${i}`;
+  expect((await svc(['create', name], { env })).code).toBe(0);
+  const appended = await svc(['append', name, '-'], { env, input: 'a\nb\nc\n' });
+  expect([appended.code, appended.stderr]).toEqual([0, '']);
+  const first = await svc(['tail', name, '--group', 'g', '--seq', '0', '-c', '2'], { env });
+  expect([first.code, first.stdout, first.stderr]).toEqual([0, 'a\nb\n', '']);
+  // The third node (neither the entry nor the owner) redirects as well; the position is the group's, not a connection's.
+  const third = cluster.nodes.find((n) => n !== entry && n !== cluster.byId.get(cluster.placedOn(name)))!;
+  const again = await svc(['tail', name, '--group', 'g', '-c', '1'], { env: { ...env, SVC_URL: third.url } });
+  expect([again.code, again.stdout, again.stderr]).toEqual([0, 'c\n', '']);
+  const doc = await (await fetch(`${third.url}/_offsets${name}?group=g`, { headers: cluster.auth, redirect: 'manual' })).status;
+  expect(doc).toBe(307);
 });

@@ -35,7 +35,7 @@ describe('svc tail', () => {
     await svc(['create', '/tail/r'], { env });
     await append(node, '/tail/r', ['r0', 'r1', 'r2']);
 
-    const tail = spawnSvc(['tail', '/tail/r', '--seq', '1', '-n', '8', '-f', 'json'], { env });
+    const tail = spawnSvc(['tail', '/tail/r', '--seq', '1', '-c', '8', '-f', 'json'], { env });
     const seen = () => tail.stdout().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { seq: number; body: string });
     await waitFor(() => seen().length === 2, 'the first records');
 

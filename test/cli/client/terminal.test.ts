@@ -82,11 +82,29 @@ test('bash and zsh completion scripts complete commands and flags from the comma
     execFileSync('bash', ['-c', `source c.bash; read -ra COMP_WORDS <<< "$1"; [[ "$1" == *" " ]] && COMP_WORDS+=(""); COMP_CWORD=$((\${#COMP_WORDS[@]}-1)); _svc_complete; echo "\${COMPREPLY[*]}"`, '_', line], { cwd: dir, encoding: 'utf8' }).trim();
   expect(complete('svc tok')).toBe('token');
   expect(complete('svc token ').split(' ')).toEqual(expect.arrayContaining(['issue', 'ls', 'revoke']));
-  expect(complete('svc append /s --ke')).toBe('--key');
+  expect(complete('svc append /s --ke').split(' ')).toEqual(['--key', '--key-sep']);
   expect(complete('svc cluster node s')).toBe('slots');
   expect(complete('svc se').split(' ').sort()).toEqual(['seal', 'serve']);
   const zshWords = (words: string) =>
     execFileSync('zsh', ['-c', `compdef() { :; }; compadd() { shift; print -l -- "$@"; }; source ./c.zsh; words=(\${=1} ""); CURRENT=\${#words}; _svc`, '_', words], { cwd: dir, encoding: 'utf8' }).trim().split('\n');
   expect(zshWords('svc token')).toEqual(expect.arrayContaining(['issue', 'ls', 'revoke', '--token']));
   expect(zshWords('svc')).toEqual(expect.arrayContaining(['serve', 'append', 'tail', 'bench', 'completion']));
+});
+
+test('completion offers a flag\'s values after it, not flags', async () => {
+  const dir = tempDir('svc-cli-completion-');
+  fs.writeFileSync(path.join(dir, 'c.bash'), (await svc(['completion', 'bash'])).stdout);
+  fs.writeFileSync(path.join(dir, 'c.zsh'), (await svc(['completion', 'zsh'])).stdout);
+  const complete = (line: string) =>
+    execFileSync('bash', ['-c', `source c.bash; read -ra COMP_WORDS <<< "$1"; [[ "$1" == *" " ]] && COMP_WORDS+=(""); COMP_CWORD=$((\${#COMP_WORDS[@]}-1)); _svc_complete; echo "\${COMPREPLY[*]}"`, '_', line], { cwd: dir, encoding: 'utf8' }).trim();
+  expect(complete('svc ls -o ')).toBe('human json template=');
+  expect(complete('svc read /s --output j')).toBe('json');
+  expect(complete('svc read /s -f ')).toBe('raw json table');
+  expect(complete('svc tail /s --group ')).toBe(''); // a free value: the shell's own (file) completion
+  expect(complete('svc -o json to')).toBe('token'); // a flag's value is not taken for a command
+  expect(complete('svc tail /s --gr')).toBe('--group');
+  const zshWords = (words: string) =>
+    execFileSync('zsh', ['-c', `compdef() { :; }; compadd() { shift; print -l -- "$@"; }; _files() { print FILES; }; source ./c.zsh; words=(\${=1} ""); CURRENT=\${#words}; _svc`, '_', words], { cwd: dir, encoding: 'utf8' }).trim().split('\n');
+  expect(zshWords('svc tail /s -f')).toEqual(['raw', 'json', 'table']);
+  expect(zshWords('svc tail /s --group')).toEqual(['FILES']);
 });

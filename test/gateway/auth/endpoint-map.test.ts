@@ -100,6 +100,11 @@ const ROWS: Array<[string, Row]> = [
   ['Svc POST /{s} with Svc-Trim-Seq trims', { listener: 'svc', method: 'POST', path: () => '/m/s', headers: { 'svc-trim-seq': '0' }, ops: ['trim'], group: 'stream', write: true, matcher: {}, status: 200 }],
   ['Svc DELETE /{s} deletes', { listener: 'svc', method: 'DELETE', path: (n) => `/m/d-${n}`, ops: ['delete'], group: 'stream', write: true, matcher: {}, status: 204, setup: (n) => rootPut('svc', `/m/d-${n}`) }],
   ['Svc GET /_streams/{s} is head', { listener: 'svc', method: 'GET', path: () => '/_streams/m/s', ops: ['head'], group: 'stream', write: false, matcher: {}, status: 200 }],
+  ['Svc GET /_offsets/{s} is read', { listener: 'svc', method: 'GET', path: () => '/_offsets/m/s?group=g', ops: ['read'], group: 'stream', write: false, matcher: {}, status: 200 }],
+  [
+    'Svc PUT /_offsets/{s} (a commit) is read',
+    { listener: 'svc', method: 'PUT', path: () => '/_offsets/m/s?group=g', headers: { 'content-type': 'application/json' }, body: () => '{"seq":0}', ops: ['read'], group: 'stream', write: false, matcher: {}, status: 200 },
+  ],
   [
     'Svc PATCH /_streams/{s} is create',
     { listener: 'svc', method: 'PATCH', path: () => '/_streams/m/s', headers: { 'content-type': 'application/merge-patch+json' }, body: () => '{"ttlSeconds":null}', ops: ['create'], group: 'stream', write: true, matcher: {}, status: 200 },

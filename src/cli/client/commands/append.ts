@@ -41,7 +41,19 @@ interface AppendResult {
 const MAX_BATCH_RECORDS = 10_000;
 const MAX_BATCH_BYTES = 15 * 1024 * 1024;
 
-function toRecord(body: Buffer, key: string | undefined, headers: Record<string, string> | undefined): BatchRecord {
+/**
+ * `--key-sep`: a record `key<sep>body` is split at the first separator (kcat's `-K`); a record
+ * without it keeps its whole text as the body and gets `--key` (or no key).
+ */
+function splitKey(record: Buffer, sep: Buffer | null, key: string | undefined): { body: Buffer; key: string | undefined } {
+  if (sep === null) return { body: record, key };
+  const at = record.indexOf(sep);
+  if (at < 0) return { body: record, key };
+  return { body: record.subarray(at + sep.length), key: record.subarray(0, at).toString('utf8') };
+}
+
+function toRecord(input: Buffer, fixedKey: string | undefined, headers: Record<string, string> | undefined, sep: Buffer | null = null): BatchRecord {
+  const { body, key } = splitKey(input, sep, fixedKey);
   const r: BatchRecord = isUtf8(body) ? { body: body.toString('utf8') } : { body_b64: body.toString('base64') };
   if (key !== undefined) r.key = key;
   if (headers !== undefined) r.headers = headers;
@@ -151,6 +163,7 @@ export function registerAppend(program: Command, { action }: Registry): void {
     .argument('<stream>')
     .argument('[record]', 'the record body; without it (or "-") records are read from stdin')
     .option('-k, --key <key>', 'record key (every record)')
+    .option('-K, --key-sep <sep>', 'each record is key<sep>body: the key ends at the first <sep> (a record without it: no key, or --key)')
     .option('-H, --header <key=value>', 'record header, repeatable (every record)', collect)
     .addOption(new Option('-d, --delimiter <framing>', 'stdin framing').choices(['line', 'nul', 'length']).default('line'))
     .option('-0', 'same as --delimiter nul')
@@ -164,6 +177,8 @@ export function registerAppend(program: Command, { action }: Registry): void {
       action(async (ctx, [name, arg], o) => {
         const stream = streamName(name);
         const key = o['key'] as string | undefined;
+        const sep = o['keySep'] === undefined ? null : Buffer.from(String(o['keySep']), 'utf8');
+        if (sep !== null && sep.length === 0) throw usageError('--key-sep needs at least one character');
         const headers = headerPairs(o['header']);
         const maxRecords = Math.min(positive(o['batchRecords'], '--batch-records'), MAX_BATCH_RECORDS);
         const maxBytes = Math.min(positive(o['batchBytes'], '--batch-bytes'), MAX_BATCH_BYTES);
@@ -175,13 +190,13 @@ export function registerAppend(program: Command, { action }: Registry): void {
         const batcher = new Batcher(ctx, stream, maxRecords, maxBytes, progress, nonNegative(o['retries'], '--retries'));
         if (!fromStdin) {
           const body = Buffer.from(String(arg), 'utf8');
-          await batcher.add(toRecord(body, key, headers), body.length);
+          await batcher.add(toRecord(body, key, headers, sep), body.length);
         } else {
           const framing: Framing = o['0'] ? 'nul' : (o['delimiter'] as Framing);
           const splitter = new RecordSplitter(framing);
           const overhead = framing === 'length' ? 4 : 1;
           for await (const chunk of process.stdin) {
-            for (const body of splitter.push(chunk as Buffer)) await batcher.add(toRecord(body, key, headers), body.length, overhead);
+            for (const body of splitter.push(chunk as Buffer)) await batcher.add(toRecord(body, key, headers, sep), body.length, overhead);
           }
           let last: Buffer | null;
           try {
@@ -189,7 +204,7 @@ export function registerAppend(program: Command, { action }: Registry): void {
           } catch (err) {
             throw usageError((err as Error).message);
           }
-          if (last !== null) await batcher.add(toRecord(last, key, headers), last.length);
+          if (last !== null) await batcher.add(toRecord(last, key, headers, sep), last.length);
         }
         await batcher.flush(o['seal'] === true);
         await batcher.drain();

@@ -25,6 +25,8 @@ interface BenchResult {
   /** Records moved by the successful requests. */
   records: number;
   errors: number;
+  /** The failed requests by cause: an HTTP status ("307", "503") or "connection" (no answer). */
+  errorsBy: Record<string, number>;
   requestsPerSec: number;
   recordsPerSec: number;
   bytesPerSec: number;
@@ -45,8 +47,8 @@ interface Workload {
   counts(bytes: number): { records: number; bytes: number };
 }
 
-async function run(ctx: Context, w: Workload, connections: number, seconds: number, rate: number): Promise<Omit<BenchResult, 'workload' | 'stream'>> {
-  const base = new URL(ctx.url);
+async function run(ctx: Context, target: string, w: Workload, connections: number, seconds: number, rate: number): Promise<Omit<BenchResult, 'workload' | 'stream'>> {
+  const base = new URL(target);
   if (base.protocol !== 'http:') throw new CliError('svc bench speaks plain http only (put it beside the node, not behind TLS)', EXIT.usage);
   const token = ctx.token();
   const lines = [`${w.method} ${w.path} HTTP/1.1`, `host: ${base.host}`];
@@ -58,6 +60,11 @@ async function run(ctx: Context, w: Workload, connections: number, seconds: numb
   const latencies: number[] = [];
   let requests = 0;
   let errors = 0;
+  const errorsBy: Record<string, number> = {};
+  const failed = (cause: string) => {
+    errors++;
+    errorsBy[cause] = (errorsBy[cause] ?? 0) + 1;
+  };
   let records = 0;
   let bytes = 0;
   const start = performance.now();
@@ -83,9 +90,9 @@ async function run(ctx: Context, w: Workload, connections: number, seconds: numb
           records += c.records;
           bytes += c.bytes;
           requests++;
-        } else errors++;
+        } else failed(String(a.status));
       } catch {
-        errors++;
+        failed('connection');
         await new Promise((r) => setTimeout(r, 10)); // reconnects on the next send
       }
     }
@@ -107,11 +114,21 @@ async function run(ctx: Context, w: Workload, connections: number, seconds: numb
     requests,
     records,
     errors,
+    errorsBy,
     requestsPerSec: Math.round(requests / elapsed),
     recordsPerSec: Math.round(records / elapsed),
     bytesPerSec: Math.round(bytes / elapsed),
     latencyMs: { p50: r2(percentile(sorted, 50)), p90: r2(percentile(sorted, 90)), p99: r2(percentile(sorted, 99)), p999: r2(percentile(sorted, 99.9)), max: r2(sorted[sorted.length - 1] ?? 0) },
   };
+}
+
+const CAUSES: Record<string, string> = { '307': 'redirects: another node owns the stream', '308': 'redirects', '401': 'unauthorized', '403': 'forbidden', '404': 'not found', '409': 'conflict', '429': 'too many requests', '503': 'unavailable', connection: 'no answer' };
+
+/** "570 × 307 (redirects: another node owns the stream)". */
+function errorText(by: Record<string, number>): string {
+  return Object.entries(by)
+    .map(([cause, n]) => `${n} × ${cause}${CAUSES[cause] !== undefined ? ` (${CAUSES[cause]})` : ''}`)
+    .join(', ');
 }
 
 function report(ctx: Context, r: BenchResult): void {
@@ -121,7 +138,7 @@ function report(ctx: Context, r: BenchResult): void {
       stream: r.stream,
       connections: r.connections,
       duration: `${r.seconds} s`,
-      requests: `${r.requests} (${r.errors} errors)`,
+      requests: `${r.requests} (${r.errors} errors${r.errors === 0 ? '' : `: ${errorText(r.errorsBy)}`})`,
       rate: `${r.requestsPerSec} req/s, ${r.recordsPerSec} records/s, ${bytesText(r.bytesPerSec)}/s`,
       latency: `p50 ${r.latencyMs.p50} ms, p90 ${r.latencyMs.p90} ms, p99 ${r.latencyMs.p99} ms, p99.9 ${r.latencyMs.p999} ms, max ${r.latencyMs.max} ms`,
     }),
@@ -135,10 +152,17 @@ const common = (c: Command) =>
     .option('--duration <seconds>', 'how long to run', '10')
     .option('--rate <n>', 'most requests per second in total (0: as fast as possible)', '0');
 
-async function benchStream(ctx: Context, o: Record<string, unknown>): Promise<{ stream: string; temporary: boolean }> {
+/**
+ * The stream to load, created if needed, and the node that owns it: the create follows 307s
+ * like every command, and its last hop is the owner, which the load then goes to directly (the
+ * load itself follows no redirect: each would be a second request in the measurement).
+ */
+async function benchStream(ctx: Context, o: Record<string, unknown>): Promise<{ stream: string; temporary: boolean; target: string }> {
   const stream = o['stream'] !== undefined ? streamName(o['stream']) : `/bench/${Date.now()}-${process.pid}`;
-  await send(ctx, 'protocol', streamPath(stream), { method: 'PUT', headers: { 'content-type': 'application/octet-stream' } });
-  return { stream, temporary: o['stream'] === undefined };
+  const res = await send(ctx, 'protocol', streamPath(stream), { method: 'PUT', headers: { 'content-type': 'application/octet-stream' } });
+  const owner = res.url === '' ? ctx.url : new URL(res.url).origin;
+  if (owner !== new URL(ctx.url).origin) ctx.io.stderr(`svc: bench: ${stream} is owned by ${owner}: loading that node\n`);
+  return { stream, temporary: o['stream'] === undefined, target: owner };
 }
 
 export function registerBench(program: Command, { action }: Registry): void {
@@ -148,7 +172,7 @@ export function registerBench(program: Command, { action }: Registry): void {
     .option('--batch <n>', 'records per request (more than 1: a JSON batch)', '1')
     .action(
       action(async (ctx, _args, o) => {
-        const { stream, temporary } = await benchStream(ctx, o);
+        const { stream, temporary, target } = await benchStream(ctx, o);
         const size = nonNegative(o['recordSize'], '--record-size');
         const batch = positive(o['batch'], '--batch');
         const w: Workload =
@@ -161,7 +185,7 @@ export function registerBench(program: Command, { action }: Registry): void {
                 body: Buffer.from(JSON.stringify({ records: Array.from({ length: batch }, () => ({ body: 'x'.repeat(size) })) })),
                 counts: () => ({ records: batch, bytes: batch * size }),
               };
-        const r = await run(ctx, w, positive(o['connections'], '--connections'), positive(o['duration'], '--duration'), nonNegative(o['rate'], '--rate'));
+        const r = await run(ctx, target, w, positive(o['connections'], '--connections'), positive(o['duration'], '--duration'), nonNegative(o['rate'], '--rate'));
         if (temporary) await send(ctx, 'protocol', streamPath(stream), { method: 'DELETE' });
         report(ctx, { workload: 'append', stream, ...r });
         if (r.requests === 0) throw new CliError('no request succeeded', EXIT.failure);
@@ -172,7 +196,7 @@ export function registerBench(program: Command, { action }: Registry): void {
     .option('--count <n>', 'records per read', '100')
     .action(
       action(async (ctx, _args, o) => {
-        const { stream, temporary } = await benchStream(ctx, o);
+        const { stream, temporary, target } = await benchStream(ctx, o);
         const size = nonNegative(o['recordSize'], '--record-size');
         const count = positive(o['count'], '--count');
         const records = Array.from({ length: count }, () => ({ body: 'x'.repeat(size) }));
@@ -184,7 +208,7 @@ export function registerBench(program: Command, { action }: Registry): void {
           body: null,
           counts: (bytes) => ({ records: count, bytes }),
         };
-        const r = await run(ctx, w, positive(o['connections'], '--connections'), positive(o['duration'], '--duration'), nonNegative(o['rate'], '--rate'));
+        const r = await run(ctx, target, w, positive(o['connections'], '--connections'), positive(o['duration'], '--duration'), nonNegative(o['rate'], '--rate'));
         if (temporary) await send(ctx, 'protocol', streamPath(stream), { method: 'DELETE' });
         report(ctx, { workload: 'read', stream, ...r });
         if (r.requests === 0) throw new CliError('no request succeeded', EXIT.failure);

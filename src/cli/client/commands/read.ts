@@ -1,53 +1,55 @@
 /**
- * `svc read` (catch-up, page after page) and `svc tail` (live, SSE). `tail` resumes after a
- * dropped connection or a node restart at the seq after the last record it printed, so
- * nothing is printed twice and nothing is skipped (docs/protocol.md, "Server-sent events":
- * ids are seqs). A start at `now` is first resolved to a number (HEAD's Svc-Next-Seq), so
- * even a drop before the first event resumes at the right place.
+ * `svc read` (catch-up, page after page) and `svc tail` (live, SSE, one or several streams).
+ * Both start at `--seq`, the last N records or `--since` a time (start-position.ts); `tail
+ * --group` starts at the group's named offset instead and commits as it prints
+ * (offset-committer.ts), so a tail that is stopped or killed and run again continues where it was.
  */
 import { type Command, Option } from 'commander';
 import { send, streamPath } from '../http';
-import { CliError, EXIT } from '../errors';
+import { usageError } from '../errors';
 import { type Registry } from '../program';
 import { nonNegative, streamName } from '../args';
 import { RecordPrinter, recordFormat, type JsonRecord } from '../records';
-import { SseParser } from '../sse';
 import { type Context } from '../context';
+import { parseTemplate } from '../template';
+import { resolveStart, startSpec } from '../start-position';
+import { followStream } from '../follow';
+import { OffsetCommitter } from '../offset-committer';
 
 const PAGE = 1000;
 
-function printer(ctx: Context, o: Record<string, unknown>): RecordPrinter {
+/** A printer for `stream`; `label`: several streams share the output, so each record names its stream. */
+function printer(ctx: Context, o: Record<string, unknown>, stream: string, label: boolean): RecordPrinter {
   const write = (chunk: string | Buffer) => (typeof chunk === 'string' ? ctx.io.stdout(chunk) : process.stdout.write(chunk));
-  return new RecordPrinter(write, recordFormat(ctx, o['format']), o['delimiter'] as 'line' | 'nul' | 'length', ctx.io.columns);
-}
-
-function startSeq(v: unknown): number | 'now' {
-  return v === 'now' ? 'now' : nonNegative(v, '--seq');
-}
-
-async function tailSeq(ctx: Context, stream: string): Promise<number> {
-  const res = await send(ctx, 'protocol', streamPath(stream), { method: 'HEAD' });
-  return Number(res.headers.get('svc-next-seq'));
+  const fmt = o['template'] !== undefined ? String(o['template']) : ctx.template;
+  const format = fmt !== null ? 'template' : recordFormat(ctx, o['format']);
+  if (label && format === 'raw' && o['delimiter'] !== 'line') throw usageError('several streams: raw output needs --delimiter line (each line starts with its stream), or use -f json or a template with %t');
+  return new RecordPrinter(write, format, o['delimiter'] as 'line' | 'nul' | 'length', ctx.io.columns, fmt === null ? null : parseTemplate(fmt), label ? stream : null, stream);
 }
 
 const formatOption = () => new Option('-f, --format <format>', 'raw, json (JSON lines) or table; default: table on a terminal, else raw').choices(['raw', 'json', 'table']);
 const delimiterOption = () => new Option('-d, --delimiter <framing>', 'after each raw body').choices(['line', 'nul', 'length']).default('line');
+const templateOption = () => new Option('--template <fmt>', 'print each record through a template: %s body, %k key, %o seq, %T/%d time, %t stream, %h headers, \\n (same as -o template=<fmt>)');
+const sinceOption = () => new Option('--since <time>', 'start at the first record at or after this time: RFC 3339, unix ms, or ago (90s, 15m, 2h, 1d)');
 
 export function registerRead(program: Command, { action }: Registry): void {
   program
     .command('read')
     .description('read records (catch-up; stops at the tail)')
     .argument('<stream>')
-    .option('-s, --seq <seq>', 'first seq, or "now"', '0')
+    .option('-s, --seq <seq>', 'first seq, or "now" (default 0)')
+    .option('--last <n>', 'start with the last n records')
+    .addOption(sinceOption())
     .option('-n, --count <n>', 'most records (default: up to the tail)')
     .addOption(formatOption())
     .addOption(delimiterOption())
+    .addOption(templateOption())
     .action(
       action(async (ctx, [name], o) => {
         const stream = streamName(name);
-        const out = printer(ctx, o);
+        const out = printer(ctx, o, stream, false);
         let remaining = o['count'] === undefined ? Infinity : nonNegative(o['count'], '--count');
-        let seq: number | 'now' = startSeq(o['seq']);
+        let seq = await resolveStart(ctx, stream, startSpec(o, 'last', { kind: 'seq', seq: 0 }));
         while (remaining > 0) {
           const q = new URLSearchParams({ seq: String(seq), count: String(Math.min(PAGE, remaining)), format: 'json' });
           const res = await send(ctx, 'protocol', `${streamPath(stream)}?${q}`);
@@ -63,76 +65,69 @@ export function registerRead(program: Command, { action }: Registry): void {
 
   program
     .command('tail')
-    .description('follow a stream live (SSE); reconnects and resumes without gaps')
-    .argument('<stream>')
-    .option('-s, --seq <seq>', 'first seq, or "now"', 'now')
-    .option('-n, --count <n>', 'stop after this many records')
+    .description('follow streams live (SSE); reconnects and resumes without gaps; --group keeps the position on the node')
+    .argument('<stream...>', 'one or more streams; with several, each record is labelled with its stream')
+    .option('-s, --seq <seq>', 'first seq, or "now" (default now)')
+    .option('-n, --lines <n>', 'start with the last n records, then follow (as tail -n)')
+    .addOption(sinceOption())
+    .option('-c, --count <n>', 'stop after this many records (all streams together)')
+    .option('-g, --group <name>', 'resume from, and commit to, this named offset on the node (the start flags apply only when the group has none)')
     .addOption(formatOption())
     .addOption(delimiterOption())
+    .addOption(templateOption())
     .action(
-      action(async (ctx, [name], o) => {
-        const stream = streamName(name);
-        const out = printer(ctx, o);
+      action(async (ctx, [names], o) => {
+        const streams = [...new Set((names as string[]).map(streamName))];
+        const label = streams.length > 1;
         const limit = o['count'] === undefined ? Infinity : nonNegative(o['count'], '--count');
-        const given = startSeq(o['seq']);
-        let next = given === 'now' ? await tailSeq(ctx, stream) : given;
+        const spec = startSpec(o, 'lines', { kind: 'now' });
+        const group = o['group'] === undefined ? null : String(o['group']);
+        if (group === '') throw usageError('--group needs a name');
+        // Everything that can fail before the first record is checked for every stream first.
+        const plans = await Promise.all(
+          streams.map(async (stream) => {
+            const committer = group === null ? null : new OffsetCommitter(ctx, stream, group);
+            const committed = committer === null ? null : await committer.load();
+            return { stream, out: printer(ctx, o, stream, label), committer, start: committed ?? (await resolveStart(ctx, stream, spec)) };
+          }),
+        );
         let printed = 0;
-        let backoff = 100;
-        while (printed < limit) {
-          const outcome = await follow(ctx, stream, next, (r) => {
-            if (printed >= limit || r.seq < next) return; // never print a record twice
-            out.print([r]);
-            printed++;
-            next = r.seq + 1;
-            backoff = 100;
-          }, () => printed >= limit);
-          if (outcome === 'done') return;
-          ctx.io.stderr(`svc: tail of ${stream}: ${outcome}; resuming at seq ${next}\n`);
-          await new Promise((r) => setTimeout(r, backoff));
-          backoff = Math.min(backoff * 2, 2000);
+        const abort = new AbortController();
+        const stopped = () => printed >= limit || abort.signal.aborted;
+        // With a group, Ctrl-C and SIGTERM first commit what was printed, then exit (130, 143).
+        let signalled: NodeJS.Signals | null = null;
+        const onSignal = (s: NodeJS.Signals) => {
+          if (signalled !== null) process.exit(1);
+          signalled = s;
+          abort.abort();
+        };
+        if (group !== null) for (const s of ['SIGINT', 'SIGTERM'] as const) process.on(s, onSignal);
+        try {
+          await Promise.all(
+            plans.map((p) =>
+              followStream(ctx, p.stream, p.start, {
+                signal: abort.signal,
+                stopped,
+                deliver: async (records) => {
+                  const take = records.slice(0, Math.max(0, limit - printed));
+                  if (take.length === 0) return;
+                  printed += take.length;
+                  p.out.print(take);
+                  await ctx.io.drain();
+                  p.committer?.advance(take[take.length - 1]!.seq + 1);
+                  if (printed >= limit) abort.abort(); // the other streams' connections close too
+                },
+              }).catch((err: unknown) => {
+                abort.abort(); // one stream failing ends the command
+                throw err;
+              }),
+            ),
+          );
+        } finally {
+          await Promise.all(plans.map((p) => p.committer?.flush()));
+          for (const s of ['SIGINT', 'SIGTERM'] as const) process.off(s, onSignal);
         }
+        if (signalled !== null) process.exit(signalled === 'SIGINT' ? 130 : 143);
       }),
     );
-}
-
-/**
- * One SSE connection from `seq`. Resolves 'done' when the stream ended (sealed) or `stop()`
- * holds, or a reason to reconnect; throws when reconnecting cannot help (deleted, 4xx).
- */
-async function follow(ctx: Context, stream: string, seq: number, onRecord: (r: JsonRecord) => void, stop: () => boolean): Promise<'done' | string> {
-  const abort = new AbortController();
-  let res: Response;
-  try {
-    res = await send(ctx, 'protocol', `${streamPath(stream)}?${new URLSearchParams({ seq: String(seq), live: 'sse' })}`, { headers: { accept: 'text/event-stream' }, signal: abort.signal });
-  } catch (err) {
-    // Unreachable or a 5xx (a node restarting): try again. A 4xx will not change by retrying.
-    if (err instanceof CliError && (err.exitCode === EXIT.failure && err.status === undefined || err.exitCode === EXIT.server)) return err.message;
-    throw err;
-  }
-  const parser = new SseParser();
-  try {
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      for (const ev of parser.push(chunk)) {
-        if (ev.event === 'record') onRecord(JSON.parse(ev.data) as JsonRecord);
-        else if (ev.event === 'end') return 'done';
-        else if (ev.event === 'error') {
-          const e = JSON.parse(ev.data) as { error: string; message?: string };
-          if (e.error === 'not_found') throw new CliError(`tail of ${stream}: the stream was deleted`, EXIT.notFound, 404, { error: e.error, message: e.message });
-          abort.abort();
-          return `${e.error}${e.message ? ` (${e.message})` : ''}`;
-        } else if (ev.event === 'control' && (JSON.parse(ev.data) as { shutting_down?: boolean }).shutting_down) {
-          abort.abort();
-          return 'the node is stopping';
-        }
-        if (stop()) {
-          abort.abort();
-          return 'done';
-        }
-      }
-    }
-  } catch (err) {
-    if (err instanceof CliError) throw err;
-    return `connection lost (${(err as Error).message})`;
-  }
-  return 'the connection ended';
 }

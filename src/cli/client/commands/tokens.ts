@@ -5,7 +5,9 @@
 import { type Command } from 'commander';
 import { jsonBody, send, sendJson } from '../http';
 import { emit, table } from '../output';
-import { usageError } from '../errors';
+import * as fs from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { CliError, EXIT, usageError } from '../errors';
 import { type Registry } from '../program';
 import { collect, readInput } from '../args';
 
@@ -39,10 +41,44 @@ function expiry(o: Record<string, unknown>): number | null {
   return null;
 }
 
+/** Token ids (docs/auth.md, "Issue"): what the node accepts for a bootstrap token too. */
+const TOKEN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+/**
+ * A wire token as the node parses it (docs/auth.md): BASE64URL(id) "." BASE64URL(32 random
+ * bytes), no padding. The node stores only a SHA-256 of the secret when it bootstraps it.
+ */
+export function bootstrapToken(id: string): string {
+  if (!TOKEN_ID.test(id) || id === 'anonymous') throw usageError(`a token id is 1-128 of A-Z a-z 0-9 . _ : -, starting with a letter or digit, and not "anonymous" (got "${id}")`);
+  return `${Buffer.from(id, 'utf8').toString('base64url')}.${randomBytes(32).toString('base64url')}`;
+}
+
 const list = (v: unknown) => (v === undefined ? [] : String(v).split(',').map((s) => s.trim()).filter(Boolean));
 
 export function registerTokens(program: Command, { action }: Registry): void {
-  const token = program.command('token').description('issue, list and revoke access tokens (admin API)');
+  const token = program.command('token').description('issue, list and revoke access tokens (admin API); make a bootstrap token');
+  token
+    .command('bootstrap')
+    .description('print a new bootstrap token for `svc serve --auth-bootstrap-token` (made here; nothing is sent)')
+    .argument('[id]', 'token id: 1-128 of A-Z a-z 0-9 . _ : -, starting with a letter or digit', 'root')
+    .option('--file <path>', 'write it to this new file (mode 0600) for --auth-bootstrap-token-file, instead of printing it')
+    .action(
+      action(async (ctx, [id], o) => {
+        const wire = bootstrapToken(String(id));
+        if (o['file'] !== undefined) {
+          const path = String(o['file']);
+          try {
+            // `wx`: never overwrite a token file that may be in use.
+            fs.writeFileSync(path, wire + '\n', { mode: 0o600, flag: 'wx' });
+          } catch (err) {
+            throw new CliError(`cannot write ${path}: ${(err as Error).message}`, EXIT.failure);
+          }
+          emit(ctx, { id, file: path }, () => `wrote the bootstrap token for "${String(id)}" to ${path}\n`);
+          return;
+        }
+        emit(ctx, { id, token: wire }, () => wire + '\n');
+      }),
+    );
   token
     .command('issue')
     .description('issue a token; prints the wire token once')
