@@ -47,7 +47,7 @@ cache = false
     expect(r.config.populate_max).toBe(2048);
     expect(r.config.origin.virtual_hosted).toBe(false);
     expect(r.config.server.addressing).toEqual({ style: 'virtual_hosted', domain: 's3.example.test' });
-    expect(policyFor(r.config, 'logs')).toEqual({ cache: false, ttl_seconds: 60, max_object_bytes: 64 * 1024 * 1024 });
+    expect(policyFor(r.config, 'logs')).toEqual({ cache: false, ttl_seconds: 60, stale_if_error_seconds: 3600, max_object_bytes: 64 * 1024 * 1024 });
     expect(policyFor(r.config, 'other').cache).toBe(true);
   });
 
