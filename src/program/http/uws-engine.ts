@@ -848,6 +848,14 @@ export class UwsResponse implements HttpResponse, Paced {
       if (done) {
         this.#queue.length = 0;
         this.#settle();
+        // The last bytes went out after write() had said to wait, before the caller ended: its
+        // writable callback is still owed, or its source stays paused short of its end for ever
+        // (a file stream then holds its descriptor until the collector closes it).
+        if (this.#backpressured && !this.#ended) {
+          this.#backpressured = false;
+          const cb = this.#writableCb;
+          if (cb !== undefined) queueMicrotask(cb);
+        }
         return;
       }
       if (!ok) {
