@@ -35,6 +35,7 @@ type Label = 'hit' | 'miss' | 'revalidated' | 'stale';
  * is obsoleted by RFC 9111 but still what caches and tools look for; `x-svc-cache: stale` says the same.
  */
 const STALE_WARNING = '110 svc-cache "Response is Stale", 111 svc-cache "Revalidation Failed"';
+/** The body of HEAD answers and empty objects. */
 const EMPTY = Buffer.alloc(0);
 type Body = Buffer | ((start: number, end: number) => Readable);
 
