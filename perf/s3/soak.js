@@ -7,7 +7,9 @@
 //
 // It counts, and the run fails on any:
 //   - connection resets and other transport errors (ECONNRESET, EPIPE, socket hang up, parse errors);
-//   - responses with a status other than expected (5xx included) or a body shorter than announced;
+//   - responses with a status other than expected (5xx included) or a body shorter than announced
+//     (the origin's own 5xx answers to forwarded requests, which svc-cache passes on as they came,
+//     are counted apart: they carry the origin's request id, not svc-cache's);
 //   - "Closing file descriptor N on garbage collection" on svc-cache's stderr (svc-cache runs with
 //     --expose-gc and a full collection every 2 s, perf/s3/gc-tick.js);
 //   - open file descriptors of svc-cache (/proc/PID/fd, sampled every SOAK_SAMPLE_S seconds) not
@@ -166,7 +168,8 @@ async function main() {
   const baseline = fdCount(pid);
   say(`soak: ${CLIENTS} clients for ${DURATION_S} s against ${base} (pid ${pid}), baseline ${baseline} fds`);
 
-  const counts = { requests: 0, byOp: {}, byStatus: {}, transport: {}, unexpected: [], short: 0, pauses: 0 };
+  let ownIdPrefix;
+  const counts = { origin5xx: {}, requests: 0, byOp: {}, byStatus: {}, transport: {}, unexpected: [], short: 0, pauses: 0 };
   const samples = [];
   const loadavgStart = os.loadavg().map((l) => Math.round(l * 100) / 100);
   const started = Date.now();
@@ -233,7 +236,14 @@ async function main() {
         const r = await req();
         note(counts.byStatus, r.status);
         counts.keepAlive ??= r.headers['keep-alive'] ?? null;
-        if (!ok(r)) {
+        // svc-cache's request ids: a per-process prefix (8 hex digits) and a counter; a cache hit
+        // carries one, and so does every error svc-cache answers itself.
+        const id = String(r.headers['x-amz-request-id'] ?? '');
+        if (r.headers['x-svc-cache'] === 'hit' && /^[0-9A-F]{16}$/.test(id)) ownIdPrefix ??= id.slice(0, 8);
+        if (!ok(r) && r.status >= 500 && ownIdPrefix !== undefined && !id.startsWith(ownIdPrefix)) {
+          // The origin's own 5xx to a forwarded request, passed through as it came.
+          note(counts.origin5xx, `${op} ${r.status}`);
+        } else if (!ok(r)) {
           if (r.status < 300 && r.bytes !== Number(r.headers['content-length'] ?? r.bytes)) counts.short++;
           const what = { op, key, status: r.status, bytes: r.bytes, length: r.headers['content-length'], cache: r.headers['x-svc-cache'], at: Math.round((Date.now() - started) / 1000) };
           say(`  unexpected: ${JSON.stringify(what)}`);
@@ -278,6 +288,7 @@ async function main() {
     transportErrors,
     transport: counts.transport,
     unexpected: counts.unexpected.length,
+    origin5xx: counts.origin5xx,
     unexpectedSample: counts.unexpected.filter(Boolean).slice(0, 5),
     short: counts.short,
     gcWarnings,
@@ -313,7 +324,8 @@ function resultsSection(r) {
     `| idle pauses across the keep-alive timeout | ${r.pauses} |`,
     `| connection resets | **${r.resets}** |`,
     `| transport errors | **${r.transportErrors}** (${list(r.transport)}) |`,
-    `| unexpected answers (status, short body) | **${r.unexpected}** |`,
+    `| unexpected answers from svc-cache (status, short body) | **${r.unexpected}** |`,
+    `| the origin's own 5xx, passed through (not svc-cache's) | ${list(r.origin5xx)} |`,
     `| "Closing file descriptor … on garbage collection" | **${r.gcWarnings}** |`,
     `| svc-cache open descriptors | ${r.fds.baseline} before the load, ${r.fds.min}–${r.fds.max} under it (${r.fds.samples} samples, the 64 client and the origin connections included), ${r.fds.after} after it |`,
     `| result | ${r.pass ? 'pass' : '**FAIL**'} |`,
