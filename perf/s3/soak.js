@@ -172,6 +172,8 @@ async function main() {
   const counts = { origin5xx: {}, requests: 0, byOp: {}, byStatus: {}, transport: {}, unexpected: [], short: 0, pauses: 0 };
   const samples = [];
   const loadavgStart = os.loadavg().map((l) => Math.round(l * 100) / 100);
+  // The commit of the program under test, read as the load starts.
+  const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
   const started = Date.now();
   const deadline = started + DURATION_S * 1000;
   const sampler = setInterval(() => {
@@ -271,7 +273,7 @@ async function main() {
   const fds = samples.map((s) => s.fds);
   const summary = {
     date: new Date().toISOString(),
-    commit: spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim(),
+    commit,
     loadavgStart,
     node: process.version,
     engine: process.env.SOAK_ENGINE || 'uws',
