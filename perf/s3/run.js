@@ -281,7 +281,13 @@ http {
   );
   const text = lines.join('\n');
   process.stdout.write(text);
-  if (process.argv.includes('--write')) fs.writeFileSync(path.join(__dirname, 'RESULTS.md'), text);
+  if (process.argv.includes('--write')) {
+    // The soak's section (perf/s3/soak.js --write) is its own: kept as it is.
+    const file = path.join(__dirname, 'RESULTS.md');
+    const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+    const soak = old.indexOf('\n## Soak');
+    fs.writeFileSync(file, text + (soak >= 0 ? old.slice(soak) : ''));
+  }
   stopAll();
   agent.destroy();
   fs.rmSync(work, { recursive: true, force: true });

@@ -32,6 +32,11 @@ const PolicyFields = {
   cache: Bool(true, 'cache objects of this bucket'),
   /** How long a cached object (and its metadata) is served without asking the origin again. */
   ttl_seconds: Int(300, 0, 'seconds an entry is served before it is revalidated'), // 5 min
+  /**
+   * Seconds past the TTL an entry may still be served while the origin cannot confirm it
+   * (unreachable, timed out, 5xx), as RFC 5861 stale-if-error; 0 answers 503 at once.
+   */
+  stale_if_error_seconds: Int(3600, 0, 'seconds past the TTL an entry is served while the origin fails'), // 1 h
   /** Larger objects are never stored; reads of them are forwarded (ranges stay ranges). */
   max_object_bytes: Int(64 * MiB, 0, 'largest object the cache stores (bytes)'), // 64 MiB
 };
@@ -40,6 +45,7 @@ const PolicyOverride = Type.Object(
   {
     cache: Type.Optional(Type.Boolean()),
     ttl_seconds: Type.Optional(Type.Integer({ minimum: 0 })),
+    stale_if_error_seconds: Type.Optional(Type.Integer({ minimum: 0 })),
     max_object_bytes: Type.Optional(Type.Integer({ minimum: 0 })),
   },
   { additionalProperties: false },

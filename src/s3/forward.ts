@@ -154,11 +154,16 @@ export async function forward(ctx: Ctx, s: Services): Promise<void> {
     if (bodyErr instanceof S3Error) throw bodyErr;
     s.metrics.originErrors.inc();
     s.log.warn({ method: ctx.method, bucket: ctx.target.bucket, key: ctx.target.key, err }, 'origin request failed');
+    // Refused at connect: nothing reached the origin, so nothing can have landed.
+    if ((err as { code?: unknown }).code !== 'ECONNREFUSED') forgetUnconfirmed(ctx, s, deleteKeys);
     throw new S3Error('ServiceUnavailable', 'The origin could not be reached; please retry.');
   }
   s.metrics.origin.observe({ method: ctx.method }, Number(process.hrtime.bigint() - started) / 1e9);
   const status = res.statusCode ?? 502;
-  if (status >= 500) s.metrics.originErrors.inc();
+  if (status >= 500) {
+    s.metrics.originErrors.inc();
+    forgetUnconfirmed(ctx, s, deleteKeys);
+  }
   if (status >= 200 && status < 300) await applyEffects(ctx, s, res, deleteKeys, populate, length);
 
   ctx.res.writeHead(status, passHeaders(res.headers));
@@ -187,6 +192,29 @@ async function applyEffects(ctx: Ctx, s: Services, res: IncomingMessage, deleteK
       await s.cache.populate(bucket!, key!, meta, data);
       return;
     }
+    case 'CopyObject':
+    case 'DeleteObject':
+    case 'CompleteMultipartUpload':
+    case 'ObjectWrite':
+      s.cache.invalidate(bucket!, key!);
+      return;
+    case 'DeleteObjects':
+      for (const k of deleteKeys ?? []) s.cache.invalidate(bucket!, k);
+      return;
+    default:
+      return;
+  }
+}
+
+/**
+ * A write the origin did not answer, or answered with 5xx, may still have landed: its keys are
+ * invalidated as for a success (nothing populated), so the old bytes are never served again,
+ * fresh or stale (stale_if_error_seconds), and read-your-writes holds whatever happened.
+ */
+function forgetUnconfirmed(ctx: Ctx, s: Services, deleteKeys: string[] | undefined): void {
+  const { bucket, key } = ctx.target;
+  switch (ctx.op) {
+    case 'PutObject':
     case 'CopyObject':
     case 'DeleteObject':
     case 'CompleteMultipartUpload':

@@ -98,6 +98,8 @@ export class Metrics {
   readonly invalidations = new Counter({ name: 'svc_cache_invalidations_total', help: 'entries invalidated by writes', registers: [this.registry] });
   /** Origin requests that failed to connect or answered 5xx. */
   readonly originErrors = new Counter({ name: 'svc_cache_origin_errors_total', help: 'origin requests that failed or answered 5xx', registers: [this.registry] });
+  /** Reads answered from an entry past its TTL because the origin failed (stale-if-error). */
+  readonly staleServed = new Counter({ name: 'svc_cache_stale_served_total', help: 'reads answered from an expired entry because the origin failed', registers: [this.registry] });
   /** Client request latency by op and status (svc_cache_request_duration_seconds). */
   readonly requests = new LatencyHistogram();
   readonly origin = new Histogram({

@@ -3,6 +3,8 @@
  *
  *   fresh entry (memory or disk) ─────────────▶ conditionals ▶ range ▶ bytes from the entry
  *   stale entry ─▶ fill with If-None-Match ─▶ 304: touch, serve the entry │ 200: as a miss
+ *                  └─ origin unreachable, timed out or 5xx, entry within stale_if_error_seconds
+ *                     past its TTL ─▶ serve the entry, marked stale (x-svc-cache: stale, Warning)
  *   miss ─▶ fill (shared by concurrent misses) ─▶ headers as soon as the origin answers,
  *           body streamed to every reader while the cache fills
  *   cold range of an object larger than max_object_bytes ─▶ the range alone from the origin
@@ -26,7 +28,15 @@ import { passHeaders } from './respond';
 import { parseRange } from './range';
 import { type Services } from './services';
 
-type Label = 'hit' | 'miss' | 'revalidated';
+type Label = 'hit' | 'miss' | 'revalidated' | 'stale';
+
+/**
+ * RFC 7234 §5.5: 110 on every stale response, 111 because revalidation failed. The Warning header
+ * is obsoleted by RFC 9111 but still what caches and tools look for; `x-svc-cache: stale` says the same.
+ */
+const STALE_WARNING = '110 svc-cache "Response is Stale", 111 svc-cache "Revalidation Failed"';
+/** The body of HEAD answers and empty objects. */
+const EMPTY = Buffer.alloc(0);
 type Body = Buffer | ((start: number, end: number) => Readable);
 
 const SSE_CUSTOMER = 'x-amz-server-side-encryption-customer-';
@@ -77,6 +87,8 @@ export async function serveRead(ctx: Ctx, s: Services, retried = false): Promise
     head = await f.head;
   } catch (err) {
     s.log.warn({ bucket, key, err }, 'origin fetch failed');
+    const stale = staleHit(s, bucket, key);
+    if (stale !== undefined) return serveStale(ctx, s, stale);
     throw new S3Error('ServiceUnavailable', 'The origin could not be reached; please retry.');
   }
   switch (head.kind) {
@@ -90,6 +102,10 @@ export async function serveRead(ctx: Ctx, s: Services, retried = false): Promise
     case 'object':
       return serveObject(ctx, s, head.meta, (start, end) => f.reader(start, end), 'miss');
     case 'status': {
+      if (head.status >= 500) {
+        const stale = staleHit(s, bucket, key);
+        if (stale !== undefined) return serveStale(ctx, s, stale);
+      }
       const h = passHeaders(head.headers);
       h['content-length'] = String(head.body.length);
       delete h['transfer-encoding'];
@@ -108,6 +124,25 @@ export async function serveRead(ctx: Ctx, s: Services, retried = false): Promise
   }
 }
 
+/**
+ * The entry to answer with while the origin fails: looked up again now, so an entry a write
+ * invalidated meanwhile is gone (never served stale), and taken only while it is younger than
+ * the TTL plus the bucket's stale_if_error_seconds. A fresh entry found here (a write through
+ * the cache populated it meanwhile) is served as a plain hit.
+ */
+function staleHit(s: Services, bucket: string, key: string, now = Date.now()): Hit | undefined {
+  const policy = s.cache.policy(bucket);
+  const hit = s.cache.lookup(bucket, key);
+  if (hit === undefined || now - hit.entry.checkedAt >= (policy.ttl_seconds + policy.stale_if_error_seconds) * 1000) return undefined;
+  return hit;
+}
+
+function serveStale(ctx: Ctx, s: Services, hit: Hit): Promise<void> {
+  const fresh = Date.now() - hit.entry.checkedAt < s.cache.policy(ctx.target.bucket!).ttl_seconds * 1000;
+  if (!fresh) s.metrics.staleServed.inc();
+  return serveHit(ctx, s, hit, fresh ? 'hit' : 'stale');
+}
+
 /** The per-object part of the response headers, built once per cached metadata object. */
 const baseHeaders = new WeakMap<ObjectMeta, ReadonlyArray<[string, string]>>();
 
@@ -124,6 +159,7 @@ function objectHeaders(ctx: Ctx, meta: ObjectMeta, label: Label): Array<[string,
   }
   const out = base.slice();
   out.push(['x-amz-request-id', ctx.requestId], ['x-svc-cache', label]);
+  if (label === 'stale') out.push(['warning', STALE_WARNING]);
   return out;
 }
 
@@ -151,15 +187,14 @@ async function serveHit(ctx: Ctx, s: Services, hit: Hit, label: Label): Promise<
       await fh.close();
     }
   }
-  let used = false;
-  const body: Body = (start, end) => {
-    used = true;
-    return fh.createReadStream({ start: d.bodyOffset + start, end: d.bodyOffset + end - 1, autoClose: true });
-  };
+  // The handle passes to the read stream (autoClose) only once the stream exists; on every
+  // other way out (HEAD, 304, 412, 416, an empty body, a throw) it is closed here.
+  let stream: Readable | undefined;
+  const body: Body = (start, end) => (stream = fh.createReadStream({ start: d.bodyOffset + start, end: d.bodyOffset + end - 1, autoClose: true }));
   try {
     serveObject(ctx, s, d.meta, body, label);
   } finally {
-    if (!used) await fh.close();
+    if (stream === undefined) await fh.close();
   }
 }
 
@@ -168,7 +203,9 @@ function serveObject(ctx: Ctx, s: Services, meta: ObjectMeta, body: Body, label:
   const verdict = evaluateConditionals(ctx.headers, meta);
   const headers = objectHeaders(ctx, meta, label);
   if (verdict === 304) {
-    ctx.res.send(304, [['etag', meta.etag], ['last-modified', meta.lastModified], ['x-amz-request-id', ctx.requestId], ['x-svc-cache', label]]);
+    const h: Array<[string, string]> = [['etag', meta.etag], ['last-modified', meta.lastModified], ['x-amz-request-id', ctx.requestId], ['x-svc-cache', label]];
+    if (label === 'stale') h.push(['warning', STALE_WARNING]);
+    ctx.res.send(304, h);
     return;
   }
   if (verdict === 412) throw new S3Error('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', { Condition: conditionName(ctx) });
@@ -191,9 +228,9 @@ function serveObject(ctx: Ctx, s: Services, meta: ObjectMeta, body: Body, label:
   }
   const source = label === 'miss' ? 'origin' : 'cache';
   s.metrics.sent(source, end - start);
-  if (Buffer.isBuffer(body)) {
-    // One write: status, headers and body (the engine frames it).
-    ctx.res.send(status, headers, start === 0 && end === body.length ? body : body.subarray(start, end));
+  if (Buffer.isBuffer(body) || end === start) {
+    // One write: status, headers and body (the engine frames it). An empty body opens no stream.
+    ctx.res.send(status, headers, !Buffer.isBuffer(body) ? EMPTY : start === 0 && end === body.length ? body : body.subarray(start, end));
     return;
   }
   ctx.res.writeHead(status, headers);
@@ -217,7 +254,14 @@ async function serveHead(ctx: Ctx, s: Services, stale: Hit | undefined, ttl: num
     return serveObject(ctx, s, m.meta, Buffer.alloc(0), 'hit');
   }
   s.metrics.misses.inc();
-  const res = await originHead(ctx, s);
+  let res: IncomingMessage;
+  try {
+    res = await originHead(ctx, s);
+  } catch (err) {
+    if (serveStaleHead(ctx, s)) return;
+    throw err;
+  }
+  if ((res.statusCode ?? 502) >= 500 && serveStaleHead(ctx, s)) return;
   const meta = res.statusCode === 200 ? metaFromResponse(res.headers) : undefined;
   if (meta === undefined) {
     ctx.res.writeHead(res.statusCode ?? 502, passHeaders(res.headers));
@@ -230,6 +274,25 @@ async function serveHead(ctx: Ctx, s: Services, stale: Hit | undefined, ttl: num
   }
   s.cache.rememberMetadata(bucket, key, meta);
   serveObject(ctx, s, meta, Buffer.alloc(0), stale !== undefined && stale.entry.meta.etag === meta.etag ? 'revalidated' : 'miss');
+}
+
+/**
+ * HEAD while the origin fails: the stored entry, else the metadata cache, each looked up again
+ * (a write meanwhile removed both) and only within the TTL plus stale_if_error_seconds.
+ */
+function serveStaleHead(ctx: Ctx, s: Services): boolean {
+  const bucket = ctx.target.bucket!;
+  const key = ctx.target.key!;
+  const now = Date.now();
+  const policy = s.cache.policy(bucket);
+  const ttl = policy.ttl_seconds * 1000;
+  const hit = staleHit(s, bucket, key, now);
+  const m = hit?.entry ?? s.cache.metadata(bucket, key);
+  if (m === undefined || now - m.checkedAt >= ttl + policy.stale_if_error_seconds * 1000) return false;
+  const fresh = now - m.checkedAt < ttl;
+  if (!fresh) s.metrics.staleServed.inc();
+  serveObject(ctx, s, m.meta, EMPTY, fresh ? 'hit' : 'stale');
+  return true;
 }
 
 async function originHead(ctx: Ctx, s: Services): Promise<IncomingMessage> {

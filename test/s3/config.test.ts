@@ -22,6 +22,22 @@ describe('svc-cache configuration', () => {
     expect(r.config.auth.mode).toBe('anonymous');
     expect(r.config.server.addressing.style).toBe('path');
     expect(r.config.buckets.ttl_seconds).toBe(300);
+    expect(r.config.buckets.stale_if_error_seconds).toBe(3600);
+  });
+
+  it('takes stale_if_error_seconds from the environment and per bucket from the file', () => {
+    const file = tomlFile(`
+[origin]
+endpoint = "http://127.0.0.1:1"
+[buckets.override.live]
+stale_if_error_seconds = 0
+`);
+    const r = loadCacheConfig(['--config', file], { SVC_CACHE_BUCKETS_STALE_IF_ERROR_SECONDS: '120' });
+    if (!('config' in r)) throw new Error(r.errors.join('\n'));
+    expect(policyFor(r.config, 'other').stale_if_error_seconds).toBe(120);
+    expect(policyFor(r.config, 'live').stale_if_error_seconds).toBe(0);
+    const bad = loadCacheConfig([], { SVC_CACHE_ORIGIN_ENDPOINT: 'http://127.0.0.1:1', SVC_CACHE_BUCKETS_STALE_IF_ERROR_SECONDS: '-1' });
+    expect('errors' in bad && bad.errors.join('\n')).toMatch(/stale_if_error_seconds/i);
   });
 
   it('reads the TOML file and lets the environment override it', () => {
@@ -47,7 +63,7 @@ cache = false
     expect(r.config.populate_max).toBe(2048);
     expect(r.config.origin.virtual_hosted).toBe(false);
     expect(r.config.server.addressing).toEqual({ style: 'virtual_hosted', domain: 's3.example.test' });
-    expect(policyFor(r.config, 'logs')).toEqual({ cache: false, ttl_seconds: 60, max_object_bytes: 64 * 1024 * 1024 });
+    expect(policyFor(r.config, 'logs')).toEqual({ cache: false, ttl_seconds: 60, stale_if_error_seconds: 3600, max_object_bytes: 64 * 1024 * 1024 });
     expect(policyFor(r.config, 'other').cache).toBe(true);
   });
 

@@ -513,9 +513,25 @@ function writeHeaders(res: Uws.HttpResponse, headers: HeaderList, keepLength: bo
     // uWS writes a string as UTF-8; node:http writes header values as latin1, one byte per char.
     res.writeHeader(name, asciiOnly(value) ? value : Buffer.from(value, 'latin1'));
   }
+  if (!close) {
+    // The idle timeout announced, as node:http announces its own (RFC 9112 §9.3: a client that
+    // reuses a connection the server is closing gets a reset).
+    if (plain && first !== undefined) block += KEEP_ALIVE_LINE;
+    else res.writeHeader('keep-alive', KEEP_ALIVE_HINT);
+  }
   if (first !== undefined) res.writeHeader(first, block);
   return close;
 }
+
+/**
+ * uWS closes a connection idle for 10 s (fixed in the binary; its timer ticks every 4 s, so the
+ * close comes 8 to 12 s after the last response). A client reusing the connection as it closes
+ * has its request reset. Announcing 5 s lets clients that honour `Keep-Alive: timeout` (undici
+ * and fetch, node agents with a socket timeout, which retire a socket 1 s before the hint;
+ * Apache HttpClient) retire idle connections well before uWS closes them.
+ */
+const KEEP_ALIVE_HINT = 'timeout=5';
+const KEEP_ALIVE_LINE = '\r\nkeep-alive: ' + KEEP_ALIVE_HINT;
 
 /** The status line and headers of a streamed response (its blank line goes out with the first body byte). */
 function writeHead(res: Uws.HttpResponse, status: number, headers: HeaderList, keepLength: boolean, plain: boolean): void {
@@ -832,6 +848,14 @@ export class UwsResponse implements HttpResponse, Paced {
       if (done) {
         this.#queue.length = 0;
         this.#settle();
+        // The last bytes went out after write() had said to wait, before the caller ended: its
+        // writable callback is still owed, or its source stays paused short of its end for ever
+        // (a file stream then holds its descriptor until the collector closes it).
+        if (this.#backpressured && !this.#ended) {
+          this.#backpressured = false;
+          const cb = this.#writableCb;
+          if (cb !== undefined) queueMicrotask(cb);
+        }
         return;
       }
       if (!ok) {

@@ -94,12 +94,18 @@ export class DiskTier {
     const tail = Buffer.alloc(TRAILER);
     tail.writeUInt32BE(header.length, 0);
     MAGIC.copy(tail, 4);
-    await w.finish(Buffer.concat([header, tail]));
     const name = fileName(id);
     const dir = path.join(this.#dir, 'objects', name.slice(0, 2));
-    await fsp.mkdir(dir, { recursive: true });
     const file = path.join(dir, name);
-    await fsp.rename(w.tmp, file);
+    try {
+      await w.finish(Buffer.concat([header, tail]));
+      await fsp.mkdir(dir, { recursive: true });
+      await fsp.rename(w.tmp, file);
+    } catch (err) {
+      // The handle is closed by finish whatever happened; the temporary file must not stay.
+      await fsp.rm(w.tmp, { force: true });
+      throw err;
+    }
     this.#remove(id);
     this.#add(id, { bucket, key, meta, checkedAt, file, bodyOffset: 0, fileBytes: meta.size + header.length + TRAILER });
     this.#evict();
@@ -175,6 +181,7 @@ export class DiskWriter {
   #chain: Promise<unknown> = Promise.resolve();
   #pos = 0;
   #failed: Error | undefined;
+  #closing: Promise<void> | undefined;
 
   constructor(tmp: string, fh: fsp.FileHandle) {
     this.tmp = tmp;
@@ -187,16 +194,26 @@ export class DiskWriter {
     this.#chain = this.#chain.then(() => this.#fh.write(b, 0, b.length, at)).catch((err: Error) => (this.#failed = err));
   }
 
+  /** Appends the trailer and closes the file; the handle is closed on every way out, also when a write failed. */
   async finish(trailer: Buffer): Promise<void> {
-    await this.#chain;
-    if (this.#failed) throw this.#failed;
-    await this.#fh.write(trailer, 0, trailer.length, this.#pos);
-    await this.#fh.close();
+    try {
+      await this.#chain;
+      if (this.#failed) throw this.#failed;
+      await this.#fh.write(trailer, 0, trailer.length, this.#pos);
+    } finally {
+      await this.#close();
+    }
   }
 
   async abort(): Promise<void> {
     await this.#chain;
-    await this.#fh.close().catch(() => {});
+    await this.#close().catch(() => {});
     await fsp.rm(this.tmp, { force: true });
+  }
+
+  /** Closes the handle once, whichever of finish and abort comes first or second. */
+  #close(): Promise<void> {
+    this.#closing ??= this.#fh.close();
+    return this.#closing;
   }
 }

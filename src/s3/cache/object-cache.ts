@@ -151,10 +151,19 @@ export class ObjectCache {
     this.#meta.set(id, { meta, checkedAt: now });
     this.#memory.set(id, { meta, body, checkedAt: now });
     if (!this.#disk.enabled) return;
-    const w = await this.#disk.create();
-    w.write(body);
-    if ((this.#generations.get(id) ?? 0) !== gen) return void (await w.abort());
-    await this.#disk.commit(id, bucket, key, meta, now, w);
+    // A disk failure costs the disk copy only: the write itself succeeded at the origin.
+    let w: DiskWriter | undefined;
+    try {
+      w = await this.#disk.create();
+      w.write(body);
+      if ((this.#generations.get(id) ?? 0) !== gen) return void (await w.abort());
+      await this.#disk.commit(id, bucket, key, meta, now, w);
+      // A later write that landed while the file was being committed wins.
+      if ((this.#generations.get(id) ?? 0) !== gen) this.#disk.delete(id);
+    } catch (err) {
+      this.#log.warn({ bucket, key, err }, 'cache populate failed');
+      await w?.abort().catch(() => {});
+    }
   }
 
   /** Whether a fill of the object is in flight (a range reader then joins it instead of sizing the object first). */
