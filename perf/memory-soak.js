@@ -278,7 +278,7 @@ async function runSoak(baselineMiB) {
         const k = rssByKind(node.pid);
         const s = [(Date.now() - t0) / 60000, rssOf(node.pid), k.malloc, k.other, k.file];
         samples.push(s);
-        if (samples.length % 12 === 0 || process.env.PERF_SOAK_VERBOSE) {
+        if (Math.floor(s[0]) > Math.floor(samples.length > 1 ? samples[samples.length - 2][0] : 0) || process.env.PERF_SOAK_VERBOSE) {
           console.error(`perf/memory-soak: ${s[0].toFixed(1)} min RSS ${s[1].toFixed(0)} MiB (malloc ${s[2].toFixed(0)}, other anon ${s[3].toFixed(0)}, files ${s[4].toFixed(0)}), ${counts.appends} appends, ${counts.reads} reads, ${counts.sseConnects} SSE connects, ${counts.deleted} deleted, ${counts.trims} trims, ${counts.errors} errors`);
         }
       }
@@ -317,8 +317,11 @@ async function main() {
   console.log(`Done: ${r.counts.appends} appends, ${r.counts.reads} reads, ${r.counts.sseConnects} SSE connections, ${r.counts.created} created / ${r.counts.deleted} deleted, ${r.counts.trims} trims, ${r.counts.errors} errors. Load average at the end: ${load}.\n`);
   console.log('| minute | RSS (MiB) | malloc heaps | other anonymous (V8 heaps, mmapped buffers) | files |');
   console.log('|---:|---:|---:|---:|---:|');
-  const every = Math.max(1, Math.round(60000 / SAMPLE_MS));
-  for (let k = every - 1; k < r.samples.length; k += every) console.log(`| ${r.samples[k].map((v, j) => v.toFixed(j === 0 ? 1 : 0)).join(' | ')} |`);
+  // The first sample at or after each whole minute (samples drift apart on a loaded machine).
+  for (let m = 1; m <= Math.ceil(MINUTES); m++) {
+    const s = r.samples.find((x) => x[0] >= m - 0.05) ?? (m === Math.ceil(MINUTES) ? r.samples[r.samples.length - 1] : undefined);
+    if (s !== undefined) console.log(`| ${s.map((v, j) => v.toFixed(j === 0 ? 1 : 0)).join(' | ')} |`);
+  }
   console.log('');
   console.log(`RSS: ${r.rssStart.toFixed(0)} MiB empty, peak ${r.peak.toFixed(0)}, end ${r.endRss.toFixed(0)}, ${r.idleRss.toFixed(0)} after 10 s idle. Baseline ${base.mib} MiB (${base.source}).\n`);
   console.log('| Goal | Result | Figure |');
