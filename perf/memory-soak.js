@@ -20,7 +20,9 @@
 // stops and, 10 s later, RSS is read once more (is it released when idle?). The report gives RSS at
 // the end against the stored-data benchmark's figure (`node perf/memory.js`, 1M records, run in the
 // same invocation first unless PERF_SOAK_BASELINE_MIB is given) and the least-squares slope of RSS
-// over the last half of the run. Goals: end RSS ≤ 1.2× the baseline; slope < 1 MiB/min.
+// over the last half of the run. Goals: end RSS ≤ 1.2× the baseline; slope < 1 MiB/min (not
+// growing: the samples swing by ±20 MiB as the C heap is used and trimmed, so a falling slope is
+// noise too, not a failure).
 
 const fs = require('node:fs');
 const { setMaxListeners } = require('node:events');
@@ -327,7 +329,7 @@ async function main() {
   console.log('| Goal | Result | Figure |');
   console.log('|---|---|---|');
   console.log(`| RSS at the end within ${RATIO_LIMIT}× the stored-data figure | **${ratio <= RATIO_LIMIT ? 'PASS' : 'FAIL'}** | ${r.endRss.toFixed(0)} ÷ ${base.mib} = ${ratio.toFixed(2)}× |`);
-  console.log(`| RSS flat over the last half (slope < ${SLOPE_LIMIT} MiB/min) | **${Math.abs(r.lastHalfSlope) < SLOPE_LIMIT ? 'PASS' : 'FAIL'}** | ${r.lastHalfSlope.toFixed(2)} MiB/min |`);
+  console.log(`| RSS not growing over the last half (slope < ${SLOPE_LIMIT} MiB/min) | **${r.lastHalfSlope < SLOPE_LIMIT ? 'PASS' : 'FAIL'}** | ${r.lastHalfSlope.toFixed(2)} MiB/min |`);
 }
 
 main().catch((err) => {
