@@ -19,7 +19,7 @@ const OWNERS = {
   '@napi-rs/keyring': 'src/cli/client/token-store.ts',
   etcd3: 'src/actors/meta/etcd/etcd-link.ts',
   cockatiel: 'src/actors/meta/etcd/etcd-link.ts',
-  koffi: ['src/connect/native/ffi.ts', 'src/util/file-lock.ts'],
+  koffi: ['src/connect/native/ffi.ts', 'src/util/libc.ts'],
   pg: 'src/connect/plugins/postgres-client.ts',
   '@grpc/grpc-js': ['src/connect/otlp-grpc.ts', 'test/connect/helpers/otlp-grpc-collector.ts'],
   '@opentelemetry/api': 'src/tracing.ts',

@@ -58,10 +58,13 @@ import { type CommitStats, type ReadCacheStats, type ReadPoolStats, SchemaStore,
 import { type ObjectStoreStats, addObjectStoreStats, newObjectStoreStats } from './objects';
 import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
 import { moveStorage as moveStorageOf } from './move-storage';
+import { startMallocTrim } from './util/malloc-trim';
 import { Ledger, checkObjectStore, openObjectStore } from './objects';
 
 /** How long a graceful stop waits for its streams to be placed on other nodes before it drains (ms; at most half of --shutdown-timeout-ms). */
 const HANDOFF_WAIT_MS = 5_000; // 5 s
+/** How often free C-heap memory is given back to the kernel (util/malloc-trim.ts; docs/operations.md, "Memory"). */
+const MALLOC_TRIM_MS = 10_000; // 10 s
 
 /** A running node: listeners, shard workers, actors. */
 
@@ -308,6 +311,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   const schemas = SchemaStore.open(config.dataDir);
   const objects = objectsMode(config, meta, nodeId);
   const shards = await startShards(config, log, schemas, space, objects);
+  const heapTrim = startMallocTrim(MALLOC_TRIM_MS);
   schemas.attach(shards);
   // The hop to a shard worker of an append or a read inside a traced request: a child span.
   if (tracing !== null) shards.setHopTracer(tracing);
@@ -555,6 +559,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
         lease.stop();
         await objectMaintenance?.close();
         await shards.close();
+        heapTrim.stop();
         moveLedger?.close();
         await moveStore?.close();
         members.stop();

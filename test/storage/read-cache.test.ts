@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type SvcError } from '../../src/errors';
 import { openMemoryStore } from '../../src/shards/worker/memory-store';
-import { ReadCache, takeCached } from '../../src/shards/worker/read-cache';
+import { ENTRY_OVERHEAD, ReadCache, takeCached } from '../../src/shards/worker/read-cache';
 import { SegmentLog, segmentFileName } from '../../src/shards/worker/segment-log';
 import { type Reply, Shard } from '../../src/shards/worker/shard';
 import { tempDir } from '../helpers/node-process';
@@ -104,16 +104,17 @@ describe('read cache', () => {
   });
 
   it('keeps at most half of the cache for one stream: a stream larger than that is not rendered and evicted over and over', async () => {
-    // 300 records in chunks of up to 1 KiB (each ~0.7 KiB once rendered, ~10 KiB in all): more than the
-    // whole cache, so without the cap every pass would render each chunk and evict it again.
-    const cache = new ReadCache(6000);
+    // 300 records in chunks of up to 1 KiB (each ~0.7 KiB once rendered plus the entry overhead,
+    // ~20 KiB in all): more than the whole cache, so without the cap every pass would render each
+    // chunk and evict it again.
+    const cache = new ReadCache(16 * 1024);
     const shard = open(tempDir(), cache, 1024);
     await create(shard, '/big');
     const total = await fill(shard, '/big');
     expect(raw(shard, '/big', 0, 100000, 1 << 30)).toEqual(walked(shard, '/big', 0, 100000, 1 << 30));
     const first = cache.stats;
     expect(first.fills).toBeGreaterThan(0);
-    expect(first.bytes).toBeLessThanOrEqual(3000);
+    expect(first.bytes).toBeLessThanOrEqual(8 * 1024);
     for (let pass = 0; pass < 3; pass++) expect(raw(shard, '/big', 0, 100000, 1 << 30).count).toBe(total);
     // The chunks it kept are served on every pass; nothing more was rendered.
     expect(cache.stats.fills).toBe(first.fills);
@@ -163,8 +164,9 @@ describe('read cache', () => {
 
   it('serves the bytes it checked; damage on disk is reported once the chunk is read from disk again', async () => {
     const dir = tempDir();
-    // Room for four of the 10 × 60 B chunks below (an entry is kept when at most a quarter of the budget).
-    const cache = new ReadCache(4000);
+    // Room for five of the 10 × 60 B chunks below (each 640 B rendered plus the entry overhead); a
+    // chunk is admitted when its length on disk (under 1 KiB) plus the overhead is at most a quarter.
+    const cache = new ReadCache(4 * (1024 + ENTRY_OVERHEAD));
     const shard = open(dir, cache, 1 << 20);
     await create(shard, '/d');
     await append(shard, '/d', ['value-0', 'value-1', 'value-2']);

@@ -42,12 +42,24 @@ function plain(buf: Buffer, streamId: number, c: Chunk): { records: number; batc
   return { records: expected - c.baseSeq, batches };
 }
 
-/** The first `n` bytes of `buf` in a buffer of their own (not a slice of the read buffer or of Node's shared pool). */
-function own(buf: Buffer, n: number): Buffer {
-  const out = Buffer.allocUnsafeSlow(n);
-  buf.copy(out, 0, 0, n);
-  return out;
+/**
+ * One allocation for a whole entry: `words` u32 slots, then `n` bytes copied from the front of
+ * `buf` (not a slice of the read buffer or of Node's shared pool). An entry's arrays and bytes in
+ * one buffer are one malloc and one ArrayBuffer instead of two or three: less per-entry overhead
+ * (read-cache.ts, ENTRY_OVERHEAD) and fewer small blocks left behind as holes in the worker's
+ * malloc heap when entries are evicted.
+ */
+function own(buf: Buffer, n: number, words: number): { block: Buffer; bytes: Buffer } {
+  const block = Buffer.allocUnsafeSlow(4 * words + n);
+  buf.copy(block, 4 * words, 0, n);
+  return { block, bytes: block.subarray(4 * words) };
 }
+
+/** `count` u32 slots of `block` from slot `first`, a view (allocUnsafeSlow buffers start at offset 0 of their own ArrayBuffer). */
+const words = (block: Buffer, first: number, count: number): Uint32Array => new Uint32Array(block.buffer, block.byteOffset + 4 * first, count);
+
+/** Where a chunk's record ends are gathered before its entry is allocated (grown as needed, kept). */
+let scratchEnds = new Uint32Array(1024);
 
 /**
  * The chunk `c` of stream `streamId`, read into `buf`, as a `raw` cache entry; null when it is
@@ -58,7 +70,8 @@ function own(buf: Buffer, n: number): Buffer {
 export function renderValues(buf: Buffer, streamId: number, c: Chunk): CachedValues | 'spoiled' | null {
   const p = plain(buf, streamId, c);
   if (p === null) return null;
-  const ends = new Uint32Array(p.records);
+  if (scratchEnds.length < p.records) scratchEnds = new Uint32Array(Math.max(p.records, 2 * scratchEnds.length));
+  const scratch = scratchEnds;
   let at = 0;
   let w = 0;
   for (let off = 0; off < buf.length; ) {
@@ -66,20 +79,24 @@ export function renderValues(buf: Buffer, streamId: number, c: Chunk): CachedVal
     const size = 8 + buf.readUInt32BE(off);
     const b = off + FRAME_HEADER;
     const records = buf.readInt32BE(b + RECORDS_COUNT);
-    w = compactAllValues(buf, b, w, ends, at);
+    w = compactAllValues(buf, b, w, scratch, at);
     if (w < 0) return 'spoiled';
     at += records;
     off += size;
   }
-  return { kind: 'raw', len: c.len, baseSeq: c.baseSeq, values: own(buf, w), ends };
+  const { block, bytes } = own(buf, w, p.records);
+  const ends = words(block, 0, p.records);
+  ends.set(scratch.subarray(0, p.records));
+  return { kind: 'raw', len: c.len, baseSeq: c.baseSeq, values: bytes, ends };
 }
 
 /** The chunk `c` as a `binary` cache entry (its batches as stored, back to back); null when it is not plain. Spoils `buf`. */
 export function renderBatches(buf: Buffer, streamId: number, c: Chunk): CachedBatches | null {
   const p = plain(buf, streamId, c);
   if (p === null) return null;
-  const starts = new Uint32Array(p.batches + 1);
-  const firsts = new Uint32Array(p.batches + 1);
+  // Batches move to the front of `buf` first; the offsets are few (one per batch), gathered in plain arrays.
+  const starts: number[] = new Array<number>(p.batches + 1);
+  const firsts: number[] = new Array<number>(p.batches + 1);
   let w = 0;
   let i = 0;
   for (let off = 0; off < buf.length; i++) {
@@ -93,5 +110,11 @@ export function renderBatches(buf: Buffer, streamId: number, c: Chunk): CachedBa
   }
   starts[i] = w;
   firsts[i] = p.records;
-  return { kind: 'binary', len: c.len, baseSeq: c.baseSeq, batches: own(buf, w), starts, firsts };
+  const n = p.batches + 1;
+  const { block, bytes } = own(buf, w, 2 * n);
+  const startsOut = words(block, 0, n);
+  const firstsOut = words(block, n, n);
+  startsOut.set(starts);
+  firstsOut.set(firsts);
+  return { kind: 'binary', len: c.len, baseSeq: c.baseSeq, batches: bytes, starts: startsOut, firsts: firstsOut };
 }

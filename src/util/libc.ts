@@ -1,0 +1,57 @@
+/**
+ * The C library calls Node has no binding for, through koffi (the only file besides the
+ * connector runtime's ffi.ts that imports it): flock(2) for file locks (file-lock.ts) and glibc's
+ * malloc_trim(3) for giving freed heap memory back (malloc-trim.ts).
+ */
+import * as koffi from 'koffi';
+
+/** EINTR and EWOULDBLOCK (= EAGAIN) as this platform numbers them. */
+export const ERRNO = {
+  interrupted: 4,
+  wouldBlock: process.platform === 'linux' ? 11 : 35,
+} as const;
+
+let lib: ReturnType<typeof koffi.load> | null = null;
+
+function libc(): ReturnType<typeof koffi.load> {
+  if (lib !== null) return lib;
+  const name = process.platform === 'darwin' ? 'libSystem.B.dylib' : process.platform === 'linux' ? 'libc.so.6' : process.platform === 'freebsd' ? 'libc.so.7' : null;
+  if (name === null) throw new Error(`the C library is not known on ${process.platform}`);
+  lib = koffi.load(name);
+  return lib;
+}
+
+let flockFn: ((fd: number, op: number) => number) | null = null;
+
+/** flock(2): 0 on success, -1 with `errno()` set. */
+export function flock(fd: number, op: number): number {
+  if (flockFn === null) {
+    const f = libc().func('int flock(int fd, int operation)');
+    flockFn = (d, o) => f(d, o) as number;
+  }
+  return flockFn(fd, op);
+}
+
+export const errno = (): number => koffi.errno();
+
+type AsyncTrim = (pad: number, done: (err: unknown, released: number) => void) => void;
+let trimFn: AsyncTrim | null | undefined;
+
+/**
+ * glibc's malloc_trim(0) on a thread of libuv's pool (not the caller's event loop): hands every
+ * whole free page of every malloc arena back to the kernel. Resolves true when some memory was
+ * released, false when none was; null where the C library has no malloc_trim (macOS, musl).
+ */
+export function mallocTrim(): Promise<boolean | null> {
+  if (trimFn === undefined) {
+    try {
+      const f = libc().func('int malloc_trim(size_t pad)');
+      trimFn = (pad, done) => f.async(pad, done);
+    } catch {
+      trimFn = null;
+    }
+  }
+  const fn = trimFn;
+  if (fn === null) return Promise.resolve(null);
+  return new Promise((resolve, reject) => fn(0, (err, released) => (err == null ? resolve(released === 1) : reject(err instanceof Error ? err : new Error(String(err))))));
+}
