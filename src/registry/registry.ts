@@ -321,7 +321,8 @@ export class SchemaRegistry {
     await this.#store.sync();
     const mode = this.effectiveMode(subject);
     if (mode === 'READONLY' || mode === 'READONLY_OVERRIDE') return refuse('operation_not_permitted', `Subject ${subject} is in read-only mode`);
-    const v = this.#find(subject, spec, permanent);
+    // Soft-deleted versions are found too: a second soft delete is 40406, a hard delete needs one.
+    const v = this.#find(subject, spec, spec === 'latest' ? permanent : true);
     if (!v.ok) return v;
     const users = this.#referrers(subject, v.value.version);
     if (users.length > 0) return refuse('reference_exists', `One or more references exist to the schema {subject=${subject},version=${v.value.version}}: ids ${users.join(', ')}`);
