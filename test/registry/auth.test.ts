@@ -6,6 +6,7 @@
  * registry's clients send them: Basic, the token as the password.
  */
 import { randomBytes } from 'node:crypto';
+import { OPS } from '../../src/actors';
 import { type NodeProcess, startNode } from '../helpers/node-process';
 
 const b64 = (s: string | Buffer): string => Buffer.from(s).toString('base64url');
@@ -113,4 +114,8 @@ test('answers 401 (40101) without credentials and with a wrong token, asking for
   expect((await call('GET', '/subjects', `${b64('root')}.${b64(randomBytes(32))}`)).status).toBe(401);
   // Bearer works as well.
   expect((await fetch(`${url}/subjects`, { headers: { authorization: `Bearer ${ROOT}` } })).status).toBe(200);
+});
+
+test('the rows name every schema registry operation', () => {
+  expect(new Set(ROWS.map((r) => r.op))).toEqual(new Set(OPS.filter((op) => op.startsWith('schema_'))));
 });
