@@ -17,7 +17,7 @@
  * A reader reaches an id only from a version record or a register answer, both written after it.
  */
 import { createHash } from 'node:crypto';
-import { MetaConflictError, type MetaStore } from '../actors';
+import { MetaConflictError, type MetaStore, withinRequestDeadline } from '../actors';
 import { type CompatibilityLevel, type Mode, type SchemaRecord, type SchemaReference, type SchemaType, type VersionRecord } from './types';
 
 const P = 'schema-registry/';
@@ -37,9 +37,12 @@ export class RegistryStore {
     this.#meta = meta;
   }
 
-  /** Bring the view up to every write acknowledged anywhere (etcd: one quorum read; local: at once). */
+  /**
+   * Bring the view up to every write acknowledged anywhere (etcd: one quorum read; local: at once),
+   * within the request deadline: without etcd's quorum the client hears 50001 in time, not after 10 s.
+   */
   sync(): Promise<void> {
-    return this.#meta.sync();
+    return withinRequestDeadline(this.#meta.sync(), "the schema registry's read");
   }
 
   schemaByFingerprint(fp: string): SchemaRecord | null {
