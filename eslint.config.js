@@ -27,6 +27,8 @@ const OWNERS = {
   '@opentelemetry/resources': 'src/tracing.ts',
   '@opentelemetry/sdk-trace': 'src/tracing.ts',
   '@opentelemetry/exporter-trace-otlp-http': 'src/tracing.ts',
+  avsc: 'src/registry/formats/avro-schema.ts',
+  protobufjs: ['src/registry/formats/protobuf-schema.ts', 'test/actors/etcd-txn-wire.test.ts', 'test/connect/telemetry.test.ts'],
 };
 
 /** A relative import that climbs out of the current folder into one of `folders`. */
@@ -106,6 +108,16 @@ const FOLDERS = [
   {
     dir: 'src/objects',
     patterns: [{ regex: '^(\\.\\./)+(?!util(/|$)|errors$|s3/sigv4(/|$)|objects(/|$)|actors$)\\w', message: 'the object store sits below the data plane: it imports only ../util, ../errors, ../s3/sigv4 and (the ledger) ../actors, never ../shards.' }],
+  },
+  // The schema registry (src/registry/README.md): an edge over the metadata store; no other edge, no data plane.
+  {
+    dir: 'src/registry',
+    patterns: [{ regex: '^(\\.\\./)+(?!actors$|program/http$|util(/|$)|errors$|registry(/|$))\\w', message: 'the schema registry imports only ../actors (its index), ../program/http, ../util and ../errors.' }],
+  },
+  // One folder down inside src/registry, `../` stays in the registry and `../../` reaches src/.
+  {
+    dir: 'src/registry/*',
+    patterns: [{ regex: '^\\.\\./(\\.\\./)+(?!actors$|program/http$|util(/|$)|errors$|registry(/|$))\\w', message: 'the schema registry imports only ../actors (its index), ../program/http, ../util and ../errors.' }],
   },
   // The command-line client talks to nodes over HTTP only: none of the node's parts.
   {

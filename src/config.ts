@@ -66,6 +66,8 @@ export const ConfigSchema = Type.Object(
     kafkaListen: HostPort('127.0.0.1', 9092, 'Kafka listener address, host:port'),
     /** host:port the Kafka listener tells clients to connect to (Metadata, FindCoordinator); empty: the bound address. */
     kafkaAdvertisedListen: Type.String({ default: '', pattern: '^$|^(\\[[^\\]]*\\]|[^:\\s/\\[\\]]+):\\d{1,5}$', description: 'address Kafka clients are told to connect to, host:port (empty: the bound address)' }),
+    /** A Confluent-compatible Schema Registry listener (docs/schema-registry.md), host:port; empty for none. Its clients' default port is 8081. */
+    schemaRegistryListen: Type.String({ default: '', pattern: '^$|^(\\[[^\\]]*\\]|[^:\\s/\\[\\]]+):\\d{1,5}$', description: 'also run a Confluent-compatible Schema Registry at host:port, e.g. 127.0.0.1:8081 (empty: none)' }),
     /** false removes the admin listener entirely, probes included. */
     admin: Type.Boolean({ default: true, description: 'run the admin listener (--no-admin removes it, probes included)' }),
     /** Prometheus metrics (docs/metrics.md): GET /metrics on the admin listener; --no-metrics turns counting and the endpoint off. */
@@ -272,6 +274,11 @@ export function otlpTracesEndpointOf(config: Config, env: NodeJS.ProcessEnv): st
   return null;
 }
 
+/** `--schema-registry-listen` as an address, or null when there is no schema registry listener. */
+export function schemaRegistryListenAddress(config: Config): HostPortAddress | null {
+  return optionalAddress(config.schemaRegistryListen);
+}
+
 /** `--ds-listen` as an address, or null when there is no Durable Streams listener beside the Svc one. */
 export function dsListenAddress(config: Config): HostPortAddress | null {
   return optionalAddress(config.dsListen);
@@ -324,6 +331,7 @@ function describeSource(p: SourceProblem): string {
 const STRING_EXPECTATIONS: Readonly<Record<string, string>> = {
   metadata: 'must be local or etcd://host:port[,host:port...]/<prefix>',
   dsListen: `must be empty or ${HOST_PORT_FORM}`,
+  schemaRegistryListen: `must be empty or ${HOST_PORT_FORM}`,
   metricsListen: `must be empty or ${HOST_PORT_FORM}`,
   kafkaAdvertisedListen: `must be empty or ${HOST_PORT_FORM}`,
   advertise: `must be empty or ${HOST_PORT_FORM}`,
@@ -367,7 +375,7 @@ const ORDERED_PAIRS = [
 ] as const;
 
 /** Address settings where empty means "none"; any other text must be host:port. */
-const OPTIONAL_ADDRESSES = ['dsListen', 'metricsListen', 'kafkaAdvertisedListen', 'advertise', 'dsAdvertise'] as const;
+const OPTIONAL_ADDRESSES = ['dsListen', 'schemaRegistryListen', 'metricsListen', 'kafkaAdvertisedListen', 'advertise', 'dsAdvertise'] as const;
 
 /**
  * Parse and validate the node's configuration from command-line flags (without the
@@ -406,13 +414,14 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): { config: Co
   if (config.auth === 'off' && !invalid.has('auth') && !invalid.has('insecureAllowRemote') && !config.insecureAllowRemote) {
     const addresses: string[] = config.admin ? ['listen', 'adminListen', 'kafkaListen'] : ['listen', 'kafkaListen'];
     if (config.dsListen !== '') addresses.push('dsListen');
+    if (config.schemaRegistryListen !== '') addresses.push('schemaRegistryListen');
     // The metrics listener reads only aggregate figures, but "auth off binds loopback only" holds for every listener.
     if (config.metricsListen !== '' && config.metrics) addresses.push('metricsListen');
     for (const name of addresses) {
       if (invalid.has(name)) continue;
       const { where } = whereAt(name);
       const host =
-        name === 'dsListen' ? dsListenAddress(config)!.host : name === 'metricsListen' ? metricsListenAddress(config)!.host : (config[name as 'listen'] as HostPortAddress).host;
+        name === 'dsListen' ? dsListenAddress(config)!.host : name === 'schemaRegistryListen' ? schemaRegistryListenAddress(config)!.host : name === 'metricsListen' ? metricsListenAddress(config)!.host : (config[name as 'listen'] as HostPortAddress).host;
       if (isLoopback(host)) continue;
       errors.push(
         `${where}: ${host} is not a loopback address; auth is off, so anyone who can reach it could read and ` +

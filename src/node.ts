@@ -11,7 +11,8 @@
  * checkpoint with sync and close, then close the sockets.
  */
 import * as path from 'node:path';
-import { type Config, advertisedAddressOf, configWarnings, dsListenAddress, formatHostPort, kafkaAdvertisedAddress, metricsListenAddress, otlpTracesEndpointOf } from './config';
+import { type Config, advertisedAddressOf, configWarnings, dsListenAddress, formatHostPort, kafkaAdvertisedAddress, metricsListenAddress, otlpTracesEndpointOf, schemaRegistryListenAddress } from './config';
+import { REGISTRY_CONTENT_TYPE, openSchemaRegistry, registryInternalReply } from './registry';
 import { Tracing } from './tracing';
 import { type Logger } from './log';
 import * as fs from 'node:fs';
@@ -81,6 +82,8 @@ export interface RunningNode {
   readonly metricsPort: number | null;
   /** The HTTP engine serving (not the one asked for: uWS falls back to node:http where it cannot load). */
   readonly httpEngine: 'uws' | 'node';
+  /** The schema registry listener's port (--schema-registry-listen), or null. */
+  readonly registryPort: number | null;
   /** Graceful stop: stop accepting, finish in-flight appends, fsync, close. */
   close(): Promise<void>;
 }
@@ -237,6 +240,7 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
     kafkaPort: node.kafkaPort,
     metricsPort: node.metricsPort,
     httpEngine: node.httpEngine,
+    registryPort: node.registryPort,
     close: () => node.close().finally(() => lock.release()),
   };
 }
@@ -426,6 +430,22 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
       protect('admin', createAdminHandler({ serving: () => serving, registered: () => members.registered, nodeId, appliedIndex, unavailable: () => shards.unavailable(), metadataReachable: () => meta.reachable?.() ?? true, diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),
     );
   }
+  // The Confluent-compatible schema registry (docs/schema-registry.md): its records live in the
+  // metadata store, so every node sharing it serves the same ids and subjects.
+  const registryAddress = schemaRegistryListenAddress(config);
+  let registryServer: HttpServerHandle | null = null;
+  if (registryAddress !== null) {
+    const { handler } = openSchemaRegistry(meta);
+    const registryTooLarge = (): { status: number; headers: HeaderList; body: string } => ({
+      status: 413,
+      headers: [['content-type', REGISTRY_CONTENT_TYPE], ['connection', 'close']],
+      body: JSON.stringify({ error_code: 413, message: `request bodies are limited to ${config.limits.maxRequestBytes} bytes` }),
+    });
+    registryServer = await engine.listen(
+      { name: 'schema registry listener (--schema-registry-listen)', host: registryAddress.host, port: registryAddress.port, bodyLimit: config.limits.maxRequestBytes, tooLarge: registryTooLarge },
+      shield('registry', config.auth === 'required' ? guard('registry', tokens, handler) : handler, log, registryInternalReply),
+    );
+  }
   // This node's record (a new epoch at every start, its advertised addresses, its slots kept) and,
   // in a cluster, its live record on a lease; then the streams already in its data directory get
   // placement rows (a node that joins a cluster with data keeps serving it).
@@ -517,6 +537,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
       admin: admin === null ? null : formatHostPort({ host: config.adminListen.host, port: admin.port }),
       kafka: formatHostPort({ host: config.kafkaListen.host, port: kafka.port }),
       metrics: metricsAddress === null || metricsServer === null ? null : formatHostPort({ host: metricsAddress.host, port: metricsServer.port }),
+      schemaRegistry: registryAddress === null || registryServer === null ? null : formatHostPort({ host: registryAddress.host, port: registryServer.port }),
       shards: shards.shardCount,
       shardWorkers: Math.min(config.shardWorkers, shards.shardCount),
       nodeId,
@@ -534,6 +555,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     kafkaPort: kafka.port,
     metricsPort: metricsServer?.port ?? null,
     httpEngine: engine.name,
+    registryPort: registryServer?.port ?? null,
     close(): Promise<void> {
       closing ??= (async () => {
         // Objects mode: the streams move to the other live nodes while this one still answers
@@ -544,6 +566,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
         serving = false;
         svc.stopAccepting();
         dsServer?.stopAccepting();
+        registryServer?.stopAccepting();
         kafka.stopAccepting();
         const drained = inFlight.drain();
         // Live reads would hold the drain for up to a long-poll timeout, or for ever (SSE):
@@ -568,6 +591,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
         await dsServer?.close();
         await admin?.close();
         await metricsServer?.close();
+        await registryServer?.close();
         // The spans of the last requests are sent (bounded by the export timeout).
         await tracing?.close();
         log.info({}, 'node stopped');

@@ -34,6 +34,7 @@ describe('defaults', () => {
       listen: { host: '127.0.0.1', port: 4437 },
       protocol: 'svc',
       dsListen: '',
+      schemaRegistryListen: '',
       sseReconnectMs: 60_000,
       sseThreads: 0,
       corsOrigins: '*',

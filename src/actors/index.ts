@@ -10,6 +10,7 @@ export { type LocalMetaStoreOptions } from './meta/local-meta-store';
 export * from './auth';
 export { type EtcdMetaStoreOptions, type EtcdMetaStoreStats } from './meta/etcd/etcd-meta-store';
 export { SYNC_SECONDS_BOUNDS } from './meta/etcd/read-index';
+export { REQUEST_METADATA_MS, withinRequestDeadline } from './meta/request-deadline';
 
 /**
  * Open the metadata store that `--metadata` names: `local` (the embedded store in `localDir`)

@@ -25,7 +25,7 @@ export type InternalReply = (requestId: string) => Reply;
 
 export { REQUEST_ID_HEADER } from './request-log';
 
-export function shield(listener: 'svc' | 'ds' | 'admin', handler: RequestHandler, log: ShieldLog, internal: InternalReply): RequestHandler {
+export function shield(listener: 'svc' | 'ds' | 'admin' | 'registry', handler: RequestHandler, log: ShieldLog, internal: InternalReply): RequestHandler {
   return (req: HttpRequest, res: HttpResponse): void | Promise<void> => {
     const fail = (err: unknown): void => {
       const requestId = newRequestId();

@@ -135,4 +135,18 @@ describe('Tokens', () => {
     await expect(Promise.all([new Tokens(meta).bootstrap(root), new Tokens(meta).bootstrap(root)])).resolves.toEqual(['root', 'root']);
     expect(meta.list('tokens/')).toHaveLength(1);
   });
+
+  it('gives a bootstrap record written by an older version today\'s root scope (the schema registry\'s audience and operations)', async () => {
+    const { meta } = await open();
+    const root = `${Buffer.from('root').toString('base64url')}.${randomBytes(32).toString('base64url')}`;
+    await new Tokens(meta).bootstrap(root);
+    // As an older version stored it: without the schemas group, the schema_registry audience and the schema_* ops.
+    const rec = meta.get<{ scope: typeof ROOT_SCOPE }>('tokens/root')!;
+    const old = { ...ROOT_SCOPE, ops: ROOT_SCOPE.ops!.filter((o) => !o.startsWith('schema_')), audiences: ROOT_SCOPE.audiences!.filter((a) => a !== 'schema_registry'), groups: { stream: ROOT_SCOPE.groups!.stream!, tokens: ROOT_SCOPE.groups!.tokens!, admin: ROOT_SCOPE.groups!.admin! } };
+    await meta.put('tokens/root', { ...rec.value, scope: old }, { version: rec.version });
+    const tokens = new Tokens(meta);
+    expect((await tokens.authenticate(`Bearer ${root}`)) as { scope: unknown }).toMatchObject({ scope: old });
+    await tokens.bootstrap(root);
+    expect((await tokens.authenticate(`Bearer ${root}`)) as { scope: unknown }).toMatchObject({ scope: ROOT_SCOPE });
+  });
 });

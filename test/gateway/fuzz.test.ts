@@ -1,5 +1,5 @@
 /**
- * Raw-socket fuzzing of every HTTP listener of a real node (Svc, Durable Streams, admin) on both
+ * Raw-socket fuzzing of every HTTP listener of a real node (Svc, Durable Streams, admin, schema registry) on both
  * engines: random bytes, and well-formed requests with their request line, path, headers and
  * framing mutated; on the default engine also with `--auth required` (anonymous and tenant tokens,
  * so the auth guard and its tenant rewriting are fuzzed too). Bounded: a fixed set of seeds (the
@@ -46,6 +46,7 @@ const PATHS: Record<Listener, readonly string[]> = {
   svc: ['/', '/fz/a', '/fz/b/c', '/_schemas', '/_schemas/fz', '/_streams/fz/a', '/fz/a?seq=0', '/fz/a?live=sse', '/fz/a?live=long-poll&timeout=50', '/fz/%ff', '/fz/%'],
   ds: ['/v1/stream/fz-a', '/v1/stream/fz-b?offset=-1', '/v1/stream/fz-a?offset=-1&live=sse', '/v1/stream/fz-a?offset=0_0&live=long-poll', '/v1/stream/__ds/subscriptions', '/v1/stream/', '/'],
   admin: ['/health', '/ready', '/', '/dashboard/', '/admin/cluster', '/admin/nodes', '/admin/streams/fz/a', '/admin/tokens', '/admin/transfer', '/admin/../etc/passwd'],
+  registry: ['/', '/subjects', '/subjects/fz/versions', '/subjects/fz/versions/latest', '/subjects/fz', '/schemas/ids/1', '/schemas/types', '/config', '/config/fz', '/mode/fz', '/compatibility/subjects/fz/versions/1', '/subjects/%ff/versions'],
 };
 const HEADERS = [
   'Content-Type: application/json',
@@ -79,9 +80,9 @@ const HEADERS = [
   'Accept: text/event-stream',
   'If-None-Match: *',
 ];
-const BODIES = ['', 'hello', '[1,2,3]', '{"a":1}', '[]', '[', '{"records":[{"body":"x"}]}', '5\r\nhello\r\n0\r\n\r\n', 'zz\r\n'];
+const BODIES = ['', 'hello', '[1,2,3]', '{"a":1}', '[]', '[', '{"records":[{"body":"x"}]}', '5\r\nhello\r\n0\r\n\r\n', 'zz\r\n', '{"schema":"\\"string\\""}', '{"schema":"{}","schemaType":"JSON","references":[{"name":"x","subject":"fz","version":1}]}', '{"compatibility":"FULL"}'];
 
-type Listener = 'svc' | 'ds' | 'admin';
+type Listener = 'svc' | 'ds' | 'admin' | 'registry';
 
 /** One well-formed request for `listener`, then mutated by one to three random edits. */
 function request(r: Rand, listener: Listener): Buffer {
@@ -163,6 +164,15 @@ const ROOT = `${b64('root')}.${b64(randomBytes(32))}`;
 const ALL_OPS = ['read', 'head', 'list', 'create', 'append', 'close', 'delete'];
 const streamScope = (prefix: string): Record<string, unknown> => ({ streams: [{ prefix }], groups: { stream: { read: true, write: true } }, ops: ALL_OPS, audiences: ['svc', 'durable_streams'] });
 
+/** The schema registry listener's port, from the node's start line. */
+function registryPort(node: NodeProcess): number {
+  const line = node
+    .output()
+    .split('\n')
+    .find((l) => l.includes('"node started"'));
+  return Number((JSON.parse(line!) as { schemaRegistry: string }).schemaRegistry.split(':').pop());
+}
+
 // Both engines with auth off; the default engine also with `--auth required`, an `anonymous` token
 // that may create and write under /fz, and a tenant token (its names rewritten under a prefix).
 describe.each([
@@ -175,7 +185,7 @@ describe.each([
   const rootHeaders: Record<string, string> = auth ? { authorization: `Bearer ${ROOT}` } : {};
 
   beforeAll(async () => {
-    node = await startNode({ engine, args: ['--ds-listen', '127.0.0.1:0', ...(auth ? ['--auth', 'required', '--auth-bootstrap-token', ROOT] : [])] });
+    node = await startNode({ engine, args: ['--ds-listen', '127.0.0.1:0', '--schema-registry-listen', '127.0.0.1:0', ...(auth ? ['--auth', 'required', '--auth-bootstrap-token', ROOT] : [])] });
     if (!auth) return;
     const issue = async (id: string, scope: unknown): Promise<string> => {
       const r = await fetch(`${node.adminUrl!}/admin/tokens`, { method: 'POST', headers: { ...rootHeaders, 'content-type': 'application/json' }, body: JSON.stringify({ id, scope }) });
@@ -206,6 +216,7 @@ describe.each([
       svc: Number(new URL(node.url).port),
       ds: Number(new URL(node.dsUrl!).port),
       admin: Number(new URL(node.adminUrl!).port),
+      registry: registryPort(node),
     };
     const deadline = Date.now() + BUDGET_MS;
     let sent = 0;
@@ -213,7 +224,7 @@ describe.each([
     for (const seed of SEEDS) {
       const r = prng(seed);
       for (let i = 0; i < REQUESTS_PER_SEED; i++) {
-        const listener = pick(r, ['svc', 'ds', 'admin'] as const);
+        const listener = pick(r, ['svc', 'ds', 'admin', 'registry'] as const);
         jobs.push({ listener, payload: request(r, listener), r });
       }
     }
@@ -241,6 +252,12 @@ describe.each([
     expect((await fetch(`${node.url}${after}`, { method: 'PUT', headers: rootHeaders })).status).toBe(201);
     expect((await fetch(`${node.url}${after}`, { method: 'POST', headers: { ...rootHeaders, 'content-type': 'application/octet-stream' }, body: 'ok' })).status).toBe(200);
     expect((await readBytes(node.dsUrl!, after, rootHeaders)).toString()).toBe('ok');
+    // The schema registry still registers and serves.
+    const reg = `http://127.0.0.1:${registryPort(node)}`;
+    const registered = await fetch(`${reg}/subjects/after-${engine}/versions`, { method: 'POST', headers: { ...rootHeaders, 'content-type': 'application/json' }, body: JSON.stringify({ schema: '"long"' }) });
+    expect(registered.status).toBe(200);
+    const { id } = (await registered.json()) as { id: number };
+    expect((await fetch(`${reg}/schemas/ids/${id}`, { headers: rootHeaders })).status).toBe(200);
     // Every record stored before the run, byte for byte.
     for (const [name, expected] of kept) expect((await readBytes(node.dsUrl!, name, rootHeaders)).equals(expected)).toBe(true);
     // No request failed inside the node (the shield logs each such failure at error).
@@ -249,7 +266,7 @@ describe.each([
   });
 
   it('answers every kind of malformed head on every listener as src/gateway/http/README.md says, and runs none', async () => {
-    const ports = [Number(new URL(node.url).port), Number(new URL(node.dsUrl!).port), Number(new URL(node.adminUrl!).port)];
+    const ports = [Number(new URL(node.url).port), Number(new URL(node.dsUrl!).port), Number(new URL(node.adminUrl!).port), registryPort(node)];
     const kinds = ['Host: a\nX: y', 'Host: a\rX: y', 'Host: a\r\nX: y\x00z', 'Host: a\r\nX: y\r\n z', 'Host: a\r\nX Y: z', 'Host: a\r\nXYZ'];
     const results = await Promise.all(ports.flatMap((port) => kinds.map((h, i) => rawRequestUntilClose(port, `PUT /fz-head-${i} HTTP/1.1\r\n${h}\r\n\r\n`, 1500))));
     for (const r of results) {

@@ -21,13 +21,19 @@ export const OPS = [
   'stream_inspect',
   'transfer_stream',
   'update_node_slots',
+  // The schema registry listener (docs/schema-registry.md): read subjects, schemas and settings;
+  // register versions; delete them; change compatibility levels and modes.
+  'schema_read',
+  'schema_write',
+  'schema_delete',
+  'schema_config',
 ] as const;
 export type Op = (typeof OPS)[number];
 
-export const AUDIENCES = ['svc', 'durable_streams', 'admin'] as const;
+export const AUDIENCES = ['svc', 'durable_streams', 'admin', 'schema_registry'] as const;
 export type Audience = (typeof AUDIENCES)[number];
 
-export const GROUPS = ['stream', 'tokens', 'admin'] as const;
+export const GROUPS = ['stream', 'tokens', 'admin', 'schemas'] as const;
 export type Group = (typeof GROUPS)[number];
 
 export type Matcher = { exact: string } | { prefix: string };
@@ -46,7 +52,7 @@ export interface Scope {
 export const ROOT_SCOPE: Scope = {
   streams: [{ prefix: '' }],
   tokens: [{ prefix: '' }],
-  groups: { stream: { read: true, write: true }, tokens: { read: true, write: true }, admin: { read: true, write: true } },
+  groups: { stream: { read: true, write: true }, tokens: { read: true, write: true }, admin: { read: true, write: true }, schemas: { read: true, write: true } },
   ops: [...OPS],
   audiences: [...AUDIENCES],
   autoPrefixStreams: false,
@@ -72,7 +78,7 @@ export function scopeErrors(v: unknown): string[] {
     if (typeof g !== 'object' || g === null || Array.isArray(g)) errors.push('scope.groups: must be an object');
     else {
       for (const [name, rw] of Object.entries(g)) {
-        if (!(GROUPS as readonly string[]).includes(name)) errors.push(`scope.groups.${name}: unknown group (stream, tokens, admin)`);
+        if (!(GROUPS as readonly string[]).includes(name)) errors.push(`scope.groups.${name}: unknown group (stream, tokens, admin, schemas)`);
         else if (typeof rw !== 'object' || rw === null || Array.isArray(rw) || Object.keys(rw).some((k) => k !== 'read' && k !== 'write') || typeof (rw as { read?: unknown }).read !== 'boolean' || typeof (rw as { write?: unknown }).write !== 'boolean') {
           errors.push(`scope.groups.${name}: must be {read: boolean, write: boolean}`);
         }

@@ -3,6 +3,7 @@
  * list, revoke. Only a hash of each secret is stored; the wire token appears once, in the issue
  * response. Revocation deletes the record, so the very next request with it is unknown (401).
  */
+import { isDeepStrictEqual } from 'node:util';
 import { SvcError } from '../../errors';
 import { MetaConflictError, type MetaStore } from '../meta/meta-store';
 import { withinRequestDeadline } from '../meta/request-deadline';
@@ -63,6 +64,16 @@ export class Tokens {
     if (existing !== null) {
       if (!secretMatches(t.secret, existing.value.secretHash)) {
         throw new Error(`a different token with id ${JSON.stringify(t.id)} already exists: the bootstrap token must be the one this cluster was first started with`);
+      }
+      // The root scope grows with the product (a new listener's audience and operations): a
+      // bootstrap record written by an older version gets today's, so the root token stays root.
+      if (existing.value.issuedBy === 'bootstrap' && !isDeepStrictEqual(existing.value.scope, ROOT_SCOPE)) {
+        try {
+          await this.#meta.put<StoredToken>(PREFIX + t.id, { ...existing.value, scope: ROOT_SCOPE }, { version: existing.version });
+        } catch (err) {
+          // Another node upgraded it at the same moment: the same scope.
+          if (!(err instanceof MetaConflictError)) throw err;
+        }
       }
       return t.id;
     }

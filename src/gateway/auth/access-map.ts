@@ -6,7 +6,7 @@
 import { type Access, type Audience, type Op } from '../../actors';
 import { type HttpRequest } from '../http/engine';
 
-export type Listener = 'svc' | 'ds' | 'admin';
+export type Listener = 'svc' | 'ds' | 'admin' | 'registry';
 
 export interface Plan {
   /** What must be allowed (all of them). Empty: the request needs no token (probes, preflights, static assets). */
@@ -19,10 +19,11 @@ export interface Plan {
   open: boolean;
 }
 
-const READ_OPS = new Set<Op>(['read', 'head', 'list', 'list_tokens', 'cluster_read', 'node_read', 'stream_inspect']);
+const READ_OPS = new Set<Op>(['read', 'head', 'list', 'list_tokens', 'cluster_read', 'node_read', 'stream_inspect', 'schema_read']);
+const SCHEMA_OPS = new Set<Op>(['schema_read', 'schema_write', 'schema_delete', 'schema_config']);
 
 function access(audience: Audience, op: Op, stream?: string): Access {
-  const group = op === 'issue_token' || op === 'revoke_token' || op === 'list_tokens' ? 'tokens' : op === 'cluster_read' || op === 'node_read' || op === 'stream_inspect' || op === 'transfer_stream' || op === 'update_node_slots' ? 'admin' : 'stream';
+  const group = SCHEMA_OPS.has(op) ? 'schemas' : op === 'issue_token' || op === 'revoke_token' || op === 'list_tokens' ? 'tokens' : op === 'cluster_read' || op === 'node_read' || op === 'stream_inspect' || op === 'transfer_stream' || op === 'update_node_slots' ? 'admin' : 'stream';
   const a: Access = { audience, op, group, write: !READ_OPS.has(op) };
   if (stream !== undefined) a.stream = stream;
   return a;
@@ -46,6 +47,7 @@ function prefixed(prefix: string, rawPath: string): string {
 
 export function plan(listener: Listener, req: HttpRequest, prefix: string | null): Plan {
   if (listener === 'admin') return planAdmin(req);
+  if (listener === 'registry') return planRegistry(req);
   if (req.method === 'OPTIONS') return { accesses: [], req, renamed: [], open: true };
   return listener === 'svc' ? planSvc(req, prefix) : planDs(req, prefix);
 }
@@ -186,4 +188,36 @@ function planAdmin(req: HttpRequest): Plan {
   if (p === '/admin/tokens') return one('issue_token');
   if (p.startsWith('/admin/tokens/')) return one('revoke_token');
   return one('cluster_read');
+}
+
+/**
+ * The schema registry listener (docs/schema-registry.md): subjects are matched by `streams`
+ * matchers as `/_subjects/<subject>`, never tenant-prefixed; schemas by id, the type list and the
+ * global settings' reads touch no subject (a deserializer knows only the id).
+ */
+const SUBJECTS = '/_subjects/';
+
+function planRegistry(req: HttpRequest): Plan {
+  const m = req.method;
+  const seg = req.path.replace(/\/+$/, '').split('/').slice(1).map(decode);
+  const one = (op: Op, stream?: string, range = false): Plan => ({ accesses: [{ ...access('schema_registry', op, stream), ...(range ? { range: true } : {}) }], req, renamed: [], open: false });
+  const [a, b, c] = seg;
+  const write = m !== 'GET' && m !== 'HEAD';
+  if (a === 'subjects') {
+    // The subject list covers every subject under `subjectPrefix`.
+    if (b === undefined) return one('schema_read', SUBJECTS + (new URLSearchParams(req.query).get('subjectPrefix') ?? ''), true);
+    const subject = SUBJECTS + b;
+    if (m === 'DELETE') return one('schema_delete', subject);
+    // POST /subjects/{s} is a lookup (a read); POST /subjects/{s}/versions registers.
+    if (m === 'POST' && c === 'versions') return one('schema_write', subject);
+    return one('schema_read', subject);
+  }
+  // POST /compatibility/subjects/{s}/versions[/{v}]: a test, nothing is written.
+  if (a === 'compatibility' && b === 'subjects' && c !== undefined) return one('schema_read', SUBJECTS + c);
+  if (a === 'config' || a === 'mode') {
+    // A global setting applies to every subject: changing it needs them all.
+    if (b === undefined) return write ? one('schema_config', SUBJECTS, true) : one('schema_read');
+    return one(write ? 'schema_config' : 'schema_read', SUBJECTS + b);
+  }
+  return one('schema_read');
 }

@@ -49,7 +49,9 @@ export function guard(listener: Listener, tokens: Tokens, handler: RequestHandle
     };
     // Synchronously where the metadata view is known current (the local store): the handler then
     // runs in the same turn as without auth, and its storage calls batch the same way.
-    const now = tokens.authenticateNow(req.headers['authorization']);
+    // Schema Registry clients send `Basic base64(user:token)` (basic.auth.user.info): the password is the token.
+    const authorization = listener === 'registry' ? basicAsBearer(req.headers['authorization']) : req.headers['authorization'];
+    const now = tokens.authenticateNow(authorization);
     if (now !== null) return decide(now);
     // The view could not be brought up to date (no metadata quorum): the check cannot be trusted, and a
     // client should retry as for any unavailable storage (503), not take it for a bug (500).
@@ -57,8 +59,17 @@ export function guard(listener: Listener, tokens: Tokens, handler: RequestHandle
       (err as { code?: unknown } | null)?.code === 'storage_unavailable'
         ? deny(listener, res, req, 503, 'the metadata store is unavailable, so the token cannot be checked; retry')
         : deny(listener, res, req, 500, 'internal error');
-    return tokens.authenticate(req.headers['authorization']).then(decide, failed);
+    return tokens.authenticate(authorization).then(decide, failed);
   };
+}
+
+/** `Basic base64(user:password)` → `Bearer password`; anything else unchanged. */
+function basicAsBearer(authorization: string | undefined): string | undefined {
+  const m = authorization === undefined ? null : /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization.trim());
+  if (m === null) return authorization;
+  const pair = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = pair.indexOf(':');
+  return colon < 0 ? authorization : `Bearer ${pair.slice(colon + 1)}`;
 }
 
 function deny(listener: Listener, res: HttpResponse, req: HttpRequest, status: number, message: string): void {
@@ -69,6 +80,10 @@ function deny(listener: Listener, res: HttpResponse, req: HttpRequest, status: n
   if (listener === 'ds') {
     headers = [...COMMON_HEADERS, ['content-type', 'text/plain; charset=utf-8']];
     body = message;
+  } else if (listener === 'registry') {
+    // Confluent's error body, which its clients parse; they send Basic credentials.
+    headers = status === 401 ? [['content-type', 'application/vnd.schemaregistry.v1+json'], ['www-authenticate', 'Basic realm="schema-registry"']] : [['content-type', 'application/vnd.schemaregistry.v1+json']];
+    body = JSON.stringify({ error_code: status === 401 ? 40101 : status === 403 ? 40301 : 50001, message });
   } else {
     headers = status === 401 ? [['content-type', 'application/json'], ['www-authenticate', 'Bearer']] : [['content-type', 'application/json']];
     // The admin error body has only `error` (spec "Error body").

@@ -67,6 +67,9 @@ describe('svc login, tokens and profiles', () => {
     const issued = JSON.parse((await run(['token', 'issue', 'reader', '--prefix', '/a/', '--ops', 'read,head,list', '--expires-in', '1d', '-o', 'json'])).stdout);
     expect(issued).toMatchObject({ id: 'reader', scope: { streams: [{ prefix: '/a/' }], ops: ['read', 'head', 'list'], audiences: ['svc'], groups: { stream: { read: true, write: false } } } });
     const reader: string = issued.token;
+    // Schema registry operations get the schemas group's sides (docs/schema-registry.md).
+    const producer = JSON.parse((await run(['token', 'issue', 'producer', '--prefix', '/_subjects/orders-', '--ops', 'schema_read,schema_write', '--audiences', 'schema_registry', '-o', 'json'])).stdout);
+    expect(producer.scope.groups).toEqual({ stream: { read: false, write: false }, tokens: { read: false, write: false }, admin: { read: false, write: false }, schemas: { read: true, write: true } });
     const blind = await run(['token', 'issue', 'blind', '--ops', 'read,append']);
     expect(blind.code).toBe(0);
     expect(blind.stderr).toMatch(/warning: token blind has stream operations but no --prefix or --stream, so it can reach no stream/);

@@ -216,7 +216,7 @@ describe('every endpoint maps to its operation, group and audience', () => {
     expect(await send(elsewhere)).toEqual(denied(`the token is not valid on the ${audience} audience`));
   });
 
-  test('the table names all sixteen operations', () => {
-    expect(new Set(ROWS.flatMap(([, r]) => r.ops))).toEqual(new Set(OPS));
+  test('the table names all sixteen operations of these listeners (the schema registry\'s four: test/registry/auth.test.ts)', () => {
+    expect(new Set(ROWS.flatMap(([, r]) => r.ops))).toEqual(new Set(OPS.filter((op) => !op.startsWith('schema_'))));
   });
 });

@@ -22,6 +22,8 @@ function groups(text: string | undefined, ops: string[]): Record<string, { read:
     out['stream'] = { read: ops.some((o) => READ_OPS.includes(o)), write: ops.some((o) => WRITE_OPS.includes(o)) };
     out['tokens'] = { read: ops.includes('list_tokens'), write: ops.includes('issue_token') || ops.includes('revoke_token') };
     out['admin'] = { read: ops.some((o) => ['cluster_read', 'node_read', 'stream_inspect'].includes(o)), write: ops.some((o) => ['transfer_stream', 'update_node_slots'].includes(o)) };
+    // The schema registry's group, only for tokens that hold its operations (docs/schema-registry.md).
+    if (ops.some((o) => o.startsWith('schema_'))) out['schemas'] = { read: ops.includes('schema_read'), write: ops.some((o) => ['schema_write', 'schema_delete', 'schema_config'].includes(o)) };
     return out;
   }
   for (const part of text.split(',').filter(Boolean)) {
@@ -89,7 +91,7 @@ export function registerTokens(program: Command, { action }: Registry): void {
     .option('--token-prefix <prefix>', 'tokens matcher {prefix}, repeatable', collect)
     .option('--ops <list>', 'operations, comma-separated', 'read,head,list')
     .option('--groups <list>', 'group sides, e.g. stream=rw,tokens=r (default: what the ops need)')
-    .option('--audiences <list>', 'svc, durable_streams, admin', 'svc')
+    .option('--audiences <list>', 'svc, durable_streams, admin, schema_registry', 'svc')
     .option('--auto-prefix', 'tenant prefixing (one --prefix)')
     .option('--expires-in <duration>', 'e.g. 12h, 30d')
     .action(
