@@ -31,6 +31,12 @@ export interface RecordResult {
 export interface PluginContext {
   /** The connector's key. */
   key: string;
+  /**
+   * How long each call may take (the definition's `plugin_timeout`), ms: past it the runtime
+   * treats the plugin as hung. A plugin that may need longer (many requests in one write) does
+   * part of the work within it and reports the rest `retryable`.
+   */
+  timeoutMs: number;
   log: (level: 'error' | 'warn' | 'info' | 'debug', msg: string) => void;
 }
 

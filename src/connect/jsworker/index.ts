@@ -13,7 +13,7 @@ export type { WorkerLimits };
 
 export function createWorkerSink(file: string, key: string, timeoutMs: number, limits: WorkerLimits): SinkPlugin {
   let context: Parameters<SinkPlugin['open']>[0] | null = null;
-  const w = new WorkerClient({ file, type: 'sink', key }, limits, () => context);
+  const w = new WorkerClient({ file, type: 'sink', key, timeoutMs }, limits, () => context);
   return {
     async open(ctx, config) {
       context = ctx;
@@ -37,7 +37,7 @@ export function createWorkerSink(file: string, key: string, timeoutMs: number, l
 
 export function createWorkerSource(file: string, key: string, timeoutMs: number, limits: WorkerLimits): SourcePlugin {
   let context: Parameters<SourcePlugin['open']>[0] | null = null;
-  const w = new WorkerClient({ file, type: 'source', key }, limits, () => context);
+  const w = new WorkerClient({ file, type: 'source', key, timeoutMs }, limits, () => context);
   return {
     async open(ctx, config, state) {
       context = ctx;
