@@ -41,6 +41,11 @@ export interface PluginContext {
 }
 
 export interface SinkPlugin {
+  /**
+   * Plugins run in a host of their own (a worker thread): resolves once the host is up. The
+   * runtime awaits it before open(), so starting the host does not count against plugin_timeout.
+   */
+  ready?(): Promise<void>;
   open(ctx: PluginContext, config: Record<string, unknown>): Promise<void>;
   /** Writes a batch; returns exactly one result per record, in order. */
   write(records: SinkRecord[]): Promise<RecordResult[]>;
@@ -64,6 +69,8 @@ export interface SourceBatch {
 }
 
 export interface SourcePlugin {
+  /** As SinkPlugin.ready. */
+  ready?(): Promise<void>;
   /** `state` is the last saved checkpoint, or null to start from the beginning. */
   open(ctx: PluginContext, config: Record<string, unknown>, state: Buffer | null): Promise<void>;
   /**

@@ -163,8 +163,8 @@ export class Runtime {
         throw err;
       }
       if (c.generation !== gen || c.status !== 'starting') return;
+      // last_error stays: after a respawn or a start again it still tells why (spec: last_error).
       c.startFailures = 0;
-      c.last_error = null;
       this.#set(c, 'running');
       this.#health(c, health, log);
       log.info({ plugin: r.kind === 'builtin' ? r.name : path.basename(r.file) }, 'connector running');

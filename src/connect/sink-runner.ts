@@ -71,6 +71,7 @@ export class SinkRunner {
    * as fetch errors in the log and the sink as `degraded` with consumed_total at zero.
    */
   async start(): Promise<void> {
+    await this.plugin.ready?.();
     await withTimeout(this.plugin.open({ key: this.def.key, timeoutMs: this.#timeout, log: (l, m) => this.log[l]({ plugin: true }, m) }, this.def.plugin_config), this.#timeout, 'plugin open()');
     if (this.def.error.tolerance === 'dlq') this.#dlq = await this.kafka.producer();
     void this.#join();

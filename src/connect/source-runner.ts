@@ -80,6 +80,7 @@ export class SourceRunner {
     if (state === null) {
       this.log.warn({ checkpoint: where }, 'no checkpoint for this source: it starts from the beginning (if it ran before, the state volume is not mounted or its key changed; state is filed by key)');
     }
+    await this.plugin.ready?.();
     await withTimeout(this.plugin.open({ key: this.def.key, timeoutMs: this.#timeout, log: (l, m) => this.log[l]({ plugin: true }, m) }, this.def.plugin_config, state), this.#timeout, 'plugin open()');
     this.#producer = await this.kafka.producer();
     this.#loop = this.#run().catch((err: Error) => {

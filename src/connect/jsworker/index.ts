@@ -15,6 +15,7 @@ export function createWorkerSink(file: string, key: string, timeoutMs: number, l
   let context: Parameters<SinkPlugin['open']>[0] | null = null;
   const w = new WorkerClient({ file, type: 'sink', key, timeoutMs }, limits, () => context);
   return {
+    ready: () => w.ready(),
     async open(ctx, config) {
       context = ctx;
       await w.call({ op: 'open', config, state: null }, timeoutMs);
@@ -39,6 +40,7 @@ export function createWorkerSource(file: string, key: string, timeoutMs: number,
   let context: Parameters<SourcePlugin['open']>[0] | null = null;
   const w = new WorkerClient({ file, type: 'source', key, timeoutMs }, limits, () => context);
   return {
+    ready: () => w.ready(),
     async open(ctx, config, state) {
       context = ctx;
       await w.call({ op: 'open', config, state }, timeoutMs);

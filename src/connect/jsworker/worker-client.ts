@@ -26,6 +26,7 @@ export class WorkerClient {
   /** Resolves when the worker's module is loaded: call timers start from then. */
   #ready: Promise<void> = Promise.resolve();
   #markReady: () => void = () => undefined;
+  #loaded = false;
   /** Why the thread ended, when it says so before its exit (an uncaught error, out of memory). */
   #cause: string | null = null;
   readonly #name: string;
@@ -42,7 +43,10 @@ export class WorkerClient {
     const w = new Worker(path.join(__dirname, 'worker-main.js'), { workerData: this.init, resourceLimits: { maxOldGenerationSizeMb: this.limits.memoryMb }, execArgv: [] });
     this.#ready = new Promise<void>((resolve) => (this.#markReady = resolve));
     w.on('message', (m: WorkerMessage) => {
-      if ('ready' in m) return this.#markReady();
+      if ('ready' in m) {
+        this.#loaded = true;
+        return this.#markReady();
+      }
       if ('log' in m) return this.ctx()?.log(m.log.level, m.log.msg);
       const p = this.#pending.get(m.call);
       if (p === undefined) return;
@@ -66,13 +70,14 @@ export class WorkerClient {
   }
 
   /**
-   * Sends one request; rejects with PluginHostError on timeout (after terminate) or the thread's
-   * end. The timeout counts from when the worker's module is loaded (a thread starting and
-   * importing its module is not the plugin's call); the load itself may take BOOT_MS at most.
+   * Starts the worker and resolves once its module is loaded (BOOT_MS at most, then
+   * PluginHostError): a thread starting and importing its module is not the plugin's call, so
+   * call timeouts count from here.
    */
-  async call<K extends WorkerRequest['op']>(req: Extract<WorkerRequest, { op: K }>, timeoutMs: number): Promise<WorkerResults[K]> {
+  async ready(): Promise<void> {
     if (this.#dead !== null) throw new PluginHostError(`plugin worker for ${this.#name} is not running (${this.#dead})`);
     const w = this.#worker ?? this.#spawn();
+    if (this.#loaded) return;
     let boot: NodeJS.Timeout | undefined;
     const booted = await Promise.race([this.#ready.then(() => true), new Promise<boolean>((resolve) => (boot = setTimeout(() => resolve(false), BOOT_MS)))]);
     clearTimeout(boot);
@@ -82,6 +87,12 @@ export class WorkerClient {
       throw new PluginHostError(`plugin worker for ${this.#name}: ${this.#cause}`);
     }
     if (this.#dead !== null) throw new PluginHostError(`plugin worker for ${this.#name} is not running (${this.#dead})`);
+  }
+
+  /** Sends one request; rejects with PluginHostError on timeout (after terminate) or the thread's end. */
+  call<K extends WorkerRequest['op']>(req: Extract<WorkerRequest, { op: K }>, timeoutMs: number): Promise<WorkerResults[K]> {
+    if (!this.#loaded || this.#dead !== null) return this.ready().then(() => this.call(req, timeoutMs));
+    const w = this.#worker!;
     const call = this.#next++;
     return new Promise<WorkerResults[K]>((resolve, reject) => {
       const timer = setTimeout(() => {
