@@ -299,10 +299,8 @@ export class SinkRunner {
       if (retry.length > 0) {
         await progress(new Set([...retry, ...failed.map((f) => f.record)].map((r) => r.offset)));
         if (delivered) attempt = -1;
-        else {
-          this.tally.add('retries', retry.length);
-          await sleep(backoff(attempt, parseDuration(e.initial_backoff)!, parseDuration(e.max_backoff)!));
-        }
+        this.tally.add('retries', retry.length);
+        await sleep(backoff(Math.max(0, attempt), parseDuration(e.initial_backoff)!, parseDuration(e.max_backoff)!));
         await heartbeat().catch(() => undefined);
       }
       pending = retry;
