@@ -1,7 +1,9 @@
 /** The JSON shapes the HTTP API returns (docs/connectors.md "HTTP API"). */
 import type { Definition } from './definition-schema';
 import { redact } from './redact';
-import { activeDefinition, type Connector } from './runtime';
+import type { Counters, LastError } from './connector-state';
+import { activeDefinition, type Connector, partitionsOf } from './runtime';
+import type { PartitionProgress } from './sink-progress';
 
 export interface ConnectorView {
   id: string;
@@ -23,6 +25,29 @@ export function connectorView(c: Connector): ConnectorView {
 export function connectorDetail(c: Connector): ConnectorView & { topics: Definition['topics']; batch: Definition['batch']; error_policy: Definition['error']; isolation: string } {
   const d = activeDefinition(c);
   return { ...connectorView(c), topics: d.topics, batch: d.batch, error_policy: d.error, isolation: d.isolation };
+}
+
+/** One connector in GET /stats: status, counters and, for a sink, where it stands per partition. */
+export type ConnectorStats = { key: string; type: 'sink' | 'source'; status: string; last_error: LastError | null } & Counters & {
+  /** Sum over the sink's partitions (0 for a source). */
+  lag_records: number;
+  /** The largest over the sink's partitions (0 for a source). */
+  lag_seconds: number;
+  partitions: PartitionProgress[];
+};
+
+export function connectorStats(c: Connector): ConnectorStats {
+  const partitions = partitionsOf(c);
+  return {
+    key: c.key,
+    type: c.type,
+    status: c.status,
+    last_error: c.last_error,
+    ...c.counters,
+    lag_records: partitions.reduce((n, p) => n + p.lag_records, 0),
+    lag_seconds: partitions.reduce((n, p) => Math.max(n, p.lag_seconds), 0),
+    partitions,
+  };
 }
 
 /** A stored version as the configs endpoints show it: the definition with plugin_config redacted. */

@@ -8,7 +8,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { connectorDetail, connectorView, versionView } from './api-views';
+import { connectorDetail, connectorStats, connectorView, versionView } from './api-views';
 import type { ConnectorsConfig } from './config-schema';
 import { type ConnectorType, removeVersion, setActive, storeVersion, validateDefinition } from './definitions';
 import type { Forwarder } from './definitions-http';
@@ -140,7 +140,7 @@ function stats(runtime: Runtime): unknown {
     uptime_seconds: (Date.now() - runtime.startedAt) / 1000,
     memory: { rss_bytes: mem.rss, heap_used_bytes: mem.heapUsed, heap_total_bytes: mem.heapTotal, external_bytes: mem.external },
     cpu: { user_seconds: cpu.user / 1e6, system_seconds: cpu.system / 1e6 },
-    connectors: [...runtime.connectors.values()].map((c) => ({ key: c.key, type: c.type, status: c.status, ...c.counters })),
+    connectors: [...runtime.connectors.values()].map(connectorStats),
   };
 }
 

@@ -71,6 +71,12 @@ export const StateSection = T.Object(
 export const ConnectorsSection = T.Object(
   {
     config_type: T.Union([T.Literal('local'), T.Literal('http')], { default: 'local' }),
+    /**
+     * What startup does with a connector that cannot start (missing plugin, open() failing or
+     * slow): `retry` starts the others and starts it again with backoff (status degraded);
+     * `strict` is the spec's rule: the runtime exits, naming every missing plugin at once.
+     */
+    startup: T.Union([T.Literal('retry'), T.Literal('strict')], { default: 'retry' }),
     /** Definitions directory for `local`; the deployment layout's directory by default. */
     config_dir: T.String({ default: '/etc/svc-connectors/connectors' }),
     http: T.Object(

@@ -7,6 +7,7 @@
  */
 import { ConfigSchema, type ConnectorsConfig } from './config-schema';
 import { notConfigEnv, parseEnvValue, PREFIX } from './env-overrides';
+import { enumMessage, schemaAt } from './allowed-values';
 import { redact } from './redact';
 import { parseDuration } from './duration';
 import { defineConfig, describeTomlProblem, HOST_PORT_FORM, parseHostPort, type Loaded, type SourceProblem } from '../program';
@@ -83,7 +84,8 @@ function report(loaded: Loaded<ConnectorsConfig>, where: string, overrides: stri
   // Unions report once per branch; the first message per path is the useful one.
   const seen = new Set<string>();
   for (const v of loaded.invalidValues) {
-    const msg = `${where}: ${at(v.path)}: ${v.kind === 'unknown' ? 'Unexpected property' : v.message}${envFor(v.path)}`;
+    const what = v.kind === 'unknown' ? 'Unexpected property' : enumMessage(schemaAt(ConfigSchema, v.path), get(loaded.config, v.path.join('.')), v.message);
+    const msg = `${where}: ${at(v.path)}: ${what}${envFor(v.path)}`;
     if (!seen.has(at(v.path))) errors.push(msg);
     seen.add(at(v.path));
   }

@@ -1,10 +1,17 @@
 /**
  * A connector's status and counters (spec "States and transitions"): starting, running,
- * stopping, stopped, error with last_error. Counters feed GET /stats and mirror the metrics.
+ * stopping, stopped, error with last_error, plus `degraded` (beyond the spec, docs/connectors.md
+ * "Reconnection and degraded"): the connector cannot reach the node, its target, or cannot start,
+ * and retries on its own with backoff; last_error says why. Counters feed GET /stats and mirror
+ * the metrics.
  */
 import type { Metrics } from './metrics';
 
-export type Status = 'starting' | 'running' | 'stopping' | 'stopped' | 'error';
+export const STATUSES = ['starting', 'running', 'degraded', 'stopping', 'stopped', 'error'] as const;
+export type Status = (typeof STATUSES)[number];
+
+/** What a runner says about its own health while it runs: it reaches what it needs, or it retries. */
+export type Health = { state: 'running' } | { state: 'degraded'; reason: string };
 
 export interface LastError {
   message: string;

@@ -4,6 +4,7 @@
  * API stored beside it, `<name>.v<N>.toml`; the active one is named in `<name>.active` (absent:
  * the original file's version). Environment overrides apply to every version as it is read.
  */
+import { enumMessage } from './allowed-values';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Value } from '@sinclair/typebox/value';
@@ -44,7 +45,7 @@ export function validateDefinition(raw: Record<string, unknown>, where: string):
   const errors: string[] = [];
   for (const e of Value.Errors(DefinitionSchema, value)) {
     const at = e.path === '' ? '(top level)' : e.path.slice(1).replace(/\//g, '.');
-    if (!errors.some((x) => x.startsWith(`${where}: ${at}: `))) errors.push(`${where}: ${at}: ${e.message}`);
+    if (!errors.some((x) => x.startsWith(`${where}: ${at}: `))) errors.push(`${where}: ${at}: ${enumMessage(e.schema, e.value, e.message)}`);
   }
   if (errors.length > 0) return { errors };
   for (const f of ['plugin_timeout', 'batch.poll_interval', 'error.initial_backoff', 'error.max_backoff']) {

@@ -8,6 +8,5 @@ export { FileStateStore } from './state-store';
 export { redact, REDACTED } from './redact';
 export { levelFromEnv } from './log';
 export { sinkGroup } from './sink-runner';
-export { MAX_CONSECUTIVE_NACKS } from './source-runner';
 export { decodeCheckpoint, SOURCE_HEADER } from './source-position';
 export type { SinkPlugin, SourcePlugin, SinkRecord, SourceRecord, RecordResult } from './plugin-api';

@@ -22,6 +22,8 @@ export interface FetchedBatch {
   topic: string;
   partition: number;
   records: SinkRecord[];
+  /** The partition's end offset (high watermark) when the batch was fetched. */
+  end: string;
   /** Time spent turning the fetched messages into records (stage `decode`). */
   decodeSeconds: number;
 }
@@ -29,14 +31,34 @@ export interface FetchedBatch {
 export interface ConsumePort {
   /**
    * Joins the group and calls `handle` for each fetched batch, one at a time per partition.
-   * Nothing is committed unless `commit` is called. A rejected `handle` stops consuming and
-   * calls `onFatal` (the connector goes to `error`; uncommitted records come again on restart).
+   * Nothing is committed unless `commit` is called. `events.joined` is called each time the
+   * consumer has joined the group; `events.stopped` once when consuming stopped, because
+   * `handle` rejected or the node could not be reached (the caller closes this consumer and
+   * decides whether to join again; uncommitted records come again).
    */
-  run(handle: (b: FetchedBatch, heartbeat: () => Promise<void>) => Promise<void>, onFatal: (err: Error) => void): Promise<void>;
+  run(handle: (b: FetchedBatch, heartbeat: () => Promise<void>) => Promise<void>, events: ConsumerEvents): Promise<void>;
   /** Commits `offset` (the next one to read) for a partition. */
   commit(topic: string, partition: number, offset: string): Promise<void>;
   close(): Promise<void>;
 }
+
+export interface ConsumerEvents {
+  joined(): void;
+  stopped(err: Error): void;
+}
+
+/** Where a sink's group stands on one partition (lag = end - committed). */
+export interface PartitionPosition {
+  topic: string;
+  partition: number;
+  /** The group's committed offset (the next record to read); -1 when none. */
+  committed: string;
+  /** The partition's end offset (high watermark). */
+  end: string;
+}
+
+/** True when `err` came from the Kafka client (the node or the connection), not from a plugin. */
+export const isKafkaError = (err: unknown): boolean => err instanceof Error && (err.name.startsWith('KafkaJS') || (err.cause instanceof Error && err.cause.name.startsWith('KafkaJS')));
 
 export interface ConsumeOptions {
   group: string;
@@ -55,6 +77,8 @@ export interface KafkaPort {
   topics(): Promise<string[]>;
   /** How often a sink with a pattern looks for newly created topics (`properties.metadata_max_age_ms`). */
   readonly topicRefreshMs: number;
+  /** The group's committed offset and the end offset of every partition of `topics` (for lag). */
+  groupPositions(group: string, topics: string[]): Promise<PartitionPosition[]>;
   /** The end offset (high watermark) of every partition of `topic`. */
   endOffsets(topic: string): Promise<Record<string, string>>;
   /**
@@ -97,8 +121,12 @@ const toRecord = (topic: string, partition: number, m: KafkaMessage): SinkRecord
 const PRODUCE_BYTES = 512 * 1024;
 const recordBytes = (r: SourceRecord): number => r.value.length + (r.key?.length ?? 0) + 64;
 
+/** Default consumer session: long enough for a loaded machine, short enough that a restart after a crash waits little. */
+const SESSION_TIMEOUT_MS = 10_000;
+
 export function createKafka(c: ConnectorsConfig['kafka'], log: Logger): KafkaPort {
   const kafka = new Kafka(kafkaConfig(c, log));
+  const sessionTimeout = Number(c.properties['session_timeout_ms'] ?? SESSION_TIMEOUT_MS);
   return {
     async producer(): Promise<ProducePort> {
       // Lazy (spec startup step 2): a wrong bootstrap address shows as produce errors, not a
@@ -142,6 +170,21 @@ export function createKafka(c: ConnectorsConfig['kafka'], log: Logger): KafkaPor
       }
     },
     topicRefreshMs: Number(c.properties['metadata_max_age_ms'] ?? 5000),
+    async groupPositions(group, topics): Promise<PartitionPosition[]> {
+      const admin = kafka.admin({ retry: { retries: 0 } });
+      await admin.connect();
+      try {
+        const committed = await admin.fetchOffsets({ groupId: group, topics });
+        const out: PartitionPosition[] = [];
+        for (const t of committed) {
+          const ends = new Map((await admin.fetchTopicOffsets(t.topic)).map((o) => [o.partition, o.high]));
+          for (const p of t.partitions) out.push({ topic: t.topic, partition: p.partition, committed: p.offset, end: ends.get(p.partition) ?? '0' });
+        }
+        return out;
+      } finally {
+        await admin.disconnect();
+      }
+    },
     async endOffsets(topic): Promise<Record<string, string>> {
       const admin = kafka.admin();
       await admin.connect();
@@ -190,16 +233,18 @@ export function createKafka(c: ConnectorsConfig['kafka'], log: Logger): KafkaPor
     },
     async consumer(o): Promise<ConsumePort> {
       const names = o.topics;
-      const consumer: Consumer = kafka.consumer({ groupId: o.group, sessionTimeout: 30_000, heartbeatInterval: 3000, maxWaitTimeInMs: o.maxWaitMs, maxBytesPerPartition: o.maxBytesPerPartition ?? 1024 * 1024, retry: { retries: 5, restartOnFailure: async () => false } });
+      // A member that died without leaving (SIGKILL, power loss) holds its partitions until its
+      // session expires: a runtime restarted after a crash waits up to session_timeout_ms before
+      // its sinks consume (docs/connectors.md "Restarts and the consumer group").
+      const consumer: Consumer = kafka.consumer({ groupId: o.group, sessionTimeout, heartbeatInterval: Math.min(3000, Math.floor(sessionTimeout / 3)), maxWaitTimeInMs: o.maxWaitMs, maxBytesPerPartition: o.maxBytesPerPartition ?? 1024 * 1024, retry: { retries: 5, restartOnFailure: async () => false } });
       await consumer.connect();
       await consumer.subscribe({ topics: names, fromBeginning: o.fromBeginning });
-      let fatal: ((e: Error) => void) | null = null;
-      consumer.on(consumer.events.CRASH, (e) => {
-        if (fatal !== null) fatal(e.payload.error);
-      });
+      let events: ConsumerEvents | null = null;
+      consumer.on(consumer.events.CRASH, (e) => events?.stopped(e.payload.error));
+      consumer.on(consumer.events.GROUP_JOIN, () => events?.joined());
       return {
-        async run(handle, onFatal) {
-          fatal = onFatal;
+        async run(handle, ev) {
+          events = ev;
           await consumer.run({
             autoCommit: false,
             eachBatchAutoResolve: false,
@@ -207,7 +252,7 @@ export function createKafka(c: ConnectorsConfig['kafka'], log: Logger): KafkaPor
               if (!isRunning() || isStale() || batch.messages.length === 0) return;
               const t0 = process.hrtime.bigint();
               const records = batch.messages.map((m) => toRecord(batch.topic, batch.partition, m));
-              await handle({ topic: batch.topic, partition: batch.partition, records, decodeSeconds: Number(process.hrtime.bigint() - t0) / 1e9 }, heartbeat);
+              await handle({ topic: batch.topic, partition: batch.partition, records, end: batch.highWatermark, decodeSeconds: Number(process.hrtime.bigint() - t0) / 1e9 }, heartbeat);
               // Only after the handler committed: the next fetch starts past this batch.
               resolveOffset(batch.messages[batch.messages.length - 1]!.offset);
             },

@@ -1,7 +1,8 @@
 /**
  * svc-connectors: the connector runtime's entry point (bin/svc-connectors). Starts with no
- * arguments; startup order as the spec lists it, exiting on the first failure with a message
- * that says what failed and where:
+ * arguments; startup order as the spec lists it, exiting on a failure with a message that says
+ * what failed and where (steps 4–6 only with `[connectors] startup = "strict"`; with `retry` a
+ * connector that cannot start is degraded and started again, runtime.ts):
  *   1. config.toml, then environment overrides        (config.ts)
  *   2. the Kafka client configuration (lazy connects)  (kafka-client.ts)
  *   3. every definition (config dir or HTTP provider)  (definitions.ts, definitions-http.ts)

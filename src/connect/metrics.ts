@@ -1,9 +1,20 @@
 /**
- * Prometheus metrics of svc-connectors (spec "Metrics", plus retries, dead-lettered records and
- * plugin restarts). The only file under src/connect that imports prom-client; each runtime has
+ * Prometheus metrics of svc-connectors (spec "Metrics", plus retries, dead-lettered records,
+ * plugin restarts, each connector's status and each sink's committed offset and lag). The only file under src/connect that imports prom-client; each runtime has
  * its own registry, so tests can run several in one process.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { STATUSES } from './connector-state';
+import type { PartitionProgress } from './sink-progress';
+
+/** One connector as a scrape sees it (given by the runtime). */
+export interface ConnectorSample {
+  key: string;
+  type: 'sink' | 'source';
+  status: string;
+  /** A sink's partitions; empty for a source. */
+  partitions: PartitionProgress[];
+}
 
 const STAGE_BUCKETS = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30]; // seconds
 
@@ -26,6 +37,20 @@ export class Metrics {
   readonly retries = new Counter({ name: 'svc_connector_retries_total', help: 'records or batches retried after a retryable failure', labelNames: ['connector_key', 'connector_type'] as const, registers: [this.registry] });
   readonly deadLettered = new Counter({ name: 'svc_connector_dead_lettered_total', help: 'sink records sent to the dead-letter topic', labelNames: ['connector_key'] as const, registers: [this.registry] });
   readonly pluginRestarts = new Counter({ name: 'svc_connector_plugin_restarts_total', help: 'plugin host processes respawned', labelNames: ['connector_key', 'connector_type'] as const, registers: [this.registry] });
+  /** Filled at each scrape from `sample`: the state now, not the last value pushed. */
+  readonly status = new Gauge({
+    name: 'svc_connector_status',
+    help: 'connector status: 1 for the status it is in, 0 for the others',
+    labelNames: ['connector_key', 'connector_type', 'status'] as const,
+    registers: [this.registry],
+    collect: () => this.#collect(),
+  });
+  readonly committedOffset = new Gauge({ name: 'svc_connector_committed_offset', help: "a sink's committed offset (next record to read) per partition", labelNames: ['connector_key', 'topic', 'partition'] as const, registers: [this.registry] });
+  readonly endOffset = new Gauge({ name: 'svc_connector_end_offset', help: 'end offset (high watermark) of a partition a sink reads', labelNames: ['connector_key', 'topic', 'partition'] as const, registers: [this.registry] });
+  readonly lagRecords = new Gauge({ name: 'svc_connector_consumer_lag', help: 'records in a partition not yet committed by the sink', labelNames: ['connector_key', 'topic', 'partition'] as const, registers: [this.registry] });
+  readonly lagSeconds = new Gauge({ name: 'svc_connector_consumer_lag_seconds', help: 'age of the oldest record not yet committed by the sink (0 when caught up)', labelNames: ['connector_key', 'topic', 'partition'] as const, registers: [this.registry] });
+  /** The connectors now, for the gauges above (set by the runtime). */
+  sample: () => ConnectorSample[] = () => [];
   readonly stage = new Histogram({
     name: 'svc_connector_stage_duration_seconds',
     help: 'time per batch in each stage',
@@ -33,6 +58,20 @@ export class Metrics {
     buckets: STAGE_BUCKETS,
     registers: [this.registry],
   });
+
+  #collect(): void {
+    for (const g of [this.status, this.committedOffset, this.endOffset, this.lagRecords, this.lagSeconds]) g.reset();
+    for (const c of this.sample()) {
+      for (const s of STATUSES) this.status.set({ connector_key: c.key, connector_type: c.type, status: s }, c.status === s ? 1 : 0);
+      for (const p of c.partitions) {
+        const l = { connector_key: c.key, topic: p.topic, partition: String(p.partition) };
+        this.committedOffset.set(l, Number(p.committed_offset));
+        this.endOffset.set(l, Number(p.end_offset));
+        this.lagRecords.set(l, p.lag_records);
+        this.lagSeconds.set(l, p.lag_seconds);
+      }
+    }
+  }
 
   /** Called for every batch's `total` stage (OTLP spans). */
   onBatch: ((key: string, type: 'sink' | 'source', seconds: number) => void) | null = null;

@@ -31,10 +31,21 @@ export interface RecordResult {
 export interface PluginContext {
   /** The connector's key. */
   key: string;
+  /**
+   * How long each call may take (the definition's `plugin_timeout`), ms: past it the runtime
+   * treats the plugin as hung. A plugin that may need longer (many requests in one write) does
+   * part of the work within it and reports the rest `retryable`.
+   */
+  timeoutMs: number;
   log: (level: 'error' | 'warn' | 'info' | 'debug', msg: string) => void;
 }
 
 export interface SinkPlugin {
+  /**
+   * Plugins run in a host of their own (a worker thread): resolves once the host is up. The
+   * runtime awaits it before open(), so starting the host does not count against plugin_timeout.
+   */
+  ready?(): Promise<void>;
   open(ctx: PluginContext, config: Record<string, unknown>): Promise<void>;
   /** Writes a batch; returns exactly one result per record, in order. */
   write(records: SinkRecord[]): Promise<RecordResult[]>;
@@ -58,6 +69,8 @@ export interface SourceBatch {
 }
 
 export interface SourcePlugin {
+  /** As SinkPlugin.ready. */
+  ready?(): Promise<void>;
   /** `state` is the last saved checkpoint, or null to start from the beginning. */
   open(ctx: PluginContext, config: Record<string, unknown>, state: Buffer | null): Promise<void>;
   /**

@@ -3,15 +3,21 @@
  *
  *   definitions ──▶ Connector {versions, active, status, last_error, counters}
  *                      └─ start(): resolve + load plugin ─▶ SourceRunner | SinkRunner
+ *                                      │ fails              │ onHealth: running ⇄ degraded
+ *                                      ▼                    ▼ onFatal
+ *                         degraded, start again         error (no self-restart; a plugin
+ *                         with backoff (`retry`)        host crash is respawned with backoff)
  *
- * Startup (spec steps 4–6) loads every plugin first, then starts sources, then sinks, and the
- * first failure ends startup with an error naming the connector. After startup a failing
- * connector goes to `error` and stays there (no self-restart) until restarted through the API
- * or a process restart.
+ * Startup (spec steps 4–6) resolves every plugin, then starts sources, then sinks. With
+ * `[connectors] startup = "strict"` (the spec's rule) every plugin that cannot be resolved is
+ * reported at once and the first connector that cannot start ends startup. With `retry` (the
+ * default) a connector that cannot start is `degraded` and started again on its own with
+ * backoff while the others run; connectors of one type start side by side, so one slow open()
+ * does not hold the others.
  */
 import * as path from 'node:path';
 import type { ConnectorsConfig } from './config-schema';
-import { type Counters, type LastError, type Status, Tally, zeroCounters } from './connector-state';
+import { type Counters, type Health, type LastError, type Status, Tally, zeroCounters } from './connector-state';
 import type { Definition } from './definition-schema';
 import type { ConnectorType, ConnectorVersions } from './definitions';
 import type { KafkaPort } from './kafka-client';
@@ -21,6 +27,7 @@ import type { SinkPlugin, SourcePlugin } from './plugin-api';
 import { PluginHostError } from './native';
 import { loadSink, loadSource } from './plugin-load';
 import { type ResolvedPlugin, resolvePlugin } from './plugin-resolve';
+import type { PartitionProgress } from './sink-progress';
 import { SinkRunner } from './sink-runner';
 import { SourceRunner } from './source-runner';
 import type { StateStore } from './state-store';
@@ -38,11 +45,16 @@ export interface Connector {
   generation: number;
   /** Plugin host crashes since the last start through the API (for the respawn backoff). */
   crashes: number;
+  /** Failed starts in a row (for the start-again backoff). */
+  startFailures: number;
 }
 
 /** Respawn backoff after a plugin host crash or hang: 0.5 s doubling to 30 s. */
 const RESPAWN_MIN_MS = 500;
 const RESPAWN_MAX_MS = 30_000;
+/** Start-again backoff of a connector that could not start: 1 s doubling to 60 s, with jitter. */
+const RESTART_MIN_MS = 1000;
+const RESTART_MAX_MS = 60_000;
 
 export interface RuntimeDeps {
   config: ConnectorsConfig;
@@ -54,16 +66,21 @@ export interface RuntimeDeps {
   exeDir: string;
 }
 
+/** A sink's committed offsets and lag per partition (empty for a source or a sink not running). */
+export const partitionsOf = (c: Connector): PartitionProgress[] => (c.runner instanceof SinkRunner ? c.runner.progress() : []);
+
 export const activeDefinition = (c: Connector): Definition => c.versions.versions.get(c.versions.active)!.definition;
 
 export class Runtime {
   readonly connectors = new Map<string, Connector>();
   readonly startedAt = Date.now();
 
-  constructor(readonly deps: RuntimeDeps) {}
+  constructor(readonly deps: RuntimeDeps) {
+    deps.metrics.sample = () => [...this.connectors.values()].map((c) => ({ key: c.key, type: c.type, status: c.status, partitions: partitionsOf(c) }));
+  }
 
   add(v: ConnectorVersions): Connector {
-    const c: Connector = { id: `${v.type}:${v.key}`, type: v.type, key: v.key, versions: v, status: 'stopped', last_error: null, counters: zeroCounters(), runner: null, generation: 0, crashes: 0 };
+    const c: Connector = { id: `${v.type}:${v.key}`, type: v.type, key: v.key, versions: v, status: 'stopped', last_error: null, counters: zeroCounters(), runner: null, generation: 0, crashes: 0, startFailures: 0 };
     this.connectors.set(c.id, c);
     this.#gauges();
     return c;
@@ -77,24 +94,32 @@ export class Runtime {
     return [...this.connectors.values()].filter((c) => c.type === type).sort((a, b) => (a.key < b.key ? -1 : 1));
   }
 
-  /** Startup steps 4–6: resolve every plugin, then start sources, then sinks; throws on the first failure. */
-  async startAll(): Promise<void> {
+  /**
+   * Startup steps 4–6: resolve every plugin, then start sources, then sinks. `strict`: throws
+   * every unresolved plugin at once, then the first connector that cannot start. `retry`: a
+   * connector that cannot start is degraded and started again with backoff; never throws.
+   */
+  async startAll(mode: 'strict' | 'retry' = this.deps.config.connectors.startup): Promise<void> {
     const resolved = new Map<string, ResolvedPlugin>();
+    const missing: string[] = [];
     for (const c of this.connectors.values()) {
       const def = activeDefinition(c);
       const r = resolvePlugin(def.path, this.deps.exeDir);
-      if ('error' in r) throw new Error(`${c.type} "${c.key}" (${c.versions.versions.get(c.versions.active)!.file}): ${r.error}`);
-      resolved.set(c.id, r.plugin);
+      if ('error' in r) missing.push(`${c.type} "${c.key}" (${c.versions.versions.get(c.versions.active)!.file}): ${r.error}`);
+      else resolved.set(c.id, r.plugin);
     }
+    if (mode === 'strict' && missing.length > 0) throw new Error(missing.length === 1 ? missing[0]! : `${missing.length} plugins cannot be found:\n  - ${missing.join('\n  - ')}`);
     for (const type of ['source', 'sink'] as const) {
-      for (const c of this.list(type)) {
-        if (!activeDefinition(c).enabled) continue;
-        await this.start(c, resolved.get(c.id)!, true);
-      }
+      const todo = this.list(type).filter((c) => activeDefinition(c).enabled);
+      if (mode === 'strict') for (const c of todo) await this.start(c, resolved.get(c.id), true);
+      else await Promise.all(todo.map((c) => this.start(c, resolved.get(c.id))));
     }
   }
 
-  /** Starts the active version; with `strict` a failure is thrown (startup), else it sets `error`. */
+  /**
+   * Starts the active version. With `strict` a failure is thrown (startup); else the connector
+   * is `degraded` and started again with backoff until it starts, is stopped or restarted.
+   */
   async start(c: Connector, resolved?: ResolvedPlugin, strict = false): Promise<void> {
     const def = activeDefinition(c);
     const gen = ++c.generation;
@@ -113,22 +138,67 @@ export class Runtime {
         log.error({ err: err.message }, 'connector failed');
         void this.#fail(c, gen, err);
       };
+      // Health reports arrive from the start on (a sink may fail to join before start() returns).
+      let health: Health = { state: 'running' };
+      const onHealth = (h: Health): void => {
+        if (c.generation !== gen) return;
+        health = h;
+        if (c.status !== 'running' && c.status !== 'degraded') return;
+        this.#health(c, h, log);
+      };
       if (c.type === 'sink') {
         const plugin: SinkPlugin = await loadSink(r, def);
-        c.runner = new SinkRunner(def, plugin, this.deps.kafka, this.deps.metrics, tally, log, onFatal);
+        c.runner = new SinkRunner(def, plugin, this.deps.kafka, this.deps.metrics, tally, log, onFatal, onHealth);
       } else {
         const plugin: SourcePlugin = await loadSource(r, def);
-        c.runner = new SourceRunner(def, plugin, this.deps.kafka, this.deps.store, this.deps.metrics, tally, log, onFatal);
+        c.runner = new SourceRunner(def, plugin, this.deps.kafka, this.deps.store, this.deps.metrics, tally, log, onFatal, onHealth);
       }
-      await c.runner.start();
-      if (c.generation === gen && c.status === 'starting') this.#set(c, 'running');
+      const runner = c.runner;
+      try {
+        await runner.start();
+      } catch (err) {
+        // open() failed or timed out: the plugin is closed (its worker or host ended) before a new try.
+        if (c.runner === runner) c.runner = null;
+        await runner.stop().catch(() => undefined);
+        throw err;
+      }
+      if (c.generation !== gen || c.status !== 'starting') return;
+      // last_error stays: after a respawn or a start again it still tells why (spec: last_error).
+      c.startFailures = 0;
+      this.#set(c, 'running');
+      this.#health(c, health, log);
       log.info({ plugin: r.kind === 'builtin' ? r.name : path.basename(r.file) }, 'connector running');
     } catch (err) {
       const e = new Error(`${c.type} "${c.key}": ${(err as Error).message}`);
       if (strict) throw e;
-      log.error({ err: (err as Error).message }, 'connector failed to start');
-      await this.#fail(c, gen, err as Error);
+      if (c.generation !== gen) return;
+      this.#startAgain(c, gen, err as Error);
     }
+  }
+
+  /** A running connector reports losing or regaining what it needs. */
+  #health(c: Connector, h: Health, log: Logger): void {
+    if (h.state === 'degraded') {
+      c.last_error = { message: h.reason, time: new Date().toISOString() };
+      if (c.status !== 'degraded') log.warn({ reason: h.reason }, 'connector degraded; retrying on its own');
+      this.#set(c, 'degraded');
+    } else if (c.status === 'degraded') {
+      log.info('connector recovered');
+      this.#set(c, 'running');
+    }
+  }
+
+  /** The connector could not start: degraded, and started again with backoff (startup = "retry"). */
+  #startAgain(c: Connector, gen: number, err: Error): void {
+    const delay = Math.min(RESTART_MAX_MS, RESTART_MIN_MS * 2 ** c.startFailures++) * (0.5 + Math.random() / 2);
+    c.last_error = { message: err.message, time: new Date().toISOString() };
+    c.runner = null;
+    this.#set(c, 'degraded');
+    this.deps.log.warn({ connector: c.key, type: c.type, err: err.message, attempt: c.startFailures, in_ms: Math.round(delay) }, 'connector cannot start; starting it again later');
+    setTimeout(() => {
+      if (c.generation !== gen || c.status !== 'degraded') return;
+      void this.start(c);
+    }, delay).unref();
   }
 
   async #fail(c: Connector, gen: number, err: Error): Promise<void> {
@@ -169,6 +239,7 @@ export class Runtime {
     await this.stop(c);
     c.last_error = null;
     c.crashes = 0;
+    c.startFailures = 0;
     if (activeDefinition(c).enabled) await this.start(c);
   }
 

@@ -2,7 +2,9 @@
  * Runs one source (design "Delivery semantics"), one batch in flight:
  *
  *   poll → transforms → produce, await acks → save checkpoint → commit(ack)
- *            produce fails → commit(nack), backoff; 30 consecutive nacks → status error
+ *            produce fails → commit(nack), a new producer, backoff; status `degraded` from
+ *                            the first nack until an ack, retried forever (a node restart
+ *                            or a network cut must not need an operator)
  *            save fails    → the next batch is held while the save is retried; out of
  *                            attempts → status error (the old checkpoint stays: the batch
  *                            comes again after a restart, the one place duplicates appear)
@@ -20,11 +22,15 @@ import type { Metrics } from './metrics';
 import type { SourcePlugin, SourceRecord } from './plugin-api';
 import { decodeCheckpoint, encodeCheckpoint, seqOf, SOURCE_HEADER, sourceHeader } from './source-position';
 import type { StateStore } from './state-store';
-import { type Tally, withTimeout } from './connector-state';
+import { type Health, type Tally, withTimeout } from './connector-state';
 import { applyTransforms } from './transforms';
 
-/** Spec "States and transitions": a source goes to error after thirty consecutive nacks. */
-export const MAX_CONSECUTIVE_NACKS = 30;
+/**
+ * The spec sends a source to error after thirty consecutive nacks; this runtime keeps retrying
+ * and reports `degraded` instead (docs/connectors.md "Reconnection and degraded"). From this many
+ * consecutive nacks on, the backoff stays at its maximum.
+ */
+const NACKS_TO_MAX_BACKOFF = 10;
 
 /** How long the startup read-back of records produced before a crash may take. */
 const READ_BACK_MS = 30_000;
@@ -56,6 +62,8 @@ export class SourceRunner {
     readonly tally: Tally,
     readonly log: Logger,
     readonly onFatal: (err: Error) => void,
+    /** Called when produces start failing (degraded) and when they succeed again (running). */
+    readonly onHealth: (h: Health) => void,
   ) {
     this.#timeout = parseDuration(def.plugin_timeout)!;
   }
@@ -72,7 +80,8 @@ export class SourceRunner {
     if (state === null) {
       this.log.warn({ checkpoint: where }, 'no checkpoint for this source: it starts from the beginning (if it ran before, the state volume is not mounted or its key changed; state is filed by key)');
     }
-    await withTimeout(this.plugin.open({ key: this.def.key, log: (l, m) => this.log[l]({ plugin: true }, m) }, this.def.plugin_config, state), this.#timeout, 'plugin open()');
+    await this.plugin.ready?.();
+    await withTimeout(this.plugin.open({ key: this.def.key, timeoutMs: this.#timeout, log: (l, m) => this.log[l]({ plugin: true }, m) }, this.def.plugin_config, state), this.#timeout, 'plugin open()');
     this.#producer = await this.kafka.producer();
     this.#loop = this.#run().catch((err: Error) => {
       if (this.#stopping) return;
@@ -160,14 +169,19 @@ export class SourceRunner {
           nacks++;
           this.tally.add('errors');
           await this.plugin.commit(false);
-          this.log.warn({ err, consecutive_nacks: nacks }, 'produce failed; the batch will be polled again');
-          if (nacks >= MAX_CONSECUTIVE_NACKS) throw new Error(`${nacks} consecutive produce failures; last: ${(err as Error).message}`, { cause: err });
+          this.log.warn({ err: (err as Error).message, consecutive_nacks: nacks }, 'produce failed; the batch will be polled again');
+          this.onHealth({ state: 'degraded', reason: `${nacks} consecutive produce failures; last: ${(err as Error).message}` });
+          // A client that lost its connection mid-request may not find its way back: start afresh.
+          const old = this.#producer;
+          this.#producer = await this.kafka.producer();
+          void old?.close().catch(() => undefined);
           this.tally.add('retries');
-          await sleep(backoff(Math.min(nacks - 1, 10), parseDuration(e.initial_backoff)!, parseDuration(e.max_backoff)!));
+          await sleep(backoff(Math.min(nacks - 1, NACKS_TO_MAX_BACKOFF), parseDuration(e.initial_backoff)!, parseDuration(e.max_backoff)!));
           continue;
         }
         this.tally.add('sent', records.length);
       }
+      if (nacks > 0) this.onHealth({ state: 'running' });
       nacks = 0;
       if (already > 0) this.log.info({ records: already }, 'records already produced before the restart were skipped');
       this.#seq += batch.records.length;

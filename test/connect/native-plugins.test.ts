@@ -31,7 +31,7 @@ describe('native plugins', () => {
   let config: string;
   beforeAll(async () => {
     node = await startNode({ args: ['--no-admin', '--shards', '2', '--shard-workers', '1'] });
-    config = `[kafka]\nbootstrap_servers = "${node.kafka}"\n[connectors]\nconfig_dir = "{dir}/connectors"\n[state]\npath = "{dir}/state"\n[http.metrics]\nenabled = true\n`;
+    config = `[kafka]\nbootstrap_servers = "${node.kafka}"\n[connectors]\nstartup = "strict"\nconfig_dir = "{dir}/connectors"\n[state]\npath = "{dir}/state"\n[http.metrics]\nenabled = true\n`;
   });
   afterAll(async () => {
     await node?.stop();

@@ -13,8 +13,9 @@ export type { WorkerLimits };
 
 export function createWorkerSink(file: string, key: string, timeoutMs: number, limits: WorkerLimits): SinkPlugin {
   let context: Parameters<SinkPlugin['open']>[0] | null = null;
-  const w = new WorkerClient({ file, type: 'sink', key }, limits, () => context);
+  const w = new WorkerClient({ file, type: 'sink', key, timeoutMs }, limits, () => context);
   return {
+    ready: () => w.ready(),
     async open(ctx, config) {
       context = ctx;
       await w.call({ op: 'open', config, state: null }, timeoutMs);
@@ -37,8 +38,9 @@ export function createWorkerSink(file: string, key: string, timeoutMs: number, l
 
 export function createWorkerSource(file: string, key: string, timeoutMs: number, limits: WorkerLimits): SourcePlugin {
   let context: Parameters<SourcePlugin['open']>[0] | null = null;
-  const w = new WorkerClient({ file, type: 'source', key }, limits, () => context);
+  const w = new WorkerClient({ file, type: 'source', key, timeoutMs }, limits, () => context);
   return {
+    ready: () => w.ready(),
     async open(ctx, config, state) {
       context = ctx;
       await w.call({ op: 'open', config, state }, timeoutMs);

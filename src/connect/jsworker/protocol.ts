@@ -25,7 +25,9 @@ export interface WorkerResults {
 export type WorkerMessage =
   | { call: number; ok: true; value: unknown }
   | { call: number; ok: false; message: string }
-  | { log: { level: 'error' | 'warn' | 'info' | 'debug'; msg: string } };
+  | { log: { level: 'error' | 'warn' | 'info' | 'debug'; msg: string } }
+  /** The module is loaded (or failed to load; the first call says so). */
+  | { ready: true };
 
 export type WorkerEnvelope = { call: number } & WorkerRequest;
 
@@ -34,6 +36,8 @@ export interface WorkerInit {
   file: string;
   type: 'sink' | 'source';
   key: string;
+  /** plugin_timeout, ms (the plugin's PluginContext.timeoutMs). */
+  timeoutMs: number;
 }
 
 /** A Uint8Array that crossed a thread boundary, as a Buffer again (no copy). */

@@ -10,6 +10,9 @@ import { PluginHostError } from '../native';
 import type { PluginContext } from '../plugin-api';
 import type { WorkerEnvelope, WorkerInit, WorkerMessage, WorkerRequest, WorkerResults } from './protocol';
 
+/** Most time a worker may take to start and load its module, ms. */
+const BOOT_MS = 60_000;
+
 export interface WorkerLimits {
   /** V8 old-generation heap of the worker, MiB. */
   memoryMb: number;
@@ -20,6 +23,10 @@ export class WorkerClient {
   #next = 1;
   #pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   #dead: string | null = null;
+  /** Resolves when the worker's module is loaded: call timers start from then. */
+  #ready: Promise<void> = Promise.resolve();
+  #markReady: () => void = () => undefined;
+  #loaded = false;
   /** Why the thread ended, when it says so before its exit (an uncaught error, out of memory). */
   #cause: string | null = null;
   readonly #name: string;
@@ -34,7 +41,12 @@ export class WorkerClient {
 
   #spawn(): Worker {
     const w = new Worker(path.join(__dirname, 'worker-main.js'), { workerData: this.init, resourceLimits: { maxOldGenerationSizeMb: this.limits.memoryMb }, execArgv: [] });
+    this.#ready = new Promise<void>((resolve) => (this.#markReady = resolve));
     w.on('message', (m: WorkerMessage) => {
+      if ('ready' in m) {
+        this.#loaded = true;
+        return this.#markReady();
+      }
       if ('log' in m) return this.ctx()?.log(m.log.level, m.log.msg);
       const p = this.#pending.get(m.call);
       if (p === undefined) return;
@@ -51,15 +63,36 @@ export class WorkerClient {
       const err = new PluginHostError(`plugin worker for ${this.#name} died (${this.#dead})`);
       for (const p of this.#pending.values()) p.reject(err);
       this.#pending.clear();
+      this.#markReady();
     });
     this.#worker = w;
     return w;
   }
 
+  /**
+   * Starts the worker and resolves once its module is loaded (BOOT_MS at most, then
+   * PluginHostError): a thread starting and importing its module is not the plugin's call, so
+   * call timeouts count from here.
+   */
+  async ready(): Promise<void> {
+    if (this.#dead !== null) throw new PluginHostError(`plugin worker for ${this.#name} is not running (${this.#dead})`);
+    const w = this.#worker ?? this.#spawn();
+    if (this.#loaded) return;
+    let boot: NodeJS.Timeout | undefined;
+    const booted = await Promise.race([this.#ready.then(() => true), new Promise<boolean>((resolve) => (boot = setTimeout(() => resolve(false), BOOT_MS)))]);
+    clearTimeout(boot);
+    if (!booted) {
+      this.#cause = `the module did not load within ${BOOT_MS} ms; the worker was terminated`;
+      void w.terminate();
+      throw new PluginHostError(`plugin worker for ${this.#name}: ${this.#cause}`);
+    }
+    if (this.#dead !== null) throw new PluginHostError(`plugin worker for ${this.#name} is not running (${this.#dead})`);
+  }
+
   /** Sends one request; rejects with PluginHostError on timeout (after terminate) or the thread's end. */
   call<K extends WorkerRequest['op']>(req: Extract<WorkerRequest, { op: K }>, timeoutMs: number): Promise<WorkerResults[K]> {
-    if (this.#dead !== null) return Promise.reject(new PluginHostError(`plugin worker for ${this.#name} is not running (${this.#dead})`));
-    const w = this.#worker ?? this.#spawn();
+    if (!this.#loaded || this.#dead !== null) return this.ready().then(() => this.call(req, timeoutMs));
+    const w = this.#worker!;
     const call = this.#next++;
     return new Promise<WorkerResults[K]>((resolve, reject) => {
       const timer = setTimeout(() => {

@@ -19,10 +19,15 @@ const plugin: Promise<SinkPlugin | SourcePlugin> = (async () => {
   if (create === undefined) throw new Error(`plugin ${init.file} is not a ${init.type} (it exports no ${init.type === 'sink' ? 'createSink' : 'createSource'})`);
   return create();
 })();
-// A load failure is reported by the first call (open), not as an unhandled rejection.
-plugin.catch(() => undefined);
+// A load failure is reported by the first call (open), not as an unhandled rejection. Either
+// way the runtime is told the module was evaluated: its call timeouts start from here, so a
+// slow module load (a large bundle, a cold disk) does not count against open().
+plugin.then(
+  () => send({ ready: true }),
+  () => send({ ready: true }),
+);
 
-const ctx = { key: init.key, log: (level: 'error' | 'warn' | 'info' | 'debug', msg: string): void => send({ log: { level, msg: String(msg) } }) };
+const ctx = { key: init.key, timeoutMs: init.timeoutMs, log: (level: 'error' | 'warn' | 'info' | 'debug', msg: string): void => send({ log: { level, msg: String(msg) } }) };
 
 async function run(req: WorkerRequest): Promise<unknown> {
   const p = await plugin;

@@ -19,23 +19,29 @@ type Caller = <K extends HostRequest['op']>(req: Extract<HostRequest, { op: K }>
 
 let nextInProcessId = 1;
 
-function caller(file: string, isolation: 'process' | 'in_process', timeoutMs: number, ctx: () => PluginContext | null): { call: Caller; id: number; end: () => void } {
+/** Most time for forking the host and loading the library, ms (not the plugin's call: not under plugin_timeout). */
+const LOAD_MS = 60_000;
+
+function caller(file: string, isolation: 'process' | 'in_process', timeoutMs: number, ctx: () => PluginContext | null): { call: Caller; load: Caller; id: number; end: () => void } {
   const log = (level: number, msg: string): void => ctx()?.log(LEVELS[level] ?? 'info', msg);
   if (isolation === 'in_process') {
     const calls = new NativeCalls((_id, level, msg) => log(level, msg));
-    return { call: async (req) => calls.run(req), id: nextInProcessId++, end: () => undefined };
+    return { call: async (req) => calls.run(req), load: async (req) => calls.run(req), id: nextInProcessId++, end: () => undefined };
   }
   const host = new HostClient(file, log);
-  return { call: (req) => host.call(req, timeoutMs), id: 1, end: () => host.kill() };
+  return { call: (req) => host.call(req, timeoutMs), load: (req) => host.call(req, LOAD_MS), id: 1, end: () => host.kill() };
 }
 
 export function createNativeSink(file: string, isolation: 'process' | 'in_process', timeoutMs: number): SinkPlugin {
   let context: PluginContext | null = null;
-  const { call, id, end } = caller(file, isolation, timeoutMs, () => context);
+  const { call, load, id, end } = caller(file, isolation, timeoutMs, () => context);
+  let loaded: Promise<unknown> | null = null;
+  const ready = async (): Promise<void> => void (await (loaded ??= load({ op: 'sink.load', file })));
   return {
+    ready,
     async open(ctx, config) {
       context = ctx;
-      await call({ op: 'sink.load', file });
+      await ready();
       await call({ op: 'sink.open', id, config: Buffer.from(JSON.stringify(config)) });
     },
     async write(records: SinkRecord[]) {
@@ -57,11 +63,14 @@ export function createNativeSink(file: string, isolation: 'process' | 'in_proces
 
 export function createNativeSource(file: string, isolation: 'process' | 'in_process', timeoutMs: number): SourcePlugin {
   let context: PluginContext | null = null;
-  const { call, id, end } = caller(file, isolation, timeoutMs, () => context);
+  const { call, load, id, end } = caller(file, isolation, timeoutMs, () => context);
+  let loaded: Promise<unknown> | null = null;
+  const ready = async (): Promise<void> => void (await (loaded ??= load({ op: 'source.load', file })));
   return {
+    ready,
     async open(ctx, config, state) {
       context = ctx;
-      await call({ op: 'source.load', file });
+      await ready();
       await call({ op: 'source.open', id, config: Buffer.from(JSON.stringify(config)), state: state ?? Buffer.alloc(0) });
     },
     async poll(max: number, timeoutMs2: number): Promise<SourceBatch | null> {

@@ -24,13 +24,14 @@ const AS_USER = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
 
 const started = new Set<ChildProcess>();
 
-export async function startPostgres(): Promise<PostgresProcess> {
+/** `port`: listen there (a test that points a sink at it before the server exists); a free one by default. */
+export async function startPostgres(o: { port?: number } = {}): Promise<PostgresProcess> {
   const dir = tempDir('svc-connect-pg-');
   fs.chmodSync(dir, 0o777);
   const data = path.join(dir, 'data');
   if (process.getuid?.() === 0) execFileSync('chown', ['nobody', dir]);
   execFileSync(`${BIN}/initdb`, ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'], { stdio: 'pipe', cwd: dir, ...AS_USER });
-  const port = await freePort();
+  const port = o.port ?? (await freePort());
   const proc = spawn(`${BIN}/postgres`, ['-D', data, '-h', '127.0.0.1', '-p', String(port), '-k', dir], { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir, ...AS_USER });
   started.add(proc);
   let out = '';
