@@ -218,8 +218,9 @@ async function main() {
     // metadata on etcd (perf/metadata-etcd.js), memory (perf/memory.js), the cost of metrics and
     // traces (perf/metrics-overhead.js), objects mode's appends (perf/cluster-append.js), failover and
     // transfer figures (written by hand from test/cluster) and SSE
-    // fan-out across I/O threads (perf/sse-ab.js).
-    for (const name of ['cli-bench', 'metadata-etcd', 'memory', 'observability-overhead', 'cluster-append', 'cluster-moves', 'sse-threads']) {
+    // fan-out across I/O threads (perf/sse-ab.js), memory under a mixed load (perf/memory-soak.js),
+    // objects mode on a delayed store (perf/objects-latency.js) and the runtimes (perf/runtimes-ab.js).
+    for (const name of ['cli-bench', 'metadata-etcd', 'memory', 'memory-soak', 'observability-overhead', 'cluster-append', 'cluster-moves', 'sse-threads', 'objects-latency', 'runtimes']) {
       const section = new RegExp(`<!-- ${name}:(?:begin|start)[\\s\\S]*?<!-- ${name}:end -->\\n?`).exec(old);
       if (section !== null) kept = `${kept.trimEnd()}\n\n${section[0].trimEnd()}\n`;
     }
