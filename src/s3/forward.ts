@@ -155,14 +155,14 @@ export async function forward(ctx: Ctx, s: Services): Promise<void> {
     s.metrics.originErrors.inc();
     s.log.warn({ method: ctx.method, bucket: ctx.target.bucket, key: ctx.target.key, err }, 'origin request failed');
     // Refused at connect: nothing reached the origin, so nothing can have landed.
-    if ((err as { code?: unknown }).code !== 'ECONNREFUSED') forgetUnconfirmed(ctx, s, deleteKeys);
+    if ((err as { code?: unknown }).code !== 'ECONNREFUSED') forgetWritten(ctx, s, deleteKeys);
     throw new S3Error('ServiceUnavailable', 'The origin could not be reached; please retry.');
   }
   s.metrics.origin.observe({ method: ctx.method }, Number(process.hrtime.bigint() - started) / 1e9);
   const status = res.statusCode ?? 502;
   if (status >= 500) {
     s.metrics.originErrors.inc();
-    forgetUnconfirmed(ctx, s, deleteKeys);
+    forgetWritten(ctx, s, deleteKeys);
   }
   if (status >= 200 && status < 300) await applyEffects(ctx, s, res, deleteKeys, populate, length);
 
@@ -173,45 +173,31 @@ export async function forward(ctx: Ctx, s: Services): Promise<void> {
 }
 
 async function applyEffects(ctx: Ctx, s: Services, res: IncomingMessage, deleteKeys: string[] | undefined, populate: Buffer[] | undefined, length: number | undefined): Promise<void> {
+  forgetWritten(ctx, s, deleteKeys);
+  if (ctx.op !== 'PutObject') return;
   const { bucket, key } = ctx.target;
-  switch (ctx.op) {
-    case 'PutObject': {
-      s.cache.invalidate(bucket!, key!);
-      const etag = res.headers.etag;
-      if (populate === undefined || etag === undefined) return;
-      const data = Buffer.concat(populate);
-      if (data.length !== length) return;
-      // The origin's PUT answer has an ETag but no Last-Modified: its Date header stands in
-      // (docs/s3-cache.md, "Populating from writes").
-      const meta: ObjectMeta = {
-        etag,
-        lastModified: res.headers['last-modified'] ?? res.headers.date ?? new Date().toUTCString(),
-        size: data.length,
-        headers: { 'content-type': 'binary/octet-stream', ...requestObjectHeaders(ctx), ...amzOnly(objectHeaders(res.headers)) },
-      };
-      await s.cache.populate(bucket!, key!, meta, data);
-      return;
-    }
-    case 'CopyObject':
-    case 'DeleteObject':
-    case 'CompleteMultipartUpload':
-    case 'ObjectWrite':
-      s.cache.invalidate(bucket!, key!);
-      return;
-    case 'DeleteObjects':
-      for (const k of deleteKeys ?? []) s.cache.invalidate(bucket!, k);
-      return;
-    default:
-      return;
-  }
+  const etag = res.headers.etag;
+  if (populate === undefined || etag === undefined) return;
+  const data = Buffer.concat(populate);
+  if (data.length !== length) return;
+  // The origin's PUT answer has an ETag but no Last-Modified: its Date header stands in
+  // (docs/s3-cache.md, "Populating from writes").
+  const meta: ObjectMeta = {
+    etag,
+    lastModified: res.headers['last-modified'] ?? res.headers.date ?? new Date().toUTCString(),
+    size: data.length,
+    headers: { 'content-type': 'binary/octet-stream', ...requestObjectHeaders(ctx), ...amzOnly(objectHeaders(res.headers)) },
+  };
+  await s.cache.populate(bucket!, key!, meta, data);
 }
 
 /**
- * A write the origin did not answer, or answered with 5xx, may still have landed: its keys are
- * invalidated as for a success (nothing populated), so the old bytes are never served again,
- * fresh or stale (stale_if_error_seconds), and read-your-writes holds whatever happened.
+ * A write's keys leave the cache: after a success (a PutObject's new bytes may then be populated),
+ * and after a write the origin did not answer, or answered with 5xx, since it may still have
+ * landed: the old bytes are never served again, fresh or stale (stale_if_error_seconds), and
+ * read-your-writes holds whatever happened.
  */
-function forgetUnconfirmed(ctx: Ctx, s: Services, deleteKeys: string[] | undefined): void {
+function forgetWritten(ctx: Ctx, s: Services, deleteKeys: string[] | undefined): void {
   const { bucket, key } = ctx.target;
   switch (ctx.op) {
     case 'PutObject':

@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { OPS } from '../../src/actors';
 import { type NodeProcess, startNode } from '../helpers/node-process';
+import { registryUrl } from './registry-node';
 
 const b64 = (s: string | Buffer): string => Buffer.from(s).toString('base64url');
 const ROOT = `${b64('root')}.${b64(randomBytes(32))}`;
@@ -70,11 +71,7 @@ const scopeOf = (row: Row, over: Record<string, unknown> = {}): Record<string, u
 
 beforeAll(async () => {
   node = await startNode({ args: ['--schema-registry-listen', '127.0.0.1:0', '--auth', 'required', '--auth-bootstrap-token', ROOT] });
-  const line = node
-    .output()
-    .split('\n')
-    .find((l) => l.includes('"node started"'));
-  url = `http://${(JSON.parse(line!) as { schemaRegistry: string }).schemaRegistry}`;
+  url = registryUrl(node);
   expect((await call('POST', '/subjects/base/versions', ROOT, SCHEMA)).status).toBe(200);
 });
 

@@ -7,7 +7,6 @@
  * (magic byte 0, 4-byte id), and the same ids after the node restarts on its data directory.
  * Auth: Basic credentials whose password is a scoped token, as the clients send them.
  */
-import { randomBytes } from 'node:crypto';
 import {
   AvroDeserializer,
   AvroSerializer,
@@ -18,18 +17,9 @@ import {
   SerdeType,
 } from '@confluentinc/schemaregistry';
 import { type NodeProcess, startNode, tempDir } from '../helpers/node-process';
+import { newRootToken, registryUrl } from './registry-node';
 
-const b64url = (b: Buffer | string): string => Buffer.from(b).toString('base64url');
-const ROOT = b64url('root') + '.' + b64url(randomBytes(32));
-
-function registryUrl(node: NodeProcess): string {
-  const line = node
-    .output()
-    .split('\n')
-    .find((l) => l.includes('"node started"'));
-  const started = JSON.parse(line!) as { schemaRegistry: string | null };
-  return `http://${started.schemaRegistry!}`;
-}
+const ROOT = newRootToken();
 
 const clientFor = (url: string, token = ROOT): SchemaRegistryClient =>
   new SchemaRegistryClient({ baseURLs: [url], basicAuthCredentials: { credentialsSource: 'USER_INFO', userInfo: `svc:${token}` }, maxRetries: 0 });

@@ -4,23 +4,18 @@
  * register, evolve, a 409 it parses, lookups, ids, and JSON Schema values in the Confluent wire
  * format. (Its Avro serializer needs fastavro, which Debian does not package.)
  */
-import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { type NodeProcess, startNode } from '../helpers/node-process';
+import { newRootToken, registryUrl } from './registry-node';
 
-const b64url = (b: Buffer | string): string => Buffer.from(b).toString('base64url');
-const ROOT = b64url('root') + '.' + b64url(randomBytes(32));
+const ROOT = newRootToken();
 let node: NodeProcess;
 let url: string;
 
 beforeAll(async () => {
   node = await startNode({ args: ['--schema-registry-listen', '127.0.0.1:0', '--auth', 'required', '--auth-bootstrap-token', ROOT] });
-  const line = node
-    .output()
-    .split('\n')
-    .find((l) => l.includes('"node started"'));
-  url = `http://${(JSON.parse(line!) as { schemaRegistry: string }).schemaRegistry}`;
+  url = registryUrl(node);
 });
 
 afterAll(async () => {

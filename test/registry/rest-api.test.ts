@@ -5,6 +5,7 @@
  * PROTOBUF registration and lookup, and the shapes of answers.
  */
 import { type NodeProcess, startNode } from '../helpers/node-process';
+import { registryUrl } from './registry-node';
 
 let node: NodeProcess;
 let url: string;
@@ -12,11 +13,7 @@ const CT = 'application/vnd.schemaregistry.v1+json';
 
 beforeAll(async () => {
   node = await startNode({ args: ['--schema-registry-listen', '127.0.0.1:0'] });
-  const line = node
-    .output()
-    .split('\n')
-    .find((l) => l.includes('"node started"'));
-  url = `http://${(JSON.parse(line!) as { schemaRegistry: string }).schemaRegistry}`;
+  url = registryUrl(node);
 });
 
 afterAll(async () => {

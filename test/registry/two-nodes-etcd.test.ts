@@ -7,18 +7,11 @@
 import { randomBytes } from 'node:crypto';
 import { EtcdCluster } from '../helpers/etcd-cluster';
 import { type NodeProcess, startNode } from '../helpers/node-process';
+import { registryUrl } from './registry-node';
 
 let etcd: EtcdCluster;
 let nodes: NodeProcess[] = [];
 let urls: string[] = [];
-
-function registryUrl(node: NodeProcess): string {
-  const line = node
-    .output()
-    .split('\n')
-    .find((l) => l.includes('"node started"'));
-  return `http://${(JSON.parse(line!) as { schemaRegistry: string }).schemaRegistry}`;
-}
 
 const JSON_TYPE = 'application/vnd.schemaregistry.v1+json';
 
