@@ -1,6 +1,7 @@
 /**
- * The C ABI of sdk/svc_connector.h through koffi. The only file that imports koffi; it imports
- * nothing else of the project (it runs inside the plugin host process). Calls are synchronous:
+ * The C ABI of sdk/svc_connector.h through koffi. The only file of svc-connectors that imports
+ * koffi (the node's libc calls are util/libc.ts's); it imports nothing else of the project (it runs
+ * inside the plugin host process). Calls are synchronous:
  * in the host process that is what isolation is for; in-process they block the event loop
  * for the length of the call (isolation = "in_process" is for trusted, fast plugins).
  */
