@@ -43,9 +43,9 @@ describe('the bootstrap token', () => {
         scope: {
           streams: [{ prefix: '' }],
           tokens: [{ prefix: '' }],
-          groups: { stream: { read: true, write: true }, tokens: { read: true, write: true }, admin: { read: true, write: true } },
-          ops: ['read', 'head', 'list', 'create', 'append', 'trim', 'close', 'delete', 'issue_token', 'revoke_token', 'list_tokens', 'cluster_read', 'node_read', 'stream_inspect', 'transfer_stream', 'update_node_slots'],
-          audiences: ['svc', 'durable_streams', 'admin'],
+          groups: { stream: { read: true, write: true }, tokens: { read: true, write: true }, admin: { read: true, write: true }, schemas: { read: true, write: true } },
+          ops: ['read', 'head', 'list', 'create', 'append', 'trim', 'close', 'delete', 'issue_token', 'revoke_token', 'list_tokens', 'cluster_read', 'node_read', 'stream_inspect', 'transfer_stream', 'update_node_slots', 'schema_read', 'schema_write', 'schema_delete', 'schema_config'],
+          audiences: ['svc', 'durable_streams', 'admin', 'schema_registry'],
           autoPrefixStreams: false,
           expiresAtMs: null,
         },
