@@ -36,7 +36,13 @@ function exchange(broker: string, bytes: Buffer[], ms = 2000): Promise<{ data: B
       resolve({ data: Buffer.concat(chunks), closedByServer: false });
     }, ms);
     s.on('data', (d: Buffer) => chunks.push(d));
-    s.once('error', reject);
+    // A server that closes with bytes of ours still unread in its socket sends a reset, not a FIN
+    // (a frame it refused without reading): closed by the server all the same.
+    s.once('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      if (err.code === 'ECONNRESET') resolve({ data: Buffer.concat(chunks), closedByServer: true });
+      else reject(err);
+    });
     s.once('end', () => {
       clearTimeout(timer);
       s.destroy();
