@@ -83,7 +83,7 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
     nodeId: o.nodeId,
     advertised: () => o.advertised ?? bound,
     groups,
-    txns: new TransactionCoordinator(o.meta, o.shards, groups, log, o.txnParts),
+    txns: new TransactionCoordinator(o.meta, o.shards, groups, log, { nodeId: o.nodeId, cluster, parts: o.txnParts }),
     apiVersions: SERVED_APIS,
     authenticate: o.authenticate ?? null,
     cluster: o.cluster ?? null,

@@ -32,6 +32,6 @@ export const INIT_PRODUCER_ID_HANDLER: ApiHandler<InitProducerIdRequest, InitPro
       const r = await ctx.txns.initProducerId(req.transactionalId, req.transactionTimeoutMs);
       return answer(r.errorCode, r.producerId, r.producerEpoch);
     }
-    return answer(0, ctx.txns.ids.next(), 0);
+    return answer(0, await ctx.txns.ids.next(), 0);
   },
 };

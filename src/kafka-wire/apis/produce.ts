@@ -38,19 +38,21 @@ async function appendTo(ctx: KafkaContext, topic: string, partition: number, str
   if (notLeader !== 0) return { errorCode: notLeader, baseOffset: -1n, errorMessage: `partition ${partition} of topic ${topic} is led by another node` };
   if (records === null || records.length === 0) return { errorCode: KafkaError.CORRUPT_MESSAGE, baseOffset: -1n, errorMessage: 'no records' };
   // A transactional producer's batch (txn/): its epoch and partition are checked by the coordinator, and its partition's LSO held below it.
-  let txnPid: bigint | null = null;
+  let firstOfTxn: bigint | null = null;
   if (records.length >= 61 && (records.readInt16BE(21) & (TRANSACTIONAL_BIT | CONTROL_BIT)) === TRANSACTIONAL_BIT) {
     const h = readBatchHeader(records, 0);
-    const refused = ctx.txns.checkProduce(h.producerId, h.producerEpoch, stream);
-    if (refused !== 0) return { errorCode: refused, baseOffset: -1n, errorMessage: 'the transactional producer is fenced, or the partition is not in its open transaction' };
-    txnPid = h.producerId;
-    ctx.txns.beforeAppend(txnPid, stream);
+    // Synchronous unless this is the transaction's first batch here (or waits behind it): the
+    // appends of a connection stay in order either way (TransactionCoordinator.admit).
+    const gate = ctx.txns.admit(h.producerId, h.producerEpoch, stream);
+    const admitted = gate instanceof Promise ? await gate.catch((err: unknown) => ({ errorCode: kafkaErrorOf(err), first: false, err })) : gate;
+    if (admitted.errorCode !== 0) return { errorCode: admitted.errorCode, baseOffset: -1n, errorMessage: 'err' in admitted ? messageOf(admitted.err) : 'the transactional producer is fenced, or the partition is not in its open transaction' };
+    if (admitted.first) firstOfTxn = h.producerId;
   } else if (records.length >= 61 && (records.readInt16BE(21) & CONTROL_BIT) !== 0) {
     return { errorCode: KafkaError.INVALID_RECORD, baseOffset: -1n, errorMessage: 'control batches are written by the transaction coordinator, not produced' };
   }
   try {
     const r = await ctx.shards.append({ name: stream, origin: 'kafka', payload: { kind: 'batches', body: records, ownBuffer }, contentType: null, close: false });
-    if (txnPid !== null) await ctx.txns.afterAppend(txnPid, stream, r.startSeq);
+    if (firstOfTxn !== null) ctx.txns.afterFirstAppend(firstOfTxn, stream, r.startSeq);
     return { errorCode: 0, baseOffset: BigInt(r.startSeq), errorMessage: null };
   } catch (err) {
     if (kafkaErrorOf(err) === KafkaError.UNKNOWN_TOPIC_OR_PARTITION) ctx.topics.removed(topic);

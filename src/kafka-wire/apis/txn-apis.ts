@@ -76,6 +76,8 @@ export const TXN_OFFSET_COMMIT_HANDLER: ApiHandler<TxnOffsetCommitRequest, TxnOf
     const all = (errorCode: number): TxnOffsetCommitResponse => ({ throttleTimeMs: 0, topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })) })) });
     if (!mayProduce(ctx, conn)) return all(KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
     if (!groupAllowed(ctx, conn)) return all(KafkaError.GROUP_AUTHORIZATION_FAILED);
+    // Sent to the group's coordinator (which need not coordinate the transaction): the offsets wait there for the decision.
+    if (ctx.cluster !== null && ctx.cluster.coordinatorOf(req.groupId)?.nodeId !== ctx.nodeId) return all(KafkaError.NOT_COORDINATOR);
     // v3 names the consumer's generation: a zombie consumer of the group is fenced like in OffsetCommit (KIP-447).
     if (req.memberId !== undefined && req.memberId !== '' && req.generationId !== undefined && req.generationId >= 0) {
       const code = ctx.groups.validateCommit(req.groupId, req.memberId, req.generationId);

@@ -1,37 +1,46 @@
 /**
- * The transaction coordinator (KIP-98; docs/kafka.md, "Transactions"). This node coordinates every
- * transactional id; the state lives in the metadata store (store.ts), so it survives restarts.
+ * The transaction coordinator (KIP-98; docs/kafka.md, "Transactions"; docs/cluster.md, "Kafka
+ * transactions"). A transactional id is coordinated by one node (FindCoordinator: the node
+ * cluster.ts names; alone, this node); its state lives in the metadata store (store.ts), shared by
+ * every node, so a new coordinator takes over from the record alone.
  *
  *   InitProducerId(txn id) ─▶ producer id, epoch+1 (fences older epochs; an open transaction of
  *                             the id is aborted first)
- *   AddPartitionsToTxn / AddOffsetsToTxn ─▶ Ongoing, partitions and groups recorded
- *   Produce (transactional batch) ─▶ checked here (epoch, partition added); its first offset per
- *                             partition holds the partition's last stable offset (partition-state.ts)
- *   TxnOffsetCommit ─▶ offsets kept with the transaction
- *   EndTxn(commit|abort) ─▶ Prepare… (durable) ─▶ a marker on every partition (markers.ts) ─▶
- *                             offsets committed to the groups (commit) ─▶ Complete…
+ *   AddPartitionsToTxn / AddOffsetsToTxn ─▶ Ongoing (a new transaction number), partitions and
+ *                             groups recorded
+ *   Produce (on each partition's owner) ─▶ checked against the record (epoch, partition added);
+ *                             the first batch of a transaction there writes its hold, the
+ *                             partition's last stable offset, before it is appended
+ *   TxnOffsetCommit (on the group's coordinator) ─▶ offsets kept under the transaction's number
+ *   EndTxn(commit|abort) ─▶ Prepare… (durable: the decision) ─▶ every participant finishes its part
+ *                             on its own node (participants.ts) ─▶ Complete…
  *   timeout ─▶ epoch+1 (the old producer is fenced), then abort as above
  *
- * Every operation on one transactional id runs alone (#lock), so a timeout cannot interleave with
- * an EndTxn. A node that stops in Prepare… completes the transaction when it starts again.
+ * Every write of a record is a compare-and-set on the version this node read, so two nodes that
+ * both believe they coordinate an id (while membership changes) cannot both move it: the loser
+ * reads the store again and, if the id is no longer its own, answers NOT_COORDINATOR. Operations on
+ * one id run one at a time on a node (#lock), so a timeout cannot interleave with an EndTxn.
  */
-import { type MetaStore } from '../../actors';
+import { type MetaRecord, type MetaStore, MetaConflictError } from '../../actors';
 import { type Logger } from '../../log';
-import { SvcError } from '../../errors';
 import { type ShardClient } from '../../shards';
+import { type KafkaCluster } from '../cluster';
 import { type GroupCoordinator } from '../groups';
-import { KafkaError, kafkaErrorOf } from '../error-codes';
+import { KafkaError } from '../error-codes';
 import { ProducerIds } from '../producer-ids';
-import { markerBatch } from './markers';
-import { PartitionTxns } from './partition-state';
-import { type TxnOffset, type TxnPartition, type TxnRecord, TxnStore } from './store';
+import { mirrorPartitionTxns } from './partition-mirror';
+import { type PartitionTxns } from './partition-state';
+import { TxnParticipants } from './participants';
+import { DONE, TXN, type TxnOffset, type TxnRecord, TxnStore, groupParticipant, partitionParticipant, txnSeqOf } from './store';
 
 /** Longest transaction timeout a producer may ask for (Kafka's transaction.max.timeout.ms default). */
 export const MAX_TXN_TIMEOUT_MS = 900_000; // 15 min
-/** How often open transactions are checked against their timeout. */
-const TIMEOUT_CHECK_MS = 250;
-/** Markers name the coordinator epoch; one coordinator, so it stays 0. */
-const COORDINATOR_EPOCH = 0;
+/** How often open transactions are checked against their timeout, and decided ones swept. */
+const SWEEP_MS = 250;
+/** How long EndTxn and InitProducerId wait for a decided transaction to complete before answering. */
+const COMPLETE_WAIT_MS = 5_000;
+/** Compare-and-set attempts of one operation before it answers NOT_COORDINATOR. */
+const CAS_ATTEMPTS = 3;
 
 export interface TxnPartitionRef {
   topic: string;
@@ -40,53 +49,83 @@ export interface TxnPartitionRef {
   stream: string | null;
 }
 
-/**
- * The partitions' transaction state as the metadata store holds it: the aborted ranges, and every
- * open transaction holding its partitions' last stable offset.
- */
+/** Whether a transactional batch may be appended; `first`: it is the transaction's first on the partition here. */
+export interface Admission {
+  errorCode: number;
+  first: boolean;
+}
+
+const ADMITTED: Admission = { errorCode: 0, first: false };
+
+/** The partitions' transaction state as the metadata store holds it, kept current (partition-mirror.ts). */
 export function restorePartitionTxns(meta: MetaStore): PartitionTxns {
-  const store = new TxnStore(meta);
-  const parts = new PartitionTxns(store.abortedAll());
-  for (const t of store.all()) {
-    const open = t.state === 'Ongoing' || t.state === 'PrepareCommit' || t.state === 'PrepareAbort';
-    // A write may have landed without its first offset recorded (a crash in between): hold from where the partition was added.
-    if (open) for (const p of t.partitions) parts.open(p.stream, t.producerId, p.firstOffset ?? p.addedAt);
+  return mirrorPartitionTxns(meta);
+}
+
+export interface TxnCoordinatorOptions {
+  nodeId: number;
+  /** In a cluster: coordinators and partition owners (cluster.ts); null: this node is every one. */
+  cluster: KafkaCluster | null;
+  /** The partitions' state restored already (restorePartitionTxns), so HTTP and DS reads could be bounded before the listener started. */
+  parts?: PartitionTxns;
+}
+
+/** A retryable refusal inside an operation: answered as its code. */
+class Refused extends Error {
+  constructor(readonly errorCode: number) {
+    super(`refused with ${errorCode}`);
   }
-  return parts;
 }
 
 export class TransactionCoordinator {
   readonly #store: TxnStore;
+  readonly #meta: MetaStore;
   readonly #shards: ShardClient;
-  readonly #groups: GroupCoordinator;
   readonly #log: Logger;
-  readonly #txns = new Map<string, TxnRecord>();
-  /** producer id → transactional id. */
+  readonly #nodeId: number;
+  readonly #cluster: KafkaCluster | null;
+  readonly #participants: TxnParticipants;
+  /** producer id → transactional id, from every record. */
   readonly #byPid = new Map<string, string>();
   readonly #locks = new Map<string, Promise<unknown>>();
+  /** First batches of a transaction on a partition whose hold is being written: `<stream>\0<pid>`. */
+  readonly #admitting = new Map<string, Promise<Admission>>();
+  /** Called when a transaction's record or one of its participants' done records changes. */
+  readonly #waiters = new Map<string, Set<() => void>>();
   readonly #timer: NodeJS.Timeout;
+  #sweepSoon = false;
   readonly parts: PartitionTxns;
-  /** The node's one producer id source (idempotent producers too): two sources could repeat an id. */
-  readonly ids = new ProducerIds();
+  /** The node's one producer id source (idempotent producers too), drawing blocks shared by the cluster. */
+  readonly ids: ProducerIds;
   #closed = false;
 
-  /** `parts`: the partitions' state restored already (restorePartitionTxns), so HTTP and DS reads could be bounded before the listener started. */
-  constructor(meta: MetaStore, shards: ShardClient, groups: GroupCoordinator, log: Logger, parts?: PartitionTxns) {
+  constructor(meta: MetaStore, shards: ShardClient, groups: GroupCoordinator, log: Logger, o: TxnCoordinatorOptions) {
+    this.#meta = meta;
     this.#store = new TxnStore(meta);
     this.#shards = shards;
-    this.#groups = groups;
     this.#log = log.child({ component: 'txn' });
-    this.parts = parts ?? restorePartitionTxns(meta);
-    for (const t of this.#store.all()) {
-      this.#txns.set(t.transactionalId, t);
-      this.#byPid.set(t.producerId, t.transactionalId);
-      // Stopped between Prepare… and Complete…: finish what was decided.
-      if (t.state === 'PrepareCommit' || t.state === 'PrepareAbort') {
-        void this.#lock(t.transactionalId, () => this.#complete(t, t.state === 'PrepareCommit')).catch((err: unknown) => this.#log.warn({ txn: t.transactionalId, err: (err as Error).message }, 'kafka transaction completion after restart failed'));
-      }
-    }
-    this.#timer = setInterval(() => this.#expire(), TIMEOUT_CHECK_MS);
+    this.#nodeId = o.nodeId;
+    this.#cluster = o.cluster;
+    this.ids = new ProducerIds(meta);
+    this.parts = o.parts ?? mirrorPartitionTxns(meta);
+    const cluster = o.cluster;
+    this.#participants = new TxnParticipants(
+      this.#store,
+      shards,
+      groups,
+      this.parts,
+      {
+        partition: (stream) => cluster === null || (cluster.leaderOf(stream) === o.nodeId && !cluster.moving(stream)),
+        group: (groupId) => cluster === null || cluster.coordinatorOf(groupId)?.nodeId === o.nodeId,
+      },
+      this.#log,
+    );
+    for (const t of this.#store.all()) this.#byPid.set(t.producerId, t.transactionalId);
+    meta.onChange((key, record) => this.#changed(key, record));
+    this.#timer = setInterval(() => this.#sweep(), SWEEP_MS);
     this.#timer.unref();
+    // Decided before a stop: finish what was decided.
+    this.#soon();
   }
 
   close(): void {
@@ -100,224 +139,342 @@ export class TransactionCoordinator {
   }
 
   get(transactionalId: string): TxnRecord | undefined {
-    return this.#txns.get(transactionalId);
+    return this.#store.record(transactionalId)?.value;
   }
 
   all(): TxnRecord[] {
-    return [...this.#txns.values()];
+    return this.#store.all();
+  }
+
+  /** This node coordinates `transactionalId`. */
+  #here(transactionalId: string): boolean {
+    return this.#cluster === null || this.#cluster.coordinatorOf(transactionalId)?.nodeId === this.#nodeId;
   }
 
   /** InitProducerId with a transactional id: the producer id and a new epoch. */
   initProducerId(transactionalId: string, timeoutMs: number): Promise<{ errorCode: number; producerId: bigint; producerEpoch: number }> {
+    const refused = (errorCode: number): { errorCode: number; producerId: bigint; producerEpoch: number } => ({ errorCode, producerId: -1n, producerEpoch: -1 });
+    if (timeoutMs <= 0 || timeoutMs > MAX_TXN_TIMEOUT_MS) return Promise.resolve(refused(KafkaError.INVALID_TRANSACTION_TIMEOUT));
+    if (!this.#here(transactionalId)) return Promise.resolve(refused(KafkaError.NOT_COORDINATOR));
     return this.#lock(transactionalId, async () => {
-      if (timeoutMs <= 0 || timeoutMs > MAX_TXN_TIMEOUT_MS) return { errorCode: KafkaError.INVALID_TRANSACTION_TIMEOUT, producerId: -1n, producerEpoch: -1 };
-      let t = this.#txns.get(transactionalId);
-      if (t === undefined) {
-        t = { transactionalId, producerId: this.ids.next().toString(), producerEpoch: -1, timeoutMs, state: 'Empty', startedAt: 0, partitions: [], groups: [], offsets: [] };
-        this.#txns.set(transactionalId, t);
-        this.#byPid.set(t.producerId, transactionalId);
-      } else if (t.state === 'Ongoing') {
-        // A new instance of the producer: the old one's transaction is aborted under a new epoch, which fences it.
-        t.producerEpoch++;
-        await this.#complete(t, false);
-      } else if (t.state === 'PrepareCommit' || t.state === 'PrepareAbort') {
-        await this.#complete(t, t.state === 'PrepareCommit');
+      // An open transaction of the id: a new instance of the producer, whose predecessor is fenced
+      // by an epoch+1 abort; a decided one is completed first.
+      const open = this.#store.record(transactionalId)?.value;
+      if (open !== undefined && open.state === 'Ongoing') {
+        const r = await this.#mutate(transactionalId, (t) => (t?.state === 'Ongoing' ? { ...t, producerEpoch: t.producerEpoch + 1, state: 'PrepareAbort' } : null));
+        if (r !== 0) return refused(r);
       }
-      if (t.producerEpoch >= 32766) {
-        this.#byPid.delete(t.producerId);
-        t.producerId = this.ids.next().toString();
-        t.producerEpoch = -1;
-        this.#byPid.set(t.producerId, transactionalId);
-      }
-      t.producerEpoch++;
-      t.timeoutMs = timeoutMs;
-      await this.#store.put(t);
-      this.#log.info({ txn: transactionalId, producerId: t.producerId, epoch: t.producerEpoch }, 'kafka transactional producer initialized');
-      return { errorCode: 0, producerId: BigInt(t.producerId), producerEpoch: t.producerEpoch };
+      if (!(await this.#completed(transactionalId))) return refused(KafkaError.CONCURRENT_TRANSACTIONS);
+      // A new id, or one whose epoch ran out, takes a new producer id (drawn before the write; an id not used is only skipped).
+      const cur = this.#store.record(transactionalId)?.value;
+      const spare = cur === undefined || cur.producerEpoch >= 32766 ? await this.ids.next() : null;
+      let answer = { producerId: -1n, producerEpoch: -1 };
+      const r = await this.#mutate(transactionalId, (t) => {
+        if (t !== null && (t.state === 'PrepareCommit' || t.state === 'PrepareAbort')) throw new Refused(KafkaError.CONCURRENT_TRANSACTIONS);
+        // The epoch is an int16: past its end the id gets a new producer id.
+        const renew = t === null || t.producerEpoch >= 32766;
+        if (renew && spare === null) throw new Refused(KafkaError.CONCURRENT_TRANSACTIONS);
+        const base: TxnRecord = t ?? { transactionalId, producerId: '', producerEpoch: -1, timeoutMs, state: 'Empty', txnSeq: 0, startedAt: 0, partitions: [], groups: [] };
+        const next: TxnRecord = { ...base, producerId: renew ? spare!.toString() : base.producerId, producerEpoch: renew ? 0 : base.producerEpoch + 1, timeoutMs };
+        answer = { producerId: BigInt(next.producerId), producerEpoch: next.producerEpoch };
+        return next;
+      });
+      if (r !== 0) return refused(r);
+      this.#log.info({ txn: transactionalId, producerId: answer.producerId.toString(), epoch: answer.producerEpoch }, 'kafka transactional producer initialized');
+      return { errorCode: 0, ...answer };
     });
   }
 
   /** Why a transactional request of (producerId, epoch) is refused, or 0. `fenced`: the code for an old epoch (PRODUCER_FENCED, or INVALID_PRODUCER_EPOCH for older request versions). */
-  #checkProducer(t: TxnRecord | undefined, producerId: bigint, epoch: number, fenced: number): number {
-    if (t === undefined || t.producerId !== producerId.toString()) return KafkaError.INVALID_PRODUCER_ID_MAPPING;
+  #checkProducer(t: TxnRecord | null, producerId: bigint, epoch: number, fenced: number): number {
+    if (t === null || t.producerId !== producerId.toString()) return KafkaError.INVALID_PRODUCER_ID_MAPPING;
     if (epoch !== t.producerEpoch) return fenced;
     if (t.state === 'PrepareCommit' || t.state === 'PrepareAbort') return KafkaError.CONCURRENT_TRANSACTIONS;
     return 0;
   }
 
-  #begin(t: TxnRecord): void {
-    if (t.state === 'Ongoing') return;
-    t.state = 'Ongoing';
-    t.startedAt = Date.now();
-    t.partitions = [];
-    t.groups = [];
-    t.offsets = [];
+  /** The record with a transaction open: the same if one is, else a new one (the next number). */
+  #begun(t: TxnRecord): TxnRecord {
+    if (t.state === 'Ongoing') return t;
+    return { ...t, state: 'Ongoing', txnSeq: txnSeqOf(t) + 1, startedAt: Date.now(), partitions: [], groups: [], offsets: undefined };
   }
 
   /** AddPartitionsToTxn: one error code per partition (all OPERATION_NOT_ATTEMPTED but the failing ones when any fails). */
   addPartitions(transactionalId: string, producerId: bigint, epoch: number, refs: TxnPartitionRef[], fenced: number): Promise<number[]> {
+    if (!this.#here(transactionalId)) return Promise.resolve(refs.map(() => KafkaError.NOT_COORDINATOR));
     return this.#lock(transactionalId, async () => {
-      const t = this.#txns.get(transactionalId);
-      const refused = this.#checkProducer(t, producerId, epoch, fenced);
-      if (refused !== 0) return refs.map(() => refused);
-      if (refs.some((r) => r.stream === null)) return refs.map((r) => (r.stream === null ? KafkaError.UNKNOWN_TOPIC_OR_PARTITION : KafkaError.OPERATION_NOT_ATTEMPTED));
-      const added: TxnPartition[] = [];
-      try {
-        for (const r of refs) {
-          if (t!.partitions.some((p) => p.stream === r.stream) || added.some((p) => p.stream === r.stream)) continue;
-          const addedAt = (await this.#shards.head(r.stream!)).nextSeq;
-          added.push({ topic: r.topic, partition: r.partition, stream: r.stream!, firstOffset: null, addedAt });
-        }
-      } catch (err) {
-        const code = kafkaErrorOf(err);
-        return refs.map(() => code);
+      if (refs.some((r) => r.stream === null)) {
+        const refused = this.#checkProducer(this.#store.record(transactionalId)?.value ?? null, producerId, epoch, fenced);
+        if (refused !== 0) return refs.map(() => refused);
+        return refs.map((r) => (r.stream === null ? KafkaError.UNKNOWN_TOPIC_OR_PARTITION : KafkaError.OPERATION_NOT_ATTEMPTED));
       }
-      this.#begin(t!);
-      t!.partitions.push(...added);
-      await this.#store.put(t!);
-      return refs.map(() => 0);
+      const r = await this.#mutate(transactionalId, (cur) => {
+        const refused = this.#checkProducer(cur, producerId, epoch, fenced);
+        if (refused !== 0) throw new Refused(refused);
+        const t = this.#begun(cur!);
+        const added = refs.filter((x, i) => !t.partitions.some((p) => p.stream === x.stream) && refs.findIndex((y) => y.stream === x.stream) === i);
+        if (added.length === 0 && t === cur) return null;
+        return { ...t, partitions: [...t.partitions, ...added.map((x) => ({ topic: x.topic, partition: x.partition, stream: x.stream! }))] };
+      });
+      return refs.map(() => r);
     });
   }
 
   /** AddOffsetsToTxn: the group's offsets will be committed with the transaction. */
   addOffsets(transactionalId: string, producerId: bigint, epoch: number, group: string, fenced: number): Promise<number> {
-    return this.#lock(transactionalId, async () => {
-      const t = this.#txns.get(transactionalId);
-      const refused = this.#checkProducer(t, producerId, epoch, fenced);
-      if (refused !== 0) return refused;
-      this.#begin(t!);
-      if (!t!.groups.includes(group)) t!.groups.push(group);
-      await this.#store.put(t!);
-      return 0;
-    });
+    if (!this.#here(transactionalId)) return Promise.resolve(KafkaError.NOT_COORDINATOR);
+    return this.#lock(transactionalId, () =>
+      this.#mutate(transactionalId, (cur) => {
+        const refused = this.#checkProducer(cur, producerId, epoch, fenced);
+        if (refused !== 0) throw new Refused(refused);
+        const t = this.#begun(cur!);
+        if (t.groups.includes(group)) return t === cur ? null : t;
+        return { ...t, groups: [...t.groups, group] };
+      }),
+    );
   }
 
-  /** TxnOffsetCommit: kept with the transaction, committed to the group by EndTxn(commit). */
+  /**
+   * TxnOffsetCommit, on the group's coordinator (which need not coordinate the transaction): the
+   * offsets are kept under the transaction's number, and committed to the group when it commits.
+   */
   commitOffsets(transactionalId: string, producerId: bigint, epoch: number, group: string, offsets: Array<Omit<TxnOffset, 'group'>>, fenced: number): Promise<number> {
-    return this.#lock(transactionalId, async () => {
-      const t = this.#txns.get(transactionalId);
-      const refused = this.#checkProducer(t, producerId, epoch, fenced);
-      if (refused !== 0) return refused;
-      if (t!.state !== 'Ongoing' || !t!.groups.includes(group)) return KafkaError.INVALID_TXN_STATE;
-      for (const o of offsets) {
-        t!.offsets = t!.offsets.filter((x) => !(x.group === group && x.topic === o.topic && x.partition === o.partition));
-        t!.offsets.push({ group, ...o });
+    return this.#lock(`offsets\0${transactionalId}\0${group}`, async () => {
+      for (let attempt = 0; ; attempt++) {
+        const t = this.#store.record(transactionalId)?.value ?? null;
+        let refused = this.#checkProducer(t, producerId, epoch, fenced);
+        if (refused === 0 && (t!.state !== 'Ongoing' || !t!.groups.includes(group))) refused = KafkaError.INVALID_TXN_STATE;
+        // The coordinator may have written more than this node's view holds yet: read again once.
+        if (refused !== 0 && attempt === 0) {
+          await this.#meta.sync();
+          continue;
+        }
+        if (refused !== 0) return refused;
+        const seq = txnSeqOf(t!);
+        const cur = this.#store.groupOffsets(transactionalId, group);
+        const kept = cur !== null && cur.value.txnSeq === seq ? cur.value.offsets : [];
+        const merged = [...kept.filter((x) => !offsets.some((o) => o.topic === x.topic && o.partition === x.partition)), ...offsets.map((o) => ({ group, ...o }))];
+        try {
+          await this.#store.putGroupOffsets(transactionalId, group, { txnSeq: seq, offsets: merged }, cur?.version ?? null);
+          return 0;
+        } catch (err) {
+          if (!(err instanceof MetaConflictError) || attempt >= CAS_ATTEMPTS) throw err;
+          await this.#meta.sync();
+        }
       }
-      await this.#store.put(t!);
-      return 0;
     });
   }
 
   /** EndTxn: commit or abort the open transaction. */
   endTxn(transactionalId: string, producerId: bigint, epoch: number, commit: boolean, fenced: number): Promise<number> {
+    if (!this.#here(transactionalId)) return Promise.resolve(KafkaError.NOT_COORDINATOR);
     return this.#lock(transactionalId, async () => {
-      const t = this.#txns.get(transactionalId);
-      const refused = this.#checkProducer(t, producerId, epoch, fenced);
-      if (refused !== 0) return refused;
-      // A retried EndTxn whose first attempt completed.
-      if (t!.state === (commit ? 'CompleteCommit' : 'CompleteAbort')) return 0;
-      if (t!.state !== 'Ongoing') return KafkaError.INVALID_TXN_STATE;
-      await this.#complete(t!, commit);
+      const decided = commit ? 'PrepareCommit' : 'PrepareAbort';
+      let retried = false;
+      const r = await this.#mutate(transactionalId, (t) => {
+        // A retried EndTxn whose first attempt was decided, or completed.
+        if (t !== null && t.producerId === producerId.toString() && t.producerEpoch === epoch && (t.state === decided || t.state === (commit ? 'CompleteCommit' : 'CompleteAbort'))) {
+          retried = true;
+          return null;
+        }
+        const refused = this.#checkProducer(t, producerId, epoch, fenced);
+        if (refused !== 0) throw new Refused(refused);
+        if (t!.state !== 'Ongoing') throw new Refused(KafkaError.INVALID_TXN_STATE);
+        return { ...t!, state: decided };
+      });
+      if (r !== 0) return r;
+      // The decision is durable: the transaction completes whatever happens now. The answer waits
+      // a while for that, so the producer's next transaction rarely meets CONCURRENT_TRANSACTIONS.
+      await this.#completed(transactionalId);
+      if (!retried) this.#log.info({ txn: transactionalId, producerId: producerId.toString(), epoch, commit }, commit ? 'kafka transaction committed' : 'kafka transaction aborted');
       return 0;
     });
   }
 
   /**
-   * Whether a transactional batch of (producerId, epoch) may be appended to `stream`: 0, or
-   * INVALID_PRODUCER_EPOCH (an old epoch: a fenced or timed-out producer) / INVALID_TXN_STATE
-   * (no open transaction, or the partition was not added to it).
+   * Whether a transactional batch of (producerId, epoch) may be appended to `stream`, on the
+   * partition's owner: INVALID_PRODUCER_EPOCH (an old epoch: a fenced or timed-out producer),
+   * INVALID_TXN_STATE (no open transaction, or the partition was not added to it). The
+   * transaction's first batch on the partition waits for its hold — a lower bound of where it
+   * lands, which holds the partition's last stable offset — to be durable; batches after it wait
+   * behind it, so the partition's batches are appended in the order they came.
    */
-  checkProduce(producerId: bigint, epoch: number, stream: string): number {
-    const id = this.#byPid.get(producerId.toString());
-    const t = id === undefined ? undefined : this.#txns.get(id);
-    if (t === undefined) return KafkaError.INVALID_PRODUCER_ID_MAPPING;
+  admit(producerId: bigint, epoch: number, stream: string): Admission | Promise<Admission> {
+    const key = `${stream}\0${producerId}`;
+    const pending = this.#admitting.get(key);
+    if (pending !== undefined) return pending.then(() => this.admit(producerId, epoch, stream));
+    const t = this.#txnOf(producerId);
+    if (this.#checkProduce(t, epoch, stream) === 0 && this.#held(stream, t!)) return ADMITTED;
+    const p = (async (): Promise<Admission> => {
+      let cur = t;
+      if (this.#checkProduce(cur, epoch, stream) !== 0) {
+        // The coordinator (another node, maybe) may have recorded the partition after this view.
+        await this.#meta.sync();
+        cur = this.#txnOf(producerId);
+        const code = this.#checkProduce(cur, epoch, stream);
+        if (code !== 0) return { errorCode: code, first: false };
+      }
+      if (this.#held(stream, cur!)) return ADMITTED;
+      const from = (await this.#shards.head(stream)).nextSeq;
+      await this.#store.putHold(stream, cur!.producerId, { from, transactionalId: cur!.transactionalId, txnSeq: txnSeqOf(cur!) });
+      return { errorCode: 0, first: true };
+    })().finally(() => this.#admitting.delete(key));
+    this.#admitting.set(key, p);
+    return p;
+  }
+
+  /** After the transaction's first batch on `stream` was appended at `offset`: its last stable offset, exact. */
+  afterFirstAppend(producerId: bigint, stream: string, offset: number): void {
+    this.parts.settle(stream, producerId.toString(), offset);
+  }
+
+  #checkProduce(t: TxnRecord | null, epoch: number, stream: string): number {
+    if (t === null) return KafkaError.INVALID_PRODUCER_ID_MAPPING;
     if (epoch < t.producerEpoch) return KafkaError.INVALID_PRODUCER_EPOCH;
     if (epoch !== t.producerEpoch || t.state !== 'Ongoing' || !t.partitions.some((p) => p.stream === stream)) return KafkaError.INVALID_TXN_STATE;
     return 0;
   }
 
-  /**
-   * Before a transactional batch is appended (synchronously, so the Produce's appends stay in
-   * request order): hold the partition's LSO at where the partition was added to the
-   * transaction, a lower bound of where the batch lands, until afterAppend names the real offset.
-   */
-  beforeAppend(producerId: bigint, stream: string): void {
-    const t = this.#txnOf(producerId);
-    const p = t?.partitions.find((x) => x.stream === stream);
-    if (t === undefined || p === undefined || p.firstOffset !== null) return;
-    this.parts.open(stream, t.producerId, p.addedAt);
+  /** The open transaction `t` holds `stream` already (a record of an earlier version: its first offset there is known). */
+  #held(stream: string, t: TxnRecord): boolean {
+    const h = this.#store.hold(stream, t.producerId);
+    if (h !== null && h.transactionalId === t.transactionalId && h.txnSeq === txnSeqOf(t)) return true;
+    const p = t.partitions.find((x) => x.stream === stream);
+    return p?.firstOffset !== undefined && p.firstOffset !== null;
   }
 
-  /** After it was appended at `offset`: the transaction's first offset there, durable before the Produce is answered. */
-  async afterAppend(producerId: bigint, stream: string, offset: number): Promise<void> {
-    const t = this.#txnOf(producerId);
-    const p = t?.partitions.find((x) => x.stream === stream);
-    if (t === undefined || p === undefined || p.firstOffset !== null) return;
-    p.firstOffset = offset;
-    this.parts.settle(stream, t.producerId, offset);
-    await this.#store.put(t);
-  }
-
-  #txnOf(producerId: bigint): TxnRecord | undefined {
+  #txnOf(producerId: bigint): TxnRecord | null {
     const id = this.#byPid.get(producerId.toString());
-    return id === undefined ? undefined : this.#txns.get(id);
+    return id === undefined ? null : (this.#store.record(id)?.value ?? null);
   }
 
-  /** Prepare… (durable), markers on every partition, offsets to the groups (commit), Complete… (durable). */
-  async #complete(t: TxnRecord, commit: boolean): Promise<void> {
-    t.state = commit ? 'PrepareCommit' : 'PrepareAbort';
-    await this.#store.put(t);
-    const pid = BigInt(t.producerId);
-    for (const p of t.partitions) {
-      let markerOffset: number;
+  /**
+   * Apply `fn` to the id's record and write what it returns (null: nothing to write) with a
+   * compare-and-set; 0, or the code a Refused carried, or NOT_COORDINATOR when the record kept
+   * changing under this node (another node coordinates it now).
+   */
+  async #mutate(transactionalId: string, fn: (t: TxnRecord | null) => TxnRecord | null): Promise<number> {
+    for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+      const rec: MetaRecord<TxnRecord> | null = this.#store.record(transactionalId);
+      let next: TxnRecord | null;
       try {
-        const r = await this.#shards.append({ name: p.stream, origin: 'kafka', payload: { kind: 'batches', body: markerBatch(pid, t.producerEpoch, commit, COORDINATOR_EPOCH, Date.now()) }, contentType: null, close: false });
-        markerOffset = r.startSeq;
+        next = fn(rec?.value ?? null);
       } catch (err) {
-        // A partition deleted meanwhile has nothing left to mark.
-        if (!(err instanceof SvcError && err.code === 'not_found')) throw err;
-        this.parts.close(p.stream, t.producerId, null);
-        continue;
+        if (err instanceof Refused) return err.errorCode;
+        throw err;
       }
-      const aborted = this.parts.close(p.stream, t.producerId, commit ? null : markerOffset);
-      if (aborted !== null) await this.#store.putAborted(p.stream, aborted);
-    }
-    if (commit) {
-      const byGroup = new Map<string, TxnOffset[]>();
-      for (const o of t.offsets) byGroup.set(o.group, [...(byGroup.get(o.group) ?? []), o]);
-      const committedAt = Date.now();
-      for (const [group, offsets] of byGroup) {
-        await this.#groups.commit(group, offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: { offset: BigInt(o.offset), leaderEpoch: o.leaderEpoch, metadata: o.metadata, committedAt } })));
+      if (next === null) return 0;
+      try {
+        await this.#store.put(next, rec?.version ?? null);
+        return 0;
+      } catch (err) {
+        if (!(err instanceof MetaConflictError)) throw err;
+        await this.#meta.sync();
+        if (!this.#here(transactionalId)) return KafkaError.NOT_COORDINATOR;
       }
     }
-    this.#log.info({ txn: t.transactionalId, producerId: t.producerId, epoch: t.producerEpoch, partitions: t.partitions.length, commit }, commit ? 'kafka transaction committed' : 'kafka transaction aborted');
-    t.state = commit ? 'CompleteCommit' : 'CompleteAbort';
-    t.startedAt = 0;
-    t.partitions = [];
-    t.groups = [];
-    t.offsets = [];
-    await this.#store.put(t);
+    return KafkaError.NOT_COORDINATOR;
   }
 
-  /** Abort every open transaction past its timeout, under a new epoch (the producer is fenced, as in Kafka). */
-  #expire(): void {
+  /** Wait (a while) until the id has no decided transaction pending; false when one still is. */
+  async #completed(transactionalId: string): Promise<boolean> {
+    const pending = (): boolean => {
+      const s = this.#store.record(transactionalId)?.value.state;
+      return s === 'PrepareCommit' || s === 'PrepareAbort';
+    };
+    if (!pending()) return true;
+    this.#soon();
+    const end = Date.now() + COMPLETE_WAIT_MS;
+    while (pending() && !this.#closed && Date.now() < end) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, SWEEP_MS);
+        let set = this.#waiters.get(transactionalId);
+        if (set === undefined) this.#waiters.set(transactionalId, (set = new Set()));
+        set.add(done);
+        function done(): void {
+          clearTimeout(timer);
+          set!.delete(done);
+          resolve();
+        }
+      });
+    }
+    return !pending();
+  }
+
+  #changed(key: string, record: MetaRecord | null): void {
+    let id: string | null = null;
+    if (key.startsWith(TXN)) {
+      id = decodeURIComponent(key.slice(TXN.length));
+      if (record !== null) this.#byPid.set((record.value as TxnRecord).producerId, id);
+      const s = (record?.value as TxnRecord | undefined)?.state;
+      if (s === 'PrepareCommit' || s === 'PrepareAbort') this.#soon();
+    } else if (key.startsWith(DONE)) {
+      const rest = key.slice(DONE.length);
+      id = decodeURIComponent(rest.slice(0, rest.indexOf('/')));
+      this.#soon();
+    }
+    if (id === null) return;
+    const set = this.#waiters.get(id);
+    if (set !== undefined) for (const w of [...set]) w();
+  }
+
+  /** A sweep on the next turn (coalesced): a decision or a participant's done record arrived. */
+  #soon(): void {
+    if (this.#sweepSoon || this.#closed) return;
+    this.#sweepSoon = true;
+    setImmediate(() => {
+      this.#sweepSoon = false;
+      this.#sweep();
+    });
+  }
+
+  /**
+   * This node's participants finish their parts of decided transactions; the transactions this
+   * node coordinates complete once every participant is done, and time out when open too long.
+   */
+  #sweep(): void {
     if (this.#closed) return;
+    this.#participants.sweep();
     const now = Date.now();
-    for (const t of this.#txns.values()) {
-      if ((t.state === 'PrepareCommit' || t.state === 'PrepareAbort') && !this.#locks.has(t.transactionalId)) {
-        // A completion that failed (a storage error writing a marker): try again.
-        const commit = t.state === 'PrepareCommit';
-        void this.#lock(t.transactionalId, () => (t.state === (commit ? 'PrepareCommit' : 'PrepareAbort') ? this.#complete(t, commit) : Promise.resolve())).catch(() => undefined);
+    for (const t of this.#store.all()) {
+      const id = t.transactionalId;
+      if (!this.#here(id) || this.#locks.has(`complete\0${id}`)) continue;
+      if (t.state === 'PrepareCommit' || t.state === 'PrepareAbort') {
+        if (this.#allDone(t)) void this.#lock(`complete\0${id}`, () => this.#complete(id)).catch((err: unknown) => this.#log.warn({ txn: id, err: (err as Error).message }, 'kafka transaction completion failed; trying again'));
         continue;
       }
-      if (t.state !== 'Ongoing' || now - t.startedAt <= t.timeoutMs || this.#locks.has(t.transactionalId)) continue;
-      void this.#lock(t.transactionalId, async () => {
-        if (t.state !== 'Ongoing' || Date.now() - t.startedAt <= t.timeoutMs) return;
-        this.#log.info({ txn: t.transactionalId, timeoutMs: t.timeoutMs }, 'kafka transaction timed out: aborting');
-        t.producerEpoch++;
-        await this.#complete(t, false);
-      }).catch((err: unknown) => this.#log.warn({ txn: t.transactionalId, err: (err as Error).message }, 'kafka transaction timeout abort failed'));
+      if (t.state !== 'Ongoing' || now - t.startedAt <= t.timeoutMs || this.#locks.has(id)) continue;
+      void this.#lock(id, async () => {
+        const r = await this.#mutate(id, (cur) => (cur?.state === 'Ongoing' && Date.now() - cur.startedAt > cur.timeoutMs ? { ...cur, producerEpoch: cur.producerEpoch + 1, state: 'PrepareAbort' } : null));
+        if (r === 0) this.#log.info({ txn: id, timeoutMs: t.timeoutMs }, 'kafka transaction timed out: aborting');
+      }).catch((err: unknown) => this.#log.warn({ txn: id, err: (err as Error).message }, 'kafka transaction timeout abort failed'));
     }
+  }
+
+  /** Every participant of the decided transaction `t` finished its part (a partition nobody owns any more has none left). */
+  #allDone(t: TxnRecord): boolean {
+    const seq = txnSeqOf(t);
+    for (const p of t.partitions) if (this.#store.done(t.transactionalId, partitionParticipant(p.stream))?.txnSeq !== seq && !this.#gone(p.stream)) return false;
+    for (const g of t.groups) if (this.#store.done(t.transactionalId, groupParticipant(g))?.txnSeq !== seq) return false;
+    return true;
+  }
+
+  /** In a cluster: no node owns `stream` (deleted), so no participant will mark it. */
+  #gone(stream: string): boolean {
+    return this.#cluster !== null && this.#cluster.leaderOf(stream) === null && !this.#cluster.moving(stream);
+  }
+
+  /** Prepare… → Complete…, once every participant is done. */
+  async #complete(transactionalId: string): Promise<void> {
+    // A partition deleted meanwhile has no owner to end its hold: a stream created again under its name must not inherit it.
+    const t = this.#store.record(transactionalId)?.value;
+    for (const p of t?.partitions ?? []) {
+      if (this.#gone(p.stream) && this.#store.hold(p.stream, t!.producerId) !== null) await this.#store.deleteHold(p.stream, t!.producerId);
+    }
+    await this.#mutate(transactionalId, (t) => {
+      if (t === null || (t.state !== 'PrepareCommit' && t.state !== 'PrepareAbort') || !this.#allDone(t)) return null;
+      return { ...t, state: t.state === 'PrepareCommit' ? 'CompleteCommit' : 'CompleteAbort', startedAt: 0, partitions: [], groups: [], offsets: undefined };
+    });
   }
 
   /** Run `fn` after every earlier operation on `id` ended. */

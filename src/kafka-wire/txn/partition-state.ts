@@ -56,6 +56,11 @@ export class PartitionTxns {
     this.#open.get(stream)?.set(pid, offset);
   }
 
+  /** The partition's aborted list as its owner recorded it (the metadata store's `kafka/txn-aborted/<stream>`). */
+  setAborted(stream: string, ranges: AbortedRange[]): void {
+    this.#aborted.set(stream, ranges);
+  }
+
   /** The transaction ended on `stream`; an abort is remembered up to its marker. Returns the partition's new aborted list, or null when unchanged. */
   close(stream: string, pid: string, abortedUpTo: number | null): AbortedRange[] | null {
     const m = this.#open.get(stream);

@@ -174,7 +174,50 @@ def idempotent_run(c):
     return {'sent': i, 'acked': acked, 'failed': failed, 'unflushed': left}
 
 
-COMMANDS = {'idempotent_run': idempotent_run, 'produce_records': produce_records, 'txn_produce': txn_produce, 'read': read, 'ctp': consume_transform_produce, 'hang': hang, 'fence': fence}
+def txn_spread(c):
+    """Transactions in order, each {values, commit}, the i-th value of each to partition i % partitions.
+    Prints {"committing": k} before ending transaction k (so a test can act while it ends); returns
+    each transaction's outcome ("committed", "aborted" or the error's name)."""
+    p = txn_producer(c, c['txnId'], {'transaction.timeout.ms': c.get('txnTimeoutMs', 60000)})
+    outcomes = []
+    for k, t in enumerate(c['txns']):
+        p.begin_transaction()
+        for i, v in enumerate(t['values']):
+            p.produce(c['topic'], value=v.encode(), partition=i % c['partitions'])
+        p.flush(30)
+        print(json.dumps({'committing': k}), flush=True)
+        try:
+            if t['commit']:
+                p.commit_transaction(c.get('endSeconds', 60))
+                outcomes.append('committed')
+            else:
+                p.abort_transaction(c.get('endSeconds', 60))
+                outcomes.append('aborted')
+        except KafkaException as e:
+            outcomes.append(e.args[0].name())
+    return {'outcomes': outcomes}
+
+
+def read_spread(c):
+    """Every record of every partition from the start, until nothing came for `idle` seconds."""
+    cons = Consumer({'bootstrap.servers': c['broker'], 'group.id': 'reader-%f' % time.time(), 'enable.auto.commit': False,
+                     'isolation.level': c.get('isolation', 'read_committed'), 'auto.offset.reset': 'earliest'})
+    cons.assign([TopicPartition(c['topic'], i, 0) for i in range(c['partitions'])])
+    for i in range(c['partitions']):
+        cons.get_watermark_offsets(TopicPartition(c['topic'], i), timeout=15)
+    out = []
+    last = time.time()
+    while time.time() - last < c.get('idle', 2.0):
+        m = cons.poll(0.2)
+        if m is None or m.error():
+            continue
+        out.append({'partition': m.partition(), 'offset': m.offset(), 'value': None if m.value() is None else m.value().decode()})
+        last = time.time()
+    cons.close()
+    return {'records': out}
+
+
+COMMANDS = {'idempotent_run': idempotent_run, 'produce_records': produce_records, 'txn_produce': txn_produce, 'read': read, 'ctp': consume_transform_produce, 'hang': hang, 'fence': fence, 'txn_spread': txn_spread, 'read_spread': read_spread}
 
 if __name__ == '__main__':
     cmd = json.loads(sys.argv[1])
