@@ -14,7 +14,7 @@ import {
   encodeInitProducerIdResponse,
 } from '../messages/init-producer-id';
 import { type ApiHandler } from '../handler';
-import { KafkaError } from '../error-codes';
+import { KafkaError, kafkaErrorOf } from '../error-codes';
 import { accessOf, kafkaDenial } from '../auth';
 
 function answer(errorCode: number, producerId = -1n, producerEpoch = -1): InitProducerIdResponse {
@@ -32,6 +32,11 @@ export const INIT_PRODUCER_ID_HANDLER: ApiHandler<InitProducerIdRequest, InitPro
       const r = await ctx.txns.initProducerId(req.transactionalId, req.transactionTimeoutMs);
       return answer(r.errorCode, r.producerId, r.producerEpoch);
     }
-    return answer(0, await ctx.txns.ids.next(), 0);
+    try {
+      return answer(0, await ctx.txns.ids.next(), 0);
+    } catch (err) {
+      // A new block of ids could not be taken (the metadata store is away): retriable.
+      return answer(kafkaErrorOf(err));
+    }
   },
 };
