@@ -36,6 +36,8 @@ export interface RangeCacheOptions {
   failureBackoffMs?: number;
   /** Most a back-off grows to (ms; default 5 min). */
   maxFailureBackoffMs?: number;
+  /** Whether a failed load is remembered (default: every failure); one that is not is loaded again by the next get. */
+  remember?: (err: unknown) => boolean;
   /** Loads started by prefetch at once, at most (default 4). */
   maxPrefetchInFlight?: number;
   now?: () => number;
@@ -67,6 +69,7 @@ export class RangeCache<T> {
   readonly #backoff0: number;
   readonly #backoffMax: number;
   readonly #maxPrefetch: number;
+  readonly #remember: (err: unknown) => boolean;
   readonly #now: () => number;
   /** key → value; Map order is LRU order (oldest first). */
   readonly #held = new Map<string, { value: T; size: number }>();
@@ -82,6 +85,7 @@ export class RangeCache<T> {
     this.#backoff0 = o.failureBackoffMs ?? 30_000;
     this.#backoffMax = o.maxFailureBackoffMs ?? 300_000;
     this.#maxPrefetch = Math.max(1, o.maxPrefetchInFlight ?? 4);
+    this.#remember = o.remember ?? (() => true);
     this.#now = o.now ?? Date.now;
   }
 
@@ -128,6 +132,7 @@ export class RangeCache<T> {
       },
       (err: unknown) => {
         this.#loading.delete(key);
+        if (!this.#remember(err)) throw err;
         const backoffMs = f === undefined ? this.#backoff0 : Math.min(this.#backoffMax, f.backoffMs * 2);
         this.#failed.delete(key);
         this.#failed.set(key, { err, until: this.#now() + backoffMs, backoffMs });
