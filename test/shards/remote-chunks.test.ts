@@ -102,6 +102,14 @@ describe('checkRemoteRange', () => {
     expect(bs.map((b) => [b.baseSeq, b.lastSeq])).toEqual([[10, 12], [13, 15], [16, 18], [19, 19]]);
   });
 
+  it('hands a SEAL frame\'s producer to the caller that asks', () => {
+    const seal = { key: '4611686018427387905', epoch: 2, ack: { seq: 7, start: 19, next: 20, ts: 5 } };
+    const buf = Buffer.concat([frames(10, 20), encodeFrame(FrameType.Seal, 7, Buffer.from(JSON.stringify(seal)))]);
+    const seals: unknown[] = [];
+    expect(checkRemoteRange(S, e('g/a', 10, 20, buf.length), buf, seals as never)).toHaveLength(4);
+    expect(seals).toEqual([seal]);
+  });
+
   it('a flipped byte, a short read, a gap or a range that ends early is data_corrupt naming stream, seqs and object', () => {
     const buf = frames(10, 20);
     const entry = e('g/a', 10, 20, buf.length, 4096);

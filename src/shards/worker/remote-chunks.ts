@@ -21,6 +21,7 @@
 import { SvcError } from '../../errors';
 import { readBatchHeader } from '../../util/record-batch';
 import { FRAME_HEADER, FrameType, frameProblem } from './frame';
+import { type SealProducer } from './producers';
 
 /** One ledger entry as the shard keeps it: bytes off..off+len of object `o` hold the frames of seqs [from, to). */
 export interface RemoteEntry {
@@ -164,10 +165,11 @@ export function remoteCorrupt(stream: string, e: RemoteEntry, why: string): SvcE
 /**
  * Check a fetched range of entry `e` and return its DATA batches: every frame whole with its
  * CRC-32C, every DATA frame a RecordBatch v2, the batches seq for seq from `e.from` to `e.to`.
- * Other frames (TRIM, SEAL, CREATE, CONFIG, PAD) are skipped: their effect is in the `m/` record.
+ * Other frames (TRIM, SEAL, CREATE, CONFIG, PAD) are skipped: their effect is in the `m/` record;
+ * a SEAL frame's idempotent producer is added to `seals` when given (the producer replay's).
  * Anything else is a `data_corrupt` error for this entry's seqs (remoteCorrupt).
  */
-export function checkRemoteRange(stream: string, e: RemoteEntry, buf: Buffer): RemoteBatch[] {
+export function checkRemoteRange(stream: string, e: RemoteEntry, buf: Buffer, seals?: SealProducer[]): RemoteBatch[] {
   if (e.o === NO_OBJECT) throw remoteCorrupt(stream, e, 'the ledger has a hole there');
   if (buf.length !== e.len) throw remoteCorrupt(stream, e, `the object store returned ${buf.length} bytes, not ${e.len}`);
   const out: RemoteBatch[] = [];
@@ -191,6 +193,12 @@ export function checkRemoteRange(stream: string, e: RemoteEntry, buf: Buffer): R
       if (base !== next || last >= e.to) throw remoteCorrupt(stream, e, `a batch of seqs ${base}..${last} where seq ${next} was expected`);
       out.push({ batch, baseSeq: base, lastSeq: last });
       next = last + 1;
+    } else if (buf[pos + 8] === FrameType.Seal && seals !== undefined && end > pos + FRAME_HEADER) {
+      try {
+        seals.push(JSON.parse(buf.subarray(pos + FRAME_HEADER, end).toString('utf8')) as SealProducer);
+      } catch {
+        throw remoteCorrupt(stream, e, `the SEAL frame at byte ${e.off + pos} names no producer (not JSON)`);
+      }
     }
     pos = end;
   }
