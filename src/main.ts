@@ -104,6 +104,19 @@ const program: Program = {
   version: version(),
   commands: [serve, ...storageCommands({
       check: async (dir) => (await import('./shards')).checkDataDir(dir),
+      checkObjects: async (objectsUrl, metadataUrl, streams) => {
+        const { EtcdLink, parseEtcdUrl } = await import('./actors');
+        const { LedgerKeys, checkObjectLedger, openObjectStore } = await import('./objects');
+        const target = parseEtcdUrl(metadataUrl);
+        const store = openObjectStore(objectsUrl);
+        const link = new EtcdLink(target.endpoints);
+        try {
+          return await checkObjectLedger(link, new LedgerKeys(target.prefix), store, streams.length > 0 ? { streams } : {});
+        } finally {
+          link.close();
+          await store.close();
+        }
+      },
       repair: async (dir) => (await import('./shards')).repairDataDir(dir),
     }), ...clientCommands()],
   featured: 'serve',

@@ -30,6 +30,10 @@ export { type CompactionOptions, type CompactionTick, Compactor, type PlacedStre
 export { type HolderCompare, Reaper, type ReaperOptions, type ReaperTick } from './reaper';
 export { ObjectCensus, type ObjectCounts } from './object-census';
 export { type MaintenanceLog } from './maintenance-ledger';
+// The object cache of checked ranges, for reads served from the object store (range-cache.ts).
+export { RangeCache, type RangeCacheOptions, type RangeCacheStats, rangeKey } from './range-cache';
+// The offline check of every range the ledger names (ledger-check.ts: `svc check --objects`).
+export { type LedgerCheckOptions, type LedgerCheckResult, type ObjectDamage, checkObjectLedger } from './ledger-check';
 // The store tried once at a node's start (store-check.ts).
 export { STORE_CHECK_MS, type StoreCheck, checkObjectStore, isRefusal } from './store-check';
 

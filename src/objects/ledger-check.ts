@@ -1,0 +1,122 @@
+/**
+ * The offline check of the object store (docs/objects.md, "Damaged ranges"): every range the
+ * ledger names is read back and checked as a read from the object store checks it, without a
+ * node, and nothing is written.
+ *
+ *   m/<stream> (each, or those asked for) ──▶ i/<stream>/… entries, in key order
+ *       entries wholly below the start: counted, not read (no read reaches them)
+ *       a seq between two entries that no entry holds ──▶ damage "hole"
+ *       GET each range (≤ `concurrency` at once) ──▶ missing object     ──▶ damage "missing"
+ *                                               ──▶ fewer bytes        ──▶ damage "short"
+ *                                               ──▶ a frame's length or CRC-32C wrong ──▶ damage "frames"
+ *                                               ──▶ any other store error ──▶ unreadable (the check is incomplete)
+ *
+ * Each damage names the stream, the entry's seqs, the object and its byte range: what a read that
+ * reaches it answers (`data_corrupt`).
+ */
+import { type LedgerKeys, streamOfSegment } from './ledger-keys';
+import { eachLimited, framesProblem, type LedgerKv, scanPrefix } from './maintenance-ledger';
+import { isObjectNotFound } from './object-store';
+
+/** One damaged range, named as a read that reaches it names it. */
+export interface ObjectDamage {
+  stream: string;
+  from_seq: number;
+  /** Inclusive. */
+  to_seq: number;
+  /** Empty for a hole (no entry holds the seqs). */
+  object: string;
+  offset: number;
+  length: number;
+  kind: 'missing' | 'short' | 'frames' | 'hole';
+  reason: string;
+}
+
+export interface LedgerCheckResult {
+  streams: number;
+  /** Entries read back and checked. */
+  entries: number;
+  /** Entries below their stream's start, not read. */
+  skipped: number;
+  bytes: number;
+  damaged: ObjectDamage[];
+  /** Ranges the store did not answer (not damage: the check could not look at them). */
+  unreadable: Array<{ stream: string; object: string; reason: string }>;
+}
+
+export interface LedgerCheckOptions {
+  /** Only these streams (default: every stream with an `m/` record). */
+  streams?: readonly string[];
+  /** Range reads at once (default 8). */
+  concurrency?: number;
+}
+
+interface Entry {
+  o: string;
+  off: number;
+  len: number;
+  from: number;
+  to: number;
+}
+
+/** Check the ranges the ledger under `keys` names in `store` (see the file comment). */
+export async function checkObjectLedger(
+  kv: LedgerKv,
+  keys: LedgerKeys,
+  store: { get(key: string, range?: { offset: number; length: number }): Promise<Buffer> },
+  options: LedgerCheckOptions = {},
+): Promise<LedgerCheckResult> {
+  const out: LedgerCheckResult = { streams: 0, entries: 0, skipped: 0, bytes: 0, damaged: [], unreadable: [] };
+  const names = options.streams ?? (await streamsOf(kv, keys));
+  const concurrency = Math.max(1, options.concurrency ?? 8);
+  for (const stream of names) {
+    const m = await kv.get(keys.meta(stream), 5_000);
+    if (m.kv === null) continue;
+    out.streams++;
+    const startSeq = (JSON.parse(m.kv.value.toString()) as { startSeq?: number }).startSeq ?? 0;
+    const live: Entry[] = [];
+    for await (const p of scanPrefix(kv, keys.entries(stream), 512)) {
+      const e = JSON.parse(p.value.toString()) as Entry;
+      if (e.from < e.to && e.to <= startSeq) out.skipped++;
+      else live.push(e);
+    }
+    // Holes: seqs between data entries that no entry holds (entries are in write order = seq order).
+    let at = -1;
+    for (const e of live) {
+      if (!(e.from < e.to)) continue;
+      if (at >= 0 && e.from > at && e.from > startSeq) {
+        const from = Math.max(at, startSeq);
+        out.damaged.push({ stream, from_seq: from, to_seq: e.from - 1, object: '', offset: 0, length: 0, kind: 'hole', reason: `no ledger entry holds records ${from}..${e.from - 1}` });
+      }
+      at = Math.max(at, e.to);
+    }
+    await eachLimited(live, concurrency, async (e) => {
+      const d = (kind: ObjectDamage['kind'], reason: string): void => {
+        out.damaged.push({ stream, from_seq: e.from, to_seq: e.to - 1, object: e.o, offset: e.off, length: e.len, kind, reason });
+      };
+      out.entries++;
+      let buf: Buffer;
+      try {
+        buf = await store.get(e.o, { offset: e.off, length: e.len });
+      } catch (err) {
+        if (isObjectNotFound(err)) d('missing', 'the object is missing from the object store');
+        else out.unreadable.push({ stream, object: e.o, reason: (err as Error).message });
+        return;
+      }
+      out.bytes += buf.length;
+      if (buf.length !== e.len) return d('short', `the object store returned ${buf.length} bytes, not ${e.len}`);
+      const problem = framesProblem(buf);
+      if (problem !== null) d('frames', problem);
+    });
+  }
+  out.damaged.sort((a, b) => (a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : a.from_seq - b.from_seq));
+  return out;
+}
+
+/** Every stream with an `m/` record, in key order. */
+async function streamsOf(kv: LedgerKv, keys: LedgerKeys): Promise<string[]> {
+  const prefix = `${keys.root}m/`;
+  const out: string[] = [];
+  for await (const p of scanPrefix(kv, prefix, 1000, { keysOnly: true })) out.push(streamOfSegment(p.key.slice(prefix.length)));
+  return out;
+}

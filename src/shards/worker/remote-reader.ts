@@ -1,0 +1,155 @@
+/**
+ * Reads of one stream's remote chunks through the object cache (docs/objects.md, "How a read
+ * finds its object and byte range"): what a shard's read asks when it reaches a seq below the
+ * stream's remote end.
+ *
+ *   peek(seq, bytes) ── synchronous: the checked batches from `seq` the cache holds now, up to
+ *                       `bytes`, and the first entry it did not hold (`missing`), if any
+ *   fetch(seq) ──────── the entry holding `seq` into the cache (one GET however many readers),
+ *                       plus read-ahead of the entries after it; resolves once it is held
+ *
+ *   a GET answered "no such object" ──▶ the ledger read again (`refresh`), the remote chunks
+ *        reset from it ──▶ the entry holding the seq now names another object (compaction
+ *        replaced it, the reaper deleted the old one): fetched instead; still the same object:
+ *        `data_corrupt` (the ledger names it, so it was durable once)
+ *   a range whose frames fail (checkRemoteRange) ──▶ `data_corrupt` naming stream, seqs, object;
+ *        remembered by the cache with its back-off, so a reader in a loop is not a GET loop
+ *   the store does not answer ──▶ `storage_unavailable` (not remembered: the next read tries again)
+ *
+ * Only the reads that reach a damaged range fail: the entries around it are served.
+ * Not wired into the shard's read path yet (docs/objects.md, "Built so far").
+ */
+import { SvcError } from '../../errors';
+import { type RangeCache, isObjectNotFound, rangeKey } from '../../objects';
+import { type RemoteBatch, type RemoteChunks, type RemoteEntry, checkRemoteRange, NO_OBJECT, remoteCorrupt } from './remote-chunks';
+
+/** Default read-ahead of a reader, in bytes of entries after the one it reached. */
+export const DEFAULT_READ_AHEAD_BYTES = 16 << 20; // 16 MiB
+
+export interface RemoteReaderDeps {
+  chunks: RemoteChunks;
+  cache: RangeCache<RemoteBatch[]>;
+  /** A ranged GET of the object store. */
+  get(key: string, range: { offset: number; length: number }): Promise<Buffer>;
+  /** The stream's ledger entries read again (Ledger.entries). */
+  refresh(): Promise<readonly RemoteEntry[]>;
+  /** The stream's start now (entries wholly below it are left out). */
+  startSeq(): number;
+  readAheadBytes?: number;
+}
+
+/** What the cache holds from a seq on. */
+export interface RemotePeek {
+  batches: RemoteBatch[];
+  /** The seq after the last batch returned (the seq asked for when none was). */
+  next: number;
+  /** The entry holding `next` when the cache does not hold it and `next` is still remote; else null. */
+  missing: RemoteEntry | null;
+}
+
+/** The cache's answer for failures: damage is remembered (with its back-off), an outage is not. */
+export function rememberDamage(err: unknown): boolean {
+  return err instanceof SvcError && err.code === 'data_corrupt';
+}
+
+export class RemoteReader {
+  readonly #d: RemoteReaderDeps;
+  readonly #ahead: number;
+
+  constructor(d: RemoteReaderDeps) {
+    this.#d = d;
+    this.#ahead = d.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES;
+  }
+
+  /** See the file comment. At least one batch is returned when the first entry is held, whatever `bytes`. */
+  peek(seq: number, bytes: number): RemotePeek {
+    const { chunks, cache } = this.#d;
+    const out: RemoteBatch[] = [];
+    let n = 0;
+    let next = seq;
+    for (let i = chunks.find(next); i >= 0 && i < chunks.size; i++) {
+      const e = chunks.at(i)!;
+      const held = e.o === NO_OBJECT ? undefined : cache.peek(rangeKey(e.o, e.off, e.len));
+      if (held === undefined) return { batches: out, next, missing: e };
+      for (const b of held) {
+        if (b.lastSeq < next) continue;
+        if (out.length > 0 && n + b.batch.length > bytes) return { batches: out, next, missing: null };
+        out.push(b);
+        n += b.batch.length;
+        next = b.lastSeq + 1;
+      }
+    }
+    return { batches: out, next, missing: null };
+  }
+
+  /** Fetch the entry holding `seq` (see the file comment) and read ahead; resolves once it is held. */
+  async fetch(seq: number): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const i = this.#d.chunks.find(seq);
+      if (i < 0) return; // not remote (any more): trimmed, or local
+      const e = this.#d.chunks.at(i)!;
+      // The entry asked for is requested first, then the read-ahead.
+      const loaded = this.#load(e);
+      this.#readAhead(i);
+      try {
+        await loaded;
+        return;
+      } catch (err) {
+        if (!(err instanceof Moved) || attempt > 0) throw err instanceof Moved ? remoteCorrupt(this.#d.chunks.stream, e, 'the object is missing from the object store') : err;
+        // The ledger changed under the read: look the seq up again.
+      }
+    }
+  }
+
+  #readAhead(i: number): void {
+    const items = this.#d.chunks.ahead(i, this.#ahead).map((e) => ({ key: rangeKey(e.o, e.off, e.len), load: () => this.#fetchRange(e) }));
+    this.#d.cache.prefetch(items);
+  }
+
+  async #load(e: RemoteEntry): Promise<void> {
+    if (e.o === NO_OBJECT) throw remoteCorrupt(this.#d.chunks.stream, e, 'no ledger entry holds them');
+    const key = rangeKey(e.o, e.off, e.len);
+    try {
+      await this.#d.cache.get(key, () => this.#fetchRange(e));
+    } catch (err) {
+      if (!(err instanceof Gone)) throw err;
+      // Missing: does the ledger still name it?
+      const fresh = await this.#d.refresh();
+      this.#d.chunks.reset(fresh, this.#d.startSeq());
+      const still = fresh.some((x) => x.o === e.o && x.off === e.off && x.len === e.len);
+      const corrupt = remoteCorrupt(this.#d.chunks.stream, e, 'the object is missing from the object store');
+      if (still) {
+        this.#d.cache.delete(key);
+        throw corrupt;
+      }
+      this.#d.cache.delete(key);
+      throw new Moved();
+    }
+  }
+
+  /** One GET and its check: the entry's batches, or `data_corrupt` / `storage_unavailable` / Gone. */
+  async #fetchRange(e: RemoteEntry): Promise<RemoteBatch[]> {
+    let buf: Buffer;
+    try {
+      buf = await this.#d.get(e.o, { offset: e.off, length: e.len });
+    } catch (err) {
+      if (isObjectNotFound(err)) throw new Gone();
+      throw new SvcError('storage_unavailable', `stream ${this.#d.chunks.stream}: records ${e.from}..${e.to - 1} in object ${e.o}: the object store did not answer: ${(err as Error).message}`, { reason: 'object_store' });
+    }
+    return checkRemoteRange(this.#d.chunks.stream, e, buf);
+  }
+}
+
+/** A GET found no such object (decided by a ledger read, not remembered by the cache as damage). */
+class Gone extends Error {
+  constructor() {
+    super('no such object');
+  }
+}
+
+/** The ledger no longer names the range: the read looks its seq up again. */
+class Moved extends Error {
+  constructor() {
+    super('the ledger entry was replaced');
+  }
+}
