@@ -11,6 +11,8 @@
 //                DELETE and listing N/2 ms (PERF_OBJECTS_DELAYS, default "20,50")
 //
 //   node perf/objects-latency.js      # PERF_ROUNDS (default 1) × PERF_DURATION (default 5 s) per run
+//   PERF_OBJECTS_LOADS=W1             # one workload only (default "W1,W2")
+//   PERF_OBJECTS_DIST=perf/.work/dist-old   # another build of dist/ (before/after of a change)
 //
 // Reports appends/s and its ratio to local, p50/p99, node CPU per append, and the object PUTs per
 // second the node made; writes the "Objects mode: a store with S3's latency" section of
@@ -55,7 +57,8 @@ async function main() {
   const proxies = new Map();
   for (const d of delays) proxies.set(d, await startDelayProxy(s3.url, { putMs: d, getMs: d / 2 }));
   const sides = ['local', 'objects', 's3-0ms', ...delays.map((d) => `s3-${d}ms`)];
-  const loads = ['W1', 'W2'];
+  const loads = (process.env.PERF_OBJECTS_LOADS || 'W1,W2').split(',').filter((l) => l === 'W1' || l === 'W2');
+  const dist = process.env.PERF_OBJECTS_DIST || undefined;
   let live = null;
   let n = 0;
   try {
@@ -75,7 +78,7 @@ async function main() {
             // s3rver takes any credentials; the node refuses s3:// without them.
             if (endpoint !== null) env = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
           }
-          live = await startSvc(workDir, { name: `svc-${side}`, args, env });
+          live = await startSvc(workDir, { name: `svc-${side}`, args, env, dist });
           const names = load === 'W1' ? ['w1'] : Array.from({ length: SPREAD }, (_, i) => `w2-${String(i).padStart(4, '0')}`);
           await parallel(names.length, 32, async (i) => {
             const res = await http('PUT', `${live.baseUrl}/${names[i]}`, { headers: { 'content-type': 'application/octet-stream' } });
