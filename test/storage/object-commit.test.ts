@@ -280,17 +280,27 @@ describe('objects mode replicator', () => {
     expect(fs.readFileSync(p.log).equals(Buffer.concat(Array.from({ length: 6 }, (_, i) => data(1, i, 1))))).toBe(true);
   });
 
-  it('with its defaults, keeps up to eight groups at their PUTs at once while the store does not answer them, no more', async () => {
+  it('keeps up to maxBeforeCommit groups at their PUTs at once, those beyond two started at least the spacing apart', async () => {
     const { ledger, sent } = gatedLedger();
-    const p = await pipeline(tempDir('oc-pipe-default-'), ledger);
+    const p = await pipeline(tempDir('oc-pipe-paced-'), ledger, { maxBeforeCommit: 8, minSpacingMs: 300 });
     await placed(p, sent);
-    // Held PUTs: the third group on starts once the spacing (the smoothed PUT time ÷ 8, at least 2 ms) has passed.
-    for (let i = 1; i <= 8; i++) {
-      p.append();
-      await until(() => p.puts.length === i + 1);
-    }
+    // Held PUTs: two groups start at once; the third waits out the spacing (here 300 ms, above the smoothed PUT time ÷ 8).
+    p.append();
+    p.append();
+    await until(() => p.puts.length === 3);
+    const t0 = Date.now();
     p.append();
     await settle();
+    expect(p.puts).toHaveLength(3);
+    await until(() => p.puts.length === 4);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(200);
+    for (let i = 5; i <= 9; i++) {
+      p.append();
+      await until(() => p.puts.length === i);
+    }
+    // The ninth: eight at their PUTs already.
+    p.append();
+    await new Promise((r) => setTimeout(r, 400));
     expect(p.puts).toHaveLength(9);
     for (let i = 1; i <= 8; i++) p.puts[i]!.go();
     await until(() => p.puts.length === 10);

@@ -4,8 +4,9 @@
  * recorded each stream's entry under the stream's fence.
  *
  *   group ──▶ object PUT g/<node>/<nodeEpoch>/<shard>/<n>  (the group's frames, concatenated;
- *   (frames      │                                          PUTs of consecutive groups overlap)
- *    per stream) ▼
+ *   (frames      │                                          up to 8 groups at their PUTs at once,
+ *    per stream) │                                          started ≥ PUT time ÷ 8 apart: readyForNext)
+ *                ▼  the store may answer them in any order
  *            ready, in group order ──▶ queue
  *                                        │  one ledger commit at a time: it records every group
  *                                        ▼  ready when it is sent (≤ 32), one txn per ≤ 40 streams
@@ -16,6 +17,12 @@
  *
  * The object holds the frames exactly as the segment log does (frame.ts), each stream's frames
  * contiguous (group-commit.ts groups them per stream), so an entry is one byte range.
+ * The PUTs pipeline: on a store that answers in tens of milliseconds one group at its PUT at a
+ * time would cap a shard at a few dozen groups a second, and every append would wait for the PUT
+ * before its own. Keys are numbered when a group starts, so the writer's numbers stay in group
+ * order whatever order the store answers in; a group is settled (answered, queued for the ledger)
+ * only after the one before it, so acknowledgements, ledger entries and local writes keep that
+ * order, and tail recovery, which walks the writer's numbers in order, finds the same order too.
  * Ledger commits run one at a time, and each records all the groups whose objects became durable
  * while the one before was in flight: etcd's CPU per txn, not its round trip, is what bounds the
  * append rate on a busy machine (perf/README.md, "Objects mode"), so the txns are batched
@@ -53,9 +60,9 @@ export interface ObjectCommitOptions {
   /** This start of the node: group object keys never repeat across starts. */
   nodeEpoch: number;
   shardId: number;
-  /** Groups in flight at once (from their PUT until applied); default 16. */
+  /** Groups in flight at once (from their PUT until applied); default twice maxBeforeCommit. */
   maxInFlight?: number;
-  /** Groups whose object is not durable yet, at once (their PUTs overlap, paced by the store's latency); default 8. */
+  /** Groups whose object is not durable yet, at once (their PUTs overlap; beyond 2 paced by the store's latency); default 2 (--objects-puts-in-flight). */
   maxBeforeCommit?: number;
   /** The least time between the starts of two groups beyond the first two at their PUTs (ms); default 2. */
   minSpacingMs?: number;
@@ -207,7 +214,7 @@ export class ObjectCommit implements Replicator {
 
   constructor(o: ObjectCommitOptions) {
     this.#o = o;
-    this.#maxBeforeCommit = Math.max(1, o.maxBeforeCommit ?? 8);
+    this.#maxBeforeCommit = Math.max(1, o.maxBeforeCommit ?? 2);
     // Late groups wait for their ledger commit after their PUT, then for their local write: room
     // for them beside those at their PUTs.
     this.maxInFlight = o.maxInFlight ?? 2 * this.#maxBeforeCommit;
