@@ -4,8 +4,8 @@
  * recorded each stream's entry under the stream's fence.
  *
  *   group ──▶ object PUT g/<node>/<nodeEpoch>/<shard>/<n>  (the group's frames, concatenated;
- *   (frames      │                                          up to 8 groups at their PUTs at once,
- *    per stream) │                                          started ≥ PUT time ÷ 8 apart: readyForNext)
+ *   (frames      │                                          up to --objects-puts-in-flight groups at
+ *    per stream) │                                          their PUTs, beyond two started ≥ PUT time ÷ n apart)
  *                ▼  the store may answer them in any order
  *            ready, in group order ──▶ queue
  *                                        │  one ledger commit at a time: it records every group
@@ -296,10 +296,10 @@ export class ObjectCommit implements Replicator {
   /**
    * True when a new group may start now whatever its size, its PUT beside the others: fewer than
    * two groups wait for their object to be durable, or fewer than maxBeforeCommit and the newest
-   * started at least putMs ÷ maxBeforeCommit ago (and minSpacingMs). On a store that answers in
-   * 50 ms, groups then start every ~6 ms, each gathering what came meanwhile, and up to 8 are at
-   * their PUTs at once (the commit pipeline: docs/objects.md, "Latency"); on one that answers in
-   * a millisecond, rarely more than two. Starting every group at once instead would split the
+   * started at least putMs ÷ maxBeforeCommit ago (and minSpacingMs). With 8 on a store that
+   * answers in 50 ms, groups start every ~6 ms, each gathering what came meanwhile, and up to 8
+   * are at their PUTs at once (the commit pipeline: docs/objects.md, "Latency"); on one that
+   * answers in a millisecond, rarely more than two. Starting every group at once instead would split the
    * clients into one-record groups, each costing a PUT; one or two at a time makes every append
    * wait for the PUT before its own.
    */
