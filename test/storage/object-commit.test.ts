@@ -282,9 +282,9 @@ describe('objects mode replicator', () => {
 
   it('keeps up to maxBeforeCommit groups at their PUTs at once, those beyond two started at least the spacing apart', async () => {
     const { ledger, sent } = gatedLedger();
-    const p = await pipeline(tempDir('oc-pipe-paced-'), ledger, { maxBeforeCommit: 8, minSpacingMs: 300 });
+    const p = await pipeline(tempDir('oc-pipe-paced-'), ledger, { maxBeforeCommit: 8, minSpacingMs: 1000, stallMs: 60_000 });
     await placed(p, sent);
-    // Held PUTs: two groups start at once; the third waits out the spacing (here 300 ms, above the smoothed PUT time ÷ 8).
+    // Held PUTs: two groups start at once; the third waits out the spacing (here 1 s, above the smoothed PUT time ÷ 8).
     p.append();
     p.append();
     await until(() => p.puts.length === 3);
@@ -293,14 +293,14 @@ describe('objects mode replicator', () => {
     await settle();
     expect(p.puts).toHaveLength(3);
     await until(() => p.puts.length === 4);
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(200);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(700);
     for (let i = 5; i <= 9; i++) {
       p.append();
       await until(() => p.puts.length === i);
     }
-    // The ninth: eight at their PUTs already.
+    // The ninth: eight at their PUTs already (looked for after more than the spacing).
     p.append();
-    await new Promise((r) => setTimeout(r, 400));
+    await new Promise((r) => setTimeout(r, 1300));
     expect(p.puts).toHaveLength(9);
     for (let i = 1; i <= 8; i++) p.puts[i]!.go();
     await until(() => p.puts.length === 10);
