@@ -11,6 +11,9 @@
 //                DELETE and listing N/2 ms (PERF_OBJECTS_DELAYS, default "20,50")
 //
 //   node perf/objects-latency.js      # PERF_ROUNDS (default 1) × PERF_DURATION (default 5 s) per run
+//   PERF_OBJECTS_LOADS=W1             # one workload only (default "W1,W2")
+//   PERF_OBJECTS_DIST=perf/.work/dist-old   # another build of dist/ (before/after of a change)
+//   PERF_OBJECTS_ARGS='--objects-puts-in-flight 8'   # extra flags for the objects-mode nodes
 //
 // Reports appends/s and its ratio to local, p50/p99, node CPU per append, and the object PUTs per
 // second the node made; writes the "Objects mode: a store with S3's latency" section of
@@ -55,7 +58,9 @@ async function main() {
   const proxies = new Map();
   for (const d of delays) proxies.set(d, await startDelayProxy(s3.url, { putMs: d, getMs: d / 2 }));
   const sides = ['local', 'objects', 's3-0ms', ...delays.map((d) => `s3-${d}ms`)];
-  const loads = ['W1', 'W2'];
+  const loads = (process.env.PERF_OBJECTS_LOADS || 'W1,W2').split(',').filter((l) => l === 'W1' || l === 'W2');
+  const dist = process.env.PERF_OBJECTS_DIST || undefined;
+  const extra = (process.env.PERF_OBJECTS_ARGS || '').split(' ').filter(Boolean);
   let live = null;
   let n = 0;
   try {
@@ -71,15 +76,19 @@ async function main() {
             const delay = side.startsWith('s3-') ? Number(side.slice(3, -2)) : null;
             const endpoint = delay === null ? null : delay === 0 ? s3.url : proxies.get(delay).url;
             const objects = endpoint === null ? `file:${fs.mkdtempSync(path.join(workDir, 'objects-'))}` : `s3://perf-objects/${prefix}?endpoint=${endpoint}&region=us-east-1`;
-            args.push('--metadata', etcd.url(prefix), '--objects', objects);
+            args.push('--metadata', etcd.url(prefix), '--objects', objects, ...extra);
             // s3rver takes any credentials; the node refuses s3:// without them.
             if (endpoint !== null) env = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
           }
-          live = await startSvc(workDir, { name: `svc-${side}`, args, env });
+          live = await startSvc(workDir, { name: `svc-${side}`, args, env, dist });
           const names = load === 'W1' ? ['w1'] : Array.from({ length: SPREAD }, (_, i) => `w2-${String(i).padStart(4, '0')}`);
-          await parallel(names.length, 32, async (i) => {
-            const res = await http('PUT', `${live.baseUrl}/${names[i]}`, { headers: { 'content-type': 'application/octet-stream' } });
-            if (res.status !== 201) throw new Error(`PUT /${names[i]} (${side}) → ${res.status} ${res.body.toString()}`);
+          await parallel(names.length, 16, async (i) => {
+            // On a busy machine a create may wait out the 5 s stall (503, maybe written): sent again, 409 then means it was.
+            for (let attempt = 0; ; attempt++) {
+              const res = await http('PUT', `${live.baseUrl}/${names[i]}`, { headers: { 'content-type': 'application/octet-stream' } });
+              if (res.status === 201 || (res.status === 409 && attempt > 0)) return;
+              if (res.status !== 503 || attempt >= 5) throw new Error(`PUT /${names[i]} (${side}) → ${res.status} ${res.body.toString()}`);
+            }
           });
           const wrk =
             load === 'W1'
@@ -104,7 +113,7 @@ async function main() {
         }
       }
     }
-    const section = render({ runs, sides, loads, rounds, duration, connections, delays, load: `${loadBefore.toFixed(2)} at start, ${os.loadavg()[0].toFixed(2)} at end` });
+    const section = render({ runs, sides, loads, rounds, duration, connections, delays, extra, dist, load: `${loadBefore.toFixed(2)} at start, ${os.loadavg()[0].toFixed(2)} at end` });
     console.log('\n' + section);
     const file = path.join(PERF_DIR, 'RESULTS.md');
     const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
@@ -120,7 +129,7 @@ async function main() {
   }
 }
 
-function render({ runs, sides, loads, rounds, duration, connections, delays, load }) {
+function render({ runs, sides, loads, rounds, duration, connections, delays, extra, dist, load }) {
   const lines = [
     START,
     "## Objects mode: a store with S3's latency",
@@ -132,7 +141,7 @@ function render({ runs, sides, loads, rounds, duration, connections, delays, loa
       'Written by `node perf/objects-latency.js`. The machine was shared with other work (load below): compare the sides of one round.',
     '',
     `- date: ${new Date().toISOString()}; ${os.cpus().length} cores, ${os.type()} ${os.release()}, node ${process.version}; load average (1 min): ${load}`,
-    `- ${rounds} round(s) × ${duration} s per run, ${connections} connections, after a 2 s warm-up of each`,
+    `- ${rounds} round(s) × ${duration} s per run, ${connections} connections, after a 2 s warm-up of each${extra.length > 0 ? `; objects-mode nodes with \`${extra.join(' ')}\`` : ''}${dist !== undefined ? `; build \`${dist}\`` : ''}`,
     '- anchors (published, not run here): S2 standard acknowledges in ≤ 400 ms; WarpStream and Bufstream produce at p99 ~500 ms; S2 Express and WarpStream Lightning in ≤ 40–50 ms',
     '',
     '| Round | load | side | appends/s | ÷ local | p50 (ms) | p99 (ms) | node CPU per append (µs) | store requests/s |',

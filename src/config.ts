@@ -111,6 +111,8 @@ export const ConfigSchema = Type.Object(
     objects: Type.String({ default: '', description: 'object store for stream data in a cluster: file:<dir> or s3://<bucket>/<prefix>?endpoint=http://host:port&region=<r> (empty: none; needs --metadata etcd://...)' }),
     /** How long a group commit may wait to gather a bigger object (ms); 0: the group commit's own batching. */
     objectsFlushMs: Type.Integer({ minimum: 0, maximum: 10_000, default: 0, description: 'wait up to this long to gather a bigger object per group commit with --objects (ms; 0: no extra wait)' }), // 0 ms
+    /** Groups of a shard at their object PUTs at once (objects mode's commit pipeline, docs/cluster.md "Flush window and the two stages"); beyond 2 paced by the PUT time. */
+    objectsPutsInFlight: Type.Integer({ minimum: 1, maximum: 16, default: 2, description: 'with --objects: group objects a shard may have at their PUTs at once; beyond 2 they start the smoothed PUT time / this apart (a store with tens of ms per PUT)' }),
     /** This node's id in the cluster (docs/cluster.md); 0: the id kept in `<dataDir>/node-id`, allocated at the first start. */
     nodeId: Type.Integer({ minimum: 0, maximum: 2147483647, default: 0, description: 'node id (0: the one kept in the data directory, allocated at the first start)' }),
     /** Seconds this node stays live without renewing its liveness lease (docs/cluster.md); a dead node's streams move after it. */

@@ -175,7 +175,7 @@ function objectsMode(config: Config, meta: MetaStore, nodeId: number): ShardClie
   // Without --objects (etcd metadata alone) openControlPlane logged the warning (config.ts configWarnings).
   if (config.metadata === 'local' || config.objects === '') return undefined;
   const nodeEpoch = (meta.get<NodeRecord>(nodeKey(nodeId))?.value.nodeEpoch ?? 0) + 1;
-  return { url: config.objects, metadataUrl: config.metadata, nodeId, nodeEpoch, flushMs: config.objectsFlushMs };
+  return { url: config.objects, metadataUrl: config.metadata, nodeId, nodeEpoch, flushMs: config.objectsFlushMs, putsInFlight: config.objectsPutsInFlight };
 }
 
 /** Bytes available to this process on the file system holding `dir`, or -1 when unknown. */

@@ -56,6 +56,7 @@ describe('defaults', () => {
       metadata: 'local',
       objects: '',
       objectsFlushMs: 0,
+      objectsPutsInFlight: 2,
       nodeId: 0,
       nodeLeaseTtl: 5,
       rebalance: 'auto',
@@ -326,6 +327,7 @@ describe('object store (--objects)', () => {
     const file = toml('objects.toml', `metadata = "${ETCD}"\nobjects = "file:shared"\nobjects_flush_ms = 5\n`);
     expect(ok(['--config', file])).toMatchObject({ objects: 'file:shared', objectsFlushMs: 5 });
     expect(ok(['--objects-flush-ms', '20', '--metadata', ETCD, '--objects', 'file:x']).objectsFlushMs).toBe(20);
+    expect(ok(['--objects-puts-in-flight', '8', '--metadata', ETCD, '--objects', 'file:x']).objectsPutsInFlight).toBe(8);
   });
 
   it('refuses an s3:// store without credentials in the environment, naming the variables', () => {

@@ -124,15 +124,16 @@ function openLog(workDir, id) {
 /**
  * Start the Svc node under test; `ds` = with its Durable Streams listener (`--protocol ds`) instead
  * of the Svc protocol, all other flags the same. `args` are extra flags (auth-overhead.js starts
- * one node with `--auth required`), `name` names its log and data dir when two run side by side.
+ * one node with `--auth required`), `name` names its log and data dir when two run side by side,
+ * `dist` another build's directory (default `dist/`).
  * Throws (with the log tail) if it does not come up.
  */
-async function startSvc(workDir, { ds = false, args = [], name, env } = {}) {
+async function startSvc(workDir, { ds = false, args = [], name, env, dist } = {}) {
   const id = ds ? 'svc-ds' : 'svc';
   const [port, kafkaPort] = await freePorts(2);
   const dataDir = fs.mkdtempSync(path.join(workDir, `${name || id}-data-`));
   const { logFile, fd } = openLog(workDir, name || id);
-  const main = path.join(ROOT, 'dist', 'main.js');
+  const main = path.join(dist === undefined ? path.join(ROOT, 'dist') : path.resolve(ROOT, dist), 'main.js');
   if (!fs.existsSync(main)) {
     fs.closeSync(fd);
     throw new Error('dist/main.js not found: build the project first (npm run build)');

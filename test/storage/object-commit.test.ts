@@ -7,7 +7,9 @@
  * a group of a stream whose place in the writer is recorded is acknowledged once its object is
  * durable and recorded behind, several groups per ledger commit, the ledger's lag bounded; a
  * writer that meets a fence marker acknowledges nothing from there and goes again under a fresh
- * key, recorded before it is acknowledged (moved when the fence moved).
+ * key, recorded before it is acknowledged (moved when the fence moved); several groups at their
+ * PUTs at once (paced by the PUT time), answered by the store out of order, are acknowledged,
+ * recorded and applied in group order, each record once.
  */
 import { type Ledger, type PutOptions, type RecordedThrough, type StreamRecord, type TailWalk, fenceMarker, openObjectStore, readGroupObject } from '../../src/objects';
 import { encodeFrame } from '../../src/shards/worker/frame';
@@ -158,14 +160,14 @@ describe('objects mode replicator', () => {
     await store.close();
   });
 
-  async function pipeline(dir: string, ledger: Ledger, options: Partial<ObjectCommitOptions> = {}, lose?: (key: string) => boolean) {
+  async function pipeline(dir: string, ledger: Ledger, options: Partial<ObjectCommitOptions> = {}, lose?: (key: string) => boolean, createOnly = true) {
     const store = openObjectStore(`file:${path.join(dir, 'objects')}`);
     fs.mkdirSync(path.join(dir, 'objects'));
     // The store's PUTs are held until the test lets each go; `lose` drops the answer of a put that was done.
     const puts: Array<{ key: string; go: () => void }> = [];
     let gating = false; // the run's fence marker at start() goes through
     const gated = {
-      createOnly: true,
+      createOnly,
       put: async (key: string, body: Buffer | readonly Buffer[], o?: PutOptions) => {
         if (gating) await new Promise<void>((go) => puts.push({ key, go }));
         await store.put(key, body, o);
@@ -235,6 +237,113 @@ describe('objects mode replicator', () => {
     sent[1]!.go();
     await p.gc.drain();
     expect(fs.readFileSync(p.log).equals(Buffer.concat(Array.from({ length: 9 }, (_, i) => data(1, i, 1))))).toBe(true);
+  });
+
+  it('pipelines early groups: several PUTs in flight at once, answered out of order, are acknowledged, recorded and applied in group order, each record once', async () => {
+    const { ledger, sent } = gatedLedger();
+    const p = await pipeline(tempDir('oc-pipe-'), ledger, { maxBeforeCommit: 4, minSpacingMs: 0, recordWindowMs: 50, recordBatch: 4 });
+    await placed(p, sent);
+    // Four groups go to their PUTs while none of them is durable (the later two paced by the PUT
+    // time seen so far); none is answered.
+    for (let i = 1; i <= 4; i++) {
+      p.append();
+      await until(() => p.puts.length === i + 1);
+    }
+    // A fifth waits: four are at their PUTs already.
+    p.append();
+    await settle();
+    expect(p.puts).toHaveLength(5);
+    // The store answers the last first: nothing is acknowledged before the group ahead of it.
+    for (const i of [4, 3, 2]) {
+      p.puts[i]!.go();
+      await settle();
+      expect(p.replies).toEqual([0]);
+    }
+    p.puts[1]!.go();
+    await until(() => p.replies.length === 5);
+    // The fifth started once a PUT was done; it is answered after the four.
+    await until(() => p.puts.length === 6);
+    p.puts[5]!.go();
+    await until(() => p.replies.length === 6);
+    expect(p.replies).toEqual([0, 1, 2, 3, 4, 5]);
+    // Recorded behind in group order: one entry per group, the seqs contiguous, none twice.
+    await until(() => sent.length >= 2);
+    sent[1]!.go();
+    for (let i = 2; sent.slice(1).reduce((n, c) => n + c.objects.size, 0) < 5; i++) {
+      await until(() => sent.length === i + 1);
+      sent[i]!.go();
+    }
+    const entries = sent.slice(1).flatMap((c) => c.streams.flatMap((x) => x.entries));
+    expect(entries.map((e) => [e.o, e.counter, e.from, e.to])).toEqual([1, 2, 3, 4, 5].map((i) => [key(i + 1), i, i, i + 1]));
+    await p.gc.drain();
+    // Applied to the local log in order, each record once.
+    expect(fs.readFileSync(p.log).equals(Buffer.concat(Array.from({ length: 6 }, (_, i) => data(1, i, 1))))).toBe(true);
+  });
+
+  it('keeps up to maxBeforeCommit groups at their PUTs at once, those beyond two started at least the spacing apart', async () => {
+    const { ledger, sent } = gatedLedger();
+    const p = await pipeline(tempDir('oc-pipe-paced-'), ledger, { maxBeforeCommit: 8, minSpacingMs: 1000, stallMs: 60_000 });
+    await placed(p, sent);
+    // Held PUTs: two groups start at once; the third waits out the spacing (here 1 s, above the smoothed PUT time ÷ 8).
+    p.append();
+    p.append();
+    await until(() => p.puts.length === 3);
+    const t0 = Date.now();
+    p.append();
+    await settle();
+    expect(p.puts).toHaveLength(3);
+    await until(() => p.puts.length === 4);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(700);
+    for (let i = 5; i <= 9; i++) {
+      p.append();
+      await until(() => p.puts.length === i);
+    }
+    // The ninth: eight at their PUTs already (looked for after more than the spacing).
+    p.append();
+    await new Promise((r) => setTimeout(r, 1300));
+    expect(p.puts).toHaveLength(9);
+    for (let i = 1; i <= 8; i++) p.puts[i]!.go();
+    await until(() => p.puts.length === 10);
+    p.puts[9]!.go();
+    await until(() => p.replies.length === 10);
+    expect(p.replies).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    for (let i = 1; sent.slice(1).reduce((n, c) => n + c.objects.size, 0) < 9; i++) {
+      await until(() => sent.length === i + 1);
+      sent[i]!.go();
+    }
+    await p.gc.drain();
+  });
+
+  it('pipelines late groups (a store without create-only puts): PUTs answered out of order are recorded one ledger commit at a time in group order, and answered after their record', async () => {
+    const { ledger, sent } = gatedLedger();
+    const p = await pipeline(tempDir('oc-pipe-late-'), ledger, { maxBeforeCommit: 4, minSpacingMs: 0 }, undefined, false);
+    for (let i = 0; i < 4; i++) {
+      p.append();
+      await until(() => p.puts.length === i + 1);
+    }
+    // The third and fourth are durable first: no ledger commit goes before the first's.
+    p.puts[3]!.go();
+    p.puts[2]!.go();
+    await settle();
+    expect(sent).toHaveLength(0);
+    p.puts[1]!.go();
+    await settle();
+    expect(sent).toHaveLength(0);
+    p.puts[0]!.go();
+    // The first commit records the first group (or every group durable by then), in group order.
+    const recorded: Array<[string, number]> = [];
+    for (let i = 0; recorded.length < 4; i++) {
+      await until(() => sent.length === i + 1);
+      expect(p.replies).toHaveLength(recorded.length);
+      for (const c of sent[i]!.streams) for (const e of c.entries) recorded.push([e.o, e.from]);
+      sent[i]!.go();
+      await until(() => p.replies.length === recorded.length);
+    }
+    const k0 = (n: number): string => `g/1/1/0/${String(n).padStart(12, '0')}`;
+    expect(recorded).toEqual([0, 1, 2, 3].map((i) => [k0(i), i]));
+    expect(p.replies).toEqual([0, 1, 2, 3]);
+    await p.gc.drain();
+    expect(fs.readFileSync(p.log).equals(Buffer.concat(Array.from({ length: 4 }, (_, i) => data(1, i, 1))))).toBe(true);
   });
 
   it('answers no more early groups while the ledger lags by maxUnrecorded, and goes on once it records them', async () => {

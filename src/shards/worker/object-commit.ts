@@ -4,8 +4,9 @@
  * recorded each stream's entry under the stream's fence.
  *
  *   group ──▶ object PUT g/<node>/<nodeEpoch>/<shard>/<n>  (the group's frames, concatenated;
- *   (frames      │                                          PUTs of consecutive groups overlap)
- *    per stream) ▼
+ *   (frames      │                                          up to --objects-puts-in-flight groups at
+ *    per stream) │                                          their PUTs, beyond two started ≥ PUT time ÷ n apart)
+ *                ▼  the store may answer them in any order
  *            ready, in group order ──▶ queue
  *                                        │  one ledger commit at a time: it records every group
  *                                        ▼  ready when it is sent (≤ 32), one txn per ≤ 40 streams
@@ -16,6 +17,12 @@
  *
  * The object holds the frames exactly as the segment log does (frame.ts), each stream's frames
  * contiguous (group-commit.ts groups them per stream), so an entry is one byte range.
+ * The PUTs pipeline: on a store that answers in tens of milliseconds one group at its PUT at a
+ * time would cap a shard at a few dozen groups a second, and every append would wait for the PUT
+ * before its own. Keys are numbered when a group starts, so the writer's numbers stay in group
+ * order whatever order the store answers in; a group is settled (answered, queued for the ledger)
+ * only after the one before it, so acknowledgements, ledger entries and local writes keep that
+ * order, and tail recovery, which walks the writer's numbers in order, finds the same order too.
  * Ledger commits run one at a time, and each records all the groups whose objects became durable
  * while the one before was in flight: etcd's CPU per txn, not its round trip, is what bounds the
  * append rate on a busy machine (perf/README.md, "Objects mode"), so the txns are batched
@@ -53,10 +60,12 @@ export interface ObjectCommitOptions {
   /** This start of the node: group object keys never repeat across starts. */
   nodeEpoch: number;
   shardId: number;
-  /** Groups in flight at once; default 4. */
+  /** Groups in flight at once (from their PUT until applied); default twice maxBeforeCommit. */
   maxInFlight?: number;
-  /** Groups whose object is not durable yet, at once (their PUTs overlap); default 2. */
+  /** Groups whose object is not durable yet, at once (their PUTs overlap; beyond 2 paced by the store's latency); default 2 (--objects-puts-in-flight). */
   maxBeforeCommit?: number;
+  /** The least time between the starts of two groups beyond the first two at their PUTs (ms); default 2. */
+  minSpacingMs?: number;
   /** Replies of a group not durable after this long are answered storage_unavailable (ms); default 5 s. */
   stallMs?: number;
   /** A group starts while another is before its object is durable only from this size on (bytes); default 64 KiB. */
@@ -177,6 +186,13 @@ export class ObjectCommit implements Replicator {
   /** Groups handed to replicate() whose object is not durable yet. */
   #beforeCommit = 0;
   readonly #maxBeforeCommit: number;
+  readonly #minSpacingMs: number;
+  /** A PUT's time, smoothed (ms): groups at their PUTs start about putMs ÷ maxBeforeCommit apart. */
+  #putMs = 0;
+  /** When the newest group started its PUT (performance.now()). */
+  #lastStart = -Infinity;
+  /** Wakes the group commit once the spacing since the newest group's start has passed. */
+  #spacingTimer: NodeJS.Timeout | null = null;
   readonly #readyListeners: Array<() => void> = [];
   /** Per stream, the data seq after the frames handed to replicate() so far (an entry without data is [seq, seq)). */
   readonly #seqs = new WeakMap<StreamState, number>();
@@ -198,8 +214,11 @@ export class ObjectCommit implements Replicator {
 
   constructor(o: ObjectCommitOptions) {
     this.#o = o;
-    this.maxInFlight = o.maxInFlight ?? 4;
-    this.#maxBeforeCommit = o.maxBeforeCommit ?? 2;
+    this.#maxBeforeCommit = Math.max(1, o.maxBeforeCommit ?? 2);
+    // Late groups wait for their ledger commit after their PUT, then for their local write: room
+    // for them beside those at their PUTs.
+    this.maxInFlight = o.maxInFlight ?? 2 * this.#maxBeforeCommit;
+    this.#minSpacingMs = o.minSpacingMs ?? 2;
     this.stallMs = o.stallMs ?? 5000; // 5 s
     this.#retryMs = o.retryMs ?? 200;
     this.flushMs = o.flushMs ?? 0;
@@ -275,12 +294,29 @@ export class ObjectCommit implements Replicator {
   }
 
   /**
-   * True when fewer than maxBeforeCommit groups wait for their object to be durable: a new group
-   * may start now whatever its size, its PUT beside the others. More groups before their PUT
-   * would split the clients into smaller groups, each costing a PUT.
+   * True when a new group may start now whatever its size, its PUT beside the others: fewer than
+   * two groups wait for their object to be durable, or fewer than maxBeforeCommit and the newest
+   * started at least putMs ÷ maxBeforeCommit ago (and minSpacingMs). With 8 on a store that
+   * answers in 50 ms, groups start every ~6 ms, each gathering what came meanwhile, and up to 8
+   * are at their PUTs at once (the commit pipeline: docs/objects.md, "Latency"); on one that
+   * answers in a millisecond, rarely more than two. Starting every group at once instead would split the
+   * clients into one-record groups, each costing a PUT; one or two at a time makes every append
+   * wait for the PUT before its own.
    */
   readyForNext(): boolean {
-    return this.#beforeCommit < this.#maxBeforeCommit;
+    if (this.#beforeCommit < Math.min(2, this.#maxBeforeCommit)) return true;
+    if (this.#beforeCommit >= this.#maxBeforeCommit || this.#closed) return false;
+    const wait = this.#lastStart + Math.max(this.#minSpacingMs, this.#putMs / this.#maxBeforeCommit) - performance.now();
+    if (wait <= 0) return true;
+    this.#spacingTimer ??= setTimeout(() => {
+      this.#spacingTimer = null;
+      this.#wake();
+    }, Math.ceil(wait));
+    return false;
+  }
+
+  #wake(): void {
+    for (const l of this.#readyListeners) l();
   }
 
   onReady(listener: () => void): void {
@@ -294,6 +330,8 @@ export class ObjectCommit implements Replicator {
   /** Stop retrying: groups still waiting fail (the shard is closing). */
   close(): void {
     this.#closed = true;
+    if (this.#spacingTimer !== null) clearTimeout(this.#spacingTimer);
+    this.#spacingTimer = null;
     if (this.#windowTimer !== null) clearTimeout(this.#windowTimer);
     this.#windowTimer = null;
     const waiters = this.#lagWaiters;
@@ -343,10 +381,12 @@ export class ObjectCommit implements Replicator {
     if (!early) this.#countLate(parts, 1);
     const p: Pending = { frames, parts, early, key: '', switches: 0, earlyKey: null, put: Promise.resolve(false), bytes: 0 };
     this.#beforeCommit++;
+    const t0 = performance.now();
+    this.#lastStart = t0;
     this.#assign(p);
     void p.put.then(
-      () => this.#durable(),
-      () => this.#durable(),
+      () => this.#durable(t0),
+      () => this.#durable(t0),
     );
     const done = this.#lastCommit.then(() => this.#settle(p));
     this.#lastCommit = done.catch(() => undefined);
@@ -363,8 +403,12 @@ export class ObjectCommit implements Replicator {
     for (const p of parts) this.#late.set(p.s, (this.#late.get(p.s) ?? 0) + by);
   }
 
-  #durable(): void {
-    if (this.#beforeCommit-- === this.#maxBeforeCommit) for (const l of this.#readyListeners) l();
+  #durable(t0: number): void {
+    // The smoothed PUT time (a group's first try and its retries, as the pacing sees them).
+    const ms = performance.now() - t0;
+    this.#putMs = this.#putMs === 0 ? ms : 0.8 * this.#putMs + 0.2 * ms;
+    this.#beforeCommit--;
+    this.#wake();
   }
 
   /** Give the group the next object key and put it there, create-only when the store can. */

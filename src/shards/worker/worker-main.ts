@@ -70,6 +70,8 @@ export interface WorkerObjectsConfig {
   nodeEpoch: number;
   /** `--objects-flush-ms`. */
   flushMs: number;
+  /** `--objects-puts-in-flight` (absent: ObjectCommit's default). */
+  putsInFlight?: number;
 }
 
 /** Control messages travel outside the packed batches; those with an `id` are answered with a `control-reply`. */
@@ -301,7 +303,7 @@ async function main(): Promise<void> {
       objectStats = newObjectStoreStats();
       const objectStore = openObjectStore(o.url, { stats: objectStats });
       objects.stores.push(objectStore);
-      replicator = new ObjectCommit({ store: objectStore, ledger: objects.ledger, nodeId: o.nodeId, nodeEpoch: o.nodeEpoch, shardId, flushMs: o.flushMs });
+      replicator = new ObjectCommit({ store: objectStore, ledger: objects.ledger, nodeId: o.nodeId, nodeEpoch: o.nodeEpoch, shardId, flushMs: o.flushMs, maxBeforeCommit: o.putsInFlight });
       replicators.push(replicator);
     }
     const log = SegmentLog.open(path.join(dirOf(shardId), 'log'), cfg.segmentBytes);
