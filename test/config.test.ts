@@ -39,6 +39,7 @@ describe('defaults', () => {
       sseThreads: 0,
       corsOrigins: '*',
       dsSubscriptions: true,
+      durability: 'sync',
       adminListen: { host: '127.0.0.1', port: 9090 },
       metrics: true,
       metricsListen: '',
