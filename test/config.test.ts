@@ -340,6 +340,15 @@ describe('object store (--objects)', () => {
     expect(errors([], { SVC_OBJECTS: 'file:/srv/objects' })).toEqual(['SVC_OBJECTS: --objects needs --metadata etcd://…']);
   });
 
+  it('refuses --durability async with --objects, with the reason; takes sync and async otherwise', () => {
+    expect(errors(['--metadata', ETCD, '--objects', 'file:/srv/objects', '--durability', 'async'])).toEqual([
+      '--durability: --durability async is not offered with --objects: an append is acknowledged once its object is stored and the ledger commit made',
+    ]);
+    expect('errors' in loadConfig(['--metadata', ETCD, '--objects', 'file:/srv/objects', '--durability', 'sync'], {})).toBe(false);
+    expect(ok(['--durability', 'async']).durability).toBe('async');
+    expect(errors(['--durability', 'fast'])).toHaveLength(1);
+  });
+
   it('refuses a URL it cannot use, saying why and showing the forms', () => {
     const [bad] = errors(['--metadata', ETCD, '--objects', 'ftp://x/y']);
     expect(bad).toMatch(/^--objects: objects URL "ftp:\/\/x\/y": unknown scheme \(forms: file:<dir> or s3:\/\/<bucket>/);

@@ -104,10 +104,17 @@ describe('sync and async streams of a node killed with SIGKILL under load', () =
     expect(await node.stop()).toBe(0);
   }, 60_000);
 
-  it('gives streams without a class of their own the node default (--durability async)', async () => {
-    node = await startNode({ dataDir, args: ['--shard-workers', '1', '--shards', '4', '--durability', 'async'] });
+  it('gives streams without a class of their own the node default (--durability async); the DS listener takes Svc-Durability', async () => {
+    node = await startNode({ dataDir, args: ['--shard-workers', '1', '--shards', '4', '--durability', 'async', '--ds-listen', '127.0.0.1:0'] });
     expect(await config(node.url, SYNC_STREAMS[0]!)).toMatchObject({ durability: 'async', durabilityDefault: true });
     expect(await config(node.url, ASYNC_STREAMS[0]!)).toMatchObject({ durability: 'async', durabilityDefault: false });
+    const ds = node.dsUrl!;
+    expect((await fetch(`${ds}/v1/stream/dur/ds-sync`, { method: 'PUT', headers: { 'content-type': 'text/plain', 'svc-durability': 'sync' } })).status).toBe(201);
+    expect((await fetch(`${ds}/v1/stream/dur/ds-default`, { method: 'PUT', headers: { 'content-type': 'text/plain' } })).status).toBe(201);
+    expect((await fetch(`${ds}/v1/stream/dur/ds-bad`, { method: 'PUT', headers: { 'content-type': 'text/plain', 'svc-durability': 'maybe' } })).status).toBe(400);
+    expect(await config(node.url, '/dur/ds-sync')).toMatchObject({ durability: 'sync', durabilityDefault: false });
+    expect(await config(node.url, '/dur/ds-default')).toMatchObject({ durability: 'async', durabilityDefault: true });
+    expect((await fetch(`${ds}/v1/stream/dur/ds-sync`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' })).status).toBe(204);
     expect(await node.stop()).toBe(0);
   }, 60_000);
 });
