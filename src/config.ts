@@ -119,6 +119,8 @@ export const ConfigSchema = Type.Object(
     nodeLeaseTtl: Type.Integer({ minimum: 1, maximum: 3600, default: 5, description: 'seconds a node stays live after its last liveness lease renewal (renewed every third of it)' }),
     /** Objects mode: the maintenance lease holder moves streams, one at a time, until every live node holds its share by slots (docs/cluster.md, "Rebalance"); `off`: only POST /admin/rebalance does. */
     rebalance: OneOf(['auto', 'off'], { default: 'auto', description: 'objects mode: auto (the maintenance lease holder evens out the live nodes by transfers) or off (only POST /admin/rebalance)' }),
+    /** When appends of streams without a class of their own are acknowledged (docs/storage.md, "Durability classes"): after fdatasync, or once written. */
+    durability: OneOf(['sync', 'async'], { default: 'sync', description: 'durability class of streams without their own (Svc-Durability): sync (acknowledged after fdatasync) or async (acknowledged once written, synced within 100 ms; not with --objects)' }),
     /** host:port other nodes send clients to (307 Location) for this node's protocol listener; empty: the bound address. */
     advertise: Type.String({ default: '', pattern: '^$|^(\\[[^\\]]*\\]|[^:\\s/\\[\\]]+):\\d{1,5}$', description: 'address clients are redirected to for this node\'s protocol listener, host:port (empty: the bound address)' }),
     /** host:port other nodes send clients to for this node's Durable Streams listener (--ds-listen); empty: its bound address. */
@@ -357,6 +359,9 @@ function expectation(field: ConfigField, textual: boolean): string {
   }
 }
 
+/** The refusal of `--durability async` with `--objects` (docs/storage.md, "Durability classes"). */
+export const DURABILITY_ASYNC_WITH_OBJECTS = '--durability async is not offered with --objects: an append is acknowledged once its object is stored and the ledger commit made';
+
 /** The refusal of `--objects` with `--metadata local` (the object ledger lives in etcd). */
 export const OBJECTS_NEED_ETCD = '--objects needs --metadata etcd://…';
 
@@ -437,6 +442,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): { config: Co
     if (problem !== null) errors.push(`${whereAt('objects').where}: ${problem}`);
     // The object ledger (which object holds which records) lives in etcd: there is none with local metadata.
     else if (config.metadata === 'local' && !invalid.has('metadata')) errors.push(`${whereAt('objects').where}: ${OBJECTS_NEED_ETCD}`);
+    else if (config.durability === 'async' && !invalid.has('durability')) errors.push(`${whereAt('durability').where}: ${DURABILITY_ASYNC_WITH_OBJECTS}`);
     else if (config.objects.startsWith('s3://') && (!env.AWS_ACCESS_KEY_ID || !env.AWS_SECRET_ACCESS_KEY)) {
       errors.push(`${whereAt('objects').where}: an s3:// store needs credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones)`);
     }

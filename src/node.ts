@@ -142,6 +142,7 @@ async function startShards(config: Config, log: Logger, schemas: SchemaStore, sp
       workers: config.shardWorkers,
       shards: config.shards,
       segmentBytes: config.storage.segmentBytes,
+      durability: config.durability,
       limits: config.limits,
       retentionIntervalMs: config.storage.retentionIntervalMs,
       reaperIntervalMs: config.storage.reaperIntervalMs,

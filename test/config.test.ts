@@ -39,6 +39,7 @@ describe('defaults', () => {
       sseThreads: 0,
       corsOrigins: '*',
       dsSubscriptions: true,
+      durability: 'sync',
       adminListen: { host: '127.0.0.1', port: 9090 },
       metrics: true,
       metricsListen: '',
@@ -339,6 +340,15 @@ describe('object store (--objects)', () => {
   it('refuses --objects with local metadata, with the reason', () => {
     expect(errors(['--objects', 'file:/srv/objects'])).toEqual(['--objects: --objects needs --metadata etcd://…']);
     expect(errors([], { SVC_OBJECTS: 'file:/srv/objects' })).toEqual(['SVC_OBJECTS: --objects needs --metadata etcd://…']);
+  });
+
+  it('refuses --durability async with --objects, with the reason; takes sync and async otherwise', () => {
+    expect(errors(['--metadata', ETCD, '--objects', 'file:/srv/objects', '--durability', 'async'])).toEqual([
+      '--durability: --durability async is not offered with --objects: an append is acknowledged once its object is stored and the ledger commit made',
+    ]);
+    expect('errors' in loadConfig(['--metadata', ETCD, '--objects', 'file:/srv/objects', '--durability', 'sync'], {})).toBe(false);
+    expect(ok(['--durability', 'async']).durability).toBe('async');
+    expect(errors(['--durability', 'fast'])).toHaveLength(1);
   });
 
   it('refuses a URL it cannot use, saying why and showing the forms', () => {

@@ -23,6 +23,7 @@ export async function createTopic(ctx: KafkaContext, name: string, partitions: n
   for (let p = 0; p < partitions; p++) {
     const stream = streamOfPartition(name, p);
     if (ctx.cluster !== null) {
+      if (config.durability !== undefined && config.durability !== null) throw new SvcError('invalid_parameter', 'flush.messages at topic creation is not taken in a cluster: create the topic, then set it with AlterConfigs');
       // Placed like any new stream; its owner creates it (docs/cluster.md, "Kafka").
       const placed = await ctx.cluster.create({ name: stream, contentType: KAFKA_CONTENT_TYPE, ttlSeconds: config.ttlSeconds ?? null, kafkaTopic: p === 0 ? null : name });
       streams.push({ name: stream, streamId: placed.streamId });
@@ -36,6 +37,7 @@ export async function createTopic(ctx: KafkaContext, name: string, partitions: n
       closed: false,
       records: [],
       kafkaTopic: p === 0 ? null : name,
+      durability: config.durability ?? null,
     });
     streams.push({ name: stream, streamId: r.info.streamId });
   }
@@ -64,7 +66,7 @@ export async function deleteTopic(ctx: KafkaContext, t: Topic): Promise<void> {
 
 /** Apply a topic config change (topic-configs.ts) to every partition stream of `t`. */
 export async function configureTopic(ctx: KafkaContext, t: Topic, change: StreamConfigChange): Promise<void> {
-  if (change.ttlSeconds === undefined) return;
-  for (const stream of t.partitions) if (stream !== undefined) await ctx.shards.configure({ name: stream, ttlSeconds: change.ttlSeconds });
-  ctx.log.info({ topic: t.name, ttlSeconds: change.ttlSeconds }, 'kafka topic configs altered');
+  if (change.ttlSeconds === undefined && change.durability === undefined) return;
+  for (const stream of t.partitions) if (stream !== undefined) await ctx.shards.configure({ name: stream, ...change });
+  ctx.log.info({ topic: t.name, ...change }, 'kafka topic configs altered');
 }

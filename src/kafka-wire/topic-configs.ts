@@ -5,16 +5,26 @@
  *   retention.ms    ⇄ ttlSeconds (record retention): -1 = no TTL; other values in whole seconds,
  *                     rounded up (a record is never dropped before the asked time)
  *   cleanup.policy  = delete (compaction is not built: `compact` is refused with INVALID_CONFIG)
+ *   flush.messages  ⇄ durability class: 1 = `sync` (acknowledged after fdatasync, as Kafka's
+ *                     flush.messages=1 fsyncs every message); any larger value, Kafka's default
+ *                     9223372036854775807 among them, = `async` (acknowledged once written,
+ *                     synced within 100 ms: time-bounded, not per N messages); deleted = the
+ *                     node's default (--durability)
  *   the rest below  read-only facts of this node; setting one to its own value is accepted
  *
  * An unknown name is INVALID_CONFIG (40), as a Kafka broker answers "Unknown topic config name".
  */
-import { type StreamInfo } from '../shards';
+import { type Durability, type StreamInfo } from '../shards';
 
 /** What a topic config change sets on the streams; `undefined`: left as it is. */
 export interface StreamConfigChange {
   ttlSeconds?: number | null;
+  /** null: back to the node's default. */
+  durability?: Durability | null;
 }
+
+/** Kafka's default flush.messages (never flush by count): what an `async` topic describes. */
+const FLUSH_NEVER = '9223372036854775807';
 
 /** DescribeConfigs ConfigSource values (KIP-226). */
 export const ConfigSource = { DYNAMIC_TOPIC_CONFIG: 1, STATIC_BROKER_CONFIG: 4, DEFAULT_CONFIG: 5 } as const;
@@ -47,6 +57,14 @@ export function describeTopicConfigs(info: StreamInfo): DescribedConfig[] {
   return [
     { name: 'retention.ms', value: ttl === null ? '-1' : String(ttl * 1000), readOnly: false, isDefault: ttl === null, type: ConfigType.LONG, doc: 'record retention (the streams\' TTL); -1: kept until trimmed or deleted' },
     { name: 'cleanup.policy', value: 'delete', readOnly: false, isDefault: true, type: ConfigType.LIST, doc: 'delete only: log compaction is not built' },
+    {
+      name: 'flush.messages',
+      value: info.durability === 'sync' ? '1' : FLUSH_NEVER,
+      readOnly: false,
+      isDefault: info.durabilityDefault,
+      type: ConfigType.LONG,
+      doc: 'the durability class: 1 = sync (acknowledged after fdatasync); larger = async (acknowledged once written, synced within 100 ms)',
+    },
     ...FIXED.map((f) => ({ ...f, readOnly: true, isDefault: true })),
   ];
 }
@@ -58,6 +76,11 @@ export function parseTopicConfig(name: string, value: string | null): StreamConf
       if (value === null || value === '-1') return { ttlSeconds: null };
       if (!/^[0-9]{1,15}$/.test(value)) throw new ConfigProblem(`Invalid value ${value} for configuration retention.ms: a whole number of milliseconds, or -1`);
       return { ttlSeconds: Math.ceil(Number(value) / 1000) };
+    }
+    case 'flush.messages': {
+      if (value === null) return { durability: null };
+      if (!/^[0-9]{1,19}$/.test(value) || BigInt(value) < 1n || BigInt(value) > BigInt(FLUSH_NEVER)) throw new ConfigProblem(`Invalid value ${value} for configuration flush.messages: a whole number from 1`);
+      return { durability: value === '1' ? 'sync' : 'async' };
     }
     case 'cleanup.policy':
       if (value === null || value === 'delete') return {};

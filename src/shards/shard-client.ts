@@ -39,6 +39,7 @@ import {
   type ReadVisibility,
   type ShardStats,
   type StreamImport,
+  type Durability,
   type StreamInfo,
   type TailEvent,
   type TrimParams,
@@ -60,6 +61,8 @@ export interface ShardClientOptions {
   /** Shard count for a new data directory (an existing one keeps its own). */
   shards: number;
   segmentBytes: number;
+  /** Durability class of streams without their own (--durability); default `sync`. */
+  durability?: Durability;
   limits: BatchLimits;
   retentionIntervalMs: number;
   reaperIntervalMs: number;
@@ -176,6 +179,7 @@ export class ShardClient {
       shardIds: Array.from({ length: shardCount }, (_, k) => k).filter((k) => workerOf(k, workerCount) === w),
       shardCount,
       segmentBytes: o.segmentBytes,
+      durability: o.durability ?? 'sync',
       maxChunkBytes: MAX_CHUNK_BYTES,
       limits: { maxRecordBytes: o.limits.maxRecordBytes, maxBatchRecords: o.limits.maxBatchRecords },
       retentionIntervalMs: o.retentionIntervalMs,

@@ -35,6 +35,15 @@ export interface BatchLimits {
   maxBatchRecords: number;
 }
 
+/**
+ * When an append is acknowledged (docs/storage.md, "Durability classes"): `sync` after the
+ * fdatasync that makes it durable, `async` once it is written to the segment file (in the page
+ * cache), synced within the checkpoint interval after.
+ */
+export type Durability = 'sync' | 'async';
+
+export const DURABILITIES: readonly Durability[] = ['sync', 'async'];
+
 export interface StreamInfo {
   name: string;
   /** Shard-local id combined with the shard number: unique in the node, never reused. */
@@ -65,6 +74,10 @@ export interface StreamInfo {
   gone: boolean;
   /** Last Durable Streams writer sequence (Stream-Seq) accepted, or null. */
   writerSeq: string | null;
+  /** The durability class the stream's appends get: its own, or the node's default. */
+  durability: Durability;
+  /** True when the stream has no class of its own and follows the node's default (--durability). */
+  durabilityDefault: boolean;
 }
 
 export interface CreateParams {
@@ -85,6 +98,8 @@ export interface CreateParams {
   idleTtlSeconds?: number | null;
   /** Make the stream a fork: its own seqs start at `fork.seq`. */
   fork?: ForkInfo | null;
+  /** The stream's durability class; null or absent: the node's default, followed as it changes. */
+  durability?: Durability | null;
 }
 
 /**
@@ -97,6 +112,8 @@ export interface ConfigureParams {
   schemaValidate?: boolean;
   kafkaTopic?: string | null;
   ttlSeconds?: number | null;
+  /** The durability class; null: back to the node's default. */
+  durability?: Durability | null;
   /** Add this to the fork reference count (the result is stored, not the delta). */
   forkRefsDelta?: number;
   /** Mark the stream deleted while forks still read it. */

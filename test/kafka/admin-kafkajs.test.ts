@@ -8,6 +8,8 @@ import { type NodeProcess, startNode } from '../helpers/node-process';
 
 interface StreamConfig {
   ttlSeconds: number | null;
+  durability: string;
+  durabilityDefault: boolean;
 }
 
 describe('admin APIs with kafkajs', () => {
@@ -41,6 +43,26 @@ describe('admin APIs with kafkajs', () => {
     // AlterConfigs replaces the whole set: leaving retention.ms out resets it (no TTL).
     await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: 'adm-cfg', configEntries: [{ name: 'cleanup.policy', value: 'delete' }] }] });
     expect((await streamConfig('/adm-cfg')).ttlSeconds).toBeNull();
+  });
+
+  test('flush.messages is the streams\' durability class: 1 = sync, larger = async, reset = the node default', async () => {
+    const never = '9223372036854775807';
+    expect(await admin.createTopics({ topics: [{ topic: 'adm-dur', numPartitions: 2, configEntries: [{ name: 'flush.messages', value: never }] }] })).toBe(true);
+    expect(await streamConfig('/adm-dur')).toMatchObject({ durability: 'async', durabilityDefault: false });
+    expect(await streamConfig('/adm-dur/1')).toMatchObject({ durability: 'async', durabilityDefault: false });
+    const describe = async (): Promise<Record<string, string>> => {
+      const d = await admin.describeConfigs({ resources: [{ type: ConfigResourceTypes.TOPIC, name: 'adm-dur' }], includeSynonyms: false });
+      return Object.fromEntries(d.resources[0]!.configEntries.map((e) => [e.configName, e.configValue]));
+    };
+    expect((await describe())['flush.messages']).toBe(never);
+    await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: 'adm-dur', configEntries: [{ name: 'flush.messages', value: '1' }] }] });
+    expect(await streamConfig('/adm-dur/1')).toMatchObject({ durability: 'sync', durabilityDefault: false });
+    expect((await describe())['flush.messages']).toBe('1');
+    // A full AlterConfigs that leaves it out: back to the node's default (sync here).
+    await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: 'adm-dur', configEntries: [{ name: 'cleanup.policy', value: 'delete' }] }] });
+    expect(await streamConfig('/adm-dur')).toMatchObject({ durability: 'sync', durabilityDefault: true });
+    const zero = admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: 'adm-dur', configEntries: [{ name: 'flush.messages', value: '0' }] }] });
+    await expect(zero).rejects.toMatchObject({ type: 'INVALID_CONFIG' });
   });
 
   test('refused configs answer INVALID_CONFIG and change nothing; broker configs are read-only (POLICY_VIOLATION)', async () => {

@@ -61,6 +61,8 @@ describe.each(ENGINES)('stream config over the %s engine', (engine) => {
       schemaValidate: false,
       kafkaTopic: name.slice(1),
       kafkaTopicDerived: true,
+      durability: 'sync',
+      durabilityDefault: true,
     });
     expect(doc.createdAtMs).toBeGreaterThanOrEqual(before - 1000);
   });

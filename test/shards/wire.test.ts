@@ -194,6 +194,8 @@ describe('the rare operations (JSON fields beside raw bytes)', () => {
       forkRefs: 0,
       gone: false,
       writerSeq: null,
+      durability: 'async',
+      durabilityDefault: false,
     };
     expect(replyTrip('head', info).res).toEqual(info);
   });

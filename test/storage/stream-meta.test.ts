@@ -19,12 +19,13 @@ describe('stream metadata', () => {
       softDeleted: false,
       writerSeq: null,
       importing: false,
+      durability: null,
     });
   });
 
   it('writes the fields at their default out again, so old and new catalogs look alike', () => {
     expect(JSON.stringify(storedMeta(readMeta(OLD)))).toBe(JSON.stringify(OLD));
-    const full = { ...OLD, schema: 's', schemaValidate: true, kafkaTopic: 't', idleTtlSeconds: 9, forkRefs: 2, softDeleted: true, writerSeq: 'w', importing: true };
+    const full = { ...OLD, schema: 's', schemaValidate: true, kafkaTopic: 't', idleTtlSeconds: 9, forkRefs: 2, softDeleted: true, writerSeq: 'w', importing: true, durability: 'async' as const };
     expect(storedMeta(readMeta(full))).toEqual(full);
   });
 

@@ -6,7 +6,7 @@
 import { SvcError } from '../../errors';
 import { type StreamInfo, mediaType } from '../../shards';
 import { type HttpRequest } from '../http/engine';
-import { type Reply, parseRfc3339 } from '../kit';
+import { type Reply, parseDurability, parseRfc3339 } from '../kit';
 import { H, isTrue } from './ds-headers';
 import { formatOffset } from './offsets';
 
@@ -19,6 +19,8 @@ export interface CreateRequest {
   idleTtlSeconds: number | null;
   expiresAtMs: number | null;
   closed: boolean;
+  /** Svc-Durability (the Svc listener's header; docs/durable-streams.md): the stream's class, or null for the node's default. */
+  durability: 'sync' | 'async' | null;
 }
 
 export function parseCreate(req: HttpRequest, defaultContentType = DEFAULT_CONTENT_TYPE): CreateRequest {
@@ -34,6 +36,7 @@ export function parseCreate(req: HttpRequest, defaultContentType = DEFAULT_CONTE
     idleTtlSeconds: ttl === undefined ? null : Number(ttl),
     expiresAtMs,
     closed: isTrue(req.headers[H.closed]),
+    durability: parseDurability('Svc-Durability', req.headers['svc-durability']) ?? null,
   };
 }
 

@@ -37,6 +37,7 @@ const REQUEST_HEADERS: readonly string[] = [
   H.forkedFrom,
   H.forkOffset,
   H.forkSubOffset,
+  'svc-durability',
   H.producerId,
   H.producerEpoch,
   H.producerSeq,

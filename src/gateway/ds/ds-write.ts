@@ -22,7 +22,7 @@ export async function createDsStream(ctx: DsContext, name: string, req: HttpRequ
   }
   const c = parseCreate(req);
   const records = toRecords(req.body, c.contentType, true, ctx);
-  const r = await ctx.shards.create({ name, contentType: c.contentType, ttlSeconds: null, expiresAtMs: c.expiresAtMs, idleTtlSeconds: c.idleTtlSeconds, closed: c.closed, records });
+  const r = await ctx.shards.create({ name, contentType: c.contentType, ttlSeconds: null, expiresAtMs: c.expiresAtMs, idleTtlSeconds: c.idleTtlSeconds, closed: c.closed, records, durability: c.durability });
   if (!r.created && (!sameStream(r.info, c) || r.info.fork !== null)) throw new SvcError('conflict', `stream ${name} exists with other settings`);
   if (r.created) ctx.subscriptions?.onStreamChanged(name.slice(1), formatOffset(r.info.nextSeq));
   return createdReply(req, r.info, r.created);

@@ -5,7 +5,7 @@
  * (the registry of tail watches, the long-poll waiter) and CORS.
  */
 export { type Reply, recycling } from './reply';
-export { formatTime, parseBool, parseQuery, parseRfc3339, parseStreamName, parseTime, parseUint } from './params';
+export { formatTime, parseBool, parseDurability, parseQuery, parseRfc3339, parseStreamName, parseTime, parseUint } from './params';
 export { MAX_PRODUCER_EPOCH, MAX_PRODUCER_ID_CHARS, MAX_PRODUCER_SEQ, type ProducerHeaderNames, type UintParser, parseProducerHeaders } from './producer-headers';
 export { type HttpError, internalReply, statusOf, toHttpError } from './http-errors';
 export {

@@ -22,6 +22,14 @@ export function parseBool(name: string, raw: string | undefined): boolean | unde
   throw new SvcError('invalid_parameter', `${name} must be true or false`);
 }
 
+/** A durability class (`Svc-Durability`, PATCH `durability`): `sync` or `async`, case-insensitive. */
+export function parseDurability(name: string, raw: string | undefined): 'sync' | 'async' | undefined {
+  if (raw === undefined) return undefined;
+  const v = raw.trim().toLowerCase();
+  if (v === 'sync' || v === 'async') return v;
+  throw new SvcError('invalid_parameter', `${name} must be sync or async`);
+}
+
 /** RFC 3339 date-time or unix milliseconds → unix milliseconds. */
 export function parseTime(name: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;

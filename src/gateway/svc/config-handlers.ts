@@ -1,19 +1,20 @@
 /**
  * Stream config (docs/protocol.md "Stream config"): the create headers Svc-Schema,
- * Svc-Schema-Validate and Svc-Kafka-Topic, and the config document
+ * Svc-Schema-Validate, Svc-Kafka-Topic and Svc-Durability, and the config document
  *
  *   GET   /_streams/{name}   {name, contentType, createdAtMs, ttlSeconds, expiresAtMs, closed,
- *                             schema, schemaValidate, kafkaTopic, kafkaTopicDerived}
- *   PATCH /_streams/{name}   JSON merge patch (RFC 7396) of schema, schemaValidate, kafkaTopic, ttlSeconds
+ *                             schema, schemaValidate, kafkaTopic, kafkaTopicDerived,
+ *                             durability, durabilityDefault}
+ *   PATCH /_streams/{name}   JSON merge patch (RFC 7396) of schema, schemaValidate, kafkaTopic, ttlSeconds, durability
  *
  * `{name}` is the rest of the path: /_streams/orders/eu is the stream /orders/eu.
  */
 import { SvcError } from '../../errors';
-import { type StreamInfo, checkSchemaName, mediaType } from '../../shards';
+import { type Durability, type StreamInfo, checkSchemaName, mediaType } from '../../shards';
 import { deriveKafkaTopic, isValidKafkaTopic } from '../../util/kafka-topic';
 import { type HttpRequest } from '../http/engine';
 import { type SvcContext } from './context';
-import { type Reply, parseBool, parseQuery, parseStreamName } from '../kit';
+import { type Reply, parseBool, parseDurability, parseQuery, parseStreamName } from '../kit';
 
 export const STREAMS_PATH = '/_streams';
 
@@ -22,6 +23,7 @@ export interface CreateConfig {
   schema: string | null;
   schemaValidate: boolean;
   kafkaTopic: string | null;
+  durability: Durability | null;
 }
 
 /**
@@ -36,7 +38,8 @@ export function parseCreateConfig(ctx: SvcContext, h: Readonly<Record<string, st
   if (schemaValidate && schema === null) throw new SvcError('invalid_parameter', 'Svc-Schema-Validate: true needs Svc-Schema');
   const kafkaTopic = h['svc-kafka-topic'] ?? null;
   if (kafkaTopic !== null) checkTopic('Svc-Kafka-Topic', kafkaTopic);
-  return { schema, schemaValidate, kafkaTopic };
+  const durability = parseDurability('Svc-Durability', h['svc-durability']) ?? null;
+  return { schema, schemaValidate, kafkaTopic, durability };
 }
 
 /** `/_streams/{name}`. */
@@ -69,6 +72,8 @@ export function configDocument(s: StreamInfo): object {
     schemaValidate: s.schemaValidate,
     kafkaTopic: s.kafkaTopic ?? deriveKafkaTopic(s.name),
     kafkaTopicDerived: s.kafkaTopic === null,
+    durability: s.durability,
+    durabilityDefault: s.durabilityDefault,
   };
 }
 
@@ -83,7 +88,7 @@ function configReply(s: StreamInfo): Reply {
   };
 }
 
-const PATCHABLE: ReadonlySet<string> = new Set(['schema', 'schemaValidate', 'kafkaTopic', 'ttlSeconds']);
+const PATCHABLE: ReadonlySet<string> = new Set(['schema', 'schemaValidate', 'kafkaTopic', 'ttlSeconds', 'durability']);
 const PATCH_TYPES: ReadonlySet<string> = new Set(['application/merge-patch+json', 'application/json']);
 
 interface ConfigPatch {
@@ -91,6 +96,7 @@ interface ConfigPatch {
   schemaValidate?: boolean;
   kafkaTopic?: string | null;
   ttlSeconds?: number | null;
+  durability?: Durability | null;
 }
 
 /**
@@ -114,7 +120,7 @@ function parsePatch(ctx: SvcContext, req: HttpRequest): ConfigPatch {
   const d = doc as Record<string, unknown>;
   const refused = Object.keys(d).filter((k) => !PATCHABLE.has(k));
   if (refused.length > 0) {
-    throw new SvcError('invalid_parameter', `${refused.join(', ')}: cannot be changed (a patch may set schema, schemaValidate, kafkaTopic, ttlSeconds)`);
+    throw new SvcError('invalid_parameter', `${refused.join(', ')}: cannot be changed (a patch may set schema, schemaValidate, kafkaTopic, ttlSeconds, durability)`);
   }
   const out: ConfigPatch = {};
   if ('schema' in d) {
@@ -138,6 +144,11 @@ function parsePatch(ctx: SvcContext, req: HttpRequest): ConfigPatch {
     const v = d['ttlSeconds'];
     if (v !== null && (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)) throw new SvcError('invalid_parameter', 'ttlSeconds: must be an integer >= 0 or null');
     out.ttlSeconds = v;
+  }
+  if ('durability' in d) {
+    const v = d['durability'];
+    if (v !== null && typeof v !== 'string') throw new SvcError('invalid_parameter', 'durability: must be "sync", "async" or null');
+    out.durability = v === null ? null : parseDurability('durability', v);
   }
   return out;
 }

@@ -78,6 +78,7 @@ export async function headStream(ctx: SvcContext, name: string): Promise<Reply> 
   // Spec "Stream metadata": Svc-Schema when one is bound, Svc-Kafka-Topic when set explicitly.
   if (s.schema !== null) headers.push(['svc-schema', s.schema]);
   if (s.kafkaTopic !== null) headers.push(['svc-kafka-topic', s.kafkaTopic]);
+  if (!s.durabilityDefault) headers.push(['svc-durability', s.durability]);
   return { status: 200, headers };
 }
 

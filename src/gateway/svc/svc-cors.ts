@@ -24,6 +24,7 @@ export const SVC_CORS: CorsProtocol = {
     'svc-schema',
     'svc-schema-validate',
     'svc-kafka-topic',
+    'svc-durability',
   ],
   exposedHeaders: [
     'etag',
@@ -43,6 +44,7 @@ export const SVC_CORS: CorsProtocol = {
     'svc-expires-at',
     'svc-schema',
     'svc-kafka-topic',
+    'svc-durability',
     'svc-request-id',
   ],
 };

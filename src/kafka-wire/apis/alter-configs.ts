@@ -38,7 +38,7 @@ const OP_DELETE = 1;
 const OP_APPEND = 2;
 
 /** The topic configs AlterConfigs resets when they are left out. */
-const RESETTABLE = ['retention.ms'];
+const RESETTABLE = ['retention.ms', 'flush.messages'];
 
 type Entry = { name: string; value: string | null };
 

@@ -37,6 +37,14 @@ const CHECKPOINT_MAX_OPS = 1024;
 export interface CheckpointSource {
   /** End of the log as far as groups have been applied. */
   durableEnd(): Location;
+  /**
+   * Make every log byte written so far durable (fdatasync, on this thread) before the checkpoint
+   * refers to it: groups of `async` streams are applied once written, not synced (group-commit.ts),
+   * and an index that pointed past the synced log could outlive the bytes after a power loss. It
+   * is also what bounds how long an `async` append stays unsynced: CHECKPOINT_EVERY_MS after its
+   * group (docs/storage.md, "Durability classes").
+   */
+  syncLog?(): void;
   nextStreamId(): number;
   stream(id: number): StreamState | undefined;
   /** False after a storage failure: a timed checkpoint is skipped then. */
@@ -146,6 +154,7 @@ export class Checkpointer {
     this.#dirtyChunks.clear();
     for (const s of this.#dirty) this.#kvOps.push({ type: 'put', key: streamKey(s.id), value: encodeStream(s) });
     this.#dirty.clear();
+    this.#source.syncLog?.();
     const end = this.#source.durableEnd();
     this.#kvOps.push({ type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint({ segId: end.segId, pos: end.pos, nextStreamId: this.#source.nextStreamId(), appliedChanges: this.appliedChanges }) });
     const ops = this.#kvOps;

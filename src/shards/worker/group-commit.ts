@@ -14,6 +14,13 @@
  *                         replies ◀───────────────────────┤
  *                         hooks.afterReplies(group) ◀─────┘
  *
+ * Durability classes (docs/storage.md, "Durability classes"): a group whose every frame and reply
+ * is of an `async` stream (hooks.asyncStream) is written without fdatasync and applied and answered
+ * once written; its segments are remembered as unsynced. They are synced by the next group of a
+ * `sync` stream, which then makes its own bytes durable with the segments' fdatasync rather than
+ * through the sync journal (a journal record after unsynced bytes could be replayed behind a hole),
+ * or by the shard's next checkpoint (syncWritten, within CHECKPOINT_EVERY_MS), whichever comes first.
+ *
  * With a Replicator (objects mode, object-commit.ts) a group is first made durable elsewhere —
  * object PUT, then the fenced ledger commit, in group order — and only then written to the local
  * log, without fdatasync (the log is a cache there). Frames of streams the replicator reports
@@ -21,7 +28,7 @@
  */
 import { SvcError } from '../../errors';
 import { type Location, type SegmentLog } from './segment-log';
-import { type LogWriter } from './commit-barrier';
+import { type LogWrite, type LogWriter } from './commit-barrier';
 import { type StreamState } from './stream-state';
 import { COMMIT_FRAME_BOUNDS, COMMIT_SECONDS_BOUNDS, type CommitStats, newCommitStats, observeBucket } from '../commit-stats';
 
@@ -116,6 +123,8 @@ export interface GroupCommitHooks {
   applied(end: Location): void;
   /** After a group's replies (tail events for live readers). */
   afterReplies(g: Group): void;
+  /** The stream's appends are acknowledged once written, before fdatasync (durability class `async`); absent: none is. */
+  asyncStream?(s: StreamState): boolean;
 }
 
 export class GroupCommit {
@@ -138,6 +147,14 @@ export class GroupCommit {
   readonly #writer: LogWriter;
   /** Groups past the replicator's stallMs and not yet durable: writes are refused meanwhile. */
   #stalled = 0;
+  /** Segments holding bytes of `async` groups not yet synced. */
+  readonly #unsynced = new Set<number>();
+  /** One of them is a new file whose directory entry is not yet synced. */
+  #unsyncedNewFile = false;
+  /** `async` groups whose write is still under way. */
+  #asyncWriting = 0;
+  /** The newest group's write (settled either way): a sync group after async ones syncs only once they are written. */
+  #lastWrite: Promise<unknown> = Promise.resolve();
 
   constructor(log: SegmentLog, hooks: GroupCommitHooks, replicator: Replicator | null = null, writer?: (stats: CommitStats) => LogWriter) {
     this.#log = log;
@@ -227,7 +244,7 @@ export class GroupCommit {
     let fenced = NOTHING_FENCED;
     let write: Promise<{ locations: Location[]; end: Location }>;
     if (this.#replicator === null) {
-      write = order.length === 0 ? Promise.resolve({ locations: [] as Location[], end: this.#log.tail }) : this.#writer(order.map((f) => f.buf));
+      write = order.length === 0 ? Promise.resolve({ locations: [] as Location[], end: this.#log.tail }) : this.#write(g, order.map((f) => f.buf));
     } else {
       // Objects mode: durable in the object store and the ledger first; the local write follows
       // (in group order, as the replicator resolves), without fdatasync.
@@ -277,6 +294,92 @@ export class GroupCommit {
     // Each group reports its own outcome above; the chain only orders them.
     this.#applied.catch(() => undefined);
     this.#flushNow();
+  }
+
+  /**
+   * A group's write by its durability class: `async` groups written only; a `sync` group through
+   * the writer (the commit barrier), or, while `async` bytes before it are unsynced, written and
+   * then synced with them by the segments' own fdatasync (the log's durable bytes stay a prefix).
+   */
+  #write(g: Group, bufs: Buffer[]): Promise<LogWrite> {
+    let write: Promise<LogWrite>;
+    if (this.#isAsync(g)) {
+      this.#asyncWriting++;
+      write = this.#log.write(bufs, { sync: false }).then(
+        (w) => {
+          this.#asyncWriting--;
+          this.#noteUnsynced(w);
+          return w;
+        },
+        (err: Error) => {
+          this.#asyncWriting--;
+          throw err;
+        },
+      );
+    } else if (this.#unsynced.size > 0 || this.#asyncWriting > 0) {
+      const before = this.#lastWrite;
+      write = this.#log.write(bufs, { sync: false }).then(async (w) => {
+        await before;
+        this.#noteUnsynced(w);
+        await this.#syncUnsynced();
+        this.stats.syncs++;
+        return w;
+      });
+    } else {
+      write = this.#writer(bufs);
+    }
+    this.#lastWrite = write.catch(() => undefined);
+    return write;
+  }
+
+  /** Every frame and every reply of the group is of an `async` stream. */
+  #isAsync(g: Group): boolean {
+    const isAsync = this.#hooks.asyncStream;
+    if (isAsync === undefined) return false;
+    for (const s of g.frames.keys()) if (!isAsync(s)) return false;
+    for (const s of g.replyStreams) if (s === null || !isAsync(s)) return false;
+    return true;
+  }
+
+  #noteUnsynced(w: LogWrite): void {
+    for (const l of w.locations) {
+      this.#unsynced.add(l.segId);
+      if (l.pos === 0) this.#unsyncedNewFile = true;
+    }
+  }
+
+  async #syncUnsynced(): Promise<void> {
+    const segs = [...this.#unsynced];
+    const dir = this.#unsyncedNewFile;
+    this.#unsynced.clear();
+    this.#unsyncedNewFile = false;
+    await this.#log.sync(segs);
+    if (dir) this.#log.syncDirectory();
+  }
+
+  /** `async` bytes written and not yet synced (the checkpoint syncs them first: syncWritten). */
+  get unsynced(): boolean {
+    return this.#unsynced.size > 0;
+  }
+
+  /**
+   * fdatasync, on this thread, every segment holding `async` bytes written so far (the shard's
+   * checkpoint, before it refers to them). A failure stops the log like a failed group.
+   */
+  syncWritten(): void {
+    if (this.#unsynced.size === 0) return;
+    const segs = [...this.#unsynced];
+    const dir = this.#unsyncedNewFile;
+    this.#unsynced.clear();
+    this.#unsyncedNewFile = false;
+    try {
+      this.#log.syncNow(segs);
+      if (dir) this.#log.syncDirectory();
+      this.stats.syncs++;
+    } catch (err) {
+      this.#fail(err as Error, []);
+      throw err;
+    }
   }
 
   /**

@@ -159,6 +159,16 @@ export class SegmentLog {
     for (const segId of segIds) if (this.#fds.has(segId)) await fdatasyncFd(this.#fd(segId));
   }
 
+  /** As sync(), on this thread (a checkpoint that must not refer to unsynced bytes, group-commit.ts syncWritten). */
+  syncNow(segIds: Iterable<number>): void {
+    for (const segId of segIds) if (this.#fds.has(segId)) fs.fdatasyncSync(this.#fd(segId));
+  }
+
+  /** fsync the log's directory: new segment files written without sync (`sync: false`) keep their entries. */
+  syncDirectory(): void {
+    fsyncPath(this.#dir);
+  }
+
   /** Read `len` bytes at a location (synchronous pread: the shard's reads are served from the page cache). */
   read(segId: number, pos: number, len: number): Buffer {
     return this.readInto(segId, pos, len, Buffer.allocUnsafe(len));

@@ -27,6 +27,7 @@ import {
   type CreateResult,
   type DeleteResult,
   type DropResult,
+  type Durability,
   type HeadParams,
   type ImportBeginParams,
   type ImportFramesParams,
@@ -101,6 +102,8 @@ export interface ShardOptions {
   barrier?: CommitBarrier;
   /** Takes back a buffer the gateway thread gave up with an append (`ownBuffer`), once its frame is written and applied (StreamWritesContext.returnBuffer). */
   returnBuffer?: (ab: ArrayBuffer) => void;
+  /** The durability class of streams that have none of their own (--durability); default `sync`. */
+  durability?: Durability;
 }
 
 export class Shard {
@@ -146,6 +149,8 @@ export class Shard {
       store,
       {
         durableEnd: () => this.#durableEnd,
+        // `async` streams' groups are written without fdatasync: a checkpoint refers only to synced log.
+        syncLog: () => this.#commit.syncWritten(),
         nextStreamId: () => this.#streams.nextStreamId,
         stream: (id) => this.#streams.byId.get(id),
         healthy: () => this.#commit.failed === null,
@@ -153,6 +158,7 @@ export class Shard {
       r.ops,
       r.appliedChanges + (r.replayedFrames > 0 ? 1 : 0),
     );
+    const defaultDurability: Durability = opts.durability ?? 'sync';
     this.#commit = new GroupCommit(log, {
       failed: (err) => opts.onStorageFailure?.(err),
       applied: (end) => {
@@ -162,6 +168,7 @@ export class Shard {
       afterReplies: (g) => {
         if (this.#watches.any) this.#watches.emit(g, (s) => this.#globalId(s));
       },
+      asyncStream: (s) => (s.meta.durability ?? defaultDurability) === 'async',
     }, opts.replicator ?? null, opts.barrier === undefined || opts.replicator !== undefined ? undefined : (stats) => opts.barrier!.writer(opts.shardId, log, stats));
     this.#deadSegments = new DeadSegments({
       log,
@@ -218,7 +225,7 @@ export class Shard {
     }
     let meta: StreamMeta;
     try {
-      meta = readMeta({ name: p.name, contentType: p.contentType, ttlSeconds: p.ttlSeconds, expiresAtMs: p.expiresAtMs, createdAtMs: this.#now(), ...createConfig(p, this.#opts.schemas) });
+      meta = readMeta({ name: p.name, contentType: p.contentType, ttlSeconds: p.ttlSeconds, expiresAtMs: p.expiresAtMs, createdAtMs: this.#now(), ...createConfig(p, this.#opts.schemas, this.#opts.replicator !== undefined) });
       validateRecords(meta, this.#opts.schemas, p.records, []);
     } catch (err) {
       return reply(err as SvcError);
@@ -366,7 +373,7 @@ export class Shard {
     if (isGone(s, this.#now()) && (p.forkRefsDelta === undefined || p.softDeleted !== undefined)) return reply(this.#missing(p.name));
     let plan: ReturnType<typeof planConfig>;
     try {
-      plan = planConfig(this.#streams.metaOf(s), p, this.#opts.schemas);
+      plan = planConfig(this.#streams.metaOf(s), p, this.#opts.schemas, this.#opts.replicator !== undefined);
     } catch (err) {
       return reply(err as SvcError);
     }
@@ -642,6 +649,8 @@ export class Shard {
       forkRefs: meta.forkRefs,
       gone: meta.softDeleted || isExpired(s, this.#now()),
       writerSeq: meta.writerSeq,
+      durability: meta.durability ?? this.#opts.durability ?? 'sync',
+      durabilityDefault: meta.durability === null,
     };
   }
 

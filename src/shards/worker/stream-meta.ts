@@ -11,7 +11,7 @@
  * re-derives a default (`?? null`, `?? 0`). Written back, a field at its default is left out again,
  * so new catalogs and old ones look alike and a CREATE frame is the same bytes as before.
  */
-import { type ForkInfo } from '../types';
+import { type Durability, type ForkInfo } from '../types';
 
 /** The normalised metadata of a stream: what a shard keeps in memory. */
 export interface StreamMeta {
@@ -41,6 +41,8 @@ export interface StreamMeta {
    * a CONFIG frame `{importing: false}` publishes it. One left so at a restart is abandoned.
    */
   importing: boolean;
+  /** The stream's durability class (Svc-Durability), or null: the node's default (--durability). */
+  durability: Durability | null;
 }
 
 /** The stored form: the fields every catalog has, the later ones optional (absent or null: the default). */
@@ -59,6 +61,7 @@ export interface StoredMeta {
   softDeleted?: boolean;
   writerSeq?: string | null;
   importing?: boolean;
+  durability?: Durability | null;
 }
 
 /** The changes a CONFIG frame stores (only fields that change), in the normalised form. */
@@ -81,6 +84,7 @@ export function readMeta(m: StoredMeta): StreamMeta {
     softDeleted: m.softDeleted === true,
     writerSeq: m.writerSeq ?? null,
     importing: m.importing === true,
+    durability: m.durability ?? null,
   };
 }
 
@@ -101,5 +105,6 @@ export function storedMeta(m: StreamMeta): StoredMeta {
   if (m.softDeleted) out.softDeleted = true;
   if (m.writerSeq !== null) out.writerSeq = m.writerSeq;
   if (m.importing) out.importing = true;
+  if (m.durability !== null) out.durability = m.durability;
   return out;
 }

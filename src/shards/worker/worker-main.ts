@@ -16,7 +16,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ready as compressionReady } from '../../util/compression';
 import { type ErrorData, SvcError } from '../../errors';
 import { type SchemaControl, type SchemaDocument, SchemaRegistry, applySchemaControl } from '../schema-registry';
-import { type BatchLimits, type TailEvent } from '../types';
+import { type BatchLimits, type Durability, type TailEvent } from '../types';
 import { RETURNED_PAGE, Status, TRANSFER_MIN, Writer, type Reader, readEntries } from '../wire';
 import { type Codec, OPS, type OpName, type Req, type Res, errorBody, opOf, returnedBody, tailBody } from '../protocol';
 import { type PackedWithExtras, packedOf } from '../worker-messages';
@@ -37,6 +37,8 @@ export interface WorkerConfig {
   shardIds: number[];
   shardCount: number;
   segmentBytes: number;
+  /** Durability class of streams without their own (--durability); absent: `sync`. */
+  durability?: Durability;
   maxChunkBytes: number;
   limits: BatchLimits;
   retentionIntervalMs: number;
@@ -312,6 +314,7 @@ async function main(): Promise<void> {
       shardId,
       shardCount: cfg.shardCount,
       maxChunkBytes: cfg.maxChunkBytes,
+      durability: cfg.durability ?? 'sync',
       indexCacheChunks: cfg.indexCacheChunks,
       readCache,
       reportsReadCache: i === 0,
