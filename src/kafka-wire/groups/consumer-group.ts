@@ -89,6 +89,8 @@ export class ConsumerMember {
   assigned = new Set<string>();
   /** Partitions it was told to give up and has not yet confirmed giving up. */
   pendingRevocation = new Set<string>();
+  /** The member epoch at which it was given each partition it holds (assigned or pending revocation): KIP-1251's assignment epochs. */
+  assignedAt = new Map<string, number>();
   sessionTimer: NodeJS.Timeout | null = null;
   revocationTimer: NodeJS.Timeout | null = null;
 
@@ -265,11 +267,29 @@ export class ConsumerGroup {
     };
   }
 
-  /** OffsetCommit v9+ / OffsetFetch v9+ by a member: an error code (Kafka's validateMemberEpoch). */
+  /** OffsetFetch v9+ by a member: an error code (Kafka's validateMemberEpoch: the member's current epoch only). */
   validateMemberEpoch(memberId: string, memberEpoch: number): number {
     const m = this.members.get(memberId);
     if (m === undefined || m.memberEpoch === STATIC_LEAVE_EPOCH) return GroupError.UNKNOWN_MEMBER_ID;
     return m.memberEpoch === memberEpoch ? GroupError.NONE : GroupError.STALE_MEMBER_EPOCH;
+  }
+
+  /**
+   * OffsetCommit v9+ by a member: its current epoch, or an older one for partitions it was given at
+   * or before that epoch and still holds (KIP-1251's assignment epochs: a commit sent just before
+   * a heartbeat moved the member on is not refused); else STALE_MEMBER_EPOCH.
+   */
+  validateCommitEpoch(memberId: string, memberEpoch: number, partitions: ReadonlyArray<{ topic: string; partition: number }> | undefined): number {
+    const m = this.members.get(memberId);
+    if (m === undefined || m.memberEpoch === STATIC_LEAVE_EPOCH) return GroupError.UNKNOWN_MEMBER_ID;
+    if (m.memberEpoch === memberEpoch) return GroupError.NONE;
+    if (memberEpoch > m.memberEpoch || partitions === undefined) return GroupError.STALE_MEMBER_EPOCH;
+    for (const { topic, partition } of partitions) {
+      const id = this.#topics.get(topic)?.id;
+      const at = id === undefined ? undefined : m.assignedAt.get(partitionKey(id, partition));
+      if (at === undefined || at > memberEpoch) return GroupError.STALE_MEMBER_EPOCH;
+    }
+    return GroupError.NONE;
   }
 
   /** Stop every timer (the coordinator is closing). */
@@ -332,6 +352,8 @@ export class ConsumerGroup {
     m.rebalanceTimeoutMs = old.rebalanceTimeoutMs;
     m.assigned = old.assigned;
     m.pendingRevocation = old.pendingRevocation;
+    m.assignedAt = old.assignedAt;
+    m.state = old.state;
     m.memberEpoch = 0;
     for (const k of [...m.assigned, ...m.pendingRevocation]) this.#owners.set(k, memberId);
     const t = this.target.get(old.memberId);
@@ -406,7 +428,10 @@ export class ConsumerGroup {
       const ownedKeys = new Set(owned.flatMap((t) => t.partitions.map((p) => partitionKey(t.topicId, p))));
       if ([...m.pendingRevocation].some((k) => ownedKeys.has(k))) return;
       // Revoked: the partitions are free for their next owners.
-      for (const k of m.pendingRevocation) if (this.#owners.get(k) === m.memberId) this.#owners.delete(k);
+      for (const k of m.pendingRevocation) {
+        if (this.#owners.get(k) === m.memberId) this.#owners.delete(k);
+        m.assignedAt.delete(k);
+      }
       m.pendingRevocation.clear();
       if (m.revocationTimer !== null) clearTimeout(m.revocationTimer);
       m.revocationTimer = null;
@@ -437,6 +462,7 @@ export class ConsumerGroup {
       if (owner === undefined || owner === m.memberId || !this.members.has(owner)) {
         this.#owners.set(k, m.memberId);
         m.assigned.add(k);
+        m.assignedAt.set(k, this.assignmentEpoch);
       } else unreleased = true;
     }
     if (m.memberEpoch !== this.assignmentEpoch) {

@@ -213,9 +213,10 @@ export class GroupCoordinator {
    * Whether (memberId, generationId) may commit offsets for the group: an error code. In a consumer
    * group the generation is the member epoch (Kafka's ConsumerGroup.validateOffsetCommit): a commit
    * without a member is accepted only while the group is empty, a member's needs OffsetCommit v9+
-   * (`version`; undefined: TxnOffsetCommit, checked the same way) and its current epoch.
+   * (`version`; undefined: TxnOffsetCommit, checked the same way) and its current epoch, or an
+   * older one for the `partitions` it was given by then (consumer-group.ts, validateCommitEpoch).
    */
-  validateCommit(groupId: string, memberId: string, generationId: number, version?: number): number {
+  validateCommit(groupId: string, memberId: string, generationId: number, version?: number, partitions?: ReadonlyArray<{ topic: string; partition: number }>): number {
     if (this.#notHere(groupId)) return GroupError.NOT_COORDINATOR;
     if (groupId === '') return GroupError.INVALID_GROUP_ID;
     const cg = this.#consumerGroups.get(groupId);
@@ -223,7 +224,7 @@ export class GroupCoordinator {
       if (generationId < 0 && cg.members.size === 0) return GroupError.NONE;
       if (!cg.members.has(memberId)) return GroupError.UNKNOWN_MEMBER_ID;
       if (version !== undefined && version < 9) return GroupError.UNSUPPORTED_VERSION;
-      return cg.validateMemberEpoch(memberId, generationId);
+      return cg.validateCommitEpoch(memberId, generationId, partitions);
     }
     const g = this.#groups.get(groupId);
     // No live group: only a commit outside group management (generation -1) makes sense.
