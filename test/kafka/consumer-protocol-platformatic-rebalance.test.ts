@@ -42,7 +42,11 @@ describe('@platformatic/kafka 1.35 with the consumer group protocol (KIP-848)', 
       const d = (await w.cgDescribe([group])).groups[0]!;
       const held = d.members.flatMap((m) => m.assignment.topicPartitions.flatMap((t) => t.partitions));
       return d.groupState === 'Stable' && d.members.length === n && held.length === partitions && new Set(held).size === partitions;
-    }, `group ${group} stable with ${n} members`, 60_000);
+    }, `group ${group} stable with ${n} members`, 60_000).catch(async (err: Error) => {
+      // Say where the group stood: each member's epoch, assignment and target.
+      const d = (await w.cgDescribe([group])).groups[0]!;
+      throw new Error(`${err.message}\n${JSON.stringify(d, null, 1)}`);
+    });
   }
 
   test('a member joins and another leaves under load: incremental rebalances, members keep what they are not asked to give up, nothing lost', async () => {
