@@ -66,6 +66,10 @@ export const ConfigSchema = Type.Object(
     kafkaListen: HostPort('127.0.0.1', 9092, 'Kafka listener address, host:port'),
     /** host:port the Kafka listener tells clients to connect to (Metadata, FindCoordinator); empty: the bound address. */
     kafkaAdvertisedListen: Type.String({ default: '', pattern: '^$|^(\\[[^\\]]*\\]|[^:\\s/\\[\\]]+):\\d{1,5}$', description: 'address Kafka clients are told to connect to, host:port (empty: the bound address)' }),
+    /** group.consumer.session.timeout.ms: a member of a consumer-protocol group (KIP-848) silent this long is removed (ms). */
+    kafkaGroupConsumerSessionTimeoutMs: Type.Integer({ minimum: 1_000, maximum: 1_800_000, default: 45_000, description: 'Kafka consumer group protocol (KIP-848): remove a member that sends no heartbeat for this long (ms)' }), // 45 s
+    /** group.consumer.heartbeat.interval.ms: how often members of a consumer-protocol group are told to heartbeat (ms). */
+    kafkaGroupConsumerHeartbeatIntervalMs: Type.Integer({ minimum: 100, maximum: 300_000, default: 5_000, description: 'Kafka consumer group protocol (KIP-848): the heartbeat interval members are given (ms); below the session timeout' }), // 5 s
     /** A Confluent-compatible Schema Registry listener (docs/schema-registry.md), host:port; empty for none. Its clients' default port is 8081. */
     schemaRegistryListen: Type.String({ default: '', pattern: '^$|^(\\[[^\\]]*\\]|[^:\\s/\\[\\]]+):\\d{1,5}$', description: 'also run a Confluent-compatible Schema Registry at host:port, e.g. 127.0.0.1:8081 (empty: none)' }),
     /** false removes the admin listener entirely, probes included. */

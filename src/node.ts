@@ -396,6 +396,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   const kafka = await startKafkaListener({
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
     maxRequestBytes: config.limits.maxRequestBytes, nodeId, shards, live, meta, log, txnParts, tracing,
+    consumerGroupTimeouts: { sessionTimeoutMs: config.kafkaGroupConsumerSessionTimeoutMs, heartbeatIntervalMs: config.kafkaGroupConsumerHeartbeatIntervalMs },
     cluster: placement === null || intents === null ? null : kafkaCluster(placement, intents, members, () => reopening !== null, config.objects !== ''),
     // SASL/PLAIN: the password is an access token, authenticated like a bearer token.
     authenticate: config.auth === 'required' ? async (token) => { const who = await tokens.authenticate(`Bearer ${token}`); return typeof who === 'string' ? who : who.scope; } : null,

@@ -48,6 +48,8 @@ describe('defaults', () => {
       otlpServiceName: 'svc',
       kafkaListen: { host: '127.0.0.1', port: 9092 },
       kafkaAdvertisedListen: '',
+      kafkaGroupConsumerHeartbeatIntervalMs: 5000,
+      kafkaGroupConsumerSessionTimeoutMs: 45000,
       admin: true,
       auth: 'off',
       authBootstrapToken: '',

@@ -13,8 +13,8 @@ const APIS = [
   { key: 1, schema: 'Fetch', file: 'fetch', min: 4, max: 13 },
   { key: 2, schema: 'ListOffsets', file: 'list-offsets', min: 1, max: 6 },
   { key: 3, schema: 'Metadata', file: 'metadata', min: 0, max: 12 },
-  { key: 8, schema: 'OffsetCommit', file: 'offset-commit', min: 2, max: 8 },
-  { key: 9, schema: 'OffsetFetch', file: 'offset-fetch', min: 1, max: 8 },
+  { key: 8, schema: 'OffsetCommit', file: 'offset-commit', min: 2, max: 9 },
+  { key: 9, schema: 'OffsetFetch', file: 'offset-fetch', min: 1, max: 9 },
   { key: 10, schema: 'FindCoordinator', file: 'find-coordinator', min: 0, max: 4 },
   { key: 11, schema: 'JoinGroup', file: 'join-group', min: 0, max: 9 },
   { key: 12, schema: 'Heartbeat', file: 'heartbeat', min: 0, max: 4 },
@@ -43,6 +43,8 @@ const APIS = [
   { key: 61, schema: 'DescribeProducers', file: 'describe-producers', min: 0, max: 0 },
   { key: 65, schema: 'DescribeTransactions', file: 'describe-transactions', min: 0, max: 0 },
   { key: 66, schema: 'ListTransactions', file: 'list-transactions', min: 0, max: 1 },
+  { key: 68, schema: 'ConsumerGroupHeartbeat', file: 'consumer-group-heartbeat', min: 0, max: 1 },
+  { key: 69, schema: 'ConsumerGroupDescribe', file: 'consumer-group-describe', min: 0, max: 0 },
 ];
 
 module.exports = { APIS };

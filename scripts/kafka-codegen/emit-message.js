@@ -166,6 +166,8 @@ class MessageEmitter {
   /** Expression reading a field's value in one encoding. */
   readOne(field, compact, nullable) {
     if (!isArray(field.type)) {
+      // A nullable struct: int8 -1 for null, 1 before the struct (Kafka's MessageDataGenerator).
+      if (isStruct(field) && nullable) return `(r.int8() < 0 ? null : read${this.ctx.structName(field)}(r, version, flexible))`;
       if (isStruct(field)) return `read${this.ctx.structName(field)}(r, version, flexible)`;
       return this.readPrimitive(field.type, compact, nullable);
     }
@@ -194,6 +196,7 @@ class MessageEmitter {
   writeOne(field, value, compact, nullable, typeHasNull) {
     const elem = elemType(field.type);
     if (!isArray(field.type)) {
+      if (isStruct(field) && nullable) return `if (${value} === null) w.int8(-1); else { w.int8(1); write${this.ctx.structName(field)}(w, ${value}, version, flexible); }`;
       if (isStruct(field)) return `write${this.ctx.structName(field)}(w, ${value}, version, flexible);`;
       if (typeHasNull && !nullable) value = this.nonNull(value, field);
       if (elem === 'string') {
@@ -358,7 +361,11 @@ class MessageEmitter {
   /** Interfaces of the message and its structs, in order of appearance. */
   emitInterfaces(code) {
     const max = this.m.versions[1];
+    // A common struct used by two fields (ConsumerGroupDescribe's Assignment, TargetAssignment) is declared once.
+    const done = new Set();
     const visit = (name, fields, within, doc) => {
+      if (done.has(name)) return;
+      done.add(name);
       code.blank();
       code.line(`/** ${doc} */`);
       code.block(`export interface ${name} {`, () => {
@@ -384,7 +391,10 @@ class MessageEmitter {
   }
 
   emitCodecs(code) {
+    const done = new Set();
     const visit = (name, fields, within) => {
+      if (done.has(name)) return;
+      done.add(name);
       this.emitCodec(code, name, fields, within);
       for (const f of fields) if (isStruct(f)) visit(this.ctx.structName(f), f.fields, f.versions);
     };

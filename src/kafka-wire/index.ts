@@ -15,7 +15,7 @@ import { type KafkaAuthenticator } from './auth';
 import { type KafkaContext, type LiveRegistry } from './context';
 import { SERVED_APIS, dispatch } from './dispatch';
 import { kafkaApi } from './messages';
-import { GroupCoordinator, type GroupView, groupViews } from './groups';
+import { type ConsumerGroupTimeouts, GroupCoordinator, type GroupView, groupViews } from './groups';
 import { type KafkaServerHandle, listenKafka } from './server';
 import { TopicIndex } from './topics';
 import { type PartitionTxns, TransactionCoordinator, restorePartitionTxns } from './txn';
@@ -57,6 +57,8 @@ export interface KafkaListenerOptions {
   txnParts?: PartitionTxns;
   /** OpenTelemetry traces of Produce and Fetch (docs/metrics.md, "Traces"); null or absent: off. */
   tracing?: Tracing | null;
+  /** Session timeout and heartbeat interval of consumer-protocol groups (KIP-848); absent: Kafka's defaults, 45 s and 5 s. */
+  consumerGroupTimeouts?: ConsumerGroupTimeouts;
 }
 
 export interface KafkaListener extends KafkaServerHandle {
@@ -74,7 +76,7 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
   let bound = { host: o.host, port: o.port };
   // In a cluster one node coordinates each group (cluster.ts); the others answer NOT_COORDINATOR.
   const cluster = o.cluster ?? null;
-  const groups = new GroupCoordinator(o.meta, log, cluster === null ? undefined : (groupId) => cluster.coordinatorOf(groupId)?.nodeId === o.nodeId);
+  const groups = new GroupCoordinator(o.meta, log, cluster === null ? undefined : (groupId) => cluster.coordinatorOf(groupId)?.nodeId === o.nodeId, o.consumerGroupTimeouts);
   const ctx: KafkaContext = {
     shards: o.shards,
     live: o.live,

@@ -17,6 +17,8 @@ import * as describeTransactions from '../../src/kafka-wire/messages/describe-tr
 import * as endTxn from '../../src/kafka-wire/messages/end-txn';
 import * as incrementalAlterConfigs from '../../src/kafka-wire/messages/incremental-alter-configs';
 import * as listTransactions from '../../src/kafka-wire/messages/list-transactions';
+import * as consumerGroupHeartbeat from '../../src/kafka-wire/messages/consumer-group-heartbeat';
+import * as consumerGroupDescribe from '../../src/kafka-wire/messages/consumer-group-describe';
 import * as offsetDelete from '../../src/kafka-wire/messages/offset-delete';
 import * as txnOffsetCommit from '../../src/kafka-wire/messages/txn-offset-commit';
 import * as createTopics from '../../src/kafka-wire/messages/create-topics';
@@ -75,6 +77,8 @@ const MODULES: Record<string, object> = {
   'end-txn': endTxn,
   'incremental-alter-configs': incrementalAlterConfigs,
   'list-transactions': listTransactions,
+  'consumer-group-heartbeat': consumerGroupHeartbeat,
+  'consumer-group-describe': consumerGroupDescribe,
   'offset-delete': offsetDelete,
   'txn-offset-commit': txnOffsetCommit,
 };

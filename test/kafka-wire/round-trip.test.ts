@@ -135,8 +135,8 @@ describe('the API table', () => {
       1: 'Fetch 4-13',
       2: 'ListOffsets 1-6',
       3: 'Metadata 0-12',
-      8: 'OffsetCommit 2-8',
-      9: 'OffsetFetch 1-8',
+      8: 'OffsetCommit 2-9',
+      9: 'OffsetFetch 1-9',
       10: 'FindCoordinator 0-4',
       11: 'JoinGroup 0-9',
       12: 'Heartbeat 0-4',
@@ -165,6 +165,8 @@ describe('the API table', () => {
       61: 'DescribeProducers 0-0',
       65: 'DescribeTransactions 0-0',
       66: 'ListTransactions 0-1',
+      68: 'ConsumerGroupHeartbeat 0-1',
+      69: 'ConsumerGroupDescribe 0-0',
     });
   });
 

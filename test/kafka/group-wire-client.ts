@@ -2,6 +2,14 @@
  * The group APIs spoken with the project's own codecs over RawKafka, for protocol checks the
  * real clients cannot be made to do (a stale generation, a member that stops heartbeating).
  */
+import { type ApiVersionsResponse, decodeApiVersionsResponse, encodeApiVersionsRequest } from '../../src/kafka-wire/messages/api-versions';
+import { type ConsumerGroupDescribeResponse, decodeConsumerGroupDescribeResponse, encodeConsumerGroupDescribeRequest } from '../../src/kafka-wire/messages/consumer-group-describe';
+import {
+  type ConsumerGroupHeartbeatRequest,
+  type ConsumerGroupHeartbeatResponse,
+  decodeConsumerGroupHeartbeatResponse,
+  encodeConsumerGroupHeartbeatRequest,
+} from '../../src/kafka-wire/messages/consumer-group-heartbeat';
 import { decodeCreateTopicsResponse, encodeCreateTopicsRequest } from '../../src/kafka-wire/messages/create-topics';
 import { type FindCoordinatorResponse, decodeFindCoordinatorResponse, encodeFindCoordinatorRequest } from '../../src/kafka-wire/messages/find-coordinator';
 import { decodeHeartbeatResponse, encodeHeartbeatRequest } from '../../src/kafka-wire/messages/heartbeat';
@@ -95,6 +103,29 @@ export class GroupWire {
   /** Error codes of a commit, one per partition in order. */
   async commitErrors(group: string, memberId: string, generationId: number, topic: string, offsets: Array<[number, bigint]>): Promise<number[]> {
     return (await this.commit(group, memberId, generationId, topic, offsets)).topics[0]!.partitions.map((p) => p.errorCode);
+  }
+
+  async apiVersions(): Promise<ApiVersionsResponse> {
+    // ApiVersions answers with response header v0 even in its flexible versions (KIP-511).
+    const r = await this.k.request(18, 3, true, (w) => encodeApiVersionsRequest(w, { clientSoftwareName: 'svc-test', clientSoftwareVersion: '1' }, 3), 0);
+    return decodeApiVersionsResponse(r, 3);
+  }
+
+  /** ConsumerGroupHeartbeat (KIP-848); fields left out take their "unchanged" values. */
+  async cgHeartbeat(req: Partial<ConsumerGroupHeartbeatRequest> & { groupId: string; memberId: string; memberEpoch: number }, version = 1): Promise<ConsumerGroupHeartbeatResponse> {
+    const full: ConsumerGroupHeartbeatRequest = { instanceId: null, rackId: null, rebalanceTimeoutMs: -1, subscribedTopicNames: null, subscribedTopicRegex: null, serverAssignor: null, topicPartitions: null, ...req };
+    const r = await this.k.request(68, version, true, (w) => encodeConsumerGroupHeartbeatRequest(w, full, version));
+    return decodeConsumerGroupHeartbeatResponse(r, version);
+  }
+
+  async cgDescribe(groupIds: string[]): Promise<ConsumerGroupDescribeResponse> {
+    const r = await this.k.request(69, 0, true, (w) => encodeConsumerGroupDescribeRequest(w, { groupIds, includeAuthorizedOperations: false }, 0));
+    return decodeConsumerGroupDescribeResponse(r, 0);
+  }
+
+  /** Error codes of an OffsetCommit v9 (a consumer-protocol member's: the generation is its member epoch). */
+  async commitErrors9(group: string, memberId: string, memberEpoch: number, topic: string, offsets: Array<[number, bigint]>): Promise<number[]> {
+    return (await this.commit(group, memberId, memberEpoch, topic, offsets, 9)).topics[0]!.partitions.map((p) => p.errorCode);
   }
 
   async fetchOffsets(req: OffsetFetchRequest, version: number): Promise<OffsetFetchResponse> {

@@ -1,8 +1,10 @@
 // Drives @platformatic/kafka 1.35 (an ES module, which jest's CommonJS runtime cannot load) in a
 // child process for test/kafka/groups-platformatic.test.ts. Takes one JSON argument and writes
 // one JSON object per line on stdout:
-//   {op:'consume', broker, group, topics, mode, fallbackMode?, offsets?, max?}
+//   {op:'consume', broker, group, topics, mode, fallbackMode?, offsets?, max?, groupProtocol?, assignor?}
 //       → {type:'join', memberId, generationId, assignments}, {type:'message', topic, partition, offset, value}…
+//         groupProtocol 'consumer' (KIP-848, server-side assignor `assignor`): also
+//         {type:'assignment', memberId, assignments} each time the assignment changes
 //         each message is committed (OffsetCommit) before it is reported; after `max` messages, or
 //         on SIGTERM, the consumer closes (LeaveGroup) and prints {type:'closed'}
 //   {op:'admin', broker, action:'describe'|'list'|'offsets'|'offsetsForTime'|'apis', groups?, topic?, timestamp?}
@@ -15,8 +17,18 @@ const print = (v) => process.stdout.write(JSON.stringify(v, (_, x) => (typeof x 
 const base = { clientId: 'svc-plt', bootstrapBrokers: [o.broker], retries: 3, retryDelay: 200 };
 
 async function consume() {
-  const consumer = new Consumer({ ...base, groupId: o.group, sessionTimeout: 10000, heartbeatInterval: 500, maxWaitTime: 200, deserializers: stringDeserializers });
+  const protocol = o.groupProtocol === undefined ? {} : { groupProtocol: o.groupProtocol, groupRemoteAssignor: o.assignor };
+  const consumer = new Consumer({ ...base, ...protocol, groupId: o.group, sessionTimeout: 10000, heartbeatInterval: 500, maxWaitTime: 200, deserializers: stringDeserializers });
   consumer.on('consumer:group:join', (p) => print({ type: 'join', memberId: p.memberId, generationId: p.generationId, assignments: p.assignments }));
+  if (o.groupProtocol === 'consumer') {
+    // The consumer protocol changes assignments between heartbeats, with no join event: watch them.
+    let last = '[]';
+    setInterval(() => {
+      const now = JSON.stringify((consumer.assignments ?? []).map((a) => ({ topic: a.topic, partitions: [...a.partitions].sort((x, y) => x - y) })));
+      if (now !== last) print({ type: 'assignment', memberId: consumer.memberId, assignments: JSON.parse(now) });
+      last = now;
+    }, 20).unref();
+  }
   const stream = await consumer.consume({ topics: o.topics, mode: o.mode, fallbackMode: o.fallbackMode, offsets: o.offsets?.map((x) => ({ ...x, offset: BigInt(x.offset) })), autocommit: false });
   let closing = null;
   const close = () => {

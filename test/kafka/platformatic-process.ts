@@ -5,7 +5,7 @@ import * as path from 'node:path';
 const DRIVER = path.join(__dirname, 'platformatic-driver.mjs');
 
 export interface PltEvent {
-  type: 'join' | 'message' | 'closed' | 'result';
+  type: 'join' | 'message' | 'closed' | 'result' | 'assignment';
   memberId?: string;
   generationId?: number;
   assignments?: Array<{ topic: string; partitions: number[] }>;

@@ -1,7 +1,8 @@
 /**
  * DescribeGroups (key 15), v0–5: state, protocol and members of each group. Member metadata and
  * assignments are shown while the group is Stable (Kafka shows them only then); a group nobody
- * knows is Dead with no error, as Kafka answers. Authorized operations (v3+) are not computed.
+ * knows is Dead with no error, as Kafka answers; a group of the consumer group protocol is
+ * GROUP_ID_NOT_FOUND (it is described by ConsumerGroupDescribe). Authorized operations (v3+) are not computed.
  */
 import { type DescribeGroupsRequest, type DescribeGroupsResponse, DESCRIBE_GROUPS, decodeDescribeGroupsRequest, encodeDescribeGroupsResponse } from '../messages/describe-groups';
 import { type ApiHandler } from '../handler';
@@ -19,6 +20,7 @@ export const DESCRIBE_GROUPS_HANDLER: ApiHandler<DescribeGroupsRequest, Describe
       throttleTimeMs: 0,
       groups: req.groups.map((id) => {
         if (id === '') return { errorCode: GroupError.INVALID_GROUP_ID, groupId: id, groupState: '', protocolType: '', protocolData: '', members: [], authorizedOperations: NO_OPERATIONS };
+        if (ctx.groups.groupType(id) === 'consumer') return { errorCode: GroupError.GROUP_ID_NOT_FOUND, groupId: id, groupState: '', protocolType: '', protocolData: '', members: [], authorizedOperations: NO_OPERATIONS };
         const s = ctx.groups.describe(id);
         return {
           errorCode: GroupError.NONE,

@@ -1,5 +1,7 @@
-/** The consumer-group APIs (groups/ is their coordinator), listed once for the dispatch table. */
+/** The consumer-group APIs, classic and KIP-848 (groups/ is their coordinator), listed once for the dispatch table. */
 import { type AnyApiHandler } from '../handler';
+import { CONSUMER_GROUP_DESCRIBE_HANDLER } from './consumer-group-describe';
+import { CONSUMER_GROUP_HEARTBEAT_HANDLER } from './consumer-group-heartbeat';
 import { DESCRIBE_GROUPS_HANDLER } from './describe-groups';
 import { FIND_COORDINATOR_HANDLER } from './find-coordinator';
 import { HEARTBEAT_HANDLER } from './heartbeat';
@@ -20,4 +22,6 @@ export const GROUP_HANDLERS: readonly AnyApiHandler[] = [
   OFFSET_FETCH_HANDLER,
   DESCRIBE_GROUPS_HANDLER,
   LIST_GROUPS_HANDLER,
+  CONSUMER_GROUP_HEARTBEAT_HANDLER,
+  CONSUMER_GROUP_DESCRIBE_HANDLER,
 ];

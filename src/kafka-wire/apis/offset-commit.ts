@@ -1,6 +1,8 @@
 /**
- * OffsetCommit (key 8), v2–8: the member and generation are checked first (UNKNOWN_MEMBER_ID,
- * ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS for every partition); then each partition must exist
+ * OffsetCommit (key 8), v2–9: the member and generation are checked first (UNKNOWN_MEMBER_ID,
+ * ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS for every partition; in a group of the consumer group
+ * protocol the generation is the member epoch: STALE_MEMBER_EPOCH, and a member's commit needs v9,
+ * else UNSUPPORTED_VERSION, as Kafka answers); then each partition must exist
  * (UNKNOWN_TOPIC_OR_PARTITION) and its metadata fit (OFFSET_METADATA_TOO_LARGE). The accepted
  * offsets are fsynced to the metadata store before the answer (groups/offset-store.ts).
  * v2–4's retention time is accepted and ignored: committed offsets do not expire.
@@ -22,8 +24,8 @@ export const OFFSET_COMMIT_HANDLER: ApiHandler<OffsetCommitRequest, OffsetCommit
   api: OFFSET_COMMIT,
   decode: decodeOffsetCommitRequest,
   encode: encodeOffsetCommitResponse,
-  async handle(ctx, req, _version, conn) {
-    const groupError = groupAllowed(ctx, conn) ? ctx.groups.validateCommit(req.groupId, req.memberId, req.generationIdOrMemberEpoch) : GroupError.GROUP_AUTHORIZATION_FAILED;
+  async handle(ctx, req, version, conn) {
+    const groupError = groupAllowed(ctx, conn) ? ctx.groups.validateCommit(req.groupId, req.memberId, req.generationIdOrMemberEpoch, version, req.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex })))) : GroupError.GROUP_AUTHORIZATION_FAILED;
     const topics: OffsetCommitResponseTopic[] = req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: groupError })) }));
     if (groupError !== GroupError.NONE) return { throttleTimeMs: 0, topics };
     const now = Date.now();

@@ -1,5 +1,7 @@
 /**
- * OffsetFetch (key 9), v1–8: committed offsets from the metadata store. A partition without a
+ * OffsetFetch (key 9), v1–9: committed offsets from the metadata store. v9 names the member and
+ * its epoch; in a group of the consumer group protocol they are checked (UNKNOWN_MEMBER_ID,
+ * STALE_MEMBER_EPOCH for the group), unless the fetch names no member (epoch -1: an admin). A partition without a
  * commit answers offset -1 and metadata "" (Kafka's answer). Null topics (v2–7) or a group's
  * null topics (v8, which batches groups) mean every topic the group committed for.
  */
@@ -47,8 +49,10 @@ export const OFFSET_FETCH_HANDLER: ApiHandler<OffsetFetchRequest, OffsetFetchRes
     const denied = !groupAllowed(ctx, conn);
     if (version >= 8) {
       const groups = (req.groups ?? []).map((g) =>
-        denied ? { groupId: g.groupId, topics: [], errorCode: GroupError.GROUP_AUTHORIZATION_FAILED } : { groupId: g.groupId, topics: fetchGroup(ctx, conn, g.groupId, g.topics), errorCode: GroupError.NONE },
-      );
+{
+        const errorCode = denied ? GroupError.GROUP_AUTHORIZATION_FAILED : ctx.groups.validateFetch(g.groupId, g.memberId ?? null, g.memberEpoch ?? -1);
+        return errorCode !== GroupError.NONE ? { groupId: g.groupId, topics: [], errorCode } : { groupId: g.groupId, topics: fetchGroup(ctx, conn, g.groupId, g.topics), errorCode };
+      });
       return { throttleTimeMs: 0, groups };
     }
     if (denied) return { throttleTimeMs: 0, errorCode: GroupError.GROUP_AUTHORIZATION_FAILED, topics: [] };

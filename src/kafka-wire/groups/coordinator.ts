@@ -1,5 +1,11 @@
 /**
- * The group coordinator: this node coordinates every group (FindCoordinator answers itself).
+ * The group coordinator: this node coordinates every group (FindCoordinator answers itself; in a
+ * cluster, the groups whose coordinator it is). Two kinds of group, one or the other per group id:
+ * classic groups (group.ts: JoinGroup/SyncGroup, the client's assignor) and groups of the consumer
+ * group protocol (consumer-group.ts: ConsumerGroupHeartbeat, KIP-848, server-side assignors). A
+ * heartbeat for a classic group with members is GROUP_ID_NOT_FOUND and a JoinGroup for a consumer
+ * group with members INCONSISTENT_GROUP_PROTOCOL (Kafka with migration disabled); an empty group
+ * changes kind at its next join, keeping its committed offsets (the upgrade path).
  * Membership lives in memory (group.ts) and is lost with the process, as it is when a Kafka
  * coordinator fails over: members get UNKNOWN_MEMBER_ID and rejoin. Committed offsets and each
  * group's protocol type live in the metadata store (offset-store.ts) and survive restarts, so a
@@ -10,13 +16,40 @@ import { type Logger } from '../../log';
 import { GroupError } from './errors';
 import { Group, type GroupState } from './group';
 import { type JoinRequest, type JoinResult, type SyncResult } from './member';
-import { type CommittedOffset, OffsetStore, type OffsetToCommit } from './offset-store';
+import { type CommittedOffset, type GroupType, OffsetStore, type OffsetToCommit } from './offset-store';
+import { ConsumerGroup, type ConsumerGroupState, type ConsumerGroupTimeouts, type HeartbeatInput, type HeartbeatOutput, type TopicsSnapshot, toTopicPartitions } from './consumer-group';
 
 /** Kafka's group.min.session.timeout.ms and group.max.session.timeout.ms defaults (ms). */
 export const MIN_SESSION_TIMEOUT_MS = 6_000;
 export const MAX_SESSION_TIMEOUT_MS = 1_800_000; // 30 min
 /** Kafka's offset.metadata.max.bytes default (characters of the commit's metadata string). */
 export const MAX_OFFSET_METADATA = 4096;
+
+/** group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms defaults (ms). */
+export const CONSUMER_GROUP_TIMEOUTS: ConsumerGroupTimeouts = { sessionTimeoutMs: 45_000, heartbeatIntervalMs: 5_000 };
+
+/** ConsumerGroupDescribe of one group (its wire shape, with topic names resolved). */
+export interface ConsumerGroupSummary {
+  errorCode: number;
+  errorMessage: string | null;
+  groupId: string;
+  groupState: ConsumerGroupState | '';
+  groupEpoch: number;
+  assignmentEpoch: number;
+  assignorName: string;
+  members: Array<{
+    memberId: string;
+    instanceId: string | null;
+    rackId: string | null;
+    memberEpoch: number;
+    clientId: string;
+    clientHost: string;
+    subscribedTopicNames: string[];
+    subscribedTopicRegex: string | null;
+    assignment: { topicPartitions: Array<{ topicId: string; topicName: string; partitions: number[] }> };
+    targetAssignment: { topicPartitions: Array<{ topicId: string; topicName: string; partitions: number[] }> };
+  }>;
+}
 
 export interface GroupSummary {
   groupId: string;
@@ -29,6 +62,9 @@ export interface GroupSummary {
 
 export class GroupCoordinator {
   readonly #groups = new Map<string, Group>();
+  /** Groups of the consumer group protocol (KIP-848) with members. */
+  readonly #consumerGroups = new Map<string, ConsumerGroup>();
+  readonly #consumerTimeouts: ConsumerGroupTimeouts;
   readonly #offsets: OffsetStore;
   readonly #log: Logger;
   #closed = false;
@@ -36,8 +72,9 @@ export class GroupCoordinator {
   /** In a cluster: whether this node coordinates the group (FindCoordinator's answer); others get NOT_COORDINATOR. */
   readonly #coordinates: (groupId: string) => boolean;
 
-  constructor(meta: MetaStore, log: Logger, coordinates: (groupId: string) => boolean = () => true) {
+  constructor(meta: MetaStore, log: Logger, coordinates: (groupId: string) => boolean = () => true, consumerTimeouts: ConsumerGroupTimeouts = CONSUMER_GROUP_TIMEOUTS) {
     this.#offsets = new OffsetStore(meta);
+    this.#consumerTimeouts = consumerTimeouts;
     this.#log = log;
     this.#coordinates = coordinates;
   }
@@ -53,6 +90,9 @@ export class GroupCoordinator {
     if (this.#notHere(groupId)) return fail(GroupError.NOT_COORDINATOR);
     if (groupId === '') return fail(GroupError.INVALID_GROUP_ID);
     if (req.sessionTimeoutMs < MIN_SESSION_TIMEOUT_MS || req.sessionTimeoutMs > MAX_SESSION_TIMEOUT_MS) return fail(GroupError.INVALID_SESSION_TIMEOUT);
+    const cg = this.#consumerGroups.get(groupId);
+    if (cg !== undefined && cg.members.size > 0) return fail(GroupError.INCONSISTENT_GROUP_PROTOCOL);
+    this.#consumerGroups.delete(groupId);
     let g = this.#groups.get(groupId);
     if (g === undefined) {
       // A member that names itself joins a group this coordinator does not know: it must start over.
@@ -87,10 +127,105 @@ export class GroupCoordinator {
     return { errorCode: GroupError.NONE, members: memberIds.map((id) => g.leave(id)) };
   }
 
-  /** Whether (memberId, generationId) may commit offsets for the group: an error code. */
-  validateCommit(groupId: string, memberId: string, generationId: number): number {
+  /**
+   * ConsumerGroupHeartbeat (KIP-848): join, heartbeat, leave. `topics`: the topics as the listener
+   * sees them now (names, ids, partition counts), the assignors' input.
+   */
+  consumerHeartbeat(groupId: string, req: HeartbeatInput, topics: TopicsSnapshot): HeartbeatOutput {
+    const fail = (errorCode: number, errorMessage: string): HeartbeatOutput => ({ errorCode, errorMessage, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null });
+    if (this.#notHere(groupId)) return fail(GroupError.NOT_COORDINATOR, `this node does not coordinate group ${groupId}`);
+    if (groupId === '') return fail(GroupError.INVALID_REQUEST, 'GroupId can\'t be empty.');
+    const classic = this.#groups.get(groupId);
+    if (classic !== undefined && classic.members.size > 0) return fail(GroupError.GROUP_ID_NOT_FOUND, `Group ${groupId} is not a consumer group.`);
+    let g = this.#consumerGroups.get(groupId);
+    if (g === undefined) {
+      // Only a join starts a group; anything else names a member this coordinator does not know.
+      if (req.memberEpoch !== 0) return { ...fail(GroupError.UNKNOWN_MEMBER_ID, `member ${req.memberId} is not in group ${groupId}`), memberId: req.memberId };
+      this.#groups.delete(groupId);
+      g = new ConsumerGroup(groupId, this.#consumerTimeouts, (x) => {
+        x.shutdown();
+        if (this.#consumerGroups.get(x.groupId) === x) this.#consumerGroups.delete(x.groupId);
+      });
+      this.#consumerGroups.set(groupId, g);
+    }
+    const res = g.heartbeat(req, topics);
+    if (res.errorCode === GroupError.NONE && req.memberEpoch === 0) this.#remember(groupId, 'consumer');
+    if (g.members.size === 0 && this.#consumerGroups.get(groupId) === g) this.#consumerGroups.delete(groupId);
+    return res;
+  }
+
+  /** ConsumerGroupDescribe of one group; a classic or unknown group is GROUP_ID_NOT_FOUND. */
+  consumerDescribe(groupId: string): ConsumerGroupSummary {
+    const none = (errorCode: number, errorMessage: string | null, groupState: ConsumerGroupState | '' = ''): ConsumerGroupSummary => ({
+      errorCode, errorMessage, groupId, groupState, groupEpoch: 0, assignmentEpoch: 0, assignorName: '', members: [],
+    });
+    if (this.#notHere(groupId)) return none(GroupError.NOT_COORDINATOR, `this node does not coordinate group ${groupId}`);
+    if (groupId === '') return none(GroupError.INVALID_GROUP_ID, 'the group id is empty');
+    const g = this.#consumerGroups.get(groupId);
+    if (g === undefined) {
+      if (!this.#groups.has(groupId) && this.#offsets.has(groupId) && this.#offsets.groupType(groupId) === 'consumer') return none(GroupError.NONE, null, 'Empty');
+      return none(GroupError.GROUP_ID_NOT_FOUND, this.known(groupId) ? `Group ${groupId} is not a consumer group.` : `Group ${groupId} not found.`);
+    }
+    const named = (keys: Iterable<string>): Array<{ topicId: string; topicName: string; partitions: number[] }> =>
+      toTopicPartitions([...keys].sort()).map((t) => ({ topicId: t.topicId, topicName: g.topicName(t.topicId), partitions: t.partitions }));
+    return {
+      errorCode: GroupError.NONE,
+      errorMessage: null,
+      groupId,
+      groupState: g.state,
+      groupEpoch: g.groupEpoch,
+      assignmentEpoch: g.assignmentEpoch,
+      assignorName: g.assignorName,
+      members: [...g.members.values()].map((m) => ({
+        memberId: m.memberId,
+        instanceId: m.instanceId,
+        rackId: m.rackId,
+        memberEpoch: m.memberEpoch,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        subscribedTopicNames: m.subscribedTopicNames,
+        subscribedTopicRegex: m.subscribedTopicRegex,
+        assignment: { topicPartitions: named(m.assigned) },
+        targetAssignment: { topicPartitions: named(g.target.get(m.memberId) ?? []) },
+      })),
+    };
+  }
+
+  /** The group's kind: a live group's, else what the store remembers (classic when nothing is known). */
+  groupType(groupId: string): GroupType {
+    if (this.#consumerGroups.has(groupId)) return 'consumer';
+    if (this.#groups.has(groupId)) return 'classic';
+    return this.#offsets.groupType(groupId);
+  }
+
+  /**
+   * OffsetFetch v9+ with a member (KIP-848): a consumer group checks the member and its epoch
+   * (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH); a fetch without a member (epoch < 0), or of a classic
+   * group, is always answered.
+   */
+  validateFetch(groupId: string, memberId: string | null, memberEpoch: number): number {
+    const g = this.#consumerGroups.get(groupId);
+    if (g === undefined || ((memberId === null || memberId === '') && memberEpoch < 0)) return GroupError.NONE;
+    return g.validateMemberEpoch(memberId ?? '', memberEpoch);
+  }
+
+  /**
+   * Whether (memberId, generationId) may commit offsets for the group: an error code. In a consumer
+   * group the generation is the member epoch (Kafka's ConsumerGroup.validateOffsetCommit): a commit
+   * without a member is accepted only while the group is empty, a member's needs OffsetCommit v9+
+   * (`version`; undefined: TxnOffsetCommit, checked the same way) and its current epoch, or an
+   * older one for the `partitions` it was given by then (consumer-group.ts, validateCommitEpoch).
+   */
+  validateCommit(groupId: string, memberId: string, generationId: number, version?: number, partitions?: ReadonlyArray<{ topic: string; partition: number }>): number {
     if (this.#notHere(groupId)) return GroupError.NOT_COORDINATOR;
     if (groupId === '') return GroupError.INVALID_GROUP_ID;
+    const cg = this.#consumerGroups.get(groupId);
+    if (cg !== undefined) {
+      if (generationId < 0 && cg.members.size === 0) return GroupError.NONE;
+      if (!cg.members.has(memberId)) return GroupError.UNKNOWN_MEMBER_ID;
+      if (version !== undefined && version < 9) return GroupError.UNSUPPORTED_VERSION;
+      return cg.validateCommitEpoch(memberId, generationId, partitions);
+    }
     const g = this.#groups.get(groupId);
     // No live group: only a commit outside group management (generation -1) makes sense.
     if (g === undefined) return generationId < 0 ? GroupError.NONE : memberId === '' ? GroupError.ILLEGAL_GENERATION : GroupError.UNKNOWN_MEMBER_ID;
@@ -118,6 +253,8 @@ export class GroupCoordinator {
 
   /** DescribeGroups of one group; a group nobody knows is Dead (Kafka's answer too). */
   describe(groupId: string): GroupSummary {
+    const cg = this.#consumerGroups.get(groupId);
+    if (cg !== undefined) return { groupId, state: 'Stable', protocolType: 'consumer', protocolName: '', members: [] };
     const g = this.#groups.get(groupId);
     if (g === undefined) {
       const known = this.#offsets.has(groupId);
@@ -141,10 +278,11 @@ export class GroupCoordinator {
   }
 
   /** Every group: live ones and those known only from the store (Empty). */
-  list(): Array<{ groupId: string; protocolType: string; state: GroupState }> {
-    const out = new Map<string, { groupId: string; protocolType: string; state: GroupState }>();
-    for (const id of this.#offsets.groups()) out.set(id, { groupId: id, protocolType: this.#offsets.protocolType(id) ?? '', state: 'Empty' });
-    for (const g of this.#groups.values()) out.set(g.groupId, { groupId: g.groupId, protocolType: g.protocolType ?? '', state: g.state });
+  list(): Array<{ groupId: string; protocolType: string; state: GroupState | ConsumerGroupState; groupType: GroupType }> {
+    const out = new Map<string, { groupId: string; protocolType: string; state: GroupState | ConsumerGroupState; groupType: GroupType }>();
+    for (const id of this.#offsets.groups()) out.set(id, { groupId: id, protocolType: this.#offsets.protocolType(id) ?? '', state: 'Empty', groupType: this.#offsets.groupType(id) });
+    for (const g of this.#groups.values()) out.set(g.groupId, { groupId: g.groupId, protocolType: g.protocolType ?? '', state: g.state, groupType: 'classic' });
+    for (const g of this.#consumerGroups.values()) out.set(g.groupId, { groupId: g.groupId, protocolType: 'consumer', state: g.state, groupType: 'consumer' });
     return [...out.values()];
   }
 
@@ -154,7 +292,7 @@ export class GroupCoordinator {
    */
   async deleteGroup(groupId: string): Promise<number> {
     const g = this.#groups.get(groupId);
-    if (g !== undefined && g.members.size > 0) return GroupError.NON_EMPTY_GROUP;
+    if ((g !== undefined && g.members.size > 0) || (this.#consumerGroups.get(groupId)?.members.size ?? 0) > 0) return GroupError.NON_EMPTY_GROUP;
     if (g === undefined && !this.#offsets.has(groupId)) return GroupError.GROUP_ID_NOT_FOUND;
     this.#groups.delete(groupId);
     await this.#offsets.deleteGroup(groupId);
@@ -169,19 +307,22 @@ export class GroupCoordinator {
   async deleteOffsets(groupId: string, topic: string, partitions: ReadonlyArray<number>): Promise<number> {
     const g = this.#groups.get(groupId);
     if (g !== undefined && g.members.size > 0) return GroupError.GROUP_SUBSCRIBED_TO_TOPIC;
+    // A consumer group's subscriptions are known: only a topic some member subscribes to is kept.
+    if (this.#consumerGroups.get(groupId)?.subscribes(topic) === true) return GroupError.GROUP_SUBSCRIBED_TO_TOPIC;
     await this.#offsets.deletePartitions(groupId, topic, partitions);
     return GroupError.NONE;
   }
 
   /** Whether anything is known of the group (live, or offsets in the store). */
   known(groupId: string): boolean {
-    return this.#groups.has(groupId) || this.#offsets.has(groupId);
+    return this.#groups.has(groupId) || this.#consumerGroups.has(groupId) || this.#offsets.has(groupId);
   }
 
   /** Stop coordinating: requests waiting in JoinGroup or SyncGroup get NOT_COORDINATOR now. */
   close(): void {
     this.#closed = true;
     for (const g of this.#groups.values()) g.shutdown(GroupError.NOT_COORDINATOR);
+    for (const g of this.#consumerGroups.values()) g.shutdown();
   }
 
   /**
@@ -195,7 +336,11 @@ export class GroupCoordinator {
 
   #generation(g: Group): void {
     if (g.protocolType === null) return;
-    // Best effort: the record only names the protocol type of an Empty group after a restart.
-    this.#offsets.setProtocolType(g.groupId, g.protocolType).catch((err: unknown) => this.#log.warn({ group: g.groupId, err: (err as Error).message }, 'group record not written'));
+    this.#remember(g.groupId, 'classic', g.protocolType);
+  }
+
+  /** Best effort: the record only names the protocol and kind of an Empty group after a restart. */
+  #remember(groupId: string, groupType: GroupType, protocolType = 'consumer'): void {
+    this.#offsets.setProtocolType(groupId, protocolType, groupType).catch((err: unknown) => this.#log.warn({ group: groupId, err: (err as Error).message }, 'group record not written'));
   }
 }

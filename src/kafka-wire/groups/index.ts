@@ -1,6 +1,7 @@
 /** The group coordinator's front door for the group APIs (apis/) and the listener (index.ts). */
-export { GroupCoordinator, type GroupSummary, MAX_OFFSET_METADATA } from './coordinator';
+export { CONSUMER_GROUP_TIMEOUTS, type ConsumerGroupSummary, GroupCoordinator, type GroupSummary, MAX_OFFSET_METADATA } from './coordinator';
+export { type ConsumerGroupTimeouts, type HeartbeatInput, type TopicsSnapshot } from './consumer-group';
 export { GroupError } from './errors';
 export { type GroupState } from './group';
-export { type CommittedOffset } from './offset-store';
+export { type CommittedOffset, type GroupType } from './offset-store';
 export { type GroupView, groupViews } from './group-view';

@@ -3,7 +3,8 @@
  * OffsetCommit is answered, so an acknowledged commit survives a crash). Key layout:
  *
  *   kafka/offsets/<group>/<topic>   {partitions: {"<p>": {offset, leaderEpoch, metadata, committedAt}}}
- *   kafka/groups/<group>            {protocolType}   (what DescribeGroups/ListGroups show after a restart)
+ *   kafka/groups/<group>            {protocolType, groupType?}   (what DescribeGroups/ListGroups show after a restart;
+ *                                   groupType "consumer": a group of the consumer group protocol, KIP-848)
  *
  * `<group>` is encodeURIComponent of the group id, so a `/` inside a group id cannot make one
  * group's prefix match another's; topic names have no `/` (1-249 of a-z A-Z 0-9 . _ -).
@@ -32,8 +33,13 @@ interface StoredTopic {
   partitions: Record<string, StoredPartition>;
 }
 
+/** A group's protocol: classic (JoinGroup/SyncGroup) or consumer (ConsumerGroupHeartbeat, KIP-848). */
+export type GroupType = 'classic' | 'consumer';
+
 interface StoredGroup {
   protocolType: string;
+  /** Absent: classic (records written before the consumer protocol). */
+  groupType?: GroupType;
 }
 
 export interface OffsetToCommit {
@@ -101,10 +107,14 @@ export class OffsetStore {
     return this.#meta.get<StoredGroup>(`${GROUPS}${enc(group)}`)?.value.protocolType ?? null;
   }
 
-  /** Remember a group's protocol type (a write only when it changes). */
-  async setProtocolType(group: string, protocolType: string): Promise<void> {
-    if (this.protocolType(group) === protocolType) return;
-    await this.#meta.put<StoredGroup>(`${GROUPS}${enc(group)}`, { protocolType });
+  groupType(group: string): GroupType {
+    return this.#meta.get<StoredGroup>(`${GROUPS}${enc(group)}`)?.value.groupType ?? 'classic';
+  }
+
+  /** Remember a group's protocol type and group type (a write only when one changes). */
+  async setProtocolType(group: string, protocolType: string, groupType: GroupType = 'classic'): Promise<void> {
+    if (this.protocolType(group) === protocolType && this.groupType(group) === groupType) return;
+    await this.#meta.put<StoredGroup>(`${GROUPS}${enc(group)}`, groupType === 'classic' ? { protocolType } : { protocolType, groupType });
   }
 
   /** Durably record `offsets`; resolves once every one is on disk. */

@@ -39,6 +39,8 @@ import { DESCRIBE_CLUSTER } from './describe-cluster';
 import { DESCRIBE_PRODUCERS } from './describe-producers';
 import { DESCRIBE_TRANSACTIONS } from './describe-transactions';
 import { LIST_TRANSACTIONS } from './list-transactions';
+import { CONSUMER_GROUP_HEARTBEAT } from './consumer-group-heartbeat';
+import { CONSUMER_GROUP_DESCRIBE } from './consumer-group-describe';
 
 export { type KafkaApi } from '../protocol/api';
 
@@ -78,6 +80,8 @@ export const KAFKA_APIS: readonly KafkaApi[] = [
   DESCRIBE_PRODUCERS,
   DESCRIBE_TRANSACTIONS,
   LIST_TRANSACTIONS,
+  CONSUMER_GROUP_HEARTBEAT,
+  CONSUMER_GROUP_DESCRIBE,
 ];
 
 const BY_KEY = new Map(KAFKA_APIS.map((api) => [api.apiKey, api]));
