@@ -16,8 +16,8 @@ import { REGISTRY_CONTENT_TYPE, openSchemaRegistry, registryInternalReply } from
 import { Tracing } from './tracing';
 import { type Logger } from './log';
 import * as fs from 'node:fs';
-import { randomUUID } from 'node:crypto';
-import { DEFAULT_SLOTS, FailoverDriver, NamedOffsets, MaintenanceLease, handOffStreams, Membership, MetaConflictError, type MetaStore, type MoveStorage, type NodeRecord, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, Rebalancer, StreamOpener, Tokens, Transfers, nodeKey, openMetaStore, resolveNodeId } from './actors';
+import { X509Certificate, createPrivateKey, randomUUID } from 'node:crypto';
+import { DEFAULT_SLOTS, FailoverDriver, NamedOffsets, MaintenanceLease, handOffStreams, Membership, MetaConflictError, type MetaStore, type MoveStorage, type NodeRecord, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, Rebalancer, StreamOpener, Tokens, Transfers, nodeKey, openMetaStore, resolveNodeId, type EtcdCredentials } from './actors';
 import {
   CorsPolicy,
   clusterList,
@@ -102,11 +102,63 @@ function bootstrapToken(config: Config): string | null {
   }
 }
 
+/** Credentials read once per config: every etcd link of the node (metadata, ledgers, maintenance) uses the same. */
+const credentialsRead = new WeakMap<Config, EtcdCredentials>();
+
+/**
+ * `--metadata-ca|cert|key|user|password[-file]` as every etcd link takes them. A file that cannot
+ * be read, a PEM that is not a certificate or key, or a key that is not the certificate's stops
+ * the start with the setting's name.
+ */
+function metadataCredentials(config: Config): EtcdCredentials {
+  const cached = credentialsRead.get(config);
+  if (cached !== undefined) return cached;
+  const read = (flag: string, file: string): Buffer => {
+    try {
+      return fs.readFileSync(file);
+    } catch (err) {
+      throw new Error(`${flag}: cannot read ${file}: ${(err as Error).message}`, { cause: err });
+    }
+  };
+  const out: EtcdCredentials = {};
+  if (config.metadataCa !== '') {
+    out.ca = read('--metadata-ca', config.metadataCa);
+    try {
+      new X509Certificate(out.ca);
+    } catch (err) {
+      throw new Error(`--metadata-ca: ${config.metadataCa} is not a PEM certificate: ${(err as Error).message}`, { cause: err });
+    }
+  }
+  if (config.metadataCert !== '') {
+    out.cert = read('--metadata-cert', config.metadataCert);
+    out.key = read('--metadata-key', config.metadataKey);
+    let cert: X509Certificate;
+    try {
+      cert = new X509Certificate(out.cert);
+    } catch (err) {
+      throw new Error(`--metadata-cert: ${config.metadataCert} is not a PEM certificate: ${(err as Error).message}`, { cause: err });
+    }
+    let key;
+    try {
+      key = createPrivateKey(out.key);
+    } catch (err) {
+      throw new Error(`--metadata-key: ${config.metadataKey} is not a PEM private key: ${(err as Error).message}`, { cause: err });
+    }
+    if (!cert.checkPrivateKey(key)) throw new Error(`--metadata-key: ${config.metadataKey} is not the key of the certificate in ${config.metadataCert}`);
+  }
+  if (config.metadataUser !== '') {
+    out.user = config.metadataUser;
+    out.password = config.metadataPassword !== '' ? config.metadataPassword : read('--metadata-password-file', config.metadataPasswordFile).toString('utf8').trim();
+  }
+  credentialsRead.set(config, out);
+  return out;
+}
+
 /** Metadata, tokens and this node's identity: opened before storage, so a bad bootstrap token fails fast. */
 async function openControlPlane(config: Config, log: Logger): Promise<{ meta: MetaStore; tokens: Tokens; clusterId: string }> {
   for (const warning of configWarnings(config)) log.warn({ metadata: 'etcd', objects: 'none' }, warning);
   // --metadata: the embedded store in the data directory, or etcd shared by the cluster's nodes.
-  const meta = await openMetaStore(config.metadata, path.join(config.dataDir, 'meta'), { log });
+  const meta = await openMetaStore(config.metadata, path.join(config.dataDir, 'meta'), { log, credentials: metadataCredentials(config) });
   try {
     const tokens = new Tokens(meta);
     const wire = bootstrapToken(config);
@@ -175,7 +227,7 @@ function objectsMode(config: Config, meta: MetaStore, nodeId: number): ShardClie
   // Without --objects (etcd metadata alone) openControlPlane logged the warning (config.ts configWarnings).
   if (config.metadata === 'local' || config.objects === '') return undefined;
   const nodeEpoch = (meta.get<NodeRecord>(nodeKey(nodeId))?.value.nodeEpoch ?? 0) + 1;
-  return { url: config.objects, metadataUrl: config.metadata, nodeId, nodeEpoch, flushMs: config.objectsFlushMs };
+  return { url: config.objects, metadataUrl: config.metadata, metadataCredentials: metadataCredentials(config), nodeId, nodeEpoch, flushMs: config.objectsFlushMs };
 }
 
 /** Bytes available to this process on the file system holding `dir`, or -1 when unknown. */
@@ -322,7 +374,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   const inFlight = new InFlight();
   // Objects mode (--objects with etcd metadata): streams move between nodes (transfers, failover,
   // a restart's reopen) by importing them from the object store (docs/cluster.md).
-  const moveLedger = objects === undefined || placement === null ? null : Ledger.open(config.metadata);
+  const moveLedger = objects === undefined || placement === null ? null : Ledger.open(config.metadata, { credentials: metadataCredentials(config) });
   const moveStore = moveLedger === null ? null : openObjectStore(config.objects);
   const moveStorage: MoveStorage | null =
     moveLedger === null || moveStore === null
@@ -346,7 +398,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   const objectMaintenance =
     placement === null || config.objects === ''
       ? null
-      : startObjectMaintenance({ metadataUrl: config.metadata, objectsUrl: config.objects, nodeId, lease, placement, log, reaper: { intervalMs: Math.min(config.storage.reaperIntervalMs, 2_000) } });
+      : startObjectMaintenance({ metadataUrl: config.metadata, metadataCredentials: metadataCredentials(config), objectsUrl: config.objects, nodeId, lease, placement, log, reaper: { intervalMs: Math.min(config.storage.reaperIntervalMs, 2_000) } });
   // Live reads (long-poll, SSE) wait here on the shards' tail events, not on the workers.
   const live = new LiveWaiters(shards, { longPollTimeoutMs: config.longPollTimeoutMs });
   // HTTP and Durable Streams readers see only committed data of Kafka transactional producers
