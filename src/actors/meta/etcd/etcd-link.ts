@@ -136,7 +136,11 @@ export function accessProblem(err: unknown, access: EtcdAccess): string | null {
     if (err.code === GRPC_UNAUTHENTICATED || (err.code === GRPC_INVALID_ARGUMENT && /user name is empty|token/.test(err.message))) {
       return access.user === undefined ? `etcd has authentication enabled: give --metadata-user and --metadata-password (${err.message})` : `etcd did not accept this node's credentials: ${err.message}`;
     }
-    if (err.code === GRPC_PERMISSION_DENIED) return `etcd user ${access.user ?? '(none)'} may not use the metadata prefix: ${err.message} (grant it read and write on the prefix)`;
+    if (err.code === GRPC_PERMISSION_DENIED) {
+      return access.user === undefined
+        ? `etcd refused access without a user (is authentication enabled?): give --metadata-user and --metadata-password (${err.message})`
+        : `etcd user ${access.user} may not use the metadata prefix: ${err.message} (grant it read and write on the prefix)`;
+    }
     return null;
   }
   const { codes, text } = describeChain(err);
@@ -358,7 +362,10 @@ export class EtcdLink {
       if (Date.now() >= end || this.#closed) break;
       if ((attempt + 1) % this.#hosts.length === 0) await sleep(Math.min(200, Math.max(0, end - Date.now())));
     }
-    throw new EtcdUnavailableError(`no etcd member answered within ${deadlineMs} ms: ${(last as Error)?.message}`, { cause: last });
+    const text = String((last as Error)?.message);
+    // A TLS member answers a plaintext HTTP/2 preface by closing the connection.
+    const hint = !this.#access.tls && /HTTP status 0|without an answer/.test(text) ? ' (do the members serve TLS? then use etcds://)' : '';
+    throw new EtcdUnavailableError(`no etcd member answered within ${deadlineMs} ms: ${text}${hint}`, { cause: last });
   }
 
   /** A lease of `ttlSeconds`, kept alive by the client until revoked (node registrations use one). */

@@ -19,6 +19,7 @@
  * (a CA, a client certificate) for `etcds://`; a call may carry extra headers (etcd's auth `token`).
  */
 import * as http2 from 'node:http2';
+import { isIP } from 'node:net';
 
 /** The call reached the server and it answered with a gRPC status other than OK. */
 export class GrpcStatusError extends Error {
@@ -58,7 +59,9 @@ export class GrpcUnaryChannel {
   /** `endpoint`: host:port (IPv6 hosts in brackets); `tls`: null for plaintext. */
   constructor(endpoint: string, tls: GrpcTls | null = null) {
     this.#origin = `${tls === null ? 'http' : 'https'}://${endpoint}`;
-    this.#connect = tls === null ? {} : { ALPNProtocols: ['h2'], ...(tls.ca !== undefined ? { ca: tls.ca } : {}), ...(tls.cert !== undefined ? { cert: tls.cert } : {}), ...(tls.key !== undefined ? { key: tls.key } : {}) };
+    const host = endpoint.slice(0, endpoint.lastIndexOf(':')).replace(/^\[|\]$/g, '');
+    // SNI names a host, never an address (RFC 6066); the certificate is still checked against the address.
+    this.#connect = tls === null ? {} : { ALPNProtocols: ['h2'], servername: isIP(host) === 0 ? host : '', ...(tls.ca !== undefined ? { ca: tls.ca } : {}), ...(tls.cert !== undefined ? { cert: tls.cert } : {}), ...(tls.key !== undefined ? { key: tls.key } : {}) };
   }
 
   #open(): http2.ClientHttp2Session {
