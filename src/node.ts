@@ -17,7 +17,7 @@ import { Tracing } from './tracing';
 import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { X509Certificate, createPrivateKey, randomUUID } from 'node:crypto';
-import { DEFAULT_SLOTS, FailoverDriver, NamedOffsets, MaintenanceLease, handOffStreams, Membership, MetaConflictError, type MetaStore, type MoveStorage, type NodeRecord, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, Rebalancer, StreamOpener, Tokens, Transfers, nodeKey, openMetaStore, resolveNodeId, type EtcdCredentials } from './actors';
+import { DEFAULT_SLOTS, FailoverDriver, NamedOffsets, MaintenanceLease, handOffStreams, Membership, MetaConflictError, type MetaStore, type MoveStorage, type NodeRecord, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, Rebalancer, StreamOpener, Tokens, Transfers, nodeKey, openMetaStore, resolveNodeId, type EtcdCredentials, SharedSchemas } from './actors';
 import {
   CorsPolicy,
   clusterList,
@@ -55,7 +55,7 @@ import {
 } from './gateway';
 import { SvcError } from './errors';
 import { startObjectMaintenance } from './object-maintenance';
-import { type CommitStats, type ReadCacheStats, type ReadPoolStats, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard, lockDataDir } from './shards';
+import { type CommitStats, type ReadCacheStats, type ReadPoolStats, type Schemas, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard, lockDataDir } from './shards';
 import { type ObjectStoreStats, addObjectStoreStats, newObjectStoreStats } from './objects';
 import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
 import { moveStorage as moveStorageOf } from './move-storage';
@@ -187,7 +187,7 @@ async function openControlPlane(config: Config, log: Logger): Promise<{ meta: Me
  * The shard workers. A start that fails for want of space says so, with what to do
  * (docs/operations.md, "Disk full"); any other cause is passed on as it is.
  */
-async function startShards(config: Config, log: Logger, schemas: SchemaStore, space: SpaceGuard, objects: ShardClientOptions['objects']): Promise<ShardClient> {
+async function startShards(config: Config, log: Logger, schemas: Schemas, space: SpaceGuard, objects: ShardClientOptions['objects']): Promise<ShardClient> {
   try {
     return await ShardClient.start({
       dataDir: config.dataDir,
@@ -364,7 +364,11 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     const spanned = tracing === null || listener === 'admin' ? logged : traced(listener, tracing, logged);
     return metrics === null ? spanned : metered(listener, metrics, spanned);
   };
-  const schemas = SchemaStore.open(config.dataDir);
+  // Stream schemas: this node's files, or in a cluster the shared metadata (docs/cluster.md, "Schemas and topic configs").
+  const localSchemas = SchemaStore.open(config.dataDir);
+  const shared = clustered ? new SharedSchemas(meta, nodeId, () => members.liveNodes().map((n) => n.nodeId), log) : null;
+  if (shared !== null) await shared.adopt(localSchemas.documents());
+  const schemas: Schemas = shared ?? localSchemas;
   const objects = objectsMode(config, meta, nodeId);
   const shards = await startShards(config, log, schemas, space, objects);
   const heapTrim = startMallocTrim(MALLOC_TRIM_MS);
@@ -633,6 +637,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
         opener?.stop();
         lease.stop();
         await objectMaintenance?.close();
+        shared?.close();
         await shards.close();
         heapTrim.stop();
         moveLedger?.close();
