@@ -42,7 +42,7 @@ const FIXED: ReadonlyArray<{ name: string; value: string; type: number; doc: str
 ];
 
 /** Every config of a topic whose partition 0 is `info`. */
-export function describeTopicConfigs(info: StreamInfo): DescribedConfig[] {
+export function describeTopicConfigs(info: Pick<StreamInfo, 'ttlSeconds'>): DescribedConfig[] {
   const ttl = info.ttlSeconds;
   return [
     { name: 'retention.ms', value: ttl === null ? '-1' : String(ttl * 1000), readOnly: false, isDefault: ttl === null, type: ConfigType.LONG, doc: 'record retention (the streams\' TTL); -1: kept until trimmed or deleted' },

@@ -66,7 +66,9 @@ export const DESCRIBE_CONFIGS_HANDLER: ApiHandler<DescribeConfigsRequest, Descri
         continue;
       }
       try {
-        res(0, null, describeTopicConfigs(await ctx.shards.head(p0)));
+        // In a cluster: the shared record when the topic has one (set over Kafka on any node), else partition 0's stream.
+        const shared = ctx.topicConfigs === null ? null : await ctx.topicConfigs.current(t.name);
+        res(0, null, describeTopicConfigs(shared ?? (await ctx.shards.head(p0))));
       } catch (err) {
         res(kafkaErrorOf(err), messageOf(err));
       }
