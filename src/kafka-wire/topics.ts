@@ -84,7 +84,11 @@ export class TopicIndex {
 
   /** Every topic, from a fresh enough index. */
   async all(): Promise<Topic[]> {
-    if (Date.now() - this.#builtAt > MAX_AGE_MS) await this.rebuild();
+    if (this.#cluster !== null) {
+      // In a cluster the index is the placement rows, in memory: read as of now, it costs one quorum read.
+      await this.#cluster.sync();
+      await this.rebuild();
+    } else if (Date.now() - this.#builtAt > MAX_AGE_MS) await this.rebuild();
     return [...this.#byName.values()];
   }
 
