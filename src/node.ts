@@ -17,11 +17,12 @@ import { Tracing } from './tracing';
 import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { X509Certificate, createPrivateKey, randomUUID } from 'node:crypto';
-import { DEFAULT_SLOTS, FailoverDriver, NamedOffsets, MaintenanceLease, handOffStreams, Membership, MetaConflictError, type MetaStore, type MoveStorage, type NodeRecord, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, Rebalancer, StreamOpener, Tokens, Transfers, nodeKey, openMetaStore, resolveNodeId, type EtcdCredentials, SharedSchemas } from './actors';
+import { DEFAULT_SLOTS, FailoverDriver, NamedOffsets, MaintenanceLease, handOffStreams, Membership, MetaConflictError, type MetaStore, type MoveStorage, type NodeRecord, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, Rebalancer, StreamOpener, Tokens, Transfers, nodeKey, openMetaStore, resolveNodeId, type EtcdCredentials } from './actors';
 import {
   CorsPolicy,
   clusterList,
   ownerCheck,
+  SharedSchemas,
   DS_CORS,
   FANOUT_LAG_BOUNDS,
   type DsContext,

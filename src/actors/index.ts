@@ -56,4 +56,3 @@ export { type MoveStorage, StreamOpener } from './cluster/moves';
 export { EtcdAccessError, EtcdLink, type EtcdCompare, type EtcdKv, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError } from './meta/etcd/etcd-link';
 export { type EtcdAccess, type EtcdCredentials, type EtcdTarget, parseEtcdUrl } from './meta/etcd/etcd-url';
 export { type NamedOffset, NamedOffsets } from './offsets/named-offsets';
-export { SCHEMA_APPLIED_PREFIX, SCHEMA_PREFIX, type SchemaApplied, SharedSchemas } from './cluster/shared-schemas';

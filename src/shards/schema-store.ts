@@ -17,7 +17,7 @@ import { type SchemaControl, type SchemaControlResult, type SchemaDocument, chec
 
 /**
  * The registry as the gateway uses it: this node's files (SchemaStore) or, in a cluster, the
- * shared metadata (src/actors/cluster/shared-schemas.ts). Reads answer what this node's workers
+ * shared metadata (src/gateway/cluster/shared-schemas.ts). Reads answer what this node's workers
  * validate with; writes resolve once they do.
  */
 export interface Schemas {

@@ -1,5 +1,5 @@
 /**
- * The stream schema registry of a cluster (`PUT /_schemas/{name}`, docs/protocol.md "Schemas";
+ * The stream schema registry of a cluster (the gateway's: it joins the metadata store and the shard workers) (`PUT /_schemas/{name}`, docs/protocol.md "Schemas";
  * docs/cluster.md, "Schemas and topic configs"): one registration per schema in the shared
  * metadata, so every node validates appends and answers reads the same, wherever a stream lives.
  *
@@ -22,7 +22,7 @@
 import { SvcError } from '../../errors';
 import { type Logger } from '../../log';
 import { type ControlChannel, type SchemaControl, type SchemaControlResult, type SchemaDocument, type Schemas, checkSchemaName, parseRegistration } from '../../shards';
-import { MetaConflictError, type MetaRecord, type MetaStore } from '../meta/meta-store';
+import { MetaConflictError, type MetaRecord, type MetaStore } from '../../actors';
 
 export const SCHEMA_PREFIX = 'stream-schemas/';
 export const SCHEMA_APPLIED_PREFIX = 'stream-schemas-applied/';
