@@ -100,13 +100,25 @@ export const ConfigSchema = Type.Object(
     dataDir: Type.String({ minLength: 1, default: './data', description: 'data directory' }),
     /**
      * Where the metadata lives (docs/config.md): `local`, the embedded store in `<dataDir>/meta`,
-     * or `etcd://host:port[,host:port…]/<prefix>` for a cluster (src/actors/meta/etcd).
+     * or `etcd://host:port[,host:port…]/<prefix>` for a cluster (src/actors/meta/etcd); `etcds://` over TLS.
      */
     metadata: Type.String({
       default: 'local',
-      pattern: '^(local|etcd://[^/\\s]+/[A-Za-z0-9._\\-/]*[A-Za-z0-9._\\-])$',
-      description: 'metadata store: local, or etcd://host:port[,host:port...]/<prefix>',
+      pattern: '^(local|etcds?://[^/\\s]+/[A-Za-z0-9._\\-/]*[A-Za-z0-9._\\-])$',
+      description: 'metadata store: local, or etcd://host:port[,host:port...]/<prefix> (etcds:// over TLS)',
     }),
+    /** etcds://: PEM file of the CA(s) the etcd members' certificates must chain to; empty: the system's CAs. */
+    metadataCa: Type.String({ default: '', description: 'etcds://: PEM file of the CA that signed the etcd members\' certificates (empty: the system CAs)' }),
+    /** etcds://: PEM client certificate (etcd's --client-cert-auth); with --metadata-key. */
+    metadataCert: Type.String({ default: '', description: 'etcds://: PEM file of the client certificate to present to etcd (with --metadata-key)' }),
+    /** etcds://: PEM private key of --metadata-cert. */
+    metadataKey: Type.String({ default: '', description: 'etcds://: PEM file of the client certificate\'s private key' }),
+    /** etcd user (etcd `auth enable`); with a password. */
+    metadataUser: Type.String({ default: '', description: 'etcd user name when etcd has authentication enabled (empty: none)' }),
+    /** The etcd user's password. Never logged; prefer --metadata-password-file or the environment. */
+    metadataPassword: Type.String({ default: '', description: 'password of --metadata-user' }),
+    /** A file holding the etcd user's password (surrounding whitespace ignored). */
+    metadataPasswordFile: Type.String({ default: '', description: 'file holding the password of --metadata-user' }),
     /**
      * Where stream data lives in a cluster (docs/objects.md): `file:<dir>` (a directory every node
      * shares) or `s3://<bucket>/<prefix>?endpoint=…&region=…`; empty: none (data on this node's disk).
@@ -337,7 +349,7 @@ function describeSource(p: SourceProblem): string {
 
 /** What a string field with a pattern must look like, for its error message. */
 const STRING_EXPECTATIONS: Readonly<Record<string, string>> = {
-  metadata: 'must be local or etcd://host:port[,host:port...]/<prefix>',
+  metadata: 'must be local or etcd://host:port[,host:port...]/<prefix> (etcds:// over TLS)',
   dsListen: `must be empty or ${HOST_PORT_FORM}`,
   schemaRegistryListen: `must be empty or ${HOST_PORT_FORM}`,
   metricsListen: `must be empty or ${HOST_PORT_FORM}`,
@@ -418,6 +430,21 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): { config: Co
     if (invalid.has(name) || text === '' || parseHostPort(text).ok) continue;
     invalid.add(name);
     errors.push(`${whereAt(name).where}: must be empty or ${HOST_PORT_FORM} (got ${JSON.stringify(text)})`);
+  }
+  // etcd's TLS and authentication settings: each only with what it belongs to.
+  if (!invalid.has('metadata')) {
+    const tls = config.metadata.startsWith('etcds://');
+    for (const name of ['metadataCa', 'metadataCert', 'metadataKey'] as const) {
+      if (config[name] !== '' && !tls) errors.push(`${whereAt(name).where}: needs --metadata etcds://… (TLS to etcd)`);
+    }
+    if ((config.metadataCert === '') !== (config.metadataKey === '')) {
+      errors.push(`${whereAt(config.metadataCert === '' ? 'metadataKey' : 'metadataCert').where}: give the client certificate and its key together (--metadata-cert and --metadata-key)`);
+    }
+    const password = config.metadataPassword !== '' || config.metadataPasswordFile !== '';
+    if (config.metadataPassword !== '' && config.metadataPasswordFile !== '') errors.push(`${whereAt('metadataPasswordFile').where}: give the etcd password or its file, not both`);
+    if (config.metadataUser !== '' && config.metadata === 'local') errors.push(`${whereAt('metadataUser').where}: needs --metadata etcd://… or etcds://…`);
+    else if (config.metadataUser !== '' && !password) errors.push(`${whereAt('metadataUser').where}: needs --metadata-password or --metadata-password-file`);
+    else if (config.metadataUser === '' && password) errors.push(`${whereAt(config.metadataPassword !== '' ? 'metadataPassword' : 'metadataPasswordFile').where}: needs --metadata-user`);
   }
   if (config.authBootstrapToken !== '' && config.authBootstrapTokenFile !== '') {
     errors.push(`${whereAt('authBootstrapTokenFile').where}: give the bootstrap token or its file, not both`);

@@ -29,6 +29,7 @@ const REDACT_PATHS = [
   'token',
   '*.token',
   'config.authBootstrapToken',
+  'config.metadataPassword',
 ];
 
 /** `auto` is pretty on a terminal (a person reads it) and JSON elsewhere (a collector parses it). */

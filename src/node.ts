@@ -16,12 +16,13 @@ import { REGISTRY_CONTENT_TYPE, openSchemaRegistry, registryInternalReply } from
 import { Tracing } from './tracing';
 import { type Logger } from './log';
 import * as fs from 'node:fs';
-import { randomUUID } from 'node:crypto';
-import { DEFAULT_SLOTS, FailoverDriver, NamedOffsets, MaintenanceLease, handOffStreams, Membership, MetaConflictError, type MetaStore, type MoveStorage, type NodeRecord, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, Rebalancer, StreamOpener, Tokens, Transfers, nodeKey, openMetaStore, resolveNodeId } from './actors';
+import { X509Certificate, createPrivateKey, randomUUID } from 'node:crypto';
+import { DEFAULT_SLOTS, FailoverDriver, NamedOffsets, MaintenanceLease, handOffStreams, Membership, MetaConflictError, type MetaStore, type MoveStorage, type NodeRecord, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, Rebalancer, StreamOpener, Tokens, Transfers, nodeKey, openMetaStore, resolveNodeId, type EtcdCredentials } from './actors';
 import {
   CorsPolicy,
   clusterList,
   ownerCheck,
+  SharedSchemas,
   DS_CORS,
   FANOUT_LAG_BOUNDS,
   type DsContext,
@@ -55,7 +56,7 @@ import {
 } from './gateway';
 import { SvcError } from './errors';
 import { startObjectMaintenance } from './object-maintenance';
-import { type CommitStats, type ReadCacheStats, type ReadPoolStats, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard, lockDataDir } from './shards';
+import { type CommitStats, type ReadCacheStats, type ReadPoolStats, type Schemas, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard, lockDataDir } from './shards';
 import { type ObjectStoreStats, addObjectStoreStats, newObjectStoreStats } from './objects';
 import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
 import { moveStorage as moveStorageOf } from './move-storage';
@@ -102,11 +103,63 @@ function bootstrapToken(config: Config): string | null {
   }
 }
 
+/** Credentials read once per config: every etcd link of the node (metadata, ledgers, maintenance) uses the same. */
+const credentialsRead = new WeakMap<Config, EtcdCredentials>();
+
+/**
+ * `--metadata-ca|cert|key|user|password[-file]` as every etcd link takes them. A file that cannot
+ * be read, a PEM that is not a certificate or key, or a key that is not the certificate's stops
+ * the start with the setting's name.
+ */
+function metadataCredentials(config: Config): EtcdCredentials {
+  const cached = credentialsRead.get(config);
+  if (cached !== undefined) return cached;
+  const read = (flag: string, file: string): Buffer => {
+    try {
+      return fs.readFileSync(file);
+    } catch (err) {
+      throw new Error(`${flag}: cannot read ${file}: ${(err as Error).message}`, { cause: err });
+    }
+  };
+  const out: EtcdCredentials = {};
+  if (config.metadataCa !== '') {
+    out.ca = read('--metadata-ca', config.metadataCa);
+    try {
+      new X509Certificate(out.ca);
+    } catch (err) {
+      throw new Error(`--metadata-ca: ${config.metadataCa} is not a PEM certificate: ${(err as Error).message}`, { cause: err });
+    }
+  }
+  if (config.metadataCert !== '') {
+    out.cert = read('--metadata-cert', config.metadataCert);
+    out.key = read('--metadata-key', config.metadataKey);
+    let cert: X509Certificate;
+    try {
+      cert = new X509Certificate(out.cert);
+    } catch (err) {
+      throw new Error(`--metadata-cert: ${config.metadataCert} is not a PEM certificate: ${(err as Error).message}`, { cause: err });
+    }
+    let key;
+    try {
+      key = createPrivateKey(out.key);
+    } catch (err) {
+      throw new Error(`--metadata-key: ${config.metadataKey} is not a PEM private key: ${(err as Error).message}`, { cause: err });
+    }
+    if (!cert.checkPrivateKey(key)) throw new Error(`--metadata-key: ${config.metadataKey} is not the key of the certificate in ${config.metadataCert}`);
+  }
+  if (config.metadataUser !== '') {
+    out.user = config.metadataUser;
+    out.password = config.metadataPassword !== '' ? config.metadataPassword : read('--metadata-password-file', config.metadataPasswordFile).toString('utf8').trim();
+  }
+  credentialsRead.set(config, out);
+  return out;
+}
+
 /** Metadata, tokens and this node's identity: opened before storage, so a bad bootstrap token fails fast. */
 async function openControlPlane(config: Config, log: Logger): Promise<{ meta: MetaStore; tokens: Tokens; clusterId: string }> {
   for (const warning of configWarnings(config)) log.warn({ metadata: 'etcd', objects: 'none' }, warning);
   // --metadata: the embedded store in the data directory, or etcd shared by the cluster's nodes.
-  const meta = await openMetaStore(config.metadata, path.join(config.dataDir, 'meta'), { log });
+  const meta = await openMetaStore(config.metadata, path.join(config.dataDir, 'meta'), { log, credentials: metadataCredentials(config) });
   try {
     const tokens = new Tokens(meta);
     const wire = bootstrapToken(config);
@@ -135,7 +188,7 @@ async function openControlPlane(config: Config, log: Logger): Promise<{ meta: Me
  * The shard workers. A start that fails for want of space says so, with what to do
  * (docs/operations.md, "Disk full"); any other cause is passed on as it is.
  */
-async function startShards(config: Config, log: Logger, schemas: SchemaStore, space: SpaceGuard, objects: ShardClientOptions['objects']): Promise<ShardClient> {
+async function startShards(config: Config, log: Logger, schemas: Schemas, space: SpaceGuard, objects: ShardClientOptions['objects']): Promise<ShardClient> {
   try {
     return await ShardClient.start({
       dataDir: config.dataDir,
@@ -176,7 +229,7 @@ function objectsMode(config: Config, meta: MetaStore, nodeId: number): ShardClie
   // Without --objects (etcd metadata alone) openControlPlane logged the warning (config.ts configWarnings).
   if (config.metadata === 'local' || config.objects === '') return undefined;
   const nodeEpoch = (meta.get<NodeRecord>(nodeKey(nodeId))?.value.nodeEpoch ?? 0) + 1;
-  return { url: config.objects, metadataUrl: config.metadata, nodeId, nodeEpoch, flushMs: config.objectsFlushMs, putsInFlight: config.objectsPutsInFlight };
+  return { url: config.objects, metadataUrl: config.metadata, metadataCredentials: metadataCredentials(config), nodeId, nodeEpoch, flushMs: config.objectsFlushMs, putsInFlight: config.objectsPutsInFlight };
 }
 
 /** Bytes available to this process on the file system holding `dir`, or -1 when unknown. */
@@ -313,7 +366,11 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     const spanned = tracing === null || listener === 'admin' ? logged : traced(listener, tracing, logged);
     return metrics === null ? spanned : metered(listener, metrics, spanned);
   };
-  const schemas = SchemaStore.open(config.dataDir);
+  // Stream schemas: this node's files, or in a cluster the shared metadata (docs/cluster.md, "Schemas and topic configs").
+  const localSchemas = SchemaStore.open(config.dataDir);
+  const shared = clustered ? new SharedSchemas(meta, nodeId, () => members.liveNodes().map((n) => n.nodeId), log) : null;
+  if (shared !== null) await shared.adopt(localSchemas.documents());
+  const schemas: Schemas = shared ?? localSchemas;
   const objects = objectsMode(config, meta, nodeId);
   const shards = await startShards(config, log, schemas, space, objects);
   const heapTrim = startMallocTrim(MALLOC_TRIM_MS);
@@ -323,7 +380,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   const inFlight = new InFlight();
   // Objects mode (--objects with etcd metadata): streams move between nodes (transfers, failover,
   // a restart's reopen) by importing them from the object store (docs/cluster.md).
-  const moveLedger = objects === undefined || placement === null ? null : Ledger.open(config.metadata);
+  const moveLedger = objects === undefined || placement === null ? null : Ledger.open(config.metadata, { credentials: metadataCredentials(config) });
   const moveStore = moveLedger === null ? null : openObjectStore(config.objects);
   const moveStorage: MoveStorage | null =
     moveLedger === null || moveStore === null
@@ -347,7 +404,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   const objectMaintenance =
     placement === null || config.objects === ''
       ? null
-      : startObjectMaintenance({ metadataUrl: config.metadata, objectsUrl: config.objects, nodeId, lease, placement, log, reaper: { intervalMs: Math.min(config.storage.reaperIntervalMs, 2_000) } });
+      : startObjectMaintenance({ metadataUrl: config.metadata, metadataCredentials: metadataCredentials(config), objectsUrl: config.objects, nodeId, lease, placement, log, reaper: { intervalMs: Math.min(config.storage.reaperIntervalMs, 2_000) } });
   // Live reads (long-poll, SSE) wait here on the shards' tail events, not on the workers.
   const live = new LiveWaiters(shards, { longPollTimeoutMs: config.longPollTimeoutMs });
   // HTTP and Durable Streams readers see only committed data of Kafka transactional producers
@@ -583,6 +640,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
         opener?.stop();
         lease.stop();
         await objectMaintenance?.close();
+        shared?.close();
         await shards.close();
         heapTrim.stop();
         moveLedger?.close();

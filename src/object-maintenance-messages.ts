@@ -2,12 +2,15 @@
  * What crosses between the main thread and the object maintenance thread
  * (object-maintenance.ts, object-maintenance-thread.ts).
  */
+import { type EtcdCredentials } from './actors';
 import { type CompactionOptions, type HolderCompare, type ObjectStoreStats, type PlacedStream, type ReaperOptions } from './objects';
 
 /** The thread's start: where the ledger and the objects are, and how often each job runs. */
 export interface MaintenanceThreadConfig {
   /** `--metadata etcd://…/<prefix>`. */
   metadataUrl: string;
+  /** `--metadata-ca|cert|key|user|password`. */
+  metadataCredentials?: EtcdCredentials;
   /** `--objects`. */
   objectsUrl: string;
   reaper?: ReaperOptions;

@@ -33,8 +33,8 @@ const line =
   };
 const log: MaintenanceLog = { error: line('error'), warn: line('warn'), info: line('info'), debug: line('debug') };
 
-const target = parseEtcdUrl(config.metadataUrl);
-const link = new EtcdLink(target.endpoints);
+const target = parseEtcdUrl(config.metadataUrl, config.metadataCredentials);
+const link = new EtcdLink(target.endpoints, { access: target.access });
 const keys = new LedgerKeys(target.prefix);
 const stats = newObjectStoreStats();
 // Blocking: this thread has nothing else to do, and its I/O stays off the thread pool where the

@@ -16,7 +16,7 @@
  */
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { EtcdLink, MAINTENANCE_KEY, type MaintenanceLease, type Placement, parseEtcdUrl } from './actors';
+import { type EtcdCredentials, EtcdLink, MAINTENANCE_KEY, type MaintenanceLease, type Placement, parseEtcdUrl } from './actors';
 import { type Logger } from './log';
 import { type FromMaintenanceThread, type MaintenanceThreadConfig, type ToMaintenanceThread } from './object-maintenance-messages';
 import { type CompactionOptions, type HolderCompare, LedgerKeys, ObjectCensus, type ObjectStoreStats, type PlacedStream, type ReaperOptions, addObjectStoreStats, newObjectStoreStats } from './objects';
@@ -24,6 +24,8 @@ import { type CompactionOptions, type HolderCompare, LedgerKeys, ObjectCensus, t
 export interface ObjectMaintenanceDeps {
   /** `--metadata etcd://…/<prefix>`. */
   metadataUrl: string;
+  /** `--metadata-ca|cert|key|user|password`. */
+  metadataCredentials?: EtcdCredentials;
   /** `--objects`. */
   objectsUrl: string;
   nodeId: number;
@@ -49,12 +51,12 @@ const RESTART_MS = 1_000;
 const CLOSE_MS = 10_000;
 
 export function startObjectMaintenance(d: ObjectMaintenanceDeps): ObjectMaintenance {
-  const target = parseEtcdUrl(d.metadataUrl);
-  const link = new EtcdLink(target.endpoints);
+  const target = parseEtcdUrl(d.metadataUrl, d.metadataCredentials);
+  const link = new EtcdLink(target.endpoints, { access: target.access });
   const keys = new LedgerKeys(target.prefix);
   const log = d.log.child({ module: 'objects' });
   const holderKey = `${target.prefix}/k/${MAINTENANCE_KEY}`;
-  const config: MaintenanceThreadConfig = { metadataUrl: d.metadataUrl, objectsUrl: d.objectsUrl, reaper: d.reaper, compaction: d.compaction };
+  const config: MaintenanceThreadConfig = { metadataUrl: d.metadataUrl, metadataCredentials: d.metadataCredentials, objectsUrl: d.objectsUrl, reaper: d.reaper, compaction: d.compaction };
 
   const placed = (): PlacedStream[] =>
     d.placement

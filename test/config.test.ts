@@ -57,6 +57,12 @@ describe('defaults', () => {
       insecureAllowRemote: false,
       dataDir: './data',
       metadata: 'local',
+      metadataCa: '',
+      metadataCert: '',
+      metadataKey: '',
+      metadataPassword: '',
+      metadataPasswordFile: '',
+      metadataUser: '',
       objects: '',
       objectsFlushMs: 0,
       objectsPutsInFlight: 2,
@@ -367,5 +373,22 @@ describe('object store (--objects)', () => {
     expect(configWarnings(ok(['--metadata', ETCD]))).toEqual([expect.stringMatching(/^--metadata etcd:\/\/… without --objects: stream data stays on its owner's disk/)]);
     expect(configWarnings(ok(['--metadata', ETCD, '--objects', 'file:x']))).toEqual([]);
     expect(configWarnings(ok([]))).toEqual([]);
+  });
+});
+
+describe('etcd TLS and authentication settings', () => {
+  const errorsOf = (argv: string[]): string[] => {
+    const r = loadConfig(argv, {});
+    return 'errors' in r ? r.errors : [];
+  };
+  it('takes etcds:// with a CA, a client certificate and a user with a password file', () => {
+    expect(errorsOf(['--metadata', 'etcds://h1:2379,h2:2379/svc/prod', '--metadata-ca', 'ca.pem', '--metadata-cert', 'c.pem', '--metadata-key', 'k.pem', '--metadata-user', 'svc', '--metadata-password-file', 'pw'])).toEqual([]);
+  });
+  it('refuses what does not fit together, naming the setting', () => {
+    expect(errorsOf(['--metadata', 'etcd://h:2379/p', '--metadata-ca', 'ca.pem'])).toEqual(['--metadata-ca: needs --metadata etcds://… (TLS to etcd)']);
+    expect(errorsOf(['--metadata', 'etcds://h:2379/p', '--metadata-cert', 'c.pem'])).toEqual(['--metadata-cert: give the client certificate and its key together (--metadata-cert and --metadata-key)']);
+    expect(errorsOf(['--metadata', 'etcds://h:2379/p', '--metadata-user', 'svc'])).toEqual(['--metadata-user: needs --metadata-password or --metadata-password-file']);
+    expect(errorsOf(['--metadata', 'etcds://h:2379/p', '--metadata-password', 'x'])).toEqual(['--metadata-password: needs --metadata-user']);
+    expect(errorsOf(['--metadata-user', 'svc', '--metadata-password', 'x'])).toEqual(['--metadata-user: needs --metadata etcd://… or etcds://…']);
   });
 });

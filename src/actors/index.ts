@@ -2,7 +2,7 @@
 import { LocalMetaStore, type LocalMetaStoreOptions } from './meta/local-meta-store';
 import { type MetaStore } from './meta/meta-store';
 import { EtcdMetaStore } from './meta/etcd/etcd-meta-store';
-import { parseEtcdUrl } from './meta/etcd/etcd-url';
+import { type EtcdCredentials, parseEtcdUrl } from './meta/etcd/etcd-url';
 import { type Logger } from '../log';
 
 export { type Expect, MetaConflictError, type MetaRecord, type MetaStore } from './meta/meta-store';
@@ -14,11 +14,11 @@ export { REQUEST_METADATA_MS, withinRequestDeadline } from './meta/request-deadl
 
 /**
  * Open the metadata store that `--metadata` names: `local` (the embedded store in `localDir`)
- * or `etcd://host:port[,host:port…]/<prefix>` (docs/config.md).
+ * or `etcd[s]://host:port[,host:port…]/<prefix>` (docs/config.md), reached with `credentials`.
  */
-export async function openMetaStore(url: string, localDir: string, options: { log?: Logger } = {}): Promise<MetaStore> {
+export async function openMetaStore(url: string, localDir: string, options: { log?: Logger; credentials?: EtcdCredentials } = {}): Promise<MetaStore> {
   if (url === 'local') return LocalMetaStore.open(localDir, options);
-  return EtcdMetaStore.open(parseEtcdUrl(url), options);
+  return EtcdMetaStore.open(parseEtcdUrl(url, options.credentials), options);
 }
 
 /** Why `--metadata` is not usable, or null (config validation calls it). */
@@ -53,6 +53,6 @@ export { type NodeLoad, type PlacedStream, type PlannedMove, leastLoaded, planRe
 export { type RebalanceOptions, type RebalanceStatus, Rebalancer } from './cluster/rebalance';
 export { handOffStreams } from './cluster/handoff';
 export { type MoveStorage, StreamOpener } from './cluster/moves';
-export { EtcdLink, type EtcdCompare, type EtcdKv, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError } from './meta/etcd/etcd-link';
-export { type EtcdTarget, parseEtcdUrl } from './meta/etcd/etcd-url';
+export { EtcdAccessError, EtcdLink, type EtcdCompare, type EtcdKv, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError } from './meta/etcd/etcd-link';
+export { type EtcdAccess, type EtcdCredentials, type EtcdTarget, parseEtcdUrl } from './meta/etcd/etcd-url';
 export { type NamedOffset, NamedOffsets } from './offsets/named-offsets';

@@ -21,4 +21,4 @@ export { NodeMetrics, metered, traced } from './metrics';
 export { shield } from './shield';
 export { REQUEST_ID_HEADER, refusalWithId, requestLog } from './request-log';
 export { CorsPolicy, FANOUT_LAG_BOUNDS, type LiveReader, LiveWaiters, type StreamWatch, type Waiter, internalReply, parseCorsOrigins, toHttpError, withCors } from './kit';
-export { clusterList, ownerCheck } from './cluster';
+export { SharedSchemas, clusterList, ownerCheck } from './cluster';

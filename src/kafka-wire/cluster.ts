@@ -41,6 +41,8 @@ export interface KafkaCluster {
   brokers(): Broker[];
   /** The node coordinating `key` (a group id or a transactional id), or null when no node is live. */
   coordinatorOf(key: string): Broker | null;
+  /** Wait until this node's view of the placement holds every write made before the call (a topic index miss). */
+  sync(): Promise<void>;
   /** Every placed stream of the cluster, for the topic index, in name order. */
   streams(): Array<{ name: string; kafkaTopic: string | null; streamId: number }>;
   /** Place and create a partition stream on its owner; resolves with its cluster-wide id once placed. */
@@ -74,6 +76,7 @@ export function kafkaCluster(placement: Placement, intents: PlacementIntents, me
       return live.find((b) => b.nodeId === id) ?? null;
     },
     streams: () => placement.placedStreams(),
+    sync: () => placement.sync(),
     remove: (stream) => intents.removeAndWait(stream),
     create: (spec) => intents.placeAndOpen(spec.name, { contentType: spec.contentType, ttlSeconds: spec.ttlSeconds, kafkaTopic: spec.kafkaTopic }),
   };

@@ -13,6 +13,7 @@ import { type TopicIndex } from './topics';
 import { type KafkaAuthenticator } from './auth';
 import { type TransactionCoordinator } from './txn';
 import { type KafkaCluster } from './cluster';
+import { type SharedTopicConfigs } from './shared-topic-configs';
 
 /** A reader waiting for a stream's tail to pass `seq` (the gateway kit's `Waiter`). */
 export type TailWaiter = Waiter;
@@ -37,6 +38,8 @@ export interface KafkaContext {
   readonly apiVersions: ReadonlyArray<{ apiKey: number; minVersion: number; maxVersion: number }>;
   /** `--auth required`: SASL/PLAIN with an access token (auth.ts); null: auth off. */
   readonly authenticate: KafkaAuthenticator | null;
+  /** In a cluster: topic configs in the shared metadata (shared-topic-configs.ts); null: the streams' own config. */
+  readonly topicConfigs: SharedTopicConfigs | null;
   /** The other nodes (brokers, partition leaders, coordinators: cluster.ts), or null for a single node. */
   readonly cluster: KafkaCluster | null;
   /** Requests accepted since start, indexed by API key: plain numbers, read at scrape time (docs/metrics.md). */

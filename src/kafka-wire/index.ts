@@ -20,6 +20,7 @@ import { type KafkaServerHandle, listenKafka } from './server';
 import { TopicIndex } from './topics';
 import { type PartitionTxns, TransactionCoordinator, restorePartitionTxns } from './txn';
 import { type KafkaCluster } from './cluster';
+import { SharedTopicConfigs } from './shared-topic-configs';
 import { FramePool } from './frame-assembler';
 
 export { type LiveRegistry } from './context';
@@ -77,10 +78,12 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
   // In a cluster one node coordinates each group (cluster.ts); the others answer NOT_COORDINATOR.
   const cluster = o.cluster ?? null;
   const groups = new GroupCoordinator(o.meta, log, cluster === null ? undefined : (groupId) => cluster.coordinatorOf(groupId)?.nodeId === o.nodeId, o.consumerGroupTimeouts);
+  const topics = new TopicIndex(o.shards, o.cluster ?? null);
   const ctx: KafkaContext = {
     shards: o.shards,
     live: o.live,
-    topics: new TopicIndex(o.shards, o.cluster ?? null),
+    topics,
+    topicConfigs: cluster === null ? null : new SharedTopicConfigs(o.meta, cluster, o.shards, topics, o.nodeId, log),
     log,
     nodeId: o.nodeId,
     advertised: () => o.advertised ?? bound,

@@ -41,6 +41,11 @@ export async function createTopic(ctx: KafkaContext, name: string, partitions: n
     });
     streams.push({ name: stream, streamId: r.info.streamId });
   }
+  // In a cluster the topic's configs are also its shared record, so every node describes them (shared-topic-configs.ts).
+  if (ctx.topicConfigs !== null) {
+    if (config.ttlSeconds !== undefined) await ctx.topicConfigs.set(name, config);
+    else await ctx.topicConfigs.forget(name);
+  }
   ctx.log.info({ topic: name, partitions }, 'kafka topic created');
   return ctx.topics.added(name, streams);
 }
@@ -61,12 +66,16 @@ export async function deleteTopic(ctx: KafkaContext, t: Topic): Promise<void> {
     }
   }
   ctx.topics.removed(t.name);
+  await ctx.topicConfigs?.forget(t.name);
   ctx.log.info({ topic: t.name }, 'kafka topic deleted');
 }
 
 /** Apply a topic config change (topic-configs.ts) to every partition stream of `t`. */
 export async function configureTopic(ctx: KafkaContext, t: Topic, change: StreamConfigChange): Promise<void> {
   if (change.ttlSeconds === undefined && change.durability === undefined) return;
-  for (const stream of t.partitions) if (stream !== undefined) await ctx.shards.configure({ name: stream, ...change });
+  // In a cluster the partitions' owners apply it from the shared record (shared-topic-configs.ts:
+  // the retention; CreateTopics refuses flush.messages there, docs/kafka.md).
+  if (ctx.topicConfigs !== null) await ctx.topicConfigs.set(t.name, change);
+  else for (const stream of t.partitions) if (stream !== undefined) await ctx.shards.configure({ name: stream, ...change });
   ctx.log.info({ topic: t.name, ...change }, 'kafka topic configs altered');
 }

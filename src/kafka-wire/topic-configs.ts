@@ -51,17 +51,20 @@ const FIXED: ReadonlyArray<{ name: string; value: string; type: number; doc: str
   { name: 'unclean.leader.election.enable', value: 'false', type: ConfigType.BOOLEAN, doc: 'no replicas to elect' },
 ];
 
-/** Every config of a topic whose partition 0 is `info`. */
-export function describeTopicConfigs(info: StreamInfo): DescribedConfig[] {
+/**
+ * Every config of a topic whose partition 0 is `info` (in a cluster, the topic's shared record,
+ * which holds no durability class: objects mode has only `sync`).
+ */
+export function describeTopicConfigs(info: Pick<StreamInfo, 'ttlSeconds'> & Partial<Pick<StreamInfo, 'durability' | 'durabilityDefault'>>): DescribedConfig[] {
   const ttl = info.ttlSeconds;
   return [
     { name: 'retention.ms', value: ttl === null ? '-1' : String(ttl * 1000), readOnly: false, isDefault: ttl === null, type: ConfigType.LONG, doc: 'record retention (the streams\' TTL); -1: kept until trimmed or deleted' },
     { name: 'cleanup.policy', value: 'delete', readOnly: false, isDefault: true, type: ConfigType.LIST, doc: 'delete only: log compaction is not built' },
     {
       name: 'flush.messages',
-      value: info.durability === 'sync' ? '1' : FLUSH_NEVER,
+      value: (info.durability ?? 'sync') === 'sync' ? '1' : FLUSH_NEVER,
       readOnly: false,
-      isDefault: info.durabilityDefault,
+      isDefault: info.durabilityDefault ?? true,
       type: ConfigType.LONG,
       doc: 'the durability class: 1 = sync (acknowledged after fdatasync); larger = async (acknowledged once written, synced within 100 ms)',
     },

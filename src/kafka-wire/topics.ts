@@ -11,7 +11,8 @@
  * streams reserve (a first character `_`) are refused with INVALID_TOPIC_EXCEPTION.
  *
  * The index maps topics to streams by listing every stream: it is rebuilt when a lookup misses
- * (at most every MISS_REFRESH_MS) and when it is older than MAX_AGE_MS, and updated at once by the
+ * (at most every MISS_REFRESH_MS; in a cluster on every miss, after reading the placement rows as of
+ * now) and when it is older than MAX_AGE_MS, and updated at once by the
  * listener's own creates and deletes. Topic ids (KIP-516) are derived from the partition-0 stream's
  * id and the topic name, so they are stable across restarts and new when a topic is deleted and
  * created again.
@@ -83,7 +84,11 @@ export class TopicIndex {
 
   /** Every topic, from a fresh enough index. */
   async all(): Promise<Topic[]> {
-    if (Date.now() - this.#builtAt > MAX_AGE_MS) await this.rebuild();
+    if (this.#cluster !== null) {
+      // In a cluster the index is the placement rows, in memory: read as of now, it costs one quorum read.
+      await this.#cluster.sync();
+      await this.rebuild();
+    } else if (Date.now() - this.#builtAt > MAX_AGE_MS) await this.rebuild();
     return [...this.#byName.values()];
   }
 
@@ -91,6 +96,12 @@ export class TopicIndex {
   async get(name: string): Promise<Topic | undefined> {
     const age = Date.now() - this.#builtAt;
     let t = this.#byName.get(name);
+    if (t === undefined && this.#cluster !== null) {
+      // In a cluster the placement rows are the index: a miss reads them as of now (a topic set on another node a moment ago).
+      await this.#cluster.sync();
+      await this.rebuild();
+      return this.#byName.get(name);
+    }
     if (age > MAX_AGE_MS || (t === undefined && age > MISS_REFRESH_MS)) {
       await this.rebuild();
       t = this.#byName.get(name);

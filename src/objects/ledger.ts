@@ -12,7 +12,7 @@
  * was lost is sent again until the deadline; a fence compare that fails on a retry because the
  * first attempt already wrote is told apart by reading the fence back.
  */
-import { type EtcdCompare, EtcdLink, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError, parseEtcdUrl } from '../actors';
+import { type EtcdCompare, type EtcdCredentials, EtcdLink, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError, parseEtcdUrl } from '../actors';
 import { type Fence, LedgerKeys, fenceValue, parseEntryName, parseFence } from './ledger-keys';
 
 /** `m/<stream>`: the stream's stored meta (as in CREATE/CONFIG frames), trim point and seal. */
@@ -117,6 +117,9 @@ export const DEFAULT_LEDGER_DEADLINE_MS = 3000; // 3 s
 const json = (v: unknown): Buffer => Buffer.from(JSON.stringify(v));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** The etcd credentials a ledger's own link uses (`Ledger.open`). */
+export type LedgerCredentials = EtcdCredentials;
+
 export class Ledger {
   readonly keys: LedgerKeys;
   readonly #link: EtcdLink;
@@ -130,10 +133,10 @@ export class Ledger {
     this.#ownsLink = options.ownsLink ?? false;
   }
 
-  /** A ledger with its own etcd connection, from `--metadata etcd://…/<prefix>`. */
-  static open(metadataUrl: string, options: { deadlineMs?: number; attemptMs?: number } = {}): Ledger {
-    const t = parseEtcdUrl(metadataUrl);
-    return new Ledger(new EtcdLink(t.endpoints, { attemptMs: options.attemptMs }), t.prefix, { deadlineMs: options.deadlineMs, ownsLink: true });
+  /** A ledger with its own etcd connection, from `--metadata etcd[s]://…/<prefix>` and its credentials. */
+  static open(metadataUrl: string, options: { deadlineMs?: number; attemptMs?: number; credentials?: EtcdCredentials } = {}): Ledger {
+    const t = parseEtcdUrl(metadataUrl, options.credentials);
+    return new Ledger(new EtcdLink(t.endpoints, { attemptMs: options.attemptMs, access: t.access }), t.prefix, { deadlineMs: options.deadlineMs, ownsLink: true });
   }
 
   close(): void {

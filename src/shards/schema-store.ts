@@ -15,6 +15,21 @@ import * as path from 'node:path';
 import { SvcError } from '../errors';
 import { type SchemaControl, type SchemaControlResult, type SchemaDocument, checkSchemaName, compileSchema, parseRegistration } from './schema-registry';
 
+/**
+ * The registry as the gateway uses it: this node's files (SchemaStore) or, in a cluster, the
+ * shared metadata (src/gateway/cluster/shared-schemas.ts). Reads answer what this node's workers
+ * validate with; writes resolve once they do.
+ */
+export interface Schemas {
+  documents(): SchemaDocument[];
+  has(name: string): boolean;
+  get(name: string): SchemaDocument;
+  put(name: string, body: unknown): Promise<{ created: boolean; doc: SchemaDocument }>;
+  delete(name: string): Promise<void>;
+  /** Connect the shard workers (after they started with `documents()`). */
+  attach(channel: ControlChannel): void;
+}
+
 /** What the store needs from the shard workers: ShardClient.control. */
 export interface ControlChannel {
   control(msg: SchemaControl): Promise<unknown[]>;
@@ -23,7 +38,7 @@ export interface ControlChannel {
 const DIR = 'schemas';
 const SUFFIX = '.json';
 
-export class SchemaStore {
+export class SchemaStore implements Schemas {
   readonly #dir: string;
   readonly #docs = new Map<string, SchemaDocument>();
   readonly #now: () => number;

@@ -3,6 +3,10 @@
  * data in a temporary directory, short election timeouts so a killed leader is replaced in about
  * a second. Members can be killed with SIGKILL (by PID) and started again on their data.
  * `stop()` kills what is left and removes the data; call it in afterAll.
+ *
+ * `start(size, {tls: true})`: members serve clients over TLS only and ask for a client
+ * certificate (`--client-cert-auth`), with a CA, server and client certificates made here with
+ * openssl (`tls`); `enableAuth(user, password)` then turns on etcd authentication.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -20,13 +24,61 @@ export interface EtcdMember {
   proc: ChildProcess | null;
 }
 
+/** PEM files made for a TLS cluster: a CA, the members' certificate, a client certificate, and a second CA that signed neither. */
+export interface EtcdTls {
+  dir: string;
+  ca: string;
+  serverCert: string;
+  serverKey: string;
+  clientCert: string;
+  clientKey: string;
+  /** A CA and a client certificate of its own that the members do not trust. */
+  otherCa: string;
+  otherCert: string;
+  otherKey: string;
+}
+
+/** A CA, a server certificate for 127.0.0.1/localhost and client certificates (CN=svc-client), made with openssl. */
+export function makeEtcdTls(dir: string): EtcdTls {
+  fs.mkdirSync(dir, { recursive: true });
+  const f = (n: string): string => path.join(dir, n);
+  const run = (...args: string[]): void => void execFileSync('openssl', args, { stdio: 'ignore', timeout: 30_000 });
+  const ca = (name: string): void => run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', f(`${name}-key.pem`), '-out', f(`${name}.pem`), '-days', '2', '-subj', `/CN=${name}`);
+  const signed = (name: string, by: string, cn: string, ext: string): void => {
+    run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', f(`${name}-key.pem`), '-out', f(`${name}.csr`), '-subj', `/CN=${cn}`);
+    fs.writeFileSync(f(`${name}.ext`), ext);
+    run('x509', '-req', '-in', f(`${name}.csr`), '-CA', f(`${by}.pem`), '-CAkey', f(`${by}-key.pem`), '-CAcreateserial', '-out', f(`${name}.pem`), '-days', '2', '-extfile', f(`${name}.ext`));
+  };
+  ca('ca');
+  ca('other-ca');
+  signed('server', 'ca', 'etcd', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n');
+  signed('client', 'ca', 'svc-client', 'extendedKeyUsage=clientAuth\n');
+  signed('other', 'other-ca', 'svc-client', 'extendedKeyUsage=clientAuth\n');
+  return {
+    dir,
+    ca: f('ca.pem'),
+    serverCert: f('server.pem'),
+    serverKey: f('server-key.pem'),
+    clientCert: f('client.pem'),
+    clientKey: f('client-key.pem'),
+    otherCa: f('other-ca.pem'),
+    otherCert: f('other.pem'),
+    otherKey: f('other-key.pem'),
+  };
+}
+
 export class EtcdCluster {
   readonly members: EtcdMember[];
   readonly #root: string;
   readonly #initialCluster: string;
+  /** Set for a TLS cluster (`start(n, {tls: true})`). */
+  readonly tls: EtcdTls | null;
+  /** Set once `enableAuth` ran: etcdctl goes as the root user. */
+  #rootAuth: string | null = null;
 
-  private constructor(root: string, members: EtcdMember[]) {
+  private constructor(root: string, members: EtcdMember[], tls: EtcdTls | null = null) {
     this.#root = root;
+    this.tls = tls;
     this.members = members;
     this.#initialCluster = members.map((m) => `${m.name}=http://127.0.0.1:${m.peerPort}`).join(',');
   }
@@ -36,7 +88,7 @@ export class EtcdCluster {
    * be taken by another process between its release and etcd's bind; if a member dies before the
    * cluster is healthy, the attempt is thrown away and made again on new ports (3 attempts).
    */
-  static async start(size = 3): Promise<EtcdCluster> {
+  static async start(size = 3, options: { tls?: boolean } = {}): Promise<EtcdCluster> {
     let lastErr: Error | undefined;
     for (let attempt = 0; attempt < 3; attempt++) {
       const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-etcd-'));
@@ -45,7 +97,7 @@ export class EtcdCluster {
       for (let i = 0; i < size; i++) {
         members.push({ name: `m${i}`, clientPort: ports[2 * i]!, peerPort: ports[2 * i + 1]!, dataDir: path.join(root, `m${i}`), proc: null });
       }
-      const cluster = new EtcdCluster(root, members);
+      const cluster = new EtcdCluster(root, members, options.tls === true ? makeEtcdTls(path.join(root, 'tls')) : null);
       for (let i = 0; i < size; i++) cluster.startMember(i);
       try {
         await cluster.waitHealthy(30_000, { failOnExit: true });
@@ -77,17 +129,43 @@ export class EtcdCluster {
   }
 
   url(prefix: string): string {
-    return `etcd://${this.endpoints.join(',')}/${prefix}`;
+    return `${this.tls === null ? 'etcd' : 'etcds'}://${this.endpoints.join(',')}/${prefix}`;
+  }
+
+  /** etcdctl's flags for this cluster: endpoints, and with TLS the CA and client certificate, with auth the root user. */
+  #ctlArgs(endpoints = this.endpoints): string[] {
+    const out = ['--endpoints', endpoints.map((e) => (this.tls === null ? e : `https://${e}`)).join(',')];
+    if (this.tls !== null) out.push('--cacert', this.tls.ca, '--cert', this.tls.clientCert, '--key', this.tls.clientKey);
+    if (this.#rootAuth !== null) out.push('--user', this.#rootAuth);
+    return out;
+  }
+
+  /**
+   * Turn on etcd authentication: a root user (etcd needs one), and `user` with `password` and
+   * read-write access to every key (the node's metadata prefix and its write markers).
+   */
+  enableAuth(user: string, password: string): void {
+    const rootPassword = 'root-' + path.basename(this.#root);
+    this.etcdctl('user', 'add', `root:${rootPassword}`);
+    this.etcdctl('user', 'grant-role', 'root', 'root');
+    this.etcdctl('user', 'add', `${user}:${password}`);
+    this.etcdctl('role', 'add', 'svc');
+    this.etcdctl('role', 'grant-permission', '--prefix=true', 'svc', 'readwrite', '');
+    this.etcdctl('user', 'grant-role', user, 'svc');
+    this.etcdctl('auth', 'enable');
+    this.#rootAuth = `root:${rootPassword}`;
   }
 
   startMember(i: number): void {
     const m = this.members[i]!;
     if (m.proc !== null) throw new Error(`etcd member ${m.name} is running`);
+    const scheme = this.tls === null ? 'http' : 'https';
     const args = [
       '--name', m.name,
       '--data-dir', m.dataDir,
-      '--listen-client-urls', `http://127.0.0.1:${m.clientPort}`,
-      '--advertise-client-urls', `http://127.0.0.1:${m.clientPort}`,
+      '--listen-client-urls', `${scheme}://127.0.0.1:${m.clientPort}`,
+      '--advertise-client-urls', `${scheme}://127.0.0.1:${m.clientPort}`,
+      ...(this.tls === null ? [] : ['--cert-file', this.tls.serverCert, '--key-file', this.tls.serverKey, '--trusted-ca-file', this.tls.ca, '--client-cert-auth']),
       '--listen-peer-urls', `http://127.0.0.1:${m.peerPort}`,
       '--initial-advertise-peer-urls', `http://127.0.0.1:${m.peerPort}`,
       '--initial-cluster', this.#initialCluster,
@@ -119,7 +197,7 @@ export class EtcdCluster {
 
   /** Index of the current leader (asked with etcdctl). */
   leader(): number {
-    const out = execFileSync('etcdctl', ['--endpoints', this.endpoints.join(','), 'endpoint', 'status', '-w', 'json'], { env: { ...process.env, ETCDCTL_API: '3' }, timeout: 10_000 }).toString();
+    const out = execFileSync('etcdctl', [...this.#ctlArgs(), 'endpoint', 'status', '-w', 'json'], { env: { ...process.env, ETCDCTL_API: '3' }, timeout: 10_000 }).toString();
     const statuses = JSON.parse(out) as Array<{ Endpoint: string; Status: { header: { member_id: number }; leader: number } }>;
     const leaderId = statuses[0]!.Status.leader;
     const at = statuses.find((s) => s.Status.header.member_id === leaderId)!.Endpoint;
@@ -129,15 +207,15 @@ export class EtcdCluster {
   /** Compact the key history up to the current revision (physical: wait until it is done). */
   compact(): number {
     const env = { ...process.env, ETCDCTL_API: '3' };
-    const out = execFileSync('etcdctl', ['--endpoints', this.endpoints.join(','), 'endpoint', 'status', '-w', 'json'], { env, timeout: 10_000 }).toString();
+    const out = execFileSync('etcdctl', [...this.#ctlArgs(), 'endpoint', 'status', '-w', 'json'], { env, timeout: 10_000 }).toString();
     const rev = Math.max(...(JSON.parse(out) as Array<{ Status: { header: { revision: number } } }>).map((s) => s.Status.header.revision));
-    execFileSync('etcdctl', ['--endpoints', this.endpoints.join(','), 'compaction', '--physical', String(rev)], { env, timeout: 10_000 });
+    execFileSync('etcdctl', [...this.#ctlArgs(), 'compaction', '--physical', String(rev)], { env, timeout: 10_000 });
     return rev;
   }
 
   /** Run etcdctl with the members as endpoints (e.g. `put k v` written behind the store's back). */
   etcdctl(...args: string[]): string {
-    return execFileSync('etcdctl', ['--endpoints', this.endpoints.join(','), ...args], { env: { ...process.env, ETCDCTL_API: '3' }, timeout: 10_000 }).toString();
+    return execFileSync('etcdctl', [...this.#ctlArgs(), ...args], { env: { ...process.env, ETCDCTL_API: '3' }, timeout: 10_000 }).toString();
   }
 
   /**
@@ -150,7 +228,7 @@ export class EtcdCluster {
       const dead = this.members.filter((m) => m.proc === null).map((m) => m.name);
       if (failOnExit && dead.length > 0) throw new Error(`etcd member(s) ${dead.join(', ')} exited before the cluster became healthy`);
       try {
-        execFileSync('etcdctl', ['--endpoints', this.endpoints.filter((_, i) => this.members[i]!.proc !== null).join(','), '--command-timeout', '2s', 'get', 'health-probe'], {
+        execFileSync('etcdctl', [...this.#ctlArgs(this.endpoints.filter((_, i) => this.members[i]!.proc !== null)), '--command-timeout', '2s', 'get', 'health-probe'], {
           env: { ...process.env, ETCDCTL_API: '3' },
           stdio: 'ignore',
           timeout: 5000,

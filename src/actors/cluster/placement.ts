@@ -345,6 +345,29 @@ export class Placement {
     return (await this.#meta.put<PlacementRow>(placementKey(name), next, { version: cur.version })).value;
   }
 
+  /**
+   * A stream's explicit Kafka topic changed (`PATCH /_streams/{name}` on its owner): the row takes
+   * it, so every node's topic index does (null: derived from the name again). Resolves once written.
+   */
+  async setKafkaTopic(name: string, kafkaTopic: string | null): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const cur = this.row(name);
+      if (cur === null || (cur.row.kafkaTopic ?? null) === kafkaTopic) return;
+      const { kafkaTopic: _old, ...rest } = cur.row;
+      try {
+        await this.#meta.put<PlacementRow>(placementKey(name), kafkaTopic === null ? rest : { ...rest, kafkaTopic }, { version: cur.version });
+        return;
+      } catch (err) {
+        if (!(err instanceof MetaConflictError)) throw err;
+      }
+    }
+  }
+
+  /** Wait until this node's view holds every metadata write made before the call (etcd: one quorum read). */
+  sync(): Promise<void> {
+    return this.#meta.sync();
+  }
+
   /** Every placed stream (and every moving one: it was placed), in name order (the Kafka topic index of a cluster). */
   placedStreams(): Array<{ name: string; kafkaTopic: string | null; streamId: number }> {
     return this.#meta

@@ -5,7 +5,7 @@
  */
 import { type MaintenanceLease, type Membership, type MetaStore, type Placement, type Rebalancer, type Tokens, type Transfers, denial } from '../../actors';
 import { SvcError } from '../../errors';
-import { type SchemaStore, type ShardClient } from '../../shards';
+import { type Schemas, type ShardClient } from '../../shards';
 import { principalOf } from '../auth/guard';
 import { type HttpRequest } from '../http/engine';
 import { type Reply } from '../kit';
@@ -36,7 +36,7 @@ export interface AdminDeps {
   /** Kafka consumer groups for the dashboard (`/admin/groups`); absent without a Kafka listener. */
   groups?: GroupsSource | null;
   /** The schema registry, for a stream's bound schema on the dashboard (`/admin/stream-config/{s}`). */
-  schemas?: Pick<SchemaStore, 'has' | 'get'> | null;
+  schemas?: Pick<Schemas, 'has' | 'get'> | null;
 }
 
 const JSON_TYPE: [string, string] = ['content-type', 'application/json'];

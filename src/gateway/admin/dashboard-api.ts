@@ -20,7 +20,7 @@
  * They cost nothing while nobody asks: no state is kept for them, each call is one shard call.
  */
 import { SvcError } from '../../errors';
-import { type SchemaStore, type StreamInfo } from '../../shards';
+import { type Schemas, type StreamInfo } from '../../shards';
 import { principalOf } from '../auth/guard';
 import { type HttpRequest } from '../http/engine';
 import { type Reply } from '../kit';
@@ -81,7 +81,7 @@ function listDoc(s: StreamInfo): unknown {
   };
 }
 
-function schemaDocument(schemas: Pick<SchemaStore, 'has' | 'get'> | null | undefined, name: string | null): unknown {
+function schemaDocument(schemas: Pick<Schemas, 'has' | 'get'> | null | undefined, name: string | null): unknown {
   if (name === null || schemas == null || !schemas.has(name)) return null;
   const doc = schemas.get(name);
   return { type: doc.type, version: doc.version, schema: doc.schema };

@@ -50,7 +50,7 @@ export interface OwnerCheckDeps {
 }
 
 /** The stream a request is about, or null (not a stream path, or a malformed name the handler answers). */
-function streamOf(listener: OwnedListener, req: HttpRequest, maxBytes: number): { name: string; create: boolean } | null {
+function streamOf(listener: OwnedListener, req: HttpRequest, maxBytes: number): { name: string; create: boolean; configPatch: boolean } | null {
   let raw: string;
   let config = false;
   if (listener === 'ds') {
@@ -64,7 +64,7 @@ function streamOf(listener: OwnedListener, req: HttpRequest, maxBytes: number): 
     raw = req.path;
   }
   try {
-    return { name: parseStreamName(raw, maxBytes), create: req.method === 'PUT' && !config };
+    return { name: parseStreamName(raw, maxBytes), create: req.method === 'PUT' && !config, configPatch: req.method === 'PATCH' && req.path.startsWith(STREAMS_PATH + '/') };
   } catch {
     return null;
   }
@@ -83,7 +83,8 @@ export function ownerCheck(listener: OwnedListener, d: OwnerCheckDeps, handler: 
             if (waited) return fail(listener, req, res, d.openFailure?.(s.name) ?? new SvcError('storage_unavailable', `stream ${s.name} is being opened on this node; try again`));
             return d.placement.waitSettled(s.name, OPENING_WAIT_MS).then(() => dispatch(d.placement.ownerNow(s.name) ?? { kind: 'local', row: null, version: null }, true));
           }
-          return handler(req, movedAway(listener, req, owner.row === null ? res : afterwards(listener, req, res, s.name, s.create, d), s.name, d));
+          const after = s.configPatch ? configChanged(res, s.name, d) : afterwards(listener, req, res, s.name, s.create, d);
+          return handler(req, movedAway(listener, req, owner.row === null ? res : after, s.name, d));
         }
         case 'remote':
           return redirect(listener, req, res, s.name, owner);
@@ -115,6 +116,30 @@ function afterwards(listener: OwnedListener, req: HttpRequest, res: HttpResponse
   return withSend(res, (target, status, headers, body, bodyDone) => {
     target.send(status, headers, body, bodyDone);
     done(status);
+  });
+}
+
+/**
+ * After a stream config PATCH on the owner: its Kafka topic goes into the placement row before the
+ * answer, so every node's topic index has it for the client's next request (docs/cluster.md,
+ * "Schemas and topic configs"). A failed row write is logged; the stream's own config has changed.
+ */
+function configChanged(res: HttpResponse, name: string, d: OwnerCheckDeps): HttpResponse {
+  return withSend(res, (target, status, headers, body, bodyDone) => {
+    let topic: string | null | undefined;
+    if (status === 200) {
+      try {
+        const doc = JSON.parse(typeof body === 'string' ? body : Buffer.from(body ?? new Uint8Array(0)).toString('utf8')) as { kafkaTopic?: string; kafkaTopicDerived?: boolean };
+        topic = doc.kafkaTopicDerived === true ? null : doc.kafkaTopic;
+      } catch {
+        topic = undefined;
+      }
+    }
+    if (topic === undefined) return target.send(status, headers, body, bodyDone);
+    void d.placement
+      .setKafkaTopic(name, topic)
+      .catch((err: unknown) => d.log.warn({ stream: name, err: (err as Error).message }, 'updating the placement row\'s Kafka topic failed'))
+      .then(() => target.send(status, headers, body, bodyDone));
   });
 }
 

@@ -1,5 +1,5 @@
 /** What the protocol listener's handlers share: the data plane and the limits. */
-import { type SchemaStore, type ShardClient } from '../../shards';
+import { type Schemas, type ShardClient } from '../../shards';
 import { type LiveWaiters } from '../kit';
 
 export interface SvcLimits {
@@ -25,7 +25,7 @@ export interface SvcContext {
   /** Where live reads (long-poll, SSE) wait for tail events. */
   live: LiveWaiters;
   /** The schema registry (`/_schemas/{name}`). */
-  schemas: SchemaStore;
+  schemas: Schemas;
   /** Named offsets (`/_offsets/{stream}`), kept in the metadata store; null: the route answers 404. */
   offsets: NamedOffsetStore | null;
 }

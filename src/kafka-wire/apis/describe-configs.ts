@@ -66,7 +66,11 @@ export const DESCRIBE_CONFIGS_HANDLER: ApiHandler<DescribeConfigsRequest, Descri
         continue;
       }
       try {
-        res(0, null, describeTopicConfigs(await ctx.shards.head(p0)));
+        // In a cluster: the shared record when the topic has one (set over Kafka on any node), else partition 0's
+        // stream where this node owns it; elsewhere the defaults (a TTL set over HTTP only is described by its owner).
+        const shared = ctx.topicConfigs === null ? null : await ctx.topicConfigs.current(t.name);
+        const local = ctx.cluster === null || ctx.cluster.leaderOf(p0) === ctx.nodeId;
+        res(0, null, describeTopicConfigs(shared ?? (local ? await ctx.shards.head(p0) : { ttlSeconds: null })));
       } catch (err) {
         res(kafkaErrorOf(err), messageOf(err));
       }

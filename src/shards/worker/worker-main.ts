@@ -25,7 +25,7 @@ import { SegmentLog } from './segment-log';
 import { type Reply, Shard } from './shard';
 import { type KvStore } from './kv-store';
 import { armTestFaults } from './test-faults';
-import { type ObjectStore, type ObjectStoreStats, Ledger, newObjectStoreStats, openObjectStore } from '../../objects';
+import { type LedgerCredentials, type ObjectStore, type ObjectStoreStats, Ledger, newObjectStoreStats, openObjectStore } from '../../objects';
 import { ObjectCommit } from './object-commit';
 import { CommitBarrier } from './commit-barrier';
 import { ReadCache } from './read-cache';
@@ -67,6 +67,8 @@ export interface WorkerObjectsConfig {
   url: string;
   /** `--metadata etcd://…/<prefix>`: the ledger lives under `<prefix>.objects/`. */
   metadataUrl: string;
+  /** `--metadata-ca|cert|key|user|password` (TLS and etcd auth of the ledger's link). */
+  metadataCredentials?: LedgerCredentials;
   nodeId: number;
   /** This start of the node: group object keys never repeat across starts. */
   nodeEpoch: number;
@@ -288,7 +290,7 @@ async function main(): Promise<void> {
   const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed !== undefined) throw failed.reason;
   const o = cfg.objects;
-  if (o !== undefined) objects = { stores: [], ledger: Ledger.open(o.metadataUrl) };
+  if (o !== undefined) objects = { stores: [], ledger: Ledger.open(o.metadataUrl, { credentials: o.metadataCredentials }) };
   // A previous thread of these shards may have left groups acknowledged through its journal only: back into the logs first.
   if (o === undefined && cfg.journalFile !== undefined) {
     replayJournal(cfg.journalFile, cfg.dataDir);

@@ -12,18 +12,31 @@
  *                  │ catch-up is the head, not the last event sent, and so drops events
  *                  ▼ compacted: the consumer is told (`onCompacted`) and resyncs from a snapshot read
  *
+ * TLS and etcd authentication (`etcds://`, `--metadata-ca|cert|key|user|password`: `EtcdAccess`)
+ * apply to both paths: the `etcd3` clients get the credentials and user, the transaction channels
+ * the same TLS and a token from Auth/Authenticate, asked for again when etcd says it expired.
+ * `check()` is the start's first call: a certificate, CA or password etcd refuses is an
+ * `EtcdAccessError` at once, naming the problem, not a wait until a deadline.
+ *
  * Retrying a write is the caller's business (etcd-meta-store.ts makes it idempotent): a write
  * whose attempt failed may still have been applied. Reads are retried here: they change nothing.
  */
 import { Etcd3, type IKeyValue, type IWatchResponse, type IDuplexStream, type IWatchRequest } from 'etcd3';
 import { noop } from 'cockatiel';
-import { decodeTxn, encodeTxn, prefixEnd } from './etcd-txn-wire';
-import { GrpcUnaryChannel } from './grpc-unary';
+import { decodeAuthenticate, decodeTxn, encodeAuthenticate, encodeTxn, prefixEnd } from './etcd-txn-wire';
+import { GrpcStatusError, GrpcUnaryChannel } from './grpc-unary';
+import { type EtcdAccess } from './etcd-url';
 
 /** One attempt of one request; past it the next member is tried. */
 export const DEFAULT_ATTEMPT_MS = 1500;
 /** etcd's KV/Txn method (rpc.proto). */
 const TXN_PATH = '/etcdserverpb.KV/Txn';
+/** etcd's Auth/Authenticate method: a token for a user and password. */
+const AUTHENTICATE_PATH = '/etcdserverpb.Auth/Authenticate';
+/** gRPC status codes etcd answers for auth problems (codes.InvalidArgument: wrong user or password; Unauthenticated; PermissionDenied). */
+const GRPC_INVALID_ARGUMENT = 3;
+const GRPC_PERMISSION_DENIED = 7;
+const GRPC_UNAUTHENTICATED = 16;
 /** Keys per page of a prefix read. */
 const RANGE_PAGE = 1000;
 /** A catch-up watch response holds up to 1,000 revisions: allow large messages (gRPC's default is 4 MiB). */
@@ -92,6 +105,53 @@ export class EtcdUnavailableError extends Error {
   }
 }
 
+/**
+ * etcd refused this node's TLS or credentials (a CA that does not sign the members' certificates,
+ * a client certificate etcd does not accept, a wrong password, a user without access): trying
+ * again or another member will not help, so the start stops with this message.
+ */
+export class EtcdAccessError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'EtcdAccessError';
+  }
+}
+
+/** Every message and code of an error and its causes, for classifying it. */
+function describeChain(err: unknown): { codes: string[]; text: string } {
+  const codes: string[] = [];
+  const texts: string[] = [];
+  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') codes.push(code);
+    texts.push(String((e as Error).message ?? e));
+  }
+  return { codes, text: texts.join(': ') };
+}
+
+/** Why `err` says etcd will not take this node's TLS or credentials, or null when it may be passing. */
+export function accessProblem(err: unknown, access: EtcdAccess): string | null {
+  if (err instanceof GrpcStatusError) {
+    if (err.code === GRPC_INVALID_ARGUMENT && /authentication failed/.test(err.message)) return `etcd refused the user or password (--metadata-user ${access.user ?? ''}): ${err.message}`;
+    if (err.code === GRPC_UNAUTHENTICATED || (err.code === GRPC_INVALID_ARGUMENT && /user name is empty|token/.test(err.message))) {
+      return access.user === undefined ? `etcd has authentication enabled: give --metadata-user and --metadata-password (${err.message})` : `etcd did not accept this node's credentials: ${err.message}`;
+    }
+    if (err.code === GRPC_PERMISSION_DENIED) {
+      return access.user === undefined
+        ? `etcd refused access without a user (is authentication enabled?): give --metadata-user and --metadata-password (${err.message})`
+        : `etcd user ${access.user} may not use the metadata prefix: ${err.message} (grant it read and write on the prefix)`;
+    }
+    return null;
+  }
+  const { codes, text } = describeChain(err);
+  const tlsCode = codes.find((c) => /CERT|^ERR_SSL_|^ERR_TLS_|^ERR_OSSL_/.test(c));
+  if (tlsCode === undefined && !/certificate|ssl|tls|wrong version number/i.test(text)) return null;
+  if (/WRONG_VERSION_NUMBER|wrong version number|packet length too long/i.test(text)) return `the etcd member does not speak TLS (etcds://): ${text}`;
+  if (/ALERT|alert/.test(tlsCode ?? text)) return `etcd refused this node's client certificate (--metadata-cert, --metadata-key): ${text}`;
+  if (access.tls) return `the etcd member's certificate is not trusted (--metadata-ca) or does not name it: ${text}`;
+  return `TLS to etcd failed: ${text}`;
+}
+
 const toKv = (kv: IKeyValue): EtcdKv => ({
   key: kv.key.toString('utf8'),
   value: kv.value,
@@ -108,26 +168,40 @@ export class EtcdLink {
   /** Per member, the channel transactions go through (grpc-unary.ts: the write path's one call, without grpc-js). */
   readonly #txnChannels: GrpcUnaryChannel[];
   readonly #attemptMs: number;
+  readonly #access: EtcdAccess;
+  /** Per member, the auth token its transactions carry (etcd auth on), or a request for one. */
+  readonly #tokens: Array<Promise<string> | null>;
   /** The member requests go to; moves on after a failed attempt. */
   #current = 0;
   #closed = false;
   readonly #watches = new Set<{ cancel(): void }>();
 
-  constructor(endpoints: readonly string[], options: { attemptMs?: number } = {}) {
+  constructor(endpoints: readonly string[], options: { attemptMs?: number; access?: EtcdAccess } = {}) {
     if (endpoints.length === 0) throw new Error('etcd: no endpoints');
     this.#attemptMs = options.attemptMs ?? DEFAULT_ATTEMPT_MS;
+    const access = (this.#access = options.access ?? { tls: false });
+    // Buffers, also when they crossed to a worker thread (which makes them plain Uint8Arrays).
+    const buf = (b: Uint8Array | undefined): Buffer | undefined => (b === undefined ? undefined : Buffer.from(b));
+    const [ca, cert, key] = [buf(access.ca), buf(access.cert), buf(access.key)];
+    const tls = access.tls ? { ...(ca !== undefined ? { ca } : {}), ...(cert !== undefined ? { cert } : {}), ...(key !== undefined ? { key } : {}) } : null;
     // One client per member, with the client's own retries and circuit breakers off: this file
     // decides when to move to another member and what may be retried.
     this.#hosts = endpoints.map(
       (e) =>
         new Etcd3({
-          hosts: `http://${e}`,
+          hosts: `${access.tls ? 'https' : 'http'}://${e}`,
           dialTimeout: this.#attemptMs,
+          ...(tls !== null && (tls.ca !== undefined || tls.cert !== undefined)
+            ? // grpc-js takes null for "the system's CAs"; the client's type asks for a Buffer.
+              { credentials: { rootCertificate: (tls.ca ?? null) as Buffer, ...(tls.cert !== undefined ? { certChain: tls.cert, privateKey: tls.key } : {}) } }
+            : {}),
+          ...(access.user !== undefined ? { auth: { username: access.user, password: access.password ?? '', callOptions: () => ({ deadline: Date.now() + this.#attemptMs }) } } : {}),
           faultHandling: { global: noop, host: () => noop },
           grpcOptions: { 'grpc.keepalive_time_ms': 5000, 'grpc.keepalive_timeout_ms': 3000, 'grpc.keepalive_permit_without_calls': 1, 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES },
         }),
     );
-    this.#txnChannels = endpoints.map((e) => new GrpcUnaryChannel(e));
+    this.#txnChannels = endpoints.map((e) => new GrpcUnaryChannel(e, tls));
+    this.#tokens = endpoints.map(() => null);
     // Spread nodes over members.
     this.#current = Math.floor(Math.random() * this.#hosts.length);
   }
@@ -231,10 +305,67 @@ export class EtcdLink {
     } catch (err) {
       return Promise.reject(err as Error);
     }
-    return this.#txnChannels[i]!.call(TXN_PATH, request, this.#attemptMs).then(decodeTxn, (err: unknown) => {
+    const failed = (err: unknown): never => {
       if (this.#current === i) this.#current = (i + 1) % this.#hosts.length;
       throw err;
+    };
+    if (this.#access.user === undefined) return this.#txnChannels[i]!.call(TXN_PATH, request, this.#attemptMs).then(decodeTxn, failed);
+    return this.#authedTxn(i, request, true).catch(failed);
+  }
+
+  /** A transaction with member `i`'s token; an expired token (refused, so nothing was applied) is renewed once. */
+  async #authedTxn(i: number, request: Uint8Array, renew: boolean): Promise<EtcdTxnResult> {
+    const token = await this.#token(i);
+    try {
+      return decodeTxn(await this.#txnChannels[i]!.call(TXN_PATH, request, this.#attemptMs, { token }));
+    } catch (err) {
+      if (renew && err instanceof GrpcStatusError && /invalid auth token|token/i.test(err.message)) {
+        this.#tokens[i] = null;
+        return this.#authedTxn(i, request, false);
+      }
+      throw err;
+    }
+  }
+
+  /** Member `i`'s auth token, asked for once and shared by the calls waiting for it. */
+  #token(i: number): Promise<string> {
+    const cached = this.#tokens[i];
+    if (cached !== null && cached !== undefined) return cached;
+    const asked = this.#txnChannels[i]!.call(AUTHENTICATE_PATH, encodeAuthenticate(this.#access.user ?? '', this.#access.password ?? ''), this.#attemptMs).then(decodeAuthenticate);
+    this.#tokens[i] = asked;
+    asked.catch(() => {
+      if (this.#tokens[i] === asked) this.#tokens[i] = null;
     });
+    return asked;
+  }
+
+  /**
+   * The start's first call: reach a member over the transaction channel (TLS, then the user's
+   * token, then a read of `key`) until one answers or `deadlineMs` passes. A refusal of this
+   * node's TLS or credentials rejects at once with an EtcdAccessError that says which; members
+   * that do not answer are tried in turn, and an EtcdUnavailableError says what the last one did.
+   */
+  async check(key: string, deadlineMs: number): Promise<void> {
+    const end = Date.now() + deadlineMs;
+    let last: unknown;
+    for (let attempt = 0; ; attempt++) {
+      const i = this.#current;
+      try {
+        await this.txnOnce([], [{ get: key }], []);
+        return;
+      } catch (err) {
+        last = err;
+        const problem = accessProblem(err, this.#access);
+        if (problem !== null) throw new EtcdAccessError(problem, { cause: err });
+        if (this.#current === i) this.#current = (i + 1) % this.#hosts.length;
+      }
+      if (Date.now() >= end || this.#closed) break;
+      if ((attempt + 1) % this.#hosts.length === 0) await sleep(Math.min(200, Math.max(0, end - Date.now())));
+    }
+    const text = String((last as Error)?.message);
+    // A TLS member answers a plaintext HTTP/2 preface by closing the connection.
+    const hint = !this.#access.tls && /HTTP status 0|without an answer/.test(text) ? ' (do the members serve TLS? then use etcds://)' : '';
+    throw new EtcdUnavailableError(`no etcd member answered within ${deadlineMs} ms: ${text}${hint}`, { cause: last });
   }
 
   /** A lease of `ttlSeconds`, kept alive by the client until revoked (node registrations use one). */

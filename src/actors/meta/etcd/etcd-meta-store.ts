@@ -89,16 +89,18 @@ export class EtcdMetaStore implements MetaStore {
 
   /** Connect, read the records (a snapshot at one revision) and watch from the revision after it. */
   static async open(target: EtcdTarget, options: EtcdMetaStoreOptions = {}): Promise<EtcdMetaStore> {
-    const link = new EtcdLink(target.endpoints, { attemptMs: options.attemptMs });
+    const link = new EtcdLink(target.endpoints, { attemptMs: options.attemptMs, access: target.access });
     try {
       const store = new EtcdMetaStore(link, target.prefix, new MetaView(0), options);
+      // TLS, certificates and the password first: etcd refusing them stops the start at once, saying which.
+      await link.check(store.#head, options.deadlineMs ?? 10_000);
       const snap = await link.rangePrefix(store.#records, options.deadlineMs ?? 10_000);
       store.#view.resetTo(snap.revision, snap.kvs.map((kv) => store.#toRecord(kv.key, kv.value, kv.modRevision)));
       store.#startWatch();
       return store;
     } catch (err) {
       link.close();
-      throw new Error(`cannot open the etcd metadata store at ${target.endpoints.join(',')}/${target.prefix}: ${(err as Error).message}`, { cause: err });
+      throw new Error(`cannot open the etcd metadata store at ${target.access.tls ? 'etcds' : 'etcd'}://${target.endpoints.join(',')}/${target.prefix}: ${(err as Error).message}`, { cause: err });
     }
   }
 

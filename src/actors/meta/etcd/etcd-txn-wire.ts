@@ -21,6 +21,8 @@
  *                  DeleteRangeResponse response_delete_range = 3 } }
  *   RangeResponse { repeated KeyValue kvs = 2 }   DeleteRangeResponse { int64 deleted = 2 }
  *   KeyValue     { bytes key = 1; int64 create_revision = 2; int64 mod_revision = 3; bytes value = 5; int64 lease = 6 }
+ *
+ * And Auth/Authenticate (the token a transaction carries when etcd has auth enabled), at the end.
  */
 import { type Long, Reader, Writer } from 'protobufjs/minimal';
 import { keyAfterPrefix } from '../../../util/prefix-end';
@@ -187,4 +189,27 @@ export function decodeTxn(body: Uint8Array): EtcdTxnResult {
     }
   }
   return out;
+}
+
+/**
+ * etcd's Auth/Authenticate, for the transaction channel's token (etcd-link.ts):
+ *
+ *   AuthenticateRequest  { string name = 1; string password = 2 }
+ *   AuthenticateResponse { ResponseHeader header = 1; string token = 2 }
+ */
+export function encodeAuthenticate(name: string, password: string): Uint8Array {
+  return Writer.create().uint32((1 << 3) | 2).string(name).uint32((2 << 3) | 2).string(password).finish();
+}
+
+/** The token of an AuthenticateResponse. */
+export function decodeAuthenticate(body: Uint8Array): string {
+  const r = Reader.create(body);
+  let token = '';
+  while (r.pos < r.len) {
+    const t = r.uint32();
+    if (t >>> 3 === 2 && (t & 7) === 2) token = r.string();
+    else r.skipType(t & 7);
+  }
+  if (token === '') throw new Error('etcd Authenticate answered no token');
+  return token;
 }

@@ -15,9 +15,11 @@
  * One HTTP/2 session per member, opened on first use and again after it breaks. A call that
  * passes its deadline is cancelled and the session pinged: a session whose ping goes unanswered
  * within the deadline is destroyed, so a peer that vanished without a FIN (no keepalive here
- * otherwise) costs one deadline, not every call after it. Plaintext only, like `--metadata etcd://`.
+ * otherwise) costs one deadline, not every call after it. Plaintext for `--metadata etcd://`, TLS
+ * (a CA, a client certificate) for `etcds://`; a call may carry extra headers (etcd's auth `token`).
  */
 import * as http2 from 'node:http2';
+import { isIP } from 'node:net';
 
 /** The call reached the server and it answered with a gRPC status other than OK. */
 export class GrpcStatusError extends Error {
@@ -41,20 +43,31 @@ function grpcMessage(raw: string | string[] | undefined): string {
   }
 }
 
+/** TLS of a channel: the CA bundle to verify the member with (absent: the system's) and a client certificate. */
+export interface GrpcTls {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
+
 export class GrpcUnaryChannel {
   readonly #origin: string;
+  readonly #connect: http2.SecureClientSessionOptions;
   #session: http2.ClientHttp2Session | null = null;
   #closed = false;
 
-  /** `endpoint`: host:port (IPv6 hosts in brackets). */
-  constructor(endpoint: string) {
-    this.#origin = `http://${endpoint}`;
+  /** `endpoint`: host:port (IPv6 hosts in brackets); `tls`: null for plaintext. */
+  constructor(endpoint: string, tls: GrpcTls | null = null) {
+    this.#origin = `${tls === null ? 'http' : 'https'}://${endpoint}`;
+    const host = endpoint.slice(0, endpoint.lastIndexOf(':')).replace(/^\[|\]$/g, '');
+    // SNI names a host, never an address (RFC 6066); the certificate is still checked against the address.
+    this.#connect = tls === null ? {} : { ALPNProtocols: ['h2'], servername: isIP(host) === 0 ? host : '', ...(tls.ca !== undefined ? { ca: tls.ca } : {}), ...(tls.cert !== undefined ? { cert: tls.cert } : {}), ...(tls.key !== undefined ? { key: tls.key } : {}) };
   }
 
   #open(): http2.ClientHttp2Session {
     const live = this.#session;
     if (live !== null && !live.closed && !live.destroyed) return live;
-    const s = http2.connect(this.#origin);
+    const s = http2.connect(this.#origin, this.#connect);
     // Errors reach each stream on the session too: the calls fail one by one, and the next call
     // opens a new session.
     s.on('error', () => this.#drop(s));
@@ -89,7 +102,7 @@ export class GrpcUnaryChannel {
    * One call: resolves with the answer message, rejects with GrpcStatusError (the server said
    * no) or another Error (no answer: the call may or may not have been applied).
    */
-  call(path: string, message: Uint8Array, deadlineMs: number): Promise<Buffer> {
+  call(path: string, message: Uint8Array, deadlineMs: number, headers: Readonly<Record<string, string>> = {}): Promise<Buffer> {
     if (this.#closed) return Promise.reject(new Error('grpc channel closed'));
     return new Promise<Buffer>((resolve, reject) => {
       let session: http2.ClientHttp2Session;
@@ -101,7 +114,7 @@ export class GrpcUnaryChannel {
       try {
         session = this.#open();
         stream = session.request(
-          { ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers', 'grpc-timeout': `${Math.max(1, Math.ceil(deadlineMs))}m` },
+          { ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers', 'grpc-timeout': `${Math.max(1, Math.ceil(deadlineMs))}m`, ...headers },
           { endStream: false },
         );
       } catch (err) {
