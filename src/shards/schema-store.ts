@@ -38,9 +38,24 @@ export interface ControlChannel {
 const DIR = 'schemas';
 const SUFFIX = '.json';
 
+/** Registrations by name, as a schema store holds them (this one, and a cluster's shared one). */
+export class SchemaDocs extends Map<string, SchemaDocument> {
+  /** Every registration, sorted by name. */
+  sorted(): SchemaDocument[] {
+    return [...this.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** The registration of `name`; `not_found` when there is none. */
+  need(name: string): SchemaDocument {
+    const d = this.get(name);
+    if (d === undefined) throw new SvcError('not_found', `no schema ${name}`);
+    return d;
+  }
+}
+
 export class SchemaStore implements Schemas {
   readonly #dir: string;
-  readonly #docs = new Map<string, SchemaDocument>();
+  readonly #docs = new SchemaDocs();
   readonly #now: () => number;
   #channel: ControlChannel | null = null;
   /** Changes run one after another. */
@@ -86,7 +101,7 @@ export class SchemaStore implements Schemas {
 
   /** Every registration, sorted by name. */
   documents(): SchemaDocument[] {
-    return [...this.#docs.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return this.#docs.sorted();
   }
 
   has(name: string): boolean {
@@ -94,9 +109,7 @@ export class SchemaStore implements Schemas {
   }
 
   get(name: string): SchemaDocument {
-    const d = this.#docs.get(name);
-    if (d === undefined) throw new SvcError('not_found', `no schema ${name}`);
-    return d;
+    return this.#docs.need(name);
   }
 
   /** Register or replace. A document equal to the current one changes nothing (and keeps its version). */

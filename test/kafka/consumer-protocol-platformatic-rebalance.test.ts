@@ -5,13 +5,9 @@
  * rebalances (no member loses the partitions it is not asked
  * to give up) and no record lost.
  */
-import { Kafka, logLevel } from 'kafkajs';
-import { type NodeProcess, startNode } from '../helpers/node-process';
-import { GroupWire } from './group-wire-client';
+import { consumerProtocolNode } from './consumer-protocol-node';
 import { waitFor } from './group-test-helpers';
 import { type PltRun, platformatic } from './platformatic-process';
-
-const NODE_ARGS = ['--no-admin', '--shards', '2', '--shard-workers', '1', '--kafka-group-consumer-heartbeat-interval-ms', '300'];
 
 /** Each assignment a member was given, in order (the driver prints every change). */
 function assignments(run: PltRun): number[][] {
@@ -22,44 +18,19 @@ function assignments(run: PltRun): number[][] {
 }
 
 describe('@platformatic/kafka 1.35 with the consumer group protocol (KIP-848)', () => {
-  let node: NodeProcess;
-  let w: GroupWire;
-  let kafka: Kafka;
-
-  beforeAll(async () => {
-    node = await startNode({ args: NODE_ARGS });
-    w = await GroupWire.connect(node.kafka);
-    kafka = new Kafka({ clientId: 'svc-kip848', brokers: [node.kafka], logLevel: logLevel.NOTHING });
-  });
-  afterAll(async () => {
-    w?.close();
-    await node?.stop();
-  });
-
-  /** The group is Stable with `n` members whose assignments cover `partitions` partitions. */
-  async function stable(group: string, n: number, partitions: number): Promise<void> {
-    await waitFor(async () => {
-      const d = (await w.cgDescribe([group])).groups[0]!;
-      const held = d.members.flatMap((m) => m.assignment.topicPartitions.flatMap((t) => t.partitions));
-      return d.groupState === 'Stable' && d.members.length === n && held.length === partitions && new Set(held).size === partitions;
-    }, `group ${group} stable with ${n} members`, 60_000).catch(async (err: Error) => {
-      // Say where the group stood: each member's epoch, assignment and target.
-      const d = (await w.cgDescribe([group])).groups[0]!;
-      throw new Error(`${err.message}\n${JSON.stringify(d, null, 1)}`);
-    });
-  }
+  const k = consumerProtocolNode();
 
   test('a member joins and another leaves under load: incremental rebalances, members keep what they are not asked to give up, nothing lost', async () => {
-    expect(await w.createTopic('kip848-load', 6)).toBe(0);
-    const start = (): PltRun => platformatic({ op: 'consume', broker: node.kafka, group: 'kip848-load', topics: ['kip848-load'], mode: 'earliest', groupProtocol: 'consumer' });
+    expect(await k.w.createTopic('kip848-load', 6)).toBe(0);
+    const start = (): PltRun => platformatic({ op: 'consume', broker: k.node.kafka, group: 'kip848-load', topics: ['kip848-load'], mode: 'earliest', groupProtocol: 'consumer' });
     const [a, b, c] = [start(), start(), start()];
     const runs = [a, b, c];
-    const producer = kafka.producer();
+    const producer = k.kafka.producer();
     let produced = 0;
     let producing = true;
     let loop: Promise<void> = Promise.resolve();
     try {
-      await stable('kip848-load', 3, 6);
+      await k.stable('kip848-load', 3, 6);
       await producer.connect();
       loop = (async () => {
         while (producing) {
@@ -73,9 +44,9 @@ describe('@platformatic/kafka 1.35 with the consumer group protocol (KIP-848)', 
       const d = start();
       runs.push(d);
       await waitFor(() => d.messages().length > 0, 'the new member consumes', 60_000);
-      await stable('kip848-load', 4, 6);
+      await k.stable('kip848-load', 4, 6);
       await b.stop();
-      await stable('kip848-load', 3, 6);
+      await k.stable('kip848-load', 3, 6);
       await waitFor(() => a.messages().length > 0 && c.messages().length > 0 && d.messages().length > 0, 'the members consume after the leave', 30_000);
       producing = false;
       await loop;
@@ -94,7 +65,7 @@ describe('@platformatic/kafka 1.35 with the consumer group protocol (KIP-848)', 
         }
       }
       // When D joined, A and C each kept partitions (6 over 4 members: nobody keeps 3, nobody is left with none).
-      const final = new Map((await w.cgDescribe(['kip848-load'])).groups[0]!.members.map((m) => [m.memberId, m.assignment.topicPartitions.flatMap((t) => t.partitions)]));
+      const final = new Map((await k.w.cgDescribe(['kip848-load'])).groups[0]!.members.map((m) => [m.memberId, m.assignment.topicPartitions.flatMap((t) => t.partitions)]));
       for (const parts of final.values()) expect(parts.length).toBe(2);
     } finally {
       producing = false;

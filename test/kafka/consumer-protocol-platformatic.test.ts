@@ -5,60 +5,32 @@
  * a classic-protocol kafkajs group reads the same topic beside them; a member joins and another
  * leaves under load in consumer-protocol-platformatic-rebalance.test.ts.
  */
-import { type EachMessagePayload, Kafka, logLevel } from 'kafkajs';
-import { type NodeProcess, startNode } from '../helpers/node-process';
-import { GroupWire } from './group-wire-client';
+import { type EachMessagePayload } from 'kafkajs';
+import { consumerProtocolNode } from './consumer-protocol-node';
 import { waitFor } from './group-test-helpers';
 import { platformatic } from './platformatic-process';
-
-const NODE_ARGS = ['--no-admin', '--shards', '2', '--shard-workers', '1', '--kafka-group-consumer-heartbeat-interval-ms', '300'];
 
 const key = (m: { partition?: number; offset?: string }): string => `${m.partition}:${m.offset}`;
 
 describe('@platformatic/kafka 1.35 with the consumer group protocol (KIP-848)', () => {
-  let node: NodeProcess;
-  let w: GroupWire;
-  let kafka: Kafka;
-
-  beforeAll(async () => {
-    node = await startNode({ args: NODE_ARGS });
-    w = await GroupWire.connect(node.kafka);
-    kafka = new Kafka({ clientId: 'svc-kip848', brokers: [node.kafka], logLevel: logLevel.NOTHING });
-  });
-  afterAll(async () => {
-    w?.close();
-    await node?.stop();
-  });
-
-  /** The group is Stable with `n` members whose assignments cover `partitions` partitions. */
-  async function stable(group: string, n: number, partitions: number): Promise<void> {
-    await waitFor(async () => {
-      const d = (await w.cgDescribe([group])).groups[0]!;
-      const held = d.members.flatMap((m) => m.assignment.topicPartitions.flatMap((t) => t.partitions));
-      return d.groupState === 'Stable' && d.members.length === n && held.length === partitions && new Set(held).size === partitions;
-    }, `group ${group} stable with ${n} members`, 60_000).catch(async (err: Error) => {
-      // Say where the group stood: each member's epoch, assignment and target.
-      const d = (await w.cgDescribe([group])).groups[0]!;
-      throw new Error(`${err.message}\n${JSON.stringify(d, null, 1)}`);
-    });
-  }
+  const k = consumerProtocolNode();
 
   test('three members consume a six-partition topic exactly once, beside a classic kafkajs group on the same topic', async () => {
-    expect(await w.createTopic('kip848-six', 6)).toBe(0);
-    const runs = [0, 1, 2].map(() => platformatic({ op: 'consume', broker: node.kafka, group: 'kip848-three', topics: ['kip848-six'], mode: 'earliest', groupProtocol: 'consumer' }));
+    expect(await k.w.createTopic('kip848-six', 6)).toBe(0);
+    const runs = [0, 1, 2].map(() => platformatic({ op: 'consume', broker: k.node.kafka, group: 'kip848-three', topics: ['kip848-six'], mode: 'earliest', groupProtocol: 'consumer' }));
     // The classic group: kafkajs 2.2.4, JoinGroup/SyncGroup, its own assignor.
     const classicSeen: string[] = [];
-    const classic = kafka.consumer({ groupId: 'kip848-classic', sessionTimeout: 10_000, heartbeatInterval: 500, maxWaitTimeInMs: 200 });
+    const classic = k.kafka.consumer({ groupId: 'kip848-classic', sessionTimeout: 10_000, heartbeatInterval: 500, maxWaitTimeInMs: 200 });
     try {
-      await stable('kip848-three', 3, 6);
-      const d = (await w.cgDescribe(['kip848-three'])).groups[0]!;
+      await k.stable('kip848-three', 3, 6);
+      const d = (await k.w.cgDescribe(['kip848-three'])).groups[0]!;
       expect(d.assignorName).toBe('uniform');
       for (const m of d.members) expect(m.assignment.topicPartitions.flatMap((t) => t.partitions)).toHaveLength(2);
       await classic.connect();
       await classic.subscribe({ topic: 'kip848-six', fromBeginning: true });
       await classic.run({ eachMessage: async ({ partition, message }: EachMessagePayload) => void classicSeen.push(`${partition}:${message.offset}`) });
 
-      const producer = kafka.producer();
+      const producer = k.kafka.producer();
       await producer.connect();
       for (let i = 0; i < 10; i++) {
         await producer.send({ topic: 'kip848-six', acks: -1, messages: Array.from({ length: 60 }, (_, j) => ({ partition: j % 6, value: `r${i * 60 + j}` })) });
@@ -84,8 +56,8 @@ describe('@platformatic/kafka 1.35 with the consumer group protocol (KIP-848)', 
       await Promise.all(runs.map((r) => r.stop()));
     }
     // The members left with epoch -1: the group is empty; its offsets are committed at the end of every partition.
-    expect((await w.cgDescribe(['kip848-three'])).groups[0]!.groupState).toBe('Empty');
-    const f = await w.fetchOffsets({ groups: [{ groupId: 'kip848-three', memberId: null, memberEpoch: -1, topics: null }], requireStable: false }, 9);
+    expect((await k.w.cgDescribe(['kip848-three'])).groups[0]!.groupState).toBe('Empty');
+    const f = await k.w.fetchOffsets({ groups: [{ groupId: 'kip848-three', memberId: null, memberEpoch: -1, topics: null }], requireStable: false }, 9);
     expect(f.groups![0]!.topics[0]!.partitions.map((p) => p.committedOffset)).toEqual([100n, 100n, 100n, 100n, 100n, 100n]);
   }, 120_000);
 

@@ -21,7 +21,7 @@
  */
 import { SvcError } from '../../errors';
 import { type Logger } from '../../log';
-import { type ControlChannel, type SchemaControl, type SchemaControlResult, type SchemaDocument, type Schemas, checkSchemaName, parseRegistration } from '../../shards';
+import { type ControlChannel, type SchemaControl, type SchemaControlResult, type SchemaDocument, SchemaDocs, type Schemas, checkSchemaName, parseRegistration } from '../../shards';
 import { MetaConflictError, type MetaRecord, type MetaStore } from '../../actors';
 
 export const SCHEMA_PREFIX = 'stream-schemas/';
@@ -50,7 +50,7 @@ export class SharedSchemas implements Schemas {
   readonly #log: Logger;
   readonly #barrierMs: number;
   /** What this node's workers validate with. */
-  readonly #docs = new Map<string, SchemaDocument>();
+  readonly #docs = new SchemaDocs();
   #channel: ControlChannel | null = null;
   /** Changes seen by the watch, applied to the workers one at a time. */
   #applying: Promise<void> = Promise.resolve();
@@ -97,7 +97,7 @@ export class SharedSchemas implements Schemas {
   }
 
   documents(): SchemaDocument[] {
-    return [...this.#docs.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return this.#docs.sorted();
   }
 
   has(name: string): boolean {
@@ -105,9 +105,7 @@ export class SharedSchemas implements Schemas {
   }
 
   get(name: string): SchemaDocument {
-    const d = this.#docs.get(name);
-    if (d === undefined) throw new SvcError('not_found', `no schema ${name}`);
-    return d;
+    return this.#docs.need(name);
   }
 
   async put(name: string, body: unknown): Promise<{ created: boolean; doc: SchemaDocument }> {
