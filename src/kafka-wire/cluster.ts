@@ -14,7 +14,16 @@
  *
  * With the embedded store `ctx.cluster` is null and this node is the only broker.
  */
-import { type Membership, type Placement, type PlacementIntents, isMoving, rendezvous } from '../actors';
+import { type Membership, type Placement, type PlacementIntents, isMoving, rendezvous, withinRequestDeadline } from '../actors';
+
+/**
+ * How long a topic lookup waits for etcd before it answers from this node's view: short, so a
+ * request that goes on to need etcd (a CreateTopics placing partitions) still answers within the
+ * client's deadline when etcd has lost its quorum (docs/cluster.md, "When etcd loses its quorum").
+ */
+const TOPIC_SYNC_MS = 250;
+/** After a lookup found etcd without an answer, lookups answer from the view for this long. */
+const TOPIC_SYNC_RETRY_MS = 5_000;
 
 export interface Broker {
   nodeId: number;
@@ -41,8 +50,12 @@ export interface KafkaCluster {
   brokers(): Broker[];
   /** The node coordinating `key` (a group id or a transactional id), or null when no node is live. */
   coordinatorOf(key: string): Broker | null;
-  /** Wait until this node's view of the placement holds every write made before the call (a topic index miss). */
-  sync(): Promise<void>;
+  /**
+   * Wait until this node's view of the placement holds every write made before the call (a topic
+   * index miss); false when etcd did not answer within TOPIC_SYNC_MS (its quorum lost), and the
+   * view is as it was.
+   */
+  sync(): Promise<boolean>;
   /** Every placed stream of the cluster, for the topic index, in name order. */
   streams(): Array<{ name: string; kafkaTopic: string | null; streamId: number }>;
   /** Place and create a partition stream on its owner; resolves with its cluster-wide id once placed. */
@@ -60,6 +73,7 @@ function parseAddress(a: string): { host: string; port: number } {
 
 /** `starting`: objects mode, true until the node reopened its local streams (docs/cluster.md, "Restart"). */
 export function kafkaCluster(placement: Placement, intents: PlacementIntents, members: Membership, starting: () => boolean = () => false, objects = false): KafkaCluster {
+  let syncFailedAt = -Infinity;
   const brokers = (): Broker[] => members.liveNodes().filter((n) => n.kafkaAddress !== '').map((n) => ({ nodeId: n.nodeId, ...parseAddress(n.kafkaAddress) }));
   return {
     objects,
@@ -76,7 +90,17 @@ export function kafkaCluster(placement: Placement, intents: PlacementIntents, me
       return live.find((b) => b.nodeId === id) ?? null;
     },
     streams: () => placement.placedStreams(),
-    sync: () => placement.sync(),
+    async sync() {
+      // etcd did not answer a moment ago: the view answers at once, so a request that needs
+      // several lookups does not wait for each.
+      if (Date.now() - syncFailedAt < TOPIC_SYNC_RETRY_MS) return false;
+      const ok = await withinRequestDeadline(placement.sync(), 'a read of the topic index', TOPIC_SYNC_MS).then(
+        () => true,
+        () => false,
+      );
+      if (!ok) syncFailedAt = Date.now();
+      return ok;
+    },
     remove: (stream) => intents.removeAndWait(stream),
     create: (spec) => intents.placeAndOpen(spec.name, { contentType: spec.contentType, ttlSeconds: spec.ttlSeconds, kafkaTopic: spec.kafkaTopic }),
   };

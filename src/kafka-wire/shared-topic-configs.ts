@@ -12,7 +12,7 @@
  * owners apply it as their watch delivers it (milliseconds). A partition moving at that moment
  * keeps the config its stream had (the stream's config moves with it).
  */
-import { type MetaStore } from '../actors';
+import { type MetaStore, withinRequestDeadline } from '../actors';
 import { type Logger } from '../log';
 import { type ShardClient } from '../shards';
 import { type KafkaCluster } from './cluster';
@@ -48,9 +48,13 @@ export class SharedTopicConfigs {
     });
   }
 
-  /** The topic's record as of now (every write acknowledged before the call), or null when none was written. */
+  /**
+   * The topic's record as of now (every write acknowledged before the call), or null when none was
+   * written; a request's wait for etcd is bounded (storage_unavailable: DescribeConfigs answers
+   * its retriable code).
+   */
   async current(topic: string): Promise<TopicConfigRecord | null> {
-    await this.#meta.sync();
+    await withinRequestDeadline(this.#meta.sync(), `a read of topic ${topic}'s configs`);
     return this.#meta.get<TopicConfigRecord>(TOPIC_CONFIG_PREFIX + topic)?.value ?? null;
   }
 

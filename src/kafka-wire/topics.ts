@@ -85,7 +85,8 @@ export class TopicIndex {
   /** Every topic, from a fresh enough index. */
   async all(): Promise<Topic[]> {
     if (this.#cluster !== null) {
-      // In a cluster the index is the placement rows, in memory: read as of now, it costs one quorum read.
+      // In a cluster the index is the placement rows, in memory: read as of now, it costs one quorum
+      // read (without etcd's quorum, this node's view answers).
       await this.#cluster.sync();
       await this.rebuild();
     } else if (Date.now() - this.#builtAt > MAX_AGE_MS) await this.rebuild();
