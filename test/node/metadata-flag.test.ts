@@ -16,6 +16,6 @@ test('refuses a metadata URL that is neither local nor etcd://…/<prefix>', asy
 test('stops at startup, naming the members, when no etcd member answers', async () => {
   const port = await freePort(); // nothing listens there
   const t0 = Date.now();
-  await expect(startNode({ args: ['--metadata', `etcd://127.0.0.1:${port}/svc`] })).rejects.toThrow(`cannot open the etcd metadata store at 127.0.0.1:${port}/svc`);
+  await expect(startNode({ args: ['--metadata', `etcd://127.0.0.1:${port}/svc`] })).rejects.toThrow(`cannot open the etcd metadata store at etcd://127.0.0.1:${port}/svc`);
   expect(Date.now() - t0).toBeLessThan(30_000);
 });
