@@ -56,6 +56,8 @@ export interface KafkaCluster {
    * view is as it was.
    */
   sync(): Promise<boolean>;
+  /** Changes of the placement rows this node has seen: the topic index rebuilds only when it moved. */
+  rowChanges(): number;
   /** Every placed stream of the cluster, for the topic index, in name order. */
   streams(): Array<{ name: string; kafkaTopic: string | null; streamId: number }>;
   /** Place and create a partition stream on its owner; resolves with its cluster-wide id once placed. */
@@ -89,6 +91,7 @@ export function kafkaCluster(placement: Placement, intents: PlacementIntents, me
       const id = rendezvous(key, live.map((b) => ({ nodeId: b.nodeId, slots: 1 })));
       return live.find((b) => b.nodeId === id) ?? null;
     },
+    rowChanges: () => placement.rowChanges(),
     streams: () => placement.placedStreams(),
     async sync() {
       // etcd did not answer a moment ago: the view answers at once, so a request that needs

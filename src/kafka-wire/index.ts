@@ -18,7 +18,7 @@ import { kafkaApi } from './messages';
 import { type ConsumerGroupTimeouts, GroupCoordinator, type GroupView, groupViews } from './groups';
 import { type KafkaServerHandle, listenKafka } from './server';
 import { TopicIndex } from './topics';
-import { type PartitionTxns, TransactionCoordinator, restorePartitionTxns } from './txn';
+import { type PartitionTxns, TransactionCoordinator, mirrorPartitionTxns } from './txn';
 import { type KafkaCluster } from './cluster';
 import { SharedTopicConfigs } from './shared-topic-configs';
 import { FramePool } from './frame-assembler';
@@ -34,7 +34,7 @@ export { type PartitionTxns } from './txn';
  * only from their first request (docs/kafka.md, "Transactions"). Hand it to startKafkaListener.
  */
 export function committedReads(meta: MetaStore): PartitionTxns {
-  return restorePartitionTxns(meta);
+  return mirrorPartitionTxns(meta);
 }
 
 export interface KafkaListenerOptions {

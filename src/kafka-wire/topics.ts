@@ -75,6 +75,8 @@ export class TopicIndex {
   #byName = new Map<string, Topic>();
   #byId = new Map<string, Topic>();
   #builtAt = 0;
+  /** In a cluster: the placement's row changes the index was built from; -1 when edited since (added, removed). */
+  #builtFromRows = -1;
   #building: Promise<void> | null = null;
 
   constructor(shards: ShardClient, cluster: KafkaCluster | null = null) {
@@ -88,7 +90,7 @@ export class TopicIndex {
       // In a cluster the index is the placement rows, in memory: read as of now, it costs one quorum
       // read (without etcd's quorum, this node's view answers).
       await this.#cluster.sync();
-      await this.rebuild();
+      await this.#rebuildIfRowsChanged();
     } else if (Date.now() - this.#builtAt > MAX_AGE_MS) await this.rebuild();
     return [...this.#byName.values()];
   }
@@ -100,7 +102,7 @@ export class TopicIndex {
     if (t === undefined && this.#cluster !== null) {
       // In a cluster the placement rows are the index: a miss reads them as of now (a topic set on another node a moment ago).
       await this.#cluster.sync();
-      await this.rebuild();
+      await this.#rebuildIfRowsChanged();
       return this.#byName.get(name);
     }
     if (age > MAX_AGE_MS || (t === undefined && age > MISS_REFRESH_MS)) {
@@ -120,6 +122,11 @@ export class TopicIndex {
     return t;
   }
 
+  /** In a cluster: rebuild from the placement rows when they changed since the last build (or this index was edited). */
+  #rebuildIfRowsChanged(): Promise<void> {
+    return this.#cluster!.rowChanges() === this.#builtFromRows ? Promise.resolve() : this.rebuild();
+  }
+
   /** The listener created these streams (partition 0 first): known at once. */
   added(topic: string, streams: ReadonlyArray<{ name: string; streamId: number }>): Topic {
     const t: Topic = { name: topic, id: topicIdOf(streams[0]!.streamId, topic), partitions: streams.map((s) => s.name) };
@@ -131,6 +138,7 @@ export class TopicIndex {
   removed(topic: string): void {
     const t = this.#byName.get(topic);
     if (t === undefined) return;
+    this.#builtFromRows = -1;
     this.#byName.delete(topic);
     this.#byId.delete(t.id);
   }
@@ -152,6 +160,7 @@ export class TopicIndex {
 
   async #build(): Promise<void> {
     const started = Date.now();
+    const rows = this.#cluster?.rowChanges() ?? -1;
     const found = new Map<string, { p0: { streamId: number } | null; parts: Array<string | undefined> }>();
     let startAfter = '';
     for (;;) {
@@ -180,9 +189,11 @@ export class TopicIndex {
     this.#byName = byName;
     this.#byId = byId;
     this.#builtAt = started;
+    this.#builtFromRows = rows;
   }
 
   #put(t: Topic): void {
+    this.#builtFromRows = -1;
     const old = this.#byName.get(t.name);
     if (old !== undefined) this.#byId.delete(old.id);
     this.#byName.set(t.name, t);

@@ -78,6 +78,8 @@ export class Placement {
   /** Requests waiting for a moving stream's row to leave `opening` (waitSettled). */
   readonly #settling = new Map<string, Array<() => void>>();
 
+  #rowChanges = 0;
+
   constructor(meta: MetaStore, members: Membership) {
     this.#meta = meta;
     this.#members = members;
@@ -85,6 +87,7 @@ export class Placement {
     for (const row of rows.values()) this.#count(row, 1);
     meta.onChange((key, rec) => {
       if (!key.startsWith(PLACEMENT_PREFIX)) return;
+      this.#rowChanges++;
       const before = rows.get(key);
       if (before !== undefined) this.#count(before, -1);
       if (rec === null) rows.delete(key);
@@ -361,6 +364,11 @@ export class Placement {
         if (!(err instanceof MetaConflictError)) throw err;
       }
     }
+  }
+
+  /** How many changes of placement rows this view has applied: what a cache built from the rows compares. */
+  rowChanges(): number {
+    return this.#rowChanges;
   }
 
   /** Wait until this node's view holds every metadata write made before the call (etcd: one quorum read). */

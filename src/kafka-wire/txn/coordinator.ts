@@ -57,16 +57,11 @@ export interface Admission {
 
 const ADMITTED: Admission = { errorCode: 0, first: false };
 
-/** The partitions' transaction state as the metadata store holds it, kept current (partition-mirror.ts). */
-export function restorePartitionTxns(meta: MetaStore): PartitionTxns {
-  return mirrorPartitionTxns(meta);
-}
-
 export interface TxnCoordinatorOptions {
   nodeId: number;
   /** In a cluster: coordinators and partition owners (cluster.ts); null: this node is every one. */
   cluster: KafkaCluster | null;
-  /** The partitions' state restored already (restorePartitionTxns), so HTTP and DS reads could be bounded before the listener started. */
+  /** The partitions' state restored already (mirrorPartitionTxns), so HTTP and DS reads could be bounded before the listener started. */
   parts?: PartitionTxns;
 }
 
