@@ -12,25 +12,25 @@ import { type NodeProcess } from '../../helpers/node-process';
 import { clientEnv, spawnSvc, svc } from '../../helpers/svc-cli';
 import { startCluster, type TestCluster } from '../../helpers/svc-cluster';
 
-jest.setTimeout(60_000);
+// Each test runs a few dozen `svc` processes (a quarter to half a second each to start on a
+// loaded machine) against a 3-node cluster: the budget is generous so a busy CI worker is not a failure.
+jest.setTimeout(120_000);
 
 let cluster: TestCluster;
-/** The node the client is pointed at, and the streams (one on each other node) it does not own. */
+/** The node the client is pointed at (node 1), and a stream on each other node (2 and 3), which it does not own. */
 let entry: NodeProcess;
-let entryId: number;
-const streams: string[] = [];
+const entryId = 1;
+const streams = new Map<number, string>();
 let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
   cluster = await startCluster();
-  entryId = 1;
   entry = cluster.byId.get(entryId)!;
-  // One name owned by node 2 and one by node 3.
   for (const want of [2, 3]) {
     for (let i = 0; ; i++) {
       const name = `/cli/n${want}-${i}`;
       if (cluster.placedOn(name) === want) {
-        streams.push(name);
+        streams.set(want, name);
         break;
       }
     }
@@ -48,48 +48,47 @@ async function expectRedirected(name: string, owner: NodeProcess): Promise<void>
   expect(r.headers.get('location')).toBe(`${owner.url}${name}`);
 }
 
-test('create, append (argument and stdin), read, tail and rm of streams other nodes own, all through 307', async () => {
-  for (const name of streams) {
-    const ownerId = cluster.placedOn(name);
-    const owner = cluster.byId.get(ownerId)!;
-    expect(ownerId).not.toBe(entryId);
+test.each([2, 3])('create, append (argument and stdin), read, tail and rm of a stream node %i owns, all through 307', async (want) => {
+  const name = streams.get(want)!;
+  const ownerId = cluster.placedOn(name);
+  const owner = cluster.byId.get(ownerId)!;
+  expect(ownerId).not.toBe(entryId);
 
-    const created = await svc(['create', name, '-t', 'text/plain'], { env });
-    expect([created.code, created.stderr]).toEqual([0, '']);
-    expect(await cluster.ownerOf(name)).toBe(ownerId);
-    await expectRedirected(name, owner);
+  const created = await svc(['create', name, '-t', 'text/plain'], { env });
+  expect([created.code, created.stderr]).toEqual([0, '']);
+  expect(await cluster.ownerOf(name)).toBe(ownerId);
+  await expectRedirected(name, owner);
 
-    // The owner refuses the same request without a token: success below means the hop carried it.
-    expect((await fetch(`${owner.url}${name}`, { method: 'HEAD' })).status).toBe(401);
+  // The owner refuses the same request without a token: success below means the hop carried it.
+  expect((await fetch(`${owner.url}${name}`, { method: 'HEAD' })).status).toBe(401);
 
-    expect((await svc(['append', name, 'first'], { env })).code).toBe(0);
-    // 20,000 lines on stdin in batches of 1000: 20 POSTs, each redirected and re-authorized.
-    const lines = Array.from({ length: 20_000 }, (_, i) => `line-${i}`);
-    const piped = await svc(['append', name, '--batch-records', '1000', '-o', 'json'], { env, input: lines.join('\n') + '\n' });
-    expect(piped.code).toBe(0);
-    expect(JSON.parse(piped.stdout)).toMatchObject({ records: 20_000, firstSeq: 1, nextSeq: 20_001 });
+  expect((await svc(['append', name, 'first'], { env })).code).toBe(0);
+  // 20,000 lines on stdin in batches of 1000: 20 POSTs, each redirected and re-authorized.
+  const lines = Array.from({ length: 20_000 }, (_, i) => `line-${i}`);
+  const piped = await svc(['append', name, '--batch-records', '1000', '-o', 'json'], { env, input: lines.join('\n') + '\n' });
+  expect(piped.code).toBe(0);
+  expect(JSON.parse(piped.stdout)).toMatchObject({ records: 20_000, firstSeq: 1, nextSeq: 20_001 });
 
-    const read = await svc(['read', name], { env });
-    expect(read.code).toBe(0);
-    expect(read.stdout).toBe(['first', ...lines].join('\n') + '\n');
-    const page = await svc(['read', name, '--seq', '20000', '-o', 'json'], { env });
-    expect(JSON.parse(page.stdout.trim())).toMatchObject({ seq: 20_000, body: 'line-19999' });
+  const read = await svc(['read', name], { env });
+  expect(read.code).toBe(0);
+  expect(read.stdout).toBe(['first', ...lines].join('\n') + '\n');
+  const page = await svc(['read', name, '--seq', '20000', '-o', 'json'], { env });
+  expect(JSON.parse(page.stdout.trim())).toMatchObject({ seq: 20_000, body: 'line-19999' });
 
-    // A live tail (SSE) through the redirect: the records appended after it started, in order.
-    const tail = spawnSvc(['tail', name, '--seq', '20001', '-c', '3'], { env });
-    for (const body of ['live-a', 'live-b', 'live-c']) expect((await svc(['append', name, body], { env })).code).toBe(0);
-    const tailed = await tail.result;
-    expect([tailed.code, tailed.stdout]).toEqual([0, 'live-a\nlive-b\nlive-c\n']);
+  // A live tail (SSE) through the redirect: the records appended after it started, in order.
+  const tail = spawnSvc(['tail', name, '--seq', '20001', '-c', '3'], { env });
+  for (const body of ['live-a', 'live-b', 'live-c']) expect((await svc(['append', name, body], { env })).code).toBe(0);
+  const tailed = await tail.result;
+  expect([tailed.code, tailed.stdout]).toEqual([0, 'live-a\nlive-b\nlive-c\n']);
 
-    const head = await svc(['head', name, '-o', 'json'], { env });
-    expect(JSON.parse(head.stdout)).toMatchObject({ nextSeq: 20_004 });
+  const head = await svc(['head', name, '-o', 'json'], { env });
+  expect(JSON.parse(head.stdout)).toMatchObject({ nextSeq: 20_004 });
 
-    expect((await svc(['rm', name], { env })).code).toBe(0);
-    // Gone cluster-wide: the entry node no longer redirects, and the client says not found (exit 4).
-    const after = await svc(['head', name], { env });
-    expect(after.code).toBe(4);
-    expect((await fetch(`${owner.url}${name}`, { method: 'HEAD', headers: cluster.auth })).status).toBe(404);
-  }
+  expect((await svc(['rm', name], { env })).code).toBe(0);
+  // Gone cluster-wide: the entry node no longer redirects, and the client says not found (exit 4).
+  const after = await svc(['head', name], { env });
+  expect(after.code).toBe(4);
+  expect((await fetch(`${owner.url}${name}`, { method: 'HEAD', headers: cluster.auth })).status).toBe(404);
 });
 
 test('--max-redirects 0 refuses the hop with a message naming where it would have gone (exit 1)', async () => {
