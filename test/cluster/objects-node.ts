@@ -29,7 +29,7 @@ export function objectsNodeForFile(o: { shards: number; env?: NodeJS.ProcessEnv 
       args: ['--metadata', c.etcd.url(prefix), '--objects', `file:${c.objectsDir}`, '--shards', String(o.shards), '--shard-workers', '1'],
       ...(o.env === undefined ? {} : { env: o.env }),
     });
-    c.link = new EtcdLink(c.etcd.endpoints);
+    c.link = new EtcdLink(c.etcd.endpoints, { access: c.etcd.access() });
     c.ledger = new Ledger(c.link, prefix);
     c.store = openObjectStore(`file:${c.objectsDir}`);
   }, 90_000);

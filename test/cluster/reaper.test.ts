@@ -27,7 +27,7 @@ beforeAll(async () => {
   c = await ObjectsCluster.start(['--node-lease-ttl', '2', '--reaper-interval-ms', '1000']);
   const args = c.nodes.get(1)!.proc.spawnargs;
   const url = args[args.indexOf('--metadata') + 1]!;
-  link = new EtcdLink(c.etcd.endpoints);
+  link = new EtcdLink(c.etcd.endpoints, { access: c.etcd.access() });
   ledger = new Ledger(link, parseEtcdUrl(url).prefix);
   store = openObjectStore(`file:${c.objectsDir}`);
 }, 120_000);

@@ -7,11 +7,18 @@
  * `start(size, {tls: true})`: members serve clients over TLS only and ask for a client
  * certificate (`--client-cert-auth`), with a CA, server and client certificates made here with
  * openssl (`tls`); `enableAuth(user, password)` then turns on etcd authentication.
+ *
+ * `SVC_TEST_ETCD=tls` in the test run's environment makes every cluster started without an
+ * explicit `tls` option a TLS cluster with authentication, and exports the client settings
+ * (`SVC_METADATA_CA`, `_CERT`, `_KEY`, `_USER`, `_PASSWORD`) so the nodes the tests start reach it
+ * with no change to their arguments: `SVC_TEST_ETCD=tls npx jest test/cluster` runs the cluster
+ * suite over TLS and etcd authentication (docs/cluster.md, "etcd over TLS").
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { type EtcdAccess } from '../../src/actors';
 import { freePorts } from './free-ports';
 
 export { freePort } from './free-ports';
@@ -67,6 +74,9 @@ export function makeEtcdTls(dir: string): EtcdTls {
   };
 }
 
+/** The etcd user of a cluster started under `SVC_TEST_ETCD=tls`. */
+const TEST_USER = 'svc';
+
 export class EtcdCluster {
   readonly members: EtcdMember[];
   readonly #root: string;
@@ -75,6 +85,8 @@ export class EtcdCluster {
   readonly tls: EtcdTls | null;
   /** Set once `enableAuth` ran: etcdctl goes as the root user. */
   #rootAuth: string | null = null;
+  /** The user the nodes go as, when `SVC_TEST_ETCD=tls` turned authentication on. */
+  #userAuth: { user: string; password: string } | null = null;
 
   private constructor(root: string, members: EtcdMember[], tls: EtcdTls | null = null) {
     this.#root = root;
@@ -89,6 +101,19 @@ export class EtcdCluster {
    * cluster is healthy, the attempt is thrown away and made again on new ports (3 attempts).
    */
   static async start(size = 3, options: { tls?: boolean } = {}): Promise<EtcdCluster> {
+    const fromEnv = options.tls === undefined && process.env.SVC_TEST_ETCD === 'tls';
+    const cluster = await EtcdCluster.#start(size, options.tls ?? fromEnv);
+    if (fromEnv) {
+      const password = 'pw-' + path.basename(cluster.#root);
+      cluster.enableAuth(TEST_USER, password);
+      const t = cluster.tls!;
+      Object.assign(process.env, { SVC_METADATA_CA: t.ca, SVC_METADATA_CERT: t.clientCert, SVC_METADATA_KEY: t.clientKey, SVC_METADATA_USER: TEST_USER, SVC_METADATA_PASSWORD: password });
+      cluster.#userAuth = { user: TEST_USER, password };
+    }
+    return cluster;
+  }
+
+  static async #start(size: number, tls: boolean): Promise<EtcdCluster> {
     let lastErr: Error | undefined;
     for (let attempt = 0; attempt < 3; attempt++) {
       const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-etcd-'));
@@ -97,7 +122,7 @@ export class EtcdCluster {
       for (let i = 0; i < size; i++) {
         members.push({ name: `m${i}`, clientPort: ports[2 * i]!, peerPort: ports[2 * i + 1]!, dataDir: path.join(root, `m${i}`), proc: null });
       }
-      const cluster = new EtcdCluster(root, members, options.tls === true ? makeEtcdTls(path.join(root, 'tls')) : null);
+      const cluster = new EtcdCluster(root, members, tls ? makeEtcdTls(path.join(root, 'tls')) : null);
       for (let i = 0; i < size; i++) cluster.startMember(i);
       try {
         await cluster.waitHealthy(30_000, { failOnExit: true });
@@ -126,6 +151,13 @@ export class EtcdCluster {
   /** host:port of every member, for `etcd://…`. */
   get endpoints(): string[] {
     return this.members.map((m) => `127.0.0.1:${m.clientPort}`);
+  }
+
+  /** How an in-process `EtcdLink` reaches this cluster (TLS files and the user, when set). */
+  access(): EtcdAccess | undefined {
+    if (this.tls === null) return undefined;
+    const t = this.tls;
+    return { tls: true, ca: fs.readFileSync(t.ca), cert: fs.readFileSync(t.clientCert), key: fs.readFileSync(t.clientKey), ...(this.#userAuth ?? {}) };
   }
 
   url(prefix: string): string {

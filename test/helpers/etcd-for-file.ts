@@ -10,7 +10,7 @@ export function etcdForFile(): { readonly link: EtcdLink } {
   let link: EtcdLink | undefined;
   beforeAll(async () => {
     cluster = await EtcdCluster.start(1);
-    link = new EtcdLink(cluster.endpoints);
+    link = new EtcdLink(cluster.endpoints, { access: cluster.access() });
   }, 60_000);
   afterAll(async () => {
     link?.close();
