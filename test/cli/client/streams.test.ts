@@ -17,6 +17,16 @@ beforeAll(async () => {
 const run = (args: string[], input?: string | Buffer) => svc(args, { env, input });
 
 describe('svc stream commands', () => {
+  test('create --durability sets the stream\'s class; a value other than sync or async is a usage error', async () => {
+    expect((await run(['create', '/cli/dur', '--durability', 'async'])).code).toBe(0);
+    const r = await fetch(`${node.url}/cli/dur`, { method: 'HEAD' });
+    expect(r.headers.get('svc-durability')).toBe('async');
+    const bad = await run(['create', '/cli/dur2', '--durability', 'fast']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--durability.*sync, async|Allowed choices are sync, async/);
+    expect((await fetch(`${node.url}/cli/dur2`, { method: 'HEAD' })).status).toBe(404);
+  });
+
   test('create, append, read, head, trim, seal and rm work end to end with their exit codes', async () => {
     expect(await run(['create', '/cli/a', '-t', 'text/plain'])).toMatchObject({ code: 0, stdout: 'created /cli/a\n' });
     expect(JSON.parse((await run(['create', 'cli/a', '-t', 'text/plain', '-o', 'json'])).stdout)).toEqual({ stream: '/cli/a', created: false, nextSeq: 0 });

@@ -2,7 +2,7 @@
  * Stream lifecycle commands: create, head, ls, rm, trim, seal (docs/protocol.md: "Create",
  * "Append, seal, trim", "Inspect, delete, list").
  */
-import { type Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { send, sendJson, streamPath } from '../http';
 import { emit, fields, table } from '../output';
 import { usageError } from '../errors';
@@ -47,6 +47,7 @@ export function registerStreams(program: Command, { action }: Registry): void {
     .option('--schema <name>', 'bind a registered schema')
     .option('--validate', 'validate appends against the bound schema')
     .option('--kafka-topic <topic>', 'Kafka topic (default: derived from the name)')
+    .addOption(new Option('--durability <class>', "acknowledge after fdatasync (sync) or after the write (async); default: the node's").choices(['sync', 'async']))
     .action(
       action(async (ctx, [name], o) => {
         const headers: Record<string, string> = { 'content-type': String(o['contentType']) };
@@ -56,6 +57,7 @@ export function registerStreams(program: Command, { action }: Registry): void {
         if (o['schema'] !== undefined) headers['svc-schema'] = String(o['schema']);
         if (o['validate']) headers['svc-schema-validate'] = 'true';
         if (o['kafkaTopic'] !== undefined) headers['svc-kafka-topic'] = String(o['kafkaTopic']);
+        if (o['durability'] !== undefined) headers['svc-durability'] = String(o['durability']);
         const stream = streamName(name);
         const res = await send(ctx, 'protocol', streamPath(stream), { method: 'PUT', headers });
         const out = { stream, created: res.status === 201, nextSeq: Number(res.headers.get('svc-next-seq')) };
