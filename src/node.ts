@@ -12,7 +12,7 @@
  */
 import * as path from 'node:path';
 import { type Config, advertisedAddressOf, configWarnings, dsListenAddress, formatHostPort, kafkaAdvertisedAddress, metricsListenAddress, otlpTracesEndpointOf, schemaRegistryListenAddress } from './config';
-import { REGISTRY_CONTENT_TYPE, SvcSchemaView, openSchemaRegistry, registryInternalReply } from './registry';
+import { REGISTRY_CONTENT_TYPE, SvcSchemaView, openSchemaRegistry, registryInternalReply, svcSubject } from './registry';
 import { Tracing } from './tracing';
 import { type Logger } from './log';
 import * as fs from 'node:fs';
@@ -56,7 +56,7 @@ import {
 } from './gateway';
 import { SvcError } from './errors';
 import { startObjectMaintenance } from './object-maintenance';
-import { type CommitStats, type ReadCacheStats, type ReadPoolStats, type SchemaDocument, type Schemas, SchemaStore, ShardClient, checkSchemaName, parseRegistration, type ShardClientOptions, SpaceGuard, lockDataDir } from './shards';
+import { type CommitStats, type ReadCacheStats, type ReadPoolStats, type SchemaControlResult, type SchemaDocument, type Schemas, SchemaStore, ShardClient, checkSchemaName, parseRegistration, type ShardClientOptions, SpaceGuard, lockDataDir } from './shards';
 import { type ObjectStoreStats, addObjectStoreStats, newObjectStoreStats } from './objects';
 import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
 import { moveStorage as moveStorageOf } from './move-storage';
@@ -493,7 +493,13 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   };
   let admin: HttpServerHandle | null = null;
   if (config.admin) {
-    const api = { shards, meta, tokens, node: { clusterId }, members, placement, lease, transfers, rebalancer, groups: { groups: () => kafka.groups() }, schemas, objects: objectMaintenance?.census ?? null };
+    // The registry on the admin listener (`/admin/schemas…`): subjects, versions, and the streams bound to stream schemas.
+    const registryAdmin = {
+      registry: schemaRegistry,
+      subjectOf: svcSubject,
+      bindings: async () => ((await shards.control({ type: 'schemas', op: 'bindings' })) as SchemaControlResult[]).flatMap((r) => r.bindings ?? []),
+    };
+    const api = { shards, meta, tokens, node: { clusterId }, members, placement, lease, transfers, rebalancer, groups: { groups: () => kafka.groups() }, schemas, registry: registryAdmin, objects: objectMaintenance?.census ?? null };
     admin = await engine.listen(
       { name: 'admin listener (--admin-listen)', host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
       protect('admin', createAdminHandler({ serving: () => serving, registered: () => members.registered, nodeId, appliedIndex, unavailable: () => shards.unavailable(), metadataReachable: () => meta.reachable?.() ?? true, diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),
