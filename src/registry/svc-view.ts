@@ -95,8 +95,10 @@ export class SvcSchemaView<D extends SvcSchemaDoc, C> implements SvcSchemaStore<
     await this.#serial(async () => {
       for (const doc of this.#store.documents()) {
         const latest = await this.#registry.version(svcSubject(doc.name), 'latest', false);
-        if (!latest.ok && latest.kind === 'subject_not_found') await this.#import(doc);
-        else await this.#followOrWarn(doc.name);
+        if (!latest.ok && latest.kind === 'subject_not_found') {
+          // A registration the registry refuses (its JSON Schema rules differ in places) keeps working as before: validated with, not a subject.
+          await this.#import(doc).catch((err: unknown) => this.#deps.warn({ err, subject: svcSubject(doc.name) }, 'stream schema not imported into the registry'));
+        } else await this.#followOrWarn(doc.name);
       }
       for (const subject of await this.#registry.subjects({ deleted: false, prefix: SVC_SUBJECT_PREFIX })) {
         const name = subject.slice(SVC_SUBJECT_PREFIX.length);
