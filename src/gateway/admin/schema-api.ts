@@ -91,7 +91,11 @@ function schemaInput(b: Record<string, unknown>): { schema: string; schemaType: 
   const s = b['schema'];
   if (s === undefined) throw new SvcError('bad_request', 'schema: required');
   const refs = b['references'] ?? [];
-  if (!Array.isArray(refs)) throw new SvcError('bad_request', 'references: an array of {name, subject, version}');
+  const isRef = (r: unknown): boolean => {
+    const o = r as Record<string, unknown> | null;
+    return typeof o === 'object' && o !== null && typeof o['name'] === 'string' && typeof o['subject'] === 'string' && Number.isSafeInteger(o['version']);
+  };
+  if (!Array.isArray(refs) || !refs.every(isRef)) throw new SvcError('bad_request', 'references: an array of {name, subject, version}');
   return { schema: typeof s === 'string' ? s : JSON.stringify(s), schemaType: t, references: refs as Reference[] };
 }
 
