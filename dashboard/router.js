@@ -5,6 +5,7 @@
  *   #/              overview: charts, this node, cluster counts, nodes, pending transfers
  *   #/streams       streams list          #/stream/<encoded name>   one stream, live tail
  *   #/groups        consumer groups       #/tokens                  tokens
+ *   #/schemas       schema registry subjects, versions, compatibility, bound streams
  *   #/cluster       nodes, slots, transfers, lease holder
  *
  * Each view registers `SvcDash.views[name] = {enter(arg), leave()}`; leaving stops its loops.
@@ -30,7 +31,7 @@
         return { name: 'streams', arg: null };
       }
     }
-    return { name: ['streams', 'groups', 'tokens', 'cluster'].includes(head) ? head : 'overview', arg: null };
+    return { name: ['streams', 'groups', 'schemas', 'tokens', 'cluster'].includes(head) ? head : 'overview', arg: null };
   }
 
   function route() {

@@ -12,7 +12,7 @@
  */
 import * as path from 'node:path';
 import { type Config, advertisedAddressOf, configWarnings, dsListenAddress, formatHostPort, kafkaAdvertisedAddress, metricsListenAddress, otlpTracesEndpointOf, schemaRegistryListenAddress } from './config';
-import { REGISTRY_CONTENT_TYPE, openSchemaRegistry, registryInternalReply } from './registry';
+import { REGISTRY_CONTENT_TYPE, SvcSchemaView, openSchemaRegistry, registryInternalReply, svcSubject } from './registry';
 import { Tracing } from './tracing';
 import { type Logger } from './log';
 import * as fs from 'node:fs';
@@ -56,7 +56,7 @@ import {
 } from './gateway';
 import { SvcError } from './errors';
 import { startObjectMaintenance } from './object-maintenance';
-import { type CommitStats, type ReadCacheStats, type ReadPoolStats, type Schemas, SchemaStore, ShardClient, type ShardClientOptions, SpaceGuard, lockDataDir } from './shards';
+import { type CommitStats, type ReadCacheStats, type ReadPoolStats, type SchemaControlResult, type SchemaDocument, type Schemas, SchemaStore, ShardClient, checkSchemaName, parseRegistration, type ShardClientOptions, SpaceGuard, lockDataDir } from './shards';
 import { type ObjectStoreStats, addObjectStoreStats, newObjectStoreStats } from './objects';
 import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
 import { moveStorage as moveStorageOf } from './move-storage';
@@ -370,11 +370,21 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   const localSchemas = SchemaStore.open(config.dataDir);
   const shared = clustered ? new SharedSchemas(meta, nodeId, () => members.liveNodes().map((n) => n.nodeId), log) : null;
   if (shared !== null) await shared.adopt(localSchemas.documents());
-  const schemas: Schemas = shared ?? localSchemas;
+  // One registry (docs/schema-registry.md): the Confluent-compatible one, over the metadata store;
+  // the stream schemas (`/_schemas/{name}`) are a view of its subjects `svc-<name>`.
+  const { registry: schemaRegistry, handler: registryHandler } = openSchemaRegistry(meta);
+  const schemaView = new SvcSchemaView<SchemaDocument, ShardClient>(schemaRegistry, shared ?? localSchemas, {
+    parse: parseRegistration,
+    checkName: checkSchemaName,
+    warn: (fields, message) => log.warn(fields, message),
+  });
+  const schemas: Schemas = schemaView;
   const objects = objectsMode(config, meta, nodeId);
   const shards = await startShards(config, log, schemas, space, objects);
   const heapTrim = startMallocTrim(MALLOC_TRIM_MS);
   schemas.attach(shards);
+  // Registrations from before the view go into the registry; subjects the store lacks come into it.
+  await schemaView.open();
   // The hop to a shard worker of an append or a read inside a traced request: a child span.
   if (tracing !== null) shards.setHopTracer(tracing);
   const inFlight = new InFlight();
@@ -483,7 +493,13 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   };
   let admin: HttpServerHandle | null = null;
   if (config.admin) {
-    const api = { shards, meta, tokens, node: { clusterId }, members, placement, lease, transfers, rebalancer, groups: { groups: () => kafka.groups() }, schemas, objects: objectMaintenance?.census ?? null };
+    // The registry on the admin listener (`/admin/schemas…`): subjects, versions, and the streams bound to stream schemas.
+    const registryAdmin = {
+      registry: schemaRegistry,
+      subjectOf: svcSubject,
+      bindings: async () => ((await shards.control({ type: 'schemas', op: 'bindings' })) as SchemaControlResult[]).flatMap((r) => r.bindings ?? []),
+    };
+    const api = { shards, meta, tokens, node: { clusterId }, members, placement, lease, transfers, rebalancer, groups: { groups: () => kafka.groups() }, schemas, registry: registryAdmin, objects: objectMaintenance?.census ?? null };
     admin = await engine.listen(
       { name: 'admin listener (--admin-listen)', host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
       protect('admin', createAdminHandler({ serving: () => serving, registered: () => members.registered, nodeId, appliedIndex, unavailable: () => shards.unavailable(), metadataReachable: () => meta.reachable?.() ?? true, diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),
@@ -494,7 +510,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   const registryAddress = schemaRegistryListenAddress(config);
   let registryServer: HttpServerHandle | null = null;
   if (registryAddress !== null) {
-    const { handler } = openSchemaRegistry(meta);
+    const handler = registryHandler;
     const registryTooLarge = (): { status: number; headers: HeaderList; body: string } => ({
       status: 413,
       headers: [['content-type', REGISTRY_CONTENT_TYPE], ['connection', 'close']],

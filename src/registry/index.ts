@@ -16,6 +16,7 @@ import { RegistryStore } from './store';
 export { SchemaRegistry, type RegistryOptions } from './registry';
 export { CONTENT_TYPE as REGISTRY_CONTENT_TYPE } from './http/routes';
 export { type CompatibilityLevel, type SchemaType } from './types';
+export { SVC_SUBJECT_PREFIX, SvcSchemaView, svcSubject } from './svc-view';
 
 /** The registry over `meta`, and its HTTP handler. */
 export function openSchemaRegistry(meta: MetaStore, options: RegistryOptions = {}): { registry: SchemaRegistry; handler: RequestHandler } {

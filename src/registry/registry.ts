@@ -75,10 +75,26 @@ export class SchemaRegistry {
   readonly #store: RegistryStore;
   readonly #defaultLevel: CompatibilityLevel;
   readonly #parsed = new Map<string, ParsedSchema>();
+  readonly #listeners: Array<(subject: string) => Promise<void>> = [];
 
   constructor(store: RegistryStore, options: RegistryOptions = {}) {
     this.#store = store;
     this.#defaultLevel = options.defaultCompatibility ?? 'BACKWARD';
+  }
+
+  /**
+   * Call `fn` after each change of a subject's versions made through this instance (a
+   * registration that added a version, a delete). Stream schemas (svc-view.ts) follow their
+   * subjects this way.
+   */
+  onSubjectChange(fn: (subject: string) => Promise<void>): void {
+    this.#listeners.push(fn);
+  }
+
+  /** The change is answered once its listeners have followed it (a stream can be bound to a subject once it is registered). */
+  async #changed<T>(subject: string, out: Outcome<T>): Promise<Outcome<T>> {
+    if (out.ok) for (const fn of this.#listeners) await fn(subject);
+    return out;
   }
 
   /** Run `read`; when it finds nothing, sync the view with the store and run it again. */
@@ -254,7 +270,7 @@ export class SchemaRegistry {
       if (!id.ok) return refuse('operation_not_permitted', `Overwrite new schema with id ${input.id} is not permitted: id ${id.takenBy} is another schema`);
       const all = this.#store.versions(subject);
       const version = input.version ?? (all.length === 0 ? 1 : all[all.length - 1]!.version + 1);
-      if (await this.#store.addVersion({ subject, version, id: id.id, deleted: false })) return ok({ id: id.id, version });
+      if (await this.#store.addVersion({ subject, version, id: id.id, deleted: false })) return await this.#changed(subject, ok({ id: id.id, version }));
       if (input.version !== undefined) return refuse('operation_not_permitted', `Version ${input.version} of subject ${subject} exists already`);
       // Another writer took that version: look again (it may have registered this very schema).
       await this.#store.sync();
@@ -310,11 +326,11 @@ export class SchemaRegistry {
       for (const v of all) await this.#store.hardDelete(subject, v.version);
       await this.#store.setCompatibility(subject, null);
       await this.#store.setMode(subject, null);
-      return ok(all.map((v) => v.version));
+      return await this.#changed(subject, ok(all.map((v) => v.version)));
     }
     if (live.length === 0) return refuse('subject_soft_deleted', `Subject '${subject}' was soft deleted.Set permanent=true to delete permanently`);
     for (const v of live) await this.#store.softDelete(subject, v.version);
-    return ok(live.map((v) => v.version));
+    return await this.#changed(subject, ok(live.map((v) => v.version)));
   }
 
   async deleteVersion(subject: string, spec: VersionSpec, permanent: boolean): Promise<Outcome<number>> {
@@ -329,11 +345,11 @@ export class SchemaRegistry {
     if (permanent) {
       if (!v.value.deleted) return refuse('version_not_soft_deleted', `Subject '${subject}' Version ${v.value.version} was not deleted first before being permanently deleted`);
       await this.#store.hardDelete(subject, v.value.version);
-      return ok(v.value.version);
+      return await this.#changed(subject, ok(v.value.version));
     }
     if (v.value.deleted) return refuse('version_soft_deleted', `Subject '${subject}' Version ${v.value.version} was soft deleted.Set permanent=true to delete permanently`);
     await this.#store.softDelete(subject, v.value.version);
-    return ok(v.value.version);
+    return await this.#changed(subject, ok(v.value.version));
   }
 
   /** GET /config[/{s}]: the subject's own level (or, with defaultToGlobal, the effective one). */

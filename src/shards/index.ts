@@ -5,10 +5,10 @@ export { IMPORT_CHUNK_BYTES, liveFrames } from './import-chunks';
 // A moved stream read back from the object store for an import (objects mode).
 export { DEFAULT_FETCH_CONCURRENCY, type ObjectRangeReader, type StreamEntry, type StreamLedgerReader, readStreamFromObjects } from './stream-source';
 export { type JsonSplit, splitJsonMessages } from './worker/json-split';
-export { type ControlChannel, SchemaDocs, type Schemas, SchemaStore } from './schema-store';
+export { type ControlChannel, type PutOptions, SchemaDocs, type Schemas, SchemaStore } from './schema-store';
 export { SpaceGuard, type SpaceState } from './space-guard';
 export { type WorkerDown } from './worker-pool';
-export { type SchemaControl, type SchemaControlResult, type SchemaDocument, checkSchemaName, parseRegistration } from './schema-registry';
+export { type SchemaBinding, type SchemaControl, type SchemaControlResult, type SchemaDocument, checkSchemaName, parseRegistration } from './schema-registry';
 export * from './types';
 export type { RecordInput } from '../util/record-batch';
 export { type CheckReport, type Finding, type RepairAction, checkDataDir, repairDataDir } from './log-check';

@@ -38,12 +38,25 @@ export interface SchemaDocument {
   updatedAtMs: number;
 }
 
-/** Main thread → every worker. `delete` is refused by a worker that has a stream bound to the schema. */
-export type SchemaControl = { type: 'schemas'; op: 'put'; doc: SchemaDocument } | { type: 'schemas'; op: 'delete'; name: string };
+/**
+ * Main thread → every worker. `delete` is refused by a worker that has a stream bound to the
+ * schema; `bindings` asks which of the worker's streams are bound to which schema.
+ */
+export type SchemaControl = { type: 'schemas'; op: 'put'; doc: SchemaDocument } | { type: 'schemas'; op: 'delete'; name: string } | { type: 'schemas'; op: 'bindings' };
 
-/** A worker's answer to a SchemaControl: for `delete`, a stream still bound to the schema (then nothing was removed). */
+/** A live stream bound to a schema (`Svc-Schema`). */
+export interface SchemaBinding {
+  stream: string;
+  schema: string;
+}
+
+/**
+ * A worker's answer to a SchemaControl: for `delete`, a stream still bound to the schema (then
+ * nothing was removed); for `bindings`, its streams' bindings.
+ */
 export interface SchemaControlResult {
   boundBy: string | null;
+  bindings?: SchemaBinding[];
 }
 
 /** Schema names: 1–128 characters of [A-Za-z0-9._-], not "." or "..". */
@@ -200,6 +213,8 @@ function describe(e: ErrorObject): string {
 export interface SchemaBindings {
   /** A live stream bound to `schema` (accepted creates and config changes included), or null. */
   streamBoundTo(schema: string): string | null;
+  /** Every live stream bound to a schema. */
+  schemaBindings(): SchemaBinding[];
 }
 
 /** Apply a registry change on a worker thread; `delete` keeps the schema while one of `shards` binds it. */
@@ -207,6 +222,11 @@ export function applySchemaControl(msg: SchemaControl, registry: SchemaRegistry,
   if (msg.op === 'put') {
     registry.put(msg.doc);
     return { boundBy: null };
+  }
+  if (msg.op === 'bindings') {
+    const bindings: SchemaBinding[] = [];
+    for (const s of shards) bindings.push(...s.schemaBindings());
+    return { boundBy: null, bindings };
   }
   for (const s of shards) {
     const boundBy = s.streamBoundTo(msg.name);

@@ -24,10 +24,19 @@ export interface Schemas {
   documents(): SchemaDocument[];
   has(name: string): boolean;
   get(name: string): SchemaDocument;
-  put(name: string, body: unknown): Promise<{ created: boolean; doc: SchemaDocument }>;
+  /**
+   * Register or replace. `options.version` names the version the registration gets (the
+   * registry's subject version, when /_schemas is a view of the registry); without it, +1.
+   */
+  put(name: string, body: unknown, options?: PutOptions): Promise<{ created: boolean; doc: SchemaDocument }>;
   delete(name: string): Promise<void>;
   /** Connect the shard workers (after they started with `documents()`). */
   attach(channel: ControlChannel): void;
+}
+
+export interface PutOptions {
+  /** The version the registration gets (else the current one + 1). */
+  version?: number;
 }
 
 /** What the store needs from the shard workers: ShardClient.control. */
@@ -113,18 +122,19 @@ export class SchemaStore implements Schemas {
   }
 
   /** Register or replace. A document equal to the current one changes nothing (and keeps its version). */
-  put(name: string, body: unknown): Promise<{ created: boolean; doc: SchemaDocument }> {
+  put(name: string, body: unknown, options: PutOptions = {}): Promise<{ created: boolean; doc: SchemaDocument }> {
     checkSchemaName(name);
     const { type, schema } = parseRegistration(name, body);
     return this.#serial(async () => {
       const cur = this.#docs.get(name);
-      if (cur !== undefined && cur.type === type && JSON.stringify(cur.schema) === JSON.stringify(schema)) return { created: false, doc: cur };
+      const same = cur !== undefined && cur.type === type && JSON.stringify(cur.schema) === JSON.stringify(schema);
+      if (same && (options.version === undefined || options.version === cur.version)) return { created: false, doc: cur };
       const now = this.#now();
       const doc: SchemaDocument = {
         name,
         type,
         schema,
-        version: (cur?.version ?? 0) + 1,
+        version: options.version ?? (cur?.version ?? 0) + 1,
         createdAtMs: cur?.createdAtMs ?? now,
         updatedAtMs: Math.max(now, cur?.updatedAtMs ?? 0),
       };

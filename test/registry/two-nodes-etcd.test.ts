@@ -2,7 +2,9 @@
  * One registry for two nodes sharing etcd metadata: schemas registered through either node get
  * ids no other registration got (ids are taken by compare-and-set on one counter), the same
  * schema registered through both at once gets one id, concurrent registrations under one subject
- * get distinct versions, and each node answers for ids the other handed out.
+ * get distinct versions, and each node answers for ids the other handed out; a stream schema
+ * (`/_schemas/{name}`) written through one node is the subject `svc-{name}` on the other, and the
+ * other way round.
  */
 import { randomBytes } from 'node:crypto';
 import { EtcdCluster } from '../helpers/etcd-cluster';
@@ -88,5 +90,19 @@ describe('the schema registry on two nodes sharing etcd', () => {
     const bad = await register(urls[1]!, 'levels', { type: 'record', name: 'L', fields: [{ name: 'a', type: 'int' }] });
     expect(bad.status).toBe(409);
     expect(bad.body.error_code).toBe(409);
+  });
+
+  test('a stream schema put through one node is subject svc-N on the other, and a subject svc-M registered through the other is stream schema M on the first', async () => {
+    const schema = { type: 'object', properties: { id: { type: 'integer' } } };
+    const put = await fetch(`${nodes[0]!.url}/_schemas/shared-view`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'json-schema', schema }) });
+    expect(put.status).toBe(201);
+    const latest = await fetch(`${urls[1]!}/subjects/svc-shared-view/versions/latest`);
+    expect(await latest.json()).toMatchObject({ subject: 'svc-shared-view', version: 1, schemaType: 'JSON', schema: JSON.stringify(schema) });
+    expect(await (await fetch(`${nodes[1]!.url}/_schemas/shared-view`)).json()).toMatchObject({ name: 'shared-view', version: 1, schema });
+
+    const reg = await fetch(`${urls[1]!}/subjects/svc-from-registry/versions`, { method: 'POST', headers: { 'content-type': JSON_TYPE }, body: JSON.stringify({ schemaType: 'JSON', schema: JSON.stringify(schema) }) });
+    expect(reg.status).toBe(200);
+    // The registration is answered once every live node's workers have the stream schema.
+    for (const n of nodes) expect(await (await fetch(`${n.url}/_schemas/from-registry`)).json()).toMatchObject({ name: 'from-registry', version: 1, schema });
   });
 });

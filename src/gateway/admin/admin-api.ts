@@ -11,6 +11,7 @@ import { type HttpRequest } from '../http/engine';
 import { type Reply } from '../kit';
 import { type GroupsSource, dashboardApi } from './dashboard-api';
 import { type ObjectFigures, clusterFigures, nodeDoc, streamDetail } from './cluster-api';
+import { type SchemaAdminDeps, schemaApi } from './schema-api';
 
 export interface NodeIdentity {
   clusterId: string;
@@ -37,6 +38,8 @@ export interface AdminDeps {
   groups?: GroupsSource | null;
   /** The schema registry, for a stream's bound schema on the dashboard (`/admin/stream-config/{s}`). */
   schemas?: Pick<Schemas, 'has' | 'get'> | null;
+  /** The schema registry's subjects, versions and bindings (`/admin/schemas…`, schema-api.ts). */
+  registry?: SchemaAdminDeps | null;
 }
 
 const JSON_TYPE: [string, string] = ['content-type', 'application/json'];
@@ -189,6 +192,9 @@ export async function adminApi(d: AdminDeps, req: HttpRequest): Promise<Reply | 
     await d.tokens.revoke(principalOf(req), decodeURIComponent(tokenMatch[1]!));
     return { status: 204, headers: [] };
   }
+  // The schema registry (schema-api.ts).
+  const schemaReply = await schemaApi(d.registry, req);
+  if (schemaReply !== null) return schemaReply;
   // The dashboard's read endpoints (dashboard-api.ts).
   return dashboardApi(d, req);
 }

@@ -179,6 +179,17 @@ function planAdmin(req: HttpRequest): Plan {
   // Records are the stream's data: reading them is the read op (group stream) on the admin audience.
   if (p.startsWith('/admin/records/')) return one('read', decode(p.slice('/admin/records'.length)));
   if (p === '/admin/groups') return one('cluster_read');
+  // The schema registry (gateway/admin/schema-api.ts): its operations, subjects matched as on the registry listener.
+  if (p === '/admin/schemas') return { accesses: [{ ...access('admin', 'schema_read', SUBJECTS), range: true }], req, renamed: [], open: false };
+  if (p.startsWith('/admin/schemas/')) {
+    const [raw, ...rest] = p.slice('/admin/schemas/'.length).split('/');
+    const subject = SUBJECTS + decode(raw!);
+    const what = rest.join('/');
+    if (m === 'GET' || m === 'HEAD' || what === 'compatibility') return one('schema_read', subject);
+    if (m === 'DELETE') return one('schema_delete', subject);
+    if (what === 'config') return one('schema_config', subject);
+    return one('schema_write', subject);
+  }
   // The stream of a transfer is in the body; the handler checks it against the same scope.
   if (p === '/admin/transfer') return one('transfer_stream');
   // A rebalance may move any stream: the token must allow transfers of every stream.

@@ -21,7 +21,7 @@
  */
 import { SvcError } from '../../errors';
 import { type Logger } from '../../log';
-import { type ControlChannel, type SchemaControl, type SchemaControlResult, type SchemaDocument, SchemaDocs, type Schemas, checkSchemaName, parseRegistration } from '../../shards';
+import { type ControlChannel, type PutOptions, type SchemaControl, type SchemaControlResult, type SchemaDocument, SchemaDocs, type Schemas, checkSchemaName, parseRegistration } from '../../shards';
 import { MetaConflictError, type MetaRecord, type MetaStore } from '../../actors';
 
 export const SCHEMA_PREFIX = 'stream-schemas/';
@@ -108,14 +108,14 @@ export class SharedSchemas implements Schemas {
     return this.#docs.need(name);
   }
 
-  async put(name: string, body: unknown): Promise<{ created: boolean; doc: SchemaDocument }> {
+  async put(name: string, body: unknown, options: PutOptions = {}): Promise<{ created: boolean; doc: SchemaDocument }> {
     checkSchemaName(name);
     const { type, schema } = parseRegistration(name, body);
     for (let attempt = 0; ; attempt++) {
       await this.#meta.sync();
       const stored = this.#meta.get<StoredSchema>(SCHEMA_PREFIX + name);
       const cur = live(stored);
-      if (cur !== null && cur.value.type === type && JSON.stringify(cur.value.schema) === JSON.stringify(schema)) {
+      if (cur !== null && cur.value.type === type && JSON.stringify(cur.value.schema) === JSON.stringify(schema) && (options.version === undefined || options.version === cur.value.version)) {
         // Unchanged: still answered only once every node has it (a repeated PUT after a 503 waits again).
         await this.#barrier(cur.version);
         return { created: false, doc: cur.value };
@@ -125,7 +125,7 @@ export class SharedSchemas implements Schemas {
         name,
         type,
         schema,
-        version: (cur?.value.version ?? 0) + 1,
+        version: options.version ?? (cur?.value.version ?? 0) + 1,
         createdAtMs: cur?.value.createdAtMs ?? now,
         updatedAtMs: Math.max(now, cur?.value.updatedAtMs ?? 0),
       };

@@ -448,6 +448,11 @@ export class Shard {
     return this.#streams.boundTo(schema, this.#now());
   }
 
+  /** Every live stream of this shard bound to a schema. */
+  schemaBindings(): Array<{ stream: string; schema: string }> {
+    return this.#streams.bindings(this.#now());
+  }
+
   read(p: ReadParams): ReadResult {
     const s = this.#lookupDurable(p.name, p.internal === true);
     if (p.touch !== false) this.#touch(s);

@@ -70,6 +70,17 @@ export class StreamCatalog {
     return null;
   }
 
+  /** Every live stream bound to a schema (its accepted binding, when a change is pending). */
+  bindings(now: number): Array<{ stream: string; schema: string }> {
+    const out: Array<{ stream: string; schema: string }> = [];
+    for (const s of this.byName.values()) {
+      if (s.deleted || isExpired(s, now)) continue;
+      const schema = this.metaOf(s).schema;
+      if (typeof schema === 'string' && schema !== '') out.push({ stream: s.meta.name, schema });
+    }
+    return out;
+  }
+
   /** Durable, visible streams by name from `p.prefix` / `p.startAfter`, at most `p.limit`. */
   list(p: ListParams, now: number, info: (s: StreamState) => StreamInfo): ListResult {
     if (this.#sortedNames === null) this.#sortedNames = [...this.byName.keys()].sort(compareNames);

@@ -1,5 +1,5 @@
 /**
- * `svc schema put|get|ls|rm` (the registry at /_schemas/{name}) and `svc config get|patch`
+ * `svc schema put|get|ls|rm` (stream schemas at /_schemas/{name}; the registry's subjects: commands/schema-registry.ts) and `svc config get|patch`
  * (the stream config at /_streams/{stream}); documents as in docs/protocol.md, "Schemas" and
  * "Stream config".
  */
@@ -9,6 +9,7 @@ import { emit, fields, table } from '../output';
 import { usageError } from '../errors';
 import { type Registry } from '../program';
 import { nonNegative, readInput, streamName } from '../args';
+import { registerSchemaRegistry } from './schema-registry';
 
 const schemaPath = (name: string) => `/_schemas/${encodeURIComponent(name)}`;
 
@@ -20,8 +21,10 @@ function parseJson(text: string, what: string): unknown {
   }
 }
 
-export function registerSchemaConfig(program: Command, { action }: Registry): void {
-  const schema = program.command('schema').description('the schema registry');
+export function registerSchemaConfig(program: Command, reg: Registry): void {
+  const { action } = reg;
+  const schema = program.command('schema').description('stream schemas (put, get, ls, rm) and the registry subjects (subjects, versions, show, register, check, delete, compatibility)');
+  registerSchemaRegistry(schema, reg);
   schema
     .command('put')
     .description('register or replace a JSON Schema')
