@@ -51,8 +51,8 @@ export interface AckResult {
   applied: number[];
   /** Offsets refused, and why. */
   refused: Array<{ offset: number; reason: AckRefusal }>;
-  /** Offsets archived by this call (rejected, or released past the delivery limit): dead-letter candidates. */
-  archived: number[];
+  /** Records archived by this call (rejected, or released or expired past the delivery limit): dead-letter candidates. */
+  archived: Acquired[];
 }
 
 /** The durable form: `[first, last, state, deliveryCount, lockUntil, owner]` per run of equal entries. */
@@ -113,14 +113,14 @@ export class SharePartition {
 
   /**
    * Locks held past `now` are given up: each such record becomes available, or archived once it
-   * was delivered `limits.deliveryLimit` times. Returns the archived offsets.
+   * was delivered `limits.deliveryLimit` times. Returns the archived records.
    */
-  expire(now: number, limits: SharePartitionLimits): number[] {
-    const archived: number[] = [];
+  expire(now: number, limits: SharePartitionLimits): Acquired[] {
+    const archived: Acquired[] = [];
     if (this.#acquired === 0) return archived;
     for (const [offset, e] of this.#entries) {
       if (e.state !== 'acquired' || e.lockUntil > now) continue;
-      if (this.#giveBack(e, limits)) archived.push(offset);
+      if (this.#giveBack(e, limits)) archived.push({ offset, deliveryCount: e.deliveryCount });
     }
     this.#advance();
     return archived;
@@ -190,7 +190,7 @@ export class SharePartition {
         continue;
       }
       if (e.lockUntil <= now) {
-        if (this.#giveBack(e, limits)) res.archived.push(offset);
+        if (this.#giveBack(e, limits)) res.archived.push({ offset, deliveryCount: e.deliveryCount });
         res.refused.push({ offset, reason: 'lock_expired' });
         continue;
       }
@@ -200,10 +200,10 @@ export class SharePartition {
       if (type === 'accept') e.state = 'acknowledged';
       else if (type === 'reject') {
         e.state = 'archived';
-        res.archived.push(offset);
+        res.archived.push({ offset, deliveryCount: e.deliveryCount });
       } else if (e.deliveryCount >= limits.deliveryLimit) {
         e.state = 'archived';
-        res.archived.push(offset);
+        res.archived.push({ offset, deliveryCount: e.deliveryCount });
       } else e.state = 'available';
       res.applied.push(offset);
     }
@@ -211,11 +211,11 @@ export class SharePartition {
     return res;
   }
 
-  /** Give up every lock `owner` holds (a member that left): as a release of each. Returns the archived offsets. */
-  releaseOwner(owner: string, limits: SharePartitionLimits): number[] {
-    const archived: number[] = [];
+  /** Give up every lock `owner` holds (a member that left): as a release of each. Returns the archived records. */
+  releaseOwner(owner: string, limits: SharePartitionLimits): Acquired[] {
+    const archived: Acquired[] = [];
     for (const [offset, e] of this.#entries) {
-      if (e.state === 'acquired' && e.owner === owner && this.#giveBack(e, limits)) archived.push(offset);
+      if (e.state === 'acquired' && e.owner === owner && this.#giveBack(e, limits)) archived.push({ offset, deliveryCount: e.deliveryCount });
     }
     this.#advance();
     return archived;

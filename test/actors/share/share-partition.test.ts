@@ -43,13 +43,13 @@ describe('SharePartition', () => {
   it('archives a rejected record at once, and a released or expired one once it was delivered the limit', () => {
     const p = new SharePartition(0);
     p.acquireNew([0, 1, 2], 3, 'a', 100);
-    expect(p.acknowledge('a', [{ offset: 0, type: 'reject' }, { offset: 1, type: 'release' }], 10, limits)).toEqual({ applied: [0, 1], refused: [], archived: [0] });
+    expect(p.acknowledge('a', [{ offset: 0, type: 'reject' }, { offset: 1, type: 'release' }], 10, limits)).toEqual({ applied: [0, 1], refused: [], archived: [{ offset: 0, deliveryCount: 1 }] });
     expect(p.start).toBe(1);
     // Record 1: delivered twice more (3 = the limit); its third release archives it.
     expect(p.acquireAvailable(1, 'a', 200, limits)).toEqual([{ offset: 1, deliveryCount: 2 }]);
     expect(p.expire(200, limits)).toEqual([]); // both locks ended (2's at 100, 1's at 200); both below the limit
     expect(p.acquireAvailable(5, 'a', 300, limits)).toEqual([{ offset: 1, deliveryCount: 3 }, { offset: 2, deliveryCount: 2 }]);
-    expect(p.acknowledge('a', [{ offset: 1, type: 'release' }, { offset: 2, type: 'release' }], 250, limits)).toEqual({ applied: [1, 2], refused: [], archived: [1] });
+    expect(p.acknowledge('a', [{ offset: 1, type: 'release' }, { offset: 2, type: 'release' }], 250, limits)).toEqual({ applied: [1, 2], refused: [], archived: [{ offset: 1, deliveryCount: 3 }] });
     expect(p.start).toBe(2);
     expect(p.stateOf(2)).toMatchObject({ state: 'available', deliveryCount: 2 });
   });
@@ -61,7 +61,7 @@ describe('SharePartition', () => {
       p.expire(i * 100 - 100 + 100, limits);
       expect(p.acquireAvailable(1, 'a', i * 100 + 100, limits)).toEqual([{ offset: 0, deliveryCount: i }]);
     }
-    expect(p.expire(10_000, limits)).toEqual([0]);
+    expect(p.expire(10_000, limits)).toEqual([{ offset: 0, deliveryCount: 3 }]);
     expect(p.stateOf(0).state).toBe('done');
     expect(p.start).toBe(1);
   });

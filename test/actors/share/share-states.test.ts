@@ -32,7 +32,7 @@ describe('ShareStates', () => {
       return Promise.resolve({ result: p.acknowledge('w1', [{ offset: 7, type: 'accept' }, { offset: 9, type: 'reject' }], Date.now(), limitsOf(c)), changed: true });
     });
     expect((await a).map((x) => x.offset)).toEqual([7, 8, 9]);
-    expect(await b).toMatchObject({ applied: [7, 9], archived: [9] });
+    expect(await b).toMatchObject({ applied: [7, 9], archived: [{ offset: 9, deliveryCount: 1 }] });
     expect(order).toEqual([1, 2]);
     await meta.close();
 
