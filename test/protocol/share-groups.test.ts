@@ -84,14 +84,14 @@ describe('share groups over HTTP', () => {
     const a = await c.lease(5);
     expect(a.records.map((r) => [r.seq, r.deliveryCount, r.body])).toEqual([0, 1, 2, 3, 4].map((s) => [s, 1, `r${s}`]));
     // Another worker gets the next records, never the ones a lock holds.
-    const b = await c.lease(3);
+    const b = await c.lease(3, '60s');
     expect(b.records.map((r) => r.seq)).toEqual([5, 6, 7]);
     expect(await c.ack(a.lease, { accept: [0, 1], reject: [2], release: [3] })).toMatchObject({ applied: [0, 1, 2, 3], refused: [], archived: [2] });
     // Only the lease holding a record may acknowledge it.
     expect((await c.ack(b.lease, { accept: [4] })).refused).toEqual([{ seq: 4, reason: 'not_owner' }]);
     expect((await c.ack(b.lease, { accept: [5, 6, 7] })).applied).toEqual([5, 6, 7]);
     // The released record comes first, delivered a second time; then the rest of the stream.
-    const d = await c.lease(5);
+    const d = await c.lease(5, '60s'); // held through the wait below for lease a's lock to end
     expect(d.records.map((r) => [r.seq, r.deliveryCount])).toEqual([
       [3, 2],
       [8, 1],
@@ -134,7 +134,7 @@ describe('share groups over HTTP', () => {
     let redelivered = 0;
     const worker = async (): Promise<void> => {
       for (;;) {
-        const l = await c.lease(100);
+        const l = await c.lease(100, '60s');
         if (l.records.length === 0) {
           if (accepted.size >= N) return;
           await new Promise((r) => setTimeout(r, 50));

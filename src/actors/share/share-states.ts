@@ -109,22 +109,30 @@ export class ShareStates {
   /**
    * Run `fn` on (group, stream)'s partition, after every earlier call on it; `init` gives the
    * start of a partition the store has never seen. When `fn` returns `changed`, the partition is
-   * written before `run` resolves; a failed write drops it from memory (the next call reloads
-   * what is durable).
+   * written before `run` resolves; a failed `fn` or write drops it from memory (the next call
+   * reloads what is durable).
    */
   run<T>(group: string, stream: string, init: () => Promise<number>, fn: (p: SharePartition, config: ShareGroupConfig) => Promise<{ result: T; changed: boolean }>): Promise<T> {
     const key = partitionKey(group, stream);
     const prev = this.#queues.get(key) ?? Promise.resolve();
-    const next = prev.then(
+    const step = prev.then(
       () => this.#runNow(key, group, init, fn),
       () => this.#runNow(key, group, init, fn),
     );
-    this.#queues.set(key, next);
-    void next.then(
-      () => this.#queues.get(key) === next && this.#queues.delete(key),
-      () => this.#queues.get(key) === next && this.#queues.delete(key),
+    // The queue moves on once `fn` ran and its write was issued: the next call works on the state
+    // in memory while this write is on its way (writes reach the store in call order, so a call
+    // is answered only once its state and every state before it are durable; the store's group
+    // commit takes many calls' writes in one fsync).
+    const done = step.then(() => undefined);
+    this.#queues.set(key, done);
+    void done.then(
+      () => this.#queues.get(key) === done && this.#queues.delete(key),
+      () => this.#queues.get(key) === done && this.#queues.delete(key),
     );
-    return next;
+    return step.then(async ({ result, write }) => {
+      await write;
+      return result;
+    });
   }
 
   /** The stored partition of (group, stream), or null (read-only: for describing). */
@@ -136,16 +144,15 @@ export class ShareStates {
     return rec === undefined ? null : SharePartition.fromRecord(rec);
   }
 
-  /** Forget (group, stream): false when there was nothing. */
+  /** Forget (group, stream), after the calls on it so far: false when there was nothing. */
   async delete(group: string, stream: string): Promise<boolean> {
     const key = partitionKey(group, stream);
-    return this.run(group, stream, () => Promise.resolve(0), async () => {
-      this.#partitions.delete(key);
-      return { result: await this.#meta.delete(key), changed: false };
-    });
+    await (this.#queues.get(key) ?? Promise.resolve()).catch(() => undefined);
+    this.#partitions.delete(key);
+    return this.#meta.delete(key);
   }
 
-  async #runNow<T>(key: string, group: string, init: () => Promise<number>, fn: (p: SharePartition, config: ShareGroupConfig) => Promise<{ result: T; changed: boolean }>): Promise<T> {
+  async #runNow<T>(key: string, group: string, init: () => Promise<number>, fn: (p: SharePartition, config: ShareGroupConfig) => Promise<{ result: T; changed: boolean }>): Promise<{ result: T; write: Promise<unknown> }> {
     let p = this.#partitions.get(key);
     let created = false;
     if (p === undefined) {
@@ -158,13 +165,17 @@ export class ShareStates {
       }
       this.#partitions.set(key, p);
     }
+    let out: { result: T; changed: boolean };
     try {
-      const { result, changed } = await fn(p, this.config(group));
-      if (changed || created) await this.#meta.put(key, p.toRecord());
-      return result;
+      out = await fn(p, this.config(group));
     } catch (err) {
       this.#partitions.delete(key);
       throw err;
     }
+    if (!out.changed && !created) return { result: out.result, write: Promise.resolve() };
+    const write = this.#meta.put(key, p.toRecord());
+    // A write that fails leaves memory ahead of the store: the next call reloads what is durable.
+    write.catch(() => this.#partitions.get(key) === p && this.#partitions.delete(key));
+    return { result: out.result, write };
   }
 }
