@@ -17,7 +17,7 @@ import { Tracing } from './tracing';
 import { type Logger } from './log';
 import * as fs from 'node:fs';
 import { X509Certificate, createPrivateKey, randomUUID } from 'node:crypto';
-import { DEFAULT_SLOTS, FailoverDriver, NamedOffsets, MaintenanceLease, handOffStreams, Membership, MetaConflictError, type MetaStore, type MoveStorage, type NodeRecord, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, Rebalancer, StreamOpener, Tokens, Transfers, nodeKey, openMetaStore, resolveNodeId, type EtcdCredentials } from './actors';
+import { DEFAULT_SLOTS, FailoverDriver, NamedOffsets, ShareStates, MaintenanceLease, handOffStreams, Membership, MetaConflictError, type MetaStore, type MoveStorage, type NodeRecord, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, Rebalancer, StreamOpener, Tokens, Transfers, nodeKey, openMetaStore, resolveNodeId, type EtcdCredentials } from './actors';
 import {
   CorsPolicy,
   clusterList,
@@ -456,7 +456,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   };
   const svc = await engine.listen(
     { name: 'protocol listener (--listen)', host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes, threads: config.sseThreads, tooLarge: config.protocol === 'ds' ? corsTooLarge(cors.ds, dsTooLarge) : corsTooLarge(cors.svc, tooLarge) },
-    config.protocol === 'ds' ? protect('ds', createDsHandler(ds, inFlight)) : protect('svc', createSvcHandler({ shards, limits: config.limits, schemas, live, offsets: new NamedOffsets(meta) }, inFlight)),
+    config.protocol === 'ds' ? protect('ds', createDsHandler(ds, inFlight)) : protect('svc', createSvcHandler({ shards, limits: config.limits, schemas, live, offsets: new NamedOffsets(meta), share: new ShareStates(meta) }, inFlight)),
   );
   const dsAddress = dsListenAddress(config);
   const dsServer = dsAddress === null ? null : await engine.listen({ name: 'Durable Streams listener (--ds-listen)', host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes, threads: config.sseThreads, tooLarge: corsTooLarge(cors.ds, dsTooLarge) }, protect('ds', createDsHandler(ds, inFlight)));

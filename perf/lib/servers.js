@@ -162,6 +162,8 @@ async function startSvc(workDir, { ds = false, args = [], name, env, dist } = {}
     label: LABELS[id],
     pid: child.pid,
     baseUrl,
+    /** The Kafka listener, host:port. */
+    kafka: `127.0.0.1:${kafkaPort}`,
     proto: ds ? SVC_DS_PROTO : SVC_PROTO,
     async stop() {
       await t.stop();

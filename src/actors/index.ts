@@ -56,3 +56,4 @@ export { type MoveStorage, StreamOpener } from './cluster/moves';
 export { EtcdAccessError, EtcdLink, type EtcdCompare, type EtcdKv, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError } from './meta/etcd/etcd-link';
 export { type EtcdAccess, type EtcdCredentials, type EtcdTarget, parseEtcdUrl } from './meta/etcd/etcd-url';
 export { type NamedOffset, NamedOffsets } from './offsets/named-offsets';
+export * from './share';

@@ -75,6 +75,7 @@ function planSvc(req: HttpRequest, prefix: string | null): Plan {
     const op: Op = m === 'PUT' ? 'create' : m === 'DELETE' ? 'delete' : m === 'HEAD' ? 'head' : 'read';
     return { accesses: [access('svc', op, decode(req.path))], req, renamed: [], open: false };
   }
+  if (req.path.startsWith('/_share/')) return planShare(req, prefix);
   for (const base of ['/_streams', '/_offsets']) {
     if (!req.path.startsWith(base + '/')) continue;
     let raw = req.path.slice(base.length);
@@ -109,6 +110,45 @@ function planSvc(req: HttpRequest, prefix: string | null): Plan {
     else ops = ['append'];
   } else ops = ['read'];
   return { accesses: ops.map((op) => access('svc', op, name)), req, renamed, open: false };
+}
+
+/** The config field of a share group that names a stream: its dead-letter stream. */
+const DEAD_LETTER = 'errors.deadletterqueue.topic.name';
+
+/**
+ * Share groups (`/_share/{stream}?group=`, docs/protocol.md "Share groups"): leasing,
+ * acknowledging, describing and forgetting are part of reading the stream, as named offsets are;
+ * changing the group's config is configuring (`create`) the stream, and naming a dead-letter
+ * stream needs `create` and `append` on it (the node creates it and appends archived records).
+ */
+function planShare(req: HttpRequest, prefix: string | null): Plan {
+  const base = '/_share';
+  let raw = req.path.slice(base.length);
+  const renamed: Array<[string, string]> = [];
+  if (prefix !== null) {
+    renamed.push([decode(raw), decode(prefixed(prefix, raw))]);
+    raw = prefixed(prefix, raw);
+    req = { ...req, path: base + raw };
+  }
+  if (req.method !== 'PATCH') return { accesses: [access('svc', 'read', decode(raw))], req, renamed, open: false };
+  const accesses = [access('svc', 'create', decode(raw))];
+  let doc: unknown = null;
+  try {
+    doc = JSON.parse(req.body.toString('utf8'));
+  } catch {
+    // The handler answers a body that is not JSON.
+  }
+  const dlq = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>)[DEAD_LETTER] : undefined;
+  if (typeof dlq === 'string' && dlq.startsWith('/')) {
+    let name = dlq;
+    if (prefix !== null) {
+      name = prefixed(prefix, dlq);
+      renamed.push([dlq, name]);
+      req = { ...req, body: Buffer.from(JSON.stringify({ ...(doc as Record<string, unknown>), [DEAD_LETTER]: name })) };
+    }
+    accesses.push(access('svc', 'create', name), access('svc', 'append', name));
+  }
+  return { accesses, req, renamed, open: false };
 }
 
 const DS_BASE = '/v1/stream';

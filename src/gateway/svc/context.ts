@@ -1,4 +1,5 @@
 /** What the protocol listener's handlers share: the data plane and the limits. */
+import { type ShareStates } from '../../actors';
 import { type Schemas, type ShardClient } from '../../shards';
 import { type LiveWaiters } from '../kit';
 
@@ -28,6 +29,8 @@ export interface SvcContext {
   schemas: Schemas;
   /** Named offsets (`/_offsets/{stream}`), kept in the metadata store; null: the route answers 404. */
   offsets: NamedOffsetStore | null;
+  /** Share groups (`/_share/{stream}`), kept in the metadata store; null or absent: the route answers 404. */
+  share?: ShareStates | null;
 }
 
 /** A committed position: the next seq to read, and when it was committed (ms since the epoch). */

@@ -10,6 +10,7 @@ import { type Reply, parseStreamName, toHttpError } from '../kit';
 import { STREAMS_PATH, routeStreamConfig } from './config-handlers';
 import { SCHEMAS_PATH, routeSchemas } from './schema-handlers';
 import { OFFSETS_PATH, routeOffsets } from './offset-handlers';
+import { SHARE_PATH, routeShare } from './share-handlers';
 import { headStream, listStreams, readStream } from './read-handlers';
 import { appendOrTrim, createStream, deleteStream } from './write-handlers';
 
@@ -49,12 +50,16 @@ function routeOf(ctx: SvcContext, req: HttpRequest, res: HttpResponse): Promise<
     if (req.method === 'GET' || req.method === 'HEAD') return listStreams(ctx, req);
     throw new SvcError('method_not_allowed', `${req.method} is not allowed on /`, { 'header:allow': 'GET, HEAD' });
   }
-  // The reserved `_` names: the schema registry, stream config and named offsets (docs/protocol.md "Schemas", "Stream config", "Named offsets").
+  // The reserved `_` names: the schema registry, stream config, named offsets and share groups (docs/protocol.md "Schemas", "Stream config", "Named offsets", "Share groups").
   if (isUnder(req.path, SCHEMAS_PATH)) return routeSchemas(ctx, req);
   if (isUnder(req.path, STREAMS_PATH)) return routeStreamConfig(ctx, req);
   if (isUnder(req.path, OFFSETS_PATH)) {
     if (ctx.offsets === null) throw new SvcError('not_found', 'named offsets are not kept by this node');
     return routeOffsets(ctx, ctx.offsets, req);
+  }
+  if (isUnder(req.path, SHARE_PATH)) {
+    if (ctx.share === undefined || ctx.share === null) throw new SvcError('not_found', 'share groups are not kept by this node');
+    return routeShare(ctx, ctx.share, req);
   }
   const name = parseStreamName(req.path, ctx.limits.maxStreamNameBytes);
   switch (req.method) {

@@ -106,6 +106,14 @@ const ROWS: Array<[string, Row]> = [
     { listener: 'svc', method: 'PUT', path: () => '/_offsets/m/s?group=g', headers: { 'content-type': 'application/json' }, body: () => '{"seq":0}', ops: ['read'], group: 'stream', write: false, matcher: {}, status: 200 },
   ],
   [
+    'Svc POST /_share/{s} (a lease) is read',
+    { listener: 'svc', method: 'POST', path: () => '/_share/m/s?group=g&op=lease&max=1', ops: ['read'], group: 'stream', write: false, matcher: {}, status: 200 },
+  ],
+  [
+    'Svc PATCH /_share/{s} (the share group config) is create',
+    { listener: 'svc', method: 'PATCH', path: () => '/_share/m/s?group=g', headers: { 'content-type': 'application/json' }, body: () => '{"group.share.delivery.count.limit":3}', ops: ['create'], group: 'stream', write: true, matcher: {}, status: 200 },
+  ],
+  [
     'Svc PATCH /_streams/{s} is create',
     { listener: 'svc', method: 'PATCH', path: () => '/_streams/m/s', headers: { 'content-type': 'application/merge-patch+json' }, body: () => '{"ttlSeconds":null}', ops: ['create'], group: 'stream', write: true, matcher: {}, status: 200 },
   ],

@@ -1,0 +1,64 @@
+/** Share groups' durable state (src/actors/share/share-states.ts) on the embedded metadata store. */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { type MetaStore, ShareStates, limitsOf, openLocalMetaStore, parseShareGroupConfig } from '../../../src/actors';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+const tempDir = (): string => {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'share-states-'));
+  dirs.push(d);
+  return d;
+};
+
+describe('ShareStates', () => {
+  let meta: MetaStore;
+  afterEach(() => meta.close());
+
+  it('keeps every answered change across a reopen of the store, and runs the calls of one partition in order', async () => {
+    const dir = tempDir();
+    meta = await openLocalMetaStore(dir);
+    let states = new ShareStates(meta);
+    const order: number[] = [];
+    const init = (): Promise<number> => Promise.resolve(7);
+    const a = states.run('g/1', '/orders', init, async (p) => {
+      await new Promise((r) => setTimeout(r, 20));
+      order.push(1);
+      return { result: p.acquireNew([7, 8, 9], 10, 'w1', Date.now() + 60_000), changed: true };
+    });
+    const b = states.run('g/1', '/orders', init, (p, c) => {
+      order.push(2);
+      return Promise.resolve({ result: p.acknowledge('w1', [{ offset: 7, type: 'accept' }, { offset: 9, type: 'reject' }], Date.now(), limitsOf(c)), changed: true });
+    });
+    expect((await a).map((x) => x.offset)).toEqual([7, 8, 9]);
+    expect(await b).toMatchObject({ applied: [7, 9], archived: [{ offset: 9, deliveryCount: 1 }] });
+    expect(order).toEqual([1, 2]);
+    await meta.close();
+
+    meta = await openLocalMetaStore(dir);
+    states = new ShareStates(meta);
+    const p = states.peek('g/1', '/orders')!;
+    expect(p.start).toBe(8);
+    expect(p.stateOf(8)).toMatchObject({ state: 'acquired', owner: 'w1', deliveryCount: 1 });
+    expect(p.stateOf(9).state).toBe('archived');
+    expect(states.peek('g', '/orders')).toBeNull(); // another group
+  });
+
+  it('validates and stores group configs over the defaults', async () => {
+    meta = await openLocalMetaStore(tempDir());
+    const states = new ShareStates(meta);
+    expect(parseShareGroupConfig({ 'group.share.delivery.count.limit': 1, 'share.auto.offset.reset': 'x', nope: 1 }).problems).toEqual([
+      'group.share.delivery.count.limit: an integer from 2 to 10',
+      'share.auto.offset.reset: earliest or latest',
+      'nope: not a share group config',
+    ]);
+    const { changes, problems } = parseShareGroupConfig({ 'group.share.record.lock.duration.ms': '15000', 'errors.deadletterqueue.topic.name': '/dlq' });
+    expect(problems).toEqual([]);
+    const c = await states.alterConfig('g', changes);
+    expect(c['group.share.record.lock.duration.ms']).toBe(15_000);
+    expect(c['group.share.delivery.count.limit']).toBe(5);
+    expect((await states.alterConfig('g', { 'errors.deadletterqueue.topic.name': null }))['errors.deadletterqueue.topic.name']).toBe('');
+    expect(states.config('other')['share.auto.offset.reset']).toBe('latest');
+  });
+});
