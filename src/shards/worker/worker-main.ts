@@ -32,6 +32,7 @@ import { ReadCache } from './read-cache';
 import { SyncJournal, replayJournal } from './sync-journal';
 import { PagePool, pagePool, setPagePool } from './page-pool';
 import { shardOf } from '../placement';
+import { nameThread } from '../../util/libc';
 
 export interface WorkerConfig {
   dataDir: string;
@@ -372,6 +373,8 @@ async function closeAll(): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  // Per-thread CPU is told apart by name (perf/scaling.js): the worker's index is its first shard's.
+  nameThread(`svc-shard-${cfg.shardIds[0] ?? 0}`);
   const recovery: Array<{ shardId: number; replayedFrames: number; truncatedBytes: number; streams: number }> = [];
   const dirOf = (shardId: number): string => path.join(cfg.dataDir, 'shards', String(shardId));
   // Reads of Kafka-compressed batches may need zstd, which loads asynchronously.
