@@ -56,6 +56,7 @@ import {
 } from './gateway';
 import { SvcError } from './errors';
 import { startObjectMaintenance } from './object-maintenance';
+import { GatewayThreads } from './gateway-threads';
 import { type CommitStats, type ReadCacheStats, type ReadPoolStats, type SchemaControlResult, type SchemaDocument, type Schemas, SchemaStore, ShardClient, checkSchemaName, parseRegistration, type ShardClientOptions, SpaceGuard, lockDataDir } from './shards';
 import { type ObjectStoreStats, addObjectStoreStats, newObjectStoreStats } from './objects';
 import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
@@ -302,6 +303,9 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
 async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   const engine = await loadHttpEngine(config.httpEngine, log);
   if (engine.name === 'node' && config.sseThreads > 0) log.warn({ sseThreads: config.sseThreads }, '--sse-threads applies to the uws engine only; serving without I/O threads');
+  // Gateway threads (docs/config.md, --gateway-threads): this slice serves the Svc listener of a single node on the uws engine.
+  const gatewayThreads = config.gatewayThreads > 1 && engine.name === 'uws' && config.metadata === 'local' && config.protocol === 'svc' ? config.gatewayThreads : 1;
+  if (gatewayThreads !== config.gatewayThreads) log.warn({ gatewayThreads: config.gatewayThreads }, '--gateway-threads applies to the Svc protocol listener of a single node (no --metadata) on the uws engine only; serving on the main thread');
   // First, before anything writes to the disk: on a full one the reserve is given back (docs/operations.md, "Disk full").
   fs.mkdirSync(config.dataDir, { recursive: true });
   const space = new SpaceGuard(config.dataDir, config.storage.reserveBytes, log);
@@ -454,8 +458,28 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     // With a request id and its log line, as every other error reply (gateway/request-log.ts).
     return refusalWithId(policy === cors.ds ? 'ds' : 'svc', log, req, { ...r, headers: r.headers.concat(policy.responseHeaders(req.headers['origin'], req.method)) });
   };
+  // With gateway threads they take the listener's connections and serve its stream requests
+  // themselves, each over its own channels to the shard workers (gateway-thread.ts); the rest
+  // (the list, /_schemas, /_streams, /_offsets) reach this thread's handler as from I/O threads.
+  const gateways =
+    gatewayThreads <= 1
+      ? null
+      : new GatewayThreads(shards, config.auth === 'required' ? tokens : null, {
+          workers: Math.min(config.shardWorkers, shards.shardCount),
+          shardCount: shards.shardCount,
+          limits: config.limits,
+          longPollTimeoutMs: config.longPollTimeoutMs,
+          auth: config.auth === 'required',
+          corsOrigins: config.corsOrigins,
+          logLevel: config.logLevel,
+          logFormat: config.logFormat,
+        });
   const svc = await engine.listen(
-    { name: 'protocol listener (--listen)', host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes, threads: config.sseThreads, tooLarge: config.protocol === 'ds' ? corsTooLarge(cors.ds, dsTooLarge) : corsTooLarge(cors.svc, tooLarge) },
+    {
+      name: 'protocol listener (--listen)', host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes,
+      threads: gateways === null ? config.sseThreads : gatewayThreads, ...(gateways === null ? {} : { gateway: gateways.spec() }),
+      tooLarge: config.protocol === 'ds' ? corsTooLarge(cors.ds, dsTooLarge) : corsTooLarge(cors.svc, tooLarge),
+    },
     config.protocol === 'ds' ? protect('ds', createDsHandler(ds, inFlight)) : protect('svc', createSvcHandler({ shards, limits: config.limits, schemas, live, offsets: new NamedOffsets(meta), share: new ShareStates(meta) }, inFlight)),
   );
   const dsAddress = dsListenAddress(config);
@@ -648,6 +672,8 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
         // long-polls answer 204 now, SSE streams end with a `control` event.
         live.shutdown();
         await drained;
+        // The gateway threads' requests too, before the workers close.
+        await gateways?.drain();
         // Kafka requests in progress finish (a Fetch wait ended with live.shutdown) before the shards close.
         await kafka.close();
         await subscriptions?.close();

@@ -37,6 +37,7 @@ describe('defaults', () => {
       schemaRegistryListen: '',
       sseReconnectMs: 60_000,
       sseThreads: 0,
+      gatewayThreads: 1,
       corsOrigins: '*',
       dsSubscriptions: true,
       durability: 'sync',

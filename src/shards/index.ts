@@ -1,5 +1,6 @@
 /** The data plane's front door: everything outside src/shards imports from here only. */
-export { ShardClient, type ShardClientOptions } from './shard-client';
+export { type ClientLinkEvents, ShardClient, type ShardClientOptions } from './shard-client';
+export { PortLinks } from './worker-links';
 export { mediaType } from './names';
 export { IMPORT_CHUNK_BYTES, liveFrames } from './import-chunks';
 // A moved stream read back from the object store for an import (objects mode).

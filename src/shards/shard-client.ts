@@ -10,7 +10,7 @@
  * as data and are rebuilt into SvcError here.
  */
 import * as path from 'node:path';
-import { type Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import { SvcError } from '../errors';
 import { type RecordInput } from '../util/record-batch';
 import { initDataDir } from './data-dir';
@@ -51,7 +51,7 @@ import { payloadBytes } from './append-wire';
 import { type PackedWithExtras, controlReplyOf, repliesOf } from './worker-messages';
 import { type ControlMessage, type WorkerConfig, type WorkerEvent, type WorkerObjectsConfig } from './worker/worker-main';
 import { addObjectStoreStats, newObjectStoreStats } from '../objects';
-import { type PoolLog, type WorkerDown, WorkerPool } from './worker-pool';
+import { type PoolLog, type WorkerDown, type WorkerLinks, WorkerPool, type WorkerPort } from './worker-pool';
 import { SpaceGuard, type SpaceState, isDiskFull } from './space-guard';
 import { type SchemaControl, type SchemaDocument } from './schema-registry';
 
@@ -95,11 +95,25 @@ interface Pending {
   worker: number;
 }
 
+/** What the main thread's client tells a gateway thread's about one worker (linkClient). */
+export interface ClientLinkEvents {
+  /** The worker's end of a new channel (at the link, and after each restart). */
+  port(w: number, port: MessagePort): void;
+  /** The worker stopped: calls to it fail until a new port comes. */
+  down(w: number, why: WorkerDown): void;
+}
+
 /** A chunk of the log indexed as one unit; bounds the bytes a read walks to find its start. */
 const MAX_CHUNK_BYTES = 1024 * 1024; // 1 MiB
 
 export class ShardClient {
-  readonly #pool: WorkerPool;
+  /** The way to the workers: the pool (main thread) or a gateway thread's channels. */
+  readonly #pool: WorkerLinks;
+  /** The main thread's: the workers themselves, the disk's space guard and the data directory's lock; null on a gateway thread. */
+  readonly #owner: { pool: WorkerPool; space: SpaceGuard; lock: DataDirLock } | null;
+  /** Main thread: the gateway threads' clients, told when a worker stops and given its new channel when it is back. */
+  readonly #clients = new Map<number, ClientLinkEvents>();
+  #nextClient = 1;
   /** Each worker's outgoing message of this turn. */
   #out: Writer[];
   readonly #pending = new Map<number, Pending>();
@@ -120,22 +134,22 @@ export class ShardClient {
    * by `recycle`: the slab's id, and the worker's thread object then, so a slab goes back only to
    * the very thread that rendered it, never to one started after it.
    */
-  readonly #sharedPages = new WeakMap<Buffer, { w: number; thread: Worker; slab: number }>();
+  readonly #sharedPages = new WeakMap<Buffer, { w: number; thread: WorkerPort; slab: number }>();
 
-  readonly #space: SpaceGuard;
-  readonly #lock: DataDirLock;
-
-  private constructor(pool: WorkerPool, shardCount: number, space: SpaceGuard, lock: DataDirLock) {
-    this.#pool = pool;
-    this.#space = space;
-    this.#lock = lock;
+  private constructor(links: WorkerLinks, owner: { pool: WorkerPool; space: SpaceGuard; lock: DataDirLock } | null, shardCount: number) {
+    this.#pool = links;
+    this.#owner = owner;
+    const pool = links;
+    const space = owner?.space ?? null;
     // Low on space or not, every worker knows at once; one that is down learns it when it restarts (WorkerConfig.lowSpace).
-    space.onChange(
-      (low) => {
-        for (let w = 0; w < pool.size; w++) pool.running(w)?.postMessage({ type: 'space', low } satisfies ControlMessage);
-      },
-      () => pool.unavailable().length === 0,
-    );
+    if (owner !== null) {
+      owner.space.onChange(
+        (low) => {
+          for (let w = 0; w < pool.size; w++) owner.pool.running(w)?.postMessage({ type: 'space', low } satisfies ControlMessage);
+        },
+        () => pool.unavailable().length === 0,
+      );
+    }
     this.#out = Array.from({ length: pool.size }, () => new Writer(false));
     this.shardCount = shardCount;
     pool.setHooks({
@@ -145,10 +159,56 @@ export class ShardClient {
       },
       down: (w, why) => {
         this.#failWorker(w, why);
-        if (isDiskFull(why.errorCode, why.error)) space.enterLow(`shard worker ${w}: ${why.error}`);
+        for (const c of this.#clients.values()) c.down(w, why);
+        if (space !== null && isDiskFull(why.errorCode, why.error)) space.enterLow(`shard worker ${w}: ${why.error}`);
       },
-      up: (w) => this.#rewatch(w),
+      up: (w) => {
+        for (const [client, c] of this.#clients) this.#linkWorker(client, w, c);
+        this.#rewatch(w);
+      },
     });
+  }
+
+  /**
+   * A client on another thread (a gateway thread, docs/config.md `--gateway-threads`): a channel
+   * from it to every worker, so its calls need no hop through this thread. `events.port` gets each
+   * worker's end at once, and a new one after the worker is restarted; `events.down` is told when a
+   * worker stops (its calls on that thread must fail). Main thread only.
+   */
+  linkClient(events: ClientLinkEvents): { client: number; unlink(): void } {
+    const owner = this.#owned('linkClient');
+    const client = this.#nextClient++;
+    this.#clients.set(client, events);
+    for (let w = 0; w < this.#pool.size; w++) {
+      if (owner.pool.worker(w) !== null) this.#linkWorker(client, w, events);
+      else events.down(w, owner.pool.downInfo(w) ?? { worker: w, shards: [], error: 'starting', errorCode: null, sinceMs: Date.now(), restarts: 0 });
+    }
+    return {
+      client,
+      unlink: () => {
+        if (!this.#clients.delete(client)) return;
+        for (let w = 0; w < this.#pool.size; w++) owner.pool.running(w)?.postMessage({ type: 'detach', client } satisfies ControlMessage);
+      },
+    };
+  }
+
+  #linkWorker(client: number, w: number, events: ClientLinkEvents): void {
+    const worker = this.#owned('linkClient').pool.running(w);
+    if (worker === null) return;
+    const { port1, port2 } = new MessageChannel();
+    worker.postMessage({ type: 'attach', client, port: port1 } satisfies ControlMessage, [port1]);
+    events.port(w, port2);
+  }
+
+  /** The main thread's parts, or an error naming what only it may do. */
+  #owned(what: string): { pool: WorkerPool; space: SpaceGuard; lock: DataDirLock } {
+    if (this.#owner === null) throw new SvcError('internal', `${what} is the main thread's: a gateway thread's shard client cannot do it`);
+    return this.#owner;
+  }
+
+  /** A gateway thread's client over the channels the main thread's client linked (linkClient; worker-links.ts). */
+  static overLinks(links: WorkerLinks, shardCount: number): ShardClient {
+    return new ShardClient(links, null, shardCount);
   }
 
   static async start(o: ShardClientOptions): Promise<ShardClient> {
@@ -206,7 +266,7 @@ export class ShardClient {
       throw err;
     }
     restarted = true;
-    return new ShardClient(pool, shardCount, space, lock);
+    return new ShardClient(pool, { pool, space, lock }, shardCount);
   }
 
   /** Free space on the data directory's disk, and whether the node is refusing growth for want of it. */
@@ -214,7 +274,7 @@ export class ShardClient {
   readonly appended = { records: 0, bytes: 0 };
 
   space(): SpaceState {
-    return this.#space.state();
+    return this.#owned('space').space.state();
   }
 
   /** Workers that are down after a storage failure (empty when healthy); GET /ready is 503 while any is. */
@@ -401,7 +461,8 @@ export class ShardClient {
     this.#send();
     const id = this.#nextControlId++;
     // A worker that is down gets the registry as it is then when it restarts (ShardClientOptions.currentSchemas).
-    const running = Array.from({ length: this.#pool.size }, (_, w) => this.#pool.running(w)).filter((w): w is Worker => w !== null);
+    const pool = this.#owned('control').pool;
+    const running = Array.from({ length: pool.size }, (_, w) => pool.running(w)).filter((w): w is Worker => w !== null);
     return Promise.all(
       running.map(
         (w) =>
@@ -459,8 +520,17 @@ export class ShardClient {
   /** Finish every accepted write, fsync, checkpoint, and stop the workers. */
   async close(): Promise<void> {
     this.#send();
-    this.#space.close();
-    const workers = this.#pool.stopSupervising();
+    if (this.#owner === null) {
+      // A gateway thread's client: its calls still open fail; the workers are the main thread's.
+      for (const [id, p] of this.#pending) {
+        this.#pending.delete(id);
+        p.reject(new SvcError('shutting_down', 'the node is shutting down'));
+      }
+      return;
+    }
+    const owner = this.#owner;
+    owner.space.close();
+    const workers = owner.pool.stopSupervising();
     await Promise.all(
       workers.map(
         (w) =>
@@ -475,7 +545,7 @@ export class ShardClient {
       ),
     );
     await Promise.all(workers.map((w) => w.terminate()));
-    this.#lock.release();
+    owner.lock.release();
   }
 
   /** The one way to a worker: `req` is written with its operation's encoding, the reply read with its result's. */

@@ -53,6 +53,22 @@ export interface PoolHooks {
   up(w: number): void;
 }
 
+/** Where a ShardClient posts a worker's requests: the worker thread itself, or a channel to it. */
+export type WorkerPort = Pick<Worker, 'postMessage'>;
+
+/**
+ * What a ShardClient needs of the way to its workers: the pool on the main thread, or a gateway
+ * thread's channels to the same workers (worker-links.ts).
+ */
+export interface WorkerLinks {
+  readonly size: number;
+  setHooks(h: PoolHooks): void;
+  /** Where to post the worker's requests while it is up, else null. */
+  worker(w: number): WorkerPort | null;
+  downInfo(w: number): WorkerDown | null;
+  unavailable(): WorkerDown[];
+}
+
 interface Slot {
   worker: Worker | null;
   up: boolean;
@@ -63,7 +79,7 @@ interface Slot {
   timer: NodeJS.Timeout | null;
 }
 
-export class WorkerPool {
+export class WorkerPool implements WorkerLinks {
   readonly #file: string;
   readonly #config: (w: number) => WorkerConfig;
   readonly #log: PoolLog;

@@ -55,3 +55,28 @@ export function mallocTrim(): Promise<boolean | null> {
   if (fn === null) return Promise.resolve(null);
   return new Promise((resolve, reject) => fn(0, (err, released) => (err == null ? resolve(released === 1) : reject(err instanceof Error ? err : new Error(String(err))))));
 }
+
+let setNameFn: ((name: string) => number) | null | undefined;
+
+/**
+ * Names the calling thread for the kernel (pthread_setname_np: at most 15 bytes; shown by `top -H`,
+ * `ps -T` and /proc/<pid>/task/<tid>/comm), so per-thread CPU can be told apart (perf/scaling.js).
+ * Best effort: false where the C library cannot.
+ */
+export function nameThread(name: string): boolean {
+  if (setNameFn === undefined) {
+    try {
+      const self = libc().func('unsigned long pthread_self()');
+      const set = libc().func('int pthread_setname_np(unsigned long thread, const char *name)');
+      setNameFn = (n) => set(self(), n) as number;
+    } catch {
+      setNameFn = null;
+    }
+  }
+  if (setNameFn === null) return false;
+  try {
+    return setNameFn(name.slice(0, 15)) === 0;
+  } catch {
+    return false;
+  }
+}

@@ -56,7 +56,7 @@ export async function startNode(o: StartOptions = {}): Promise<NodeProcess> {
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
 
   const started_ = await new Promise<{ listen: string; admin: string | null; ds?: string | null; kafka: string }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`node did not start in time:\n${out}`)), 20000);
+    const timer = setTimeout(() => reject(new Error(`node did not start in time:\n${out}`)), 60000); // generous: a loaded machine starts a node in 20 s and more
     const check = (): void => {
       for (const line of out.split('\n')) {
         if (!line.includes('"node started"')) continue;

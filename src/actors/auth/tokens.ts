@@ -17,7 +17,8 @@ export const ANONYMOUS = 'anonymous';
 const PREFIX = 'tokens/';
 const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
-interface StoredToken {
+/** A token record as stored (the secret's hash only); what a gateway thread's TokenReplica holds. */
+export interface StoredToken {
   id: string;
   scope: Scope;
   createdAtMs: number;
@@ -41,15 +42,46 @@ export interface Principal {
 /** Why a request has no principal (all answered 401). */
 export type AuthFailure = 'absent' | 'malformed' | 'unknown' | 'expired';
 
-export class Tokens {
+/** A stored token with its record version (a new version: verified wire tokens are checked again). */
+export interface VersionedToken {
+  version: number;
+  value: StoredToken;
+}
+
+/** What authenticates a request: the Tokens actor, or a gateway thread's replica of its records. */
+export interface Authenticator {
+  authenticate(authorization: string | undefined): Promise<Principal | AuthFailure>;
+  authenticateNow(authorization: string | undefined): Principal | AuthFailure | null;
+}
+
+export class Tokens implements Authenticator {
   readonly #meta: MetaStore;
   readonly #now: () => number;
-  readonly #verified = new VerifiedTokens();
-  readonly #versionOf = (id: string): number | null => this.#meta.get(PREFIX + id)?.version ?? null;
+  readonly #check: (authorization: string | undefined) => Principal | AuthFailure;
+  /** Told after every change this node makes (issue, revoke, bootstrap), before it is answered. */
+  #changed: (() => Promise<void>) | null = null;
 
   constructor(meta: MetaStore, now: () => number = Date.now) {
     this.#meta = meta;
     this.#now = now;
+    this.#check = tokenCheck((id) => this.#meta.get<StoredToken>(PREFIX + id), now);
+  }
+
+  /**
+   * Every token record now, for a gateway thread's replica (`--gateway-threads`). With the local
+   * metadata store the node's own changes are the only ones, and `onChange` reports each.
+   */
+  records(): VersionedToken[] {
+    return this.#meta.list<StoredToken>(PREFIX).map((r) => ({ version: r.version, value: r.value }));
+  }
+
+  /**
+   * `fn` runs after each change this node makes and before the change is answered: the admin API
+   * answers an issue or a revoke only once every gateway thread has the new records, so the very
+   * next request on any thread sees it.
+   */
+  onChange(fn: () => Promise<void>): void {
+    this.#changed = fn;
   }
 
   /**
@@ -70,6 +102,7 @@ export class Tokens {
       if (existing.value.issuedBy === 'bootstrap' && !isDeepStrictEqual(existing.value.scope, ROOT_SCOPE)) {
         try {
           await this.#meta.put<StoredToken>(PREFIX + t.id, { ...existing.value, scope: ROOT_SCOPE }, { version: existing.version });
+          await this.#changed?.();
         } catch (err) {
           // Another node upgraded it at the same moment: the same scope.
           if (!(err instanceof MetaConflictError)) throw err;
@@ -110,30 +143,6 @@ export class Tokens {
     return this.#meta.viewIsCurrent() ? this.#check(authorization) : null;
   }
 
-  #check(authorization: string | undefined): Principal | AuthFailure {
-    if (authorization === undefined) {
-      const anon = this.#meta.get<StoredToken>(PREFIX + ANONYMOUS);
-      if (anon === null) return 'absent';
-      return expired(anon.value.scope, this.#now()) ? 'expired' : { id: ANONYMOUS, scope: anon.value.scope };
-    }
-    const m = /^Bearer ([^\s]+)$/i.exec(authorization.trim());
-    if (m === null) return 'malformed';
-    const wire = m[1]!;
-    // Seen and verified before against the record as it still is: no decoding, no hashing.
-    const known = this.#verified.lookup(wire, this.#versionOf);
-    if (known !== null) {
-      const scope = this.#meta.get<StoredToken>(PREFIX + known)!.value.scope;
-      return expired(scope, this.#now()) ? 'expired' : { id: known, scope };
-    }
-    const t = parseWireToken(wire);
-    if (t === null) return 'malformed';
-    const rec = this.#meta.get<StoredToken>(PREFIX + t.id);
-    if (rec === null || !secretMatches(t.secret, rec.value.secretHash)) return 'unknown';
-    if (expired(rec.value.scope, this.#now())) return 'expired';
-    this.#verified.remember(wire, t.id, rec.version);
-    return { id: t.id, scope: rec.value.scope };
-  }
-
   /** Token records the caller's `tokens` matchers cover (never a secret). */
   list(caller: Principal): { count: number; tokens: TokenRecord[] } {
     const tokens = this.#meta
@@ -167,6 +176,7 @@ export class Tokens {
       if (err instanceof MetaConflictError) throw new SvcError('conflict', `a token with id ${id} exists`);
       throw err;
     }
+    await this.#changed?.();
     // IssueTokenResponse (spec "Token records"): the wire token, here and never again.
     return { id, token: wire, scope, createdAtMs: stored.createdAtMs };
   }
@@ -183,7 +193,64 @@ export class Tokens {
       if (err instanceof MetaConflictError) throw new SvcError('conflict', `token ${id} changed concurrently`);
       throw err;
     }
+    await this.#changed?.();
   }
+}
+
+/**
+ * A gateway thread's copy of the token records (`--gateway-threads`): the main thread sends every
+ * record after each change and waits for the thread's acknowledgement before the change is
+ * answered. Checks requests exactly as Tokens does, against the copy.
+ */
+export class TokenReplica implements Authenticator {
+  #records = new Map<string, VersionedToken>();
+  readonly #check: (authorization: string | undefined) => Principal | AuthFailure;
+
+  constructor(now: () => number = Date.now) {
+    this.#check = tokenCheck((id) => this.#records.get(id) ?? null, now);
+  }
+
+  /** Every record as it is now (Tokens.records()). */
+  set(records: VersionedToken[]): void {
+    this.#records = new Map(records.map((r) => [r.value.id, r]));
+  }
+
+  authenticate(authorization: string | undefined): Promise<Principal | AuthFailure> {
+    return Promise.resolve(this.#check(authorization));
+  }
+
+  authenticateNow(authorization: string | undefined): Principal | AuthFailure {
+    return this.#check(authorization);
+  }
+}
+
+/** The check of a request's Authorization header against token records, as `get` reads them. */
+function tokenCheck(get: (id: string) => VersionedToken | null, now: () => number): (authorization: string | undefined) => Principal | AuthFailure {
+  const verified = new VerifiedTokens();
+  const versionOf = (id: string): number | null => get(id)?.version ?? null;
+  return (authorization) => {
+    if (authorization === undefined) {
+      const anon = get(ANONYMOUS);
+      if (anon === null) return 'absent';
+      return expired(anon.value.scope, now()) ? 'expired' : { id: ANONYMOUS, scope: anon.value.scope };
+    }
+    const m = /^Bearer ([^\s]+)$/i.exec(authorization.trim());
+    if (m === null) return 'malformed';
+    const wire = m[1]!;
+    // Seen and verified before against the record as it still is: no decoding, no hashing.
+    const known = verified.lookup(wire, versionOf);
+    if (known !== null) {
+      const scope = get(known)!.value.scope;
+      return expired(scope, now()) ? 'expired' : { id: known, scope };
+    }
+    const t = parseWireToken(wire);
+    if (t === null) return 'malformed';
+    const rec = get(t.id);
+    if (rec === null || !secretMatches(t.secret, rec.value.secretHash)) return 'unknown';
+    if (expired(rec.value.scope, now())) return 'expired';
+    verified.remember(wire, t.id, rec.version);
+    return { id: t.id, scope: rec.value.scope };
+  };
 }
 
 function publicRecord(s: StoredToken): TokenRecord {

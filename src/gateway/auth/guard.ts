@@ -8,7 +8,7 @@
  *   request ──▶ plan (op, group, streams; tenant prefix) ──▶ authenticate ──▶ authorize ──▶ handler
  *                  │ open (probes, preflights, static assets) ─────────────────────────────▶ handler
  */
-import { type AuthFailure, type Principal, ROOT_SCOPE, type Tokens, denial, tenantPrefix } from '../../actors';
+import { type AuthFailure, type Authenticator, type Principal, ROOT_SCOPE, denial, tenantPrefix } from '../../actors';
 import { COMMON_HEADERS } from '../ds/ds-headers';
 import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
 import { withSend } from '../http/forwarding-response';
@@ -30,7 +30,7 @@ const WHY: Record<AuthFailure, string> = {
   expired: 'the token has expired',
 };
 
-export function guard(listener: Listener, tokens: Tokens, handler: RequestHandler): RequestHandler {
+export function guard(listener: Listener, tokens: Authenticator, handler: RequestHandler): RequestHandler {
   return (req: HttpRequest, res: HttpResponse): void | Promise<unknown> => {
     const first = plan(listener, req, null);
     if (first.open) return handler(req, res);

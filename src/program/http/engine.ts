@@ -1,3 +1,4 @@
+import { type MessagePort } from 'node:worker_threads';
 /**
  * The contract every HTTP engine adapter fulfils. The gateway's handlers see only
  * these types, so the protocol code runs unchanged on uWebSockets.js and node:http.
@@ -106,6 +107,21 @@ export interface HttpResponse {
  */
 export type RequestHandler = (req: HttpRequest, res: HttpResponse) => void | Promise<unknown>;
 
+/** What makes an I/O thread a gateway thread (ListenOptions.gateway). */
+export interface GatewayThreadSpec {
+  /** The file the thread loads; it exports `startGateway(data, port): Promise<LocalGateway>`. */
+  module: string;
+  /** Thread k's data (structured-cloned) and its end of a control channel (moved). */
+  start(thread: number): { data: unknown; port: MessagePort };
+}
+
+/** A gateway thread's own handler (GatewayThreadSpec.module's `startGateway`). */
+export interface LocalGateway {
+  /** Whether this thread answers `req` itself; if not, it goes to the listener's handler on the main thread. */
+  serves(req: Omit<HttpRequest, 'body'>): boolean;
+  handler: RequestHandler;
+}
+
 export interface ListenOptions {
   host: string;
   /** 0 picks a free port. */
@@ -120,6 +136,12 @@ export interface ListenOptions {
    * still run on the calling thread. 0 or absent: none.
    */
   threads?: number;
+  /**
+   * With `threads`: each thread is a gateway thread (`--gateway-threads`, io-threads.ts): it loads
+   * `module` and serves itself the requests that module's handler takes; the others still come to
+   * the calling thread's handler. `start(k)` gives thread k its data and its control channel.
+   */
+  gateway?: GatewayThreadSpec;
   /** Call the handler at the end of the head and stream the body (`HttpRequest.bodyStream`); `bodyLimit` does not apply. */
   streamBodies?: boolean;
   /** Serve HTTPS with this certificate chain and key (PEM file paths). Not with `threads`. */

@@ -5,8 +5,9 @@
  * What the engine does before a handler (framing checks, malformed heads, body limits) runs here,
  * unchanged (uws-engine.ts).
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import { type HttpRequest, type HttpResponse } from './engine';
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
+import { type HttpRequest, type HttpResponse, type LocalGateway } from './engine';
+import { runHandler } from './run-handler';
 import { type ControlMessage, type EventsMessage, type HeadMeta, Op, type OpsMessage, type RefuseMeta, type RequestHeadWire, type ThreadStatus } from './io-wire';
 import { type RequestHead, type UwsResponse, type UwsServer, listenUws } from './uws-engine';
 import { type WriteCut } from './write-pacing';
@@ -17,7 +18,12 @@ interface IoThreadData {
   bodyLimit: number;
   name: string | undefined;
   writeIdleMs: number | undefined;
+  /** A gateway thread's handler (engine.ts, GatewayThreadSpec); absent: every request goes to the main thread. */
+  gateway: { module: string; data: unknown; port: MessagePort } | undefined;
 }
+
+/** This thread's own handler when it is a gateway thread. */
+let local: LocalGateway | null = null;
 
 const port = parentPort!;
 const data = workerData as IoThreadData;
@@ -59,6 +65,8 @@ function track(res: HttpResponse): number {
 }
 
 function handle(req: HttpRequest, res: HttpResponse): void {
+  // A gateway thread answers what its handler serves here, without a hop (docs/config.md, --gateway-threads).
+  if (local !== null && local.serves(req)) return runHandler(local.handler, req, res);
   const id = track(res);
   // A copy of exactly the body's bytes, so the transfer moves nothing else.
   const body = new Uint8Array(req.body.byteLength);
@@ -125,6 +133,12 @@ function apply(m: OpsMessage): void {
 async function main(): Promise<void> {
   let server: UwsServer;
   try {
+    if (data.gateway !== undefined) {
+      // By path, not by import: the gateway's handlers are a layer above this engine.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const m = require(data.gateway.module) as { startGateway(data: unknown, port: MessagePort): Promise<LocalGateway> };
+      local = await m.startGateway(data.gateway.data, data.gateway.port);
+    }
     // A response this thread cuts (write-idle timeout) is logged by the main thread; its handler
     // learns of it as an abort, through the response's onAborted (track, above).
     const cut = (c: WriteCut): void => void out().cuts.push(c);

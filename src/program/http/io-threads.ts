@@ -78,7 +78,7 @@ const PORT_ATTEMPTS = 5;
 async function listenAll(options: ListenOptions, handler: RequestHandler, threads: number, log: EngineLog): Promise<HttpServerHandle> {
   const started: IoThread[] = [];
   try {
-    for (let i = 0; i < threads; i++) started.push(await IoThread.start(options, handler, log));
+    for (let i = 0; i < threads; i++) started.push(await IoThread.start(options, handler, log, i));
   } catch (err) {
     await Promise.all(started.map((t) => t.close()));
     throw err;
@@ -126,9 +126,12 @@ class IoThread {
     this.#handler = handler;
   }
 
-  static start(options: ListenOptions, handler: RequestHandler, log: EngineLog): Promise<IoThread> {
+  static start(options: ListenOptions, handler: RequestHandler, log: EngineLog, k: number): Promise<IoThread> {
+    // A gateway thread (--gateway-threads) also gets its handler's module, data and control channel.
+    const g = options.gateway === undefined ? undefined : { module: options.gateway.module, ...options.gateway.start(k) };
     const worker = new Worker(path.join(__dirname, 'io-thread.js'), {
-      workerData: { host: options.host, port: options.port, bodyLimit: options.bodyLimit, name: options.name, writeIdleMs: options.writeIdleMs },
+      workerData: { host: options.host, port: options.port, bodyLimit: options.bodyLimit, name: options.name, writeIdleMs: options.writeIdleMs, gateway: g },
+      transferList: g === undefined ? [] : [g.port],
     });
     const t = new IoThread(worker, options, handler, log);
     return new Promise((resolve, reject) => {

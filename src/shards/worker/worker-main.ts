@@ -12,7 +12,7 @@
  * and the new thread recovers its shards from their logs.
  */
 import * as path from 'node:path';
-import { parentPort, workerData } from 'node:worker_threads';
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { ready as compressionReady } from '../../util/compression';
 import { type ErrorData, SvcError } from '../../errors';
 import { type SchemaControl, type SchemaDocument, SchemaRegistry, applySchemaControl } from '../schema-registry';
@@ -31,6 +31,8 @@ import { CommitBarrier } from './commit-barrier';
 import { ReadCache } from './read-cache';
 import { SyncJournal, replayJournal } from './sync-journal';
 import { PagePool, pagePool, setPagePool } from './page-pool';
+import { shardOf } from '../placement';
+import { nameThread } from '../../util/libc';
 
 export interface WorkerConfig {
   dataDir: string;
@@ -78,8 +80,18 @@ export interface WorkerObjectsConfig {
   putsInFlight?: number;
 }
 
-/** Control messages travel outside the packed batches; those with an `id` are answered with a `control-reply`. */
-export type ControlMessage = { type: 'close' } | { type: 'space'; low: boolean } | (SchemaControl & { id: number });
+/**
+ * Control messages travel outside the packed batches; those with an `id` are answered with a
+ * `control-reply`. `attach` gives the worker a channel to one more client (a gateway thread's
+ * ShardClient, docs/config.md `--gateway-threads`): its requests are answered, and the tail events
+ * of the streams it watches sent, on that channel; `detach` ends it.
+ */
+export type ControlMessage =
+  | { type: 'close' }
+  | { type: 'space'; low: boolean }
+  | (SchemaControl & { id: number })
+  | { type: 'attach'; client: number; port: MessagePort }
+  | { type: 'detach'; client: number };
 export type WorkerEvent =
   | { type: 'ready'; recovery: Array<{ shardId: number; replayedFrames: number; truncatedBytes: number; streams: number }> }
   | { type: 'failed'; message: string; code: string | null }
@@ -93,8 +105,26 @@ const cfg: WorkerConfig = workerData;
 const shards = new Map<number, Shard>();
 /** Every schema, compiled once for this thread; shards validate appends with it. */
 const schemaRegistry = new SchemaRegistry(cfg.schemas ?? []);
-/** Replies (and tail events) of this turn; read pages are moved with it, or shared (page-pool.ts), not copied. */
-const outbox = new Writer(true, (sab) => pagePool().share(sab));
+/**
+ * Each client's replies (and tail events) of this turn; read pages are moved with them, or shared
+ * (page-pool.ts), not copied. Client 0 is the main thread's ShardClient (on parentPort); the
+ * others are gateway threads' (`attach`), each on its own channel.
+ */
+const outboxes = new Map<number, Writer>();
+/** The channel of each client but the main thread's. */
+const clients = new Map<number, MessagePort>();
+/** Which clients watch each watched stream: a tail event goes to each of them, and the shard unwatches when none is left. */
+const watchers = new Map<string, Set<number>>();
+
+function outboxOf(client: number): Writer | null {
+  let o = outboxes.get(client);
+  if (o === undefined) {
+    if (client !== 0 && !clients.has(client)) return null; // detached meanwhile: nobody to answer
+    o = new Writer(true, (sab) => pagePool().share(sab));
+    outboxes.set(client, o);
+  }
+  return o;
+}
 /** Creates and appends are refused while the disk is full (deletes and trims free space). */
 let lowSpace = cfg.lowSpace === true;
 let sendScheduled = false;
@@ -114,11 +144,15 @@ function scheduleFlush(): void {
 
 function flushOutbox(): void {
   sendScheduled = false;
-  if (outbox.empty) return;
-  const { message, transferMessage, extras, shared } = outbox.take();
-  const transfer = transferMessage ? [message, ...extras] : extras;
-  if (extras.length === 0 && shared.length === 0) port.postMessage(message, transfer);
-  else port.postMessage({ packed: message, extras, ...(shared.length > 0 ? { shared } : {}) } satisfies PackedWithExtras, transfer);
+  for (const [client, outbox] of outboxes) {
+    if (outbox.empty) continue;
+    const to = client === 0 ? port : clients.get(client);
+    const { message, transferMessage, extras, shared } = outbox.take();
+    if (to === undefined) continue;
+    const transfer = transferMessage ? [message, ...extras] : extras;
+    if (extras.length === 0 && shared.length === 0) to.postMessage(message, transfer);
+    else to.postMessage({ packed: message, extras, ...(shared.length > 0 ? { shared } : {}) } satisfies PackedWithExtras, transfer);
+  }
 }
 
 /** Set once the thread is stopping after a storage failure: requests still arriving fail at once. */
@@ -149,8 +183,10 @@ function die(err: unknown, shardId: number | null): void {
 process.on('uncaughtException', (err) => die(err, null));
 process.on('unhandledRejection', (err) => die(err, null));
 
-/** Write one reply entry; a body that cannot be written becomes an error reply instead. */
-function send<T>(id: number, status: Status, shard: number, codec: Codec<T>, body: T): void {
+/** Write one reply entry to `client`; a body that cannot be written becomes an error reply instead. */
+function send<T>(client: number, id: number, status: Status, shard: number, codec: Codec<T>, body: T): void {
+  const outbox = outboxOf(client);
+  if (outbox === null) return;
   const mark = outbox.beginEntry(id, status, shard);
   try {
     codec.write(outbox, body);
@@ -158,7 +194,7 @@ function send<T>(id: number, status: Status, shard: number, codec: Codec<T>, bod
   } catch (err) {
     outbox.rollback(mark);
     if (status === Status.Error) throw err;
-    return fail(id, shard, err);
+    return fail(client, id, shard, err);
   }
   scheduleFlush();
 }
@@ -166,21 +202,47 @@ function send<T>(id: number, status: Status, shard: number, codec: Codec<T>, bod
 /** A buffer the gateway gave up (a Kafka request frame) goes back with the replies of the turn, moved. */
 function returnBuffer(ab: ArrayBuffer): void {
   if (ab.byteLength < TRANSFER_MIN || dying !== null) return;
-  send(0, Status.Returned, 0, returnedBody, Buffer.from(ab));
+  // Only the main thread's client (the Kafka listener) gives buffers up.
+  send(0, 0, Status.Returned, 0, returnedBody, Buffer.from(ab));
 }
 
-/** Tail events of watched streams go out with the replies of the same turn, after them (live reads). */
+/**
+ * Tail events of watched streams go out with the replies of the same turn, after them (live
+ * reads), each to the clients that watch its stream.
+ */
 function onTail(events: TailEvent[]): void {
-  send(0, Status.Tail, 0, tailBody, events);
+  if (clients.size === 0) return send(0, 0, Status.Tail, 0, tailBody, events);
+  const byClient = new Map<number, TailEvent[]>();
+  for (const e of events) {
+    for (const c of watchers.get(e.name) ?? []) {
+      let list = byClient.get(c);
+      if (list === undefined) byClient.set(c, (list = []));
+      list.push(e);
+    }
+  }
+  for (const [c, list] of byClient) send(c, 0, Status.Tail, 0, tailBody, list);
 }
 
-function fail(id: number, shard: number, err: unknown): void {
+function fail(client: number, id: number, shard: number, err: unknown): void {
   const e = err instanceof SvcError ? err : new SvcError('internal', err instanceof Error ? err.message : String(err));
-  send(id, Status.Error, shard, errorBody, e.toData());
+  send(client, id, Status.Error, shard, errorBody, e.toData());
 }
 
-/** One entry per operation: the shard's method for it, typed by the operation's request and result. */
-type Handler<K extends OpName> = (shard: Shard, req: Req<K>, reply: Reply<Res<K>>) => void;
+/** `client` watches (or stops watching) `name`; the shard watches while any client does. Returns the tail now. */
+function watchFor(client: number, s: Shard, name: string, on: boolean): TailEvent {
+  let set = watchers.get(name);
+  if (on) {
+    if (set === undefined) watchers.set(name, (set = new Set()));
+    set.add(client);
+  } else if (set !== undefined) {
+    set.delete(client);
+    if (set.size === 0) watchers.delete(name);
+  }
+  return s.watch(name, watchers.has(name));
+}
+
+/** One entry per operation: the shard's method for it, typed by the operation's request and result; `client` is who asked. */
+type Handler<K extends OpName> = (shard: Shard, req: Req<K>, reply: Reply<Res<K>>, client: number) => void;
 
 const HANDLERS: { readonly [K in OpName]: Handler<K> } = {
   create: (s, p, reply) => s.create(p, reply),
@@ -202,8 +264,8 @@ const HANDLERS: { readonly [K in OpName]: Handler<K> } = {
     reply(null, s === firstShard && pagePool().enabled ? { ...st, readPool: pagePool().stats } : st);
   },
   configure: (s, p, reply) => s.configure(p, reply),
-  watch: (s, p, reply) => reply(null, s.watch(p.name, true)),
-  unwatch: (s, p, reply) => reply(null, s.watch(p.name, false)),
+  watch: (s, p, reply, client) => reply(null, watchFor(client, s, p.name, true)),
+  unwatch: (s, p, reply, client) => reply(null, watchFor(client, s, p.name, false)),
   importBegin: (s, p, reply) => s.importBegin(p, reply),
   importFrames: (s, p, reply) => s.importFrames(p, reply),
   importEnd: (s, p, reply) => s.importEnd(p, reply),
@@ -212,14 +274,19 @@ const HANDLERS: { readonly [K in OpName]: Handler<K> } = {
 };
 
 /** Decode the request with its operation's codec, run it, and write the reply with the result's. */
-function handle<K extends OpName>(op: K, id: number, shardId: number, shard: Shard, r: Reader): void {
+function handle<K extends OpName>(client: number, op: K, id: number, shardId: number, shard: Shard, r: Reader): void {
   const spec = OPS[op];
   const req = spec.req.read(r);
-  HANDLERS[op](shard, req, (err, result) => {
-    if (err !== null) fail(id, shardId, err);
-    else if (result === undefined) fail(id, shardId, new SvcError('internal', `the ${op} operation answered nothing`));
-    else send(id, Status.Ok, shardId, spec.res, result);
-  });
+  HANDLERS[op](
+    shard,
+    req,
+    (err, result) => {
+      if (err !== null) fail(client, id, shardId, err);
+      else if (result === undefined) fail(client, id, shardId, new SvcError('internal', `the ${op} operation answered nothing`));
+      else send(client, id, Status.Ok, shardId, spec.res, result);
+    },
+    client,
+  );
 }
 
 port.on('message', (msg: ArrayBuffer | PackedWithExtras | ControlMessage) => {
@@ -227,29 +294,55 @@ port.on('message', (msg: ArrayBuffer | PackedWithExtras | ControlMessage) => {
     if (msg.type === 'close') void closeAll();
     else if (msg.type === 'space') lowSpace = msg.low;
     else if (msg.type === 'schemas') onSchemaControl(msg);
+    else if (msg.type === 'attach') attach(msg.client, msg.port);
+    else if (msg.type === 'detach') detach(msg.client);
     return;
   }
+  onPacked(0, msg);
+});
+
+/** A gateway thread's channel: its requests are served as the main thread's are, and answered on it. */
+function attach(client: number, p: MessagePort): void {
+  clients.set(client, p);
+  p.on('message', (msg: ArrayBuffer | PackedWithExtras) => onPacked(client, msg));
+}
+
+/** The gateway thread is gone: its watches end, and nothing more is sent to it. */
+function detach(client: number): void {
+  const p = clients.get(client);
+  clients.delete(client);
+  outboxes.delete(client);
+  p?.close();
+  for (const [name, set] of [...watchers]) {
+    if (!set.delete(client) || set.size > 0) continue;
+    watchers.delete(name);
+    shards.get(shardOf(name, cfg.shardCount))?.watch(name, false);
+  }
+}
+
+/** A packed batch of requests from `client`. */
+function onPacked(client: number, msg: ArrayBuffer | PackedWithExtras): void {
   const packed = packedOf(msg);
   if (packed === null) return;
   const touched = new Set<Shard>();
   // Extras: a Kafka request frame's batch, moved here by the gateway thread (wire.ts, Writer.blob).
   readEntries(packed.message, packed.extras, (id, code, shardId, r) => {
     if (code === RETURNED_PAGE) return pagePool().giveReturned(r.u32());
-    if (dying !== null) return fail(id, shardId, dying);
+    if (dying !== null) return fail(client, id, shardId, dying);
     const shard = shards.get(shardId);
-    if (shard === undefined) return fail(id, shardId, new SvcError('internal', `shard ${shardId} is not hosted by this worker`));
+    if (shard === undefined) return fail(client, id, shardId, new SvcError('internal', `shard ${shardId} is not hosted by this worker`));
     const op = opOf(code);
-    if (op === undefined) return fail(id, shardId, new SvcError('internal', `unknown operation ${code}`));
+    if (op === undefined) return fail(client, id, shardId, new SvcError('internal', `unknown operation ${code}`));
     try {
-      handle(op, id, shardId, shard, r);
+      handle(client, op, id, shardId, shard, r);
       touched.add(shard);
     } catch (err) {
-      fail(id, shardId, err);
+      fail(client, id, shardId, err);
     }
   });
   // Everything that arrived together is committed together.
   for (const s of touched) s.flush();
-});
+}
 
 /** A registry change, applied before the answer: the main thread answers the client only after every worker did. */
 function onSchemaControl(msg: SchemaControl & { id: number }): void {
@@ -280,6 +373,8 @@ async function closeAll(): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  // Per-thread CPU is told apart by name (perf/scaling.js): the worker's index is its first shard's.
+  nameThread(`svc-shard-${cfg.shardIds[0] ?? 0}`);
   const recovery: Array<{ shardId: number; replayedFrames: number; truncatedBytes: number; streams: number }> = [];
   const dirOf = (shardId: number): string => path.join(cfg.dataDir, 'shards', String(shardId));
   // Reads of Kafka-compressed batches may need zstd, which loads asynchronously.

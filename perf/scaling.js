@@ -1,0 +1,145 @@
+#!/usr/bin/env node
+/**
+ * Gateway threads (`--gateway-threads`): W1 (single-record 100 B appends to one stream) and W2 (the
+ * same spread over 64 streams) against a fresh single node per gateway thread count, with the CPU
+ * per append of every thread of the node (main, gateway `svc-gw-*`, shard `svc-shard-*`, the rest
+ * as `other`: libuv, RocksDB, V8) from /proc/<pid>/task/<tid>/stat over the measured seconds, and the
+ * bound the busiest thread sets: 1 s ÷ its µs per append.
+ *
+ *   SCALING_THREADS=1,2,4        gateway thread counts (default 1,2)
+ *   SCALING_LOADS=W1,W2          loads (default W1,W2)
+ *   SCALING_SERVER_CPUS=0-7      taskset CPU list of the node (default: unpinned)
+ *   SCALING_LOAD_CPUS=8-11       taskset CPU list of wrk (default: unpinned)
+ *   SCALING_SHARD_WORKERS=2      --shard-workers (default 1)
+ *   PERF_DURATION=5              seconds measured per run (after 2 s of warm-up)
+ *   SCALING_CONNECTIONS=64       wrk connections (wrk threads: SCALING_WRK_THREADS, default 1)
+ *
+ * Ports 0 throughout. Kafka produce is not measured yet (its listener stays on the main thread).
+ */
+'use strict';
+const { spawn, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const ROOT = path.resolve(__dirname, '..');
+const MAIN = path.join(ROOT, 'dist', 'main.js');
+const list = (v, d) => (v ?? d).split(',').map((s) => s.trim()).filter(Boolean);
+const THREADS = list(process.env.SCALING_THREADS, '1,2').map(Number);
+const LOADS = list(process.env.SCALING_LOADS, 'W1,W2');
+const SERVER_CPUS = process.env.SCALING_SERVER_CPUS ?? '';
+const LOAD_CPUS = process.env.SCALING_LOAD_CPUS ?? '';
+const DURATION = Number(process.env.PERF_DURATION ?? 5);
+const CONNECTIONS = Number(process.env.SCALING_CONNECTIONS ?? 64);
+const WRK_THREADS = Number(process.env.SCALING_WRK_THREADS ?? 1);
+const SHARD_WORKERS = Number(process.env.SCALING_SHARD_WORKERS ?? 1);
+const SPREAD = 64;
+const TICK_US = 1e6 / Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
+
+const pinned = (cpus, cmd, args) => (cpus === '' ? [cmd, args] : ['taskset', ['-c', cpus, cmd, ...args]]);
+
+/** CPU ticks per thread of `pid`, by role. */
+function threadTicks(pid) {
+  const out = new Map();
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    let stat;
+    try {
+      stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(f[11]) + Number(f[12]); // utime + stime
+    const role = tid === String(pid) ? 'main' : /^svc-(gw|shard)-/.test(comm) ? comm : 'other';
+    out.set(role, (out.get(role) ?? 0) + ticks);
+  }
+  return out;
+}
+
+function startNode(gatewayThreads) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-scaling-'));
+  const [cmd, args] = pinned(SERVER_CPUS, process.execPath, [MAIN, 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--kafka-listen', '127.0.0.1:0', '--shard-workers', String(SHARD_WORKERS), '--gateway-threads', String(gatewayThreads), '--log-level', 'info']);
+  const proc = spawn(cmd, args, { env: { ...process.env, SVC_RESERVE_BYTES: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`the node did not start:\n${out}`)), 120_000);
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = /"msg":"node started"/.test(out) && /"listen":"([^"]+)"/.exec(out.slice(out.indexOf('node started') - 400));
+      if (!m) return;
+      clearTimeout(timer);
+      proc.stdout.removeAllListeners('data');
+      proc.stdout.resume();
+      // With taskset the node is taskset's child: its pid is the one that exec'd, the same.
+      resolve({ proc, url: `http://${m[1]}`, dataDir });
+    });
+  });
+}
+
+async function http(method, url, body, type) {
+  const r = await fetch(url, { method, body, headers: type ? { 'content-type': type } : {} });
+  if (r.status >= 300) throw new Error(`${method} ${url}: ${r.status} ${await r.text()}`);
+}
+
+function wrk(url, script, extra, seconds) {
+  const [cmd, args] = pinned(LOAD_CPUS, 'wrk', [`-t${WRK_THREADS}`, `-c${CONNECTIONS}`, `-d${seconds}s`, '-s', path.join(__dirname, 'wrk', script), url, '--', ...extra]);
+  const out = execFileSync(cmd, args, { encoding: 'utf8' });
+  const line = out.split('\n').find((l) => l.startsWith('WRKJSON '));
+  return JSON.parse(line.slice(8));
+}
+
+async function run(load, gatewayThreads, bodyFile) {
+  const node = await startNode(gatewayThreads);
+  try {
+    const type = 'application/octet-stream';
+    let url;
+    let extra;
+    let script;
+    if (load === 'W1') {
+      await http('PUT', `${node.url}/w1`, undefined, type);
+      [url, script, extra] = [`${node.url}/w1`, 'append.lua', [bodyFile, type]];
+    } else {
+      for (let i = 0; i < SPREAD; i++) await http('PUT', `${node.url}/w2-${String(i).padStart(4, '0')}`, undefined, type);
+      [url, script, extra] = [node.url, 'append-spread.lua', [bodyFile, type, '/w2-', String(SPREAD)]];
+    }
+    wrk(url, script, extra, 2); // warm-up
+    const before = threadTicks(node.proc.pid);
+    const r = wrk(url, script, extra, DURATION);
+    const after = threadTicks(node.proc.pid);
+    const appends = r.requests;
+    const perThread = {};
+    for (const [role, t] of after) perThread[role] = ((t - (before.get(role) ?? 0)) * TICK_US) / Math.max(1, appends);
+    const busiest = Object.entries(perThread).filter(([k]) => k !== 'other').sort((a, b) => b[1] - a[1])[0];
+    return { load, gatewayThreads, rate: appends / (r.duration_us / 1e6), errors: r.errors, perThread, busiest: busiest[0], bound: 1e6 / busiest[1] };
+  } finally {
+    node.proc.kill('SIGTERM');
+    await new Promise((res) => node.proc.once('exit', res));
+    fs.rmSync(node.dataDir, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  const bodyFile = path.join(os.tmpdir(), `svc-scaling-body-${process.pid}`);
+  fs.writeFileSync(bodyFile, Buffer.alloc(100, 0x61));
+  console.log(`load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; server CPUs ${SERVER_CPUS || 'any'}, load CPUs ${LOAD_CPUS || 'any'}; ${DURATION} s per run`);
+  console.log('| load | gateway threads | appends/s | busiest thread | its µs/append | bound (appends/s) | µs/append per thread |');
+  console.log('|---|---|---|---|---|---|---|');
+  try {
+    for (const load of LOADS) {
+      for (const n of THREADS) {
+        const r = await run(load, n, bodyFile);
+        const threads = Object.entries(r.perThread).sort().map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ');
+        console.log(`| ${r.load} | ${n} | ${Math.round(r.rate)} | ${r.busiest} | ${r.perThread[r.busiest].toFixed(1)} | ${Math.round(r.bound)} | ${threads} |`);
+      }
+    }
+  } finally {
+    fs.rmSync(bodyFile, { force: true });
+  }
+  console.log(`load average after: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
