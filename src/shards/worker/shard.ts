@@ -19,6 +19,8 @@
  */
 import { SvcError } from '../../errors';
 import {
+  type AdoptParams,
+  type AdoptResult,
   type AppendParams,
   type BatchLimits,
   type AppendResult,
@@ -60,7 +62,7 @@ import { recoverShard } from './shard-recovery';
 import { StreamCatalog } from './stream-catalog';
 import { StreamImports } from './stream-import';
 import { type StreamMeta, readMeta } from './stream-meta';
-import { type StreamState, isExpired, isGone } from './stream-state';
+import { type StreamState, isExpired, isGone, servedStart } from './stream-state';
 import { type BatchProducer, StreamWrites } from './stream-writes';
 import { sweepExpired } from './retention';
 import { TailWatches } from './tail-watches';
@@ -430,6 +432,22 @@ export class Shard {
   }
 
   /**
+   * Open a stream from the object ledger without copying its records (stream-import.ts, `adopt`);
+   * answered once its frames are durable. Reads below the remote end are not served from the
+   * object store yet (docs/objects.md, "Built so far"): nothing calls this by default.
+   */
+  adopt(p: AdoptParams, reply: Reply<AdoptResult>): void {
+    if (this.#refuse(reply)) return;
+    let r: ReturnType<StreamImports['adopt']>;
+    try {
+      r = this.#imports.adopt(p);
+    } catch (err) {
+      return reply(err as SvcError);
+    }
+    this.#commit.whenDurable(reply, () => ({ info: this.#info(r.s), replaced: r.replaced, remoteEnd: r.chunks.end, remoteChunks: r.chunks.size }));
+  }
+
+  /**
    * Remove the local copy of a stream that another node now serves: a delete whatever its state
    * (forks, expiry), written as `local` frames, with nothing shared touched (no fork reference
    * released). Imports of the name still open are abandoned.
@@ -634,7 +652,7 @@ export class Shard {
       name: m.name,
       streamId: this.#globalId(s),
       contentType: m.contentType,
-      startSeq: s.startSeq,
+      startSeq: servedStart(s),
       nextSeq: s.nextSeq,
       closed: s.closed,
       ttlSeconds: m.ttlSeconds,

@@ -209,6 +209,7 @@ const HANDLERS: { readonly [K in OpName]: Handler<K> } = {
   importEnd: (s, p, reply) => s.importEnd(p, reply),
   importAbort: (s, p, reply) => s.importAbort(p, reply),
   drop: (s, p, reply) => s.drop(p.name, reply),
+  adopt: (s, p, reply) => s.adopt(p, reply),
 };
 
 /** Decode the request with its operation's codec, run it, and write the reply with the result's. */
