@@ -229,7 +229,7 @@ function objectsMode(config: Config, meta: MetaStore, nodeId: number): ShardClie
   // Without --objects (etcd metadata alone) openControlPlane logged the warning (config.ts configWarnings).
   if (config.metadata === 'local' || config.objects === '') return undefined;
   const nodeEpoch = (meta.get<NodeRecord>(nodeKey(nodeId))?.value.nodeEpoch ?? 0) + 1;
-  return { url: config.objects, metadataUrl: config.metadata, metadataCredentials: metadataCredentials(config), nodeId, nodeEpoch, flushMs: config.objectsFlushMs, putsInFlight: config.objectsPutsInFlight };
+  return { url: config.objects, metadataUrl: config.metadata, metadataCredentials: metadataCredentials(config), nodeId, nodeEpoch, flushMs: config.objectsFlushMs, putsInFlight: config.objectsPutsInFlight, cacheBytes: config.objectsCacheBytes };
 }
 
 /** Bytes available to this process on the file system holding `dir`, or -1 when unknown. */

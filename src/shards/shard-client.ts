@@ -195,7 +195,8 @@ export class ShardClient {
       // Tail versions of a restarted shard must stay above those its readers saw (LiveWaiters drops older ones).
       tailVersionBase: Date.now() * 1000,
       lowSpace: guard.low,
-      ...(o.objects !== undefined ? { objects: o.objects } : { journalFile: journalFile(path.resolve(o.dataDir), w) }),
+      // The object range cache, like the read cache: the node's budget split evenly over the workers.
+      ...(o.objects !== undefined ? { objects: { ...o.objects, cacheBytes: Math.floor((o.objects.cacheBytes ?? 0) / workerCount) } } : { journalFile: journalFile(path.resolve(o.dataDir), w) }),
     });
     let pool: WorkerPool;
     try {

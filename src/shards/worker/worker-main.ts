@@ -76,6 +76,11 @@ export interface WorkerObjectsConfig {
   flushMs: number;
   /** `--objects-puts-in-flight` (absent: ObjectCommit's default). */
   putsInFlight?: number;
+  /**
+   * `--objects-cache-bytes` (the node's, split by ShardClient over its workers: this worker's):
+   * the object range cache of reads from the object store, not built into the worker yet.
+   */
+  cacheBytes?: number;
 }
 
 /** Control messages travel outside the packed batches; those with an `id` are answered with a `control-reply`. */
