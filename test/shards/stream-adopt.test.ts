@@ -3,14 +3,15 @@
  * copy"; `ShardClient.adoptStream`, the shard's `adopt` operation): the stream takes its start,
  * seal and meta from the ledger's `m/` record and its tail from the last entry, its producers as
  * given, and no frames; appends go on from the remote end; a local copy is replaced; a bad input
- * leaves nothing. Reads below the remote end are not served from the store yet (not built).
+ * leaves nothing. Reads below the remote end are not served from the store yet (not built): they
+ * are refused with storage_unavailable.
  */
 import { type SvcError } from '../../src/errors';
 import { type AdoptParams } from '../../src/shards/types';
 import { type ProducerTable, encodeProducers, producerIdOf, recordBatchProducer } from '../../src/shards/worker/producers';
 import { encodeRecordBatch, readBatchHeader } from '../../src/util/record-batch';
 import { tempDir } from '../helpers/node-process';
-import { type ShardClient, appendRecords, createStream, readAll, rec, startShards } from './helpers/import-fixture';
+import { type ShardClient, appendRecords, createStream, rec, startShards } from './helpers/import-fixture';
 
 const WRITER = { id: 'writer-1', epoch: 3 };
 const CREATED = 1_700_000_000_000;
@@ -73,6 +74,14 @@ describe('adopting a stream from the object ledger', () => {
     expect(page.map((x) => x.seq)).toEqual([11, 12]);
   });
 
+  it('refuses a read below the remote end (not served from the store yet), never skipping to the local records', async () => {
+    for (const seq of [0, 3, 10]) {
+      const err = await rejection(shards.read({ name: '/ad/a', seq, count: 10, bytes: 1 << 20, format: 'json' }));
+      expect(err.code).toBe('storage_unavailable');
+      expect(err.message).toContain(`records ${Math.max(seq, 3)}..10`);
+    }
+  });
+
   it('answers a retry of an append acknowledged by the old owner as a duplicate with its seqs, and takes the next', async () => {
     const dup = await appendRecords(shards, '/ad/a', [rec('p2-again')], { ...WRITER, seq: 2 });
     expect(dup.duplicate).toBe(true);
@@ -100,8 +109,10 @@ describe('adopting a stream from the object ledger', () => {
     const r = await shards.adoptStream('/ad/b', { meta: ledgerMeta('/ad/b', 0), entries: ENTRIES, epoch: 4 });
     expect(r.replaced).toBe(true);
     expect(r.info).toMatchObject({ startSeq: 0, nextSeq: 11 });
-    // The old copy's records are gone: nothing local below the remote end.
-    expect((await readAll(shards, '/ad/b', 'json')).count).toBe(0);
+    // The old copy's records are gone: nothing local from the remote end, nothing local below it.
+    const page = await shards.read({ name: '/ad/b', seq: 11, count: 10, bytes: 1 << 20, format: 'json' });
+    expect({ count: page.count, startSeq: page.startSeq, nextSeq: page.nextSeq }).toEqual({ count: 0, startSeq: 0, nextSeq: 11 });
+    expect((await rejection(shards.read({ name: '/ad/b', seq: 0, count: 10, bytes: 1 << 20, format: 'json' }))).code).toBe('storage_unavailable');
   });
 
   it('refuses overlapping entries (data_corrupt), a fork and a meta naming another stream (bad_request); nothing is left', async () => {

@@ -476,7 +476,14 @@ export class Shard {
     const end = stable === null ? tail : Math.min(stable, tail);
     const seq = p.seq < 0 ? end : p.seq;
     if (seq > tail) throw new SvcError('seq_out_of_range', `seq ${seq} is beyond the end of the stream (${tail})`, { next_seq: tail });
-    const from = Math.max(seq, s.startSeq);
+    const from = Math.max(seq, servedStart(s));
+    // An adopted stream's records below its remote end are in the object store: served from there
+    // once that read path is built (docs/objects.md, "How a read finds its object and byte range";
+    // RemoteReader.peek / fetch go here). Until then such a read is refused, never answered from
+    // the local log's start as if the records were trimmed.
+    if (s.remote !== undefined && from < s.startSeq) {
+      throw new SvcError('storage_unavailable', `stream ${s.meta.name}: records ${from}..${s.startSeq - 1} are in the object store, and reads of them are not served yet; read from seq ${s.startSeq}`, { stream: s.meta.name, from_seq: from, to_seq: s.startSeq - 1 });
+    }
     const g = gather(this.#log, this.#index, s, from, p.count, p.bytes, p.format, p.visibility, this.#readCache, p.pooled === true);
     const upToDate = g.nextSeq >= end;
     return {
@@ -484,7 +491,7 @@ export class Shard {
       count: g.count,
       nextSeq: g.nextSeq,
       tailSeq: end,
-      startSeq: s.startSeq,
+      startSeq: servedStart(s),
       upToDate,
       closed: g.nextSeq >= tail && s.closed,
       streamId: this.#globalId(s),
