@@ -103,6 +103,20 @@ describe('adopting a stream from the object ledger', () => {
     expect((await appendRecords(shards, '/ad/e', [rec('first')])).startSeq).toBe(0);
   });
 
+  it('trims within the remote records (the start moves, no local record goes) and past them', async () => {
+    await shards.adoptStream('/ad/tr', { meta: ledgerMeta('/ad/tr', 0), entries: ENTRIES });
+    await appendRecords(shards, '/ad/tr', [rec('l-11'), rec('l-12')]);
+    expect((await shards.trim({ name: '/ad/tr', seq: 7 })).startSeq).toBe(7);
+    expect(await shards.head('/ad/tr')).toMatchObject({ startSeq: 7, nextSeq: 13 });
+    // Trimming below the start is a no-op, as for any stream.
+    expect((await shards.trim({ name: '/ad/tr', seq: 2 })).startSeq).toBe(7);
+    expect((await rejection(shards.read({ name: '/ad/tr', seq: 0, count: 10, bytes: 1 << 20, format: 'json' }))).message).toContain('records 7..10');
+    expect((await shards.trim({ name: '/ad/tr', seq: 12 })).startSeq).toBe(12);
+    expect(await shards.head('/ad/tr')).toMatchObject({ startSeq: 12, nextSeq: 13 });
+    const page = JSON.parse((await shards.read({ name: '/ad/tr', seq: 0, count: 10, bytes: 1 << 20, format: 'json' })).body.toString()) as Array<{ seq: number }>;
+    expect(page.map((x) => x.seq)).toEqual([12]);
+  });
+
   it('replaces a local copy, records written here included', async () => {
     await createStream(shards, '/ad/b');
     await appendRecords(shards, '/ad/b', [rec('old-0'), rec('old-1')]);

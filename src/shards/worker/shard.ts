@@ -344,8 +344,23 @@ export class Shard {
     if (p.seq > s.assignedSeq) {
       return reply(new SvcError('seq_out_of_range', `cannot trim to ${p.seq}: the stream ends at ${s.assignedSeq}`, { next_seq: s.assignedSeq }));
     }
-    if (p.seq > s.startSeq) this.#writes.trim(s, p.seq);
-    this.#commit.whenDurable(reply, () => this.#appendResult(s, s.startSeq, s.lastTs), s);
+    const r = s.remote;
+    if (r !== undefined && p.seq > servedStart(s) && p.seq <= s.startSeq) {
+      // An adopted stream trimmed within its remote records: the TRIM frame carries the new start
+      // to the ledger's m/ (object-commit.ts) and changes nothing local; the remote chunks below
+      // it go at once (reads never start below the start: docs/objects.md, "Compaction and the reaper").
+      this.#writes.trim(s, p.seq);
+      r.startSeq = p.seq;
+      r.chunks.trim(p.seq);
+    } else if (p.seq > s.startSeq) {
+      this.#writes.trim(s, p.seq);
+      if (r !== undefined) {
+        // Past the remote end: no remote record is left.
+        r.startSeq = p.seq;
+        r.chunks.trim(p.seq);
+      }
+    }
+    this.#commit.whenDurable(reply, () => this.#appendResult(s, servedStart(s), s.lastTs), s);
   }
 
   /**
