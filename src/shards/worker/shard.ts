@@ -56,7 +56,10 @@ import { type CommitBarrier } from './commit-barrier';
 import { type ObjectStoreStats } from '../../objects';
 import { mediaType } from '../names';
 import { type Location, type SegmentLog } from './segment-log';
-import { type ShardCache, gather } from './shard-reader';
+import { type ShardCache, gather, gatherBatches } from './shard-reader';
+import { type RangeCache } from '../../objects';
+import { type RemoteBatch, type RemoteChunks, type RemoteEntry } from './remote-chunks';
+import { RemoteReader } from './remote-reader';
 import { type ReadCache } from './read-cache';
 import { recoverShard } from './shard-recovery';
 import { StreamCatalog } from './stream-catalog';
@@ -106,7 +109,32 @@ export interface ShardOptions {
   returnBuffer?: (ab: ArrayBuffer) => void;
   /** The durability class of streams that have none of their own (--durability); default `sync`. */
   durability?: Durability;
+  /** Objects mode: reads of adopted streams below their remote end, from the object store (docs/objects.md); absent: such reads are refused. */
+  remoteReads?: RemoteReads;
 }
+
+/** What a shard reads adopted streams' remote records with (worker-main.ts). */
+export interface RemoteReads {
+  /** The worker's object range cache (`--objects-cache-bytes`), shared by its shards. */
+  cache: RangeCache<RemoteBatch[]>;
+  /** A ranged GET of the object store. */
+  get(key: string, range: { offset: number; length: number }): Promise<Buffer>;
+  /** The stream's ledger entries read again (a GET found no object: compaction may have replaced it). */
+  entries(stream: string): Promise<RemoteEntry[]>;
+  /** Read-ahead of a catch-up reader, in bytes (default remote-reader.ts's). */
+  readAheadBytes?: number;
+}
+
+/**
+ * A read reached records in the object store that the cache does not hold and has none before
+ * them to answer with: `Shard.readAsync` runs it again once `ready` settles.
+ */
+class RemoteWait {
+  constructor(readonly ready: Promise<void>) {}
+}
+
+/** Re-runs of one read after fetches, at most (each fetch leaves its range with the reader). */
+const MAX_REMOTE_WAITS = 8;
 
 export class Shard {
   readonly #store: KvStore;
@@ -123,6 +151,8 @@ export class Shard {
   readonly #watches: TailWatches;
   readonly #writes: StreamWrites;
   readonly #imports: StreamImports;
+  /** The reader of each adopted stream's remote chunks, made at its first remote read. */
+  readonly #remoteReaders = new WeakMap<RemoteChunks, RemoteReader>();
   /** End of the log as far as groups have been applied: the checkpoint position. */
   #durableEnd: Location;
 
@@ -492,14 +522,10 @@ export class Shard {
     const seq = p.seq < 0 ? end : p.seq;
     if (seq > tail) throw new SvcError('seq_out_of_range', `seq ${seq} is beyond the end of the stream (${tail})`, { next_seq: tail });
     const from = Math.max(seq, servedStart(s));
-    // An adopted stream's records below its remote end are in the object store: served from there
-    // once that read path is built (docs/objects.md, "How a read finds its object and byte range";
-    // RemoteReader.peek / fetch go here). Until then such a read is refused, never answered from
-    // the local log's start as if the records were trimmed.
-    if (s.remote !== undefined && from < s.startSeq) {
-      throw new SvcError('storage_unavailable', `stream ${s.meta.name}: records ${from}..${s.startSeq - 1} are in the object store, and reads of them are not served yet; read from seq ${s.startSeq}`, { stream: s.meta.name, from_seq: from, to_seq: s.startSeq - 1 });
-    }
-    const g = gather(this.#log, this.#index, s, from, p.count, p.bytes, p.format, p.visibility, this.#readCache, p.pooled === true);
+    // An adopted stream's records below its remote end are in the object store (docs/objects.md,
+    // "How a read finds its object and byte range"); a read of them never starts at the local
+    // records as if they were trimmed.
+    const g = s.remote !== undefined && from < s.startSeq ? this.#readRemote(s, from, p) : gather(this.#log, this.#index, s, from, p.count, p.bytes, p.format, p.visibility, this.#readCache, p.pooled === true);
     const upToDate = g.nextSeq >= end;
     return {
       body: g.body,
@@ -513,6 +539,69 @@ export class Shard {
       contentType: s.meta.contentType,
       fork: s.meta.fork,
     };
+  }
+
+  /**
+   * `read`, answered through `reply`: a read of an adopted stream that reaches records in the
+   * object store not held by the object cache waits for their fetch (the only read that waits;
+   * every other one is answered in this turn, as `read`).
+   */
+  readAsync(p: ReadParams, reply: Reply<ReadResult>, waits = 0): void {
+    let r: ReadResult;
+    try {
+      r = this.read(p);
+    } catch (err) {
+      if (!(err instanceof RemoteWait)) return reply(err as SvcError);
+      if (waits >= MAX_REMOTE_WAITS) return reply(new SvcError('storage_unavailable', `stream ${p.name}: the records from seq ${p.seq} were fetched from the object store ${waits} times and are not held yet; retry`, { reason: 'object_store' }));
+      err.ready.then(
+        () => this.readAsync(p, reply, waits + 1),
+        (e: unknown) => reply(e instanceof SvcError ? e : new SvcError('storage_unavailable', `stream ${p.name}: ${(e as Error).message}`, { reason: 'object_store' })),
+      );
+      return;
+    }
+    reply(null, r);
+  }
+
+  /**
+   * A page of an adopted stream's remote records from `from` (below the local start): what the
+   * object cache holds from there, rendered as a local chunk is; the page ends at the local start
+   * at most (the reader's next read continues there). Nothing held at `from`: RemoteWait on its
+   * fetch. Held, with more of the page's budget missing: served short, the rest fetched meanwhile.
+   */
+  #readRemote(s: StreamState, from: number, p: ReadParams): ReturnType<typeof gather> {
+    const remote = s.remote!;
+    const rr = this.#opts.remoteReads;
+    if (rr === undefined) {
+      throw new SvcError('storage_unavailable', `stream ${s.meta.name}: records ${from}..${s.startSeq - 1} are in the object store, and this node reads none from it; read from seq ${s.startSeq}`, { stream: s.meta.name, from_seq: from, to_seq: s.startSeq - 1 });
+    }
+    let reader = this.#remoteReaders.get(remote.chunks);
+    if (reader === undefined) {
+      const chunks = remote.chunks;
+      // Appends after the adopt are in the ledger too, and local: the remote chunks stay below the local start.
+      const localStart = s.startSeq;
+      reader = new RemoteReader({
+        chunks,
+        cache: rr.cache,
+        get: (key, range) => rr.get(key, range),
+        refresh: async () => (await rr.entries(s.meta.name)).filter((e) => e.to <= localStart),
+        startSeq: () => remote.startSeq,
+        ...(rr.readAheadBytes !== undefined ? { readAheadBytes: rr.readAheadBytes } : {}),
+      });
+      this.#remoteReaders.set(chunks, reader);
+    }
+    const peek = reader.peek(from, p.bytes);
+    if (peek.batches.length === 0) {
+      if (peek.missing !== null) throw new RemoteWait(reader.fetch(from));
+      // No entry holds `from` (a hole below the first entry): the reader moves on past it, as past a gap between local chunks.
+      const at = Math.min(remote.chunks.find(from) < 0 && from < remote.chunks.start ? remote.chunks.start : s.startSeq, s.startSeq);
+      if (at <= from) throw new SvcError('internal', `stream ${s.meta.name}: seq ${from} is below the local start ${s.startSeq} and in no remote chunk`);
+      return { body: gatherBatches([], s, from, 0, 0, p.format).body, count: 0, nextSeq: at };
+    }
+    if (peek.missing !== null) {
+      // The page's budget reaches an entry not held: fetched (with read-ahead) while this page goes out.
+      reader.fetch(peek.next).catch(() => {});
+    } else reader.readAhead(peek.next - 1);
+    return gatherBatches(peek.batches, s, from, p.count, p.bytes, p.format, p.visibility);
   }
 
   head(h: string | HeadParams): StreamInfo {
