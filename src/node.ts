@@ -390,6 +390,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
           ledger: moveLedger,
           store: moveStore,
           shards,
+          reads: config.objectsReads,
           create: async (name, spec) => {
             await shards.create({ name, contentType: spec.contentType, ttlSeconds: spec.ttlSeconds, expiresAtMs: null, closed: false, records: [], kafkaTopic: spec.kafkaTopic });
           },

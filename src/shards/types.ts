@@ -416,6 +416,12 @@ export interface AdoptParams {
    * replay: producer-snapshot.ts), in the catalog's stored form (`encodeProducers`).
    */
   producers?: unknown[];
+  /**
+   * Instead of `producers`: the shard rebuilds the producers from every entry's batch headers
+   * (worker/adopt-producers.ts) after the adopt, while it serves the stream; appends carrying a
+   * producer (and Kafka batches) wait until it has. Needs the shard's object store.
+   */
+  replayProducers?: boolean;
 }
 export interface AdoptResult {
   /** The stream as served: `startSeq` is the ledger's start, `nextSeq` the remote end. */

@@ -32,6 +32,8 @@ let source: Shard;
 /** The stream's frames as the source shard wrote them. */
 let frames: Buffer[];
 let entries: RemoteEntry[];
+/** The source's answers to producer p-1's appends, by its seq. */
+const acks = new Map<number, { startSeq: number; nextSeq: number }>();
 /** Keys of the GETs made. */
 const gets: string[] = [];
 
@@ -123,7 +125,8 @@ beforeAll(async () => {
       headers: j === 2 ? null : ([[enc('h'), enc(`v${i}`)], [enc('empty'), null]] as Array<readonly [Buffer, Buffer | null]>),
     }));
     const producer = i % 5 === 0 ? { id: 'p-1', epoch: 1, seq: i / 5 } : null;
-    await call(source, (r) => source.append({ name: NAME, origin: 'http', payload: { kind: 'records', records }, contentType: null, close: false, producer }, r));
+    const a = await call<{ startSeq: number; nextSeq: number }>(source, (r) => source.append({ name: NAME, origin: 'http', payload: { kind: 'records', records }, contentType: null, close: false, producer }, r));
+    if (producer !== null) acks.set(producer.seq, { startSeq: a.startSeq, nextSeq: a.nextSeq });
     if (i % 10 === 9) {
       const batch = encodeRecordBatch({ baseOffset: 0, baseTimestamp: 1_700_000_000_000 + i, records: [0, 1, 2, 3].map((j) => ({ key: enc(`kk${j}`), value: enc(`{"kafka":${j}}`), headers: [[enc('kh'), enc(`${j}`)]], timestampDelta: j })) });
       await call(source, (r) => source.append({ name: NAME, origin: 'kafka', payload: { kind: 'batches', body: Buffer.from(batch) }, contentType: null, close: false }, r));
@@ -174,6 +177,31 @@ describe('reads of an adopted stream from the object store', () => {
     expect(a.startSeq).toBe(tail);
     const all = joined('json', (await readPages(shard, tail - 2, 'json')).bodies) as Array<{ seq: number; key: string }>;
     expect(all.map((x) => x.seq)).toEqual([tail - 2, tail - 1, tail]);
+  });
+});
+
+describe('producers replayed from the entries (AdoptParams.replayProducers)', () => {
+  it('answers a retry of an append the old owner acknowledged as a duplicate with its seqs, and takes the next', async () => {
+    const shard = adopter('producers', 1 << 20);
+    try {
+      await call(shard, (r) => shard.adopt({ name: NAME, meta: { meta: createdMeta(frames), startSeq: 0, sealed: false }, entries, epoch: 1, replayProducers: true }, r));
+      const tail = shard.head(NAME).nextSeq;
+      const append = (seq: number, value: string) =>
+        call<{ startSeq: number; nextSeq: number; duplicate?: boolean }>(shard, (r) => shard.append({ name: NAME, origin: 'http', payload: { kind: 'records', records: [{ key: null, value: enc(value), headers: null }] }, contentType: null, close: false, producer: { id: 'p-1', epoch: 1, seq } }, r));
+      // Sent at once: the retry waits for the replay, the plain append does not.
+      const [dup, plain] = await Promise.all([
+        append(11, '{"again":11}'),
+        call<{ startSeq: number }>(shard, (r) => shard.append({ name: NAME, origin: 'http', payload: { kind: 'records', records: [{ key: null, value: enc('{"plain":1}'), headers: null }] }, contentType: null, close: false }, r)),
+      ]);
+      expect(dup).toMatchObject({ duplicate: true, ...acks.get(11) });
+      expect(plain.startSeq).toBe(tail);
+      const next = await append(12, '{"next":12}');
+      expect(next.duplicate).toBeFalsy();
+      expect(next.startSeq).toBe(tail + 1);
+      expect((await rejection(append(20, '{"gap":20}'))).code).toBeDefined();
+    } finally {
+      await shard.close();
+    }
   });
 });
 

@@ -50,7 +50,7 @@ import { Checkpointer } from './checkpointer';
 import { ChunkIndex, DEFAULT_INDEX_CACHE_CHUNKS } from './chunk-index';
 import { DeadSegments } from './dead-segments';
 import { type KvStore } from './kv-store';
-import { DEFAULT_MAX_PRODUCERS, checkProducer, producerIdOf, recordProducer } from './producers';
+import { DEFAULT_MAX_PRODUCERS, checkProducer, cloneProducers, producerIdOf, recordProducer } from './producers';
 import { GroupCommit, type Replicator, type Reply } from './group-commit';
 import { type CommitBarrier } from './commit-barrier';
 import { type ObjectStoreStats } from '../../objects';
@@ -60,6 +60,7 @@ import { type ShardCache, gather, gatherBatches } from './shard-reader';
 import { type RangeCache } from '../../objects';
 import { type RemoteBatch, type RemoteChunks, type RemoteEntry } from './remote-chunks';
 import { RemoteReader } from './remote-reader';
+import { adoptProducers } from './adopt-producers';
 import { type ReadCache } from './read-cache';
 import { recoverShard } from './shard-recovery';
 import { StreamCatalog } from './stream-catalog';
@@ -284,6 +285,13 @@ export class Shard {
     const s = this.#lookupLive(p.name);
     if (s === null) return reply(this.#missing(p.name));
     if (this.#refuseMoved(s, reply)) return;
+    // An adopted stream whose producers are still being replayed from its entries: an append that
+    // carries a producer (or a Kafka producer id) waits for them, in arrival order; others go on.
+    const pending = s.remote?.producersPending;
+    if (pending !== undefined && pending !== null && (p.producer != null || (d.kind === 'batches' && hasKafkaProducer(d.body)))) {
+      pending.push({ run: () => this.append(p, reply), fail: (err) => reply(err) });
+      return;
+    }
     const hasData = d.kind === 'json' || (d.kind === 'records' ? d.records.length > 0 : d.body.length > 0);
     // Producer rules come first: a retry of an accepted append is acknowledged whatever happened
     // since (a seal, a moved tail). Checked at accept time, so one producer's appends are ordered
@@ -483,13 +491,62 @@ export class Shard {
    */
   adopt(p: AdoptParams, reply: Reply<AdoptResult>): void {
     if (this.#refuse(reply)) return;
+    const replay = p.replayProducers === true;
+    if (replay && this.#opts.remoteReads === undefined) return reply(new SvcError('bad_request', `stream ${p.name}: producers can be replayed from the entries only by a shard that reads the object store`));
     let r: ReturnType<StreamImports['adopt']>;
     try {
       r = this.#imports.adopt(p);
     } catch (err) {
       return reply(err as SvcError);
     }
-    this.#commit.whenDurable(reply, () => ({ info: this.#info(r.s), replaced: r.replaced, remoteEnd: r.chunks.end, remoteChunks: r.chunks.size }));
+    const remote = r.s.remote!;
+    if (replay) remote.producersPending = [];
+    this.#commit.whenDurable(
+      (err, res) => {
+        reply(err, res);
+        if (replay) this.#replayProducers(r.s, remote, p.entries, p.meta.startSeq, err, 0);
+      },
+      () => ({ info: this.#info(r.s), replaced: r.replaced, remoteEnd: r.chunks.end, remoteChunks: r.chunks.size }),
+    );
+  }
+
+  /**
+   * Rebuild an adopted stream's producers from its entries (adopt-producers.ts) while it is
+   * served, then run the appends that waited for them. A failure (an outage, a damaged entry)
+   * answers those appends with it and tries again later (1 s, doubling up to 30 s); appends keep
+   * waiting meanwhile. Stops when the stream is no longer this adopt's (dropped, adopted again).
+   */
+  #replayProducers(s: StreamState, remote: NonNullable<StreamState['remote']>, entries: AdoptParams['entries'], startSeq: number, failed: SvcError | null, attempt: number): void {
+    const current = (): boolean => s.remote === remote && !s.deleted && this.#commit.failed === null;
+    const take = (): NonNullable<NonNullable<StreamState['remote']>['producersPending']> => {
+      const waiting = remote.producersPending ?? [];
+      remote.producersPending = null;
+      return waiting;
+    };
+    if (failed !== null || !current()) {
+      for (const w of take()) w.fail(failed ?? new SvcError('storage_unavailable', `stream ${s.meta.name} is no longer served here; retry`));
+      return;
+    }
+    const rr = this.#opts.remoteReads!;
+    adoptProducers(rr, s.meta.name, entries, startSeq, this.#maxProducers).then(
+      (table) => {
+        if (!current()) return;
+        s.durableProducers = table;
+        s.producers = cloneProducers(table);
+        this.#checkpoints.streamChanged(s);
+        this.#checkpoints.soon();
+        for (const w of take()) w.run();
+        this.flush();
+      },
+      (err: unknown) => {
+        if (!current()) return;
+        const e = err instanceof SvcError ? err : new SvcError('storage_unavailable', `stream ${s.meta.name}: ${(err as Error).message}`, { reason: 'object_store' });
+        const waiting = take();
+        remote.producersPending = [];
+        for (const w of waiting) w.fail(e);
+        setTimeout(() => this.#replayProducers(s, remote, entries, startSeq, null, attempt + 1), Math.min(30_000, 1000 * 2 ** attempt)).unref();
+      },
+    );
   }
 
   /**
@@ -786,6 +843,11 @@ export class Shard {
   #appendResult(s: StreamState, start: number, ts: number): AppendResult {
     return { startSeq: start, nextSeq: s.nextSeq, timestamp: ts, closed: s.closed };
   }
+}
+
+/** A Kafka Produce body whose first batch carries a producer id (an idempotent or transactional producer's). */
+function hasKafkaProducer(body: Buffer): boolean {
+  return body.length >= 61 && body.readBigInt64BE(43) >= 0n;
 }
 
 function notFound(name: string): SvcError {

@@ -8,6 +8,7 @@
  * so a stream written alone is one chunk per segment and a read is one pread.
  */
 import { type ProducerTable } from './producers';
+import { type SvcError } from '../../errors';
 import { type RemoteChunks } from './remote-chunks';
 import { type StreamMeta } from './stream-meta';
 
@@ -80,6 +81,11 @@ export interface RemoteState {
   chunks: RemoteChunks;
   /** The stream's start as served (the ledger's), at or below the local start. */
   startSeq: number;
+  /**
+   * The producers are being replayed from the entries (AdoptParams.replayProducers): appends that
+   * carry a producer wait here, in arrival order, and run once they are known; null when known.
+   */
+  producersPending?: Array<{ run(): void; fail(err: SvcError): void }> | null;
 }
 
 /** The stream's first seq as served: an adopted stream's remote start, else the local one. */
