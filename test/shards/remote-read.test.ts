@@ -199,6 +199,9 @@ describe('producers replayed from the entries (AdoptParams.replayProducers)', ()
       expect(next.duplicate).toBeFalsy();
       expect(next.startSeq).toBe(tail + 1);
       expect((await rejection(append(20, '{"gap":20}'))).code).toBeDefined();
+      // Every record is still served, the remote ones and those appended here.
+      const all = joined('json', (await readPages(shard, 0, 'json')).bodies) as Array<{ seq: number }>;
+      expect(all.map((x) => x.seq)).toEqual(Array.from({ length: tail + 2 }, (_, i) => i));
     } finally {
       await shard.close();
     }
