@@ -129,6 +129,18 @@ export const ConfigSchema = Type.Object(
     objectsFlushMs: Type.Integer({ minimum: 0, maximum: 10_000, default: 0, description: 'wait up to this long to gather a bigger object per group commit with --objects (ms; 0: no extra wait)' }), // 0 ms
     /** Groups of a shard at their object PUTs at once (objects mode's commit pipeline, docs/cluster.md "Flush window and the two stages"); beyond 2 paced by the PUT time. */
     objectsPutsInFlight: Type.Integer({ minimum: 1, maximum: 16, default: 2, description: 'with --objects: group objects a shard may have at their PUTs at once; beyond 2 they start the smoothed PUT time / this apart (a store with tens of ms per PUT)' }),
+    /**
+     * The object range cache of reads from the object store (docs/objects.md, "The object cache"),
+     * split over the shard workers as --read-cache-bytes is; 0: only the ranges in flight. Holds
+     * what reads of adopted streams (`--objects-reads remote`) fetch.
+     */
+    objectsCacheBytes: Type.Integer({ minimum: 0, default: 256 * MiB, description: 'with --objects: cache of object ranges read for streams served from the object store, split over the shard workers (bytes; 0: only ranges in flight)' }), // 256 MiB
+    /**
+     * How a node opens a stream it is given (transfer, failover, a restart's reopen; docs/objects.md,
+     * "Reads from the object store"): `copy` imports every record into the local log first;
+     * `remote` adopts it from the ledger and reads older records from the object store on demand.
+     */
+    objectsReads: OneOf(['copy', 'remote'], { default: 'copy', description: 'with --objects: how a moved stream opens: copy (import its records to the local disk first) or remote (serve at once, older records read from the object store)' }),
     /** This node's id in the cluster (docs/cluster.md); 0: the id kept in `<dataDir>/node-id`, allocated at the first start. */
     nodeId: Type.Integer({ minimum: 0, maximum: 2147483647, default: 0, description: 'node id (0: the one kept in the data directory, allocated at the first start)' }),
     /** Seconds this node stays live without renewing its liveness lease (docs/cluster.md); a dead node's streams move after it. */

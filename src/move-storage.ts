@@ -8,8 +8,13 @@
  *                 ──▶ m/<name> and every i/<name>/ entry, read after the fence moved and the tail
  *                     was recorded, so every append the old owner acknowledged is among them and
  *                     nothing later can be
- *                 ──▶ readStreamFromObjects (range reads, CRCs checked) ──▶ ShardClient.importStream
- *                     (seqs, bytes, keys, headers, timestamps, producers kept)
+ *                 ──▶ `copy` (--objects-reads copy, the default):
+ *                       readStreamFromObjects (range reads, CRCs checked) ──▶ ShardClient.importStream
+ *                       (seqs, bytes, keys, headers, timestamps, producers kept)
+ *                 ──▶ `remote`: ShardClient.adoptStream with the entries (no frame copied; the shard
+ *                       reads records below the remote end from the store on demand and replays
+ *                       the idempotent producers from the entries' batch headers while it serves
+ *                       the stream; a fork is imported as with `copy`)
  *   drop(name)    ──▶ ShardClient.dropStream (the ledger is not touched: the stream lives on elsewhere)
  *
  * It joins three layers — the control plane's opener (src/actors), the object store and ledger
@@ -17,8 +22,8 @@
  * root, above all three: the object store stays below the data plane and imports nothing of it.
  */
 import { type MoveStorage, type OpenSpec } from './actors';
-import { type Fence, type Ledger, type ObjectStore, recoverTail } from './objects';
-import { readStreamFromObjects } from './shards';
+import { type Fence, type Ledger, type LedgerMeta, type ObjectStore, recoverTail } from './objects';
+import { type AdoptParams, readStreamFromObjects } from './shards';
 
 /** The import input (ShardClient's StreamImport), as readStreamFromObjects makes it. */
 type StreamImport = NonNullable<Awaited<ReturnType<typeof readStreamFromObjects>>>;
@@ -26,6 +31,7 @@ type StreamImport = NonNullable<Awaited<ReturnType<typeof readStreamFromObjects>
 /** The local shards, as far as moves need them (ShardClient, passed in by src/node.ts). */
 export interface LocalStreams {
   importStream(name: string, input: StreamImport): Promise<unknown>;
+  adoptStream(name: string, input: Omit<AdoptParams, 'name'>): Promise<unknown>;
   dropStream(name: string): Promise<unknown>;
   list(p: { prefix: string; startAfter: string; limit: number }): Promise<{ streams: ReadonlyArray<{ name: string }>; hasMore: boolean }>;
 }
@@ -35,6 +41,8 @@ export interface MoveStorageDeps {
   ledger: Ledger;
   store: ObjectStore;
   shards: LocalStreams;
+  /** `--objects-reads`: copy a moved stream's records here, or serve them from the store (default copy). */
+  reads?: 'copy' | 'remote';
   /** Create a stream placed here whose create never ran (a Kafka partition's intent). */
   create(name: string, spec: OpenSpec): Promise<void>;
 }
@@ -52,6 +60,16 @@ export function moveStorage(d: MoveStorageDeps): MoveStorage {
         if (t.ok) break;
       }
       await recoverTail(d.ledger, d.store, name, mine);
+      if (d.reads === 'remote') {
+        const meta = await d.ledger.meta(name);
+        if (meta === null) return 'absent';
+        if (!isFork(meta)) {
+          const entries = (await d.ledger.entries(name)).map((e) => ({ o: e.o, off: e.off, len: e.len, from: e.from, to: e.to }));
+          // Served at once; the shard replays the producers from the entries meanwhile (appends carrying one wait for it).
+          await d.shards.adoptStream(name, { meta, entries, epoch, replayProducers: true });
+          return 'opened';
+        }
+      }
       const input = await readStreamFromObjects(d.ledger, d.store, name);
       if (input === null) return 'absent';
       await d.shards.importStream(name, { ...input, epoch });
@@ -72,4 +90,10 @@ export function moveStorage(d: MoveStorageDeps): MoveStorage {
       }
     },
   };
+}
+
+/** A fork reads its source below its fork point: not adopted (stream-import.ts), imported. */
+function isFork(m: LedgerMeta): boolean {
+  const fork = (m.meta as { fork?: unknown }).fork;
+  return fork !== undefined && fork !== null;
 }

@@ -230,7 +230,7 @@ function objectsMode(config: Config, meta: MetaStore, nodeId: number): ShardClie
   // Without --objects (etcd metadata alone) openControlPlane logged the warning (config.ts configWarnings).
   if (config.metadata === 'local' || config.objects === '') return undefined;
   const nodeEpoch = (meta.get<NodeRecord>(nodeKey(nodeId))?.value.nodeEpoch ?? 0) + 1;
-  return { url: config.objects, metadataUrl: config.metadata, metadataCredentials: metadataCredentials(config), nodeId, nodeEpoch, flushMs: config.objectsFlushMs, putsInFlight: config.objectsPutsInFlight };
+  return { url: config.objects, metadataUrl: config.metadata, metadataCredentials: metadataCredentials(config), nodeId, nodeEpoch, flushMs: config.objectsFlushMs, putsInFlight: config.objectsPutsInFlight, cacheBytes: config.objectsCacheBytes };
 }
 
 /** Bytes available to this process on the file system holding `dir`, or -1 when unknown. */
@@ -404,6 +404,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
           ledger: moveLedger,
           store: moveStore,
           shards,
+          reads: config.objectsReads,
           create: async (name, spec) => {
             await shards.create({ name, contentType: spec.contentType, ttlSeconds: spec.ttlSeconds, expiresAtMs: null, closed: false, records: [], kafkaTopic: spec.kafkaTopic });
           },

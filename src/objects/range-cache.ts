@@ -16,7 +16,7 @@
  * too (`rangeKey`: object, offset, length). Values are immutable: an object key is never rewritten
  * with other bytes (docs/objects.md, "Durability").
  *
- * Not wired into the read path yet (docs/objects.md, "Built so far").
+ * The shard worker's cache of the ranges its adopted streams read (worker-main.ts, `--objects-cache-bytes`).
  */
 
 /** The cache key of bytes off..off+len of object `o`. */

@@ -11,6 +11,8 @@
  */
 import { type ErrorData } from '../errors';
 import {
+  type AdoptParams,
+  type AdoptResult,
   type AppendParams,
   type AppendResult,
   type ConfigureParams,
@@ -66,6 +68,8 @@ export interface Ops {
   importAbort: { req: ImportStepParams; res: { aborted: boolean } };
   /** Remove the local copy of a stream (it moved to another node); nothing shared is touched. */
   drop: { req: NameParams; res: DropResult };
+  /** Open a stream from the object ledger without copying its records (docs/objects.md, "Opening without a copy"). */
+  adopt: { req: AdoptParams; res: AdoptResult };
 }
 
 export type OpName = keyof Ops;
@@ -144,9 +148,10 @@ export const OPS: { readonly [K in OpName]: OpSpec<K> } = {
   importEnd: { code: 42, req: json(), res: json() },
   importAbort: { code: 43, req: json(), res: json() },
   drop: { code: 44, req: json(), res: json() },
+  adopt: { code: 45, req: json(), res: json() },
 };
 
-const OP_NAMES: readonly OpName[] = ['create', 'append', 'trim', 'delete', 'read', 'head', 'list', 'stats', 'configure', 'watch', 'unwatch', 'importBegin', 'importFrames', 'importEnd', 'importAbort', 'drop'];
+const OP_NAMES: readonly OpName[] = ['create', 'append', 'trim', 'delete', 'read', 'head', 'list', 'stats', 'configure', 'watch', 'unwatch', 'importBegin', 'importFrames', 'importEnd', 'importAbort', 'drop', 'adopt'];
 const BY_CODE = new Map<number, OpName>(OP_NAMES.map((op) => [OPS[op].code, op]));
 
 /** The operation of a request entry's code, or undefined for a code this build does not know. */

@@ -20,6 +20,8 @@ import { compareNames } from './names';
 import { addCommitStats, newCommitStats } from './commit-stats';
 import { journalFile, replayJournals } from './worker/sync-journal';
 import {
+  type AdoptParams,
+  type AdoptResult,
   type AppendParams,
   type BatchLimits,
   type AppendResult,
@@ -253,7 +255,8 @@ export class ShardClient {
       // Tail versions of a restarted shard must stay above those its readers saw (LiveWaiters drops older ones).
       tailVersionBase: Date.now() * 1000,
       lowSpace: guard.low,
-      ...(o.objects !== undefined ? { objects: o.objects } : { journalFile: journalFile(path.resolve(o.dataDir), w) }),
+      // The object range cache, like the read cache: the node's budget split evenly over the workers.
+      ...(o.objects !== undefined ? { objects: { ...o.objects, cacheBytes: Math.floor((o.objects.cacheBytes ?? 0) / workerCount) } } : { journalFile: journalFile(path.resolve(o.dataDir), w) }),
     });
     let pool: WorkerPool;
     try {
@@ -442,6 +445,17 @@ export class ShardClient {
       await this.#call('importAbort', shard, { name, importId }).catch(() => undefined);
       throw err;
     }
+  }
+
+  /**
+   * Open a stream here from the object ledger without copying its records (docs/objects.md,
+   * "Opening without a copy"): the stream's start, seal and meta from its `m/` record, its tail at
+   * the last entry's `to`, the entries kept as remote chunks and the producers as given; a local
+   * copy is replaced. Its records below the remote end are not served yet (reads start at the
+   * remote end): used only behind `--objects-reads remote`, which is not built yet.
+   */
+  adoptStream(name: string, input: Omit<AdoptParams, 'name'>): Promise<AdoptResult> {
+    return this.#call('adopt', this.shardOf(name), { name, ...input });
   }
 
   /**

@@ -395,6 +395,44 @@ export interface ImportResult {
   frames: number;
   dataFrames: number;
 }
+/**
+ * Open a stream here without copying its data (docs/objects.md, "Opening without a copy"): the
+ * stream as the object ledger holds it, its records left in the object store. Not used by default
+ * (`--objects-reads import`); reads below `remoteEnd` are not served from the store yet.
+ */
+export interface AdoptParams {
+  name: string;
+  /** The ledger's `m/<name>` record. */
+  meta: ImportedMeta;
+  /**
+   * The stream's ledger entries (`i/<name>/…`) in ledger order: bytes `off..off+len` of object `o`
+   * hold the frames of seqs `[from, to)`. The last data entry's `to` is the stream's next seq.
+   */
+  entries: Array<{ o: string; off: number; len: number; from: number; to: number }>;
+  /** StreamImport.epoch. */
+  epoch?: number;
+  /**
+   * The idempotent producers as the old owner held them at the stream's next seq (snapshot plus
+   * replay: producer-snapshot.ts), in the catalog's stored form (`encodeProducers`).
+   */
+  producers?: unknown[];
+  /**
+   * Instead of `producers`: the shard rebuilds the producers from every entry's batch headers
+   * (worker/adopt-producers.ts) after the adopt, while it serves the stream; appends carrying a
+   * producer (and Kafka batches) wait until it has. Needs the shard's object store.
+   */
+  replayProducers?: boolean;
+}
+export interface AdoptResult {
+  /** The stream as served: `startSeq` is the ledger's start, `nextSeq` the remote end. */
+  info: StreamInfo;
+  /** A local copy of the stream was replaced. */
+  replaced: boolean;
+  /** The seq after the last record held in the object store: appends here start at it. */
+  remoteEnd: number;
+  /** Remote chunks kept (ledger holes included). */
+  remoteChunks: number;
+}
 export interface DropResult {
   /** False when there was no local copy (dropping is idempotent). */
   dropped: boolean;

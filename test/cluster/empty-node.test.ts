@@ -1,11 +1,15 @@
 /**
  * A node started on an empty data directory serves any stream it is given (docs/cluster.md,
- * "Transfers"): 3 etcd members, 3 nodes on one `file:` object store, then a fourth node with a new
- * id and nothing on its disk. 100 streams with records (keys, headers, several batches each) are
- * transferred to it; it serves every acknowledged record, byte for byte, at its seq, with its key
- * and headers, on its own listener (no redirect).
+ * "Transfers"; docs/objects.md, "An empty data directory"): 3 etcd members, 3 nodes on one `file:`
+ * object store, then a fourth node with a new id, nothing on its disk and `--objects-reads remote`
+ * (it adopts what it is given and reads the records from the object store, copying none). 100
+ * streams with records (keys, headers, several batches each) are transferred to it; it serves every
+ * acknowledged record, byte for byte, at its seq, with its key and headers, on its own listener (no
+ * redirect).
  */
 import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { objectsClusterForFile, until } from './objects-cluster';
 import { follow } from './writers';
 
@@ -45,8 +49,8 @@ test('a node started on an empty data directory takes over 100 streams and serve
       }
     }),
   );
-  // A fourth node, new id, empty data directory.
-  await c.startNode(4);
+  // A fourth node, new id, empty data directory, reading moved streams from the object store.
+  await c.startNode(4, undefined, ['--objects-reads', 'remote']);
   await c.waitLive(4);
   const fresh = c.nodes.get(4)!;
   for (const name of names) {
@@ -72,4 +76,21 @@ test('a node started on an empty data directory takes over 100 streams and serve
     const got = (await r.json()) as Array<{ seq: number; body: string; key: string | null; headers?: Record<string, string> }>;
     expect(got.map((x) => ({ seq: x.seq, body: x.body, key: x.key, headers: x.headers }))).toEqual(written.get(name));
   }
+  // Nothing of them was copied to the new node's disk: its shard logs hold only their own few frames.
+  const logBytes = dirBytes(path.join(fresh.dataDir, 'shards'), 'log');
+  let recordBytes = 0;
+  for (const recs of written.values()) for (const r of recs) recordBytes += r.body.length + r.key.length;
+  console.log(`empty node: shard logs ${logBytes} bytes for ${recordBytes} bytes of record bodies and keys`);
+  expect(logBytes).toBeLessThan(recordBytes / 2);
 });
+
+/** Bytes of the files under every `<name>` directory below `dir`. */
+function dirBytes(dir: string, name: string, inside = false): number {
+  let n = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) n += dirBytes(p, name, inside || e.name === name);
+    else if (inside) n += fs.statSync(p).size;
+  }
+  return n;
+}

@@ -60,9 +60,9 @@ export class ObjectsCluster {
     return c;
   }
 
-  /** Start node `id` (on a new, empty data directory unless one is given). */
-  async startNode(id: number, dataDir?: string): Promise<NodeProcess> {
-    const n = await startNode({ args: [...this.#args, '--node-id', String(id)], env: this.#env, ...(dataDir !== undefined ? { dataDir } : {}) });
+  /** Start node `id` (on a new, empty data directory unless one is given), with `extraArgs` after the cluster's. */
+  async startNode(id: number, dataDir?: string, extraArgs: string[] = []): Promise<NodeProcess> {
+    const n = await startNode({ args: [...this.#args, '--node-id', String(id), ...extraArgs], env: this.#env, ...(dataDir !== undefined ? { dataDir } : {}) });
     this.nodes.set(id, n);
     return n;
   }

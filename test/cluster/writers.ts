@@ -211,7 +211,7 @@ export async function kafkaWriter(c: ObjectsCluster, topic: string): Promise<Wri
   return new KafkaWriter(`/${topic}`, topic, () => [...c.nodes.values()].map((n) => n.kafka)).start();
 }
 
-interface ReadRecord {
+export interface ReadRecord {
   seq: number;
   body?: string | null;
   key?: string | null;

@@ -3,9 +3,10 @@
  * joined into one JSON array, `[v1,v2,…]`; `[]` for none. Each value was checked to be JSON when
  * it was appended. Null values (tombstones, e.g. from Kafka) are skipped.
  *
- * Reads do not call this: the shard joins the values as it walks the stored batches, without
- * decoding records (shard-reader.ts, `gatherValues`). It stays as the reference that path is
- * tested against (test/shards/worker/values-read.test.ts).
+ * Local reads do not call this: the shard joins the values as it walks the stored batches, without
+ * decoding records (shard-reader.ts, `gatherValues`). Reads of an adopted stream's records in the
+ * object store do (`gatherBatches`), and it stays the reference the local path is tested against
+ * (test/shards/worker/values-read.test.ts).
  */
 import type { DecodedRecord } from '../../util/record-batch';
 

@@ -40,7 +40,7 @@ import { COMMIT_SECONDS_BOUNDS, type CommitStats, observeBucket } from '../commi
 import { FRAME_HEADER, FrameType } from './frame';
 import { type Group, type Refusal, type Replicator } from './group-commit';
 import { type StoredMeta, patchMeta, readMeta, storedMeta } from './stream-meta';
-import { type StreamLedgerState, type StreamState } from './stream-state';
+import { type StreamLedgerState, type StreamState, servedStart } from './stream-state';
 
 /** What objects mode needs of the object store (src/objects ObjectStore). */
 export interface ObjectPut {
@@ -344,8 +344,8 @@ export class ObjectCommit implements Replicator {
   /** TTL expiry moved the stream's start: `m/` gets it and the entries wholly below it go (behind the writes, best effort). */
   expired(s: StreamState): void {
     const l = s.ledger;
-    if (l === undefined || l.moved !== null || s.startSeq <= l.meta.startSeq) return;
-    const startSeq = s.startSeq;
+    if (l === undefined || l.moved !== null || servedStart(s) <= l.meta.startSeq) return;
+    const startSeq = servedStart(s);
     l.meta = { ...l.meta, startSeq };
     // After the commits already started, so a later m/ of theirs does not undo it.
     this.#lastCommit = this.#lastCommit.then(() => this.#o.ledger.trim(s.meta.name, l.fence, startSeq)).catch(() => undefined);
@@ -724,7 +724,7 @@ export class ObjectCommit implements Replicator {
   }
 }
 
-/** The `m/` record of a stream as this node holds it. */
+/** The `m/` record of a stream as this node holds it: an adopted stream starts at its served (remote) start, not its local one. */
 function initialMeta(s: StreamState): LedgerMeta {
-  return { meta: storedMeta(s.meta) as unknown as Record<string, unknown>, startSeq: s.startSeq, sealed: s.closed };
+  return { meta: storedMeta(s.meta) as unknown as Record<string, unknown>, startSeq: servedStart(s), sealed: s.closed };
 }

@@ -40,12 +40,21 @@ export function decodeProducerSnapshot(buf: Buffer, where: string): ProducerSnap
   if (v.v !== VERSION || typeof v.seq !== 'number' || !Number.isSafeInteger(v.seq) || v.seq < 0 || !Array.isArray(v.producers)) {
     throw new SvcError('data_corrupt', `${where}: not a producer snapshot of version ${VERSION}`);
   }
-  for (const p of v.producers as unknown[]) {
+  return { seq: v.seq, producers: decodeStoredProducers(v.producers, where) };
+}
+
+/** A producer table in its stored form (`encodeProducers`), checked; `data_corrupt` naming `where` when malformed. */
+export function decodeStoredProducers(list: unknown, where: string): ProducerTable {
+  if (!Array.isArray(list)) throw new SvcError('data_corrupt', `${where}: the producers are not a list`);
+  for (const p of list as unknown[]) {
     if (!Array.isArray(p) || p.length !== 4 || typeof p[0] !== 'string' || typeof p[1] !== 'number' || typeof p[2] !== 'number' || !Array.isArray(p[3])) {
       throw new SvcError('data_corrupt', `${where}: a producer of the snapshot is malformed`);
     }
+    for (const a of p[3] as unknown[]) {
+      if (!Array.isArray(a) || a.length !== 4 || !a.every((x) => typeof x === 'number')) throw new SvcError('data_corrupt', `${where}: an acknowledgement of producer ${String(p[0])} is malformed`);
+    }
   }
-  return { seq: v.seq, producers: decodeProducers(v.producers as StoredProducer[]) };
+  return decodeProducers(list as StoredProducer[]);
 }
 
 /**

@@ -16,7 +16,7 @@
  * `data_corrupt`, every other seq is served. Frames in an object carry the writer's stream id,
  * not this shard's, so the range check does not compare it; it checks the seqs instead.
  *
- * Not wired into the read path yet (docs/objects.md, "Built so far").
+ * The shard's read of an adopted stream below its remote end reads through these (shard.ts, `read`; remote-reader.ts).
  */
 import { SvcError } from '../../errors';
 import { readBatchHeader } from '../../util/record-batch';

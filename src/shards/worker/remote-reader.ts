@@ -16,8 +16,10 @@
  *        remembered by the cache with its back-off, so a reader in a loop is not a GET loop
  *   the store does not answer ──▶ `storage_unavailable` (not remembered: the next read tries again)
  *
- * Only the reads that reach a damaged range fail: the entries around it are served.
- * Not wired into the shard's read path yet (docs/objects.md, "Built so far").
+ * Only the reads that reach a damaged range fail: the entries around it are served. The range
+ * fetched last is also kept by the reader itself, so a read re-run after its fetch finds it even
+ * when the cache keeps nothing (`--objects-cache-bytes 0`, or an entry above its budget).
+ * The shard's read of an adopted stream below its remote end comes here (shard.ts, `read`).
  */
 import { SvcError } from '../../errors';
 import { type RangeCache, isObjectNotFound, rangeKey } from '../../objects';
@@ -55,6 +57,8 @@ export function rememberDamage(err: unknown): boolean {
 export class RemoteReader {
   readonly #d: RemoteReaderDeps;
   readonly #ahead: number;
+  /** The range fetched last, whether or not the cache kept it. */
+  #last: { key: string; value: RemoteBatch[] } | null = null;
 
   constructor(d: RemoteReaderDeps) {
     this.#d = d;
@@ -69,7 +73,8 @@ export class RemoteReader {
     let next = seq;
     for (let i = chunks.find(next); i >= 0 && i < chunks.size; i++) {
       const e = chunks.at(i)!;
-      const held = e.o === NO_OBJECT ? undefined : cache.peek(rangeKey(e.o, e.off, e.len));
+      const key = e.o === NO_OBJECT ? '' : rangeKey(e.o, e.off, e.len);
+      const held = key === '' ? undefined : (cache.peek(key) ?? (this.#last?.key === key ? this.#last.value : undefined));
       if (held === undefined) return { batches: out, next, missing: e };
       for (const b of held) {
         if (b.lastSeq < next) continue;
@@ -101,6 +106,12 @@ export class RemoteReader {
     }
   }
 
+  /** Start the read-ahead after the entry holding `seq` (a reader served from the cache moves on without a fetch of its own). */
+  readAhead(seq: number): void {
+    const i = this.#d.chunks.find(seq);
+    if (i >= 0) this.#readAhead(i);
+  }
+
   #readAhead(i: number): void {
     const items = this.#d.chunks.ahead(i, this.#ahead).map((e) => ({ key: rangeKey(e.o, e.off, e.len), load: () => this.#fetchRange(e) }));
     this.#d.cache.prefetch(items);
@@ -110,7 +121,7 @@ export class RemoteReader {
     if (e.o === NO_OBJECT) throw remoteCorrupt(this.#d.chunks.stream, e, 'no ledger entry holds them');
     const key = rangeKey(e.o, e.off, e.len);
     try {
-      await this.#d.cache.get(key, () => this.#fetchRange(e));
+      this.#last = { key, value: await this.#d.cache.get(key, () => this.#fetchRange(e)) };
     } catch (err) {
       if (!(err instanceof Gone)) throw err;
       // Missing: does the ledger still name it?

@@ -19,6 +19,7 @@ import { inflateBatch, isCompressed } from '../render/inflate-batch';
 import { renderJson } from '../render/json-records';
 import { type CompactResult, compactValues } from '../render/raw-copy';
 import { renderRaw } from '../render/raw-records';
+import { renderJsonArray } from '../render/json-array';
 import { renderSse } from '../render/sse-records';
 import { type ReadFormat, type ReadVisibility } from '../types';
 import { FRAME_HEADER, FrameType, frameProblem, parseFrame, verifiedEnd } from './frame';
@@ -338,4 +339,86 @@ function gatherValues(log: SegmentLog, index: ChunkIndex, s: StreamState, from: 
     page.append(buf, written);
   }
   return { body: page.take(framing), count, nextSeq: pastGap(index, s, count, next, end) };
+}
+
+/** One checked RecordBatch of a remote range (remote-chunks.ts RemoteBatch): the bytes and their seqs. */
+export interface SeqBatch {
+  readonly batch: Buffer;
+  readonly baseSeq: number;
+  readonly lastSeq: number;
+}
+
+/**
+ * A page of an adopted stream's records read from the object store (docs/objects.md, "How a read
+ * finds its object and byte range"): `batches` are checked RecordBatches in seq order (what the
+ * object cache holds), rendered in `format` as `gather` renders a chunk's, with the same budgets,
+ * transaction visibility and first-record rule. Separate from `gather` so the local path is
+ * unchanged; its bodies are buffers of their own (not the page pool's).
+ */
+export function gatherBatches(batches: readonly SeqBatch[], s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat, visibility?: ReadVisibility): Gathered {
+  const view = committedView(s, visibility);
+  const end = view.end;
+  const records: DecodedRecord[] = [];
+  const parts: Buffer[] = [];
+  let count = 0;
+  let bytes = 0;
+  let next = from;
+  const full = (): boolean => count >= maxCount || (count > 0 && bytes >= maxBytes);
+  walk: for (const b of batches) {
+    if (next >= end || full()) break;
+    const h = readBatchHeader(b.batch, 0);
+    const last = h.baseOffset + h.lastOffsetDelta;
+    if (last < next) continue;
+    if (h.baseOffset >= end) break;
+    if ((h.attributes & CONTROL_BATCH) !== 0 && format !== 'kafka' && format !== 'binary') {
+      next = Math.min(last + 1, end);
+      continue;
+    }
+    if (view.aborted(h.attributes, h.producerId, h.baseOffset)) {
+      next = Math.min(last + 1, end);
+      continue;
+    }
+    if (format === 'kafka') {
+      if (count > 0 && bytes + b.batch.length > maxBytes) break;
+      parts.push(b.batch);
+      const stop = Math.min(last + 1, end);
+      count += stop - next;
+      bytes += b.batch.length;
+      next = stop;
+      continue;
+    }
+    const payload = isCompressed(b.batch) ? inflateBatch(b.batch) : b.batch;
+    if (format === 'binary') {
+      const stop = Math.min(last + 1, next + (maxCount - count), end);
+      const cut = sliceBatch(payload, next, stop);
+      if (count > 0 && bytes + cut.length > maxBytes) break;
+      parts.push(cut);
+      count += stop - next;
+      bytes += cut.length;
+      next = stop;
+      continue;
+    }
+    for (const r of decodeRecords(payload, 0, next)) {
+      if (r.offset >= end || full()) break;
+      const size = r.value === null ? 0 : r.value.length;
+      if (count > 0 && bytes + size > maxBytes) break walk;
+      records.push(r);
+      count++;
+      bytes += size;
+      next = r.offset + 1;
+    }
+  }
+  const body =
+    format === 'binary'
+      ? joinPages(parts, FRESH_PAGES)
+      : format === 'kafka'
+        ? renderBinary(parts)
+        : format === 'raw'
+          ? renderRaw(records)
+          : format === 'json-array'
+            ? renderJsonArray(records)
+            : format === 'sse'
+              ? renderSse(records)
+              : renderJson(records, FRESH_PAGES);
+  return { body, count, nextSeq: next };
 }

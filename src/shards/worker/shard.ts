@@ -19,6 +19,8 @@
  */
 import { SvcError } from '../../errors';
 import {
+  type AdoptParams,
+  type AdoptResult,
   type AppendParams,
   type BatchLimits,
   type AppendResult,
@@ -48,19 +50,23 @@ import { Checkpointer } from './checkpointer';
 import { ChunkIndex, DEFAULT_INDEX_CACHE_CHUNKS } from './chunk-index';
 import { DeadSegments } from './dead-segments';
 import { type KvStore } from './kv-store';
-import { DEFAULT_MAX_PRODUCERS, checkProducer, producerIdOf, recordProducer } from './producers';
+import { DEFAULT_MAX_PRODUCERS, checkProducer, cloneProducers, producerIdOf, recordProducer } from './producers';
 import { GroupCommit, type Replicator, type Reply } from './group-commit';
 import { type CommitBarrier } from './commit-barrier';
 import { type ObjectStoreStats } from '../../objects';
 import { mediaType } from '../names';
 import { type Location, type SegmentLog } from './segment-log';
-import { type ShardCache, gather } from './shard-reader';
+import { type ShardCache, gather, gatherBatches } from './shard-reader';
+import { type RangeCache } from '../../objects';
+import { type RemoteBatch, type RemoteChunks, type RemoteEntry } from './remote-chunks';
+import { RemoteReader } from './remote-reader';
+import { adoptProducers } from './adopt-producers';
 import { type ReadCache } from './read-cache';
 import { recoverShard } from './shard-recovery';
 import { StreamCatalog } from './stream-catalog';
 import { StreamImports } from './stream-import';
 import { type StreamMeta, readMeta } from './stream-meta';
-import { type StreamState, isExpired, isGone } from './stream-state';
+import { type StreamState, isExpired, isGone, servedStart } from './stream-state';
 import { type BatchProducer, StreamWrites } from './stream-writes';
 import { sweepExpired } from './retention';
 import { TailWatches } from './tail-watches';
@@ -104,7 +110,32 @@ export interface ShardOptions {
   returnBuffer?: (ab: ArrayBuffer) => void;
   /** The durability class of streams that have none of their own (--durability); default `sync`. */
   durability?: Durability;
+  /** Objects mode: reads of adopted streams below their remote end, from the object store (docs/objects.md); absent: such reads are refused. */
+  remoteReads?: RemoteReads;
 }
+
+/** What a shard reads adopted streams' remote records with (worker-main.ts). */
+export interface RemoteReads {
+  /** The worker's object range cache (`--objects-cache-bytes`), shared by its shards. */
+  cache: RangeCache<RemoteBatch[]>;
+  /** A ranged GET of the object store. */
+  get(key: string, range: { offset: number; length: number }): Promise<Buffer>;
+  /** The stream's ledger entries read again (a GET found no object: compaction may have replaced it). */
+  entries(stream: string): Promise<RemoteEntry[]>;
+  /** Read-ahead of a catch-up reader, in bytes (default remote-reader.ts's). */
+  readAheadBytes?: number;
+}
+
+/**
+ * A read reached records in the object store that the cache does not hold and has none before
+ * them to answer with: `Shard.readAsync` runs it again once `ready` settles.
+ */
+class RemoteWait {
+  constructor(readonly ready: Promise<void>) {}
+}
+
+/** Re-runs of one read after fetches, at most (each fetch leaves its range with the reader). */
+const MAX_REMOTE_WAITS = 8;
 
 export class Shard {
   readonly #store: KvStore;
@@ -121,6 +152,8 @@ export class Shard {
   readonly #watches: TailWatches;
   readonly #writes: StreamWrites;
   readonly #imports: StreamImports;
+  /** The reader of each adopted stream's remote chunks, made at its first remote read. */
+  readonly #remoteReaders = new WeakMap<RemoteChunks, RemoteReader>();
   /** End of the log as far as groups have been applied: the checkpoint position. */
   #durableEnd: Location;
 
@@ -252,6 +285,13 @@ export class Shard {
     const s = this.#lookupLive(p.name);
     if (s === null) return reply(this.#missing(p.name));
     if (this.#refuseMoved(s, reply)) return;
+    // An adopted stream whose producers are still being replayed from its entries: an append that
+    // carries a producer (or a Kafka producer id) waits for them, in arrival order; others go on.
+    const pending = s.remote?.producersPending;
+    if (pending !== undefined && pending !== null && (p.producer != null || (d.kind === 'batches' && hasKafkaProducer(d.body)))) {
+      pending.push({ run: () => this.append(p, reply), fail: (err) => reply(err) });
+      return;
+    }
     const hasData = d.kind === 'json' || (d.kind === 'records' ? d.records.length > 0 : d.body.length > 0);
     // Producer rules come first: a retry of an accepted append is acknowledged whatever happened
     // since (a seal, a moved tail). Checked at accept time, so one producer's appends are ordered
@@ -342,8 +382,23 @@ export class Shard {
     if (p.seq > s.assignedSeq) {
       return reply(new SvcError('seq_out_of_range', `cannot trim to ${p.seq}: the stream ends at ${s.assignedSeq}`, { next_seq: s.assignedSeq }));
     }
-    if (p.seq > s.startSeq) this.#writes.trim(s, p.seq);
-    this.#commit.whenDurable(reply, () => this.#appendResult(s, s.startSeq, s.lastTs), s);
+    const r = s.remote;
+    if (r !== undefined && p.seq > servedStart(s) && p.seq <= s.startSeq) {
+      // An adopted stream trimmed within its remote records: the TRIM frame carries the new start
+      // to the ledger's m/ (object-commit.ts) and changes nothing local; the remote chunks below
+      // it go at once (reads never start below the start: docs/objects.md, "Compaction and the reaper").
+      this.#writes.trim(s, p.seq);
+      r.startSeq = p.seq;
+      r.chunks.trim(p.seq);
+    } else if (p.seq > s.startSeq) {
+      this.#writes.trim(s, p.seq);
+      if (r !== undefined) {
+        // Past the remote end: no remote record is left.
+        r.startSeq = p.seq;
+        r.chunks.trim(p.seq);
+      }
+    }
+    this.#commit.whenDurable(reply, () => this.#appendResult(s, servedStart(s), s.lastTs), s);
   }
 
   /**
@@ -430,6 +485,71 @@ export class Shard {
   }
 
   /**
+   * Open a stream from the object ledger without copying its records (stream-import.ts, `adopt`);
+   * answered once its frames are durable. Reads below the remote end are not served from the
+   * object store yet (docs/objects.md, "Built so far"): nothing calls this by default.
+   */
+  adopt(p: AdoptParams, reply: Reply<AdoptResult>): void {
+    if (this.#refuse(reply)) return;
+    const replay = p.replayProducers === true;
+    if (replay && this.#opts.remoteReads === undefined) return reply(new SvcError('bad_request', `stream ${p.name}: producers can be replayed from the entries only by a shard that reads the object store`));
+    let r: ReturnType<StreamImports['adopt']>;
+    try {
+      r = this.#imports.adopt(p);
+    } catch (err) {
+      return reply(err as SvcError);
+    }
+    const remote = r.s.remote!;
+    if (replay) remote.producersPending = [];
+    this.#commit.whenDurable(
+      (err, res) => {
+        reply(err, res);
+        if (replay) this.#replayProducers(r.s, remote, p.entries, p.meta.startSeq, err, 0);
+      },
+      () => ({ info: this.#info(r.s), replaced: r.replaced, remoteEnd: r.chunks.end, remoteChunks: r.chunks.size }),
+    );
+  }
+
+  /**
+   * Rebuild an adopted stream's producers from its entries (adopt-producers.ts) while it is
+   * served, then run the appends that waited for them. A failure (an outage, a damaged entry)
+   * answers those appends with it and tries again later (1 s, doubling up to 30 s); appends keep
+   * waiting meanwhile. Stops when the stream is no longer this adopt's (dropped, adopted again).
+   */
+  #replayProducers(s: StreamState, remote: NonNullable<StreamState['remote']>, entries: AdoptParams['entries'], startSeq: number, failed: SvcError | null, attempt: number): void {
+    const current = (): boolean => s.remote === remote && !s.deleted && this.#commit.failed === null;
+    const take = (): NonNullable<NonNullable<StreamState['remote']>['producersPending']> => {
+      const waiting = remote.producersPending ?? [];
+      remote.producersPending = null;
+      return waiting;
+    };
+    if (failed !== null || !current()) {
+      for (const w of take()) w.fail(failed ?? new SvcError('storage_unavailable', `stream ${s.meta.name} is no longer served here; retry`));
+      return;
+    }
+    const rr = this.#opts.remoteReads!;
+    adoptProducers(rr, s.meta.name, entries, startSeq, this.#maxProducers).then(
+      (table) => {
+        if (!current()) return;
+        s.durableProducers = table;
+        s.producers = cloneProducers(table);
+        this.#checkpoints.streamChanged(s);
+        this.#checkpoints.soon();
+        for (const w of take()) w.run();
+        this.flush();
+      },
+      (err: unknown) => {
+        if (!current()) return;
+        const e = err instanceof SvcError ? err : new SvcError('storage_unavailable', `stream ${s.meta.name}: ${(err as Error).message}`, { reason: 'object_store' });
+        const waiting = take();
+        remote.producersPending = [];
+        for (const w of waiting) w.fail(e);
+        setTimeout(() => this.#replayProducers(s, remote, entries, startSeq, null, attempt + 1), Math.min(30_000, 1000 * 2 ** attempt)).unref();
+      },
+    );
+  }
+
+  /**
    * Remove the local copy of a stream that another node now serves: a delete whatever its state
    * (forks, expiry), written as `local` frames, with nothing shared touched (no fork reference
    * released). Imports of the name still open are abandoned.
@@ -463,21 +583,87 @@ export class Shard {
     const end = stable === null ? tail : Math.min(stable, tail);
     const seq = p.seq < 0 ? end : p.seq;
     if (seq > tail) throw new SvcError('seq_out_of_range', `seq ${seq} is beyond the end of the stream (${tail})`, { next_seq: tail });
-    const from = Math.max(seq, s.startSeq);
-    const g = gather(this.#log, this.#index, s, from, p.count, p.bytes, p.format, p.visibility, this.#readCache, p.pooled === true);
+    const from = Math.max(seq, servedStart(s));
+    // An adopted stream's records below its remote end are in the object store (docs/objects.md,
+    // "How a read finds its object and byte range"); a read of them never starts at the local
+    // records as if they were trimmed.
+    const g = s.remote !== undefined && from < s.startSeq ? this.#readRemote(s, from, p) : gather(this.#log, this.#index, s, from, p.count, p.bytes, p.format, p.visibility, this.#readCache, p.pooled === true);
     const upToDate = g.nextSeq >= end;
     return {
       body: g.body,
       count: g.count,
       nextSeq: g.nextSeq,
       tailSeq: end,
-      startSeq: s.startSeq,
+      startSeq: servedStart(s),
       upToDate,
       closed: g.nextSeq >= tail && s.closed,
       streamId: this.#globalId(s),
       contentType: s.meta.contentType,
       fork: s.meta.fork,
     };
+  }
+
+  /**
+   * `read`, answered through `reply`: a read of an adopted stream that reaches records in the
+   * object store not held by the object cache waits for their fetch (the only read that waits;
+   * every other one is answered in this turn, as `read`).
+   */
+  readAsync(p: ReadParams, reply: Reply<ReadResult>, waits = 0): void {
+    let r: ReadResult;
+    try {
+      r = this.read(p);
+    } catch (err) {
+      if (!(err instanceof RemoteWait)) return reply(err as SvcError);
+      if (waits >= MAX_REMOTE_WAITS) return reply(new SvcError('storage_unavailable', `stream ${p.name}: the records from seq ${p.seq} were fetched from the object store ${waits} times and are not held yet; retry`, { reason: 'object_store' }));
+      err.ready.then(
+        () => this.readAsync(p, reply, waits + 1),
+        (e: unknown) => reply(e instanceof SvcError ? e : new SvcError('storage_unavailable', `stream ${p.name}: ${(e as Error).message}`, { reason: 'object_store' })),
+      );
+      return;
+    }
+    reply(null, r);
+  }
+
+  /**
+   * A page of an adopted stream's remote records from `from` (below the local start): what the
+   * object cache holds from there, rendered as a local chunk is; the page ends at the local start
+   * at most (the reader's next read continues there). Nothing held at `from`: RemoteWait on its
+   * fetch. Held, with more of the page's budget missing: served short, the rest fetched meanwhile.
+   */
+  #readRemote(s: StreamState, from: number, p: ReadParams): ReturnType<typeof gather> {
+    const remote = s.remote!;
+    const rr = this.#opts.remoteReads;
+    if (rr === undefined) {
+      throw new SvcError('storage_unavailable', `stream ${s.meta.name}: records ${from}..${s.startSeq - 1} are in the object store, and this node reads none from it; read from seq ${s.startSeq}`, { stream: s.meta.name, from_seq: from, to_seq: s.startSeq - 1 });
+    }
+    let reader = this.#remoteReaders.get(remote.chunks);
+    if (reader === undefined) {
+      const chunks = remote.chunks;
+      // Appends after the adopt are in the ledger too, and local: the remote chunks stay below the local start.
+      const localStart = s.startSeq;
+      reader = new RemoteReader({
+        chunks,
+        cache: rr.cache,
+        get: (key, range) => rr.get(key, range),
+        refresh: async () => (await rr.entries(s.meta.name)).filter((e) => e.to <= localStart),
+        startSeq: () => remote.startSeq,
+        ...(rr.readAheadBytes !== undefined ? { readAheadBytes: rr.readAheadBytes } : {}),
+      });
+      this.#remoteReaders.set(chunks, reader);
+    }
+    const peek = reader.peek(from, p.bytes);
+    if (peek.batches.length === 0) {
+      if (peek.missing !== null) throw new RemoteWait(reader.fetch(from));
+      // No entry holds `from` (a hole below the first entry): the reader moves on past it, as past a gap between local chunks.
+      const at = Math.min(remote.chunks.find(from) < 0 && from < remote.chunks.start ? remote.chunks.start : s.startSeq, s.startSeq);
+      if (at <= from) throw new SvcError('internal', `stream ${s.meta.name}: seq ${from} is below the local start ${s.startSeq} and in no remote chunk`);
+      return { body: gatherBatches([], s, from, 0, 0, p.format).body, count: 0, nextSeq: at };
+    }
+    if (peek.missing !== null) {
+      // The page's budget reaches an entry not held: fetched (with read-ahead) while this page goes out.
+      reader.fetch(peek.next).catch(() => {});
+    } else reader.readAhead(peek.next - 1);
+    return gatherBatches(peek.batches, s, from, p.count, p.bytes, p.format, p.visibility);
   }
 
   head(h: string | HeadParams): StreamInfo {
@@ -639,7 +825,7 @@ export class Shard {
       name: m.name,
       streamId: this.#globalId(s),
       contentType: m.contentType,
-      startSeq: s.startSeq,
+      startSeq: servedStart(s),
       nextSeq: s.nextSeq,
       closed: s.closed,
       ttlSeconds: m.ttlSeconds,
@@ -662,6 +848,11 @@ export class Shard {
   #appendResult(s: StreamState, start: number, ts: number): AppendResult {
     return { startSeq: start, nextSeq: s.nextSeq, timestamp: ts, closed: s.closed };
   }
+}
+
+/** A Kafka Produce body whose first batch carries a producer id (an idempotent or transactional producer's). */
+function hasKafkaProducer(body: Buffer): boolean {
+  return body.length >= 61 && body.readBigInt64BE(43) >= 0n;
 }
 
 function notFound(name: string): SvcError {

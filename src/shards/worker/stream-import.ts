@@ -21,9 +21,11 @@
  */
 import { SvcError } from '../../errors';
 import { type BatchHeader, readBatchHeader } from '../../util/record-batch';
-import { type ImportBeginParams, type ImportFramesResult } from '../types';
+import { type AdoptParams, type ImportBeginParams, type ImportFramesResult, type ImportedMeta } from '../types';
 import { FRAME_HEADER, FrameType, LAST_TYPE, frameProblem } from './frame';
+import { decodeStoredProducers } from './producer-snapshot';
 import { type SealProducer } from './producers';
+import { RemoteChunks } from './remote-chunks';
 import { type StreamCatalog } from './stream-catalog';
 import { type StoredMeta, readMeta } from './stream-meta';
 import { type StreamState } from './stream-state';
@@ -60,11 +62,7 @@ export class StreamImports {
   /** Start an import: a hidden staging stream (an earlier import of the name still open is abandoned). */
   begin(p: ImportBeginParams): number {
     const m = p.meta;
-    if (typeof m !== 'object' || m === null || typeof m.meta !== 'object' || m.meta === null) throw badImport('the meta is missing');
-    const stored = m.meta as unknown as StoredMeta;
-    if (stored.name !== p.name) throw badImport(`the meta names stream ${JSON.stringify(stored.name)}, not ${JSON.stringify(p.name)}`);
-    if (typeof stored.contentType !== 'string' || typeof stored.createdAtMs !== 'number') throw badImport('the meta needs contentType and createdAtMs');
-    if (!Number.isSafeInteger(m.startSeq) || m.startSeq < 0 || typeof m.sealed !== 'boolean') throw badImport('startSeq must be a seq and sealed a boolean');
+    const stored = checkImportedMeta(p.name, m);
     this.abandonName(p.name);
     const s = this.#writes.create({ ...readMeta(stored), importing: true }, true);
     if (p.epoch !== undefined) s.openedEpoch = p.epoch;
@@ -107,6 +105,37 @@ export class StreamImports {
     if (im.sealed) this.#writes.seal(s, im.sealProducer, true);
     this.#writes.publish(s);
     return { s, replaced, frames: im.frames, dataFrames: im.dataFrames };
+  }
+
+  /**
+   * Open a stream from the object ledger without its frames (docs/objects.md, "Opening without a
+   * copy"): a stream whose local log starts, and whose tail is, at the ledger's remote end, with
+   * the entries below it as remote chunks (memory only) and the producers given. Written like an
+   * import's end, in one group of `local` frames: CREATE (hidden), the old copy's DELETE, TRIM to
+   * the remote end (so that replay, which knows no remote chunks, finds the tail there), SEAL,
+   * publish. A restart replays a stream starting at the remote end; the open that follows adopts
+   * it again from the ledger. Forks are refused (a fork's records below its fork point are its
+   * source's: not built for remote chunks).
+   */
+  adopt(p: AdoptParams): { s: StreamState; replaced: boolean; chunks: RemoteChunks } {
+    const stored = checkImportedMeta(p.name, p.meta);
+    if (stored.fork !== undefined && stored.fork !== null) throw badImport(`stream ${p.name} is a fork: a fork is not adopted from the object store (import it)`);
+    if (!Array.isArray(p.entries)) throw badImport('the entries are missing');
+    const chunks = new RemoteChunks(p.name, p.entries, p.meta.startSeq);
+    const producers = decodeStoredProducers(p.producers ?? [], `adopt of stream ${p.name}`);
+    const remoteEnd = Math.max(chunks.end, p.meta.startSeq);
+    this.abandonName(p.name);
+    const s = this.#writes.create({ ...readMeta(stored), importing: true }, true);
+    if (p.epoch !== undefined) s.openedEpoch = p.epoch;
+    const old = this.#streams.byName.get(p.name);
+    const replaced = old !== undefined && !old.deleted;
+    if (replaced) this.#writes.delete(old, true);
+    if (remoteEnd > s.startSeq) this.#writes.trim(s, remoteEnd, true);
+    s.durableProducers = producers;
+    s.remote = { chunks, startSeq: p.meta.startSeq };
+    if (p.meta.sealed) this.#writes.seal(s, null, true);
+    this.#writes.publish(s);
+    return { s, replaced, chunks };
   }
 
   /** Stop an import (its sender failed): its staging stream goes. False when none was open. */
@@ -214,6 +243,16 @@ export class StreamImports {
     im.sealProducer = sealProducer;
     return steps;
   }
+}
+
+/** The `m/` record of an import or adopt, checked: its stored meta. */
+function checkImportedMeta(name: string, m: ImportedMeta): StoredMeta {
+  if (typeof m !== 'object' || m === null || typeof m.meta !== 'object' || m.meta === null) throw badImport('the meta is missing');
+  const stored = m.meta as unknown as StoredMeta;
+  if (stored.name !== name) throw badImport(`the meta names stream ${JSON.stringify(stored.name)}, not ${JSON.stringify(name)}`);
+  if (typeof stored.contentType !== 'string' || typeof stored.createdAtMs !== 'number') throw badImport('the meta needs contentType and createdAtMs');
+  if (!Number.isSafeInteger(m.startSeq) || m.startSeq < 0 || typeof m.sealed !== 'boolean') throw badImport('startSeq must be a seq and sealed a boolean');
+  return stored;
 }
 
 function parseJson<T>(im: Import, pos: number, payload: Buffer): T {

@@ -8,6 +8,8 @@
  * so a stream written alone is one chunk per segment and a read is one pread.
  */
 import { type ProducerTable } from './producers';
+import { type SvcError } from '../../errors';
+import { type RemoteChunks } from './remote-chunks';
 import { type StreamMeta } from './stream-meta';
 
 export interface Chunk {
@@ -64,6 +66,31 @@ export interface StreamState {
    * a newer fence for a new copy, and this one's writes then count as moved (object-commit.ts).
    */
   openedEpoch?: number;
+  /**
+   * Objects mode, a stream adopted without a copy (stream-import.ts, `adopt`): its records below
+   * `chunks.end` are in the object store, not in the local log, whose start (`startSeq`) is that
+   * end. Memory only: an adopt writes no remote state locally, and a restart adopts again from the
+   * ledger (docs/objects.md, "How a read finds its object and byte range").
+   */
+  remote?: RemoteState;
+}
+
+/** An adopted stream's records in the object store. */
+export interface RemoteState {
+  /** The ledger entries holding seqs `[startSeq, chunks.end)`. */
+  chunks: RemoteChunks;
+  /** The stream's start as served (the ledger's), at or below the local start. */
+  startSeq: number;
+  /**
+   * The producers are being replayed from the entries (AdoptParams.replayProducers): appends that
+   * carry a producer wait here, in arrival order, and run once they are known; null when known.
+   */
+  producersPending?: Array<{ run(): void; fail(err: SvcError): void }> | null;
+}
+
+/** The stream's first seq as served: an adopted stream's remote start, else the local one. */
+export function servedStart(s: StreamState): number {
+  return s.remote === undefined ? s.startSeq : Math.min(s.remote.startSeq, s.startSeq);
 }
 
 /** A stream's place in the object ledger (docs/cluster.md, "Objects mode: where data lives"). */

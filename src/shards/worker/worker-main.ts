@@ -22,10 +22,12 @@ import { type Codec, OPS, type OpName, type Req, type Res, errorBody, opOf, retu
 import { type PackedWithExtras, packedOf } from '../worker-messages';
 import { openRocksStore } from './rocks-store';
 import { SegmentLog } from './segment-log';
-import { type Reply, Shard } from './shard';
+import { type RemoteReads, type Reply, Shard } from './shard';
+import { type RemoteBatch } from './remote-chunks';
+import { rememberDamage } from './remote-reader';
 import { type KvStore } from './kv-store';
 import { armTestFaults } from './test-faults';
-import { type LedgerCredentials, type ObjectStore, type ObjectStoreStats, Ledger, newObjectStoreStats, openObjectStore } from '../../objects';
+import { type LedgerCredentials, type ObjectStore, type ObjectStoreStats, Ledger, RangeCache, newObjectStoreStats, openObjectStore } from '../../objects';
 import { ObjectCommit } from './object-commit';
 import { CommitBarrier } from './commit-barrier';
 import { ReadCache } from './read-cache';
@@ -78,6 +80,11 @@ export interface WorkerObjectsConfig {
   flushMs: number;
   /** `--objects-puts-in-flight` (absent: ObjectCommit's default). */
   putsInFlight?: number;
+  /**
+   * `--objects-cache-bytes` (the node's, split by ShardClient over its workers: this worker's):
+   * the object range cache of adopted streams' reads from the object store.
+   */
+  cacheBytes?: number;
 }
 
 /**
@@ -249,13 +256,15 @@ const HANDLERS: { readonly [K in OpName]: Handler<K> } = {
   append: (s, p, reply) => s.append(p, reply),
   trim: (s, p, reply) => s.trim(p, reply),
   delete: (s, p, reply) => s.delete(p.name, reply),
-  read: (s, p, reply) => {
-    const r = s.read(p);
-    reply(null, r);
-    // A pooled page copied into the reply message is free again now; one shared with the gateway
-    // (out) comes back from there (RETURNED_PAGE) once its HTTP response has sent it, or never.
-    pagePool().give(r.body);
-  },
+  read: (s, p, reply) =>
+    // Answered in this turn, except a read of an adopted stream's records the object cache does not hold yet (Shard.readAsync).
+    s.readAsync(p, (err, r) => {
+      if (err !== null) return reply(err);
+      reply(null, r);
+      // A pooled page copied into the reply message is free again now; one shared with the gateway
+      // (out) comes back from there (RETURNED_PAGE) once its HTTP response has sent it, or never.
+      if (r !== undefined) pagePool().give(r.body);
+    }),
   head: (s, p, reply) => reply(null, s.head(p)),
   list: (s, p, reply) => reply(null, s.list(p)),
   stats: (s, _p, reply) => {
@@ -271,6 +280,7 @@ const HANDLERS: { readonly [K in OpName]: Handler<K> } = {
   importEnd: (s, p, reply) => s.importEnd(p, reply),
   importAbort: (s, p, reply) => s.importAbort(p, reply),
   drop: (s, p, reply) => s.drop(p.name, reply),
+  adopt: (s, p, reply) => s.adopt(p, reply),
 };
 
 /** Decode the request with its operation's codec, run it, and write the reply with the result's. */
@@ -392,18 +402,23 @@ async function main(): Promise<void> {
     barrier = new CommitBarrier(SyncJournal.open(cfg.journalFile));
   }
   const replicators: ObjectCommit[] = [];
+  // Objects mode: the object range cache of adopted streams' reads, shared by this worker's shards (docs/objects.md, "The object cache").
+  const rangeCache = o === undefined ? null : new RangeCache<RemoteBatch[]>({ budgetBytes: o.cacheBytes ?? 0, sizeOf: (v) => remoteBytes(v as RemoteBatch[]), remember: rememberDamage });
   const readCache = new ReadCache(cfg.readCacheBytes ?? 0);
   setPagePool(new PagePool(cfg.readPoolBytes ?? 0));
   cfg.shardIds.forEach((shardId, i) => {
     const store = openStores[i]!;
     let replicator: ObjectCommit | undefined;
     let objectStats: ObjectStoreStats | undefined;
+    let remoteReads: RemoteReads | undefined;
     if (o !== undefined && objects !== null) {
       objectStats = newObjectStoreStats();
       const objectStore = openObjectStore(o.url, { stats: objectStats });
       objects.stores.push(objectStore);
       replicator = new ObjectCommit({ store: objectStore, ledger: objects.ledger, nodeId: o.nodeId, nodeEpoch: o.nodeEpoch, shardId, flushMs: o.flushMs, maxBeforeCommit: o.putsInFlight });
       replicators.push(replicator);
+      const ledger = objects.ledger;
+      if (rangeCache !== null) remoteReads = { cache: rangeCache, get: (key, range) => objectStore.get(key, range), entries: async (stream) => (await ledger.entries(stream)).map((e) => ({ o: e.o, off: e.off, len: e.len, from: e.from, to: e.to })) };
     }
     const log = SegmentLog.open(path.join(dirOf(shardId), 'log'), cfg.segmentBytes);
     armTestFaults(store, log);
@@ -425,6 +440,7 @@ async function main(): Promise<void> {
       objectStats,
       ...(barrier !== null ? { barrier } : {}),
       returnBuffer,
+      ...(remoteReads !== undefined ? { remoteReads } : {}),
     });
     shards.set(shardId, shard);
     if (i === 0) firstShard = shard;
@@ -443,6 +459,13 @@ async function main(): Promise<void> {
   );
   for (const s of shards.values()) s.maintain();
   port.postMessage({ type: 'ready', recovery } satisfies WorkerEvent);
+}
+
+/** Bytes of a cached remote range: its batches. */
+function remoteBytes(v: RemoteBatch[]): number {
+  let n = 0;
+  for (const b of v) n += b.batch.length;
+  return n;
 }
 
 /** Index stores opened so far: closed when the start fails, so a new thread can open them (RocksDB's lock). */

@@ -1,0 +1,119 @@
+/**
+ * Move and failover time do not depend on the stream's size with `--objects-reads remote`
+ * (docs/objects.md, "Reads from the object store"): 3 etcd members, 3 nodes on one `file:` object
+ * store, a continuous writer on a small stream (1 MiB) and on a large one (MOVE_SIZE_LARGE_MIB,
+ * default 512 MiB, filled quickly with 512 KiB records). Each is transferred back and forth under
+ * that load, then their owner is killed and wiped; the unavailability of each (the longest gap
+ * between its writer's acknowledgements around the move) is measured. The large stream's is within
+ * 1.5× of the small one's (plus 250 ms of scheduling noise on a loaded machine), transfers' p99 is
+ * under 1 s, and every acknowledged record is read back after the moves.
+ *
+ * Runs only with MOVE_SIZE=1: it does not pass yet (docs/objects.md, "Built so far"). Measured
+ * with `--objects-reads remote` at load average 20: filling 512 MiB took 105 s; transfers' p50
+ * 3.0 s (1 MiB) and 4.1 s (512 MiB), p99 6.7 s and 10.2 s — both far above 1 s, so the bound fails
+ * for the small stream too on such a machine.
+ */
+import { randomBytes } from 'node:crypto';
+import { type ObjectsCluster, objectsClusterForFile, quantile, until } from './objects-cluster';
+import { type ReadRecord, type Writer, follow, missing, readAll, svcWriter } from './writers';
+
+jest.setTimeout(600_000);
+
+const LARGE_MIB = Number(process.env['MOVE_SIZE_LARGE_MIB'] ?? 512);
+const ROUNDS = Number(process.env['MOVE_SIZE_ROUNDS'] ?? 6);
+/** Scheduling noise allowed on top of the ratio (ms): both gaps are a few tens of ms on an idle machine. */
+const NOISE_MS = 250;
+
+const RUN = process.env['MOVE_SIZE'] === '1';
+/** The cluster, started only when the test runs. */
+const c: ObjectsCluster = RUN ? objectsClusterForFile(['--node-lease-ttl', '3', '--objects-reads', 'remote']) : (null as unknown as ObjectsCluster);
+
+/** Append `mib` MiB of 512 KiB records to `stream`, 8 requests at a time. */
+async function fill(stream: string, mib: number): Promise<void> {
+  const record = randomBytes(384 * 1024).toString('base64'); // 512 KiB of text (the writer's stream is text/plain)
+  let left = mib * 2;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (left-- > 0) {
+        const r = await follow(`${c.any().url}${stream}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: record });
+        if (r.status !== 200) throw new Error(`fill ${stream}: ${r.status} ${await r.text()}`);
+        await r.arrayBuffer();
+      }
+    }),
+  );
+}
+
+/** The longest gap between `w`'s acknowledgements from `t0` to its first one after `placed` resolves. */
+async function gapAround(w: Writer, t0: number, placed: () => Promise<void>): Promise<number> {
+  await placed();
+  const n = w.acked.length;
+  await until(`an append to ${w.stream} after the move`, async () => (w.acked.length > n ? true : null), 30_000, 10);
+  const t1 = w.acked[w.acked.length - 1]!.at;
+  const ats = [t0, ...w.acked.filter((a) => a.at >= t0 && a.at <= t1).map((a) => a.at)];
+  let gap = 0;
+  for (let k = 1; k < ats.length; k++) gap = Math.max(gap, ats[k]! - ats[k - 1]!);
+  return gap;
+}
+
+async function placedOn(stream: string, pred: (owner: number) => boolean): Promise<void> {
+  await until(`${stream} placed`, async () => {
+    const d = await c.detail(stream);
+    return d.state === 'placed' && pred(d.ownerNodeId) ? true : null;
+  }, 60_000, 20);
+}
+
+async function transfer(stream: string, toNode: number): Promise<void> {
+  const r = await c.admin('/admin/transfer', { method: 'POST', body: JSON.stringify({ stream, toNode }) });
+  expect(r.status).toBe(200);
+}
+
+const maybe = RUN ? test : test.skip;
+
+maybe(`a 1 MiB and a ${LARGE_MIB} MiB stream: transfer and failover unavailability does not grow with the size`, async () => {
+  const small = await svcWriter(c, '/ms/small');
+  const large = await svcWriter(c, '/ms/large');
+  const t = Date.now();
+  await Promise.all([fill('/ms/small', 1), fill('/ms/large', LARGE_MIB)]);
+  console.log(`move-size: filled ${LARGE_MIB} MiB in ${Date.now() - t} ms`);
+  const gaps = { small: [] as number[], large: [] as number[] };
+  for (let i = 0; i < ROUNDS; i++) {
+    for (const [w, key] of [[small, 'small'], [large, 'large']] as const) {
+      const d = await c.detail(w.stream);
+      const to = d.ownerNodeId === 1 ? 2 : 1;
+      const t0 = Date.now();
+      await transfer(w.stream, to);
+      gaps[key].push(await gapAround(w, t0, () => placedOn(w.stream, (o) => o === to)));
+    }
+  }
+  const p99 = { small: quantile(gaps.small, 0.99), large: quantile(gaps.large, 0.99) };
+  console.log(`move-size transfers: small p50 ${quantile(gaps.small, 0.5)} ms p99 ${p99.small} ms; large (${LARGE_MIB} MiB) p50 ${quantile(gaps.large, 0.5)} ms p99 ${p99.large} ms`);
+  expect(p99.large).toBeLessThan(1000);
+  expect(p99.small).toBeLessThan(1000);
+  expect(p99.large).toBeLessThanOrEqual(1.5 * p99.small + NOISE_MS);
+
+  // Failover: both on one node, which is killed and wiped.
+  const victim = (await c.detail(large.stream)).ownerNodeId;
+  if ((await c.detail(small.stream)).ownerNodeId !== victim) {
+    await transfer(small.stream, victim);
+    await placedOn(small.stream, (o) => o === victim);
+  }
+  const t0 = Date.now();
+  await c.killAndWipe(victim);
+  const [fs, fl] = await Promise.all([gapAround(small, t0, () => placedOn(small.stream, (o) => o !== victim)), gapAround(large, t0, () => placedOn(large.stream, (o) => o !== victim))]);
+  console.log(`move-size failover: small ${fs} ms, large ${fl} ms`);
+  expect(fl).toBeLessThanOrEqual(1.5 * fs + NOISE_MS);
+  await c.startNode(victim);
+  await c.waitLive(3);
+
+  await small.stop();
+  await large.stop();
+  expect(missing(small, await readAll(c, small.stream))).toEqual([]);
+  // The large stream's writer records, each read at its seq (not the filler's 512 KiB records between them).
+  const got: ReadRecord[] = [];
+  for (const a of large.acked) {
+    const r = await follow(`${c.any().url}${large.stream}?seq=${a.seq}&count=1&format=json`, { method: 'GET' });
+    expect(r.status).toBe(200);
+    got.push(...((await r.json()) as ReadRecord[]));
+  }
+  expect(missing(large, got)).toEqual([]);
+});

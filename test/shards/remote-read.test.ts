@@ -1,0 +1,272 @@
+/**
+ * Reads of an adopted stream from the object store (docs/objects.md, "How a read finds its object
+ * and byte range"; Shard.readAsync): a stream written by one shard, its frames put into objects of
+ * a real `file:` store as a group commit puts them (after other bytes), adopted by another shard
+ * from the entries alone. Every read format answers what the writing shard answers, byte for byte
+ * (seqs, keys, headers, timestamps; Kafka batches as stored); a small budget pages through every
+ * seq once; appends after the adopt follow; an object cache of 0 bytes still serves; a flipped
+ * byte fails only the reads that reach its range, naming the object.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { type SvcError } from '../../src/errors';
+import { type ObjectStore, RangeCache, openObjectStore } from '../../src/objects';
+import { type ReadFormat, type ReadResult } from '../../src/shards/types';
+import { FrameType, parseFrame } from '../../src/shards/worker/frame';
+import { openMemoryStore } from '../../src/shards/worker/memory-store';
+import { type RemoteBatch, type RemoteEntry } from '../../src/shards/worker/remote-chunks';
+import { rememberDamage } from '../../src/shards/worker/remote-reader';
+import { SegmentLog } from '../../src/shards/worker/segment-log';
+import { type RemoteReads, Shard } from '../../src/shards/worker/shard';
+import { encodeRecordBatch, readBatchHeader } from '../../src/util/record-batch';
+import { call, createdMeta, logFrames, openLocalShard } from './helpers/import-fixture';
+
+const NAME = '/rr/stream';
+const FORMATS: ReadFormat[] = ['json', 'raw', 'binary', 'sse', 'json-array', 'kafka'];
+const enc = (s: string): Buffer => Buffer.from(s);
+
+let dir: string;
+let store: ObjectStore;
+let source: Shard;
+/** The stream's frames as the source shard wrote them. */
+let frames: Buffer[];
+let entries: RemoteEntry[];
+/** The source's answers to producer p-1's appends, by its seq. */
+const acks = new Map<number, { startSeq: number; nextSeq: number }>();
+/** Keys of the GETs made. */
+const gets: string[] = [];
+
+/** Put the frames into objects of ~`perObject` frames each, after 64 bytes of another stream's; the ledger entries of their data. */
+async function putObjects(prefix: string, list: readonly Buffer[], perObject: number): Promise<RemoteEntry[]> {
+  const out: RemoteEntry[] = [];
+  for (let i = 0, k = 0; i < list.length; i += perObject, k++) {
+    const group = list.slice(i, i + perObject);
+    let from = -1;
+    let to = -1;
+    for (const f of group) {
+      if (f[8] !== FrameType.Data) continue;
+      const h = readBatchHeader(f, 13);
+      if (from < 0) from = h.baseOffset;
+      to = h.baseOffset + h.lastOffsetDelta + 1;
+    }
+    if (from < 0) continue;
+    const body = Buffer.concat(group);
+    const o = `${prefix}/g/${k}`;
+    await store.put(o, [Buffer.alloc(64, 7), body]);
+    out.push({ o, off: 64, len: body.length, from, to });
+  }
+  return out;
+}
+
+function adopter(name: string, cacheBytes: number, list: RemoteEntry[] = entries): Shard {
+  const cache = new RangeCache<RemoteBatch[]>({ budgetBytes: cacheBytes, sizeOf: (v) => (v as RemoteBatch[]).reduce((t, b) => t + b.batch.length, 0), remember: rememberDamage });
+  const remoteReads: RemoteReads = {
+    cache,
+    get: (key, range) => {
+      gets.push(key);
+      return store.get(key, range);
+    },
+    entries: async () => list.slice(),
+    readAheadBytes: 4096,
+  };
+  return new Shard(openMemoryStore(), SegmentLog.open(path.join(dir, name, 'log'), 64 * 1024), {
+    shardId: 0,
+    shardCount: 1,
+    maxChunkBytes: 1 << 20,
+    limits: { maxRecordBytes: 1 << 20, maxBatchRecords: 1000 },
+    remoteReads,
+  });
+}
+
+const read = (s: Shard, seq: number, format: ReadFormat, count = 100_000, bytes = 64 << 20): Promise<ReadResult> => call<ReadResult>(s, (r) => s.readAsync({ name: NAME, seq, count, bytes, format }, r));
+
+/** Every page from `seq` to the tail: the pages' bodies and the seqs each started at. */
+async function readPages(s: Shard, seq: number, format: ReadFormat, count?: number, bytes?: number): Promise<{ bodies: Buffer[]; count: number; next: number }> {
+  const bodies: Buffer[] = [];
+  let n = 0;
+  for (let i = 0; i < 100_000; i++) {
+    const r = await read(s, seq, format, count, bytes);
+    bodies.push(Buffer.from(r.body));
+    n += r.count;
+    if (r.nextSeq >= r.tailSeq) return { bodies, count: n, next: r.nextSeq };
+    expect(r.nextSeq).toBeGreaterThan(seq);
+    seq = r.nextSeq;
+  }
+  throw new Error('no end');
+}
+
+/** Pages joined into what one read of everything says: JSON arrays concatenated, other bodies byte for byte. */
+function joined(format: ReadFormat, bodies: Buffer[]): unknown {
+  if (format === 'json' || format === 'json-array') return bodies.flatMap((b) => JSON.parse(b.toString()) as unknown[]);
+  return Buffer.concat(bodies).toString('base64');
+}
+
+async function rejection(p: Promise<unknown>): Promise<SvcError> {
+  try {
+    await p;
+  } catch (err) {
+    return err as SvcError;
+  }
+  throw new Error('expected a rejection');
+}
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-remote-read-'));
+  store = openObjectStore(`file:${path.join(dir, 'objects')}`);
+  fs.mkdirSync(path.join(dir, 'objects'), { recursive: true });
+  source = openLocalShard(path.join(dir, 'source'));
+  await call(source, (r) => source.create({ name: NAME, contentType: 'application/json', ttlSeconds: null, expiresAtMs: null, closed: false, records: [] }, r));
+  // Records with keys, headers, null values among them; an idempotent producer's batches; a Kafka batch of several records.
+  for (let i = 0; i < 60; i++) {
+    const records = Array.from({ length: 1 + (i % 3) }, (_, j) => ({
+      key: j === 1 ? null : enc(`k-${i}-${j}`),
+      value: enc(JSON.stringify({ i, j, pad: 'x'.repeat(i * 7) })),
+      headers: j === 2 ? null : ([[enc('h'), enc(`v${i}`)], [enc('empty'), null]] as Array<readonly [Buffer, Buffer | null]>),
+    }));
+    const producer = i % 5 === 0 ? { id: 'p-1', epoch: 1, seq: i / 5 } : null;
+    const a = await call<{ startSeq: number; nextSeq: number }>(source, (r) => source.append({ name: NAME, origin: 'http', payload: { kind: 'records', records }, contentType: null, close: false, producer }, r));
+    if (producer !== null) acks.set(producer.seq, { startSeq: a.startSeq, nextSeq: a.nextSeq });
+    if (i % 10 === 9) {
+      const batch = encodeRecordBatch({ baseOffset: 0, baseTimestamp: 1_700_000_000_000 + i, records: [0, 1, 2, 3].map((j) => ({ key: enc(`kk${j}`), value: enc(`{"kafka":${j}}`), headers: [[enc('kh'), enc(`${j}`)]], timestampDelta: j })) });
+      await call(source, (r) => source.append({ name: NAME, origin: 'kafka', payload: { kind: 'batches', body: Buffer.from(batch) }, contentType: null, close: false }, r));
+    }
+  }
+  const info = source.head(NAME);
+  frames = logFrames(path.join(dir, 'source', 'log'), info.streamId);
+  entries = await putObjects('s', frames, 7);
+  expect(entries.length).toBeGreaterThan(5);
+});
+
+afterAll(async () => {
+  await source.close();
+  await store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('reads of an adopted stream from the object store', () => {
+  let shard: Shard;
+  beforeAll(async () => {
+    shard = adopter('a', 1 << 20);
+    const meta = createdMeta(frames);
+    await call(shard, (r) => shard.adopt({ name: NAME, meta: { meta, startSeq: 0, sealed: false }, entries, epoch: 1 }, r));
+  });
+  afterAll(() => shard.close());
+
+  it.each(FORMATS)('serves every record in %s as the writing shard does', async (format) => {
+    const want = await readPages(source, 0, format);
+    const got = await readPages(shard, 0, format);
+    expect(got.count).toBe(want.count);
+    expect(joined(format, got.bodies)).toEqual(joined(format, want.bodies));
+  });
+
+  it('pages through every seq once with a small budget, from any seq', async () => {
+    const tail = source.head(NAME).nextSeq;
+    for (const from of [0, 1, 17, tail - 3]) {
+      const want = await readPages(source, from, 'json', 3, 200);
+      const got = await readPages(shard, from, 'json', 3, 200);
+      const seqs = (joined('json', got.bodies) as Array<{ seq: number }>).map((x) => x.seq);
+      expect(seqs).toEqual(Array.from({ length: tail - from }, (_, i) => from + i));
+      expect(joined('json', got.bodies)).toEqual(joined('json', want.bodies));
+    }
+  });
+
+  it('serves the records appended after the adopt after the remote ones', async () => {
+    const tail = source.head(NAME).nextSeq;
+    const a = await call<{ startSeq: number }>(shard, (r) => shard.append({ name: NAME, origin: 'http', payload: { kind: 'records', records: [{ key: enc('after'), value: enc('{"after":1}'), headers: null }] }, contentType: null, close: false }, r));
+    expect(a.startSeq).toBe(tail);
+    const all = joined('json', (await readPages(shard, tail - 2, 'json')).bodies) as Array<{ seq: number; key: string }>;
+    expect(all.map((x) => x.seq)).toEqual([tail - 2, tail - 1, tail]);
+  });
+});
+
+describe('producers replayed from the entries (AdoptParams.replayProducers)', () => {
+  it('answers a retry of an append the old owner acknowledged as a duplicate with its seqs, and takes the next', async () => {
+    const shard = adopter('producers', 1 << 20);
+    try {
+      await call(shard, (r) => shard.adopt({ name: NAME, meta: { meta: createdMeta(frames), startSeq: 0, sealed: false }, entries, epoch: 1, replayProducers: true }, r));
+      const tail = shard.head(NAME).nextSeq;
+      const append = (seq: number, value: string) =>
+        call<{ startSeq: number; nextSeq: number; duplicate?: boolean }>(shard, (r) => shard.append({ name: NAME, origin: 'http', payload: { kind: 'records', records: [{ key: null, value: enc(value), headers: null }] }, contentType: null, close: false, producer: { id: 'p-1', epoch: 1, seq } }, r));
+      // Sent at once: the retry waits for the replay, the plain append does not.
+      const [dup, plain] = await Promise.all([
+        append(11, '{"again":11}'),
+        call<{ startSeq: number }>(shard, (r) => shard.append({ name: NAME, origin: 'http', payload: { kind: 'records', records: [{ key: null, value: enc('{"plain":1}'), headers: null }] }, contentType: null, close: false }, r)),
+      ]);
+      expect(dup).toMatchObject({ duplicate: true, ...acks.get(11) });
+      expect(plain.startSeq).toBe(tail);
+      const next = await append(12, '{"next":12}');
+      expect(next.duplicate).toBeFalsy();
+      expect(next.startSeq).toBe(tail + 1);
+      expect((await rejection(append(20, '{"gap":20}'))).code).toBeDefined();
+      // Every record is still served, the remote ones and those appended here.
+      const all = joined('json', (await readPages(shard, 0, 'json')).bodies) as Array<{ seq: number }>;
+      expect(all.map((x) => x.seq)).toEqual(Array.from({ length: tail + 2 }, (_, i) => i));
+    } finally {
+      await shard.close();
+    }
+  });
+});
+
+describe('an object cache of 0 bytes', () => {
+  it('still serves every record (the range fetched last stays with its reader)', async () => {
+    const shard = adopter('zero', 0);
+    try {
+      await call(shard, (r) => shard.adopt({ name: NAME, meta: { meta: createdMeta(frames), startSeq: 0, sealed: false }, entries, epoch: 1 }, r));
+      const want = await readPages(source, 0, 'raw', 5, 100);
+      const got = await readPages(shard, 0, 'raw', 5, 100);
+      expect(joined('raw', got.bodies)).toEqual(joined('raw', want.bodies));
+    } finally {
+      await shard.close();
+    }
+  });
+});
+
+describe('a damaged range', () => {
+  it('fails only the reads that reach it, naming the object; the rest is served', async () => {
+    const copy = await putObjects('d', frames, 7);
+    const bad = copy[2]!;
+    const obj = await store.get(bad.o);
+    obj[bad.off + 40] = obj[bad.off + 40]! ^ 0xff;
+    await store.put(bad.o, obj);
+    const shard = adopter('damaged', 1 << 20, copy);
+    try {
+      await call(shard, (r) => shard.adopt({ name: NAME, meta: { meta: createdMeta(frames), startSeq: 0, sealed: false }, entries: copy, epoch: 1 }, r));
+      const err = await rejection(read(shard, bad.from, 'json'));
+      expect(err.code).toBe('data_corrupt');
+      expect(err.details).toMatchObject({ stream: NAME, object: bad.o, from_seq: bad.from, to_seq: bad.to - 1 });
+      const before = gets.filter((k) => k === bad.o).length;
+      // Remembered: read again, not fetched again.
+      expect((await rejection(read(shard, bad.from, 'json'))).code).toBe('data_corrupt');
+      expect(gets.filter((k) => k === bad.o).length).toBe(before);
+      const first = await read(shard, 0, 'json', 100_000, 64 << 20);
+      expect(first.count).toBeGreaterThan(0);
+      expect(first.nextSeq).toBeLessThanOrEqual(bad.from);
+      const after = await read(shard, bad.to, 'json');
+      expect((JSON.parse(after.body.toString()) as Array<{ seq: number }>)[0]!.seq).toBe(bad.to);
+    } finally {
+      await shard.close();
+    }
+  });
+});
+
+describe('a shard that reads nothing from the object store', () => {
+  it('refuses a read below the remote end with storage_unavailable, never skipping to the local records', async () => {
+    const shard = openLocalShard(path.join(dir, 'none'));
+    try {
+      await call(shard, (r) => shard.adopt({ name: NAME, meta: { meta: createdMeta(frames), startSeq: 0, sealed: false }, entries, epoch: 1 }, r));
+      const err = await rejection(read(shard, 3, 'json'));
+      expect(err.code).toBe('storage_unavailable');
+      expect(err.message).toContain(`records 3..${entries[entries.length - 1]!.to - 1}`);
+    } finally {
+      await shard.close();
+    }
+  });
+});
+
+// The frames parsed here are the source's own: a sanity check of the fixture.
+it('the fixture puts every data frame of the stream into an object', () => {
+  const data = frames.filter((f) => parseFrame(f, 0, true)?.type === FrameType.Data).length;
+  expect(data).toBeGreaterThan(60);
+  expect(entries[0]!.from).toBe(0);
+});
