@@ -12,7 +12,7 @@
  */
 import * as path from 'node:path';
 import { type Config, advertisedAddressOf, configWarnings, dsListenAddress, formatHostPort, kafkaAdvertisedAddress, metricsListenAddress, otlpTracesEndpointOf, schemaRegistryListenAddress } from './config';
-import { REGISTRY_CONTENT_TYPE, openSchemaRegistry, registryInternalReply } from './registry';
+import { REGISTRY_CONTENT_TYPE, SchemaValidation, openSchemaRegistry, registryInternalReply } from './registry';
 import { Tracing } from './tracing';
 import { type Logger } from './log';
 import * as fs from 'node:fs';
@@ -450,7 +450,12 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   );
   const dsAddress = dsListenAddress(config);
   const dsServer = dsAddress === null ? null : await engine.listen({ name: 'Durable Streams listener (--ds-listen)', host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes, threads: config.sseThreads, tooLarge: corsTooLarge(cors.ds, dsTooLarge) }, protect('ds', createDsHandler(ds, inFlight)));
+  // Schema validation at the broker (docs/schema-registry.md): rules and registry records in the
+  // metadata store, checked on this thread by the edges; the registry's listener need not be on.
+  const schemaRegistry = openSchemaRegistry(meta);
+  const validation = new SchemaValidation(meta, schemaRegistry.registry);
   const kafka = await startKafkaListener({
+    validation,
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
     maxRequestBytes: config.limits.maxRequestBytes, nodeId, shards, live, meta, log, txnParts, tracing,
     consumerGroupTimeouts: { sessionTimeoutMs: config.kafkaGroupConsumerSessionTimeoutMs, heartbeatIntervalMs: config.kafkaGroupConsumerHeartbeatIntervalMs },
@@ -494,7 +499,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   const registryAddress = schemaRegistryListenAddress(config);
   let registryServer: HttpServerHandle | null = null;
   if (registryAddress !== null) {
-    const { handler } = openSchemaRegistry(meta);
+    const { handler } = schemaRegistry;
     const registryTooLarge = (): { status: number; headers: HeaderList; body: string } => ({
       status: 413,
       headers: [['content-type', REGISTRY_CONTENT_TYPE], ['connection', 'close']],
