@@ -19,8 +19,8 @@
  * partition's later appends behind it (`#gates`), so a connection's appends stay in order.
  */
 import { type AppendResult, type RecordInput } from '../shards';
-import { type DecodedRecord, decodeRecords, readBatchHeader, splitBatches } from '../util/record-batch';
-import { decompress } from '../util/compression';
+import { readBatchHeader } from '../util/record-batch';
+import { type BatchRecords, batchRecords } from '../util/batch-records';
 import { DEAD_LETTER_HEADERS, type RefusedRecord, type ValidationRule } from '../util/validation-rule';
 import { type KafkaContext } from './context';
 import { KafkaError, kafkaErrorOf, messageOf } from './error-codes';
@@ -32,39 +32,12 @@ export interface ProduceOutcome {
   recordErrors?: Array<{ batchIndex: number; batchIndexErrorMessage: string | null }>;
 }
 
-const RECORDS_POS = 61;
-const COMPRESSION_MASK = 0x07;
 const TRANSACTIONAL_OR_CONTROL = 0x30;
 
 /** Per stream, the check that waits for the registry; later appends to the stream wait behind it. */
 const gates = new Map<string, Promise<unknown>>();
 
-interface Decoded {
-  batches: Buffer[];
-  records: Array<{ batch: number; index: number; key: Buffer | null; value: Buffer | null; rec: DecodedRecord }>;
-}
-
-function decode(body: Buffer): Decoded | string {
-  const batches = splitBatches(body);
-  if (!Array.isArray(batches)) return batches.message;
-  const records: Decoded['records'] = [];
-  try {
-    batches.forEach((b, bi) => {
-      const codec = b.readInt16BE(21) & COMPRESSION_MASK;
-      let plain = b;
-      if (codec !== 0) {
-        const inflated = decompress(codec, b.subarray(RECORDS_POS));
-        plain = Buffer.concat([b.subarray(0, RECORDS_POS), inflated]);
-        plain.writeInt16BE(plain.readInt16BE(21) & ~COMPRESSION_MASK, 21);
-        plain.writeInt32BE(plain.length - 12, 8);
-      }
-      decodeRecords(plain).forEach((rec, index) => records.push({ batch: bi, index, key: rec.key, value: rec.value, rec }));
-    });
-  } catch (err) {
-    return (err as Error).message;
-  }
-  return { batches, records };
-}
+type Decoded = BatchRecords;
 
 const refusedMessage = (r: RefusedRecord): string => `record ${r.index}${r.batch > 0 ? ` of batch ${r.batch}` : ''}: ${r.reason}`;
 
@@ -89,7 +62,7 @@ function settle<T>(stream: string, p: Promise<T>): Promise<T> {
 }
 
 function run(ctx: KafkaContext, rule: ValidationRule, stream: string, body: Buffer): ProduceOutcome | null | Promise<ProduceOutcome | null> {
-  const d = decode(body);
+  const d = batchRecords(body);
   if (typeof d === 'string') return { errorCode: KafkaError.CORRUPT_MESSAGE, baseOffset: -1n, errorMessage: d };
   const refused = ctx.validation!.check(rule, d.records);
   if (refused instanceof Promise) return refused.then((x) => decide(ctx, rule, stream, d, x));

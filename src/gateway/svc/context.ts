@@ -1,6 +1,7 @@
 /** What the protocol listener's handlers share: the data plane and the limits. */
 import { type Schemas, type ShardClient } from '../../shards';
 import { type LiveWaiters } from '../kit';
+import { type RecordValidation } from '../../util/validation-rule';
 
 export interface SvcLimits {
   /** Largest single record value, bytes. */
@@ -28,6 +29,8 @@ export interface SvcContext {
   schemas: Schemas;
   /** Named offsets (`/_offsets/{stream}`), kept in the metadata store; null: the route answers 404. */
   offsets: NamedOffsetStore | null;
+  /** Schema validation against the Confluent-compatible registry (`registryValidation`); null or absent: none. */
+  validation?: RecordValidation | null;
 }
 
 /** A committed position: the next seq to read, and when it was committed (ms since the epoch). */
