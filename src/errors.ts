@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   'corrupt_batch',
   'invalid_schema',
   'schema_validation_failed',
+  'record_invalid',
   'unsupported_media_type',
   'unauthorized',
   'forbidden',

@@ -12,7 +12,7 @@
  */
 import * as path from 'node:path';
 import { type Config, advertisedAddressOf, configWarnings, dsListenAddress, formatHostPort, kafkaAdvertisedAddress, metricsListenAddress, otlpTracesEndpointOf, schemaRegistryListenAddress } from './config';
-import { REGISTRY_CONTENT_TYPE, SvcSchemaView, openSchemaRegistry, registryInternalReply, svcSubject } from './registry';
+import { REGISTRY_CONTENT_TYPE, SchemaValidation, SvcSchemaView, openSchemaRegistry, registryInternalReply, svcSubject } from './registry';
 import { Tracing } from './tracing';
 import { type Logger } from './log';
 import * as fs from 'node:fs';
@@ -459,6 +459,9 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     // With a request id and its log line, as every other error reply (gateway/request-log.ts).
     return refusalWithId(policy === cors.ds ? 'ds' : 'svc', log, req, { ...r, headers: r.headers.concat(policy.responseHeaders(req.headers['origin'], req.method)) });
   };
+  // Schema validation at the broker (docs/schema-registry.md): rules and registry records in the
+  // metadata store, checked on this thread by the edges; the registry's listener need not be on.
+  const validation = new SchemaValidation(meta, schemaRegistry);
   // With gateway threads they take the listener's connections and serve its stream requests
   // themselves, each over its own channels to the shard workers (gateway-thread.ts); the rest
   // (the list, /_schemas, /_streams, /_offsets) reach this thread's handler as from I/O threads.
@@ -481,11 +484,12 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
       threads: gateways === null ? config.sseThreads : gatewayThreads, ...(gateways === null ? {} : { gateway: gateways.spec() }),
       tooLarge: config.protocol === 'ds' ? corsTooLarge(cors.ds, dsTooLarge) : corsTooLarge(cors.svc, tooLarge),
     },
-    config.protocol === 'ds' ? protect('ds', createDsHandler(ds, inFlight)) : protect('svc', createSvcHandler({ shards, limits: config.limits, schemas, live, offsets: new NamedOffsets(meta), share: new ShareStates(meta) }, inFlight)),
+    config.protocol === 'ds' ? protect('ds', createDsHandler(ds, inFlight)) : protect('svc', createSvcHandler({ shards, limits: config.limits, schemas, live, offsets: new NamedOffsets(meta), share: new ShareStates(meta), validation }, inFlight)),
   );
   const dsAddress = dsListenAddress(config);
   const dsServer = dsAddress === null ? null : await engine.listen({ name: 'Durable Streams listener (--ds-listen)', host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes, threads: config.sseThreads, tooLarge: corsTooLarge(cors.ds, dsTooLarge) }, protect('ds', createDsHandler(ds, inFlight)));
   const kafka = await startKafkaListener({
+    validation,
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
     maxRequestBytes: config.limits.maxRequestBytes, nodeId, shards, live, meta, log, txnParts, tracing,
     consumerGroupTimeouts: { sessionTimeoutMs: config.kafkaGroupConsumerSessionTimeoutMs, heartbeatIntervalMs: config.kafkaGroupConsumerHeartbeatIntervalMs },

@@ -14,6 +14,7 @@ import { type KafkaAuthenticator } from './auth';
 import { type TransactionCoordinator } from './txn';
 import { type KafkaCluster } from './cluster';
 import { type SharedTopicConfigs } from './shared-topic-configs';
+import { type RecordValidation } from '../util/validation-rule';
 
 /** A reader waiting for a stream's tail to pass `seq` (the gateway kit's `Waiter`). */
 export type TailWaiter = Waiter;
@@ -40,6 +41,8 @@ export interface KafkaContext {
   readonly authenticate: KafkaAuthenticator | null;
   /** In a cluster: topic configs in the shared metadata (shared-topic-configs.ts); null: the streams' own config. */
   readonly topicConfigs: SharedTopicConfigs | null;
+  /** Schema validation of produced records (produce-validation.ts; the registry's, from src/node.ts); null: none. */
+  readonly validation: RecordValidation | null;
   /** The other nodes (brokers, partition leaders, coordinators: cluster.ts), or null for a single node. */
   readonly cluster: KafkaCluster | null;
   /** Requests accepted since start, indexed by API key: plain numbers, read at scrape time (docs/metrics.md). */

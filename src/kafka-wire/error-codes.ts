@@ -67,6 +67,7 @@ const FROM_SVC: Partial<Record<ErrorCode, number>> = {
   batch_too_large: KafkaError.RECORD_LIST_TOO_LARGE,
   request_too_large: KafkaError.RECORD_LIST_TOO_LARGE,
   schema_validation_failed: KafkaError.INVALID_RECORD,
+  record_invalid: KafkaError.INVALID_RECORD,
   // A sealed stream takes no more records; Kafka has no closer code for a partition that refuses writes.
   stream_closed: KafkaError.INVALID_REQUEST,
   seq_out_of_range: KafkaError.OFFSET_OUT_OF_RANGE,

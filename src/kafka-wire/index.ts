@@ -22,6 +22,7 @@ import { type PartitionTxns, TransactionCoordinator, mirrorPartitionTxns } from 
 import { type KafkaCluster } from './cluster';
 import { SharedTopicConfigs } from './shared-topic-configs';
 import { FramePool } from './frame-assembler';
+import { type RecordValidation } from '../util/validation-rule';
 
 export { type LiveRegistry } from './context';
 export { type KafkaAuthenticator } from './auth';
@@ -60,6 +61,8 @@ export interface KafkaListenerOptions {
   tracing?: Tracing | null;
   /** Session timeout and heartbeat interval of consumer-protocol groups (KIP-848); absent: Kafka's defaults, 45 s and 5 s. */
   consumerGroupTimeouts?: ConsumerGroupTimeouts;
+  /** Schema validation of produced records (the registry's); null or absent: none. */
+  validation?: RecordValidation | null;
 }
 
 export interface KafkaListener extends KafkaServerHandle {
@@ -92,6 +95,7 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
     apiVersions: SERVED_APIS,
     authenticate: o.authenticate ?? null,
     cluster: o.cluster ?? null,
+    validation: o.validation ?? null,
     requestCounts: Array.from({ length: 128 }, () => 0),
     tracing: o.tracing ?? null,
   };

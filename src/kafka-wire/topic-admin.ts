@@ -3,6 +3,7 @@ import { SvcError } from '../errors';
 import { type KafkaContext } from './context';
 import { type Topic, streamOfPartition, topicNameProblem } from './topics';
 import { type StreamConfigChange } from './topic-configs';
+import { type ValidationChange } from '../util/validation-rule';
 
 /** The media type of streams created over Kafka: records are opaque bytes. */
 export const KAFKA_CONTENT_TYPE = 'application/octet-stream';
@@ -41,6 +42,7 @@ export async function createTopic(ctx: KafkaContext, name: string, partitions: n
     });
     streams.push({ name: stream, streamId: r.info.streamId });
   }
+  if (config.validation !== undefined) await changeValidation(ctx, name, streams.map((s) => s.name), config.validation);
   // In a cluster the topic's configs are also its shared record, so every node describes them (shared-topic-configs.ts).
   if (ctx.topicConfigs !== null) {
     if (config.ttlSeconds !== undefined) await ctx.topicConfigs.set(name, config);
@@ -67,11 +69,20 @@ export async function deleteTopic(ctx: KafkaContext, t: Topic): Promise<void> {
   }
   ctx.topics.removed(t.name);
   await ctx.topicConfigs?.forget(t.name);
+  await ctx.validation?.forget(t.partitions.filter((s): s is string => s !== undefined));
   ctx.log.info({ topic: t.name }, 'kafka topic deleted');
+}
+
+/** Set a topic's schema validation rule on its partitions (kept in the metadata store, shared by a cluster). */
+async function changeValidation(ctx: KafkaContext, topic: string, streams: string[], change: ValidationChange): Promise<void> {
+  if (ctx.validation === null) throw new SvcError('invalid_parameter', 'schema validation is not available on this node');
+  await ctx.validation.change(streams, topic, change);
+  ctx.log.info({ topic, ...change }, 'kafka topic schema validation changed');
 }
 
 /** Apply a topic config change (topic-configs.ts) to every partition stream of `t`. */
 export async function configureTopic(ctx: KafkaContext, t: Topic, change: StreamConfigChange): Promise<void> {
+  if (change.validation !== undefined) await changeValidation(ctx, t.name, t.partitions.filter((s): s is string => s !== undefined), change.validation);
   if (change.ttlSeconds === undefined && change.durability === undefined) return;
   // In a cluster the partitions' owners apply it from the shared record (shared-topic-configs.ts:
   // the retention; CreateTopics refuses flush.messages there, docs/kafka.md).

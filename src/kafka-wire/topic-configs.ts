@@ -10,18 +10,37 @@
  *                     9223372036854775807 among them, = `async` (acknowledged once written,
  *                     synced within 100 ms: time-bounded, not per N messages); deleted = the
  *                     node's default (--durability)
+ *   confluent.value.schema.validation, confluent.key.schema.validation (true/false),
+ *   confluent.value.subject.name.strategy, confluent.key.subject.name.strategy (Confluent's
+ *   strategy class names), svc.schema.validation.dead.letter (a topic, or a stream name with its
+ *   leading /; empty: none)
+ *                   ⇄ the streams' schema validation rule (util/validation-rule.ts; kept in the
+ *                     metadata store, produce-validation.ts enforces it)
  *   the rest below  read-only facts of this node; setting one to its own value is accepted
  *
  * An unknown name is INVALID_CONFIG (40), as a Kafka broker answers "Unknown topic config name".
  */
 import { type Durability, type StreamInfo } from '../shards';
+import { type ValidationChange, type ValidationRule, NO_VALIDATION, parseStrategy, strategyClass } from '../util/validation-rule';
+import { isValidKafkaTopic } from '../util/kafka-topic';
 
 /** What a topic config change sets on the streams; `undefined`: left as it is. */
 export interface StreamConfigChange {
   ttlSeconds?: number | null;
   /** null: back to the node's default. */
   durability?: Durability | null;
+  /** Schema validation (the confluent.* configs); its absent fields stay as they are. */
+  validation?: ValidationChange;
 }
+
+/** The schema validation configs, by name. */
+export const VALIDATION_CONFIGS = {
+  value: 'confluent.value.schema.validation',
+  key: 'confluent.key.schema.validation',
+  valueStrategy: 'confluent.value.subject.name.strategy',
+  keyStrategy: 'confluent.key.subject.name.strategy',
+  deadLetter: 'svc.schema.validation.dead.letter',
+} as const;
 
 /** Kafka's default flush.messages (never flush by count): what an `async` topic describes. */
 const FLUSH_NEVER = '9223372036854775807';
@@ -72,8 +91,66 @@ export function describeTopicConfigs(info: Pick<StreamInfo, 'ttlSeconds'> & Part
   ];
 }
 
+/** The configs DescribeConfigs shows for a topic's schema validation rule (null: none). */
+export function describeValidationConfigs(rule: ValidationRule | null): DescribedConfig[] {
+  const r = rule ?? NO_VALIDATION;
+  const entry = (name: string, value: string, isDefault: boolean, type: number, doc: string): DescribedConfig => ({ name, value, readOnly: false, isDefault, type, doc });
+  return [
+    entry(VALIDATION_CONFIGS.value, String(r.value), !r.value, ConfigType.BOOLEAN, 'values must carry a schema id registered under the subject the strategy names, and decode against it'),
+    entry(VALIDATION_CONFIGS.key, String(r.key), !r.key, ConfigType.BOOLEAN, 'keys likewise'),
+    entry(VALIDATION_CONFIGS.valueStrategy, strategyClass(r.valueStrategy), r.valueStrategy === 'topic', ConfigType.STRING, 'how a value\'s subject is named'),
+    entry(VALIDATION_CONFIGS.keyStrategy, strategyClass(r.keyStrategy), r.keyStrategy === 'topic', ConfigType.STRING, 'how a key\'s subject is named'),
+    entry(VALIDATION_CONFIGS.deadLetter, r.deadLetter ?? '', r.deadLetter === null, ConfigType.STRING, 'the stream refused records go to instead of failing the produce; empty: they fail it (INVALID_RECORD)'),
+  ];
+}
+
+function parseBoolean(name: string, value: string): boolean {
+  if (value.toLowerCase() === 'true') return true;
+  if (value.toLowerCase() === 'false') return false;
+  throw new ConfigProblem(`Invalid value ${value} for configuration ${name}: true or false`);
+}
+
+/** A dead letter given as a topic names its partition 0's stream; a stream name starts with `/`. */
+function parseDeadLetter(value: string): string | null {
+  if (value === '') return null;
+  if (value.startsWith('/') && value.length > 1) return value;
+  if (isValidKafkaTopic(value)) return `/${value}`;
+  throw new ConfigProblem(`Invalid value ${value} for configuration ${VALIDATION_CONFIGS.deadLetter}: a topic name, or a stream name starting with /`);
+}
+
+function parseValidationConfig(name: string, value: string | null): ValidationChange | null {
+  const strategy = (v: string): NonNullable<ValidationChange['valueStrategy']> => {
+    const s = parseStrategy(v);
+    if (s === null) throw new ConfigProblem(`Invalid value ${v} for configuration ${name}: io.confluent.kafka.serializers.subject.TopicNameStrategy, RecordNameStrategy or TopicRecordNameStrategy`);
+    return s;
+  };
+  switch (name) {
+    case VALIDATION_CONFIGS.value:
+      return { value: value === null ? null : parseBoolean(name, value) };
+    case VALIDATION_CONFIGS.key:
+      return { key: value === null ? null : parseBoolean(name, value) };
+    case VALIDATION_CONFIGS.valueStrategy:
+      return { valueStrategy: value === null ? null : strategy(value) };
+    case VALIDATION_CONFIGS.keyStrategy:
+      return { keyStrategy: value === null ? null : strategy(value) };
+    case VALIDATION_CONFIGS.deadLetter:
+      return { deadLetter: value === null ? null : parseDeadLetter(value) };
+    default:
+      return null;
+  }
+}
+
+/** `part` merged into `into` (the validation fields merged, not replaced). */
+export function mergeConfigChange(into: StreamConfigChange, part: StreamConfigChange): void {
+  const { validation, ...rest } = part;
+  Object.assign(into, rest);
+  if (validation !== undefined) into.validation = { ...into.validation, ...validation };
+}
+
 /** The stream change one config entry asks for (value null: back to the default). Throws ConfigProblem. */
 export function parseTopicConfig(name: string, value: string | null): StreamConfigChange {
+  const validation = parseValidationConfig(name, value);
+  if (validation !== null) return { validation };
   switch (name) {
     case 'retention.ms': {
       if (value === null || value === '-1') return { ttlSeconds: null };
@@ -100,7 +177,7 @@ export function parseTopicConfig(name: string, value: string | null): StreamConf
 /** Several entries merged into one change (later entries win). Throws ConfigProblem. */
 export function parseTopicConfigs(entries: ReadonlyArray<{ name: string; value: string | null }>): StreamConfigChange {
   const out: StreamConfigChange = {};
-  for (const e of entries) Object.assign(out, parseTopicConfig(e.name, e.value));
+  for (const e of entries) mergeConfigChange(out, parseTopicConfig(e.name, e.value));
   return out;
 }
 

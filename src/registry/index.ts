@@ -35,3 +35,4 @@ export function registryInternalReply(requestId: string): { status: number; head
     body: JSON.stringify({ error_code: 50001, message: `internal error (request id ${requestId})` }),
   };
 }
+export { SchemaValidation } from './validation';

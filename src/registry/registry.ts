@@ -6,7 +6,7 @@
  * schema registered through another node is found (etcd: one quorum read).
  */
 import { compatibilityProblems } from './compatibility';
-import { FORMATS, type ParsedSchema, type ResolvedReference } from './formats';
+import { FORMATS, type ParsedSchema, type RecordDecoder, type ResolvedReference, recordDecoder } from './formats';
 import { type RegistryStore, fingerprint } from './store';
 import {
   COMPATIBILITY_LEVELS,
@@ -154,6 +154,31 @@ export class SchemaRegistry {
       const s = this.#store.schemaById(id);
       return s === null ? refuse('schema_not_found', `Schema ${id} not found`) : ok(s);
     });
+  }
+
+  /**
+   * A compiled check of records written with schema `id` (validation at the broker: the wire
+   * format's payload), or the refusal when no such id (or its references) can be read.
+   */
+  async recordDecoder(id: number): Promise<Outcome<RecordDecoder>> {
+    const s = await this.schemaById(id);
+    if (!s.ok) return s;
+    const parsed = this.#parse(s.value.schemaType, s.value.schema, s.value.references);
+    if (!parsed.ok) return parsed;
+    const refs = this.#resolveReferences(s.value.references);
+    if (!refs.ok) return refs;
+    try {
+      return ok(recordDecoder(s.value.schemaType, parsed.value, s.value.schema, refs.value));
+    } catch (err) {
+      return refuse('invalid_schema', `schema ${id} cannot check records: ${(err as Error).message}`);
+    }
+  }
+
+  /** The subjects schema `id` is registered under in live versions (from the node's view). */
+  subjectsOf(id: number): Set<string> {
+    const out = new Set<string>();
+    for (const v of this.#store.allVersions()) if (v.id === id && !v.deleted) out.add(v.subject);
+    return out;
   }
 
   /** The subject-versions an id is registered as. */

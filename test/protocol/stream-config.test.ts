@@ -63,6 +63,7 @@ describe.each(ENGINES)('stream config over the %s engine', (engine) => {
       kafkaTopicDerived: true,
       durability: 'sync',
       durabilityDefault: true,
+      registryValidation: null,
     });
     expect(doc.createdAtMs).toBeGreaterThanOrEqual(before - 1000);
   });

@@ -18,6 +18,7 @@ const STATUS: Record<ErrorCode, number> = {
   corrupt_batch: 400,
   invalid_schema: 400,
   schema_validation_failed: 400,
+  record_invalid: 422,
   seq_out_of_range: 400,
   unsupported_media_type: 415,
   unauthorized: 401,

@@ -5,13 +5,17 @@
  *   GET   /_streams/{name}   {name, contentType, createdAtMs, ttlSeconds, expiresAtMs, closed,
  *                             schema, schemaValidate, kafkaTopic, kafkaTopicDerived,
  *                             durability, durabilityDefault}
- *   PATCH /_streams/{name}   JSON merge patch (RFC 7396) of schema, schemaValidate, kafkaTopic, ttlSeconds, durability
+ *                             registryValidation (schema validation against the Confluent-compatible
+ *                             registry: util/validation-rule.ts; kept in the metadata store)
+ *   PATCH /_streams/{name}   JSON merge patch (RFC 7396) of schema, schemaValidate, kafkaTopic, ttlSeconds, durability,
+ *                             registryValidation
  *
  * `{name}` is the rest of the path: /_streams/orders/eu is the stream /orders/eu.
  */
 import { SvcError } from '../../errors';
 import { type Durability, type StreamInfo, checkSchemaName, mediaType } from '../../shards';
 import { deriveKafkaTopic, isValidKafkaTopic } from '../../util/kafka-topic';
+import { type ValidationChange, parseStrategy, strategyClass } from '../../util/validation-rule';
 import { type HttpRequest } from '../http/engine';
 import { type SvcContext } from './context';
 import { type Reply, parseBool, parseDurability, parseQuery, parseStreamName } from '../kit';
@@ -51,9 +55,16 @@ export async function routeStreamConfig(ctx: SvcContext, req: HttpRequest): Prom
   switch (req.method) {
     case 'GET':
     case 'HEAD':
-      return configReply(await ctx.shards.head(name));
-    case 'PATCH':
-      return configReply(await ctx.shards.configure({ name, ...parsePatch(ctx, req) }));
+      return configReply(ctx, await ctx.shards.head(name));
+    case 'PATCH': {
+      const { registryValidation, ...patch } = parsePatch(ctx, req);
+      const info = Object.keys(patch).length === 0 ? await ctx.shards.head(name) : await ctx.shards.configure({ name, ...patch });
+      if (registryValidation !== undefined) {
+        if (ctx.validation === null || ctx.validation === undefined) throw new SvcError('invalid_parameter', 'registryValidation: schema validation is not available on this node');
+        await ctx.validation.change([name], info.kafkaTopic ?? deriveKafkaTopic(name), registryValidation);
+      }
+      return configReply(ctx, info);
+    }
     default:
       throw new SvcError('method_not_allowed', `${req.method} is not allowed on a stream config`, { 'header:allow': 'GET, HEAD, PATCH' });
   }
@@ -77,18 +88,25 @@ export function configDocument(s: StreamInfo): object {
   };
 }
 
-function configReply(s: StreamInfo): Reply {
+/** The stream's registry validation rule as the config document shows it, or null. */
+function validationDocument(ctx: SvcContext, name: string): object | null {
+  const r = ctx.validation?.rule(name) ?? null;
+  if (r === null) return null;
+  return { value: r.value, key: r.key, valueSubjectNameStrategy: strategyClass(r.valueStrategy), keySubjectNameStrategy: strategyClass(r.keyStrategy), deadLetter: r.deadLetter };
+}
+
+function configReply(ctx: SvcContext, s: StreamInfo): Reply {
   return {
     status: 200,
     headers: [
       ['content-type', 'application/json'],
       ['cache-control', 'no-store'],
     ],
-    body: JSON.stringify(configDocument(s)),
+    body: JSON.stringify({ ...configDocument(s), registryValidation: validationDocument(ctx, s.name) }),
   };
 }
 
-const PATCHABLE: ReadonlySet<string> = new Set(['schema', 'schemaValidate', 'kafkaTopic', 'ttlSeconds', 'durability']);
+const PATCHABLE: ReadonlySet<string> = new Set(['schema', 'schemaValidate', 'kafkaTopic', 'ttlSeconds', 'durability', 'registryValidation']);
 const PATCH_TYPES: ReadonlySet<string> = new Set(['application/merge-patch+json', 'application/json']);
 
 interface ConfigPatch {
@@ -97,6 +115,41 @@ interface ConfigPatch {
   kafkaTopic?: string | null;
   ttlSeconds?: number | null;
   durability?: Durability | null;
+  registryValidation?: ValidationChange;
+}
+
+/** `registryValidation` of a patch: an object merged member by member (null: the default), or null (all defaults: off). */
+function parseValidationPatch(v: unknown): ValidationChange {
+  if (v === null) return { value: null, key: null, valueStrategy: null, keyStrategy: null, deadLetter: null };
+  if (typeof v !== 'object' || Array.isArray(v)) throw new SvcError('invalid_parameter', 'registryValidation: must be an object such as {"value": true}, or null');
+  const d = v as Record<string, unknown>;
+  const known = ['value', 'key', 'valueSubjectNameStrategy', 'keySubjectNameStrategy', 'deadLetter'];
+  const unknown = Object.keys(d).filter((k) => !known.includes(k));
+  if (unknown.length > 0) throw new SvcError('invalid_parameter', `registryValidation: ${unknown.join(', ')} unknown (it takes ${known.join(', ')})`);
+  const out: ValidationChange = {};
+  const bool = (k: 'value' | 'key'): void => {
+    if (!(k in d)) return;
+    const x = d[k];
+    if (x !== null && typeof x !== 'boolean') throw new SvcError('invalid_parameter', `registryValidation.${k}: must be true, false or null`);
+    out[k] = x;
+  };
+  bool('value');
+  bool('key');
+  const strategy = (k: 'valueSubjectNameStrategy' | 'keySubjectNameStrategy', into: 'valueStrategy' | 'keyStrategy'): void => {
+    if (!(k in d)) return;
+    const x = d[k];
+    const s = x === null ? null : typeof x === 'string' ? parseStrategy(x) : undefined;
+    if (s === undefined || (s === null && x !== null)) throw new SvcError('invalid_parameter', `registryValidation.${k}: TopicNameStrategy, RecordNameStrategy, TopicRecordNameStrategy (or their full class names), or null`);
+    out[into] = s;
+  };
+  strategy('valueSubjectNameStrategy', 'valueStrategy');
+  strategy('keySubjectNameStrategy', 'keyStrategy');
+  if ('deadLetter' in d) {
+    const x = d['deadLetter'];
+    if (x !== null && (typeof x !== 'string' || !x.startsWith('/') || x.length < 2)) throw new SvcError('invalid_parameter', 'registryValidation.deadLetter: a stream name (starting with /) or null');
+    out.deadLetter = x;
+  }
+  return out;
 }
 
 /**
@@ -120,7 +173,7 @@ function parsePatch(ctx: SvcContext, req: HttpRequest): ConfigPatch {
   const d = doc as Record<string, unknown>;
   const refused = Object.keys(d).filter((k) => !PATCHABLE.has(k));
   if (refused.length > 0) {
-    throw new SvcError('invalid_parameter', `${refused.join(', ')}: cannot be changed (a patch may set schema, schemaValidate, kafkaTopic, ttlSeconds, durability)`);
+    throw new SvcError('invalid_parameter', `${refused.join(', ')}: cannot be changed (a patch may set schema, schemaValidate, kafkaTopic, ttlSeconds, durability, registryValidation)`);
   }
   const out: ConfigPatch = {};
   if ('schema' in d) {
@@ -145,6 +198,7 @@ function parsePatch(ctx: SvcContext, req: HttpRequest): ConfigPatch {
     if (v !== null && (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)) throw new SvcError('invalid_parameter', 'ttlSeconds: must be an integer >= 0 or null');
     out.ttlSeconds = v;
   }
+  if ('registryValidation' in d) out.registryValidation = parseValidationPatch(d['registryValidation']);
   if ('durability' in d) {
     const v = d['durability'];
     if (v !== null && typeof v !== 'string') throw new SvcError('invalid_parameter', 'durability: must be "sync", "async" or null');

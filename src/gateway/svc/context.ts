@@ -2,6 +2,7 @@
 import { type ShareStates } from '../../actors';
 import { type Schemas, type ShardClient } from '../../shards';
 import { type LiveWaiters } from '../kit';
+import { type RecordValidation } from '../../util/validation-rule';
 
 export interface SvcLimits {
   /** Largest single record value, bytes. */
@@ -31,6 +32,8 @@ export interface SvcContext {
   offsets: NamedOffsetStore | null;
   /** Share groups (`/_share/{stream}`), kept in the metadata store; null or absent: the route answers 404. */
   share?: ShareStates | null;
+  /** Schema validation against the Confluent-compatible registry (`registryValidation`); null or absent: none. */
+  validation?: RecordValidation | null;
 }
 
 /** A committed position: the next seq to read, and when it was committed (ms since the epoch). */

@@ -6,6 +6,8 @@ import { BINARY_BATCH_TYPE, DEFAULT_CONTENT_TYPE, JSON_BATCH_TYPE, type SvcConte
 import { parseMatchSeq, parseProducer } from './append-conditions';
 import { parseCreateConfig } from './config-handlers';
 import { type Reply, parseBool, parseTime, parseUint } from '../kit';
+import { batchRecords } from '../../util/batch-records';
+import { type ValidationRule } from '../../util/validation-rule';
 
 export async function createStream(ctx: SvcContext, name: string, req: HttpRequest): Promise<Reply> {
   const h = req.headers;
@@ -56,7 +58,17 @@ export async function appendOrTrim(ctx: SvcContext, name: string, req: HttpReque
     throw new SvcError('bad_request', 'Svc-Producer-* apply to single records and JSON batches; a binary batch carries its own producer fields');
   }
   // Batches are parsed and checked against the limits on the shard's worker thread, not here:
-  // the gateway thread is the one every request shares.
+  // the gateway thread is the one every request shares. Schema validation against the registry
+  // (`registryValidation`) is the exception: the registry is on this thread (validateBatch).
+  const rule = ctx.validation?.rule(name) ?? null;
+  if (rule !== null && type === JSON_BATCH_TYPE) {
+    throw new SvcError('record_invalid', 'this stream validates records against the schema registry: send single records or a binary batch (application/vnd.svc.batch) carrying the wire format, not a JSON batch');
+  }
+  if (rule !== null && type === BINARY_BATCH_TYPE) {
+    const d = batchRecords(req.body);
+    if (typeof d === 'string') throw new SvcError('corrupt_batch', d);
+    await checkRecords(ctx, rule, d.records);
+  }
   if (type === JSON_BATCH_TYPE) {
     return appended(await ctx.shards.append({ name, origin: 'http', payload: { kind: 'json', body: req.body }, contentType: null, close, producer, matchSeq }));
   }
@@ -65,12 +77,25 @@ export async function appendOrTrim(ctx: SvcContext, name: string, req: HttpReque
   }
   checkRecordSize(ctx, req.body.length);
   const record: RecordInput = { key: key === undefined ? null : Buffer.from(key), value: req.body, headers: null };
+  if (rule !== null) await checkRecords(ctx, rule, [{ batch: 0, index: 0, key: record.key as Buffer | null, value: req.body }]);
   return appended(await ctx.shards.append({ name, origin: 'http', payload: { kind: 'records', records: [record] }, contentType: h['content-type'] ?? null, close, producer, matchSeq }));
 }
 
 export async function deleteStream(ctx: SvcContext, name: string): Promise<Reply> {
   await ctx.shards.delete(name);
+  await ctx.validation?.forget([name]);
   return { status: 204, headers: [] };
+}
+
+/** Throws `record_invalid` (422) naming the first record `rule` refuses (records counted across the append's batches). */
+async function checkRecords(ctx: SvcContext, rule: ValidationRule, records: ReadonlyArray<{ batch: number; index: number; key: Buffer | null; value: Buffer | null }>): Promise<void> {
+  const checked = ctx.validation!.check(rule, records);
+  const refused = checked instanceof Promise ? await checked : checked;
+  const first = refused[0];
+  if (first === undefined) return;
+  const at = records.findIndex((r) => r.batch === first.batch && r.index === first.index);
+  const more = refused.length > 1 ? ` (and ${refused.length - 1} more)` : '';
+  throw new SvcError('record_invalid', `records[${at}]: ${first.reason}${more}`, { record: at, part: first.part });
 }
 
 function appended(r: AppendResult): Reply {

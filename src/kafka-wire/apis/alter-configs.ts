@@ -27,7 +27,7 @@ import { type ConnectionInfo, type KafkaContext } from '../context';
 import { KafkaError, kafkaErrorOf, messageOf } from '../error-codes';
 import { allowed } from '../auth';
 import { configureTopic } from '../topic-admin';
-import { ConfigProblem, type StreamConfigChange, parseTopicConfig } from '../topic-configs';
+import { ConfigProblem, type StreamConfigChange, VALIDATION_CONFIGS, mergeConfigChange, parseTopicConfig } from '../topic-configs';
 
 /** ConfigResource types (kafka.apache.org: DescribeConfigs / AlterConfigs ResourceType). */
 export const RESOURCE_TOPIC = 2;
@@ -38,7 +38,7 @@ const OP_DELETE = 1;
 const OP_APPEND = 2;
 
 /** The topic configs AlterConfigs resets when they are left out. */
-const RESETTABLE = ['retention.ms', 'flush.messages'];
+const RESETTABLE = ['retention.ms', 'flush.messages', ...Object.values(VALIDATION_CONFIGS)];
 
 type Entry = { name: string; value: string | null };
 
@@ -51,7 +51,7 @@ async function alterOne(ctx: KafkaContext, conn: ConnectionInfo, type: number, n
   if (!t.partitions.every((s) => s === undefined || allowed(ctx, conn, 'create', s))) return res(KafkaError.TOPIC_AUTHORIZATION_FAILED, 'the token does not allow configuring this topic');
   const change: StreamConfigChange = {};
   try {
-    for (const e of entries()) Object.assign(change, parseTopicConfig(e.name, e.value));
+    for (const e of entries()) mergeConfigChange(change, parseTopicConfig(e.name, e.value));
   } catch (err) {
     if (err instanceof ConfigProblem) return res(KafkaError.INVALID_CONFIG, err.message);
     throw err;

@@ -60,6 +60,9 @@ export const CREATE_PARTITIONS_HANDLER: ApiHandler<CreatePartitionsRequest, Crea
           if (ctx.cluster !== null) await ctx.cluster.create({ name, contentType: KAFKA_CONTENT_TYPE, ttlSeconds: first.ttlSeconds, kafkaTopic: t.name });
           else await ctx.shards.create({ name, contentType: KAFKA_CONTENT_TYPE, ttlSeconds: first.ttlSeconds, expiresAtMs: null, closed: false, records: [], kafkaTopic: t.name });
         }
+        // The new partitions validate as partition 0 does (its rule is in the metadata store, seen by every node).
+        const rule = ctx.validation?.rule(p0) ?? null;
+        if (rule !== null) await ctx.validation!.change(added, t.name, rule);
         await ctx.topics.rebuild();
         ctx.log.info({ topic: t.name, from: current, to: q.count }, 'kafka partitions created');
         res(0, null);

@@ -15,7 +15,7 @@ import {
 import { type ApiHandler } from '../handler';
 import { KafkaError, kafkaErrorOf, messageOf } from '../error-codes';
 import { allowed } from '../auth';
-import { ConfigSource, type DescribedConfig, describeBrokerConfigs, describeTopicConfigs } from '../topic-configs';
+import { ConfigSource, type DescribedConfig, describeBrokerConfigs, describeTopicConfigs, describeValidationConfigs } from '../topic-configs';
 import { RESOURCE_BROKER, RESOURCE_TOPIC } from './alter-configs';
 
 function entry(c: DescribedConfig, broker: boolean, synonyms: boolean, docs: boolean): DescribeConfigsResourceResult {
@@ -70,7 +70,7 @@ export const DESCRIBE_CONFIGS_HANDLER: ApiHandler<DescribeConfigsRequest, Descri
         // stream where this node owns it; elsewhere the defaults (a TTL set over HTTP only is described by its owner).
         const shared = ctx.topicConfigs === null ? null : await ctx.topicConfigs.current(t.name);
         const local = ctx.cluster === null || ctx.cluster.leaderOf(p0) === ctx.nodeId;
-        res(0, null, describeTopicConfigs(shared ?? (local ? await ctx.shards.head(p0) : { ttlSeconds: null })));
+        res(0, null, [...describeTopicConfigs(shared ?? (local ? await ctx.shards.head(p0) : { ttlSeconds: null })), ...describeValidationConfigs(ctx.validation?.rule(p0) ?? null)]);
       } catch (err) {
         res(kafkaErrorOf(err), messageOf(err));
       }

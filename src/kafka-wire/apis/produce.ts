@@ -24,12 +24,9 @@ import { streamOfPartition } from '../topics';
 import { readBatchHeader } from '../../util/record-batch';
 import { CONTROL_BIT, TRANSACTIONAL_BIT } from '../txn';
 import { takeFrameBuffer } from '../frame-assembler';
+import { type ProduceOutcome, validateProduce } from '../produce-validation';
 
-interface Outcome {
-  errorCode: number;
-  baseOffset: bigint;
-  errorMessage: string | null;
-}
+type Outcome = ProduceOutcome;
 
 /** Append one partition's batches to its stream (`stream` null: the partition does not exist). */
 async function appendTo(ctx: KafkaContext, topic: string, partition: number, stream: string | null, records: Buffer | null, ownBuffer: boolean): Promise<Outcome> {
@@ -37,6 +34,13 @@ async function appendTo(ctx: KafkaContext, topic: string, partition: number, str
   const notLeader = leaderError(ctx, stream);
   if (notLeader !== 0) return { errorCode: notLeader, baseOffset: -1n, errorMessage: `partition ${partition} of topic ${topic} is led by another node` };
   if (records === null || records.length === 0) return { errorCode: KafkaError.CORRUPT_MESSAGE, baseOffset: -1n, errorMessage: 'no records' };
+  // Schema validation (produce-validation.ts): one map lookup for a partition without a rule.
+  const rule = ctx.validation === null ? null : ctx.validation.rule(stream);
+  if (rule !== null) {
+    const checked = validateProduce(ctx, rule, stream, records);
+    const verdict = checked instanceof Promise ? await checked : checked;
+    if (verdict !== null) return verdict;
+  }
   // A transactional producer's batch (txn/): its epoch and partition are checked by the coordinator, and its partition's LSO held below it.
   let firstOfTxn: bigint | null = null;
   if (records.length >= 61 && (records.readInt16BE(21) & (TRANSACTIONAL_BIT | CONTROL_BIT)) === TRANSACTIONAL_BIT) {
@@ -123,7 +127,7 @@ export const PRODUCE_HANDLER: ApiHandler<ProduceRequest, ProduceResponse> = {
         pending.forEach((x, i) => {
           const o = outcomes[i]!;
           const index = req.topicData[x.topic]!.partitionData[x.p]!.index;
-          responses[x.topic]!.partitionResponses.push({ index, errorCode: o.errorCode, baseOffset: o.baseOffset, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [], errorMessage: o.errorMessage });
+          responses[x.topic]!.partitionResponses.push({ index, errorCode: o.errorCode, baseOffset: o.baseOffset, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: o.recordErrors ?? [], errorMessage: o.errorMessage });
         });
         return { responses, throttleTimeMs: 0 };
       }),

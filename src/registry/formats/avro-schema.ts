@@ -7,7 +7,7 @@
  * resolved branch by branch). The only importer of `avsc`.
  */
 import * as avro from 'avsc';
-import { type Parsed, type ParsedSchema, type ResolvedReference } from './format';
+import { type Parsed, type ParsedSchema, type RecordDecoder, type ResolvedReference } from './format';
 
 /** Parse `text` (JSON) as an Avro schema; referenced schemas' named types are known by their full names. */
 export function parseAvro(text: string, references: readonly ResolvedReference[]): Parsed {
@@ -36,4 +36,26 @@ export function avroReadProblems(reader: ParsedSchema, writer: ParsedSchema): st
   } catch (err) {
     return [(err as Error).message];
   }
+}
+
+/**
+ * A check of one record's Avro payload (what follows the wire format's id): null when it decodes
+ * to exactly its bytes, else why not. Also the schema's full name (RecordNameStrategy), or null.
+ */
+export function avroRecordDecoder(parsed: ParsedSchema): RecordDecoder {
+  const type = parsed.model as avro.Type;
+  const name = type.name ?? null;
+  return {
+    check(payload) {
+      try {
+        const r = type.decode(payload, 0);
+        if (r.offset < 0) return 'the Avro payload is truncated';
+        if (r.offset !== payload.length) return `${payload.length - r.offset} bytes follow the Avro value`;
+        return null;
+      } catch (err) {
+        return `not Avro of the schema: ${(err as Error).message}`;
+      }
+    },
+    recordName: () => name,
+  };
 }

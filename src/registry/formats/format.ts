@@ -28,3 +28,11 @@ export interface SchemaFormat {
   /** Why `reader` cannot read what `writer` wrote (empty: it can), in the type's own rule. */
   readProblems(reader: ParsedSchema, writer: ParsedSchema): string[];
 }
+
+/** A compiled check of one record's payload (the bytes after the wire format's magic byte and id). */
+export interface RecordDecoder {
+  /** null: the payload decodes against the schema; else why not. */
+  check(payload: Buffer): string | null;
+  /** The record's name for RecordNameStrategy (Avro full name, Protobuf message, JSON title), or null. */
+  recordName(payload: Buffer): string | null;
+}

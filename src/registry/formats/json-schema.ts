@@ -6,7 +6,7 @@
 import Ajv, { type AnySchema } from 'ajv';
 import Ajv2019 from 'ajv/dist/2019';
 import Ajv2020 from 'ajv/dist/2020';
-import { type Parsed, type ResolvedReference } from './format';
+import { type Parsed, type RecordDecoder, type ResolvedReference } from './format';
 import { jsonReadProblems } from './json-compat';
 
 const OPTIONS = { strict: false, validateFormats: false, logger: false } as const;
@@ -63,3 +63,33 @@ export function parseJsonSchema(text: string, references: readonly ResolvedRefer
 }
 
 export { jsonReadProblems };
+
+/**
+ * A check of one record's JSON payload against the schema `text` (with its references): null when
+ * it is JSON the schema accepts, else the first failure. The record name (RecordNameStrategy) of a
+ * JSON Schema is its `title`, as Confluent's JSON serializer names it.
+ */
+export function jsonRecordDecoder(text: string, references: readonly ResolvedReference[]): RecordDecoder {
+  const json = JSON.parse(text) as unknown;
+  const ajv = ajvFor(json);
+  for (const r of references) {
+    const ref = JSON.parse(r.schema) as unknown;
+    ajv.addSchema(compilable(typeof ref === 'object' && ref !== null ? { ...(ref as object), $id: r.name } : ref), r.name);
+  }
+  const validate = ajv.compile(compilable(json));
+  const title = typeof json === 'object' && json !== null && typeof (json as Record<string, unknown>)['title'] === 'string' ? ((json as Record<string, unknown>)['title'] as string) : null;
+  return {
+    check(payload) {
+      let doc: unknown;
+      try {
+        doc = JSON.parse(payload.toString('utf8'));
+      } catch (err) {
+        return `not JSON: ${(err as Error).message}`;
+      }
+      if (validate(doc)) return null;
+      const e = validate.errors?.[0];
+      return e === undefined ? 'does not match the schema' : `${e.instancePath === '' ? '(root)' : e.instancePath}: ${e.message ?? 'does not match the schema'}`;
+    },
+    recordName: () => title,
+  };
+}

@@ -10,7 +10,7 @@
  * (its parser and reflection).
  */
 import * as protobuf from 'protobufjs';
-import { type Parsed, type ParsedSchema, type ResolvedReference } from './format';
+import { type Parsed, type ParsedSchema, type RecordDecoder, type ResolvedReference } from './format';
 
 interface Model {
   pkg: string;
@@ -112,4 +112,65 @@ export function protobufReadProblems(reader: ParsedSchema, writer: ParsedSchema)
 /** proto3 `optional` makes a one-field oneof named `_<field>`: not a oneof the author wrote. */
 function isSynthetic(f: protobuf.Field): boolean {
   return f.partOf !== null && f.partOf.oneof.length === 1 && f.partOf.name === `_${f.name}`;
+}
+
+/** Confluent's message indexes: a zig-zag varint count, then that many zig-zag varints; a single 0 byte is [0]. */
+function readMessageIndexes(buf: Buffer): { indexes: number[]; next: number } | string {
+  let pos = 0;
+  const zigzag = (): number | null => {
+    let v = 0;
+    let shift = 0;
+    for (;;) {
+      if (pos >= buf.length || shift > 28) return null;
+      const b = buf[pos++]!;
+      v |= (b & 0x7f) << shift;
+      if ((b & 0x80) === 0) break;
+      shift += 7;
+    }
+    return (v >>> 1) ^ -(v & 1);
+  };
+  const count = zigzag();
+  if (count === null || count < 0 || count > 64) return 'the Protobuf message indexes are malformed';
+  if (count === 0) return { indexes: [0], next: pos };
+  const indexes: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const x = zigzag();
+    if (x === null || x < 0) return 'the Protobuf message indexes are malformed';
+    indexes.push(x);
+  }
+  return { indexes, next: pos };
+}
+
+/**
+ * A check of one record's Protobuf payload (message indexes, then the message): null when the
+ * indexes name a message of the schema and the bytes decode as it, else why not. The record name
+ * (RecordNameStrategy) is the named message's full name.
+ */
+export function protobufRecordDecoder(parsed: ParsedSchema): RecordDecoder {
+  const model = parsed.model as Model;
+  const top = [...model.messages.values()].filter((t) => !(t.parent instanceof protobuf.Type));
+  const resolve = (payload: Buffer): { type: protobuf.Type; next: number } | string => {
+    const r = readMessageIndexes(payload);
+    if (typeof r === 'string') return r;
+    let type = top[r.indexes[0]!];
+    for (let i = 1; i < r.indexes.length && type !== undefined; i++) type = type.nestedArray.filter((n): n is protobuf.Type => n instanceof protobuf.Type)[r.indexes[i]!];
+    if (type === undefined) return `message indexes [${r.indexes.join(', ')}] name no message of the schema`;
+    return { type, next: r.next };
+  };
+  return {
+    check(payload) {
+      const r = resolve(payload);
+      if (typeof r === 'string') return r;
+      try {
+        r.type.decode(payload.subarray(r.next));
+        return null;
+      } catch (err) {
+        return `not a ${r.type.fullName.replace(/^\./, '')} message: ${(err as Error).message}`;
+      }
+    },
+    recordName(payload) {
+      const r = resolve(payload);
+      return typeof r === 'string' ? null : r.type.fullName.replace(/^\./, '');
+    },
+  };
 }
