@@ -9,6 +9,7 @@ import { type Schemas, type ShardClient } from '../../shards';
 import { principalOf } from '../auth/guard';
 import { type HttpRequest } from '../http/engine';
 import { type Reply } from '../kit';
+import { parseBody } from './json-body';
 import { type GroupsSource, dashboardApi } from './dashboard-api';
 import { type ObjectFigures, clusterFigures, nodeDoc, streamDetail } from './cluster-api';
 import { type SchemaAdminDeps, schemaApi } from './schema-api';
@@ -60,16 +61,6 @@ export function adminInternalReply(requestId: string): Reply {
   return { status: 500, headers: [JSON_TYPE, ['svc-request-id', requestId]], body: JSON.stringify({ error: 'internal' }) };
 }
 
-function parseBody(req: HttpRequest): Record<string, unknown> {
-  let v: unknown;
-  try {
-    v = JSON.parse(req.body.toString('utf8'));
-  } catch {
-    throw new SvcError('invalid_json', 'the body is not valid JSON');
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new SvcError('bad_request', 'the body must be a JSON object');
-  return v as Record<string, unknown>;
-}
 
 /** The stream count of this node's shards (placedCount of a single node). */
 async function localStreams(d: AdminDeps): Promise<number> {

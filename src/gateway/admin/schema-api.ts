@@ -20,6 +20,7 @@
 import { SvcError } from '../../errors';
 import { type HttpRequest } from '../http/engine';
 import { type Reply } from '../kit';
+import { parseBody } from './json-body';
 
 type SchemaType = 'AVRO' | 'JSON' | 'PROTOBUF';
 interface Reference {
@@ -71,17 +72,6 @@ function refused(r: { kind: string; message: string }): Reply {
   const status = r.kind.endsWith('not_found') || r.kind.endsWith('soft_deleted') || r.kind.endsWith('not_configured') ? 404 : r.kind === 'store_unavailable' ? 503 : r.kind.startsWith('invalid_') ? 400 : 409;
   const error = status === 404 ? 'not_found' : status === 503 ? 'storage_unavailable' : status === 400 ? 'bad_request' : 'conflict';
   return { status, headers: [JSON_TYPE], body: JSON.stringify({ error, message: r.message }) };
-}
-
-function body(req: HttpRequest): Record<string, unknown> {
-  let v: unknown;
-  try {
-    v = JSON.parse(req.body.toString('utf8'));
-  } catch {
-    throw new SvcError('invalid_json', 'the body is not valid JSON');
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new SvcError('bad_request', 'the body must be a JSON object');
-  return v as Record<string, unknown>;
 }
 
 /** `{schema, schemaType?, references?}`: the schema as text, or (JSON, AVRO) as a JSON value. */
@@ -188,12 +178,12 @@ export async function schemaApi(d: SchemaAdminDeps | null | undefined, req: Http
   }
   if (what === 'versions') {
     if (m !== 'POST') throw new SvcError('method_not_allowed', `${m} is not allowed here`);
-    const out = await r.register(subject, schemaInput(body(req)), flag('normalize'));
+    const out = await r.register(subject, schemaInput(parseBody(req)), flag('normalize'));
     return out.ok ? json(200, { subject, ...out.value }) : refused(out);
   }
   if (what === 'compatibility') {
     if (m !== 'POST') throw new SvcError('method_not_allowed', `${m} is not allowed here`);
-    const b = body(req);
+    const b = parseBody(req);
     const spec = b['version'] === undefined ? null : versionSpec(String(b['version']));
     const out = await r.testCompatibility(subject, spec, schemaInput(b));
     if (!out.ok) return out.kind === 'subject_not_found' && spec === null ? json(200, { subject, compatible: true, messages: [] }) : refused(out);
@@ -202,7 +192,7 @@ export async function schemaApi(d: SchemaAdminDeps | null | undefined, req: Http
   if (what === 'config') {
     if (get) return json(200, { subject, compatibilityLevel: r.effectiveCompatibility(subject) });
     if (m !== 'PUT') throw new SvcError('method_not_allowed', `${m} is not allowed here`);
-    const out = await r.setCompatibility(subject, body(req)['compatibility']);
+    const out = await r.setCompatibility(subject, parseBody(req)['compatibility']);
     return out.ok ? json(200, { subject, compatibilityLevel: out.value }) : refused(out);
   }
   throw new SvcError('not_found', `no ${p}`);
