@@ -58,8 +58,17 @@ describe('transaction and admin APIs over the wire', () => {
     const end = Date.now() + 20_000;
     while ((await latest('wire-tx', 1)) !== 6n && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
     expect(await latest('wire-tx', 1)).toBe(6n); // the abort marker at 5
-    const after = decodeListTransactionsResponse(await k.request(66, 0, true, (w) => encodeListTransactionsRequest(w, { stateFilters: [], producerIdFilters: [] }, 0)), 0);
-    expect(after.transactionStates.find((t) => t.transactionalId === 'wire-open')?.transactionState).toBe('CompleteAbort');
+    // The markers are written before the coordinator records the end (PrepareAbort, then CompleteAbort once
+    // every participant is done, as Kafka does): the state may still say PrepareAbort for a moment.
+    const stateOf = async (): Promise<string | undefined> =>
+      decodeListTransactionsResponse(await k.request(66, 0, true, (w) => encodeListTransactionsRequest(w, { stateFilters: [], producerIdFilters: [] }, 0)), 0).transactionStates.find((t) => t.transactionalId === 'wire-open')?.transactionState;
+    const settled = Date.now() + 10_000;
+    let state = await stateOf();
+    while (state === 'PrepareAbort' && Date.now() < settled) {
+      await new Promise((r) => setTimeout(r, 100));
+      state = await stateOf();
+    }
+    expect(state).toBe('CompleteAbort');
   }, 60_000);
 
   test('IncrementalAlterConfigs sets and deletes retention.ms and refuses compaction with INVALID_CONFIG', async () => {
