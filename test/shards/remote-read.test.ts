@@ -10,7 +10,6 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { type SvcError } from '../../src/errors';
 import { type ObjectStore, RangeCache, openObjectStore } from '../../src/objects';
 import { type ReadFormat, type ReadResult } from '../../src/shards/types';
 import { FrameType, parseFrame } from '../../src/shards/worker/frame';
@@ -20,7 +19,7 @@ import { rememberDamage } from '../../src/shards/worker/remote-reader';
 import { SegmentLog } from '../../src/shards/worker/segment-log';
 import { type RemoteReads, Shard } from '../../src/shards/worker/shard';
 import { encodeRecordBatch, readBatchHeader } from '../../src/util/record-batch';
-import { call, createdMeta, logFrames, openLocalShard } from './helpers/import-fixture';
+import { call, createdMeta, logFrames, openLocalShard, rejection } from './helpers/import-fixture';
 
 const NAME = '/rr/stream';
 const FORMATS: ReadFormat[] = ['json', 'raw', 'binary', 'sse', 'json-array', 'kafka'];
@@ -100,15 +99,6 @@ async function readPages(s: Shard, seq: number, format: ReadFormat, count?: numb
 function joined(format: ReadFormat, bodies: Buffer[]): unknown {
   if (format === 'json' || format === 'json-array') return bodies.flatMap((b) => JSON.parse(b.toString()) as unknown[]);
   return Buffer.concat(bodies).toString('base64');
-}
-
-async function rejection(p: Promise<unknown>): Promise<SvcError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as SvcError;
-  }
-  throw new Error('expected a rejection');
 }
 
 beforeAll(async () => {

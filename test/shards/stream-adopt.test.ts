@@ -6,12 +6,11 @@
  * leaves nothing. Reads below the remote end are not served from the store yet (not built): they
  * are refused with storage_unavailable.
  */
-import { type SvcError } from '../../src/errors';
 import { type AdoptParams } from '../../src/shards/types';
 import { type ProducerTable, encodeProducers, producerIdOf, recordBatchProducer } from '../../src/shards/worker/producers';
 import { encodeRecordBatch, readBatchHeader } from '../../src/util/record-batch';
 import { tempDir } from '../helpers/node-process';
-import { type ShardClient, appendRecords, createStream, rec, startShards } from './helpers/import-fixture';
+import { type ShardClient, appendRecords, createStream, rec, rejection, startShards } from './helpers/import-fixture';
 
 const WRITER = { id: 'writer-1', epoch: 3 };
 const CREATED = 1_700_000_000_000;
@@ -38,15 +37,6 @@ function oldOwnerProducers(): unknown[] {
     recordBatchProducer(t, readBatchHeader(batch, 0), i, 1000);
   }
   return encodeProducers(t);
-}
-
-async function rejection(p: Promise<unknown>): Promise<SvcError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as SvcError;
-  }
-  throw new Error('expected a rejection');
 }
 
 beforeAll(async () => {

@@ -4,10 +4,9 @@
  * its segment files, and a second ShardClient on another data directory (another shard count)
  * imports them.
  */
-import { type SvcError } from '../../src/errors';
 import { type StreamImport } from '../../src/shards/types';
 import { tempDir } from '../helpers/node-process';
-import { type ShardClient, appendKafka, appendRecords, createStream, importInput, kafkaBatch, rec, readAll, startShards } from './helpers/import-fixture';
+import { type ShardClient, appendKafka, appendRecords, createStream, importInput, kafkaBatch, rec, readAll, rejection, startShards } from './helpers/import-fixture';
 
 const HTTP_PRODUCER = { id: 'writer-1', epoch: 3, seq: 0 };
 const KAFKA_PID = 4242n;
@@ -27,15 +26,6 @@ async function expectSame(name: string): Promise<void> {
     expect(y.nextSeq).toBe(x.nextSeq);
     expect(y.body.equals(x.body)).toBe(true);
   }
-}
-
-async function rejection(p: Promise<unknown>): Promise<SvcError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as SvcError;
-  }
-  throw new Error('expected a rejection');
 }
 
 beforeAll(async () => {

@@ -138,3 +138,13 @@ export function call<T>(shard: Shard, f: (reply: Reply<T>) => void): Promise<T> 
     shard.flush();
   });
 }
+
+/** The error `p` is rejected with (a test failure if it resolves). */
+export async function rejection(p: Promise<unknown>): Promise<SvcError> {
+  try {
+    await p;
+  } catch (err) {
+    return err as SvcError;
+  }
+  throw new Error('expected a rejection');
+}
