@@ -67,6 +67,11 @@ describe('@platformatic/kafka 1.35 with the consumer group protocol (KIP-848)', 
       // When D joined, A and C each kept partitions (6 over 4 members: nobody keeps 3, nobody is left with none).
       const final = new Map((await k.w.cgDescribe(['kip848-load'])).groups[0]!.members.map((m) => [m.memberId, m.assignment.topicPartitions.flatMap((t) => t.partitions)]));
       for (const parts of final.values()) expect(parts.length).toBe(2);
+    } catch (err) {
+      // Say what each member's process did: whether it exited, what it printed last, its stderr.
+      const runState = runs.map((r, i) => `member ${'abcd'[i]}: ${r.state()}\n  last events: ${JSON.stringify(r.events().filter((e) => e.type !== 'message').slice(-3))}\n  stderr: ${r.stderr().slice(-2000)}`);
+      const groupLog = k.node.output().split('\n').filter((l) => l.includes('kip848-load')).slice(-30).join('\n');
+      throw new Error(`${(err as Error).message}\n${runState.join('\n')}\nnode log (group lines):\n${groupLog}`, { cause: err });
     } finally {
       producing = false;
       await loop.catch(() => undefined);

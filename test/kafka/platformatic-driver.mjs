@@ -16,6 +16,12 @@ const o = JSON.parse(process.argv[2]);
 const print = (v) => process.stdout.write(JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? x.toString() : x instanceof Map ? Object.fromEntries(x) : x)) + '\n');
 const base = { clientId: 'svc-plt', bootstrapBrokers: [o.broker], retries: 3, retryDelay: 200 };
 
+/** Whether a commit failed only because the member's epoch moved on (the error, or every error an AggregateError holds, at any depth). */
+function staleEpoch(err) {
+  if (err?.apiId === 'STALE_MEMBER_EPOCH') return true;
+  return Array.isArray(err?.errors) && err.errors.length > 0 && err.errors.every(staleEpoch);
+}
+
 async function consume() {
   const protocol = o.groupProtocol === undefined ? {} : { groupProtocol: o.groupProtocol, groupRemoteAssignor: o.assignor };
   const consumer = new Consumer({ ...base, ...protocol, groupId: o.group, sessionTimeout: 10000, heartbeatInterval: 500, maxWaitTime: 200, deserializers: stringDeserializers });
@@ -43,7 +49,15 @@ async function consume() {
   process.on('SIGTERM', () => void close());
   let n = 0;
   for await (const m of stream) {
-    await m.commit();
+    try {
+      await m.commit();
+    } catch (err) {
+      // A record fetched before a rebalance moved its partition away: the commit carries the old
+      // member epoch and Kafka refuses it (STALE_MEMBER_EPOCH). An application logs that and goes
+      // on; the partition's new owner reads the record again from the last committed offset.
+      if (!staleEpoch(err)) throw err;
+      print({ type: 'commit-failed', topic: m.topic, partition: m.partition, offset: m.offset });
+    }
     print({ type: 'message', topic: m.topic, partition: m.partition, offset: m.offset, value: m.value });
     if (o.max !== undefined && ++n >= o.max) break;
   }

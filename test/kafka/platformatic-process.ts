@@ -5,7 +5,7 @@ import * as path from 'node:path';
 const DRIVER = path.join(__dirname, 'platformatic-driver.mjs');
 
 export interface PltEvent {
-  type: 'join' | 'message' | 'closed' | 'result' | 'assignment';
+  type: 'join' | 'message' | 'closed' | 'result' | 'assignment' | 'commit-failed';
   memberId?: string;
   generationId?: number;
   assignments?: Array<{ topic: string; partitions: number[] }>;
@@ -21,6 +21,8 @@ export interface PltRun {
   /** Partitions of the last join. */
   assignment(): number[] | null;
   stderr(): string;
+  /** "running", or how the process ended (exit code or signal). */
+  state(): string;
   exited: Promise<number | null>;
   stop(): Promise<number | null>;
 }
@@ -54,6 +56,7 @@ export function platformatic(command: object): PltRun {
       return last === undefined ? null : (last.assignments ?? []).flatMap((a) => a.partitions).sort((a, b) => a - b);
     },
     stderr: () => err,
+    state: () => (proc.exitCode !== null ? `exited with ${proc.exitCode}` : proc.signalCode !== null ? `ended by ${proc.signalCode}` : 'running'),
     exited,
     stop() {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');

@@ -134,15 +134,18 @@ export class ConsumerGroup {
   readonly #staticMembers = new Map<string, string>();
   readonly #timeouts: ConsumerGroupTimeouts;
   readonly #onEmpty: (g: ConsumerGroup) => void;
+  /** Told of each member the group removes by itself (an operator's first question when a consumer stops getting records). */
+  readonly #onExpired: (memberId: string, why: string) => void;
   /** The topics of the last heartbeat (the assignor's input when a timer changes membership). */
   #topics: TopicsSnapshot = new Map();
   /** Fingerprint of the subscribed topics' metadata the target was computed from. */
   #metadataFingerprint = '';
 
-  constructor(groupId: string, timeouts: ConsumerGroupTimeouts, onEmpty: (g: ConsumerGroup) => void) {
+  constructor(groupId: string, timeouts: ConsumerGroupTimeouts, onEmpty: (g: ConsumerGroup) => void, onExpired: (memberId: string, why: string) => void = () => undefined) {
     this.groupId = groupId;
     this.#timeouts = timeouts;
     this.#onEmpty = onEmpty;
+    this.#onExpired = onExpired;
   }
 
   get state(): ConsumerGroupState {
@@ -478,8 +481,9 @@ export class ConsumerGroup {
     m.sessionTimer.unref();
   }
 
-  #expire(m: ConsumerMember, _why: string): void {
+  #expire(m: ConsumerMember, why: string): void {
     if (this.members.get(m.memberId) !== m) return;
+    this.#onExpired(m.memberId, why);
     this.#remove(m, true);
   }
 

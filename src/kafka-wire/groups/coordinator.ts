@@ -145,7 +145,7 @@ export class GroupCoordinator {
       g = new ConsumerGroup(groupId, this.#consumerTimeouts, (x) => {
         x.shutdown();
         if (this.#consumerGroups.get(x.groupId) === x) this.#consumerGroups.delete(x.groupId);
-      });
+      }, (memberId, why) => this.#log.info({ group: groupId, member: memberId, why }, 'consumer group member removed'));
       this.#consumerGroups.set(groupId, g);
     }
     const res = g.heartbeat(req, topics);
