@@ -90,6 +90,7 @@ export class KafkaSharePartitions {
       const limits = limitsOf(config);
       const now = Date.now();
       const lockUntil = now + config['group.share.record.lock.duration.ms'];
+      const before = [p.start, p.end, p.acquiredCount];
       await this.#deadLetter(config, group, stream, p.expire(now, limits));
       const acquired = p.acquireAvailable(maxRecords, memberId, lockUntil, limits);
       const room = Math.min(maxRecords - acquired.length, p.room(limits));
@@ -108,7 +109,9 @@ export class KafkaSharePartitions {
         );
         wait = { seq: Math.max(p.end, r.nextSeq), streamId: r.streamId };
       }
-      return { result: { acquired, wait }, changed: true };
+      // A fetch that found nothing and ended no lock writes nothing (a waiting consumer polls often).
+      const changed = acquired.length > 0 || p.start !== before[0] || p.end !== before[1] || p.acquiredCount !== before[2];
+      return { result: { acquired, wait }, changed };
     });
     const acquired = got.acquired.sort((a, b) => a.offset - b.offset);
     return { ranges: rangesOf(acquired), records: await this.#batches(stream, acquired, bytes), wait: got.wait };
