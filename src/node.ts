@@ -430,6 +430,8 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   live.setStableTail((name) => txnParts.stableSeq(name));
   txnParts.onEnded((name) => live.visibilityChanged(name));
   let serving = false;
+  // Share groups (KIP-932): one state for both listeners, so HTTP leases and Kafka share consumers share a group.
+  const shareStates = new ShareStates(meta);
 
   const tooLarge = (): { status: number; headers: HeaderList; body: string } => {
     const e = toHttpError(new SvcError('request_too_large', `request bodies are limited to ${config.limits.maxRequestBytes} bytes`));
@@ -484,12 +486,12 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
       threads: gateways === null ? config.sseThreads : gatewayThreads, ...(gateways === null ? {} : { gateway: gateways.spec() }),
       tooLarge: config.protocol === 'ds' ? corsTooLarge(cors.ds, dsTooLarge) : corsTooLarge(cors.svc, tooLarge),
     },
-    config.protocol === 'ds' ? protect('ds', createDsHandler(ds, inFlight)) : protect('svc', createSvcHandler({ shards, limits: config.limits, schemas, live, offsets: new NamedOffsets(meta), share: new ShareStates(meta), validation }, inFlight)),
+    config.protocol === 'ds' ? protect('ds', createDsHandler(ds, inFlight)) : protect('svc', createSvcHandler({ shards, limits: config.limits, schemas, live, offsets: new NamedOffsets(meta), share: shareStates, validation }, inFlight)),
   );
   const dsAddress = dsListenAddress(config);
   const dsServer = dsAddress === null ? null : await engine.listen({ name: 'Durable Streams listener (--ds-listen)', host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes, threads: config.sseThreads, tooLarge: corsTooLarge(cors.ds, dsTooLarge) }, protect('ds', createDsHandler(ds, inFlight)));
   const kafka = await startKafkaListener({
-    validation,
+    validation, shareStates,
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
     maxRequestBytes: config.limits.maxRequestBytes, nodeId, shards, live, meta, log, txnParts, tracing,
     consumerGroupTimeouts: { sessionTimeoutMs: config.kafkaGroupConsumerSessionTimeoutMs, heartbeatIntervalMs: config.kafkaGroupConsumerHeartbeatIntervalMs },

@@ -45,6 +45,11 @@ const APIS = [
   { key: 66, schema: 'ListTransactions', file: 'list-transactions', min: 0, max: 1 },
   { key: 68, schema: 'ConsumerGroupHeartbeat', file: 'consumer-group-heartbeat', min: 0, max: 1 },
   { key: 69, schema: 'ConsumerGroupDescribe', file: 'consumer-group-describe', min: 0, max: 0 },
+  // Share groups (KIP-932): version 0, the first Kafka released (4.0 early access).
+  { key: 76, schema: 'ShareGroupHeartbeat', file: 'share-group-heartbeat', min: 0, max: 0 },
+  { key: 77, schema: 'ShareGroupDescribe', file: 'share-group-describe', min: 0, max: 0 },
+  { key: 78, schema: 'ShareFetch', file: 'share-fetch', min: 0, max: 0 },
+  { key: 79, schema: 'ShareAcknowledge', file: 'share-acknowledge', min: 0, max: 0 },
 ];
 
 module.exports = { APIS };

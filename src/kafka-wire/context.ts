@@ -9,6 +9,7 @@ import { type Logger } from '../log';
 import { type Tracing } from '../tracing';
 import { type ShardClient } from '../shards';
 import { type GroupCoordinator } from './groups';
+import { type KafkaShare } from './share';
 import { type TopicIndex } from './topics';
 import { type KafkaAuthenticator } from './auth';
 import { type TransactionCoordinator } from './txn';
@@ -33,6 +34,8 @@ export interface KafkaContext {
   advertised(): { host: string; port: number };
   /** Consumer groups and their committed offsets (groups/). */
   readonly groups: GroupCoordinator;
+  /** Share groups (KIP-932, share/): members, share sessions, and the share partitions HTTP leases from too. */
+  readonly share: KafkaShare;
   /** Transactions (txn/): transactional ids, open transactions per partition, aborted ranges. */
   readonly txns: TransactionCoordinator;
   /** What ApiVersions advertises. */

@@ -31,6 +31,7 @@ import { LIST_OFFSETS_HANDLER } from './apis/list-offsets';
 import { METADATA_HANDLER } from './apis/metadata';
 import { PRODUCE_HANDLER } from './apis/produce';
 import { GROUP_HANDLERS } from './apis/groups';
+import { SHARE_HANDLERS } from './apis/share';
 import { ADMIN_HANDLERS } from './apis/admin';
 import { TXN_HANDLERS } from './apis/txn-apis';
 import { TXN_ADMIN_HANDLERS } from './apis/txn-admin';
@@ -45,7 +46,7 @@ import { TRACED_APIS, tracedHandle } from './traced';
 const HANDLERS = new Map<number, AnyApiHandler>(
   [
     API_VERSIONS_HANDLER, METADATA_HANDLER, CREATE_TOPICS_HANDLER, DELETE_TOPICS_HANDLER, PRODUCE_HANDLER, FETCH_HANDLER, LIST_OFFSETS_HANDLER,
-    INIT_PRODUCER_ID_HANDLER, SASL_HANDSHAKE_HANDLER, SASL_AUTHENTICATE_HANDLER, ...GROUP_HANDLERS, ...ADMIN_HANDLERS, ...TXN_HANDLERS, ...TXN_ADMIN_HANDLERS,
+    INIT_PRODUCER_ID_HANDLER, SASL_HANDSHAKE_HANDLER, SASL_AUTHENTICATE_HANDLER, ...GROUP_HANDLERS, ...SHARE_HANDLERS, ...ADMIN_HANDLERS, ...TXN_HANDLERS, ...TXN_ADMIN_HANDLERS,
   ].map((h) => [h.api.apiKey, h]),
 );
 

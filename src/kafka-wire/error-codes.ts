@@ -54,6 +54,10 @@ export const KafkaError = {
   ILLEGAL_GENERATION: 22,
   OPERATION_NOT_ATTEMPTED: 55,
   UNSUPPORTED_ENDPOINT_TYPE: 115,
+  // Share groups (KIP-932): ShareFetch and ShareAcknowledge.
+  INVALID_RECORD_STATE: 121,
+  SHARE_SESSION_NOT_FOUND: 122,
+  INVALID_SHARE_SESSION_EPOCH: 123,
 } as const;
 
 /** Product error code → Kafka error code, for errors a data-plane call returns. */

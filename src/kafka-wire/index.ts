@@ -7,7 +7,7 @@
  *                                        ShardClient (append, read, head, create, delete) ◀───┤
  *                                        live-read registry (Fetch long-poll) ◀───────────────┘
  */
-import { type MetaStore } from '../actors';
+import { type MetaStore, ShareStates } from '../actors';
 import { type Logger } from '../log';
 import { type Tracing } from '../tracing';
 import { type ShardClient } from '../shards';
@@ -15,7 +15,8 @@ import { type KafkaAuthenticator } from './auth';
 import { type KafkaContext, type LiveRegistry } from './context';
 import { SERVED_APIS, dispatch } from './dispatch';
 import { kafkaApi } from './messages';
-import { type ConsumerGroupTimeouts, GroupCoordinator, type GroupView, groupViews } from './groups';
+import { CONSUMER_GROUP_TIMEOUTS, type ConsumerGroupTimeouts, GroupCoordinator, type GroupView, groupViews } from './groups';
+import { KafkaShare } from './share';
 import { type KafkaServerHandle, listenKafka } from './server';
 import { TopicIndex } from './topics';
 import { type PartitionTxns, TransactionCoordinator, mirrorPartitionTxns } from './txn';
@@ -63,6 +64,8 @@ export interface KafkaListenerOptions {
   consumerGroupTimeouts?: ConsumerGroupTimeouts;
   /** Schema validation of produced records (the registry's); null or absent: none. */
   validation?: RecordValidation | null;
+  /** Share groups' partition state, the one the Svc listener's `/_share/{stream}` uses (so both serve one group); absent: a store of its own over `meta`. */
+  shareStates?: ShareStates;
 }
 
 export interface KafkaListener extends KafkaServerHandle {
@@ -71,6 +74,9 @@ export interface KafkaListener extends KafkaServerHandle {
   /** Consumer groups with members, assignments and lag, computed when asked (the admin dashboard). */
   groups(): Promise<GroupView[]>;
 }
+
+/** Bytes of one read when a share fetch looks for records by seq. */
+const SHARE_READ_BYTES = 1024 * 1024; // 1 MiB
 
 /** Requests carry a few hundred bytes of headers and field framing around their record batches. */
 const FRAME_OVERHEAD = 1024 * 1024; // 1 MiB
@@ -82,6 +88,17 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
   const cluster = o.cluster ?? null;
   const groups = new GroupCoordinator(o.meta, log, cluster === null ? undefined : (groupId) => cluster.coordinatorOf(groupId)?.nodeId === o.nodeId, o.consumerGroupTimeouts);
   const topics = new TopicIndex(o.shards, o.cluster ?? null);
+  const timeouts = o.consumerGroupTimeouts ?? CONSUMER_GROUP_TIMEOUTS;
+  const share = new KafkaShare({
+    shards: o.shards,
+    states: o.shareStates ?? new ShareStates(o.meta),
+    log,
+    pageBytes: SHARE_READ_BYTES,
+    sessionTimeoutMs: timeouts.sessionTimeoutMs,
+    heartbeatIntervalMs: timeouts.heartbeatIntervalMs,
+    coordinates: cluster === null ? () => true : (groupId) => cluster.coordinatorOf(groupId)?.nodeId === o.nodeId,
+    otherKind: (groupId) => groups.known(groupId),
+  });
   const ctx: KafkaContext = {
     shards: o.shards,
     live: o.live,
@@ -91,6 +108,7 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
     nodeId: o.nodeId,
     advertised: () => o.advertised ?? bound,
     groups,
+    share,
     txns: new TransactionCoordinator(o.meta, o.shards, groups, log, { nodeId: o.nodeId, cluster, parts: o.txnParts }),
     apiVersions: SERVED_APIS,
     authenticate: o.authenticate ?? null,

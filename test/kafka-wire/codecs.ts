@@ -20,6 +20,10 @@ import * as listTransactions from '../../src/kafka-wire/messages/list-transactio
 import * as consumerGroupHeartbeat from '../../src/kafka-wire/messages/consumer-group-heartbeat';
 import * as consumerGroupDescribe from '../../src/kafka-wire/messages/consumer-group-describe';
 import * as offsetDelete from '../../src/kafka-wire/messages/offset-delete';
+import * as shareAcknowledge from '../../src/kafka-wire/messages/share-acknowledge';
+import * as shareFetch from '../../src/kafka-wire/messages/share-fetch';
+import * as shareGroupDescribe from '../../src/kafka-wire/messages/share-group-describe';
+import * as shareGroupHeartbeat from '../../src/kafka-wire/messages/share-group-heartbeat';
 import * as txnOffsetCommit from '../../src/kafka-wire/messages/txn-offset-commit';
 import * as createTopics from '../../src/kafka-wire/messages/create-topics';
 import * as deleteTopics from '../../src/kafka-wire/messages/delete-topics';
@@ -80,6 +84,10 @@ const MODULES: Record<string, object> = {
   'consumer-group-heartbeat': consumerGroupHeartbeat,
   'consumer-group-describe': consumerGroupDescribe,
   'offset-delete': offsetDelete,
+  'share-group-heartbeat': shareGroupHeartbeat,
+  'share-group-describe': shareGroupDescribe,
+  'share-fetch': shareFetch,
+  'share-acknowledge': shareAcknowledge,
   'txn-offset-commit': txnOffsetCommit,
 };
 

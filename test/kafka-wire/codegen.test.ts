@@ -45,7 +45,7 @@ describe('kafka codec generator', () => {
   });
 
   test('makes one module per served API plus the header and index modules', () => {
-    expect(files(out)).toHaveLength(36 + 2);
+    expect(files(out)).toHaveLength(40 + 2);
   });
 
   test('says on line 1 of every generated file that it is generated and by which script', () => {

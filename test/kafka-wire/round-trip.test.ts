@@ -167,6 +167,10 @@ describe('the API table', () => {
       66: 'ListTransactions 0-1',
       68: 'ConsumerGroupHeartbeat 0-1',
       69: 'ConsumerGroupDescribe 0-0',
+      76: 'ShareGroupHeartbeat 0-0',
+      77: 'ShareGroupDescribe 0-0',
+      78: 'ShareFetch 0-0',
+      79: 'ShareAcknowledge 0-0',
     });
   });
 

@@ -1,5 +1,5 @@
 /**
- * No request takes the node down: for every version of the admin and transaction APIs, frames
+ * No request takes the node down: for every version of the admin, transaction and share-group APIs, frames
  * whose bodies are random bytes (seeded, so a failure repeats) or cut short are either answered
  * or close their connection, and the node goes on serving other connections.
  */
@@ -11,7 +11,7 @@ import { type NodeProcess, startNode } from '../helpers/node-process';
 import { RawKafka } from './kafka-test-client';
 
 /** The APIs added beside the produce/fetch/group core (docs/kafka.md, "Served APIs"). */
-const KEYS = new Set([21, 24, 25, 26, 28, 32, 33, 37, 42, 44, 47, 60, 61, 65, 66]);
+const KEYS = new Set([21, 24, 25, 26, 28, 32, 33, 37, 42, 44, 47, 60, 61, 65, 66, 76, 77, 78, 79]);
 
 /** xorshift32: a deterministic byte source. */
 function bytes(seed: number, n: number): Buffer {
@@ -48,7 +48,7 @@ function send(broker: string, f: Buffer): Promise<'answered' | 'closed' | 'silen
   });
 }
 
-describe('random and truncated bodies of the admin and transaction APIs', () => {
+describe('random and truncated bodies of the admin, transaction and share-group APIs', () => {
   let node: NodeProcess;
 
   beforeAll(async () => {
@@ -70,7 +70,7 @@ describe('random and truncated bodies of the admin and transaction APIs', () => 
         }
       }
     }
-    expect((outcomes.get('answered') ?? 0) + (outcomes.get('closed') ?? 0)).toBe(4 * 43); // 43 versions of the 15 APIs, four bodies each
+    expect((outcomes.get('answered') ?? 0) + (outcomes.get('closed') ?? 0)).toBe(4 * 47); // 47 versions of the 19 APIs, four bodies each
     expect(outcomes.get('silent') ?? 0).toBe(0);
     expect(node.proc.exitCode).toBeNull();
     const k = await RawKafka.connect(node.kafka);

@@ -14,8 +14,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SvcError } from '../../errors';
-import { mediaType, type RecordInput } from '../../shards';
-import { type AckType, type Acquired, type ShareGroupConfig, type SharePartition, type ShareStates, limitsOf, parseShareGroupConfig } from '../../actors';
+import { mediaType } from '../../shards';
+import { type AckType, type Acquired, type ShareGroupConfig, type SharePartition, type ShareStates, deadLetter as appendDeadLetter, limitsOf, parseShareGroupConfig, readRange as readSeqs, runsOf } from '../../actors';
 import { type HttpRequest } from '../http/engine';
 import { type SvcContext } from './context';
 import { type Reply, parseQuery, parseStreamName, parseUint } from '../kit';
@@ -123,31 +123,6 @@ async function readAcquired(ctx: SvcContext, name: string, acquired: readonly Ac
   return out;
 }
 
-/** Runs of consecutive numbers of an ascending list: [first, last] each. */
-function runsOf(seqs: readonly number[]): Array<[number, number]> {
-  const runs: Array<[number, number]> = [];
-  for (const s of seqs) {
-    const last = runs[runs.length - 1];
-    if (last !== undefined && last[1] === s - 1) last[1] = s;
-    else runs.push([s, s]);
-  }
-  return runs;
-}
-
-/** Every record of [first, last] in the `json` read format (several pages when it takes them). */
-async function readRange(ctx: SvcContext, name: string, first: number, last: number): Promise<Array<{ seq: number; [f: string]: unknown }>> {
-  const out: Array<{ seq: number }> = [];
-  let seq = first;
-  while (seq <= last) {
-    const r = await ctx.shards.read({ name, seq, count: last - seq + 1, bytes: ctx.limits.readDefaultBytes, format: 'json' });
-    const page = JSON.parse(r.body.toString('utf8')) as Array<{ seq: number }>;
-    out.push(...page.filter((x) => x.seq <= last));
-    if (r.nextSeq <= seq || r.count === 0) break;
-    seq = r.nextSeq;
-  }
-  return out;
-}
-
 const ACK_TYPES: readonly AckType[] = ['accept', 'release', 'reject'];
 
 async function acknowledge(ctx: SvcContext, states: ShareStates, group: string, name: string, req: HttpRequest): Promise<Reply> {
@@ -185,32 +160,11 @@ async function acknowledge(ctx: SvcContext, states: ShareStates, group: string, 
   return json({ group, stream: name, applied: r.applied.sort(bySeq), refused: r.refused.map((x) => ({ seq: x.offset, reason: x.reason })), archived: r.archived.map((a) => a.offset).sort(bySeq) });
 }
 
-/**
- * Append archived records to the group's dead-letter stream (none configured: they are only
- * archived), with headers naming where they came from. At least once: a node that dies after
- * this append and before the state is written appends them again when the lock ends once more.
- */
-async function deadLetter(ctx: SvcContext, config: ShareGroupConfig, group: string, name: string, archived: readonly Acquired[]): Promise<void> {
-  const dlq = config['errors.deadletterqueue.topic.name'];
-  if (dlq === '' || archived.length === 0) return;
-  const counts = new Map(archived.map((a) => [a.offset, a.deliveryCount]));
-  const seqs = new Set(counts.keys());
-  const records: RecordInput[] = [];
-  const enc = (s: string): Uint8Array => Buffer.from(s, 'utf8');
-  for (const [first, last] of runsOf([...seqs].sort((a, b) => a - b))) {
-    for (const rec of await readRange(ctx, name, first, last)) {
-      if (!seqs.has(rec.seq)) continue;
-      const bytes = (text: unknown, b64: unknown): Uint8Array | null => (typeof text === 'string' ? enc(text) : typeof b64 === 'string' ? Buffer.from(b64, 'base64') : null);
-      const headers: Array<[Uint8Array, Uint8Array | null]> = [];
-      const h = rec['headers'];
-      if (typeof h === 'object' && h !== null) for (const [k, v] of Object.entries(h as Record<string, string>)) headers.push([enc(k), enc(v)]);
-      headers.push([enc('svc-share-group'), enc(group)], [enc('svc-share-stream'), enc(name)], [enc('svc-share-seq'), enc(String(rec.seq))]);
-      headers.push([enc('svc-share-delivery-count'), enc(String(counts.get(rec.seq) ?? 0))]);
-      records.push({ key: bytes(rec['key'], rec['key_b64']), value: bytes(rec['body'], rec['body_b64']), headers });
-    }
-  }
-  if (records.length > 0) await ctx.shards.append({ name: dlq, origin: 'http', payload: { kind: 'records', records }, contentType: null, close: false });
-}
+/** Every record of [first, last] in the `json` read format. */
+const readRange = (ctx: SvcContext, name: string, first: number, last: number): ReturnType<typeof readSeqs> => readSeqs(ctx.shards, name, first, last, ctx.limits.readDefaultBytes);
+
+/** Archived records to the group's dead-letter stream (src/actors/share, shared with the Kafka listener). */
+const deadLetter = (ctx: SvcContext, config: ShareGroupConfig, group: string, name: string, archived: readonly Acquired[]): Promise<void> => appendDeadLetter(ctx.shards, ctx.limits.readDefaultBytes, config, group, name, archived);
 
 async function alterConfig(ctx: SvcContext, states: ShareStates, group: string, name: string, req: HttpRequest): Promise<Reply> {
   const doc = parseJsonObject(req, '{"group.share.delivery.count.limit": 5, …}');

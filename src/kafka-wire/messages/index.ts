@@ -41,6 +41,10 @@ import { DESCRIBE_TRANSACTIONS } from './describe-transactions';
 import { LIST_TRANSACTIONS } from './list-transactions';
 import { CONSUMER_GROUP_HEARTBEAT } from './consumer-group-heartbeat';
 import { CONSUMER_GROUP_DESCRIBE } from './consumer-group-describe';
+import { SHARE_GROUP_HEARTBEAT } from './share-group-heartbeat';
+import { SHARE_GROUP_DESCRIBE } from './share-group-describe';
+import { SHARE_FETCH } from './share-fetch';
+import { SHARE_ACKNOWLEDGE } from './share-acknowledge';
 
 export { type KafkaApi } from '../protocol/api';
 
@@ -82,6 +86,10 @@ export const KAFKA_APIS: readonly KafkaApi[] = [
   LIST_TRANSACTIONS,
   CONSUMER_GROUP_HEARTBEAT,
   CONSUMER_GROUP_DESCRIBE,
+  SHARE_GROUP_HEARTBEAT,
+  SHARE_GROUP_DESCRIBE,
+  SHARE_FETCH,
+  SHARE_ACKNOWLEDGE,
 ];
 
 const BY_KEY = new Map(KAFKA_APIS.map((api) => [api.apiKey, api]));

@@ -1,0 +1,49 @@
+/**
+ * ShareAcknowledge (key 79), v0: a share group member's acknowledgement batches (KIP-932: per
+ * offset or per batch, 0 gap, 1 accept, 2 release, 3 reject) for records it acquired, within its
+ * share session (share/share-sessions.ts: epoch 0 is INVALID_SHARE_SESSION_EPOCH here, -1 closes
+ * the session after the acknowledgements and gives back the member's other locks). A record not
+ * acquired by the member, or whose lock expired, makes its partition INVALID_RECORD_STATE; the
+ * others of the batch are applied.
+ */
+import {
+  type ShareAcknowledgeRequest,
+  type ShareAcknowledgeResponse,
+  type ShareAcknowledgeTopicResponse,
+  SHARE_ACKNOWLEDGE,
+  decodeShareAcknowledgeRequest,
+  encodeShareAcknowledgeResponse,
+} from '../messages/share-acknowledge';
+import { type ApiHandler } from '../handler';
+import { KafkaError } from '../error-codes';
+import { groupAllowed } from '../auth';
+import { applyAcks, leaderOf, malformedAcks, resolvePartition } from './share-common';
+
+export const SHARE_ACKNOWLEDGE_HANDLER: ApiHandler<ShareAcknowledgeRequest, ShareAcknowledgeResponse> = {
+  api: SHARE_ACKNOWLEDGE,
+  decode: decodeShareAcknowledgeRequest,
+  encode: encodeShareAcknowledgeResponse,
+  async handle(ctx, req, _version, conn) {
+    const top = (errorCode: number, errorMessage: string | null): ShareAcknowledgeResponse => ({ throttleTimeMs: 0, errorCode, errorMessage, responses: [], nodeEndpoints: [] });
+    if (!groupAllowed(ctx, conn)) return top(KafkaError.GROUP_AUTHORIZATION_FAILED, null);
+    const group = req.groupId;
+    const memberId = req.memberId;
+    if (group === null || group === '' || memberId === null || memberId === '') return top(KafkaError.INVALID_REQUEST, 'GroupId and MemberId are required');
+    const malformed = malformedAcks(req.topics);
+    if (malformed !== null) return top(KafkaError.INVALID_REQUEST, malformed);
+    const chk = ctx.share.sessions.check(group, memberId, req.shareSessionEpoch, false);
+    if ('error' in chk) return top(chk.error, chk.message);
+    const responses: ShareAcknowledgeTopicResponse[] = [];
+    for (const t of req.topics) {
+      const out: ShareAcknowledgeTopicResponse = { topicId: t.topicId, partitions: [] };
+      for (const p of t.partitions) {
+        const where = await resolvePartition(ctx, conn, t.topicId, p.partitionIndex);
+        const r = where.stream === null ? { error: where.error, message: null } : await applyAcks(ctx, group, memberId, where.stream, p.acknowledgementBatches);
+        out.partitions.push({ partitionIndex: p.partitionIndex, errorCode: r.error, errorMessage: r.message, currentLeader: leaderOf(ctx, where.error) });
+      }
+      responses.push(out);
+    }
+    if (chk.closing) await ctx.share.closeSession(group, memberId);
+    return { throttleTimeMs: 0, errorCode: 0, errorMessage: null, responses, nodeEndpoints: [] };
+  },
+};

@@ -1,0 +1,43 @@
+/** What ShareFetch and ShareAcknowledge share: finding a partition's stream and applying its acknowledgement batches. */
+import { type ConnectionInfo, type KafkaContext } from '../context';
+import { KafkaError, kafkaErrorOf } from '../error-codes';
+import { allowed } from '../auth';
+import { leaderError, lookupPartition } from '../partitions';
+import { type AckBatch, parseAckBatches } from '../share';
+
+/** A partition's stream, or the error it answers. */
+export type Resolved = { stream: string; error: 0 } | { stream: null; error: number };
+
+export async function resolvePartition(ctx: KafkaContext, conn: ConnectionInfo, topicId: string, partition: number): Promise<Resolved> {
+  const found = await lookupPartition(ctx, undefined, topicId, partition);
+  if (found.stream === null) return { stream: null, error: found.topic === undefined ? KafkaError.UNKNOWN_TOPIC_ID : KafkaError.UNKNOWN_TOPIC_OR_PARTITION };
+  if (!allowed(ctx, conn, 'read', found.stream)) return { stream: null, error: KafkaError.TOPIC_AUTHORIZATION_FAILED };
+  const notLeader = leaderError(ctx, found.stream);
+  return notLeader !== 0 ? { stream: null, error: notLeader } : { stream: found.stream, error: 0 };
+}
+
+/** The leader a partition's answer names: this node, or unknown (-1) with an error. */
+export const leaderOf = (ctx: KafkaContext, error: number): { leaderId: number; leaderEpoch: number } => ({ leaderId: error === 0 ? ctx.nodeId : -1, leaderEpoch: error === 0 ? 0 : -1 });
+
+/** Every request's acknowledgement batches are checked before any is applied: a malformed one refuses the request. */
+export function malformedAcks(topics: ReadonlyArray<{ partitions: ReadonlyArray<{ acknowledgementBatches: readonly AckBatch[] }> }>): string | null {
+  for (const t of topics) {
+    for (const p of t.partitions) {
+      const parsed = parseAckBatches(p.acknowledgementBatches);
+      if ('invalid' in parsed) return parsed.invalid;
+    }
+  }
+  return null;
+}
+
+/** Apply one partition's acknowledgement batches for the member: 0, INVALID_RECORD_STATE when one was refused, or the error of the failure. */
+export async function applyAcks(ctx: KafkaContext, group: string, memberId: string, stream: string, batches: readonly AckBatch[]): Promise<{ error: number; message: string | null }> {
+  const parsed = parseAckBatches(batches);
+  if ('invalid' in parsed) return { error: KafkaError.INVALID_REQUEST, message: parsed.invalid };
+  try {
+    const ok = await ctx.share.partitions.acknowledge(group, memberId, stream, parsed.acks);
+    return ok ? { error: 0, message: null } : { error: KafkaError.INVALID_RECORD_STATE, message: 'a record acknowledged is not acquired by this member, or its lock expired' };
+  } catch (err) {
+    return { error: kafkaErrorOf(err), message: (err as Error).message };
+  }
+}
