@@ -81,7 +81,8 @@ describe('share groups over HTTP', () => {
     expect(cfg.status).toBe(200);
     expect(((await cfg.json()) as { config: Record<string, unknown> }).config).toMatchObject({ 'group.share.delivery.count.limit': 2, 'errors.deadletterqueue.topic.name': '/orders.dlq' });
 
-    const a = await c.lease(5);
+    // A 5 s lock: long enough for the acknowledgements below on a loaded machine, short enough to wait out.
+    const a = await c.lease(5, '5s');
     expect(a.records.map((r) => [r.seq, r.deliveryCount, r.body])).toEqual([0, 1, 2, 3, 4].map((s) => [s, 1, `r${s}`]));
     // Another worker gets the next records, never the ones a lock holds.
     const b = await c.lease(3, '60s');
@@ -160,7 +161,8 @@ describe('share groups over HTTP', () => {
     await createWith(node, '/tasks', 20);
     const c = client(() => node, '/tasks', 'g');
     expect((await c.config({ 'share.auto.offset.reset': 'earliest' })).status).toBe(200);
-    const l = await c.lease(20, '5s');
+    // A lock that outlasts a node restart on a loaded machine: the state read after it still holds the locks.
+    const l = await c.lease(20, '15s');
     expect((await c.ack(l.lease, { accept: [0, 1, 2, 5, 7] })).applied).toEqual([0, 1, 2, 5, 7]);
     await node.kill();
     node = await startNode({ dataDir, engine: 'node' });
