@@ -6,7 +6,8 @@
  * then the message encoded by protobufjs; JSON records come from Confluent's `JsonSerializer`.
  * A valid record passes; a wrong id, an id of another subject, an unknown id, message indexes that
  * name no message, a payload that does not decode, and a JSON document the schema refuses are
- * INVALID_RECORD over Kafka and `422 record_invalid` over HTTP, with the reason.
+ * INVALID_RECORD over Kafka and `422 record_invalid` over HTTP, with the reason. A null value (a
+ * tombstone) or null key passes, as in Confluent Server.
  */
 import { JsonSerializer, SchemaRegistryClient, SerdeType } from '@confluentinc/schemaregistry';
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
@@ -153,5 +154,37 @@ describe('schema validation of Protobuf and JSON Schema records', () => {
     expect(((await r.json()) as { message: string }).message).toMatch(/^records\[1\]: the value does not match schema id \d+: \(root\): must be object/);
     expect(await count('/hpb')).toBe(1);
     expect(await count('/hjs')).toBe(1);
+  });
+
+  test('a tombstone (null value) and a null key pass validation, as in Confluent Server; over HTTP in a binary batch too', async () => {
+    const id = await registry.register('tomb-value', { schemaType: 'PROTOBUF', schema: SHOP_PROTO });
+    await registry.register('tomb-key', { schemaType: 'PROTOBUF', schema: SHOP_PROTO });
+    const configEntries = [
+      { name: 'confluent.value.schema.validation', value: 'true' },
+      { name: 'confluent.key.schema.validation', value: 'true' },
+    ];
+    expect(await admin.createTopics({ topics: [{ topic: 'tomb', numPartitions: 1, configEntries }] })).toBe(true);
+    const key = protoRecord(id, [1], encodeShop('shop.v1.Refund', { order_id: 'o-1' }));
+    const value = protoRecord(id, [0], encodeShop('shop.v1.Order', { id: 'o-1', amount: 1 }));
+    const r = await producer.send({
+      topic: 'tomb',
+      messages: [
+        { key, value },
+        { key, value: null },
+        { key: null, value },
+      ],
+    });
+    expect(r[0]!.errorCode).toBe(0);
+    // A raw key beside a tombstone is still refused.
+    expect((await produce(raw_, 'tomb', encodeRecordBatch({ baseOffset: 0, baseTimestamp: Date.now(), records: [{ key: Buffer.from('raw key'), value: null, headers: null }] }))).errorMessage).toMatch(
+      /record 0: the key does not start with the schema registry's wire format/,
+    );
+    expect(await count('/tomb')).toBe(3);
+
+    expect((await fetch(`${node.url}/htomb`, { method: 'PUT' })).status).toBe(201);
+    await registry.register('htomb-value', { schemaType: 'PROTOBUF', schema: SHOP_PROTO });
+    await fetch(`${node.url}/_streams/htomb`, { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ registryValidation: { value: true } }) });
+    const batch = encodeRecordBatch({ baseOffset: 0, baseTimestamp: Date.now(), records: [{ key: Buffer.from('k'), value: null, headers: null }] });
+    expect((await fetch(`${node.url}/htomb`, { method: 'POST', headers: { 'content-type': 'application/vnd.svc.batch' }, body: batch })).status).toBe(200);
   });
 });

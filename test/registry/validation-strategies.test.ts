@@ -153,6 +153,8 @@ describe('subject name strategies of validation at the broker', () => {
     expect(await send('pbrn', refund)).toBe(0);
     expect(await reason('pbrn', order)).toMatch(new RegExp(`schema id ${id} of the value is not registered under subject shop\\.v1\\.Order$`));
     expect(await reason('pbrn', line)).toMatch(/not registered under subject shop\.v1\.Order\.Line$/);
+    // Indexes naming no message name no record either: the reason is the indexes, not the strategy.
+    expect(await reason('pbrn', protoRecord(id, [5], encodeShop('shop.v1.Refund', {})))).toMatch(new RegExp(`the value does not match schema id ${id}: message indexes \\[5\\] name no message of the schema$`));
     expect(await registry.register('shop.v1.Order', { schemaType: 'PROTOBUF', schema: SHOP_PROTO })).toBe(id);
     expect(await send('pbrn', order)).toBe(0);
   });
