@@ -28,7 +28,7 @@ const OWNERS = {
   '@opentelemetry/sdk-trace': 'src/tracing.ts',
   '@opentelemetry/exporter-trace-otlp-http': 'src/tracing.ts',
   avsc: 'src/registry/formats/avro-schema.ts',
-  protobufjs: ['src/registry/formats/protobuf-schema.ts', 'test/actors/etcd-txn-wire.test.ts', 'test/connect/telemetry.test.ts'],
+  protobufjs: ['src/registry/formats/protobuf-schema.ts', 'test/actors/etcd-txn-wire.test.ts', 'test/connect/telemetry.test.ts', 'test/registry/wire-format.ts'],
 };
 
 /** A relative import that climbs out of the current folder into one of `folders`. */

@@ -96,8 +96,8 @@ export function describeValidationConfigs(rule: ValidationRule | null): Describe
   const r = rule ?? NO_VALIDATION;
   const entry = (name: string, value: string, isDefault: boolean, type: number, doc: string): DescribedConfig => ({ name, value, readOnly: false, isDefault, type, doc });
   return [
-    entry(VALIDATION_CONFIGS.value, String(r.value), !r.value, ConfigType.BOOLEAN, 'values must carry a schema id registered under the subject the strategy names, and decode against it'),
-    entry(VALIDATION_CONFIGS.key, String(r.key), !r.key, ConfigType.BOOLEAN, 'keys likewise'),
+    entry(VALIDATION_CONFIGS.value, String(r.value), !r.value, ConfigType.BOOLEAN, 'values other than null (tombstones) must carry a schema id registered under the subject the strategy names, and decode against it'),
+    entry(VALIDATION_CONFIGS.key, String(r.key), !r.key, ConfigType.BOOLEAN, 'keys other than null likewise'),
     entry(VALIDATION_CONFIGS.valueStrategy, strategyClass(r.valueStrategy), r.valueStrategy === 'topic', ConfigType.STRING, 'how a value\'s subject is named'),
     entry(VALIDATION_CONFIGS.keyStrategy, strategyClass(r.keyStrategy), r.keyStrategy === 'topic', ConfigType.STRING, 'how a key\'s subject is named'),
     entry(VALIDATION_CONFIGS.deadLetter, r.deadLetter ?? '', r.deadLetter === null, ConfigType.STRING, 'the stream refused records go to instead of failing the produce; empty: they fail it (INVALID_RECORD)'),

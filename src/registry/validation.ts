@@ -5,7 +5,7 @@
  *   rules   schema-validation/<stream>  ValidationRule  in the metadata store (shared by a cluster's
  *           nodes); mirrored into a Map here, so `rule(stream)` is one lookup and an unvalidated
  *           stream's append pays nothing else
- *   check   record bytes ──▶ magic 0, schema id (int32 BE) ──▶ decoder by id (compiled once: ids
+ *   check   record bytes (a null value or key passes: a tombstone) ──▶ magic 0, schema id (int32 BE) ──▶ decoder by id (compiled once: ids
  *           never change their schema) ──▶ the id registered under the subject the strategy names
  *           (TopicNameStrategy: <topic>-value / -key; RecordNameStrategy: the record's name;
  *           TopicRecordNameStrategy: <topic>-<name>) ──▶ the payload decodes against the schema
@@ -117,7 +117,8 @@ export class SchemaValidation implements RecordValidation {
   }
 
   #checkOne(rule: ValidationRule, part: 'key' | 'value', bytes: Buffer | null): string | null {
-    if (bytes === null) return `the ${part} is null: it must carry a schema id`;
+    // A null value (a tombstone) or key passes, as in Confluent Server: compacted topics delete by tombstone.
+    if (bytes === null) return null;
     if (bytes.length < 5 || bytes[0] !== 0) return `the ${part} does not start with the schema registry's wire format (magic byte 0, then a 4-byte schema id)`;
     const id = bytes.readInt32BE(1);
     const c = this.#decoders.get(id);
@@ -129,7 +130,12 @@ export class SchemaValidation implements RecordValidation {
     if (strategy === 'topic') subject = `${rule.topic}-${part}`;
     else {
       const name = c.recordName(payload);
-      if (name === null) return `schema id ${id} names no record, which the ${strategy === 'record' ? 'RecordNameStrategy' : 'TopicRecordNameStrategy'} needs`;
+      if (name === null) {
+        // A payload that names no record because it is not one of the schema (Protobuf indexes naming no message) says so.
+        const why = c.check(payload);
+        if (why !== null) return `the ${part} does not match schema id ${id}: ${why}`;
+        return `schema id ${id} names no record, which the ${strategy === 'record' ? 'RecordNameStrategy' : 'TopicRecordNameStrategy'} needs`;
+      }
       subject = strategy === 'record' ? name : `${rule.topic}-${name}`;
     }
     let subjects = this.#subjects.get(id);

@@ -1,6 +1,6 @@
 // @platformatic/kafka (ESM only) driven from a child process: the Jest tests run CommonJS.
 // Usage: node platformatic.mjs '<json command>'; prints one JSON result line.
-//   {op: "produce", broker, topic, messages: [{key, value, headers}], acks, compression, idempotent, sasl}
+//   {op: "produce", broker, topic, messages: [{key, value | valueBase64 (binary), headers}], acks, compression, idempotent, sasl}
 //   {op: "consume", broker, topic, partition, sasl}: every record from offset 0 to the high watermark
 //   {op: "admin", broker, create: [{topic, partitions}], delete: [topic], sasl}
 import { Admin, Consumer, Producer, stringSerializers, stringDeserializers } from '@platformatic/kafka';
@@ -10,9 +10,11 @@ const base = { clientId: 'svc-test-platformatic', bootstrapBrokers: [cmd.broker]
 if (cmd.sasl) base.sasl = { mechanism: 'PLAIN', username: 'svc', password: cmd.sasl };
 
 async function produce() {
-  const p = new Producer({ ...base, serializers: stringSerializers, idempotent: cmd.idempotent === true, acks: cmd.acks ?? -1, compression: cmd.compression ?? 'none', autocreateTopics: cmd.autocreate === true });
+  // Binary values (valueBase64) pass through as Buffers; strings are UTF-8 as before.
+  const serializers = { ...stringSerializers, value: (v) => (Buffer.isBuffer(v) ? v : stringSerializers.value(v)) };
+  const p = new Producer({ ...base, serializers, idempotent: cmd.idempotent === true, acks: cmd.acks ?? -1, compression: cmd.compression ?? 'none', autocreateTopics: cmd.autocreate === true });
   try {
-    const r = await p.send({ messages: cmd.messages.map((m) => ({ topic: cmd.topic, partition: 0, key: m.key, value: m.value, headers: m.headers ? new Map(Object.entries(m.headers)) : undefined })) });
+    const r = await p.send({ messages: cmd.messages.map((m) => ({ topic: cmd.topic, partition: 0, key: m.key, value: m.valueBase64 === undefined ? m.value : Buffer.from(m.valueBase64, 'base64'), headers: m.headers ? new Map(Object.entries(m.headers)) : undefined })) });
     return { offsets: (r.offsets ?? []).map((o) => ({ partition: o.partition, offset: String(o.offset) })) };
   } finally {
     await p.close();
