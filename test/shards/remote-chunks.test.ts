@@ -93,6 +93,19 @@ describe('RemoteChunks', () => {
     expect(rc.end).toBe(30);
     expect(rc.find(25)).toBe(-1);
   });
+
+  it('a reset keeps an entry compaction joined with the local appends (it starts below the end), and leaves out those starting at the end or past it', () => {
+    const rc = new RemoteChunks(S, [e('g/a', 0, 10), e('g/b', 10, 20), e('g/c', 20, 30)], 0);
+    // The ledger read again: the appends after the open (30..) were recorded, and compaction joined some of them with the remote entries.
+    rc.reset([e('c/1', 0, 35), e('g/d', 35, 40), e('g/e', 40, 45)], 0);
+    expect(rc.entries.map((x) => x.o)).toEqual(['c/1']);
+    expect(rc.end).toBe(30);
+    expect(rc.find(0)).toBe(0);
+    expect(rc.find(29)).toBe(0);
+    rc.reset([e('g/a', 0, 10), e('c/2', 10, 32), e('g/e', 32, 45)], 0);
+    expect(rc.entries.map((x) => x.o)).toEqual(['g/a', 'c/2']);
+    expect(rc.end).toBe(30);
+  });
 });
 
 describe('checkRemoteRange', () => {

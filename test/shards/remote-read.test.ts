@@ -240,6 +240,46 @@ describe('a damaged range', () => {
   });
 });
 
+describe('compaction joining the remote records with those appended after the adopt', () => {
+  // The new owner's compaction takes runs of small entries whatever their epoch: the adopted ones
+  // and those of its own appends, which lie at and past the local start, into one entry. Once the
+  // reaper deleted the old objects, the reader looks the ledger up again and must find the remote
+  // seqs in that entry (in a failover every read from seq 0 skipped to the local start).
+  it.each([
+    ['every entry', 0],
+    ['the last two remote entries', 2],
+  ])('serves every record after a compaction of %s and the local ones', async (_what, last) => {
+    const copy = await putObjects(`c${last}`, frames, 7);
+    const ledger: RemoteEntry[] = copy.slice();
+    const shard = adopter(`compacted-${last}`, 1 << 20, ledger);
+    try {
+      await call(shard, (r) => shard.adopt({ name: NAME, meta: { meta: createdMeta(frames), startSeq: 0, sealed: false }, entries: copy, epoch: 1 }, r));
+      const remoteEnd = shard.head(NAME).nextSeq;
+      for (let i = 0; i < 3; i++) {
+        await call(shard, (r) => shard.append({ name: NAME, origin: 'http', payload: { kind: 'records', records: [{ key: enc(`after-${i}`), value: enc(`{"after":${i}}`), headers: null }] }, contentType: null, close: false }, r));
+      }
+      const tail = shard.head(NAME).nextSeq;
+      // The compacted object: the frames of the entries it replaces, then the local appends' DATA frames.
+      const kept = last === 0 ? [] : copy.slice(0, copy.length - last);
+      const from = last === 0 ? 0 : copy[copy.length - last]!.from;
+      const remote = frames.filter((f) => f[8] !== FrameType.Data || readBatchHeader(f, 13).baseOffset >= from);
+      const local = logFrames(path.join(dir, `compacted-${last}`, 'log'), shard.head(NAME).streamId).filter((f) => f[8] === FrameType.Data);
+      expect(local.map((f) => readBatchHeader(f, 13).baseOffset)).toEqual([remoteEnd, remoteEnd + 1, remoteEnd + 2]);
+      const body = Buffer.concat([...remote, ...local]);
+      const o = `c${last}/c/0`;
+      await store.put(o, body);
+      ledger.splice(0, ledger.length, ...kept, { o, off: 0, len: body.length, from, to: tail });
+      for (const e of copy.slice(kept.length)) await store.delete(e.o);
+      const got = joined('json', (await readPages(shard, 0, 'json', 5, 300)).bodies) as Array<{ seq: number }>;
+      expect(got.map((x) => x.seq)).toEqual(Array.from({ length: tail }, (_, i) => i));
+      const want = joined('json', (await readPages(source, 0, 'json')).bodies) as unknown[];
+      expect(got.slice(0, remoteEnd)).toEqual(want);
+    } finally {
+      await shard.close();
+    }
+  });
+});
+
 describe('a shard that reads nothing from the object store', () => {
   it('refuses a read below the remote end with storage_unavailable, never skipping to the local records', async () => {
     const shard = openLocalShard(path.join(dir, 'none'));

@@ -25,8 +25,11 @@ interface RangeReader {
   get(key: string, range: { offset: number; length: number }): Promise<Buffer>;
 }
 
-/** The producers replayed from `entries` in order. */
-export async function adoptProducers(store: RangeReader, name: string, entries: readonly RemoteEntry[], startSeq: number, maxProducers = DEFAULT_MAX_PRODUCERS): Promise<ProducerTable> {
+/**
+ * The producers replayed from `entries` in order, the batches below `end` (the remote end: an
+ * entry compaction joined with the local appends' reaches past it, and those are not replayed).
+ */
+export async function adoptProducers(store: RangeReader, name: string, entries: readonly RemoteEntry[], startSeq: number, end: number, maxProducers = DEFAULT_MAX_PRODUCERS): Promise<ProducerTable> {
   const list = entries.filter((e) => !(e.from < e.to && e.to <= startSeq));
   const table: ProducerTable = new Map();
   const inFlight: Array<Promise<Buffer>> = [];
@@ -43,7 +46,7 @@ export async function adoptProducers(store: RangeReader, name: string, entries: 
     if (next < list.length) start();
     const e = list[i]!;
     const seals: SealProducer[] = [];
-    for (const b of checkRemoteRange(name, e, buf, seals)) recordBatchProducer(table, readBatchHeader(b.batch, 0), b.baseSeq, maxProducers);
+    for (const b of checkRemoteRange(name, e, buf, seals)) if (b.baseSeq < end) recordBatchProducer(table, readBatchHeader(b.batch, 0), b.baseSeq, maxProducers);
     for (const s of seals) recordProducer(table, s.key, s.epoch, s.ack, maxProducers);
   }
   return table;

@@ -10,8 +10,12 @@
  *   a fetched range                    ──▶ checkRemoteRange(): every frame whole (CRC-32C), DATA
  *                                          frames seq for seq across [from, to) → its batches
  *
- * Seqs from the first entry's `from` up to `end` (the last entry's `to`) are remote; a seq at or
- * above `end` is in the local log (appends after the open). A hole between two entries (the
+ * Seqs from the first entry's `from` up to `end` (the last entry's `to` at the open) are remote; a
+ * seq at or above `end` is in the local log (appends after the open). The end never moves: when
+ * the ledger is read again, compaction may have joined remote entries with the entries of the
+ * local appends into one (it takes runs of small entries whatever their epoch), so an entry may
+ * reach past the end; its seqs from the end on are served from the local log, and the entries
+ * starting at or past the end are left out. A hole between two entries (the
  * ledger lost one) is kept as an entry without object: a read that reaches it answers
  * `data_corrupt`, every other seq is served. Frames in an object carry the writer's stream id,
  * not this shard's, so the range check does not compare it; it checks the seqs instead.
@@ -55,7 +59,7 @@ export class RemoteChunks {
     this.stream = stream;
     this.#entries = [];
     this.#end = startSeq;
-    this.reset(entries, startSeq);
+    this.#load(entries, startSeq, Infinity);
   }
 
   /** The seq after the last remote record: seqs from here on are local. */
@@ -77,9 +81,17 @@ export class RemoteChunks {
     return this.#entries;
   }
 
-  /** Replace every entry (the ledger read again). The end never goes back: seqs local already stay local. */
+  /**
+   * Replace every entry (the ledger read again, in write order). The end stays: seqs local already
+   * stay local. Entries starting at or past it are the local appends' and are left out; one that
+   * starts below it and reaches past it (compaction joined remote and local records) is kept.
+   */
   reset(entries: readonly RemoteEntry[], startSeq: number): void {
-    const data = entries.filter((e) => e.from < e.to && e.to > startSeq);
+    this.#load(entries, startSeq, this.#end);
+  }
+
+  #load(entries: readonly RemoteEntry[], startSeq: number, below: number): void {
+    const data = entries.filter((e) => e.from < e.to && e.to > startSeq && e.from < below);
     const out: RemoteEntry[] = [];
     let at = -1;
     for (const e of data) {
@@ -94,7 +106,7 @@ export class RemoteChunks {
       at = e.to;
     }
     this.#entries = out;
-    this.#end = Math.max(this.#end, at);
+    this.#end = Math.max(this.#end, Math.min(at, below));
   }
 
   /** Index of the entry holding `seq`, or -1 when `seq` is not remote (below the first entry, or at or past the end). */

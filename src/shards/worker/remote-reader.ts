@@ -33,7 +33,7 @@ export interface RemoteReaderDeps {
   cache: RangeCache<RemoteBatch[]>;
   /** A ranged GET of the object store. */
   get(key: string, range: { offset: number; length: number }): Promise<Buffer>;
-  /** The stream's ledger entries read again (Ledger.entries). */
+  /** The stream's ledger entries read again (Ledger.entries), all of them: RemoteChunks.reset keeps those below its end. */
   refresh(): Promise<readonly RemoteEntry[]>;
   /** The stream's start now (entries wholly below it are left out). */
   startSeq(): number;
@@ -78,6 +78,8 @@ export class RemoteReader {
       if (held === undefined) return { batches: out, next, missing: e };
       for (const b of held) {
         if (b.lastSeq < next) continue;
+        // An entry compaction joined with local records: those are served from the local log.
+        if (b.baseSeq >= chunks.end) return { batches: out, next, missing: null };
         if (out.length > 0 && n + b.batch.length > bytes) return { batches: out, next, missing: null };
         out.push(b);
         n += b.batch.length;

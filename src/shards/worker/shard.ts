@@ -513,8 +513,8 @@ export class Shard {
   /**
    * Rebuild an adopted stream's producers from its entries (adopt-producers.ts) while it is
    * served, then run the appends that waited for them. A failure (an outage, a damaged entry)
-   * answers those appends with it and tries again later (1 s, doubling up to 30 s); appends keep
-   * waiting meanwhile. Stops when the stream is no longer this adopt's (dropped, adopted again).
+   * answers those appends with it and tries again later (1 s, doubling up to 30 s) from the
+   * entries read again; appends keep waiting meanwhile. Stops when the stream is no longer this adopt's (dropped, adopted again).
    */
   #replayProducers(s: StreamState, remote: NonNullable<StreamState['remote']>, entries: AdoptParams['entries'], startSeq: number, failed: SvcError | null, attempt: number): void {
     const current = (): boolean => s.remote === remote && !s.deleted && this.#commit.failed === null;
@@ -528,7 +528,7 @@ export class Shard {
       return;
     }
     const rr = this.#opts.remoteReads!;
-    adoptProducers(rr, s.meta.name, entries, startSeq, this.#maxProducers).then(
+    adoptProducers(rr, s.meta.name, entries, startSeq, remote.chunks.end, this.#maxProducers).then(
       (table) => {
         if (!current()) return;
         s.durableProducers = table;
@@ -544,7 +544,15 @@ export class Shard {
         const waiting = take();
         remote.producersPending = [];
         for (const w of waiting) w.fail(e);
-        setTimeout(() => this.#replayProducers(s, remote, entries, startSeq, null, attempt + 1), Math.min(30_000, 1000 * 2 ** attempt)).unref();
+        // The entries are read again first: compaction may have replaced those of the adopt, and
+        // the reaper deleted their objects (kept: those starting below the remote end, as the reader keeps them).
+        const again = (list: AdoptParams['entries']): void => this.#replayProducers(s, remote, list, startSeq, null, attempt + 1);
+        setTimeout(() => {
+          rr.entries(s.meta.name).then(
+            (fresh) => again(fresh.filter((x) => x.from < remote.chunks.end)),
+            () => again(entries),
+          );
+        }, Math.min(30_000, 1000 * 2 ** attempt)).unref();
       },
     );
   }
@@ -639,13 +647,14 @@ export class Shard {
     let reader = this.#remoteReaders.get(remote.chunks);
     if (reader === undefined) {
       const chunks = remote.chunks;
-      // Appends after the adopt are in the ledger too, and local: the remote chunks stay below the local start.
-      const localStart = s.startSeq;
+      // Appends after the adopt are in the ledger too, and local: the remote chunks keep only the
+      // entries starting below their end, the local start at the adopt. Not those ending there:
+      // compaction joins remote and local entries into one, and that one holds remote seqs.
       reader = new RemoteReader({
         chunks,
         cache: rr.cache,
         get: (key, range) => rr.get(key, range),
-        refresh: async () => (await rr.entries(s.meta.name)).filter((e) => e.to <= localStart),
+        refresh: () => rr.entries(s.meta.name),
         startSeq: () => remote.startSeq,
         ...(rr.readAheadBytes !== undefined ? { readAheadBytes: rr.readAheadBytes } : {}),
       });
