@@ -13,6 +13,8 @@
  *   SCALING_SHARD_WORKERS=2      --shard-workers (default 1)
  *   PERF_DURATION=5              seconds measured per run (after 2 s of warm-up)
  *   SCALING_CONNECTIONS=64       wrk connections (wrk threads: SCALING_WRK_THREADS, default 1)
+ *   SCALING_BASELINE=<build>/dist/main.js   also run every case on another build, just before
+ *   SCALING_NODE_ARGS='--cpu-prof --cpu-prof-dir=prof'   node flags for the node (a profile per thread)
  *
  * Ports 0 throughout. Kafka produce is not measured yet (its listener stays on the main thread).
  */
@@ -34,11 +36,15 @@ const CONNECTIONS = Number(process.env.SCALING_CONNECTIONS ?? 64);
 const WRK_THREADS = Number(process.env.SCALING_WRK_THREADS ?? 1);
 const SHARD_WORKERS = Number(process.env.SCALING_SHARD_WORKERS ?? 1);
 const SPREAD = 64;
+/** Extra node flags for the node, e.g. `--cpu-prof --cpu-prof-dir=<dir>` (every thread writes its own profile). */
+const NODE_ARGS = (process.env.SCALING_NODE_ARGS ?? '').split(' ').filter(Boolean);
+/** Another build's dist/main.js: each run is made on it too, right before this build's (before/after in one run). */
+const BASELINE = process.env.SCALING_BASELINE ?? '';
 const TICK_US = 1e6 / Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
 
 const pinned = (cpus, cmd, args) => (cpus === '' ? [cmd, args] : ['taskset', ['-c', cpus, cmd, ...args]]);
 
-/** CPU ticks per thread of `pid`, by role. */
+/** CPU ticks (user, system) and minor page faults per thread of `pid`, by role. */
 function threadTicks(pid) {
   const out = new Map();
   for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
@@ -50,16 +56,19 @@ function threadTicks(pid) {
     }
     const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(f[11]) + Number(f[12]); // utime + stime
     const role = tid === String(pid) ? 'main' : /^svc-(gw|shard)-/.test(comm) ? comm : 'other';
-    out.set(role, (out.get(role) ?? 0) + ticks);
+    const t = out.get(role) ?? { user: 0, sys: 0, faults: 0 };
+    t.user += Number(f[11]);
+    t.sys += Number(f[12]);
+    t.faults += Number(f[7]); // minflt
+    out.set(role, t);
   }
   return out;
 }
 
-function startNode(gatewayThreads) {
+function startNode(gatewayThreads, main) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-scaling-'));
-  const [cmd, args] = pinned(SERVER_CPUS, process.execPath, [MAIN, 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--kafka-listen', '127.0.0.1:0', '--shard-workers', String(SHARD_WORKERS), '--gateway-threads', String(gatewayThreads), '--log-level', 'info']);
+  const [cmd, args] = pinned(SERVER_CPUS, process.execPath, [...NODE_ARGS, main, 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--kafka-listen', '127.0.0.1:0', '--shard-workers', String(SHARD_WORKERS), '--gateway-threads', String(gatewayThreads), '--log-level', 'info']);
   const proc = spawn(cmd, args, { env: { ...process.env, SVC_RESERVE_BYTES: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
@@ -89,8 +98,8 @@ function wrk(url, script, extra, seconds) {
   return JSON.parse(line.slice(8));
 }
 
-async function run(load, gatewayThreads, bodyFile) {
-  const node = await startNode(gatewayThreads);
+async function run(load, gatewayThreads, bodyFile, main) {
+  const node = await startNode(gatewayThreads, main);
   try {
     const type = 'application/octet-stream';
     let url;
@@ -109,9 +118,15 @@ async function run(load, gatewayThreads, bodyFile) {
     const after = threadTicks(node.proc.pid);
     const appends = r.requests;
     const perThread = {};
-    for (const [role, t] of after) perThread[role] = ((t - (before.get(role) ?? 0)) * TICK_US) / Math.max(1, appends);
+    const detail = {};
+    for (const [role, t] of after) {
+      const b = before.get(role) ?? { user: 0, sys: 0, faults: 0 };
+      const per = (d) => d / Math.max(1, appends);
+      perThread[role] = per((t.user + t.sys - b.user - b.sys) * TICK_US);
+      detail[role] = { sys: per((t.sys - b.sys) * TICK_US), faults: per(t.faults - b.faults) };
+    }
     const busiest = Object.entries(perThread).filter(([k]) => k !== 'other').sort((a, b) => b[1] - a[1])[0];
-    return { load, gatewayThreads, rate: appends / (r.duration_us / 1e6), errors: r.errors, perThread, busiest: busiest[0], bound: 1e6 / busiest[1] };
+    return { load, gatewayThreads, rate: appends / (r.duration_us / 1e6), errors: r.errors, perThread, detail, busiest: busiest[0], bound: 1e6 / busiest[1] };
   } finally {
     node.proc.kill('SIGTERM');
     await new Promise((res) => node.proc.once('exit', res));
@@ -123,14 +138,18 @@ async function main() {
   const bodyFile = path.join(os.tmpdir(), `svc-scaling-body-${process.pid}`);
   fs.writeFileSync(bodyFile, Buffer.alloc(100, 0x61));
   console.log(`load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; server CPUs ${SERVER_CPUS || 'any'}, load CPUs ${LOAD_CPUS || 'any'}; ${DURATION} s per run`);
-  console.log('| load | gateway threads | appends/s | busiest thread | its µs/append | bound (appends/s) | µs/append per thread |');
-  console.log('|---|---|---|---|---|---|---|');
+  console.log('| build | load | gateway threads | appends/s | busiest thread | its µs/append | bound (appends/s) | serving threads together (main + svc-gw-*) | µs/append per thread (of which system; page faults per append) |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  const builds = BASELINE === '' ? [['this', MAIN]] : [['baseline', BASELINE], ['this', MAIN]];
   try {
     for (const load of LOADS) {
       for (const n of THREADS) {
-        const r = await run(load, n, bodyFile);
-        const threads = Object.entries(r.perThread).sort().map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ');
-        console.log(`| ${r.load} | ${n} | ${Math.round(r.rate)} | ${r.busiest} | ${r.perThread[r.busiest].toFixed(1)} | ${Math.round(r.bound)} | ${threads} |`);
+        for (const [build, main] of builds) {
+          const r = await run(load, n, bodyFile, main);
+          const serving = Object.entries(r.perThread).filter(([k]) => k === 'main' || k.startsWith('svc-gw-')).reduce((a, [, v]) => a + v, 0);
+          const threads = Object.entries(r.perThread).sort().map(([k, v]) => `${k} ${v.toFixed(1)} (sys ${r.detail[k].sys.toFixed(1)}; ${r.detail[k].faults.toFixed(2)} pf)`).join(', ');
+          console.log(`| ${build} | ${r.load} | ${n} | ${Math.round(r.rate)} | ${r.busiest} | ${r.perThread[r.busiest].toFixed(1)} | ${Math.round(r.bound)} | ${serving.toFixed(1)} | ${threads} |`);
+        }
       }
     }
   } finally {

@@ -4,6 +4,8 @@
  * gateway-thread.js; this gives each one its data and a control channel, links its ShardClient to
  * every shard worker (and again after a worker restarts), sends it every token record after each
  * change and waits for its acknowledgement, and drains it at shutdown before the workers close.
+ * A thread that ends (its control channel closes) is dropped and logged: what waits for its
+ * acknowledgement goes on without it, and its channels to the workers are closed.
  */
 import * as path from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
@@ -12,31 +14,53 @@ import { type GatewayThreadData, type FromGateway, type ToGateway } from './gate
 import { type GatewayThreadSpec } from './program/http/engine';
 import { type ShardClient } from './shards';
 
+/**
+ * V8's young generation of a gateway thread: as large as the main thread's (16 MiB semi-spaces)
+ * instead of a worker's default. With the default, a thread serving appends page-faulted about
+ * 0.7 times per request as V8 kept giving its new-space pages back and taking fresh ones, and
+ * collected more often (more short-lived request objects promoted): ~10 µs of CPU per append the
+ * main thread did not spend (perf/README.md, "Gateway threads"). Costs up to 48 MiB per thread.
+ */
+const GATEWAY_YOUNG_GENERATION_MB = 48; // MiB
+
 interface Thread {
+  /** Its name for the kernel and the logs (`svc-gw-<k>`). */
+  name: string;
   port: MessagePort;
   unlink(): void;
+}
+
+/** Where the threads' side reports a thread that is gone. */
+export interface GatewayThreadsLog {
+  warn(o: object, m: string): void;
 }
 
 export class GatewayThreads {
   readonly #shards: ShardClient;
   readonly #tokens: Tokens | null;
   readonly #data: Omit<GatewayThreadData, 'threadName'>;
-  readonly #threads: Thread[] = [];
-  readonly #acks = new Map<number, { left: number; done: () => void }>();
+  readonly #log: GatewayThreadsLog;
+  /** The threads that are up (one whose control channel closed is dropped). */
+  readonly #threads = new Set<Thread>();
+  /** Each message sent to every thread: the threads that have not acknowledged it yet. */
+  readonly #acks = new Map<number, { left: Set<Thread>; done: () => void }>();
   #nextId = 1;
+  /** Draining at shutdown: the threads' channels close as they end, which is no news. */
+  #stopping = false;
 
   /** `tokens` null: auth is off, the threads check nothing. */
-  constructor(shards: ShardClient, tokens: Tokens | null, data: Omit<GatewayThreadData, 'threadName'>) {
+  constructor(shards: ShardClient, tokens: Tokens | null, data: Omit<GatewayThreadData, 'threadName'>, log: GatewayThreadsLog) {
     this.#shards = shards;
     this.#tokens = tokens;
     this.#data = data;
+    this.#log = log;
     // A token issued or revoked is answered only once every thread has the new records.
     tokens?.onChange(() => this.#toAll((id) => ({ t: 'tokens', id, records: tokens.records() })));
   }
 
   /** What the listener's engine needs to start the threads (ListenOptions.gateway). */
   spec(): GatewayThreadSpec {
-    return { module: path.join(__dirname, 'gateway-thread.js'), start: (k) => this.#start(k) };
+    return { module: path.join(__dirname, 'gateway-thread.js'), start: (k) => this.#start(k), youngGenerationMb: GATEWAY_YOUNG_GENERATION_MB };
   }
 
   #start(k: number): { data: unknown; port: MessagePort } {
@@ -48,30 +72,49 @@ export class GatewayThreads {
     });
     if (this.#tokens !== null) post({ t: 'tokens', id: 0, records: this.#tokens.records() });
     post({ t: 'started' });
-    port1.on('message', (m: FromGateway) => {
-      const a = this.#acks.get(m.id);
-      if (a === undefined || --a.left > 0) return;
-      this.#acks.delete(m.id);
-      a.done();
-    });
+    const thread: Thread = { name: `svc-gw-${k + 1}`, port: port1, unlink };
+    port1.on('message', (m: FromGateway) => this.#acked(thread, m.id));
+    // The thread's end closes when it exits (a crash, or terminated): nothing it was sent will be
+    // acknowledged, so it is dropped instead of awaited, and a token change still answers.
+    port1.on('close', () => this.#gone(thread));
     // The main thread's own work must not wait on this channel to let the process exit.
     port1.unref();
-    this.#threads.push({ port: port1, unlink });
-    return { data: { ...this.#data, threadName: `svc-gw-${k + 1}` } satisfies GatewayThreadData, port: port2 };
+    this.#threads.add(thread);
+    return { data: { ...this.#data, threadName: thread.name } satisfies GatewayThreadData, port: port2 };
+  }
+
+  #acked(thread: Thread, id: number): void {
+    const a = this.#acks.get(id);
+    if (a === undefined || !a.left.delete(thread) || a.left.size > 0) return;
+    this.#acks.delete(id);
+    a.done();
+  }
+
+  #gone(thread: Thread): void {
+    if (!this.#threads.delete(thread)) return;
+    thread.unlink();
+    if (!this.#stopping) this.#log.warn({ thread: thread.name, pending: [...this.#acks.values()].filter((a) => a.left.has(thread)).length }, 'gateway thread gone: its connections are closed and it is no longer waited for');
+    for (const id of [...this.#acks.keys()]) this.#acked(thread, id);
+  }
+
+  /** How many threads are up (a thread whose channel closed is not counted). */
+  get size(): number {
+    return this.#threads.size;
   }
 
   /** New requests on every thread are refused, live reads answered, in-flight ones finished; then the threads' channels to the workers close. */
   async drain(): Promise<void> {
+    this.#stopping = true;
     await this.#toAll((id) => ({ t: 'drain', id }));
     for (const t of this.#threads) t.unlink();
   }
 
   /** One message to every thread; resolves once each acknowledged it. */
   #toAll(make: (id: number) => ToGateway): Promise<void> {
-    if (this.#threads.length === 0) return Promise.resolve();
+    if (this.#threads.size === 0) return Promise.resolve();
     const id = this.#nextId++;
     return new Promise<void>((resolve) => {
-      this.#acks.set(id, { left: this.#threads.length, done: resolve });
+      this.#acks.set(id, { left: new Set(this.#threads), done: resolve });
       for (const t of this.#threads) t.port.postMessage(make(id));
     });
   }

@@ -479,7 +479,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
           corsOrigins: config.corsOrigins,
           logLevel: config.logLevel,
           logFormat: config.logFormat,
-        });
+        }, log);
   const svc = await engine.listen(
     {
       name: 'protocol listener (--listen)', host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes,

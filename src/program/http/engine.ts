@@ -113,6 +113,12 @@ export interface GatewayThreadSpec {
   module: string;
   /** Thread k's data (structured-cloned) and its end of a control channel (moved). */
   start(thread: number): { data: unknown; port: MessagePort };
+  /**
+   * V8's young generation of each thread, in MiB: it starts at this size and stays there (a
+   * third of it per semi-space, V8's split); absent: Node's default for a worker thread, which
+   * starts small, grows and shrinks.
+   */
+  youngGenerationMb?: number;
 }
 
 /** A gateway thread's own handler (GatewayThreadSpec.module's `startGateway`). */

@@ -18,6 +18,7 @@
  */
 import * as net from 'node:net';
 import path from 'node:path';
+import * as v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { type HttpEngine, type HttpRequest, type HttpServerHandle, type ListenOptions, type RequestHandler } from './engine';
 import { type ControlMessage, type EventsMessage, OpBatch, type ThreadStatus } from './io-wire';
@@ -77,11 +78,18 @@ const PORT_ATTEMPTS = 5;
  */
 async function listenAll(options: ListenOptions, handler: RequestHandler, threads: number, log: EngineLog): Promise<HttpServerHandle> {
   const started: IoThread[] = [];
+  const young = options.gateway?.youngGenerationMb;
+  // A worker's young generation can only be capped (resourceLimits); its floor is V8's
+  // process-wide flag, read when an isolate is made: set while these threads start (each has
+  // made its isolate by the time it listens), then back to V8's default for later workers.
+  if (young !== undefined) v8.setFlagsFromString(`--min-semi-space-size=${Math.floor(young / 3)}`);
   try {
     for (let i = 0; i < threads; i++) started.push(await IoThread.start(options, handler, log, i));
   } catch (err) {
     await Promise.all(started.map((t) => t.close()));
     throw err;
+  } finally {
+    if (young !== undefined) v8.setFlagsFromString('--min-semi-space-size=0');
   }
   return new ThreadedServer(options.port, started);
 }
@@ -129,7 +137,9 @@ class IoThread {
   static start(options: ListenOptions, handler: RequestHandler, log: EngineLog, k: number): Promise<IoThread> {
     // A gateway thread (--gateway-threads) also gets its handler's module, data and control channel.
     const g = options.gateway === undefined ? undefined : { module: options.gateway.module, ...options.gateway.start(k) };
+    const young = options.gateway?.youngGenerationMb;
     const worker = new Worker(path.join(__dirname, 'io-thread.js'), {
+      ...(young === undefined ? {} : { resourceLimits: { maxYoungGenerationSizeMb: young } }),
       workerData: { host: options.host, port: options.port, bodyLimit: options.bodyLimit, name: options.name, writeIdleMs: options.writeIdleMs, gateway: g },
       transferList: g === undefined ? [] : [g.port],
     });
