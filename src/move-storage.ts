@@ -10,7 +10,8 @@
  *                     nothing later can be
  *                 ──▶ `copy` (--objects-reads copy, the default):
  *                       readStreamFromObjects (range reads, CRCs checked) ──▶ ShardClient.importStream
- *                       (seqs, bytes, keys, headers, timestamps, producers kept)
+ *                       (seqs, bytes, keys, headers, timestamps, producers kept), with the fence
+ *                       and the epoch's next entry counter: the shard's first write commits at once
  *                 ──▶ `remote`: ShardClient.adoptStream with the entries (no frame copied; the shard
  *                       reads records below the remote end from the store on demand and replays
  *                       the idempotent producers from the entries' batch headers while it serves
@@ -23,10 +24,10 @@
  */
 import { type MoveStorage, type OpenSpec } from './actors';
 import { type Fence, type Ledger, type LedgerMeta, type ObjectStore, recoverTail } from './objects';
-import { type AdoptParams, readStreamFromObjects } from './shards';
+import { type AdoptParams, nextEntryCounter, readStreamFromObjects } from './shards';
 
 /** The import input (ShardClient's StreamImport), as readStreamFromObjects makes it. */
-type StreamImport = NonNullable<Awaited<ReturnType<typeof readStreamFromObjects>>>;
+type StreamImport = Omit<NonNullable<Awaited<ReturnType<typeof readStreamFromObjects>>>, 'nextCounter'>;
 
 /** The local shards, as far as moves need them (ShardClient, passed in by src/node.ts). */
 export interface LocalStreams {
@@ -64,15 +65,18 @@ export function moveStorage(d: MoveStorageDeps): MoveStorage {
         const meta = await d.ledger.meta(name);
         if (meta === null) return 'absent';
         if (!isFork(meta)) {
-          const entries = (await d.ledger.entries(name)).map((e) => ({ o: e.o, off: e.off, len: e.len, from: e.from, to: e.to }));
+          const all = await d.ledger.entries(name);
+          const entries = all.map((e) => ({ o: e.o, off: e.off, len: e.len, from: e.from, to: e.to }));
           // Served at once; the shard replays the producers from the entries meanwhile (appends carrying one wait for it).
-          await d.shards.adoptStream(name, { meta, entries, epoch, replayProducers: true });
+          await d.shards.adoptStream(name, { meta, entries, epoch, ledger: { fence: mine, counter: nextEntryCounter(all, epoch) }, replayProducers: true });
           return 'opened';
         }
       }
-      const input = await readStreamFromObjects(d.ledger, d.store, name);
+      const input = await readStreamFromObjects(d.ledger, d.store, name, { epoch });
       if (input === null) return 'absent';
-      await d.shards.importStream(name, { ...input, epoch });
+      const { nextCounter, ...source } = input;
+      // The fence and the entries' counter go with it: the shard's first write commits without reading them again.
+      await d.shards.importStream(name, { ...source, epoch, ledger: { fence: mine, counter: nextCounter } });
       return 'opened';
     },
     create: (name: string, spec: OpenSpec) => d.create(name, spec),

@@ -56,10 +56,10 @@ export interface RecoveredTail {
 export async function recoverTail(ledger: Ledger, store: TailStore, stream: string, fence: Fence): Promise<RecoveredTail> {
   const out: RecoveredTail = { read: 0, recorded: 0 };
   if (!store.createOnly) return out; // groups are acknowledged only once recorded: there is no tail
-  const pos = await ledger.position(stream);
+  // Both read at once (one round trip fewer on a move's open): under our fence neither changes meanwhile.
+  const [pos, entries] = await Promise.all([ledger.position(stream), ledger.entries(stream)]);
   const at = pos === null ? null : parseGroupObjectKey(pos);
   if (at === null) return out; // no place in a create-only writer: no group of the stream went early
-  const entries = await ledger.entries(stream);
   let start = at.n;
   for (const e of entries) {
     const g = parseGroupObjectKey(e.o);

@@ -4,7 +4,7 @@ export { PortLinks } from './worker-links';
 export { mediaType } from './names';
 export { IMPORT_CHUNK_BYTES, liveFrames } from './import-chunks';
 // A moved stream read back from the object store for an import (objects mode).
-export { DEFAULT_FETCH_CONCURRENCY, type ObjectRangeReader, type StreamEntry, type StreamLedgerReader, readStreamFromObjects } from './stream-source';
+export { DEFAULT_FETCH_CONCURRENCY, type ObjectRangeReader, type StreamEntry, type StreamLedgerReader, type StreamSource, nextEntryCounter, readStreamFromObjects } from './stream-source';
 export { type JsonSplit, splitJsonMessages } from './worker/json-split';
 export { type ControlChannel, type PutOptions, SchemaDocs, type Schemas, SchemaStore } from './schema-store';
 export { SpaceGuard, type SpaceState } from './space-guard';

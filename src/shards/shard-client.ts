@@ -436,7 +436,7 @@ export class ShardClient {
    */
   async importStream(name: string, input: StreamImport): Promise<ImportResult> {
     const shard = this.shardOf(name);
-    const { importId } = await this.#call('importBegin', shard, { name, meta: input.meta, ...(input.epoch !== undefined ? { epoch: input.epoch } : {}) });
+    const { importId } = await this.#call('importBegin', shard, { name, meta: input.meta, ...(input.epoch !== undefined ? { epoch: input.epoch } : {}), ...(input.ledger !== undefined ? { ledger: input.ledger } : {}) });
     try {
       for await (const frames of frameChunks(input.frames)) await this.#call('importFrames', shard, { name, importId, frames });
       return await this.#call('importEnd', shard, { name, importId });

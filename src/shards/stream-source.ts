@@ -29,6 +29,9 @@ export interface StreamEntry {
   len: number;
   from: number;
   to: number;
+  /** The fence epoch it was recorded under, and its counter within that epoch (the Ledger's entries have them). */
+  epoch?: number;
+  counter?: number;
 }
 
 /** What is read of the ledger (the Ledger of src/objects has these calls). */
@@ -47,22 +50,38 @@ export interface ObjectRangeReader {
 /** Range reads in flight at once. */
 export const DEFAULT_FETCH_CONCURRENCY = 8;
 
+/** The import input, and the ledger's next entry counter within the epoch asked for. */
+export interface StreamSource extends StreamImport {
+  /** One above the highest counter of the entries recorded under `options.epoch` (0 when none, or no epoch given). */
+  nextCounter: number;
+}
+
 /**
  * The import input of `name` from the ledger and the store, or null when the ledger holds no such
  * stream. The frames are fetched lazily (see the file comment); a missing object or a short read
- * fails the import with `storage_unavailable`, a damaged frame with `data_corrupt`.
+ * fails the import with `storage_unavailable`, a damaged frame with `data_corrupt`. `epoch`: the
+ * fence epoch the caller holds, for `nextCounter`.
  */
 export async function readStreamFromObjects(
   reader: StreamLedgerReader,
   store: ObjectRangeReader,
   name: string,
-  options: { concurrency?: number } = {},
-): Promise<StreamImport | null> {
-  const meta = await reader.meta(name);
+  options: { concurrency?: number; epoch?: number } = {},
+): Promise<StreamSource | null> {
+  // Both reads at once: the caller moved the fence first, so neither changes meanwhile.
+  const [meta, all] = await Promise.all([reader.meta(name), reader.entries(name)]);
   if (meta === null) return null;
+  const nextCounter = options.epoch === undefined ? 0 : nextEntryCounter(all, options.epoch);
   // Entries whose data is wholly below the start hold nothing to import (those without data are kept: a seal's producer, say).
-  const entries = (await reader.entries(name)).filter((e) => !(e.from < e.to && e.to <= meta.startSeq));
-  return { meta, frames: fetchFrames(store, name, entries, meta.startSeq, Math.max(1, options.concurrency ?? DEFAULT_FETCH_CONCURRENCY)) };
+  const entries = all.filter((e) => !(e.from < e.to && e.to <= meta.startSeq));
+  return { meta, frames: fetchFrames(store, name, entries, meta.startSeq, Math.max(1, options.concurrency ?? DEFAULT_FETCH_CONCURRENCY)), nextCounter };
+}
+
+/** One above the highest counter of `entries` recorded under `epoch`, or 0. */
+export function nextEntryCounter(entries: ReadonlyArray<Pick<StreamEntry, 'epoch' | 'counter'>>, epoch: number): number {
+  let n = 0;
+  for (const e of entries) if (e.epoch === epoch && e.counter !== undefined) n = Math.max(n, e.counter + 1);
+  return n;
 }
 
 /** The entries' frames in order, up to `concurrency` range reads ahead of the consumer. */

@@ -365,6 +365,20 @@ export interface StreamImport {
    * A write accepted by this copy is committed only under that epoch, never under a later open.
    */
   epoch?: number;
+  /** Objects mode: the stream's place in the ledger as the open left it (OpenedLedger). */
+  ledger?: OpenedLedger;
+}
+
+/**
+ * A moved stream's place in the object ledger as the node that opened it left it: it holds the
+ * fence (`nodeId:epoch`) and recorded the old owner's tail under it, and the ledger's entries of
+ * that epoch end below `counter`. With it the shard's first write of the stream commits at once,
+ * without reading the fence, walking the tail and reading every entry again (object-commit.ts).
+ */
+export interface OpenedLedger {
+  fence: { nodeId: number; epoch: number };
+  /** The next entry counter within the fence's epoch. */
+  counter: number;
 }
 
 /** An import in progress on a shard (its staging stream's local id). */
@@ -373,6 +387,8 @@ export interface ImportBeginParams {
   meta: ImportedMeta;
   /** StreamImport.epoch. */
   epoch?: number;
+  /** StreamImport.ledger. */
+  ledger?: OpenedLedger;
 }
 export interface ImportStepParams {
   name: string;
@@ -411,6 +427,8 @@ export interface AdoptParams {
   entries: Array<{ o: string; off: number; len: number; from: number; to: number }>;
   /** StreamImport.epoch. */
   epoch?: number;
+  /** StreamImport.ledger. */
+  ledger?: OpenedLedger;
   /**
    * The idempotent producers as the old owner held them at the stream's next seq (snapshot plus
    * replay: producer-snapshot.ts), in the catalog's stored form (`encodeProducers`).

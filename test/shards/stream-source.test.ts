@@ -7,7 +7,7 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { type SvcError } from '../../src/errors';
-import { type ObjectRangeReader, type StreamEntry, type StreamLedgerReader, readStreamFromObjects } from '../../src/shards/stream-source';
+import { type ObjectRangeReader, type StreamEntry, type StreamLedgerReader, nextEntryCounter, readStreamFromObjects } from '../../src/shards/stream-source';
 import { type ImportedMeta } from '../../src/shards/types';
 import { FrameType } from '../../src/shards/worker/frame';
 import { type Shard } from '../../src/shards/worker/shard';
@@ -142,5 +142,21 @@ describe('reading a stream back from the object store', () => {
     await source.close();
     // Closed here, not in afterAll (see import-fixture.ts).
     await target.close();
+  });
+});
+
+describe('the next entry counter of the epoch a move opened the stream at', () => {
+  const e = (epoch: number, counter: number): StreamEntry => ({ o: `g/n1/1/0/${epoch}-${counter}`, off: 0, len: 0, from: 0, to: 0, epoch, counter });
+
+  it('is one above the highest counter recorded under that epoch (the tail recovered under it), else 0', async () => {
+    const entries = [e(1, 0), e(1, 1), e(3, 0), e(3, 4), e(3, 2), e(5, 0)];
+    expect(nextEntryCounter(entries, 3)).toBe(5);
+    expect(nextEntryCounter(entries, 4)).toBe(0);
+    expect(nextEntryCounter([{ epoch: undefined, counter: undefined }], 1)).toBe(0);
+    const meta: ImportedMeta = { meta: {}, startSeq: 0, sealed: false };
+    const reader: StreamLedgerReader = { meta: async () => meta, entries: async () => entries };
+    const none: ObjectRangeReader = { get: async () => Buffer.alloc(0) };
+    expect((await readStreamFromObjects(reader, none, NAME, { epoch: 5 }))!.nextCounter).toBe(1);
+    expect((await readStreamFromObjects(reader, none, NAME))!.nextCounter).toBe(0);
   });
 });

@@ -674,8 +674,9 @@ export class ObjectCommit implements Replicator {
   }
 
   /**
-   * A stream this thread has not committed for yet (the node or its shard worker restarted, or it
-   * was imported here): its fence is read back. Ours: go on in that epoch after its last entry;
+   * A stream this thread has not committed for yet (the node or its shard worker restarted; a stream
+   * imported after a move comes with the open's fence and counter instead, stream-import.ts): its
+   * fence is read back. Ours: go on in that epoch after its last entry;
    * absent (a stream from before objects mode): taken create-only, epoch 1; another node's, or ours
    * at another epoch than this copy was imported at: moved. (A copy imported at epoch e whose
    * writes are still on their way when the stream moves away and comes back finds the fence

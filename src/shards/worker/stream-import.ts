@@ -21,14 +21,14 @@
  */
 import { SvcError } from '../../errors';
 import { type BatchHeader, readBatchHeader } from '../../util/record-batch';
-import { type AdoptParams, type ImportBeginParams, type ImportFramesResult, type ImportedMeta } from '../types';
+import { type AdoptParams, type ImportBeginParams, type ImportFramesResult, type ImportedMeta, type OpenedLedger } from '../types';
 import { FRAME_HEADER, FrameType, LAST_TYPE, frameProblem } from './frame';
 import { decodeStoredProducers } from './producer-snapshot';
 import { type SealProducer } from './producers';
 import { RemoteChunks } from './remote-chunks';
 import { type StreamCatalog } from './stream-catalog';
 import { type StoredMeta, readMeta } from './stream-meta';
-import { type StreamState } from './stream-state';
+import { type StreamLedgerState, type StreamState } from './stream-state';
 import { type StreamWrites } from './stream-writes';
 
 interface Import {
@@ -66,6 +66,7 @@ export class StreamImports {
     this.abandonName(p.name);
     const s = this.#writes.create({ ...readMeta(stored), importing: true }, true);
     if (p.epoch !== undefined) s.openedEpoch = p.epoch;
+    if (p.ledger !== undefined) s.ledger = openedLedger(p.ledger, m);
     this.#byId.set(s.id, { s, startSeq: m.startSeq, sealed: m.sealed, sealProducer: null, hasData: false, next: s.assignedSeq, frames: 0, dataFrames: 0 });
     return s.id;
   }
@@ -127,6 +128,7 @@ export class StreamImports {
     this.abandonName(p.name);
     const s = this.#writes.create({ ...readMeta(stored), importing: true }, true);
     if (p.epoch !== undefined) s.openedEpoch = p.epoch;
+    if (p.ledger !== undefined) s.ledger = openedLedger(p.ledger, p.meta);
     const old = this.#streams.byName.get(p.name);
     const replaced = old !== undefined && !old.deleted;
     if (replaced) this.#writes.delete(old, true);
@@ -269,4 +271,13 @@ function corrupt(im: Import, pos: number, why: string): SvcError {
 
 function badImport(why: string): SvcError {
   return new SvcError('bad_request', `import: ${why}`);
+}
+
+/**
+ * The ledger state of a stream opened after a move (object-commit.ts): the opener's fence and
+ * next counter, and the `m/` record it imported. Not yet placed in this shard's writer: its first
+ * group is recorded before it is acknowledged, as after a fence read.
+ */
+function openedLedger(l: OpenedLedger, meta: ImportedMeta): StreamLedgerState {
+  return { fence: { nodeId: l.fence.nodeId, epoch: l.fence.epoch }, counter: l.counter, meta: { meta: meta.meta, startSeq: meta.startSeq, sealed: meta.sealed }, moved: null, placedIn: null };
 }
