@@ -8,14 +8,12 @@
  *     anywhere, and the producer's next batch (same sequence) is accepted
  *   HTTP, single record or binary batch                  refused whole: 422 record_invalid; nothing written
  */
-import { AvroSerializer, SchemaRegistryClient, SerdeType } from '@confluentinc/schemaregistry';
-import { CompressionTypes, Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
-import { type NodeProcess, startNode } from '../helpers/node-process';
-import { RawKafka } from '../kafka/kafka-test-client';
+import { AvroSerializer, SerdeType } from '@confluentinc/schemaregistry';
+import { CompressionTypes } from 'kafkajs';
 import { initProducerId, produce } from '../kafka/raw-produce';
 import { platformatic } from '../kafka/platformatic';
 import { encodeRecordBatch } from '../../src/util/record-batch';
-import { registryUrl } from './registry-node';
+import { validationNode } from './validation-node';
 
 const USER = { type: 'record', name: 'User', namespace: 'com.example', fields: [{ name: 'name', type: 'string' }] };
 
@@ -26,31 +24,18 @@ interface Stored {
 }
 
 describe('dead letters of validation at the broker, per append path', () => {
-  let node: NodeProcess;
-  let kafka: Kafka;
-  let admin: Admin;
-  let producer: Producer;
-  let registry: SchemaRegistryClient;
-  let raw_: RawKafka;
+  const v = validationNode('svc-validation-dlq');
   let valid: Buffer;
 
   beforeAll(async () => {
-    node = await startNode({ args: ['--shards', '2', '--shard-workers', '1', '--schema-registry-listen', '127.0.0.1:0'] });
-    registry = new SchemaRegistryClient({ baseURLs: [registryUrl(node)], maxRetries: 0 });
-    kafka = new Kafka({ clientId: 'svc-validation-dlq', brokers: [node.kafka], logLevel: logLevel.NOTHING, retry: { retries: 0 } });
-    admin = kafka.admin();
-    await admin.connect();
-    producer = kafka.producer({ allowAutoTopicCreation: false, retry: { retries: 0 } });
-    await producer.connect();
-    raw_ = await RawKafka.connect(node.kafka);
-    for (const t of ['dl', 'idem', 'pf', 'nodl']) await registry.register(`${t}-value`, { schemaType: 'AVRO', schema: JSON.stringify(USER) });
-    valid = await new AvroSerializer(registry, SerdeType.VALUE, { useLatestVersion: true }).serialize('dl', { name: 'ada' });
+    for (const t of ['dl', 'idem', 'pf', 'nodl']) await v.registry.register(`${t}-value`, { schemaType: 'AVRO', schema: JSON.stringify(USER) });
+    valid = await new AvroSerializer(v.registry, SerdeType.VALUE, { useLatestVersion: true }).serialize('dl', { name: 'ada' });
     const withDlq = (t: string): Array<{ name: string; value: string }> => [
       { name: 'confluent.value.schema.validation', value: 'true' },
       { name: 'svc.schema.validation.dead.letter', value: `${t}-dlq` },
     ];
     expect(
-      await admin.createTopics({
+      await v.admin.createTopics({
         topics: [
           ...['dl', 'idem', 'pf'].flatMap((t) => [{ topic: t, numPartitions: 1, configEntries: withDlq(t) }, { topic: `${t}-dlq`, numPartitions: 1 }]),
           { topic: 'nodl', numPartitions: 1, configEntries: [{ name: 'confluent.value.schema.validation', value: 'true' }] },
@@ -58,14 +43,8 @@ describe('dead letters of validation at the broker, per append path', () => {
       }),
     ).toBe(true);
   });
-  afterAll(async () => {
-    raw_?.close();
-    await producer?.disconnect();
-    await admin?.disconnect();
-    await node?.stop();
-  });
 
-  const readAll = async (stream: string): Promise<Stored[]> => (await (await fetch(`${node.url}${stream}?seq=0&format=json`)).json()) as Stored[];
+  const readAll = async (stream: string): Promise<Stored[]> => (await (await fetch(`${v.node.url}${stream}?seq=0&format=json`)).json()) as Stored[];
   const batch = (values: Buffer[], producer?: { id: bigint; epoch: number; seq: number }): Buffer =>
     encodeRecordBatch({
       baseOffset: 0,
@@ -75,7 +54,7 @@ describe('dead letters of validation at the broker, per append path', () => {
     });
 
   test('a plain producer: refused records of a compressed batch go to the dead letter with key and headers, the valid ones reach the partition', async () => {
-    const r = await producer.send({
+    const r = await v.producer.send({
       topic: 'dl',
       compression: CompressionTypes.GZIP,
       messages: [
@@ -93,12 +72,12 @@ describe('dead letters of validation at the broker, per append path', () => {
 
   test('several batches in one partition: the refused records of each go to the dead letter; without one, each is named by batch', async () => {
     const two = Buffer.concat([batch([valid, Buffer.from('raw a')]), batch([Buffer.from('raw b'), valid, valid])]);
-    const r = await produce(raw_, 'dl', two);
+    const r = await produce(v.raw, 'dl', two);
     expect(r.errorCode).toBe(0);
     expect((await readAll('/dl-dlq')).slice(1).map((d) => d.body)).toEqual(['raw a', 'raw b']);
     expect(await readAll('/dl')).toHaveLength(2 + 3);
 
-    const refused = await produce(raw_, 'nodl', two);
+    const refused = await produce(v.raw, 'nodl', two);
     expect(refused.errorCode).toBe(87);
     expect(refused.errorMessage).toMatch(/^schema validation refused record 1: .*\(and 1 more\)$/);
     expect(refused.recordErrors!.map((e) => e.batchIndexErrorMessage)).toEqual([expect.stringMatching(/^record 1: /), expect.stringMatching(/^record 0 of batch 1: /)]);
@@ -107,7 +86,7 @@ describe('dead letters of validation at the broker, per append path', () => {
 
   test('an idempotent producer: its batch is refused whole (INVALID_RECORD) although a dead letter is set, and its sequence stays usable', async () => {
     // kafkajs needs retries for idempotence; INVALID_RECORD is not retried.
-    const idem = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, retry: { retries: 2, initialRetryTime: 50 } });
+    const idem = v.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, retry: { retries: 2, initialRetryTime: 50 } });
     await idem.connect();
     try {
       let type: string | undefined;
@@ -124,8 +103,8 @@ describe('dead letters of validation at the broker, per append path', () => {
       await idem.disconnect();
     }
     // The reason says why the dead letter was not used.
-    const pid = await initProducerId(raw_);
-    const r = await produce(raw_, 'idem', batch([valid, Buffer.from('raw')], { id: pid.producerId, epoch: pid.producerEpoch, seq: 0 }));
+    const pid = await initProducerId(v.raw);
+    const r = await produce(v.raw, 'idem', batch([valid, Buffer.from('raw')], { id: pid.producerId, epoch: pid.producerEpoch, seq: 0 }));
     expect(r.errorCode).toBe(87);
     expect(r.errorMessage).toMatch(/record 1: .*; an idempotent or transactional batch is not dead-lettered: its sequence numbers cannot skip records$/);
     expect(await readAll('/idem-dlq')).toHaveLength(0);
@@ -137,12 +116,12 @@ describe('dead letters of validation at the broker, per append path', () => {
       { key: 'ok', valueBase64: valid.toString('base64') },
       { key: 'bad', value: 'raw' },
     ];
-    const plain = await platformatic({ op: 'produce', broker: node.kafka, topic: 'pf', messages });
+    const plain = await platformatic({ op: 'produce', broker: v.node.kafka, topic: 'pf', messages });
     expect(plain.ok).toBe(true);
     expect((await readAll('/pf-dlq')).map((d) => d.key)).toEqual(['bad']);
     expect((await readAll('/pf')).map((d) => d.key)).toEqual(['ok']);
 
-    const idem = await platformatic({ op: 'produce', broker: node.kafka, topic: 'pf', idempotent: true, messages });
+    const idem = await platformatic({ op: 'produce', broker: v.node.kafka, topic: 'pf', idempotent: true, messages });
     expect(idem.ok).toBe(false);
     // The client reports the partition's error without its code; what was stored shows it was refused whole.
     expect(idem.errors).toEqual([expect.stringMatching(/error while executing API Produce/)]);
@@ -151,15 +130,15 @@ describe('dead letters of validation at the broker, per append path', () => {
   });
 
   test('HTTP: a single record or a binary batch is refused whole (422 record_invalid) with a dead letter set; nothing reaches either stream', async () => {
-    for (const s of ['/hdl', '/hdl-dlq']) expect((await fetch(`${node.url}${s}`, { method: 'PUT' })).status).toBe(201);
-    await registry.register('hdl-value', { schemaType: 'AVRO', schema: JSON.stringify(USER) });
-    const set = await fetch(`${node.url}/_streams/hdl`, {
+    for (const s of ['/hdl', '/hdl-dlq']) expect((await fetch(`${v.node.url}${s}`, { method: 'PUT' })).status).toBe(201);
+    await v.registry.register('hdl-value', { schemaType: 'AVRO', schema: JSON.stringify(USER) });
+    const set = await fetch(`${v.node.url}/_streams/hdl`, {
       method: 'PATCH',
       headers: { 'content-type': 'application/merge-patch+json' },
       body: JSON.stringify({ registryValidation: { value: true, deadLetter: '/hdl-dlq' } }),
     });
     expect(((await set.json()) as { registryValidation: object }).registryValidation).toMatchObject({ value: true, deadLetter: '/hdl-dlq' });
-    const post = (body: Buffer, type = 'application/octet-stream'): Promise<Response> => fetch(`${node.url}/hdl`, { method: 'POST', headers: { 'content-type': type }, body });
+    const post = (body: Buffer, type = 'application/octet-stream'): Promise<Response> => fetch(`${v.node.url}/hdl`, { method: 'POST', headers: { 'content-type': type }, body });
     const single = await post(Buffer.from('raw'));
     expect(single.status).toBe(422);
     expect(((await single.json()) as { error: string }).error).toBe('record_invalid');

@@ -6,48 +6,22 @@
  * dead-letter stream receives the refused records unchanged with headers saying why; the configs
  * are set by CreateTopics and AlterConfigs and shown by DescribeConfigs (kafkajs 2.2.4).
  */
-import { AvroSerializer, SchemaRegistryClient, SerdeType } from '@confluentinc/schemaregistry';
-import { CompressionTypes, ConfigResourceTypes, Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
-import { type NodeProcess, startNode } from '../helpers/node-process';
-import { RawKafka } from '../kafka/kafka-test-client';
+import { AvroSerializer, SerdeType } from '@confluentinc/schemaregistry';
+import { CompressionTypes, ConfigResourceTypes } from 'kafkajs';
 import { produce } from '../kafka/raw-produce';
-import { encodeRecordBatch } from '../../src/util/record-batch';
-import { registryUrl } from './registry-node';
+import { batchOf, validationNode } from './validation-node';
 
 const USER = { type: 'record', name: 'User', namespace: 'com.example', fields: [{ name: 'name', type: 'string' }] };
 const STRATEGY = 'io.confluent.kafka.serializers.subject.';
 
 describe('schema validation of Kafka produce', () => {
-  let node: NodeProcess;
-  let kafka: Kafka;
-  let admin: Admin;
-  let producer: Producer;
-  let registry: SchemaRegistryClient;
-  let raw_: RawKafka;
-  const batchOf = (values: Buffer[]): Buffer => encodeRecordBatch({ baseOffset: 0, baseTimestamp: Date.now(), records: values.map((value) => ({ key: null, value, headers: null })) });
-
-  beforeAll(async () => {
-    node = await startNode({ args: ['--shards', '2', '--shard-workers', '1', '--schema-registry-listen', '127.0.0.1:0'] });
-    registry = new SchemaRegistryClient({ baseURLs: [registryUrl(node)], maxRetries: 0 });
-    kafka = new Kafka({ clientId: 'svc-validation-test', brokers: [node.kafka], logLevel: logLevel.NOTHING, retry: { retries: 0 } });
-    admin = kafka.admin();
-    await admin.connect();
-    producer = kafka.producer({ allowAutoTopicCreation: false, retry: { retries: 0 } });
-    await producer.connect();
-    raw_ = await RawKafka.connect(node.kafka);
-  });
-  afterAll(async () => {
-    raw_?.close();
-    await producer?.disconnect();
-    await admin?.disconnect();
-    await node?.stop();
-  });
+  const v = validationNode('svc-validation-test');
 
   const describe_ = async (topic: string): Promise<Record<string, string>> => {
-    const d = await admin.describeConfigs({ resources: [{ type: ConfigResourceTypes.TOPIC, name: topic }], includeSynonyms: false });
+    const d = await v.admin.describeConfigs({ resources: [{ type: ConfigResourceTypes.TOPIC, name: topic }], includeSynonyms: false });
     return Object.fromEntries(d.resources[0]!.configEntries.map((e) => [e.configName, e.configValue]));
   };
-  const serializer = (): AvroSerializer => new AvroSerializer(registry, SerdeType.VALUE, { useLatestVersion: true });
+  const serializer = (): AvroSerializer => new AvroSerializer(v.registry, SerdeType.VALUE, { useLatestVersion: true });
   const refusal = async (p: Promise<unknown>): Promise<Error & { type?: string }> => {
     try {
       await p;
@@ -58,13 +32,13 @@ describe('schema validation of Kafka produce', () => {
   };
   /** Every record of a stream, over HTTP (values and headers as the node stores them). */
   const readAll = async (stream: string): Promise<Array<{ body: string; headers: Record<string, string> }>> => {
-    const res = await fetch(`${node.url}${stream}?seq=0&format=json`);
+    const res = await fetch(`${v.node.url}${stream}?seq=0&format=json`);
     return (await res.json()) as Array<{ body: string; headers: Record<string, string> }>;
   };
 
   test('a raw-bytes producer is refused with INVALID_RECORD; the same record framed by the serializer passes', async () => {
-    await registry.register('orders-value', { schemaType: 'AVRO', schema: JSON.stringify(USER) });
-    expect(await admin.createTopics({ topics: [{ topic: 'orders', numPartitions: 2, configEntries: [{ name: 'confluent.value.schema.validation', value: 'true' }] }] })).toBe(true);
+    await v.registry.register('orders-value', { schemaType: 'AVRO', schema: JSON.stringify(USER) });
+    expect(await v.admin.createTopics({ topics: [{ topic: 'orders', numPartitions: 2, configEntries: [{ name: 'confluent.value.schema.validation', value: 'true' }] }] })).toBe(true);
     expect(await describe_('orders')).toMatchObject({
       'confluent.value.schema.validation': 'true',
       'confluent.key.schema.validation': 'false',
@@ -73,44 +47,44 @@ describe('schema validation of Kafka produce', () => {
     const framed = await serializer().serialize('orders', { name: 'ada' });
     // The Avro body alone, without the wire format's magic byte and id: what a producer without the registry sends.
     const raw = framed.subarray(5);
-    const err = await refusal(producer.send({ topic: 'orders', messages: [{ partition: 0, value: raw }] }));
+    const err = await refusal(v.producer.send({ topic: 'orders', messages: [{ partition: 0, value: raw }] }));
     expect(err.type).toBe('INVALID_RECORD');
     // The reason is in the partition's errorMessage and recordErrors (kafkajs shows its own text: read them on the wire).
-    const wire = await produce(raw_, 'orders', batchOf([raw, raw]));
+    const wire = await produce(v.raw, 'orders', batchOf([raw, raw]));
     expect(wire.errorCode).toBe(87);
     expect(wire.errorMessage).toMatch(/record 0: the value does not start with the schema registry's wire format .*\(and 1 more\)/);
     expect(wire.recordErrors!.map((e) => e.batchIndex)).toEqual([0, 1]);
     // Nothing of the refused batch was written.
-    const ok = await producer.send({ topic: 'orders', messages: [{ partition: 0, value: framed }] });
+    const ok = await v.producer.send({ topic: 'orders', messages: [{ partition: 0, value: framed }] });
     expect(ok[0]!.errorCode).toBe(0);
     expect(ok[0]!.baseOffset).toBe('0');
     // Compressed batches are inflated for the check and stored as sent.
-    const gz = await producer.send({ topic: 'orders', compression: CompressionTypes.GZIP, messages: [{ partition: 1, value: framed }, { partition: 1, value: framed }] });
+    const gz = await v.producer.send({ topic: 'orders', compression: CompressionTypes.GZIP, messages: [{ partition: 1, value: framed }, { partition: 1, value: framed }] });
     expect(gz[0]!.errorCode).toBe(0);
   });
 
   test('a registered id that does not decode, or an id of another subject, is refused with the reason', async () => {
     const framed = await serializer().serialize('orders', { name: 'ada' });
     const truncated = framed.subarray(0, framed.length - 1);
-    expect((await refusal(producer.send({ topic: 'orders', messages: [{ partition: 0, value: truncated }] }))).type).toBe('INVALID_RECORD');
-    expect((await produce(raw_, 'orders', batchOf([truncated]))).errorMessage).toMatch(/does not match schema id \d+: the Avro payload is truncated/);
-    const other = await registry.register('elsewhere-value', { schemaType: 'AVRO', schema: JSON.stringify({ ...USER, name: 'Other' }) });
+    expect((await refusal(v.producer.send({ topic: 'orders', messages: [{ partition: 0, value: truncated }] }))).type).toBe('INVALID_RECORD');
+    expect((await produce(v.raw, 'orders', batchOf([truncated]))).errorMessage).toMatch(/does not match schema id \d+: the Avro payload is truncated/);
+    const other = await v.registry.register('elsewhere-value', { schemaType: 'AVRO', schema: JSON.stringify({ ...USER, name: 'Other' }) });
     const foreign = Buffer.concat([Buffer.from([0, 0, 0, 0, 0]), framed.subarray(5)]);
     foreign.writeInt32BE(other, 1);
-    expect((await produce(raw_, 'orders', batchOf([foreign]))).errorMessage).toMatch(new RegExp(`schema id ${other} of the value is not registered under subject orders-value`));
-    expect((await produce(raw_, 'orders', batchOf([Buffer.from([0, 0x7f, 0, 0, 1, 2])]))).errorMessage).toMatch(/schema id 2130706433 of the value: Schema 2130706433 not found/);
+    expect((await produce(v.raw, 'orders', batchOf([foreign]))).errorMessage).toMatch(new RegExp(`schema id ${other} of the value is not registered under subject orders-value`));
+    expect((await produce(v.raw, 'orders', batchOf([Buffer.from([0, 0x7f, 0, 0, 1, 2])]))).errorMessage).toMatch(/schema id 2130706433 of the value: Schema 2130706433 not found/);
   });
 
   test('with a dead-letter stream, refused records go there unchanged with headers saying why; the valid ones reach the topic', async () => {
-    await registry.register('payments-value', { schemaType: 'AVRO', schema: JSON.stringify(USER) });
-    expect(await admin.createTopics({ topics: [{ topic: 'payments', numPartitions: 1 }, { topic: 'payments-dlq', numPartitions: 1 }] })).toBe(true);
-    await admin.alterConfigs({
+    await v.registry.register('payments-value', { schemaType: 'AVRO', schema: JSON.stringify(USER) });
+    expect(await v.admin.createTopics({ topics: [{ topic: 'payments', numPartitions: 1 }, { topic: 'payments-dlq', numPartitions: 1 }] })).toBe(true);
+    await v.admin.alterConfigs({
       validateOnly: false,
       resources: [{ type: ConfigResourceTypes.TOPIC, name: 'payments', configEntries: [{ name: 'confluent.value.schema.validation', value: 'true' }, { name: 'svc.schema.validation.dead.letter', value: 'payments-dlq' }] }],
     });
     expect(await describe_('payments')).toMatchObject({ 'confluent.value.schema.validation': 'true', 'svc.schema.validation.dead.letter': '/payments-dlq' });
     const framed = await serializer().serialize('payments', { name: 'bob' });
-    const r = await producer.send({ topic: 'payments', messages: [{ value: Buffer.from('raw bytes'), headers: { trace: 't-1' } }, { value: framed }] });
+    const r = await v.producer.send({ topic: 'payments', messages: [{ value: Buffer.from('raw bytes'), headers: { trace: 't-1' } }, { value: framed }] });
     expect(r[0]!.errorCode).toBe(0);
     const dead = await readAll('/payments-dlq');
     expect(dead).toHaveLength(1);
@@ -123,12 +97,12 @@ describe('schema validation of Kafka produce', () => {
 
   test('AlterConfigs turns validation off, and an unknown strategy is INVALID_CONFIG', async () => {
     const err = await refusal(
-      admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: 'orders', configEntries: [{ name: 'confluent.value.subject.name.strategy', value: 'NoSuchStrategy' }] }] }),
+      v.admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: 'orders', configEntries: [{ name: 'confluent.value.subject.name.strategy', value: 'NoSuchStrategy' }] }] }),
     );
     expect(err.type).toBe('INVALID_CONFIG');
-    await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: 'orders', configEntries: [{ name: 'confluent.value.schema.validation', value: 'false' }] }] });
+    await v.admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: 'orders', configEntries: [{ name: 'confluent.value.schema.validation', value: 'false' }] }] });
     expect((await describe_('orders'))['confluent.value.schema.validation']).toBe('false');
-    const r = await producer.send({ topic: 'orders', messages: [{ partition: 0, value: Buffer.from('raw again') }] });
+    const r = await v.producer.send({ topic: 'orders', messages: [{ partition: 0, value: Buffer.from('raw again') }] });
     expect(r[0]!.errorCode).toBe(0);
   });
 });
