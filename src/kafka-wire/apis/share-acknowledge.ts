@@ -15,9 +15,7 @@ import {
   encodeShareAcknowledgeResponse,
 } from '../messages/share-acknowledge';
 import { type ApiHandler } from '../handler';
-import { KafkaError } from '../error-codes';
-import { groupAllowed } from '../auth';
-import { applyAcks, leaderOf, malformedAcks, resolvePartition } from './share-common';
+import { admitShareRequest, applyAcks, leaderOf, resolvePartition } from './share-common';
 
 export const SHARE_ACKNOWLEDGE_HANDLER: ApiHandler<ShareAcknowledgeRequest, ShareAcknowledgeResponse> = {
   api: SHARE_ACKNOWLEDGE,
@@ -25,14 +23,9 @@ export const SHARE_ACKNOWLEDGE_HANDLER: ApiHandler<ShareAcknowledgeRequest, Shar
   encode: encodeShareAcknowledgeResponse,
   async handle(ctx, req, _version, conn) {
     const top = (errorCode: number, errorMessage: string | null): ShareAcknowledgeResponse => ({ throttleTimeMs: 0, errorCode, errorMessage, responses: [], nodeEndpoints: [] });
-    if (!groupAllowed(ctx, conn)) return top(KafkaError.GROUP_AUTHORIZATION_FAILED, null);
-    const group = req.groupId;
-    const memberId = req.memberId;
-    if (group === null || group === '' || memberId === null || memberId === '') return top(KafkaError.INVALID_REQUEST, 'GroupId and MemberId are required');
-    const malformed = malformedAcks(req.topics);
-    if (malformed !== null) return top(KafkaError.INVALID_REQUEST, malformed);
-    const chk = ctx.share.sessions.check(group, memberId, req.shareSessionEpoch, false);
+    const chk = admitShareRequest(ctx, conn, req, false);
     if ('error' in chk) return top(chk.error, chk.message);
+    const { groupId: group, memberId } = chk.session;
     const responses: ShareAcknowledgeTopicResponse[] = [];
     for (const t of req.topics) {
       const out: ShareAcknowledgeTopicResponse = { topicId: t.topicId, partitions: [] };

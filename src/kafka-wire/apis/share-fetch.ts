@@ -20,11 +20,10 @@ import {
 } from '../messages/share-fetch';
 import { type ApiHandler } from '../handler';
 import { type ConnectionInfo, type KafkaContext } from '../context';
-import { KafkaError, kafkaErrorOf } from '../error-codes';
-import { groupAllowed } from '../auth';
+import { kafkaErrorOf } from '../error-codes';
 import { type WaitTarget, waitForAny } from '../wait';
 import { type SessionPartition, type ShareSession, partitionKey } from '../share';
-import { applyAcks, leaderOf, malformedAcks, resolvePartition } from './share-common';
+import { admitShareRequest, applyAcks, leaderOf, resolvePartition } from './share-common';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -78,15 +77,7 @@ export const SHARE_FETCH_HANDLER: ApiHandler<ShareFetchRequest, ShareFetchRespon
   encode: encodeShareFetchResponse,
   async handle(ctx, req, _version, conn) {
     const top = (errorCode: number, errorMessage: string | null): ShareFetchResponse => ({ throttleTimeMs: 0, errorCode, errorMessage, responses: [], nodeEndpoints: [] });
-    if (!groupAllowed(ctx, conn)) return top(KafkaError.GROUP_AUTHORIZATION_FAILED, null);
-    const group = req.groupId;
-    const memberId = req.memberId;
-    if (group === null || group === '' || memberId === null || memberId === '') return top(KafkaError.INVALID_REQUEST, 'GroupId and MemberId are required');
-    const malformed = malformedAcks(req.topics);
-    if (malformed !== null) return top(KafkaError.INVALID_REQUEST, malformed);
-    const hasAcks = req.topics.some((t) => t.partitions.some((p) => p.acknowledgementBatches.length > 0));
-    if (req.shareSessionEpoch === 0 && hasAcks) return top(KafkaError.INVALID_REQUEST, 'a request opening a share session (epoch 0) carries no acknowledgements');
-    const chk = ctx.share.sessions.check(group, memberId, req.shareSessionEpoch, true);
+    const chk = admitShareRequest(ctx, conn, req, true);
     if ('error' in chk) return top(chk.error, chk.message);
     const { session, closing } = chk;
     return closing ? closeWithAcks(ctx, conn, req, session) : fetch(ctx, conn, req, session);
