@@ -5,9 +5,9 @@
  *   open(name, e) ──▶ fence f/<name>: whatever it holds (epoch < e) ──CAS──▶ "<me>:<e>"
  *                 ──▶ recoverTail: the groups the old owner acknowledged and did not record yet,
  *                     found in its objects, recorded under the new fence (tail-recovery.ts)
- *                 ──▶ m/<name> and every i/<name>/ entry, read after the fence moved and the tail
- *                     was recorded, so every append the old owner acknowledged is among them and
- *                     nothing later can be
+ *                 ──▶ m/<name> and every i/<name>/ entry, read after the fence moved (the entries
+ *                     as recovery read and recorded them), so every append the old owner
+ *                     acknowledged is among them and nothing later can be
  *                 ──▶ `copy` (--objects-reads copy, the default):
  *                       readStreamFromObjects (range reads, CRCs checked) ──▶ ShardClient.importStream
  *                       (seqs, bytes, keys, headers, timestamps, producers kept), with the fence
@@ -25,6 +25,7 @@
 import { type MoveStorage, type OpenSpec } from './actors';
 import { type Fence, type Ledger, type LedgerMeta, type ObjectStore, recoverTail } from './objects';
 import { type AdoptParams, nextEntryCounter, readStreamFromObjects } from './shards';
+import { phaseTimer } from './util/phase-timer';
 
 /** The import input (ShardClient's StreamImport), as readStreamFromObjects makes it. */
 type StreamImport = Omit<NonNullable<Awaited<ReturnType<typeof readStreamFromObjects>>>, 'nextCounter'>;
@@ -36,6 +37,9 @@ export interface LocalStreams {
   dropStream(name: string): Promise<unknown>;
   list(p: { prefix: string; startAfter: string; limit: number }): Promise<{ streams: ReadonlyArray<{ name: string }>; hasMore: boolean }>;
 }
+
+/** How an open is done (MoveStorage.open's options). */
+type OpenOptions = Parameters<MoveStorage['open']>[2] & {};
 
 export interface MoveStorageDeps {
   nodeId: number;
@@ -50,33 +54,46 @@ export interface MoveStorageDeps {
 
 export function moveStorage(d: MoveStorageDeps): MoveStorage {
   return {
-    async open(name: string, epoch: number): Promise<'opened' | 'absent'> {
+    async open(name: string, epoch: number, opts: OpenOptions = {}): Promise<'opened' | 'absent'> {
+      const phases = opts.phases ?? {};
+      const phase = phaseTimer(phases);
       const mine: Fence = { nodeId: d.nodeId, epoch };
+      // The previous holder's fence, when the caller knows it, is tried without reading it first
+      // (a wrong guess only fails the compare, which answers the fence as it is).
+      let cur: Fence | null | undefined = opts.previous;
       for (;;) {
-        const cur = await d.ledger.fence(name);
+        if (cur === undefined) cur = await d.ledger.fence(name);
         if (cur !== null && cur.nodeId === mine.nodeId && cur.epoch === epoch) break;
         if (cur !== null && cur.epoch >= epoch) throw new Error(`the fence of ${name} is ${cur.nodeId}:${cur.epoch}, not below epoch ${epoch}: the stream moved on`);
         if (cur === null && (await d.ledger.meta(name)) === null) return 'absent';
-        const t = await d.ledger.takeFence(name, mine, cur === null ? { create: true } : { from: cur });
-        if (t.ok) break;
+        const taken = await d.ledger.takeFence(name, mine, cur === null ? { create: true } : { from: cur });
+        if (taken.ok) break;
+        cur = taken.current;
       }
-      await recoverTail(d.ledger, d.store, name, mine);
+      phase('fence');
+      // m/ is read beside the tail's recovery, and the entries come from it: under our fence neither changes.
+      const [tail, meta] = await Promise.all([recoverTail(d.ledger, d.store, name, mine, phases), d.ledger.meta(name)]);
+      phase('tail');
+      phases['tailObjects'] = tail.read;
+      if (meta === null) return 'absent';
       if (d.reads === 'remote') {
-        const meta = await d.ledger.meta(name);
-        if (meta === null) return 'absent';
         if (!isFork(meta)) {
-          const all = await d.ledger.entries(name);
+          const all = tail.entries ?? (await d.ledger.entries(name));
           const entries = all.map((e) => ({ o: e.o, off: e.off, len: e.len, from: e.from, to: e.to }));
+          phase('read');
           // Served at once; the shard replays the producers from the entries meanwhile (appends carrying one wait for it).
           await d.shards.adoptStream(name, { meta, entries, epoch, ledger: { fence: mine, counter: nextEntryCounter(all, epoch) }, replayProducers: true });
+          phase('shard');
           return 'opened';
         }
       }
-      const input = await readStreamFromObjects(d.ledger, d.store, name, { epoch });
+      const input = await readStreamFromObjects(d.ledger, d.store, name, { epoch, ...(tail.entries !== null ? { known: { meta, entries: tail.entries } } : {}) });
       if (input === null) return 'absent';
+      phase('read');
       const { nextCounter, ...source } = input;
       // The fence and the entries' counter go with it: the shard's first write commits without reading them again.
       await d.shards.importStream(name, { ...source, epoch, ledger: { fence: mine, counter: nextCounter } });
+      phase('shard');
       return 'opened';
     },
     create: (name: string, spec: OpenSpec) => d.create(name, spec),

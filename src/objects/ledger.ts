@@ -241,8 +241,9 @@ export class Ledger {
    * walk's start: the entries it recorded before are part of it). Walks older than an hour go.
    * Returns false when the fence is not `fence`.
    */
-  async recordTailWalk(stream: string, fence: Fence, walk: Omit<TailWalk, 'epoch' | 'at'>): Promise<boolean> {
-    const all = await this.tailWalks(stream);
+  async recordTailWalk(stream: string, fence: Fence, walk: Omit<TailWalk, 'epoch' | 'at'>, known?: readonly TailWalk[]): Promise<boolean> {
+    // `known`: the walks as read under this fence (nobody else writes them meanwhile), saving a round trip.
+    const all = known ?? (await this.tailWalks(stream));
     const compare: EtcdCompare = { key: this.keys.fence(stream), value: Buffer.from(fenceValue(fence)) };
     if (all.some((x) => x.epoch === fence.epoch)) return (await this.#txn([compare], [], [])).succeeded;
     const now = Date.now();

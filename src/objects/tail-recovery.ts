@@ -33,10 +33,14 @@
  * runs before the group's turn came); it reads the record to answer the truth — acknowledged
  * when the walk took the group, `moved` when it did not (object-commit.ts).
  */
-import { type Ledger, OBJECTS_PER_COMMIT } from './ledger';
+import { phaseTimer } from '../util/phase-timer';
+import { type Ledger, type LedgerEntry, OBJECTS_PER_COMMIT } from './ledger';
 import { type Fence, parseGroupObjectKey, writerObjectKey } from './ledger-keys';
 import { fenceMarker, readGroupObject } from './group-object';
 import { type ObjectStore, isObjectNotFound } from './object-store';
+
+/** Objects of the writer's run read at once. */
+const READ_AHEAD = 4;
 
 /** What recovery needs of the store: a whole-object read and a create-only put. */
 export type TailStore = Pick<ObjectStore, 'get' | 'put' | 'createOnly'>;
@@ -46,18 +50,27 @@ export interface RecoveredTail {
   read: number;
   /** Entries recorded for the stream. */
   recorded: number;
+  /**
+   * The stream's entries once its tail is recorded, in order: those the ledger held and those
+   * recorded here (their `key` unset). Under the caller's fence nobody else records any, so this
+   * is what reading them again would give; null when the store has no tail to recover (not read).
+   */
+  entries: Array<Omit<LedgerEntry, 'key'>> | null;
 }
 
 /**
- * Find and record the stream's unrecorded tail under `fence` (which the caller holds). Rejects
+ * Find and record the stream's unrecorded tail under `fence` (which the caller holds); `phases`
+ * gets how long reading the ledger, walking the objects and recording took (ms). Rejects
  * when the store or etcd fails, when an object in the run is not a group object (damaged), or
  * when the fence moved on meanwhile.
  */
-export async function recoverTail(ledger: Ledger, store: TailStore, stream: string, fence: Fence): Promise<RecoveredTail> {
-  const out: RecoveredTail = { read: 0, recorded: 0 };
+export async function recoverTail(ledger: Ledger, store: TailStore, stream: string, fence: Fence, phases?: Record<string, number>): Promise<RecoveredTail> {
+  const phase = phaseTimer(phases);
+  const out: RecoveredTail = { read: 0, recorded: 0, entries: null };
   if (!store.createOnly) return out; // groups are acknowledged only once recorded: there is no tail
-  // Both read at once (one round trip fewer on a move's open): under our fence neither changes meanwhile.
-  const [pos, entries] = await Promise.all([ledger.position(stream), ledger.entries(stream)]);
+  // Read at once (round trips are most of a move's open): under our fence none of them changes meanwhile.
+  const [pos, entries, walks] = await Promise.all([ledger.position(stream), ledger.entries(stream), ledger.tailWalks(stream)]);
+  out.entries = entries;
   const at = pos === null ? null : parseGroupObjectKey(pos);
   if (at === null) return out; // no place in a create-only writer: no group of the stream went early
   let start = at.n;
@@ -68,15 +81,31 @@ export async function recoverTail(ledger: Ledger, store: TailStore, stream: stri
   // The h/ mark of the run the walk starts in (a later run began above a gap the walk stops at).
   const h = await ledger.recordedThrough(at.writer, start + 1);
   if (h !== null) start = Math.max(start, h.n);
+  phase('tailLedger');
   let counter = 0;
   for (const e of entries) if (e.epoch === fence.epoch) counter = Math.max(counter, e.counter + 1);
   // The tail continues the recorded entries' seqs: a gap or an overlap is damage, never served.
   let seq = entries.length === 0 ? null : entries[entries.length - 1]!.to;
   const found: Array<{ o: string; bytes: number; counter: number; off: number; len: number; from: number; to: number }> = [];
+  // Objects are read READ_AHEAD at a time (a walk is a few objects, and each read a round trip
+  // to the store). One read early is as good as one read late: a group object never changes, and
+  // the marker's create-only put settles an absent one either way.
+  const ahead = new Map<number, Promise<Buffer | null>>();
+  const read = (n: number): Promise<Buffer | null> => {
+    let p = ahead.get(n);
+    if (p === undefined) {
+      p = getOrNull(store, writerObjectKey(at.writer, n));
+      p.catch(() => undefined); // a read past the end that fails is never awaited
+      ahead.set(n, p);
+    }
+    return p;
+  };
   let k = start + 1;
   for (; ; k++) {
     const key = writerObjectKey(at.writer, k);
-    let body = await getOrNull(store, key);
+    for (let n = k; n < k + READ_AHEAD; n++) void read(n);
+    let body = await read(k);
+    ahead.delete(k);
     if (body === null) {
       try {
         await store.put(key, fenceMarker(fence), { ifAbsent: true });
@@ -100,8 +129,9 @@ export async function recoverTail(ledger: Ledger, store: TailStore, stream: stri
     seq = part.to;
     found.push({ o: key, bytes: body.length, counter: counter++, off: part.off, len: part.len, from: part.from, to: part.to });
   }
+  phase('tailWalk');
   // The walk is recorded before what it found: whoever finds the record knows what is taken.
-  if (!(await ledger.recordTailWalk(stream, fence, { w: at.writer, after: start, end: k }))) throw fencedOn(stream, fence);
+  if (!(await ledger.recordTailWalk(stream, fence, { w: at.writer, after: start, end: k }, walks))) throw fencedOn(stream, fence);
   for (let i = 0; i < found.length; i += OBJECTS_PER_COMMIT) {
     const chunk = found.slice(i, i + OBJECTS_PER_COMMIT);
     const objects = new Map(chunk.map((f) => [f.o, f.bytes]));
@@ -109,6 +139,8 @@ export async function recoverTail(ledger: Ledger, store: TailStore, stream: stri
     if (r.fenced.length > 0) throw fencedOn(stream, fence);
     out.recorded += chunk.length;
   }
+  phase('tailRecord');
+  out.entries = [...entries, ...found.map(({ o, off, len, from, to, counter: c }) => ({ o, off, len, from, to, epoch: fence.epoch, counter: c }))];
   return out;
 }
 

@@ -28,6 +28,31 @@ async function owners(c: ObjectsCluster, writers: readonly Writer[]): Promise<Ma
   return out;
 }
 
+/**
+ * Where a round's time went, in ms after the kill: when the survivors logged moving the dead
+ * node's rows and opening each moved stream, and when each moved writer had its first
+ * acknowledgement from the new owner (a writer's own retry pauses show as a late one).
+ */
+function roundStory(c: ObjectsCluster, t0: number, moved: readonly Writer[], servedAt: (w: Writer) => number | null): string {
+  const events: string[] = [];
+  for (const [id, n] of c.nodes) {
+    for (const line of n.output().split('\n')) {
+      if (!line.includes('moved the streams of nodes without a live lease') && !line.includes('opened a stream moved here')) continue;
+      let rec: { time?: string; msg?: string; stream?: string; ms?: number; phases?: Record<string, number> };
+      try {
+        rec = JSON.parse(line) as typeof rec;
+      } catch {
+        continue;
+      }
+      const at = Date.parse(rec.time ?? '') - t0;
+      if (!(at >= 0)) continue;
+      events.push(rec.stream !== undefined ? `node ${id} opened ${rec.stream} at ${at} (${rec.ms} ms: ${JSON.stringify(rec.phases ?? {})})` : `node ${id} moved rows at ${at}`);
+    }
+  }
+  const acks = moved.map((w) => `${w.kind} ${w.stream} served at ${(servedAt(w) ?? NaN) - t0}`);
+  return [...events, ...acks].join('; ');
+}
+
 /** Runs `rounds` rounds (asserting each), then stops the writers; returns how long each round took to be served elsewhere (ms). */
 export async function failoverRounds(c: ObjectsCluster, writers: readonly Writer[], rounds: number): Promise<number[]> {
   await until('every client acknowledged', async () => (writers.every((w) => w.acked.length >= 3) ? true : null), 60_000);
@@ -40,23 +65,29 @@ export async function failoverRounds(c: ObjectsCluster, writers: readonly Writer
     const moved = writers.filter((w) => own.get(w.stream) === victim);
     const ackedBefore = new Map(writers.map((w) => [w, w.acked.length]));
     const t0 = Date.now();
-    await c.killAndWipe(victim);
-    // Served elsewhere: placed on a live node, and an append through the Svc listener acknowledged.
+    const gone = await c.killAndWipe(victim);
+    // Served elsewhere: each moved stream placed on a live node, and an append its client sent
+    // after the victim was gone acknowledged (an answer already on its way from the victim does
+    // not count). The round's time is taken from those acknowledgements, not from when this loop
+    // saw them: on a loaded machine its admin reads lag the clients by seconds.
+    const servedAt = (w: Writer): number | null => w.acked.find((a, i) => i >= ackedBefore.get(w)! && a.sent >= gone)?.at ?? null;
     await until(`node ${victim}'s streams served elsewhere`, async () => {
+      if (moved.some((w) => servedAt(w) === null)) return null;
       for (const w of moved) {
         const d = await c.detail(w.stream);
         if (d.state !== 'placed' || d.ownerNodeId === victim) return null;
       }
-      for (const w of moved) if (w.acked.length <= ackedBefore.get(w)!) return null;
       return true;
     }, 30_000, 50).catch(async (err: unknown) => {
       const state = await Promise.all(moved.map(async (w) => ({ stream: w.stream, kind: w.kind, acked: w.acked.length, before: ackedBefore.get(w), failures: w.failures, lastError: w.lastError, detail: await c.detail(w.stream).catch((e: unknown) => String(e)) })));
       console.log(`round ${round}, victim ${victim}: ${JSON.stringify(state, null, 1)}`);
       throw err;
     });
-    const took = Date.now() - t0;
+    const took = Math.max(...moved.map((w) => servedAt(w)!)) - t0;
     times.push(took);
-    expect(took).toBeLessThan(SERVED_WITHIN_MS);
+    const story = roundStory(c, t0, moved, servedAt);
+    console.log(`round ${round}, victim ${victim}: served elsewhere after ${took} ms; ${story}`);
+    if (took >= SERVED_WITHIN_MS) throw new Error(`round ${round}: served elsewhere after ${took} ms, not within ${SERVED_WITHIN_MS} ms; ${story}`);
     // The moved streams' acknowledged records, read from their new owners now; the others' are
     // read once at the end (reading every stream each round made the rounds grow with the data).
     const lost: string[] = [];

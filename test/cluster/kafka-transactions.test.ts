@@ -59,7 +59,7 @@ const values = (prefix: string): string[] => Array.from({ length: 12 }, (_, i) =
 
 /** The transactional id's record as the metadata store holds it. */
 function txnState(txnId: string): string | null {
-  const prefix = c.metadataUrl.replace(/^etcd:\/\/[^/]+\//, '');
+  const prefix = c.metadataUrl.replace(/^etcds?:\/\/[^/]+\//, '');
   const out = c.etcd.etcdctl('get', `${prefix}/k/kafka/txn/${encodeURIComponent(txnId)}`, '--print-value-only').trim();
   if (out === '') return null;
   const j = JSON.parse(out) as { state?: string; value?: { state: string } };

@@ -68,11 +68,14 @@ export class ObjectsCluster {
   }
 
   /** SIGKILL node `id` and remove its data directory. */
-  async killAndWipe(id: number): Promise<void> {
+  /** Returns when the process was seen gone (ms): nothing sent after that can reach it. */
+  async killAndWipe(id: number): Promise<number> {
     const n = this.nodes.get(id)!;
     this.nodes.delete(id);
     await n.kill();
+    const gone = Date.now();
     fs.rmSync(n.dataDir, { recursive: true, force: true });
+    return gone;
   }
 
   /** Any running node other than `not`. */

@@ -20,7 +20,7 @@ let ledger: Ledger;
 
 beforeAll(async () => {
   c = await ObjectsCluster.start(['--node-lease-ttl', '3']);
-  ledger = Ledger.open(c.metadataUrl);
+  ledger = Ledger.open(c.metadataUrl, { credentials: c.etcd.credentials() });
 }, 90_000);
 afterAll(async () => {
   ledger?.close();

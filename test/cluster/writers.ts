@@ -15,6 +15,8 @@ export interface Acked {
   headers: Record<string, string> | null;
   /** When the acknowledgement came (ms). */
   at: number;
+  /** When the append that got it was sent (ms; for Kafka, when `send` was called). */
+  sent: number;
 }
 
 export interface Writer {
@@ -105,6 +107,7 @@ class SvcWriter extends Loop {
   }
 
   protected async append(i: number): Promise<boolean> {
+    const sent = Date.now();
     const all = this.urls();
     const base = all[this.#try++ % all.length]!;
     const rec = { body: `${this.stream}#${i}`, key: `k${i}`, headers: { h: `v${i}`, w: 'svc' } };
@@ -115,7 +118,7 @@ class SvcWriter extends Loop {
       return false;
     }
     this.#try--;
-    this.acked.push({ seq: Number(r.headers.get('svc-start-seq')), ...rec, at: Date.now() });
+    this.acked.push({ seq: Number(r.headers.get('svc-start-seq')), ...rec, at: Date.now(), sent });
     return true;
   }
 }
@@ -127,6 +130,7 @@ class DsWriter extends Loop {
   }
 
   protected async append(i: number): Promise<boolean> {
+    const sent = Date.now();
     const all = this.urls();
     const base = all[this.#try++ % all.length]!;
     const body = `${this.stream}#${i}`;
@@ -138,7 +142,7 @@ class DsWriter extends Loop {
     }
     this.#try--;
     const next = r.headers.get('stream-next-offset')!;
-    this.acked.push({ seq: Number(next.split('_')[1]) - 1, body, key: null, headers: null, at: Date.now() });
+    this.acked.push({ seq: Number(next.split('_')[1]) - 1, body, key: null, headers: null, at: Date.now(), sent });
     return true;
   }
 }
@@ -164,9 +168,10 @@ class KafkaWriter extends Loop {
     const producer = this.#producer;
     try {
       await this.#connected;
+      const sent = Date.now();
       const body = `${this.stream}#${i}`;
       const [meta] = await producer.send({ topic: this.topic, acks: -1, messages: [{ key: `k${i}`, value: body, headers: { h: `v${i}`, w: 'kafka' } }] });
-      this.acked.push({ seq: Number(meta!.baseOffset), body, key: `k${i}`, headers: { h: `v${i}`, w: 'kafka' }, at: Date.now() });
+      this.acked.push({ seq: Number(meta!.baseOffset), body, key: `k${i}`, headers: { h: `v${i}`, w: 'kafka' }, at: Date.now(), sent });
       return true;
     } catch (err) {
       // As a client whose retries ran out would: start again from the bootstrap servers.

@@ -18,7 +18,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { type EtcdAccess } from '../../src/actors';
+import { type EtcdAccess, type EtcdCredentials } from '../../src/actors';
 import { freePorts } from './free-ports';
 
 export { freePort } from './free-ports';
@@ -158,6 +158,12 @@ export class EtcdCluster {
     if (this.tls === null) return undefined;
     const t = this.tls;
     return { tls: true, ca: fs.readFileSync(t.ca), cert: fs.readFileSync(t.clientCert), key: fs.readFileSync(t.clientKey), ...(this.#userAuth ?? {}) };
+  }
+
+  /** What a metadata URL of this cluster needs beside it (`Ledger.open(url, {credentials})`): the TLS files and the user, when set. */
+  credentials(): EtcdCredentials {
+    const { tls: _, ...credentials } = this.access() ?? { tls: false };
+    return credentials;
   }
 
   url(prefix: string): string {
