@@ -11,4 +11,6 @@ module.exports = {
   // Integration suites start real node processes; give them room on a 2-core machine.
   testTimeout: 60000,
   maxWorkers: 2,
+  // The suites that must run alone (test/helpers/run-alone.ts) spread over the run.
+  testSequencer: '<rootDir>/test/helpers/sequencer.js',
 };

@@ -7,6 +7,7 @@
 import { ObjectsCluster } from './objects-cluster';
 import { type Writer } from './writers';
 import { failoverRounds, startWriters } from './failover-rounds';
+import { runAlone } from '../helpers/run-alone';
 
 const ROUNDS = Number(process.env['FAILOVER_REMOTE_ROUNDS'] ?? 4);
 // About 15 s a round alone, twice that on a loaded CI worker; the bound that matters is each round's 10 s.
@@ -14,6 +15,9 @@ jest.setTimeout(Math.max(240_000, 60_000 + ROUNDS * 40_000));
 
 let c: ObjectsCluster;
 let writers: Writer[] = [];
+
+// A latency bound on a whole cluster: not beside another such suite (run-alone.ts).
+runAlone();
 
 beforeAll(async () => {
   // A 3 s liveness lease: a dead node is seen gone after at most 3 s (the default is 5).

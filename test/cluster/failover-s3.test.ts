@@ -11,6 +11,7 @@ import { type Writer } from './writers';
 import { failoverRounds, startWriters } from './failover-rounds';
 import { startCache, type TestCache } from '../s3/helpers/cache-server';
 import { type TestOrigin, startOrigin } from '../s3/helpers/origin';
+import { runAlone } from '../helpers/run-alone';
 
 const ROUNDS = Number(process.env['S3_FAILOVER_ROUNDS'] ?? 3);
 // About 15 s a round alone, twice that on a loaded CI worker; the bound that matters is each round's 10 s.
@@ -23,6 +24,9 @@ let origin: TestOrigin;
 let cache: TestCache;
 let c: ObjectsCluster;
 let writers: Writer[] = [];
+
+// A latency bound on a whole cluster: not beside another such suite (run-alone.ts).
+runAlone();
 
 beforeAll(async () => {
   origin = await startOrigin([BUCKET]);

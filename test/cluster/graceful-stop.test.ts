@@ -10,8 +10,12 @@
  */
 import { objectsClusterForFile, quantile, sleep, until } from './objects-cluster';
 import { readAll } from './writers';
+import { runAlone } from '../helpers/run-alone';
 
 jest.setTimeout(150_000);
+
+// A latency bound on a whole cluster: not beside another such suite (run-alone.ts).
+runAlone();
 
 const c = objectsClusterForFile(['--node-lease-ttl', '3']);
 

@@ -20,6 +20,7 @@
 import { type NodeProcess } from '../helpers/node-process';
 import { objectsClusterForFile, quantile, sleep, until } from './objects-cluster';
 import { readAll } from './writers';
+import { runAlone } from '../helpers/run-alone';
 
 jest.setTimeout(150_000);
 
@@ -28,6 +29,9 @@ const ROUNDS = Number(process.env['TRANSFERS'] ?? 200);
 const BUDGET_MS = Number(process.env['TRANSFER_BUDGET_MS'] ?? 60_000);
 /** Connections per client kind. */
 const CONNECTIONS = Number(process.env['TRANSFER_CONNECTIONS'] ?? 4);
+
+// A latency bound on a whole cluster: not beside another such suite (run-alone.ts).
+runAlone();
 
 const c = objectsClusterForFile(['--node-lease-ttl', '3']);
 

@@ -10,10 +10,14 @@
 import { type NodeProcess } from '../helpers/node-process';
 import { ObjectsCluster, quantile, sleep, until } from './objects-cluster';
 import { type Writer, dsWriter, kafkaWriter, missing, readAll, svcWriter } from './writers';
+import { runAlone } from '../helpers/run-alone';
 
 jest.setTimeout(180_000);
 
 let c: ObjectsCluster;
+
+// A latency bound on a whole cluster: not beside another such suite (run-alone.ts).
+runAlone();
 
 beforeAll(async () => {
   c = await ObjectsCluster.start(['--node-lease-ttl', '3']);
