@@ -66,6 +66,7 @@ describe('objects mode replicator', () => {
       position: async () => null,
       entries: async () => [],
       meta: async () => null,
+      tailWalks: async () => [],
       recordTailWalk: async () => (recovered.push(1), true),
       commitObjects: async (objects: ReadonlyMap<string, number>, streams: StreamRecord[], through?: RecordedThrough) => (commits.push({ objects, streams, through }), { fenced: [] }),
     } as unknown as Ledger;
