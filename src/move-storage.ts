@@ -87,7 +87,7 @@ export function moveStorage(d: MoveStorageDeps): MoveStorage {
           return 'opened';
         }
       }
-      const input = await readStreamFromObjects(d.ledger, d.store, name, { epoch, ...(tail.entries !== null ? { known: { meta, entries: tail.entries } } : {}) });
+      const input = await readStreamFromObjects(d.ledger, d.store, name, { epoch, known: { meta, ...(tail.entries !== null ? { entries: tail.entries } : {}) } });
       if (input === null) return 'absent';
       phase('read');
       const { nextCounter, ...source } = input;

@@ -60,18 +60,19 @@ export interface StreamSource extends StreamImport {
  * The import input of `name` from the ledger and the store, or null when the ledger holds no such
  * stream. The frames are fetched lazily (see the file comment); a missing object or a short read
  * fails the import with `storage_unavailable`, a damaged frame with `data_corrupt`. `epoch`: the
- * fence epoch the caller holds, for `nextCounter`. `known`: m/ and the entries, already read
- * under the caller's fence.
+ * fence epoch the caller holds, for `nextCounter`. `known`: m/, and the entries when it has them,
+ * already read under the caller's fence.
  */
 export async function readStreamFromObjects(
   reader: StreamLedgerReader,
   store: ObjectRangeReader,
   name: string,
-  options: { concurrency?: number; epoch?: number; known?: { meta: ImportedMeta; entries: ReadonlyArray<StreamEntry> } } = {},
+  options: { concurrency?: number; epoch?: number; known?: { meta: ImportedMeta; entries?: ReadonlyArray<StreamEntry> } } = {},
 ): Promise<StreamSource | null> {
   // Both reads at once: the caller moved the fence first, so neither changes meanwhile (and a
-  // caller that read them under its fence already passes them as `known`).
-  const [meta, all] = options.known !== undefined ? [options.known.meta, options.known.entries] : await Promise.all([reader.meta(name), reader.entries(name)]);
+  // caller that read them under its fence already passes what it read as `known`).
+  const known = options.known;
+  const [meta, all] = await Promise.all([known?.meta ?? reader.meta(name), known?.entries ?? reader.entries(name)]);
   if (meta === null) return null;
   const nextCounter = options.epoch === undefined ? 0 : nextEntryCounter(all, options.epoch);
   // Entries whose data is wholly below the start hold nothing to import (those without data are kept: a seal's producer, say).
