@@ -61,5 +61,11 @@ test('a librdkafka idempotent producer (acks=all) across 2 of 3 etcd members sto
   expect(outOfOrder.slice(0, 10)).toEqual([]);
   // Acknowledged offsets are where the values are stored.
   const at = new Map(stored.map((v, i) => [v, i]));
-  expect(r.acked.filter((a) => at.get(a.value) !== a.offset).slice(0, 10)).toEqual([]);
+  const misplaced = r.acked.filter((a) => at.get(a.value) !== a.offset);
+  if (misplaced.length > 0) {
+    // What the nodes said decides where to look: their logs go with the failure.
+    for (const [id, n] of c.nodes) process.stderr.write(`--- node ${id}\n${n.output().slice(-20_000)}\n`);
+    process.stderr.write(`misplaced: ${JSON.stringify(misplaced.slice(0, 40))}\n`);
+  }
+  expect(misplaced.slice(0, 10)).toEqual([]);
 });
