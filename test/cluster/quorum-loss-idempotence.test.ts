@@ -33,7 +33,7 @@ test('a librdkafka idempotent producer (acks=all) across 2 of 3 etcd members sto
   } finally {
     await admin.disconnect();
   }
-  const run = runPythonDriver('confluent_driver.py', { op: 'idempotent_run', broker: brokers.join(','), topic, prefix: 'm', seconds: 32, everyMs: 5, flushSeconds: 60 }, 150_000);
+  const run = runPythonDriver('confluent_driver.py', { op: 'idempotent_run', broker: brokers.join(','), topic, prefix: 'm', seconds: 32, everyMs: 5, flushSeconds: 60, debug: 'eos,msg' }, 150_000);
   await sleep(6_000);
   await c.etcd.kill(1);
   await c.etcd.kill(2);
@@ -66,6 +66,9 @@ test('a librdkafka idempotent producer (acks=all) across 2 of 3 etcd members sto
     // What the nodes said decides where to look: their logs go with the failure.
     for (const [id, n] of c.nodes) process.stderr.write(`--- node ${id}\n${n.output().slice(-20_000)}\n`);
     process.stderr.write(`misplaced: ${JSON.stringify(misplaced.slice(0, 40))}\n`);
+    // librdkafka's log (debug "eos,msg") without the sends and deliveries that went as expected.
+    const log = out.stderr.split('\n').filter((l) => !/Produce MessageSet with|\) delivered$|beginning partition drain: drain before retrying/.test(l));
+    process.stderr.write(`--- librdkafka, ${log.length} lines\n${log.slice(0, 1000).join('\n')}\n`);
   }
   expect(misplaced.slice(0, 10)).toEqual([]);
 });

@@ -152,8 +152,12 @@ def idempotent_run(c):
     """An idempotent producer (acks=all) sending values "<prefix>-<i>" to partition 0 for c['seconds'],
     one every c['everyMs'], then flushing. Prints {"started": true} first; returns the values
     acknowledged (in delivery order, with offsets) and the errors of those that were not."""
-    p = Producer({'bootstrap.servers': c['broker'], 'enable.idempotence': True, 'acks': 'all', 'linger.ms': 5,
-                  'message.timeout.ms': c.get('messageTimeoutMs', 120000), 'request.timeout.ms': c.get('requestTimeoutMs', 30000)})
+    conf = {'bootstrap.servers': c['broker'], 'enable.idempotence': True, 'acks': 'all', 'linger.ms': 5,
+            'message.timeout.ms': c.get('messageTimeoutMs', 120000), 'request.timeout.ms': c.get('requestTimeoutMs', 30000)}
+    if c.get('debug'):
+        # librdkafka's own log (to stderr), for a test that prints it when the run goes wrong.
+        conf['debug'] = c['debug']
+    p = Producer(conf)
     acked = []
     failed = []
 
