@@ -22,6 +22,9 @@ import { type Membership } from './membership';
 /** The key, in the metadata prefix (etcd: `<prefix>/k/maintenance`). */
 export const MAINTENANCE_KEY = 'maintenance';
 
+/** The first pause before a take is tried again (doubling while takes fail, up to the TTL). */
+const RETRY_MS = 250;
+
 export interface MaintenanceRecord {
   nodeId: number;
   nodeEpoch: number;
@@ -36,6 +39,9 @@ export class MaintenanceLease {
   #stopped = false;
   #trying = false;
   #timer: NodeJS.Timeout | null = null;
+  #retry: NodeJS.Timeout | null = null;
+  /** Takes in a row that failed with an error other than a conflict: the next try waits longer. */
+  #failures = 0;
   /** What listeners were last told. */
   #told = false;
 
@@ -110,7 +116,9 @@ export class MaintenanceLease {
   stop(): void {
     this.#stopped = true;
     if (this.#timer !== null) clearTimeout(this.#timer);
+    if (this.#retry !== null) clearTimeout(this.#retry);
     this.#timer = null;
+    this.#retry = null;
     this.#tell();
   }
 
@@ -122,15 +130,38 @@ export class MaintenanceLease {
     put
       .call(this.#meta, MAINTENANCE_KEY, rec, { absent: true })
       .then(
-        () => this.#log.info({ nodeId: rec.nodeId, nodeEpoch: rec.nodeEpoch }, 'this node holds the maintenance lease'),
+        () => {
+          this.#failures = 0;
+          this.#log.info({ nodeId: rec.nodeId, nodeEpoch: rec.nodeEpoch }, 'this node holds the maintenance lease');
+        },
         (err: unknown) => {
-          if (!(err instanceof MetaConflictError)) this.#log.warn({ err: (err as Error).message }, 'taking the maintenance lease failed; trying again');
+          if (err instanceof MetaConflictError) {
+            this.#failures = 0;
+            return;
+          }
+          if (this.#failures++ === 0) this.#log.warn({ err: (err as Error).message }, 'taking the maintenance lease failed; trying again');
         },
       )
       .finally(() => {
         this.#trying = false;
         this.#tell();
+        // The key may have vanished while this take was in flight (its delete event found the take
+        // under way and did nothing), or the take failed: try again soon rather than at the next
+        // tick, a whole TTL later, which is how long the dead holder's streams would wait for
+        // failover. A take that conflicted because the view had not yet seen the holder's record
+        // costs one more conflict.
+        if (!this.#stopped && this.#meta.get(MAINTENANCE_KEY) === null) this.#retrySoon();
       });
+  }
+
+  #retrySoon(): void {
+    if (this.#retry !== null) return;
+    const ms = Math.min(RETRY_MS * 2 ** Math.max(0, this.#failures - 1), this.#members.leaseTtlS * 1000);
+    this.#retry = setTimeout(() => {
+      this.#retry = null;
+      if (!this.#stopped && this.#meta.get(MAINTENANCE_KEY) === null) this.#tryTake();
+    }, ms);
+    this.#retry.unref();
   }
 
   #tell(): void {
