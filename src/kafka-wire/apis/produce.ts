@@ -59,8 +59,13 @@ async function appendTo(ctx: KafkaContext, topic: string, partition: number, str
     if (firstOfTxn !== null) ctx.txns.afterFirstAppend(firstOfTxn, stream, r.startSeq);
     return { errorCode: 0, baseOffset: BigInt(r.startSeq), errorMessage: null };
   } catch (err) {
-    if (kafkaErrorOf(err) === KafkaError.UNKNOWN_TOPIC_OR_PARTITION) ctx.topics.removed(topic);
-    return { errorCode: kafkaErrorOf(err), baseOffset: -1n, errorMessage: messageOf(err) };
+    const code = kafkaErrorOf(err);
+    if (code === KafkaError.UNKNOWN_TOPIC_OR_PARTITION) ctx.topics.removed(topic);
+    // Benign for the client (librdkafka and the Java client count it delivered), but its delivery
+    // report has no offset: a repeat this old means the producer and this partition disagree on
+    // what was answered, which is worth an operator's look.
+    if (code === KafkaError.DUPLICATE_SEQUENCE_NUMBER) ctx.log.warn({ topic, partition, err: messageOf(err) }, 'a produce repeated a batch older than the acknowledgements kept');
+    return { errorCode: code, baseOffset: -1n, errorMessage: messageOf(err) };
   }
 }
 

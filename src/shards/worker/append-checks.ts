@@ -125,7 +125,8 @@ export function checkKafkaProducer(producers: ProducerTable, batches: Buffer[]):
   if (c.kind === 'append') return { key, epoch: h.producerEpoch, seq: h.baseSequence, lastSeq: lastSequenceOf(h.baseSequence, h.lastOffsetDelta) };
   if (c.kind === 'duplicate') {
     if (c.ack !== null) return { duplicate: c.ack };
-    const message = `sequence ${h.baseSequence} of producer ${key} was written before, longer ago than the last ${ACKS_KEPT} batches`;
+    const kept = producers.get(key)?.acks.map((a) => a.seq).join(', ') ?? '';
+    const message = `sequence ${h.baseSequence} of producer ${key} was written before, longer ago than the last ${ACKS_KEPT} batches (its last sequence is ${c.lastSeq}; batches kept from sequences ${kept})`;
     return { error: SvcError.refused({ kind: 'duplicate', receivedSeq: h.baseSequence }, message) };
   }
   // A Kafka client is told which partition does not know its producer.
