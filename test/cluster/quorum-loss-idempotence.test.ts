@@ -18,7 +18,7 @@ const c = objectsClusterForFile(['--node-lease-ttl', '3']);
 
 interface RunResult {
   sent: number;
-  acked: Array<{ value: string; offset: number }>;
+  acked: Array<{ value: string; offset: number | null }>;
   failed: Array<{ value: string; error: string }>;
   unflushed: number;
 }
@@ -59,16 +59,23 @@ test('a librdkafka idempotent producer (acks=all) across 2 of 3 etcd members sto
   expect(duplicated.slice(0, 10)).toEqual([]);
   expect(missing.slice(0, 10)).toEqual([]);
   expect(outOfOrder.slice(0, 10)).toEqual([]);
-  // Acknowledged offsets are where the values are stored.
+  // Acknowledged offsets are where the values are stored. A report without an offset is a batch
+  // the node answered DUPLICATE_SEQUENCE_NUMBER: a retry of one written before but answered
+  // REQUEST_TIMED_OUT, older than the 5 batches whose offsets are kept (Kafka answers the same;
+  // librdkafka counts it delivered, with no offset). It is allowed only when a node logged it.
   const at = new Map(stored.map((v, i) => [v, i]));
-  const misplaced = r.acked.filter((a) => at.get(a.value) !== a.offset);
-  if (misplaced.length > 0) {
-    // What the nodes said decides where to look: their logs go with the failure.
-    for (const [id, n] of c.nodes) process.stderr.write(`--- node ${id}\n${n.output().slice(-20_000)}\n`);
-    process.stderr.write(`misplaced: ${JSON.stringify(misplaced.slice(0, 40))}\n`);
+  const misplaced = r.acked.filter((a) => a.offset !== null && at.get(a.value) !== a.offset);
+  const unplaced = r.acked.filter((a) => a.offset === null);
+  const logs = [...c.nodes].map(([id, n]) => `--- node ${id}\n${n.output().slice(-20_000)}`);
+  const warned = logs.some((l) => l.includes('a produce repeated a batch older than the acknowledgements kept'));
+  if (misplaced.length > 0 || unplaced.length > 0) {
+    // What the nodes and the client said decides where to look: their logs go with the report.
+    process.stderr.write(`${logs.join('\n')}\n`);
+    process.stderr.write(`misplaced: ${JSON.stringify(misplaced.slice(0, 40))}\nwithout an offset (${unplaced.length}): ${JSON.stringify(unplaced.slice(0, 40))}\n`);
     // librdkafka's log (debug "eos,msg") without the sends and deliveries that went as expected.
     const log = out.stderr.split('\n').filter((l) => !/Produce MessageSet with|\) delivered$|beginning partition drain: drain before retrying/.test(l));
     process.stderr.write(`--- librdkafka, ${log.length} lines\n${log.slice(0, 1000).join('\n')}\n`);
   }
   expect(misplaced.slice(0, 10)).toEqual([]);
+  if (!warned) expect(unplaced.slice(0, 10)).toEqual([]);
 });
