@@ -55,4 +55,37 @@ describe('rebuilding a reaped shard\'s index', () => {
     expect((await records(node.url, '/big')).status).toBe(404);
     await node.stop();
   });
+
+  it('carries the catalog frames of a segment written before a restart, found by a scan, before reaping it', async () => {
+    const dataDir = tempDir();
+    const logDir = path.join(dataDir, 'shards', '0', 'log');
+    // Large segments: everything below stays in segment 0 until the restart.
+    const args = [...ARGS.slice(0, ARGS.indexOf('--segment-bytes')), '--segment-bytes', String(1 << 20), ...ARGS.slice(ARGS.indexOf('--segment-bytes') + 2)];
+    let node = await startNode({ dataDir, args });
+    await put(node.url, '/keep');
+    await put(node.url, '/big');
+    for (let i = 0; i < 40; i++) await post(node.url, '/keep', `keep-${i}`);
+    for (let i = 0; i < 20; i++) await post(node.url, '/big', 'b'.repeat(40_000) + i);
+    expect(await node.stop()).toBe(0);
+    // Segment 0 was written by the node before this start: whether it holds catalog frames (the
+    // CREATE of both streams) is learnt by reading it, a bounded part per maintenance.
+    node = await startNode({ dataDir, args });
+    expect((await fetch(node.url + '/big', { method: 'DELETE' })).status).toBe(204);
+    for (let i = 0; i < 30; i++) await post(node.url, '/keep', 'n'.repeat(40_000) + i);
+    // /keep's records in segment 0 (the 40 small ones and the first large ones) are trimmed: its data there is all dead.
+    const trim = await fetch(node.url + '/keep', { method: 'POST', headers: { 'svc-trim-seq': '55' } });
+    expect(trim.status).toBe(200);
+    for (let i = 0; i < 100 && fs.readdirSync(logDir).includes('0000000000.seg'); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(fs.readdirSync(logDir)).not.toContain('0000000000.seg');
+    const keep = await records(node.url, '/keep');
+    expect(keep.head.start).toBe('55');
+    expect(keep.bodies).toHaveLength(15);
+    expect(await node.stop()).toBe(0);
+
+    fs.rmSync(path.join(dataDir, 'shards', '0', 'index'), { recursive: true });
+    node = await startNode({ dataDir, args });
+    expect(await records(node.url, '/keep')).toEqual(keep);
+    expect((await records(node.url, '/big')).status).toBe(404);
+    await node.stop();
+  });
 });

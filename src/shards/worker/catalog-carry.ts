@@ -83,26 +83,6 @@ export function decodeCatalog(payload: Buffer): CatalogPayload {
   return JSON.parse(payload.toString()) as CatalogPayload;
 }
 
-/**
- * The stream ids whose catalog frames a segment holds (CATALOG frames name theirs), or null
- * when it holds none (data only: it may go without a carry). Unreadable frames are skipped:
- * recovery and `svc check` report them.
- */
-export function catalogFramesIn(log: SegmentLog, segId: number): Set<number> | null {
-  const buf = log.read(segId, 0, log.segmentSize(segId));
-  let ids: Set<number> | null = null;
-  for (let off = 0; off < buf.length; ) {
-    const f = parseFrame(buf, off, false);
-    if (f === null) break;
-    off += f.size;
-    if (f.type === FrameType.Data || f.type === FrameType.Pad) continue;
-    ids ??= new Set();
-    if (f.type === FrameType.Catalog) for (const c of decodeCatalog(f.payload).streams) ids.add(c.id);
-    else ids.add(f.streamId);
-  }
-  return ids;
-}
-
 /** What a rebuild learns from every CATALOG frame before replaying (see the file comment). */
 export interface CarriedCatalog {
   /** Live ids of the newest frame that lists them, with its nextStreamId; null when none. */

@@ -8,8 +8,12 @@
  *   trim / expiry / delete ──▶ changed() ──▶ find (maintenance): not named by the index?
  *        ├─ data only ─────────────────────────────▶ destroyed ──▶ reap(): synced checkpoint, delete
  *        └─ holds catalog frames ──▶ CATALOG frame ──(durable)──▶ carried ──▶ destroyed
+ *
+ * Which segments hold catalog frames is known from their writes (catalog-marks.ts); a segment
+ * written before this start is scanned, a bounded number of bytes per maintenance.
  */
-import { encodeCatalogFrames, catalogFramesIn } from './catalog-carry';
+import { encodeCatalogFrames } from './catalog-carry';
+import { CatalogMarks } from './catalog-marks';
 import { type Checkpointer } from './checkpointer';
 import { type ChunkIndex } from './chunk-index';
 import { type GroupCommit } from './group-commit';
@@ -31,8 +35,12 @@ export interface DeadSegmentsContext {
   metaOf(s: StreamState): StreamMeta;
 }
 
+/** Bytes of segments written before this start read per maintenance, to find their catalog frames. */
+const SCAN_BUDGET = 8 << 20;
+
 export class DeadSegments {
   readonly #x: DeadSegmentsContext;
+  readonly #marks: CatalogMarks;
   /** Sealed segments whose data is all dead, waiting for the reaper. */
   readonly #destroyed = new Set<number>();
   /** Sealed segments whose catalog frames (if any) are carried forward: they may be destroyed. */
@@ -44,6 +52,8 @@ export class DeadSegments {
 
   constructor(x: DeadSegmentsContext) {
     this.#x = x;
+    this.#marks = new CatalogMarks(x.log.segments);
+    x.log.onWrite = (segId, pos, bufs) => this.#marks.written(segId, pos, bufs);
   }
 
   /** Segments marked destroyed and not reaped yet (destroyedObjectBacklog). */
@@ -71,6 +81,7 @@ export class DeadSegments {
     let n = 0;
     for (const segId of this.#destroyed) {
       x.log.deleteSegment(segId);
+      this.#marks.forget(segId);
       n++;
     }
     this.#destroyed.clear();
@@ -85,12 +96,18 @@ export class DeadSegments {
     const carry: number[] = [];
     const carryIds = new Set<number>();
     const end = x.durableEnd();
+    const budget = { bytes: SCAN_BUDGET };
     // Only segments wholly behind the applied end: a newer one may hold frames still in flight, not yet indexed.
     for (const segId of x.log.sealedSegments()) {
       if (segId >= end.segId || this.#destroyed.has(segId) || x.index.segmentInUse(segId)) continue;
       // A segment holding catalog frames goes only after they are carried forward (catalog-carry.ts).
       if (!this.#carried.has(segId)) {
-        const ids = catalogFramesIn(x.log, segId);
+        const ids = this.#marks.idsIn(x.log, segId, budget);
+        if (ids === undefined) {
+          // Still being scanned: looked at again at the next maintenance.
+          this.#checkNeeded = true;
+          continue;
+        }
         if (ids !== null) {
           carry.push(segId);
           for (const id of ids) carryIds.add(id);

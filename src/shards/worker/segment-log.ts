@@ -33,6 +33,8 @@ export class SegmentLog {
   #segments: number[];
   /** Segments written in journaled mode since the last syncJournaled() (their bytes may be in the sync journal only). */
   readonly #unsynced = new Set<number>();
+  /** Told of every run of buffers as it is laid out (catalog-marks.ts), before it is written. */
+  onWrite: ((segId: number, pos: number, bufs: readonly Buffer[]) => void) | null = null;
 
   private constructor(dir: string, segmentBytes: number, segments: number[], tailSeg: number, tailPos: number) {
     this.#dir = dir;
@@ -117,6 +119,7 @@ export class SegmentLog {
       this.#tailPos += b.length;
     }
     const end = this.tail;
+    if (this.onWrite !== null) for (const r of runs) this.onWrite(r.segId, r.pos, r.bufs);
     // Open (and create) every file now, before the first await: a second group in flight
     // (group-commit.ts) may already lay out frames in a segment this write starts.
     const fds = runs.map((r) => this.#fd(r.segId, r.created));
