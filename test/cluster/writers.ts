@@ -27,6 +27,8 @@ export interface Writer {
   failures: number;
   /** Why the last failed attempt failed. */
   lastError?: string;
+  /** The failed attempts: when each was sent and ended (ms) and why it failed (the newest 1,000). */
+  readonly failed: Array<{ sent: number; at: number; error: string }>;
   stop(): Promise<void>;
 }
 
@@ -64,6 +66,7 @@ abstract class Loop implements Writer {
   readonly acked: Acked[] = [];
   failures = 0;
   lastError?: string;
+  readonly failed: Array<{ sent: number; at: number; error: string }> = [];
   #stopped = false;
   #done: Promise<void> = Promise.resolve();
   #n = 0;
@@ -77,12 +80,15 @@ abstract class Loop implements Writer {
     this.#done = (async () => {
       while (!this.#stopped) {
         const i = this.#n++;
+        const sent = Date.now();
         const ok = await this.append(i).catch((err: unknown) => {
           this.lastError = String(err);
           return false;
         });
         if (!ok) {
           this.failures++;
+          this.failed.push({ sent, at: Date.now(), error: this.lastError ?? '' });
+          if (this.failed.length > 1000) this.failed.shift();
           await sleep(50);
         }
       }
