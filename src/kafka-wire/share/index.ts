@@ -1,7 +1,8 @@
 /**
  * Share groups on the Kafka listener (KIP-932): membership (share-groups.ts), share sessions
  * (share-sessions.ts) and the records of share partitions (share-partitions.ts, over the
- * control plane's ShareStates that the Svc listener's `/_share/{stream}` also uses).
+ * control plane's ShareStates that the Svc listener's `/_share/{stream}` also uses), and the share
+ * groups as the classic group admin APIs see them (ListGroups, DescribeGroups, DeleteGroups).
  * docs/kafka.md, "Share groups".
  */
 import { type ShareStates } from '../../actors';
@@ -91,7 +92,7 @@ export class KafkaShare {
   /**
    * DeleteGroups of a share group (state() not null): with members NON_EMPTY_GROUP, as Kafka;
    * else the group and every partition state are forgotten (its config stays), so a member that
-   * joins later starts afresh at the config's \`share.auto.offset.reset\`. HTTP leases of the group
+   * joins later starts afresh at the config's `share.auto.offset.reset`. HTTP leases of the group
    * are forgotten with it (their acknowledgements are then refused).
    */
   async deleteGroup(groupId: string, now: number): Promise<number> {
