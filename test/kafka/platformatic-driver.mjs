@@ -7,7 +7,8 @@
 //         {type:'assignment', memberId, assignments} each time the assignment changes
 //         each message is committed (OffsetCommit) before it is reported; after `max` messages, or
 //         on SIGTERM, the consumer closes (LeaveGroup) and prints {type:'closed'}
-//   {op:'admin', broker, action:'describe'|'list'|'offsets'|'offsetsForTime'|'apis', groups?, topic?, timestamp?}
+//   {op:'admin', broker, action:'describe'|'list'|'delete'|'offsets'|'offsetsForTime'|'apis', groups?, topic?, timestamp?, types?, states?}
+//       ('list': ListGroups v5 with the `types` and `states` filters when given, the client's default types otherwise)
 //       ('apis': create with retention.ms, describe and incrementally alter configs, add a partition, delete records)
 //       → {type:'result', value}
 import { Admin, Consumer, stringDeserializers } from '@platformatic/kafka';
@@ -74,7 +75,8 @@ async function admin() {
   const a = new Admin(base);
   let value;
   if (o.action === 'describe') value = await a.describeGroups({ groups: o.groups });
-  else if (o.action === 'list') value = await a.listGroups();
+  else if (o.action === 'list') value = await a.listGroups({ ...(o.types === undefined ? {} : { types: o.types }), ...(o.states === undefined ? {} : { states: o.states }) });
+  else if (o.action === 'delete') value = await a.deleteGroups({ groups: o.groups });
   else if (o.action === 'apis') {
     const t = o.topic;
     await a.createTopics({ topics: [t], partitions: 1, replicas: 1, configs: [{ name: 'retention.ms', value: '120000' }] });

@@ -75,7 +75,8 @@ export const limitsOf = (c: ShareGroupConfig): SharePartitionLimits => ({ delive
 
 const PREFIX = 'svc/share/';
 const configKey = (group: string): string => `${PREFIX}${encodeURIComponent(group)}/config`;
-const partitionKey = (group: string, stream: string): string => `${PREFIX}${encodeURIComponent(group)}/s/${stream}`;
+const partitionPrefix = (group: string): string => `${PREFIX}${encodeURIComponent(group)}/s/`;
+const partitionKey = (group: string, stream: string): string => `${partitionPrefix(group)}${stream}`;
 
 export class ShareStates {
   readonly #meta: MetaStore;
@@ -86,6 +87,39 @@ export class ShareStates {
 
   constructor(meta: MetaStore) {
     this.#meta = meta;
+    // A partition deleted by another node (a cluster's group coordinator deleting its group) must
+    // not live on in this node's memory, to be written back by the next call on it.
+    meta.onChange((key, rec) => {
+      if (rec === null) this.#partitions.delete(key);
+    });
+  }
+
+  /** Groups with a stored partition state (a share group Kafka would know, with or without members). */
+  groups(): string[] {
+    const ids = new Set<string>();
+    for (const r of this.#meta.list(PREFIX)) {
+      const rest = r.key.slice(PREFIX.length);
+      const slash = rest.indexOf('/');
+      if (rest.startsWith('s/', slash + 1)) ids.add(decodeURIComponent(rest.slice(0, slash)));
+    }
+    return [...ids];
+  }
+
+  /** Whether the group has a stored partition state (its config alone does not count). */
+  hasGroup(group: string): boolean {
+    return this.#meta.list(partitionPrefix(group)).length > 0;
+  }
+
+  /**
+   * Forget every partition state of the group (DeleteGroups), each after the calls on it so far;
+   * its config stays. Resolves with the number of partitions forgotten.
+   */
+  async deleteGroup(group: string): Promise<number> {
+    await this.#meta.sync();
+    const prefix = partitionPrefix(group);
+    let n = 0;
+    for (const r of this.#meta.list(prefix)) if (await this.delete(group, r.key.slice(prefix.length))) n++;
+    return n;
   }
 
   /** The group's config: its stored changes over the defaults. */

@@ -1,6 +1,7 @@
 /**
  * ShareGroupDescribe (key 77), v0: share groups with their epochs, assignor (`simple`) and each
- * member's subscription and assignment. A classic or consumer group, or one nobody knows, is
+ * member's subscription and assignment; a group without members known only from its stored
+ * partition state (share/) is Empty. A classic or consumer group, or one nobody knows, is
  * GROUP_ID_NOT_FOUND, as Kafka answers. Authorized operations are not computed.
  */
 import {
@@ -31,7 +32,7 @@ export const SHARE_GROUP_DESCRIBE_HANDLER: ApiHandler<ShareGroupDescribeRequest,
       groups: req.groupIds.map((id) =>
         denied
           ? { errorCode: GroupError.GROUP_AUTHORIZATION_FAILED, errorMessage: null, groupId: id, groupState: '', groupEpoch: 0, assignmentEpoch: 0, assignorName: '', members: [], authorizedOperations: NO_OPERATIONS }
-          : { ...ctx.share.groups.describe(id, topics, now), authorizedOperations: NO_OPERATIONS },
+          : { ...ctx.share.describe(id, topics, now), authorizedOperations: NO_OPERATIONS },
       ),
     };
   },

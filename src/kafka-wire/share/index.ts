@@ -1,14 +1,16 @@
 /**
  * Share groups on the Kafka listener (KIP-932): membership (share-groups.ts), share sessions
  * (share-sessions.ts) and the records of share partitions (share-partitions.ts, over the
- * control plane's ShareStates that the Svc listener's `/_share/{stream}` also uses).
+ * control plane's ShareStates that the Svc listener's `/_share/{stream}` also uses), and the share
+ * groups as the classic group admin APIs see them (ListGroups, DescribeGroups, DeleteGroups).
  * docs/kafka.md, "Share groups".
  */
 import { type ShareStates } from '../../actors';
 import { type Logger } from '../../log';
 import { type ShardClient } from '../../shards';
+import { GroupError, type TopicsSnapshot } from '../groups';
 import { KafkaSharePartitions } from './share-partitions';
-import { ShareGroups } from './share-groups';
+import { SHARE_ASSIGNOR, type ShareGroupSummary, ShareGroups } from './share-groups';
 import { ShareSessions } from './share-sessions';
 
 export { type AckBatch, type AcquiredSet, KafkaSharePartitions, MAX_ACK_SPAN, parseAckBatches } from './share-partitions';
@@ -28,22 +30,87 @@ export interface KafkaShareOptions {
   otherKind: (groupId: string) => boolean;
 }
 
+/** A share group's state in ListGroups (Kafka's ShareGroupState; Dead is never listed). */
+export type ShareGroupState = 'Empty' | 'Stable';
+
 /** What the share-group APIs see: the groups, the sessions and the partitions. */
 export class KafkaShare {
   readonly groups: ShareGroups;
   readonly sessions = new ShareSessions();
   readonly partitions: KafkaSharePartitions;
   readonly #log: Logger;
+  readonly #states: ShareStates;
+  readonly #coordinates: (groupId: string) => boolean;
+  readonly #otherKind: (groupId: string) => boolean;
+  /** Closing sessions of members gone, per group: their locks are given back before a DeleteGroups forgets the state. */
+  readonly #closing = new Map<string, Set<Promise<void>>>();
 
   constructor(o: KafkaShareOptions) {
     this.#log = o.log;
+    this.#states = o.states;
+    this.#coordinates = o.coordinates;
+    this.#otherKind = o.otherKind;
     this.partitions = new KafkaSharePartitions(o.shards, o.states, o.pageBytes);
     this.groups = new ShareGroups({
       sessionTimeoutMs: o.sessionTimeoutMs,
       heartbeatIntervalMs: o.heartbeatIntervalMs,
       coordinates: o.coordinates,
       otherKind: o.otherKind,
-      onGone: (groupId, memberId) => void this.closeSession(groupId, memberId),
+      onGone: (groupId, memberId) => this.#track(groupId, this.closeSession(groupId, memberId)),
+    });
+  }
+
+  /**
+   * The group's state as the classic group APIs see it: Stable with members; Empty without, when
+   * it is held here or has stored partition state (HTTP leases make one too) and the id is not a
+   * classic or consumer group's; else null (not a share group).
+   */
+  state(groupId: string, now: number): ShareGroupState | null {
+    if (this.groups.memberCount(groupId, now) > 0) return 'Stable';
+    if (this.#otherKind(groupId)) return null;
+    return this.groups.has(groupId) || this.#states.hasGroup(groupId) ? 'Empty' : null;
+  }
+
+  /** ShareGroupDescribe of one group: one known only from its stored partition state is Empty (epoch 0), as ListGroups lists it. */
+  describe(groupId: string, topics: TopicsSnapshot, now: number): ShareGroupSummary {
+    const d = this.groups.describe(groupId, topics, now);
+    if (d.errorCode !== GroupError.GROUP_ID_NOT_FOUND || this.state(groupId, now) !== 'Empty') return d;
+    return { errorCode: GroupError.NONE, errorMessage: null, groupId, groupState: 'Empty', groupEpoch: 0, assignmentEpoch: 0, assignorName: SHARE_ASSIGNOR, members: [] };
+  }
+
+  /** The share groups this node coordinates (ListGroups), each once. */
+  list(now: number): Array<{ groupId: string; state: ShareGroupState }> {
+    const ids = new Set([...this.groups.list(now).map((g) => g.groupId), ...this.#states.groups()]);
+    const out: Array<{ groupId: string; state: ShareGroupState }> = [];
+    for (const id of ids) {
+      const state = this.#coordinates(id) ? this.state(id, now) : null;
+      if (state !== null) out.push({ groupId: id, state });
+    }
+    return out;
+  }
+
+  /**
+   * DeleteGroups of a share group (state() not null): with members NON_EMPTY_GROUP, as Kafka;
+   * else the group and every partition state are forgotten (its config stays), so a member that
+   * joins later starts afresh at the config's `share.auto.offset.reset`. HTTP leases of the group
+   * are forgotten with it (their acknowledgements are then refused).
+   */
+  async deleteGroup(groupId: string, now: number): Promise<number> {
+    if (!this.#coordinates(groupId)) return GroupError.NOT_COORDINATOR;
+    if (!this.groups.forget(groupId, now)) return GroupError.NON_EMPTY_GROUP;
+    // Members that left just before give their locks back first: a release after the delete would write the state again.
+    await Promise.all([...(this.#closing.get(groupId) ?? [])]);
+    await this.#states.deleteGroup(groupId);
+    return GroupError.NONE;
+  }
+
+  #track(groupId: string, p: Promise<void>): void {
+    let set = this.#closing.get(groupId);
+    if (set === undefined) this.#closing.set(groupId, (set = new Set()));
+    set.add(p);
+    void p.finally(() => {
+      set.delete(p);
+      if (set.size === 0 && this.#closing.get(groupId) === set) this.#closing.delete(groupId);
     });
   }
 

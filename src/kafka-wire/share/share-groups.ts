@@ -105,9 +105,31 @@ export class ShareGroups {
     this.#o = o;
   }
 
-  /** Whether a share group of this id has members now. */
+  /** Whether a share group of this id is held here (with members, or left empty by its last member). */
   has(groupId: string): boolean {
     return this.#groups.has(groupId);
+  }
+
+  /** The groups held here and how many members each has now (members past their session timeout removed first). */
+  list(now: number): Array<{ groupId: string; members: number }> {
+    this.#sweep(now);
+    return [...this.#groups.values()].map((g) => ({ groupId: g.groupId, members: g.members.size }));
+  }
+
+  /** Members of the group now (0 for a group not held here). */
+  memberCount(groupId: string, now: number): number {
+    this.#sweep(now);
+    return this.#groups.get(groupId)?.members.size ?? 0;
+  }
+
+  /**
+   * Forget an empty group (DeleteGroups): false while it has members. A member joining later
+   * starts a new group at epoch 1.
+   */
+  forget(groupId: string, now: number): boolean {
+    if (this.memberCount(groupId, now) > 0) return false;
+    this.#groups.delete(groupId);
+    return true;
   }
 
   heartbeat(groupId: string, req: ShareHeartbeatInput, topics: TopicsSnapshot, now: number): ShareHeartbeatOutput {

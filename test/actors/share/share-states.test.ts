@@ -61,4 +61,41 @@ describe('ShareStates', () => {
     expect((await states.alterConfig('g', { 'errors.deadletterqueue.topic.name': null }))['errors.deadletterqueue.topic.name']).toBe('');
     expect(states.config('other')['share.auto.offset.reset']).toBe('latest');
   });
+
+  it('lists the groups with a stored partition state and deletes one group\'s partitions (its config stays), after the calls queued on them', async () => {
+    meta = await openLocalMetaStore(tempDir());
+    const states = new ShareStates(meta);
+    const init = (): Promise<number> => Promise.resolve(0);
+    const acquire = (group: string, stream: string): Promise<unknown> => states.run(group, stream, init, async (p) => ({ result: p.acquireNew([0, 1], 2, 'w1', Date.now() + 60_000), changed: true }));
+    await states.alterConfig('only-config', { 'share.auto.offset.reset': 'earliest' });
+    await states.alterConfig('g/1', { 'share.auto.offset.reset': 'earliest' });
+    await Promise.all([acquire('g/1', '/a'), acquire('g/1', '/b'), acquire('g', '/a')]);
+    expect(states.groups().sort()).toEqual(['g', 'g/1']);
+    expect([states.hasGroup('g/1'), states.hasGroup('only-config'), states.hasGroup('nobody')]).toEqual([true, false, false]);
+
+    // A call still queued on a partition runs (and writes) before the delete forgets it.
+    const queued = states.run('g/1', '/a', init, async (p) => {
+      await new Promise((r) => setTimeout(r, 20));
+      return { result: p.end, changed: true };
+    });
+    expect(await states.deleteGroup('g/1')).toBe(2);
+    await queued;
+    expect([states.peek('g/1', '/a'), states.peek('g/1', '/b')]).toEqual([null, null]);
+    expect(states.groups()).toEqual(['g']);
+    expect(states.config('g/1')['share.auto.offset.reset']).toBe('earliest');
+    expect(states.peek('g', '/a')).not.toBeNull(); // another group
+    expect(await states.deleteGroup('g/1')).toBe(0);
+  });
+
+  it('forgets a partition held in memory when another writer deletes its record (a cluster\'s coordinator deleting the group)', async () => {
+    meta = await openLocalMetaStore(tempDir());
+    const owner = new ShareStates(meta);
+    const coordinator = new ShareStates(meta);
+    const init = (): Promise<number> => Promise.resolve(0);
+    await owner.run('g', '/a', init, async (p) => ({ result: p.acquireNew([0, 1], 2, 'w1', Date.now() + 60_000), changed: true }));
+    expect(await coordinator.deleteGroup('g')).toBe(1);
+    // The owner's next call starts from `init`, not from the partition it had in memory.
+    const acquired = await owner.run('g', '/a', init, async (p) => ({ result: p.acquireNew([0, 1], 2, 'w2', Date.now() + 60_000), changed: true }));
+    expect(acquired.map((a) => [a.offset, a.deliveryCount])).toEqual([[0, 1], [1, 1]]);
+  });
 });
