@@ -171,4 +171,23 @@ async function catchUp({ baseUrl, proto, stream, format, recordSize, expectRecor
   }
 }
 
-module.exports = { catchUp };
+/**
+ * One pass over the whole stream, timed, with the server's CPU over it (`serverPid`): the first
+ * read of a stream nothing has read yet (a moved stream's records come from the object store).
+ */
+async function onePass({ baseUrl, proto, stream, format, recordSize, expectRecords, pageBytes, serverPid }) {
+  const client = new Client(baseUrl, { keepAliveTimeout: 30000, pipelining: 1 });
+  try {
+    const cpu0 = serverPid ? procCpuSeconds(serverPid) : NaN;
+    const t0 = process.hrtime.bigint();
+    const r = await readOnce(client, { proto, stream, format, recordSize, expectRecords, pageBytes, verify: false });
+    const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    const serverCpu = (serverPid ? procCpuSeconds(serverPid) : NaN) - cpu0;
+    const payloadMB = (r.records * recordSize) / 1e6;
+    return { passes: 1, seconds, records: r.records, payloadMBps: payloadMB / seconds, cpuUsPerMB: (serverCpu * 1e6) / payloadMB, serverCores: serverCpu / seconds, requestsPerPass: r.requests };
+  } finally {
+    await client.close();
+  }
+}
+
+module.exports = { catchUp, onePass };

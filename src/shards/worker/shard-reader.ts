@@ -19,7 +19,6 @@ import { inflateBatch, isCompressed } from '../render/inflate-batch';
 import { renderJson } from '../render/json-records';
 import { type CompactResult, compactValues } from '../render/raw-copy';
 import { renderRaw } from '../render/raw-records';
-import { renderJsonArray } from '../render/json-array';
 import { renderSse } from '../render/sse-records';
 import { type ReadFormat, type ReadVisibility } from '../types';
 import { FRAME_HEADER, FrameType, frameProblem, parseFrame, verifiedEnd } from './frame';
@@ -353,10 +352,12 @@ export interface SeqBatch {
  * finds its object and byte range"): `batches` are checked RecordBatches in seq order (what the
  * object cache holds), rendered in `format` as `gather` renders a chunk's, with the same budgets,
  * transaction visibility and first-record rule. Separate from `gather` so the local path is
- * unchanged; its bodies are buffers of their own (not the page pool's).
+ * unchanged; raw and json-array pages come from the page pool when `pooled` (as `gather`'s), the
+ * other formats' bodies are buffers of their own.
  */
-export function gatherBatches(batches: readonly SeqBatch[], s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat, visibility?: ReadVisibility): Gathered {
+export function gatherBatches(batches: readonly SeqBatch[], s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat, visibility?: ReadVisibility, pooled = false): Gathered {
   const view = committedView(s, visibility);
+  if (format === 'raw' || format === 'json-array') return gatherBatchValues(batches, from, maxCount, maxBytes, view, format === 'raw' ? RAW : JSON_ARRAY, pooled ? pagePool() : FRESH_PAGES);
   const end = view.end;
   const records: DecodedRecord[] = [];
   const parts: Buffer[] = [];
@@ -408,17 +409,53 @@ export function gatherBatches(batches: readonly SeqBatch[], s: StreamState, from
       next = r.offset + 1;
     }
   }
-  const body =
-    format === 'binary'
-      ? joinPages(parts, FRESH_PAGES)
-      : format === 'kafka'
-        ? renderBinary(parts)
-        : format === 'raw'
-          ? renderRaw(records)
-          : format === 'json-array'
-            ? renderJsonArray(records)
-            : format === 'sse'
-              ? renderSse(records)
-              : renderJson(records, FRESH_PAGES);
+  const body = format === 'binary' ? joinPages(parts, FRESH_PAGES) : format === 'kafka' ? renderBinary(parts) : format === 'sse' ? renderSse(records) : renderJson(records, FRESH_PAGES);
   return { body, count, nextSeq: next };
+}
+
+/**
+ * `gatherBatches` in the raw and json-array formats, as `gatherValues` renders a local chunk: each
+ * batch's values are moved to the front of a copy of it in the worker's scratch (the cached batch
+ * itself is never written) and copied into a page sized once, no record decoded into an object.
+ * Decoding each record made a moved stream's catch-up cost several times the local one's CPU per MB
+ * (perf/moved-catchup.js).
+ */
+function gatherBatchValues(batches: readonly SeqBatch[], from: number, maxCount: number, maxBytes: number, view: Committed, framing: PageFraming, buffers: PageBuffers): Gathered {
+  const end = view.end;
+  let capacity = 0;
+  for (const b of batches) {
+    capacity += b.batch.length;
+    if (capacity >= maxBytes) break;
+  }
+  const page = new RawPage(capacity, buffers);
+  const r: CompactResult = { n: 0, bytes: 0, written: 0, next: 0, full: false };
+  let count = 0;
+  let bytes = 0;
+  let next = from;
+  for (const b of batches) {
+    if (next >= end || count >= maxCount) break;
+    const batch = b.batch;
+    if (b.lastSeq < next) continue;
+    if (b.baseSeq >= end) break;
+    const attributes = i16be(batch, BATCH_ATTRIBUTES);
+    if ((attributes & CONTROL_BATCH) !== 0 || ((attributes & TRANSACTIONAL_BATCH) !== 0 && view.aborted(attributes, batch.readBigInt64BE(BATCH_PRODUCER_ID), b.baseSeq))) {
+      next = Math.max(next, Math.min(b.lastSeq + 1, end));
+      continue;
+    }
+    const room = maxBytes - bytes;
+    const takeFirst = count === 0;
+    let values: Buffer;
+    if ((attributes & ATTR_COMPRESSION_MASK) !== 0) values = inflateBatch(batch, 0);
+    else {
+      values = chunkScratch(batch.length);
+      copyBytes(batch, values, 0, 0, batch.length);
+    }
+    compactValues(values, 0, next, end, maxCount - count, room, 0, r, framing.sep, takeFirst);
+    page.append(values, r.written);
+    count += r.n;
+    bytes += r.bytes;
+    if (r.n > 0) next = r.next;
+    if (r.full) break;
+  }
+  return { body: page.take(framing), count, nextSeq: next };
 }

@@ -672,7 +672,7 @@ export class Shard {
       // The page's budget reaches an entry not held: fetched (with read-ahead) while this page goes out.
       reader.fetch(peek.next).catch(() => {});
     } else reader.readAhead(peek.next - 1);
-    return gatherBatches(peek.batches, s, from, p.count, p.bytes, p.format, p.visibility);
+    return gatherBatches(peek.batches, s, from, p.count, p.bytes, p.format, p.visibility, p.pooled === true);
   }
 
   head(h: string | HeadParams): StreamInfo {
