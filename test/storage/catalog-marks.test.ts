@@ -34,7 +34,7 @@ async function fill(log: SegmentLog): Promise<void> {
 
 test('a segment written by this process: its catalog frames are known without reading it', async () => {
   const log = SegmentLog.open(dir, SEGMENT);
-  const marks = new CatalogMarks(log.segments);
+  const marks = new CatalogMarks();
   log.onWrite = (segId, pos, bufs) => marks.written(segId, pos, bufs);
   await fill(log);
   expect(log.sealedSegments()).toEqual([0]);
@@ -49,7 +49,7 @@ test('a segment written before: scanned within the budget of each call, with the
   await fill(first);
   first.close();
   const log = SegmentLog.open(dir, SEGMENT);
-  const marks = new CatalogMarks(log.segments);
+  const marks = new CatalogMarks();
   log.onWrite = (segId, pos, bufs) => marks.written(segId, pos, bufs);
   await log.write([data(6, 100)]); // appended to the tail segment (1), which stays unknown
   const read = jest.spyOn(log, 'read');
@@ -78,7 +78,7 @@ test('a data-only segment is null; a torn end is skipped', async () => {
   log.close();
   fs.appendFileSync(path.join(dir, fs.readdirSync(dir)[0]!), Buffer.from([0, 0, 9]));
   const again = SegmentLog.open(dir, 1 << 20);
-  const marks = new CatalogMarks(again.segments);
+  const marks = new CatalogMarks();
   expect(marks.idsIn(again, 0, { bytes: 1 << 20 })).toBeNull();
   again.close();
 });

@@ -10,8 +10,8 @@
  *
  *   SegmentLog.write ──onWrite(segId, pos, bufs)──▶ written(): frame headers walked at layout,
  *                                                   ids of the catalog frames kept per segment
- *   segment created by this process ──▶ known from its first byte: idsIn() answers at once
- *   segment present at open ──▶ unknown: idsIn() scans it in steps, reading at most the budget's
+ *   segment written from its first byte by this process ──▶ known: idsIn() answers at once
+ *   any other (present at open) ──▶ unknown: idsIn() scans it in steps, reading at most the budget's
  *                               bytes (headers only; a CATALOG frame's payload is read), so a
  *                               maintenance tick never holds the worker for a whole segment
  */
@@ -36,20 +36,14 @@ interface Scan {
 export class CatalogMarks {
   /** Segments whose every frame was seen: the ids their catalog frames name (empty: none). */
   readonly #known = new Map<number, Set<number>>();
-  /** Segments present when the log was opened: unknown until scanned. */
-  readonly #unknown: Set<number>;
   readonly #scans = new Map<number, Scan>();
-
-  constructor(present: readonly number[]) {
-    this.#unknown = new Set(present);
-  }
 
   /** Buffers laid out at `pos` of `segId` (whole frames each): their catalog frames are noted. */
   written(segId: number, pos: number, bufs: readonly Buffer[]): void {
     let ids = this.#known.get(segId);
     if (ids === undefined) {
       // A segment this process did not write from its start stays unknown (scanned when it dies).
-      if (pos !== 0 || this.#unknown.has(segId)) return;
+      if (pos !== 0) return;
       ids = new Set();
       this.#known.set(segId, ids);
     }
@@ -57,7 +51,6 @@ export class CatalogMarks {
       if (!noteFrames(b, ids)) {
         // Not whole frames (never expected): the segment is read when it dies, as before.
         this.#known.delete(segId);
-        this.#unknown.add(segId);
         return;
       }
     }
@@ -80,7 +73,6 @@ export class CatalogMarks {
   /** A deleted segment is forgotten. */
   forget(segId: number): void {
     this.#known.delete(segId);
-    this.#unknown.delete(segId);
     this.#scans.delete(segId);
   }
 
@@ -111,7 +103,6 @@ export class CatalogMarks {
       } else sc.pos += step.next;
     }
     this.#scans.delete(segId);
-    this.#unknown.delete(segId);
     this.#known.set(segId, sc.ids);
     return sc.ids;
   }

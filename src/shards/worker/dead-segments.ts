@@ -52,7 +52,7 @@ export class DeadSegments {
 
   constructor(x: DeadSegmentsContext) {
     this.#x = x;
-    this.#marks = new CatalogMarks(x.log.segments);
+    this.#marks = new CatalogMarks();
     x.log.onWrite = (segId, pos, bufs) => this.#marks.written(segId, pos, bufs);
   }
 
