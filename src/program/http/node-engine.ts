@@ -24,11 +24,22 @@ import { runHandler } from './run-handler';
 import { type EngineLog, type Paced, WRITE_IDLE_MS, type WriteCut, logCut, pacer } from './write-pacing';
 
 type RequestHead = Omit<HttpRequest, 'body'>;
+type Refusal = ReturnType<ListenOptions['tooLarge']>;
 
 const EMPTY = Buffer.alloc(0);
 
 /** Idle keep-alive connections close after this long; uWS uses the same 10 s. */
 const KEEP_ALIVE_TIMEOUT_MS = 10_000;
+
+/**
+ * After a 413 the rest of the body is read and dropped, up to this many bytes within LINGER_MS,
+ * before the connection is closed (nginx's lingering close). Closing a socket that still has
+ * unread bytes makes the kernel send a reset, which can reach the client before it has read the
+ * 413 (it sees EPIPE or ECONNRESET instead of the answer); a body that ends within the bounds
+ * leaves the connection open for the next request.
+ */
+const LINGER_BYTES = 1 << 20;
+const LINGER_MS = 5_000;
 
 /** `log` gets the responses the engine cuts (write-pacing.ts). */
 export function createNodeEngine(log: EngineLog = WARNINGS): HttpEngine {
@@ -96,7 +107,10 @@ function onRequest(
     return;
   }
   if (declared > options.bodyLimit) {
-    response.refuse(options.tooLarge(head));
+    // A client that waits for 100 Continue sends no body: the connection cannot be reused, as
+    // node would read the next request as this one's body.
+    if (expectContinue) response.refuse(options.tooLarge(head));
+    else refuseLingering(req, response, options.tooLarge(head), declared);
     return;
   }
   const chunks: Buffer[] = [];
@@ -107,11 +121,11 @@ function onRequest(
       chunks.push(chunk);
       return;
     }
-    // Stop buffering at once; the rest of the body is discarded as the connection closes.
+    // Stop buffering at once; the rest of the body is read and dropped.
     req.off('data', onData);
     req.off('end', onEnd);
     chunks.length = 0;
-    response.refuse(options.tooLarge(head));
+    refuseLingering(req, response, options.tooLarge(head), declared < 0 ? LINGER_BYTES : declared - size);
   };
   const onEnd = (): void => {
     if (response.aborted) return;
@@ -119,6 +133,32 @@ function onRequest(
   };
   req.on('data', onData);
   req.on('end', onEnd);
+}
+
+/**
+ * Answer `reply` (a 413) and read and drop the rest of the body, at most `LINGER_BYTES` of it
+ * (`left` when its length is known) within `LINGER_MS`; past either bound the connection closes.
+ */
+function refuseLingering(req: IncomingMessage, response: NodeResponse, reply: Refusal, left: number): void {
+  if (left > LINGER_BYTES) {
+    response.refuse(reply);
+    return;
+  }
+  response.refuse(reply, false);
+  let dropped = 0;
+  const close = (): void => {
+    clearTimeout(timer);
+    req.socket.destroy();
+  };
+  const timer = setTimeout(close, LINGER_MS);
+  timer.unref();
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > LINGER_BYTES) close();
+  });
+  req.resume();
+  req.once('end', () => clearTimeout(timer));
+  req.once('close', () => clearTimeout(timer));
 }
 
 function copyRequest(req: IncomingMessage): RequestHead {
@@ -260,10 +300,15 @@ class NodeResponse implements HttpResponse, Paced {
     if (done !== undefined) this.#res.once('finish', done);
   }
 
-  /** Sends the `tooLarge` response and closes the connection, so the client stops uploading. */
-  refuse(response: { status: number; headers: HeaderList; body: string }): void {
+  /**
+   * Sends the `tooLarge` response and, unless `close` is false (the caller drains the rest of the
+   * body: refuseLingering), closes the connection, so the client stops uploading.
+   */
+  refuse(response: Refusal, close = true): void {
     if (this.#ended || this.#aborted) return;
-    this.#complete(response.status, response.headers, response.body, true);
+    // The listeners' refusals say `connection: close` (the uWS engine closes by it); a drained one keeps the connection.
+    const headers = close ? response.headers : response.headers.filter(([name]) => name.toLowerCase() !== 'connection');
+    this.#complete(response.status, headers, response.body, close);
   }
 
   writeHead(status: number, headers: HeaderList): void {

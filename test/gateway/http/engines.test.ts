@@ -266,6 +266,53 @@ describe.each(['uws', 'node'] as const)('the %s HTTP engine', (engineName) => {
     expect(handled).toBe(1);
   });
 
+  if (engineName === 'node') {
+    it('reads and drops the rest of a refused body and serves the next request on the connection', async () => {
+      const { server } = await start(echoHead, 64 * 1024);
+      const chunk = `${(4096).toString(16)}\r\n${'z'.repeat(4096)}\r\n`;
+      const socket = connect(server.port, '127.0.0.1');
+      const text = await new Promise<string>((resolve) => {
+        let got = '';
+        const timer = setTimeout(() => resolve(got), 3000);
+        socket.on('data', (d: Buffer) => {
+          got += d.toString();
+          if (got.includes('"path":"/next"')) {
+            clearTimeout(timer);
+            resolve(got);
+          }
+        });
+        socket.once('close', () => resolve(got));
+        socket.write(`POST /append HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n${chunk.repeat(20)}0\r\n\r\nGET /next HTTP/1.1\r\nHost: x\r\n\r\n`);
+      });
+      socket.destroy();
+      expect(text).toMatch(/^HTTP\/1\.1 413 /);
+      expect(text).not.toMatch(/connection: close/i);
+      expect(text).toMatch(/HTTP\/1\.1 200 OK[\s\S]*"path":"\/next"/);
+    });
+
+    it('closes the connection of a refused body once more than 1 MiB of it was dropped', async () => {
+      const { server } = await start(echoHead, 64 * 1024);
+      const socket = connect(server.port, '127.0.0.1');
+      const closed = new Promise<string>((resolve) => {
+        let text = '';
+        socket.on('data', (d: Buffer) => (text += d.toString()));
+        socket.on('error', () => undefined); // the writes below may meet the close
+        socket.once('close', () => resolve(text));
+      });
+      socket.write('POST /append HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n');
+      const piece = `${(64 * 1024).toString(16)}\r\n${'z'.repeat(64 * 1024)}\r\n`;
+      let sent = 0;
+      while (!socket.destroyed && sent < 32 * MiB) {
+        if (!socket.write(piece)) await new Promise((r) => socket.once('drain', r).once('close', r));
+        sent += 64 * 1024;
+      }
+      if (!socket.destroyed) socket.end();
+      expect(await closed).toMatch(/^HTTP\/1\.1 413 /);
+      // 1 MiB dropped, plus what the kernel's buffers held when the server closed.
+      expect(sent).toBeLessThan(32 * MiB);
+    });
+  }
+
   it('lets the handler complete the response after it has returned', async () => {
     const { origin } = await start((_req, res) => {
       setTimeout(() => res.send(202, [['x-waited', 'yes']], 'later'), 50);
