@@ -107,10 +107,8 @@ function onRequest(
     return;
   }
   if (declared > options.bodyLimit) {
-    // A client that waits for 100 Continue sends no body: the connection cannot be reused, as
-    // node would read the next request as this one's body.
-    if (expectContinue) response.refuse(options.tooLarge(head));
-    else refuseLingering(req, response, options.tooLarge(head), declared);
+    // (node has answered any `Expect: 100-continue` itself: the body is on its way.)
+    refuseLingering(req, response, options.tooLarge(head), declared);
     return;
   }
   const chunks: Buffer[] = [];
