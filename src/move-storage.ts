@@ -71,18 +71,25 @@ export function moveStorage(d: MoveStorageDeps): MoveStorage {
         cur = taken.current;
       }
       phase('fence');
-      // m/ is read beside the tail's recovery, and the entries come from it: under our fence neither changes.
-      const [tail, meta] = await Promise.all([recoverTail(d.ledger, d.store, name, mine, phases), d.ledger.meta(name)]);
+      // m/ (and p/, the producer snapshot) are read beside the tail's recovery, and the entries come
+      // from it: under our fence none of them changes.
+      const remote = d.reads === 'remote';
+      const [tail, meta, producerSnapshot] = await Promise.all([
+        recoverTail(d.ledger, d.store, name, mine, phases),
+        d.ledger.meta(name),
+        remote ? d.ledger.producerSnapshot(name) : null,
+      ]);
       phase('tail');
       phases['tailObjects'] = tail.read;
       if (meta === null) return 'absent';
-      if (d.reads === 'remote') {
+      if (remote) {
         if (!isFork(meta)) {
           const all = tail.entries ?? (await d.ledger.entries(name));
           const entries = all.map((e) => ({ o: e.o, off: e.off, len: e.len, from: e.from, to: e.to }));
           phase('read');
-          // Served at once; the shard replays the producers from the entries meanwhile (appends carrying one wait for it).
-          await d.shards.adoptStream(name, { meta, entries, epoch, ledger: { fence: mine, counter: nextEntryCounter(all, epoch) }, replayProducers: true });
+          // Served at once; the shard replays the producers from the snapshot and the entries after
+          // it meanwhile (appends carrying one wait for it).
+          await d.shards.adoptStream(name, { meta, entries, epoch, ledger: { fence: mine, counter: nextEntryCounter(all, epoch) }, replayProducers: true, producerSnapshot });
           phase('shard');
           return 'opened';
         }

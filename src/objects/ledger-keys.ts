@@ -17,11 +17,16 @@
  *   t/<stream>/<epoch:010d>                  {w, after, end, at}: the tail recovery under the fence of that
  *                                            epoch walked writer w's numbers after..end (end: the marker it
  *                                            stopped at); the old owner reads it to answer its appends in flight
+ *   p/<stream>                               {seq, producers} or {seq, o, bytes}: the stream's idempotent producers
+ *                                            as of seq (every batch below it applied), inline or in object o
+ *                                            (`r/`/`o/` records hold it while named): a new owner replays
+ *                                            only the entries after it (docs/objects.md, "Producer state across a move")
  *
  * `<stream>` is the stream name percent-encoded (encodeURIComponent), so a name holding `/` never
  * makes one stream's `i/` prefix a prefix of another's (`i/a/` against `i/a%2Fb/`). Object keys:
  * group objects `g/<nodeId>/<nodeEpoch>/<shard>/<counter:012d>`, compacted objects
- * `c/<streamId>/<epoch:010d>.<counter:012d>`.
+ * `c/<streamId>/<epoch:010d>.<counter:012d>`, producer snapshots too large to go inline
+ * `p/<nodeId>/<nodeEpoch>/<shard>/<counter:012d>`.
  */
 
 /** Who may write a stream's ledger entries: the node that opened it, and the open's epoch. */
@@ -84,6 +89,11 @@ export function compactedObjectKey(streamId: number, epoch: number, counter: num
   return `c/${streamId}/${pad(epoch, 10)}.${pad(counter, 12)}`;
 }
 
+/** The key of a producer snapshot object: one shard's snapshots on one node start are numbered. */
+export function producerObjectKey(nodeId: number, nodeEpoch: number, shard: number, counter: number): string {
+  return `p/${nodeId}/${nodeEpoch}/${shard}/${pad(counter, 12)}`;
+}
+
 /** The ledger's key layout under one metadata prefix. Every key below starts with `root`. */
 export class LedgerKeys {
   /** `<metadata prefix>.objects/`. */
@@ -141,6 +151,11 @@ export class LedgerKeys {
 
   tailWalk(stream: string, epoch: number): string {
     return `${this.tailWalks(stream)}${pad(epoch, 10)}`;
+  }
+
+  /** `p/<stream>`: the stream's newest producer snapshot. */
+  producers(stream: string): string {
+    return `${this.root}p/${streamSegment(stream)}`;
   }
 
   object(objectKey: string): string {

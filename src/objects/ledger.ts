@@ -97,6 +97,18 @@ export interface TailWalk {
   at: number;
 }
 
+/**
+ * `p/<stream>`: the stream's idempotent producers as of `seq` (every batch below it applied, none
+ * at or above), in the catalog's stored form (`encodeProducers`): `producers` inline when small,
+ * else in object `o` of `bytes` bytes (a JSON snapshot: producer-snapshot.ts).
+ */
+export interface ProducerSnapshotRecord {
+  seq: number;
+  producers?: unknown[];
+  o?: string;
+  bytes?: number;
+}
+
 /** How long a tail walk record is kept: an old owner asks about it within seconds of the move. */
 const TAIL_WALK_KEEP_MS = 3_600_000; // 1 h
 
@@ -286,6 +298,38 @@ export class Ledger {
     return best;
   }
 
+  /** The stream's newest producer snapshot (`p/<stream>`), or null. */
+  async producerSnapshot(stream: string): Promise<ProducerSnapshotRecord | null> {
+    const r = await this.#link.get(this.keys.producers(stream), this.#deadlineMs);
+    return r.kv === null ? null : (JSON.parse(r.kv.value.toString()) as ProducerSnapshotRecord);
+  }
+
+  /**
+   * Name `rec` the stream's producer snapshot under its fence, unless the one named is as new: an
+   * object snapshot gets its `o/` record and the stream's reference in the same txn, and the
+   * reference to the object of the one it replaces goes (the reaper then deletes that object).
+   * Returns false when the fence is not `fence`: nothing was recorded.
+   */
+  async recordProducerSnapshot(stream: string, fence: Fence, rec: ProducerSnapshotRecord): Promise<boolean> {
+    const key = this.keys.producers(stream);
+    const fenceCompare: EtcdCompare = { key: this.keys.fence(stream), value: Buffer.from(fenceValue(fence)) };
+    for (;;) {
+      const cur = await this.#link.get(key, this.#deadlineMs);
+      const old = cur.kv === null ? null : (JSON.parse(cur.kv.value.toString()) as ProducerSnapshotRecord);
+      // As new already (this call's earlier attempt landed, or a newer one did): nothing to write.
+      // An object of this call not named is an orphan for the reaper.
+      if (old !== null && old.seq >= rec.seq) return (await this.#txn([fenceCompare], [], [])).succeeded;
+      const ops: EtcdOp[] = [{ put: key, value: json(rec) }];
+      if (rec.o !== undefined) ops.push({ put: this.keys.object(rec.o), value: json({ bytes: rec.bytes ?? 0, at: Date.now() }) }, { put: this.keys.ref(rec.o, stream), value: Buffer.from('1') });
+      if (old?.o !== undefined && old.o !== rec.o) ops.push({ delete: this.keys.ref(old.o, stream) });
+      const same: EtcdCompare = cur.kv === null ? { key, absent: true } : { key, modRevision: cur.kv.modRevision };
+      const r = await this.#txn([fenceCompare, same], ops, [{ get: this.keys.fence(stream) }]);
+      if (r.succeeded) return true;
+      if (r.gets[0]?.value.toString() !== fenceValue(fence)) return false;
+      // p/ changed between the read and the txn (an earlier attempt of this call landed): read again.
+    }
+  }
+
   /** The stream's `m/` record, or null. */
   async meta(stream: string): Promise<LedgerMeta | null> {
     const r = await this.#link.get(this.keys.meta(stream), this.#deadlineMs);
@@ -307,16 +351,17 @@ export class Ledger {
 
   /**
    * Delete the stream from the ledger under its fence: its entries and their references, then
-   * `m/`, `w/`, its tail walks and `f/` (the name is free). Returns false when the fence is not `fence` (nothing more deleted).
+   * `m/`, `w/`, its tail walks, its producer snapshot and `f/` (the name is free). Returns false when the fence is not `fence` (nothing more deleted).
    */
   async deleteStream(stream: string, fence: Fence): Promise<boolean> {
-    const entries = await this.entries(stream);
+    const [entries, snapshot] = await Promise.all([this.entries(stream), this.producerSnapshot(stream)]);
     const compare: EtcdCompare = { key: this.keys.fence(stream), value: Buffer.from(fenceValue(fence)) };
     for (let i = 0; i < entries.length; i += ENTRIES_PER_TXN) {
       const ops = entries.slice(i, i + ENTRIES_PER_TXN).flatMap((e): EtcdOp[] => [{ delete: e.key }, { delete: this.keys.ref(e.o, stream) }]);
       if (!(await this.#txn([compare], ops, [])).succeeded) return false;
     }
-    const ops: EtcdOp[] = [{ deletePrefix: this.keys.entries(stream) }, { deletePrefix: this.keys.tailWalks(stream) }, { delete: this.keys.meta(stream) }, { delete: this.keys.position(stream) }, { delete: this.keys.fence(stream) }];
+    const ops: EtcdOp[] = [{ deletePrefix: this.keys.entries(stream) }, { deletePrefix: this.keys.tailWalks(stream) }, { delete: this.keys.meta(stream) }, { delete: this.keys.position(stream) }, { delete: this.keys.producers(stream) }, { delete: this.keys.fence(stream) }];
+    if (snapshot?.o !== undefined) ops.push({ delete: this.keys.ref(snapshot.o, stream) });
     const r = await this.#txn([compare], ops, [{ get: this.keys.fence(stream) }]);
     // A retried attempt whose first try already deleted finds no fence at all.
     return r.succeeded || r.gets[0] === null;

@@ -7,7 +7,7 @@
  *                  Then(put d/<k>, delete o/<k>)                               ── the lease fences it
  *   2. delete: for each d/<k> (this tick's and any a deposed holder left): delete the store
  *              object (idempotent), then txn If(maintenance key unchanged) Then(delete d/<k>)
- *   3. orphans (every ~20 s): store objects under g/ and c/ with neither o/ nor d/ record, seen so
+ *   3. orphans (every ~20 s): store objects under g/, c/ and p/ with neither o/ nor d/ record, seen so
  *              in every sweep for at least 60 s (a PUT whose commit never happened, a fenced
  *              compaction, a group put after its writer was fenced) are deleted — never a
  *              fence marker (group-object.ts), and 60 s is far above the ledger's lag behind
@@ -78,7 +78,7 @@ const MARK_BATCH = 40;
 const DELETE_BATCH = 8;
 
 /** Object key prefixes in the store (group and compacted objects): nothing else is ever deleted. */
-const OBJECT_PREFIXES = ['c/', 'g/'];
+const OBJECT_PREFIXES = ['c/', 'g/', 'p/'];
 
 export class Reaper {
   readonly #deps: ReaperDeps;
@@ -160,7 +160,7 @@ export class Reaper {
       const dead: Array<{ objectKey: string; modRevision: number }> = [];
       for (const c of candidates) {
         if (!referenced.has(c.objectKey)) dead.push(c);
-        else if (c.objectKey.startsWith('c/')) await this.#dropDanglingRefs(h, c.objectKey);
+        else if (c.objectKey.startsWith('c/') || c.objectKey.startsWith('p/')) await this.#dropDanglingRefs(h, c.objectKey);
       }
       for (let i = 0; i < dead.length && !out.deposed; i += MARK_BATCH) destroyed += await this.#markBatch(h, dead.slice(i, i + MARK_BATCH), out);
       if (this.#cursor === null) break; // once round the records: the rest is the next tick's
@@ -218,8 +218,9 @@ export class Reaper {
   }
 
   /**
-   * A compacted object holds one stream's frames. A delete that read the stream's entries before a
-   * compaction committed removes them by key but leaves the new object's reference behind; once
+   * A compacted object holds one stream's frames, a producer snapshot object one stream's
+   * producers. A delete that read the stream's entries (or `p/`) before a compaction (or a
+   * snapshot) committed removes them by key but leaves the new object's reference behind; once
    * the stream's fence is gone (the delete's last step) such a reference is dangling. It is removed
    * here under the lease and `f/` still absent, and the object is dead at a later tick.
    */

@@ -1,7 +1,7 @@
 /** Requests and results of the data plane, as the gateway and the shard worker both see them. */
 import { type RecordInput } from '../util/record-batch';
 import { type CommitStats } from './commit-stats';
-import { type ObjectStoreStats } from '../objects';
+import { type ObjectStoreStats, type ProducerSnapshotRecord } from '../objects';
 
 /**
  * `kafka`: whole stored batches, the first one holding the start seq (a Kafka Fetch answer: the
@@ -440,6 +440,8 @@ export interface AdoptParams {
    * producer (and Kafka batches) wait until it has. Needs the shard's object store.
    */
   replayProducers?: boolean;
+  /** With `replayProducers`: the stream's newest producer snapshot (`p/<name>`); the replay starts from it. */
+  producerSnapshot?: ProducerSnapshotRecord | null;
 }
 export interface AdoptResult {
   /** The stream as served: `startSeq` is the ledger's start, `nextSeq` the remote end. */

@@ -6,7 +6,7 @@
  * 40-streams-per-txn split.
  */
 import { randomBytes } from 'node:crypto';
-import { Ledger, type StreamCommit, groupObjectKey } from '../../src/objects';
+import { Ledger, type StreamCommit, groupObjectKey, producerObjectKey } from '../../src/objects';
 import { etcdForFile } from '../helpers/etcd-for-file';
 
 const etcd = etcdForFile();
@@ -135,6 +135,39 @@ describe('the object ledger', () => {
     expect(refs.kvs).toHaveLength(70);
     // The name is free: a new create takes epoch 1 again.
     await expect(ledger.takeFence('gone', me, { create: true })).resolves.toMatchObject({ ok: true });
+  });
+
+  it('names a producer snapshot under the fence: inline or an object held by its o/ and r/ records, the replaced object let go, all of it gone with the stream', async () => {
+    const { ledger, prefix } = fresh();
+    const root = `${prefix}.objects/`;
+    await ledger.commit(groupObjectKey(1, 1, 0, 0), 100, [commitOf('s', 0, 0, 10, { create: true, meta: { meta: {}, startSeq: 0, sealed: false } })]);
+    await expect(ledger.producerSnapshot('s')).resolves.toBeNull();
+    // A fence this node does not hold records nothing.
+    await expect(ledger.recordProducerSnapshot('s', { nodeId: 2, epoch: 1 }, { seq: 10, producers: [] })).resolves.toBe(false);
+    await expect(ledger.producerSnapshot('s')).resolves.toBeNull();
+    await expect(ledger.recordProducerSnapshot('s', me, { seq: 10, producers: [['k', 1, 3, []]] })).resolves.toBe(true);
+    await expect(ledger.producerSnapshot('s')).resolves.toEqual({ seq: 10, producers: [['k', 1, 3, []]] });
+    // An object snapshot: o/ and the stream's reference in the same txn.
+    const first = producerObjectKey(1, 1, 0, 0);
+    expect(first).toBe('p/1/1/0/000000000000');
+    await expect(ledger.recordProducerSnapshot('s', me, { seq: 20, o: first, bytes: 9000 })).resolves.toBe(true);
+    expect((await etcd.link.get(`${root}o/${first}`, 2000)).kv).not.toBeNull();
+    expect((await etcd.link.get(`${root}r/${first}/s`, 2000)).kv).not.toBeNull();
+    // Its successor takes the name; the first object's reference goes (the reaper deletes it).
+    const second = producerObjectKey(1, 1, 0, 1);
+    await expect(ledger.recordProducerSnapshot('s', me, { seq: 30, o: second, bytes: 9000 })).resolves.toBe(true);
+    expect((await etcd.link.get(`${root}r/${first}/s`, 2000)).kv).toBeNull();
+    expect((await etcd.link.get(`${root}r/${second}/s`, 2000)).kv).not.toBeNull();
+    // An older one (a slow writer) does not replace a newer one.
+    await expect(ledger.recordProducerSnapshot('s', me, { seq: 25, producers: [] })).resolves.toBe(true);
+    await expect(ledger.producerSnapshot('s')).resolves.toEqual({ seq: 30, o: second, bytes: 9000 });
+    // Moved away: refused.
+    await ledger.takeFence('s', { nodeId: 2, epoch: 2 }, { from: me });
+    await expect(ledger.recordProducerSnapshot('s', me, { seq: 40, producers: [] })).resolves.toBe(false);
+    // Deleted with the stream, its reference too: a stream created again under the name has none.
+    await expect(ledger.deleteStream('s', { nodeId: 2, epoch: 2 })).resolves.toBe(true);
+    await expect(ledger.producerSnapshot('s')).resolves.toBeNull();
+    expect((await etcd.link.get(`${root}r/${second}/s`, 2000)).kv).toBeNull();
   });
 
   it('trims: entries wholly below the start go with their references, m/ gets the start', async () => {

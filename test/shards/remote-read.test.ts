@@ -10,11 +10,14 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { type ObjectStore, RangeCache, openObjectStore } from '../../src/objects';
+import { type ObjectStore, type ProducerSnapshotRecord, RangeCache, openObjectStore } from '../../src/objects';
+import { adoptProducers } from '../../src/shards/worker/adopt-producers';
+import { encodeProducerSnapshot, replayProducers } from '../../src/shards/worker/producer-snapshot';
+import { DEFAULT_MAX_PRODUCERS, type ProducerTable, encodeProducers } from '../../src/shards/worker/producers';
 import { type ReadFormat, type ReadResult } from '../../src/shards/types';
 import { FrameType, parseFrame } from '../../src/shards/worker/frame';
 import { openMemoryStore } from '../../src/shards/worker/memory-store';
-import { type RemoteBatch, type RemoteEntry } from '../../src/shards/worker/remote-chunks';
+import { type RemoteBatch, type RemoteEntry, checkRemoteRange } from '../../src/shards/worker/remote-chunks';
 import { rememberDamage } from '../../src/shards/worker/remote-reader';
 import { SegmentLog } from '../../src/shards/worker/segment-log';
 import { type RemoteReads, Shard } from '../../src/shards/worker/shard';
@@ -194,6 +197,83 @@ describe('producers replayed from the entries (AdoptParams.replayProducers)', ()
       expect(all.map((x) => x.seq)).toEqual(Array.from({ length: tail + 2 }, (_, i) => i));
     } finally {
       await shard.close();
+    }
+  });
+});
+
+describe('producers from a snapshot and the entries after it (AdoptParams.producerSnapshot)', () => {
+  /** The table the old owner held at `seq`: every batch below it applied. */
+  async function tableAt(seq: number): Promise<ProducerTable> {
+    const table: ProducerTable = new Map();
+    for (const e of entries) {
+      if (e.from >= seq) break;
+      replayProducers(table, checkRemoteRange(NAME, e, await store.get(e.o, { offset: e.off, length: e.len })).filter((b) => b.baseSeq < seq), 0, DEFAULT_MAX_PRODUCERS);
+    }
+    return table;
+  }
+  /** An entry boundary with p-1's seqs 7 and 8 acknowledged below it and 11 above. */
+  const snapshotSeq = (): number => {
+    const e = entries.find((x) => x.from > acks.get(8)!.startSeq)!;
+    expect(e.from).toBeLessThan(acks.get(11)!.startSeq);
+    return e.from;
+  };
+  const reader = { get: (key: string, range: { offset: number; length: number }) => store.get(key, range) };
+  const end = (): number => entries[entries.length - 1]!.to;
+
+  it('reads only the entries after the snapshot, and answers retries from before it as duplicates', async () => {
+    const seq = snapshotSeq();
+    const producerSnapshot = { seq, producers: encodeProducers(await tableAt(seq)) };
+    const shard = adopter('snapshot', 0);
+    try {
+      const before = gets.length;
+      await call(shard, (r) => shard.adopt({ name: NAME, meta: { meta: createdMeta(frames), startSeq: 0, sealed: false }, entries, epoch: 1, replayProducers: true, producerSnapshot }, r));
+      const append = (pseq: number) =>
+        call<{ startSeq: number; nextSeq: number; duplicate?: boolean }>(shard, (r) => shard.append({ name: NAME, origin: 'http', payload: { kind: 'records', records: [{ key: null, value: enc(`{"p":${pseq}}`), headers: null }] }, contentType: null, close: false, producer: { id: 'p-1', epoch: 1, seq: pseq } }, r));
+      // Seq 8 was acknowledged below the snapshot: only the snapshot knows it.
+      expect(await append(8)).toMatchObject({ duplicate: true, ...acks.get(8) });
+      expect(await append(11)).toMatchObject({ duplicate: true, ...acks.get(11) });
+      expect((await append(12)).duplicate).toBeFalsy();
+      const fetched = new Set(gets.slice(before));
+      const below = entries.filter((e) => e.to <= seq).map((e) => e.o);
+      expect(below.length).toBeGreaterThan(0);
+      expect(below.filter((o) => fetched.has(o))).toEqual([]);
+      expect(entries.filter((e) => e.to > seq).every((e) => fetched.has(e.o))).toBe(true);
+    } finally {
+      await shard.close();
+    }
+  });
+
+  it('gives the table a replay of every entry gives, from an inline snapshot or one in an object', async () => {
+    const full = await adoptProducers(reader, NAME, entries, 0, end());
+    expect(full.from).toBeNull();
+    const seq = snapshotSeq();
+    const table = await tableAt(seq);
+    const inline = await adoptProducers(reader, NAME, entries, 0, end(), DEFAULT_MAX_PRODUCERS, { seq, producers: encodeProducers(table) });
+    const body = encodeProducerSnapshot(table, seq);
+    await store.put('p/snap/1', body);
+    const object = await adoptProducers(reader, NAME, entries, 0, end(), DEFAULT_MAX_PRODUCERS, { seq, o: 'p/snap/1', bytes: body.length });
+    for (const r of [inline, object]) {
+      expect(r).toMatchObject({ from: seq, unusable: null });
+      expect(encodeProducers(r.table)).toEqual(encodeProducers(full.table));
+      expect(r.bytes).toBeLessThan(full.bytes);
+    }
+  });
+
+  it('replays every entry when the snapshot object is missing or damaged, or lies past the entries', async () => {
+    const full = await adoptProducers(reader, NAME, entries, 0, end());
+    const seq = snapshotSeq();
+    await store.put('p/snap/bad', Buffer.from('{"v":1,"seq":'));
+    const cases: Array<[ProducerSnapshotRecord, RegExp | null]> = [
+      [{ seq, o: 'p/snap/none', bytes: 10 }, /missing/],
+      [{ seq, o: 'p/snap/bad', bytes: 13 }, /not JSON/],
+      [{ seq: end() + 1, producers: [] }, null],
+    ];
+    for (const [rec, why] of cases) {
+      const r = await adoptProducers(reader, NAME, entries, 0, end(), DEFAULT_MAX_PRODUCERS, rec);
+      expect(r.from).toBeNull();
+      if (why === null) expect(r.unusable).toBeNull();
+      else expect(r.unusable).toMatch(why);
+      expect(encodeProducers(r.table)).toEqual(encodeProducers(full.table));
     }
   });
 });

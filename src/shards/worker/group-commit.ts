@@ -98,6 +98,8 @@ export interface Replicator {
   expired?(s: StreamState): void;
   /** The group commit's figures, where the replicator adds its own (objects mode: the ledger transactions' times). */
   report?(stats: CommitStats): void;
+  /** An adopted stream's producers were replayed from `bytes` of its entries (objects mode: due for a snapshot). */
+  producersReplayed?(s: StreamState, bytes: number): void;
 }
 
 const NOTHING_FENCED: ReadonlyMap<StreamState, Refusal> = new Map();

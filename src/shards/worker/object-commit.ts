@@ -39,6 +39,7 @@ import {
 import { COMMIT_SECONDS_BOUNDS, type CommitStats, observeBucket } from '../commit-stats';
 import { FRAME_HEADER, FrameType } from './frame';
 import { type Group, type Refusal, type Replicator } from './group-commit';
+import { ProducerSnapshotWriter } from './producer-snapshot-writer';
 import { type StoredMeta, patchMeta, readMeta, storedMeta } from './stream-meta';
 import { type StreamLedgerState, type StreamState, servedStart } from './stream-state';
 
@@ -76,6 +77,8 @@ export interface ObjectCommitOptions {
   retryMs?: number;
   /** Groups acknowledged and not yet recorded, at most (more wait before they are acknowledged); default 64. */
   maxUnrecorded?: number;
+  /** A stream's producers are snapshotted each time its entries grew by this much (bytes); default 16 MiB. */
+  snapshotEveryBytes?: number;
   /** A ledger commit of early groups only waits up to this long for more to join it (ms); default 50. */
   recordWindowMs?: number;
   /** Early groups that send a ledger commit at once, without waiting out the window; default OBJECTS_PER_COMMIT (32). */
@@ -211,6 +214,8 @@ export class ObjectCommit implements Replicator {
   #lagWaiters: Array<() => void> = [];
   /** The group commit's figures (report()): each ledger transaction's time goes into `ledger`. */
   #stats: CommitStats | null = null;
+  /** Producer snapshots of the streams whose entries it records (producer-snapshot-writer.ts). */
+  readonly snapshots: ProducerSnapshotWriter;
 
   constructor(o: ObjectCommitOptions) {
     this.#o = o;
@@ -235,6 +240,19 @@ export class ObjectCommit implements Replicator {
     // appends gather behind the group in flight instead; large ones overlap.
     this.overlapMinBytes = o.overlapMinBytes ?? 64 << 10;
     this.#writer = groupObjectKey(o.nodeId, o.nodeEpoch, o.shardId, 0).replace(/\d+$/, '');
+    this.snapshots = new ProducerSnapshotWriter({
+      store: o.store,
+      ledger: o.ledger,
+      nodeId: o.nodeId,
+      nodeEpoch: o.nodeEpoch,
+      shardId: o.shardId,
+      ...(o.snapshotEveryBytes !== undefined ? { everyBytes: o.snapshotEveryBytes } : {}),
+    });
+  }
+
+  /** An adopt replayed the producers from `bytes` of entries: a snapshot saves the next owner that. */
+  producersReplayed(s: StreamState, bytes: number): void {
+    this.snapshots.recorded(s, bytes);
   }
 
   /**
@@ -618,6 +636,7 @@ export class ObjectCommit implements Replicator {
           continue;
         }
         if (x.placedIn !== null) l.placedIn = x.placedIn;
+        this.snapshots.recorded(s, x.rec.entries.reduce((n, e) => n + e.len, 0));
         if (x.meta !== null) {
           l.meta = x.meta;
           // A trim's old entries leave the ledger behind the group (not on the write path).

@@ -3,14 +3,14 @@
  * move"): a snapshot of a stream's durable producer table as of a seq, and the replay of the
  * batches from that seq on, which brings a copy of it to what the old owner held.
  *
- *   old owner: durableProducers as of seq S ──▶ encodeProducerSnapshot ──▶ an object (p/…)
+ *   old owner: durableProducers as of seq S ──▶ inline in p/<name>, or encodeProducerSnapshot ──▶ an object (p/…)
  *   new owner: decodeProducerSnapshot ──▶ replayProducers(the batches with base ≥ S, in seq order,
  *              then the seal's producer) ──▶ the same table, eviction included
  *
  * The table changes only by `recordBatchProducer` / `recordProducer`, applied in log order (one
  * table per stream, bounded by `maxProducers`, least recently written evicted: producers.ts), so
  * applying the same batches in the same order to the snapshot gives the table the old owner had.
- * Not wired in yet (docs/objects.md, "Built so far").
+ * Written by producer-snapshot-writer.ts, read by adopt-producers.ts.
  */
 import { SvcError } from '../../errors';
 import { readBatchHeader } from '../../util/record-batch';

@@ -53,7 +53,7 @@ import { type KvStore } from './kv-store';
 import { DEFAULT_MAX_PRODUCERS, checkProducer, cloneProducers, producerIdOf, recordProducer } from './producers';
 import { GroupCommit, type Replicator, type Reply } from './group-commit';
 import { type CommitBarrier } from './commit-barrier';
-import { type ObjectStoreStats } from '../../objects';
+import { type ObjectStoreStats, type ProducerSnapshotRecord } from '../../objects';
 import { mediaType } from '../names';
 import { type Location, type SegmentLog } from './segment-log';
 import { type ShardCache, gather, gatherBatches } from './shard-reader';
@@ -504,7 +504,7 @@ export class Shard {
     this.#commit.whenDurable(
       (err, res) => {
         reply(err, res);
-        if (replay) this.#replayProducers(r.s, remote, p.entries, p.meta.startSeq, err, 0);
+        if (replay) this.#replayProducers(r.s, remote, p.entries, p.meta.startSeq, p.producerSnapshot ?? null, err, 0);
       },
       () => ({ info: this.#info(r.s), replaced: r.replaced, remoteEnd: r.chunks.end, remoteChunks: r.chunks.size }),
     );
@@ -516,7 +516,15 @@ export class Shard {
    * answers those appends with it and tries again later (1 s, doubling up to 30 s) from the
    * entries read again; appends keep waiting meanwhile. Stops when the stream is no longer this adopt's (dropped, adopted again).
    */
-  #replayProducers(s: StreamState, remote: NonNullable<StreamState['remote']>, entries: AdoptParams['entries'], startSeq: number, failed: SvcError | null, attempt: number): void {
+  #replayProducers(
+    s: StreamState,
+    remote: NonNullable<StreamState['remote']>,
+    entries: AdoptParams['entries'],
+    startSeq: number,
+    snapshot: ProducerSnapshotRecord | null,
+    failed: SvcError | null,
+    attempt: number,
+  ): void {
     const current = (): boolean => s.remote === remote && !s.deleted && this.#commit.failed === null;
     const take = (): NonNullable<NonNullable<StreamState['remote']>['producersPending']> => {
       const waiting = remote.producersPending ?? [];
@@ -528,14 +536,16 @@ export class Shard {
       return;
     }
     const rr = this.#opts.remoteReads!;
-    adoptProducers(rr, s.meta.name, entries, startSeq, remote.chunks.end, this.#maxProducers).then(
-      (table) => {
+    adoptProducers(rr, s.meta.name, entries, startSeq, remote.chunks.end, this.#maxProducers, snapshot).then(
+      ({ table, bytes }) => {
         if (!current()) return;
         s.durableProducers = table;
         s.producers = cloneProducers(table);
         this.#checkpoints.streamChanged(s);
         this.#checkpoints.soon();
         for (const w of take()) w.run();
+        // Known now: a replay of more than the snapshot interval has the stream snapshotted at once.
+        this.#opts.replicator?.producersReplayed?.(s, bytes);
         this.flush();
       },
       (err: unknown) => {
@@ -546,7 +556,7 @@ export class Shard {
         for (const w of waiting) w.fail(e);
         // The entries are read again first: compaction may have replaced those of the adopt, and
         // the reaper deleted their objects (kept: those starting below the remote end, as the reader keeps them).
-        const again = (list: AdoptParams['entries']): void => this.#replayProducers(s, remote, list, startSeq, null, attempt + 1);
+        const again = (list: AdoptParams['entries']): void => this.#replayProducers(s, remote, list, startSeq, snapshot, null, attempt + 1);
         setTimeout(() => {
           rr.entries(s.meta.name).then(
             (fresh) => again(fresh.filter((x) => x.from < remote.chunks.end)),
