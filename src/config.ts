@@ -140,7 +140,7 @@ export const ConfigSchema = Type.Object(
      * "Reads from the object store"): `copy` imports every record into the local log first;
      * `remote` adopts it from the ledger and reads older records from the object store on demand.
      */
-    objectsReads: OneOf(['copy', 'remote'], { default: 'copy', description: 'with --objects: how a moved stream opens: copy (import its records to the local disk first) or remote (serve at once, older records read from the object store)' }),
+    objectsReads: OneOf(['copy', 'remote'], { default: 'remote', description: 'with --objects: how a moved stream opens: copy (import its records to the local disk first) or remote (serve at once, older records read from the object store)' }),
     /** This node's id in the cluster (docs/cluster.md); 0: the id kept in `<dataDir>/node-id`, allocated at the first start. */
     nodeId: Type.Integer({ minimum: 0, maximum: 2147483647, default: 0, description: 'node id (0: the one kept in the data directory, allocated at the first start)' }),
     /** Seconds this node stays live without renewing its liveness lease (docs/cluster.md); a dead node's streams move after it. */

@@ -68,7 +68,7 @@ describe('defaults', () => {
       objectsFlushMs: 0,
       objectsPutsInFlight: 2,
       objectsCacheBytes: 256 * 1024 * 1024,
-      objectsReads: 'copy',
+      objectsReads: 'remote',
       nodeId: 0,
       nodeLeaseTtl: 5,
       rebalance: 'auto',
@@ -341,8 +341,8 @@ describe('object store (--objects)', () => {
     expect(ok(['--objects-flush-ms', '20', '--metadata', ETCD, '--objects', 'file:x']).objectsFlushMs).toBe(20);
     expect(ok(['--objects-puts-in-flight', '8', '--metadata', ETCD, '--objects', 'file:x']).objectsPutsInFlight).toBe(8);
     expect(ok(['--objects-cache-bytes', '0', '--metadata', ETCD, '--objects', 'file:x']).objectsCacheBytes).toBe(0);
-    expect(ok(['--objects-reads', 'remote', '--metadata', ETCD, '--objects', 'file:x']).objectsReads).toBe('remote');
-    expect(ok(['--config', toml('objects-reads.toml', `objects_reads = "remote"\n`)]).objectsReads).toBe('remote');
+    expect(ok(['--objects-reads', 'copy', '--metadata', ETCD, '--objects', 'file:x']).objectsReads).toBe('copy');
+    expect(ok(['--config', toml('objects-reads.toml', `objects_reads = "copy"\n`)]).objectsReads).toBe('copy');
     expect(ok(['--config', toml('objects-cache.toml', `objects_cache_bytes = 1048576\n`)]).objectsCacheBytes).toBe(1048576);
   });
 
