@@ -81,14 +81,20 @@ async function appendN(stream: string, from: number, n: number): Promise<void> {
   }
 }
 
+/** Every record's `i`, page by page: a moved stream's page ends where the object store's ranges held so far end. */
 async function values(stream: string): Promise<number[]> {
-  const r = await follow(`${stream}?seq=0&count=1000&format=json`);
-  expect(r.status).toBe(200);
-  // A JSON stream's record comes back as its document, or as its text in `body`.
-  return ((await r.json()) as Array<{ value?: unknown; body?: unknown }>).map((x) => {
-    const v = x.value ?? x.body;
-    return (typeof v === 'string' ? (JSON.parse(v) as { i: number }) : (v as { i: number })).i;
-  });
+  const out: number[] = [];
+  for (let seq = 0; ; ) {
+    const r = await follow(`${stream}?seq=${seq}&count=1000&format=json`);
+    expect(r.status).toBe(200);
+    // A JSON stream's record comes back as its document, or as its text in `body`.
+    for (const x of (await r.json()) as Array<{ value?: unknown; body?: unknown }>) {
+      const v = x.value ?? x.body;
+      out.push((typeof v === 'string' ? (JSON.parse(v) as { i: number }) : (v as { i: number })).i);
+    }
+    if (r.headers.get('svc-up-to-date') === 'true') return out;
+    seq = Number(r.headers.get('svc-next-seq'));
+  }
 }
 
 test('create, append, transfer and failover over etcds:// with a client certificate and an etcd user', async () => {

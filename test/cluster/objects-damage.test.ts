@@ -2,9 +2,9 @@
  * Damaged objects in objects mode (docs/cluster.md, "Damaged objects"): 3 etcd members, 3 nodes on
  * one `file:` object store. One byte of one of a stream's objects is flipped, and one object of
  * another stream is deleted; both streams then move to another node, beside an undamaged one.
- * Requests for the damaged streams are answered `data_corrupt` naming the stream, the seqs and the
- * object (not "being opened" for ever), the undamaged stream is served, and the node stops on
- * SIGTERM within its shutdown watchdog.
+ * Requests for the damaged ranges are answered `data_corrupt` naming the stream, the seqs and the
+ * object (not "being opened" for ever), every other record of those streams and the undamaged
+ * stream are served, and the node stops on SIGTERM within its shutdown watchdog.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -59,6 +59,18 @@ async function create(stream: string): Promise<string> {
   }
 }
 
+/** Records read from `seq` to the tail, page by page (a page ends where the ranges held so far end). */
+async function count(url: string, seq: number): Promise<number> {
+  let n = 0;
+  for (;;) {
+    const r = await follow(`${url}?seq=${seq}&count=1000&format=json`, { method: 'GET' });
+    expect(r.status).toBe(200);
+    n += ((await r.json()) as unknown[]).length;
+    if (r.headers.get('svc-up-to-date') === 'true') return n;
+    seq = Number(r.headers.get('svc-next-seq'));
+  }
+}
+
 /** GET following 307s: status and body. */
 async function get(url: string): Promise<{ status: number; body: string }> {
   const r = await follow(url, { method: 'GET' });
@@ -92,9 +104,7 @@ test('a flipped byte and a deleted object make their streams answer data_corrupt
   const target: NodeProcess = c.nodes.get(to)!;
   // The undamaged stream is placed and served there, every record.
   await until('the undamaged stream placed on the target', async () => ((await c.detail('/dmg/fine')).state === 'placed' ? true : null), 30_000, 200);
-  const fine = await get(`${target.url}/dmg/fine?seq=0&count=1000&format=json`);
-  expect(fine.status).toBe(200);
-  expect((JSON.parse(fine.body) as unknown[]).length).toBe(120);
+  expect(await count(`${target.url}/dmg/fine`, 0)).toBe(120);
   // The damaged ones: data_corrupt with the stream, the seqs and the object, on the Svc and the DS listener.
   for (const [s, e, why] of [
     ['/dmg/flip', flip, 'is damaged'],
@@ -106,8 +116,11 @@ test('a flipped byte and a deleted object make their streams answer data_corrupt
     }, 30_000, 500);
     const doc = JSON.parse(r.body) as { error: string; message: string; details?: Record<string, unknown> };
     expect(doc.error).toBe('data_corrupt');
-    expect(doc.message).toContain(`stream ${s}: records ${e.from}..${e.to - 1} in object ${e.o}`);
+    expect(doc.message).toContain(`stream ${s}: records ${e.from}..${e.to - 1}`);
+    expect(doc.message).toContain(`object ${e.o}`);
     expect(doc.message).toContain(why);
+    // Every record after the damaged range is served (the stream is read from the object store range by range).
+    expect(await count(`${target.url}${s}`, e.to)).toBe(120 - e.to);
     const ds = await get(`${target.dsUrl!}/v1/stream${s}?offset=-1`);
     expect(ds.status).toBe(500);
   }

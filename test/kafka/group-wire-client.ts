@@ -11,6 +11,7 @@ import {
   encodeConsumerGroupHeartbeatRequest,
 } from '../../src/kafka-wire/messages/consumer-group-heartbeat';
 import { decodeCreateTopicsResponse, encodeCreateTopicsRequest } from '../../src/kafka-wire/messages/create-topics';
+import { type DescribeGroupsResponse, decodeDescribeGroupsResponse, encodeDescribeGroupsRequest } from '../../src/kafka-wire/messages/describe-groups';
 import { type FindCoordinatorResponse, decodeFindCoordinatorResponse, encodeFindCoordinatorRequest } from '../../src/kafka-wire/messages/find-coordinator';
 import { decodeHeartbeatResponse, encodeHeartbeatRequest } from '../../src/kafka-wire/messages/heartbeat';
 import { type JoinGroupResponse, decodeJoinGroupResponse, encodeJoinGroupRequest } from '../../src/kafka-wire/messages/join-group';
@@ -116,6 +117,12 @@ export class GroupWire {
     const full: ConsumerGroupHeartbeatRequest = { instanceId: null, rackId: null, rebalanceTimeoutMs: -1, subscribedTopicNames: null, subscribedTopicRegex: null, serverAssignor: null, topicPartitions: null, ...req };
     const r = await this.k.request(68, version, true, (w) => encodeConsumerGroupHeartbeatRequest(w, full, version));
     return decodeConsumerGroupHeartbeatResponse(r, version);
+  }
+
+  /** DescribeGroups (the classic groups' describe), v5. */
+  async describeGroups(groups: string[]): Promise<DescribeGroupsResponse> {
+    const r = await this.k.request(15, 5, true, (w) => encodeDescribeGroupsRequest(w, { groups, includeAuthorizedOperations: false }, 5));
+    return decodeDescribeGroupsResponse(r, 5);
   }
 
   async cgDescribe(groupIds: string[]): Promise<ConsumerGroupDescribeResponse> {

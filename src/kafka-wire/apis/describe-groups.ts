@@ -1,9 +1,10 @@
 /**
- * DescribeGroups (key 15), v0–5: state, protocol and members of each group. Member metadata and
- * assignments are shown while the group is Stable (Kafka shows them only then); a group nobody
- * knows is Dead with no error, as Kafka answers; a group of the consumer group protocol or a share
- * group is GROUP_ID_NOT_FOUND (each is described by its own API: ConsumerGroupDescribe,
- * ShareGroupDescribe). Authorized operations (v3+) are not computed.
+ * DescribeGroups (key 15), v0–5: state, protocol and members of each classic group. Member
+ * metadata and assignments are shown while the group is Stable (Kafka shows them only then). A
+ * group nobody knows, a group of the consumer group protocol and a share group are Dead with no
+ * error and no protocol type, as Kafka 4.x answers below v6 (v6, not served here, says
+ * GROUP_ID_NOT_FOUND "Group … is not a classic group."): each of the other kinds is described by
+ * its own API (ConsumerGroupDescribe, ShareGroupDescribe). Authorized operations (v3+) are not computed.
  */
 import { type DescribeGroupsRequest, type DescribeGroupsResponse, DESCRIBE_GROUPS, decodeDescribeGroupsRequest, encodeDescribeGroupsResponse } from '../messages/describe-groups';
 import { type ApiHandler } from '../handler';
@@ -23,9 +24,9 @@ export const DESCRIBE_GROUPS_HANDLER: ApiHandler<DescribeGroupsRequest, Describe
       throttleTimeMs: 0,
       groups: req.groups.map((id) => {
         if (id === '') return { errorCode: GroupError.INVALID_GROUP_ID, groupId: id, groupState: '', protocolType: '', protocolData: '', members: [], authorizedOperations: NO_OPERATIONS };
-        const notFound = { errorCode: GroupError.GROUP_ID_NOT_FOUND, groupId: id, groupState: '', protocolType: '', protocolData: '', members: [], authorizedOperations: NO_OPERATIONS };
-        if (ctx.groups.groupType(id) === 'consumer') return notFound;
-        if (isShareGroup(ctx, id, now)) return notFound;
+        const notClassic = { errorCode: GroupError.NONE, groupId: id, groupState: 'Dead', protocolType: '', protocolData: '', members: [], authorizedOperations: NO_OPERATIONS };
+        if (ctx.groups.groupType(id) === 'consumer') return notClassic;
+        if (isShareGroup(ctx, id, now)) return notClassic;
         const s = ctx.groups.describe(id);
         return {
           errorCode: GroupError.NONE,
