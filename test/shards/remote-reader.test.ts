@@ -39,7 +39,7 @@ function frames(from: number, to: number): Buffer {
 }
 
 /** A world: objects g/<n> each holding seqs [10n, 10n + 10) after 64 bytes of another stream's. */
-async function world(name: string, n: number) {
+async function world(name: string, n: number, clock?: { now: number }) {
   const ledger: RemoteEntry[] = [];
   for (let k = 0; k < n; k++) {
     const body = frames(10 * k, 10 * k + 10);
@@ -66,6 +66,7 @@ async function world(name: string, n: number) {
     },
     startSeq: () => 0,
     readAheadBytes: Math.floor(2.5 * ledger[0]!.len),
+    ...(clock !== undefined ? { now: () => clock.now, refreshMs: 30_000 } : {}),
   });
   const settled = async (): Promise<void> => {
     for (let i = 0; i < 1000 && cache.stats.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 10));
@@ -112,6 +113,29 @@ it('follows compaction: a deleted object the ledger no longer names is read from
   await w.reader.fetch(12);
   expect(w.refreshes()).toBe(1);
   expect(w.chunks.entries.map((e) => e.o)).toEqual(['b/c/0', 'b/g/2']);
+  expect(seqsOf(w.reader.peek(12, 1 << 20).batches).slice(0, 3)).toEqual([12, 13, 14]);
+});
+
+it('prefers compaction\'s object once the entries are older than the refresh interval, before the old objects are deleted', async () => {
+  const clock = { now: 0 };
+  const w = await world('bc', 4, clock);
+  const body = frames(0, 30);
+  await store.put('bc/c/0', body);
+  w.ledger.splice(0, 3, { o: 'bc/c/0', off: 0, len: body.length, from: 0, to: 30 });
+  // Within the interval the adopt's entries are read (g/0 still exists: the reaper's grace).
+  await w.reader.fetch(3);
+  await w.settled();
+  expect(w.refreshes()).toBe(0);
+  expect(w.gets[0]).toBe('bc/g/0');
+  // Past it, the next miss reads the ledger first and fetches the compacted object.
+  clock.now = 30_000;
+  w.gets.length = 0;
+  await w.reader.fetch(35);
+  await w.reader.fetch(12);
+  expect(w.refreshes()).toBe(1);
+  expect(w.chunks.entries.map((e) => e.o)).toEqual(['bc/c/0', 'bc/g/3']);
+  expect(w.gets).toContain('bc/c/0');
+  expect(w.gets.filter((k) => k === 'bc/g/1' || k === 'bc/g/2')).toEqual([]);
   expect(seqsOf(w.reader.peek(12, 1 << 20).batches).slice(0, 3)).toEqual([12, 13, 14]);
 });
 

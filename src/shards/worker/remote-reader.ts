@@ -8,6 +8,9 @@
  *   fetch(seq) ──────── the entry holding `seq` into the cache (one GET however many readers),
  *                       plus read-ahead of the entries after it; resolves once it is held
  *
+ *   a fetch when the entries were read from the ledger over refreshMs ago ──▶ read again first
+ *        (one etcd range read a stream at most that often, only on a cache miss): what compaction
+ *        joined into one object is fetched from it, not from the small objects it replaced
  *   a GET answered "no such object" ──▶ the ledger read again (`refresh`), the remote chunks
  *        reset from it ──▶ the entry holding the seq now names another object (compaction
  *        replaced it, the reaper deleted the old one): fetched instead; still the same object:
@@ -27,6 +30,12 @@ import { type RemoteBatch, type RemoteChunks, type RemoteEntry, checkRemoteRange
 
 /** Default read-ahead of a reader, in bytes of entries after the one it reached. */
 export const DEFAULT_READ_AHEAD_BYTES = 16 << 20; // 16 MiB
+/**
+ * A cache miss reads the stream's entries from the ledger again first when they were read longer
+ * ago than this (ms): compaction's replacements are preferred within that, and the reaper deletes
+ * the objects they replace only after its grace, so a reader rarely meets a deleted one.
+ */
+export const DEFAULT_REFRESH_MS = 30_000;
 
 export interface RemoteReaderDeps {
   chunks: RemoteChunks;
@@ -38,6 +47,10 @@ export interface RemoteReaderDeps {
   /** The stream's start now (entries wholly below it are left out). */
   startSeq(): number;
   readAheadBytes?: number;
+  /** DEFAULT_REFRESH_MS unless given. */
+  refreshMs?: number;
+  /** The clock (ms): performance.now() unless given (tests). */
+  now?(): number;
 }
 
 /** What the cache holds from a seq on. */
@@ -59,10 +72,18 @@ export class RemoteReader {
   readonly #ahead: number;
   /** The range fetched last, whether or not the cache kept it. */
   #last: { key: string; value: RemoteBatch[] } | null = null;
+  readonly #refreshMs: number;
+  readonly #now: () => number;
+  /** When the entries were last read (made from the adopt's, read then); a refresh in flight. */
+  #readAt: number;
+  #refreshing: Promise<void> | null = null;
 
   constructor(d: RemoteReaderDeps) {
     this.#d = d;
     this.#ahead = d.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES;
+    this.#refreshMs = d.refreshMs ?? DEFAULT_REFRESH_MS;
+    this.#now = d.now ?? (() => performance.now());
+    this.#readAt = this.#now();
   }
 
   /** See the file comment. At least one batch is returned when the first entry is held, whatever `bytes`. */
@@ -91,6 +112,7 @@ export class RemoteReader {
 
   /** Fetch the entry holding `seq` (see the file comment) and read ahead; resolves once it is held. */
   async fetch(seq: number): Promise<void> {
+    if (this.#now() - this.#readAt >= this.#refreshMs) await this.#refresh();
     for (let attempt = 0; ; attempt++) {
       const i = this.#d.chunks.find(seq);
       if (i < 0) return; // not remote (any more): trimmed, or local
@@ -129,6 +151,7 @@ export class RemoteReader {
       // Missing: does the ledger still name it?
       const fresh = await this.#d.refresh();
       this.#d.chunks.reset(fresh, this.#d.startSeq());
+      this.#readAt = this.#now();
       const still = fresh.some((x) => x.o === e.o && x.off === e.off && x.len === e.len);
       const corrupt = remoteCorrupt(this.#d.chunks.stream, e, 'the object is missing from the object store');
       if (still) {
@@ -138,6 +161,19 @@ export class RemoteReader {
       this.#d.cache.delete(key);
       throw new Moved();
     }
+  }
+
+  /** The entries read again (one read however many fetches wait for it); a failure keeps the ones held. */
+  #refresh(): Promise<void> {
+    this.#readAt = this.#now();
+    this.#refreshing ??= this.#d
+      .refresh()
+      .then(
+        (fresh) => this.#d.chunks.reset(fresh, this.#d.startSeq()),
+        () => undefined, // an etcd outage: the entries held still name durable objects
+      )
+      .finally(() => (this.#refreshing = null));
+    return this.#refreshing;
   }
 
   /** One GET and its check: the entry's batches, or `data_corrupt` / `storage_unavailable` / Gone. */
