@@ -84,6 +84,8 @@ export class ShareStates {
   readonly #partitions = new Map<string, SharePartition>();
   /** The tail of each key's queue of calls. */
   readonly #queues = new Map<string, Promise<unknown>>();
+  /** Groups being deleted (deleteGroup): settles when the delete is done, never rejects. */
+  readonly #deleting = new Map<string, Promise<void>>();
 
   constructor(meta: MetaStore) {
     this.#meta = meta;
@@ -112,9 +114,24 @@ export class ShareStates {
 
   /**
    * Forget every partition state of the group (DeleteGroups), each after the calls on it so far;
-   * its config stays. Resolves with the number of partitions forgotten.
+   * its config stays. Resolves with the number of partitions forgotten. Calls made meanwhile
+   * (`run`: a member that joined, an HTTP lease) wait until it is done and then start on no
+   * state: none of them writes a partition the delete then forgets under its records' locks.
    */
-  async deleteGroup(group: string): Promise<number> {
+  deleteGroup(group: string): Promise<number> {
+    const done = this.#deleteGroup(group);
+    const gate = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#deleting.set(group, gate);
+    // Registered before any waiter's: the gate is gone when they run again.
+    void gate.then(() => this.#deleting.get(group) === gate && this.#deleting.delete(group));
+    return done;
+  }
+
+  async #deleteGroup(group: string): Promise<number> {
+    await this.#deleting.get(group); // a delete of the group already running
     await this.#meta.sync();
     const prefix = partitionPrefix(group);
     let n = 0;
@@ -147,6 +164,9 @@ export class ShareStates {
    * reloads what is durable).
    */
   run<T>(group: string, stream: string, init: () => Promise<number>, fn: (p: SharePartition, config: ShareGroupConfig) => Promise<{ result: T; changed: boolean }>): Promise<T> {
+    // Not queued on the partition while its group is being deleted: the delete waits for that queue.
+    const deleting = this.#deleting.get(group);
+    if (deleting !== undefined) return deleting.then(() => this.run(group, stream, init, fn));
     const key = partitionKey(group, stream);
     const prev = this.#queues.get(key) ?? Promise.resolve();
     const step = prev.then(

@@ -87,6 +87,28 @@ describe('ShareStates', () => {
     expect(await states.deleteGroup('g/1')).toBe(0);
   });
 
+  it('holds a call made while its group is being deleted until the delete is done, which it then starts afresh after', async () => {
+    meta = await openLocalMetaStore(tempDir());
+    const states = new ShareStates(meta);
+    let starts = 0;
+    const init = (): Promise<number> => Promise.resolve(100 * ++starts);
+    const acquire = (): Promise<number[]> => states.run('g', '/a', init, async (p) => ({ result: p.acquireNew([p.end, p.end + 1], p.end + 2, 'w1', Date.now() + 60_000).map((r) => r.offset), changed: true }));
+    expect(await acquire()).toEqual([100, 101]);
+    // A slow call keeps the delete waiting; a member joining meanwhile acquires.
+    const slow = states.run('g', '/a', init, async (p) => {
+      await new Promise((r) => setTimeout(r, 30));
+      return { result: p.end, changed: true };
+    });
+    const deleted = states.deleteGroup('g');
+    const joined = acquire();
+    expect(await deleted).toBe(1);
+    await slow;
+    // It ran after the delete, on a partition started anew (not written before and forgotten with it).
+    expect(await joined).toEqual([200, 201]);
+    expect(states.peek('g', '/a')).not.toBeNull();
+    expect(states.groups()).toEqual(['g']);
+  });
+
   it('forgets a partition held in memory when another writer deletes its record (a cluster\'s coordinator deleting the group)', async () => {
     meta = await openLocalMetaStore(tempDir());
     const owner = new ShareStates(meta);
