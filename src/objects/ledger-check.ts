@@ -10,6 +10,8 @@
  *                                               ──▶ fewer bytes        ──▶ damage "short"
  *                                               ──▶ a frame's length or CRC-32C wrong ──▶ damage "frames"
  *                                               ──▶ any other store error ──▶ unreadable (the check is incomplete)
+ *       p/<stream> naming an object ──▶ GET it ──▶ missing, or not the JSON snapshot of the seq named ──▶ damage "producers"
+ *                                       (a new owner then replays every entry instead: slower, not wrong)
  *
  * Each damage names the stream, the entry's seqs, the object and its byte range: what a read that
  * reaches it answers (`data_corrupt`).
@@ -28,7 +30,8 @@ export interface ObjectDamage {
   object: string;
   offset: number;
   length: number;
-  kind: 'missing' | 'short' | 'frames' | 'hole';
+  /** `producers`: the stream's producer snapshot object (from_seq = to_seq = its seq; no records are damaged). */
+  kind: 'missing' | 'short' | 'frames' | 'hole' | 'producers';
   reason: string;
 }
 
@@ -108,9 +111,38 @@ export async function checkObjectLedger(
       const problem = framesProblem(buf);
       if (problem !== null) d('frames', problem);
     });
+    await checkSnapshot(kv, keys, store, stream, out);
   }
   out.damaged.sort((a, b) => (a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : a.from_seq - b.from_seq));
   return out;
+}
+
+/** The stream's producer snapshot object, when `p/<stream>` names one: there, whole, and a snapshot of the seq named. */
+async function checkSnapshot(kv: LedgerKv, keys: LedgerKeys, store: { get(key: string, range?: { offset: number; length: number }): Promise<Buffer> }, stream: string, out: LedgerCheckResult): Promise<void> {
+  const p = await kv.get(keys.producers(stream), 5_000);
+  if (p.kv === null) return;
+  const rec = JSON.parse(p.kv.value.toString()) as { seq: number; o?: string; bytes?: number };
+  if (rec.o === undefined) return;
+  const o = rec.o;
+  const length = rec.bytes ?? 0;
+  const d = (reason: string): void => void out.damaged.push({ stream, from_seq: rec.seq, to_seq: rec.seq, object: o, offset: 0, length, kind: 'producers', reason: `the producer snapshot ${reason}` });
+  let buf: Buffer;
+  try {
+    buf = await store.get(o);
+  } catch (err) {
+    if (isObjectNotFound(err)) d('is missing from the object store');
+    else out.unreadable.push({ stream, object: o, reason: (err as Error).message });
+    return;
+  }
+  out.bytes += buf.length;
+  if (buf.length !== length) return d(`has ${buf.length} bytes, the ledger names ${length}`);
+  let v: { seq?: unknown; producers?: unknown };
+  try {
+    v = JSON.parse(buf.toString('utf8')) as typeof v;
+  } catch {
+    return d('is not JSON');
+  }
+  if (v.seq !== rec.seq || !Array.isArray(v.producers)) d(`is not a snapshot as of seq ${rec.seq}`);
 }
 
 /** Every stream with an `m/` record, in key order. */

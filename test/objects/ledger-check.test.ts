@@ -106,4 +106,15 @@ it('names every damaged range by stream, seqs and object, and only those', async
   expect(clean.stdout).toMatch(/^1 streams, 1 ranges, \d+ bytes read: ok/);
   expect(clean.status).toBe(0);
   expect(svc(['--data-dir', dir]).status).toBe(2);
+
+  // A producer snapshot object the ledger names: checked whole; damaged, it is named with its seq.
+  const snap = Buffer.from(JSON.stringify({ v: 1, seq: 9, producers: [] }));
+  await store.put('p/1/1/0/000000000000', snap);
+  expect(await ledger.recordProducerSnapshot(c, me, { seq: 9, o: 'p/1/1/0/000000000000', bytes: snap.length })).toBe(true);
+  expect((await checkObjectLedger(etcd.link, new LedgerKeys(prefix), store, { streams: [c] })).damaged).toEqual([]);
+  fs.writeFileSync(path.join(dir, 'p/1/1/0/000000000000'), Buffer.from(JSON.stringify({ v: 1, seq: 8, producers: [] })));
+  const bad = await checkObjectLedger(etcd.link, new LedgerKeys(prefix), store, { streams: [c] });
+  expect(bad.damaged).toEqual([{ stream: c, from_seq: 9, to_seq: 9, object: 'p/1/1/0/000000000000', offset: 0, length: snap.length, kind: 'producers', reason: 'the producer snapshot is not a snapshot as of seq 9' }]);
+  fs.rmSync(path.join(dir, 'p/1/1/0/000000000000'));
+  expect((await checkObjectLedger(etcd.link, new LedgerKeys(prefix), store, { streams: [c] })).damaged.map((x) => x.reason)).toEqual(['the producer snapshot is missing from the object store']);
 }, 120_000);
