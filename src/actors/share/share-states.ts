@@ -128,6 +128,16 @@ export class ShareStates {
     return { ...SHARE_GROUP_DEFAULTS, ...stored };
   }
 
+  /** The names of the configs stored for the group (the others are at their defaults). */
+  storedConfigNames(group: string): Array<keyof ShareGroupConfig> {
+    return Object.keys(this.#meta.get<Partial<ShareGroupConfig>>(configKey(group))?.value ?? {}) as Array<keyof ShareGroupConfig>;
+  }
+
+  /** Wait until this node's view holds every change committed before the call (a cluster's quorum read; local: at once). */
+  sync(): Promise<void> {
+    return this.#meta.sync();
+  }
+
   /** Store `changes` over the group's config (null for a name: back to its default). */
   async alterConfig(group: string, changes: Partial<Record<keyof ShareGroupConfig, unknown>>): Promise<ShareGroupConfig> {
     await this.#meta.sync();
