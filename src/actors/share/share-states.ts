@@ -18,7 +18,10 @@
 import { type MetaStore } from '../meta/meta-store';
 import { SharePartition, type SharePartitionLimits, type SharePartitionRecord } from './share-partition';
 
-/** A share group's settings; the names are Kafka's group configs (KIP-932, KIP-1191). */
+/**
+ * A share group's settings, under Kafka's names (KIP-932, KIP-1191): the broker-level names where
+ * Kafka has both (its group configs drop the `group.` prefix; the Kafka listener takes either).
+ */
 export interface ShareGroupConfig {
   /** Default lock of an acquisition, ms (`group.share.record.lock.duration.ms`, Kafka default 30 s). */
   'group.share.record.lock.duration.ms': number;
