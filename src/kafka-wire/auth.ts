@@ -7,7 +7,8 @@
  *   Produce ─ append │ Fetch ─ read │ ListOffsets, Metadata ─ head │ CreateTopics (and Metadata
  *   auto-create) ─ create │ DeleteTopics ─ delete │ InitProducerId ─ append (no stream) │
  *   JoinGroup, SyncGroup, Heartbeat, LeaveGroup ─ read (no stream) │ OffsetCommit, OffsetFetch ─
- *   read (no stream, and each partition's stream)
+ *   read (no stream, and each partition's stream) │ DescribeConfigs of a group ─ read (no stream) │
+ *   AlterConfigs, IncrementalAlterConfigs of a group ─ create (no stream; a dead-letter topic's stream)
  *
  * all in the `stream` group, matched against the partition's stream name (`/orders`, `/orders/1`).
  */

@@ -45,8 +45,8 @@ export const VALIDATION_CONFIGS = {
 /** Kafka's default flush.messages (never flush by count): what an `async` topic describes. */
 const FLUSH_NEVER = '9223372036854775807';
 
-/** DescribeConfigs ConfigSource values (KIP-226). */
-export const ConfigSource = { DYNAMIC_TOPIC_CONFIG: 1, STATIC_BROKER_CONFIG: 4, DEFAULT_CONFIG: 5 } as const;
+/** DescribeConfigs ConfigSource values (KIP-226; GROUP_CONFIG, a config set for a group, KIP-848). */
+export const ConfigSource = { DYNAMIC_TOPIC_CONFIG: 1, STATIC_BROKER_CONFIG: 4, DEFAULT_CONFIG: 5, GROUP_CONFIG: 8 } as const;
 /** DescribeConfigs ConfigType values (KIP-336). */
 export const ConfigType = { BOOLEAN: 1, STRING: 2, INT: 3, LONG: 5, LIST: 7 } as const;
 

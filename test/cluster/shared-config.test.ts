@@ -4,7 +4,9 @@
  * one node is read and enforced on the others on the next request, also after the stream moved
  * there; a stricter version registered on another node applies to the very next append; a Kafka
  * topic setting changed on one node (IncrementalAlterConfigs) is described on another, and a
- * stream's Kafka topic PATCHed on its owner is a topic on every node at once.
+ * stream's Kafka topic PATCHed on its owner is a topic on every node at once. A group config set
+ * over Kafka on any node is described on every node and leases on the stream's owner use it
+ * (`/_share/{stream}` sent to another node is redirected to the owner).
  */
 import { type ObjectsCluster, objectsClusterForFile, until } from './objects-cluster';
 import { type NodeProcess } from '../helpers/node-process';
@@ -152,4 +154,48 @@ test('a stream\'s Kafka topic PATCHed on its owner is that topic on every node a
   expect(r.status).toBe(200);
   for (const id of [1, 2, 3]) expect(await topicsOn(node(id).kafka)).toContain('renamed-topic');
   for (const id of [1, 2, 3]) expect((await describeRetention(node(id).kafka, 'renamed-topic')).errorCode).toBe(0);
+});
+
+async function alterGroupConfig(broker: string, group: string, name: string, value: string): Promise<number> {
+  const k = await RawKafka.connect(broker);
+  try {
+    const r = await k.request(INCREMENTAL_ALTER_CONFIGS.apiKey, 0, false, (w) =>
+      encodeIncrementalAlterConfigsRequest(w, { resources: [{ resourceType: 32, resourceName: group, configs: [{ name, configOperation: 0, value }] }], validateOnly: false }, 0),
+    );
+    return decodeIncrementalAlterConfigsResponse(r, 0).responses[0]!.errorCode;
+  } finally {
+    k.close();
+  }
+}
+
+async function describeGroupConfig(broker: string, group: string, name: string): Promise<{ errorCode: number; value: string | null | undefined; source: number | undefined }> {
+  const k = await RawKafka.connect(broker);
+  try {
+    const r = await k.request(DESCRIBE_CONFIGS.apiKey, 1, false, (w) => encodeDescribeConfigsRequest(w, { resources: [{ resourceType: 32, resourceName: group, configurationKeys: [name] }], includeSynonyms: false }, 1));
+    const res = decodeDescribeConfigsResponse(r, 1).results[0]!;
+    const c0 = res.configs.find((x) => x.name === name);
+    return { errorCode: res.errorCode, value: c0?.value, source: c0?.configSource };
+  } finally {
+    k.close();
+  }
+}
+
+test('a group config set over Kafka on a node that does not own the stream is described on every node and used by the owner\'s leases', async () => {
+  expect((await req(node(1), '/gcq', { method: 'PUT', headers: json })).status).toBe(201);
+  expect((await append(node(1), '/gcq', [{ n: 1 }])).status).toBeLessThan(300);
+  const owner = (await c.detail('/gcq')).ownerNodeId;
+  const other = [1, 2, 3].find((id) => id !== owner)!;
+  expect(await alterGroupConfig(node(other).kafka, 'gcq-g', 'share.record.lock.duration.ms', '120000')).toBe(0);
+  expect(await alterGroupConfig(node(other).kafka, 'gcq-g', 'share.auto.offset.reset', 'earliest')).toBe(0);
+  for (const id of [1, 2, 3]) expect(await describeGroupConfig(node(id).kafka, 'gcq-g', 'share.record.lock.duration.ms')).toEqual({ errorCode: 0, value: '120000', source: 8 });
+  // The owner (reached through the 307) has it once its watch delivered it.
+  await until('the owner sees the group config', async () => {
+    const r = await req(node(other), '/_share/gcq?group=gcq-g');
+    return (r.json()['config'] as Record<string, unknown>)['group.share.record.lock.duration.ms'] === 120000 ? true : null;
+  }, 10_000);
+  const before = Date.now();
+  const lease = await req(node(other), '/_share/gcq?group=gcq-g&op=lease', { method: 'POST' });
+  expect(lease.status).toBe(200);
+  expect((lease.json()['records'] as unknown[]).length).toBe(1);
+  expect((lease.json()['lockedUntilMs'] as number) - before).toBeGreaterThanOrEqual(119_000);
 });

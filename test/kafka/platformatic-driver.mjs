@@ -11,6 +11,9 @@
 //       ('list': ListGroups v5 with the `types` and `states` filters when given, the client's default types otherwise)
 //       ('apis': create with retention.ms, describe and incrementally alter configs, add a partition, delete records)
 //       → {type:'result', value}
+//   {op:'admin', broker, action:'configs', steps:[{describe|alter|incremental: options}…]}
+//       runs describeConfigs / alterConfigs / incrementalAlterConfigs with the options as given, in order
+//       → {type:'result', value:[{value} | {error:{apiId, code, message}}…]} (the first Kafka error of a failed step)
 import { Admin, Consumer, stringDeserializers } from '@platformatic/kafka';
 
 const o = JSON.parse(process.argv[2]);
@@ -65,6 +68,19 @@ async function consume() {
   await close();
 }
 
+/** The first Kafka error (an apiId) in an error or its nested errors, or the error's message. */
+function kafkaError(err) {
+  const found = [];
+  const walk = (e, depth) => {
+    if (e === null || typeof e !== 'object' || depth > 6) return;
+    if (typeof e.apiId === 'string') found.push({ apiId: e.apiId, code: e.apiCode ?? e.code, message: e.serverErrorMessage ?? e.message });
+    for (const x of e.errors ?? []) walk(x, depth + 1);
+    walk(e.cause, depth + 1);
+  };
+  walk(err, 0);
+  return found[0] ?? { apiId: null, code: null, message: String(err?.message ?? err) };
+}
+
 async function admin() {
   if (o.action === 'offsetsForTime') {
     const consumer = new Consumer({ ...base, groupId: 'svc-plt-offsets' });
@@ -77,6 +93,18 @@ async function admin() {
   if (o.action === 'describe') value = await a.describeGroups({ groups: o.groups });
   else if (o.action === 'list') value = await a.listGroups({ ...(o.types === undefined ? {} : { types: o.types }), ...(o.states === undefined ? {} : { states: o.states }) });
   else if (o.action === 'delete') value = await a.deleteGroups({ groups: o.groups });
+  else if (o.action === 'configs') {
+    value = [];
+    for (const step of o.steps) {
+      try {
+        if (step.describe !== undefined) value.push({ value: await a.describeConfigs(step.describe) });
+        else if (step.alter !== undefined) value.push({ value: await a.alterConfigs(step.alter) ?? null });
+        else value.push({ value: await a.incrementalAlterConfigs(step.incremental) ?? null });
+      } catch (err) {
+        value.push({ error: kafkaError(err) });
+      }
+    }
+  }
   else if (o.action === 'apis') {
     const t = o.topic;
     await a.createTopics({ topics: [t], partitions: 1, replicas: 1, configs: [{ name: 'retention.ms', value: '120000' }] });

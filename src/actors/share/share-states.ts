@@ -18,7 +18,10 @@
 import { type MetaStore } from '../meta/meta-store';
 import { SharePartition, type SharePartitionLimits, type SharePartitionRecord } from './share-partition';
 
-/** A share group's settings; the names are Kafka's group configs (KIP-932, KIP-1191). */
+/**
+ * A share group's settings, under Kafka's names (KIP-932, KIP-1191): the broker-level names where
+ * Kafka has both (its group configs drop the `group.` prefix; the Kafka listener takes either).
+ */
 export interface ShareGroupConfig {
   /** Default lock of an acquisition, ms (`group.share.record.lock.duration.ms`, Kafka default 30 s). */
   'group.share.record.lock.duration.ms': number;
@@ -143,6 +146,16 @@ export class ShareStates {
   config(group: string): ShareGroupConfig {
     const stored = this.#meta.get<Partial<ShareGroupConfig>>(configKey(group))?.value ?? {};
     return { ...SHARE_GROUP_DEFAULTS, ...stored };
+  }
+
+  /** The names of the configs stored for the group (the others are at their defaults). */
+  storedConfigNames(group: string): Array<keyof ShareGroupConfig> {
+    return Object.keys(this.#meta.get<Partial<ShareGroupConfig>>(configKey(group))?.value ?? {}) as Array<keyof ShareGroupConfig>;
+  }
+
+  /** Wait until this node's view holds every change committed before the call (a cluster's quorum read; local: at once). */
+  sync(): Promise<void> {
+    return this.#meta.sync();
   }
 
   /** Store `changes` over the group's config (null for a name: back to its default). */

@@ -29,6 +29,7 @@ import { withSend } from '../http/forwarding-response';
 import { isInternal } from '../shield';
 import { STREAMS_PATH } from '../svc/config-handlers';
 import { OFFSETS_PATH } from '../svc/offset-handlers';
+import { SHARE_PATH } from '../svc/share-handlers';
 import { parseStreamName, toHttpError } from '../kit';
 
 export type OwnedListener = 'svc' | 'ds';
@@ -56,7 +57,8 @@ function streamOf(listener: OwnedListener, req: HttpRequest, maxBytes: number): 
   if (listener === 'ds') {
     if (!req.path.startsWith(STREAM_BASE + '/') || req.path.startsWith(`${STREAM_BASE}/__ds/`)) return null;
     raw = req.path.slice(STREAM_BASE.length);
-  } else if (req.path.startsWith(STREAMS_PATH + '/') || req.path.startsWith(OFFSETS_PATH + '/')) {
+  } else if (req.path.startsWith(STREAMS_PATH + '/') || req.path.startsWith(OFFSETS_PATH + '/') || req.path.startsWith(SHARE_PATH + '/')) {
+    // A share group's state of a stream has one writer, the stream's owner (docs/protocol.md, "Share groups").
     raw = req.path.slice(req.path.indexOf('/', 1));
     config = true;
   } else {

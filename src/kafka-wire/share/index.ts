@@ -5,7 +5,7 @@
  * groups as the classic group admin APIs see them (ListGroups, DescribeGroups, DeleteGroups).
  * docs/kafka.md, "Share groups".
  */
-import { type ShareStates } from '../../actors';
+import { type ShareGroupConfig, type ShareStates } from '../../actors';
 import { type Logger } from '../../log';
 import { type ShardClient } from '../../shards';
 import { GroupError, type TopicsSnapshot } from '../groups';
@@ -76,6 +76,25 @@ export class KafkaShare {
     const d = this.groups.describe(groupId, topics, now);
     if (d.errorCode !== GroupError.GROUP_ID_NOT_FOUND || this.state(groupId, now) !== 'Empty') return d;
     return { errorCode: GroupError.NONE, errorMessage: null, groupId, groupState: 'Empty', groupEpoch: 0, assignmentEpoch: 0, assignorName: SHARE_ASSIGNOR, members: [] };
+  }
+
+  /**
+   * The group's configs (IncrementalAlterConfigs and DescribeConfigs of a GROUP resource): the
+   * metadata store's record as of now (in a cluster a quorum read first), so any node answers.
+   */
+  async config(groupId: string): Promise<ShareGroupConfig> {
+    await this.#states.sync();
+    return this.#states.config(groupId);
+  }
+
+  /** The names of the configs stored for the group (the others are at their defaults). */
+  storedConfigNames(groupId: string): ReadonlyArray<keyof ShareGroupConfig> {
+    return this.#states.storedConfigNames(groupId);
+  }
+
+  /** Store `changes` over the group's config (null: back to its default); the config after. */
+  alterConfig(groupId: string, changes: Partial<Record<keyof ShareGroupConfig, unknown>>): Promise<ShareGroupConfig> {
+    return this.#states.alterConfig(groupId, changes);
   }
 
   /** The share groups this node coordinates (ListGroups), each once. */
