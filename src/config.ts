@@ -136,6 +136,12 @@ export const ConfigSchema = Type.Object(
      */
     objectsCacheBytes: Type.Integer({ minimum: 0, default: 256 * MiB, description: 'with --objects: cache of object ranges read for streams served from the object store, split over the shard workers (bytes; 0: only ranges in flight)' }), // 256 MiB
     /**
+     * Most bytes compaction may read from and write to the object store in any one second, together
+     * (docs/objects.md, "Compaction and the reaper"); 0: no bound. At least 2 MiB/s otherwise: a run
+     * is at most half the bound and should still make an object of at least 1 MiB.
+     */
+    objectsCompactBytesPerSecond: Type.Integer({ minimum: 0, default: 0, description: 'with --objects: most bytes compaction reads from and writes to the object store in any one second, together (bytes per second; 0: no bound; else at least 2097152)' }), // 0: unlimited
+    /**
      * How a node opens a stream it is given (transfer, failover, a restart's reopen; docs/objects.md,
      * "Reads from the object store"): `copy` imports every record into the local log first;
      * `remote` adopts it from the ledger and reads older records from the object store on demand.
@@ -404,6 +410,9 @@ export function configWarnings(config: Config): string[] {
     : [];
 }
 
+/** The least `--objects-compact-bytes-per-second` other than 0 (2 MiB/s): runs are at most half of it, and one under 1 MiB stays small and is compacted again. */
+export const MIN_COMPACT_BYTES_PER_SECOND = 2 * MiB;
+
 /** Pairs (smaller, larger) of limits where the first may not exceed the second. */
 const ORDERED_PAIRS = [
   ['limits.maxRecordBytes', 'limits.maxRequestBytes'],
@@ -490,6 +499,10 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): { config: Co
     else if (config.objects.startsWith('s3://') && (!env.AWS_ACCESS_KEY_ID || !env.AWS_SECRET_ACCESS_KEY)) {
       errors.push(`${whereAt('objects').where}: an s3:// store needs credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones)`);
     }
+  }
+  const compactRate = config.objectsCompactBytesPerSecond;
+  if (!invalid.has('objectsCompactBytesPerSecond') && compactRate > 0 && compactRate < MIN_COMPACT_BYTES_PER_SECOND) {
+    errors.push(`${whereAt('objectsCompactBytesPerSecond').where}: must be 0 (no bound) or at least ${MIN_COMPACT_BYTES_PER_SECOND} (2 MiB/s: a compaction run is at most half the bound, and one under 1 MiB would be compacted again) (got ${compactRate})`);
   }
   // A default must fit under its own ceiling.
   for (const [small, large] of ORDERED_PAIRS) {

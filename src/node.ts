@@ -419,7 +419,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   const objectMaintenance =
     placement === null || config.objects === ''
       ? null
-      : startObjectMaintenance({ metadataUrl: config.metadata, metadataCredentials: metadataCredentials(config), objectsUrl: config.objects, nodeId, lease, placement, log, reaper: { intervalMs: Math.min(config.storage.reaperIntervalMs, 2_000) } });
+      : startObjectMaintenance({ metadataUrl: config.metadata, metadataCredentials: metadataCredentials(config), objectsUrl: config.objects, nodeId, lease, placement, log, reaper: { intervalMs: Math.min(config.storage.reaperIntervalMs, 2_000) }, compaction: { bytesPerSecond: config.objectsCompactBytesPerSecond } });
   // Live reads (long-poll, SSE) wait here on the shards' tail events, not on the workers.
   const live = new LiveWaiters(shards, { longPollTimeoutMs: config.longPollTimeoutMs });
   // HTTP and Durable Streams readers see only committed data of Kafka transactional producers
@@ -613,7 +613,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
       return { workersDown: down.length, diskFull: shards.space().low, shards: shards.shardCount, shardsDown: down.reduce((n, w) => n + w.shards.length, 0) };
     },
     metadataSync: () => (meta.syncLatency === undefined ? null : { bounds: SYNC_SECONDS_BOUNDS, latency: meta.syncLatency }),
-    ...(objectMaintenance === null ? {} : { objectCounts: () => objectMaintenance.census.counts() }),
+    ...(objectMaintenance === null ? {} : { objectCounts: () => objectMaintenance.census.counts(), compaction: () => objectMaintenance.compactionStats() }),
     leaseHolder: () => lease.leaseHolder(),
     moves: () => (transfers === null ? null : { pending: transfers.pending().length, opened: opener?.opened ?? 0 }),
     groupLag: async () => (await kafka.groups()).flatMap((g) => g.offsets.flatMap((o) => (o.lag === null ? [] : [{ group: g.groupId, topic: o.topic, partition: o.partition, lag: o.lag }]))),

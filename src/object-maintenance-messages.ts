@@ -3,7 +3,7 @@
  * (object-maintenance.ts, object-maintenance-thread.ts).
  */
 import { type EtcdCredentials } from './actors';
-import { type CompactionOptions, type HolderCompare, type ObjectStoreStats, type PlacedStream, type ReaperOptions } from './objects';
+import { type CompactionOptions, type CompactionStats, type HolderCompare, type ObjectStoreStats, type PlacedStream, type ReaperOptions } from './objects';
 
 /** The thread's start: where the ledger and the objects are, and how often each job runs. */
 export interface MaintenanceThreadConfig {
@@ -28,5 +28,5 @@ export type ToMaintenanceThread =
 export type FromMaintenanceThread =
   /** A log line of compaction or the reaper, for the node's logger. */
   | { type: 'log'; level: 'error' | 'warn' | 'info' | 'debug'; fields: object; msg: string | undefined }
-  /** The thread's object store requests so far (the answer to each 'state'). */
-  | { type: 'stats'; stats: ObjectStoreStats };
+  /** The thread's object store requests and compaction's bytes and throttled time so far (the answer to each 'state'). */
+  | { type: 'stats'; stats: ObjectStoreStats; compaction: CompactionStats };

@@ -52,7 +52,7 @@ port.on('message', (m: ToMaintenanceThread) => {
     if (testFault('maintenance-thread')) throw new Error('injected object maintenance thread failure (test fault hook)');
     placed = m.placed;
     holder = m.holder;
-    send({ type: 'stats', stats });
+    send({ type: 'stats', stats, compaction: compactor.stats() });
     return;
   }
   // A deposed holder's last word would be stale: nothing is deleted once closing begins.

@@ -19,7 +19,7 @@ import { Worker } from 'node:worker_threads';
 import { type EtcdCredentials, EtcdLink, MAINTENANCE_KEY, type MaintenanceLease, type Placement, parseEtcdUrl } from './actors';
 import { type Logger } from './log';
 import { type FromMaintenanceThread, type MaintenanceThreadConfig, type ToMaintenanceThread } from './object-maintenance-messages';
-import { type CompactionOptions, type HolderCompare, LedgerKeys, ObjectCensus, type ObjectStoreStats, type PlacedStream, type ReaperOptions, addObjectStoreStats, newObjectStoreStats } from './objects';
+import { type CompactionOptions, type CompactionStats, type HolderCompare, LedgerKeys, ObjectCensus, type ObjectStoreStats, type PlacedStream, type ReaperOptions, addObjectStoreStats, newObjectStoreStats } from './objects';
 
 export interface ObjectMaintenanceDeps {
   /** `--metadata etcd://…/<prefix>`. */
@@ -40,6 +40,8 @@ export interface ObjectMaintenance {
   census: ObjectCensus;
   /** The maintenance thread's object store requests (svc_object_store_*), over every thread it ran. */
   stats(): ObjectStoreStats;
+  /** Compaction's bytes read and written and its time throttled (svc_objects_compaction_*), over every thread it ran. */
+  compactionStats(): CompactionStats;
   close(): Promise<void>;
 }
 
@@ -71,6 +73,9 @@ export function startObjectMaintenance(d: ObjectMaintenanceDeps): ObjectMaintena
   // The figures of threads that ended, and the running thread's latest.
   const ended = newObjectStoreStats();
   let latest = newObjectStoreStats();
+  const noCompaction = (): CompactionStats => ({ readBytes: 0, writtenBytes: 0, throttledMs: 0 });
+  const endedCompaction = noCompaction();
+  let latestCompaction = noCompaction();
   let thread: Worker | null = null;
   let closing = false;
   let restartTimer: NodeJS.Timeout | null = null;
@@ -84,13 +89,19 @@ export function startObjectMaintenance(d: ObjectMaintenanceDeps): ObjectMaintena
     thread = w;
     w.unref();
     w.on('message', (m: FromMaintenanceThread) => {
-      if (m.type === 'stats') latest = m.stats;
-      else log[m.level](m.fields, m.msg);
+      if (m.type === 'stats') {
+        latest = m.stats;
+        latestCompaction = m.compaction;
+      } else log[m.level](m.fields, m.msg);
     });
     w.on('error', (err) => log.error({ err }, 'the object maintenance thread failed; starting it again'));
     w.once('exit', (code) => {
       addObjectStoreStats(ended, latest);
       latest = newObjectStoreStats();
+      endedCompaction.readBytes += latestCompaction.readBytes;
+      endedCompaction.writtenBytes += latestCompaction.writtenBytes;
+      endedCompaction.throttledMs += latestCompaction.throttledMs;
+      latestCompaction = noCompaction();
       if (thread === w) thread = null;
       if (closing) return;
       log.warn({ code }, 'the object maintenance thread ended; starting it again');
@@ -117,6 +128,13 @@ export function startObjectMaintenance(d: ObjectMaintenanceDeps): ObjectMaintena
       addObjectStoreStats(total, ended);
       addObjectStoreStats(total, latest);
       return total;
+    },
+    compactionStats(): CompactionStats {
+      return {
+        readBytes: endedCompaction.readBytes + latestCompaction.readBytes,
+        writtenBytes: endedCompaction.writtenBytes + latestCompaction.writtenBytes,
+        throttledMs: endedCompaction.throttledMs + latestCompaction.throttledMs,
+      };
     },
     async close(): Promise<void> {
       closing = true;

@@ -68,6 +68,7 @@ describe('defaults', () => {
       objectsFlushMs: 0,
       objectsPutsInFlight: 2,
       objectsCacheBytes: 256 * 1024 * 1024,
+      objectsCompactBytesPerSecond: 0,
       objectsReads: 'remote',
       nodeId: 0,
       nodeLeaseTtl: 5,
@@ -344,6 +345,14 @@ describe('object store (--objects)', () => {
     expect(ok(['--objects-reads', 'copy', '--metadata', ETCD, '--objects', 'file:x']).objectsReads).toBe('copy');
     expect(ok(['--config', toml('objects-reads.toml', `objects_reads = "copy"\n`)]).objectsReads).toBe('copy');
     expect(ok(['--config', toml('objects-cache.toml', `objects_cache_bytes = 1048576\n`)]).objectsCacheBytes).toBe(1048576);
+  });
+
+  it('takes a bound on compaction\'s bytes per second: 0 for none, else at least 2 MiB/s', () => {
+    expect(ok(['--objects-compact-bytes-per-second', '67108864', '--metadata', ETCD, '--objects', 'file:x']).objectsCompactBytesPerSecond).toBe(67108864);
+    expect(ok(['--metadata', ETCD, '--objects', 'file:x'], { SVC_OBJECTS_COMPACT_BYTES_PER_SECOND: '0' }).objectsCompactBytesPerSecond).toBe(0);
+    expect(ok(['--config', toml('objects-compact.toml', `objects_compact_bytes_per_second = 2097152\n`)]).objectsCompactBytesPerSecond).toBe(2097152);
+    expect(errors(['--objects-compact-bytes-per-second', '1048576'])).toEqual([expect.stringMatching(/^--objects-compact-bytes-per-second: must be 0 \(no bound\) or at least 2097152 .*\(got 1048576\)$/)]);
+    expect(errors(['--objects-compact-bytes-per-second', '-1'])).toEqual([expect.stringMatching(/^--objects-compact-bytes-per-second: must be an integer >= 0/)]);
   });
 
   it('refuses an s3:// store without credentials in the environment, naming the variables', () => {

@@ -12,6 +12,7 @@
  *         pick a run of small ones            (len < 1 MiB; > 32 entries, or all seen ≥ 10 s ago)
  *         GET each range, check every frame   (length + CRC-32C; a bad frame stops the run: never copied)
  *         PUT c/<streamId>/<epoch>.<counter>  the frames concatenated, in order
+ *           (each GET and the PUT first wait for their bytes under --objects-compact-bytes-per-second)
  *         txn If(f/<stream> == fence, m/ unchanged since read again, each replaced i/ unchanged)
  *             Then(i/<first> = new entry, delete the other replaced i/, delete r/ no longer used,
  *                  put r/<c>/<stream>, o/<c>)
@@ -25,8 +26,14 @@
  * is unchanged; it covers [first.from, last.to). A txn whose compare fails (the stream moved,
  * trimmed or was deleted meanwhile) writes nothing: the new object has no `o/` record and the
  * reaper removes it as an orphan. Work is bounded per tick (runs and bytes).
+ *
+ * With a byte rate (`bytesPerSecond`, byte-rate.ts) every GET and PUT waits until its bytes fit the
+ * bound: compaction's store I/O stays within it over every second, and only compaction waits (it
+ * runs on its own thread, beside nothing but the reaper, which has no bound). A run is then at most
+ * half the bound, so its GETs and its PUT fit one second's bytes.
  */
 import { type EntryValue } from './ledger';
+import { ByteRate, type ByteRateClock } from './byte-rate';
 import { Ticker } from './ticker';
 import { compactedObjectKey, type Fence, fenceValue, type LedgerKeys, parseEntryName } from './ledger-keys';
 import { eachLimited, framesProblem, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type MaintenanceLog, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
@@ -57,6 +64,12 @@ export interface CompactionOptions {
   streamsPerTick?: number;
   /** Period of the timer `start()` sets (ms; default 1 s). */
   intervalMs?: number;
+  /**
+   * Most bytes compaction reads from and writes to the store in any one second, together (bytes per
+   * second; `--objects-compact-bytes-per-second`); 0 or absent: no bound. Runs are then at most half
+   * of it (maxRunBytes).
+   */
+  bytesPerSecond?: number;
 }
 
 export interface CompactionDeps {
@@ -66,6 +79,18 @@ export interface CompactionDeps {
   /** The streams this node has placed now, with their fences. */
   placed: () => PlacedStream[] | Promise<PlacedStream[]>;
   log?: MaintenanceLog;
+  /** Where the byte rate reads the time and waits (tests: a fake clock); the process clock by default. */
+  clock?: ByteRateClock;
+}
+
+/** What compaction has moved since its start (the node's svc_objects_compaction_* metrics). */
+export interface CompactionStats {
+  /** Bytes fetched from the store (the runs' ranges). */
+  readBytes: number;
+  /** Bytes written to the store (the c/ objects). */
+  writtenBytes: number;
+  /** Time spent waiting for the byte rate (ms); 0 without a bound. */
+  throttledMs: number;
 }
 
 /** What a tick did (for tests and logs). */
@@ -94,28 +119,53 @@ export class Compactor {
   #after: string | null = null;
   #counter = 0;
   readonly #ticker: Ticker;
+  /** The bound on the store I/O (null: none). */
+  readonly #rate: ByteRate | null;
+  /** Aborted by stop(): a wait for the byte rate gives up, and the tick ends. */
+  #stopping = new AbortController();
+  #readBytes = 0;
+  #writtenBytes = 0;
 
   constructor(deps: CompactionDeps, options: CompactionOptions = {}) {
     this.#deps = deps;
+    const bytesPerSecond = options.bytesPerSecond ?? 0;
+    this.#rate = bytesPerSecond > 0 ? new ByteRate(bytesPerSecond, deps.clock) : null;
+    // A run's GETs and its PUT together fit one second of the bound (see byte-rate.ts on larger requests).
+    const maxRunBytes = options.maxRunBytes ?? 16 << 20; // 16 MiB
     this.#o = {
       smallBytes: options.smallBytes ?? 1 << 20, // 1 MiB
       maxEntries: options.maxEntries ?? 32,
       settleMs: options.settleMs ?? 10_000, // 10 s
       maxRun: Math.min(options.maxRun ?? 60, 62),
-      maxRunBytes: options.maxRunBytes ?? 16 << 20, // 16 MiB
+      maxRunBytes: bytesPerSecond > 0 ? Math.max(1, Math.min(maxRunBytes, Math.floor(bytesPerSecond / 2))) : maxRunBytes,
       runsPerTick: options.runsPerTick ?? 32,
       streamsPerTick: options.streamsPerTick ?? 64,
       intervalMs: options.intervalMs ?? 1_000, // 1 s
+      bytesPerSecond,
     };
     this.#ticker = new Ticker(() => this.tick(), this.#o.intervalMs, (err) => this.#deps.log?.warn({ err }, 'object compaction failed; retried at the next tick'));
   }
 
   start(): void {
+    if (this.#stopping.signal.aborted) this.#stopping = new AbortController();
     this.#ticker.start();
   }
 
+  /** Stops the timer and waits for the tick in progress, which gives up a wait for the byte rate at once. */
   stop(): Promise<void> {
+    this.#stopping.abort();
     return this.#ticker.stop();
+  }
+
+  /** Bytes read and written since the start, and the time spent waiting for the byte rate. */
+  stats(): CompactionStats {
+    return { readBytes: this.#readBytes, writtenBytes: this.#writtenBytes, throttledMs: this.#rate?.waitedMs ?? 0 };
+  }
+
+  /** Waits until `bytes` of store I/O fit the byte rate ('stopped': stop() was called meanwhile). */
+  #pace(bytes: number): Promise<'granted' | 'stopped'> | 'granted' | 'stopped' {
+    if (this.#stopping.signal.aborted) return 'stopped';
+    return this.#rate === null ? 'granted' : this.#rate.take(bytes, this.#stopping.signal);
   }
 
   /** One pass over up to `streamsPerTick` placed streams (in turn), at most `runsPerTick` runs. */
@@ -129,7 +179,7 @@ export class Compactor {
     const from = this.#after === null ? 0 : all.findIndex((s) => s.name > this.#after!);
     const turn = [...all.slice(Math.max(0, from)), ...all.slice(0, Math.max(0, from))].slice(0, this.#o.streamsPerTick);
     for (const s of turn) {
-      if (done.runs >= this.#o.runsPerTick) break;
+      if (done.runs >= this.#o.runsPerTick || this.#stopping.signal.aborted) break;
       this.#after = s.name;
       // The stream's m/ record first: its trim point (see #pickRun).
       const meta = await this.#deps.kv.get(this.#deps.keys.meta(s.name), LEDGER_DEADLINE_MS);
@@ -144,6 +194,7 @@ export class Compactor {
         const run = this.#pickRun(s.name, entries, startSeq, now, next);
         if (run === null) break;
         const r = await this.#compact(s, entries, run);
+        if (r === 'stopped') return done;
         if (r === 'fenced') {
           done.fenced++;
           break;
@@ -237,19 +288,29 @@ export class Compactor {
     return run.length >= 2 ? run : null;
   }
 
-  /** Rewrite one run; the bytes written and the entry now in its place, 'fenced' when the txn's compare failed, null when skipped. */
-  async #compact(s: PlacedStream, entries: readonly Entry[], run: number[]): Promise<{ bytes: number; entry: Entry } | 'fenced' | null> {
+  /**
+   * Rewrite one run; the bytes written and the entry now in its place, 'fenced' when the txn's
+   * compare failed, null when skipped, 'stopped' when stop() ended a wait for the byte rate (before
+   * the PUT: nothing written).
+   */
+  async #compact(s: PlacedStream, entries: readonly Entry[], run: number[]): Promise<{ bytes: number; entry: Entry } | 'fenced' | 'stopped' | null> {
     const { kv, keys, store } = this.#deps;
     const replaced = run.map((i) => entries[i]!);
     const parts: Buffer[] = new Array<Buffer>(replaced.length);
     let damaged: { i: number; problem: string } | null = null;
+    let stopped = false;
     await eachLimited(
       replaced.map((r, i) => ({ r, i })),
       8,
       async ({ r, i }) => {
-        if (damaged !== null) return;
+        if (damaged !== null || stopped) return;
         // An entry of no bytes (a group that wrote nothing of this stream's frames) has nothing to fetch.
+        if (r.e.len > 0 && (await this.#pace(r.e.len)) === 'stopped') {
+          stopped = true;
+          return;
+        }
         const part = r.e.len === 0 ? Buffer.alloc(0) : await store.get(r.e.o, { offset: r.e.off, length: r.e.len });
+        this.#readBytes += part.length;
         // Checked as it arrives: a run's frames (up to maxRunBytes of them, often of a hundred
         // bytes each) checked at once would hold the thread for milliseconds in one piece.
         const problem = framesProblem(part);
@@ -257,6 +318,7 @@ export class Compactor {
         parts[i] = part;
       },
     );
+    if (stopped) return 'stopped';
     if (damaged !== null) {
       const { i, problem } = damaged;
       // Never copy damaged bytes into a new object: the run stays as it is, readers get data_corrupt.
@@ -265,7 +327,9 @@ export class Compactor {
     }
     const objectKey = compactedObjectKey(s.streamId, s.fence.epoch, this.#counter++);
     const bytes = parts.reduce((n, p) => n + p.length, 0);
+    if ((await this.#pace(bytes)) === 'stopped') return 'stopped';
     await store.put(objectKey, parts);
+    this.#writtenBytes += bytes;
 
     const first = replaced[0]!;
     const last = replaced[replaced.length - 1]!;

@@ -17,7 +17,8 @@ import { fromObjects } from './objects-read';
 jest.setTimeout(120_000);
 
 const faults = path.join(tempDir('svc-faults-'), 'faults');
-const c = objectsNodeForFile({ shards: 1, env: { NODE_ENV: 'test', SVC_TEST_FAULTS_FILE: faults } });
+// A bound on compaction's I/O far above what this test moves: the setting reaches the thread, and its figures the metrics.
+const c = objectsNodeForFile({ shards: 1, env: { NODE_ENV: 'test', SVC_TEST_FAULTS_FILE: faults, SVC_OBJECTS_COMPACT_BYTES_PER_SECOND: String(64 << 20) } });
 afterAll(() => fs.rmSync(faults, { force: true }));
 
 /** Compacted objects in the store now. */
@@ -37,6 +38,13 @@ async function appendEach(name: string, from: number, n: number): Promise<string
   return values;
 }
 
+/** svc_objects_compaction_bytes_total{op} from GET /metrics, or null while it has no sample. */
+async function compactionBytes(op: 'get' | 'put'): Promise<number | null> {
+  const body = await (await fetch(`${c.node.adminUrl!}/metrics`)).text();
+  const line = body.split('\n').find((l) => l.startsWith(`svc_objects_compaction_bytes_total{op="${op}"} `));
+  return line === undefined ? null : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
 const restarts = (): number => c.node.output().split('\n').filter((l) => l.includes('the object maintenance thread ended; starting it again')).length;
 
 test('compaction runs on the maintenance thread; a failed thread is started again and the node serves meanwhile', async () => {
@@ -45,6 +53,11 @@ test('compaction runs on the maintenance thread; a failed thread is started agai
   const acked = await appendEach(name, 0, 80);
   // More than 32 entries: the stream is crowded, compacted at the thread's next tick.
   await until('a compacted object', async () => (compacted().length > 0 ? true : null), 15_000);
+  // The thread reports what compaction read and wrote (every 500 ms): the same bytes both ways.
+  const moved = await until('compaction bytes in the metrics', async () => {
+    const [get, put] = [await compactionBytes('get'), await compactionBytes('put')];
+    return get !== null && get > 0 && get === put ? get : null;
+  }, 15_000);
 
   fs.writeFileSync(faults, 'maintenance-thread');
   await until('two restarts of the failing thread', async () => (restarts() >= 2 ? true : null), 15_000);
@@ -59,6 +72,8 @@ test('compaction runs on the maintenance thread; a failed thread is started agai
 
   fs.rmSync(faults);
   await until('compaction after the fault', async () => (compacted().length > before ? true : null), 15_000);
+  // The figures of the threads that ended are kept: the counters only grow.
+  expect(await compactionBytes('get')).toBeGreaterThanOrEqual(moved);
   expect(c.node.proc.exitCode).toBeNull();
   // Every acknowledged record, in order, through the ledger's entries and the objects they name.
   const { records } = await fromObjects(c.ledger, c.store, name);

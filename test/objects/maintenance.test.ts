@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { type EtcdLink } from '../../src/actors';
-import { Compactor, type Fence, type HolderCompare, Ledger, ObjectCensus, type ObjectStore, Reaper, fenceMarker, groupObjectKey, groupTrailer, openObjectStore } from '../../src/objects';
+import { ByteRate, type ByteRateClock, Compactor, type Fence, type HolderCompare, Ledger, ObjectCensus, type ObjectStore, Reaper, fenceMarker, groupObjectKey, groupTrailer, openObjectStore } from '../../src/objects';
 import { FrameType, encodeFrame } from '../../src/shards/worker/frame';
 import { etcdForFile } from '../helpers/etcd-for-file';
 
@@ -94,12 +94,12 @@ async function takeMaintenance(w: World, nodeId: number): Promise<{ compare: Hol
 }
 
 /** `store` with some of its operations replaced (to act at a chosen moment); the rest pass through. */
-function around(store: ObjectStore, over: Partial<Pick<ObjectStore, 'put' | 'delete'>>): ObjectStore {
+function around(store: ObjectStore, over: Partial<Pick<ObjectStore, 'put' | 'get' | 'delete'>>): ObjectStore {
   return {
     describe: store.describe,
     createOnly: store.createOnly,
     put: over.put ?? ((k, b, o) => store.put(k, b, o)),
-    get: (k, r) => store.get(k, r),
+    get: over.get ?? ((k, r) => store.get(k, r)),
     delete: over.delete ?? ((k) => store.delete(k)),
     list: (p) => store.list(p),
     close: () => store.close(),
@@ -352,6 +352,113 @@ describe('compaction', () => {
     // A later tick compacts what the trim left.
     expect(await new Compactor({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 't', streamId: 5, fence: me }] }, { settleMs: 0 }).tick()).toMatchObject({ runs: 1, entriesReplaced: 2 });
     expect((await readAll(w, 't')).equals(Buffer.concat(w.written.get('t')!.slice(9)))).toBe(true);
+  });
+});
+
+describe('compaction under a byte rate (--objects-compact-bytes-per-second)', () => {
+  /**
+   * A fake clock for the byte rate: time moves only when it sleeps, by what was asked, after the
+   * current macrotask (so a request granted at t is sent at t). The schedule is then the same however
+   * slowly etcd and the disk answer.
+   */
+  function fakeClock(): ByteRateClock & { t: number } {
+    const c = {
+      t: 0,
+      now: () => c.t,
+      sleep: (ms: number, signal: AbortSignal) =>
+        new Promise<void>((resolve, reject) =>
+          setImmediate(() => {
+            if (signal.aborted) return reject(signal.reason);
+            c.t += ms;
+            resolve();
+          }),
+        ),
+    };
+    return c;
+  }
+
+  /** `w.store` with every GET and PUT recorded: its bytes and the fake time it was sent at. */
+  function recorded(w: World, clock: ByteRateClock): { store: ObjectStore; sent: Array<{ op: 'get' | 'put'; at: number; bytes: number }> } {
+    const sent: Array<{ op: 'get' | 'put'; at: number; bytes: number }> = [];
+    const store = around(w.store, {
+      get: (k, r) => {
+        sent.push({ op: 'get', at: clock.now(), bytes: r!.length });
+        return w.store.get(k, r);
+      },
+      put: (k, b, o) => {
+        sent.push({ op: 'put', at: clock.now(), bytes: Buffer.isBuffer(b) ? b.length : (b as readonly Buffer[]).reduce((n, x) => n + x.length, 0) });
+        return w.store.put(k, b, o);
+      },
+    });
+    return { store, sent };
+  }
+
+  /** The most bytes sent in any window (t - 1 s, t] (the maximum is at a window ending at a request). */
+  const busiestSecond = (sent: ReadonlyArray<{ at: number; bytes: number }>): number =>
+    Math.max(...sent.map((g) => sent.filter((x) => x.at > g.at - 1000 && x.at <= g.at).reduce((n, x) => n + x.bytes, 0)));
+
+  afterEach(() => jest.restoreAllMocks());
+
+  it('compacts N bytes at a bound of N/2 a second: every byte read and written asks the bound first, and no second holds more than N/2', async () => {
+    const w = world();
+    await create(w, ['paced']);
+    for (let i = 0; i < 40; i++) await group(w, ['paced']);
+    const entries = await w.ledger.entries('paced');
+    // N: the bytes of every entry but the newest (never rewritten), read once and written once.
+    const n = entries.slice(0, -1).reduce((x, e) => x + e.len, 0);
+    const bound = Math.floor(n / 2);
+    const clock = fakeClock();
+    const { store, sent } = recorded(w, clock);
+    const takes = jest.spyOn(ByteRate.prototype, 'take');
+    // smallBytes 1 KiB: a compacted run is large, so the tick rewrites each entry once.
+    const compactor = new Compactor({ kv: etcd.link, keys: w.ledger.keys, store, placed: () => [{ name: 'paced', streamId: 31, fence: me }], clock }, { settleMs: 0, smallBytes: 1024, bytesPerSecond: bound });
+    const t = await compactor.tick();
+    // Runs are at most half the bound (a quarter of N), so a run's GETs and PUT fit one second.
+    expect(t).toMatchObject({ entriesReplaced: 39, bytes: n, fenced: 0 });
+    expect(t.runs).toBeGreaterThanOrEqual(4);
+    expect((await readAll(w, 'paced')).equals(Buffer.concat(w.written.get('paced')!))).toBe(true);
+
+    // Every request asked for exactly its bytes: the takes are the requests, size for size.
+    const sizes = (xs: number[]): number[] => [...xs].sort((a, b) => a - b);
+    expect(sizes(takes.mock.calls.map(([bytes]) => bytes))).toEqual(sizes(sent.map((x) => x.bytes)));
+    expect(sent.filter((x) => x.op === 'get').reduce((x, g) => x + g.bytes, 0)).toBe(n);
+    expect(sent.filter((x) => x.op === 'put').reduce((x, g) => x + g.bytes, 0)).toBe(n);
+    // The schedule: never more than the bound in any second; 2N = 4 × the bound takes at least
+    // 3 s past the first request, and (a request waits only for room) no more than twice that.
+    expect(busiestSecond(sent)).toBeLessThanOrEqual(bound);
+    const end = Math.max(...sent.map((x) => x.at));
+    expect(end).toBeGreaterThanOrEqual(3000);
+    expect(end).toBeLessThanOrEqual(9 * 1010);
+    // Time moved only while compaction waited for the bound, and the stats say so.
+    expect(compactor.stats()).toEqual({ readBytes: n, writtenBytes: n, throttledMs: clock.t });
+  });
+
+  it('stop() ends a tick waiting for the bound at once; the run it was making is not written', async () => {
+    const w = world();
+    await create(w, ['halt']);
+    for (let i = 0; i < 20; i++) await group(w, ['halt']);
+    const entries = await w.ledger.entries('halt');
+    // A clock that never moves: the first second's bytes go, then the next request waits for good.
+    let waiting!: () => void;
+    const reachedWait = new Promise<void>((r) => (waiting = r));
+    const clock: ByteRateClock = {
+      now: () => 0,
+      sleep: (_ms, signal) => {
+        waiting();
+        return new Promise<void>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+      },
+    };
+    const n = entries.slice(0, -1).reduce((x, e) => x + e.len, 0);
+    // Runs of half the bound: the first run's GETs and PUT fill the second, the second run waits.
+    const compactor = new Compactor({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'halt', streamId: 32, fence: me }], clock }, { settleMs: 0, smallBytes: 1024, bytesPerSecond: Math.ceil(n / 2) });
+    const ticking = compactor.tick();
+    await reachedWait;
+    await compactor.stop();
+    const t = await ticking;
+    expect(t).toMatchObject({ runs: 1, fenced: 0 });
+    expect((await storeKeys(w)).filter((k) => k.startsWith('c/'))).toHaveLength(1);
+    expect(await w.ledger.entries('halt')).toHaveLength(entries.length - t.entriesReplaced + 1);
+    expect((await readAll(w, 'halt')).equals(Buffer.concat(w.written.get('halt')!))).toBe(true);
   });
 });
 

@@ -9,7 +9,7 @@
  * kept where the work happens and read here by `collect()` at scrape time.
  */
 import { Counter, Gauge, type Metric, Registry, collectDefaultMetrics } from 'prom-client';
-import { OBJECT_OPS, OBJECT_SECONDS_BOUNDS, type ObjectStoreStats } from '../../objects';
+import { type CompactionStats, OBJECT_OPS, OBJECT_SECONDS_BOUNDS, type ObjectStoreStats } from '../../objects';
 import { type BucketCounts, COMMIT_FRAME_BOUNDS, COMMIT_SECONDS_BOUNDS, type CommitStats, type ReadCacheStats, type ReadPoolStats, observeBucket } from '../../shards';
 
 export type HttpListener = 'svc' | 'ds' | 'admin';
@@ -47,6 +47,8 @@ export interface MetricSources {
    * null (or absent) without `--objects`, and then no svc_object_store_* samples are exposed.
    */
   objectStore?(): Promise<ObjectStoreStats | null> | ObjectStoreStats | null;
+  /** Objects mode: compaction's bytes read and written and its time throttled (as of the maintenance thread's last report); absent: no series. */
+  compaction?(): CompactionStats | null;
   /** Whether this node holds the maintenance lease (null: unknown, e.g. not registered); absent: no series. */
   leaseHolder?(): boolean | null;
   /** Moves pending cluster-wide (rows `opening` with a `from`: the overview's pendingTransfers), and streams opened here after a move since start. */
@@ -237,6 +239,19 @@ export class NodeMetrics {
       customMetric('svc_objects_destroyed_backlog', 'objects mode: objects marked destroyed whose deletion is pending (d/ records), cluster-wide', 'gauge', () =>
         from.objectCounts === null ? [] : [{ metricName: 'svc_objects_destroyed_backlog', labels: {}, value: from.objectCounts.destroyedObjectBacklog }],
       ),
+    );
+    // Compaction on the object maintenance thread (docs/objects.md, "Compaction and the reaper"), as the thread last reported it.
+    this.registry.registerMetric(
+      customMetric('svc_objects_compaction_bytes_total', 'objects mode: bytes compaction read from the object store (op get) and wrote to it (op put)', 'counter', () => {
+        const c = from.sources?.compaction?.() ?? null;
+        return c === null ? [] : [{ metricName: 'svc_objects_compaction_bytes_total', labels: { op: 'get' }, value: c.readBytes }, { metricName: 'svc_objects_compaction_bytes_total', labels: { op: 'put' }, value: c.writtenBytes }];
+      }),
+    );
+    this.registry.registerMetric(
+      customMetric('svc_objects_compaction_throttled_seconds_total', 'objects mode: time compaction waited for --objects-compact-bytes-per-second before its object store requests', 'counter', () => {
+        const c = from.sources?.compaction?.() ?? null;
+        return c === null ? [] : [{ metricName: 'svc_objects_compaction_throttled_seconds_total', labels: {}, value: c.throttledMs / 1000 }];
+      }),
     );
     // Kept by the shard workers as bucket counts (shards/commit-stats.ts), exposed as they are.
     this.registry.registerMetric(

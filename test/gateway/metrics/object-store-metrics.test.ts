@@ -1,7 +1,7 @@
 /**
  * svc_object_store_* (docs/metrics.md): the figures of real object stores (two file: stores, as two
  * threads would keep them, summed with addObjectStoreStats) exposed through the node's registry,
- * and nothing at all where the node has no object store.
+ * and nothing at all where the node has no object store; svc_objects_compaction_* likewise.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -65,6 +65,19 @@ describe('object store metrics', () => {
     expect(sample(body, 'svc_object_store_request_seconds_sum', 'op="put"')).toBeGreaterThan(0);
     expect(sample(body, 'svc_object_store_retries_total', 'op="put"')).toBe(0);
     expect(body).toMatch(/# TYPE svc_object_store_request_seconds histogram/);
+  });
+
+  it("exposes compaction's bytes read and written and its time throttled, and nothing without objects mode", async () => {
+    const metrics = new NodeMetrics();
+    metrics.attach({ ...sources(() => null), compaction: () => ({ readBytes: 3000, writtenBytes: 2900, throttledMs: 1500 }) });
+    const { body } = await metrics.scrape();
+    expect(sample(body, 'svc_objects_compaction_bytes_total', 'op="get"')).toBe(3000);
+    expect(sample(body, 'svc_objects_compaction_bytes_total', 'op="put"')).toBe(2900);
+    expect(sample(body, 'svc_objects_compaction_throttled_seconds_total')).toBe(1.5);
+    expect(body).toMatch(/# TYPE svc_objects_compaction_throttled_seconds_total counter/);
+    const without = new NodeMetrics();
+    without.attach(sources(() => null));
+    expect((await without.scrape()).body.split('\n').filter((l) => l.startsWith('svc_objects_compaction'))).toEqual([]);
   });
 
   it('exposes no object store samples without an object store', async () => {
