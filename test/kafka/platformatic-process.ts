@@ -18,7 +18,7 @@ export interface PltEvent {
 export interface PltRun {
   events(): PltEvent[];
   messages(): PltEvent[];
-  /** Partitions of the last join. */
+  /** Partitions of the last join (classic) or assignment change (consumer protocol). */
   assignment(): number[] | null;
   stderr(): string;
   /** "running", or how the process ended (exit code or signal). */
@@ -51,7 +51,8 @@ export function platformatic(command: object): PltRun {
     events: () => events,
     messages: () => events.filter((e) => e.type === 'message'),
     assignment() {
-      const joins = events.filter((e) => e.type === 'join');
+      // A classic group's join, or the consumer protocol's assignment between heartbeats.
+      const joins = events.filter((e) => e.type === 'join' || e.type === 'assignment');
       const last = joins[joins.length - 1];
       return last === undefined ? null : (last.assignments ?? []).flatMap((a) => a.partitions).sort((a, b) => a - b);
     },
