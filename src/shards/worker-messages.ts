@@ -46,6 +46,16 @@ export function controlReplyOf(m: unknown): ControlReply | null {
 }
 
 type Fatal = Extract<WorkerEvent, { type: 'fatal' }>;
+type LogLine = Extract<WorkerEvent, { type: 'log' }>;
+
+/** A line the worker asks the node to log, or null for anything else. */
+export function logLineOf(m: unknown): LogLine | null {
+  if (typeof m !== 'object' || m === null || !('type' in m) || m.type !== 'log') return null;
+  const level = 'level' in m && (m.level === 'info' || m.level === 'warn') ? m.level : 'warn';
+  const msg = 'msg' in m && typeof m.msg === 'string' ? m.msg : 'shard worker';
+  const fields = 'fields' in m && typeof m.fields === 'object' && m.fields !== null ? (m.fields as Record<string, unknown>) : {};
+  return { type: 'log', level, msg, fields };
+}
 
 /** The worker's last word before it exits after a storage failure, or null for anything else. */
 export function fatalOf(m: unknown): Pick<Fatal, 'message' | 'code'> | null {

@@ -15,7 +15,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { type WorkerConfig, type WorkerEvent } from './worker/worker-main';
-import { fatalOf } from './worker-messages';
+import { fatalOf, logLineOf } from './worker-messages';
 
 /** First restart delay; doubles with each death or failed start in a row. */
 const RESTART_BASE_MS = 500; // 0.5 s
@@ -153,6 +153,11 @@ export class WorkerPool implements WorkerLinks {
       const fatal = fatalOf(m);
       if (fatal !== null) {
         this.#died(w, worker, fatal.message, fatal.code);
+        return;
+      }
+      const line = logLineOf(m);
+      if (line !== null) {
+        this.#log[line.level]({ worker: w, ...line.fields }, line.msg);
         return;
       }
       this.#hooks?.message(w, m);

@@ -21,6 +21,7 @@ import { type RemoteBatch, type RemoteEntry, checkRemoteRange } from '../../src/
 import { rememberDamage } from '../../src/shards/worker/remote-reader';
 import { SegmentLog } from '../../src/shards/worker/segment-log';
 import { type RemoteReads, Shard } from '../../src/shards/worker/shard';
+import { type WorkerLog } from '../../src/shards/worker/worker-log';
 import { encodeRecordBatch, readBatchHeader } from '../../src/util/record-batch';
 import { call, createdMeta, logFrames, openLocalShard, rejection } from './helpers/import-fixture';
 
@@ -61,7 +62,7 @@ async function putObjects(prefix: string, list: readonly Buffer[], perObject: nu
   return out;
 }
 
-function adopter(name: string, cacheBytes: number, list: RemoteEntry[] = entries): Shard {
+function adopter(name: string, cacheBytes: number, list: RemoteEntry[] = entries, log?: WorkerLog): Shard {
   const cache = new RangeCache<RemoteBatch[]>({ budgetBytes: cacheBytes, sizeOf: (v) => (v as RemoteBatch[]).reduce((t, b) => t + b.batch.length, 0), remember: rememberDamage });
   const remoteReads: RemoteReads = {
     cache,
@@ -78,6 +79,7 @@ function adopter(name: string, cacheBytes: number, list: RemoteEntry[] = entries
     maxChunkBytes: 1 << 20,
     limits: { maxRecordBytes: 1 << 20, maxBatchRecords: 1000 },
     remoteReads,
+    ...(log !== undefined ? { log } : {}),
   });
 }
 
@@ -274,6 +276,28 @@ describe('producers from a snapshot and the entries after it (AdoptParams.produc
       if (why === null) expect(r.unusable).toBeNull();
       else expect(r.unusable).toMatch(why);
       expect(encodeProducers(r.table)).toEqual(encodeProducers(full.table));
+    }
+  });
+});
+
+describe('an unusable producer snapshot, at the shard', () => {
+  it('is logged (stream and why), and the producers come from every entry instead', async () => {
+    const lines: Array<{ level: string; fields: Record<string, unknown>; msg: string }> = [];
+    const log: WorkerLog = { info: (fields, msg) => lines.push({ level: 'info', fields, msg }), warn: (fields, msg) => lines.push({ level: 'warn', fields, msg }) };
+    const e = entries.find((x) => x.from > acks.get(8)!.startSeq)!;
+    await store.put('p/snap/torn', Buffer.from('{"v":1,"seq":'));
+    const shard = adopter('unusable', 1 << 20, entries, log);
+    try {
+      await call(shard, (r) => shard.adopt({ name: NAME, meta: { meta: createdMeta(frames), startSeq: 0, sealed: false }, entries, epoch: 1, replayProducers: true, producerSnapshot: { seq: e.from, o: 'p/snap/torn', bytes: 13 } }, r));
+      const retry = await call<{ duplicate?: boolean }>(shard, (r) => shard.append({ name: NAME, origin: 'http', payload: { kind: 'records', records: [{ key: null, value: enc('{"p":8}'), headers: null }] }, contentType: null, close: false, producer: { id: 'p-1', epoch: 1, seq: 8 } }, r));
+      // Seq 8 lies below the snapshot's seq: a full replay still knows it.
+      expect(retry).toMatchObject({ duplicate: true, ...acks.get(8) });
+      const warned = lines.filter((l) => l.level === 'warn');
+      expect(warned).toHaveLength(1);
+      expect(warned[0]!.msg).toMatch(/producer snapshot is unusable/);
+      expect(warned[0]!.fields).toMatchObject({ stream: NAME, reason: expect.stringMatching(/not JSON/) });
+    } finally {
+      await shard.close();
     }
   });
 });

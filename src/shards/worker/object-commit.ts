@@ -40,6 +40,7 @@ import { COMMIT_SECONDS_BOUNDS, type CommitStats, observeBucket } from '../commi
 import { FRAME_HEADER, FrameType } from './frame';
 import { type Group, type Refusal, type Replicator } from './group-commit';
 import { ProducerSnapshotWriter } from './producer-snapshot-writer';
+import { type WorkerLog } from './worker-log';
 import { type StoredMeta, patchMeta, readMeta, storedMeta } from './stream-meta';
 import { type StreamLedgerState, type StreamState, servedStart } from './stream-state';
 
@@ -79,6 +80,8 @@ export interface ObjectCommitOptions {
   maxUnrecorded?: number;
   /** A stream's producers are snapshotted each time its entries grew by this much (bytes); default 16 MiB. */
   snapshotEveryBytes?: number;
+  /** Where a failed producer snapshot is told (the node's log, from a worker). */
+  log?: WorkerLog;
   /** A ledger commit of early groups only waits up to this long for more to join it (ms); default 50. */
   recordWindowMs?: number;
   /** Early groups that send a ledger commit at once, without waiting out the window; default OBJECTS_PER_COMMIT (32). */
@@ -247,6 +250,8 @@ export class ObjectCommit implements Replicator {
       nodeEpoch: o.nodeEpoch,
       shardId: o.shardId,
       ...(o.snapshotEveryBytes !== undefined ? { everyBytes: o.snapshotEveryBytes } : {}),
+      failed: (stream, err) =>
+        o.log?.warn({ stream, shard: o.shardId, err: (err as Error).message }, 'writing a producer snapshot failed; it is tried again at the stream\'s next commit (until then a new owner replays more of the stream)'),
     });
   }
 

@@ -61,6 +61,7 @@ import { type RangeCache } from '../../objects';
 import { type RemoteBatch, type RemoteChunks, type RemoteEntry } from './remote-chunks';
 import { RemoteReader } from './remote-reader';
 import { adoptProducers } from './adopt-producers';
+import { SILENT_WORKER_LOG, type WorkerLog } from './worker-log';
 import { type ReadCache } from './read-cache';
 import { recoverShard } from './shard-recovery';
 import { StreamCatalog } from './stream-catalog';
@@ -112,6 +113,8 @@ export interface ShardOptions {
   durability?: Durability;
   /** Objects mode: reads of adopted streams below their remote end, from the object store (docs/objects.md); absent: such reads are refused. */
   remoteReads?: RemoteReads;
+  /** Lines for the node's log, for what no request answers (worker-log.ts); default: nowhere. */
+  log?: WorkerLog;
 }
 
 /** What a shard reads adopted streams' remote records with (worker-main.ts). */
@@ -143,6 +146,7 @@ export class Shard {
   readonly #readCache: ShardCache | undefined;
   readonly #log: SegmentLog;
   readonly #opts: ShardOptions;
+  readonly #say: WorkerLog;
   readonly #now: () => number;
   readonly #maxProducers: number;
   readonly #streams: StreamCatalog;
@@ -161,6 +165,7 @@ export class Shard {
     this.#store = store;
     this.#log = log;
     this.#opts = opts;
+    this.#say = opts.log ?? SILENT_WORKER_LOG;
     this.#now = opts.now ?? Date.now;
     this.#maxProducers = opts.maxProducersPerStream ?? DEFAULT_MAX_PRODUCERS;
     this.#index = new ChunkIndex(store, opts.indexCacheChunks ?? DEFAULT_INDEX_CACHE_CHUNKS);
@@ -537,8 +542,11 @@ export class Shard {
     }
     const rr = this.#opts.remoteReads!;
     adoptProducers(rr, s.meta.name, entries, startSeq, remote.chunks.end, this.#maxProducers, snapshot).then(
-      ({ table, bytes }) => {
+      ({ table, bytes, from, unusable }) => {
         if (!current()) return;
+        // The stream is served either way; an operator hears that its snapshot was damaged or missing (svc check --objects names it).
+        if (unusable !== null) this.#say.warn({ stream: s.meta.name, reason: unusable, replayedBytes: bytes }, 'the stream\'s producer snapshot is unusable: its producers were replayed from all of its entries');
+        else if (attempt > 0) this.#say.info({ stream: s.meta.name, from, replayedBytes: bytes, attempt }, 'the stream\'s producers were replayed after failed attempts');
         s.durableProducers = table;
         s.producers = cloneProducers(table);
         this.#checkpoints.streamChanged(s);
@@ -553,6 +561,8 @@ export class Shard {
         const e = err instanceof SvcError ? err : new SvcError('storage_unavailable', `stream ${s.meta.name}: ${(err as Error).message}`, { reason: 'object_store' });
         const waiting = take();
         remote.producersPending = [];
+        const retryMs = Math.min(30_000, 1000 * 2 ** attempt);
+        this.#say.warn({ stream: s.meta.name, err: e.message, attempt, retryMs }, 'replaying the stream\'s producers failed: its producer appends are refused (retryable) until a retry succeeds');
         for (const w of waiting) w.fail(e);
         // The entries are read again first: compaction may have replaced those of the adopt, and
         // the reaper deleted their objects (kept: those starting below the remote end, as the reader keeps them).
@@ -562,7 +572,7 @@ export class Shard {
             (fresh) => again(fresh.filter((x) => x.from < remote.chunks.end)),
             () => again(entries),
           );
-        }, Math.min(30_000, 1000 * 2 ** attempt)).unref();
+        }, retryMs).unref();
       },
     );
   }

@@ -35,6 +35,7 @@ import { SyncJournal, replayJournal } from './sync-journal';
 import { PagePool, pagePool, setPagePool } from './page-pool';
 import { shardOf } from '../placement';
 import { nameThread } from '../../util/libc';
+import { type WorkerLogLevel, workerLogTo } from './worker-log';
 
 export interface WorkerConfig {
   dataDir: string;
@@ -105,9 +106,13 @@ export type WorkerEvent =
   /** The thread stops after a storage failure (it exits right after this message). */
   | { type: 'fatal'; message: string; code: string | null; shardId: number | null }
   | { type: 'closed' }
+  /** A line for the node's log: the thread has no logger of its own (worker-log.ts). */
+  | { type: 'log'; level: WorkerLogLevel; msg: string; fields: Record<string, unknown> }
   | { type: 'control-reply'; id: number; result?: unknown; error?: ErrorData };
 
 const port = parentPort!;
+/** Lines for the node's log (worker-log.ts). */
+const workerLog = workerLogTo(port);
 const cfg: WorkerConfig = workerData;
 const shards = new Map<number, Shard>();
 /** Every schema, compiled once for this thread; shards validate appends with it. */
@@ -415,7 +420,7 @@ async function main(): Promise<void> {
       objectStats = newObjectStoreStats();
       const objectStore = openObjectStore(o.url, { stats: objectStats });
       objects.stores.push(objectStore);
-      replicator = new ObjectCommit({ store: objectStore, ledger: objects.ledger, nodeId: o.nodeId, nodeEpoch: o.nodeEpoch, shardId, flushMs: o.flushMs, maxBeforeCommit: o.putsInFlight });
+      replicator = new ObjectCommit({ store: objectStore, ledger: objects.ledger, nodeId: o.nodeId, nodeEpoch: o.nodeEpoch, shardId, flushMs: o.flushMs, maxBeforeCommit: o.putsInFlight, log: workerLog });
       replicators.push(replicator);
       const ledger = objects.ledger;
       if (rangeCache !== null) remoteReads = { cache: rangeCache, get: (key, range) => objectStore.get(key, range), entries: async (stream) => (await ledger.entries(stream)).map((e) => ({ o: e.o, off: e.off, len: e.len, from: e.from, to: e.to })) };
@@ -441,6 +446,7 @@ async function main(): Promise<void> {
       ...(barrier !== null ? { barrier } : {}),
       returnBuffer,
       ...(remoteReads !== undefined ? { remoteReads } : {}),
+      log: workerLog,
     });
     shards.set(shardId, shard);
     if (i === 0) firstShard = shard;
