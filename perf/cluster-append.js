@@ -13,7 +13,10 @@
 // PERF_ETCD_MEMBERS (default 1) etcd members on loopback (ops/lib/etcd-local.js);
 // PERF_OBJECTS_FLUSH_MS (default: none) adds a side with that --objects-flush-ms;
 // PERF_OBJECTS_S3=1 adds a side with `--objects s3://…` on a local S3 server (s3rver from npm,
-// perf/lib/s3rver.js), with the flush window when one is given.
+// perf/lib/s3rver.js), with the flush window when one is given; PERF_OBJECTS_ARGS='<flags>' adds a
+// side `objects-args` with those `svc serve` flags. Then the same sides again, each offered one rate
+// (PERF_RATE, default 80% of the slowest non-s3 side's closed-loop rate) over PERF_PACED_CONNECTIONS
+// (256): node CPU per append at one load (goal: objects ≤ 1.3× single node).
 // Each run gets a fresh node (started, warmed up 2 s, measured, stopped); the order alternates per
 // round so drift in the machine's load falls on every side. Writes the "Objects mode: append cost"
 // section of perf/RESULTS.md (between its markers).
@@ -43,6 +46,11 @@ async function main() {
   const rounds = intEnv('PERF_CLUSTER_ROUNDS', 2, 10);
   const duration = intEnv('PERF_DURATION', 5, 10);
   const connections = intEnv('PERF_CONNECTIONS', 64, 1024);
+  // The paced phase: every side offered one rate (perf/wrk/paced-append.lua) over more connections,
+  // so CPU per append compares like with like; PERF_RATE, else 80% of the slowest `file:` or local
+  // side's closed-loop rate, rounded down to 1,000.
+  const pacedRate = process.env.PERF_RATE === undefined ? null : intEnv('PERF_RATE', 20000, 1000000);
+  const pacedConnections = intEnv('PERF_PACED_CONNECTIONS', 256, 1024);
   const members = intEnv('PERF_ETCD_MEMBERS', 1, 5);
   const flushMs = process.env.PERF_OBJECTS_FLUSH_MS === undefined ? null : intEnv('PERF_OBJECTS_FLUSH_MS', 0, 10000);
   fs.mkdirSync(path.join(PERF_DIR, '.work'), { recursive: true });
@@ -52,7 +60,9 @@ async function main() {
   const loadBefore = os.loadavg()[0];
   const etcd = await startEtcd(path.join(workDir, 'etcd'), members);
   const s3 = process.env.PERF_OBJECTS_S3 === '1' ? await startS3rver(path.join(workDir, 's3'), ['perf-objects']) : null;
-  const sides = ['local', 'objects', ...(flushMs === null ? [] : [`objects-flush-${flushMs}`]), ...(s3 === null ? [] : ['objects-s3'])];
+  // PERF_OBJECTS_ARGS: a side `objects-args` with these extra `svc serve` flags (an experiment's).
+  const extraArgs = (process.env.PERF_OBJECTS_ARGS || '').split(' ').filter(Boolean);
+  const sides = ['local', 'objects', ...(flushMs === null ? [] : [`objects-flush-${flushMs}`]), ...(extraArgs.length === 0 ? [] : ['objects-args']), ...(s3 === null ? [] : ['objects-s3'])];
   let live = null;
   let n = 0;
   try {
@@ -63,46 +73,51 @@ async function main() {
         `ledger commit p50 ${floors.txn.p50.toFixed(2)} ms (p99 ${floors.txn.p99.toFixed(2)}), etcd ${floors.txn.etcdUs.toFixed(0)} µs CPU per commit`,
     );
     const runs = [];
-    for (let r = 0; r < rounds; r++) {
-      const order = r % 2 === 0 ? sides : [...sides].reverse();
-      for (const side of order) {
-        const args = [];
-        let env;
-        if (side !== 'local') {
-          const prefix = `perf-${process.pid}-${n++}`;
-          const objects = side === 'objects-s3' ? `s3://perf-objects/${prefix}?endpoint=${s3.url}&region=us-east-1` : `file:${fs.mkdtempSync(path.join(workDir, 'objects-'))}`;
-          args.push('--metadata', etcd.url(prefix), '--objects', objects);
-          if (side.startsWith('objects-flush-') || (side === 'objects-s3' && flushMs !== null)) args.push('--objects-flush-ms', String(flushMs));
-          // s3rver takes any credentials; the node refuses s3:// without them.
-          if (side === 'objects-s3') env = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
-        }
-        // The admin listener, for the group commit's figures around the measured run (docs/metrics.md).
-        const [adminPort] = await freePorts(1);
-        args.push('--admin', '--admin-listen', `127.0.0.1:${adminPort}`);
-        live = await startSvc(workDir, { name: `svc-${side}`, args, env });
-        const res = await http('PUT', `${live.baseUrl}/w1`, { headers: { 'content-type': 'application/octet-stream' } });
-        if (res.status !== 201) throw new Error(`PUT /w1 (${side}) → ${res.status} ${res.body.toString()}`);
-        const load = { url: `${live.baseUrl}/w1`, script: 'append.lua', args: [body, 'application/octet-stream'], connections };
-        await runWrk({ ...load, seconds: WARMUP_S });
-        const scrape = async () => (await http('GET', `http://127.0.0.1:${adminPort}/metrics`)).body.toString();
-        const before = { metrics: await scrape(), etcd: etcdCpuSeconds(etcd) };
-        const cpuBefore = cpuSeconds(live.pid);
-        const w = await runWrk({ ...load, seconds: duration });
-        const cpu = cpuSeconds(live.pid) - cpuBefore;
-        const legs = commitLegs(before.metrics, await scrape(), etcdCpuSeconds(etcd) - before.etcd);
-        await live.stop();
-        live = null;
-        const bad = (w.errors && w.errors.status) || w.non2xx || 0;
-        if (bad > 0) throw new Error(`${side}: ${bad} non-2xx answers`);
-        const run = { round: r + 1, side, rps: w.requests / w.seconds, p50: w.latency.p50, p99: w.latency.p99, cpuUs: (cpu / w.requests) * 1e6, ...legs };
-        runs.push(run);
-        console.log(
-          `round ${run.round} ${side.padEnd(18)} ${Math.round(run.rps)} appends/s, p50 ${ms(run.p50)} ms, p99 ${ms(run.p99)} ms, ${run.cpuUs.toFixed(1)} µs node CPU per append, ` +
-            `${fixed(run.framesPerGroup, 1)} frames per group, group commit ${fixed(run.commitMs, 2)} ms (PUT ${fixed(run.putMs, 2)}, ledger txn ${fixed(run.txnMs, 2)}, ${fixed(run.groupsPerTxn, 1)} groups per txn), etcd ${fixed(run.etcdUsPerGroup, 0)} µs CPU per group`,
-        );
+    const measure = async (phase, r, side, rate) => {
+      const args = [];
+      let env;
+      if (side !== 'local') {
+        const prefix = `perf-${process.pid}-${n++}`;
+        const objects = side === 'objects-s3' ? `s3://perf-objects/${prefix}?endpoint=${s3.url}&region=us-east-1` : `file:${fs.mkdtempSync(path.join(workDir, 'objects-'))}`;
+        args.push('--metadata', etcd.url(prefix), '--objects', objects);
+        if (side.startsWith('objects-flush-') || (side === 'objects-s3' && flushMs !== null)) args.push('--objects-flush-ms', String(flushMs));
+        if (side === 'objects-args') args.push(...extraArgs);
+        // s3rver takes any credentials; the node refuses s3:// without them.
+        if (side === 'objects-s3') env = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
       }
-    }
-    const section = render({ runs, sides, rounds, duration, connections, members, floors, load: `${loadBefore.toFixed(2)} at start, ${os.loadavg()[0].toFixed(2)} at end` });
+      // The admin listener, for the group commit's figures around the measured run (docs/metrics.md).
+      const [adminPort] = await freePorts(1);
+      args.push('--admin', '--admin-listen', `127.0.0.1:${adminPort}`);
+      live = await startSvc(workDir, { name: `svc-${side}`, args, env });
+      const res = await http('PUT', `${live.baseUrl}/w1`, { headers: { 'content-type': 'application/octet-stream' } });
+      if (res.status !== 201) throw new Error(`PUT /w1 (${side}) → ${res.status} ${res.body.toString()}`);
+      const load = rate === null
+        ? { url: `${live.baseUrl}/w1`, script: 'append.lua', args: [body, 'application/octet-stream'], connections }
+        : { url: `${live.baseUrl}/w1`, script: 'paced-append.lua', args: [body, 'application/octet-stream', '', String(rate)], connections: pacedConnections };
+      await runWrk({ ...load, seconds: WARMUP_S });
+      const scrape = async () => (await http('GET', `http://127.0.0.1:${adminPort}/metrics`)).body.toString();
+      const before = { metrics: await scrape(), etcd: etcdCpuSeconds(etcd) };
+      const cpuBefore = cpuSeconds(live.pid);
+      const w = await runWrk({ ...load, seconds: duration });
+      const cpu = cpuSeconds(live.pid) - cpuBefore;
+      const legs = commitLegs(before.metrics, await scrape(), etcdCpuSeconds(etcd) - before.etcd);
+      await live.stop();
+      live = null;
+      const bad = (w.errors && w.errors.status) || w.non2xx || 0;
+      if (bad > 0) throw new Error(`${side}: ${bad} non-2xx answers`);
+      const run = { phase, rate, round: r + 1, side, rps: w.requests / w.seconds, p50: w.latency.p50, p99: w.latency.p99, cpuUs: (cpu / w.requests) * 1e6, ...legs };
+      runs.push(run);
+      console.log(
+        `${phase} round ${run.round} ${side.padEnd(18)} ${rate === null ? '' : `offered ${rate}/s, `}${Math.round(run.rps)} appends/s, p50 ${ms(run.p50)} ms, p99 ${ms(run.p99)} ms, ${run.cpuUs.toFixed(1)} µs node CPU per append, ` +
+          `${fixed(run.framesPerGroup, 1)} frames per group, group commit ${fixed(run.commitMs, 2)} ms (PUT ${fixed(run.putMs, 2)}, ledger txn ${fixed(run.txnMs, 2)}, ${fixed(run.groupsPerTxn, 1)} groups per txn), etcd ${fixed(run.etcdUsPerGroup, 0)} µs CPU per group`,
+      );
+    };
+    const order = (r) => (r % 2 === 0 ? sides : [...sides].reverse());
+    for (let r = 0; r < rounds; r++) for (const side of order(r)) await measure('closed', r, side, null);
+    const closedMean = (side) => runs.filter((x) => x.phase === 'closed' && x.side === side).reduce((a, x) => a + x.rps, 0) / rounds;
+    const rate = pacedRate ?? Math.max(1000, Math.floor((0.8 * Math.min(...sides.filter((x) => x !== 'objects-s3').map(closedMean))) / 1000) * 1000);
+    for (let r = 0; r < rounds; r++) for (const side of order(r)) await measure('paced', r, side, rate);
+    const section = render({ runs, sides, rounds, duration, connections, pacedConnections, rate, members, floors, load: `${loadBefore.toFixed(2)} at start, ${os.loadavg()[0].toFixed(2)} at end` });
     console.log('\n' + section);
     const file = path.join(PERF_DIR, 'RESULTS.md');
     const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
@@ -144,7 +159,7 @@ function commitLegs(before, after, etcdSeconds) {
   };
 }
 
-function render({ runs, sides, rounds, duration, connections, members, floors, load }) {
+function render({ runs, sides, rounds, duration, connections, pacedConnections, rate, members, floors, load }) {
   const lines = [
     START,
     '## Objects mode: append cost',
@@ -157,7 +172,8 @@ function render({ runs, sides, rounds, duration, connections, members, floors, l
       'The machine was shared with other work (load below): compare the sides of one round, not figures across sections.',
     '',
     `- date: ${new Date().toISOString()}; ${os.cpus().length} cores, ${os.type()} ${os.release()}, node ${process.version}; load average (1 min): ${load}`,
-    `- ${rounds} rounds × ${duration} s per run, ${connections} connections, after a 2 s warm-up of each`,
+    `- closed loop: ${rounds} rounds × ${duration} s per run, ${connections} connections, each as fast as its answers come (the rate a side reaches); ` +
+      `paced: ${rounds} rounds × ${duration} s per run, every side offered ${rate} appends/s over ${pacedConnections} connections (\`perf/wrk/paced-append.lua\`: the CPU an append costs at one load); a 2 s warm-up before each run`,
     `- each remote leg alone, one at a time, before the rounds and with no other load of this benchmark (\`perf/lib/commit-floors.js\`, the product's code): ` +
       `a \`file:\` object PUT of ${GROUP_BYTES} B (about one W1 group) p50 ${floors.put.p50.toFixed(2)} ms, p99 ${floors.put.p99.toFixed(2)} ms; ` +
       `a ledger commit of one stream's entry p50 ${floors.txn.p50.toFixed(2)} ms, p99 ${floors.txn.p99.toFixed(2)} ms, etcd ${floors.txn.etcdUs.toFixed(0)} µs CPU per commit`,
@@ -166,28 +182,38 @@ function render({ runs, sides, rounds, duration, connections, members, floors, l
       '(`svc_group_commit_duration_seconds`: local, write + fdatasync; objects, from the group\'s start to its local write, the wait for the group before it included), ' +
       'its object PUT (`svc_object_store_request_seconds{op="put"}`) and its ledger transaction in etcd (`svc_objects_ledger_commit_seconds`, behind the answer for early groups), groups recorded per transaction; etcd\'s CPU per group.',
     '',
-    `| Round | side | appends/s | ÷ local | p50 (ms) | p99 (ms) | node CPU per append (µs) | frames per group | group commit (ms) | object PUT (ms) | ledger txn (ms) | groups per txn | etcd CPU per group (µs) |`,
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
-  for (let r = 1; r <= rounds; r++) {
-    const local = runs.find((x) => x.round === r && x.side === 'local');
-    for (const side of sides) {
-      const x = runs.find((y) => y.round === r && y.side === side);
-      lines.push(
-        `| ${r} | ${side} | ${Math.round(x.rps)} | ${(x.rps / local.rps).toFixed(3)}× | ${ms(x.p50)} | ${ms(x.p99)} | ${x.cpuUs.toFixed(1)} | ` +
-          `${fixed(x.framesPerGroup, 1)} | ${fixed(x.commitMs, 2)} | ${fixed(x.putMs, 2)} | ${fixed(x.txnMs, 2)} | ${fixed(x.groupsPerTxn, 1)} | ${fixed(x.etcdUsPerGroup, 0)} |`,
-      );
+  for (const phase of ['closed', 'paced']) {
+    lines.push(
+      phase === 'closed' ? '**Closed loop** (each side at the rate it reaches):' : `**Paced** (every side offered ${rate} appends/s; ÷ local compares CPU per append):`,
+      '',
+      `| Round | side | appends/s | ÷ local | p50 (ms) | p99 (ms) | node CPU per append (µs) | CPU ÷ local | frames per group | group commit (ms) | object PUT (ms) | ledger txn (ms) | groups per txn | etcd CPU per group (µs) |`,
+      '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    );
+    for (let r = 1; r <= rounds; r++) {
+      const local = runs.find((x) => x.phase === phase && x.round === r && x.side === 'local');
+      for (const side of sides) {
+        const x = runs.find((y) => y.phase === phase && y.round === r && y.side === side);
+        lines.push(
+          `| ${r} | ${side} | ${Math.round(x.rps)} | ${(x.rps / local.rps).toFixed(3)}× | ${ms(x.p50)} | ${ms(x.p99)} | ${x.cpuUs.toFixed(1)} | ${(x.cpuUs / local.cpuUs).toFixed(2)}× | ` +
+            `${fixed(x.framesPerGroup, 1)} | ${fixed(x.commitMs, 2)} | ${fixed(x.putMs, 2)} | ${fixed(x.txnMs, 2)} | ${fixed(x.groupsPerTxn, 1)} | ${fixed(x.etcdUsPerGroup, 0)} |`,
+        );
+      }
     }
+    lines.push('');
   }
-  const mean = (side, k) => runs.filter((x) => x.side === side).reduce((a, x) => a + x[k], 0) / rounds;
-  const ratio = mean('objects', 'rps') / mean('local', 'rps');
-  const p99 = Math.max(...runs.filter((x) => x.side === 'objects').map((x) => x.p99));
+  const mean = (phase, side, k) => runs.filter((x) => x.phase === phase && x.side === side).reduce((a, x) => a + x[k], 0) / rounds;
+  const ratio = mean('closed', 'objects', 'rps') / mean('closed', 'local', 'rps');
+  const p99 = Math.max(...runs.filter((x) => x.phase === 'closed' && x.side === 'objects').map((x) => x.p99));
+  const cpu = mean('paced', 'objects', 'cpuUs') / mean('paced', 'local', 'cpuUs');
+  // Paced CPU compares only if both sides kept up with the offered rate.
+  const kept = ['local', 'objects'].every((side) => mean('paced', side, 'rps') >= 0.97 * rate);
   lines.push(
-    '',
     '| Figure | Result |',
     '|---|---|',
-    `| W1 append rate, objects (file:) ÷ single node (goal ≥ 0.5×) | ${ratio.toFixed(3)}× (${ratio >= 0.5 ? 'PASS' : 'FAIL'}) |`,
-    `| W1 p99 in objects mode, worst round (goal < 20 ms) | ${ms(p99)} ms (${p99 < 20000 ? 'PASS' : 'FAIL'}) |`,
+    `| W1 append rate, objects (file:) ÷ single node, closed loop (goal ≥ 0.5×) | ${ratio.toFixed(3)}× (${ratio >= 0.5 ? 'PASS' : 'FAIL'}) |`,
+    `| W1 p99 in objects mode, closed loop, worst round (goal < 20 ms) | ${ms(p99)} ms (${p99 < 20000 ? 'PASS' : 'FAIL'}) |`,
+    `| Node CPU per append at ${rate} appends/s, objects (file:) ÷ single node (goal ≤ 1.3×) | ${cpu.toFixed(2)}× (${!kept ? 'not comparable: a side fell behind the offered rate' : cpu <= 1.3 ? 'PASS' : 'FAIL'}) |`,
     END,
   );
   return lines.join('\n');

@@ -1,0 +1,53 @@
+-- wrk script: append.lua at a fixed offered rate instead of as fast as the connections allow.
+-- Usage: wrk -t1 -c256 -d10s -s perf/wrk/paced-append.lua <url-of-stream> -- <body-file> <content-type> <authorization or ""> <rate>
+-- <rate>: requests per second for this wrk thread (use -t1). Each connection that is ready for its
+-- next request takes the next free slot of one schedule (slot n at n / rate seconds): when the
+-- server keeps up, requests go out at the rate whatever its latency, so two servers (or two modes
+-- of one) are measured at the same load, where CPU per request compares like with like. When it
+-- does not keep up, slots fall behind, delays are 0 and the load is closed-loop at -c.
+-- wrk times each request from when it is written, so the schedule's waits are not latency.
+
+local ffi = require("ffi")
+ffi.cdef[[
+typedef struct { long tv_sec; long tv_nsec; } paced_timespec;
+int clock_gettime(int clk_id, paced_timespec *tp);
+]]
+local ts = ffi.new("paced_timespec")
+local function now_ms()
+  ffi.C.clock_gettime(1, ts) -- CLOCK_MONOTONIC
+  return tonumber(ts.tv_sec) * 1000 + tonumber(ts.tv_nsec) / 1e6
+end
+
+local interval_ms = nil
+local next_slot = nil
+
+function init(args)
+  local f = assert(io.open(args[1], "rb"))
+  wrk.body = f:read("*a")
+  f:close()
+  wrk.method = "POST"
+  wrk.headers["Content-Type"] = args[2]
+  if args[3] ~= nil and args[3] ~= "" then wrk.headers["Authorization"] = args[3] end
+  interval_ms = 1000 / assert(tonumber(args[4]), "a rate (requests per second) is the fourth argument")
+end
+
+function delay()
+  local t = now_ms()
+  if next_slot == nil or next_slot < t - 1000 then next_slot = t end -- start, or a second behind: do not burst to catch up
+  local wait = next_slot - t
+  next_slot = next_slot + interval_ms
+  if wait < 1 then return 0 end
+  return math.floor(wait)
+end
+
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    'WRKJSON {"requests":%d,"duration_us":%d,"bytes":%d,' ..
+    '"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},' ..
+    '"latency_us":{"min":%d,"mean":%.1f,"max":%d,"p50":%d,"p90":%d,"p99":%d,"p999":%d}}\n',
+    summary.requests, summary.duration, summary.bytes,
+    e.connect, e.read, e.write, e.status, e.timeout,
+    latency.min, latency.mean, latency.max,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9)))
+end
