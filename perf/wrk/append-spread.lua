@@ -2,7 +2,7 @@
 -- Stream i is at <prefix><i zero-padded to 4 digits>, e.g. /w2-0042 or /v1/stream/w2-0042;
 -- perf/run.js creates all N streams before the run.
 -- Usage: wrk -t1 -c64 -d10s -s perf/wrk/append-spread.lua <base-url> -- <body-file> <content-type> <prefix> <N>
--- done() prints one `WRKJSON {...}` line that perf/lib/wrk.js parses.
+-- done() (report.lua) prints one `WRKJSON {...}` line that perf/lib/wrk.js parses.
 
 local paths = {}
 local count = 0
@@ -25,14 +25,4 @@ function request()
   return wrk.format(nil, paths[math.random(count)])
 end
 
-function done(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format(
-    'WRKJSON {"requests":%d,"duration_us":%d,"bytes":%d,' ..
-    '"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},' ..
-    '"latency_us":{"min":%d,"mean":%.1f,"max":%d,"p50":%d,"p90":%d,"p99":%d,"p999":%d}}\n',
-    summary.requests, summary.duration, summary.bytes,
-    e.connect, e.read, e.write, e.status, e.timeout,
-    latency.min, latency.mean, latency.max,
-    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9)))
-end
+dofile(debug.getinfo(1, "S").source:match("^@(.*/)") .. "report.lua") -- done(): the WRKJSON line
