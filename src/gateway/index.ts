@@ -15,6 +15,7 @@ export { type DsContext, DS_CORS, Subscriptions, createDsHandler, createSubscrip
 export { createAdminHandler } from './admin/admin-handler';
 export { loadDashboard } from './admin/dashboard';
 export { adminInternalReply } from './admin/admin-api';
+export { type GroupDoc, type GroupMemberDoc, type GroupOffsetDoc, type GroupsSource, type ShareGroupDoc, type TopicPartitions } from './admin/group-doc';
 export { guard } from './auth/guard';
 export { InFlight } from './in-flight';
 export { NodeMetrics, metered, traced } from './metrics';

@@ -15,7 +15,9 @@ import { type KafkaAuthenticator } from './auth';
 import { type KafkaContext, type LiveRegistry } from './context';
 import { SERVED_APIS, dispatch } from './dispatch';
 import { kafkaApi } from './messages';
-import { CONSUMER_GROUP_TIMEOUTS, type ConsumerGroupTimeouts, GroupCoordinator, type GroupView, groupViews } from './groups';
+import type { GroupDoc } from '../gateway';
+import { CONSUMER_GROUP_TIMEOUTS, type ConsumerGroupTimeouts, GroupCoordinator } from './groups';
+import { groupViews } from './group-views';
 import { KafkaShare } from './share';
 import { type KafkaServerHandle, listenKafka } from './server';
 import { TopicIndex } from './topics';
@@ -71,8 +73,8 @@ export interface KafkaListenerOptions {
 export interface KafkaListener extends KafkaServerHandle {
   /** Requests accepted since start, by API name (only APIs asked for at least once), for the metrics. */
   requestsByApi(): Array<{ api: string; count: number }>;
-  /** Consumer groups with members, assignments and lag, computed when asked (the admin dashboard). */
-  groups(): Promise<GroupView[]>;
+  /** Groups of every kind with members, assignments and lag, computed when asked (the admin API); `only`: that group alone. */
+  groups(only?: string): Promise<GroupDoc[]>;
 }
 
 /** Bytes of one read when a share fetch looks for records by seq. */
@@ -134,7 +136,8 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
       });
       return out;
     },
-    groups: () => groupViews(ctx.groups, ctx.topics, o.shards),
+    groups: (only?: string) =>
+      groupViews({ groups: ctx.groups, share: ctx.share, topics: ctx.topics, shards: o.shards, nodeId: o.nodeId, coordinatorOf: (id) => (cluster === null ? o.nodeId : (cluster.coordinatorOf(id)?.nodeId ?? null)) }, only),
     // Requests waiting in JoinGroup or SyncGroup are answered first, so the connections drain.
     close: (graceMs?: number) => {
       ctx.groups.close();

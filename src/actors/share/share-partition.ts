@@ -21,7 +21,9 @@
  * - `start` moves past every acknowledged or archived record at its front; those entries go.
  *
  * `toRecord` / `fromRecord` give the compact durable form (runs of equal entries), written by the
- * store before an acknowledgement is answered (share-states.ts).
+ * store before an acknowledgement is answered (share-states.ts), with the partition's running
+ * totals (deliveries, redeliveries, acknowledgements, archived records) that the admin API shows:
+ * the entries behind `start` are gone, so what happened to them is kept only as these counts.
  */
 
 export type ShareRecordState = 'available' | 'acquired' | 'acknowledged' | 'archived';
@@ -55,12 +57,29 @@ export interface AckResult {
   archived: Acquired[];
 }
 
-/** The durable form: `[first, last, state, deliveryCount, lockUntil, owner]` per run of equal entries. */
+/** Running totals of a partition since it was first used (or since its group was deleted). */
+export interface ShareTotals {
+  /** Acquisitions: every delivery of a record to a member or lease. */
+  delivered: number;
+  /** Acquisitions of a record delivered before (delivery count 2 or more). */
+  redelivered: number;
+  /** Records accepted. */
+  acknowledged: number;
+  /** Records archived: rejected, or released or expired at the delivery limit. */
+  archived: number;
+}
+
+/**
+ * The durable form: `[first, last, state, deliveryCount, lockUntil, owner]` per run of equal
+ * entries; `totals` as [delivered, redelivered, acknowledged, archived] (absent in records
+ * written before it existed: counted from zero).
+ */
 export interface SharePartitionRecord {
   v: 1;
   start: number;
   end: number;
   runs: Array<[number, number, ShareRecordState, number, number, string]>;
+  totals?: [number, number, number, number];
 }
 
 export interface SharePartitionLimits {
@@ -75,6 +94,7 @@ export class SharePartition {
   #end: number;
   readonly #entries = new Map<number, Entry>();
   #acquired = 0;
+  readonly #totals: ShareTotals = { delivered: 0, redelivered: 0, acknowledged: 0, archived: 0 };
 
   /** A partition whose first record to deliver is `start`. */
   constructor(start: number) {
@@ -102,6 +122,19 @@ export class SharePartition {
     const e = this.#entries.get(offset);
     if (e === undefined) return { state: 'done', deliveryCount: 0, owner: '', lockUntil: 0 };
     return { ...e };
+  }
+
+  /** Running totals (a copy). */
+  totals(): ShareTotals {
+    return { ...this.#totals };
+  }
+
+  /** Records whose lock ended before `now` and is not given up yet (that happens at the partition's next call). */
+  locksEnded(now: number): number {
+    if (this.#acquired === 0) return 0;
+    let n = 0;
+    for (const e of this.#entries.values()) if (e.state === 'acquired' && e.lockUntil <= now) n++;
+    return n;
   }
 
   /** Counts of tracked entries by state. */
@@ -197,12 +230,12 @@ export class SharePartition {
       this.#acquired--;
       e.lockUntil = 0;
       e.owner = '';
-      if (type === 'accept') e.state = 'acknowledged';
-      else if (type === 'reject') {
+      if (type === 'accept') {
+        e.state = 'acknowledged';
+        this.#totals.acknowledged++;
+      } else if (type === 'reject' || e.deliveryCount >= limits.deliveryLimit) {
         e.state = 'archived';
-        res.archived.push({ offset, deliveryCount: e.deliveryCount });
-      } else if (e.deliveryCount >= limits.deliveryLimit) {
-        e.state = 'archived';
+        this.#totals.archived++;
         res.archived.push({ offset, deliveryCount: e.deliveryCount });
       } else e.state = 'available';
       res.applied.push(offset);
@@ -245,7 +278,8 @@ export class SharePartition {
       if (last !== undefined && last[1] === offset - 1 && last[2] === e.state && last[3] === e.deliveryCount && last[4] === e.lockUntil && last[5] === e.owner) last[1] = offset;
       else runs.push([offset, offset, e.state, e.deliveryCount, e.lockUntil, e.owner]);
     }
-    return { v: 1, start: this.#start, end: this.#end, runs };
+    const t = this.#totals;
+    return { v: 1, start: this.#start, end: this.#end, runs, totals: [t.delivered, t.redelivered, t.acknowledged, t.archived] };
   }
 
   static fromRecord(r: SharePartitionRecord): SharePartition {
@@ -255,6 +289,7 @@ export class SharePartition {
       for (let o = first; o <= last; o++) p.#entries.set(o, { state, deliveryCount, lockUntil, owner });
       if (state === 'acquired') p.#acquired += last - first + 1;
     }
+    if (r.totals !== undefined) [p.#totals.delivered, p.#totals.redelivered, p.#totals.acknowledged, p.#totals.archived] = r.totals;
     return p;
   }
 
@@ -264,6 +299,8 @@ export class SharePartition {
     e.lockUntil = lockUntil;
     e.owner = owner;
     this.#acquired++;
+    this.#totals.delivered++;
+    if (e.deliveryCount > 1) this.#totals.redelivered++;
   }
 
   /** An acquired record's lock ends without an acknowledgement: available, or archived past the limit (true). */
@@ -272,6 +309,7 @@ export class SharePartition {
     e.lockUntil = 0;
     e.owner = '';
     e.state = e.deliveryCount >= limits.deliveryLimit ? 'archived' : 'available';
+    if (e.state === 'archived') this.#totals.archived++;
     return e.state === 'archived';
   }
 

@@ -110,6 +110,12 @@ export class ShareStates {
     return [...ids];
   }
 
+  /** The streams the group has a stored partition state for. */
+  streams(group: string): string[] {
+    const prefix = partitionPrefix(group);
+    return this.#meta.list(prefix).map((r) => r.key.slice(prefix.length));
+  }
+
   /** Whether the group has a stored partition state (its config alone does not count). */
   hasGroup(group: string): boolean {
     return this.#meta.list(partitionPrefix(group)).length > 0;

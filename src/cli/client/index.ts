@@ -27,6 +27,7 @@ const SUMMARIES: Record<string, string> = {
   config: "a stream's config (get, patch)",
   token: 'access tokens (issue, ls, revoke, bootstrap)',
   cluster: 'cluster status, nodes, transfers',
+  groups: 'consumer and share groups (ls, describe)',
   bench: 'load test (append, read)',
   completion: 'shell completion script (bash, zsh)',
 };

@@ -14,6 +14,7 @@ import { registerAppend } from './commands/append';
 import { registerSchemaConfig } from './commands/schema-config';
 import { registerTokens } from './commands/tokens';
 import { registerCluster } from './commands/cluster';
+import { registerGroups } from './commands/groups';
 import { registerProfiles } from './commands/profiles';
 import { registerBench } from './commands/bench';
 import { registerCompletion } from './commands/completion';
@@ -65,6 +66,7 @@ export function buildProgram(io: ClientIo, env: NodeJS.ProcessEnv, state: RunSta
   registerSchemaConfig(program, reg);
   registerTokens(program, reg);
   registerCluster(program, reg);
+  registerGroups(program, reg);
   registerBench(program, reg);
   registerCompletion(program, reg);
   // Every subcommand reports usage errors through the same override and output.

@@ -10,7 +10,8 @@ import { principalOf } from '../auth/guard';
 import { type HttpRequest } from '../http/engine';
 import { type Reply } from '../kit';
 import { parseBody } from './json-body';
-import { type GroupsSource, dashboardApi } from './dashboard-api';
+import { dashboardApi } from './dashboard-api';
+import { type GroupsSource } from './group-doc';
 import { type ObjectFigures, clusterFigures, nodeDoc, streamDetail } from './cluster-api';
 import { type SchemaAdminDeps, schemaApi } from './schema-api';
 
@@ -35,7 +36,7 @@ export interface AdminDeps {
   rebalancer?: Rebalancer | null;
   /** Objects mode: objectCount and destroyedObjectBacklog from the object ledger (cluster-api.ts). */
   objects?: ObjectFigures | null;
-  /** Kafka consumer groups for the dashboard (`/admin/groups`); absent without a Kafka listener. */
+  /** Groups of all kinds for the dashboard and `svc groups` (`/admin/groups`); absent: none shown. */
   groups?: GroupsSource | null;
   /** The schema registry, for a stream's bound schema on the dashboard (`/admin/stream-config/{s}`). */
   schemas?: Pick<Schemas, 'has' | 'get'> | null;

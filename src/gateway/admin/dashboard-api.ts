@@ -13,9 +13,10 @@
  *   GET /admin/records/{stream}?from=&limit=
  *                                          up to `limit` records from `from`, in the JSON read
  *                                          format (docs/protocol.md), for the page's live tail
- *   GET /admin/groups                      Kafka consumer groups: members, assignments,
- *                                          committed offsets and lag (when the node has a
- *                                          Kafka listener)
+ *   GET /admin/groups[?group=]             groups of all three kinds (classic, consumer, share;
+ *                                          group-doc.ts): members, assignments, committed
+ *                                          offsets and lag; share groups' in-flight, pending
+ *                                          and running totals. `group`: that one only
  *
  * They cost nothing while nobody asks: no state is kept for them, each call is one shard call.
  */
@@ -25,22 +26,6 @@ import { principalOf } from '../auth/guard';
 import { type HttpRequest } from '../http/engine';
 import { type Reply } from '../kit';
 import { type AdminDeps } from './admin-api';
-
-/** What the Kafka listener tells the dashboard about consumer groups (given by the node). */
-export interface GroupsSource {
-  groups(): Promise<GroupDoc[]>;
-}
-
-/** One consumer group as `/admin/groups` shows it. */
-export interface GroupDoc {
-  groupId: string;
-  state: string;
-  protocolType: string;
-  protocolName: string;
-  members: Array<{ memberId: string; clientId: string; clientHost: string; assignment: Array<{ topic: string; partitions: number[] }> }>;
-  /** Committed offsets with the partition's end and the lag (end − committed; null when the topic is unknown). */
-  offsets: Array<{ topic: string; partition: number; committed: number; end: number | null; lag: number | null }>;
-}
 
 const PAGE_DEFAULT = 50;
 const PAGE_MAX = 500;
@@ -138,7 +123,8 @@ export async function dashboardApi(d: AdminDeps, req: HttpRequest): Promise<Repl
   }
   if (p === '/admin/groups') {
     if (d.groups == null) return json(200, { kafka: false, groups: [] });
-    return json(200, { kafka: true, groups: await d.groups.groups() });
+    const only = q.get('group');
+    return json(200, { kafka: d.groups.kafka, groups: await d.groups.groups(only === null ? undefined : only) });
   }
   return null;
 }

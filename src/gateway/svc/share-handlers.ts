@@ -188,7 +188,7 @@ async function alterConfig(ctx: SvcContext, states: ShareStates, group: string, 
 }
 
 function describe(group: string, stream: string, p: SharePartition | null, config: ShareGroupConfig): Record<string, unknown> {
-  return { group, stream, startSeq: p?.start ?? null, endSeq: p?.end ?? null, records: p?.counts() ?? null, config };
+  return { group, stream, startSeq: p?.start ?? null, endSeq: p?.end ?? null, records: p?.counts() ?? null, totals: p?.totals() ?? null, config };
 }
 
 function parseJsonObject(req: HttpRequest, shape: string): Record<string, unknown> {

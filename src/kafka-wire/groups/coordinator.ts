@@ -57,6 +57,8 @@ export interface GroupSummary {
   protocolType: string;
   /** The chosen protocol while Stable; '' otherwise (what Kafka reports). */
   protocolName: string;
+  /** The current generation (0 before the first; not on DescribeGroups' wire). */
+  generationId: number;
   members: Array<{ memberId: string; groupInstanceId: string | null; clientId: string; clientHost: string; metadata: Buffer; assignment: Buffer }>;
 }
 
@@ -254,11 +256,11 @@ export class GroupCoordinator {
   /** DescribeGroups of one group; a group nobody knows is Dead (Kafka's answer too). */
   describe(groupId: string): GroupSummary {
     const cg = this.#consumerGroups.get(groupId);
-    if (cg !== undefined) return { groupId, state: 'Stable', protocolType: 'consumer', protocolName: '', members: [] };
+    if (cg !== undefined) return { groupId, state: 'Stable', protocolType: 'consumer', protocolName: '', generationId: 0, members: [] };
     const g = this.#groups.get(groupId);
     if (g === undefined) {
       const known = this.#offsets.has(groupId);
-      return { groupId, state: known ? 'Empty' : 'Dead', protocolType: known ? (this.#offsets.protocolType(groupId) ?? '') : '', protocolName: '', members: [] };
+      return { groupId, state: known ? 'Empty' : 'Dead', protocolType: known ? (this.#offsets.protocolType(groupId) ?? '') : '', protocolName: '', generationId: 0, members: [] };
     }
     const stable = g.state === 'Stable';
     return {
@@ -266,6 +268,7 @@ export class GroupCoordinator {
       state: g.state,
       protocolType: g.protocolType ?? this.#offsets.protocolType(groupId) ?? '',
       protocolName: stable ? (g.protocolName ?? '') : '',
+      generationId: g.generationId,
       members: [...g.members.values()].map((m) => ({
         memberId: m.memberId,
         groupInstanceId: m.groupInstanceId,

@@ -4,4 +4,3 @@ export { type ConsumerGroupTimeouts, type HeartbeatInput, type TopicsSnapshot } 
 export { GroupError } from './errors';
 export { type GroupState } from './group';
 export { type CommittedOffset, type GroupType } from './offset-store';
-export { type GroupView, groupViews } from './group-view';

@@ -5,7 +5,7 @@
  * groups as the classic group admin APIs see them (ListGroups, DescribeGroups, DeleteGroups).
  * docs/kafka.md, "Share groups".
  */
-import { type ShareGroupConfig, type ShareStates } from '../../actors';
+import { type ShareGroupConfig, type SharePartitionView, type ShareStates, sharePartitionViews } from '../../actors';
 import { type Logger } from '../../log';
 import { type ShardClient } from '../../shards';
 import { GroupError, type TopicsSnapshot } from '../groups';
@@ -39,6 +39,7 @@ export class KafkaShare {
   readonly sessions = new ShareSessions();
   readonly partitions: KafkaSharePartitions;
   readonly #log: Logger;
+  readonly #shards: ShardClient;
   readonly #states: ShareStates;
   readonly #coordinates: (groupId: string) => boolean;
   readonly #otherKind: (groupId: string) => boolean;
@@ -47,6 +48,7 @@ export class KafkaShare {
 
   constructor(o: KafkaShareOptions) {
     this.#log = o.log;
+    this.#shards = o.shards;
     this.#states = o.states;
     this.#coordinates = o.coordinates;
     this.#otherKind = o.otherKind;
@@ -106,6 +108,17 @@ export class KafkaShare {
       if (state !== null) out.push({ groupId: id, state });
     }
     return out;
+  }
+
+  /** Every share group, whoever coordinates it (the admin view): with members here, or with stored partition state. */
+  allIds(now: number): string[] {
+    const ids = new Set([...this.groups.list(now).map((g) => g.groupId), ...this.#states.groups()]);
+    return [...ids].filter((id) => this.groups.memberCount(id, now) > 0 || !this.#otherKind(id));
+  }
+
+  /** The group's partitions as stored now, by stream (the admin view). */
+  partitionViews(groupId: string, now: number): Promise<SharePartitionView[]> {
+    return sharePartitionViews(this.#states, this.#shards, groupId, now);
   }
 
   /**

@@ -110,4 +110,29 @@ describe('SharePartition', () => {
     expect(q.acknowledge('a', [{ offset: 0, type: 'accept' }], 2, limits).applied).toEqual([0]);
     expect(q.start).toBe(500);
   });
+
+  it('keeps running totals of deliveries, redeliveries, acknowledgements and archived records, in its durable form too', () => {
+    const p = new SharePartition(0);
+    p.acquireNew(range(0, 6), 6, 'a', 100);
+    // 0, 1 accepted; 2 rejected (archived); 3 released; 4 and 5 keep their locks until they end.
+    p.acknowledge('a', [{ offset: 0, type: 'accept' }, { offset: 1, type: 'accept' }, { offset: 2, type: 'reject' }, { offset: 3, type: 'release' }], 50, limits);
+    expect(p.totals()).toEqual({ delivered: 6, redelivered: 0, acknowledged: 2, archived: 1 });
+    expect(p.locksEnded(99)).toBe(0);
+    expect(p.locksEnded(100)).toBe(2);
+    p.expire(100, limits);
+    // 3, 4 and 5 again (delivery 2), then again after their locks end (delivery 3, the limit): archived at the end of that lock.
+    expect(p.acquireAvailable(10, 'b', 200, limits).map((a) => [a.offset, a.deliveryCount])).toEqual([[3, 2], [4, 2], [5, 2]]);
+    p.expire(200, limits);
+    p.acquireAvailable(10, 'c', 300, limits);
+    expect(p.expire(300, limits).map((a) => a.offset)).toEqual([3, 4, 5]);
+    const totals = { delivered: 12, redelivered: 6, acknowledged: 2, archived: 4 };
+    expect(p.totals()).toEqual(totals);
+    expect(p.start).toBe(6);
+    const rec = JSON.parse(JSON.stringify(p.toRecord())) as ReturnType<SharePartition['toRecord']>;
+    expect(rec.totals).toEqual([12, 6, 2, 4]);
+    expect(SharePartition.fromRecord(rec).totals()).toEqual(totals);
+    // A record written before the totals existed counts from zero.
+    const { totals: _, ...old } = rec;
+    expect(SharePartition.fromRecord(old).totals()).toEqual({ delivered: 0, redelivered: 0, acknowledged: 0, archived: 0 });
+  });
 });

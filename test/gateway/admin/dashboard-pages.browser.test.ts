@@ -113,6 +113,13 @@ beforeAll(async () => {
   await producer.send({ topic: 'dash-k', acks: -1, messages: Array.from({ length: 3 }, (_, i) => ({ value: `late${i}` })) });
   await producer.disconnect();
 
+  // A share group leasing /orders over HTTP: two records leased, one accepted, one still in flight.
+  const shareAt = (q: string): string => `${node.url}/_share/orders?group=dash-share${q}`;
+  expect((await api('PATCH', shareAt(''), { 'share.auto.offset.reset': 'earliest' })).status).toBe(200);
+  const leased = await api('POST', shareAt('&op=lease&max=2&lock=600s'));
+  expect(leased.status).toBe(200);
+  expect((await api('POST', shareAt('&op=ack'), { lease: leased.json!['lease'], accept: [0] })).json).toMatchObject({ applied: [0] });
+
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
@@ -224,7 +231,7 @@ describe('the dashboard pages against a real node', () => {
     await shot('stream');
   });
 
-  it('shows the consumer group with its member, assignment and lag per partition', async () => {
+  it('shows the consumer group with its member, assignment and lag per partition, and the share group with its stream in flight', async () => {
     await go('#/groups');
     const group = page.locator('[data-group="dash-group"]');
     await group.waitFor({ timeout: POLL });
@@ -233,6 +240,15 @@ describe('the dashboard pages against a real node', () => {
     expect(await group.locator('[data-k="end"]').textContent()).toBe('9');
     expect(await group.locator('[data-k="state"]').textContent()).toBe('Stable');
     expect(await group.locator('[data-k="assignment"]').textContent()).toBe('dash-k [0]');
+    expect(await group.getAttribute('data-kind')).toBe('classic');
+    // The share group: its stream with one record in flight and one acknowledged.
+    const share = page.locator('[data-group="dash-share"][data-kind="share"] tr[data-share-stream="/orders"]');
+    await share.waitFor({ timeout: POLL });
+    expect(await share.locator('[data-k="in-flight"]').textContent()).toBe('1');
+    expect(await share.locator('[data-k="acknowledged"]').textContent()).toBe('1');
+    // Record 0 is done: the rest of the stream (other tests append to it) is the lag.
+    expect(await share.locator('[data-k="start"]').textContent()).toBe('1');
+    expect(Number(await share.locator('[data-k="lag"]').textContent())).toBe(Number(await share.locator('[data-k="end"]').textContent()) - 1);
     await shot('groups');
   });
 

@@ -1,10 +1,10 @@
 /**
- * The dashboard's view of consumer groups (src/kafka-wire/groups/group-view.ts): assignments
+ * The dashboard's view of consumer groups (src/kafka-wire/group-views.ts): assignments
  * decoded from bytes laid out as Kafka's ConsumerProtocolAssignment v0. Whole groups with lag are
  * checked against a real node and kafkajs in test/gateway/admin/dashboard-pages.browser.test.ts
  * and test/gateway/metrics/group-lag.test.ts.
  */
-import { decodeAssignment } from '../../../src/kafka-wire/groups/group-view';
+import { decodeAssignment } from '../../src/kafka-wire/group-views';
 
 describe('decodeAssignment', () => {
   function assignment(topics: Array<[string, number[]]>): Buffer {
