@@ -7,12 +7,10 @@
 local paths = {}
 local count = 0
 
+dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "") .. "post-body.lua") -- post_body(): the request every script sends
+
 function init(args)
-  local f = assert(io.open(args[1], "rb"))
-  wrk.body = f:read("*a")
-  f:close()
-  wrk.method = "POST"
-  wrk.headers["Content-Type"] = args[2]
+  post_body(args[1], args[2], nil)
   local prefix = args[3]
   count = tonumber(args[4])
   for i = 0, count - 1 do
@@ -25,4 +23,4 @@ function request()
   return wrk.format(nil, paths[math.random(count)])
 end
 
-dofile(debug.getinfo(1, "S").source:match("^@(.*/)") .. "report.lua") -- done(): the WRKJSON line
+dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "") .. "report.lua") -- done(): the WRKJSON line

@@ -3,14 +3,11 @@
 -- The body file is written by perf/run.js (100-byte record, or a 1,000-record batch).
 -- done() (report.lua) prints one `WRKJSON {...}` line that perf/lib/wrk.js parses.
 
+dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "") .. "post-body.lua") -- post_body(): the request every script sends
+
 function init(args)
-  local f = assert(io.open(args[1], "rb"))
-  wrk.body = f:read("*a")
-  f:close()
-  wrk.method = "POST"
-  wrk.headers["Content-Type"] = args[2]
-  -- perf/auth-overhead.js: the same appends with a bearer token.
-  if args[3] ~= nil and args[3] ~= "" then wrk.headers["Authorization"] = args[3] end
+  -- perf/auth-overhead.js: the same appends with a bearer token (args[3]).
+  post_body(args[1], args[2], args[3])
 end
 
-dofile(debug.getinfo(1, "S").source:match("^@(.*/)") .. "report.lua") -- done(): the WRKJSON line
+dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "") .. "report.lua") -- done(): the WRKJSON line

@@ -21,13 +21,10 @@ end
 local interval_ms = nil
 local next_slot = nil
 
+dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "") .. "post-body.lua") -- post_body(): the request every script sends
+
 function init(args)
-  local f = assert(io.open(args[1], "rb"))
-  wrk.body = f:read("*a")
-  f:close()
-  wrk.method = "POST"
-  wrk.headers["Content-Type"] = args[2]
-  if args[3] ~= nil and args[3] ~= "" then wrk.headers["Authorization"] = args[3] end
+  post_body(args[1], args[2], args[3])
   interval_ms = 1000 / assert(tonumber(args[4]), "a rate (requests per second) is the fourth argument")
 end
 
@@ -40,4 +37,4 @@ function delay()
   return math.floor(wait)
 end
 
-dofile(debug.getinfo(1, "S").source:match("^@(.*/)") .. "report.lua") -- done(): the WRKJSON line
+dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "") .. "report.lua") -- done(): the WRKJSON line

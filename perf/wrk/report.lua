@@ -1,6 +1,6 @@
 -- The done() hook every script in perf/wrk/ shares: one `WRKJSON {...}` line that perf/lib/wrk.js
 -- parses (latencies in microseconds). A script loads it with
---   dofile(debug.getinfo(1, "S").source:match("^@(.*/)") .. "report.lua")
+--   dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "") .. "report.lua")
 -- (its own directory: wrk runs scripts from any working directory).
 
 function done(summary, latency, requests)

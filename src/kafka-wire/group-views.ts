@@ -128,6 +128,7 @@ export async function groupViews(o: GroupViewsInput, only?: string): Promise<Gro
   };
   for (const { groupId, groupType } of o.groups.list()) {
     if (!wanted(groupId)) continue;
+    if (groupType === 'consumer') await o.groups.loadConsumer(groupId);
     const { doc, members } = groupType === 'consumer' ? consumerMembers(o, groupId) : classicMembers(o, groupId);
     out.push({ groupId, kind: groupType, ...doc, ...where(groupId), members, offsets: await offsetsOf(o, groupId), share: null });
   }

@@ -232,3 +232,67 @@ describe('the consumer group protocol (KIP-848) over the wire', () => {
     await w.leave('cgw-classic', classic.memberId);
   });
 });
+
+describe('a consumer group through a restart of its coordinator', () => {
+  let node: NodeProcess | undefined;
+  afterAll(async () => {
+    await node?.stop();
+  });
+
+  test('a node SIGKILLed and started again goes on with the group\'s members, epochs and assignments (stored at each change); a member that does not come back expires', async () => {
+    const args = ['--no-admin', '--shards', '2', '--shard-workers', '1', '--kafka-group-consumer-session-timeout-ms', '3000', '--kafka-group-consumer-heartbeat-interval-ms', '200'];
+    node = await startNode({ args });
+    let w = await GroupWire.connect(node.kafka);
+    expect(await w.createTopic('cgr-2', 2)).toBe(0);
+    const g = 'cgr';
+    const [a, b] = [randomUUID(), randomUUID()];
+    const state = new Map<string, { epoch: number; owned: Parts }>();
+    const beat = async (m: string): Promise<void> => {
+      const s = state.get(m);
+      const r = await w.cgHeartbeat({ groupId: g, memberId: m, memberEpoch: s?.epoch ?? 0, rebalanceTimeoutMs: 10_000, subscribedTopicNames: ['cgr-2'], topicPartitions: s?.owned ?? [] });
+      expect(r.errorCode).toBe(0);
+      state.set(m, { epoch: r.memberEpoch, owned: r.assignment === null ? (s?.owned ?? []) : r.assignment.topicPartitions });
+    };
+    await beat(a);
+    await beat(b);
+    // Heartbeats with what each owns until the partition moved from a to b.
+    await waitFor(async () => {
+      await beat(a);
+      await beat(b);
+      const d = (await w.cgDescribe([g])).groups[0]!;
+      return d.groupState === 'Stable';
+    }, 'the group is stable with one partition each', 20_000);
+    const before = (await w.cgDescribe([g])).groups[0]!;
+    expect(new Set(before.members.flatMap((m) => flat(m.assignment)))).toEqual(new Set([0, 1]));
+    expect(await w.commitErrors9(g, a, state.get(a)!.epoch, 'cgr-2', [[0, 7n]])).toEqual([0]);
+
+    const dataDir = node.dataDir;
+    w.close();
+    await node.kill();
+    node = await startNode({ dataDir, args });
+    w = await GroupWire.connect(node.kafka);
+    // a carries on with its epoch and partitions: no rejoin, and it may commit at that epoch.
+    const aEpoch = state.get(a)!.epoch;
+    const r = await w.cgHeartbeat({ groupId: g, memberId: a, memberEpoch: aEpoch, topicPartitions: state.get(a)!.owned });
+    expect([r.errorCode, r.memberEpoch]).toEqual([0, aEpoch]);
+    expect(await w.commitErrors9(g, a, aEpoch, 'cgr-2', [[flat({ topicPartitions: state.get(a)!.owned })[0]!, 8n]])).toEqual([0]);
+    const after = (await w.cgDescribe([g])).groups[0]!;
+    expect({ epoch: after.groupEpoch, members: after.members.map((m) => [m.memberId, m.memberEpoch, flat(m.assignment)]).sort() }).toEqual({
+      epoch: before.groupEpoch,
+      members: before.members.map((m) => [m.memberId, m.memberEpoch, flat(m.assignment)]).sort(),
+    });
+    // b never comes back: its session (3 s from the restart) ends and a gets both partitions.
+    let got: number[] = [];
+    await waitFor(async () => {
+      const x = await w.cgHeartbeat({ groupId: g, memberId: a, memberEpoch: state.get(a)!.epoch, topicPartitions: state.get(a)!.owned });
+      expect(x.errorCode).toBe(0);
+      state.set(a, { epoch: x.memberEpoch, owned: x.assignment === null ? state.get(a)!.owned : x.assignment.topicPartitions });
+      got = flat({ topicPartitions: state.get(a)!.owned });
+      return got.length === 2;
+    }, 'b expires and a gets both partitions', 20_000);
+    const last = (await w.cgDescribe([g])).groups[0]!;
+    expect(last.members.map((m) => m.memberId)).toEqual([a]);
+    expect(last.groupEpoch).toBeGreaterThan(before.groupEpoch);
+    w.close();
+  });
+});

@@ -1,7 +1,8 @@
-// Drives @platformatic/kafka 1.35 (an ES module, which jest's CommonJS runtime cannot load) in a
-// child process for test/kafka/groups-platformatic.test.ts. Takes one JSON argument and writes
+// Drives @platformatic/kafka 1.35, or 2.12 on a newer Node.js (`package`, platformatic-process.ts),
+// an ES module which jest's CommonJS runtime cannot load, in a child process for the tests that
+// use it (test/kafka/*platformatic*.test.ts, test/cluster/consumer-group-failover.test.ts). Takes one JSON argument and writes
 // one JSON object per line on stdout:
-//   {op:'consume', broker, group, topics, mode, fallbackMode?, offsets?, max?, groupProtocol?, assignor?}
+//   {op:'consume', broker, group, topics, mode, fallbackMode?, offsets?, max?, groupProtocol?, assignor?, retries?}
 //       → {type:'join', memberId, generationId, assignments}, {type:'message', topic, partition, offset, value}…
 //         groupProtocol 'consumer' (KIP-848, server-side assignor `assignor`): also
 //         {type:'assignment', memberId, assignments} each time the assignment changes
@@ -14,11 +15,12 @@
 //   {op:'admin', broker, action:'configs', steps:[{describe|alter|incremental: options}…]}
 //       runs describeConfigs / alterConfigs / incrementalAlterConfigs with the options as given, in order
 //       → {type:'result', value:[{value} | {error:{apiId, code, message}}…]} (the first Kafka error of a failed step)
-import { Admin, Consumer, stringDeserializers } from '@platformatic/kafka';
-
 const o = JSON.parse(process.argv[2]);
+// `package`: the @platformatic/kafka to drive (test/kafka/platformatic-process.ts, PltRuntime).
+const { Admin, Consumer, stringDeserializers } = await import(o.package ?? '@platformatic/kafka');
 const print = (v) => process.stdout.write(JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? x.toString() : x instanceof Map ? Object.fromEntries(x) : x)) + '\n');
-const base = { clientId: 'svc-plt', bootstrapBrokers: [o.broker], retries: 3, retryDelay: 200 };
+// `retries`: how long a call keeps trying (× 200 ms); a cluster test raises it to outlast a failover.
+const base = { clientId: 'svc-plt', bootstrapBrokers: [o.broker], retries: o.retries ?? 3, retryDelay: 200 };
 
 /** Whether a commit failed only because the member's epoch moved on (the error, or every error an AggregateError holds, at any depth). */
 function staleEpoch(err) {

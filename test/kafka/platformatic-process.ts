@@ -29,8 +29,18 @@ export interface PltRun {
 
 const running = new Set<ChildProcess>();
 
-export function platformatic(command: object): PltRun {
-  const proc = spawn(process.execPath, [DRIVER, JSON.stringify(command)], { stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Which @platformatic/kafka runs the driver: 1.35 on this Node.js (the default), or 2.12 (installed
+ * as `@platformatic/kafka-2`; it needs Node.js 22.22 or later) on the Node binary `node` gives
+ * (scripts/current-node.js).
+ */
+export interface PltRuntime {
+  node: string;
+  package: '@platformatic/kafka' | '@platformatic/kafka-2';
+}
+
+export function platformatic(command: object, runtime?: PltRuntime): PltRun {
+  const proc = spawn(runtime?.node ?? process.execPath, [DRIVER, JSON.stringify({ ...command, package: runtime?.package })], { stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(proc);
   const events: PltEvent[] = [];
   let partial = '';

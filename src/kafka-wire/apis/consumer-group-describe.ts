@@ -24,6 +24,7 @@ export const CONSUMER_GROUP_DESCRIBE_HANDLER: ApiHandler<ConsumerGroupDescribeRe
   encode: encodeConsumerGroupDescribeResponse,
   async handle(ctx, req, _version, conn) {
     const denied = !groupAllowed(ctx, conn);
+    if (!denied) for (const id of req.groupIds) await ctx.groups.loadConsumer(id);
     return {
       throttleTimeMs: 0,
       groups: req.groupIds.map((id) =>

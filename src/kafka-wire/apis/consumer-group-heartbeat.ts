@@ -33,7 +33,7 @@ export const CONSUMER_GROUP_HEARTBEAT_HANDLER: ApiHandler<ConsumerGroupHeartbeat
     if (!groupAllowed(ctx, conn)) {
       return { throttleTimeMs: 0, errorCode: GroupError.GROUP_AUTHORIZATION_FAILED, errorMessage: null, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null };
     }
-    const r = ctx.groups.consumerHeartbeat(
+    const r = await ctx.groups.consumerHeartbeat(
       req.groupId,
       {
         version,

@@ -25,6 +25,7 @@ export const OFFSET_COMMIT_HANDLER: ApiHandler<OffsetCommitRequest, OffsetCommit
   decode: decodeOffsetCommitRequest,
   encode: encodeOffsetCommitResponse,
   async handle(ctx, req, version, conn) {
+    await ctx.groups.loadConsumer(req.groupId);
     const groupError = groupAllowed(ctx, conn) ? ctx.groups.validateCommit(req.groupId, req.memberId, req.generationIdOrMemberEpoch, version, req.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex })))) : GroupError.GROUP_AUTHORIZATION_FAILED;
     const topics: OffsetCommitResponseTopic[] = req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: groupError })) }));
     if (groupError !== GroupError.NONE) return { throttleTimeMs: 0, topics };

@@ -47,6 +47,7 @@ export const OFFSET_FETCH_HANDLER: ApiHandler<OffsetFetchRequest, OffsetFetchRes
   encode: encodeOffsetFetchResponse,
   async handle(ctx, req, version, conn) {
     const denied = !groupAllowed(ctx, conn);
+    for (const id of version >= 8 ? (req.groups ?? []).map((g) => g.groupId) : [req.groupId ?? '']) await ctx.groups.loadConsumer(id);
     if (version >= 8) {
       const groups = (req.groups ?? []).map((g) =>
 {

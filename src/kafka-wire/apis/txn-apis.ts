@@ -80,6 +80,7 @@ export const TXN_OFFSET_COMMIT_HANDLER: ApiHandler<TxnOffsetCommitRequest, TxnOf
     if (ctx.cluster !== null && ctx.cluster.coordinatorOf(req.groupId)?.nodeId !== ctx.nodeId) return all(KafkaError.NOT_COORDINATOR);
     // v3 names the consumer's generation: a zombie consumer of the group is fenced like in OffsetCommit (KIP-447).
     if (req.memberId !== undefined && req.memberId !== '' && req.generationId !== undefined && req.generationId >= 0) {
+      await ctx.groups.loadConsumer(req.groupId);
       const code = ctx.groups.validateCommit(req.groupId, req.memberId, req.generationId);
       if (code !== 0) return all(code);
     }

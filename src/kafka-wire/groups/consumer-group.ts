@@ -19,8 +19,11 @@
  * A member that does not heartbeat within the session timeout, or does not revoke within its
  * rebalance timeout, is removed (fenced) and its partitions freed.
  *
- * Membership is in memory, as the classic groups' is (coordinator.ts): a coordinator that restarts
- * answers UNKNOWN_MEMBER_ID and the members rejoin with epoch 0; committed offsets are in the store.
+ * The group's state — epochs, members with their subscriptions, assigned and pending partitions,
+ * the target assignment — has a durable form (`toRecord`, `fromRecord`) that the coordinator
+ * writes to the metadata store at each change before it answers (coordinator.ts), as Kafka writes
+ * a consumer group's records to __consumer_offsets: a coordinator that restarts, or the next one
+ * after its death, goes on with the same members and epochs; each member's session starts afresh.
  */
 import { randomUUID } from 'node:crypto';
 import { GroupError } from './errors';
@@ -99,6 +102,38 @@ export class ConsumerMember {
   }
 }
 
+/** A member in the group's durable form. */
+export interface ConsumerMemberRecord {
+  memberId: string;
+  instanceId: string | null;
+  rackId: string | null;
+  clientId: string;
+  clientHost: string;
+  memberEpoch: number;
+  previousMemberEpoch: number;
+  state: MemberState;
+  subscribedTopicNames: string[];
+  subscribedTopicRegex: string | null;
+  serverAssignor: string | null;
+  rebalanceTimeoutMs: number;
+  assigned: string[];
+  pendingRevocation: string[];
+  /** [partition key, epoch it was given at]. */
+  assignedAt: Array<[string, number]>;
+}
+
+/** The group's durable form (the metadata store's `kafka/cgroups/<group>`). */
+export interface ConsumerGroupRecord {
+  v: 1;
+  groupEpoch: number;
+  assignmentEpoch: number;
+  metadataFingerprint: string;
+  /** The subscribed topics the target was computed from: [name, id, partitions]. */
+  topics: Array<[string, string, number]>;
+  target: Array<[string, string[]]>;
+  members: ConsumerMemberRecord[];
+}
+
 const setEquals = (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean => a.size === b.size && [...a].every((x) => b.has(x));
 
 /** Partition keys grouped by topic id, as the protocol carries them. */
@@ -141,11 +176,89 @@ export class ConsumerGroup {
   /** Fingerprint of the subscribed topics' metadata the target was computed from. */
   #metadataFingerprint = '';
 
+  /**
+   * `onExpired` is told of each member the group removes by itself (session or rebalance timeout),
+   * after the removal: the group changed with no heartbeat to answer.
+   */
   constructor(groupId: string, timeouts: ConsumerGroupTimeouts, onEmpty: (g: ConsumerGroup) => void, onExpired: (memberId: string, why: string) => void = () => undefined) {
     this.groupId = groupId;
     this.#timeouts = timeouts;
     this.#onEmpty = onEmpty;
     this.#onExpired = onExpired;
+  }
+
+  /** The durable form of the group now. */
+  toRecord(): ConsumerGroupRecord {
+    const used = new Set<string>();
+    for (const m of this.members.values()) for (const id of this.subscribedTopicIds(m)) used.add(id);
+    return {
+      v: 1,
+      groupEpoch: this.groupEpoch,
+      assignmentEpoch: this.assignmentEpoch,
+      metadataFingerprint: this.#metadataFingerprint,
+      topics: [...this.#topics].filter(([, t]) => used.has(t.id)).map(([name, t]) => [name, t.id, t.partitions]),
+      target: [...this.target].map(([id, keys]) => [id, [...keys].sort()]),
+      members: [...this.members.values()].map((m) => ({
+        memberId: m.memberId,
+        instanceId: m.instanceId,
+        rackId: m.rackId,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        memberEpoch: m.memberEpoch,
+        previousMemberEpoch: m.previousMemberEpoch,
+        state: m.state,
+        subscribedTopicNames: [...m.subscribedTopicNames],
+        subscribedTopicRegex: m.subscribedTopicRegex,
+        serverAssignor: m.serverAssignor,
+        rebalanceTimeoutMs: m.rebalanceTimeoutMs,
+        assigned: [...m.assigned].sort(),
+        pendingRevocation: [...m.pendingRevocation].sort(),
+        assignedAt: [...m.assignedAt].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)),
+      })),
+    };
+  }
+
+  /**
+   * A group back from its durable form (a restarted or new coordinator): every member's session
+   * starts now, and a member that was revoking partitions gets its rebalance timeout again.
+   */
+  static fromRecord(groupId: string, r: ConsumerGroupRecord, timeouts: ConsumerGroupTimeouts, onEmpty: (g: ConsumerGroup) => void, onExpired: (memberId: string, why: string) => void = () => undefined): ConsumerGroup {
+    const g = new ConsumerGroup(groupId, timeouts, onEmpty, onExpired);
+    g.groupEpoch = r.groupEpoch;
+    g.assignmentEpoch = r.assignmentEpoch;
+    g.#metadataFingerprint = r.metadataFingerprint;
+    g.#topics = new Map(r.topics.map(([name, id, partitions]) => [name, { id, partitions }]));
+    for (const [id, keys] of r.target) g.target.set(id, new Set(keys));
+    for (const x of r.members) {
+      const m = new ConsumerMember(x.memberId);
+      Object.assign(m, {
+        instanceId: x.instanceId,
+        rackId: x.rackId,
+        clientId: x.clientId,
+        clientHost: x.clientHost,
+        memberEpoch: x.memberEpoch,
+        previousMemberEpoch: x.previousMemberEpoch,
+        state: x.state,
+        subscribedTopicNames: [...x.subscribedTopicNames],
+        subscribedTopicRegex: x.subscribedTopicRegex,
+        serverAssignor: x.serverAssignor,
+        rebalanceTimeoutMs: x.rebalanceTimeoutMs,
+        assigned: new Set(x.assigned),
+        pendingRevocation: new Set(x.pendingRevocation),
+        assignedAt: new Map(x.assignedAt),
+      });
+      // The regex was checked when the member sent it.
+      m.regex = x.subscribedTopicRegex === null ? null : new RegExp(`^(?:${x.subscribedTopicRegex})$`, 'u');
+      g.members.set(m.memberId, m);
+      if (m.instanceId !== null) g.#staticMembers.set(m.instanceId, m.memberId);
+      for (const k of [...m.assigned, ...m.pendingRevocation]) g.#owners.set(k, m.memberId);
+      g.#touch(m);
+      if (m.state === 'unrevoked') {
+        m.revocationTimer = setTimeout(() => g.#expire(m, 'rebalance timeout'), m.rebalanceTimeoutMs);
+        m.revocationTimer.unref();
+      }
+    }
+    return g;
   }
 
   get state(): ConsumerGroupState {
@@ -483,8 +596,8 @@ export class ConsumerGroup {
 
   #expire(m: ConsumerMember, why: string): void {
     if (this.members.get(m.memberId) !== m) return;
-    this.#onExpired(m.memberId, why);
     this.#remove(m, true);
+    this.#onExpired(m.memberId, why);
   }
 
   #clearTimers(m: ConsumerMember): void {

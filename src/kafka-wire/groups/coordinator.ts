@@ -6,10 +6,14 @@
  * heartbeat for a classic group with members is GROUP_ID_NOT_FOUND and a JoinGroup for a consumer
  * group with members INCONSISTENT_GROUP_PROTOCOL (Kafka with migration disabled); an empty group
  * changes kind at its next join, keeping its committed offsets (the upgrade path).
- * Membership lives in memory (group.ts) and is lost with the process, as it is when a Kafka
- * coordinator fails over: members get UNKNOWN_MEMBER_ID and rejoin. Committed offsets and each
- * group's protocol type live in the metadata store (offset-store.ts) and survive restarts, so a
- * group known only from the store is an Empty group. Only groups with members are kept in memory.
+ * A classic group's membership lives in memory (group.ts) and is lost with the process, as it is
+ * when a Kafka coordinator fails over: members get UNKNOWN_MEMBER_ID and rejoin. A consumer
+ * group's state is written to the metadata store at each change (consumer-group-store.ts), as
+ * Kafka writes it to __consumer_offsets: a restarted coordinator, or the next one in a cluster,
+ * reads it back when the group is next used and goes on with the same members and epochs.
+ * Committed offsets and each group's protocol type live in the metadata store (offset-store.ts)
+ * and survive restarts, so a group known only from the store is an Empty group. Only groups with
+ * members are kept in memory.
  */
 import { type MetaStore } from '../../actors';
 import { type Logger } from '../../log';
@@ -17,7 +21,8 @@ import { GroupError } from './errors';
 import { Group, type GroupState } from './group';
 import { type JoinRequest, type JoinResult, type SyncResult } from './member';
 import { type CommittedOffset, type GroupType, OffsetStore, type OffsetToCommit } from './offset-store';
-import { ConsumerGroup, type ConsumerGroupState, type ConsumerGroupTimeouts, type HeartbeatInput, type HeartbeatOutput, type TopicsSnapshot, toTopicPartitions } from './consumer-group';
+import { ConsumerGroupStore } from './consumer-group-store';
+import { ConsumerGroup, type ConsumerGroupRecord, type ConsumerGroupState, type ConsumerGroupTimeouts, type HeartbeatInput, type HeartbeatOutput, type TopicsSnapshot, toTopicPartitions } from './consumer-group';
 
 /** Kafka's group.min.session.timeout.ms and group.max.session.timeout.ms defaults (ms). */
 export const MIN_SESSION_TIMEOUT_MS = 6_000;
@@ -67,6 +72,9 @@ export class GroupCoordinator {
   /** Groups of the consumer group protocol (KIP-848) with members. */
   readonly #consumerGroups = new Map<string, ConsumerGroup>();
   readonly #consumerTimeouts: ConsumerGroupTimeouts;
+  readonly #consumerStore: ConsumerGroupStore;
+  /** Consumer groups being read back from the store (one read per group at a time). */
+  readonly #loading = new Map<string, Promise<void>>();
   readonly #offsets: OffsetStore;
   readonly #log: Logger;
   #closed = false;
@@ -76,6 +84,8 @@ export class GroupCoordinator {
 
   constructor(meta: MetaStore, log: Logger, coordinates: (groupId: string) => boolean = () => true, consumerTimeouts: ConsumerGroupTimeouts = CONSUMER_GROUP_TIMEOUTS) {
     this.#offsets = new OffsetStore(meta);
+    // A record another coordinator wrote makes this node's copy stale: the next use reads it again.
+    this.#consumerStore = new ConsumerGroupStore(meta, (groupId) => this.#dropConsumer(groupId));
     this.#consumerTimeouts = consumerTimeouts;
     this.#log = log;
     this.#coordinates = coordinates;
@@ -130,13 +140,84 @@ export class GroupCoordinator {
   }
 
   /**
-   * ConsumerGroupHeartbeat (KIP-848): join, heartbeat, leave. `topics`: the topics as the listener
-   * sees them now (names, ids, partition counts), the assignors' input.
+   * Read a consumer group this node coordinates back from the store when it is not in memory (a
+   * restart, or a new coordinator): the offset and describe APIs call this before asking about
+   * the group. Cheap for every other group: a look at this node's view, no store read. `force`:
+   * read the store even when the view shows nothing (a heartbeat, which may come before the
+   * view has caught up with a dead coordinator's last write).
    */
-  consumerHeartbeat(groupId: string, req: HeartbeatInput, topics: TopicsSnapshot): HeartbeatOutput {
+  loadConsumer(groupId: string, force = false): Promise<void> {
+    if (this.#notHere(groupId) || groupId === '' || this.#consumerGroups.has(groupId) || (this.#groups.get(groupId)?.members.size ?? 0) > 0) return Promise.resolve();
+    if (!force && this.#offsets.groupType(groupId) !== 'consumer' && !this.#consumerStore.inView(groupId)) return Promise.resolve();
+    let p = this.#loading.get(groupId);
+    if (p === undefined) {
+      p = this.#consumerStore
+        .load(groupId)
+        .then((rec) => {
+          // A join may have started the group while the store was read: the live group stands.
+          if (rec === null || rec.members.length === 0 || this.#consumerGroups.has(groupId) || this.#closed) return;
+          this.#groups.delete(groupId);
+          this.#consumerGroups.set(groupId, this.#consumerGroup(groupId, rec));
+          this.#log.info({ group: groupId, members: rec.members.length, groupEpoch: rec.groupEpoch }, 'consumer group read back from the store');
+        })
+        .finally(() => this.#loading.delete(groupId));
+      this.#loading.set(groupId, p);
+    }
+    return p;
+  }
+
+  /** A consumer group object (new, or from its stored record) whose changes outside a heartbeat are stored too. */
+  #consumerGroup(groupId: string, rec?: ConsumerGroupRecord): ConsumerGroup {
+    const onEmpty = (x: ConsumerGroup): void => {
+      x.shutdown();
+      if (this.#consumerGroups.get(x.groupId) === x) this.#consumerGroups.delete(x.groupId);
+    };
+    const onExpired = (memberId: string, why: string): void => {
+      this.#log.info({ group: groupId, member: memberId, why }, 'consumer group member removed');
+      void this.#saveConsumer(g);
+    };
+    const g = rec === undefined ? new ConsumerGroup(groupId, this.#consumerTimeouts, onEmpty, onExpired) : ConsumerGroup.fromRecord(groupId, rec, this.#consumerTimeouts, onEmpty, onExpired);
+    return g;
+  }
+
+  /** Forget this node's copy of a consumer group (timers stopped): its state is the store's. */
+  #dropConsumer(groupId: string): void {
+    const g = this.#consumerGroups.get(groupId);
+    if (g === undefined) return;
+    g.shutdown();
+    this.#consumerGroups.delete(groupId);
+  }
+
+  /**
+   * Store the group's state now (none once it has no members); a failure is logged and the next
+   * change writes it again. A node that no longer coordinates the group writes nothing and drops
+   * its copy (a timer fired after the group moved on): the next coordinator's state stands.
+   */
+  #saveConsumer(g: ConsumerGroup): Promise<void> {
+    if (this.#notHere(g.groupId)) {
+      if (!this.#closed && this.#consumerGroups.get(g.groupId) === g) this.#dropConsumer(g.groupId);
+      return Promise.resolve();
+    }
+    return this.#consumerStore.save(g.groupId, g.members.size === 0 ? null : g.toRecord()).catch((err: unknown) => {
+      this.#log.warn({ group: g.groupId, err: (err as Error).message }, 'consumer group state not written');
+    });
+  }
+
+  /**
+   * ConsumerGroupHeartbeat (KIP-848): join, heartbeat, leave. `topics`: the topics as the listener
+   * sees them now (names, ids, partition counts), the assignors' input. Answered once the change
+   * it made to the group is stored.
+   */
+  async consumerHeartbeat(groupId: string, req: HeartbeatInput, topics: TopicsSnapshot): Promise<HeartbeatOutput> {
     const fail = (errorCode: number, errorMessage: string): HeartbeatOutput => ({ errorCode, errorMessage, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null });
-    if (this.#notHere(groupId)) return fail(GroupError.NOT_COORDINATOR, `this node does not coordinate group ${groupId}`);
+    if (this.#notHere(groupId)) {
+      // The group moved to another coordinator: a copy kept here would be stale when it comes back.
+      if (!this.#closed) this.#dropConsumer(groupId);
+      return fail(GroupError.NOT_COORDINATOR, `this node does not coordinate group ${groupId}`);
+    }
     if (groupId === '') return fail(GroupError.INVALID_REQUEST, 'GroupId can\'t be empty.');
+    await this.loadConsumer(groupId, true);
+    if (this.#notHere(groupId)) return fail(GroupError.NOT_COORDINATOR, `this node does not coordinate group ${groupId}`);
     const classic = this.#groups.get(groupId);
     if (classic !== undefined && classic.members.size > 0) return fail(GroupError.GROUP_ID_NOT_FOUND, `Group ${groupId} is not a consumer group.`);
     let g = this.#consumerGroups.get(groupId);
@@ -144,15 +225,13 @@ export class GroupCoordinator {
       // Only a join starts a group; anything else names a member this coordinator does not know.
       if (req.memberEpoch !== 0) return { ...fail(GroupError.UNKNOWN_MEMBER_ID, `member ${req.memberId} is not in group ${groupId}`), memberId: req.memberId };
       this.#groups.delete(groupId);
-      g = new ConsumerGroup(groupId, this.#consumerTimeouts, (x) => {
-        x.shutdown();
-        if (this.#consumerGroups.get(x.groupId) === x) this.#consumerGroups.delete(x.groupId);
-      }, (memberId, why) => this.#log.info({ group: groupId, member: memberId, why }, 'consumer group member removed'));
+      g = this.#consumerGroup(groupId);
       this.#consumerGroups.set(groupId, g);
     }
     const res = g.heartbeat(req, topics);
     if (res.errorCode === GroupError.NONE && req.memberEpoch === 0) this.#remember(groupId, 'consumer');
     if (g.members.size === 0 && this.#consumerGroups.get(groupId) === g) this.#consumerGroups.delete(groupId);
+    await this.#saveConsumer(g);
     return res;
   }
 
@@ -294,6 +373,7 @@ export class GroupCoordinator {
    * does; GROUP_ID_NOT_FOUND (69) when nothing is known of it.
    */
   async deleteGroup(groupId: string): Promise<number> {
+    await this.loadConsumer(groupId);
     const g = this.#groups.get(groupId);
     if ((g !== undefined && g.members.size > 0) || (this.#consumerGroups.get(groupId)?.members.size ?? 0) > 0) return GroupError.NON_EMPTY_GROUP;
     if (g === undefined && !this.#offsets.has(groupId)) return GroupError.GROUP_ID_NOT_FOUND;
@@ -308,6 +388,7 @@ export class GroupCoordinator {
    * here (subscriptions live in the members' metadata), so any live member counts as subscribed.
    */
   async deleteOffsets(groupId: string, topic: string, partitions: ReadonlyArray<number>): Promise<number> {
+    await this.loadConsumer(groupId);
     const g = this.#groups.get(groupId);
     if (g !== undefined && g.members.size > 0) return GroupError.GROUP_SUBSCRIBED_TO_TOPIC;
     // A consumer group's subscriptions are known: only a topic some member subscribes to is kept.

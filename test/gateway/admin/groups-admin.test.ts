@@ -11,6 +11,7 @@
  * The dashboard's page of the same groups is checked in dashboard-pages.browser.test.ts.
  */
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
+import { type GroupDoc, type TopicPartitions } from '../../../src/gateway';
 import { type NodeProcess, startNode } from '../../helpers/node-process';
 import { svc, clientEnv } from '../../helpers/svc-cli';
 import { waitFor } from '../../kafka/group-test-helpers';
@@ -19,32 +20,10 @@ import { ACCEPT, REJECT, ShareWire, acksOf, gotOf } from '../../kafka/share-wire
 
 jest.setTimeout(120_000);
 
-interface Tp {
-  topic: string;
-  partitions: number[];
-}
-interface Group {
-  groupId: string;
-  kind: string;
-  state: string;
-  protocolType: string;
-  protocolName: string;
-  groupEpoch: number | null;
-  coordinator: number | null;
-  coordinatedHere: boolean;
-  members: Array<{ memberId: string; instanceId: string | null; clientId: string; memberEpoch: number | null; subscribedTopics: string[] | null; assignment: Tp[]; targetAssignment: Tp[] | null }>;
-  offsets: Array<{ topic: string; partition: number; committed: number; end: number | null; lag: number | null }>;
-  share: null | {
-    inFlight: number;
-    redeliveryPending: number;
-    lag: number;
-    totals: { delivered: number; redelivered: number; acknowledged: number; archived: number };
-    partitions: Array<{ stream: string; topic: string | null; partition: number | null; startOffset: number; endOffset: number | null; lag: number | null; inFlight: number; redeliveryPending: number; totals: { delivered: number; redelivered: number; acknowledged: number; archived: number } }>;
-  };
-}
+type Group = GroupDoc;
 
 const JSON_TYPE = { 'content-type': 'application/json' };
-const sorted = (tps: Tp[]): number[] => tps.flatMap((t) => t.partitions).sort((a, b) => a - b);
+const sorted = (tps: TopicPartitions[]): number[] => tps.flatMap((t) => t.partitions).sort((a, b) => a - b);
 
 describe('groups of all three kinds in the admin API and the CLI', () => {
   let node: NodeProcess;
