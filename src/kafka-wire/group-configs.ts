@@ -11,6 +11,10 @@
  *
  * `errors.deadletterqueue.topic.name` (KIP-1191) is a topic name on the Kafka wire and a stream
  * name in the store: a topic's records go to its partition-0 stream (`/<topic>`, topics.ts).
+ *
+ * `consumer.session.timeout.ms`, `consumer.heartbeat.interval.ms` (a consumer group's, KIP-848)
+ * and `share.session.timeout.ms`, `share.heartbeat.interval.ms` (a share group's, KIP-932) default
+ * to the node's options: DescribeConfigs shows the option's value as the default.
  */
 import { type ShareGroupConfig, parseShareGroupConfig } from '../actors';
 import { isValidKafkaTopic } from '../util/kafka-topic';
@@ -29,14 +33,14 @@ const CONFIGS: ReadonlyArray<{ key: Key; kafka: string; type: number; doc: strin
   { key: 'group.share.partition.max.record.locks', kafka: 'share.partition.max.record.locks', type: ConfigType.INT, doc: 'most records acquired at once per partition; 100 to 10000' },
   { key: 'share.auto.offset.reset', kafka: 'share.auto.offset.reset', type: ConfigType.STRING, doc: 'where the group starts on a partition it never saw: latest or earliest' },
   { key: 'errors.deadletterqueue.topic.name', kafka: 'errors.deadletterqueue.topic.name', type: ConfigType.STRING, doc: 'topic archived records are appended to (its partition 0); blank for none' },
+  { key: 'consumer.session.timeout.ms', kafka: 'consumer.session.timeout.ms', type: ConfigType.INT, doc: 'a consumer group member with no heartbeat for this long is removed, ms; 1000 to 1800000 (default: --kafka-group-consumer-session-timeout-ms)' },
+  { key: 'consumer.heartbeat.interval.ms', kafka: 'consumer.heartbeat.interval.ms', type: ConfigType.INT, doc: 'the interval a consumer group member is told to heartbeat at, ms; 100 to 60000 (default: --kafka-group-consumer-heartbeat-interval-ms)' },
+  { key: 'share.session.timeout.ms', kafka: 'share.session.timeout.ms', type: ConfigType.INT, doc: 'a share group member with no heartbeat for this long is removed and its locks given back, ms; 1000 to 1800000 (default: --kafka-group-consumer-session-timeout-ms)' },
+  { key: 'share.heartbeat.interval.ms', kafka: 'share.heartbeat.interval.ms', type: ConfigType.INT, doc: 'the interval a share group member is told to heartbeat at, ms; 100 to 60000 (default: --kafka-group-consumer-heartbeat-interval-ms)' },
 ];
 
 /** Kafka group configs with no per-group setting here (node options, or not built): named in the refusal. */
 const NOT_PER_GROUP: Readonly<Record<string, string>> = {
-  'consumer.session.timeout.ms': 'a node option here (--kafka-group-consumer-session-timeout-ms), not a group config',
-  'consumer.heartbeat.interval.ms': 'a node option here (--kafka-group-consumer-heartbeat-interval-ms), not a group config',
-  'share.session.timeout.ms': 'a node option here (--kafka-group-consumer-session-timeout-ms), not a group config',
-  'share.heartbeat.interval.ms': 'a node option here (--kafka-group-consumer-heartbeat-interval-ms), not a group config',
   'share.isolation.level': 'not settable here: share groups always read committed records',
 };
 
@@ -62,13 +66,14 @@ function deadLetterTopic(stream: string): string {
  * The group's configs for DescribeConfigs, under the names asked for (`keys` null or empty: every
  * one, under Kafka's names); `stored` are the names set for the group (the others are defaults).
  */
-export function describeGroupConfigs(config: ShareGroupConfig, stored: ReadonlyArray<Key>, keys: readonly string[] | null): DescribedConfig[] {
+export function describeGroupConfigs(config: ShareGroupConfig, stored: ReadonlyArray<Key>, keys: readonly string[] | null, node: { sessionTimeoutMs: number; heartbeatIntervalMs: number }): DescribedConfig[] {
   const asked = keys === null || keys.length === 0 ? CONFIGS.map((c) => c.kafka) : keys;
   const out: DescribedConfig[] = [];
   for (const name of asked) {
     const c = configOf(name);
     if (c === undefined) continue;
-    const raw = config[c.key];
+    // A membership timeout not set for the group is the node's option.
+    const raw = config[c.key] ?? (c.key.endsWith('session.timeout.ms') ? node.sessionTimeoutMs : node.heartbeatIntervalMs);
     const value = c.key === 'errors.deadletterqueue.topic.name' ? deadLetterTopic(String(raw)) : String(raw);
     out.push({ name, value, readOnly: false, isDefault: !stored.includes(c.key), type: c.type, doc: c.doc });
   }

@@ -7,7 +7,7 @@
  *                                        ShardClient (append, read, head, create, delete) ◀───┤
  *                                        live-read registry (Fetch long-poll) ◀───────────────┘
  */
-import { type MetaStore, ShareStates } from '../actors';
+import { type MetaStore, ShareStates, membershipTimeouts } from '../actors';
 import { type Logger } from '../log';
 import { type Tracing } from '../tracing';
 import { type ShardClient } from '../shards';
@@ -88,12 +88,19 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
   let bound = { host: o.host, port: o.port };
   // In a cluster one node coordinates each group (cluster.ts); the others answer NOT_COORDINATOR.
   const cluster = o.cluster ?? null;
-  const groups = new GroupCoordinator(o.meta, log, cluster === null ? undefined : (groupId) => cluster.coordinatorOf(groupId)?.nodeId === o.nodeId, o.consumerGroupTimeouts);
-  const topics = new TopicIndex(o.shards, o.cluster ?? null);
   const timeouts = o.consumerGroupTimeouts ?? CONSUMER_GROUP_TIMEOUTS;
+  // Every group's configs (share groups' settings, any group's membership timeouts) live in one record per group id.
+  const shareStates = o.shareStates ?? new ShareStates(o.meta);
+  const groups = new GroupCoordinator(
+    o.meta,
+    log,
+    cluster === null ? undefined : (groupId) => cluster.coordinatorOf(groupId)?.nodeId === o.nodeId,
+    (groupId) => membershipTimeouts(shareStates.config(groupId), 'consumer', timeouts),
+  );
+  const topics = new TopicIndex(o.shards, o.cluster ?? null);
   const share = new KafkaShare({
     shards: o.shards,
-    states: o.shareStates ?? new ShareStates(o.meta),
+    states: shareStates,
     log,
     pageBytes: SHARE_READ_BYTES,
     sessionTimeoutMs: timeouts.sessionTimeoutMs,

@@ -10,7 +10,7 @@
  * ACL type GROUP, 3). The share member is the test-only share client (share-wire-client.ts); the
  * token checks speak the two APIs with the listener's own codecs, authenticated with SASL/PLAIN.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { decodeDescribeConfigsResponse, encodeDescribeConfigsRequest } from '../../src/kafka-wire/messages/describe-configs';
 import { decodeIncrementalAlterConfigsResponse, encodeIncrementalAlterConfigsRequest } from '../../src/kafka-wire/messages/incremental-alter-configs';
 import { decodeSaslAuthenticateResponse, encodeSaslAuthenticateRequest } from '../../src/kafka-wire/messages/sasl-authenticate';
@@ -19,6 +19,8 @@ import { type NodeProcess, startNode } from '../helpers/node-process';
 import { RawKafka } from './kafka-test-client';
 import { platformaticAdmin } from './platformatic-process';
 import { ShareWire, gotOf } from './share-wire-client';
+import { GroupWire } from './group-wire-client';
+import { waitFor } from './group-test-helpers';
 
 jest.setTimeout(90_000);
 
@@ -81,6 +83,11 @@ describe('group configs over DescribeConfigs, IncrementalAlterConfigs and AlterC
       'share.partition.max.record.locks': ['2000', DEFAULT_CONFIG],
       'share.auto.offset.reset': ['latest', DEFAULT_CONFIG],
       'errors.deadletterqueue.topic.name': ['', DEFAULT_CONFIG],
+      // The membership timeouts default to the node's options (45 s and 5 s here).
+      'consumer.session.timeout.ms': ['45000', DEFAULT_CONFIG],
+      'consumer.heartbeat.interval.ms': ['5000', DEFAULT_CONFIG],
+      'share.session.timeout.ms': ['45000', DEFAULT_CONFIG],
+      'share.heartbeat.interval.ms': ['5000', DEFAULT_CONFIG],
     });
     expect(Object.values(byName(all)).every((c) => !c.readOnly)).toBe(true);
     expect(valuesOf(picked)).toEqual({ 'share.delivery.count.limit': ['5', DEFAULT_CONFIG], 'group.share.record.lock.duration.ms': ['30000', DEFAULT_CONFIG] });
@@ -139,7 +146,7 @@ describe('group configs over DescribeConfigs, IncrementalAlterConfigs and AlterC
       setStep(g, [['share.delivery.count.limit', 'many']]),
       setStep(g, [['share.auto.offset.reset', 'by_duration:PT1H']]),
       setStep(g, [['no.such.config', '1']]),
-      setStep(g, [['consumer.session.timeout.ms', '30000']]),
+      setStep(g, [['consumer.session.timeout.ms', '500']]),
       setStep(g, [['share.delivery.count.limit', '4', APPEND]]),
       setStep(g, [['errors.deadletterqueue.topic.name', 'gc-no-such-topic']]),
       setStep(g, [['share.delivery.count.limit', '4']], true),
@@ -151,13 +158,43 @@ describe('group configs over DescribeConfigs, IncrementalAlterConfigs and AlterC
       [INVALID_CONFIG, expect.stringContaining('share.delivery.count.limit: an integer from 2 to 10')],
       [INVALID_CONFIG, expect.stringContaining('share.auto.offset.reset: earliest or latest')],
       [INVALID_CONFIG, 'Unknown group config name: no.such.config'],
-      [INVALID_CONFIG, expect.stringContaining('--kafka-group-consumer-session-timeout-ms')],
+      [INVALID_CONFIG, expect.stringContaining('consumer.session.timeout.ms: an integer from 1000 to 1800000')],
       [INVALID_REQUEST, 'Config value append is not allowed for config key: share.delivery.count.limit'],
       [INVALID_CONFIG, expect.stringContaining('topic gc-no-such-topic does not exist')],
     ]);
     expect(steps[7]).toEqual({ value: null });
     // Neither the refused request's valid entry nor the validateOnly one was stored.
     expect(valuesOf(steps[8])).toEqual({ 'share.delivery.count.limit': ['5', DEFAULT_CONFIG], 'share.record.lock.duration.ms': ['30000', DEFAULT_CONFIG] });
+  });
+
+  test('consumer.* and share.* session timeouts and heartbeat intervals are per group: members are told the group\'s interval and removed after its session timeout', async () => {
+    expect(await w.createTopic('gc-members', 1)).toBe(0);
+    const [set, setShare, described] = await configs([
+      setStep('gc-cg', [['consumer.session.timeout.ms', '2000'], ['consumer.heartbeat.interval.ms', '250']]),
+      setStep('gc-sg', [['share.session.timeout.ms', '1500'], ['share.heartbeat.interval.ms', '300']]),
+      describeStep('gc-cg', ['consumer.session.timeout.ms', 'consumer.heartbeat.interval.ms', 'share.session.timeout.ms']),
+    ]);
+    expect([set, setShare, valuesOf(described)]).toEqual([{ value: null }, { value: null }, { 'consumer.session.timeout.ms': ['2000', GROUP_CONFIG], 'consumer.heartbeat.interval.ms': ['250', GROUP_CONFIG], 'share.session.timeout.ms': ['45000', DEFAULT_CONFIG] }]);
+    const gw = await GroupWire.connect(node.kafka);
+    try {
+      // A consumer-protocol member: told 250 ms, gone 2 s after its last heartbeat (the node's own session is 45 s).
+      const m = randomUUID();
+      const j = await gw.cgHeartbeat({ groupId: 'gc-cg', memberId: m, memberEpoch: 0, rebalanceTimeoutMs: 10_000, subscribedTopicNames: ['gc-members'], topicPartitions: [] });
+      expect([j.errorCode, j.heartbeatIntervalMs]).toEqual([0, 250]);
+      const t0 = Date.now();
+      await waitFor(async () => (await gw.cgDescribe(['gc-cg'])).groups[0]!.members.length === 0, 'the consumer member expires', 20_000);
+      expect(Date.now() - t0).toBeLessThan(15_000);
+      // A share member: told 300 ms, gone 1.5 s after its last heartbeat.
+      const s = await w.heartbeat({ groupId: 'gc-sg', memberId: '', memberEpoch: 0, subscribedTopicNames: ['gc-members'] });
+      expect([s.errorCode, s.heartbeatIntervalMs]).toEqual([0, 300]);
+      const t1 = Date.now();
+      await waitFor(async () => (await w.describe(['gc-sg'])).groups[0]!.members.length === 0, 'the share member expires', 20_000);
+      expect(Date.now() - t1).toBeLessThan(15_000);
+      // A group without its own settings still gets the node's interval.
+      expect((await w.heartbeat({ groupId: 'gc-sg-default', memberId: '', memberEpoch: 0, subscribedTopicNames: ['gc-members'] })).heartbeatIntervalMs).toBe(5000);
+    } finally {
+      gw.close();
+    }
   });
 
   test('the dead-letter topic is a topic name on the wire and its partition-0 stream over HTTP; AlterConfigs replaces the whole set', async () => {

@@ -19,8 +19,10 @@ import { type MetaStore } from '../meta/meta-store';
 import { SharePartition, type SharePartitionLimits, type SharePartitionRecord } from './share-partition';
 
 /**
- * A share group's settings, under Kafka's names (KIP-932, KIP-1191): the broker-level names where
+ * A group's settings, under Kafka's names (KIP-932, KIP-1191): the broker-level names where
  * Kafka has both (its group configs drop the `group.` prefix; the Kafka listener takes either).
+ * Most are a share group's; the membership timeouts are any group's (Kafka's group configs are
+ * per group id, whatever its kind), kept in the same record.
  */
 export interface ShareGroupConfig {
   /** Default lock of an acquisition, ms (`group.share.record.lock.duration.ms`, Kafka default 30 s). */
@@ -33,6 +35,15 @@ export interface ShareGroupConfig {
   'share.auto.offset.reset': 'earliest' | 'latest';
   /** Stream that archived records (rejected, or past the delivery limit) are appended to; '' for none. */
   'errors.deadletterqueue.topic.name': string;
+  /**
+   * Kafka's group configs for the group's membership (KIP-848, KIP-932), ms; null: the node's
+   * option (`--kafka-group-consumer-session-timeout-ms`, `--kafka-group-consumer-heartbeat-interval-ms`).
+   * A consumer group uses the `consumer.*` pair, a share group the `share.*` pair.
+   */
+  'consumer.session.timeout.ms': number | null;
+  'consumer.heartbeat.interval.ms': number | null;
+  'share.session.timeout.ms': number | null;
+  'share.heartbeat.interval.ms': number | null;
 }
 
 export const SHARE_GROUP_DEFAULTS: Readonly<ShareGroupConfig> = Object.freeze({
@@ -41,6 +52,10 @@ export const SHARE_GROUP_DEFAULTS: Readonly<ShareGroupConfig> = Object.freeze({
   'group.share.partition.max.record.locks': 2000,
   'share.auto.offset.reset': 'latest',
   'errors.deadletterqueue.topic.name': '',
+  'consumer.session.timeout.ms': null,
+  'consumer.heartbeat.interval.ms': null,
+  'share.session.timeout.ms': null,
+  'share.heartbeat.interval.ms': null,
 });
 
 /** Bounds of each numeric config (Kafka's, where it has them). */
@@ -48,7 +63,18 @@ const BOUNDS: Record<string, [number, number]> = {
   'group.share.record.lock.duration.ms': [1000, 3_600_000],
   'group.share.delivery.count.limit': [2, 10],
   'group.share.partition.max.record.locks': [100, 10_000],
+  // Wider than Kafka's broker bounds (45-60 s, 5-15 s), as the node options are: a test or a
+  // latency-bound deployment may want a member gone within seconds.
+  'consumer.session.timeout.ms': [1000, 1_800_000],
+  'consumer.heartbeat.interval.ms': [100, 60_000],
+  'share.session.timeout.ms': [1000, 1_800_000],
+  'share.heartbeat.interval.ms': [100, 60_000],
 };
+
+/** The session timeout and heartbeat interval a group uses: its configs over the node's options. */
+export function membershipTimeouts(c: ShareGroupConfig, kind: 'consumer' | 'share', node: { sessionTimeoutMs: number; heartbeatIntervalMs: number }): { sessionTimeoutMs: number; heartbeatIntervalMs: number } {
+  return { sessionTimeoutMs: c[`${kind}.session.timeout.ms`] ?? node.sessionTimeoutMs, heartbeatIntervalMs: c[`${kind}.heartbeat.interval.ms`] ?? node.heartbeatIntervalMs };
+}
 
 /**
  * Validate a partial config (names → values, as JSON gives them): the problems, all at once,

@@ -69,7 +69,7 @@ export const DESCRIBE_CONFIGS_HANDLER: ApiHandler<DescribeConfigsRequest, Descri
           try {
             // The shared metadata store's record, after a quorum read in a cluster: any node answers.
             const config = await ctx.share.config(r.resourceName);
-            res(0, null, describeGroupConfigs(config, ctx.share.storedConfigNames(r.resourceName), r.configurationKeys));
+            res(0, null, describeGroupConfigs(config, ctx.share.storedConfigNames(r.resourceName), r.configurationKeys, ctx.share.nodeTimeouts));
           } catch (err) {
             res(kafkaErrorOf(err), messageOf(err));
           }

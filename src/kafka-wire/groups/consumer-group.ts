@@ -167,7 +167,7 @@ export class ConsumerGroup {
   /** Who holds each partition now (assigned or pending revocation): a partition moves only once released. */
   readonly #owners = new Map<string, string>();
   readonly #staticMembers = new Map<string, string>();
-  readonly #timeouts: ConsumerGroupTimeouts;
+  #timeouts: ConsumerGroupTimeouts;
   readonly #onEmpty: (g: ConsumerGroup) => void;
   /** Told of each member the group removes by itself (an operator's first question when a consumer stops getting records). */
   readonly #onExpired: (memberId: string, why: string) => void;
@@ -185,6 +185,11 @@ export class ConsumerGroup {
     this.#timeouts = timeouts;
     this.#onEmpty = onEmpty;
     this.#onExpired = onExpired;
+  }
+
+  /** The group's timeouts from now on (its configs changed): each member's next heartbeat starts its session with them. */
+  setTimeouts(t: ConsumerGroupTimeouts): void {
+    this.#timeouts = t;
   }
 
   /** The durable form of the group now. */

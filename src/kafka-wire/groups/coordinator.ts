@@ -71,7 +71,8 @@ export class GroupCoordinator {
   readonly #groups = new Map<string, Group>();
   /** Groups of the consumer group protocol (KIP-848) with members. */
   readonly #consumerGroups = new Map<string, ConsumerGroup>();
-  readonly #consumerTimeouts: ConsumerGroupTimeouts;
+  /** A consumer group's session timeout and heartbeat interval: its configs over the node's options. */
+  readonly #consumerTimeouts: (groupId: string) => ConsumerGroupTimeouts;
   readonly #consumerStore: ConsumerGroupStore;
   /** Consumer groups being read back from the store (one read per group at a time). */
   readonly #loading = new Map<string, Promise<void>>();
@@ -82,7 +83,7 @@ export class GroupCoordinator {
   /** In a cluster: whether this node coordinates the group (FindCoordinator's answer); others get NOT_COORDINATOR. */
   readonly #coordinates: (groupId: string) => boolean;
 
-  constructor(meta: MetaStore, log: Logger, coordinates: (groupId: string) => boolean = () => true, consumerTimeouts: ConsumerGroupTimeouts = CONSUMER_GROUP_TIMEOUTS) {
+  constructor(meta: MetaStore, log: Logger, coordinates: (groupId: string) => boolean = () => true, consumerTimeouts: (groupId: string) => ConsumerGroupTimeouts = () => CONSUMER_GROUP_TIMEOUTS) {
     this.#offsets = new OffsetStore(meta);
     // A record another coordinator wrote makes this node's copy stale: the next use reads it again.
     this.#consumerStore = new ConsumerGroupStore(meta, (groupId) => this.#dropConsumer(groupId));
@@ -176,7 +177,8 @@ export class GroupCoordinator {
       this.#log.info({ group: groupId, member: memberId, why }, 'consumer group member removed');
       void this.#saveConsumer(g);
     };
-    const g = rec === undefined ? new ConsumerGroup(groupId, this.#consumerTimeouts, onEmpty, onExpired) : ConsumerGroup.fromRecord(groupId, rec, this.#consumerTimeouts, onEmpty, onExpired);
+    const timeouts = this.#consumerTimeouts(groupId);
+    const g = rec === undefined ? new ConsumerGroup(groupId, timeouts, onEmpty, onExpired) : ConsumerGroup.fromRecord(groupId, rec, timeouts, onEmpty, onExpired);
     return g;
   }
 
@@ -228,6 +230,8 @@ export class GroupCoordinator {
       g = this.#consumerGroup(groupId);
       this.#consumerGroups.set(groupId, g);
     }
+    // The group's configs may have changed since its last heartbeat (IncrementalAlterConfigs).
+    g.setTimeouts(this.#consumerTimeouts(groupId));
     const res = g.heartbeat(req, topics);
     if (res.errorCode === GroupError.NONE && req.memberEpoch === 0) this.#remember(groupId, 'consumer');
     if (g.members.size === 0 && this.#consumerGroups.get(groupId) === g) this.#consumerGroups.delete(groupId);

@@ -5,7 +5,7 @@
  * groups as the classic group admin APIs see them (ListGroups, DescribeGroups, DeleteGroups).
  * docs/kafka.md, "Share groups".
  */
-import { type ShareGroupConfig, type SharePartitionView, type ShareStates, sharePartitionViews } from '../../actors';
+import { type ShareGroupConfig, type SharePartitionView, type ShareStates, membershipTimeouts, sharePartitionViews } from '../../actors';
 import { type Logger } from '../../log';
 import { type ShardClient } from '../../shards';
 import { GroupError, type TopicsSnapshot } from '../groups';
@@ -23,6 +23,7 @@ export interface KafkaShareOptions {
   log: Logger;
   /** Bytes of one read when finding records by seq. */
   pageBytes: number;
+  /** The node's session timeout and heartbeat interval: a group without its own `share.*` configs uses them. */
   sessionTimeoutMs: number;
   heartbeatIntervalMs: number;
   coordinates: (groupId: string) => boolean;
@@ -38,6 +39,8 @@ export class KafkaShare {
   readonly groups: ShareGroups;
   readonly sessions = new ShareSessions();
   readonly partitions: KafkaSharePartitions;
+  /** The node's membership timeouts (the defaults of every group's). */
+  readonly nodeTimeouts: { sessionTimeoutMs: number; heartbeatIntervalMs: number };
   readonly #log: Logger;
   readonly #shards: ShardClient;
   readonly #states: ShareStates;
@@ -53,9 +56,10 @@ export class KafkaShare {
     this.#coordinates = o.coordinates;
     this.#otherKind = o.otherKind;
     this.partitions = new KafkaSharePartitions(o.shards, o.states, o.pageBytes);
+    const node = (this.nodeTimeouts = { sessionTimeoutMs: o.sessionTimeoutMs, heartbeatIntervalMs: o.heartbeatIntervalMs });
     this.groups = new ShareGroups({
-      sessionTimeoutMs: o.sessionTimeoutMs,
-      heartbeatIntervalMs: o.heartbeatIntervalMs,
+      // The group's `share.*` configs over the node's options, read from the store's view at each use.
+      timeoutsOf: (groupId) => membershipTimeouts(o.states.config(groupId), 'share', node),
       coordinates: o.coordinates,
       otherKind: o.otherKind,
       onGone: (groupId, memberId) => this.#track(groupId, this.closeSession(groupId, memberId)),

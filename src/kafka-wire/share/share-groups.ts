@@ -81,10 +81,12 @@ export interface ShareGroupSummary {
 }
 
 export interface ShareGroupsOptions {
-  /** A member that sends no heartbeat for this long is removed (ms). */
-  sessionTimeoutMs: number;
-  /** What members are told to heartbeat at (ms). */
-  heartbeatIntervalMs: number;
+  /**
+   * The group's session timeout (a member that sends no heartbeat for this long is removed) and
+   * the interval its members are told to heartbeat at, ms: `share.session.timeout.ms` and
+   * `share.heartbeat.interval.ms`, or the node's options.
+   */
+  timeoutsOf: (groupId: string) => { sessionTimeoutMs: number; heartbeatIntervalMs: number };
   /** Whether this node coordinates the group (a cluster's FindCoordinator answer). */
   coordinates: (groupId: string) => boolean;
   /** Whether the id belongs to a group of another kind (classic or consumer). */
@@ -152,7 +154,7 @@ export class ShareGroups {
       g.groupEpoch++;
       this.#assign(g, topics);
       m.memberEpoch = g.groupEpoch;
-      return this.#answer(m, topics, true);
+      return this.#answer(g.groupId, m, topics, true);
     }
     if (req.memberId === '') return fail(GroupError.INVALID_REQUEST, 'MemberId can not be empty');
     const m = g?.members.get(req.memberId);
@@ -176,7 +178,7 @@ export class ShareGroups {
     this.#assign(g, topics);
     const moved = m.memberEpoch !== g.groupEpoch;
     m.memberEpoch = g.groupEpoch;
-    return this.#answer(m, topics, moved || full);
+    return this.#answer(g.groupId, m, topics, moved || full);
   }
 
   describe(groupId: string, topics: TopicsSnapshot, now: number): ShareGroupSummary {
@@ -205,11 +207,11 @@ export class ShareGroups {
     };
   }
 
-  #answer(m: ShareMember, topics: TopicsSnapshot, withAssignment: boolean): ShareHeartbeatOutput {
+  #answer(groupId: string, m: ShareMember, topics: TopicsSnapshot, withAssignment: boolean): ShareHeartbeatOutput {
     const assignment: ShareAssignment | null = withAssignment
       ? { topicPartitions: [...m.assignment].flatMap(([name, partitions]) => { const t = topics.get(name); return t === undefined ? [] : [{ topicId: t.id, partitions: [...partitions] }]; }) }
       : null;
-    return { errorCode: 0, errorMessage: null, memberId: m.memberId, memberEpoch: m.memberEpoch, heartbeatIntervalMs: this.#o.heartbeatIntervalMs, assignment };
+    return { errorCode: 0, errorMessage: null, memberId: m.memberId, memberEpoch: m.memberEpoch, heartbeatIntervalMs: this.#o.timeoutsOf(groupId).heartbeatIntervalMs, assignment };
   }
 
   /**
@@ -257,8 +259,9 @@ export class ShareGroups {
   /** Members past their session timeout go; their partitions go to the others at their next heartbeat. */
   #sweep(now: number): void {
     for (const g of this.#groups.values()) {
+      const sessionTimeoutMs = g.members.size === 0 ? 0 : this.#o.timeoutsOf(g.groupId).sessionTimeoutMs;
       for (const m of [...g.members.values()]) {
-        if (now - m.lastSeen > this.#o.sessionTimeoutMs) {
+        if (now - m.lastSeen > sessionTimeoutMs) {
           g.members.delete(m.memberId);
           g.groupEpoch++;
           this.#o.onGone(g.groupId, m.memberId);

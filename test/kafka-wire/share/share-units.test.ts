@@ -48,7 +48,7 @@ describe('acknowledgement batches', () => {
 describe('share group membership', () => {
   const topics = new Map([['t', { id: 'tid', partitions: 3 }]]);
   const gone: string[] = [];
-  const groups = new ShareGroups({ sessionTimeoutMs: 1000, heartbeatIntervalMs: 100, coordinates: () => true, otherKind: (g) => g === 'classic', onGone: (_g, m) => gone.push(m) });
+  const groups = new ShareGroups({ timeoutsOf: () => ({ sessionTimeoutMs: 1000, heartbeatIntervalMs: 100 }), coordinates: () => true, otherKind: (g) => g === 'classic', onGone: (_g, m) => gone.push(m) });
   const join = (id: string, now: number) => groups.heartbeat('g', { memberId: id, memberEpoch: 0, rackId: null, subscribedTopicNames: ['t'], clientId: 'c', clientHost: '/h' }, topics, now);
   const beat = (id: string, epoch: number, now: number) => groups.heartbeat('g', { memberId: id, memberEpoch: epoch, rackId: null, subscribedTopicNames: null, clientId: 'c', clientHost: '/h' }, topics, now);
 
