@@ -530,7 +530,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
       subjectOf: svcSubject,
       bindings: async () => ((await shards.control({ type: 'schemas', op: 'bindings' })) as SchemaControlResult[]).flatMap((r) => r.bindings ?? []),
     };
-    const api = { shards, meta, tokens, node: { clusterId }, members, placement, lease, transfers, rebalancer, groups: { kafka: true, groups: (only?: string) => kafka.groups(only) }, schemas, registry: registryAdmin, objects: objectMaintenance?.census ?? null };
+    const api = { shards, meta, tokens, node: { clusterId }, members, placement, lease, transfers, rebalancer, groups: { groups: (only?: string) => kafka.groups(only) }, schemas, registry: registryAdmin, objects: objectMaintenance?.census ?? null };
     admin = await engine.listen(
       { name: 'admin listener (--admin-listen)', host: config.adminListen.host, port: config.adminListen.port, bodyLimit: 1024 * 1024, tooLarge },
       protect('admin', createAdminHandler({ serving: () => serving, registered: () => members.registered, nodeId, appliedIndex, unavailable: () => shards.unavailable(), metadataReachable: () => meta.reachable?.() ?? true, diskFull: () => shards.space().low }, api, loadDashboard(DASHBOARD_DIR), inFlight, metrics)),

@@ -124,7 +124,7 @@ export async function dashboardApi(d: AdminDeps, req: HttpRequest): Promise<Repl
   if (p === '/admin/groups') {
     if (d.groups == null) return json(200, { kafka: false, groups: [] });
     const only = q.get('group');
-    return json(200, { kafka: d.groups.kafka, groups: await d.groups.groups(only === null ? undefined : only) });
+    return json(200, { kafka: true, groups: await d.groups.groups(only === null ? undefined : only) });
   }
   return null;
 }

@@ -75,9 +75,7 @@ export interface GroupDoc {
   share: ShareGroupDoc | null;
 }
 
-/** What the node tells the admin API about groups. `only`: just that group (none when unknown). */
+/** What the node's Kafka listener tells the admin API about groups. `only`: just that group (none when unknown). */
 export interface GroupsSource {
-  /** Whether the node runs a Kafka listener (else only share groups leased over HTTP are shown). */
-  readonly kafka: boolean;
   groups(only?: string): Promise<GroupDoc[]>;
 }

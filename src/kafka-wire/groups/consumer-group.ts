@@ -187,6 +187,18 @@ export class ConsumerGroup {
     this.#onExpired = onExpired;
   }
 
+  /**
+   * What a heartbeat of `memberId` can change, in a few characters: the group's epochs and size,
+   * and that member's fields. Equal before and after a heartbeat: the group's durable form did not
+   * change either (the coordinator then writes nothing, and does not build the form to find out).
+   */
+  mark(memberId: string): string {
+    const m = this.members.get(memberId);
+    const group = `${this.groupEpoch}|${this.assignmentEpoch}|${this.members.size}|${this.#metadataFingerprint}`;
+    if (m === undefined) return group;
+    return `${group}|${m.memberEpoch}|${m.previousMemberEpoch}|${m.state}|${[...m.assigned].join(',')}|${[...m.pendingRevocation].join(',')}|${m.subscribedTopicNames.join(',')}|${m.subscribedTopicRegex}|${m.serverAssignor}|${m.rebalanceTimeoutMs}|${m.rackId}|${m.instanceId}|${m.clientId}|${m.clientHost}`;
+  }
+
   /** The group's timeouts from now on (its configs changed): each member's next heartbeat starts its session with them. */
   setTimeouts(t: ConsumerGroupTimeouts): void {
     this.#timeouts = t;

@@ -232,10 +232,12 @@ export class GroupCoordinator {
     }
     // The group's configs may have changed since its last heartbeat (IncrementalAlterConfigs).
     g.setTimeouts(this.#consumerTimeouts(groupId));
+    const before = g.mark(req.memberId);
     const res = g.heartbeat(req, topics);
     if (res.errorCode === GroupError.NONE && req.memberEpoch === 0) this.#remember(groupId, 'consumer');
     if (g.members.size === 0 && this.#consumerGroups.get(groupId) === g) this.#consumerGroups.delete(groupId);
-    await this.#saveConsumer(g);
+    // Most heartbeats change nothing: only a change is stored (and answered once it is).
+    if (g.mark(res.memberId ?? req.memberId) !== before) await this.#saveConsumer(g);
     return res;
   }
 

@@ -16,6 +16,13 @@ interface TopicPartitions {
   partitions: number[];
 }
 
+interface Totals {
+  delivered: number;
+  redelivered: number;
+  acknowledged: number;
+  archived: number;
+}
+
 /** The admin API's group document (src/gateway/admin/group-doc.ts), as far as this command reads it. */
 interface Group {
   groupId: string;
@@ -32,8 +39,8 @@ interface Group {
     inFlight: number;
     redeliveryPending: number;
     lag: number;
-    totals: { delivered: number; redelivered: number; acknowledged: number; archived: number };
-    partitions: Array<{ stream: string; topic: string | null; partition: number | null; startOffset: number; endOffset: number | null; lag: number | null; inFlight: number; redeliveryPending: number; totals: { delivered: number; redelivered: number; acknowledged: number; archived: number } }>;
+    totals: Totals;
+    partitions: Array<{ stream: string; topic: string | null; partition: number | null; startOffset: number; endOffset: number | null; lag: number | null; inFlight: number; redeliveryPending: number; totals: Totals }>;
   };
 }
 
