@@ -75,6 +75,7 @@ function batchBody(first) {
 }
 
 async function main() {
+  fs.mkdirSync(path.join(ROOT, 'perf', '.work'), { recursive: true });
   const workDir = fs.mkdtempSync(path.join(ROOT, 'perf', '.work', 'mem-'));
   const dataDir = path.join(workDir, 'data');
   const logFile = path.join(workDir, 'node.log');

@@ -7,17 +7,19 @@
  *      │ create, append, read, head, delete, long-poll, SSE  (serves)
  *      │    requestLog ▶ CORS ▶ shield ▶ auth guard (TokenReplica) ▶ Svc handler
  *      │       └─ ShardClient over its own channels ──▶ every shard worker (replies, tail events)
- *      └─ everything else (list, /_schemas, /_streams, /_offsets) ──▶ main thread's handler, as an I/O thread
+ *      └─ everything else (list, /_schemas, /_streams, /_offsets; a create naming a schema; writes
+ *         to a stream with a schema validation rule) ──▶ main thread's handler, as an I/O thread
  *
  * From the main thread, on the control channel (gateway-threads.ts): each worker's channel (and a
  * new one after a restart), a worker that stopped, every token record after each change
- * (acknowledged, so the admin API answers a revoke only once every thread refuses the token), and
- * the drain at shutdown.
+ * (acknowledged, so the admin API answers a revoke only once every thread refuses the token), the
+ * validated streams after each change (acknowledged, so a rule is answered only once no thread
+ * appends to its stream unchecked), and the drain at shutdown.
  */
 import { type MessagePort } from 'node:worker_threads';
 import { type VersionedToken, TokenReplica } from './actors';
 import { SvcError } from './errors';
-import { CorsPolicy, type HttpRequest, InFlight, LiveWaiters, SVC_CORS, createSvcHandler, guard, internalReply, parseCorsOrigins, requestLog, shield, withCors } from './gateway';
+import { CorsPolicy, type HttpRequest, InFlight, LiveWaiters, SVC_CORS, createSvcHandler, guard, internalReply, parseCorsOrigins, parseStreamName, requestLog, shield, withCors } from './gateway';
 import { type LogFormat, type LogLevel, createLogger } from './log';
 import { PortLinks, type Schemas, ShardClient, type WorkerDown } from './shards';
 import { type LocalGateway } from './program/http/engine';
@@ -43,6 +45,8 @@ export type ToGateway =
   | { t: 'linked'; w: number; port: MessagePort }
   | { t: 'down'; w: number; why: WorkerDown }
   | { t: 'tokens'; id: number; records: VersionedToken[] }
+  /** The streams with a schema validation rule, after each change: their writes go to the main thread. */
+  | { t: 'validated'; id: number; streams: string[] }
   | { t: 'drain'; id: number }
   /** Everything the thread starts with has been sent (channels, tokens): it may take requests. */
   | { t: 'started' };
@@ -67,6 +71,7 @@ export function startGateway(raw: unknown, control: MessagePort): Promise<LocalG
   const live = new LiveWaiters(shards, { longPollTimeoutMs: data.longPollTimeoutMs });
   const tokens = new TokenReplica();
   const inFlight = new InFlight();
+  let validated = new Set<string>();
   let started: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (started = resolve));
   control.on('message', (m: ToGateway) => {
@@ -79,6 +84,9 @@ export function startGateway(raw: unknown, control: MessagePort): Promise<LocalG
         return links.down(m.w, m.why);
       case 'tokens':
         tokens.set(m.records);
+        return control.postMessage({ t: 'ack', id: m.id } satisfies FromGateway);
+      case 'validated':
+        validated = new Set(m.streams);
         return control.postMessage({ t: 'ack', id: m.id } satisfies FromGateway);
       case 'drain': {
         // As the node's close: new requests are refused, live reads answer now, in-flight ones finish.
@@ -99,10 +107,25 @@ export function startGateway(raw: unknown, control: MessagePort): Promise<LocalG
   const cors = new CorsPolicy(parseCorsOrigins(data.corsOrigins), SVC_CORS);
   const logged = requestLog('svc', log, withCors(cors, shielded));
   return ready.then(() => ({
-    // A create naming a schema checks the registry, which the main thread holds.
-    serves: (req: Omit<HttpRequest, 'body'>) => !mainThreadPath(req.path) && !(req.method === 'PUT' && req.headers['svc-schema'] !== undefined),
+    // A create naming a schema checks the registry, which the main thread holds; so do a validated
+    // stream's appends, and its create and delete keep its rule (they forget it with the stream).
+    serves: (req: Omit<HttpRequest, 'body'>) =>
+      !mainThreadPath(req.path) && !(req.method === 'PUT' && req.headers['svc-schema'] !== undefined) && !(validated.size > 0 && isWrite(req.method) && validated.has(streamOf(req.path, data.limits.maxStreamNameBytes))),
     handler: logged,
   }));
+}
+
+function isWrite(method: string): boolean {
+  return method === 'POST' || method === 'PUT' || method === 'DELETE';
+}
+
+/** The stream a path names, or '' when it names none (the handler answers that with its error). */
+function streamOf(path: string, maxBytes: number): string {
+  try {
+    return parseStreamName(path, maxBytes);
+  } catch {
+    return '';
+  }
 }
 
 /** The schema registry stays on the main thread: the requests that use it go there (`serves`). */

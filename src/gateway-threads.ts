@@ -2,8 +2,9 @@
  * The main thread's side of the gateway threads (`--gateway-threads`, docs/config.md;
  * gateway-thread.ts is the threads' side). The Svc listener's uWS threads each load
  * gateway-thread.js; this gives each one its data and a control channel, links its ShardClient to
- * every shard worker (and again after a worker restarts), sends it every token record after each
- * change and waits for its acknowledgement, and drains it at shutdown before the workers close.
+ * every shard worker (and again after a worker restarts), sends it every token record and the
+ * validated streams after each change and waits for its acknowledgement, and drains it at shutdown
+ * before the workers close.
  * A thread that ends (its control channel closes) is dropped and logged: what waits for its
  * acknowledgement goes on without it, and its channels to the workers are closed.
  */
@@ -45,6 +46,8 @@ export class GatewayThreads {
   /** Each message sent to every thread: the threads that have not acknowledged it yet. */
   readonly #acks = new Map<number, { left: Set<Thread>; done: () => void }>();
   #nextId = 1;
+  /** The streams whose writes carry a schema validation rule (the threads leave them to this thread). */
+  #validated: string[] = [];
   /** Draining at shutdown: the threads' channels close as they end, which is no news. */
   #stopping = false;
 
@@ -71,6 +74,7 @@ export class GatewayThreads {
       down: (w, why) => post({ t: 'down', w, why }),
     });
     if (this.#tokens !== null) post({ t: 'tokens', id: 0, records: this.#tokens.records() });
+    post({ t: 'validated', id: 0, streams: this.#validated });
     post({ t: 'started' });
     const thread: Thread = { name: `svc-gw-${k + 1}`, port: port1, unlink };
     port1.on('message', (m: FromGateway) => this.#acked(thread, m.id));
@@ -95,6 +99,15 @@ export class GatewayThreads {
     thread.unlink();
     if (!this.#stopping) this.#log.warn({ thread: thread.name, pending: [...this.#acks.values()].filter((a) => a.left.has(thread)).length }, 'gateway thread gone: its connections are closed and it is no longer waited for');
     for (const id of [...this.#acks.keys()]) this.#acked(thread, id);
+  }
+
+  /**
+   * The streams with a schema validation rule (docs/schema-registry.md): their writes (append,
+   * create, delete) go to this thread, which holds the registry. Resolves once every thread has them.
+   */
+  validated(streams: string[]): Promise<void> {
+    this.#validated = streams;
+    return this.#toAll((id) => ({ t: 'validated', id, streams }));
   }
 
   /** How many threads are up (a thread whose channel closed is not counted). */

@@ -480,6 +480,8 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
           logLevel: config.logLevel,
           logFormat: config.logFormat,
         }, log);
+  // A validated stream's writes are left to this thread, which holds the registry: the threads learn which streams those are.
+  if (gateways !== null) validation.watch((streams) => gateways.validated(streams));
   const svc = await engine.listen(
     {
       name: 'protocol listener (--listen)', host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes,

@@ -23,3 +23,4 @@ export { shield } from './shield';
 export { REQUEST_ID_HEADER, refusalWithId, requestLog } from './request-log';
 export { CorsPolicy, FANOUT_LAG_BOUNDS, type LiveReader, LiveWaiters, type StreamWatch, type Waiter, internalReply, parseCorsOrigins, toHttpError, withCors } from './kit';
 export { SharedSchemas, clusterList, ownerCheck } from './cluster';
+export { parseStreamName } from './kit';

@@ -38,6 +38,10 @@ export class SchemaValidation implements RecordValidation {
   readonly #decoders = new Map<number, Compiled>();
   /** Per id, the subjects it is registered under; dropped whenever any version record changes. */
   #subjects = new Map<number, Set<string>>();
+  /** Told the validated streams after each rule change (the gateway threads, which route their appends here). */
+  readonly #watchers: Array<(streams: string[]) => Promise<void>> = [];
+  /** The watchers' handling of the last rule change: a change is answered only after it. */
+  #told: Promise<unknown> = Promise.resolve();
 
   constructor(meta: MetaStore, registry: SchemaRegistry) {
     this.#meta = meta;
@@ -50,8 +54,23 @@ export class SchemaValidation implements RecordValidation {
         const stream = decodeURIComponent(key.slice(RULE_PREFIX.length));
         if (record === null) this.#rules.delete(stream);
         else this.#rules.set(stream, record.value as ValidationRule);
+        if (this.#watchers.length > 0) this.#told = Promise.all(this.#watchers.map((w) => w(this.streams())));
       }
     });
+  }
+
+  /** The streams that carry a rule. */
+  streams(): string[] {
+    return [...this.#rules.keys()];
+  }
+
+  /**
+   * `watcher` is told the validated streams now and after every rule change, from this node or
+   * another; a change made here (`change`, `forget`) resolves only once its promise has.
+   */
+  watch(watcher: (streams: string[]) => Promise<void>): void {
+    this.#watchers.push(watcher);
+    this.#told = watcher(this.streams());
   }
 
   rule(stream: string): ValidationRule | null {
@@ -64,10 +83,12 @@ export class SchemaValidation implements RecordValidation {
       if (next === null) await this.#meta.delete(ruleKey(stream));
       else await this.#meta.put<ValidationRule>(ruleKey(stream), next);
     }
+    await this.#told;
   }
 
   async forget(streams: readonly string[]): Promise<void> {
     for (const stream of streams) if (this.#rules.has(stream)) await this.#meta.delete(ruleKey(stream));
+    await this.#told;
   }
 
   check(rule: ValidationRule, records: ReadonlyArray<{ batch: number; index: number; key: Buffer | null; value: Buffer | null }>): Promise<RefusedRecord[]> | RefusedRecord[] {
