@@ -121,19 +121,29 @@ describe('group commit with a replicator (objects mode)', () => {
     expect([applied, replies, gc.stalled]).toEqual([['x'], ['storage_unavailable'], false]);
   });
 
-  it('with a flush window (--objects-flush-ms) gathers what arrives within it into one group', async () => {
-    const { gc, rep } = setup(10_000, 40);
+  it('with a flush window (--objects-flush-ms) a group after a quiet spell starts at once, and the next gathers what arrives until the window after it', async () => {
+    const { gc, rep } = setup(10_000, 200);
     const a = streamNamed('/a');
     gc.enqueue(a, Buffer.from('1'), null);
     gc.flush();
-    await new Promise((r) => setTimeout(r, 10));
+    expect(rep.waiting).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 5));
     gc.enqueue(a, Buffer.from('2'), null);
     gc.flush();
-    expect(rep.waiting).toHaveLength(0);
-    await new Promise((r) => setTimeout(r, 80));
+    await new Promise((r) => setTimeout(r, 5));
+    gc.enqueue(a, Buffer.from('3'), null);
+    gc.flush();
     expect(rep.waiting).toHaveLength(1);
-    expect(rep.waiting[0]!.g.frames.get(a)!.map((f) => f.buf.toString())).toEqual(['1', '2']);
-    rep.waiting[0]!.resolve(new Map());
+    await new Promise((r) => setTimeout(r, 300));
+    expect(rep.waiting.map((w) => w.g.frames.get(a)!.map((f) => f.buf.toString()))).toEqual([['1'], ['2', '3']]);
+    for (const w of rep.waiting) w.resolve(new Map());
+    await gc.drain();
+    await new Promise((r) => setTimeout(r, 250));
+    // Quiet for longer than the window: the next group starts at once again.
+    gc.enqueue(a, Buffer.from('4'), null);
+    gc.flush();
+    expect(rep.waiting).toHaveLength(3);
+    rep.waiting[2]!.resolve(new Map());
     await gc.drain();
   });
 });

@@ -174,6 +174,8 @@ export class GroupCommit {
   }
 
   #flushTimer: NodeJS.Timeout | null = null;
+  /** When the last group started (performance.now()): the flush window counts from it. */
+  #lastStart = -Infinity;
 
   /** Objects mode: a group has waited longer than the replicator's stallMs for the stores (new writes are refused). */
   get stalled(): boolean {
@@ -213,14 +215,19 @@ export class GroupCommit {
   flush(): void {
     const flushMs = this.#replicator?.flushMs ?? 0;
     if (flushMs > 0) {
-      // --objects-flush-ms: the group gathers for up to flushMs before it starts.
-      if (this.#flushTimer === null) {
+      // --objects-flush-ms: groups start at most once per flushMs. A group after a quiet spell
+      // starts at once (a lone append waits for nothing); under load each gathers what arrives
+      // until flushMs after the previous one started, so a shard writes at most 1000 / flushMs
+      // objects (and ledger entries) a second however its appends arrive.
+      if (this.#flushTimer !== null) return;
+      const wait = this.#lastStart + flushMs - performance.now();
+      if (wait > 0) {
         this.#flushTimer = setTimeout(() => {
           this.#flushTimer = null;
           this.#flushNow();
-        }, flushMs);
+        }, wait);
+        return;
       }
-      return;
     }
     this.#flushNow();
   }
@@ -243,6 +250,7 @@ export class GroupCommit {
     // Positions are assigned now, synchronously, so overlapping groups never collide.
     let start: Location | null = this.#log.tail;
     const t0 = performance.now();
+    this.#lastStart = t0;
     let fenced = NOTHING_FENCED;
     let write: Promise<{ locations: Location[]; end: Location }>;
     if (this.#replicator === null) {
