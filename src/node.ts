@@ -440,6 +440,9 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   const subscriptions = config.dsSubscriptions
     ? new Subscriptions({ host: createSubscriptionHost(shards), stateFile: path.join(config.dataDir, 'ds-subscriptions.json'), log })
     : null;
+  // Schema validation at the broker (docs/schema-registry.md): rules and registry records in the
+  // metadata store, checked on this thread by the edges; the registry's listener need not be on.
+  const validation = new SchemaValidation(meta, schemaRegistry);
   const ds: DsContext = {
     shards,
     live,
@@ -448,6 +451,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     readBytes: config.limits.readMaxBytes,
     sseReconnectMs: config.sseReconnectMs,
     subscriptions,
+    validation,
   };
   const dsTooLarge = (): { status: number; headers: HeaderList; body: string } => ({
     status: 413,
@@ -461,9 +465,6 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     // With a request id and its log line, as every other error reply (gateway/request-log.ts).
     return refusalWithId(policy === cors.ds ? 'ds' : 'svc', log, req, { ...r, headers: r.headers.concat(policy.responseHeaders(req.headers['origin'], req.method)) });
   };
-  // Schema validation at the broker (docs/schema-registry.md): rules and registry records in the
-  // metadata store, checked on this thread by the edges; the registry's listener need not be on.
-  const validation = new SchemaValidation(meta, schemaRegistry);
   // With gateway threads they take the listener's connections and serve its stream requests
   // themselves, each over its own channels to the shard workers (gateway-thread.ts); the rest
   // (the list, /_schemas, /_streams, /_offsets) reach this thread's handler as from I/O threads.

@@ -3,7 +3,8 @@
  * `registryValidation` set by PATCH /_streams/{name}, shown by GET; an append whose body is not in
  * the registry's wire format is `422 record_invalid` naming the record and the reason; the same
  * record framed by Confluent's serializer (`@confluentinc/schemaregistry`) is appended; a binary
- * batch is checked record by record; `null` turns validation off.
+ * batch is checked record by record; `null` turns validation off. The same stream's appends on the
+ * Durable Streams listener are checked too (JSON mode refused), and a delete there forgets the rule.
  */
 import { AvroSerializer, SchemaRegistryClient, SerdeType } from '@confluentinc/schemaregistry';
 import { type NodeProcess, startNode } from '../helpers/node-process';
@@ -17,7 +18,7 @@ describe('schema validation of HTTP appends', () => {
   let registry: SchemaRegistryClient;
 
   beforeAll(async () => {
-    node = await startNode({ args: ['--schema-registry-listen', '127.0.0.1:0'] });
+    node = await startNode({ args: ['--schema-registry-listen', '127.0.0.1:0', '--ds-listen', '127.0.0.1:0'] });
     registry = new SchemaRegistryClient({ baseURLs: [registryUrl(node)], maxRetries: 0 });
   });
   afterAll(async () => {
@@ -54,6 +55,29 @@ describe('schema validation of HTTP appends', () => {
     const off = await patch('/users', { registryValidation: null });
     expect(((await off.json()) as { registryValidation: unknown }).registryValidation).toBeNull();
     expect((await post('/users', Buffer.from('raw'))).status).toBe(200);
+  });
+
+  test('the Durable Streams listener checks the same stream: raw bytes and JSON messages are 422, the framed record is appended; its delete forgets the rule', async () => {
+    expect((await fetch(`${node.url}/dsv`, { method: 'PUT' })).status).toBe(201);
+    await registry.register('dsv-value', { schemaType: 'AVRO', schema: JSON.stringify(USER) });
+    expect((await patch('/dsv', { registryValidation: { value: true } })).status).toBe(200);
+    const framed = await new AvroSerializer(registry, SerdeType.VALUE, { useLatestVersion: true }).serialize('dsv', { name: 'grace' });
+    const ds = (body: Buffer | string, type = 'application/octet-stream'): Promise<Response> => fetch(`${node.dsUrl}/v1/stream/dsv`, { method: 'POST', headers: { 'content-type': type }, body });
+
+    const raw = await ds(framed.subarray(5));
+    expect(raw.status).toBe(422);
+    expect(await raw.text()).toMatch(/^records\[0\]: the value does not start with the schema registry's wire format/);
+    const json = await ds('[{"name": "grace"}]', 'application/json');
+    expect(json.status).toBe(422);
+    expect(await json.text()).toMatch(/not JSON messages/);
+    expect((await ds(framed)).status).toBe(204);
+    const stored = (await fetch(`${node.url}/dsv?seq=0`).then((r) => r.json())) as unknown[];
+    expect(stored).toHaveLength(1);
+
+    expect((await fetch(`${node.dsUrl}/v1/stream/dsv`, { method: 'DELETE' })).status).toBe(204);
+    expect((await fetch(`${node.url}/dsv`, { method: 'PUT' })).status).toBe(201);
+    expect(((await fetch(`${node.url}/_streams/dsv`).then((r) => r.json())) as { registryValidation: unknown }).registryValidation).toBeNull();
+    expect((await ds(Buffer.from('raw'))).status).toBe(204);
   });
 
   test('a malformed registryValidation is 400 invalid_parameter', async () => {

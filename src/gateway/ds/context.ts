@@ -1,6 +1,7 @@
 /** What the Durable Streams listener's handlers share. */
 import { type ShardClient } from '../../shards';
 import { type LiveWaiters } from '../kit';
+import { type RecordValidation } from '../../util/validation-rule';
 import { type Subscriptions } from './subscriptions';
 
 export interface DsContext {
@@ -16,6 +17,12 @@ export interface DsContext {
   sseReconnectMs: number;
   /** The `__ds` subscription APIs, or null when they are off. */
   subscriptions: Subscriptions | null;
+  /**
+   * Schema validation against the registry (`registryValidation`, docs/schema-registry.md): a
+   * validated stream's appends are checked as on the Svc listener; absent: none (a gateway
+   * thread, which leaves a validated stream's writes to the main thread).
+   */
+  validation?: RecordValidation | null;
 }
 
 /** Streams live under this path on the Durable Streams listener: `/v1/stream/orders` is the stream `/orders`. */

@@ -5,7 +5,8 @@
 import { SvcError } from '../../errors';
 import { type AppendPayload, type AppendResult, type ProducerParams } from '../../shards';
 import { type HttpRequest } from '../http/engine';
-import { type Reply, parseProducerHeaders } from '../kit';
+import { type Reply, checkRecords, parseProducerHeaders } from '../kit';
+import { type ValidationRule } from '../../util/validation-rule';
 import { type DsContext } from './context';
 import { createdReply, parseCreate, sameStream } from './create-request';
 import { H, isTrue, parseDsUint } from './ds-headers';
@@ -50,16 +51,24 @@ export function appendDs(ctx: DsContext, name: string, req: HttpRequest): Promis
   const producer = parseProducer(req);
   if (req.body.length === 0 && !close) throw new SvcError('bad_request', 'an append needs a body (or Stream-Closed: true to close the stream)');
   if (req.body.length > 0 && (ct === undefined || ct.trim() === '')) throw new SvcError('bad_request', 'an append with a body needs a Content-Type');
-  const append = ctx.shards.append({
-    name,
-    origin: 'ds',
-    payload: appendPayload(req.body, ct, ctx),
-    contentType: req.body.length > 0 ? ct! : null,
-    close,
-    producer,
-    writerSeq: req.headers[H.seq] ?? null,
-  });
-  return append.then((r) => appended(ctx, name, req, close, producer, r));
+  const payload = appendPayload(req.body, ct, ctx);
+  const rule = ctx.validation?.rule(name) ?? null;
+  const checked = rule === null || req.body.length === 0 ? null : checkDs(ctx, rule, payload);
+  const append = (): Promise<AppendResult> =>
+    ctx.shards.append({ name, origin: 'ds', payload, contentType: req.body.length > 0 ? ct! : null, close, producer, writerSeq: req.headers[H.seq] ?? null });
+  return (checked === null ? append() : checked.then(append)).then((r) => appended(ctx, name, req, close, producer, r));
+}
+
+/**
+ * A validated stream's messages (docs/schema-registry.md, "Validation at the broker"): each must
+ * carry the registry's wire format, so JSON mode, whose messages are JSON values, is refused, and
+ * a byte body is checked as the record (or records, past the record size limit) it is stored as.
+ */
+function checkDs(ctx: DsContext, rule: ValidationRule, payload: AppendPayload): Promise<void> {
+  if (payload.kind !== 'records') {
+    return Promise.reject(new SvcError('record_invalid', 'this stream validates records against the schema registry: append bytes in its wire format (application/octet-stream), not JSON messages'));
+  }
+  return checkRecords(ctx.validation!, rule, payload.records.map((r, index) => ({ batch: 0, index, key: r.key as Buffer | null, value: r.value as Buffer | null })));
 }
 
 function appended(ctx: DsContext, name: string, req: HttpRequest, close: boolean, producer: ProducerParams | null, r: AppendResult): Reply {
@@ -99,6 +108,7 @@ export async function headDs(ctx: DsContext, name: string): Promise<Reply> {
 
 export async function deleteDs(ctx: DsContext, name: string): Promise<Reply> {
   await ctx.shards.delete(name);
+  await ctx.validation?.forget([name]);
   ctx.subscriptions?.onStreamDeleted(name.slice(1));
   return { status: 204, headers: [] };
 }

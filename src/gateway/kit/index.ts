@@ -22,4 +22,5 @@ export {
   type Waiter,
 } from './live-waiters';
 export { LongPoll, type Outcome, waitAtTail } from './wait-at-tail';
+export { type CheckedRecord, checkRecords } from './record-check';
 export { CORS_MAX_AGE_S, type CorsOrigins, CorsPolicy, type CorsProtocol, parseCorsOrigins, withCors } from './cors';

@@ -5,9 +5,8 @@ import { type HttpRequest } from '../http/engine';
 import { BINARY_BATCH_TYPE, DEFAULT_CONTENT_TYPE, JSON_BATCH_TYPE, type SvcContext } from './context';
 import { parseMatchSeq, parseProducer } from './append-conditions';
 import { parseCreateConfig } from './config-handlers';
-import { type Reply, parseBool, parseTime, parseUint } from '../kit';
+import { type Reply, checkRecords, parseBool, parseTime, parseUint } from '../kit';
 import { batchRecords } from '../../util/batch-records';
-import { type ValidationRule } from '../../util/validation-rule';
 
 export async function createStream(ctx: SvcContext, name: string, req: HttpRequest): Promise<Reply> {
   const h = req.headers;
@@ -67,7 +66,7 @@ export async function appendOrTrim(ctx: SvcContext, name: string, req: HttpReque
   if (rule !== null && type === BINARY_BATCH_TYPE) {
     const d = batchRecords(req.body);
     if (typeof d === 'string') throw new SvcError('corrupt_batch', d);
-    await checkRecords(ctx, rule, d.records);
+    await checkRecords(ctx.validation!, rule, d.records);
   }
   if (type === JSON_BATCH_TYPE) {
     return appended(await ctx.shards.append({ name, origin: 'http', payload: { kind: 'json', body: req.body }, contentType: null, close, producer, matchSeq }));
@@ -77,7 +76,7 @@ export async function appendOrTrim(ctx: SvcContext, name: string, req: HttpReque
   }
   checkRecordSize(ctx, req.body.length);
   const record: RecordInput = { key: key === undefined ? null : Buffer.from(key), value: req.body, headers: null };
-  if (rule !== null) await checkRecords(ctx, rule, [{ batch: 0, index: 0, key: record.key as Buffer | null, value: req.body }]);
+  if (rule !== null) await checkRecords(ctx.validation!, rule, [{ batch: 0, index: 0, key: record.key as Buffer | null, value: req.body }]);
   return appended(await ctx.shards.append({ name, origin: 'http', payload: { kind: 'records', records: [record] }, contentType: h['content-type'] ?? null, close, producer, matchSeq }));
 }
 
@@ -85,17 +84,6 @@ export async function deleteStream(ctx: SvcContext, name: string): Promise<Reply
   await ctx.shards.delete(name);
   await ctx.validation?.forget([name]);
   return { status: 204, headers: [] };
-}
-
-/** Throws `record_invalid` (422) naming the first record `rule` refuses (records counted across the append's batches). */
-async function checkRecords(ctx: SvcContext, rule: ValidationRule, records: ReadonlyArray<{ batch: number; index: number; key: Buffer | null; value: Buffer | null }>): Promise<void> {
-  const checked = ctx.validation!.check(rule, records);
-  const refused = checked instanceof Promise ? await checked : checked;
-  const first = refused[0];
-  if (first === undefined) return;
-  const at = records.findIndex((r) => r.batch === first.batch && r.index === first.index);
-  const more = refused.length > 1 ? ` (and ${refused.length - 1} more)` : '';
-  throw new SvcError('record_invalid', `records[${at}]: ${first.reason}${more}`, { record: at, part: first.part });
 }
 
 function appended(r: AppendResult): Reply {
