@@ -1,25 +1,50 @@
 /**
- * A gateway thread (`--gateway-threads`, docs/config.md): a full front door of the Svc listener on
- * a thread of its own. Loaded by the uWS engine's thread (program/http/io-thread.ts) on the
- * listener's shared port; the main thread keeps the actors and what must have one owner.
+ * A gateway thread (`--gateway-threads`, docs/config.md): a full front door of the protocol
+ * listener (`--protocol svc` or `ds`) on a thread of its own. Loaded by the uWS engine's thread
+ * (program/http/io-thread.ts) on the listener's shared port; the main thread keeps the actors and
+ * what must have one owner.
  *
  *   client ──TCP (SO_REUSEPORT)──▶ gateway thread k: uWS app
- *      │ create, append, read, head, delete, long-poll, SSE  (serves)
- *      │    requestLog ▶ CORS ▶ shield ▶ auth guard (TokenReplica) ▶ Svc handler
+ *      │ create, append, read, head, delete, long-poll, SSE (Durable Streams: and forks)  (serves)
+ *      │    requestLog ▶ CORS ▶ shield ▶ auth guard (TokenReplica) ▶ Svc or Durable Streams handler
  *      │       └─ ShardClient over its own channels ──▶ every shard worker (replies, tail events)
- *      └─ everything else (list, /_schemas, /_streams, /_offsets; a create naming a schema; writes
- *         to a stream with a schema validation rule) ──▶ main thread's handler, as an I/O thread
+ *      └─ everything else (Svc: list, /_schemas, /_streams, /_offsets, a create naming a schema;
+ *         Durable Streams: the `__ds` subscription APIs; both: writes to a stream with a schema
+ *         validation rule) ──▶ main thread's handler, as an I/O thread
  *
  * From the main thread, on the control channel (gateway-threads.ts): each worker's channel (and a
  * new one after a restart), a worker that stopped, every token record after each change
  * (acknowledged, so the admin API answers a revoke only once every thread refuses the token), the
  * validated streams after each change (acknowledged, so a rule is answered only once no thread
- * appends to its stream unchecked), and the drain at shutdown.
+ * appends to its stream unchecked), and the drain at shutdown. To it: the acknowledgements, and a
+ * Durable Streams thread's stream events (appended, created, deleted) for the main thread's
+ * subscriptions.
  */
 import { type MessagePort } from 'node:worker_threads';
 import { type VersionedToken, TokenReplica } from './actors';
 import { SvcError } from './errors';
-import { CorsPolicy, type HttpRequest, InFlight, LiveWaiters, SVC_CORS, createSvcHandler, guard, internalReply, parseCorsOrigins, parseStreamName, requestLog, shield, withCors } from './gateway';
+import {
+  CorsPolicy,
+  DS_CORS,
+  type DsContext,
+  type HttpRequest,
+  InFlight,
+  LiveWaiters,
+  type RequestHandler,
+  STREAM_BASE,
+  SUBSCRIPTIONS_PREFIX,
+  SVC_CORS,
+  createDsHandler,
+  createSvcHandler,
+  dsInternalReply,
+  guard,
+  internalReply,
+  parseCorsOrigins,
+  parseStreamName,
+  requestLog,
+  shield,
+  withCors,
+} from './gateway';
 import { type LogFormat, type LogLevel, createLogger } from './log';
 import { PortLinks, type Schemas, ShardClient, type WorkerDown } from './shards';
 import { type LocalGateway } from './program/http/engine';
@@ -28,6 +53,12 @@ import { nameThread } from './util/libc';
 
 /** What a gateway thread starts with. */
 export interface GatewayThreadData {
+  /** The listener's protocol (`--protocol`): the Svc API or Durable Streams. */
+  protocol: 'svc' | 'ds';
+  /** Durable Streams: an SSE response ends after this long (`--sse-reconnect-ms`). */
+  sseReconnectMs: number;
+  /** Durable Streams: the subscription APIs are on (the thread posts its stream events to them). */
+  dsSubscriptions: boolean;
   workers: number;
   shardCount: number;
   limits: Config['limits'];
@@ -51,11 +82,11 @@ export type ToGateway =
   /** Everything the thread starts with has been sent (channels, tokens): it may take requests. */
   | { t: 'started' };
 
-/** Gateway thread → main thread: the acknowledgement of a `tokens` or `drain` message. */
-export interface FromGateway {
-  t: 'ack';
-  id: number;
-}
+/**
+ * Gateway thread → main thread: the acknowledgement of a `tokens`, `validated` or `drain` message;
+ * a Durable Streams stream event for the subscriptions (`path`: the stream's name without its `/`).
+ */
+export type FromGateway = { t: 'ack'; id: number } | { t: 'ds-changed'; path: string; tailOffset: string } | { t: 'ds-deleted'; path: string };
 
 /** The paths a gateway thread leaves to the main thread: the list and the reserved `_` names. */
 function mainThreadPath(path: string): boolean {
@@ -101,18 +132,57 @@ export function startGateway(raw: unknown, control: MessagePort): Promise<LocalG
       }
     }
   });
-  const handler = createSvcHandler({ shards, limits: data.limits, live, schemas: MAIN_THREAD_SCHEMAS, offsets: null }, inFlight);
-  const guarded = data.auth ? guard('svc', tokens, handler) : handler;
-  const shielded = shield('svc', guarded, log, internalReply);
-  const cors = new CorsPolicy(parseCorsOrigins(data.corsOrigins), SVC_CORS);
-  const logged = requestLog('svc', log, withCors(cors, shielded));
-  return ready.then(() => ({
+  const isValidated = (name: () => string): boolean => validated.size > 0 && validated.has(name());
+  const front = data.protocol === 'ds' ? dsFront(data, { shards, live, control }, inFlight, isValidated) : svcFront(data, shards, live, inFlight, isValidated);
+  const guarded = data.auth ? guard(data.protocol, tokens, front.handler) : front.handler;
+  const shielded = shield(data.protocol, guarded, log, data.protocol === 'ds' ? dsInternalReply : internalReply);
+  const cors = new CorsPolicy(parseCorsOrigins(data.corsOrigins), data.protocol === 'ds' ? DS_CORS : SVC_CORS);
+  const logged = requestLog(data.protocol, log, withCors(cors, shielded));
+  return ready.then(() => ({ serves: front.serves, handler: logged }));
+}
+
+/** A listener's handler on this thread and the requests it serves here (the rest go to the main thread). */
+interface Front {
+  handler: RequestHandler;
+  serves: (req: Omit<HttpRequest, 'body'>) => boolean;
+}
+
+/** `validated(name)`: the stream `name()` names has a schema validation rule (its writes go to the main thread). */
+type IsValidated = (name: () => string) => boolean;
+
+function svcFront(data: GatewayThreadData, shards: ShardClient, live: LiveWaiters, inFlight: InFlight, validated: IsValidated): Front {
+  return {
+    handler: createSvcHandler({ shards, limits: data.limits, live, schemas: MAIN_THREAD_SCHEMAS, offsets: null }, inFlight),
     // A create naming a schema checks the registry, which the main thread holds; so do a validated
     // stream's appends, and its create and delete keep its rule (they forget it with the stream).
-    serves: (req: Omit<HttpRequest, 'body'>) =>
-      !mainThreadPath(req.path) && !(req.method === 'PUT' && req.headers['svc-schema'] !== undefined) && !(validated.size > 0 && isWrite(req.method) && validated.has(streamOf(req.path, data.limits.maxStreamNameBytes))),
-    handler: logged,
-  }));
+    serves: (req) => !mainThreadPath(req.path) && !(req.method === 'PUT' && req.headers['svc-schema'] !== undefined) && !(isWrite(req.method) && validated(() => streamOf(req.path, data.limits.maxStreamNameBytes))),
+  };
+}
+
+function dsFront(data: GatewayThreadData, o: { shards: ShardClient; live: LiveWaiters; control: MessagePort }, inFlight: InFlight, validated: IsValidated): Front {
+  const post = (m: FromGateway): void => o.control.postMessage(m);
+  const ctx: DsContext = {
+    shards: o.shards,
+    live: o.live,
+    maxRecordBytes: data.limits.maxRecordBytes,
+    maxStreamNameBytes: data.limits.maxStreamNameBytes,
+    readBytes: data.limits.readMaxBytes,
+    sseReconnectMs: data.sseReconnectMs,
+    // The subscriptions are the main thread's: this thread tells them what changed.
+    subscriptions: data.dsSubscriptions
+      ? {
+          handle: () => Promise.reject(new SvcError('internal', "the subscription APIs are the main thread's")),
+          onStreamChanged: (path, tailOffset) => post({ t: 'ds-changed', path, tailOffset }),
+          onStreamDeleted: (path) => post({ t: 'ds-deleted', path }),
+        }
+      : null,
+    validation: null,
+  };
+  return {
+    handler: createDsHandler(ctx, inFlight),
+    serves: (req) =>
+      !req.path.startsWith(SUBSCRIPTIONS_PREFIX) && !(isWrite(req.method) && req.path.startsWith(STREAM_BASE + '/') && validated(() => streamOf(req.path.slice(STREAM_BASE.length), data.limits.maxStreamNameBytes))),
+  };
 }
 
 function isWrite(method: string): boolean {

@@ -31,6 +31,12 @@ interface Thread {
   unlink(): void;
 }
 
+/** What a Durable Streams gateway thread's stream events go to: the main thread's subscriptions. */
+export interface DsStreamEvents {
+  onStreamChanged(path: string, tailOffset: string): void;
+  onStreamDeleted(path: string): void;
+}
+
 /** Where the threads' side reports a thread that is gone. */
 export interface GatewayThreadsLog {
   warn(o: object, m: string): void;
@@ -41,6 +47,7 @@ export class GatewayThreads {
   readonly #tokens: Tokens | null;
   readonly #data: Omit<GatewayThreadData, 'threadName'>;
   readonly #log: GatewayThreadsLog;
+  readonly #subscriptions: DsStreamEvents | null;
   /** The threads that are up (one whose control channel closed is dropped). */
   readonly #threads = new Set<Thread>();
   /** Each message sent to every thread: the threads that have not acknowledged it yet. */
@@ -51,12 +58,16 @@ export class GatewayThreads {
   /** Draining at shutdown: the threads' channels close as they end, which is no news. */
   #stopping = false;
 
-  /** `tokens` null: auth is off, the threads check nothing. */
-  constructor(shards: ShardClient, tokens: Tokens | null, data: Omit<GatewayThreadData, 'threadName'>, log: GatewayThreadsLog) {
+  /**
+   * `tokens` null: auth is off, the threads check nothing. `subscriptions`: the Durable Streams
+   * subscriptions the threads' stream events go to (null: none, or a Svc listener).
+   */
+  constructor(shards: ShardClient, tokens: Tokens | null, data: Omit<GatewayThreadData, 'threadName'>, log: GatewayThreadsLog, subscriptions: DsStreamEvents | null = null) {
     this.#shards = shards;
     this.#tokens = tokens;
     this.#data = data;
     this.#log = log;
+    this.#subscriptions = subscriptions;
     // A token issued or revoked is answered only once every thread has the new records.
     tokens?.onChange(() => this.#toAll((id) => ({ t: 'tokens', id, records: tokens.records() })));
   }
@@ -77,7 +88,11 @@ export class GatewayThreads {
     post({ t: 'validated', id: 0, streams: this.#validated });
     post({ t: 'started' });
     const thread: Thread = { name: `svc-gw-${k + 1}`, port: port1, unlink };
-    port1.on('message', (m: FromGateway) => this.#acked(thread, m.id));
+    port1.on('message', (m: FromGateway) => {
+      if (m.t === 'ack') this.#acked(thread, m.id);
+      else if (m.t === 'ds-changed') this.#subscriptions?.onStreamChanged(m.path, m.tailOffset);
+      else this.#subscriptions?.onStreamDeleted(m.path);
+    });
     // The thread's end closes when it exits (a crash, or terminated): nothing it was sent will be
     // acknowledged, so it is dropped instead of awaited, and a token change still answers.
     port1.on('close', () => this.#gone(thread));

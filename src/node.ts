@@ -303,9 +303,9 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
 async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   const engine = await loadHttpEngine(config.httpEngine, log);
   if (engine.name === 'node' && config.sseThreads > 0) log.warn({ sseThreads: config.sseThreads }, '--sse-threads applies to the uws engine only; serving without I/O threads');
-  // Gateway threads (docs/config.md, --gateway-threads): this slice serves the Svc listener of a single node on the uws engine.
-  const gatewayThreads = config.gatewayThreads > 1 && engine.name === 'uws' && config.metadata === 'local' && config.protocol === 'svc' ? config.gatewayThreads : 1;
-  if (gatewayThreads !== config.gatewayThreads) log.warn({ gatewayThreads: config.gatewayThreads }, '--gateway-threads applies to the Svc protocol listener of a single node (no --metadata) on the uws engine only; serving on the main thread');
+  // Gateway threads (docs/config.md, --gateway-threads): they serve the protocol listener (Svc or Durable Streams) of a single node on the uws engine.
+  const gatewayThreads = config.gatewayThreads > 1 && engine.name === 'uws' && config.metadata === 'local' ? config.gatewayThreads : 1;
+  if (gatewayThreads !== config.gatewayThreads) log.warn({ gatewayThreads: config.gatewayThreads }, '--gateway-threads applies to the protocol listener of a single node (no --metadata) on the uws engine only; serving on the main thread');
   // First, before anything writes to the disk: on a full one the reserve is given back (docs/operations.md, "Disk full").
   fs.mkdirSync(config.dataDir, { recursive: true });
   const space = new SpaceGuard(config.dataDir, config.storage.reserveBytes, log);
@@ -472,6 +472,9 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     gatewayThreads <= 1
       ? null
       : new GatewayThreads(shards, config.auth === 'required' ? tokens : null, {
+          protocol: config.protocol,
+          sseReconnectMs: config.sseReconnectMs,
+          dsSubscriptions: config.protocol === 'ds' && subscriptions !== null,
           workers: Math.min(config.shardWorkers, shards.shardCount),
           shardCount: shards.shardCount,
           limits: config.limits,
@@ -480,7 +483,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
           corsOrigins: config.corsOrigins,
           logLevel: config.logLevel,
           logFormat: config.logFormat,
-        }, log);
+        }, log, config.protocol === 'ds' ? subscriptions : null);
   // A validated stream's writes are left to this thread, which holds the registry: the threads learn which streams those are.
   if (gateways !== null) validation.watch((streams) => gateways.validated(streams));
   const svc = await engine.listen(

@@ -11,7 +11,7 @@
 export { type EngineLoadLog, type HeaderList, type HttpRequest, type HttpResponse, type HttpServerHandle, type RequestHandler, loadHttpEngine } from './http';
 export { createSvcHandler } from './svc/svc-handler';
 export { SVC_CORS } from './svc/svc-cors';
-export { type DsContext, DS_CORS, Subscriptions, createDsHandler, createSubscriptionHost, dsInternalReply } from './ds';
+export { type DsContext, DS_CORS, STREAM_BASE, SUBSCRIPTIONS_PREFIX, Subscriptions, createDsHandler, createSubscriptionHost, dsInternalReply } from './ds';
 export { createAdminHandler } from './admin/admin-handler';
 export { loadDashboard } from './admin/dashboard';
 export { adminInternalReply } from './admin/admin-api';

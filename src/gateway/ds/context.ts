@@ -15,8 +15,11 @@ export interface DsContext {
   readBytes: number;
   /** An SSE response is ended after this long so that clients reconnect (and caches can collapse them), ms. */
   sseReconnectMs: number;
-  /** The `__ds` subscription APIs, or null when they are off. */
-  subscriptions: Subscriptions | null;
+  /**
+   * The `__ds` subscription APIs, or null when they are off. On a gateway thread, which leaves
+   * `__ds` requests to the main thread, only its stream events, posted to the main thread's.
+   */
+  subscriptions: Pick<Subscriptions, 'handle' | 'onStreamChanged' | 'onStreamDeleted'> | null;
   /**
    * Schema validation against the registry (`registryValidation`, docs/schema-registry.md): a
    * validated stream's appends are checked as on the Svc listener; absent: none (a gateway

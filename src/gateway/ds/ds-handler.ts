@@ -14,7 +14,8 @@ import { toDsError } from './ds-errors';
 import { readDsStream } from './ds-read';
 import { appendDs, createDsStream, deleteDs, headDs } from './ds-write';
 
-const SUBSCRIPTIONS_PREFIX = `${STREAM_BASE}/__ds/`;
+/** Where the subscription APIs are (the main thread's: a gateway thread leaves them to it). */
+export const SUBSCRIPTIONS_PREFIX = `${STREAM_BASE}/__ds/`;
 
 export function createDsHandler(ctx: DsContext, inFlight: InFlight): RequestHandler {
   return (req: HttpRequest, res: HttpResponse): void | Promise<void> => {

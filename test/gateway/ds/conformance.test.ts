@@ -3,8 +3,9 @@
  * pinned in package.json) against a node started with `--protocol ds`, subscriptions included,
  * on both HTTP engines. The suite runs in vitest (its own runner); this test starts the node,
  * runs it, and fails unless every one of its tests passed. The suite's own counts are written to
- * `.ds-conformance/<engine>-node<major>.json`, which .ci/run prints (CI runs it on Node 20, both
- * engines, and on the current LTS, where only node:http serves: helpers/engines.ts).
+ * `.ds-conformance/<engine>-node<major>[-gateway<N>].json`, which .ci/run prints (CI runs it on
+ * Node 20, both engines, again with 2 gateway threads, and on the current LTS, where only
+ * node:http serves: helpers/engines.ts).
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -46,7 +47,10 @@ for (const engine of ENGINES) {
       const failed = r.testResults.flatMap((f) => f.assertionResults.filter((a) => a.status !== 'passed').map((a) => `${[...a.ancestorTitles, a.title].join(' › ')}: ${(a.failureMessages[0] ?? a.status).split('\n')[0]}`));
       const summary = { engine, runtime: process.version, passed: r.numPassedTests, failed: r.numFailedTests, skipped: r.numPendingTests, total: r.numTotalTests };
       fs.mkdirSync(path.join(ROOT, '.ds-conformance'), { recursive: true });
-      fs.writeFileSync(path.join(ROOT, '.ds-conformance', `${engine}-node${process.versions.node.split('.')[0]}.json`), JSON.stringify(summary) + '\n');
+      // A run with gateway threads (SVC_GATEWAY_THREADS, .ci/run's third pass) is reported on its own.
+      const threads = Number(process.env['SVC_GATEWAY_THREADS'] ?? '1');
+      const name = `${engine}-node${process.versions.node.split('.')[0]}${threads > 1 ? `-gateway${threads}` : ''}.json`;
+      fs.writeFileSync(path.join(ROOT, '.ds-conformance', name), JSON.stringify({ ...summary, gatewayThreads: threads > 1 && engine === 'uws' ? threads : 1 }) + '\n');
       expect(failed).toEqual([]);
       expect(summary).toEqual({ engine, runtime: process.version, passed: SUITE_TESTS, failed: 0, skipped: 0, total: SUITE_TESTS });
       expect(run.code).toBe(0);
