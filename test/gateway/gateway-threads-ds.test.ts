@@ -7,16 +7,11 @@
  * stream events), and the threads, not the main thread, did the work.
  */
 import * as fs from 'node:fs';
-import * as http from 'node:http';
+import type * as http from 'node:http';
+import { type Answer, connections, requestOn } from '../helpers/keep-alive';
 import { type NodeProcess, startNode } from '../helpers/node-process';
 
 const CONNECTIONS = 16;
-
-interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
 
 /** CPU ticks (user + system) of each of the node's threads named `svc-gw-*`. */
 function gatewayTicks(pid: number): number[] {
@@ -38,25 +33,15 @@ describe('gateway threads on the Durable Streams listener (--protocol ds --gatew
 
   beforeAll(async () => {
     node = await startNode({ args: ['--protocol', 'ds', '--gateway-threads', '2', '--long-poll-timeout', '10000'] });
-    agents = Array.from({ length: CONNECTIONS }, () => new http.Agent({ keepAlive: true, maxSockets: 1 }));
-    pollAgents = Array.from({ length: CONNECTIONS }, () => new http.Agent({ keepAlive: true, maxSockets: 1 }));
+    agents = connections(CONNECTIONS);
+    pollAgents = connections(CONNECTIONS);
   }, 60_000);
   afterAll(async () => {
     for (const a of [...(agents ?? []), ...(pollAgents ?? [])]) a.destroy();
     await node?.stop();
   });
 
-  const request = (c: number, method: string, path: string, body?: string, headers: Record<string, string> = {}, pool = agents): Promise<Answer> =>
-    new Promise((resolve, reject) => {
-      const req = http.request(`${node.url}${path}`, { method, agent: pool[c]!, headers }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
+  const request = (c: number, method: string, path: string, body?: string, headers: Record<string, string> = {}, pool = agents): Promise<Answer> => requestOn(pool[c]!, `${node.url}${path}`, method, body, headers);
   const json = { 'content-type': 'application/json' };
 
   test('appends on every connection keep order, long-polls on every connection wake, a pull-wake subscription is woken, and the threads served them', async () => {

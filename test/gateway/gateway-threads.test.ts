@@ -6,6 +6,7 @@
  */
 import * as http from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { type Answer, connections, requestOn } from '../helpers/keep-alive';
 import { type NodeProcess, startNode } from '../helpers/node-process';
 
 const b64 = (x: string | Buffer): string => Buffer.from(x).toString('base64url');
@@ -16,24 +17,9 @@ const CONNECTIONS = 16;
 /** Where record `{"n": n}` is in an SSE stream's text (its body is a JSON string there, quotes escaped). */
 const at = (text: string, n: number): number => text.search(new RegExp(`n\\\\?":${n}\\b`));
 
-interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-/** One request on `agent`'s one keep-alive connection. */
+/** One request on `agent`'s one keep-alive connection, with the bearer token. */
 function request(node: NodeProcess, agent: http.Agent, method: string, path: string, token: string, body?: string, headers: Record<string, string> = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${node!.url}${path}`, { method, agent, headers: { authorization: `Bearer ${token}`, ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+  return requestOn(agent, `${node.url}${path}`, method, body, { authorization: `Bearer ${token}`, ...headers });
 }
 
 describe('gateway threads (--gateway-threads 2, auth required)', () => {
@@ -42,7 +28,7 @@ describe('gateway threads (--gateway-threads 2, auth required)', () => {
 
   beforeAll(async () => {
     node = await startNode({ args: ['--gateway-threads', '2', '--auth', 'required', '--auth-bootstrap-token', ROOT, '--long-poll-timeout', '60000'] });
-    agents = Array.from({ length: CONNECTIONS }, () => new http.Agent({ keepAlive: true, maxSockets: 1 }));
+    agents = connections(CONNECTIONS);
   }, 60_000);
 
   afterAll(async () => {

@@ -5,18 +5,14 @@
  * connections, spread by the kernel over both threads (and the main thread's I/O), so an append
  * answered by a thread that skipped the check would be a 200 among the 422s.
  */
-import * as http from 'node:http';
+import type * as http from 'node:http';
 import { AvroSerializer, SchemaRegistryClient, SerdeType } from '@confluentinc/schemaregistry';
+import { type Answer, connections, requestOn } from '../helpers/keep-alive';
 import { type NodeProcess, startNode } from '../helpers/node-process';
 import { registryUrl } from './registry-node';
 
 const USER = { type: 'record', name: 'User', namespace: 'com.example', fields: [{ name: 'name', type: 'string' }] };
 const CONNECTIONS = 16;
-
-interface Answer {
-  status: number;
-  body: string;
-}
 
 describe('schema validation with gateway threads', () => {
   let node: NodeProcess;
@@ -26,7 +22,7 @@ describe('schema validation with gateway threads', () => {
   beforeAll(async () => {
     node = await startNode({ args: ['--gateway-threads', '2', '--schema-registry-listen', '127.0.0.1:0'] });
     registry = new SchemaRegistryClient({ baseURLs: [registryUrl(node)], maxRetries: 0 });
-    agents = Array.from({ length: CONNECTIONS }, () => new http.Agent({ keepAlive: true, maxSockets: 1 }));
+    agents = connections(CONNECTIONS);
   }, 60_000);
   afterAll(async () => {
     for (const a of agents ?? []) a.destroy();
@@ -34,17 +30,7 @@ describe('schema validation with gateway threads', () => {
   });
 
   /** One request on connection `c`'s one keep-alive socket. */
-  const request = (c: number, method: string, path: string, body?: Buffer | string, headers: Record<string, string> = {}): Promise<Answer> =>
-    new Promise((resolve, reject) => {
-      const req = http.request(`${node.url}${path}`, { method, agent: agents[c]!, headers }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode!, body: text }));
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
+  const request = (c: number, method: string, path: string, body?: Buffer | string, headers: Record<string, string> = {}): Promise<Answer> => requestOn(agents[c]!, `${node.url}${path}`, method, body, headers);
   const everyConnection = (f: (c: number) => Promise<Answer>): Promise<Answer[]> => Promise.all(agents.map((_, c) => f(c)));
   const statuses = (answers: Answer[]): number[] => answers.map((a) => a.status);
   const octets = { 'content-type': 'application/octet-stream' };
