@@ -7,7 +7,7 @@
  * bound the busiest thread sets: 1 s ÷ its µs per append.
  *
  *   SCALING_THREADS=1,2,4        gateway thread counts (default 1,2)
- *   SCALING_LOADS=W1,W2          loads (default W1,W2)
+ *   SCALING_LOADS=W1,W2,DS1      loads (default W1,W2; DS1: W1's appends on a `--protocol ds` node, to /v1/stream/ds1)
  *   SCALING_SERVER_CPUS=0-7      taskset CPU list of the node (default: unpinned)
  *   SCALING_LOAD_CPUS=8-11       taskset CPU list of wrk (default: unpinned)
  *   SCALING_SHARD_WORKERS=2      --shard-workers (default 1)
@@ -66,9 +66,9 @@ function threadTicks(pid) {
   return out;
 }
 
-function startNode(gatewayThreads, main) {
+function startNode(gatewayThreads, main, protocol = 'svc') {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-scaling-'));
-  const [cmd, args] = pinned(SERVER_CPUS, process.execPath, [...NODE_ARGS, main, 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--kafka-listen', '127.0.0.1:0', '--shard-workers', String(SHARD_WORKERS), '--gateway-threads', String(gatewayThreads), '--log-level', 'info']);
+  const [cmd, args] = pinned(SERVER_CPUS, process.execPath, [...NODE_ARGS, main, 'serve', '--data-dir', dataDir, '--protocol', protocol, '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--kafka-listen', '127.0.0.1:0', '--shard-workers', String(SHARD_WORKERS), '--gateway-threads', String(gatewayThreads), '--log-level', 'info']);
   const proc = spawn(cmd, args, { env: { ...process.env, SVC_RESERVE_BYTES: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
@@ -99,13 +99,16 @@ function wrk(url, script, extra, seconds) {
 }
 
 async function run(load, gatewayThreads, bodyFile, main) {
-  const node = await startNode(gatewayThreads, main);
+  const node = await startNode(gatewayThreads, main, load === 'DS1' ? 'ds' : 'svc');
   try {
     const type = 'application/octet-stream';
     let url;
     let extra;
     let script;
-    if (load === 'W1') {
+    if (load === 'DS1') {
+      await http('PUT', `${node.url}/v1/stream/ds1`, undefined, type);
+      [url, script, extra] = [`${node.url}/v1/stream/ds1`, 'append.lua', [bodyFile, type]];
+    } else if (load === 'W1') {
       await http('PUT', `${node.url}/w1`, undefined, type);
       [url, script, extra] = [`${node.url}/w1`, 'append.lua', [bodyFile, type]];
     } else {

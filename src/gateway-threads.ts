@@ -90,7 +90,7 @@ export class GatewayThreads {
     const thread: Thread = { name: `svc-gw-${k + 1}`, port: port1, unlink };
     port1.on('message', (m: FromGateway) => {
       if (m.t === 'ack') this.#acked(thread, m.id);
-      else if (m.t === 'ds-changed') this.#subscriptions?.onStreamChanged(m.path, m.tailOffset);
+      else if (m.t === 'ds-changed') for (const [path, tail] of m.streams) this.#subscriptions?.onStreamChanged(path, tail);
       else this.#subscriptions?.onStreamDeleted(m.path);
     });
     // The thread's end closes when it exits (a crash, or terminated): nothing it was sent will be

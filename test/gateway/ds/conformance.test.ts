@@ -50,7 +50,7 @@ for (const engine of ENGINES) {
       // A run with gateway threads (SVC_GATEWAY_THREADS, .ci/run's third pass) is reported on its own.
       const threads = Number(process.env['SVC_GATEWAY_THREADS'] ?? '1');
       const name = `${engine}-node${process.versions.node.split('.')[0]}${threads > 1 ? `-gateway${threads}` : ''}.json`;
-      fs.writeFileSync(path.join(ROOT, '.ds-conformance', name), JSON.stringify({ ...summary, gatewayThreads: threads > 1 && engine === 'uws' ? threads : 1 }) + '\n');
+      fs.writeFileSync(path.join(ROOT, '.ds-conformance', name), JSON.stringify({ ...summary, requestedGatewayThreads: threads, gatewayThreads: threads > 1 && engine === 'uws' ? threads : 1 }) + '\n');
       expect(failed).toEqual([]);
       expect(summary).toEqual({ engine, runtime: process.version, passed: SUITE_TESTS, failed: 0, skipped: 0, total: SUITE_TESTS });
       expect(run.code).toBe(0);
