@@ -94,7 +94,32 @@ test('a schema registered on node 1 is read on 2 and 3, binds a stream there, an
   for (const id of [1, 2, 3]) expect((await req(node(id), '/_schemas/orders')).status).toBe(404);
 });
 
-async function alterRetention(broker: string, topic: string, ms: string): Promise<number> {
+/**
+ * UNKNOWN_TOPIC_OR_PARTITION is retriable in Kafka, and clients retry it: a node's topic lookup
+ * waits at most 250 ms for etcd's quorum read before it answers from its view (docs/cluster.md), so
+ * on a loaded machine a topic made on another node a moment ago can still be unknown there.
+ */
+const UNKNOWN_TOPIC_OR_PARTITION = 3;
+
+/** `call` again while it answers UNKNOWN_TOPIC_OR_PARTITION, for up to 10 s, as a Kafka client does. */
+async function retryingUnknown<T>(call: () => Promise<T>, code: (r: T) => number): Promise<T> {
+  const end = Date.now() + 10_000;
+  for (;;) {
+    const r = await call();
+    if (code(r) !== UNKNOWN_TOPIC_OR_PARTITION || Date.now() > end) return r;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+function alterRetention(broker: string, topic: string, ms: string): Promise<number> {
+  return retryingUnknown(() => alterRetentionOnce(broker, topic, ms), (r) => r);
+}
+
+function describeRetention(broker: string, topic: string): Promise<{ errorCode: number; value: string | null | undefined }> {
+  return retryingUnknown(() => describeRetentionOnce(broker, topic), (r) => r.errorCode);
+}
+
+async function alterRetentionOnce(broker: string, topic: string, ms: string): Promise<number> {
   const k = await RawKafka.connect(broker);
   try {
     const r = await k.request(INCREMENTAL_ALTER_CONFIGS.apiKey, 0, false, (w) =>
@@ -106,7 +131,7 @@ async function alterRetention(broker: string, topic: string, ms: string): Promis
   }
 }
 
-async function describeRetention(broker: string, topic: string): Promise<{ errorCode: number; value: string | null | undefined }> {
+async function describeRetentionOnce(broker: string, topic: string): Promise<{ errorCode: number; value: string | null | undefined }> {
   const k = await RawKafka.connect(broker);
   try {
     const r = await k.request(DESCRIBE_CONFIGS.apiKey, 1, false, (w) => encodeDescribeConfigsRequest(w, { resources: [{ resourceType: 2, resourceName: topic, configurationKeys: ['retention.ms'] }], includeSynonyms: false }, 1));
