@@ -150,7 +150,10 @@ test('8 HTTP workers and 4 Kafka share members drain 100,000 records of one part
   expect(doubles.slice(0, 5)).toEqual([]);
   const missing = Array.from({ length: N }, (_, i) => i).filter((s) => !accepted.has(s) && !unknown.has(s));
   expect(missing.slice(0, 5)).toEqual([]);
-  expect(accepted.size).toBeGreaterThan(N - 2000);
+  // The unknown ones are what was in flight when the node died: up to 8 HTTP acknowledgements of
+  // 100 records and 4 Kafka fetches acknowledging up to 64 KiB of records each (some 3,600 in all;
+  // 2,200 were seen on Node 24 in CI). Most records must still be known accepted.
+  expect(accepted.size).toBeGreaterThan(N - 5000);
   expect(atKill).toBeGreaterThan(0);
   expect(atKill).toBeLessThan(N);
 
