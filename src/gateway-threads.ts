@@ -1,6 +1,6 @@
 /**
  * The main thread's side of the gateway threads (`--gateway-threads`, docs/config.md;
- * gateway-thread.ts is the threads' side). The Svc listener's uWS threads each load
+ * gateway-thread.ts is the threads' side). The protocol listener's uWS threads each load
  * gateway-thread.js; this gives each one its data and a control channel, links its ShardClient to
  * every shard worker (and again after a worker restarts), sends it every token record and the
  * validated streams after each change and waits for its acknowledgement, and drains it at shutdown
@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { type Tokens } from './actors';
 import { type GatewayThreadData, type FromGateway, type ToGateway } from './gateway-thread';
+import { type Subscriptions } from './gateway';
 import { type GatewayThreadSpec } from './program/http/engine';
 import { type ShardClient } from './shards';
 
@@ -32,10 +33,7 @@ interface Thread {
 }
 
 /** What a Durable Streams gateway thread's stream events go to: the main thread's subscriptions. */
-export interface DsStreamEvents {
-  onStreamChanged(path: string, tailOffset: string): void;
-  onStreamDeleted(path: string): void;
-}
+type DsStreamEvents = Pick<Subscriptions, 'onStreamChanged' | 'onStreamDeleted'>;
 
 /** Where the threads' side reports a thread that is gone. */
 export interface GatewayThreadsLog {

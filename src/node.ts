@@ -466,8 +466,9 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     return refusalWithId(policy === cors.ds ? 'ds' : 'svc', log, req, { ...r, headers: r.headers.concat(policy.responseHeaders(req.headers['origin'], req.method)) });
   };
   // With gateway threads they take the listener's connections and serve its stream requests
-  // themselves, each over its own channels to the shard workers (gateway-thread.ts); the rest
-  // (the list, /_schemas, /_streams, /_offsets) reach this thread's handler as from I/O threads.
+  // themselves, each over its own channels to the shard workers (gateway-thread.ts); the rest (the
+  // list, /_schemas, /_streams, /_offsets, the DS __ds APIs, a validated stream's writes) reach
+  // this thread's handler as from I/O threads.
   const gateways =
     gatewayThreads <= 1
       ? null

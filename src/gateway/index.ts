@@ -21,6 +21,5 @@ export { InFlight } from './in-flight';
 export { NodeMetrics, metered, traced } from './metrics';
 export { shield } from './shield';
 export { REQUEST_ID_HEADER, refusalWithId, requestLog } from './request-log';
-export { CorsPolicy, FANOUT_LAG_BOUNDS, type LiveReader, LiveWaiters, type StreamWatch, type Waiter, internalReply, parseCorsOrigins, toHttpError, withCors } from './kit';
+export { CorsPolicy, FANOUT_LAG_BOUNDS, type LiveReader, LiveWaiters, type StreamWatch, type Waiter, internalReply, parseCorsOrigins, parseStreamName, toHttpError, withCors } from './kit';
 export { SharedSchemas, clusterList, ownerCheck } from './cluster';
-export { parseStreamName } from './kit';
