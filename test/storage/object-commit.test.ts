@@ -165,13 +165,15 @@ describe('objects mode replicator', () => {
     const store = openObjectStore(`file:${path.join(dir, 'objects')}`);
     fs.mkdirSync(path.join(dir, 'objects'));
     // The store's PUTs are held until the test lets each go; `lose` drops the answer of a put that was done.
-    const puts: Array<{ key: string; go: () => void }> = [];
+    // `stored`: the put went through to the store (its caller hears of it within the same microtasks).
+    const puts: Array<{ key: string; go: () => void; stored: Promise<void> }> = [];
     let gating = false; // the run's fence marker at start() goes through
     const gated = {
       createOnly,
       put: async (key: string, body: Buffer | readonly Buffer[], o?: PutOptions) => {
-        if (gating) await new Promise<void>((go) => puts.push({ key, go }));
-        await store.put(key, body, o);
+        let stored: () => void = () => undefined;
+        if (gating) await new Promise<void>((go) => puts.push({ key, go, stored: new Promise<void>((r) => (stored = r)) }));
+        await store.put(key, body, o).finally(stored);
         if (lose?.(key) === true) throw Object.assign(new Error('the answer was lost'), { code: 'Unreachable' });
       },
       get: (key: string) => store.get(key),
@@ -479,7 +481,9 @@ describe('objects mode replicator', () => {
       expect(p.puts.slice(2).map((x) => x.key)).toEqual([key(3), key(4)]);
       p.puts[2]!.go();
       p.puts[3]!.go();
-      await until(() => fs.existsSync(path.join(p.dir, 'objects', ...key(4).split('/'))));
+      // Both durable before the fence is answered (a put that ends after the switch goes again, as the next test shows).
+      await Promise.all([p.puts[2]!.stored, p.puts[3]!.stored]);
+      await settle();
       // /a moved: the commit of key 2 is refused, a new run begins (a marker at key 5), and the
       // group of key 4, written before the switch, goes again at key 6, late.
       sent[1]!.go({ fenced: ['/a'] });
