@@ -12,11 +12,16 @@
  *         Durable Streams: the `__ds` subscription APIs; both: writes to a stream with a schema
  *         validation rule) ──▶ main thread's handler, as an I/O thread
  *
+ * In a cluster, a thread serves only reads and appends of the streams placed on this node; the main
+ * thread's owner check answers everything else (gateway/cluster/served-streams.ts).
+ *
  * From the main thread, on the control channel (gateway-threads.ts): each worker's channel (and a
  * new one after a restart), a worker that stopped, every token record after each change
  * (acknowledged, so the admin API answers a revoke only once every thread refuses the token), the
  * validated streams after each change (acknowledged, so a rule is answered only once no thread
- * appends to its stream unchecked), and the drain at shutdown. To it: the acknowledgements, and a
+ * appends to its stream unchecked), in a cluster the streams placed on this node after each change
+ * (acknowledged, so a moved stream's copy is dropped only once every thread knows where it went),
+ * and the drain at shutdown. To it: the acknowledgements, and a
  * Durable Streams thread's stream events (appended, created, deleted) for the main thread's
  * subscriptions.
  */
@@ -42,6 +47,9 @@ import {
   parseCorsOrigins,
   parseStreamName,
   requestLog,
+  type ServedChange,
+  ServedStreams,
+  servedHere,
   shield,
   withCors,
 } from './gateway';
@@ -69,6 +77,11 @@ export interface GatewayThreadData {
   logFormat: LogFormat;
   /** The thread's name for the kernel (`svc-gw-<k>`): perf/scaling.js tells threads apart by it. */
   threadName: string;
+  /**
+   * A node of a cluster (`--metadata etcd://…`): the thread serves only the streams placed on this
+   * node (gateway/cluster/served-streams.ts), and leaves the rest, creates and deletes to the main thread.
+   */
+  cluster: boolean;
 }
 
 /** Main thread → gateway thread. */
@@ -78,12 +91,14 @@ export type ToGateway =
   | { t: 'tokens'; id: number; records: VersionedToken[] }
   /** The streams with a schema validation rule, after each change: their writes go to the main thread. */
   | { t: 'validated'; id: number; streams: string[] }
+  /** In a cluster: what changed in the streams placed on this node (the ones this thread serves). */
+  | { t: 'served'; id: number; change: ServedChange }
   | { t: 'drain'; id: number }
   /** Everything the thread starts with has been sent (channels, tokens): it may take requests. */
   | { t: 'started' };
 
 /**
- * Gateway thread → main thread: the acknowledgement of a `tokens`, `validated` or `drain` message;
+ * Gateway thread → main thread: the acknowledgement of a `tokens`, `validated`, `served` or `drain` message;
  * a Durable Streams stream event for the subscriptions (`path`: the stream's name without its `/`).
  */
 export type FromGateway = { t: 'ack'; id: number } | { t: 'ds-changed'; streams: Array<[path: string, tailOffset: string]> } | { t: 'ds-deleted'; path: string };
@@ -112,6 +127,7 @@ export function startGateway(raw: unknown, control: MessagePort): Promise<LocalG
   const tokens = new TokenReplica();
   const inFlight = new InFlight();
   let validated = new Set<string>();
+  const served = data.cluster ? new ServedStreams() : null;
   let started: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (started = resolve));
   control.on('message', (m: ToGateway) => {
@@ -128,6 +144,9 @@ export function startGateway(raw: unknown, control: MessagePort): Promise<LocalG
       case 'validated':
         validated = new Set(m.streams);
         return control.postMessage({ t: 'ack', id: m.id } satisfies FromGateway);
+      case 'served':
+        served?.apply(m.change);
+        return control.postMessage({ t: 'ack', id: m.id } satisfies FromGateway);
       case 'drain': {
         // As the node's close: new requests are refused, live reads answer now, in-flight ones finish.
         const drained = inFlight.drain();
@@ -142,7 +161,8 @@ export function startGateway(raw: unknown, control: MessagePort): Promise<LocalG
     }
   });
   const isValidated = (name: () => string): boolean => validated.size > 0 && validated.has(name());
-  const front = data.protocol === 'ds' ? dsFront(data, { shards, live, control }, inFlight, isValidated) : svcFront(data, shards, live, inFlight, isValidated);
+  const own = data.protocol === 'ds' ? dsFront(data, { shards, live, control }, inFlight, isValidated) : svcFront(data, shards, live, inFlight, isValidated);
+  const front = served === null ? own : clusterFront(data, served, own);
   const guarded = data.auth ? guard(data.protocol, tokens, front.handler) : front.handler;
   const shielded = shield(data.protocol, guarded, log, data.protocol === 'ds' ? dsInternalReply : internalReply);
   const cors = new CorsPolicy(parseCorsOrigins(data.corsOrigins), data.protocol === 'ds' ? DS_CORS : SVC_CORS);
@@ -211,6 +231,21 @@ function dsFront(data: GatewayThreadData, o: { shards: ShardClient; live: LiveWa
     handler: createDsHandler(ctx, inFlight),
     serves: (req) =>
       !req.path.startsWith(SUBSCRIPTIONS_PREFIX) && !(isWrite(req.method) && req.path.startsWith(STREAM_BASE + '/') && validated(() => streamOf(req.path.slice(STREAM_BASE.length), data.limits.maxStreamNameBytes))),
+  };
+}
+
+/**
+ * In a cluster: only reads and appends of the streams placed on this node are served here; the
+ * main thread's owner check answers the rest (307, an open in progress, a node that is down), and
+ * creates and deletes, which write placement rows. Inside the auth guard, as the owner check: only
+ * an authorized request learns where a stream went.
+ */
+function clusterFront(data: GatewayThreadData, served: ServedStreams, own: Front): Front {
+  const nameOf = (path: string): string =>
+    data.protocol === 'ds' ? (path.startsWith(STREAM_BASE + '/') ? streamOf(path.slice(STREAM_BASE.length), data.limits.maxStreamNameBytes) : '') : mainThreadPath(path) ? '' : streamOf(path, data.limits.maxStreamNameBytes);
+  return {
+    handler: servedHere(data.protocol, served, (req) => nameOf(req.path), own.handler),
+    serves: (req) => req.method !== 'PUT' && req.method !== 'DELETE' && own.serves(req) && served.has(nameOf(req.path)),
   };
 }
 

@@ -2,9 +2,9 @@
  * The main thread's side of the gateway threads (`--gateway-threads`, docs/config.md;
  * gateway-thread.ts is the threads' side). The protocol listener's uWS threads each load
  * gateway-thread.js; this gives each one its data and a control channel, links its ShardClient to
- * every shard worker (and again after a worker restarts), sends it every token record and the
- * validated streams after each change and waits for its acknowledgement, and drains it at shutdown
- * before the workers close.
+ * every shard worker (and again after a worker restarts), sends it every token record, the
+ * validated streams and (in a cluster) the streams placed on this node after each change and waits
+ * for its acknowledgement, and drains it at shutdown before the workers close.
  * A thread that ends (its control channel closes) is dropped and logged: what waits for its
  * acknowledgement goes on without it, and its channels to the workers are closed.
  */
@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { type Tokens } from './actors';
 import { type GatewayThreadData, type FromGateway, type ToGateway } from './gateway-thread';
-import { type Subscriptions } from './gateway';
+import { type ServedChange, type Subscriptions } from './gateway';
 import { type GatewayThreadSpec } from './program/http/engine';
 import { type ShardClient } from './shards';
 
@@ -53,6 +53,10 @@ export class GatewayThreads {
   #nextId = 1;
   /** The streams whose writes carry a schema validation rule (the threads leave them to this thread). */
   #validated: string[] = [];
+  /** In a cluster: the streams placed on this node, which the threads serve themselves (empty until the node's streams are open). */
+  readonly #served = new Set<string>();
+  /** The newest change of #served sent: resolves once every thread has it, and so every one before it. */
+  #servedSent: Promise<void> = Promise.resolve();
   /** Draining at shutdown: the threads' channels close as they end, which is no news. */
   #stopping = false;
 
@@ -84,6 +88,7 @@ export class GatewayThreads {
     });
     if (this.#tokens !== null) post({ t: 'tokens', id: 0, records: this.#tokens.records() });
     post({ t: 'validated', id: 0, streams: this.#validated });
+    if (this.#data.cluster) post({ t: 'served', id: 0, change: { reset: true, add: [...this.#served], gone: [] } });
     post({ t: 'started' });
     const thread: Thread = { name: `svc-gw-${k + 1}`, port: port1, unlink };
     port1.on('message', (m: FromGateway) => {
@@ -121,6 +126,26 @@ export class GatewayThreads {
   validated(streams: string[]): Promise<void> {
     this.#validated = streams;
     return this.#toAll((id) => ({ t: 'validated', id, streams }));
+  }
+
+  /**
+   * In a cluster: what changed in the streams placed on this node (gateway/cluster/served-watch.ts).
+   * The threads serve those themselves and leave every other stream to this thread's owner check.
+   */
+  served(c: ServedChange): Promise<void> {
+    if (c.reset === true) this.#served.clear();
+    for (const name of c.add) this.#served.add(name);
+    for (const [name] of c.gone) this.#served.delete(name);
+    this.#servedSent = this.#toAll((id) => ({ t: 'served', id, change: c }));
+    return this.#servedSent;
+  }
+
+  /**
+   * Resolves once every thread has every change of the served streams sent so far. A stream's local
+   * copy is dropped only then, so a thread that answers 404 from it knows where the stream went.
+   */
+  servedSynced(): Promise<void> {
+    return this.#servedSent;
   }
 
   /** How many threads are up (a thread whose channel closed is not counted). */

@@ -50,6 +50,8 @@ export interface MoveStorageDeps {
   reads?: 'copy' | 'remote';
   /** Create a stream placed here whose create never ran (a Kafka partition's intent). */
   create(name: string, spec: OpenSpec): Promise<void>;
+  /** Waited for before a local copy is dropped: the gateway threads have heard that the stream moved (src/node.ts). */
+  beforeDrop?: () => Promise<void>;
 }
 
 export function moveStorage(d: MoveStorageDeps): MoveStorage {
@@ -105,6 +107,7 @@ export function moveStorage(d: MoveStorageDeps): MoveStorage {
     },
     create: (name: string, spec: OpenSpec) => d.create(name, spec),
     async drop(name: string): Promise<void> {
+      await d.beforeDrop?.();
       await d.shards.dropStream(name);
     },
     async localStreams(): Promise<string[]> {

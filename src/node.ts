@@ -22,6 +22,7 @@ import {
   CorsPolicy,
   clusterList,
   ownerCheck,
+  ServedWatch,
   SharedSchemas,
   DS_CORS,
   FANOUT_LAG_BOUNDS,
@@ -303,9 +304,9 @@ export async function startNode(config: Config, log: Logger): Promise<RunningNod
 async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   const engine = await loadHttpEngine(config.httpEngine, log);
   if (engine.name === 'node' && config.sseThreads > 0) log.warn({ sseThreads: config.sseThreads }, '--sse-threads applies to the uws engine only; serving without I/O threads');
-  // Gateway threads (docs/config.md, --gateway-threads): they serve the protocol listener (Svc or Durable Streams) of a single node on the uws engine.
-  const gatewayThreads = config.gatewayThreads > 1 && engine.name === 'uws' && config.metadata === 'local' ? config.gatewayThreads : 1;
-  if (gatewayThreads !== config.gatewayThreads) log.warn({ gatewayThreads: config.gatewayThreads }, '--gateway-threads applies to the protocol listener of a single node (no --metadata) on the uws engine only; serving on the main thread');
+  // Gateway threads (docs/config.md, --gateway-threads): they serve the protocol listener (Svc or Durable Streams) on the uws engine.
+  const gatewayThreads = config.gatewayThreads > 1 && engine.name === 'uws' ? config.gatewayThreads : 1;
+  if (gatewayThreads !== config.gatewayThreads) log.warn({ gatewayThreads: config.gatewayThreads }, '--gateway-threads applies to the protocol listener on the uws engine only; serving on the main thread');
   // First, before anything writes to the disk: on a full one the reserve is given back (docs/operations.md, "Disk full").
   fs.mkdirSync(config.dataDir, { recursive: true });
   const space = new SpaceGuard(config.dataDir, config.storage.reserveBytes, log);
@@ -408,6 +409,13 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
           create: async (name, spec) => {
             await shards.create({ name, contentType: spec.contentType, ttlSeconds: spec.ttlSeconds, expiresAtMs: null, closed: false, records: [], kafkaTopic: spec.kafkaTopic });
           },
+          // A gateway thread's request for the stream that meets the dropped copy (404) must find
+          // where it went (gateway/cluster/served-streams.ts). The row change that drops it reaches
+          // the threads from a listener of the same change: after it, once they acknowledged.
+          beforeDrop: async () => {
+            await new Promise<void>((resolve) => setImmediate(resolve));
+            await gateways?.servedSynced();
+          },
         });
   const transfers = placement === null ? null : new Transfers(placement, members, moveStorage !== null);
   const opener = placement === null || moveStorage === null ? null : new StreamOpener(meta, placement, moveStorage, log);
@@ -484,7 +492,10 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
           corsOrigins: config.corsOrigins,
           logLevel: config.logLevel,
           logFormat: config.logFormat,
+          cluster: placement !== null,
         }, log, config.protocol === 'ds' ? subscriptions : null);
+  // In a cluster the threads serve the streams placed on this node, once its own streams are open (below).
+  const servedWatch = gateways === null || placement === null ? null : new ServedWatch(meta, placement, config.protocol, (c) => void gateways.served(c));
   // A validated stream's writes are left to this thread, which holds the registry: the threads learn which streams those are.
   if (gateways !== null) validation.watch((streams) => gateways.validated(streams));
   const svc = await engine.listen(
@@ -580,6 +591,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     else await adoptLocalStreams(shards, placement, log);
     reopening = null;
     reopened();
+    servedWatch?.start();
     failover?.start();
     rebalancer?.start();
     // Streams other nodes place here without a request to redirect (a Kafka topic's partitions) are created here.

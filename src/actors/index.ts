@@ -43,7 +43,7 @@ export function openLocalMetaStore(dir: string, options?: LocalMetaStoreOptions)
 export { resolveNodeId } from './cluster/node-id';
 export { DEFAULT_LIVE_TTL_S, Membership, type NodeAddresses } from './cluster/membership';
 export { DEFAULT_SLOTS, type LiveRecord, type NodeRecord, liveKey, nodeKey } from './cluster/node-record';
-export { type OpenSpec, type Owner, Placement, type PlacementRow, isMoving, placementKey } from './cluster/placement';
+export { type OpenSpec, type Owner, PLACEMENT_PREFIX, Placement, type PlacementRow, isMoving, placementKey } from './cluster/placement';
 export { rendezvous } from './cluster/rendezvous';
 export { PlacementIntents } from './cluster/intents';
 export { MAINTENANCE_KEY, MaintenanceLease, type MaintenanceRecord } from './cluster/maintenance-lease';

@@ -22,4 +22,4 @@ export { NodeMetrics, metered, traced } from './metrics';
 export { shield } from './shield';
 export { REQUEST_ID_HEADER, refusalWithId, requestLog } from './request-log';
 export { CorsPolicy, FANOUT_LAG_BOUNDS, type LiveReader, LiveWaiters, type StreamWatch, type Waiter, internalReply, parseCorsOrigins, parseStreamName, toHttpError, withCors } from './kit';
-export { SharedSchemas, clusterList, ownerCheck } from './cluster';
+export { type ServedChange, ServedStreams, ServedWatch, SharedSchemas, clusterList, ownerCheck, servedHere } from './cluster';

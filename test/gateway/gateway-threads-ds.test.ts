@@ -6,24 +6,15 @@
  * appended to on a thread wakes the main thread's pull-wake subscription (the thread posts its
  * stream events), and the threads, not the main thread, did the work.
  */
-import * as fs from 'node:fs';
 import type * as http from 'node:http';
 import { type Answer, connections, requestOn } from '../helpers/keep-alive';
 import { type NodeProcess, startNode } from '../helpers/node-process';
+import { threadTicks } from '../helpers/thread-ticks';
 
 const CONNECTIONS = 16;
 
-/** CPU ticks (user + system) of each of the node's threads named `svc-gw-*`. */
-function gatewayTicks(pid: number): number[] {
-  const dir = `/proc/${pid}/task`;
-  return fs
-    .readdirSync(dir)
-    .filter((t) => fs.readFileSync(`${dir}/${t}/comm`, 'utf8').startsWith('svc-gw-'))
-    .map((t) => {
-      const f = fs.readFileSync(`${dir}/${t}/stat`, 'utf8').slice(fs.readFileSync(`${dir}/${t}/stat`, 'utf8').lastIndexOf(')') + 2).split(' ');
-      return Number(f[11]) + Number(f[12]);
-    });
-}
+/** CPU ticks of each of the node's gateway threads. */
+const gatewayTicks = (pid: number): number[] => threadTicks(pid, 'svc-gw-');
 
 describe('gateway threads on the Durable Streams listener (--protocol ds --gateway-threads 2)', () => {
   let node: NodeProcess;

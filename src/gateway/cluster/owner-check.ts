@@ -18,7 +18,7 @@
  *
  * Only installed with `--metadata etcd://…`: a single node's requests never pass here.
  */
-import { type Owner, type Placement, isMoving } from '../../actors';
+import { type NodeRecord, type Owner, type Placement, isMoving } from '../../actors';
 import { SvcError } from '../../errors';
 import { type Logger } from '../../log';
 import { COMMON_HEADERS } from '../ds/ds-headers';
@@ -145,12 +145,22 @@ function configChanged(res: HttpResponse, name: string, d: OwnerCheckDeps): Http
   });
 }
 
+/** The address of `node`'s listener of this kind (its protocol listener, or its `--ds-listen` one), or null when it runs none. */
+export function listenerAddress(listener: OwnedListener, node: NodeRecord): string | null {
+  return listener === 'svc' ? (node.protocol === 'svc' ? node.advertisedAddress : null) : node.protocol === 'ds' ? node.advertisedAddress : node.dsAddress;
+}
+
 /** 307 to the owner's listener of the same kind, with the same path and query. */
 function redirect(listener: OwnedListener, req: HttpRequest, res: HttpResponse, name: string, owner: Extract<Owner, { kind: 'remote' }>): void {
-  const host = listener === 'svc' ? (owner.node.protocol === 'svc' ? owner.node.advertisedAddress : null) : owner.node.protocol === 'ds' ? owner.node.advertisedAddress : owner.node.dsAddress;
+  const host = listenerAddress(listener, owner.node);
   if (host === null) return fail(listener, req, res, new SvcError('storage_unavailable', `stream ${name} is owned by node ${owner.node.nodeId}, which runs no ${listener === 'svc' ? 'Svc' : 'Durable Streams'} listener`));
+  redirectTo(listener, req, res, host, owner.node.nodeId);
+}
+
+/** 307 to `host` (node `nodeId`'s listener), with the same path and query. */
+export function redirectTo(listener: OwnedListener, req: HttpRequest, res: HttpResponse, host: string, nodeId: number): void {
   const location = `http://${host}${req.path}${req.query === '' ? '' : '?' + req.query}`;
-  send(listener, req, res, 307, [['location', location], ['svc-owner-node', String(owner.node.nodeId)]], '');
+  send(listener, req, res, 307, [['location', location], ['svc-owner-node', String(nodeId)]], '');
 }
 
 /**
@@ -161,16 +171,16 @@ function redirect(listener: OwnedListener, req: HttpRequest, res: HttpResponse, 
  */
 function movedAway(listener: OwnedListener, req: HttpRequest, res: HttpResponse, name: string, d: OwnerCheckDeps): HttpResponse {
   return withSend(res, (target, status, headers, body, bodyDone) => {
-    const now = status === 503 && isMoved(listener, body) ? d.placement.ownerNow(name) : null;
+    const now = isMovedReply(listener, status, body) ? d.placement.ownerNow(name) : null;
     // A redirect sends another body: this one is never read, so it is dropped (never reused).
     if (now !== null && now.kind === 'remote') return redirect(listener, req, target, name, now);
     target.send(status, headers, body, bodyDone);
   });
 }
 
-/** The 503 is the `moved` outcome's (gateway/kit/http-errors.ts: error `moved`; ds/ds-errors.ts: its message). */
-function isMoved(listener: OwnedListener, body: Uint8Array | string | undefined): boolean {
-  if (body === undefined) return false;
+/** The reply is the 503 of the `moved` outcome (gateway/kit/http-errors.ts: error `moved`; ds/ds-errors.ts: its message). */
+export function isMovedReply(listener: OwnedListener, status: number, body: Uint8Array | string | undefined): boolean {
+  if (status !== 503 || body === undefined) return false;
   const text = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   return listener === 'svc' ? text.includes('"error":"moved"') : text.includes('moved to another node');
 }
