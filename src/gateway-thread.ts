@@ -46,6 +46,9 @@ import {
   internalReply,
   parseCorsOrigins,
   parseStreamName,
+  type GatewayFigures,
+  RequestCounts,
+  metered,
   requestLog,
   type ServedChange,
   ServedStreams,
@@ -82,6 +85,8 @@ export interface GatewayThreadData {
    * node (gateway/cluster/served-streams.ts), and leaves the rest, creates and deletes to the main thread.
    */
   cluster: boolean;
+  /** Request metrics are on (`--metrics`): the thread counts its requests and reports them at each scrape. */
+  metrics: boolean;
 }
 
 /** Main thread → gateway thread. */
@@ -93,15 +98,22 @@ export type ToGateway =
   | { t: 'validated'; id: number; streams: string[] }
   /** In a cluster: what changed in the streams placed on this node (the ones this thread serves). */
   | { t: 'served'; id: number; change: ServedChange }
+  /** A scrape: the thread answers with its figures (`figures`). */
+  | { t: 'figures'; id: number }
   | { t: 'drain'; id: number }
   /** Everything the thread starts with has been sent (channels, tokens): it may take requests. */
   | { t: 'started' };
 
 /**
  * Gateway thread → main thread: the acknowledgement of a `tokens`, `validated`, `served` or `drain` message;
+ * its figures for a scrape;
  * a Durable Streams stream event for the subscriptions (`path`: the stream's name without its `/`).
  */
-export type FromGateway = { t: 'ack'; id: number } | { t: 'ds-changed'; streams: Array<[path: string, tailOffset: string]> } | { t: 'ds-deleted'; path: string };
+export type FromGateway =
+  | { t: 'ack'; id: number }
+  | { t: 'figures'; id: number; figures: GatewayFigures }
+  | { t: 'ds-changed'; streams: Array<[path: string, tailOffset: string]> }
+  | { t: 'ds-deleted'; path: string };
 
 /**
  * How often a Durable Streams thread sends its stream events to the main thread's subscriptions
@@ -128,6 +140,7 @@ export function startGateway(raw: unknown, control: MessagePort): Promise<LocalG
   const inFlight = new InFlight();
   let validated = new Set<string>();
   const served = data.cluster ? new ServedStreams() : null;
+  const counts = data.metrics ? new RequestCounts() : null;
   let started: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (started = resolve));
   control.on('message', (m: ToGateway) => {
@@ -147,6 +160,8 @@ export function startGateway(raw: unknown, control: MessagePort): Promise<LocalG
       case 'served':
         served?.apply(m.change);
         return control.postMessage({ t: 'ack', id: m.id } satisfies FromGateway);
+      case 'figures':
+        return control.postMessage({ t: 'figures', id: m.id, figures: { requests: counts?.all() ?? [], appended: shards.appended, liveReaders: live.readers() } } satisfies FromGateway);
       case 'drain': {
         // As the node's close: new requests are refused, live reads answer now, in-flight ones finish.
         const drained = inFlight.drain();
@@ -167,7 +182,10 @@ export function startGateway(raw: unknown, control: MessagePort): Promise<LocalG
   const shielded = shield(data.protocol, guarded, log, data.protocol === 'ds' ? dsInternalReply : internalReply);
   const cors = new CorsPolicy(parseCorsOrigins(data.corsOrigins), data.protocol === 'ds' ? DS_CORS : SVC_CORS);
   const logged = requestLog(data.protocol, log, withCors(cors, shielded));
-  return ready.then(() => ({ serves: front.serves, handler: logged }));
+  // Counted as on the main thread (outermost: its 500s and the guard's 401s too); the main thread
+  // sums every thread's counts into its /metrics at each scrape.
+  const counted = counts === null ? logged : metered(data.protocol, counts, logged);
+  return ready.then(() => ({ serves: front.serves, handler: counted }));
 }
 
 /** A listener's handler on this thread and the requests it serves here (the rest go to the main thread). */

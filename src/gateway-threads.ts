@@ -4,7 +4,8 @@
  * gateway-thread.js; this gives each one its data and a control channel, links its ShardClient to
  * every shard worker (and again after a worker restarts), sends it every token record, the
  * validated streams and (in a cluster) the streams placed on this node after each change and waits
- * for its acknowledgement, and drains it at shutdown before the workers close.
+ * for its acknowledgement, asks every thread for its request counts at each scrape, and drains it
+ * at shutdown before the workers close.
  * A thread that ends (its control channel closes) is dropped and logged: what waits for its
  * acknowledgement goes on without it, and its channels to the workers are closed.
  */
@@ -12,7 +13,7 @@ import * as path from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { type Tokens } from './actors';
 import { type GatewayThreadData, type FromGateway, type ToGateway } from './gateway-thread';
-import { type ServedChange, type Subscriptions } from './gateway';
+import { type GatewayFigures, type ServedChange, type Subscriptions } from './gateway';
 import { type GatewayThreadSpec } from './program/http/engine';
 import { type ShardClient } from './shards';
 
@@ -24,6 +25,9 @@ import { type ShardClient } from './shards';
  * main thread did not spend (perf/README.md, "Gateway threads"). Costs up to 48 MiB per thread.
  */
 const GATEWAY_YOUNG_GENERATION_MB = 48; // MiB
+
+/** How long a scrape waits for a gateway thread's figures (a busy thread answers within a turn of its loop). */
+const FIGURES_WAIT_MS = 1_000;
 
 interface Thread {
   /** Its name for the kernel and the logs (`svc-gw-<k>`). */
@@ -57,6 +61,10 @@ export class GatewayThreads {
   readonly #served = new Set<string>();
   /** The newest change of #served sent: resolves once every thread has it, and so every one before it. */
   #servedSent: Promise<void> = Promise.resolve();
+  /** Scrapes waiting for the threads' figures, by message id. */
+  readonly #figures = new Map<number, (thread: Thread, f: GatewayFigures) => void>();
+  /** Each thread's figures as last sent (an ended thread's stay: its requests were answered). */
+  readonly #lastFigures = new Map<Thread, GatewayFigures>();
   /** Draining at shutdown: the threads' channels close as they end, which is no news. */
   #stopping = false;
 
@@ -93,6 +101,7 @@ export class GatewayThreads {
     const thread: Thread = { name: `svc-gw-${k + 1}`, port: port1, unlink };
     port1.on('message', (m: FromGateway) => {
       if (m.t === 'ack') this.#acked(thread, m.id);
+      else if (m.t === 'figures') this.#figures.get(m.id)?.(thread, m.figures);
       else if (m.t === 'ds-changed') for (const [path, tail] of m.streams) this.#subscriptions?.onStreamChanged(path, tail);
       else this.#subscriptions?.onStreamDeleted(m.path);
     });
@@ -146,6 +155,32 @@ export class GatewayThreads {
    */
   servedSynced(): Promise<void> {
     return this.#servedSent;
+  }
+
+  /**
+   * For a scrape: every thread's request counts, acknowledged appends and live readers. A thread
+   * that does not answer within FIGURES_WAIT_MS, or has ended, counts with the last figures it
+   * sent (its live readers as none), so the node's counters never go back.
+   */
+  figures(): Promise<GatewayFigures[]> {
+    const id = this.#nextId++;
+    const waiting = new Set(this.#threads);
+    const all = (): GatewayFigures[] => [...this.#lastFigures].map(([t, f]) => (this.#threads.has(t) ? f : { ...f, liveReaders: { sse: 0, longPoll: 0 } }));
+    if (waiting.size === 0) return Promise.resolve(all());
+    return new Promise<GatewayFigures[]>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.#figures.delete(id);
+        resolve(all());
+      };
+      const timer = setTimeout(done, FIGURES_WAIT_MS);
+      this.#figures.set(id, (thread, f) => {
+        if (!waiting.delete(thread)) return;
+        this.#lastFigures.set(thread, f);
+        if (waiting.size === 0) done();
+      });
+      for (const t of waiting) t.port.postMessage({ t: 'figures', id } satisfies ToGateway);
+    });
   }
 
   /** How many threads are up (a thread whose channel closed is not counted). */

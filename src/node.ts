@@ -369,7 +369,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     const logged = requestLog(listener, log, crossOrigin);
     // The request span sits outside the request log, so it sees the request id of an error reply.
     const spanned = tracing === null || listener === 'admin' ? logged : traced(listener, tracing, logged);
-    return metrics === null ? spanned : metered(listener, metrics, spanned);
+    return metrics === null ? spanned : metered(listener, metrics.requests, spanned);
   };
   // Stream schemas: this node's files, or in a cluster the shared metadata (docs/cluster.md, "Schemas and topic configs").
   const localSchemas = SchemaStore.open(config.dataDir);
@@ -493,6 +493,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
           logLevel: config.logLevel,
           logFormat: config.logFormat,
           cluster: placement !== null,
+          metrics: metrics !== null,
         }, log, config.protocol === 'ds' ? subscriptions : null);
   // In a cluster the threads serve the streams placed on this node, once its own streams are open (below).
   const servedWatch = gateways === null || placement === null ? null : new ServedWatch(meta, placement, config.protocol, (c) => void gateways.served(c));
@@ -612,6 +613,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     });
   }
   metrics?.attach({
+    ...(gateways === null ? {} : { gatewayThreads: () => gateways.figures() }),
     appended: () => shards.appended,
     liveReaders: () => live.readers(),
     fanoutLag: () => ({ bounds: FANOUT_LAG_BOUNDS, lag: live.fanoutLag }),

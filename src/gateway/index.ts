@@ -18,7 +18,7 @@ export { adminInternalReply } from './admin/admin-api';
 export { type GroupDoc, type GroupMemberDoc, type GroupOffsetDoc, type GroupsSource, type ShareGroupDoc, type TopicPartitions } from './admin/group-doc';
 export { guard } from './auth/guard';
 export { InFlight } from './in-flight';
-export { NodeMetrics, metered, traced } from './metrics';
+export { type GatewayFigures, NodeMetrics, RequestCounts, metered, traced } from './metrics';
 export { shield } from './shield';
 export { REQUEST_ID_HEADER, refusalWithId, requestLog } from './request-log';
 export { CorsPolicy, FANOUT_LAG_BOUNDS, type LiveReader, LiveWaiters, type StreamWatch, type Waiter, internalReply, parseCorsOrigins, parseStreamName, toHttpError, withCors } from './kit';

@@ -5,7 +5,7 @@
  */
 import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
 import { ForwardingResponse } from '../http/forwarding-response';
-import { type HttpListener, type NodeMetrics, type RequestSeries } from './node-metrics';
+import { type HttpListener, type RequestCounts, type RequestSeries } from './request-counts';
 
 /** Index in HTTP_OPS of a Svc or Durable Streams request's op, from its method alone. */
 export function streamOp(method: string): number {
@@ -31,12 +31,12 @@ export function streamOp(method: string): number {
 const adminOp = (method: string): number => (method === 'GET' || method === 'HEAD' ? 0 : 6);
 
 class MeteredResponse extends ForwardingResponse {
-  readonly #metrics: NodeMetrics;
+  readonly #metrics: RequestCounts;
   readonly #series: RequestSeries;
   readonly #start: number;
   #counted = false;
 
-  constructor(res: HttpResponse, metrics: NodeMetrics, series: RequestSeries, start: number) {
+  constructor(res: HttpResponse, metrics: RequestCounts, series: RequestSeries, start: number) {
     super(res);
     this.#metrics = metrics;
     this.#series = series;
@@ -60,7 +60,7 @@ class MeteredResponse extends ForwardingResponse {
   }
 }
 
-export function metered(listener: HttpListener, metrics: NodeMetrics, handler: RequestHandler): RequestHandler {
+export function metered(listener: HttpListener, metrics: RequestCounts, handler: RequestHandler): RequestHandler {
   const opOf = listener === 'admin' ? adminOp : streamOp;
   // Series are bound once per op here, not per request.
   const byOp: Array<RequestSeries | undefined> = [];

@@ -10,17 +10,8 @@
  */
 import { Counter, Gauge, type Metric, Registry, collectDefaultMetrics } from 'prom-client';
 import { type CompactionStats, OBJECT_OPS, OBJECT_SECONDS_BOUNDS, type ObjectStoreStats } from '../../objects';
-import { type BucketCounts, COMMIT_FRAME_BOUNDS, COMMIT_SECONDS_BOUNDS, type CommitStats, type ReadCacheStats, type ReadPoolStats, observeBucket } from '../../shards';
-
-export type HttpListener = 'svc' | 'ds' | 'admin';
-
-/** The `op` label of an HTTP request: from its method (svc, ds) or read/write (admin). Bounded on purpose. */
-export const HTTP_OPS = ['read', 'head', 'append', 'create', 'delete', 'config', 'write', 'other'] as const;
-export type HttpOp = (typeof HTTP_OPS)[number];
-const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
-
-/** Seconds; from 100 µs (an in-memory read) to 10 s (a stalled disk). */
-const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+import { type BucketCounts, COMMIT_FRAME_BOUNDS, COMMIT_SECONDS_BOUNDS, type CommitStats, type ReadCacheStats, type ReadPoolStats } from '../../shards';
+import { type GatewayFigures, LATENCY_BUCKETS, RequestCounts, type RequestSeries, STATUS_CLASSES, sumFigures, sumSeries } from './request-counts';
 
 /** What the node tells the metrics at scrape time; each is cheap or bounded. */
 export interface MetricSources {
@@ -53,6 +44,8 @@ export interface MetricSources {
   leaseHolder?(): boolean | null;
   /** Moves pending cluster-wide (rows `opening` with a `from`: the overview's pendingTransfers), and streams opened here after a move since start. */
   moves?(): { pending: number; opened: number } | null;
+  /** Asked once per scrape with gateway threads (`--gateway-threads`): each thread's requests, appends and live readers. */
+  gatewayThreads?(): Promise<GatewayFigures[]>;
 }
 
 /** One consumer group's lag on one partition: the partition's next offset minus the committed offset. */
@@ -66,14 +59,6 @@ export interface GroupLag {
 /** Series of svc_kafka_consumer_group_lag kept at most (groups × partitions), so a scrape stays bounded. */
 export const MAX_GROUP_LAG_SERIES = 1000;
 
-/** One (listener, op)'s series: requests per status class (1xx … 5xx) and the latency histogram. */
-export interface RequestSeries {
-  readonly listener: HttpListener;
-  readonly op: HttpOp;
-  readonly byClass: number[];
-  readonly latency: BucketCounts;
-}
-
 export class NodeMetrics {
   readonly registry = new Registry();
   /** Set by attach(); a holder, so the scrape-time readers (where `this` is the metric) can reach it. */
@@ -83,13 +68,15 @@ export class NodeMetrics {
     groupLag: GroupLag[];
     objects: ObjectStoreStats | null;
     objectCounts: { objectCount: number; destroyedObjectBacklog: number } | null;
-  } = { sources: null, shards: null, groupLag: [], objects: null, objectCounts: null };
-  readonly #series = new Map<HttpListener, Array<RequestSeries | null>>();
+    threads: GatewayFigures | null;
+  } = { sources: null, shards: null, groupLag: [], objects: null, objectCounts: null, threads: null };
+  /** This thread's requests (metered.ts); the gateway threads keep their own, summed in at each scrape. */
+  readonly requests = new RequestCounts();
 
   constructor() {
     const registers = [this.registry];
     const from = this.#from;
-    const all = (): RequestSeries[] => [...this.#series.values()].flatMap((ops) => ops.filter((x): x is RequestSeries => x !== null));
+    const all = (): RequestSeries[] => (from.threads === null ? this.requests.all() : sumSeries([this.requests.all(), from.threads.requests]));
     this.registry.registerMetric(
       customMetric('svc_http_requests_total', 'HTTP requests answered, by listener, operation and status class', 'counter', () =>
         all().flatMap((x) => x.byClass.flatMap((n, k) => (n > 0 ? [{ metricName: 'svc_http_requests_total', labels: { listener: x.listener, op: x.op, status: STATUS_CLASSES[k]! }, value: n }] : []))),
@@ -106,7 +93,7 @@ export class NodeMetrics {
       registers,
       collect() {
         this.reset();
-        if (from.sources !== null) this.inc(from.sources.appended().records);
+        if (from.sources !== null) this.inc(from.sources.appended().records + (from.threads?.appended.records ?? 0));
       },
     });
     new Counter({
@@ -115,7 +102,7 @@ export class NodeMetrics {
       registers,
       collect() {
         this.reset();
-        if (from.sources !== null) this.inc(from.sources.appended().bytes);
+        if (from.sources !== null) this.inc(from.sources.appended().bytes + (from.threads?.appended.bytes ?? 0));
       },
     });
     new Gauge({
@@ -125,8 +112,8 @@ export class NodeMetrics {
       registers,
       collect() {
         const r = from.sources?.liveReaders() ?? { sse: 0, longPoll: 0 };
-        this.set({ kind: 'sse' }, r.sse);
-        this.set({ kind: 'long_poll' }, r.longPoll);
+        this.set({ kind: 'sse' }, r.sse + (from.threads?.liveReaders.sse ?? 0));
+        this.set({ kind: 'long_poll' }, r.longPoll + (from.threads?.liveReaders.longPoll ?? 0));
       },
     });
     new Gauge({
@@ -333,25 +320,6 @@ export class NodeMetrics {
     this.#from.sources = sources;
   }
 
-  /** The pre-bound series of (listener, op index in HTTP_OPS), made on first use. */
-  series(listener: HttpListener, op: number): RequestSeries {
-    let ops = this.#series.get(listener);
-    if (ops === undefined) this.#series.set(listener, (ops = HTTP_OPS.map(() => null)));
-    let s = ops[op];
-    if (s === undefined || s === null) {
-      s = { listener, op: HTTP_OPS[op]!, byClass: STATUS_CLASSES.map(() => 0), latency: { counts: new Array<number>(LATENCY_BUCKETS.length + 1).fill(0), sum: 0, count: 0 } };
-      ops[op] = s;
-    }
-    return s;
-  }
-
-  /** Count one answered request of `status` in `s`, `seconds` after it arrived. */
-  observe(s: RequestSeries, status: number, seconds: number): void {
-    const k = Math.min(Math.max(Math.trunc(status / 100) - 1, 0), 4);
-    s.byClass[k]!++;
-    observeBucket(s.latency, LATENCY_BUCKETS, seconds);
-  }
-
   /** The exposition text and its content type. */
   async scrape(): Promise<{ contentType: string; body: string }> {
     if (this.#from.sources !== null) {
@@ -360,10 +328,12 @@ export class NodeMetrics {
       const objects = (async () => (await sources.objectStore?.()) ?? null)().catch(() => null);
       // etcd unreachable: the object gauges are left out of this scrape rather than shown as 0.
       const objectCounts = this.#from.sources.objectCounts?.().catch(() => null) ?? Promise.resolve(null);
+      const threads = this.#from.sources.gatewayThreads?.().then(sumFigures, () => null) ?? Promise.resolve(null);
       this.#from.shards = await this.#from.sources.shards();
       this.#from.groupLag = (await groupLag).slice(0, MAX_GROUP_LAG_SERIES);
       this.#from.objects = await objects;
       this.#from.objectCounts = await objectCounts;
+      this.#from.threads = await threads;
     }
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }

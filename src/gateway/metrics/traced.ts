@@ -13,7 +13,7 @@ import { type RequestSpan, type Tracing } from '../../tracing';
 import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
 import { ForwardingResponse } from '../http/forwarding-response';
 import { REQUEST_ID_HEADER } from '../request-log';
-import { HTTP_OPS } from './node-metrics';
+import { HTTP_OPS } from './request-counts';
 import { streamOp } from './metered';
 
 class TracedResponse extends ForwardingResponse {

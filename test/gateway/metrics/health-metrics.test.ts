@@ -10,18 +10,9 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { EtcdCluster } from '../../helpers/etcd-cluster';
 import { type NodeProcess, startNode, tempDir } from '../../helpers/node-process';
+import { sample } from '../../helpers/metrics-text';
 
 jest.setTimeout(120_000);
-
-function sample(text: string, name: string, labels = ''): number | null {
-  const want = labels === '' ? name : `${name}{${labels}}`;
-  for (const line of text.split('\n')) {
-    if (line.startsWith('#')) continue;
-    const sp = line.lastIndexOf(' ');
-    if (line.slice(0, sp) === want) return Number(line.slice(sp + 1));
-  }
-  return null;
-}
 
 async function scrape(url: string, token?: string): Promise<string> {
   const r = await fetch(`${url}/metrics`, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });

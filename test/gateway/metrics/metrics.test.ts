@@ -7,17 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import { type NodeProcess, startNode } from '../../helpers/node-process';
 import { freePort } from '../../helpers/free-ports';
-
-/** One sample of the exposition text: `name{labels} value`, labels as written (sorted by the client library). */
-function sample(text: string, name: string, labels = ''): number | null {
-  const want = labels === '' ? name : `${name}{${labels}}`;
-  for (const line of text.split('\n')) {
-    if (line.startsWith('#')) continue;
-    const sp = line.lastIndexOf(' ');
-    if (line.slice(0, sp) === want) return Number(line.slice(sp + 1));
-  }
-  return null;
-}
+import { sample } from '../../helpers/metrics-text';
 
 async function scrape(url: string, token?: string): Promise<{ status: number; text: string; type: string | null }> {
   const r = await fetch(`${url}/metrics`, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });

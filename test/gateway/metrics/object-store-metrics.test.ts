@@ -8,16 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { NodeMetrics, type MetricSources } from '../../../src/gateway/metrics';
 import { type ObjectStoreStats, addObjectStoreStats, newObjectStoreStats, openObjectStore } from '../../../src/objects';
-
-function sample(text: string, name: string, labels = ''): number | null {
-  const want = labels === '' ? name : `${name}{${labels}}`;
-  for (const line of text.split('\n')) {
-    if (line.startsWith('#')) continue;
-    const sp = line.lastIndexOf(' ');
-    if (line.slice(0, sp) === want) return Number(line.slice(sp + 1));
-  }
-  return null;
-}
+import { sample } from '../../helpers/metrics-text';
 
 function sources(objectStore: MetricSources['objectStore']): MetricSources {
   return {
