@@ -1,7 +1,8 @@
 'use strict';
 // Micro-benchmark of a shard's index checkpoint (src/shards/worker/checkpointer.ts) when appends
 // are spread over many streams (perf W2: every append is a chunk of its own): the ops a checkpoint
-// builds (catalog-codec.ts `putChunk`, two keys per chunk) written through the shard's RocksDB
+// builds (catalog-codec.ts `putChunk`: the chunk's K entry, and its stream's R entry of the segment
+// with its first chunk there; builds before index version 3 wrote an R entry per chunk) written through the shard's RocksDB
 // store (rocks-store.ts `openRocksStore`, synchronous, without sync), in batches of 512 chunks
 // (CHECKPOINT_MAX_OPS, 1,024 writes). One or two builds, interleaved, a fresh store per round.
 //
@@ -33,6 +34,8 @@ async function round(build) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-index-write-'));
   const store = await build.openRocksStore(dir);
   const seqs = new Array(STREAMS).fill(0);
+  // Per stream, the segment whose R entry was written (StreamState.indexedSegId); older builds ignore it.
+  const indexed = new Array(STREAMS).fill(-1);
   let pos = 0;
   let wallNs = 0n;
   const cpu0 = process.cpuUsage();
@@ -41,7 +44,9 @@ async function round(build) {
     for (let i = 0; i < PER_BATCH; i++) {
       const sid = (n + i) % STREAMS;
       const seq = seqs[sid]++;
-      build.putChunk(ops, sid, { baseSeq: seq, lastSeq: seq, segId: 1 + Math.floor(pos / SEGMENT_BYTES), pos: pos % SEGMENT_BYTES, len: FRAME_BYTES, maxTs: 1_700_000_000_000 + n });
+      const segId = 1 + Math.floor(pos / SEGMENT_BYTES);
+      build.putChunk(ops, sid, { baseSeq: seq, lastSeq: seq, segId, pos: pos % SEGMENT_BYTES, len: FRAME_BYTES, maxTs: 1_700_000_000_000 + n }, indexed[sid] === segId);
+      indexed[sid] = segId;
       pos += FRAME_BYTES;
     }
     const t0 = process.hrtime.bigint();
@@ -62,7 +67,7 @@ async function main() {
     for (const i of order) results[i].push(await round(builds[i]));
   }
   const median = (xs) => xs.slice().sort((a, b) => a - b)[xs.length >> 1];
-  console.log(`${CHUNKS} chunks per round (2 keys each, ${PER_BATCH} chunks a batch, ${STREAMS} streams), ${ROUNDS} rounds, medians:`);
+  console.log(`${CHUNKS} chunks per round (${PER_BATCH} chunks a batch, ${STREAMS} streams), ${ROUNDS} rounds, medians:`);
   console.table(
     builds.map((b, i) => ({
       build: path.relative(ROOT, b.dist) || b.dist,

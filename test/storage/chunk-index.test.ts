@@ -227,6 +227,94 @@ describe('the chunk index', () => {
     await again.close();
   });
 
+  /** The (segment, stream) pairs the K entries name, as `seg/stream`, and those the R entries name (either layout). */
+  const kPairs = (store: KvStore): Set<string> => new Set(store.scan(Buffer.from('K')).map(([k, v]) => `${v.readUInt32BE(0)}/${k.readUInt32BE(1)}`));
+  const rPairs = (store: KvStore): Set<string> => new Set(store.scan(Buffer.from('R')).map(([k]) => `${k.readUInt32BE(1)}/${k.readUInt32BE(5)}`));
+  const sorted = (x: Set<string>): string[] => [...x].sort();
+
+  it('writes one by-segment entry per stream and segment, not per chunk, and deletes it with the stream\'s last chunk there', async () => {
+    const dir = tempDir();
+    const store = openMemoryStore();
+    const shard = open(dir, store, 10, 4096);
+    const some = names.slice(0, 10);
+    for (const n of some) await create(shard, n);
+    await interleave(shard, some, ROUNDS);
+    await sleep(CHECKPOINT_EVERY_MS + 150); // past the checkpoint interval
+    const chunks = store.scan(Buffer.from('K')).length;
+    const rs = store.scan(Buffer.from('R'));
+    // Every append is a chunk of its own; a segment of 4 KiB holds many of each stream's.
+    expect(chunks).toBe(some.length * ROUNDS);
+    expect(rs.every(([k]) => k.length === 9)).toBe(true);
+    expect(sorted(rPairs(store))).toEqual(sorted(kPairs(store)));
+    expect(rs.length).toBeLessThan(chunks / 4);
+    // A trim to the middle of a segment keeps the stream's entry there; a delete takes all of them.
+    await call(shard, (r) => shard.trim({ name: some[0]!, seq: 25 }, r));
+    await call(shard, (r) => shard.delete(some[1]!, r));
+    expect(sorted(rPairs(store))).toEqual(sorted(kPairs(store)));
+    // Appends after the trim, into the segment whose entry the trim may have taken: written again.
+    await call(shard, (r) => shard.trim({ name: some[2]!, seq: ROUNDS }, r));
+    await interleave(shard, some.slice(2, 3), 3, ROUNDS);
+    await sleep(CHECKPOINT_EVERY_MS + 150);
+    expect(sorted(rPairs(store))).toEqual(sorted(kPairs(store)));
+    expect(readAll(shard, some[0]!, 4)).toEqual(expected(some[0]!, 25, ROUNDS));
+    expect(readAll(shard, some[2]!, 4)).toEqual(expected(some[2]!, ROUNDS, ROUNDS + 3));
+    // Reaped: only the segments no stream has a chunk in.
+    for (const n of some.slice(3)) await call(shard, (r) => shard.trim({ name: n, seq: ROUNDS }, r));
+    shard.maintain();
+    expect(shard.reap()).toBeGreaterThan(0);
+    for (const n of [some[0]!, some[2]!]) expect(readAll(shard, n, 7).length).toBeGreaterThan(0);
+    expect(readAll(shard, some[0]!, 4)).toEqual(expected(some[0]!, 25, ROUNDS));
+    await shard.close();
+
+    // One segment: a stream trimmed to its tail loses its entry there, and its next chunk in that segment writes it again.
+    const one = openMemoryStore();
+    const single = open(tempDir(), one, 10, 1 << 20);
+    await create(single, '/one');
+    await interleave(single, ['/one'], 3);
+    await sleep(CHECKPOINT_EVERY_MS + 150);
+    expect(rPairs(one).size).toBe(1);
+    await call(single, (r) => single.trim({ name: '/one', seq: 3 }, r));
+    expect(rPairs(one).size).toBe(0);
+    await interleave(single, ['/one'], 2, 3);
+    await sleep(CHECKPOINT_EVERY_MS + 150);
+    expect(sorted(rPairs(one))).toEqual(sorted(kPairs(one)));
+    expect(rPairs(one).size).toBe(1);
+    await single.close();
+  });
+
+  it('goes on over an index of version 2 (a by-segment entry per chunk): those entries go with their chunks, and its segments are reaped', async () => {
+    const dir = tempDir();
+    const store = openMemoryStore();
+    const shard = open(dir, store, 10, 4096);
+    const some = names.slice(0, 6);
+    for (const n of some) await create(shard, n);
+    await interleave(shard, some, 40);
+    await shard.close();
+    // The index as version 2 wrote it: an R entry per chunk, <seg> <stream> <baseSeq>.
+    const perChunk = store.scan(Buffer.from('K')).map(([k, v]) => {
+      const key = Buffer.alloc(17);
+      key.write('R', 0);
+      v.copy(key, 1, 0, 4);
+      k.copy(key, 5, 1, 13);
+      return { type: 'put' as const, key, value: Buffer.alloc(0) };
+    });
+    store.write([...store.scan(Buffer.from('R')).map(([key]) => ({ type: 'del' as const, key })), ...perChunk, { type: 'put', key: Buffer.from('V'), value: Buffer.from([2]) }], false);
+    const reopened = open(dir, store, 10, 4096);
+    expect(store.scan(Buffer.from('V'))[0]![1][0]).toBe(2);
+    await interleave(reopened, some, 10, 40);
+    await sleep(CHECKPOINT_EVERY_MS + 150);
+    expect(sorted(rPairs(store))).toEqual(sorted(kPairs(store)));
+    // Everything but the last 5 records of each stream goes: no entry of a dropped chunk stays.
+    for (const n of some) await call(reopened, (r) => reopened.trim({ name: n, seq: 45 }, r));
+    expect(sorted(rPairs(store))).toEqual(sorted(kPairs(store)));
+    const kept = new Set(store.scan(Buffer.from('K')).map(([k]) => k.subarray(1).toString('hex')));
+    for (const [k] of store.scan(Buffer.from('R'))) if (k.length === 17) expect(kept.has(k.subarray(5).toString('hex'))).toBe(true);
+    reopened.maintain();
+    expect(reopened.reap()).toBeGreaterThan(0);
+    for (const n of some) expect(readAll(reopened, n, 2)).toEqual(expected(n, 45, 50));
+    await reopened.close();
+  });
+
   it('builds the by-segment entries of an index written before them, so the reaper never takes live data', async () => {
     const dir = tempDir();
     const store = openMemoryStore();

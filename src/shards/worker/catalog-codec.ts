@@ -7,9 +7,13 @@
  *                              append: its nextSeq and lastTs lag the stream's last K entry, which
  *                              recovery reads too
  *   K <id u32> <baseSeq u64>   chunk index entry (binary)
- *   R <seg u32> <id u32> <baseSeq u64>   the same chunk by segment (empty value): a segment no
- *                              entry names holds no live data and may be reaped
- *   V                          index layout version (2: with R entries)
+ *   R <seg u32> <id u32>       some chunk of the stream lies in the segment (empty value): a
+ *                              segment no R entry names holds no live data and may be reaped.
+ *                              Written with the stream's first chunk in the segment, deleted with
+ *                              its last (a stream's chunks lie in segments in seq order)
+ *   R <seg u32> <id u32> <baseSeq u64>   the same per chunk, as index version 2 wrote them: a
+ *                              store at version 2 keeps them until their chunk goes
+ *   V                          index layout version (2: with per-chunk R entries; 3: per stream and segment)
  *
  * The chunk index lives here, not in memory: a shard holds only each stream's newest chunks and a
  * bounded cache of pages read from it (chunk-index.ts).
@@ -28,8 +32,15 @@ export const STREAM_PREFIX = Buffer.from('S');
 export const CHUNK_PREFIX = Buffer.from('K');
 export const SEGMENT_CHUNK_PREFIX = Buffer.from('R');
 export const INDEX_VERSION_KEY = Buffer.from('V');
-/** Version 2 adds the R entries; a store without V (or at 1) gets them built once when opened. */
-export const INDEX_VERSION = 2;
+/**
+ * Version 2 added R entries per chunk; 3 has one per stream and segment (half the writes when every
+ * append is a chunk of its own: perf W2). A store without V (or at 1) gets them built once when
+ * opened, at 3; a store at 2 goes on at 2, its chunks' R entries deleted with them, new ones per
+ * stream and segment.
+ */
+export const INDEX_VERSION = 3;
+/** The index version whose R entries were per chunk. */
+export const PER_CHUNK_R_VERSION = 2;
 
 export interface Checkpoint {
   segId: number;
@@ -123,7 +134,17 @@ export function decodeChunk(key: Buffer, value: Buffer): { streamId: number; chu
 export const streamChunksStart = (streamId: number): Buffer => chunkKey(streamId, 0);
 export const streamChunksEnd = (streamId: number): Buffer => chunkKey(streamId + 1, 0);
 
-export function segmentChunkKey(segId: number, streamId: number, baseSeq: number): Buffer {
+/** The R entry of (segment, stream). */
+export function segmentStreamKey(segId: number, streamId: number): Buffer {
+  const k = Buffer.allocUnsafe(9);
+  k[0] = SEGMENT_CHUNK_PREFIX[0]!;
+  k.writeUInt32BE(segId, 1);
+  k.writeUInt32BE(streamId, 5);
+  return k;
+}
+
+/** A chunk's R entry as index version 2 wrote it. */
+function segmentChunkKey(segId: number, streamId: number, baseSeq: number): Buffer {
   const k = Buffer.allocUnsafe(17);
   k[0] = SEGMENT_CHUNK_PREFIX[0]!;
   k.writeUInt32BE(segId, 1);
@@ -143,14 +164,17 @@ export function segmentPrefix(segId: number): Buffer {
 
 const EMPTY = Buffer.alloc(0);
 
-/** Write a chunk's entries (K and R). */
-export function putChunk(ops: KvOp[], streamId: number, c: Chunk): void {
+/**
+ * Write a chunk's K entry, and the R entry of its stream and segment unless `inSegment` says the
+ * stream has one there already (the caller's note of what it wrote: StreamState.indexedSegId).
+ */
+export function putChunk(ops: KvOp[], streamId: number, c: Chunk, inSegment = false): void {
   ops.push({ type: 'put', key: chunkKey(streamId, c.baseSeq), value: encodeChunk(c) });
-  ops.push({ type: 'put', key: segmentChunkKey(c.segId, streamId, c.baseSeq), value: EMPTY });
+  if (!inSegment) ops.push({ type: 'put', key: segmentStreamKey(c.segId, streamId), value: EMPTY });
 }
 
-/** Delete a chunk's entries (K and R). */
-export function delChunk(ops: KvOp[], streamId: number, c: Chunk): void {
+/** Delete a chunk's K entry (and its own R entry in a store at index version 2). The stream's R entry of the segment is the caller's. */
+export function delChunk(ops: KvOp[], streamId: number, c: Chunk, perChunkR: boolean): void {
   ops.push({ type: 'del', key: chunkKey(streamId, c.baseSeq) });
-  ops.push({ type: 'del', key: segmentChunkKey(c.segId, streamId, c.baseSeq) });
+  if (perChunkR) ops.push({ type: 'del', key: segmentChunkKey(c.segId, streamId, c.baseSeq) });
 }

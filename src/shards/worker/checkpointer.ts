@@ -147,8 +147,17 @@ export class Checkpointer {
     }
     /** Streams whose recent chunks are all stored after this write: they keep only their last. */
     const stored = new Set<number>();
+    /** The R entries this write adds (noted on their streams once written). */
+    const indexed: Array<[StreamState, number]> = [];
     for (const [c, sid] of this.#dirtyChunks) {
-      putChunk(this.#kvOps, sid, c);
+      // The stream's R entry of the segment goes with its first chunk there only (catalog-codec.ts).
+      const s = this.#source.stream(sid);
+      const inSegment = s !== undefined && s.indexedSegId === c.segId;
+      putChunk(this.#kvOps, sid, c, inSegment);
+      if (s !== undefined && !inSegment) {
+        s.indexedSegId = c.segId;
+        indexed.push([s, c.segId]);
+      }
       stored.add(sid);
     }
     this.#dirtyChunks.clear();
@@ -159,7 +168,13 @@ export class Checkpointer {
     this.#kvOps.push({ type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint({ segId: end.segId, pos: end.pos, nextStreamId: this.#source.nextStreamId(), appliedChanges: this.appliedChanges }) });
     const ops = this.#kvOps;
     this.#kvOps = [];
-    this.#store.write(ops, sync);
+    try {
+      this.#store.write(ops, sync);
+    } catch (err) {
+      // Not written: the next checkpoint writes those R entries again.
+      for (const [st, segId] of indexed) if (st.indexedSegId === segId) st.indexedSegId = -1;
+      throw err;
+    }
     for (const sid of stored) {
       const s = this.#source.stream(sid);
       if (s !== undefined && s.recent.length > 1) s.recent = s.recent.slice(-1);

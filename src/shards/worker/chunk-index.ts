@@ -6,7 +6,7 @@
  *   page cache (memory, bounded) one page of stored chunks per recently read stream, LRU,
  *                                at most `maxCachedChunks` chunks in all
  *   RocksDB                      every other chunk: K entries by (stream, base seq), R entries by
- *                                (segment, stream, base seq) for the reaper (catalog-codec.ts)
+ *                                (segment, stream) for the reaper (catalog-codec.ts)
  *
  * A stream's chunks, in seq order, are its stored chunks below `s.recent[0].baseSeq` followed by
  * `s.recent`. A stored chunk below that point never changes again (only the head chunk is cut by
@@ -18,12 +18,14 @@ import {
   CHUNK_PREFIX,
   INDEX_VERSION,
   INDEX_VERSION_KEY,
+  PER_CHUNK_R_VERSION,
   chunkKey,
   decodeChunk,
   delChunk,
   putChunk,
   SEGMENT_CHUNK_PREFIX,
   segmentPrefix,
+  segmentStreamKey,
   streamChunksEnd,
   streamChunksStart,
 } from './catalog-codec';
@@ -53,6 +55,8 @@ export class ChunkIndex {
   /** stream id → its cached page; Map order is LRU order (oldest first). */
   readonly #pages = new Map<number, Page>();
   #cached = 0;
+  /** The store is at index version 2: its chunks' own R entries go with them (catalog-codec.ts). */
+  #perChunkR = false;
 
   constructor(store: KvStore, maxCachedChunks = DEFAULT_INDEX_CACHE_CHUNKS) {
     this.#store = store;
@@ -123,13 +127,22 @@ export class ChunkIndex {
     const ops: KvOp[] = [];
     const cur = this.cursor(s, 0, false);
     let kept: Chunk | null = null;
+    const segments: number[] = [];
     for (let c = cur.next(); c !== null; c = cur.next()) {
       if (!drop(c)) {
         kept = c;
         break;
       }
-      delChunk(ops, s.id, c);
+      delChunk(ops, s.id, c, this.#perChunkR);
+      if (segments[segments.length - 1] !== c.segId) segments.push(c.segId);
       if (ops.length >= DELETE_PAGE_OPS) this.#store.write(ops.splice(0), false);
+    }
+    // The stream's R entry of each segment it left: a stream's chunks lie in segments in seq order,
+    // so only the first kept chunk can share a segment with dropped ones.
+    for (const segId of segments) {
+      if (kept !== null && kept.segId === segId) continue;
+      ops.push({ type: 'del', key: segmentStreamKey(segId, s.id) });
+      if (s.indexedSegId === segId) s.indexedSegId = -1;
     }
     this.#store.write(ops, false);
     const r = kept === null ? -1 : s.recent.indexOf(kept);
@@ -147,7 +160,8 @@ export class ChunkIndex {
    */
   replaceHead(s: StreamState, before: Chunk, after: Chunk): void {
     const ops: KvOp[] = [];
-    delChunk(ops, s.id, before);
+    delChunk(ops, s.id, before, this.#perChunkR);
+    // Same segment: the stream's R entry there stays (written again when stored here, to be sure).
     if (!s.recent.includes(after)) putChunk(ops, s.id, after);
     this.#store.write(ops, false);
     this.#uncache(s.id);
@@ -222,19 +236,28 @@ export class ChunkIndex {
     this.#cached += chunks.length;
   }
 
-  /** Stores written before the R entries get them once, a page at a time. */
+  /**
+   * Stores written before the R entries get them once, a page at a time (one per stream and
+   * segment). A store at version 2 keeps its per-chunk R entries, and deletes them with their chunks.
+   */
   #upgrade(): void {
     const v = this.#store.range(INDEX_VERSION_KEY, prefixEnd(INDEX_VERSION_KEY), 1)[0];
-    if (v !== undefined && v[1].length > 0 && v[1][0]! >= INDEX_VERSION) return;
+    const version = v !== undefined && v[1].length > 0 ? v[1][0]! : 0;
+    this.#perChunkR = version === PER_CHUNK_R_VERSION;
+    if (version >= PER_CHUNK_R_VERSION) return;
     let from = CHUNK_PREFIX;
     const end = prefixEnd(CHUNK_PREFIX);
+    // K entries come in (stream, seq) order, and a stream's chunks in segment order: one R entry per run.
+    let last = '';
     for (;;) {
       const rows = this.#store.range(from, end, DELETE_PAGE_OPS);
       if (rows.length === 0) break;
       const ops: KvOp[] = [];
       for (const [k, val] of rows) {
         const { streamId, chunk } = decodeChunk(k, val);
-        putChunk(ops, streamId, chunk);
+        const run = `${streamId}/${chunk.segId}`;
+        putChunk(ops, streamId, chunk, run === last);
+        last = run;
       }
       this.#store.write(ops, false);
       from = Buffer.concat([rows[rows.length - 1]![0], Buffer.from([0])]);

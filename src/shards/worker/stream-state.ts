@@ -50,6 +50,12 @@ export interface StreamState {
    * index store (chunk-index.ts), so this stays short whatever the stream holds.
    */
   recent: Chunk[];
+  /**
+   * The segment whose R entry for this stream (catalog-codec.ts) is written or in the batch being
+   * written, or -1: a checkpoint writes it with the stream's first chunk there only. Reset when the
+   * entry is deleted (chunk-index.ts dropWhile). Memory only: after a start the next chunk writes it again.
+   */
+  indexedSegId: number;
   /** The CREATE frame is durable. */
   durable: boolean;
   /** Deleted (possibly not yet durable); the name may already belong to a new stream. */
@@ -125,6 +131,7 @@ export function newStreamState(id: number, meta: StreamMeta): StreamState {
     lastTs: 0,
     lastAccessMs: meta.createdAtMs,
     recent: [],
+    indexedSegId: -1,
     durable: false,
     deleted: false,
     producers: new Map(),
