@@ -65,7 +65,7 @@ describe('defaults', () => {
       metadataPasswordFile: '',
       metadataUser: '',
       objects: '',
-      objectsFlushMs: 0,
+      objectsFlushMs: 2,
       objectsPutsInFlight: 2,
       objectsCacheBytes: 256 * 1024 * 1024,
       objectsCompactBytesPerSecond: 0,
