@@ -64,6 +64,16 @@ describe('the chunk index', () => {
   const ROUNDS = 60;
   const CACHE = 100;
 
+  /** A shard on `store` (4 KiB segments) with the first `n` streams created and `rounds` interleaved rounds appended to them. */
+  async function filled(store: KvStore, n: number, rounds: number): Promise<{ dir: string; shard: Shard; some: string[] }> {
+    const dir = tempDir();
+    const shard = open(dir, store, 10, 4096);
+    const some = names.slice(0, n);
+    for (const name of some) await create(shard, name);
+    await interleave(shard, some, rounds);
+    return { dir, shard, some };
+  }
+
   it('keeps the chunk entries it holds in memory under its bound after many interleaved appends, and reads every record', async () => {
     const dir = tempDir();
     const store = await openRocksStore(path.join(dir, 'index'));
@@ -127,12 +137,8 @@ describe('the chunk index', () => {
   });
 
   it('replays trims, deletes and appends after the last checkpoint over an index that has part of them (a crash)', async () => {
-    const dir = tempDir();
     const store = openMemoryStore();
-    const shard = open(dir, store, 10, 4096);
-    const some = names.slice(0, 6);
-    for (const n of some) await create(shard, n);
-    await interleave(shard, some, 40);
+    const { dir, shard, some } = await filled(store, 6, 40);
     await sleep(CHECKPOINT_EVERY_MS + 150); // past the checkpoint interval
     // After the checkpoint: a trim and a delete (their entries go at once), then appends that only the log has.
     await call(shard, (r) => shard.trim({ name: some[0]!, seq: 30 }, r));
@@ -233,12 +239,8 @@ describe('the chunk index', () => {
   const sorted = (x: Set<string>): string[] => [...x].sort();
 
   it('writes one by-segment entry per stream and segment, not per chunk, and deletes it with the stream\'s last chunk there', async () => {
-    const dir = tempDir();
     const store = openMemoryStore();
-    const shard = open(dir, store, 10, 4096);
-    const some = names.slice(0, 10);
-    for (const n of some) await create(shard, n);
-    await interleave(shard, some, ROUNDS);
+    const { shard, some } = await filled(store, 10, ROUNDS);
     await sleep(CHECKPOINT_EVERY_MS + 150); // past the checkpoint interval
     const chunks = store.scan(Buffer.from('K')).length;
     const rs = store.scan(Buffer.from('R'));
@@ -283,12 +285,8 @@ describe('the chunk index', () => {
   });
 
   it('goes on over an index of version 2 (a by-segment entry per chunk): those entries go with their chunks, and its segments are reaped', async () => {
-    const dir = tempDir();
     const store = openMemoryStore();
-    const shard = open(dir, store, 10, 4096);
-    const some = names.slice(0, 6);
-    for (const n of some) await create(shard, n);
-    await interleave(shard, some, 40);
+    const { dir, shard, some } = await filled(store, 6, 40);
     await shard.close();
     // The index as version 2 wrote it: an R entry per chunk, <seg> <stream> <baseSeq>.
     const perChunk = store.scan(Buffer.from('K')).map(([k, v]) => {
