@@ -10,7 +10,11 @@
  *   never leaves the old owner sends on every connection; each record answered 307 or 503 `moved`
  *   must not be in the stream, each acknowledged one must be there once, at its seq; readers on
  *   the old owner's connections get 200 or 307, never the 404 of a dropped copy. A writer that
- *   follows the 307s writes beside it, each record stored once.
+ *   follows the 307s writes beside it, each record stored once;
+ * - the same with a node whose protocol listener speaks Durable Streams (`--protocol ds`): its
+ *   threads serve its streams, answer 307 to the owner's Durable Streams listener for the others,
+ *   and a stubborn appender there through moves has each record stored at most once, never one it
+ *   was told was not stored.
  */
 import type * as http from 'node:http';
 import { type Answer, connections, requestOn } from '../helpers/keep-alive';
@@ -168,4 +172,78 @@ test('while the stream moves away and back, a writer that stays on the old owner
   expect(notStored.length).toBeGreaterThan(0);
   expect(acked.length).toBeGreaterThan(100);
   expect(followed.length).toBeGreaterThan(20);
+});
+
+test('with --protocol ds: the threads serve the node\'s Durable Streams, 307 for the others, and a stubborn appender through moves stores nothing it was told was not stored', async () => {
+  // Node 3 again, its protocol listener speaking Durable Streams (its streams move away as it stops).
+  await c.nodes.get(3)!.stop();
+  c.nodes.delete(3);
+  const n3 = await c.startNode(3, undefined, ['--protocol', 'ds']);
+  await c.waitLive(3);
+  const json = { 'content-type': 'application/json' };
+  const ds = (k: number, method: string, path: string, body?: string): Promise<Answer> => requestOn(agents[k]!, `${n3.url}/v1/stream${path}`, method, body, body === undefined ? {} : json);
+  const createOn = async (stream: string, node: number): Promise<void> => {
+    const r = await fetch(`${n3.url}/v1/stream${stream}`, { method: 'PUT', headers: json, body: '[]', redirect: 'follow' });
+    expect([200, 201]).toContain(r.status);
+    if ((await c.detail(stream)).ownerNodeId !== node) await transfer(stream, node);
+  };
+  const stream = '/gw/ds';
+  await createOn(stream, 3);
+  await createOn('/gw/ds-there', 1);
+  await until('the threads serve it', async () => ((await ds(0, 'GET', `${stream}?offset=-1`)).status === 200 ? true : null));
+  for (let k = 0; k < CONNECTIONS; k++) {
+    const away = await ds(k, 'GET', '/gw/ds-there?offset=-1');
+    expect(away.status).toBe(307);
+    expect(away.headers['location']).toBe(`${c.nodes.get(1)!.dsUrl!}/v1/stream/gw/ds-there?offset=-1`);
+  }
+  const acked: Array<{ id: string; seq: number }> = [];
+  const notStored: string[] = [];
+  const wrong: string[] = [];
+  let stop = false;
+  const ticks = threadTicks(n3.proc.pid!, 'svc-gw-');
+  expect(ticks).toHaveLength(2);
+  const writers = agents.map(async (_, k) => {
+    for (let i = 0; !stop; i++) {
+      const id = `d-${k}-${i}`;
+      const r = await ds(k, 'POST', stream, JSON.stringify(id)).catch((err: unknown) => ({ status: 0, headers: {}, body: String(err) }) as Answer);
+      if (r.status === 200 || r.status === 204) acked.push({ id, seq: Number(String(r.headers['stream-next-offset']).split('_')[1]) - 1 });
+      else if (r.status === 307 || (r.status === 503 && r.body.includes('moved to another node'))) notStored.push(id);
+      else if (r.status !== 503) wrong.push(`append ${id}: ${r.status} ${r.body.slice(0, 200)}`);
+      if (r.status !== 200 && r.status !== 204) await sleep(5);
+    }
+  });
+  try {
+    await until('acknowledgements before the first move', async () => (acked.length > 50 ? true : null));
+    for (let round = 0; round < ROUNDS / 2; round++) {
+      await transfer(stream, 1);
+      await sleep(100);
+      await transfer(stream, 3);
+      await sleep(100);
+    }
+  } finally {
+    stop = true;
+    await Promise.all(writers);
+  }
+  const stored: string[] = [];
+  for (let offset = '-1'; ; ) {
+    const r = await fetch(`${n3.url}/v1/stream${stream}?offset=${offset}`);
+    expect(r.status).toBe(200);
+    stored.push(...((await r.json()) as string[]));
+    if (r.headers.get('stream-up-to-date') === 'true') break;
+    offset = r.headers.get('stream-next-offset')!;
+  }
+  const problems = [...wrong];
+  const seen = new Set<string>();
+  for (const id of stored) {
+    if (seen.has(id)) problems.push(`${id} stored twice`);
+    seen.add(id);
+  }
+  for (const id of notStored) if (seen.has(id)) problems.push(`${id} answered 307 or moved, but stored`);
+  for (const a of acked) if (stored[a.seq] !== a.id) problems.push(`${a.id} acknowledged at ${a.seq}, read ${JSON.stringify(stored[a.seq] ?? null)}`);
+  console.log(`gateway threads in a cluster, Durable Streams: ${ROUNDS} transfers; acked ${acked.length}, refused ${notStored.length}; problems ${problems.length}\n${problems.slice(0, 20).join('\n')}`);
+  expect(problems).toEqual([]);
+  expect(notStored.length).toBeGreaterThan(0);
+  expect(acked.length).toBeGreaterThan(100);
+  // Both of node 3's threads served appends (a tick is 10 ms of CPU).
+  expect(threadTicks(n3.proc.pid!, 'svc-gw-').every((t, k) => t > ticks[k]!)).toBe(true);
 });
