@@ -171,7 +171,7 @@ export const ConfigSchema = Type.Object(
     httpEngine: OneOf(['uws', 'node'], { default: 'uws', description: 'HTTP engine: uws or node' }),
     /** Extra uWS threads sharing the protocol listeners' ports: socket I/O (SSE fan-out writes) off the main thread (docs/config.md). */
     sseThreads: Type.Integer({ minimum: 0, maximum: 64, default: 0, description: 'extra uWS I/O threads sharing the protocol listener ports (SSE fan-out writes); 0: none' }), // threads
-    gatewayThreads: Type.Integer({ minimum: 1, maximum: 64, default: 1, description: 'threads serving the Svc protocol listener\'s stream requests (uWS, single node); 1: the main thread alone' }), // threads
+    gatewayThreads: Type.Integer({ minimum: 1, maximum: 64, default: 1, description: 'threads serving the protocol listener\'s stream requests (Svc or Durable Streams, uWS engine; in a cluster, of the streams placed on this node); 1: the main thread alone' }), // threads
     /** pino log level; logs are JSON lines on stdout. */
     logLevel: OneOf(LOG_LEVELS, { default: 'info', description: `log level: ${LOG_LEVELS.join(', ')}` }),
     /** How log lines look: JSON lines, or one readable line per event for a person (docs/logs.md); auto picks by whether stdout is a terminal. */
