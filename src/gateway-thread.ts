@@ -259,8 +259,10 @@ function dsFront(data: GatewayThreadData, o: { shards: ShardClient; live: LiveWa
  * an authorized request learns where a stream went.
  */
 function clusterFront(data: GatewayThreadData, served: ServedStreams, own: Front): Front {
-  const nameOf = (path: string): string =>
-    data.protocol === 'ds' ? (path.startsWith(STREAM_BASE + '/') ? streamOf(path.slice(STREAM_BASE.length), data.limits.maxStreamNameBytes) : '') : mainThreadPath(path) ? '' : streamOf(path, data.limits.maxStreamNameBytes);
+  const nameOf = (path: string): string => {
+    if (data.protocol === 'svc') return mainThreadPath(path) ? '' : streamOf(path, data.limits.maxStreamNameBytes);
+    return path.startsWith(STREAM_BASE + '/') ? streamOf(path.slice(STREAM_BASE.length), data.limits.maxStreamNameBytes) : '';
+  };
   return {
     handler: servedHere(data.protocol, served, (req) => nameOf(req.path), own.handler),
     serves: (req) => req.method !== 'PUT' && req.method !== 'DELETE' && own.serves(req) && served.has(nameOf(req.path)),

@@ -57,9 +57,7 @@ export class GatewayThreads {
   #nextId = 1;
   /** The streams whose writes carry a schema validation rule (the threads leave them to this thread). */
   #validated: string[] = [];
-  /** In a cluster: the streams placed on this node, which the threads serve themselves (empty until the node's streams are open). */
-  readonly #served = new Set<string>();
-  /** The newest change of #served sent: resolves once every thread has it, and so every one before it. */
+  /** The newest change of the served streams sent: resolves once every thread has it, and so every one before it. */
   #servedSent: Promise<void> = Promise.resolve();
   /** Scrapes waiting for the threads' figures, by message id. */
   readonly #figures = new Map<number, (thread: Thread, f: GatewayFigures) => void>();
@@ -96,7 +94,6 @@ export class GatewayThreads {
     });
     if (this.#tokens !== null) post({ t: 'tokens', id: 0, records: this.#tokens.records() });
     post({ t: 'validated', id: 0, streams: this.#validated });
-    if (this.#data.cluster) post({ t: 'served', id: 0, change: { reset: true, add: [...this.#served], gone: [] } });
     post({ t: 'started' });
     const thread: Thread = { name: `svc-gw-${k + 1}`, port: port1, unlink };
     port1.on('message', (m: FromGateway) => {
@@ -138,13 +135,11 @@ export class GatewayThreads {
   }
 
   /**
-   * In a cluster: what changed in the streams placed on this node (gateway/cluster/served-watch.ts).
-   * The threads serve those themselves and leave every other stream to this thread's owner check.
+   * In a cluster: what changed in the streams placed on this node (gateway/cluster/served-watch.ts,
+   * which starts once the threads are up). The threads serve those themselves and leave every other
+   * stream to this thread's owner check; a thread starts serving none.
    */
   served(c: ServedChange): Promise<void> {
-    if (c.reset === true) this.#served.clear();
-    for (const name of c.add) this.#served.add(name);
-    for (const [name] of c.gone) this.#served.delete(name);
     this.#servedSent = this.#toAll((id) => ({ t: 'served', id, change: c }));
     return this.#servedSent;
   }

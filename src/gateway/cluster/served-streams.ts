@@ -62,9 +62,9 @@ export class ServedStreams {
     return this.#served.has(name);
   }
 
-  /** Where `name` went, when it moved away since it was served here. */
+  /** Where `name` went, when it moved away since it was served here (a stream placed here again is forgotten by `apply`). */
   movedTo(name: string): MovedTo | null {
-    return this.#served.has(name) ? null : (this.#moved.get(name) ?? null);
+    return this.#moved.get(name) ?? null;
   }
 }
 

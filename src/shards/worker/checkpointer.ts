@@ -146,7 +146,7 @@ export class Checkpointer {
       this.#timer = null;
     }
     /** Streams whose recent chunks are all stored after this write: they keep only their last. */
-    const stored = new Set<number>();
+    const stored = new Set<StreamState>();
     /** The R entries this write adds (noted on their streams once written). */
     const indexed: Array<[StreamState, number]> = [];
     for (const [c, sid] of this.#dirtyChunks) {
@@ -154,11 +154,12 @@ export class Checkpointer {
       const s = this.#source.stream(sid);
       const inSegment = s !== undefined && s.indexedSegId === c.segId;
       putChunk(this.#kvOps, sid, c, inSegment);
-      if (s !== undefined && !inSegment) {
+      if (s === undefined) continue;
+      if (!inSegment) {
         s.indexedSegId = c.segId;
         indexed.push([s, c.segId]);
       }
-      stored.add(sid);
+      stored.add(s);
     }
     this.#dirtyChunks.clear();
     for (const s of this.#dirty) this.#kvOps.push({ type: 'put', key: streamKey(s.id), value: encodeStream(s) });
@@ -175,9 +176,6 @@ export class Checkpointer {
       for (const [st, segId] of indexed) if (st.indexedSegId === segId) st.indexedSegId = -1;
       throw err;
     }
-    for (const sid of stored) {
-      const s = this.#source.stream(sid);
-      if (s !== undefined && s.recent.length > 1) s.recent = s.recent.slice(-1);
-    }
+    for (const s of stored) if (s.recent.length > 1) s.recent = s.recent.slice(-1);
   }
 }
