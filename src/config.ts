@@ -126,9 +126,9 @@ export const ConfigSchema = Type.Object(
      */
     objects: Type.String({ default: '', description: 'object store for stream data in a cluster: file:<dir> or s3://<bucket>/<prefix>?endpoint=http://host:port&region=<r> (empty: none; needs --metadata etcd://...)' }),
     /** How long a group commit may wait to gather a bigger object (ms); 0: the group commit's own batching. */
-    objectsFlushMs: Type.Integer({ minimum: 0, maximum: 10_000, default: 2, description: 'the least time between the starts of a shard\'s group commits with --objects, to gather bigger objects (ms; a group after a quiet spell starts at once; 0: no pacing)' }), // 2 ms
+    objectsFlushMs: Type.Integer({ minimum: 0, maximum: 10_000, default: 2, description: 'the least time between the starts of a shard worker\'s group objects with --objects (its shards share one window), to gather bigger objects (ms; a group after a quiet spell starts at once; 0: no pacing)' }), // 2 ms
     /** Groups of a shard at their object PUTs at once (objects mode's commit pipeline, docs/cluster.md "Flush window and the two stages"); beyond 2 paced by the PUT time. */
-    objectsPutsInFlight: Type.Integer({ minimum: 1, maximum: 16, default: 2, description: 'with --objects: group objects a shard may have at their PUTs at once; beyond 2 they start the smoothed PUT time / this apart (a store with tens of ms per PUT)' }),
+    objectsPutsInFlight: Type.Integer({ minimum: 1, maximum: 16, default: 2, description: 'with --objects: group objects a shard worker may have at their PUTs at once; beyond 2 they start the smoothed PUT time / this apart (a store with tens of ms per PUT)' }),
     /**
      * The object range cache of reads from the object store (docs/objects.md, "The object cache"),
      * split over the shard workers as --read-cache-bytes is; 0: only the ranges in flight. Holds

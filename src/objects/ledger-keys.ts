@@ -12,7 +12,7 @@
  *   w/<stream>                               the group object key where the stream's writer took its
  *                                            place: groups after it in that writer may hold frames of
  *                                            the stream acknowledged before the ledger recorded them
- *   h/<writer>/<from:012d>                   "<n>": the run of writer `g/<node>/<nodeEpoch>/<shard>/` whose
+ *   h/<writer>/<from:012d>                   "<n>": the run of writer `g/<node>/<nodeEpoch>/<worker>/` whose
  *                                            numbers start at `from` recorded every group it acknowledged up to n
  *   t/<stream>/<epoch:010d>                  {w, after, end, at}: the tail recovery under the fence of that
  *                                            epoch walked writer w's numbers after..end (end: the marker it
@@ -24,9 +24,9 @@
  *
  * `<stream>` is the stream name percent-encoded (encodeURIComponent), so a name holding `/` never
  * makes one stream's `i/` prefix a prefix of another's (`i/a/` against `i/a%2Fb/`). Object keys:
- * group objects `g/<nodeId>/<nodeEpoch>/<shard>/<counter:012d>`, compacted objects
+ * group objects `g/<nodeId>/<nodeEpoch>/<worker>/<counter:012d>`, compacted objects
  * `c/<streamId>/<epoch:010d>.<counter:012d>`, producer snapshots too large to go inline
- * `p/<nodeId>/<nodeEpoch>/<shard>/<counter:012d>`.
+ * `p/<nodeId>/<nodeEpoch>/<worker>/<counter:012d>`.
  */
 
 /** Who may write a stream's ledger entries: the node that opened it, and the open's epoch. */
@@ -56,25 +56,25 @@ export const streamSegment = (stream: string): string => encodeURIComponent(stre
 /** The name of a stream from its key segment. */
 export const streamOfSegment = (seg: string): string => decodeURIComponent(seg);
 
-/** The key of a group object: one shard's group commit on one node start. */
+/** The key of a group object: one shard worker's group commits (its `worker` number is its first shard's) on one node start. */
 export function groupObjectKey(nodeId: number, nodeEpoch: number, shard: number, counter: number): string {
   return `g/${nodeId}/${nodeEpoch}/${shard}/${pad(counter, 12)}`;
 }
 
-/** A group object key's writer (`g/<nodeId>/<nodeEpoch>/<shard>/`) and number, or null for any other key. */
+/** A group object key's writer (`g/<nodeId>/<nodeEpoch>/<worker>/`) and number, or null for any other key. */
 export function parseGroupObjectKey(key: string): { writer: string; n: number } | null {
   const m = /^(g\/\d+\/\d+\/\d+\/)(\d{12,})$/.exec(key);
   return m === null ? null : { writer: m[1]!, n: Number(m[2]) };
 }
 
-/** The key of group `n` of a writer (`g/<nodeId>/<nodeEpoch>/<shard>/`). */
+/** The key of group `n` of a writer (`g/<nodeId>/<nodeEpoch>/<worker>/`). */
 export function writerObjectKey(writer: string, n: number): string {
   return `${writer}${pad(n, 12)}`;
 }
 
 /**
  * The run an object key belongs to, whose keys sort in the order the objects were made: a group
- * object's writer (`g/<node>/<nodeEpoch>/<shard>/`, numbers of 12 digits or more) or a compacted
+ * object's writer (`g/<node>/<nodeEpoch>/<worker>/`, numbers of 12 digits or more) or a compacted
  * object's stream (`c/<streamId>/`, zero-padded epoch and counter); null for any other key.
  */
 export function objectRun(objectKey: string): string | null {
@@ -139,7 +139,7 @@ export class LedgerKeys {
     return `${this.recordedRuns(writer)}${pad(from, 12)}`;
   }
 
-  /** Every run's `h/` key of a writer (`g/<node>/<nodeEpoch>/<shard>/`). */
+  /** Every run's `h/` key of a writer (`g/<node>/<nodeEpoch>/<worker>/`). */
   recordedRuns(writer: string): string {
     return `${this.root}h/${writer}`;
   }

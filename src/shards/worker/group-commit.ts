@@ -94,6 +94,13 @@ export interface Replicator {
   readonly stallMs: number;
   /** > 0: a group starts up to this long after its first change, to gather a bigger object (ms; --objects-flush-ms). */
   readonly flushMs: number;
+  /**
+   * How long a group that could start now waits for its flush window (ms; ≤ 0: none), for a
+   * replicator shared by several group commits (shared-replicator.ts): their windows are one, and
+   * its end calls the onReady listeners, so their groups start together; absent: each group
+   * commit counts flushMs from its own last start, on its own timer.
+   */
+  flushWait?(): number;
   /** TTL expiry moved the stream's start (no TRIM frame is logged for it): its ledger follows. */
   expired?(s: StreamState): void;
   /** The group commit's figures, where the replicator adds its own (objects mode: the ledger transactions' times). */
@@ -220,8 +227,11 @@ export class GroupCommit {
       // until flushMs after the previous one started, so a shard writes at most 1000 / flushMs
       // objects (and ledger entries) a second however its appends arrive.
       if (this.#flushTimer !== null) return;
-      const wait = this.#lastStart + flushMs - performance.now();
+      const shared = this.#replicator?.flushWait?.();
+      const wait = shared ?? this.#lastStart + flushMs - performance.now();
       if (wait > 0) {
+        // A shared window's end wakes every group commit at once (onReady), so their groups join.
+        if (shared !== undefined) return;
         this.#flushTimer = setTimeout(() => {
           this.#flushTimer = null;
           this.#flushNow();

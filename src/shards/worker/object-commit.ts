@@ -3,7 +3,8 @@
  * a group is acknowledged only once its bytes are durable in the object store and an etcd txn
  * recorded each stream's entry under the stream's fence.
  *
- *   group ──▶ object PUT g/<node>/<nodeEpoch>/<shard>/<n>  (the group's frames, concatenated;
+ *   group (of one shard, or of a worker's shards in one turn: shared-replicator.ts)
+ *         ──▶ object PUT g/<node>/<nodeEpoch>/<worker>/<n>  (the group's frames, concatenated;
  *   (frames      │                                          up to --objects-puts-in-flight groups at
  *    per stream) │                                          their PUTs, beyond two started ≥ PUT time ÷ n apart)
  *                ▼  the store may answer them in any order
@@ -61,6 +62,7 @@ export interface ObjectCommitOptions {
   nodeId: number;
   /** This start of the node: group object keys never repeat across starts. */
   nodeEpoch: number;
+  /** Names the writer, `g/<node>/<nodeEpoch>/<shardId>/`: the first shard of the worker whose shards write through it. */
   shardId: number;
   /** Groups in flight at once (from their PUT until applied); default twice maxBeforeCommit. */
   maxInFlight?: number;
@@ -155,7 +157,7 @@ interface Recorded {
 const PREPARE_BATCH = 8;
 const PREPARE_LOW = 2;
 
-/** Group object keys are new (start() continues above the shard's listed keys) and read only once the ledger names them. */
+/** Group object keys are new (start() continues above the writer's listed keys) and read only once the ledger names them. */
 const FRESH: PutOptions = { fresh: true };
 /** With a create-only store: of this writer and a fence marker, exactly one creates a name. */
 const IF_ABSENT: PutOptions = { ifAbsent: true };
@@ -176,9 +178,9 @@ export class ObjectCommit implements Replicator {
   readonly #recordWindowMs: number;
   readonly #recordBatch: number;
   readonly #takenWaitMs: number;
-  /** `g/<node>/<nodeEpoch>/<shard>/`: this writer's object keys. */
+  /** `g/<node>/<nodeEpoch>/<worker>/`: this writer's object keys. */
   readonly #writer: string;
-  /** Group objects written by this shard in this node start. */
+  /** Group objects written by this writer (a shard worker) in this node start. */
   #counter = 0;
   /** This run's first number (start(): above a gap after an earlier run's objects). */
   #from = 0;
@@ -261,7 +263,7 @@ export class ObjectCommit implements Replicator {
   }
 
   /**
-   * Before the first group: continue after the group objects this shard already wrote in this
+   * Before the first group: continue after the group objects this writer already wrote in this
    * node start. A shard worker restarted after a storage failure runs in the same node epoch, and
    * a group object key must never be written twice (entries point into the first one). With a
    * create-only store the run starts above a gap, filled with a fence marker: an earlier run's
@@ -717,7 +719,7 @@ export class ObjectCommit implements Replicator {
       else return { nodeId: t.current?.nodeId ?? null };
     }
     if (fence.nodeId !== this.#o.nodeId || (s.openedEpoch !== undefined && fence.epoch !== s.openedEpoch)) return { nodeId: fence.nodeId };
-    // Groups an earlier run of this shard acknowledged and did not record (it stopped): recorded now.
+    // Groups an earlier run of this writer acknowledged and did not record (it stopped): recorded now.
     await recoverTail(this.#o.ledger, this.#o.store, name, fence);
     const entries = await this.#o.ledger.entries(name);
     let counter = 0;

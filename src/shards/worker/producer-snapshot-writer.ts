@@ -3,8 +3,8 @@
  * that a new owner replays the batch headers of the last few MiB of a stream, not of all of it.
  *
  *   ledger commit recorded entries of a stream ──▶ bytes since its last snapshot
- *        ≥ everyBytes ──▶ (one at a time per shard) its durable producers as of its applied next seq
- *        ──▶ inline ≤ INLINE_MAX, else PUT p/<node>/<nodeEpoch>/<shard>/<n> (a JSON snapshot)
+ *        ≥ everyBytes ──▶ (one at a time per writer) its durable producers as of its applied next seq
+ *        ──▶ inline ≤ INLINE_MAX, else PUT p/<node>/<nodeEpoch>/<worker>/<n> (a JSON snapshot)
  *        ──▶ ledger.recordProducerSnapshot: p/<stream> under the stream's fence
  *
  * `durableProducers` and `nextSeq` move together as each batch is applied, in log order, so the

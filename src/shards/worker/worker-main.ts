@@ -29,6 +29,8 @@ import { type KvStore } from './kv-store';
 import { armTestFaults } from './test-faults';
 import { type LedgerCredentials, type ObjectStore, type ObjectStoreStats, Ledger, RangeCache, newObjectStoreStats, openObjectStore } from '../../objects';
 import { ObjectCommit } from './object-commit';
+import { type Replicator } from './group-commit';
+import { SharedReplicator } from './shared-replicator';
 import { CommitBarrier } from './commit-barrier';
 import { ReadCache } from './read-cache';
 import { SyncJournal, replayJournal } from './sync-journal';
@@ -406,22 +408,28 @@ async function main(): Promise<void> {
     replayJournal(cfg.journalFile, cfg.dataDir);
     barrier = new CommitBarrier(SyncJournal.open(cfg.journalFile));
   }
-  const replicators: ObjectCommit[] = [];
+  // Objects mode: one writer of group objects for all of this worker's shards, named after its
+  // first shard; with several shards their groups of one turn go as one object (shared-replicator.ts).
+  let commit = null as ObjectCommit | null;
+  let shared = null as Replicator | null;
   // Objects mode: the object range cache of adopted streams' reads, shared by this worker's shards (docs/objects.md, "The object cache").
   const rangeCache = o === undefined ? null : new RangeCache<RemoteBatch[]>({ budgetBytes: o.cacheBytes ?? 0, sizeOf: (v) => remoteBytes(v as RemoteBatch[]), remember: rememberDamage });
   const readCache = new ReadCache(cfg.readCacheBytes ?? 0);
   setPagePool(new PagePool(cfg.readPoolBytes ?? 0));
   cfg.shardIds.forEach((shardId, i) => {
     const store = openStores[i]!;
-    let replicator: ObjectCommit | undefined;
+    let replicator: Replicator | undefined;
     let objectStats: ObjectStoreStats | undefined;
     let remoteReads: RemoteReads | undefined;
     if (o !== undefined && objects !== null) {
       objectStats = newObjectStoreStats();
       const objectStore = openObjectStore(o.url, { stats: objectStats });
       objects.stores.push(objectStore);
-      replicator = new ObjectCommit({ store: objectStore, ledger: objects.ledger, nodeId: o.nodeId, nodeEpoch: o.nodeEpoch, shardId, flushMs: o.flushMs, maxBeforeCommit: o.putsInFlight, log: workerLog });
-      replicators.push(replicator);
+      if (commit === null) {
+        commit = new ObjectCommit({ store: objectStore, ledger: objects.ledger, nodeId: o.nodeId, nodeEpoch: o.nodeEpoch, shardId, flushMs: o.flushMs, maxBeforeCommit: o.putsInFlight, log: workerLog });
+        shared = cfg.shardIds.length > 1 ? new SharedReplicator(commit) : commit;
+      }
+      replicator = shared!;
       const ledger = objects.ledger;
       if (rangeCache !== null) remoteReads = { cache: rangeCache, get: (key, range) => objectStore.get(key, range), entries: async (stream) => (await ledger.entries(stream)).map((e) => ({ o: e.o, off: e.off, len: e.len, from: e.from, to: e.to })) };
     }
@@ -452,8 +460,8 @@ async function main(): Promise<void> {
     if (i === 0) firstShard = shard;
     recovery.push({ shardId, ...shard.recovery });
   });
-  // Objects mode: each shard continues after the group objects it wrote before a restart of this thread.
-  await Promise.all(replicators.map((r) => r.start()));
+  // Objects mode: the writer continues after the group objects it wrote before a restart of this thread.
+  await commit?.start();
   timers.push(
     setInterval(() => {
       for (const s of shards.values()) s.maintain();
