@@ -90,7 +90,7 @@ export class Reaper {
   /** Store keys known to hold fence markers. */
   readonly #markers = new Set<string>();
   #lastSweep = 0;
-  readonly #ticker: Ticker;
+  readonly #ticker: Ticker<ReaperTick>;
 
   constructor(deps: ReaperDeps, options: ReaperOptions = {}) {
     this.#deps = deps;

@@ -226,6 +226,28 @@ describe('compaction', () => {
     expect((await readAll(w, 'fast')).equals(Buffer.concat(w.written.get('fast')!))).toBe(true);
   });
 
+  it('started, follows a tick that spent its whole run budget with the next at once, not a second later', async () => {
+    const w = world();
+    await create(w, ['busy']);
+    for (let i = 0; i < 40; i++) await group(w, ['busy']);
+    // One run of up to 4 entries a tick, a tick a second: 40 entries become 2 (a c/ entry and the
+    // newest) in some 13 runs, which at one a second would take 13 s; ticks that follow each
+    // other at once (each spent its budget) take well under that.
+    const compactor = new Compactor({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'busy', streamId: 13, fence: me }] }, { settleMs: 0, maxRun: 4, runsPerTick: 1, intervalMs: 1_000 });
+    const t0 = Date.now();
+    compactor.start();
+    let entries = 40;
+    while (entries > 2 && Date.now() - t0 < 20_000) {
+      await new Promise((r) => setTimeout(r, 50));
+      entries = (await w.ledger.entries('busy')).length;
+    }
+    const took = Date.now() - t0;
+    await compactor.stop();
+    expect(entries).toBe(2);
+    expect(took).toBeLessThan(6_000);
+    expect((await readAll(w, 'busy')).equals(Buffer.concat(w.written.get('busy')!))).toBe(true);
+  });
+
   it('reads a stream\'s entries from its first small one on, and only as many as the tick can use', async () => {
     const w = world();
     await create(w, ['long']);
