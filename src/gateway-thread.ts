@@ -54,12 +54,14 @@ import {
   ServedStreams,
   servedHere,
   shield,
+  traced,
   withCors,
 } from './gateway';
 import { type LogFormat, type LogLevel, createLogger } from './log';
 import { PortLinks, type Schemas, ShardClient, type WorkerDown } from './shards';
 import { type LocalGateway } from './program/http/engine';
 import { type Config } from './config';
+import { type Tracing, type TracingOptions } from './tracing';
 import { nameThread } from './util/libc';
 
 /** What a gateway thread starts with. */
@@ -87,6 +89,11 @@ export interface GatewayThreadData {
   cluster: boolean;
   /** Request metrics are on (`--metrics`): the thread counts its requests and reports them at each scrape. */
   metrics: boolean;
+  /**
+   * Traces are on (`--otlp-traces-endpoint`): the thread makes its own Tracing (tracing.ts) with
+   * these options and its name, and exports the spans of the requests it serves; null: off.
+   */
+  traces: Omit<TracingOptions, 'threadName'> | null;
 }
 
 /** Main thread → gateway thread. */
@@ -129,7 +136,7 @@ function mainThreadPath(path: string): boolean {
   return path === '/' || path.startsWith('/_');
 }
 
-export function startGateway(raw: unknown, control: MessagePort): Promise<LocalGateway> {
+export async function startGateway(raw: unknown, control: MessagePort): Promise<LocalGateway> {
   const data = raw as GatewayThreadData;
   nameThread(data.threadName);
   const log = createLogger(data.logLevel, undefined, data.logFormat === 'auto' ? 'json' : data.logFormat);
@@ -143,6 +150,8 @@ export function startGateway(raw: unknown, control: MessagePort): Promise<LocalG
   const counts = data.metrics ? new RequestCounts() : null;
   let started: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (started = resolve));
+  /** Set below, before the thread takes a request; null with traces off. */
+  let tracing: Tracing | null = null;
   control.on('message', (m: ToGateway) => {
     switch (m.t) {
       case 'started':
@@ -169,6 +178,8 @@ export function startGateway(raw: unknown, control: MessagePort): Promise<LocalG
         void drained.then(async () => {
           await shards.close();
           links.close();
+          // The spans still queued go out (2 s at most: Tracing.close).
+          await tracing?.close();
           control.postMessage({ t: 'ack', id: m.id } satisfies FromGateway);
         });
         return;
@@ -182,10 +193,19 @@ export function startGateway(raw: unknown, control: MessagePort): Promise<LocalG
   const shielded = shield(data.protocol, guarded, log, data.protocol === 'ds' ? dsInternalReply : internalReply);
   const cors = new CorsPolicy(parseCorsOrigins(data.corsOrigins), data.protocol === 'ds' ? DS_CORS : SVC_CORS);
   const logged = requestLog(data.protocol, log, withCors(cors, shielded));
+  // Traces as on the main thread (node.ts): the request span outside the request log, the hops
+  // to the shard workers as its children. The OpenTelemetry libraries load only when traces are on.
+  if (data.traces !== null) {
+    const { Tracing } = await import('./tracing');
+    tracing = new Tracing({ ...data.traces, threadName: data.threadName }, log);
+    shards.setHopTracer(tracing);
+  }
+  const spanned = tracing === null ? logged : traced(data.protocol, tracing, logged);
   // Counted as on the main thread (outermost: its 500s and the guard's 401s too); the main thread
   // sums every thread's counts into its /metrics at each scrape.
-  const counted = counts === null ? logged : metered(data.protocol, counts, logged);
-  return ready.then(() => ({ serves: front.serves, handler: counted }));
+  const counted = counts === null ? spanned : metered(data.protocol, counts, spanned);
+  await ready;
+  return { serves: front.serves, handler: counted };
 }
 
 /** A listener's handler on this thread and the requests it serves here (the rest go to the main thread). */

@@ -346,7 +346,8 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   const metrics = config.metrics ? new NodeMetrics() : null;
   // OpenTelemetry traces (docs/metrics.md, "Traces"): off unless an OTLP endpoint is set; off, no layer and no span is made.
   const tracesEndpoint = otlpTracesEndpointOf(config, process.env);
-  const tracing = tracesEndpoint === null ? null : new Tracing({ endpoint: tracesEndpoint, sampleRatio: config.otlpTracesSampleRatio, serviceName: config.otlpServiceName, nodeId }, log);
+  const tracingOptions = tracesEndpoint === null ? null : { endpoint: tracesEndpoint, sampleRatio: config.otlpTracesSampleRatio, serviceName: config.otlpServiceName, nodeId };
+  const tracing = tracingOptions === null ? null : new Tracing(tracingOptions, log);
   // CORS (--cors-origins) on the stream listeners, outside the shield and the guard: preflights are
   // answered before the guard, and its denials and the shield's 500s carry the headers too.
   const origins = parseCorsOrigins(config.corsOrigins);
@@ -494,6 +495,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
           logFormat: config.logFormat,
           cluster: placement !== null,
           metrics: metrics !== null,
+          traces: tracingOptions,
         }, log, config.protocol === 'ds' ? subscriptions : null);
   // In a cluster the threads serve the streams placed on this node, once its own streams are open (below).
   const servedWatch = gateways === null || placement === null ? null : new ServedWatch(meta, placement, config.protocol, (c) => void gateways.served(c));

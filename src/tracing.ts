@@ -22,6 +22,10 @@
  * - Export is batched (BatchSpanProcessor: every second, at most 2,048 spans queued, the rest
  *   dropped) over OTLP/HTTP with JSON bodies. A collector that is down or slow costs dropped spans
  *   and one log line a minute at most, never a request's time.
+ * - With gateway threads (`--gateway-threads`) each thread serving requests makes a Tracing of its
+ *   own (gateway-thread.ts, loaded only when traces are on) with its own batch and exporter, and
+ *   its request spans carry `thread.name`; a request a thread leaves to the main thread is traced
+ *   there, once.
  * - Off, nothing here runs: node.ts builds no Tracing, installs no layer, and the shard client and
  *   the Kafka dispatch test one `null`.
  */
@@ -42,6 +46,11 @@ export interface TracingOptions {
   serviceName: string;
   /** This node's id (`service.instance.id`). */
   nodeId: number;
+  /**
+   * The gateway thread this Tracing serves (`--gateway-threads`): each thread has its own, and
+   * its request spans carry `thread.name` (OpenTelemetry's attribute); absent on the main thread.
+   */
+  threadName?: string;
 }
 
 /** What tracing needs of a logger (the node's pino logger fits). */
@@ -165,6 +174,8 @@ export class Tracing implements HopTracer {
   readonly #scope = new AsyncLocalStorage<RequestScope>();
   readonly #propagator = new W3CTraceContextPropagator();
   readonly #ratio: number;
+  /** `thread.name` of this thread's request spans (TracingOptions.threadName), or null. */
+  readonly #thread: string | null;
   /** Request spans open now; at 0 the scope store is disabled (see the file comment). */
   #open = 0;
   readonly #closed = (): void => {
@@ -181,7 +192,9 @@ export class Tracing implements HopTracer {
     });
     this.#tracer = this.#provider.getTracer('svc');
     this.#ratio = o.sampleRatio;
-    log.info({ endpoint: o.endpoint, sampleRatio: o.sampleRatio, serviceName: o.serviceName }, 'OpenTelemetry traces on');
+    this.#thread = o.threadName ?? null;
+    // Each gateway thread says so too: one line per thread that exports.
+    log.info({ endpoint: o.endpoint, sampleRatio: o.sampleRatio, serviceName: o.serviceName, ...(o.threadName === undefined ? {} : { thread: o.threadName }) }, 'OpenTelemetry traces on');
   }
 
   /**
@@ -201,6 +214,7 @@ export class Tracing implements HopTracer {
   /** Runs `fn` inside a new request span (kind SERVER) named `name`, a child of `parent` (parentOf). */
   request<T>(name: string, attributes: Attributes, parent: TraceParent, fn: (span: RequestSpan) => T): T {
     const span = this.#tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+    if (this.#thread !== null) span.setAttribute('thread.name', this.#thread);
     const scope = new RequestScope(span, trace.setSpan(parent, span), this.#closed);
     this.#open++;
     return this.#scope.run(scope, () => fn(scope));

@@ -146,6 +146,54 @@ describe('traces on (--otlp-traces-endpoint)', () => {
   });
 });
 
+describe('traces with gateway threads (--gateway-threads 2)', () => {
+  test('each thread traces the requests it serves, with its shard hops and its thread.name; what it leaves to the main thread is traced there; spans queued at a stop are sent', async () => {
+    const receiver = await startOtlpReceiver();
+    const node = await startNode({ args: ['--otlp-traces-endpoint', receiver.url, '--gateway-threads', '2'], env: { ...NO_OTEL_ENV, SVC_GATEWAY_THREADS: '' } });
+    // Several connections: the kernel spreads them over the threads' sockets (SO_REUSEPORT).
+    const streams = ['/g/a', '/g/b', '/g/c', '/g/d'];
+    for (const st of streams) expect((await fetch(`${node.url}${st}`, { method: 'PUT' })).status).toBe(201);
+    const traceId = 'f'.repeat(32);
+    const a = await fetch(`${node.url}/g/a`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', traceparent: traceparent(traceId, '1'.repeat(16)) }, body: 'one' });
+    expect(a.status).toBe(200);
+    const r = await fetch(`${node.url}/g/a?seq=0`, { headers: { traceparent: traceparent(traceId, '2'.repeat(16)) } });
+    expect(r.status).toBe(200);
+    await r.arrayBuffer();
+    await receiver.waitFor((s) => named(s, 'svc append', traceId).length === 1 && named(s, 'svc read', traceId).length === 1 && named(s, 'shard read', traceId).length === 1);
+    const append = named(receiver.spans, 'svc append', traceId)[0]!;
+    expect(append.parentSpanId).toBe('1'.repeat(16));
+    expect(append.attributes).toMatchObject({ 'svc.listener': 'svc', 'svc.stream': '/g/a', 'svc.records': 1, 'http.response.status_code': 200 });
+    expect(String(append.attributes['thread.name'])).toMatch(/^svc-gw-\d+$/);
+    expect(childOf(receiver.spans, append, 'shard append')?.attributes['svc.records']).toBe(1);
+    const read = named(receiver.spans, 'svc read', traceId)[0]!;
+    expect(String(read.attributes['thread.name'])).toMatch(/^svc-gw-\d+$/);
+    expect(childOf(receiver.spans, read, 'shard read')?.attributes['svc.records']).toBe(1);
+    // The list is the main thread's: its span, once, without a thread name.
+    const listTrace = '5'.repeat(32);
+    expect((await fetch(`${node.url}/`, { headers: { traceparent: traceparent(listTrace, '6'.repeat(16)) } })).status).toBe(200);
+    await receiver.waitFor((s) => named(s, 'svc read', listTrace).length === 1);
+    const list = named(receiver.spans, 'svc read', listTrace)[0]!;
+    expect(list.attributes['url.path']).toBe('/');
+    expect(list.attributes['thread.name']).toBeUndefined();
+    // Both threads export: appends over many connections reach each of them.
+    const late = '7'.repeat(32);
+    await Promise.all(
+      Array.from({ length: 16 }, async (_, i) => {
+        const res = await fetch(`${node.url}${streams[i % streams.length]!}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', traceparent: traceparent(late, (i + 16).toString(16).padStart(16, '0')), connection: 'close' }, body: `x${i}` });
+        expect(res.status).toBe(200);
+      }),
+    );
+    // Stopped at once: the spans still queued in each thread go out with the drain (not after the 1 s export interval).
+    expect(await node.stop()).toBe(0);
+    await receiver.waitFor((s) => named(s, 'svc append', late).length === 16, 5000);
+    const threads = new Set(named(receiver.spans, 'svc append', late).map((x) => x.attributes['thread.name']));
+    expect([...threads].every((t) => /^svc-gw-\d+$/.test(String(t)))).toBe(true);
+    expect(threads.size).toBe(2);
+    expect(named(receiver.spans, 'shard append', late)).toHaveLength(16);
+    expect(node.output().split('\n').filter((l) => l.includes('OpenTelemetry traces on')).length).toBe(3);
+  });
+});
+
 describe('sampling', () => {
   test('ratio 0 keeps no new trace but follows a sampled caller; an unsampled caller is not traced either', async () => {
     const receiver = await startOtlpReceiver();
