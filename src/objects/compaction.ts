@@ -9,7 +9,8 @@
  *                                              first small one are skipped, and next time so is
  *                                              the read of them (the cursor)
  *       runs, oldest first, one after another (up to 32 a tick, over all streams):
- *         pick a run of small ones            (len < 1 MiB; > 32 entries, or all seen ≥ 10 s ago)
+ *         pick a run of small ones            (len < 1 MiB; > 32 entries, or all seen ≥ 10 s ago;
+ *                                              its heaviest entry no heavier than the rest: #window)
  *         GET each range, check every frame   (length + CRC-32C; a bad frame stops the run: never copied)
  *         PUT c/<streamId>/<epoch>.<counter>  the frames concatenated, in order
  *           (each GET and the PUT first wait for their bytes under --objects-compact-bytes-per-second)
@@ -100,6 +101,13 @@ export interface CompactionTick {
   bytes: number;
   fenced: number;
 }
+
+/**
+ * What an entry weighs beyond its bytes when compaction picks a run (#window): it costs the ledger
+ * a key and a reader a range GET, whatever its size. So entries of no or few bytes still merge,
+ * by count, and a small compacted object is not copied again for a few bytes.
+ */
+const ENTRY_WEIGHT = 4096;
 
 /** An `i/` entry as read: its key, its etcd mod revision (a compaction's txn compares it) and its value. */
 interface Entry {
@@ -265,35 +273,60 @@ export class Compactor {
    * Indexes of the oldest run of small entries worth rewriting, or null. Entries a trim to
    * `startSeq` removes (`to` ≤ startSeq) are never part of a run: a trim that read the entries
    * before this compaction commits deletes exactly those keys, and the run's first key (which the
-   * new entry keeps) must not be among them.
+   * new entry keeps) must not be among them. Candidates are small, settled and not trimmed; a run
+   * is the first window of consecutive candidates worth rewriting (#window).
    */
   #pickRun(stream: string, entries: readonly Entry[], startSeq: number, now: number, from: number): number[] | null {
     const crowded = entries.length > this.#o.maxEntries;
     const seen = this.#seen.get(stream);
-    let run: number[] = [];
-    let bytes = 0;
+    let candidates: number[] = [];
     // The newest entry is never rewritten: its group object key marks where the stream's writer
     // was, which tail recovery starts from (tail-recovery.ts).
     for (let i = from; i < entries.length - 1; i++) {
       const { key, e } = entries[i]!;
       const settled = crowded || now - (seen?.get(key) ?? now) >= this.#o.settleMs;
-      const small = e.len < this.#o.smallBytes && settled && e.to > startSeq;
-      const fits = small && bytes + e.len <= this.#o.maxRunBytes && run.length < this.#o.maxRun;
-      if (fits) {
-        run.push(i);
-        bytes += e.len;
+      if (e.len < this.#o.smallBytes && e.len <= this.#o.maxRunBytes && settled && e.to > startSeq) {
+        candidates.push(i);
         continue;
       }
-      if (run.length >= 2) return run;
-      run = [];
-      bytes = 0;
-      // This entry may start the next run (it did not fit only because the run was full).
-      if (small) {
-        run.push(i);
-        bytes = e.len;
-      }
+      const run = this.#window(entries, candidates);
+      if (run !== null) return run;
+      candidates = [];
     }
-    return run.length >= 2 ? run : null;
+    return this.#window(entries, candidates);
+  }
+
+  /**
+   * The first window of `candidates` (consecutive entry indexes) worth rewriting, the longest
+   * from its start, or null. Worth it: its heaviest entry weighs no more than the others together
+   * (an entry weighs its bytes plus ENTRY_WEIGHT), within maxRun entries and maxRunBytes.
+   *
+   * Why: a compacted entry under smallBytes is small too. Merged with whatever came after it, a
+   * stream that gains a small entry now and then had its whole compacted object copied again by
+   * every run until it reached 1 MiB, some thousand times for a stream of 1 KiB appends: bytes
+   * rewritten grew with the square of the stream. Merged only with at least its own weight of
+   * newer entries (size-tiered, as LSM stores merge), every object a byte is copied into is at
+   * least twice the one before, so a byte is copied at most log2(smallBytes ÷ its entry) times;
+   * newer entries merge among themselves meanwhile, so a stream keeps about that many small
+   * entries (a binary counter's digits), not one.
+   */
+  #window(entries: readonly Entry[], candidates: readonly number[]): number[] | null {
+    for (let a = 0; a + 1 < candidates.length; a++) {
+      let bytes = 0;
+      let weight = 0;
+      let heaviest = 0;
+      let end = -1;
+      for (let b = a; b < candidates.length && b - a < this.#o.maxRun; b++) {
+        const len = entries[candidates[b]!]!.e.len;
+        if (bytes + len > this.#o.maxRunBytes) break;
+        bytes += len;
+        weight += len + ENTRY_WEIGHT;
+        heaviest = Math.max(heaviest, len + ENTRY_WEIGHT);
+        if (b > a && heaviest <= weight - heaviest) end = b;
+      }
+      if (end >= 0) return candidates.slice(a, end + 1);
+    }
+    return null;
   }
 
   /**
