@@ -4,7 +4,8 @@
  * commits is read back with a few range GETs and the small group objects can die.
  *
  *   tick (the owner's object maintenance thread, every ~1 s)
- *     for each stream this node has placed (with its fence "<nodeId>:<epoch>"):
+ *     for each stream this node has placed (with its fence "<nodeId>:<epoch>"), 32 streams at once
+ *     (their runs holding at most 16 MiB in memory together: BytesHeld):
  *       read i/<stream>/ from its cursor       entries in key order; the large ones before the
  *                                              first small one are skipped, and next time so is
  *                                              the read of them (the cursor)
@@ -12,7 +13,8 @@
  *         pick a run of small ones            (len < 1 MiB; > 32 entries, or all seen ≥ 10 s ago;
  *                                              its heaviest entry no heavier than the rest: #window)
  *         GET each range, check every frame   (length + CRC-32C; a bad frame stops the run: never copied)
- *         PUT c/<streamId>/<epoch>.<counter>  the frames concatenated, in order
+ *         PUT c/<streamId>/<epoch>.<counter>  the frames concatenated, in order, under a key never
+ *                                              used before (create-only where the store can: #counter)
  *           (each GET and the PUT first wait for their bytes under --objects-compact-bytes-per-second)
  *         txn If(f/<stream> == fence, m/ unchanged since read again, each replaced i/ unchanged)
  *             Then(i/<first> = new entry, delete the other replaced i/, delete r/ no longer used,
@@ -63,6 +65,11 @@ export interface CompactionOptions {
   runsPerTick?: number;
   /** Streams looked at per tick, taken in turn (default 64): each costs two etcd reads. */
   streamsPerTick?: number;
+  /**
+   * Streams compacted at once within a tick (default 32): each waits for etcd and the store most
+   * of its time; their runs hold at most maxRunBytes in memory together (BytesHeld).
+   */
+  streamsInParallel?: number;
   /** Period of the timer `start()` sets (ms; default 1 s). */
   intervalMs?: number;
   /**
@@ -102,12 +109,51 @@ export interface CompactionTick {
   fenced: number;
 }
 
+/** Where compacted objects' counters start from (Compactor.#counter): 2026-01-01. */
+const COUNTER_EPOCH_MS = Date.UTC(2026, 0, 1);
+/** How far the counter moves on past a key that exists (a restarted compactor's keys run on from there). */
+const COUNTER_SKIP = 1000;
+
 /**
  * What an entry weighs beyond its bytes when compaction picks a run (#window): it costs the ledger
  * a key and a reader a range GET, whatever its size. So entries of no or few bytes still merge,
  * by count, and a small compacted object is not copied again for a few bytes.
  */
 const ENTRY_WEIGHT = 4096;
+
+/**
+ * Bytes in memory for the runs rewritten at once (their fetched ranges, then the object PUT):
+ * streams are compacted several at a time, and their runs together hold at most `limit` bytes,
+ * as one run did when streams went one at a time; a run larger than what is free waits, and one
+ * alone always goes. Many small runs (many streams written a little) go together.
+ */
+class BytesHeld {
+  readonly #limit: number;
+  #held = 0;
+  readonly #waiting: Array<{ bytes: number; go: () => void }> = [];
+
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  take(bytes: number): Promise<void> | void {
+    if (this.#waiting.length === 0 && (this.#held === 0 || this.#held + bytes <= this.#limit)) {
+      this.#held += bytes;
+      return;
+    }
+    return new Promise<void>((go) => this.#waiting.push({ bytes, go }));
+  }
+
+  give(bytes: number): void {
+    this.#held -= bytes;
+    // In order: a large run is not passed by smaller ones for ever.
+    while (this.#waiting.length > 0 && (this.#held === 0 || this.#held + this.#waiting[0]!.bytes <= this.#limit)) {
+      const w = this.#waiting.shift()!;
+      this.#held += w.bytes;
+      w.go();
+    }
+  }
+}
 
 /** An `i/` entry as read: its key, its etcd mod revision (a compaction's txn compares it) and its value. */
 interface Entry {
@@ -125,7 +171,16 @@ export class Compactor {
   readonly #cursors = new Map<string, { at: string; placement: string }>();
   /** The stream after which the next tick starts (streams are taken in name order, in turn). */
   #after: string | null = null;
-  #counter = 0;
+  /**
+   * The next compacted object's counter (`c/<streamId>/<epoch>.<counter>`). A key is never used
+   * twice: an object under it may be live (an entry points into it) or an orphan the reaper is
+   * about to delete, and a PUT over either loses data. The stream's epoch stays while this node
+   * owns it, across restarts of the maintenance thread (each with a new Compactor) and of the
+   * node, so the counter starts at the milliseconds since 2026 times 1,000: ahead of every key an
+   * earlier compactor made unless it made over 1,000 objects a second over its whole life. On a
+   * `file:` store (create-only puts) a key that exists anyway is passed over (#putNew).
+   */
+  #counter = (Date.now() - COUNTER_EPOCH_MS) * 1000;
   readonly #ticker: Ticker<CompactionTick>;
   /** The bound on the store I/O (null: none). */
   readonly #rate: ByteRate | null;
@@ -133,6 +188,8 @@ export class Compactor {
   #stopping = new AbortController();
   #readBytes = 0;
   #writtenBytes = 0;
+  /** The bytes of the runs being rewritten now, in memory at once: at most maxRunBytes, or one run (BytesHeld). */
+  readonly #held: BytesHeld;
 
   constructor(deps: CompactionDeps, options: CompactionOptions = {}) {
     this.#deps = deps;
@@ -148,12 +205,14 @@ export class Compactor {
       maxRunBytes: bytesPerSecond > 0 ? Math.max(1, Math.min(maxRunBytes, Math.floor(bytesPerSecond / 2))) : maxRunBytes,
       runsPerTick: options.runsPerTick ?? 32,
       streamsPerTick: options.streamsPerTick ?? 64,
+      streamsInParallel: Math.max(1, options.streamsInParallel ?? 32),
       intervalMs: options.intervalMs ?? 1_000, // 1 s
       bytesPerSecond,
     };
     // A tick that spent its whole run budget is followed at once by the next (ticker.ts): the
     // budget bounds one pass, not the entries compacted a second, which must keep up with what
     // the streams gain (else their entries pile up in etcd).
+    this.#held = new BytesHeld(this.#o.maxRunBytes);
     this.#ticker = new Ticker(
       () => this.tick(),
       this.#o.intervalMs,
@@ -194,15 +253,18 @@ export class Compactor {
     for (const name of this.#cursors.keys()) if (!names.has(name)) this.#cursors.delete(name);
     const from = this.#after === null ? 0 : all.findIndex((s) => s.name > this.#after!);
     const turn = [...all.slice(Math.max(0, from)), ...all.slice(0, Math.max(0, from))].slice(0, this.#o.streamsPerTick);
-    for (const s of turn) {
-      if (done.runs >= this.#o.runsPerTick || this.#stopping.signal.aborted) break;
+    // Streams are compacted several at a time: a stream's work is mostly waiting (etcd reads and
+    // its txn, the store's GETs and PUT), one after another, and one stream at a time left the
+    // thread idle while a node's streams gained entries faster than it replaced them (W2).
+    await eachLimited(turn, this.#o.streamsInParallel, async (s) => {
+      if (done.runs >= this.#o.runsPerTick || this.#stopping.signal.aborted) return;
       this.#after = s.name;
       // The stream's m/ record first: its trim point (see #pickRun).
       const meta = await this.#deps.kv.get(this.#deps.keys.meta(s.name), LEDGER_DEADLINE_MS);
-      if (meta.kv === null) continue; // being created or deleted
+      if (meta.kv === null) return; // being created or deleted
       const startSeq = (JSON.parse(meta.kv.value.toString('utf8')) as { startSeq?: number }).startSeq ?? 0;
       // Enough entries for the runs this tick may still make (the newest one read is never in a run).
-      const entries = await this.#entries(s, now, (this.#o.runsPerTick - done.runs) * this.#o.maxRun + 1);
+      const entries = await this.#entries(s, now, Math.max(1, this.#o.runsPerTick - done.runs) * this.#o.maxRun + 1);
       // A stream written fast gains entries faster than one run a tick would replace them: runs
       // follow one another along the entries read, each its own txn, until the tick's budget is spent.
       let next = 0;
@@ -210,7 +272,7 @@ export class Compactor {
         const run = this.#pickRun(s.name, entries, startSeq, now, next);
         if (run === null) break;
         const r = await this.#compact(s, entries, run);
-        if (r === 'stopped') return done;
+        if (r === 'stopped') return;
         if (r === 'fenced') {
           done.fenced++;
           break;
@@ -230,7 +292,7 @@ export class Compactor {
       const cursor = this.#cursors.get(s.name);
       const at = (entries.find((x) => x.e.len < this.#o.smallBytes) ?? entries[entries.length - 1])?.key;
       if (cursor !== undefined && at !== undefined) cursor.at = at;
-    }
+    });
     return done;
   }
 
@@ -335,6 +397,40 @@ export class Compactor {
    * the PUT: nothing written).
    */
   async #compact(s: PlacedStream, entries: readonly Entry[], run: number[]): Promise<{ bytes: number; entry: Entry } | 'fenced' | 'stopped' | null> {
+    const bytes = run.reduce((n, i) => n + entries[i]!.e.len, 0);
+    await this.#held.take(bytes);
+    try {
+      return await this.#rewrite(s, entries, run);
+    } finally {
+      this.#held.give(bytes);
+    }
+  }
+
+  /**
+   * PUTs a run's frames under a key no object has had: on a store with create-only puts, a key
+   * that exists (an earlier compactor's, below) is passed over for the next; elsewhere the
+   * counter's start makes one (#counter).
+   */
+  async #putNew(s: PlacedStream, parts: Buffer[]): Promise<string> {
+    const { store } = this.#deps;
+    for (let tries = 1; ; tries++) {
+      const key = compactedObjectKey(s.streamId, s.fence.epoch, this.#counter++);
+      if (store.createOnly !== true) {
+        await store.put(key, parts);
+        return key;
+      }
+      try {
+        await store.put(key, parts, { ifAbsent: true });
+        return key;
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'PreconditionFailed' || tries >= 8) throw err;
+        this.#deps.log?.warn({ stream: s.name, object: key }, 'object compaction: the key of a new compacted object exists; the next one is taken');
+        this.#counter += COUNTER_SKIP;
+      }
+    }
+  }
+
+  async #rewrite(s: PlacedStream, entries: readonly Entry[], run: number[]): Promise<{ bytes: number; entry: Entry } | 'fenced' | 'stopped' | null> {
     const { kv, keys, store } = this.#deps;
     const replaced = run.map((i) => entries[i]!);
     const parts: Buffer[] = new Array<Buffer>(replaced.length);
@@ -366,10 +462,9 @@ export class Compactor {
       this.#deps.log?.error({ stream: s.name, entry: replaced[i]!.key, object: replaced[i]!.e.o }, `object compaction skipped: ${problem}`);
       return null;
     }
-    const objectKey = compactedObjectKey(s.streamId, s.fence.epoch, this.#counter++);
     const bytes = parts.reduce((n, p) => n + p.length, 0);
     if ((await this.#pace(bytes)) === 'stopped') return 'stopped';
-    await store.put(objectKey, parts);
+    const objectKey = await this.#putNew(s, parts);
     this.#writtenBytes += bytes;
 
     const first = replaced[0]!;

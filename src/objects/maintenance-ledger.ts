@@ -40,7 +40,10 @@ export interface MaintenanceLog {
 
 /** The part of the object store (`ObjectStore`, src/objects/index.ts) maintenance uses. */
 export interface MaintenanceStore {
-  put(key: string, body: Buffer | readonly Buffer[]): Promise<void>;
+  /** The store honours `ifAbsent` (ObjectStore.createOnly); absent: it does not. */
+  readonly createOnly?: boolean;
+  /** `ifAbsent`: create-only, fails with code `PreconditionFailed` when the key exists (ObjectStore.put). */
+  put(key: string, body: Buffer | readonly Buffer[], options?: { ifAbsent?: boolean }): Promise<void>;
   get(key: string, range?: { offset: number; length: number }): Promise<Buffer>;
   delete(key: string): Promise<void>;
   list(prefix: string): AsyncIterable<{ key: string; size: number }>;
