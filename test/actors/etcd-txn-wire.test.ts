@@ -7,16 +7,20 @@
  */
 import * as path from 'node:path';
 import * as protobuf from 'protobufjs';
-import { decodeTxn, encodeTxn, prefixEnd } from '../../src/actors/meta/etcd/etcd-txn-wire';
+import { decodeRange, decodeTxn, encodeRange, encodeTxn, prefixEnd } from '../../src/actors/meta/etcd/etcd-txn-wire';
 import { type EtcdCompare, type EtcdOp } from '../../src/actors/meta/etcd/etcd-link';
 
 const PROTO = path.join(path.dirname(require.resolve('etcd3/package.json')), 'proto', 'rpc.proto');
 let TxnRequest: protobuf.Type;
 let TxnResponse: protobuf.Type;
+let RangeRequest: protobuf.Type;
+let RangeResponse: protobuf.Type;
 beforeAll(async () => {
   const root = await protobuf.load(PROTO);
   TxnRequest = root.lookupType('etcdserverpb.TxnRequest');
   TxnResponse = root.lookupType('etcdserverpb.TxnResponse');
+  RangeRequest = root.lookupType('etcdserverpb.RangeRequest');
+  RangeResponse = root.lookupType('etcdserverpb.RangeResponse');
 });
 
 type Plain = Record<string, unknown>;
@@ -114,6 +118,28 @@ it('a truncated or foreign answer is an error, never a made-up result', () => {
     expect(result).not.toEqual(decodeTxn(whole));
   }
   expect(() => decodeTxn(Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]))).toThrow();
+});
+
+it('writes a Range as etcd reads it (linearizable: serializable false), and reads its answer: every pair, more, count, revision', () => {
+  const q = RangeRequest.toObject(RangeRequest.decode(encodeRange({ key: b('i/s/'), rangeEnd: prefixEnd('i/s/'), limit: 1000, revision: 123_456_789_012, keysOnly: true })), { longs: String, bytes: Buffer, defaults: true }) as Plain;
+  expect(q).toMatchObject({ key: b('i/s/'), rangeEnd: b('i/s0'), limit: '1000', revision: '123456789012', keysOnly: true, countOnly: false, serializable: false });
+  const one = RangeRequest.toObject(RangeRequest.decode(encodeRange({ key: b('m/x') })), { longs: String, bytes: Buffer, defaults: true }) as Plain;
+  expect(one).toMatchObject({ key: b('m/x'), rangeEnd: Buffer.alloc(0), limit: '0', revision: '0', keysOnly: false, countOnly: false });
+  expect(RangeRequest.toObject(RangeRequest.decode(encodeRange({ key: b('r/'), rangeEnd: b('r0'), countOnly: true })), { defaults: true })).toMatchObject({ countOnly: true });
+
+  const kv = (key: string, value: string, mod: string, create: string): Plain => ({ key: b(key), value: b(value), modRevision: mod, createRevision: create, version: '1' });
+  const answer = RangeResponse.encode(RangeResponse.fromObject({ header: { revision: '9007199254740000', raftTerm: '3' }, kvs: [kv('i/s/1', 'a', '7', '7'), kv('i/s/2', '', '9', '8')], more: true, count: '5' })).finish();
+  expect(decodeRange(answer)).toEqual({
+    revision: 9007199254740000,
+    kvs: [
+      { key: 'i/s/1', value: b('a'), modRevision: 7, createRevision: 7, lease: '0' },
+      { key: 'i/s/2', value: Buffer.alloc(0), modRevision: 9, createRevision: 8, lease: '0' },
+    ],
+    more: true,
+    count: 5,
+  });
+  expect(decodeRange(RangeResponse.encode(RangeResponse.fromObject({ header: { revision: '4' } })).finish())).toEqual({ revision: 4, kvs: [], more: false, count: 0 });
+  expect(() => decodeRange(answer.subarray(0, answer.length - 3))).toThrow();
 });
 
 it('prefixEnd is the first key after the prefix', () => {

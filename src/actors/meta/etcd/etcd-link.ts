@@ -23,7 +23,7 @@
  */
 import { Etcd3, type IKeyValue, type IWatchResponse, type IDuplexStream, type IWatchRequest } from 'etcd3';
 import { noop } from 'cockatiel';
-import { decodeAuthenticate, decodeTxn, encodeAuthenticate, encodeTxn, prefixEnd } from './etcd-txn-wire';
+import { type EtcdRangeRequest, type EtcdRangeResult, decodeAuthenticate, decodeRange, decodeTxn, encodeAuthenticate, encodeRange, encodeTxn, prefixEnd } from './etcd-txn-wire';
 import { GrpcStatusError, GrpcUnaryChannel } from './grpc-unary';
 import { type EtcdAccess } from './etcd-url';
 
@@ -31,6 +31,7 @@ import { type EtcdAccess } from './etcd-url';
 export const DEFAULT_ATTEMPT_MS = 1500;
 /** etcd's KV/Txn method (rpc.proto). */
 const TXN_PATH = '/etcdserverpb.KV/Txn';
+const RANGE_PATH = '/etcdserverpb.KV/Range';
 /** etcd's Auth/Authenticate method: a token for a user and password. */
 const AUTHENTICATE_PATH = '/etcdserverpb.Auth/Authenticate';
 /** gRPC status codes etcd answers for auth problems (codes.InvalidArgument: wrong user or password; Unauthenticated; PermissionDenied). */
@@ -165,7 +166,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 export class EtcdLink {
   readonly #hosts: Etcd3[];
-  /** Per member, the channel transactions go through (grpc-unary.ts: the write path's one call, without grpc-js). */
+  /** Per member, the channel transactions and reads go through (grpc-unary.ts: unary calls without grpc-js; watches and leases use the etcd3 client). */
   readonly #txnChannels: GrpcUnaryChannel[];
   readonly #attemptMs: number;
   readonly #access: EtcdAccess;
@@ -253,14 +254,12 @@ export class EtcdLink {
     let revision = 0;
     const kvs: EtcdKv[] = [];
     for (;;) {
-      const page = await this.#retrying('range', deadlineMs, async (host, deadline) =>
-        host.kv.range({ key: from, range_end: end, limit: RANGE_PAGE, ...(revision > 0 ? { revision } : {}) }, { deadline }),
-      );
-      if (revision === 0) revision = Number(page.header.revision);
-      for (const kv of page.kvs) kvs.push(toKv(kv));
+      const page = await this.#range('range', deadlineMs, { key: from, rangeEnd: end, limit: RANGE_PAGE, revision });
+      if (revision === 0) revision = page.revision;
+      for (const kv of page.kvs) kvs.push(kv);
       const lastKv = page.kvs[page.kvs.length - 1];
       if (!page.more || lastKv === undefined) return { revision, kvs };
-      from = Buffer.concat([lastKv.key, Buffer.from([0])]);
+      from = Buffer.concat([Buffer.from(lastKv.key, 'utf8'), Buffer.from([0])]);
     }
   }
 
@@ -270,26 +269,19 @@ export class EtcdLink {
    * last key + '\0'. For bounded scans (the object reaper, compaction).
    */
   async rangePage(from: string, prefix: string, limit: number, deadlineMs: number, options: { keysOnly?: boolean } = {}): Promise<{ revision: number; kvs: EtcdKv[]; more: boolean }> {
-    return this.#retrying('range', deadlineMs, async (host, deadline) => {
-      const page = await host.kv.range({ key: Buffer.from(from, 'utf8'), range_end: prefixEnd(prefix), limit, keys_only: options.keysOnly === true }, { deadline });
-      return { revision: Number(page.header.revision), kvs: page.kvs.map(toKv), more: page.more };
-    });
+    const page = await this.#range('range', deadlineMs, { key: Buffer.from(from, 'utf8'), rangeEnd: prefixEnd(prefix), limit, keysOnly: options.keysOnly === true });
+    return { revision: page.revision, kvs: page.kvs, more: page.more };
   }
 
   /** How many keys are under `prefix` (a count-only range read: no values cross the wire). */
   async countPrefix(prefix: string, deadlineMs: number): Promise<number> {
-    return this.#retrying('count', deadlineMs, async (host, deadline) => {
-      const res = await host.kv.range({ key: Buffer.from(prefix, 'utf8'), range_end: prefixEnd(prefix), count_only: true }, { deadline });
-      return Number(res.count);
-    });
+    return (await this.#range('count', deadlineMs, { key: Buffer.from(prefix, 'utf8'), rangeEnd: prefixEnd(prefix), countOnly: true })).count;
   }
 
   /** One key, linearizable, with the store's revision. */
   async get(key: string, deadlineMs: number): Promise<{ revision: number; kv: EtcdKv | null }> {
-    return this.#retrying('get', deadlineMs, async (host, deadline) => {
-      const res = await host.kv.range({ key: Buffer.from(key, 'utf8') }, { deadline });
-      return { revision: Number(res.header.revision), kv: res.kvs[0] === undefined ? null : toKv(res.kvs[0]) };
-    });
+    const res = await this.#range('get', deadlineMs, { key: Buffer.from(key, 'utf8') });
+    return { revision: res.revision, kv: res.kvs[0] ?? null };
   }
 
   /**
@@ -315,16 +307,50 @@ export class EtcdLink {
 
   /** A transaction with member `i`'s token; an expired token (refused, so nothing was applied) is renewed once. */
   async #authedTxn(i: number, request: Uint8Array, renew: boolean): Promise<EtcdTxnResult> {
+    return decodeTxn(await this.#authedCall(i, TXN_PATH, request, this.#attemptMs, renew));
+  }
+
+  /** A call to member `i` with its token; an expired token (refused, so nothing was applied) is renewed once. */
+  async #authedCall(i: number, path: string, request: Uint8Array, timeoutMs: number, renew: boolean): Promise<Buffer> {
     const token = await this.#token(i);
     try {
-      return decodeTxn(await this.#txnChannels[i]!.call(TXN_PATH, request, this.#attemptMs, { token }));
+      return await this.#txnChannels[i]!.call(path, request, timeoutMs, { token });
     } catch (err) {
       if (renew && err instanceof GrpcStatusError && /invalid auth token|token/i.test(err.message)) {
         this.#tokens[i] = null;
-        return this.#authedTxn(i, request, false);
+        return this.#authedCall(i, path, request, timeoutMs, false);
       }
       throw err;
     }
+  }
+
+  /**
+   * A linearizable Range over the members' unary channels (grpc-unary.ts), as transactions go:
+   * the `etcd3` client's reflective decoding cost the object maintenance thread, which reads
+   * each compacted stream's entries and its m/ record twice, more CPU than its own work (a
+   * W2 profile: grpc-js, protobufjs and Long's decimal strings, some 4 s of 25). Retried on
+   * the next member until `deadlineMs` passes, like every read here.
+   */
+  async #range(what: string, deadlineMs: number, q: EtcdRangeRequest): Promise<EtcdRangeResult> {
+    const request = encodeRange(q);
+    const end = Date.now() + deadlineMs;
+    let last: unknown;
+    for (let attempt = 0; ; attempt++) {
+      if (this.#closed) throw new EtcdUnavailableError(`etcd ${what}: the link is closed`);
+      const i = this.#current;
+      const timeoutMs = Math.max(1, Math.min(this.#attemptMs, end - Date.now()));
+      try {
+        const body = this.#access.user === undefined ? await this.#txnChannels[i]!.call(RANGE_PATH, request, timeoutMs) : await this.#authedCall(i, RANGE_PATH, request, timeoutMs, true);
+        return decodeRange(body);
+      } catch (err) {
+        last = err;
+        if (this.#current === i) this.#current = (i + 1) % this.#hosts.length;
+      }
+      if (Date.now() >= end) break;
+      // A full round over the members failed: give an election time to finish.
+      if ((attempt + 1) % this.#hosts.length === 0) await sleep(Math.min(200, Math.max(0, end - Date.now())));
+    }
+    throw new EtcdUnavailableError(`etcd ${what} failed on every member for ${deadlineMs} ms: ${(last as Error)?.message}`, { cause: last });
   }
 
   /** Member `i`'s auth token, asked for once and shared by the calls waiting for it. */
