@@ -225,20 +225,29 @@ export class EtcdLink {
    * try again until `deadlineMs` has passed. Only for calls that may safely run twice.
    */
   async #retrying<T>(what: string, deadlineMs: number, call: (host: Etcd3, deadline: Date) => Promise<T>): Promise<T> {
+    return this.#failover(what, deadlineMs, (i, end) => call(this.#hosts[i]!, new Date(Math.min(end, Date.now() + this.#attemptMs))));
+  }
+
+  /**
+   * Run `attempt` on member `i` (the current one; `end`: when the whole call's deadline passes);
+   * on failure move to the next member and try again until `deadlineMs` has passed. Only for
+   * calls that may safely run twice.
+   */
+  async #failover<T>(what: string, deadlineMs: number, attempt: (i: number, end: number) => Promise<T>): Promise<T> {
     const end = Date.now() + deadlineMs;
     let last: unknown;
-    for (let attempt = 0; ; attempt++) {
+    for (let n = 0; ; n++) {
       if (this.#closed) throw new EtcdUnavailableError(`etcd ${what}: the link is closed`);
       const i = this.#current;
       try {
-        return await call(this.#hosts[i]!, new Date(Math.min(end, Date.now() + this.#attemptMs)));
+        return await attempt(i, end);
       } catch (err) {
         last = err;
         if (this.#current === i) this.#current = (i + 1) % this.#hosts.length;
       }
       if (Date.now() >= end) break;
       // A full round over the members failed: give an election time to finish.
-      if ((attempt + 1) % this.#hosts.length === 0) await sleep(Math.min(200, Math.max(0, end - Date.now())));
+      if ((n + 1) % this.#hosts.length === 0) await sleep(Math.min(200, Math.max(0, end - Date.now())));
     }
     throw new EtcdUnavailableError(`etcd ${what} failed on every member for ${deadlineMs} ms: ${(last as Error)?.message}`, { cause: last });
   }
@@ -333,25 +342,12 @@ export class EtcdLink {
    */
   async #range(what: string, deadlineMs: number, q: EtcdRangeRequest): Promise<EtcdRangeResult> {
     const request = encodeRange(q);
-    const end = Date.now() + deadlineMs;
-    let last: unknown;
-    for (let attempt = 0; ; attempt++) {
-      if (this.#closed) throw new EtcdUnavailableError(`etcd ${what}: the link is closed`);
-      const i = this.#current;
+    return this.#failover(what, deadlineMs, async (i, end) => {
       const timeoutMs = Math.max(1, Math.min(this.#attemptMs, end - Date.now()));
-      try {
-        const body = this.#access.user === undefined ? await this.#txnChannels[i]!.call(RANGE_PATH, request, timeoutMs) : await this.#authedCall(i, RANGE_PATH, request, timeoutMs, true);
-        return decodeRange(body);
-      } catch (err) {
-        last = err;
-        if (this.#current === i) this.#current = (i + 1) % this.#hosts.length;
-      }
-      if (Date.now() >= end) break;
-      // A full round over the members failed: give an election time to finish.
-      if ((attempt + 1) % this.#hosts.length === 0) await sleep(Math.min(200, Math.max(0, end - Date.now())));
-    }
-    throw new EtcdUnavailableError(`etcd ${what} failed on every member for ${deadlineMs} ms: ${(last as Error)?.message}`, { cause: last });
+      return decodeRange(this.#access.user === undefined ? await this.#txnChannels[i]!.call(RANGE_PATH, request, timeoutMs) : await this.#authedCall(i, RANGE_PATH, request, timeoutMs, true));
+    });
   }
+
 
   /** Member `i`'s auth token, asked for once and shared by the calls waiting for it. */
   #token(i: number): Promise<string> {

@@ -150,6 +150,18 @@ function readDeleted(r: Reader, end: number): number {
   return deleted;
 }
 
+/** The revision of a ResponseHeader (`int64 revision = 3`) that starts at the reader's position. */
+function readHeaderRevision(r: Reader): number {
+  const end = fieldEnd(r);
+  let revision = 0;
+  while (r.pos < end) {
+    const h = r.uint32();
+    if (h >>> 3 === 3) revision = num(r.int64());
+    else r.skipType(h & 7);
+  }
+  return revision;
+}
+
 /** A TxnResponse; throws on a message that is not one (a truncated or foreign body). */
 export function decodeTxn(body: Uint8Array): EtcdTxnResult {
   const r = Reader.create(body);
@@ -157,15 +169,9 @@ export function decodeTxn(body: Uint8Array): EtcdTxnResult {
   while (r.pos < r.len) {
     const t = r.uint32();
     switch (t >>> 3) {
-      case 1: {
-        const end = fieldEnd(r);
-        while (r.pos < end) {
-          const h = r.uint32();
-          if (h >>> 3 === 3) out.revision = num(r.int64());
-          else r.skipType(h & 7);
-        }
+      case 1:
+        out.revision = readHeaderRevision(r);
         break;
-      }
       case 2:
         out.succeeded = r.bool();
         break;
@@ -240,15 +246,9 @@ export function decodeRange(body: Uint8Array): EtcdRangeResult {
   while (r.pos < r.len) {
     const t = r.uint32();
     switch (t >>> 3) {
-      case 1: {
-        const end = fieldEnd(r);
-        while (r.pos < end) {
-          const h = r.uint32();
-          if (h >>> 3 === 3) out.revision = num(r.int64());
-          else r.skipType(h & 7);
-        }
+      case 1:
+        out.revision = readHeaderRevision(r);
         break;
-      }
       case 2:
         out.kvs.push(readKv(r, fieldEnd(r)));
         break;
