@@ -125,7 +125,10 @@ describe('a replicator shared by a worker\'s shards', () => {
   });
 
   it('gives the shards one flush window: groups that wait for it start together, in one object', async () => {
-    const w = await writer({ flushMs: 200 });
+    // A window long enough for the first group's PUT and commit on a busy machine: the next groups
+    // must find it over and their shards free (one group in flight per shard), else the shard that
+    // is free when the window ends starts alone.
+    const w = await writer({ flushMs: 2_000 });
     const shards = ['a', 'b'].map((n, i) => {
       const log = SegmentLog.open(path.join(w.dir, `log-${n}`), 1 << 30);
       const gc = new GroupCommit(log, { failed: () => undefined, applied: () => undefined, afterReplies: () => undefined }, w.shared);
@@ -140,13 +143,16 @@ describe('a replicator shared by a worker\'s shards', () => {
     };
     const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
     // The first append starts at once, alone, and opens the window; the next ones, to either
-    // shard and a few milliseconds apart, wait for its end and go together.
+    // shard, made once it is durable, wait for the window's end and go together.
+    const t0 = Date.now();
     append(0);
-    await pause(5);
+    for (let i = 0; i < 200 && answered < 1; i++) await pause(5);
+    expect(answered).toBe(1);
+    expect(Date.now() - t0).toBeLessThan(1_500);
     append(0);
     await pause(5);
     append(1);
-    for (let i = 0; i < 200 && answered < 3; i++) await pause(20);
+    for (let i = 0; i < 300 && answered < 3; i++) await pause(20);
     expect(answered).toBe(3);
     expect(await w.objects()).toEqual([['/a'], ['/a', '/b']]);
     for (const sh of shards) sh.log.close();
