@@ -209,10 +209,10 @@ export class Compactor {
       intervalMs: options.intervalMs ?? 1_000, // 1 s
       bytesPerSecond,
     };
+    this.#held = new BytesHeld(this.#o.maxRunBytes);
     // A tick that spent its whole run budget is followed at once by the next (ticker.ts): the
     // budget bounds one pass, not the entries compacted a second, which must keep up with what
     // the streams gain (else their entries pile up in etcd).
-    this.#held = new BytesHeld(this.#o.maxRunBytes);
     this.#ticker = new Ticker(
       () => this.tick(),
       this.#o.intervalMs,

@@ -126,18 +126,33 @@ function readKv(r: Reader, end: number): EtcdKv {
   return kv;
 }
 
-/** The first pair of a RangeResponse (Svc's `get` ops name one key), or null. */
-function readRange(r: Reader, end: number): EtcdKv | null {
-  let first: EtcdKv | null = null;
+/**
+ * A RangeResponse in [reader's position, `end`) (a whole Range answer, or a Txn's range op):
+ *
+ *   RangeResponse { ResponseHeader header = 1; repeated KeyValue kvs = 2; bool more = 3; int64 count = 4 }
+ */
+function readRange(r: Reader, end: number): EtcdRangeResult {
+  const out: EtcdRangeResult = { revision: 0, kvs: [], more: false, count: 0 };
   while (r.pos < end) {
     const t = r.uint32();
-    if (t >>> 3 === 2) {
-      const e = fieldEnd(r);
-      const kv = readKv(r, e);
-      first ??= kv;
-    } else r.skipType(t & 7);
+    switch (t >>> 3) {
+      case 1:
+        out.revision = readHeaderRevision(r);
+        break;
+      case 2:
+        out.kvs.push(readKv(r, fieldEnd(r)));
+        break;
+      case 3:
+        out.more = r.bool();
+        break;
+      case 4:
+        out.count = num(r.int64());
+        break;
+      default:
+        r.skipType(t & 7);
+    }
   }
-  return first;
+  return out;
 }
 
 function readDeleted(r: Reader, end: number): number {
@@ -184,7 +199,8 @@ export function decodeTxn(body: Uint8Array): EtcdTxnResult {
             continue;
           }
           const e = fieldEnd(r);
-          if (o >>> 3 === 1) out.gets.push(readRange(r, e));
+          // Svc's `get` ops name one key: its pair, or null.
+          if (o >>> 3 === 1) out.gets.push(readRange(r, e).kvs[0] ?? null);
           else if (o >>> 3 === 3) out.deleted.push(readDeleted(r, e));
           else r.pos = e;
         }
@@ -235,34 +251,10 @@ export function encodeRange(q: EtcdRangeRequest): Uint8Array {
   return w.finish();
 }
 
-/**
- * A RangeResponse; throws on a message that is not one:
- *
- *   RangeResponse { ResponseHeader header = 1; repeated KeyValue kvs = 2; bool more = 3; int64 count = 4 }
- */
+/** A RangeResponse; throws on a message that is not one. */
 export function decodeRange(body: Uint8Array): EtcdRangeResult {
   const r = Reader.create(body);
-  const out: EtcdRangeResult = { revision: 0, kvs: [], more: false, count: 0 };
-  while (r.pos < r.len) {
-    const t = r.uint32();
-    switch (t >>> 3) {
-      case 1:
-        out.revision = readHeaderRevision(r);
-        break;
-      case 2:
-        out.kvs.push(readKv(r, fieldEnd(r)));
-        break;
-      case 3:
-        out.more = r.bool();
-        break;
-      case 4:
-        out.count = num(r.int64());
-        break;
-      default:
-        r.skipType(t & 7);
-    }
-  }
-  return out;
+  return readRange(r, r.len);
 }
 
 /**
