@@ -7,7 +7,10 @@
  * bound the busiest thread sets: 1 s ÷ its µs per append.
  *
  *   SCALING_THREADS=1,2,4        gateway thread counts (default 1,2)
- *   SCALING_LOADS=W1,W2,DS1      loads (default W1,W2; DS1: W1's appends on a `--protocol ds` node, to /v1/stream/ds1)
+ *   SCALING_LOADS=W1,W2,DS1,K1   loads (default W1,W2; DS1: W1's appends on a `--protocol ds` node, to /v1/stream/ds1;
+ *                                K1: Kafka produce, librdkafka producers of 100 B records, one topic each)
+ *   SCALING_KAFKA_PRODUCERS=2    K1: producer processes (each its own connection, so its own gateway thread)
+ *   SCALING_KAFKA_RECORDS=300000 K1: records per producer (after 20,000 of warm-up each); SCALING_KAFKA_SIZE=100 bytes each
  *   SCALING_SERVER_CPUS=0-7      taskset CPU list of the node (default: unpinned)
  *   SCALING_LOAD_CPUS=8-11       taskset CPU list of wrk (default: unpinned)
  *   SCALING_SHARD_WORKERS=2      --shard-workers (default 1)
@@ -16,7 +19,7 @@
  *   SCALING_BASELINE=<build>/dist/main.js   also run every case on another build, just before
  *   SCALING_NODE_ARGS='--cpu-prof --cpu-prof-dir=prof'   node flags for the node (a profile per thread)
  *
- * Ports 0 throughout. Kafka produce is not measured yet (its listener stays on the main thread).
+ * Ports 0 throughout. K1 needs gcc and librdkafka-dev (perf/kafka/rdkafka-bench.c is compiled once per run).
  */
 'use strict';
 const { spawn, execFileSync } = require('node:child_process');
@@ -36,6 +39,10 @@ const CONNECTIONS = Number(process.env.SCALING_CONNECTIONS ?? 64);
 const WRK_THREADS = Number(process.env.SCALING_WRK_THREADS ?? 1);
 const SHARD_WORKERS = Number(process.env.SCALING_SHARD_WORKERS ?? 1);
 const SPREAD = 64;
+const KAFKA_PRODUCERS = Number(process.env.SCALING_KAFKA_PRODUCERS ?? 2);
+const KAFKA_RECORDS = Number(process.env.SCALING_KAFKA_RECORDS ?? 300_000);
+const KAFKA_SIZE = Number(process.env.SCALING_KAFKA_SIZE ?? 100);
+const KAFKA_WARMUP = 20_000;
 /** Extra node flags for the node, e.g. `--cpu-prof --cpu-prof-dir=<dir>` (every thread writes its own profile). */
 const NODE_ARGS = (process.env.SCALING_NODE_ARGS ?? '').split(' ').filter(Boolean);
 /** Another build's dist/main.js: each run is made on it too, right before this build's (before/after in one run). */
@@ -81,7 +88,8 @@ function startNode(gatewayThreads, main, protocol = 'svc') {
       proc.stdout.removeAllListeners('data');
       proc.stdout.resume();
       // With taskset the node is taskset's child: its pid is the one that exec'd, the same.
-      resolve({ proc, url: `http://${m[1]}`, dataDir });
+      const k = /"kafka":"([^"]+)"/.exec(out.slice(out.indexOf('node started') - 400));
+      resolve({ proc, url: `http://${m[1]}`, kafka: k === null ? null : k[1], dataDir });
     });
   });
 }
@@ -98,9 +106,60 @@ function wrk(url, script, extra, seconds) {
   return JSON.parse(line.slice(8));
 }
 
+/** perf/kafka/rdkafka-bench.c, compiled once per run (K1). */
+let rdkafkaBench = null;
+function kafkaBench() {
+  if (rdkafkaBench !== null) return rdkafkaBench;
+  const bin = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'svc-scaling-rdk-')), 'rdkafka-bench');
+  execFileSync('gcc', ['-O2', '-o', bin, path.join(__dirname, 'kafka', 'rdkafka-bench.c'), '-lrdkafka'], { stdio: 'inherit' });
+  rdkafkaBench = bin;
+  return bin;
+}
+
+/** KAFKA_PRODUCERS producer processes at once, each `records` records to its own topic; resolves with the seconds the slowest took. */
+async function produceAll(broker, records) {
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: KAFKA_PRODUCERS }, (_, i) => new Promise((resolve, reject) => {
+      const [cmd, args] = pinned(LOAD_CPUS, kafkaBench(), ['produce', broker, `k1-${i}`, String(records), String(KAFKA_SIZE), '1']);
+      const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.on('exit', (code) => {
+        const r = code === 0 ? JSON.parse(out.trim().split('\n').pop()) : null;
+        if (r === null || r.failed !== 0) reject(new Error(`rdkafka-bench produce k1-${i}: exit ${code}, ${out}`));
+        else resolve();
+      });
+    })),
+  );
+  return Number(process.hrtime.bigint() - started) / 1e9;
+}
+
+/** Per-thread CPU µs per operation (and system time, page faults) between two threadTicks samples. */
+function perOperation(before, after, ops) {
+  const perThread = {};
+  const detail = {};
+  for (const [role, t] of after) {
+    const b = before.get(role) ?? { user: 0, sys: 0, faults: 0 };
+    const per = (d) => d / Math.max(1, ops);
+    perThread[role] = per((t.user + t.sys - b.user - b.sys) * TICK_US);
+    detail[role] = { sys: per((t.sys - b.sys) * TICK_US), faults: per(t.faults - b.faults) };
+  }
+  const busiest = Object.entries(perThread).filter(([k]) => k !== 'other').sort((a, b) => b[1] - a[1])[0];
+  return { perThread, detail, busiest: busiest[0], bound: 1e6 / busiest[1] };
+}
+
 async function run(load, gatewayThreads, bodyFile, main) {
   const node = await startNode(gatewayThreads, main, load === 'DS1' ? 'ds' : 'svc');
   try {
+    if (load === 'K1') {
+      await produceAll(node.kafka, KAFKA_WARMUP); // warm-up, and the topics are created
+      const before = threadTicks(node.proc.pid);
+      const seconds = await produceAll(node.kafka, KAFKA_RECORDS);
+      const after = threadTicks(node.proc.pid);
+      const records = KAFKA_RECORDS * KAFKA_PRODUCERS;
+      return { load, gatewayThreads, rate: records / seconds, errors: 0, ...perOperation(before, after, records), mbPerOp: KAFKA_SIZE / 1e6 };
+    }
     const type = 'application/octet-stream';
     let url;
     let extra;
@@ -119,17 +178,7 @@ async function run(load, gatewayThreads, bodyFile, main) {
     const before = threadTicks(node.proc.pid);
     const r = wrk(url, script, extra, DURATION);
     const after = threadTicks(node.proc.pid);
-    const appends = r.requests;
-    const perThread = {};
-    const detail = {};
-    for (const [role, t] of after) {
-      const b = before.get(role) ?? { user: 0, sys: 0, faults: 0 };
-      const per = (d) => d / Math.max(1, appends);
-      perThread[role] = per((t.user + t.sys - b.user - b.sys) * TICK_US);
-      detail[role] = { sys: per((t.sys - b.sys) * TICK_US), faults: per(t.faults - b.faults) };
-    }
-    const busiest = Object.entries(perThread).filter(([k]) => k !== 'other').sort((a, b) => b[1] - a[1])[0];
-    return { load, gatewayThreads, rate: appends / (r.duration_us / 1e6), errors: r.errors, perThread, detail, busiest: busiest[0], bound: 1e6 / busiest[1] };
+    return { load, gatewayThreads, rate: r.requests / (r.duration_us / 1e6), errors: r.errors, ...perOperation(before, after, r.requests), mbPerOp: null };
   } finally {
     node.proc.kill('SIGTERM');
     await new Promise((res) => node.proc.once('exit', res));
@@ -141,8 +190,9 @@ async function main() {
   const bodyFile = path.join(os.tmpdir(), `svc-scaling-body-${process.pid}`);
   fs.writeFileSync(bodyFile, Buffer.alloc(100, 0x61));
   console.log(`load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; server CPUs ${SERVER_CPUS || 'any'}, load CPUs ${LOAD_CPUS || 'any'}; ${DURATION} s per run`);
-  console.log('| build | load | gateway threads | appends/s | busiest thread | its µs/append | bound (appends/s) | serving threads together (main + svc-gw-*) | µs/append per thread (of which system; page faults per append) |');
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log('Per operation: an append (W1, W2, DS1) or a produced record (K1); K1 adds the node\'s CPU per MB of record values.');
+  console.log('| build | load | gateway threads | operations/s | busiest thread | its µs/op | bound (ops/s) | serving threads together (main + svc-gw-*) | node µs/MB (K1) | µs/op per thread (of which system; page faults per op) |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   const builds = BASELINE === '' ? [['this', MAIN]] : [['baseline', BASELINE], ['this', MAIN]];
   try {
     for (const load of LOADS) {
@@ -151,7 +201,8 @@ async function main() {
           const r = await run(load, n, bodyFile, main);
           const serving = Object.entries(r.perThread).filter(([k]) => k === 'main' || k.startsWith('svc-gw-')).reduce((a, [, v]) => a + v, 0);
           const threads = Object.entries(r.perThread).sort().map(([k, v]) => `${k} ${v.toFixed(1)} (sys ${r.detail[k].sys.toFixed(1)}; ${r.detail[k].faults.toFixed(2)} pf)`).join(', ');
-          console.log(`| ${build} | ${r.load} | ${n} | ${Math.round(r.rate)} | ${r.busiest} | ${r.perThread[r.busiest].toFixed(1)} | ${Math.round(r.bound)} | ${serving.toFixed(1)} | ${threads} |`);
+          const perMb = r.mbPerOp === null ? '' : (Object.values(r.perThread).reduce((a, v) => a + v, 0) / r.mbPerOp).toFixed(0);
+          console.log(`| ${build} | ${r.load} | ${n} | ${Math.round(r.rate)} | ${r.busiest} | ${r.perThread[r.busiest].toFixed(2)} | ${Math.round(r.bound)} | ${serving.toFixed(2)} | ${perMb} | ${threads} |`);
         }
       }
     }

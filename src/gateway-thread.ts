@@ -15,15 +15,21 @@
  * In a cluster, a thread serves only reads and appends of the streams placed on this node; the main
  * thread's owner check answers everything else (gateway/cluster/served-streams.ts).
  *
+ * On a single node the thread also serves the Kafka connections the main thread's listener hands
+ * it (kafka-wire/thread-front.ts): their Produce requests here, the rest relayed to the main thread.
+ * Its readers serve committed data only: it keeps a copy of the Kafka transactions' state.
+ *
  * From the main thread, on the control channel (gateway-threads.ts): each worker's channel (and a
  * new one after a restart), a worker that stopped, every token record after each change
  * (acknowledged, so the admin API answers a revoke only once every thread refuses the token), the
  * validated streams after each change (acknowledged, so a rule is answered only once no thread
  * appends to its stream unchecked), in a cluster the streams placed on this node after each change
  * (acknowledged, so a moved stream's copy is dropped only once every thread knows where it went),
- * and the drain at shutdown. To it: the acknowledgements, and a
- * Durable Streams thread's stream events (appended, created, deleted) for the main thread's
- * subscriptions.
+ * the Kafka transactions' state after each change (acknowledged, so a transaction's first batch is
+ * appended only once every thread hides it), Kafka connections and the answers to relayed Kafka
+ * requests, and the drain at shutdown. To it: the acknowledgements, a Durable Streams thread's
+ * stream events (appended, created, deleted) for the main thread's subscriptions, and relayed
+ * Kafka requests.
  */
 import { type MessagePort } from 'node:worker_threads';
 import { type VersionedToken, TokenReplica } from './actors';
@@ -63,6 +69,7 @@ import { type LocalGateway } from './program/http/engine';
 import { type Config } from './config';
 import { type Tracing, type TracingOptions } from './tracing';
 import { nameThread } from './util/libc';
+import { KafkaFront, type KafkaToMain, type KafkaToThread, PartitionTxns, type PartitionTxnState, isKafkaToThread } from './kafka-wire';
 
 /** What a gateway thread starts with. */
 export interface GatewayThreadData {
@@ -94,6 +101,12 @@ export interface GatewayThreadData {
    * these options and its name, and exports the spans of the requests it serves; null: off.
    */
   traces: Omit<TracingOptions, 'threadName'> | null;
+  /**
+   * The Kafka listener's connections are handed to the gateway threads (a single node): the thread
+   * serves their Produce requests and relays the rest to the main thread (kafka-wire/thread-front.ts);
+   * null: the main thread serves every Kafka connection.
+   */
+  kafka: { nodeId: number; maxFrameBytes: number } | null;
 }
 
 /** Main thread → gateway thread. */
@@ -105,11 +118,19 @@ export type ToGateway =
   | { t: 'validated'; id: number; streams: string[] }
   /** In a cluster: what changed in the streams placed on this node (the ones this thread serves). */
   | { t: 'served'; id: number; change: ServedChange }
+  /**
+   * Kafka transactions' state of these streams (open transactions, aborted ranges), after each
+   * change and all of it at start: the thread's readers serve committed data only (docs/kafka.md,
+   * "Transactions"). Acknowledged: a transaction's first batch is appended only once every thread has it.
+   */
+  | { t: 'txns'; id: number; states: Array<[stream: string, state: PartitionTxnState]> }
   /** A scrape: the thread answers with its figures (`figures`). */
   | { t: 'figures'; id: number }
   | { t: 'drain'; id: number }
   /** Everything the thread starts with has been sent (channels, tokens): it may take requests. */
-  | { t: 'started' };
+  | { t: 'started' }
+  /** The Kafka listener: a connection to serve, the answers to the requests it relayed. */
+  | KafkaToThread;
 
 /**
  * Gateway thread → main thread: the acknowledgement of a `tokens`, `validated`, `served` or `drain` message;
@@ -120,7 +141,9 @@ export type FromGateway =
   | { t: 'ack'; id: number }
   | { t: 'figures'; id: number; figures: GatewayFigures }
   | { t: 'ds-changed'; streams: Array<[path: string, tailOffset: string]> }
-  | { t: 'ds-deleted'; path: string };
+  | { t: 'ds-deleted'; path: string }
+  /** The Kafka listener: a request for the main thread, a connection closed. */
+  | KafkaToMain;
 
 /**
  * How often a Durable Streams thread sends its stream events to the main thread's subscriptions
@@ -130,6 +153,9 @@ export type FromGateway =
  * every 1 ms and 1.0 µs every 5 ms, against 0.2 µs with the subscriptions off.
  */
 const DS_EVENTS_EVERY_MS = 5;
+
+/** At shutdown, how long a thread waits for its Kafka connections' requests in progress (as the main thread's listener). */
+const KAFKA_DRAIN_MS = 5_000;
 
 /** The paths a gateway thread leaves to the main thread: the list and the reserved `_` names. */
 function mainThreadPath(path: string): boolean {
@@ -148,11 +174,24 @@ export async function startGateway(raw: unknown, control: MessagePort): Promise<
   let validated = new Set<string>();
   const served = data.cluster ? new ServedStreams() : null;
   const counts = data.metrics ? new RequestCounts() : null;
+  // Readers here serve committed data only, as on the main thread (node.ts): a copy of its Kafka transactions' state.
+  const txns = new PartitionTxns(new Map());
+  shards.setReadVisibility((name, from) => txns.visibility(name, from));
+  live.setStableTail((name) => txns.stableSeq(name));
+  txns.onEnded((name) => live.visibilityChanged(name));
   let started: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (started = resolve));
   /** Set below, before the thread takes a request; null with traces off. */
   let tracing: Tracing | null = null;
+  /** The Kafka connections' front, made once tracing is set (below); messages for it wait until then. */
+  let kafka: KafkaFront | null = null;
+  const early: KafkaToThread[] = [];
   control.on('message', (m: ToGateway) => {
+    if (isKafkaToThread(m)) {
+      if (kafka === null) early.push(m);
+      else kafka.onMessage(m);
+      return;
+    }
     switch (m.t) {
       case 'started':
         return started();
@@ -169,13 +208,18 @@ export async function startGateway(raw: unknown, control: MessagePort): Promise<
       case 'served':
         served?.apply(m.change);
         return control.postMessage({ t: 'ack', id: m.id } satisfies FromGateway);
+      case 'txns':
+        for (const [stream, state] of m.states) txns.apply(stream, state);
+        return control.postMessage({ t: 'ack', id: m.id } satisfies FromGateway);
       case 'figures':
-        return control.postMessage({ t: 'figures', id: m.id, figures: { requests: counts?.all() ?? [], appended: shards.appended, liveReaders: live.readers() } } satisfies FromGateway);
+        return control.postMessage({ t: 'figures', id: m.id, figures: { requests: counts?.all() ?? [], appended: shards.appended, liveReaders: live.readers(), kafkaRequests: kafka?.requests() ?? [] } } satisfies FromGateway);
       case 'drain': {
         // As the node's close: new requests are refused, live reads answer now, in-flight ones finish.
         const drained = inFlight.drain();
         live.shutdown();
-        void drained.then(async () => {
+        // Kafka connections: their requests in progress are answered (the main thread's listener
+        // closes beside this, answering the group waits it holds), then they close.
+        void Promise.all([drained, kafka?.close(KAFKA_DRAIN_MS)]).then(async () => {
           await shards.close();
           links.close();
           // The spans still queued go out (2 s at most: Tracing.close).
@@ -201,6 +245,15 @@ export async function startGateway(raw: unknown, control: MessagePort): Promise<
     shards.setHopTracer(tracing);
   }
   const spanned = tracing === null ? logged : traced(data.protocol, tracing, logged);
+  if (data.kafka !== null) {
+    const front = new KafkaFront({
+      shards, live, log, tracing, nodeId: data.kafka.nodeId, auth: data.auth, maxFrameBytes: data.kafka.maxFrameBytes,
+      validated: (name) => validated.has(name),
+      post: (m, transfer) => control.postMessage(m satisfies FromGateway, transfer),
+    });
+    kafka = front;
+    for (const m of early.splice(0)) front.onMessage(m);
+  }
   // Counted as on the main thread (outermost: its 500s and the guard's 401s too); the main thread
   // sums every thread's counts into its /metrics at each scrape.
   const counted = counts === null ? spanned : metered(data.protocol, counts, spanned);

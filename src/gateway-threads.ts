@@ -16,6 +16,7 @@ import { type GatewayThreadData, type FromGateway, type ToGateway } from './gate
 import { type GatewayFigures, type ServedChange, type Subscriptions } from './gateway';
 import { type GatewayThreadSpec } from './program/http/engine';
 import { type ShardClient } from './shards';
+import { type KafkaRelay, type KafkaThreads, type PartitionTxns, type RelayReply, isKafkaToMain } from './kafka-wire';
 
 /**
  * V8's young generation of a gateway thread: as large as the main thread's (16 MiB semi-spaces)
@@ -34,6 +35,8 @@ interface Thread {
   name: string;
   port: MessagePort;
   unlink(): void;
+  /** The Kafka connections it serves (ids), handed to it by the listener. */
+  kafka: Set<number>;
 }
 
 /** What a Durable Streams gateway thread's stream events go to: the main thread's subscriptions. */
@@ -44,7 +47,7 @@ export interface GatewayThreadsLog {
   warn(o: object, m: string): void;
 }
 
-export class GatewayThreads {
+export class GatewayThreads implements KafkaThreads {
   readonly #shards: ShardClient;
   readonly #tokens: Tokens | null;
   readonly #data: Omit<GatewayThreadData, 'threadName'>;
@@ -65,6 +68,10 @@ export class GatewayThreads {
   readonly #lastFigures = new Map<Thread, GatewayFigures>();
   /** Draining at shutdown: the threads' channels close as they end, which is no news. */
   #stopping = false;
+  /** The partitions' Kafka transaction state the threads' readers keep a copy of (null: not given yet). */
+  #txns: PartitionTxns | null = null;
+  /** The Kafka listener's side of the requests the threads relay (null: the threads take no Kafka connections). */
+  #kafka: KafkaRelay | null = null;
 
   /**
    * `tokens` null: auth is off, the threads check nothing. `subscriptions`: the Durable Streams
@@ -94,10 +101,15 @@ export class GatewayThreads {
     });
     if (this.#tokens !== null) post({ t: 'tokens', id: 0, records: this.#tokens.records() });
     post({ t: 'validated', id: 0, streams: this.#validated });
+    if (this.#txns !== null) post({ t: 'txns', id: 0, states: this.#txns.streams().map((st) => [st, this.#txns!.state(st)]) });
     post({ t: 'started' });
-    const thread: Thread = { name: `svc-gw-${k + 1}`, port: port1, unlink };
+    const thread: Thread = { name: `svc-gw-${k + 1}`, port: port1, unlink, kafka: new Set() };
+    const reply: RelayReply = (m, transfer) => port1.postMessage(m satisfies ToGateway, transfer);
     port1.on('message', (m: FromGateway) => {
-      if (m.t === 'ack') this.#acked(thread, m.id);
+      if (isKafkaToMain(m)) {
+        if (m.t === 'kafka-closed') thread.kafka.delete(m.conn);
+        this.#kafka?.onMessage(m, reply);
+      } else if (m.t === 'ack') this.#acked(thread, m.id);
       else if (m.t === 'figures') this.#figures.get(m.id)?.(thread, m.figures);
       else if (m.t === 'ds-changed') for (const [path, tail] of m.streams) this.#subscriptions?.onStreamChanged(path, tail);
       else this.#subscriptions?.onStreamDeleted(m.path);
@@ -121,6 +133,9 @@ export class GatewayThreads {
   #gone(thread: Thread): void {
     if (!this.#threads.delete(thread)) return;
     thread.unlink();
+    // Its Kafka connections ended with it.
+    for (const conn of thread.kafka) this.#kafka?.onMessage({ t: 'kafka-closed', conn }, () => undefined);
+    thread.kafka.clear();
     if (!this.#stopping) this.#log.warn({ thread: thread.name, pending: [...this.#acks.values()].filter((a) => a.left.has(thread)).length }, 'gateway thread gone: its connections are closed and it is no longer waited for');
     for (const id of [...this.#acks.keys()]) this.#acked(thread, id);
   }
@@ -132,6 +147,16 @@ export class GatewayThreads {
   validated(streams: string[]): Promise<void> {
     this.#validated = streams;
     return this.#toAll((id) => ({ t: 'validated', id, streams }));
+  }
+
+  /**
+   * The partitions' Kafka transaction state (docs/kafka.md, "Transactions"): every thread gets all
+   * of it as it starts and each change after, so its readers serve committed data only. A change
+   * resolves `txns.mirrored()` once every thread has acknowledged it.
+   */
+  txnStates(txns: PartitionTxns): void {
+    this.#txns = txns;
+    txns.copyTo((stream) => this.#toAll((id) => ({ t: 'txns', id, states: [[stream, txns.state(stream)]] })));
   }
 
   /**
@@ -176,6 +201,31 @@ export class GatewayThreads {
       });
       for (const t of waiting) t.port.postMessage({ t: 'figures', id } satisfies ToGateway);
     });
+  }
+
+  /** The Kafka listener's relay: the threads' Kafka requests for this thread go to it (kafka-wire/relay.ts). */
+  attach(relay: KafkaRelay): void {
+    this.#kafka = relay;
+  }
+
+  /** The thread that takes the next Kafka connection: the one serving the fewest (null: none is up, or the threads take no Kafka connections). */
+  taker(): ((fd: number, id: number) => void) | null {
+    if (this.#kafka === null || this.#data.kafka === null || this.#stopping) return null;
+    let best: Thread | null = null;
+    for (const t of this.#threads) if (best === null || t.kafka.size < best.kafka.size) best = t;
+    if (best === null) return null;
+    const t = best;
+    return (fd, conn) => {
+      t.kafka.add(conn);
+      t.port.postMessage({ t: 'kafka-conn', fd, conn } satisfies ToGateway);
+    };
+  }
+
+  /** Kafka connections the threads serve now. */
+  connections(): number {
+    let n = 0;
+    for (const t of this.#threads) n += t.kafka.size;
+    return n;
   }
 
   /** How many threads are up (a thread whose channel closed is not counted). */

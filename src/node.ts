@@ -60,7 +60,7 @@ import { startObjectMaintenance } from './object-maintenance';
 import { GatewayThreads } from './gateway-threads';
 import { type CommitStats, type ReadCacheStats, type ReadPoolStats, type SchemaControlResult, type SchemaDocument, type Schemas, SchemaStore, ShardClient, checkSchemaName, parseRegistration, type ShardClientOptions, SpaceGuard, lockDataDir } from './shards';
 import { type ObjectStoreStats, addObjectStoreStats, newObjectStoreStats } from './objects';
-import { committedReads, kafkaCluster, startKafkaListener } from './kafka-wire';
+import { committedReads, kafkaCluster, maxKafkaFrameBytes, startKafkaListener } from './kafka-wire';
 import { moveStorage as moveStorageOf } from './move-storage';
 import { startMallocTrim } from './util/malloc-trim';
 import { Ledger, checkObjectStore, openObjectStore } from './objects';
@@ -496,11 +496,16 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
           cluster: placement !== null,
           metrics: metrics !== null,
           traces: tracingOptions,
+          // A single node's Kafka connections are served by the threads too (kafka-wire/thread-front.ts);
+          // in a cluster they stay here, where the placement the Kafka APIs read is.
+          kafka: placement === null ? { nodeId, maxFrameBytes: maxKafkaFrameBytes(config.limits.maxRequestBytes) } : null,
         }, log, config.protocol === 'ds' ? subscriptions : null);
   // In a cluster the threads serve the streams placed on this node, once its own streams are open (below).
   const servedWatch = gateways === null || placement === null ? null : new ServedWatch(meta, placement, config.protocol, (c) => void gateways.served(c));
   // A validated stream's writes are left to this thread, which holds the registry: the threads learn which streams those are.
   if (gateways !== null) validation.watch((streams) => gateways.validated(streams));
+  // Their readers serve committed data only, as this thread's: each keeps a copy of the Kafka transactions' state.
+  gateways?.txnStates(txnParts);
   const svc = await engine.listen(
     {
       name: 'protocol listener (--listen)', host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes,
@@ -519,6 +524,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     cluster: placement === null || intents === null ? null : kafkaCluster(placement, intents, members, () => reopening !== null, config.objects !== ''),
     // SASL/PLAIN: the password is an access token, authenticated like a bearer token.
     authenticate: config.auth === 'required' ? async (token) => { const who = await tokens.authenticate(`Bearer ${token}`); return typeof who === 'string' ? who : who.scope; } : null,
+    threads: gateways !== null && placement === null ? gateways : null,
   });
   // appliedIndex (spec: grows with all activity, background work included) is the metadata
   // commands plus every shard's applied catalog changes (docs/storage.md). /ready asks the
@@ -702,10 +708,10 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
         // long-polls answer 204 now, SSE streams end with a `control` event.
         live.shutdown();
         await drained;
-        // The gateway threads' requests too, before the workers close.
-        await gateways?.drain();
-        // Kafka requests in progress finish (a Fetch wait ended with live.shutdown) before the shards close.
-        await kafka.close();
+        // The gateway threads' requests too, and Kafka requests in progress (a Fetch wait ended with
+        // live.shutdown), before the workers close: together, as a thread's Kafka request may wait
+        // on this thread's group coordinator, which kafka.close() answers.
+        await Promise.all([gateways?.drain(), kafka.close()]);
         await subscriptions?.close();
         failover?.stop();
         rebalancer?.stop();

@@ -72,6 +72,35 @@ export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConn
     if (why !== null) throw new KafkaProtocolError(`SASL (handshake v0 raw token): ${why}`);
     return RAW_TOKEN_OK;
   }
+  countRequest(ctx, frame);
+  const decoded = decodeRequest(ctx, frame, conn);
+  return decoded instanceof DecodedRequest ? runRequest(ctx, decoded, frame.length, conn) : decoded;
+}
+
+/** Count a request frame in `ctx.requestCounts` by its API key (served APIs only). */
+export function countRequest(ctx: Pick<KafkaContext, 'requestCounts'>, frame: Buffer): void {
+  if (frame.length < 2) return;
+  const apiKey = frame.readInt16BE(0);
+  if (HANDLERS.has(apiKey)) ctx.requestCounts[apiKey] = (ctx.requestCounts[apiKey] ?? 0) + 1;
+}
+
+/** A request frame read past its header: the handler that serves it and its decoded body. */
+export class DecodedRequest {
+  constructor(
+    readonly handler: AnyApiHandler,
+    readonly api: KafkaApi,
+    readonly version: number,
+    readonly correlationId: number,
+    readonly req: unknown,
+  ) {}
+}
+
+/**
+ * Check a request frame (length, served API and version, the auth gate) and decode its header and
+ * body: the request to run, or the answer already made (ApiVersions above its range). Throws
+ * KafkaProtocolError for a frame that closes the connection.
+ */
+export function decodeRequest(ctx: Pick<KafkaContext, 'authenticate'>, frame: Buffer, conn: KafkaConnection): DecodedRequest | ResponseFrame {
   if (frame.length < 8) throw new KafkaProtocolError(`request of ${frame.length} bytes is shorter than a request header`);
   const apiKey = frame.readInt16BE(0);
   const version = frame.readInt16BE(2);
@@ -79,9 +108,8 @@ export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConn
   const api = kafkaApi(apiKey);
   const handler = HANDLERS.get(apiKey);
   if (api === undefined || handler === undefined) throw new KafkaProtocolError(`API key ${apiKey} is not served`);
-  ctx.requestCounts[apiKey] = (ctx.requestCounts[apiKey] ?? 0) + 1;
   // --auth required: before SASL succeeded only ApiVersions and the SASL APIs (design/kafka.md, SASL order).
-  if (ctx.authenticate !== null && !PRE_AUTH_APIS.has(apiKey) && access.scope === null) {
+  if (ctx.authenticate !== null && !PRE_AUTH_APIS.has(apiKey) && accessOf(conn, true).scope === null) {
     throw new KafkaProtocolError(`${api.name} before SASL authentication`);
   }
   if (apiKey === API_VERSIONS_KEY && version > api.maxVersion) {
@@ -98,12 +126,17 @@ export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConn
   const r = new Reader(frame, 0);
   const header = decodeRequestHeader(r, requestHeaderVersion(api, version));
   if (conn.clientId === null && header.clientId != null) conn.clientId = header.clientId;
-  const req: unknown = handler.decode(r, version);
+  return new DecodedRequest(handler, api, version, correlationId, handler.decode(r, version));
+}
+
+/** Run a decoded request: its response frame, null for none, or a PendingResponse. */
+export async function runRequest(ctx: KafkaContext, d: DecodedRequest, frameBytes: number, conn: KafkaConnection): Promise<ResponseFrame | null | PendingResponse> {
+  const { handler, api, version, correlationId, req } = d;
   // Traces on (docs/metrics.md, "Traces"): Produce and Fetch run inside a request span.
   const res: unknown =
-    ctx.tracing === null || !TRACED_APIS.has(apiKey)
+    ctx.tracing === null || !TRACED_APIS.has(api.apiKey)
       ? await handler.handle(ctx, req, version, conn)
-      : await tracedHandle(ctx.tracing, api.name, frame.length, conn.clientId, async () => handler.handle(ctx, req, version, conn) as unknown);
+      : await tracedHandle(ctx.tracing, api.name, frameBytes, conn.clientId, async () => handler.handle(ctx, req, version, conn) as unknown);
   if (res === null) return null;
   if (res instanceof Later) return new PendingResponse(res.response.then((r: unknown) => encodeResponse(handler, api, version, correlationId, r)));
   return encodeResponse(handler, api, version, correlationId, res);

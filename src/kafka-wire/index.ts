@@ -19,18 +19,32 @@ import type { GroupDoc } from '../gateway';
 import { CONSUMER_GROUP_TIMEOUTS, type ConsumerGroupTimeouts, GroupCoordinator } from './groups';
 import { groupViews } from './group-views';
 import { KafkaShare } from './share';
-import { type KafkaServerHandle, listenKafka } from './server';
+import { type KafkaServerHandle, listenKafka, refusalLog } from './server';
 import { TopicIndex } from './topics';
 import { type PartitionTxns, TransactionCoordinator, mirrorPartitionTxns } from './txn';
 import { type KafkaCluster } from './cluster';
 import { SharedTopicConfigs } from './shared-topic-configs';
+import { KafkaRelay } from './relay';
 import { FramePool } from './frame-assembler';
 import { type RecordValidation } from '../util/validation-rule';
 
 export { type LiveRegistry } from './context';
 export { type KafkaAuthenticator } from './auth';
 export { type KafkaCluster, kafkaCluster } from './cluster';
-export { type PartitionTxns } from './txn';
+export { PartitionTxns, type PartitionTxnState } from './txn';
+export { KafkaFront, type KafkaFrontOptions } from './thread-front';
+export { KafkaRelay, type RelayReply } from './relay';
+export { type KafkaToMain, type KafkaToThread, isKafkaToMain, isKafkaToThread } from './thread-messages';
+
+/** Gateway threads that serve Kafka connections (thread-front.ts): the listener hands them the sockets it accepts. */
+export interface KafkaThreads {
+  /** Where the threads' requests go (relay.ts); called once, before the listener takes a connection. */
+  attach(relay: KafkaRelay): void;
+  /** The taker of the next accepted connection (its descriptor's duplicate and its id), or null to serve it on this thread. */
+  taker(): ((fd: number, id: number) => void) | null;
+  /** Connections the threads serve now. */
+  connections(): number;
+}
 
 /**
  * The partitions' Kafka transaction state (open transactions, aborted ranges) restored from the
@@ -68,6 +82,8 @@ export interface KafkaListenerOptions {
   validation?: RecordValidation | null;
   /** Share groups' partition state, the one the Svc listener's `/_share/{stream}` uses (so both serve one group); absent: a store of its own over `meta`. */
   shareStates?: ShareStates;
+  /** Gateway threads to serve the connections (a single node on the uws engine, node.ts); null or absent: this thread serves them all. */
+  threads?: KafkaThreads | null;
 }
 
 export interface KafkaListener extends KafkaServerHandle {
@@ -82,6 +98,11 @@ const SHARE_READ_BYTES = 1024 * 1024; // 1 MiB
 
 /** Requests carry a few hundred bytes of headers and field framing around their record batches. */
 const FRAME_OVERHEAD = 1024 * 1024; // 1 MiB
+
+/** The largest request frame a listener (or a gateway thread's connections) takes, for a node's `--max-request-bytes`. */
+export function maxKafkaFrameBytes(maxRequestBytes: number): number {
+  return maxRequestBytes + FRAME_OVERHEAD;
+}
 
 export async function startKafkaListener(o: KafkaListenerOptions): Promise<KafkaListener> {
   const log = o.log.child({ module: 'kafka' });
@@ -129,12 +150,19 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
   // Large Produce frames go to the shard workers whole and come back for reuse (frame-assembler.ts).
   const framePool = new FramePool();
   o.shards.onReturnedBuffer((ab) => framePool.put(ab));
-  const server = await listenKafka({ host: o.host, port: o.port, maxFrameBytes: o.maxRequestBytes + FRAME_OVERHEAD, framePool, log, handle: (frame, conn) => dispatch(ctx, frame, conn) });
+  const threads = o.threads ?? null;
+  // The requests gateway threads leave to this thread run through the same dispatch (relay.ts).
+  const refusals = refusalLog(log);
+  threads?.attach(new KafkaRelay((frame, conn) => dispatch(ctx, frame, conn), ctx.authenticate !== null, refusals));
+  const server = await listenKafka({
+    host: o.host, port: o.port, maxFrameBytes: maxKafkaFrameBytes(o.maxRequestBytes), framePool, log, refusals, handle: (frame, conn) => dispatch(ctx, frame, conn),
+    ...(threads === null ? {} : { handOff: () => threads.taker() }),
+  });
   bound = { host: o.host, port: server.port };
   return {
     port: server.port,
     stopAccepting: () => server.stopAccepting(),
-    connections: () => server.connections(),
+    connections: () => server.connections() + (threads?.connections() ?? 0),
     requestsByApi: () => {
       const out: Array<{ api: string; count: number }> = [];
       ctx.requestCounts.forEach((count, key) => {

@@ -20,6 +20,7 @@ import * as net from 'node:net';
 import { type Logger } from '../log';
 import { listenError } from '../program/http';
 import { FrameAssembler, type FramePool } from './frame-assembler';
+import { dupFd } from '../util/libc';
 
 export interface KafkaConnection {
   readonly id: number;
@@ -28,9 +29,8 @@ export interface KafkaConnection {
   clientId: string | null;
 }
 
-export interface KafkaServerOptions {
-  host: string;
-  port: number;
+/** What the connections of a listener, or of a gateway thread, share. */
+export interface KafkaConnectionOptions {
   /** Largest request frame (bytes after the size prefix). */
   maxFrameBytes: number;
   /** Buffers for large request frames, shared by the connections (frame-assembler.ts); null: new ones. */
@@ -38,6 +38,39 @@ export interface KafkaServerOptions {
   log: Logger;
   /** Answer one request frame (without its size prefix): the response frame with its size prefix, null for none, or a PendingResponse. Throws to close the connection. */
   handle(frame: Buffer, conn: KafkaConnection): Promise<ResponseFrame | null | PendingResponse>;
+  /** A connection closed (a gateway thread tells the main thread, which drops what it kept for it). */
+  closed?(conn: KafkaConnection): void;
+  /** Where refusal log lines go (`refusalLog`); absent: a rate limit of these connections' own. A gateway thread's go to the main thread's, so each is limited once per node. */
+  refusals?: RefusalSink;
+}
+
+/** A refused request's log line, before the rate limit: `key` says which lines are repeats of one another. */
+export interface RefusalReport {
+  key: string;
+  msg: string;
+  fields: Record<string, unknown>;
+}
+
+export type RefusalSink = (r: RefusalReport) => void;
+
+/** Refusal log lines to `log`, at most one per key every REFUSAL_LOG_WINDOW_MS; the next one says how many were suppressed. */
+export function refusalLog(log: Logger): RefusalSink {
+  const limit = new RefusalLog();
+  return (r) => {
+    const { log: now, suppressed } = limit.admit(r.key);
+    if (now) log.warn({ ...r.fields, ...(suppressed > 0 ? { suppressedSinceLast: suppressed } : {}) }, r.msg);
+  };
+}
+
+export interface KafkaServerOptions extends KafkaConnectionOptions {
+  host: string;
+  port: number;
+  /**
+   * Gateway threads (`--gateway-threads`): asked for each accepted connection, a taker that serves
+   * it on another thread (given a duplicate of its descriptor and its connection id), or null to
+   * serve it here. Absent: every connection is served here.
+   */
+  handOff?: () => ((fd: number, id: number) => void) | null;
 }
 
 export interface KafkaServerHandle {
@@ -87,7 +120,7 @@ export class PendingResponse {
   constructor(readonly frame: Promise<ResponseFrame | null>) {}
 }
 
-type ConnectionOptions = KafkaServerOptions & { refusals: RefusalLog };
+type ConnectionOptions = KafkaConnectionOptions & { refusals: RefusalSink };
 
 class Connection implements KafkaConnection {
   readonly id: number;
@@ -139,8 +172,7 @@ class Connection implements KafkaConnection {
 
   #fail(msg: string, fields: Record<string, unknown> = {}): void {
     const host = this.remote.slice(0, this.remote.lastIndexOf(':'));
-    const { log, suppressed } = this.#o.refusals.admit(`${host}|${msg}|${String(fields['apiKey'])}|${String(fields['err'])}`);
-    if (log) this.#log.warn({ ...fields, clientId: this.clientId, ...(suppressed > 0 ? { suppressedSinceLast: suppressed } : {}) }, msg);
+    this.#o.refusals({ key: `${host}|${msg}|${String(fields['apiKey'])}|${String(fields['err'])}`, msg, fields: { conn: this.id, remote: this.remote, ...fields, clientId: this.clientId } });
     this.destroy();
   }
 
@@ -239,15 +271,87 @@ class Connection implements KafkaConnection {
   }
 }
 
+/**
+ * The open connections of a listener or of a gateway thread: each socket's frames to `handle`,
+ * and a close that waits for requests in progress.
+ */
+export class KafkaConnections {
+  readonly #o: ConnectionOptions;
+  readonly #open = new Set<Connection>();
+  #closing = false;
+
+  constructor(o: KafkaConnectionOptions) {
+    this.#o = { ...o, refusals: o.refusals ?? refusalLog(o.log) };
+  }
+
+  /** Serve `socket` as connection `id`. */
+  adopt(socket: net.Socket, id: number): void {
+    if (this.#closing) {
+      socket.destroy();
+      return;
+    }
+    const c = new Connection(id, socket, this.#o);
+    this.#open.add(c);
+    socket.on('close', () => {
+      this.#open.delete(c);
+      this.#o.closed?.(c);
+    });
+    socket.resume();
+  }
+
+  /**
+   * Serve the socket whose descriptor `fd` is (a duplicate made by the thread that accepted it,
+   * KafkaServerOptions.handOff): this thread owns the descriptor from now on and closes it.
+   */
+  adoptDescriptor(fd: number, id: number): void {
+    this.adopt(new net.Socket({ fd, readable: true, writable: true }), id);
+  }
+
+  get size(): number {
+    return this.#open.size;
+  }
+
+  /** Take no more connections; wait (up to `graceMs`) for requests in progress to be answered, then close every connection. */
+  async close(graceMs = 5_000): Promise<void> {
+    this.#closing = true;
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((r) => (timer = setTimeout(r, graceMs)));
+    await Promise.race([Promise.all([...this.#open].map((c) => c.whenIdle())), grace]);
+    clearTimeout(timer);
+    for (const c of this.#open) c.destroy();
+    this.#open.clear();
+  }
+}
+
+/** The descriptor of an accepted socket (libuv's handle exposes it on Unix), or null. */
+function descriptorOf(socket: net.Socket): number | null {
+  const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
+  return typeof fd === 'number' && fd >= 0 ? fd : null;
+}
+
 /** Listen for Kafka clients; resolves once bound. */
 export function listenKafka(o: KafkaServerOptions): Promise<KafkaServerHandle> {
-  const connections = new Set<Connection>();
+  const connections = new KafkaConnections(o);
   let nextId = 1;
-  const withRefusals: ConnectionOptions = { ...o, refusals: new RefusalLog() };
-  const server = net.createServer((socket) => {
-    const c = new Connection(nextId++, socket, withRefusals);
-    connections.add(c);
-    socket.on('close', () => connections.delete(c));
+  const handOff = o.handOff;
+  // With gateway threads a socket is not read here until it is known to stay (pauseOnConnect).
+  const server = net.createServer({ pauseOnConnect: handOff !== undefined }, (socket) => {
+    const id = nextId++;
+    const taker = handOff?.() ?? null;
+    const fd = taker === null ? null : descriptorOf(socket);
+    if (taker !== null && fd !== null) {
+      let copy: number;
+      try {
+        copy = dupFd(fd);
+      } catch (err) {
+        o.log.warn({ err: (err as Error).message }, 'kafka connection could not be handed to a gateway thread; served here');
+        return connections.adopt(socket, id);
+      }
+      // This thread's handle closes its descriptor; the taker's copy stays open.
+      socket.destroy();
+      return taker(copy, id);
+    }
+    connections.adopt(socket, id);
   });
   return new Promise((resolve, reject) => {
     // node:net never sets SO_REUSEPORT: a port another process listens on fails with EADDRINUSE.
@@ -269,12 +373,7 @@ export function listenKafka(o: KafkaServerOptions): Promise<KafkaServerHandle> {
         connections: () => connections.size,
         async close(graceMs = 5_000): Promise<void> {
           stopAccepting();
-          let timer: NodeJS.Timeout | undefined;
-          const grace = new Promise<void>((r) => (timer = setTimeout(r, graceMs)));
-          await Promise.race([Promise.all([...connections].map((c) => c.whenIdle())), grace]);
-          clearTimeout(timer);
-          for (const c of connections) c.destroy();
-          connections.clear();
+          await connections.close(graceMs);
         },
       });
     });

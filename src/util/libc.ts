@@ -1,7 +1,8 @@
 /**
  * The C library calls Node has no binding for, through koffi (the only file besides the
  * connector runtime's ffi.ts that imports it): flock(2) for file locks (file-lock.ts) and glibc's
- * malloc_trim(3) for giving freed heap memory back (malloc-trim.ts).
+ * malloc_trim(3) for giving freed heap memory back (malloc-trim.ts); and fcntl(2) to duplicate a
+ * socket handed to another thread (dupFd).
  */
 import * as koffi from 'koffi';
 
@@ -79,4 +80,27 @@ export function nameThread(name: string): boolean {
   } catch {
     return false;
   }
+}
+
+let dupFn: ((fd: number) => number) | null = null;
+
+/**
+ * A second descriptor of the open file `fd` (close-on-exec on Linux and macOS, as libuv opens its
+ * own): what lets a socket accepted on one thread be served by another (kafka-wire/server.ts)
+ * while the first thread closes its handle. Throws with the errno when the call fails.
+ */
+export function dupFd(fd: number): number {
+  if (dupFn === null) {
+    const cmd = process.platform === 'linux' ? 1030 : process.platform === 'darwin' ? 67 : null; // F_DUPFD_CLOEXEC
+    if (cmd === null) {
+      const d = libc().func('int dup(int oldfd)');
+      dupFn = (f) => d(f) as number;
+    } else {
+      const fcntl = libc().func('int fcntl(int fd, int cmd, ...)');
+      dupFn = (f) => fcntl(f, cmd, 'int', 0) as number;
+    }
+  }
+  const copy = dupFn(fd);
+  if (copy < 0) throw new Error(`dup of descriptor ${fd} failed (errno ${errno()})`);
+  return copy;
 }

@@ -89,7 +89,7 @@ describe('gateway threads that end', () => {
   test('a token change answers once the threads still up have the records; a thread that ends, even while one waits for it, is dropped and logged', async () => {
     const tokens = new actors.Tokens(meta);
     const warnings: Array<{ o: object; m: string }> = [];
-    const gateways = new GatewayThreads(client, tokens, { protocol: 'svc', sseReconnectMs: 60_000, dsSubscriptions: false, workers: 1, shardCount: 1, limits: { maxRecordBytes: 1 << 20, maxBatchRecords: 10_000, maxRequestBytes: 1 << 20 } as never, longPollTimeoutMs: 1000, auth: true, corsOrigins: '', logLevel: 'error', logFormat: 'json', cluster: false, metrics: false, traces: null }, { warn: (o, m) => warnings.push({ o, m }) });
+    const gateways = new GatewayThreads(client, tokens, { protocol: 'svc', sseReconnectMs: 60_000, dsSubscriptions: false, workers: 1, shardCount: 1, limits: { maxRecordBytes: 1 << 20, maxBatchRecords: 10_000, maxRequestBytes: 1 << 20 } as never, longPollTimeoutMs: 1000, auth: true, corsOrigins: '', logLevel: 'error', logFormat: 'json', cluster: false, metrics: false, traces: null, kafka: null }, { warn: (o, m) => warnings.push({ o, m }) });
     const spec = gateways.spec();
     const [a, b, c] = [0, 1, 2].map((k) => spec.start(k).port);
     const up = thread(a!, true);

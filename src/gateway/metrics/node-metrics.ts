@@ -11,7 +11,7 @@
 import { Counter, Gauge, type Metric, Registry, collectDefaultMetrics } from 'prom-client';
 import { type CompactionStats, OBJECT_OPS, OBJECT_SECONDS_BOUNDS, type ObjectStoreStats } from '../../objects';
 import { type BucketCounts, COMMIT_FRAME_BOUNDS, COMMIT_SECONDS_BOUNDS, type CommitStats, type ReadCacheStats, type ReadPoolStats } from '../../shards';
-import { type GatewayFigures, LATENCY_BUCKETS, RequestCounts, type RequestSeries, STATUS_CLASSES, sumFigures, sumSeries } from './request-counts';
+import { type GatewayFigures, LATENCY_BUCKETS, RequestCounts, type RequestSeries, STATUS_CLASSES, sumByApi, sumFigures, sumSeries } from './request-counts';
 
 /** What the node tells the metrics at scrape time; each is cheap or bounded. */
 export interface MetricSources {
@@ -131,7 +131,7 @@ export class NodeMetrics {
       registers,
       collect() {
         this.reset();
-        for (const r of from.sources?.kafka()?.requests ?? []) this.inc({ api: r.api }, r.count);
+        for (const r of sumByApi([...(from.sources?.kafka()?.requests ?? []), ...(from.threads?.kafkaRequests ?? [])])) this.inc({ api: r.api }, r.count);
       },
     });
     new Gauge({

@@ -29,6 +29,8 @@ export interface GatewayFigures {
   requests: RequestSeries[];
   appended: { records: number; bytes: number };
   liveReaders: { sse: number; longPoll: number };
+  /** Kafka requests the thread served itself (Produce; the rest are counted by the main thread's listener), by API name. */
+  kafkaRequests: Array<{ api: string; count: number }>;
 }
 
 export class RequestCounts {
@@ -82,7 +84,15 @@ export function sumFigures(list: readonly GatewayFigures[]): GatewayFigures {
     requests: sumSeries(list.map((f) => f.requests)),
     appended: { records: list.reduce((n, f) => n + f.appended.records, 0), bytes: list.reduce((n, f) => n + f.appended.bytes, 0) },
     liveReaders: { sse: list.reduce((n, f) => n + f.liveReaders.sse, 0), longPoll: list.reduce((n, f) => n + f.liveReaders.longPoll, 0) },
+    kafkaRequests: sumByApi(list.flatMap((f) => f.kafkaRequests)),
   };
+}
+
+/** Counts of one API summed (the main thread's and every gateway thread's). */
+export function sumByApi(counts: ReadonlyArray<{ api: string; count: number }>): Array<{ api: string; count: number }> {
+  const out = new Map<string, number>();
+  for (const c of counts) out.set(c.api, (out.get(c.api) ?? 0) + c.count);
+  return [...out].map(([api, count]) => ({ api, count }));
 }
 
 function emptySeries(listener: HttpListener, op: HttpOp): RequestSeries {

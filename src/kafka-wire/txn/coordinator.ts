@@ -312,6 +312,8 @@ export class TransactionCoordinator {
       if (this.#held(stream, cur!)) return ADMITTED;
       const from = (await this.#shards.head(stream)).nextSeq;
       await this.#store.putHold(stream, cur!.producerId, { from, transactionalId: cur!.transactionalId, txnSeq: txnSeqOf(cur!) });
+      // The gateway threads' readers know the transaction is open here before its first batch is appended.
+      await this.parts.mirrored();
       return { errorCode: 0, first: true };
     })().finally(() => this.#admitting.delete(key));
     this.#admitting.set(key, p);

@@ -1,0 +1,201 @@
+/**
+ * The Kafka listener on a gateway thread (`--gateway-threads`, docs/kafka.md, "Gateway threads"):
+ * the main thread accepts each connection and hands its socket to the thread with the fewest
+ * (server.ts, `handOff`); from then on the thread reads its frames, keeps their order, and
+ * serves its Produce requests itself, over its own channels to the shard workers. Every other
+ * request goes to the main thread's listener (relay.ts), which holds what must have one owner:
+ * the group and transaction coordinators, share groups, the schema registry, the topic configs.
+ *
+ *   client ──TCP──▶ thread: frames, order (server.ts, KafkaConnections)
+ *                     ├─ Produce, not transactional, no schema rule on its partitions ─▶ produce.ts ─▶ shards
+ *                     └─ everything else (and a raw SASL token) ─▶ main thread: dispatch ─▶ answer
+ *
+ * Auth: SASL runs on the main thread; each answer carries the connection's auth state after it,
+ * which the thread keeps (auth.ts, ConnectionAccess), so a Produce it serves is checked against
+ * the scope the connection authenticated with, as on the main thread.
+ */
+import { type Logger } from '../log';
+import { type Tracing } from '../tracing';
+import { type ShardClient } from '../shards';
+import { type KafkaContext, type LiveRegistry } from './context';
+import { DecodedRequest, SERVED_APIS, countRequest, decodeRequest, runRequest } from './dispatch';
+import { type ProduceRequest } from './messages/produce';
+import { kafkaApi } from './messages';
+import { accessOf } from './auth';
+import { lookupPartition } from './partitions';
+import { TopicIndex } from './topics';
+import { CONTROL_BIT, TRANSACTIONAL_BIT } from './txn/markers';
+import { FramePool } from './frame-assembler';
+import { type KafkaConnection, KafkaConnections, PendingResponse, type ResponseFrame } from './server';
+import { type KafkaToMain, type KafkaToThread, type RelayedAnswer } from './thread-messages';
+
+export interface KafkaFrontOptions {
+  /** This thread's client of the shard workers. */
+  shards: ShardClient;
+  live: LiveRegistry;
+  log: Logger;
+  nodeId: number;
+  /** `--auth required`: connections authenticate (on the main thread) before anything else. */
+  auth: boolean;
+  /** Largest request frame (bytes after the size prefix), as the main thread's listener. */
+  maxFrameBytes: number;
+  tracing: Tracing | null;
+  /** Whether stream `name` has a schema validation rule (its Produce requests go to the main thread, which holds the registry). */
+  validated(name: string): boolean;
+  /** To the main thread; a relayed frame's buffer is moved. */
+  post(m: KafkaToMain, transfer: ArrayBuffer[]): void;
+}
+
+const PRODUCE_KEY = 0;
+
+/** A part of the node only the main thread has: a handler that reached it here is a bug, answered as one. */
+function mainThreads<T extends object>(what: string): T {
+  return new Proxy({} as T, {
+    get: () => {
+      throw new Error(`kafka: ${what} is the main thread's (a gateway thread serves only Produce)`);
+    },
+  });
+}
+
+type Waiting = { resolve: (out: ResponseFrame | null | PendingResponse) => void; reject: (err: Error) => void; conn: KafkaConnection };
+
+export class KafkaFront {
+  readonly #o: KafkaFrontOptions;
+  readonly #ctx: KafkaContext;
+  readonly #connections: KafkaConnections;
+  /** Relayed requests waiting for their answer, then (pending ones) for their response. */
+  readonly #waiting = new Map<number, Waiting>();
+  readonly #late = new Map<number, { resolve: (out: ResponseFrame | null) => void; reject: (err: Error) => void }>();
+  #nextRid = 1;
+
+  constructor(o: KafkaFrontOptions) {
+    this.#o = o;
+    const log = o.log.child({ module: 'kafka' });
+    this.#ctx = {
+      shards: o.shards,
+      live: o.live,
+      // This thread's own index of this node's streams (a single node: gateway threads take no Kafka connections in a cluster).
+      topics: new TopicIndex(o.shards),
+      log,
+      nodeId: o.nodeId,
+      advertised: () => {
+        throw new Error("kafka: the advertised address is the main thread's");
+      },
+      groups: mainThreads('the group coordinator'),
+      share: mainThreads('share groups'),
+      txns: mainThreads('the transaction coordinator'),
+      apiVersions: SERVED_APIS,
+      // SASL runs on the main thread: a connection's scope comes back with its answers.
+      authenticate: o.auth ? () => Promise.reject(new Error("kafka: SASL is the main thread's")) : null,
+      topicConfigs: null,
+      // A partition with a rule is produced on the main thread (servesProduce).
+      validation: null,
+      cluster: null,
+      requestCounts: Array.from({ length: 128 }, () => 0),
+      tracing: o.tracing,
+    };
+    const framePool = new FramePool();
+    o.shards.onReturnedBuffer((ab) => framePool.put(ab));
+    this.#connections = new KafkaConnections({
+      maxFrameBytes: o.maxFrameBytes,
+      framePool,
+      log,
+      handle: (frame, conn) => this.#handle(frame, conn),
+      closed: (conn) => o.post({ t: 'kafka-closed', conn: conn.id }, []),
+      refusals: (report) => o.post({ t: 'kafka-refused', report }, []),
+    });
+  }
+
+  /** A message of the main thread for the Kafka listener. */
+  onMessage(m: KafkaToThread): void {
+    switch (m.t) {
+      case 'kafka-conn':
+        return this.#connections.adoptDescriptor(m.fd, m.conn);
+      case 'kafka-res': {
+        const w = this.#waiting.get(m.rid);
+        if (w === undefined) return;
+        this.#waiting.delete(m.rid);
+        if (m.clientId !== null) w.conn.clientId = m.clientId;
+        if (m.access !== null) Object.assign(accessOf(w.conn, true), m.access);
+        if (m.answer.kind === 'pending') {
+          w.resolve(new PendingResponse(new Promise((resolve, reject) => this.#late.set(m.rid, { resolve, reject }))));
+          return;
+        }
+        return settle(m.answer, w.resolve, w.reject);
+      }
+      case 'kafka-late': {
+        const l = this.#late.get(m.rid);
+        if (l === undefined) return;
+        this.#late.delete(m.rid);
+        return settle(m.answer, l.resolve, l.reject);
+      }
+    }
+  }
+
+  /** Requests served on this thread since start, by API name (the node's svc_kafka_requests_total adds them). */
+  requests(): Array<{ api: string; count: number }> {
+    const out: Array<{ api: string; count: number }> = [];
+    this.#ctx.requestCounts.forEach((count, key) => {
+      const api = kafkaApi(key);
+      if (count > 0 && api !== undefined) out.push({ api: api.name, count });
+    });
+    return out;
+  }
+
+  /** Take no more connections; wait (up to `graceMs`) for requests in progress, then close every connection. */
+  close(graceMs?: number): Promise<void> {
+    return this.#connections.close(graceMs);
+  }
+
+  async #handle(frame: Buffer, conn: KafkaConnection): Promise<ResponseFrame | null | PendingResponse> {
+    const access = accessOf(conn, this.#o.auth);
+    if (access.rawTokenNext || frame.length < 8 || frame.readInt16BE(0) !== PRODUCE_KEY) return this.#relay(frame, conn);
+    const d = decodeRequest(this.#ctx, frame, conn);
+    if (!(d instanceof DecodedRequest)) return d;
+    if (!(await this.#servesProduce(d.req as ProduceRequest))) return this.#relay(frame, conn);
+    countRequest(this.#ctx, frame);
+    return runRequest(this.#ctx, d, frame.length, conn);
+  }
+
+  /**
+   * Whether this thread serves a Produce: not transactional (the coordinator admits a transaction's
+   * partitions), no control batch (refused there, as on the main thread), every partition known
+   * here and without a schema validation rule. Anything else goes to the main thread whole.
+   */
+  async #servesProduce(req: ProduceRequest): Promise<boolean> {
+    if (req.transactionalId != null) return false;
+    for (const t of req.topicData) {
+      for (const p of t.partitionData) {
+        const r = p.records;
+        if (r !== null && r.length >= 23 && (r.readInt16BE(21) & (TRANSACTIONAL_BIT | CONTROL_BIT)) !== 0) return false;
+        let stream: string | null;
+        try {
+          stream = (await lookupPartition(this.#ctx, t.name, undefined, p.index)).stream;
+        } catch {
+          return false;
+        }
+        if (stream === null || this.#o.validated(stream)) return false;
+      }
+    }
+    return true;
+  }
+
+  /** The main thread runs this frame; its answer comes back in a `kafka-res` message. */
+  #relay(frame: Buffer, conn: KafkaConnection): Promise<ResponseFrame | null | PendingResponse> {
+    const rid = this.#nextRid++;
+    const copy = new Uint8Array(frame.length);
+    copy.set(frame);
+    return new Promise((resolve, reject) => {
+      this.#waiting.set(rid, { resolve, reject, conn });
+      this.#o.post({ t: 'kafka-req', rid, conn: conn.id, remote: conn.remote, clientId: conn.clientId, frame: copy }, [copy.buffer]);
+    });
+  }
+}
+
+function settle(a: Exclude<RelayedAnswer, { kind: 'pending' }>, resolve: (out: ResponseFrame | null) => void, reject: (err: Error) => void): void {
+  if (a.kind === 'frame') return resolve(a.frame === null ? null : Buffer.from(a.frame.buffer, a.frame.byteOffset, a.frame.byteLength));
+  // As the main thread refused it: the connection closes with its reason in the log line.
+  const err = new Error(a.error);
+  err.name = a.errorName;
+  reject(err);
+}
