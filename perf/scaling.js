@@ -10,7 +10,7 @@
  *   SCALING_LOADS=W1,W2,DS1,K1   loads (default W1,W2; DS1: W1's appends on a `--protocol ds` node, to /v1/stream/ds1;
  *                                K1: Kafka produce, librdkafka producers of 100 B records, one topic each)
  *   SCALING_KAFKA_PRODUCERS=2    K1: producer processes (each its own connection, so its own gateway thread)
- *   SCALING_KAFKA_RECORDS=300000 K1: records per producer (after 20,000 of warm-up each); SCALING_KAFKA_SIZE=100 bytes each
+ *   SCALING_KAFKA_RECORDS=2000000 K1: records per producer (after 20,000 of warm-up each); SCALING_KAFKA_SIZE=100 bytes each
  *   SCALING_SERVER_CPUS=0-7      taskset CPU list of the node (default: unpinned)
  *   SCALING_LOAD_CPUS=8-11       taskset CPU list of wrk (default: unpinned)
  *   SCALING_SHARD_WORKERS=2      --shard-workers (default 1)
@@ -40,7 +40,7 @@ const WRK_THREADS = Number(process.env.SCALING_WRK_THREADS ?? 1);
 const SHARD_WORKERS = Number(process.env.SCALING_SHARD_WORKERS ?? 1);
 const SPREAD = 64;
 const KAFKA_PRODUCERS = Number(process.env.SCALING_KAFKA_PRODUCERS ?? 2);
-const KAFKA_RECORDS = Number(process.env.SCALING_KAFKA_RECORDS ?? 300_000);
+const KAFKA_RECORDS = Number(process.env.SCALING_KAFKA_RECORDS ?? 2_000_000);
 const KAFKA_SIZE = Number(process.env.SCALING_KAFKA_SIZE ?? 100);
 const KAFKA_WARMUP = 20_000;
 /** Extra node flags for the node, e.g. `--cpu-prof --cpu-prof-dir=<dir>` (every thread writes its own profile). */
@@ -200,7 +200,7 @@ async function main() {
         for (const [build, main] of builds) {
           const r = await run(load, n, bodyFile, main);
           const serving = Object.entries(r.perThread).filter(([k]) => k === 'main' || k.startsWith('svc-gw-')).reduce((a, [, v]) => a + v, 0);
-          const threads = Object.entries(r.perThread).sort().map(([k, v]) => `${k} ${v.toFixed(1)} (sys ${r.detail[k].sys.toFixed(1)}; ${r.detail[k].faults.toFixed(2)} pf)`).join(', ');
+          const threads = Object.entries(r.perThread).sort().map(([k, v]) => `${k} ${v.toFixed(2)} (sys ${r.detail[k].sys.toFixed(2)}; ${r.detail[k].faults.toFixed(3)} pf)`).join(', ');
           const perMb = r.mbPerOp === null ? '' : (Object.values(r.perThread).reduce((a, v) => a + v, 0) / r.mbPerOp).toFixed(0);
           console.log(`| ${build} | ${r.load} | ${n} | ${Math.round(r.rate)} | ${r.busiest} | ${r.perThread[r.busiest].toFixed(2)} | ${Math.round(r.bound)} | ${serving.toFixed(2)} | ${perMb} | ${threads} |`);
         }
