@@ -171,7 +171,8 @@ export const ConfigSchema = Type.Object(
     httpEngine: OneOf(['uws', 'node'], { default: 'uws', description: 'HTTP engine: uws or node' }),
     /** Extra uWS threads sharing the protocol listeners' ports: socket I/O (SSE fan-out writes) off the main thread (docs/config.md). */
     sseThreads: Type.Integer({ minimum: 0, maximum: 64, default: 0, description: 'extra uWS I/O threads sharing the protocol listener ports (SSE fan-out writes); 0: none' }), // threads
-    gatewayThreads: Type.Integer({ minimum: 1, maximum: 64, default: 1, description: 'threads serving the protocol listener\'s stream requests (Svc or Durable Streams, uWS engine; in a cluster, of the streams placed on this node); 1: the main thread alone' }), // threads
+    /** Gateway threads (default from the cores: defaultGatewayThreads). */
+    gatewayThreads: Type.Integer({ minimum: 1, maximum: 64, default: defaultGatewayThreads(os.availableParallelism()), description: 'threads serving the protocol listener\'s stream requests and (a single node) Kafka connections (uWS engine; in a cluster, of the streams placed on this node); 1: the main thread alone; default 1 below 4 cores, else half the cores, at most 16' }), // threads
     /** pino log level; logs are JSON lines on stdout. */
     logLevel: OneOf(LOG_LEVELS, { default: 'info', description: `log level: ${LOG_LEVELS.join(', ')}` }),
     /** How log lines look: JSON lines, or one readable line per event for a person (docs/logs.md); auto picks by whether stdout is a terminal. */
@@ -285,6 +286,17 @@ for (const f of CONFIG_FIELDS) {
 const fieldAt = (path: string): ConfigField => loader.field(path) as ConfigField;
 
 /** `--kafka-advertised-listen` as an address, or null when the bound address is advertised. */
+/**
+ * `--gateway-threads`' default for a machine of `cores` cores: 1 (the main thread serves) below 4
+ * cores, else half the cores, at most 16. On 2 cores a second thread served fewer appends than
+ * the main thread alone (it, a shard worker and the load generator share two cores; perf/README.md,
+ * "Gateway threads"); from 4 cores up half of them serve requests and the rest are left to the
+ * shard workers (cores − 1 by default), whose cost per append is about a third of a gateway's.
+ */
+export function defaultGatewayThreads(cores: number): number {
+  return cores < 4 ? 1 : Math.min(16, Math.floor(cores / 2));
+}
+
 export function kafkaAdvertisedAddress(config: Config): HostPortAddress | null {
   return optionalAddress(config.kafkaAdvertisedListen);
 }

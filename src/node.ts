@@ -11,11 +11,12 @@
  * checkpoint with sync and close, then close the sockets.
  */
 import * as path from 'node:path';
-import { type Config, advertisedAddressOf, configWarnings, dsListenAddress, formatHostPort, kafkaAdvertisedAddress, metricsListenAddress, otlpTracesEndpointOf, schemaRegistryListenAddress } from './config';
+import { type Config, advertisedAddressOf, configWarnings, defaultGatewayThreads, dsListenAddress, formatHostPort, kafkaAdvertisedAddress, metricsListenAddress, otlpTracesEndpointOf, schemaRegistryListenAddress } from './config';
 import { REGISTRY_CONTENT_TYPE, SchemaValidation, SvcSchemaView, openSchemaRegistry, registryInternalReply, svcSubject } from './registry';
 import { Tracing } from './tracing';
 import { type Logger } from './log';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import { X509Certificate, createPrivateKey, randomUUID } from 'node:crypto';
 import { DEFAULT_SLOTS, FailoverDriver, NamedOffsets, ShareStates, MaintenanceLease, handOffStreams, Membership, MetaConflictError, type MetaStore, type MoveStorage, type NodeRecord, Placement, SYNC_SECONDS_BOUNDS, PlacementIntents, Rebalancer, StreamOpener, Tokens, Transfers, nodeKey, openMetaStore, resolveNodeId, type EtcdCredentials } from './actors';
 import {
@@ -306,7 +307,10 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   if (engine.name === 'node' && config.sseThreads > 0) log.warn({ sseThreads: config.sseThreads }, '--sse-threads applies to the uws engine only; serving without I/O threads');
   // Gateway threads (docs/config.md, --gateway-threads): they serve the protocol listener (Svc or Durable Streams) on the uws engine.
   const gatewayThreads = config.gatewayThreads > 1 && engine.name === 'uws' ? config.gatewayThreads : 1;
-  if (gatewayThreads !== config.gatewayThreads) log.warn({ gatewayThreads: config.gatewayThreads }, '--gateway-threads applies to the protocol listener on the uws engine only; serving on the main thread');
+  // Only a count asked for is worth a warning: the default (from the cores) quietly serves on the main thread here.
+  if (gatewayThreads !== config.gatewayThreads && config.gatewayThreads !== defaultGatewayThreads(os.availableParallelism())) {
+    log.warn({ gatewayThreads: config.gatewayThreads }, '--gateway-threads applies to the protocol listener on the uws engine only; serving on the main thread');
+  }
   // First, before anything writes to the disk: on a full one the reserve is given back (docs/operations.md, "Disk full").
   fs.mkdirSync(config.dataDir, { recursive: true });
   const space = new SpaceGuard(config.dataDir, config.storage.reserveBytes, log);
@@ -675,6 +679,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
       schemaRegistry: registryAddress === null || registryServer === null ? null : formatHostPort({ host: registryAddress.host, port: registryServer.port }),
       shards: shards.shardCount,
       shardWorkers: Math.min(config.shardWorkers, shards.shardCount),
+      gatewayThreads,
       nodeId,
       nodeEpoch: members.nodeEpoch,
       metadata: clustered ? 'etcd' : 'local',

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CONFIG_FIELDS, configWarnings, dsListenAddress, isLoopback, kafkaAdvertisedAddress, loadConfig, otlpTracesEndpointOf, type Config } from '../src/config';
+import { CONFIG_FIELDS, configWarnings, defaultGatewayThreads, dsListenAddress, isLoopback, kafkaAdvertisedAddress, loadConfig, otlpTracesEndpointOf, type Config } from '../src/config';
 
 let dir: string;
 beforeAll(() => {
@@ -29,6 +29,10 @@ function errors(argv: string[], env: NodeJS.ProcessEnv = {}): string[] {
 }
 
 describe('defaults', () => {
+  it('--gateway-threads defaults from the cores: 1 below 4, half of them from 4 up, at most 16', () => {
+    expect([1, 2, 3, 4, 5, 8, 16, 32, 64].map(defaultGatewayThreads)).toEqual([1, 1, 1, 2, 2, 4, 8, 16, 16]);
+  });
+
   it('gives the embedded defaults with no flags, environment or file', () => {
     expect(ok([])).toEqual({
       listen: { host: '127.0.0.1', port: 4437 },
@@ -37,7 +41,7 @@ describe('defaults', () => {
       schemaRegistryListen: '',
       sseReconnectMs: 60_000,
       sseThreads: 0,
-      gatewayThreads: 1,
+      gatewayThreads: defaultGatewayThreads(os.availableParallelism()),
       corsOrigins: '*',
       dsSubscriptions: true,
       durability: 'sync',

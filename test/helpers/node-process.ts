@@ -49,7 +49,9 @@ export async function startNode(o: StartOptions = {}): Promise<NodeProcess> {
   const dataDir = o.dataDir ?? tempDir();
   const args = [MAIN, 'serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--kafka-listen', '127.0.0.1:0', '--data-dir', dataDir, '--http-engine', o.engine ?? 'uws', ...(o.args ?? [])];
   // No 64 MiB disk-full reserve per test node (hundreds of them share the machine's disk); the disk-full tests set --reserve-bytes.
-  const proc = spawn(process.execPath, args, { cwd: ROOT, env: { SVC_RESERVE_BYTES: '0', ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // The main thread serves, whatever the machine's cores (the default is from them), unless the
+  // run asks for gateway threads (.ci/run's gateway-threads pass sets SVC_GATEWAY_THREADS).
+  const proc = spawn(process.execPath, args, { cwd: ROOT, env: { SVC_RESERVE_BYTES: '0', SVC_GATEWAY_THREADS: '1', ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
