@@ -48,6 +48,8 @@ export interface GatewayThreadsLog {
 }
 
 export class GatewayThreads implements KafkaThreads {
+  /** The threads' names: `<prefix><k>` (`svc-gw-1`; `svc-gw-ds-1` for `--ds-listen`'s), at most 15 bytes for the kernel. */
+  readonly #namePrefix: string;
   readonly #shards: ShardClient;
   readonly #tokens: Tokens | null;
   readonly #data: Omit<GatewayThreadData, 'threadName'>;
@@ -75,9 +77,11 @@ export class GatewayThreads implements KafkaThreads {
 
   /**
    * `tokens` null: auth is off, the threads check nothing. `subscriptions`: the Durable Streams
-   * subscriptions the threads' stream events go to (null: none, or a Svc listener).
+   * subscriptions the threads' stream events go to (null: none, or a Svc listener). `namePrefix`:
+   * the threads' names before their number.
    */
-  constructor(shards: ShardClient, tokens: Tokens | null, data: Omit<GatewayThreadData, 'threadName'>, log: GatewayThreadsLog, subscriptions: DsStreamEvents | null = null) {
+  constructor(shards: ShardClient, tokens: Tokens | null, data: Omit<GatewayThreadData, 'threadName'>, log: GatewayThreadsLog, subscriptions: DsStreamEvents | null = null, namePrefix = 'svc-gw-') {
+    this.#namePrefix = namePrefix;
     this.#shards = shards;
     this.#tokens = tokens;
     this.#data = data;
@@ -103,7 +107,7 @@ export class GatewayThreads implements KafkaThreads {
     post({ t: 'validated', id: 0, streams: this.#validated });
     if (this.#txns !== null) post({ t: 'txns', id: 0, states: this.#txns.streams().map((st) => [st, this.#txns!.state(st)]) });
     post({ t: 'started' });
-    const thread: Thread = { name: `svc-gw-${k + 1}`, port: port1, unlink, kafka: new Set() };
+    const thread: Thread = { name: `${this.#namePrefix}${k + 1}`, port: port1, unlink, kafka: new Set() };
     const reply: RelayReply = (m, transfer) => port1.postMessage(m satisfies ToGateway, transfer);
     port1.on('message', (m: FromGateway) => {
       if (isKafkaToMain(m)) {

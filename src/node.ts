@@ -59,6 +59,7 @@ import {
 import { SvcError } from './errors';
 import { startObjectMaintenance } from './object-maintenance';
 import { GatewayThreads } from './gateway-threads';
+import { type GatewayThreadData } from './gateway-thread';
 import { type CommitStats, type ReadCacheStats, type ReadPoolStats, type SchemaControlResult, type SchemaDocument, type Schemas, SchemaStore, ShardClient, checkSchemaName, parseRegistration, type ShardClientOptions, SpaceGuard, lockDataDir } from './shards';
 import { type ObjectStoreStats, addObjectStoreStats, newObjectStoreStats } from './objects';
 import { committedReads, kafkaCluster, maxKafkaFrameBytes, startKafkaListener } from './kafka-wire';
@@ -419,7 +420,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
           // the threads from a listener of the same change: after it, once they acknowledged.
           beforeDrop: async () => {
             await new Promise<void>((resolve) => setImmediate(resolve));
-            await gateways?.servedSynced();
+            await Promise.all(threadSets.map((g) => g.servedSynced()));
           },
         });
   const transfers = placement === null ? null : new Transfers(placement, members, moveStorage !== null);
@@ -481,35 +482,39 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   // With gateway threads they take the listener's connections and serve its stream requests
   // themselves, each over its own channels to the shard workers (gateway-thread.ts); the rest (the
   // list, /_schemas, /_streams, /_offsets, the DS __ds APIs, a validated stream's writes) reach
-  // this thread's handler as from I/O threads.
-  const gateways =
-    gatewayThreads <= 1
-      ? null
-      : new GatewayThreads(shards, config.auth === 'required' ? tokens : null, {
-          protocol: config.protocol,
-          sseReconnectMs: config.sseReconnectMs,
-          dsSubscriptions: config.protocol === 'ds' && subscriptions !== null,
-          workers: Math.min(config.shardWorkers, shards.shardCount),
-          shardCount: shards.shardCount,
-          limits: config.limits,
-          longPollTimeoutMs: config.longPollTimeoutMs,
-          auth: config.auth === 'required',
-          corsOrigins: config.corsOrigins,
-          logLevel: config.logLevel,
-          logFormat: config.logFormat,
-          cluster: placement !== null,
-          metrics: metrics !== null,
-          traces: tracingOptions,
-          // A single node's Kafka connections are served by the threads too (kafka-wire/thread-front.ts);
-          // in a cluster they stay here, where the placement the Kafka APIs read is.
-          kafka: placement === null ? { nodeId, maxFrameBytes: maxKafkaFrameBytes(config.limits.maxRequestBytes) } : null,
-        }, log, config.protocol === 'ds' ? subscriptions : null);
+  // this thread's handler as from I/O threads. `--ds-listen`'s listener beside it gets threads of its own.
+  const dsAddress = dsListenAddress(config);
+  const threadsFor = (protocol: 'svc' | 'ds', kafka: GatewayThreadData['kafka'], namePrefix: string): GatewayThreads =>
+    new GatewayThreads(shards, config.auth === 'required' ? tokens : null, {
+      protocol,
+      sseReconnectMs: config.sseReconnectMs,
+      dsSubscriptions: protocol === 'ds' && subscriptions !== null,
+      workers: Math.min(config.shardWorkers, shards.shardCount),
+      shardCount: shards.shardCount,
+      limits: config.limits,
+      longPollTimeoutMs: config.longPollTimeoutMs,
+      auth: config.auth === 'required',
+      corsOrigins: config.corsOrigins,
+      logLevel: config.logLevel,
+      logFormat: config.logFormat,
+      cluster: placement !== null,
+      metrics: metrics !== null,
+      traces: tracingOptions,
+      kafka,
+    }, log, protocol === 'ds' ? subscriptions : null, namePrefix);
+  // A single node's Kafka connections are served by the protocol listener's threads too
+  // (kafka-wire/thread-front.ts); in a cluster they stay here, where the placement the Kafka APIs read is.
+  const gateways = gatewayThreads <= 1 ? null : threadsFor(config.protocol, placement === null ? { nodeId, maxFrameBytes: maxKafkaFrameBytes(config.limits.maxRequestBytes) } : null, 'svc-gw-');
+  const dsGateways = gatewayThreads <= 1 || dsAddress === null ? null : threadsFor('ds', null, 'svc-gw-ds-');
+  const threadSets = [gateways, dsGateways].flatMap((g) => (g === null ? [] : [g]));
   // In a cluster the threads serve the streams placed on this node, once its own streams are open (below).
-  const servedWatch = gateways === null || placement === null ? null : new ServedWatch(meta, placement, config.protocol, (c) => void gateways.served(c));
-  // A validated stream's writes are left to this thread, which holds the registry: the threads learn which streams those are.
-  if (gateways !== null) validation.watch((streams) => gateways.validated(streams));
-  // Their readers serve committed data only, as this thread's: each keeps a copy of the Kafka transactions' state.
-  gateways?.txnStates(txnParts);
+  const servedWatches = placement === null ? [] : threadSets.map((g) => new ServedWatch(meta, placement, g === dsGateways ? 'ds' : config.protocol, (c) => void g.served(c)));
+  for (const g of threadSets) {
+    // A validated stream's writes are left to this thread, which holds the registry: the threads learn which streams those are.
+    validation.watch((streams) => g.validated(streams));
+    // Their readers serve committed data only, as this thread's: each keeps a copy of the Kafka transactions' state.
+    g.txnStates(txnParts);
+  }
   const svc = await engine.listen(
     {
       name: 'protocol listener (--listen)', host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes,
@@ -518,8 +523,17 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     },
     config.protocol === 'ds' ? protect('ds', createDsHandler(ds, inFlight)) : protect('svc', createSvcHandler({ shards, limits: config.limits, schemas, live, offsets: new NamedOffsets(meta), share: shareStates, validation }, inFlight)),
   );
-  const dsAddress = dsListenAddress(config);
-  const dsServer = dsAddress === null ? null : await engine.listen({ name: 'Durable Streams listener (--ds-listen)', host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes, threads: config.sseThreads, tooLarge: corsTooLarge(cors.ds, dsTooLarge) }, protect('ds', createDsHandler(ds, inFlight)));
+  const dsServer =
+    dsAddress === null
+      ? null
+      : await engine.listen(
+          {
+            name: 'Durable Streams listener (--ds-listen)', host: dsAddress.host, port: dsAddress.port, bodyLimit: config.limits.maxRequestBytes,
+            threads: dsGateways === null ? config.sseThreads : gatewayThreads, ...(dsGateways === null ? {} : { gateway: dsGateways.spec() }),
+            tooLarge: corsTooLarge(cors.ds, dsTooLarge),
+          },
+          protect('ds', createDsHandler(ds, inFlight)),
+        );
   const kafka = await startKafkaListener({
     validation, shareStates,
     host: config.kafkaListen.host, port: config.kafkaListen.port, advertised: kafkaAdvertisedAddress(config),
@@ -604,7 +618,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     else await adoptLocalStreams(shards, placement, log);
     reopening = null;
     reopened();
-    servedWatch?.start();
+    for (const w of servedWatches) w.start();
     failover?.start();
     rebalancer?.start();
     // Streams other nodes place here without a request to redirect (a Kafka topic's partitions) are created here.
@@ -625,7 +639,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     });
   }
   metrics?.attach({
-    ...(gateways === null ? {} : { gatewayThreads: () => gateways.figures() }),
+    ...(threadSets.length === 0 ? {} : { gatewayThreads: async () => (await Promise.all(threadSets.map((g) => g.figures()))).flat() }),
     appended: () => shards.appended,
     liveReaders: () => live.readers(),
     fanoutLag: () => ({ bounds: FANOUT_LAG_BOUNDS, lag: live.fanoutLag }),
@@ -716,7 +730,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
         // The gateway threads' requests too, and Kafka requests in progress (a Fetch wait ended with
         // live.shutdown), before the workers close: together, as a thread's Kafka request may wait
         // on this thread's group coordinator, which kafka.close() answers.
-        await Promise.all([gateways?.drain(), kafka.close()]);
+        await Promise.all([...threadSets.map((g) => g.drain()), kafka.close()]);
         await subscriptions?.close();
         failover?.stop();
         rebalancer?.stop();

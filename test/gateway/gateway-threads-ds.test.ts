@@ -78,3 +78,37 @@ describe('gateway threads on the Durable Streams listener (--protocol ds --gatew
     expect(after.map((t, k) => t - before[k]!).every((d) => d > 0)).toBe(true);
   });
 });
+
+describe("--ds-listen's Durable Streams listener beside an Svc one, with --gateway-threads 2", () => {
+  test('it gets two threads of its own (svc-gw-ds-*), which serve its appends and reads in order, and the Svc listener sees the same streams', async () => {
+    const node = await startNode({ args: ['--gateway-threads', '2', '--ds-listen', '127.0.0.1:0'] });
+    const pool = connections(CONNECTIONS);
+    try {
+      expect(threadTicks(node.proc.pid!, 'svc-gw-ds-')).toHaveLength(2);
+      expect(threadTicks(node.proc.pid!, 'svc-gw-').length).toBe(4);
+      const before = threadTicks(node.proc.pid!, 'svc-gw-ds-');
+      const json = { 'content-type': 'application/json' };
+      expect((await requestOn(pool[0]!, `${node.dsUrl}/v1/stream/beside`, 'PUT', '[]', json)).status).toBe(201);
+      // Enough appends that each thread's share is well over a 10 ms CPU tick.
+      const PER = 60;
+      await Promise.all(
+        pool.map(async (agent, c) => {
+          for (let j = 0; j < PER; j++) expect((await requestOn(agent, `${node.dsUrl}/v1/stream/beside`, 'POST', JSON.stringify({ c, j }), json)).status).toBe(204);
+        }),
+      );
+      const all = JSON.parse((await requestOn(pool[1]!, `${node.dsUrl}/v1/stream/beside?offset=-1`, 'GET')).body) as Array<{ c: number; j: number }>;
+      expect(all).toHaveLength(CONNECTIONS * PER);
+      for (let c = 0; c < CONNECTIONS; c++) expect(all.filter((m) => m.c === c).map((m) => m.j)).toEqual([...Array(PER).keys()]);
+      // The same stream through the Svc listener (its own threads).
+      const head = await fetch(`${node.url}/beside`, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(head.headers.get('svc-next-seq')).toBe(String(CONNECTIONS * PER));
+      const after = threadTicks(node.proc.pid!, 'svc-gw-ds-');
+      // Both of the listener's threads took connections and served requests (a tick is 10 ms of CPU).
+      expect(after.map((t, k) => t - before[k]!).every((d) => d > 0)).toBe(true);
+    } finally {
+      for (const a of pool) a.destroy();
+      expect(await node.stop()).toBe(0);
+    }
+  }, 60_000);
+});

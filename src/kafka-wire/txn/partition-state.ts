@@ -22,8 +22,8 @@ export class PartitionTxns {
   readonly #aborted: Map<string, AbortedRange[]>;
   /** Told when a transaction ended on a stream (its marker is appended): HTTP and DS readers may see more. */
   readonly #ended: Array<(stream: string) => void> = [];
-  /** Told of every change of a stream's state; what it returns resolves once its copies have it (`mirrored`). */
-  #copies: ((stream: string) => Promise<void>) | null = null;
+  /** Told of every change of a stream's state; what each returns resolves once its copies have it (`mirrored`). */
+  readonly #copies: Array<(stream: string) => Promise<void>> = [];
   /** Resolves once the copies have every change made so far. */
   #mirrored: Promise<void> = Promise.resolve();
 
@@ -40,7 +40,7 @@ export class PartitionTxns {
    * of each stream whose state changed and resolves once every copy has it (`state(stream)`).
    */
   copyTo(send: (stream: string) => Promise<void>): void {
-    this.#copies = send;
+    this.#copies.push(send);
   }
 
   /**
@@ -72,7 +72,8 @@ export class PartitionTxns {
   }
 
   #changed(stream: string): void {
-    if (this.#copies !== null) this.#mirrored = this.#copies(stream);
+    if (this.#copies.length === 1) this.#mirrored = this.#copies[0]!(stream);
+    else if (this.#copies.length > 1) this.#mirrored = Promise.all(this.#copies.map((send) => send(stream))).then(() => undefined);
   }
 
   /**
