@@ -9,8 +9,8 @@
  *      │    requestLog ▶ CORS ▶ shield ▶ auth guard (TokenReplica) ▶ Svc or Durable Streams handler
  *      │       └─ ShardClient over its own channels ──▶ every shard worker (replies, tail events)
  *      └─ everything else (Svc: list, /_schemas, /_streams, /_offsets, a create naming a schema;
- *         Durable Streams: the `__ds` subscription APIs; both: writes to a stream with a schema
- *         validation rule) ──▶ main thread's handler, as an I/O thread
+ *         Durable Streams: the `__ds` subscription APIs; both: creates and deletes of a stream with
+ *         a schema validation rule) ──▶ main thread's handler, as an I/O thread
  *
  * In a cluster, a thread serves only reads and appends of the streams placed on this node; the main
  * thread's owner check answers everything else (gateway/cluster/served-streams.ts).
@@ -21,15 +21,17 @@
  *
  * From the main thread, on the control channel (gateway-threads.ts): each worker's channel (and a
  * new one after a restart), a worker that stopped, every token record after each change
- * (acknowledged, so the admin API answers a revoke only once every thread refuses the token), the
- * validated streams after each change (acknowledged, so a rule is answered only once no thread
- * appends to its stream unchecked), in a cluster the streams placed on this node after each change
- * (acknowledged, so a moved stream's copy is dropped only once every thread knows where it went),
+ * (acknowledged, so the admin API answers a revoke only once every thread refuses the token), every
+ * schema validation rule after each change (acknowledged, so a rule is answered only once no thread
+ * appends to its stream unchecked) and each registry change (acknowledged, so a deleted version is
+ * answered only once no thread takes records under it), the schemas the thread asks for, in a
+ * cluster the streams placed on this node after each change (acknowledged, so a moved stream's
+ * copy is dropped only once every thread knows where it went),
  * the Kafka transactions' state after each change (acknowledged, so a transaction's first batch is
  * appended only once every thread hides it), Kafka connections and the answers to relayed Kafka
  * requests, and the drain at shutdown. To it: the acknowledgements, a Durable Streams thread's
- * stream events (appended, created, deleted) for the main thread's subscriptions, and relayed
- * Kafka requests.
+ * stream events (appended, created, deleted) for the main thread's subscriptions, relayed Kafka
+ * requests, and requests for schemas.
  */
 import { type MessagePort } from 'node:worker_threads';
 import { type VersionedToken, TokenReplica } from './actors';
@@ -68,6 +70,9 @@ import { PortLinks, type Schemas, ShardClient, type WorkerDown } from './shards'
 import { type LocalGateway } from './program/http/engine';
 import { type Config } from './config';
 import { type Tracing, type TracingOptions } from './tracing';
+import { type DecoderSource, ThreadValidation } from './registry';
+import { type Outcome } from './registry/types';
+import { type ValidationRule } from './util/validation-rule';
 import { nameThread } from './util/libc';
 import { KafkaFront, type KafkaToMain, type KafkaToThread, PartitionTxns, type PartitionTxnState, isKafkaToThread } from './kafka-wire';
 
@@ -114,8 +119,12 @@ export type ToGateway =
   | { t: 'linked'; w: number; port: MessagePort }
   | { t: 'down'; w: number; why: WorkerDown }
   | { t: 'tokens'; id: number; records: VersionedToken[] }
-  /** The streams with a schema validation rule, after each change: their writes go to the main thread. */
-  | { t: 'validated'; id: number; streams: string[] }
+  /** Every schema validation rule, after each change: the thread checks its streams' appends itself (their creates and deletes go to the main thread). */
+  | { t: 'validated'; id: number; rules: Array<[stream: string, rule: ValidationRule]> }
+  /** A registry version changed: the subjects the thread knows per schema id are asked again (acknowledged: the registry answers the change only after). */
+  | { t: 'registry-changed'; id: number }
+  /** The answer to a `schema` request. */
+  | { t: 'schema'; rid: number; source: Outcome<DecoderSource> | null; subjects: string[]; error: string | null }
   /** In a cluster: what changed in the streams placed on this node (the ones this thread serves). */
   | { t: 'served'; id: number; change: ServedChange }
   /**
@@ -139,6 +148,8 @@ export type ToGateway =
  */
 export type FromGateway =
   | { t: 'ack'; id: number }
+  /** Schema `id` for the thread's record checks (registry/thread-validation.ts): its source to compile (`withDecoder`) and its subjects. */
+  | { t: 'schema'; rid: number; id: number; withDecoder: boolean }
   | { t: 'figures'; id: number; figures: GatewayFigures }
   | { t: 'ds-changed'; streams: Array<[path: string, tailOffset: string]> }
   | { t: 'ds-deleted'; path: string }
@@ -171,7 +182,16 @@ export async function startGateway(raw: unknown, control: MessagePort): Promise<
   const live = new LiveWaiters(shards, { longPollTimeoutMs: data.longPollTimeoutMs });
   const tokens = new TokenReplica();
   const inFlight = new InFlight();
-  let validated = new Set<string>();
+  // Schema validation: the rules from the main thread, schemas asked of it as records need them.
+  const asked = new Map<number, { resolve: (answer: { source: Outcome<DecoderSource> | null; subjects: string[] }) => void; reject: (err: Error) => void }>();
+  let nextAsk = 1;
+  const validation = new ThreadValidation((id, withDecoder) => {
+    const rid = nextAsk++;
+    return new Promise((resolve, reject) => {
+      asked.set(rid, { resolve, reject });
+      control.postMessage({ t: 'schema', rid, id, withDecoder } satisfies FromGateway);
+    });
+  });
   const served = data.cluster ? new ServedStreams() : null;
   const counts = data.metrics ? new RequestCounts() : null;
   // Readers here serve committed data only, as on the main thread (node.ts): a copy of its Kafka transactions' state.
@@ -203,8 +223,17 @@ export async function startGateway(raw: unknown, control: MessagePort): Promise<
         tokens.set(m.records);
         return control.postMessage({ t: 'ack', id: m.id } satisfies FromGateway);
       case 'validated':
-        validated = new Set(m.streams);
+        validation.setRules(m.rules);
         return control.postMessage({ t: 'ack', id: m.id } satisfies FromGateway);
+      case 'registry-changed':
+        validation.registryChanged();
+        return control.postMessage({ t: 'ack', id: m.id } satisfies FromGateway);
+      case 'schema': {
+        const waiting = asked.get(m.rid);
+        asked.delete(m.rid);
+        if (m.error !== null) return waiting?.reject(new Error(m.error));
+        return waiting?.resolve({ source: m.source, subjects: m.subjects });
+      }
       case 'served':
         served?.apply(m.change);
         return control.postMessage({ t: 'ack', id: m.id } satisfies FromGateway);
@@ -230,8 +259,8 @@ export async function startGateway(raw: unknown, control: MessagePort): Promise<
       }
     }
   });
-  const isValidated = (name: () => string): boolean => validated.size > 0 && validated.has(name());
-  const own = data.protocol === 'ds' ? dsFront(data, { shards, live, control }, inFlight, isValidated) : svcFront(data, shards, live, inFlight, isValidated);
+  const isValidated = (name: () => string): boolean => validation.size > 0 && validation.has(name());
+  const own = data.protocol === 'ds' ? dsFront(data, { shards, live, control, validation }, inFlight, isValidated) : svcFront(data, { shards, live, validation }, inFlight, isValidated);
   const front = served === null ? own : clusterFront(data, served, own);
   const guarded = data.auth ? guard(data.protocol, tokens, front.handler) : front.handler;
   const shielded = shield(data.protocol, guarded, log, data.protocol === 'ds' ? dsInternalReply : internalReply);
@@ -248,7 +277,7 @@ export async function startGateway(raw: unknown, control: MessagePort): Promise<
   if (data.kafka !== null) {
     const front = new KafkaFront({
       shards, live, log, tracing, nodeId: data.kafka.nodeId, auth: data.auth, maxFrameBytes: data.kafka.maxFrameBytes,
-      validated: (name) => validated.has(name),
+      validation,
       post: (m, transfer) => control.postMessage(m satisfies FromGateway, transfer),
     });
     kafka = front;
@@ -267,19 +296,20 @@ interface Front {
   serves: (req: Omit<HttpRequest, 'body'>) => boolean;
 }
 
-/** `validated(name)`: the stream `name()` names has a schema validation rule (its writes go to the main thread). */
+/** `validated(name)`: the stream `name()` names has a schema validation rule (its create and delete go to the main thread). */
 type IsValidated = (name: () => string) => boolean;
 
-function svcFront(data: GatewayThreadData, shards: ShardClient, live: LiveWaiters, inFlight: InFlight, validated: IsValidated): Front {
+function svcFront(data: GatewayThreadData, o: { shards: ShardClient; live: LiveWaiters; validation: ThreadValidation }, inFlight: InFlight, validated: IsValidated): Front {
   return {
-    handler: createSvcHandler({ shards, limits: data.limits, live, schemas: MAIN_THREAD_SCHEMAS, offsets: null }, inFlight),
-    // A create naming a schema checks the registry, which the main thread holds; so do a validated
-    // stream's appends, and its create and delete keep its rule (they forget it with the stream).
-    serves: (req) => !mainThreadPath(req.path) && !(req.method === 'PUT' && req.headers['svc-schema'] !== undefined) && !(isWrite(req.method) && validated(() => streamOf(req.path, data.limits.maxStreamNameBytes))),
+    handler: createSvcHandler({ shards: o.shards, limits: data.limits, live: o.live, schemas: MAIN_THREAD_SCHEMAS, offsets: null, validation: o.validation }, inFlight),
+    // A create naming a schema checks the stream schemas, which the main thread holds; a validated
+    // stream's create and delete keep its rule in the metadata store (a delete forgets it). Its
+    // appends are checked here.
+    serves: (req) => !mainThreadPath(req.path) && !(req.method === 'PUT' && req.headers['svc-schema'] !== undefined) && !(createOrDelete(req.method) && validated(() => streamOf(req.path, data.limits.maxStreamNameBytes))),
   };
 }
 
-function dsFront(data: GatewayThreadData, o: { shards: ShardClient; live: LiveWaiters; control: MessagePort }, inFlight: InFlight, validated: IsValidated): Front {
+function dsFront(data: GatewayThreadData, o: { shards: ShardClient; live: LiveWaiters; control: MessagePort; validation: ThreadValidation }, inFlight: InFlight, validated: IsValidated): Front {
   const post = (m: FromGateway): void => o.control.postMessage(m);
   // Stream events go to the main thread every DS_EVENTS_EVERY_MS at most, each stream with its
   // newest tail only (a wake needs the tail, not every step to it). A delete first sends what is
@@ -316,12 +346,12 @@ function dsFront(data: GatewayThreadData, o: { shards: ShardClient; live: LiveWa
           },
         }
       : null,
-    validation: null,
+    validation: o.validation,
   };
   return {
     handler: createDsHandler(ctx, inFlight),
     serves: (req) =>
-      !req.path.startsWith(SUBSCRIPTIONS_PREFIX) && !(isWrite(req.method) && req.path.startsWith(STREAM_BASE + '/') && validated(() => streamOf(req.path.slice(STREAM_BASE.length), data.limits.maxStreamNameBytes))),
+      !req.path.startsWith(SUBSCRIPTIONS_PREFIX) && !(createOrDelete(req.method) && req.path.startsWith(STREAM_BASE + '/') && validated(() => streamOf(req.path.slice(STREAM_BASE.length), data.limits.maxStreamNameBytes))),
   };
 }
 
@@ -342,8 +372,8 @@ function clusterFront(data: GatewayThreadData, served: ServedStreams, own: Front
   };
 }
 
-function isWrite(method: string): boolean {
-  return method === 'POST' || method === 'PUT' || method === 'DELETE';
+function createOrDelete(method: string): boolean {
+  return method === 'PUT' || method === 'DELETE';
 }
 
 /** The stream a path names, or '' when it names none (the handler answers that with its error). */

@@ -3,9 +3,10 @@
  * gateway-thread.ts is the threads' side). The protocol listener's uWS threads each load
  * gateway-thread.js; this gives each one its data and a control channel, links its ShardClient to
  * every shard worker (and again after a worker restarts), sends it every token record, the
- * validated streams and (in a cluster) the streams placed on this node after each change and waits
- * for its acknowledgement, asks every thread for its request counts at each scrape, and drains it
- * at shutdown before the workers close.
+ * validation rules, registry changes, the Kafka transactions' state and (in a cluster) the streams
+ * placed on this node after each change and waits for its acknowledgement, answers its requests
+ * for schemas and (Kafka connections it was handed) for the main thread's Kafka listener, asks
+ * every thread for its request counts at each scrape, and drains it at shutdown before the workers close.
  * A thread that ends (its control channel closes) is dropped and logged: what waits for its
  * acknowledgement goes on without it, and its channels to the workers are closed.
  */
@@ -16,6 +17,12 @@ import { type GatewayThreadData, type FromGateway, type ToGateway } from './gate
 import { type GatewayFigures, type ServedChange, type Subscriptions } from './gateway';
 import { type GatewayThreadSpec } from './program/http/engine';
 import { type ShardClient } from './shards';
+import { type DecoderSource } from './registry';
+import { type Outcome } from './registry/types';
+import { type ValidationRule } from './util/validation-rule';
+
+/** Schema `id` for a thread's record checks: its source to compile (`withDecoder`) and its subjects (registry/validation.ts, `schemaFor`). */
+export type SchemaFor = (id: number, withDecoder: boolean) => Promise<{ source: Outcome<DecoderSource> | null; subjects: string[] }>;
 import { type KafkaRelay, type KafkaThreads, type PartitionTxns, type RelayReply, isKafkaToMain } from './kafka-wire';
 
 /**
@@ -60,8 +67,12 @@ export class GatewayThreads implements KafkaThreads {
   /** Each message sent to every thread: the threads that have not acknowledged it yet. */
   readonly #acks = new Map<number, { left: Set<Thread>; done: () => void }>();
   #nextId = 1;
-  /** The streams whose writes carry a schema validation rule (the threads leave them to this thread). */
-  #validated: string[] = [];
+  /** Every schema validation rule (the threads check appends themselves, and leave creates and deletes of those streams to this thread). */
+  #rules: Array<[stream: string, rule: ValidationRule]> = [];
+  /** The newest registry change sent: resolves once every thread has it. */
+  #registrySent: Promise<void> = Promise.resolve();
+  /** Schemas for the threads' record checks (registry/validation.ts, `schemaFor`); null: none asked yet. */
+  #schemaFor: SchemaFor | null = null;
   /** The newest change of the served streams sent: resolves once every thread has it, and so every one before it. */
   #servedSent: Promise<void> = Promise.resolve();
   /** Scrapes waiting for the threads' figures, by message id. */
@@ -104,7 +115,7 @@ export class GatewayThreads implements KafkaThreads {
       down: (w, why) => post({ t: 'down', w, why }),
     });
     if (this.#tokens !== null) post({ t: 'tokens', id: 0, records: this.#tokens.records() });
-    post({ t: 'validated', id: 0, streams: this.#validated });
+    post({ t: 'validated', id: 0, rules: this.#rules });
     if (this.#txns !== null) post({ t: 'txns', id: 0, states: this.#txns.streams().map((st) => [st, this.#txns!.state(st)]) });
     post({ t: 'started' });
     const thread: Thread = { name: `${this.#namePrefix}${k + 1}`, port: port1, unlink, kafka: new Set() };
@@ -114,9 +125,10 @@ export class GatewayThreads implements KafkaThreads {
         if (m.t === 'kafka-closed') thread.kafka.delete(m.conn);
         this.#kafka?.onMessage(m, reply);
       } else if (m.t === 'ack') this.#acked(thread, m.id);
+      else if (m.t === 'schema') void this.#schema(port1, m.rid, m.id, m.withDecoder);
       else if (m.t === 'figures') this.#figures.get(m.id)?.(thread, m.figures);
       else if (m.t === 'ds-changed') for (const [path, tail] of m.streams) this.#subscriptions?.onStreamChanged(path, tail);
-      else this.#subscriptions?.onStreamDeleted(m.path);
+      else if (m.t === 'ds-deleted') this.#subscriptions?.onStreamDeleted(m.path);
     });
     // The thread's end closes when it exits (a crash, or terminated): nothing it was sent will be
     // acknowledged, so it is dropped instead of awaited, and a token change still answers.
@@ -145,12 +157,34 @@ export class GatewayThreads implements KafkaThreads {
   }
 
   /**
-   * The streams with a schema validation rule (docs/schema-registry.md): their writes (append,
-   * create, delete) go to this thread, which holds the registry. Resolves once every thread has them.
+   * Every schema validation rule (docs/schema-registry.md): the threads check a validated stream's
+   * appends themselves, with schemas asked of `schemaFor`, and leave its create and delete to this
+   * thread, which keeps the rules. Resolves once every thread has them.
    */
-  validated(streams: string[]): Promise<void> {
-    this.#validated = streams;
-    return this.#toAll((id) => ({ t: 'validated', id, streams }));
+  validated(rules: Array<[stream: string, rule: ValidationRule]>, schemaFor: SchemaFor): Promise<void> {
+    this.#rules = rules;
+    this.#schemaFor = schemaFor;
+    return this.#toAll((id) => ({ t: 'validated', id, rules }));
+  }
+
+  /** A registry version changed: the threads ask again which subjects a schema id is under (`registrySynced` once they all know). */
+  registryChanged(): void {
+    this.#registrySent = this.#toAll((id) => ({ t: 'registry-changed', id }));
+  }
+
+  /** Resolves once every thread has every registry change sent so far: a registry write is answered only then (node.ts). */
+  registrySynced(): Promise<void> {
+    return this.#registrySent;
+  }
+
+  async #schema(port: MessagePort, rid: number, id: number, withDecoder: boolean): Promise<void> {
+    try {
+      if (this.#schemaFor === null) throw new Error('no schema validation on this node');
+      port.postMessage({ t: 'schema', rid, ...(await this.#schemaFor(id, withDecoder)), error: null } satisfies ToGateway);
+    } catch (err) {
+      // The registry could not be read: the thread refuses these records now and asks again on the next batch.
+      port.postMessage({ t: 'schema', rid, source: null, subjects: [], error: (err as Error).message } satisfies ToGateway);
+    }
   }
 
   /**

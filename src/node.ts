@@ -510,11 +510,16 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   // In a cluster the threads serve the streams placed on this node, once its own streams are open (below).
   const servedWatches = placement === null ? [] : threadSets.map((g) => new ServedWatch(meta, placement, g === dsGateways ? 'ds' : config.protocol, (c) => void g.served(c)));
   for (const g of threadSets) {
-    // A validated stream's writes are left to this thread, which holds the registry: the threads learn which streams those are.
-    validation.watch((streams) => g.validated(streams));
+    // Schema validation: the threads check appends themselves with the rules and schemas this thread sends them.
+    validation.watch(
+      (rules) => g.validated(rules, (id, withDecoder) => validation.schemaFor(id, withDecoder)),
+      () => g.registryChanged(),
+    );
     // Their readers serve committed data only, as this thread's: each keeps a copy of the Kafka transactions' state.
     g.txnStates(txnParts);
   }
+  // A registry write (a version added or deleted) is answered once every thread drops what it knew of the subjects.
+  if (threadSets.length > 0) schemaRegistry.onSubjectChange(async () => void (await Promise.all(threadSets.map((g) => g.registrySynced()))));
   const svc = await engine.listen(
     {
       name: 'protocol listener (--listen)', host: config.listen.host, port: config.listen.port, bodyLimit: config.limits.maxRequestBytes,

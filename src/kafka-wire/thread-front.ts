@@ -7,7 +7,7 @@
  * the group and transaction coordinators, share groups, the schema registry, the topic configs.
  *
  *   client ──TCP──▶ thread: frames, order (server.ts, KafkaConnections)
- *                     ├─ Produce, not transactional, no schema rule on its partitions ─▶ produce.ts ─▶ shards
+ *                     ├─ Produce, not transactional (schema rules checked here) ─▶ produce.ts ─▶ shards
  *                     └─ everything else (and a raw SASL token) ─▶ main thread: dispatch ─▶ answer
  *
  * Auth: SASL runs on the main thread; each answer carries the connection's auth state after it,
@@ -26,6 +26,7 @@ import { lookupPartition } from './partitions';
 import { TopicIndex } from './topics';
 import { CONTROL_BIT, TRANSACTIONAL_BIT } from './txn/markers';
 import { FramePool } from './frame-assembler';
+import { type RecordValidation } from '../util/validation-rule';
 import { type KafkaConnection, KafkaConnections, PendingResponse, type ResponseFrame } from './server';
 import { type KafkaToMain, type KafkaToThread, type RelayedAnswer } from './thread-messages';
 
@@ -40,8 +41,8 @@ export interface KafkaFrontOptions {
   /** Largest request frame (bytes after the size prefix), as the main thread's listener. */
   maxFrameBytes: number;
   tracing: Tracing | null;
-  /** Whether stream `name` has a schema validation rule (its Produce requests go to the main thread, which holds the registry). */
-  validated(name: string): boolean;
+  /** Schema validation of produced records on this thread (registry/thread-validation.ts). */
+  validation: RecordValidation;
   /** To the main thread; a relayed frame's buffer is moved. */
   post(m: KafkaToMain, transfer: ArrayBuffer[]): void;
 }
@@ -88,8 +89,7 @@ export class KafkaFront {
       // SASL runs on the main thread: a connection's scope comes back with its answers.
       authenticate: o.auth ? () => Promise.reject(new Error("kafka: SASL is the main thread's")) : null,
       topicConfigs: null,
-      // A partition with a rule is produced on the main thread (servesProduce).
-      validation: null,
+      validation: o.validation,
       cluster: null,
       requestCounts: Array.from({ length: 128 }, () => 0),
       tracing: o.tracing,
@@ -160,7 +160,7 @@ export class KafkaFront {
   /**
    * Whether this thread serves a Produce: not transactional (the coordinator admits a transaction's
    * partitions), no control batch (refused there, as on the main thread), every partition known
-   * here and without a schema validation rule. Anything else goes to the main thread whole.
+   * here. Anything else goes to the main thread whole.
    */
   async #servesProduce(req: ProduceRequest): Promise<boolean> {
     if (req.transactionalId != null) return false;
@@ -168,13 +168,11 @@ export class KafkaFront {
       for (const p of t.partitionData) {
         const r = p.records;
         if (r !== null && r.length >= 23 && (r.readInt16BE(21) & (TRANSACTIONAL_BIT | CONTROL_BIT)) !== 0) return false;
-        let stream: string | null;
         try {
-          stream = (await lookupPartition(this.#ctx, t.name, undefined, p.index)).stream;
+          if ((await lookupPartition(this.#ctx, t.name, undefined, p.index)).stream === null) return false;
         } catch {
           return false;
         }
-        if (stream === null || this.#o.validated(stream)) return false;
       }
     }
     return true;

@@ -36,3 +36,5 @@ export function registryInternalReply(requestId: string): { status: number; head
   };
 }
 export { SchemaValidation } from './validation';
+export { type AskSchema, ThreadValidation } from './thread-validation';
+export { type DecoderSource } from './registry';

@@ -174,6 +174,18 @@ export class SchemaRegistry {
     }
   }
 
+  /**
+   * What compiling schema `id`'s record check takes (its type, text and resolved references), for
+   * a thread that compiles it itself (a gateway thread: `buildRecordDecoder`), or the refusal.
+   */
+  async decoderSource(id: number): Promise<Outcome<DecoderSource>> {
+    const s = await this.schemaById(id);
+    if (!s.ok) return s;
+    const refs = this.#resolveReferences(s.value.references);
+    if (!refs.ok) return refs;
+    return ok({ id, schemaType: s.value.schemaType, schema: s.value.schema, references: refs.value });
+  }
+
   /** The subjects schema `id` is registered under in live versions (from the node's view). */
   subjectsOf(id: number): Set<string> {
     const out = new Set<string>();
@@ -435,4 +447,23 @@ export class SchemaRegistry {
 /** A test against one named version uses the level's direction without its transitivity. */
 function nonTransitive(level: CompatibilityLevel): CompatibilityLevel {
   return level.replace('_TRANSITIVE', '') as CompatibilityLevel;
+}
+
+/** A schema with its references resolved: what a record check is compiled from (SchemaRegistry.decoderSource). */
+export interface DecoderSource {
+  id: number;
+  schemaType: SchemaType;
+  schema: string;
+  references: ResolvedReference[];
+}
+
+/** Compile a record check from its source, on any thread (the registry's own `recordDecoder` is the same, from its store). */
+export function buildRecordDecoder(src: DecoderSource): Outcome<RecordDecoder> {
+  const parsed = FORMATS[src.schemaType].parse(src.schema, src.references);
+  if (!parsed.ok) return refuse('invalid_schema', parsed.message);
+  try {
+    return ok(recordDecoder(src.schemaType, parsed, src.schema, src.references));
+  } catch (err) {
+    return refuse('invalid_schema', `schema ${src.id} cannot check records: ${(err as Error).message}`);
+  }
 }
