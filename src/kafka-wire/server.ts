@@ -288,6 +288,7 @@ export class KafkaConnections {
   adopt(socket: net.Socket, id: number): void {
     if (this.#closing) {
       socket.destroy();
+      this.#o.closed?.({ id, remote: '', clientId: null });
       return;
     }
     const c = new Connection(id, socket, this.#o);

@@ -110,7 +110,13 @@ export class KafkaFront {
   onMessage(m: KafkaToThread): void {
     switch (m.t) {
       case 'kafka-conn':
-        return this.#connections.adoptDescriptor(m.fd, m.conn);
+        try {
+          return this.#connections.adoptDescriptor(m.fd, m.conn);
+        } catch (err) {
+          // A descriptor that is no socket any more (its peer gone in between is not this: that is a socket that closes).
+          this.#ctx.log.warn({ conn: m.conn, err: (err as Error).message }, 'kafka connection handed to this thread could not be served');
+          return this.#o.post({ t: 'kafka-closed', conn: m.conn }, []);
+        }
       case 'kafka-res': {
         const w = this.#waiting.get(m.rid);
         if (w === undefined) return;

@@ -26,4 +26,43 @@ describe('PartitionTxns (last stable offset and aborted ranges)', () => {
     expect(p.abortedIn('/t', 9, 20)).toEqual([]);
     expect(p.lastStable('/t', 9)).toBe(9);
   });
+
+  test('copies on other threads (gateway threads) get every change, and mirrored() waits for all of them', async () => {
+    const p = new PartitionTxns(new Map());
+    const copies = [new PartitionTxns(new Map()), new PartitionTxns(new Map())];
+    const pending: Array<() => void> = [];
+    for (const c of copies) {
+      // Each copy acknowledges when the test says so, as a thread does after its turn.
+      p.copyTo((stream) => {
+        const state = p.state(stream);
+        return new Promise<void>((resolve) => pending.push(() => (c.apply(stream, state), resolve())));
+      });
+    }
+    p.open('/t', '7', 4);
+    let mirrored = false;
+    void p.mirrored().then(() => (mirrored = true));
+    pending.shift()!();
+    await new Promise((r) => setImmediate(r));
+    expect(mirrored).toBe(false);
+    pending.shift()!();
+    await new Promise((r) => setImmediate(r));
+    expect(mirrored).toBe(true);
+    for (const c of copies) {
+      expect(c.stableSeq('/t')).toBe(4);
+      expect(c.visibility('/t', 0)).toEqual({ stableSeq: 4, aborted: [] });
+    }
+    // An abort: the copies drop the open transaction, keep the aborted range and tell their readers.
+    const ended: string[] = [];
+    copies[0]!.onEnded((s) => ended.push(s));
+    p.close('/t', '7', 9);
+    for (const f of pending.splice(0)) f();
+    await p.mirrored();
+    expect(copies[0]!.stableSeq('/t')).toBeNull();
+    expect(copies[0]!.visibility('/t', 0)).toEqual({ stableSeq: null, aborted: [{ producerId: '7', first: 4, last: 9 }] });
+    expect(ended).toEqual(['/t']);
+    // A new copy starts from the whole state.
+    const late = new PartitionTxns(new Map());
+    for (const s of p.streams()) late.apply(s, p.state(s));
+    expect(late.abortedIn('/t', 0, 20)).toEqual([{ producerId: 7n, firstOffset: 4n }]);
+  });
 });
