@@ -16,7 +16,8 @@
  * thread's owner check answers everything else (gateway/cluster/served-streams.ts).
  *
  * On a single node the thread also serves the Kafka connections the main thread's listener hands
- * it (kafka-wire/thread-front.ts): their Produce requests here, the rest relayed to the main thread.
+ * it (kafka-wire/thread-front.ts): their Produce, Fetch and ListOffsets requests here, the rest
+ * relayed to the main thread.
  * Its readers serve committed data only: it keeps a copy of the Kafka transactions' state.
  *
  * From the main thread, on the control channel (gateway-threads.ts): each worker's channel (and a
@@ -108,7 +109,7 @@ export interface GatewayThreadData {
   traces: Omit<TracingOptions, 'threadName'> | null;
   /**
    * The Kafka listener's connections are handed to the gateway threads (a single node): the thread
-   * serves their Produce requests and relays the rest to the main thread (kafka-wire/thread-front.ts);
+   * serves their Produce, Fetch and ListOffsets requests and relays the rest to the main thread (kafka-wire/thread-front.ts);
    * null: the main thread serves every Kafka connection.
    */
   kafka: { nodeId: number; maxFrameBytes: number } | null;
@@ -278,6 +279,7 @@ export async function startGateway(raw: unknown, control: MessagePort): Promise<
     const front = new KafkaFront({
       shards, live, log, tracing, nodeId: data.kafka.nodeId, auth: data.auth, maxFrameBytes: data.kafka.maxFrameBytes,
       validation,
+      txns,
       post: (m, transfer) => control.postMessage(m satisfies FromGateway, transfer),
     });
     kafka = front;

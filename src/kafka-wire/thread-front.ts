@@ -2,13 +2,17 @@
  * The Kafka listener on a gateway thread (`--gateway-threads`, docs/kafka.md, "Gateway threads"):
  * the main thread accepts each connection and hands its socket to the thread with the fewest
  * (server.ts, `handOff`); from then on the thread reads its frames, keeps their order, and
- * serves its Produce requests itself, over its own channels to the shard workers. Every other
- * request goes to the main thread's listener (relay.ts), which holds what must have one owner:
- * the group and transaction coordinators, share groups, the schema registry, the topic configs.
+ * serves its Produce, Fetch and ListOffsets requests itself, over its own channels to the shard
+ * workers. Every other request goes to the main thread's listener (relay.ts), which holds what
+ * must have one owner: the group and transaction coordinators, share groups, the schema
+ * registry's store, the topic configs.
  *
  *   client ──TCP──▶ thread: frames, order (server.ts, KafkaConnections)
  *                     ├─ Produce, not transactional (schema rules checked here) ─▶ produce.ts ─▶ shards
- *                     └─ everything else (and a raw SASL token) ─▶ main thread: dispatch ─▶ answer
+ *                     ├─ Fetch, ListOffsets (committed reads by the thread's copy of the
+ *                     │  partitions' transaction state; long-polls on its LiveWaiters) ─▶ shards
+ *                     └─ everything else, a partition this thread's topic index does not know yet,
+ *                        and a raw SASL token ─▶ main thread: dispatch ─▶ answer
  *
  * Auth: SASL runs on the main thread; each answer carries the connection's auth state after it,
  * which the thread keeps (auth.ts, ConnectionAccess), so a Produce it serves is checked against
@@ -20,6 +24,9 @@ import { type ShardClient } from '../shards';
 import { type KafkaContext, type LiveRegistry } from './context';
 import { DecodedRequest, SERVED_APIS, countRequest, decodeRequest, runRequest } from './dispatch';
 import { type ProduceRequest } from './messages/produce';
+import { type FetchRequest } from './messages/fetch';
+import { type ListOffsetsRequest } from './messages/list-offsets';
+import { type PartitionTxns, type TransactionCoordinator } from './txn';
 import { kafkaApi } from './messages';
 import { accessOf } from './auth';
 import { lookupPartition } from './partitions';
@@ -43,17 +50,22 @@ export interface KafkaFrontOptions {
   tracing: Tracing | null;
   /** Schema validation of produced records on this thread (registry/thread-validation.ts). */
   validation: RecordValidation;
+  /** This thread's copy of the partitions' transaction state (gateway-thread.ts): Fetch and ListOffsets read committed data by it. */
+  txns: PartitionTxns;
   /** To the main thread; a relayed frame's buffer is moved. */
   post(m: KafkaToMain, transfer: ArrayBuffer[]): void;
 }
 
 const PRODUCE_KEY = 0;
+const FETCH_KEY = 1;
+const LIST_OFFSETS_KEY = 2;
 
-/** A part of the node only the main thread has: a handler that reached it here is a bug, answered as one. */
-function mainThreads<T extends object>(what: string): T {
-  return new Proxy({} as T, {
-    get: () => {
-      throw new Error(`kafka: ${what} is the main thread's (a gateway thread serves only Produce)`);
+/** A part of the node only the main thread has (but `here`): a handler that reached the rest here is a bug, answered as one. */
+function mainThreads<T extends object>(what: string, here: Partial<T> = {}): T {
+  return new Proxy(here as T, {
+    get: (target, key) => {
+      if (Object.prototype.hasOwnProperty.call(target, key)) return (target as Record<string | symbol, unknown>)[key];
+      throw new Error(`kafka: ${what} is the main thread's (a gateway thread serves Produce, Fetch and ListOffsets)`);
     },
   });
 }
@@ -84,7 +96,8 @@ export class KafkaFront {
       },
       groups: mainThreads('the group coordinator'),
       share: mainThreads('share groups'),
-      txns: mainThreads('the transaction coordinator'),
+      // Only the partitions' state is here (a copy the main thread keeps current): what Fetch and ListOffsets read.
+      txns: mainThreads<TransactionCoordinator>('the transaction coordinator', { parts: o.txns }),
       apiVersions: SERVED_APIS,
       // SASL runs on the main thread: a connection's scope comes back with its answers.
       authenticate: o.auth ? () => Promise.reject(new Error("kafka: SASL is the main thread's")) : null,
@@ -155,10 +168,12 @@ export class KafkaFront {
 
   async #handle(frame: Buffer, conn: KafkaConnection): Promise<ResponseFrame | null | PendingResponse> {
     const access = accessOf(conn, this.#o.auth);
-    if (access.rawTokenNext || frame.length < 8 || frame.readInt16BE(0) !== PRODUCE_KEY) return this.#relay(frame, conn);
+    const key = frame.length < 8 ? -1 : frame.readInt16BE(0);
+    if (access.rawTokenNext || (key !== PRODUCE_KEY && key !== FETCH_KEY && key !== LIST_OFFSETS_KEY)) return this.#relay(frame, conn);
     const d = decodeRequest(this.#ctx, frame, conn);
     if (!(d instanceof DecodedRequest)) return d;
-    if (!(await this.#servesProduce(d.req as ProduceRequest))) return this.#relay(frame, conn);
+    const here = key === PRODUCE_KEY ? await this.#servesProduce(d.req as ProduceRequest) : key === FETCH_KEY ? await this.#servesFetch(d.req as FetchRequest, d.version) : await this.#servesListOffsets(d.req as ListOffsetsRequest);
+    if (!here) return this.#relay(frame, conn);
     countRequest(this.#ctx, frame);
     return runRequest(this.#ctx, d, frame.length, conn);
   }
@@ -174,14 +189,36 @@ export class KafkaFront {
       for (const p of t.partitionData) {
         const r = p.records;
         if (r !== null && r.length >= 23 && (r.readInt16BE(21) & (TRANSACTIONAL_BIT | CONTROL_BIT)) !== 0) return false;
-        try {
-          if ((await lookupPartition(this.#ctx, t.name, undefined, p.index)).stream === null) return false;
-        } catch {
-          return false;
-        }
+        if (!(await this.#known(t.name, undefined, p.index))) return false;
       }
     }
     return true;
+  }
+
+  /** Whether this thread serves a Fetch: every partition it names is known here (by name, or by topic id from v13). */
+  async #servesFetch(req: FetchRequest, version: number): Promise<boolean> {
+    const byId = version >= 13;
+    for (const t of req.topics) for (const p of t.partitions) if (!(await this.#known(byId ? undefined : t.topic, byId ? t.topicId : undefined, p.partition))) return false;
+    return true;
+  }
+
+  /** Whether this thread serves a ListOffsets: every partition it names is known here. */
+  async #servesListOffsets(req: ListOffsetsRequest): Promise<boolean> {
+    for (const t of req.topics) for (const p of t.partitions) if (!(await this.#known(t.name, undefined, p.partitionIndex))) return false;
+    return true;
+  }
+
+  /**
+   * A partition this thread's topic index knows. One it does not know goes to the main thread,
+   * whose index also knows the topics it created a moment ago (this one finds them at its next
+   * rebuild), and which answers a missing one.
+   */
+  async #known(name: string | undefined, topicId: string | undefined, partition: number): Promise<boolean> {
+    try {
+      return (await lookupPartition(this.#ctx, name, topicId, partition)).stream !== null;
+    } catch {
+      return false;
+    }
   }
 
   /** The main thread runs this frame; its answer comes back in a `kafka-res` message. */

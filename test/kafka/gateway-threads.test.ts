@@ -1,8 +1,8 @@
 /**
  * The Kafka listener with gateway threads (`--gateway-threads`, docs/kafka.md, "Gateway threads"):
  * the main thread hands each accepted connection to the thread serving the fewest, which serves
- * its Produce requests over its own channels to the shard workers and relays everything else to
- * the main thread. Shown with real clients: which thread served a request comes from its trace
+ * its Produce, Fetch and ListOffsets requests over its own channels to the shard workers and
+ * relays everything else to the main thread. Shown with real clients: which thread served a request comes from its trace
  * span (`thread.name`), so the test holds on a loaded machine. The rest of the Kafka suites run
  * with `SVC_GATEWAY_THREADS=2` in .ci/run's gateway-threads pass.
  */
@@ -29,7 +29,7 @@ describe('Kafka connections on gateway threads', () => {
     await receiver?.close();
   });
 
-  test('two producers are served by the two threads, each Produce on its own thread; Fetch and the group APIs on the main thread; every record once, in order', async () => {
+  test('two producers are served by the two threads, each Produce on its own thread; a consumer\'s Fetch on its thread and its group APIs on the main thread; every record once, in order', async () => {
     const kafka = (id: string): Kafka => new Kafka({ clientId: id, brokers: [node.kafka], logLevel: logLevel.NOTHING, retry: { retries: 2 } });
     const admin = kafka('gw-admin').admin();
     await admin.connect();
@@ -82,8 +82,12 @@ describe('Kafka connections on gateway threads', () => {
     expect(threads[0]![0]).not.toBe(threads[1]![0]);
     // Every Produce's append is a hop of its thread's own span.
     for (const p of produces) expect(receiver.spans.some((s) => s.name === 'shard append' && s.parentSpanId === p.spanId && s.traceId === p.traceId)).toBe(true);
-    // Fetch is relayed to the main thread: traced there, without a thread name.
-    expect(named(receiver.spans, 'kafka Fetch').every((f) => f.attributes['thread.name'] === undefined)).toBe(true);
+    // The consumer's Fetch requests are served on its connection's thread too (its group APIs are relayed to the main thread).
+    const fetches = named(receiver.spans, 'kafka Fetch').filter((f) => f.attributes['messaging.client.id'] === 'gw-c');
+    expect(fetches.length).toBeGreaterThan(0);
+    expect(new Set(fetches.map((f) => String(f.attributes['thread.name']))).size).toBe(1);
+    expect(fetches.every((f) => /^svc-gw-\d+$/.test(String(f.attributes['thread.name'])))).toBe(true);
+    expect(fetches.some((f) => receiver.spans.some((x) => x.name === 'shard read' && x.parentSpanId === f.spanId))).toBe(true);
 
     // The node's request counts add the threads' Produce requests to the main thread's.
     const after = await (await fetch(`${node.adminUrl}/metrics`)).text();
