@@ -143,7 +143,7 @@ export type ToGateway =
   | KafkaToThread;
 
 /**
- * Gateway thread → main thread: the acknowledgement of a `tokens`, `validated`, `served` or `drain` message;
+ * Gateway thread → main thread: the acknowledgement of a `tokens`, `validated`, `registry-changed`, `served`, `txns` or `drain` message;
  * its figures for a scrape;
  * a Durable Streams stream event for the subscriptions (`path`: the stream's name without its `/`).
  */
