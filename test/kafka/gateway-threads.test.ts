@@ -72,6 +72,11 @@ describe('Kafka connections on gateway threads', () => {
     // Served on the gateway threads, both of them. A Produce that reached a thread before its topic
     // index had the topic (created a moment ago on the main thread) is relayed there, untagged.
     const served = produces.filter((p) => p.attributes['thread.name'] !== undefined);
+    if (!node.output().includes('"engine":"uws"')) {
+      // A runtime uWS does not load on (Node 24: the node engine) has no gateway threads: the main thread serves everything.
+      expect(served).toHaveLength(0);
+      return;
+    }
     expect(served.length).toBeGreaterThanOrEqual(produces.length / 2);
     const threads = new Set(served.map((p) => String(p.attributes['thread.name'])));
     expect([...threads].every((t) => /^svc-gw-\d+$/.test(t))).toBe(true);
