@@ -84,6 +84,16 @@ export function countRequest(ctx: Pick<KafkaContext, 'requestCounts'>, frame: Bu
   if (HANDLERS.has(apiKey)) ctx.requestCounts[apiKey] = (ctx.requestCounts[apiKey] ?? 0) + 1;
 }
 
+/** Counts kept by `countRequest`, by API name (only APIs asked for at least once), for the metrics. */
+export function countsByApi(counts: readonly number[]): Array<{ api: string; count: number }> {
+  const out: Array<{ api: string; count: number }> = [];
+  counts.forEach((count, key) => {
+    const api = kafkaApi(key);
+    if (count > 0 && api !== undefined) out.push({ api: api.name, count });
+  });
+  return out;
+}
+
 /** A request frame read past its header: the handler that serves it and its decoded body. */
 export class DecodedRequest {
   constructor(

@@ -13,8 +13,7 @@ import { type Tracing } from '../tracing';
 import { type ShardClient } from '../shards';
 import { type KafkaAuthenticator } from './auth';
 import { type KafkaContext, type LiveRegistry } from './context';
-import { SERVED_APIS, dispatch } from './dispatch';
-import { kafkaApi } from './messages';
+import { SERVED_APIS, countsByApi, dispatch } from './dispatch';
 import type { GroupDoc } from '../gateway';
 import { CONSUMER_GROUP_TIMEOUTS, type ConsumerGroupTimeouts, GroupCoordinator } from './groups';
 import { groupViews } from './group-views';
@@ -163,14 +162,7 @@ export async function startKafkaListener(o: KafkaListenerOptions): Promise<Kafka
     port: server.port,
     stopAccepting: () => server.stopAccepting(),
     connections: () => server.connections() + (threads?.connections() ?? 0),
-    requestsByApi: () => {
-      const out: Array<{ api: string; count: number }> = [];
-      ctx.requestCounts.forEach((count, key) => {
-        const api = kafkaApi(key);
-        if (count > 0 && api !== undefined) out.push({ api: api.name, count });
-      });
-      return out;
-    },
+    requestsByApi: () => countsByApi(ctx.requestCounts),
     groups: (only?: string) =>
       groupViews({ groups: ctx.groups, share: ctx.share, topics: ctx.topics, shards: o.shards, nodeId: o.nodeId, coordinatorOf: (id) => (cluster === null ? o.nodeId : (cluster.coordinatorOf(id)?.nodeId ?? null)) }, only),
     // Requests waiting in JoinGroup or SyncGroup are answered first, so the connections drain.

@@ -22,12 +22,11 @@ import { type Logger } from '../log';
 import { type Tracing } from '../tracing';
 import { type ShardClient } from '../shards';
 import { type KafkaContext, type LiveRegistry } from './context';
-import { DecodedRequest, SERVED_APIS, countRequest, decodeRequest, runRequest } from './dispatch';
+import { DecodedRequest, SERVED_APIS, countRequest, countsByApi, decodeRequest, runRequest } from './dispatch';
 import { type ProduceRequest } from './messages/produce';
 import { type FetchRequest } from './messages/fetch';
 import { type ListOffsetsRequest } from './messages/list-offsets';
 import { type PartitionTxns, type TransactionCoordinator } from './txn';
-import { kafkaApi } from './messages';
 import { accessOf } from './auth';
 import { lookupPartition } from './partitions';
 import { TopicIndex } from './topics';
@@ -153,12 +152,7 @@ export class KafkaFront {
 
   /** Requests served on this thread since start, by API name (the node's svc_kafka_requests_total adds them). */
   requests(): Array<{ api: string; count: number }> {
-    const out: Array<{ api: string; count: number }> = [];
-    this.#ctx.requestCounts.forEach((count, key) => {
-      const api = kafkaApi(key);
-      if (count > 0 && api !== undefined) out.push({ api: api.name, count });
-    });
-    return out;
+    return countsByApi(this.#ctx.requestCounts);
   }
 
   /** Take no more connections; wait (up to `graceMs`) for requests in progress, then close every connection. */
