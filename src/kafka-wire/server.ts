@@ -19,7 +19,7 @@
 import * as net from 'node:net';
 import { type Logger } from '../log';
 import { listenError } from '../program/http';
-import { FrameAssembler, type FramePool } from './frame-assembler';
+import { FrameAssembler, type FramePool, type FrameSizeRefusal } from './frame-assembler';
 import { dupFd } from '../util/libc';
 
 export interface KafkaConnection {
@@ -107,8 +107,16 @@ class RefusalLog {
   }
 }
 
-/** Reading pauses while this many requests of one connection wait to be handled (pipelining clients). */
+/** Reading pauses while this many requests of one connection wait to be handled (pipelining clients)… */
 const MAX_QUEUED = 64;
+/**
+ * …or while they hold this many bytes. Why: a producer pipelines ~1 MB Produce requests, each in a
+ * frame buffer of its own (FramePool); 64 of them queued per connection outgrew the pool, and every
+ * buffer the pool could not give was a new megabyte of external memory that made V8 mark the
+ * listener's whole heap every ~30 MB produced. The queue only has to keep the next requests ready
+ * while MAX_PENDING of them wait for their group commit.
+ */
+const MAX_QUEUED_BYTES = 4 * 1024 * 1024; // 4 MiB: four ~1 MB Produce requests
 /** Responses of one connection that may be outstanding while its next requests run. */
 const MAX_PENDING = 16;
 
@@ -131,6 +139,8 @@ class Connection implements KafkaConnection {
   readonly #log: Logger;
   readonly #frames: FrameAssembler;
   readonly #queue: Buffer[] = [];
+  /** Bytes of the frames in #queue. */
+  #queuedBytes = 0;
   #running = false;
   #closed = false;
   #idle: (() => void) | null = null;
@@ -138,19 +148,21 @@ class Connection implements KafkaConnection {
   readonly #outbox: Array<{ frame: Buffer; out: Promise<ResponseFrame | null> }> = [];
   #flushing = false;
 
-  constructor(id: number, socket: net.Socket, o: ConnectionOptions) {
+  /** `frames`: the assembler a socket made with `onread` reads into (`readsInPlace`); absent: the socket's 'data' chunks are pushed to a new one. */
+  constructor(id: number, socket: net.Socket, o: ConnectionOptions, frames?: FrameAssembler) {
     this.id = id;
     this.#socket = socket;
     this.#o = o;
-    this.#frames = new FrameAssembler(o.maxFrameBytes, o.framePool ?? null);
+    this.#frames = frames ?? new FrameAssembler(o.maxFrameBytes, o.framePool ?? null);
     this.remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`;
     this.#log = o.log.child({ conn: id, remote: this.remote });
     socket.setNoDelay(true);
-    socket.on('data', (d: Buffer) => this.#onData(d));
+    if (frames === undefined) socket.on('data', (d: Buffer) => this.#onData(d));
     socket.on('error', (err) => this.#log.debug({ err: err.message }, 'kafka connection error'));
     socket.on('close', () => {
       this.#closed = true;
       this.#queue.length = 0;
+      this.#queuedBytes = 0;
       this.#idle?.();
     });
   }
@@ -178,16 +190,26 @@ class Connection implements KafkaConnection {
 
   #onData(d: Buffer): void {
     if (this.#closed) return;
-    const refused = this.#frames.push(d, this.#enqueue);
+    this.#took(this.#frames.push(d, this.#enqueue));
+  }
+
+  /** `n` bytes were read in place (net's `onread`, into the buffer `frames.readBuffer()` gave). */
+  onRead(n: number): void {
+    if (this.#closed) return;
+    this.#took(this.#frames.received(n, this.#enqueue));
+  }
+
+  #took(refused: FrameSizeRefusal | null): void {
     if (refused !== null) {
       return this.#fail('kafka request frame refused: size out of range, connection closed', { size: refused.size, limit: this.#o.maxFrameBytes });
     }
-    if (this.#queue.length >= MAX_QUEUED) this.#socket.pause();
+    if (this.#queue.length >= MAX_QUEUED || this.#queuedBytes >= MAX_QUEUED_BYTES) this.#socket.pause();
     if (!this.#running) void this.#run();
   }
 
   readonly #enqueue = (frame: Buffer): void => {
     this.#queue.push(frame);
+    this.#queuedBytes += frame.length;
   };
 
   #write(out: ResponseFrame): void {
@@ -241,7 +263,8 @@ class Connection implements KafkaConnection {
     try {
       while (this.#queue.length > 0 && !this.#closed) {
         const frame = this.#queue.shift()!;
-        if (this.#queue.length < MAX_QUEUED / 2 && this.#socket.isPaused()) this.#socket.resume();
+        this.#queuedBytes -= frame.length;
+        if (this.#queue.length < MAX_QUEUED / 2 && this.#queuedBytes < MAX_QUEUED_BYTES / 2 && this.#socket.isPaused()) this.#socket.resume();
         let out: ResponseFrame | null | PendingResponse;
         try {
           out = await this.#o.handle(frame, this);
@@ -284,20 +307,25 @@ export class KafkaConnections {
     this.#o = { ...o, refusals: o.refusals ?? refusalLog(o.log) };
   }
 
-  /** Serve `socket` as connection `id`. */
+  /** Serve `socket` as connection `id` (read through 'data' events: `adoptDescriptor` is the cheaper way). */
   adopt(socket: net.Socket, id: number): void {
+    this.#serve(id, socket);
+  }
+
+  #serve(id: number, socket: net.Socket, frames?: FrameAssembler): Connection | null {
     if (this.#closing) {
       socket.destroy();
       this.#o.closed?.({ id, remote: '', clientId: null });
-      return;
+      return null;
     }
-    const c = new Connection(id, socket, this.#o);
+    const c = new Connection(id, socket, this.#o, frames);
     this.#open.add(c);
     socket.on('close', () => {
       this.#open.delete(c);
       this.#o.closed?.(c);
     });
     socket.resume();
+    return c;
   }
 
   /**
@@ -305,7 +333,23 @@ export class KafkaConnections {
    * KafkaServerOptions.handOff): this thread owns the descriptor from now on and closes it.
    */
   adoptDescriptor(fd: number, id: number): void {
-    this.adopt(new net.Socket({ fd, readable: true, writable: true }), id);
+    const frames = new FrameAssembler(this.#o.maxFrameBytes, this.#o.framePool ?? null);
+    let c: Connection | null = null;
+    // Read in place: each read lands in the frame being received or the assembler's scratch buffer, never in a new ArrayBuffer (frame-assembler.ts).
+    // net.Socket's constructor takes `onread` as connect() does (Node ≥ 12); @types/node lists it for connect() only.
+    const options: net.SocketConstructorOpts & { onread: net.OnReadOpts } = {
+      fd,
+      readable: true,
+      writable: true,
+      onread: {
+        buffer: () => frames.readBuffer(),
+        callback: (n) => {
+          c?.onRead(n);
+          return true;
+        },
+      },
+    };
+    c = this.#serve(id, new net.Socket(options), frames);
   }
 
   get size(): number {
@@ -335,24 +379,25 @@ export function listenKafka(o: KafkaServerOptions): Promise<KafkaServerHandle> {
   const connections = new KafkaConnections(o);
   let nextId = 1;
   const handOff = o.handOff;
-  // With gateway threads a socket is not read here until it is known to stay (pauseOnConnect).
-  const server = net.createServer({ pauseOnConnect: handOff !== undefined }, (socket) => {
+  const here = (fd: number, id: number): void => connections.adoptDescriptor(fd, id);
+  // A socket is not read as accepted (pauseOnConnect): its descriptor is served by a socket that
+  // reads in place (adoptDescriptor), here or on a gateway thread. net.Server cannot give
+  // accepted sockets `onread`, hence the duplicate.
+  const server = net.createServer({ pauseOnConnect: true }, (socket) => {
     const id = nextId++;
-    const taker = handOff?.() ?? null;
-    const fd = taker === null ? null : descriptorOf(socket);
-    if (taker !== null && fd !== null) {
-      let copy: number;
-      try {
-        copy = dupFd(fd);
-      } catch (err) {
-        o.log.warn({ err: (err as Error).message }, 'kafka connection could not be handed to a gateway thread; served here');
-        return connections.adopt(socket, id);
-      }
-      // This thread's handle closes its descriptor; the taker's copy stays open.
-      socket.destroy();
-      return taker(copy, id);
+    const taker = handOff?.() ?? here;
+    const fd = descriptorOf(socket);
+    let copy: number;
+    try {
+      if (fd === null) throw new Error('no descriptor');
+      copy = dupFd(fd);
+    } catch (err) {
+      o.log.warn({ err: (err as Error).message }, 'kafka connection served through its accepted socket: its descriptor could not be duplicated');
+      return connections.adopt(socket, id);
     }
-    connections.adopt(socket, id);
+    // The accepted socket's handle closes its descriptor; the copy stays open.
+    socket.destroy();
+    taker(copy, id);
   });
   return new Promise((resolve, reject) => {
     // node:net never sets SO_REUSEPORT: a port another process listens on fails with EADDRINUSE.

@@ -349,17 +349,6 @@ function readBytes(buf: Buffer, c: Cursor): Buffer | null {
   return buf.subarray(start, start + length);
 }
 
-/** Advance past a length-prefixed byte field without allocating; false when it is null. */
-function skipBytes(buf: Buffer, c: Cursor): boolean {
-  const length = readVarint(buf, c);
-  if (length === -1) return false;
-  if (length < -1 || length > c.end - c.pos) {
-    throw corrupt(`field length ${length} at byte ${c.pos} runs past the end of its record`);
-  }
-  c.pos += length;
-  return true;
-}
-
 /**
  * Decode the records of the uncompressed batch at `pos`, skipping (without allocating)
  * those whose offset is below `fromOffset`. Does not check the CRC (`verifyBatchCrc`).
@@ -425,41 +414,94 @@ export interface BatchStats {
   largestValue: number;
 }
 
+/** Where the last `varintAt` or `varlongEnd` stopped: a second result without an object per call. */
+let after = 0;
+
+/**
+ * The zig-zag varint at `p` (none of its bytes at or past `limit`), its end left in `after`.
+ * One- and two-byte varints (every length, delta and count of a small record) are read here;
+ * longer ones, and every error, by `readVarint`. Throws VarintError.
+ */
+function varintAt(buf: Buffer, p: number, limit: number): number {
+  if (p + 1 < limit) {
+    const b = buf[p]!;
+    if (b < 0x80) {
+      after = p + 1;
+      return (b >>> 1) ^ -(b & 1);
+    }
+    const b1 = buf[p + 1]!;
+    if (b1 < 0x80) {
+      after = p + 2;
+      const u = (b & 0x7f) | (b1 << 7);
+      return (u >>> 1) ^ -(u & 1);
+    }
+  }
+  const c: Cursor = { pos: p, end: limit };
+  const v = readVarint(buf, c);
+  after = c.pos;
+  return v;
+}
+
+/** Skip the zig-zag varlong at `p` (`readVarlong`'s checks), leaving its end in `after`. */
+function varlongEnd(buf: Buffer, p: number, limit: number): void {
+  if (p < limit && buf[p]! < 0x80) {
+    after = p + 1;
+    return;
+  }
+  const c: Cursor = { pos: p, end: limit };
+  readVarlong(buf, c);
+  after = c.pos;
+}
+
 /**
  * Walk the records of an uncompressed batch without allocating: every field lies inside
- * its record, record i has offsetDelta i, and the records exactly fill the batch.
+ * its record, record i has offsetDelta i, and the records exactly fill the batch. This is the
+ * broker's pass over every produced record (ten thousand in a megabyte of 100-byte records), so
+ * it reads positions as plain numbers rather than through a Cursor.
  */
 function checkRecords(buf: Buffer, pos: number, end: number, count: number, stats?: BatchStats): string | null {
-  const c: Cursor = { pos: pos + RECORDS_POS, end };
+  let p = pos + RECORDS_POS;
+  let largest = 0;
   try {
     for (let i = 0; i < count; i++) {
-      c.end = end;
-      const length = readVarint(buf, c);
-      const recordEnd = c.pos + length;
+      const length = varintAt(buf, p, end);
+      p = after;
+      const recordEnd = p + length;
       if (length < 0 || recordEnd > end) return `record ${i}: length ${length} runs past the end of the batch`;
-      c.end = recordEnd;
-      c.pos++;
-      readVarlong(buf, c);
-      if (readVarint(buf, c) !== i) return `record ${i}: offsetDelta is not ${i}`;
-      skipBytes(buf, c);
-      // The value, as skipBytes does, keeping its length for the caller's record-size limit.
-      const valueLength = readVarint(buf, c);
-      if (valueLength < -1 || valueLength > c.end - c.pos) return `record ${i}: value length ${valueLength} runs past the end of its record`;
-      if (valueLength > 0) c.pos += valueLength;
-      if (stats !== undefined && valueLength > stats.largestValue) stats.largestValue = valueLength;
-      const headerCount = readVarint(buf, c);
+      p++; // attributes: unused in v2
+      varlongEnd(buf, p, recordEnd);
+      if (varintAt(buf, after, recordEnd) !== i) return `record ${i}: offsetDelta is not ${i}`;
+      const keyLength = varintAt(buf, after, recordEnd);
+      p = after;
+      if (keyLength < -1 || keyLength > recordEnd - p) return `field length ${keyLength} at byte ${p} runs past the end of its record`;
+      if (keyLength > 0) p += keyLength;
+      // The value's length is kept for the caller's record-size limit.
+      const valueLength = varintAt(buf, p, recordEnd);
+      p = after;
+      if (valueLength < -1 || valueLength > recordEnd - p) return `record ${i}: value length ${valueLength} runs past the end of its record`;
+      if (valueLength > 0) p += valueLength;
+      if (valueLength > largest) largest = valueLength;
+      const headerCount = varintAt(buf, p, recordEnd);
+      p = after;
       if (headerCount < 0) return `record ${i}: negative header count`;
       for (let h = 0; h < headerCount; h++) {
-        if (!skipBytes(buf, c)) return `record ${i}: null header key`;
-        skipBytes(buf, c);
+        for (let part = 0; part < 2; part++) {
+          const n = varintAt(buf, p, recordEnd);
+          p = after;
+          if (n < -1 || n > recordEnd - p) return `field length ${n} at byte ${p} runs past the end of its record`;
+          if (n === -1 && part === 0) return `record ${i}: null header key`;
+          if (n > 0) p += n;
+        }
       }
-      if (c.pos !== recordEnd) return `record ${i}: length does not match its fields`;
+      if (p !== recordEnd) return `record ${i}: length does not match its fields`;
     }
   } catch (e) {
-    if (e instanceof VarintError || e instanceof RecordBatchError) return e.message;
+    if (e instanceof VarintError) return e.message;
     throw e;
+  } finally {
+    if (stats !== undefined && largest > stats.largestValue) stats.largestValue = largest;
   }
-  return c.pos === end ? null : `${count} records do not fill batchLength`;
+  return p === end ? null : `${count} records do not fill batchLength`;
 }
 
 /**

@@ -76,6 +76,56 @@ describe('FrameAssembler', () => {
     expect(a.pendingBytes).toBe(4996);
   });
 
+  /**
+   * Read `stream` in place as a socket with net's `onread` would: each read fills at most `n`
+   * bytes of the buffer `readBuffer` gives, and the scratch buffer is scribbled over after each
+   * read (the next read overwrites it), so a frame or kept chunk that still pointed into it would
+   * come out wrong.
+   */
+  function readInPlace(a: FrameAssembler, n: number): Buffer[] {
+    const frames: Buffer[] = [];
+    // Nothing is being received yet: the first buffer is the scratch one.
+    const scratch = a.readBuffer();
+    let at = 0;
+    while (at < stream.length) {
+      const into = a.readBuffer();
+      const got = Math.min(n, into.length, stream.length - at);
+      stream.copy(into, 0, at, at + got);
+      at += got;
+      if (a.received(got, (f) => frames.push(f)) !== null) throw new Error('refused');
+      if (into.buffer === scratch.buffer) scratch.fill(0xee);
+    }
+    return frames;
+  }
+
+  test('reading in place yields the same frames for every read size, none of them in the scratch buffer', () => {
+    for (const n of [1, 3, 4, 5, 299, 1000, 4096, 65536, 1 << 20]) {
+      const a = new FrameAssembler(1 << 20);
+      expect(same(readInPlace(a, n))).toBe(true);
+      expect(a.pendingBytes).toBe(0);
+    }
+  });
+
+  test('reading in place, a large frame is read straight into its own buffer once its size is known', () => {
+    const a = new FrameAssembler(1 << 20);
+    // The small frame and the large frame's size and first bytes arrive in one read into the scratch buffer.
+    const scratch = a.readBuffer();
+    stream.copy(scratch, 0, 0, small.length + 100);
+    expect(a.received(small.length + 100, () => undefined)).toBeNull();
+    const rest = a.readBuffer();
+    expect(rest.buffer).not.toBe(scratch.buffer);
+    expect(rest.length).toBe(large.length - 4 - 96);
+    stream.copy(rest, 0, small.length + 100, small.length + large.length);
+    const frames: Buffer[] = [];
+    expect(a.received(rest.length, (f) => frames.push(f))).toBeNull();
+    expect(frames).toHaveLength(1);
+    expect(frames[0]!.equals(large.subarray(4))).toBe(true);
+    // The frame is the buffer the read landed in, which can be taken over.
+    expect(frames[0]!.buffer).toBe(rest.buffer);
+    expect(takeFrameBuffer(frames[0]!)).toBe(true);
+    expect(a.readBuffer().buffer).toBe(scratch.buffer);
+  });
+
   test('refuses a negative size and one above the limit, after yielding the frames before it', () => {
     const frames: Buffer[] = [];
     const tooLarge = Buffer.alloc(4);

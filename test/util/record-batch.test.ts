@@ -333,6 +333,50 @@ describe('splitBatches', () => {
     expectCorrupt(splitBatches(resign(badDelta)), /offsetDelta is not 0/);
   });
 
+  test('accepts a re-signed batch with bytes changed in its records exactly when decodeRecords reads it with offset deltas 0, 1, 2…', () => {
+    // The record walk of splitBatches has its own fast varint reads; decodeRecords is the reference.
+    const records: RecordInput[] = [
+      { key: b('key'), value: Buffer.alloc(200, 1), headers: [[b('h'), b('v')], [b('n'), null]] },
+      { key: null, value: null, timestampDelta: 5_000_000_000, headers: [] },
+      { key: b(''), value: Buffer.alloc(70, 2), timestampDelta: -3, headers: [] },
+      // Two-byte lengths with the high bits of their second byte set (8,000 → zig-zag 16,000), an empty header key.
+      { key: null, value: Buffer.alloc(8000, 4), headers: [[b(''), b('v')]] },
+      ...Array.from({ length: 150 }, (_, i) => ({ key: null, value: Buffer.alloc(i, 3), timestampDelta: i * 1000, headers: [] })),
+    ];
+    const good = encodeRecordBatch({ baseOffset: 0, baseTimestamp: 1, records });
+    expect(Array.isArray(splitBatches(good))).toBe(true);
+    // The empty header key (length 0, zig-zag 0x00) made null (-1, 0x01): the same bytes otherwise.
+    const nullKey = Buffer.from(good);
+    const keyAt = good.indexOf(Buffer.from([0x02, 0x00, 0x02, 0x76]), BATCH_HEADER_SIZE) + 1;
+    expect(keyAt).toBeGreaterThan(0);
+    nullKey[keyAt] = 0x01;
+    expectCorrupt(splitBatches(resign(nullKey)), /record 3: null header key/);
+    let seed = 7;
+    const random = (n: number): number => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) % n;
+    let accepted = 0;
+    for (let round = 0; round < 3000; round++) {
+      const bad = Buffer.from(good);
+      for (let k = 1 + random(3); k > 0; k--) {
+        // Mostly the first records (lengths and deltas), sometimes anywhere in the records.
+        const at = BATCH_HEADER_SIZE + (random(4) === 0 ? random(bad.length - BATCH_HEADER_SIZE) : random(Math.min(400, bad.length - BATCH_HEADER_SIZE)));
+        bad[at] = random(3) === 0 ? bad[at]! ^ (1 << random(8)) : random(256);
+      }
+      resign(bad);
+      let reference: boolean;
+      try {
+        reference = decodeRecords(bad).every((r, i) => r.offset === i);
+      } catch {
+        reference = false;
+      }
+      const split = splitBatches(bad);
+      expect([round, Array.isArray(split)]).toEqual([round, reference]);
+      if (reference) accepted++;
+    }
+    // Some changes keep the batch well formed (a value byte), most do not.
+    expect(accepted).toBeGreaterThan(100);
+    expect(accepted).toBeLessThan(2900);
+  });
+
   test('accepts a checksummed compressed batch without reading its records', () => {
     const compressed = Buffer.from(a);
     compressed.writeInt16BE(Compression.lz4, 21);
