@@ -4,7 +4,8 @@
 //
 //   1. ceiling: perf/micro/segment-log-write.js writes the same ~1 MB RecordBatch v2 frames a
 //      librdkafka producer sends straight to a segment log (write + fdatasync, 2 groups in flight)
-//   2. produce: perf/kafka/rdkafka-bench.c (librdkafka, acks=1) sends N records to a fresh node
+//   2. produce: perf/kafka/rdkafka-bench.c (librdkafka, acks=1) sends N records to a fresh node,
+//      after 20,000 of warm-up to another topic
 //   3. consume: the same program reads them back from offset 0 (simple consumer, no group)
 //   4. transactional produce: the same records from a transactional producer (acks=all,
 //      idempotent), committing every PERF_KAFKA_TXN_PER records (default 10,000), to another topic
@@ -28,6 +29,8 @@ const CASES = [
   { size: 1024, records: Number(process.env.PERF_KAFKA_RECORDS_1K ?? 200_000) },
 ];
 const TXN_PER = Number(process.env.PERF_KAFKA_TXN_PER ?? 10_000);
+/** Records produced to another topic before each measured produce. */
+const WARM_UP_RECORDS = 20_000;
 const GOAL_PRODUCE = 0.5;
 const GOAL_CONSUME_MBS = 300;
 
@@ -84,6 +87,8 @@ async function main() {
     for (const c of CASES) {
       const topic = `perf-${c.size}`;
       const ceiling = run(process.execPath, [path.join(PERF_DIR, 'micro', 'segment-log-write.js'), String(c.size), String(c.records), '1000000', work]);
+      // A warm-up to another topic first: the figure is the node's steady cost, not its JIT compiling the produce path.
+      run(bin, ['produce', node.broker, `${topic}-warm-up`, String(WARM_UP_RECORDS), String(c.size), '1']);
       const produced = runTimed(node.pid, bin, ['produce', node.broker, topic, String(c.records), String(c.size), '1']);
       if (produced.failed !== 0) throw new Error(`${produced.failed} records failed to produce`);
       await sleep(200);
@@ -141,7 +146,7 @@ function render(rows, librdkafka) {
     '## Kafka listener (librdkafka)',
     '',
     `- date: ${new Date().toISOString()}; node ${process.version}; ${os.cpus().length} cores; load average (1 min) at the end: ${load}${pressure} (other work on the machine skews every figure)`,
-    `- client: perf/kafka/rdkafka-bench.c on librdkafka ${librdkafka} (Debian), one producer (acks=1, linger.ms=5, batch.size=1000000) and one simple consumer, partition 0 of one topic`,
+    `- client: perf/kafka/rdkafka-bench.c on librdkafka ${librdkafka} (Debian), one producer (acks=1, linger.ms=5, batch.size=1000000; 20,000 records of warm-up to another topic first) and one simple consumer, partition 0 of one topic`,
     '- ceiling: perf/micro/segment-log-write.js, the same ~1 MB record batches written to a segment log alone (write + fdatasync, two groups in flight), in the same run',
     '- MB/s count record values only; consume is timed from the first record received to the last (connection and offset lookup excluded)',
     `- transactional produce: the same program with transactional.id (acks=all, idempotent), a commit every ${TXN_PER.toLocaleString('en-US')} records, the time including every commit (EndTxn: markers written and made durable)`,
