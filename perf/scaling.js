@@ -11,6 +11,7 @@
  *                                K1: Kafka produce, librdkafka producers of 100 B records, one topic each)
  *   SCALING_KAFKA_PRODUCERS=2    K1: producer processes (each its own connection, so its own gateway thread)
  *   SCALING_KAFKA_RECORDS=2000000 K1: records per producer (after 20,000 of warm-up each); SCALING_KAFKA_SIZE=100 bytes each
+ *   SCALING_KAFKA_PARTITIONS=1   K1: partitions of each producer's topic, written round robin (each Produce request then carries them all)
  *   SCALING_SERVER_CPUS=0-7      taskset CPU list of the node (default: unpinned)
  *   SCALING_LOAD_CPUS=8-11       taskset CPU list of wrk (default: unpinned)
  *   SCALING_SHARD_WORKERS=2      --shard-workers (default 1)
@@ -42,6 +43,7 @@ const SPREAD = 64;
 const KAFKA_PRODUCERS = Number(process.env.SCALING_KAFKA_PRODUCERS ?? 2);
 const KAFKA_RECORDS = Number(process.env.SCALING_KAFKA_RECORDS ?? 2_000_000);
 const KAFKA_SIZE = Number(process.env.SCALING_KAFKA_SIZE ?? 100);
+const KAFKA_PARTITIONS = Number(process.env.SCALING_KAFKA_PARTITIONS ?? 1);
 const KAFKA_WARMUP = 20_000;
 /** Extra node flags for the node, e.g. `--cpu-prof --cpu-prof-dir=<dir>` (every thread writes its own profile). */
 const NODE_ARGS = (process.env.SCALING_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -121,7 +123,7 @@ async function produceAll(broker, records) {
   const started = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: KAFKA_PRODUCERS }, (_, i) => new Promise((resolve, reject) => {
-      const [cmd, args] = pinned(LOAD_CPUS, kafkaBench(), ['produce', broker, `k1-${i}`, String(records), String(KAFKA_SIZE), '1']);
+      const [cmd, args] = pinned(LOAD_CPUS, kafkaBench(), ['produce', broker, `k1-${i}`, String(records), String(KAFKA_SIZE), '1', String(KAFKA_PARTITIONS)]);
       const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
       let out = '';
       child.stdout.on('data', (d) => (out += d));
@@ -133,6 +135,18 @@ async function produceAll(broker, records) {
     })),
   );
   return Number(process.hrtime.bigint() - started) / 1e9;
+}
+
+/** K1 with SCALING_KAFKA_PARTITIONS > 1: the producers' topics, with that many partitions (auto-created ones have one). */
+async function createTopics(broker) {
+  const { Kafka, logLevel } = require('kafkajs');
+  const admin = new Kafka({ clientId: 'scaling', brokers: [broker], logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({ topics: Array.from({ length: KAFKA_PRODUCERS }, (_, i) => ({ topic: `k1-${i}`, numPartitions: KAFKA_PARTITIONS })) });
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 /** Per-thread CPU µs per operation (and system time, page faults) between two threadTicks samples. */
@@ -153,6 +167,7 @@ async function run(load, gatewayThreads, bodyFile, main) {
   const node = await startNode(gatewayThreads, main, load === 'DS1' ? 'ds' : 'svc');
   try {
     if (load === 'K1') {
+      if (KAFKA_PARTITIONS > 1) await createTopics(node.kafka);
       await produceAll(node.kafka, KAFKA_WARMUP); // warm-up, and the topics are created
       const before = threadTicks(node.proc.pid);
       const seconds = await produceAll(node.kafka, KAFKA_RECORDS);

@@ -1,9 +1,10 @@
 /*
  * Kafka listener throughput with librdkafka (the C client behind kcat, confluent-kafka-python and
- * most non-JVM clients): produce N records of S bytes to partition 0 of a topic, or consume them
- * back from the beginning with the simple (group-less) consumer. Prints one JSON line.
+ * most non-JVM clients): produce N records of S bytes to partition 0 of a topic (or round robin to
+ * its first P partitions, so that each Produce request carries several), or consume them back from
+ * the beginning with the simple (group-less) consumer. Prints one JSON line.
  *
- *   rdkafka-bench produce <broker> <topic> <records> <size> [acks]
+ *   rdkafka-bench produce <broker> <topic> <records> <size> [acks] [partitions]
  *   rdkafka-bench txn-produce <broker> <topic> <records> <size> <records per transaction>
  *   rdkafka-bench consume <broker> <topic> <records>
 
@@ -41,7 +42,7 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
   else delivered++;
 }
 
-static int produce(const char *broker, const char *topic, long n, int size, const char *acks, long per_txn) {
+static int produce(const char *broker, const char *topic, long n, int size, const char *acks, long per_txn, int partitions) {
   char err[512];
   rd_kafka_conf_t *conf = rd_kafka_conf_new();
   set(conf, "bootstrap.servers", broker);
@@ -78,7 +79,7 @@ static int produce(const char *broker, const char *topic, long n, int size, cons
       txns++;
     }
     for (;;) {
-      rd_kafka_resp_err_t e = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(0), RD_KAFKA_V_VALUE(value, size), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+      rd_kafka_resp_err_t e = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(partitions > 1 ? (int32_t)(i % partitions) : 0), RD_KAFKA_V_VALUE(value, size), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
       if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break;
       if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
         fprintf(stderr, "produce: %s\n", rd_kafka_err2str(e));
@@ -150,9 +151,9 @@ static int consume(const char *broker, const char *topic, long n) {
 }
 
 int main(int argc, char **argv) {
-  if (argc >= 6 && strcmp(argv[1], "produce") == 0) return produce(argv[2], argv[3], atol(argv[4]), atoi(argv[5]), argc > 6 ? argv[6] : "1", 0);
-  if (argc >= 7 && strcmp(argv[1], "txn-produce") == 0) return produce(argv[2], argv[3], atol(argv[4]), atoi(argv[5]), "all", atol(argv[6]));
+  if (argc >= 6 && strcmp(argv[1], "produce") == 0) return produce(argv[2], argv[3], atol(argv[4]), atoi(argv[5]), argc > 6 ? argv[6] : "1", 0, argc > 7 ? atoi(argv[7]) : 1);
+  if (argc >= 7 && strcmp(argv[1], "txn-produce") == 0) return produce(argv[2], argv[3], atol(argv[4]), atoi(argv[5]), "all", atol(argv[6]), 1);
   if (argc >= 5 && strcmp(argv[1], "consume") == 0) return consume(argv[2], argv[3], atol(argv[4]));
-  fprintf(stderr, "usage: rdkafka-bench produce <broker> <topic> <records> <size> [acks] | txn-produce <broker> <topic> <records> <size> <per txn> | consume <broker> <topic> <records>\n");
+  fprintf(stderr, "usage: rdkafka-bench produce <broker> <topic> <records> <size> [acks] [partitions] | txn-produce <broker> <topic> <records> <size> <per txn> | consume <broker> <topic> <records>\n");
   return 2;
 }
