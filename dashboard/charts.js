@@ -12,6 +12,7 @@
  *   p99        of the requests answered in the interval (listeners svc and ds), from the
  *              Δ of svc_http_request_duration_seconds buckets, interpolated in the bucket as
  *              Prometheus' histogram_quantile does
+ *   Δt         between the two scrapes' svc_scrape_time_seconds: the node's clock, not the page's
  *
  * Test hooks: `figure[data-chart]` gets `data-points` (points drawn), `data-last` (last value)
  * and `data-max` (highest value shown).
@@ -29,7 +30,7 @@
 
   /** What one scrape says, reduced to the figures the charts need. */
   function reduce(text) {
-    const s = { rec: 0, bytes: 0, reads: 0, buckets: new Map(), found: false };
+    const s = { rec: 0, bytes: 0, reads: 0, buckets: new Map(), found: false, at: null };
     for (const line of text.split('\n')) {
       if (line === '' || line[0] === '#') continue;
       const m = LINE.exec(line);
@@ -37,7 +38,8 @@
       const name = m[1];
       const v = Number(m[3]);
       if (!Number.isFinite(v)) continue;
-      if (name === 'svc_appended_records_total') {
+      if (name === 'svc_scrape_time_seconds') s.at = v * 1000;
+      else if (name === 'svc_appended_records_total') {
         s.rec = v;
         s.found = true;
       } else if (name === 'svc_appended_bytes_total') s.bytes = v;
@@ -128,7 +130,10 @@
       D.note('charts-note', '(' + D.problem(r, 'read the metrics') + ')');
       return;
     }
-    const cur = { ...reduce(r.text), at: Date.now() };
+    // The node's clock at the scrape (svc_scrape_time_seconds): an answer that took long to arrive
+    // does not shorten the interval the rates are over. This page's clock only for an older node.
+    const reduced = reduce(r.text);
+    const cur = { ...reduced, at: reduced.at !== null ? reduced.at : Date.now() };
     if (!cur.found) {
       D.note('charts-note', '(no svc metrics in the scrape)');
       return;

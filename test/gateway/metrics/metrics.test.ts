@@ -100,6 +100,13 @@ describe('metrics under load (auth off)', () => {
     expect(connections).toBe(0);
   });
 
+  test("each scrape carries the node's clock, for rates over the node's own interval (the dashboard's charts)", async () => {
+    const at = sample((await scrape(node.adminUrl!)).text, 'svc_scrape_time_seconds')!;
+    expect(Math.abs(at - Date.now() / 1000)).toBeLessThan(5);
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(sample((await scrape(node.adminUrl!)).text, 'svc_scrape_time_seconds')! - at).toBeGreaterThanOrEqual(1);
+  });
+
   test('live readers gauge counts waiting long-polls and SSE streams', async () => {
     expect((await fetch(node.url + '/m/live', { method: 'PUT' })).status).toBe(201);
     const ac = new AbortController();
