@@ -134,7 +134,7 @@ export class FrameAssembler {
 
   /** `push`; `scratch`: `chunk` lies in the scratch buffer, which the next read overwrites, so what is kept of it or given as a frame is copied out. */
   #push(chunk: Buffer, onFrame: (frame: Buffer) => void, scratch: boolean): FrameSizeRefusal | null {
-    const own = scratch ? (b: Buffer): Buffer => (b.buffer === this.#scratch!.buffer ? Buffer.from(b) : b) : (b: Buffer): Buffer => b;
+    const own = (b: Buffer): Buffer => (scratch && b.buffer === this.#scratch!.buffer ? Buffer.from(b) : b);
     let d = chunk;
     if (this.#large !== null) {
       const large = this.#large;

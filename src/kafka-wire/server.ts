@@ -148,7 +148,7 @@ class Connection implements KafkaConnection {
   readonly #outbox: Array<{ frame: Buffer; out: Promise<ResponseFrame | null> }> = [];
   #flushing = false;
 
-  /** `frames`: the assembler a socket made with `onread` reads into (`readsInPlace`); absent: the socket's 'data' chunks are pushed to a new one. */
+  /** `frames`: the assembler a socket made with `onread` reads into (`KafkaConnections.adoptDescriptor`); absent: the socket's 'data' chunks are pushed to a new one. */
   constructor(id: number, socket: net.Socket, o: ConnectionOptions, frames?: FrameAssembler) {
     this.id = id;
     this.#socket = socket;

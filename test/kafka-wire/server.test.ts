@@ -62,6 +62,11 @@ function exchange(port: number, data: Buffer, chunks: number[], count: number, o
   });
 }
 
+/** A listener on a free loopback port (frames up to 4 MiB, a frame pool of its own) whose requests go to `handle`. */
+function listen(handle: (frame: Buffer) => Promise<Buffer>): Promise<KafkaServerHandle> {
+  return listenKafka({ host: '127.0.0.1', port: 0, maxFrameBytes: 4 << 20, framePool: new FramePool(), log, handle });
+}
+
 describe('Kafka listener sockets', () => {
   let server: KafkaServerHandle | null = null;
   afterEach(async () => {
@@ -73,16 +78,9 @@ describe('Kafka listener sockets', () => {
     const sizes = [10, 70_000, 5, 1_000_000, 65_536, 300, 3_000_000, 1, 200_000, 64];
     const frames = sizes.map((s, i) => frame(s, i + 1));
     const seen: string[] = [];
-    server = await listenKafka({
-      host: '127.0.0.1',
-      port: 0,
-      maxFrameBytes: 4 << 20,
-      framePool: new FramePool(),
-      log,
-      handle: (f) => {
-        seen.push(digest(f));
-        return Promise.resolve(answer(f));
-      },
+    server = await listen((f) => {
+      seen.push(digest(f));
+      return Promise.resolve(answer(f));
     });
     const want = frames.map((f) => digest(f.subarray(4)));
     const all = Buffer.concat(frames);
@@ -97,16 +95,9 @@ describe('Kafka listener sockets', () => {
     let release: (() => void) | null = null;
     const stalled = new Promise<void>((r) => (release = r));
     let handled = 0;
-    server = await listenKafka({
-      host: '127.0.0.1',
-      port: 0,
-      maxFrameBytes: 4 << 20,
-      framePool: new FramePool(),
-      log,
-      handle: async (f) => {
-        if (handled++ === 0) await stalled;
-        return answer(f);
-      },
+    server = await listen(async (f) => {
+      if (handled++ === 0) await stalled;
+      return answer(f);
     });
     // 48 MiB: more than the 4 MiB queue, the frame being read and both sockets' kernel buffers.
     const frames = Array.from({ length: 48 }, (_, i) => frame(1 << 20, i + 100));
