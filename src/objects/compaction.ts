@@ -16,7 +16,7 @@
  *         PUT c/<streamId>/<epoch>.<counter>  the frames concatenated, in order, under a key never
  *                                              used before (create-only where the store can: #counter)
  *           (each GET and the PUT first wait for their bytes under --objects-compact-bytes-per-second)
- *         txn If(f/<stream> == fence, m/ unchanged since read again, each replaced i/ unchanged)
+ *         txn If(f/<stream> == fence, m/ unchanged since the tick read it, each replaced i/ unchanged)
  *             Then(i/<first> = new entry, delete the other replaced i/, delete r/ no longer used,
  *                  put r/<c>/<stream>, o/<c>)
  *
@@ -263,6 +263,7 @@ export class Compactor {
       const meta = await this.#deps.kv.get(this.#deps.keys.meta(s.name), LEDGER_DEADLINE_MS);
       if (meta.kv === null) return; // being created or deleted
       const startSeq = (JSON.parse(meta.kv.value.toString('utf8')) as { startSeq?: number }).startSeq ?? 0;
+      const metaRevision = meta.kv.modRevision;
       // Enough entries for the runs this tick may still make (the newest one read is never in a run).
       const entries = await this.#entries(s, now, Math.max(1, this.#o.runsPerTick - done.runs) * this.#o.maxRun + 1);
       // A stream written fast gains entries faster than one run a tick would replace them: runs
@@ -271,7 +272,7 @@ export class Compactor {
       while (done.runs < this.#o.runsPerTick) {
         const run = this.#pickRun(s.name, entries, startSeq, now, next);
         if (run === null) break;
-        const r = await this.#compact(s, entries, run);
+        const r = await this.#compact(s, entries, run, metaRevision);
         if (r === 'stopped') return;
         if (r === 'fenced') {
           done.fenced++;
@@ -396,11 +397,11 @@ export class Compactor {
    * compare failed, null when skipped, 'stopped' when stop() ended a wait for the byte rate (before
    * the PUT: nothing written).
    */
-  async #compact(s: PlacedStream, entries: readonly Entry[], run: number[]): Promise<{ bytes: number; entry: Entry } | 'fenced' | 'stopped' | null> {
+  async #compact(s: PlacedStream, entries: readonly Entry[], run: number[], metaRevision: number): Promise<{ bytes: number; entry: Entry } | 'fenced' | 'stopped' | null> {
     const bytes = run.reduce((n, i) => n + entries[i]!.e.len, 0);
     await this.#held.take(bytes);
     try {
-      return await this.#rewrite(s, entries, run);
+      return await this.#rewrite(s, entries, run, metaRevision);
     } finally {
       this.#held.give(bytes);
     }
@@ -430,7 +431,7 @@ export class Compactor {
     }
   }
 
-  async #rewrite(s: PlacedStream, entries: readonly Entry[], run: number[]): Promise<{ bytes: number; entry: Entry } | 'fenced' | 'stopped' | null> {
+  async #rewrite(s: PlacedStream, entries: readonly Entry[], run: number[], metaRevision: number): Promise<{ bytes: number; entry: Entry } | 'fenced' | 'stopped' | null> {
     const { kv, keys, store } = this.#deps;
     const replaced = run.map((i) => entries[i]!);
     const parts: Buffer[] = new Array<Buffer>(replaced.length);
@@ -477,19 +478,14 @@ export class Compactor {
     const stillUsed = new Set(entries.filter((_, i) => !gone.has(i)).map((x) => x.e.o));
     const unreferenced = [...new Set(replaced.map((r) => r.e.o))].filter((o) => !stillUsed.has(o));
     // A trim writes m/ (its group's commit) before it reads the entries it removes, and removes
-    // them by key: so m/ is read again now and compared in the txn. A trim that began since the
-    // first read and reaches into the run makes the run void (its first key, which the new entry
-    // keeps, may be deleted by that trim); one that begins after this read fails the compare.
-    // Other m/ changes (config, seal) between the two reads cost nothing.
-    const meta = await kv.get(keys.meta(s.name), LEDGER_DEADLINE_MS);
-    const startSeq = meta.kv === null ? Infinity : ((JSON.parse(meta.kv.value.toString('utf8')) as { startSeq?: number }).startSeq ?? 0);
-    if (meta.kv === null || replaced.some((r) => r.e.to <= startSeq)) {
-      this.#deps.log?.info({ stream: s.name, object: objectKey }, 'object compaction abandoned: the stream was trimmed or deleted meanwhile');
-      return 'fenced';
-    }
+    // them by key: so the txn compares m/ with the revision the tick read, before it picked the
+    // run (which leaves out every entry that start trims). A trim, a delete, a config change or a
+    // seal since then fails the compare: the run is void (a trim may delete its first key, which
+    // the new entry keeps), and the next tick picks again. Compared, not read again per run: one
+    // etcd call less for every run (many streams written a little make one run each a visit).
     const compare: LedgerCompare[] = [
       { key: keys.fence(s.name), value: Buffer.from(fenceValue(s.fence)) },
-      { key: keys.meta(s.name), modRevision: meta.kv.modRevision },
+      { key: keys.meta(s.name), modRevision: metaRevision },
       ...replaced.map((r) => ({ key: r.key, modRevision: r.modRevision })),
     ];
     const success: LedgerOp[] = [
