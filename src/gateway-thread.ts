@@ -277,7 +277,7 @@ export async function startGateway(raw: unknown, control: MessagePort): Promise<
   const spanned = tracing === null ? logged : traced(data.protocol, tracing, logged);
   if (data.kafka !== null) {
     const front = new KafkaFront({
-      shards, live, log, tracing, nodeId: data.kafka.nodeId, auth: data.auth, maxFrameBytes: data.kafka.maxFrameBytes,
+      shards, live, log, tracing, nodeId: data.kafka.nodeId, auth: data.auth, tokens: data.auth ? tokens : null, maxFrameBytes: data.kafka.maxFrameBytes,
       validation,
       txns,
       post: (m, transfer) => control.postMessage(m satisfies FromGateway, transfer),

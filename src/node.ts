@@ -62,7 +62,7 @@ import { GatewayThreads } from './gateway-threads';
 import { type GatewayThreadData } from './gateway-thread';
 import { type CommitStats, type ReadCacheStats, type ReadPoolStats, type SchemaControlResult, type SchemaDocument, type Schemas, SchemaStore, ShardClient, checkSchemaName, parseRegistration, type ShardClientOptions, SpaceGuard, lockDataDir } from './shards';
 import { type ObjectStoreStats, addObjectStoreStats, newObjectStoreStats } from './objects';
-import { committedReads, kafkaCluster, maxKafkaFrameBytes, startKafkaListener } from './kafka-wire';
+import { committedReads, kafkaAuthenticator, kafkaCluster, maxKafkaFrameBytes, startKafkaListener } from './kafka-wire';
 import { moveStorage as moveStorageOf } from './move-storage';
 import { startMallocTrim } from './util/malloc-trim';
 import { Ledger, checkObjectStore, openObjectStore } from './objects';
@@ -546,7 +546,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     consumerGroupTimeouts: { sessionTimeoutMs: config.kafkaGroupConsumerSessionTimeoutMs, heartbeatIntervalMs: config.kafkaGroupConsumerHeartbeatIntervalMs },
     cluster: placement === null || intents === null ? null : kafkaCluster(placement, intents, members, () => reopening !== null, config.objects !== ''),
     // SASL/PLAIN: the password is an access token, authenticated like a bearer token.
-    authenticate: config.auth === 'required' ? async (token) => { const who = await tokens.authenticate(`Bearer ${token}`); return typeof who === 'string' ? who : who.scope; } : null,
+    authenticate: config.auth === 'required' ? kafkaAuthenticator(tokens) : null,
     threads: gateways !== null && placement === null ? gateways : null,
   });
   // appliedIndex (spec: grows with all activity, background work included) is the metadata

@@ -12,10 +12,30 @@
  *
  * all in the `stream` group, matched against the partition's stream name (`/orders`, `/orders/1`).
  */
-import { type Access, type Op, type Scope, denial } from '../actors';
+import { type Access, type AuthFailure, type Authenticator, type Op, type Principal, type Scope, denial } from '../actors';
 
-/** Checks a SASL/PLAIN password (an access token): the token's scope, or why it is refused. */
-export type KafkaAuthenticator = (token: string) => Promise<Scope | string>;
+/**
+ * Checks a SASL/PLAIN password (an access token) against the token records, as the HTTP listeners
+ * check a bearer token: its scope, or why it is refused (`unknown` for a revoked token, `expired`).
+ */
+export interface KafkaAuthenticator {
+  /** The answer, after a sync of the metadata view where other nodes write tokens too (a cluster). */
+  check(token: string): Promise<Scope | string>;
+  /** The same answer at once when the view needs no sync first; null when it does (then `check`). */
+  checkNow(token: string): Scope | string | null;
+}
+
+/** The Kafka listener's view of a node's (or a gateway thread's) token check. */
+export function kafkaAuthenticator(tokens: Authenticator): KafkaAuthenticator {
+  const scopeOf = (who: Principal | AuthFailure): Scope | string => (typeof who === 'string' ? who : who.scope);
+  return {
+    check: async (token) => scopeOf(await tokens.authenticate(`Bearer ${token}`)),
+    checkNow: (token) => {
+      const who = tokens.authenticateNow(`Bearer ${token}`);
+      return who === null ? null : scopeOf(who);
+    },
+  };
+}
 
 /** APIs a connection may send before it authenticated (ApiVersions, SaslHandshake, SaslAuthenticate). */
 export const PRE_AUTH_APIS: ReadonlySet<number> = new Set([18, 17, 36]);
@@ -28,6 +48,8 @@ export interface ConnectionAccess {
   readonly required: boolean;
   /** The authenticated scope (null: not authenticated yet). */
   scope: Scope | null;
+  /** The token the connection authenticated with (null: none yet, or auth off): checked again before each request (recheckToken). */
+  token: string | null;
   /** The mechanism chosen by SaslHandshake (null: no handshake yet). */
   mechanism: string | null;
   /**
@@ -43,7 +65,7 @@ const ACCESS = new WeakMap<object, ConnectionAccess>();
 export function accessOf(conn: object, required: boolean): ConnectionAccess {
   let a = ACCESS.get(conn);
   if (a === undefined) {
-    a = { required, scope: null, mechanism: null, rawTokenNext: false };
+    a = { required, scope: null, token: null, mechanism: null, rawTokenNext: false };
     ACCESS.set(conn, a);
   }
   return a;
@@ -58,6 +80,32 @@ export function kafkaDenial(access: ConnectionAccess | undefined, op: Op, stream
   const a: Access = { audience: 'svc', op, group: 'stream', write: !READ_OPS.has(op) };
   if (stream !== undefined) a.stream = stream;
   return denial(access.scope, a);
+}
+
+/**
+ * The connection's token checked again before a request after SASL: a token revoked or expired
+ * since is refused from the connection's next request on, on every thread and node, as a bearer
+ * token is on the HTTP listeners (the same records; in a cluster after the same sync). Null: the
+ * request goes on, under the scope the records hold now; otherwise why the connection is closed
+ * (a Kafka broker closes a connection whose SASL session ended, KIP-368; the client's next
+ * SaslAuthenticate then gets SASL_AUTHENTICATION_FAILED).
+ */
+export function recheckToken(auth: KafkaAuthenticator | null, access: ConnectionAccess): string | null | Promise<string | null> {
+  const token = access.token;
+  if (auth === null || token === null || access.scope === null) return null;
+  const now = auth.checkNow(token);
+  if (now !== null) return settle(access, now);
+  return auth.check(token).then((s) => settle(access, s));
+}
+
+function settle(access: ConnectionAccess, s: Scope | string): string | null {
+  if (typeof s !== 'string') {
+    access.scope = s;
+    return null;
+  }
+  access.scope = null;
+  access.token = null;
+  return `the token the connection authenticated with is no longer accepted (${s === 'unknown' ? 'revoked' : s})`;
 }
 
 /** SASL/PLAIN message (RFC 4616): authzid NUL authcid NUL passwd. */

@@ -38,7 +38,7 @@ import { TXN_ADMIN_HANDLERS } from './apis/txn-admin';
 import { INIT_PRODUCER_ID_HANDLER } from './apis/init-producer-id';
 import { SASL_AUTHENTICATE_HANDLER } from './apis/sasl-authenticate';
 import { SASL_HANDSHAKE_HANDLER } from './apis/sasl-handshake';
-import { PRE_AUTH_APIS, accessOf } from './auth';
+import { type ConnectionAccess, PRE_AUTH_APIS, accessOf, recheckToken } from './auth';
 import { authenticatePlain } from './apis/sasl-authenticate';
 import { TRACED_APIS, tracedHandle } from './traced';
 
@@ -72,9 +72,27 @@ export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConn
     if (why !== null) throw new KafkaProtocolError(`SASL (handshake v0 raw token): ${why}`);
     return RAW_TOKEN_OK;
   }
+  const checked = tokenStillAccepted(ctx, access, frame);
+  const why = checked instanceof Promise ? await checked : checked;
+  if (why !== null) throw new KafkaProtocolError(why);
   countRequest(ctx, frame);
   const decoded = decodeRequest(ctx, frame, conn);
   return decoded instanceof DecodedRequest ? runRequest(ctx, decoded, frame.length, conn) : decoded;
+}
+
+/**
+ * Null when the request may go on; otherwise why its connection is closed: the token it
+ * authenticated with was revoked or expired since (auth.ts, recheckToken). ApiVersions and the
+ * SASL APIs pass (a client may authenticate again on the same connection). No promise when the
+ * check needs no sync (a single node, a gateway thread).
+ */
+export function tokenStillAccepted(ctx: Pick<KafkaContext, 'authenticate'>, access: ConnectionAccess, frame: Buffer): string | null | Promise<string | null> {
+  if (access.token === null || frame.length < 2) return null;
+  const apiKey = frame.readInt16BE(0);
+  if (PRE_AUTH_APIS.has(apiKey)) return null;
+  const why = recheckToken(ctx.authenticate, access);
+  const named = (w: string | null): string | null => (w === null ? null : `${kafkaApi(apiKey)?.name ?? `API key ${apiKey}`}: ${w}`);
+  return why instanceof Promise ? why.then(named) : named(why);
 }
 
 /** Count a request frame in `ctx.requestCounts` by its API key (served APIs only). */

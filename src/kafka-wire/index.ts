@@ -28,7 +28,7 @@ import { FramePool } from './frame-assembler';
 import { type RecordValidation } from '../util/validation-rule';
 
 export { type LiveRegistry } from './context';
-export { type KafkaAuthenticator } from './auth';
+export { type KafkaAuthenticator, kafkaAuthenticator } from './auth';
 export { type KafkaCluster, kafkaCluster } from './cluster';
 export { PartitionTxns, type PartitionTxnState } from './txn';
 export { KafkaFront, type KafkaFrontOptions } from './thread-front';

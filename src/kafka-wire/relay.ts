@@ -70,7 +70,7 @@ export class KafkaRelay {
 
   #answer(reply: RelayReply, rid: number, answer: RelayedAnswer, conn: KafkaConnection): void {
     const a = this.#auth ? accessOf(conn, true) : null;
-    const access: RelayedAccess | null = a === null ? null : { scope: a.scope, mechanism: a.mechanism, rawTokenNext: a.rawTokenNext };
+    const access: RelayedAccess | null = a === null ? null : { scope: a.scope, token: a.token, mechanism: a.mechanism, rawTokenNext: a.rawTokenNext };
     reply({ t: 'kafka-res', rid, answer, access, clientId: conn.clientId }, transferOf(answer));
   }
 

@@ -18,17 +18,19 @@
  * which the thread keeps (auth.ts, ConnectionAccess), so a Produce it serves is checked against
  * the scope the connection authenticated with, as on the main thread.
  */
+import { type Authenticator } from '../actors';
 import { type Logger } from '../log';
 import { type Tracing } from '../tracing';
 import { type ShardClient } from '../shards';
 import { type KafkaContext, type LiveRegistry } from './context';
-import { DecodedRequest, SERVED_APIS, countRequest, countsByApi, decodeRequest, runRequest } from './dispatch';
+import { DecodedRequest, SERVED_APIS, countRequest, countsByApi, decodeRequest, runRequest, tokenStillAccepted } from './dispatch';
 import { type ProduceRequest } from './messages/produce';
 import { type FetchRequest } from './messages/fetch';
 import { type ListOffsetsRequest } from './messages/list-offsets';
 import { type PartitionTxns, type TransactionCoordinator } from './txn';
-import { accessOf } from './auth';
+import { accessOf, kafkaAuthenticator } from './auth';
 import { lookupPartition } from './partitions';
+import { KafkaProtocolError } from './protocol/errors';
 import { TopicIndex } from './topics';
 import { CONTROL_BIT, TRANSACTIONAL_BIT } from './txn/markers';
 import { FramePool } from './frame-assembler';
@@ -44,6 +46,8 @@ export interface KafkaFrontOptions {
   nodeId: number;
   /** `--auth required`: connections authenticate (on the main thread) before anything else. */
   auth: boolean;
+  /** With `auth`: this thread's copy of the token records (null: auth off). */
+  tokens: Authenticator | null;
   /** Largest request frame (bytes after the size prefix), as the main thread's listener. */
   maxFrameBytes: number;
   tracing: Tracing | null;
@@ -98,8 +102,10 @@ export class KafkaFront {
       // Only the partitions' state is here (a copy the main thread keeps current): what Fetch and ListOffsets read.
       txns: mainThreads<TransactionCoordinator>('the transaction coordinator', { parts: o.txns }),
       apiVersions: SERVED_APIS,
-      // SASL runs on the main thread: a connection's scope comes back with its answers.
-      authenticate: o.auth ? () => Promise.reject(new Error("kafka: SASL is the main thread's")) : null,
+      // SASL runs on the main thread (relayed): a connection's scope and token come back with its
+      // answers. This thread checks the token again before each request, against its copy of the
+      // token records, which a revocation reaches before it is answered.
+      authenticate: o.tokens === null ? null : kafkaAuthenticator(o.tokens),
       topicConfigs: null,
       validation: o.validation,
       cluster: null,
@@ -162,6 +168,10 @@ export class KafkaFront {
 
   async #handle(frame: Buffer, conn: KafkaConnection): Promise<ResponseFrame | null | PendingResponse> {
     const access = accessOf(conn, this.#o.auth);
+    // A token revoked since SASL is refused here too, from this thread's copy of the token records.
+    const checked = tokenStillAccepted(this.#ctx, access, frame);
+    const why = checked instanceof Promise ? await checked : checked;
+    if (why !== null) throw new KafkaProtocolError(why);
     const key = frame.length < 8 ? -1 : frame.readInt16BE(0);
     if (access.rawTokenNext || (key !== PRODUCE_KEY && key !== FETCH_KEY && key !== LIST_OFFSETS_KEY)) return this.#relay(frame, conn);
     const d = decodeRequest(this.#ctx, frame, conn);

@@ -9,6 +9,8 @@ import { type RefusalReport } from './server';
 /** A connection's auth state as the main thread holds it after a request it ran (auth.ts, ConnectionAccess). */
 export interface RelayedAccess {
   scope: Scope | null;
+  /** The token SASL accepted: the thread checks it again before each request it serves (auth.ts, recheckToken). */
+  token: string | null;
   mechanism: string | null;
   rawTokenNext: boolean;
 }

@@ -5,6 +5,8 @@
 import * as net from 'node:net';
 import { decodeFetchResponse, encodeFetchRequest } from '../../src/kafka-wire/messages/fetch';
 import { decodeResponseHeader, encodeRequestHeader } from '../../src/kafka-wire/messages/header';
+import { decodeSaslAuthenticateResponse, encodeSaslAuthenticateRequest } from '../../src/kafka-wire/messages/sasl-authenticate';
+import { decodeSaslHandshakeResponse, encodeSaslHandshakeRequest } from '../../src/kafka-wire/messages/sasl-handshake';
 import { Reader } from '../../src/kafka-wire/protocol/reader';
 import { Writer } from '../../src/kafka-wire/protocol/writer';
 import { batchSize, decodeRecords } from '../../src/util/record-batch';
@@ -91,6 +93,17 @@ export class RawKafka {
   close(): void {
     this.#socket.destroy();
   }
+}
+
+/** SaslHandshake v1 for `mechanism`: its error code. */
+export async function saslHandshake(k: RawKafka, mechanism: string): Promise<number> {
+  return decodeSaslHandshakeResponse(await k.request(17, 1, false, (w) => encodeSaslHandshakeRequest(w, { mechanism }, 1)), 1).errorCode;
+}
+
+/** SaslAuthenticate v2 with a PLAIN message (username `svc`): its error code. */
+export async function saslAuthenticate(k: RawKafka, password: string): Promise<number> {
+  const authBytes = Buffer.from(`\0svc\0${password}`);
+  return decodeSaslAuthenticateResponse(await k.request(36, 2, true, (w) => encodeSaslAuthenticateRequest(w, { authBytes }, 2)), 2).errorCode;
 }
 
 /** Read partition `partition` of `topic` from `offset` up to its high watermark (Fetch v11), decoding uncompressed batches. */

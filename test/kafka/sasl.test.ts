@@ -10,25 +10,14 @@ import { decodeHeartbeatResponse, encodeHeartbeatRequest } from '../../src/kafka
 import { encodeMetadataRequest } from '../../src/kafka-wire/messages/metadata';
 import { decodeOffsetCommitResponse, encodeOffsetCommitRequest } from '../../src/kafka-wire/messages/offset-commit';
 import { decodeOffsetFetchResponse, encodeOffsetFetchRequest } from '../../src/kafka-wire/messages/offset-fetch';
-import { decodeSaslAuthenticateResponse, encodeSaslAuthenticateRequest } from '../../src/kafka-wire/messages/sasl-authenticate';
-import { decodeSaslHandshakeResponse, encodeSaslHandshakeRequest } from '../../src/kafka-wire/messages/sasl-handshake';
 import { type NodeProcess, startNode } from '../helpers/node-process';
-import { RawKafka } from './kafka-test-client';
+import { RawKafka, saslAuthenticate as authenticate, saslHandshake as handshake } from './kafka-test-client';
 import { kcatConsume, kcatProduce, saslArgs } from './kcat';
 import { platformatic } from './platformatic';
 import { batchOf, produce } from './raw-produce';
 
 const ROOT = `${Buffer.from('kafka-root').toString('base64url')}.${randomBytes(32).toString('base64url')}`;
 const WRONG = `${Buffer.from('kafka-root').toString('base64url')}.${randomBytes(32).toString('base64url')}`;
-
-async function handshake(k: RawKafka, mechanism: string): Promise<number> {
-  return decodeSaslHandshakeResponse(await k.request(17, 1, false, (w) => encodeSaslHandshakeRequest(w, { mechanism }, 1)), 1).errorCode;
-}
-
-async function authenticate(k: RawKafka, password: string): Promise<number> {
-  const authBytes = Buffer.from(`\0svc\0${password}`);
-  return decodeSaslAuthenticateResponse(await k.request(36, 2, true, (w) => encodeSaslAuthenticateRequest(w, { authBytes }, 2)), 2).errorCode;
-}
 
 describe('SASL/PLAIN on the Kafka listener with --auth required', () => {
   let node: NodeProcess;
@@ -102,6 +91,50 @@ describe('SASL/PLAIN on the Kafka listener with --auth required', () => {
     } finally {
       k.close();
     }
+  });
+
+  /**
+   * Revocation takes effect on the connection's very next request, as on the HTTP listeners (and
+   * on every gateway thread: this suite runs again with SVC_GATEWAY_THREADS=2, where Produce is
+   * served on the connection's thread, from its copy of the token records). Fails when an open
+   * connection keeps the scope it authenticated with.
+   */
+  test('a token revoked while its connection is open closes that connection at its very next request, 20 of 20; SASL with it then fails', async () => {
+    const put = await fetch(`${node.url}/revoked-topic`, { method: 'PUT', headers: { authorization: `Bearer ${ROOT}`, 'content-type': 'application/octet-stream' } });
+    expect(put.status).toBe(201);
+    await new Promise((r) => setTimeout(r, 300)); // the topic index sees HTTP-created streams on its next rebuild
+    const scope = { streams: [{ prefix: '/revoked-' }], groups: { stream: { read: true, write: true } }, ops: ['head', 'read', 'append'], audiences: ['svc'] };
+    for (let i = 0; i < 20; i++) {
+      const issued = await fetch(`${node.adminUrl!}/admin/tokens`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ROOT}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ id: `revoked-${i}`, scope }),
+      });
+      expect(issued.status).toBe(201);
+      const { token } = (await issued.json()) as { token: string };
+      const k = await RawKafka.connect(node.kafka);
+      try {
+        expect(await handshake(k, 'PLAIN')).toBe(0);
+        expect(await authenticate(k, token)).toBe(0);
+        expect((await produce(k, 'revoked-topic', batchOf([`before-${i}`]))).errorCode).toBe(0);
+        const revoke = await fetch(`${node.adminUrl!}/admin/tokens/revoked-${i}`, { method: 'DELETE', headers: { authorization: `Bearer ${ROOT}` } });
+        expect(revoke.status).toBe(204);
+        await expect(produce(k, 'revoked-topic', batchOf([`after-${i}`]))).rejects.toThrow('connection closed');
+      } finally {
+        k.close();
+      }
+      const again = await RawKafka.connect(node.kafka);
+      try {
+        expect(await handshake(again, 'PLAIN')).toBe(0);
+        expect(await authenticate(again, token)).toBe(58);
+      } finally {
+        again.close();
+      }
+    }
+    expect(node.output()).toContain('no longer accepted (revoked)');
+    // Nothing produced after a revocation was stored: 20 records, all from before.
+    const head = await fetch(`${node.url}/revoked-topic`, { method: 'HEAD', headers: { authorization: `Bearer ${ROOT}` } });
+    expect(head.headers.get('svc-next-seq')).toBe('20');
   });
 
   test('a token scoped to one prefix produces there and gets TOPIC_AUTHORIZATION_FAILED elsewhere', async () => {

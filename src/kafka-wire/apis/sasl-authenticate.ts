@@ -49,13 +49,14 @@ export async function authenticatePlain(ctx: KafkaContext, conn: ConnectionInfo,
     access.scope = ROOT_SCOPE;
     return null;
   }
-  const scope = await ctx.authenticate(plain.password);
+  const scope = await ctx.authenticate.check(plain.password);
   if (typeof scope === 'string') {
     ctx.log.info({ conn: conn.id, remote: conn.remote, username: plain.username, why: scope }, 'kafka SASL authentication failed');
     return `authentication failed: ${scope}`;
   }
   if (scope.autoPrefixStreams === true) return 'tenant tokens (autoPrefixStreams) are not accepted on the Kafka listener';
   access.scope = scope;
+  access.token = plain.password;
   ctx.log.debug({ conn: conn.id, username: plain.username }, 'kafka SASL authenticated');
   return null;
 }
