@@ -219,8 +219,10 @@ async function main() {
     // traces (perf/metrics-overhead.js), objects mode's appends (perf/cluster-append.js), failover and
     // transfer figures (written by hand from test/cluster) and SSE
     // fan-out across I/O threads (perf/sse-ab.js), memory under a mixed load (perf/memory-soak.js),
-    // objects mode on a delayed store (perf/objects-latency.js) and the runtimes (perf/runtimes-ab.js).
-    for (const name of ['cli-bench', 'metadata-etcd', 'memory', 'memory-soak', 'observability-overhead', 'cluster-append', 'cluster-moves', 'sse-threads', 'objects-latency', 'runtimes']) {
+    // objects mode on a delayed store (perf/objects-latency.js), the runtimes (perf/runtimes-ab.js),
+    // the catch-up of a moved stream (perf/moved-catchup.js) and the durability classes (written by
+    // hand from perf/durability.js).
+    for (const name of ['cli-bench', 'metadata-etcd', 'memory', 'memory-soak', 'observability-overhead', 'cluster-append', 'cluster-moves', 'sse-threads', 'objects-latency', 'runtimes', 'moved-catchup', 'durability']) {
       const section = new RegExp(`<!-- ${name}:(?:begin|start)[\\s\\S]*?<!-- ${name}:end -->\\n?`).exec(old);
       if (section !== null) kept = `${kept.trimEnd()}\n\n${section[0].trimEnd()}\n`;
     }
