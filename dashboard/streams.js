@@ -5,7 +5,8 @@
  * `start_after` and back through the cursors already seen.
  *
  * Size is the stream's record count (next seq − start seq); the rate is records/s between two
- * refreshes of the same page (the node keeps no per-stream rate: that would be a per-stream cost).
+ * refreshes of the same page, over the node's clock at each listing (`listedAtMs`; the node keeps
+ * no per-stream rate: that would be a per-stream cost).
  *
  * Test hooks: rows are `tr[data-stream="<name>"]` with `[data-k]` cells.
  */
@@ -45,7 +46,9 @@
       D.note('streams-note', D.problem(r, 'list streams'));
       return;
     }
-    const now = Date.now();
+    // The node's clock at the listing (as the charts use the scrape's): the browser's would count
+    // how long each answer took to arrive as time the streams were written in.
+    const now = typeof r.body.listedAtMs === 'number' ? r.body.listedAtMs : Date.now();
     const nextSeen = new Map();
     rows.replaceChildren(
       ...r.body.streams.map((s) => {

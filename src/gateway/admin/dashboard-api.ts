@@ -89,8 +89,11 @@ export async function dashboardApi(d: AdminDeps, req: HttpRequest): Promise<Repl
   if (p === '/admin/streams') {
     const limit = Math.max(1, intParam(q, 'limit', PAGE_DEFAULT, PAGE_MAX));
     const r = await d.shards.list({ prefix: q.get('prefix') || '/', startAfter: q.get('start_after') ?? '', limit });
+    // The node's clock when the offsets were read: the page's rates divide by it, not by when the
+    // answers arrived (a slow answer after a quick one would show a rate the streams never had).
+    const listedAtMs = Date.now();
     const last = r.streams[r.streams.length - 1];
-    return json(200, { streams: r.streams.map(listDoc), hasMore: r.hasMore, nextStartAfter: r.hasMore && last !== undefined ? last.name : null });
+    return json(200, { streams: r.streams.map(listDoc), hasMore: r.hasMore, nextStartAfter: r.hasMore && last !== undefined ? last.name : null, listedAtMs });
   }
   if (p.startsWith('/admin/stream-config/')) {
     const s = await d.shards.head(streamName(p.slice('/admin/stream-config'.length)));

@@ -59,8 +59,12 @@ test('GET /admin/streams lists a page by prefix with sizes, and pages with start
   const streams = all.json!['streams'] as Array<Record<string, unknown>>;
   expect(streams.map((s) => s['name']).slice(0, 2)).toEqual(['/team/a', '/team/b']);
   expect(streams[0]).toMatchObject({ startOffset: 0, endOffset: 4, closed: false, contentType: 'text/plain', ttlSeconds: null });
+  const before = Date.now();
   const first = await call('/admin/streams?prefix=/team/&limit=1');
   expect(first.json).toMatchObject({ hasMore: true, nextStartAfter: '/team/a' });
+  // The node's clock at the listing: the page's rates divide by it.
+  expect(first.json!['listedAtMs']).toBeGreaterThanOrEqual(before);
+  expect(first.json!['listedAtMs']).toBeLessThanOrEqual(Date.now());
   const second = await call('/admin/streams?prefix=/team/&limit=1&start_after=/team/a');
   expect((second.json!['streams'] as Array<{ name: string }>).map((s) => s.name)).toEqual(['/team/b']);
   expect(second.json!['hasMore']).toBe(false);
