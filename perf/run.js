@@ -220,9 +220,9 @@ async function main() {
     // transfer figures (written by hand from test/cluster) and SSE
     // fan-out across I/O threads (perf/sse-ab.js), memory under a mixed load (perf/memory-soak.js),
     // objects mode on a delayed store (perf/objects-latency.js), the runtimes (perf/runtimes-ab.js),
-    // the catch-up of a moved stream (perf/moved-catchup.js) and the durability classes (written by
-    // hand from perf/durability.js).
-    for (const name of ['cli-bench', 'metadata-etcd', 'memory', 'memory-soak', 'observability-overhead', 'cluster-append', 'cluster-moves', 'sse-threads', 'objects-latency', 'runtimes', 'moved-catchup', 'durability']) {
+    // the catch-up of a moved stream (perf/moved-catchup.js), the durability classes (written by
+    // hand from perf/durability.js) and the ds-bench shape (perf/ds-bench.js).
+    for (const name of ['cli-bench', 'metadata-etcd', 'memory', 'memory-soak', 'observability-overhead', 'cluster-append', 'cluster-moves', 'sse-threads', 'objects-latency', 'runtimes', 'moved-catchup', 'durability', 'ds-bench']) {
       const section = new RegExp(`<!-- ${name}:(?:begin|start)[\\s\\S]*?<!-- ${name}:end -->\\n?`).exec(old);
       if (section !== null) kept = `${kept.trimEnd()}\n\n${section[0].trimEnd()}\n`;
     }

@@ -52,7 +52,7 @@ function parseWrkOutput(text) {
  * Run wrk once: `wrk -t1 -c<connections> -d<seconds>s --timeout <t>s -s <script> <url> -- <args>`.
  * Resolves with the parsed result; rejects if wrk fails to run.
  */
-function runWrk({ url, script, args = [], seconds, connections = 64, threads = 1, timeoutSeconds = 5 }) {
+function runWrk({ url, script, args = [], seconds, connections = 64, threads = 1, timeoutSeconds = 5, cpus = '' }) {
   const argv = [
     `-t${threads}`,
     `-c${connections}`,
@@ -66,7 +66,8 @@ function runWrk({ url, script, args = [], seconds, connections = 64, threads = 1
     ...args.map(String),
   ];
   return new Promise((resolve, reject) => {
-    const child = spawn('wrk', argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // `cpus`: a taskset CPU list for wrk (a benchmark that keeps load generator and server apart on a larger machine).
+    const child = cpus === '' ? spawn('wrk', argv, { stdio: ['ignore', 'pipe', 'pipe'] }) : spawn('taskset', ['-c', cpus, 'wrk', ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
