@@ -28,6 +28,7 @@ const { startSvc } = require('./lib/servers');
 const { runWrk, haveWrk } = require('./lib/wrk');
 const { recordBody } = require('./lib/bodies');
 const { http, cpuSeconds, etcdCpuSeconds, metricSample, intEnv, freePorts } = require('./lib/util');
+const { writeResultsSection } = require('./lib/results');
 const { startEtcd } = require('../ops/lib/etcd-local');
 const { startS3rver } = require('./lib/s3rver');
 const { putFloor, txnFloor, GROUP_BYTES } = require('./lib/commit-floors');
@@ -119,11 +120,7 @@ async function main() {
     for (let r = 0; r < rounds; r++) for (const side of order(r)) await measure('paced', r, side, rate);
     const section = render({ runs, sides, rounds, duration, connections, pacedConnections, rate, members, floors, load: `${loadBefore.toFixed(2)} at start, ${os.loadavg()[0].toFixed(2)} at end` });
     console.log('\n' + section);
-    const file = path.join(PERF_DIR, 'RESULTS.md');
-    const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
-    const re = new RegExp(`${START}[\\s\\S]*${END}\\n?`);
-    fs.writeFileSync(file, re.test(old) ? old.replace(re, section + '\n') : `${old.trimEnd()}\n\n${section}\n`);
-    console.log('perf: wrote the "Objects mode: append cost" section of perf/RESULTS.md');
+    writeResultsSection(START, END, section, 'Objects mode: append cost');
   } finally {
     if (live !== null) await live.stop().catch(() => {});
     await etcd.stop();

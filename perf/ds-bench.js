@@ -24,6 +24,7 @@ const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { startServer, LABELS } = require('./lib/servers');
 const { runWrk, haveWrk } = require('./lib/wrk');
+const { writeResultsSection } = require('./lib/results');
 const { recordBody } = require('./lib/bodies');
 const { cpuSeconds, intEnv, parallel } = require('./lib/util');
 
@@ -70,11 +71,7 @@ async function main() {
   }
   const section = render({ runs, servers, counts, rounds, duration, connections, bytes, serverCpus, loadCpus, load: `${loadBefore.toFixed(2)} at start, ${os.loadavg()[0].toFixed(2)} at end` });
   console.log('\n' + section);
-  const file = path.join(PERF_DIR, 'RESULTS.md');
-  const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
-  const re = new RegExp(`${START}[\\s\\S]*${END}\\n?`);
-  fs.writeFileSync(file, re.test(old) ? old.replace(re, section + '\n') : `${old.trimEnd()}\n\n${section}\n`);
-  console.log('perf: wrote the "ds-bench shape" section of perf/RESULTS.md');
+  writeResultsSection(START, END, section, 'ds-bench shape');
 }
 
 const ms = (us) => (us / 1000).toFixed(2);

@@ -23,6 +23,7 @@ const { startSvc } = require('./lib/servers');
 const { runWrk, haveWrk } = require('./lib/wrk');
 const { recordBody } = require('./lib/bodies');
 const { http, cpuSeconds, intEnv } = require('./lib/util');
+const { writeResultsSection } = require('./lib/results');
 const { startEtcd } = require('../ops/lib/etcd-local');
 
 const PERF_DIR = __dirname;
@@ -99,11 +100,7 @@ async function main() {
     console.log(`read index alone: ${direct.syncs} syncs by ${connections} callers, p50 ${ms(direct.p50)} ms, p99 ${ms(direct.p99)} ms, ${direct.readsPerSync.toFixed(3)} etcd reads and ${direct.cpuUs.toFixed(1)} µs CPU per sync`);
     const section = render({ direct, runs, rounds, duration, connections, load: `${loadBefore.toFixed(2)} at start, ${os.loadavg()[0].toFixed(2)} at end` });
     console.log('\n' + section);
-    const file = path.join(PERF_DIR, 'RESULTS.md');
-    const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
-    const re = new RegExp(`${START}[\\s\\S]*${END}\\n?`);
-    fs.writeFileSync(file, re.test(old) ? old.replace(re, section + '\n') : `${old.trimEnd()}\n\n${section}\n`);
-    console.log('perf: wrote the "Metadata on etcd" section of perf/RESULTS.md');
+    writeResultsSection(START, END, section, 'Metadata on etcd');
   } finally {
     if (live !== null) await live.stop().catch(() => {});
     await etcd.stop();

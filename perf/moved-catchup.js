@@ -22,6 +22,7 @@ const path = require('node:path');
 const { startSvc } = require('./lib/servers');
 const { catchUp, onePass } = require('./lib/reader');
 const { http, intEnv, freePorts, sleep } = require('./lib/util');
+const { writeResultsSection } = require('./lib/results');
 const { startEtcd } = require('../ops/lib/etcd-local');
 
 const PERF_DIR = __dirname;
@@ -73,11 +74,7 @@ async function main() {
     console.log(`moved-warm  ${fmt(warm)}`);
     const section = render({ mib, records, duration, extra, moveMs, local, cold, warm, load: `${loadBefore.toFixed(2)} at start, ${os.loadavg()[0].toFixed(2)} at end` });
     console.log('\n' + section);
-    const file = path.join(PERF_DIR, 'RESULTS.md');
-    const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
-    const re = new RegExp(`${START}[\\s\\S]*${END}\\n?`);
-    fs.writeFileSync(file, re.test(old) ? old.replace(re, section + '\n') : `${old.trimEnd()}\n\n${section}\n`);
-    console.log('perf: wrote the "Catch-up of a moved stream" section of perf/RESULTS.md');
+    writeResultsSection(START, END, section, 'Catch-up of a moved stream');
   } finally {
     for (const n of nodes) await n.stop().catch(() => {});
     await etcd.stop();

@@ -28,6 +28,7 @@ const { startSvc } = require('./lib/servers');
 const { runWrk, haveWrk } = require('./lib/wrk');
 const { recordBody } = require('./lib/bodies');
 const { http, cpuSeconds, intEnv, parallel } = require('./lib/util');
+const { writeResultsSection } = require('./lib/results');
 const { startEtcd } = require('../ops/lib/etcd-local');
 const { startS3rver } = require('./lib/s3rver');
 const { startDelayProxy } = require('./lib/delay-proxy');
@@ -115,11 +116,7 @@ async function main() {
     }
     const section = render({ runs, sides, loads, rounds, duration, connections, delays, extra, dist, load: `${loadBefore.toFixed(2)} at start, ${os.loadavg()[0].toFixed(2)} at end` });
     console.log('\n' + section);
-    const file = path.join(PERF_DIR, 'RESULTS.md');
-    const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
-    const re = new RegExp(`${START}[\\s\\S]*${END}\\n?`);
-    fs.writeFileSync(file, re.test(old) ? old.replace(re, section + '\n') : `${old.trimEnd()}\n\n${section}\n`);
-    console.log('perf: wrote the "Objects mode: a store with S3\'s latency" section of perf/RESULTS.md');
+    writeResultsSection(START, END, section, 'Objects mode: a store with S3\'s latency');
   } finally {
     if (live !== null) await live.stop().catch(() => {});
     for (const p of proxies.values()) await p.stop();

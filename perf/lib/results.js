@@ -5,6 +5,8 @@
 // Svc is measured twice: on its own protocol (`svc`) and on its Durable Streams listener
 // (`svc-ds`, the same workloads in their DS form); each has its own ratio columns and goals.
 
+const fs = require('node:fs');
+const path = require('node:path');
 const { LABELS } = require('./servers');
 
 const fmtInt = (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '—');
@@ -315,4 +317,16 @@ function renderResults({ meta, workloads, results, order, connections, fanout = 
   return md.join('\n');
 }
 
-module.exports = { renderResults, goals };
+/**
+ * Put `section` (which starts with `start` and ends with `end`, the markers of a section another
+ * script than perf/run.js owns) into perf/RESULTS.md: in place of the one there, or at the end.
+ */
+function writeResultsSection(start, end, section, title) {
+  const file = path.join(__dirname, '..', 'RESULTS.md');
+  const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+  const re = new RegExp(`${start}[\\s\\S]*${end}\\n?`);
+  fs.writeFileSync(file, re.test(old) ? old.replace(re, section + '\n') : `${old.trimEnd()}\n\n${section}\n`);
+  console.log(`perf: wrote the "${title}" section of perf/RESULTS.md`);
+}
+
+module.exports = { renderResults, goals, writeResultsSection };

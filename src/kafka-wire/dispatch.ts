@@ -72,27 +72,30 @@ export async function dispatch(ctx: KafkaContext, frame: Buffer, conn: KafkaConn
     if (why !== null) throw new KafkaProtocolError(`SASL (handshake v0 raw token): ${why}`);
     return RAW_TOKEN_OK;
   }
-  const checked = tokenStillAccepted(ctx, access, frame);
-  const why = checked instanceof Promise ? await checked : checked;
-  if (why !== null) throw new KafkaProtocolError(why);
+  const checking = refuseStaleToken(ctx, access, frame);
+  if (checking !== undefined) await checking;
   countRequest(ctx, frame);
   const decoded = decodeRequest(ctx, frame, conn);
   return decoded instanceof DecodedRequest ? runRequest(ctx, decoded, frame.length, conn) : decoded;
 }
 
 /**
- * Null when the request may go on; otherwise why its connection is closed: the token it
- * authenticated with was revoked or expired since (auth.ts, recheckToken). ApiVersions and the
- * SASL APIs pass (a client may authenticate again on the same connection). No promise when the
- * check needs no sync (a single node, a gateway thread).
+ * Throws KafkaProtocolError (the connection closes) when the token the connection authenticated
+ * with was revoked or expired since (auth.ts, recheckToken). ApiVersions and the SASL APIs pass (a
+ * client may authenticate again on the same connection). No promise when the check needs no sync
+ * (a single node, a gateway thread): the request goes on in the same turn.
  */
-export function tokenStillAccepted(ctx: Pick<KafkaContext, 'authenticate'>, access: ConnectionAccess, frame: Buffer): string | null | Promise<string | null> {
-  if (access.token === null || frame.length < 2) return null;
+export function refuseStaleToken(ctx: Pick<KafkaContext, 'authenticate'>, access: ConnectionAccess, frame: Buffer): Promise<void> | undefined {
+  if (access.token === null || frame.length < 2) return undefined;
   const apiKey = frame.readInt16BE(0);
-  if (PRE_AUTH_APIS.has(apiKey)) return null;
+  if (PRE_AUTH_APIS.has(apiKey)) return undefined;
+  const refuse = (why: string | null): void => {
+    if (why !== null) throw new KafkaProtocolError(`${kafkaApi(apiKey)?.name ?? `API key ${apiKey}`}: ${why}`);
+  };
   const why = recheckToken(ctx.authenticate, access);
-  const named = (w: string | null): string | null => (w === null ? null : `${kafkaApi(apiKey)?.name ?? `API key ${apiKey}`}: ${w}`);
-  return why instanceof Promise ? why.then(named) : named(why);
+  if (why instanceof Promise) return why.then(refuse);
+  refuse(why);
+  return undefined;
 }
 
 /** Count a request frame in `ctx.requestCounts` by its API key (served APIs only). */

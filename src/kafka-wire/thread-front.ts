@@ -23,14 +23,13 @@ import { type Logger } from '../log';
 import { type Tracing } from '../tracing';
 import { type ShardClient } from '../shards';
 import { type KafkaContext, type LiveRegistry } from './context';
-import { DecodedRequest, SERVED_APIS, countRequest, countsByApi, decodeRequest, runRequest, tokenStillAccepted } from './dispatch';
+import { DecodedRequest, SERVED_APIS, countRequest, countsByApi, decodeRequest, refuseStaleToken, runRequest } from './dispatch';
 import { type ProduceRequest } from './messages/produce';
 import { type FetchRequest } from './messages/fetch';
 import { type ListOffsetsRequest } from './messages/list-offsets';
 import { type PartitionTxns, type TransactionCoordinator } from './txn';
 import { accessOf, kafkaAuthenticator } from './auth';
 import { lookupPartition } from './partitions';
-import { KafkaProtocolError } from './protocol/errors';
 import { TopicIndex } from './topics';
 import { CONTROL_BIT, TRANSACTIONAL_BIT } from './txn/markers';
 import { FramePool } from './frame-assembler';
@@ -169,9 +168,8 @@ export class KafkaFront {
   async #handle(frame: Buffer, conn: KafkaConnection): Promise<ResponseFrame | null | PendingResponse> {
     const access = accessOf(conn, this.#o.auth);
     // A token revoked since SASL is refused here too, from this thread's copy of the token records.
-    const checked = tokenStillAccepted(this.#ctx, access, frame);
-    const why = checked instanceof Promise ? await checked : checked;
-    if (why !== null) throw new KafkaProtocolError(why);
+    const checking = refuseStaleToken(this.#ctx, access, frame);
+    if (checking !== undefined) await checking;
     const key = frame.length < 8 ? -1 : frame.readInt16BE(0);
     if (access.rawTokenNext || (key !== PRODUCE_KEY && key !== FETCH_KEY && key !== LIST_OFFSETS_KEY)) return this.#relay(frame, conn);
     const d = decodeRequest(this.#ctx, frame, conn);

@@ -106,6 +106,18 @@ export async function saslAuthenticate(k: RawKafka, password: string): Promise<n
   return decodeSaslAuthenticateResponse(await k.request(36, 2, true, (w) => encodeSaslAuthenticateRequest(w, { authBytes }, 2)), 2).errorCode;
 }
 
+/** A new connection's SaslHandshake (PLAIN, which must be accepted) and SaslAuthenticate with `password`: the latter's error code. */
+export async function saslPlainOnNewConnection(broker: string, password: string): Promise<number> {
+  const k = await RawKafka.connect(broker);
+  try {
+    const handshake = await saslHandshake(k, 'PLAIN');
+    if (handshake !== 0) throw new Error(`SaslHandshake PLAIN → error ${handshake}`);
+    return await saslAuthenticate(k, password);
+  } finally {
+    k.close();
+  }
+}
+
 /** Read partition `partition` of `topic` from `offset` up to its high watermark (Fetch v11), decoding uncompressed batches. */
 export async function fetchAll(broker: string, topic: string, partition: number, offset: bigint): Promise<FetchedRecord[]> {
   const k = await RawKafka.connect(broker);

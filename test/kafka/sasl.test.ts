@@ -11,7 +11,7 @@ import { encodeMetadataRequest } from '../../src/kafka-wire/messages/metadata';
 import { decodeOffsetCommitResponse, encodeOffsetCommitRequest } from '../../src/kafka-wire/messages/offset-commit';
 import { decodeOffsetFetchResponse, encodeOffsetFetchRequest } from '../../src/kafka-wire/messages/offset-fetch';
 import { type NodeProcess, startNode } from '../helpers/node-process';
-import { RawKafka, saslAuthenticate as authenticate, saslHandshake as handshake } from './kafka-test-client';
+import { RawKafka, saslAuthenticate as authenticate, saslHandshake as handshake, saslPlainOnNewConnection } from './kafka-test-client';
 import { kcatConsume, kcatProduce, saslArgs } from './kcat';
 import { platformatic } from './platformatic';
 import { batchOf, produce } from './raw-produce';
@@ -28,6 +28,17 @@ describe('SASL/PLAIN on the Kafka listener with --auth required', () => {
   afterAll(async () => {
     await node.stop();
   });
+
+  /** A token issued by the root token with `scope`: its wire form. */
+  async function issueToken(id: string, scope: object): Promise<string> {
+    const r = await fetch(`${node.adminUrl!}/admin/tokens`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ROOT}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id, scope }),
+    });
+    expect(r.status).toBe(201);
+    return ((await r.json()) as { token: string }).token;
+  }
 
   test('kcat authenticates with the token, produces and consumes; a wrong token is refused', async () => {
     const ok = await kcatProduce(node.kafka, 'sasl-kcat', ['k:v1', 'k:v2'], [...saslArgs(ROOT), '-X', 'acks=all']);
@@ -105,13 +116,7 @@ describe('SASL/PLAIN on the Kafka listener with --auth required', () => {
     await new Promise((r) => setTimeout(r, 300)); // the topic index sees HTTP-created streams on its next rebuild
     const scope = { streams: [{ prefix: '/revoked-' }], groups: { stream: { read: true, write: true } }, ops: ['head', 'read', 'append'], audiences: ['svc'] };
     for (let i = 0; i < 20; i++) {
-      const issued = await fetch(`${node.adminUrl!}/admin/tokens`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ROOT}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ id: `revoked-${i}`, scope }),
-      });
-      expect(issued.status).toBe(201);
-      const { token } = (await issued.json()) as { token: string };
+      const token = await issueToken(`revoked-${i}`, scope);
       const k = await RawKafka.connect(node.kafka);
       try {
         expect(await handshake(k, 'PLAIN')).toBe(0);
@@ -123,13 +128,7 @@ describe('SASL/PLAIN on the Kafka listener with --auth required', () => {
       } finally {
         k.close();
       }
-      const again = await RawKafka.connect(node.kafka);
-      try {
-        expect(await handshake(again, 'PLAIN')).toBe(0);
-        expect(await authenticate(again, token)).toBe(58);
-      } finally {
-        again.close();
-      }
+      expect(await saslPlainOnNewConnection(node.kafka, token)).toBe(58);
     }
     expect(node.output()).toContain('no longer accepted (revoked)');
     // Nothing produced after a revocation was stored: 20 records, all from before.
@@ -138,13 +137,7 @@ describe('SASL/PLAIN on the Kafka listener with --auth required', () => {
   });
 
   test('a token scoped to one prefix produces there and gets TOPIC_AUTHORIZATION_FAILED elsewhere', async () => {
-    const issue = await fetch(`${node.adminUrl!}/admin/tokens`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ROOT}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ id: 'orders-writer', scope: { streams: [{ prefix: '/orders' }], groups: { stream: { read: true, write: true } }, ops: ['head', 'read', 'append', 'create'], audiences: ['svc'] } }),
-    });
-    expect(issue.status).toBe(201);
-    const { token } = (await issue.json()) as { token: string };
+    const token = await issueToken('orders-writer', { streams: [{ prefix: '/orders' }], groups: { stream: { read: true, write: true } }, ops: ['head', 'read', 'append', 'create'], audiences: ['svc'] });
     for (const name of ['orders-eu', 'audit']) {
       const put = await fetch(`${node.url}/${name}`, { method: 'PUT', headers: { authorization: `Bearer ${ROOT}`, 'content-type': 'application/octet-stream' } });
       expect(put.status).toBe(201);
@@ -164,15 +157,7 @@ describe('SASL/PLAIN on the Kafka listener with --auth required', () => {
   });
 
   test('group APIs need the read op (GROUP_AUTHORIZATION_FAILED), and offsets are committed and fetched only for readable partitions (TOPIC_AUTHORIZATION_FAILED)', async () => {
-    const issue = async (id: string, ops: string[]): Promise<string> => {
-      const r = await fetch(`${node.adminUrl!}/admin/tokens`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ROOT}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ id, scope: { streams: [{ prefix: '/grp-orders' }], groups: { stream: { read: true, write: true } }, ops, audiences: ['svc'] } }),
-      });
-      expect(r.status).toBe(201);
-      return ((await r.json()) as { token: string }).token;
-    };
+    const issue = (id: string, ops: string[]): Promise<string> => issueToken(id, { streams: [{ prefix: '/grp-orders' }], groups: { stream: { read: true, write: true } }, ops, audiences: ['svc'] });
     const reader = await issue('grp-reader', ['head', 'read']);
     const writer = await issue('grp-writer', ['head', 'append']);
     for (const name of ['grp-orders', 'grp-audit']) {
