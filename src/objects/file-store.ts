@@ -12,6 +12,7 @@
  * synced temporary file to the key — link(2) fails when the name exists, so of two puts of one
  * key exactly one wins, and readers see all of the object or nothing — then syncs the directory.
  * Its temporary file may be opened ahead (prepare(): the group commit knows its next keys).
+ * The directories of these puts stay open for their syncs, the most recently used only (open-dirs.ts).
  * A blocking store (FileStoreOptions.blocking: the object maintenance thread's) does all of its
  * I/O on the calling thread, so compaction's and the reaper's reads, writes, syncs and deletes
  * never queue in the process's one thread pool ahead of the shard workers' commit syncs.
@@ -22,6 +23,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type ObjectOutcome, type ObjectStoreStats, recordObjectRequest } from './object-stats';
+import { OpenDirs } from './open-dirs';
 import {
   type ByteRange, type ListedObject, type ObjectOp, type ObjectStore, type PutOptions, ObjectNotFoundError, ObjectStoreError, bodyChunks, checkKey, checkPrefix, checkRange,
 } from './object-store';
@@ -41,8 +43,8 @@ export class FileObjectStore implements ObjectStore {
   readonly #dir: string;
   readonly #stats: ObjectStoreStats | undefined;
   #rootChecked = false;
-  /** Directories fresh puts went to, kept open for their fsyncs. */
-  readonly #dirFds = new Map<string, number>();
+  /** Directories the fresh and create-only puts went to, the most recently used kept open for their fsyncs. */
+  readonly #dirs = new OpenDirs();
   /** Create-only keys readied by prepare(): their temporary file, open. */
   readonly #prepared = new Map<string, { tmp: string; fd: number }>();
   readonly createOnly = true;
@@ -198,9 +200,7 @@ export class FileObjectStore implements ObjectStore {
       fs.closeSync(p.fd);
       await fs.promises.unlink(p.tmp).catch(() => undefined);
     }
-    const fds = [...this.#dirFds.values()];
-    this.#dirFds.clear();
-    for (const fd of fds) fs.closeSync(fd);
+    this.#dirs.closeAll();
   }
 
   /**
@@ -228,8 +228,12 @@ export class FileObjectStore implements ObjectStore {
    * calling thread are synchronous (a create, a write into the page cache, a link: microseconds);
    * the two syncs run on the thread pool, and the directory stays open for the next put.
    */
-  async #putIfAbsent(key: string, file: string, dir: string, chunks: readonly Buffer[], bytes: number): Promise<void> {
-    const dirFd = await this.#dirFd(dir);
+  #putIfAbsent(key: string, file: string, dir: string, chunks: readonly Buffer[], bytes: number): Promise<void> {
+    return this.#dirs.use(dir, () => this.#ensureDir(dir), (dirFd) => this.#linkNew(key, file, dirFd, chunks, bytes));
+  }
+
+  /** #putIfAbsent's work in its directory, open as `dirFd`. */
+  async #linkNew(key: string, file: string, dirFd: number, chunks: readonly Buffer[], bytes: number): Promise<void> {
     const ahead = this.#prepared.get(key);
     this.#prepared.delete(key);
     const tmp = ahead?.tmp ?? tmpName(file);
@@ -265,8 +269,12 @@ export class FileObjectStore implements ObjectStore {
    * resolve the name and the bytes are on disk; until then a reader could see part of the object,
    * which is why only keys nothing reads yet are written so.
    */
-  async #putInPlace(file: string, dir: string, chunks: readonly Buffer[], bytes: number): Promise<void> {
-    const dirFd = await this.#dirFd(dir);
+  #putInPlace(file: string, dir: string, chunks: readonly Buffer[], bytes: number): Promise<void> {
+    return this.#dirs.use(dir, () => this.#ensureDir(dir), (dirFd) => this.#writeInPlace(file, dirFd, chunks, bytes));
+  }
+
+  /** #putInPlace's work in its directory, open as `dirFd`. */
+  async #writeInPlace(file: string, dirFd: number, chunks: readonly Buffer[], bytes: number): Promise<void> {
     if (bytes > SYNC_IO_MAX_BYTES && !this.#blocking) {
       // A compacted object (megabytes): written on the thread pool, not on the calling thread,
       // which would do nothing else for as long as the copy takes.
@@ -286,17 +294,6 @@ export class FileObjectStore implements ObjectStore {
     } finally {
       fs.closeSync(fd);
     }
-  }
-
-  /** The directory, created if need be, kept open for the fresh puts' fsyncs. */
-  async #dirFd(dir: string): Promise<number> {
-    let dirFd = this.#dirFds.get(dir);
-    if (dirFd === undefined) {
-      await this.#ensureDir(dir);
-      dirFd = this.#dirFds.get(dir) ?? fs.openSync(dir, 'r');
-      this.#dirFds.set(dir, dirFd);
-    }
-    return dirFd;
   }
 
   /**

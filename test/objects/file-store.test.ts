@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ObjectStoreError, newObjectStoreStats, openObjectStore } from '../../src/objects';
+import { OPEN_DIRS_MAX } from '../../src/objects/open-dirs';
 import { objectStoreContract } from './contract';
 
 const dirs: string[] = [];
@@ -15,6 +16,21 @@ function tempDir(): string {
   const d = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-objects-'));
   dirs.push(d);
   return d;
+}
+
+/** This process's open descriptors that are directories under `dir`. */
+function openDirsUnder(dir: string): number {
+  let n = 0;
+  for (const fd of fs.readdirSync('/proc/self/fd')) {
+    let target: string;
+    try {
+      target = fs.readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      continue; // closed meanwhile (readdir's own descriptor)
+    }
+    if (target.startsWith(`${dir}/`) && fs.statSync(target, { throwIfNoEntry: false })?.isDirectory() === true) n++;
+  }
+  return n;
 }
 
 /** Every file under `dir`, relative, dot files included. */
@@ -195,6 +211,25 @@ describe('file: object store', () => {
       expect((err as ObjectStoreError).message).toContain(`${missing}: the directory does not exist`);
     }
     expect(fs.existsSync(missing)).toBe(false);
+  });
+
+  // Compacted objects go to a directory per stream: a descriptor kept for each one grew with the
+  // number of streams compacted on the node (some 1,000 after a minute of W2) towards EMFILE.
+  it.each([false, true])('keeps at most OPEN_DIRS_MAX directories open however many its puts go to, none closed under a put (blocking %s)', async (blocking) => {
+    const dir = fs.realpathSync(tempDir());
+    const store = openObjectStore(`file:${dir}`, { blocking });
+    const streams = OPEN_DIRS_MAX * 3;
+    // All at once, so that more directories than the bound are in use together.
+    await Promise.all(Array.from({ length: streams }, (_, i) => store.put(`c/${i}/0000000001.000000000001`, Buffer.from(`stream ${i}`), { ifAbsent: true })));
+    expect(openDirsUnder(dir)).toBeLessThanOrEqual(OPEN_DIRS_MAX);
+    for (let i = 0; i < streams; i++) await store.put(`c/${i}/0000000001.000000000002`, Buffer.from(`again ${i}`), { fresh: true });
+    expect(openDirsUnder(dir)).toBeLessThanOrEqual(OPEN_DIRS_MAX);
+    for (let i = 0; i < streams; i++) {
+      expect((await store.get(`c/${i}/0000000001.000000000001`)).toString()).toBe(`stream ${i}`);
+      expect((await store.get(`c/${i}/0000000001.000000000002`)).toString()).toBe(`again ${i}`);
+    }
+    await store.close();
+    expect(openDirsUnder(dir)).toBe(0);
   });
 
   it('counts a listing the caller stops early as a good one', async () => {
