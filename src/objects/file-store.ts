@@ -175,7 +175,7 @@ export class FileObjectStore implements ObjectStore {
     });
   }
 
-  async *list(prefix: string): AsyncIterable<ListedObject> {
+  async *list(prefix: string, startAfter?: string): AsyncIterable<ListedObject> {
     checkPrefix(prefix);
     const started = process.hrtime.bigint();
     // ok unless it throws: a caller that stops early (break) ended a good listing.
@@ -184,7 +184,7 @@ export class FileObjectStore implements ObjectStore {
       await this.#rootExists('list', prefix);
       // Start at the deepest directory the prefix names whole; entries below are filtered by the rest.
       const slash = prefix.lastIndexOf('/');
-      yield* this.#walk(slash < 0 ? '' : prefix.slice(0, slash + 1), prefix);
+      yield* this.#walk(slash < 0 ? '' : prefix.slice(0, slash + 1), prefix, startAfter === undefined ? null : Buffer.from(startAfter, 'utf8'));
     } catch (err) {
       outcome = 'error';
       throw toStoreError('list', prefix, err, this.describe);
@@ -300,8 +300,10 @@ export class FileObjectStore implements ObjectStore {
    * Keys under `rel` (a key prefix ending in `/`, or '') in UTF-8 byte order: a directory sorts
    * as its name plus `/`, so its whole subtree lands where its keys belong among its siblings
    * (`a-c` < `a/b` < `a0`), and the walk can yield as it goes instead of sorting everything.
+   * Keys up to `after` (UTF-8) are left out, and so is every directory whose keys all are: a
+   * resumed listing reads only the directories on its way to where it resumes.
    */
-  async *#walk(rel: string, prefix: string): AsyncGenerator<ListedObject> {
+  async *#walk(rel: string, prefix: string, after: Buffer | null): AsyncGenerator<ListedObject> {
     let entries: fs.Dirent[];
     try {
       const dir = rel === '' ? this.#dir : this.#path(rel.slice(0, -1));
@@ -315,12 +317,13 @@ export class FileObjectStore implements ObjectStore {
       .filter((e) => !e.name.startsWith('.') && (e.isFile() || e.isDirectory()))
       .map((e) => ({ e, sortKey: Buffer.from(rel + e.name + (e.isDirectory() ? '/' : ''), 'utf8') }));
     named.sort((a, b) => Buffer.compare(a.sortKey, b.sortKey));
-    for (const { e } of named) {
+    for (const { e, sortKey } of named) {
       const key = rel + e.name;
       if (e.isDirectory()) {
         const sub = key + '/';
-        if (sub.startsWith(prefix) || prefix.startsWith(sub)) yield* this.#walk(sub, prefix);
-      } else if (key.startsWith(prefix)) {
+        if (after !== null && whollyBefore(sortKey, after)) continue;
+        if (sub.startsWith(prefix) || prefix.startsWith(sub)) yield* this.#walk(sub, prefix, after);
+      } else if (key.startsWith(prefix) && (after === null || Buffer.compare(sortKey, after) > 0)) {
         let size: number;
         try {
           size = (this.#blocking ? fs.statSync(this.#path(key)) : await fs.promises.stat(this.#path(key))).size;
@@ -407,6 +410,15 @@ async function writeAll(fh: fs.promises.FileHandle, chunks: readonly Buffer[], b
 
 /** Puts and ranged gets of at most this many bytes write or read on the calling thread (page-cache copies). */
 const SYNC_IO_MAX_BYTES = 64 * 1024; // 64 KiB
+
+/**
+ * Every key under the directory `sub` (a key prefix ending in `/`, UTF-8) sorts at or before
+ * `after`: `sub` sorts before it and is not a prefix of it (so they differ within `sub`, where
+ * `sub` is the lower).
+ */
+function whollyBefore(sub: Buffer, after: Buffer): boolean {
+  return Buffer.compare(sub, after) < 0 && !(after.length >= sub.length && after.subarray(0, sub.length).equals(sub));
+}
 
 /** Remove a temporary file: one system call (rmSync would stat it first); absent is fine. */
 function unlinkTmp(tmp: string): void {

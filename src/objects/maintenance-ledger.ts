@@ -46,7 +46,7 @@ export interface MaintenanceStore {
   put(key: string, body: Buffer | readonly Buffer[], options?: { ifAbsent?: boolean }): Promise<void>;
   get(key: string, range?: { offset: number; length: number }): Promise<Buffer>;
   delete(key: string): Promise<void>;
-  list(prefix: string): AsyncIterable<{ key: string; size: number }>;
+  list(prefix: string, startAfter?: string): AsyncIterable<{ key: string; size: number }>;
 }
 
 /** Deadline of one ledger read by maintenance (retried over the members within it). */

@@ -52,8 +52,12 @@ export interface ObjectStore {
   get(key: string, range?: ByteRange): Promise<Buffer>;
   /** Idempotent (absent is fine). */
   delete(key: string): Promise<void>;
-  /** Keys under prefix, in key order (UTF-8 byte order, as S3 lists), with sizes. */
-  list(prefix: string): AsyncIterable<ListedObject>;
+  /**
+   * Keys under prefix, in key order (UTF-8 byte order, as S3 lists), with sizes; with
+   * `startAfter`, only the keys after it (S3's `start-after`): a listing resumed where an earlier
+   * one stopped costs what it reads from there, not what comes before.
+   */
+  list(prefix: string, startAfter?: string): AsyncIterable<ListedObject>;
   close(): Promise<void>;
 }
 

@@ -8,10 +8,13 @@
  *   2. delete: for each d/<k> (this tick's and any a deposed holder left): delete the store
  *              object (idempotent), then txn If(maintenance key unchanged) Then(delete d/<k>)
  *   3. orphans (every ~20 s): store objects under g/, c/ and p/ with neither o/ nor d/ record, seen so
- *              in every sweep for at least 60 s (a PUT whose commit never happened, a fenced
- *              compaction, a group put after its writer was fenced) are deleted — never a
- *              fence marker (group-object.ts), and 60 s is far above the ledger's lag behind
- *              groups acknowledged before they are recorded (object-commit.ts)
+ *              in every sweep that looked at them for at least 60 s (a PUT whose commit never
+ *              happened, a fenced compaction, a group put after its writer was fenced) are
+ *              deleted — never a fence marker (group-object.ts), and 60 s is far above the
+ *              ledger's lag behind groups acknowledged before they are recorded (object-commit.ts).
+ *              A sweep looks at up to 10,000 store keys and the next one resumes after the last
+ *              (a listing with start-after), so a sweep costs the same however much is stored;
+ *              a store of N objects is gone through once every N / 10,000 sweeps
  *
  * Only objects with a `d/` record, which only a holder writes, and orphans are ever deleted: an
  * object that something refers to is never touched, and a deposed holder's transactions fail
@@ -44,6 +47,8 @@ export interface ReaperOptions {
   orphanAgeMs?: number;
   /** How often the store is listed for orphans (ms; default 20 s). */
   orphanSweepMs?: number;
+  /** Store keys one orphan sweep looks at, at most; the next sweep goes on from there (default 10,000). */
+  orphanSweepKeys?: number;
 }
 
 export interface ReaperDeps {
@@ -86,7 +91,9 @@ export class Reaper {
   /** Where the next tick's o/ scan starts. */
   #cursor: string | null = null;
   /** Orphan candidates: store key → when first seen without a record (reset when seen with one). */
-  #orphans = new Map<string, number>();
+  readonly #orphans = new Map<string, number>();
+  /** Where the next orphan sweep starts: an index in OBJECT_PREFIXES and the store key it resumes after (null: the prefix's first). */
+  #sweepAt: { top: number; after: string | null } = { top: 0, after: null };
   /** Store keys known to hold fence markers. */
   readonly #markers = new Set<string>();
   #lastSweep = 0;
@@ -101,6 +108,7 @@ export class Reaper {
       deadGraceMs: options.deadGraceMs ?? 10_000, // 10 s
       orphanAgeMs: options.orphanAgeMs ?? 60_000, // 60 s
       orphanSweepMs: options.orphanSweepMs ?? 20_000, // 20 s
+      orphanSweepKeys: options.orphanSweepKeys ?? 10_000,
     };
     this.#ticker = new Ticker(() => this.tick(), this.#o.intervalMs, (err) => this.#deps.log?.warn({ err }, 'object reaper failed; retried at the next tick'));
   }
@@ -267,18 +275,32 @@ export class Reaper {
     return deleted;
   }
 
-  /** Step 3: store objects without any ledger record for at least `orphanAgeMs` are deleted. */
+  /**
+   * Step 3: store objects without any ledger record for at least `orphanAgeMs` are deleted. One
+   * sweep looks at up to `orphanSweepKeys` store keys, from where the previous one stopped.
+   */
   async #sweepOrphans(h: HolderCompare, now: number): Promise<number> {
     const { kv, keys, store } = this.#deps;
     const destroyed = new Set<string>();
     for await (const p of scanPrefix(kv, keys.destroyedObjects, 1000, { keysOnly: true })) destroyed.add(p.key.slice(keys.destroyedObjects.length));
     const seen = new Map<string, number>();
-    for (const top of OBJECT_PREFIXES) {
-      // Both listings are in key order: walk the o/ records beside the store's keys.
-      const records = scanPrefix(kv, keys.object(top), 1000, { keysOnly: true })[Symbol.asyncIterator]();
+    let budget = this.#o.orphanSweepKeys;
+    let { top, after } = this.#sweepAt;
+    while (budget > 0 && top < OBJECT_PREFIXES.length) {
+      const prefix = OBJECT_PREFIXES[top]!;
+      // Both listings are in key order: walk the o/ records beside the store's keys, from the same place.
+      const records = scanPrefix(kv, keys.object(prefix), 1000, { keysOnly: true, ...(after === null ? {} : { from: `${keys.object(after)}\0` }) })[Symbol.asyncIterator]();
       let rec = await records.next();
       const recordKey = (): string | null => (rec.done === true ? null : rec.value.key.slice(keys.objects.length));
-      for await (const { key, size } of store.list(top)) {
+      let last: string | null = null;
+      let ended = true;
+      for await (const { key, size } of store.list(prefix, after ?? undefined)) {
+        if (budget === 0) {
+          ended = false;
+          break;
+        }
+        budget--;
+        last = key;
         let r = recordKey();
         while (r !== null && r < key) {
           rec = await records.next();
@@ -289,8 +311,20 @@ export class Reaper {
         seen.set(key, this.#orphans.get(key) ?? now);
       }
       await records.return?.(undefined);
+      // Candidates in the stretch just looked at that it did not find again are gone or recorded now.
+      for (const key of this.#orphans.keys()) {
+        if (key.startsWith(prefix) && (after === null || key > after) && (ended || key <= last!) && !seen.has(key)) this.#orphans.delete(key);
+      }
+      if (ended) {
+        top++;
+        after = null;
+      } else {
+        after = last;
+      }
     }
-    this.#orphans = seen;
+    // Past the last prefix: the next sweep starts the store over.
+    this.#sweepAt = top < OBJECT_PREFIXES.length ? { top, after } : { top: 0, after: null };
+    for (const [key, first] of seen) this.#orphans.set(key, first);
     const ripe = [...seen].filter(([, first]) => now - first >= this.#o.orphanAgeMs).slice(0, this.#o.perTick);
     if (ripe.length === 0 || (await this.#deposed(h))) return 0;
     let deleted = 0;

@@ -110,13 +110,15 @@ export class S3ObjectStore implements ObjectStore {
     });
   }
 
-  async *list(prefix: string): AsyncIterable<ListedObject> {
+  async *list(prefix: string, startAfter?: string): AsyncIterable<ListedObject> {
     checkPrefix(prefix);
     const base = this.#loc.prefix === '' ? '' : this.#loc.prefix + '/';
     let token: string | null = null;
     for (;;) {
       const query: [string, string][] = [['list-type', '2'], ['max-keys', String(this.#o.listPageSize)], ['prefix', base + prefix]];
+      // The first page only: a continuation token carries where the listing is.
       if (token !== null) query.push(['continuation-token', token]);
+      else if (startAfter !== undefined) query.push(['start-after', base + startAfter]);
       const page = await this.#call('list', prefix, { method: 'GET', key: null, query }, (res) => {
         if (res.status !== 200) return undefined;
         const p = parseListPage(res.body.toString('utf8'));

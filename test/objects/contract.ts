@@ -130,6 +130,13 @@ export function objectStoreContract(t: ContractTarget): void {
     expect((await collect(store.list(''))).map((x) => x.key)).toEqual(byteOrder([...ORDER_KEYS, 'y/other']));
     expect(await collect(store.list('z/'))).toEqual([]);
     expect(await collect(store.list('x/a/b2/c/'))).toEqual([]);
+    // Resumed after a key (S3's start-after): exactly the keys after it, wherever it falls.
+    const ordered = byteOrder(ORDER_KEYS);
+    for (const after of [...ordered, 'x/', 'x/a', 'x/a/', 'x/a/b2', 'x/zz', 'w', 'x/0000000009x']) {
+      const later = ordered.filter((k) => Buffer.compare(Buffer.from(k), Buffer.from(after)) > 0);
+      expect([after, (await collect(store.list('x/', after))).map((x) => x.key)]).toEqual([after, later]);
+    }
+    expect((await collect(store.list('', 'x/é'))).map((x) => x.key)).toEqual(['y/other']);
   });
 
   it('lists past one page with continuation, in order, each key once', async () => {
@@ -142,6 +149,9 @@ export function objectStoreContract(t: ContractTarget): void {
       const listed = await collect(paged.list('p/'));
       expect(listed).toEqual(keys.map((key) => ({ key, size: key.length })));
       if (t.pages) expect(pageStats.list.ok).toBe(4); // 3 + 3 + 3 + 1
+      // Resumed past the first page's worth: the pages from there only.
+      expect(await collect(paged.list('p/', keys[3]))).toEqual(keys.slice(4).map((key) => ({ key, size: key.length })));
+      if (t.pages) expect(pageStats.list.ok).toBe(6); // + 3 + 3
     } finally {
       await small.close();
       await paged.close();

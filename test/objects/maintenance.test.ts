@@ -101,7 +101,7 @@ function around(store: ObjectStore, over: Partial<Pick<ObjectStore, 'put' | 'get
     put: over.put ?? ((k, b, o) => store.put(k, b, o)),
     get: over.get ?? ((k, r) => store.get(k, r)),
     delete: over.delete ?? ((k) => store.delete(k)),
-    list: (p) => store.list(p),
+    list: (p, after) => store.list(p, after),
     close: () => store.close(),
   };
 }
@@ -758,6 +758,46 @@ describe('the reaper', () => {
     expect((await reaper.tick(now + 30_000)).orphans).toBe(0);
     expect((await storeKeys(w)).sort()).toEqual(['g/9/9/0/000000000000', live].sort());
     expect((await reaper.tick(now + 60_000)).orphans).toBe(1);
+    expect(await storeKeys(w)).toEqual([live]);
+  });
+
+  // A sweep that listed the whole store every 20 s cost LIST requests and etcd reads in proportion
+  // to everything stored (a million objects: a thousand LISTs a sweep).
+  it('looks at a bounded number of store keys per orphan sweep, resuming where the last one stopped, and still finds every orphan', async () => {
+    const w = world();
+    await create(w, ['o']);
+    const live = await group(w, ['o']);
+    const orphans = ['c/77/0000000001.000000000001', ...Array.from({ length: 12 }, (_, i) => `g/9/9/0/${String(i).padStart(12, '0')}`)];
+    for (const k of orphans) await w.store.put(k, Buffer.from('a put whose commit never happened'));
+    let listed = 0;
+    const counting: ObjectStore = {
+      ...around(w.store, {}),
+      list: async function* (p, after) {
+        for await (const o of w.store.list(p, after)) {
+          listed++;
+          yield o;
+        }
+      },
+    };
+    const { compare } = await takeMaintenance(w, 1);
+    const reaper = new Reaper({ kv: etcd.link, keys: w.ledger.keys, store: counting, holder: () => compare }, { deadGraceMs: 0, orphanAgeMs: 60_000, orphanSweepMs: 0, orphanSweepKeys: 4 });
+    const now = Date.now();
+    // 14 keys, 4 a sweep: four sweeps go through the store once. None is old enough yet.
+    for (let i = 0; i < 4; i++) {
+      listed = 0;
+      expect((await reaper.tick(now + i)).orphans).toBe(0);
+      expect(listed).toBeLessThanOrEqual(5); // 4 looked at, and the one that showed there was more
+      expect(listed).toBeGreaterThan(0);
+    }
+    expect((await storeKeys(w)).length).toBe(14);
+    // The second time through, a minute later: each orphan seen again is deleted, the live object never.
+    let deleted = 0;
+    for (let i = 0; i < 4; i++) {
+      listed = 0;
+      deleted += (await reaper.tick(now + 60_000 + i)).orphans;
+      expect(listed).toBeLessThanOrEqual(5);
+    }
+    expect(deleted).toBe(13);
     expect(await storeKeys(w)).toEqual([live]);
   });
 
