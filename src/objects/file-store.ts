@@ -229,7 +229,7 @@ export class FileObjectStore implements ObjectStore {
    * the two syncs run on the thread pool, and the directory stays open for the next put.
    */
   #putIfAbsent(key: string, file: string, dir: string, chunks: readonly Buffer[], bytes: number): Promise<void> {
-    return this.#dirs.use(dir, () => this.#ensureDir(dir), (dirFd) => this.#linkNew(key, file, dirFd, chunks, bytes));
+    return this.#inDir(dir, (dirFd) => this.#linkNew(key, file, dirFd, chunks, bytes));
   }
 
   /** #putIfAbsent's work in its directory, open as `dirFd`. */
@@ -270,7 +270,7 @@ export class FileObjectStore implements ObjectStore {
    * which is why only keys nothing reads yet are written so.
    */
   #putInPlace(file: string, dir: string, chunks: readonly Buffer[], bytes: number): Promise<void> {
-    return this.#dirs.use(dir, () => this.#ensureDir(dir), (dirFd) => this.#writeInPlace(file, dirFd, chunks, bytes));
+    return this.#inDir(dir, (dirFd) => this.#writeInPlace(file, dirFd, chunks, bytes));
   }
 
   /** #putInPlace's work in its directory, open as `dirFd`. */
@@ -294,6 +294,11 @@ export class FileObjectStore implements ObjectStore {
     } finally {
       fs.closeSync(fd);
     }
+  }
+
+  /** Run `work` with the directory open (created first if need be), kept open for later puts while recently used. */
+  #inDir(dir: string, work: (dirFd: number) => Promise<void>): Promise<void> {
+    return this.#dirs.use(dir, () => this.#ensureDir(dir), work);
   }
 
   /**

@@ -1,6 +1,6 @@
 /**
  * Directories a file store keeps open for the directory syncs of its puts (file-store.ts): the
- * most recently used ones, at most `max`. Compacted objects go to a directory per stream
+ * most recently used ones, at most OPEN_DIRS_MAX. Compacted objects go to a directory per stream
  * (`c/<streamId>/`), so keeping every directory ever written open held a descriptor per stream
  * compacted on the node — thousands of streams, thousands of descriptors, towards EMFILE. A
  * directory in use by a put is never closed under it: its sync may still be queued on the thread
@@ -18,19 +18,8 @@ interface OpenDir {
 export const OPEN_DIRS_MAX = 64;
 
 export class OpenDirs {
-  readonly #max: number;
   /** In least recently used order: a use moves its directory to the end. */
   readonly #open = new Map<string, OpenDir>();
-
-  constructor(max: number = OPEN_DIRS_MAX) {
-    if (!Number.isInteger(max) || max < 1) throw new RangeError(`open directories: ${max} is not a positive integer`);
-    this.#max = max;
-  }
-
-  /** Descriptors open now (tests, and the bound they check). */
-  get size(): number {
-    return this.#open.size;
-  }
 
   /**
    * Run `work` with the directory's descriptor, opened first if need be (after `create`, which
@@ -63,9 +52,9 @@ export class OpenDirs {
 
   /** Close the least recently used idle descriptors beyond the bound. */
   #trim(): void {
-    if (this.#open.size <= this.#max) return;
+    if (this.#open.size <= OPEN_DIRS_MAX) return;
     for (const [dir, d] of this.#open) {
-      if (this.#open.size <= this.#max) return;
+      if (this.#open.size <= OPEN_DIRS_MAX) return;
       if (d.users > 0) continue;
       this.#open.delete(dir);
       fs.closeSync(d.fd);
