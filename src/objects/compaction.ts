@@ -12,7 +12,9 @@
  *       runs, oldest first, one after another (up to 32 a tick, over all streams):
  *         pick a run of small ones            (len < 1 MiB; > 32 entries, or all seen ≥ 10 s ago;
  *                                              its heaviest entry no heavier than the rest: #window)
- *         GET each range, check every frame   (length + CRC-32C; a bad frame stops the run: never copied)
+ *         GET each range, check every frame   (length + CRC-32C; a bad frame stops the run: never copied;
+ *                                              a small group object is read once, whole, for all
+ *                                              the streams whose parts it holds: GroupObjects)
  *         PUT c/<streamId>/<epoch>.<counter>  the frames concatenated, in order, under a key never
  *                                              used before (create-only where the store can: #counter)
  *           (each GET and the PUT first wait for their bytes under --objects-compact-bytes-per-second)
@@ -37,6 +39,7 @@
  */
 import { type EntryValue } from './ledger';
 import { ByteRate, type ByteRateClock } from './byte-rate';
+import { RangeCache } from './range-cache';
 import { Ticker } from './ticker';
 import { compactedObjectKey, type Fence, fenceValue, type LedgerKeys, parseEntryName } from './ledger-keys';
 import { eachLimited, framesProblem, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type MaintenanceLog, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
@@ -155,6 +158,21 @@ class BytesHeld {
   }
 }
 
+/**
+ * A group object at most this large (its `size` recorded in the entry) is read whole, once, and
+ * kept for the runs of the other streams whose parts it holds: a group object holds a part of
+ * every stream its group wrote (a few to hundreds when appends spread over many streams), and
+ * each stream's run used to GET its part on its own, one GET per entry, the largest part of
+ * compaction's cost under W2's load. Larger ones (a Kafka batch's) are read by range as before.
+ */
+export const GROUP_OBJECT_WHOLE_MAX = 256 << 10; // 256 KiB
+/**
+ * The group objects kept (bytes). The streams whose parts one object holds are compacted within
+ * seconds of each other (each once its small entries settle, ~10 s, or crowd); at W2's 4,000
+ * appends a second a node writes about 0.5 MB of group objects a second, so this holds some 30 s.
+ */
+export const GROUP_OBJECT_CACHE_BYTES = 16 << 20; // 16 MiB
+
 /** An `i/` entry as read: its key, its etcd mod revision (a compaction's txn compares it) and its value. */
 interface Entry {
   key: string;
@@ -190,6 +208,8 @@ export class Compactor {
   #writtenBytes = 0;
   /** The bytes of the runs being rewritten now, in memory at once: at most maxRunBytes, or one run (BytesHeld). */
   readonly #held: BytesHeld;
+  /** Small group objects read whole (GROUP_OBJECT_WHOLE_MAX), by key: objects are immutable, so nothing held goes stale. */
+  readonly #groupObjects = new RangeCache<Buffer>({ budgetBytes: GROUP_OBJECT_CACHE_BYTES, sizeOf: (b) => (b as Buffer).length, remember: () => false });
 
   constructor(deps: CompactionDeps, options: CompactionOptions = {}) {
     this.#deps = deps;
@@ -230,6 +250,12 @@ export class Compactor {
   stop(): Promise<void> {
     this.#stopping.abort();
     return this.#ticker.stop();
+  }
+
+  /** The group objects read whole and the gets they answered (tests). */
+  get groupObjectStats(): { hits: number; misses: number; joined: number; bytes: number } {
+    const { hits, misses, joined, bytes } = this.#groupObjects.stats;
+    return { hits, misses, joined, bytes };
   }
 
   /** Bytes read and written since the start, and the time spent waiting for the byte rate. */
@@ -431,8 +457,42 @@ export class Compactor {
     }
   }
 
+  /**
+   * An entry's bytes: from its group object read whole when that is small (once for every stream
+   * whose part it holds), else its range. Each read from the store first waits for its bytes under
+   * the byte rate; a part taken from an object already read costs no store I/O.
+   */
+  async #part(e: EntryValue): Promise<Buffer | 'stopped'> {
+    // An entry of no bytes (a group that wrote nothing of this stream's frames) has nothing to fetch.
+    if (e.len === 0) return Buffer.alloc(0);
+    const { store } = this.#deps;
+    const size = e.size;
+    if (size !== undefined && size <= GROUP_OBJECT_WHOLE_MAX && e.off + e.len <= size) {
+      let stopped = false;
+      const whole = await this.#groupObjects.get(e.o, async () => {
+        if ((await this.#pace(size)) === 'stopped') {
+          stopped = true;
+          return Buffer.alloc(0);
+        }
+        const b = await store.get(e.o);
+        this.#readBytes += b.length;
+        return b;
+      });
+      if (stopped) {
+        this.#groupObjects.delete(e.o);
+        return 'stopped';
+      }
+      // A shorter object than its entry says is damage: the range check's refusal, as a ranged GET would give.
+      if (e.off + e.len <= whole.length) return whole.subarray(e.off, e.off + e.len);
+    }
+    if ((await this.#pace(e.len)) === 'stopped') return 'stopped';
+    const part = await store.get(e.o, { offset: e.off, length: e.len });
+    this.#readBytes += part.length;
+    return part;
+  }
+
   async #rewrite(s: PlacedStream, entries: readonly Entry[], run: number[], metaRevision: number): Promise<{ bytes: number; entry: Entry } | 'fenced' | 'stopped' | null> {
-    const { kv, keys, store } = this.#deps;
+    const { kv, keys } = this.#deps;
     const replaced = run.map((i) => entries[i]!);
     const parts: Buffer[] = new Array<Buffer>(replaced.length);
     let damaged: { i: number; problem: string } | null = null;
@@ -442,13 +502,11 @@ export class Compactor {
       8,
       async ({ r, i }) => {
         if (damaged !== null || stopped) return;
-        // An entry of no bytes (a group that wrote nothing of this stream's frames) has nothing to fetch.
-        if (r.e.len > 0 && (await this.#pace(r.e.len)) === 'stopped') {
+        const part = await this.#part(r.e);
+        if (part === 'stopped') {
           stopped = true;
           return;
         }
-        const part = r.e.len === 0 ? Buffer.alloc(0) : await store.get(r.e.o, { offset: r.e.off, length: r.e.len });
-        this.#readBytes += part.length;
         // Checked as it arrives: a run's frames (up to maxRunBytes of them, often of a hundred
         // bytes each) checked at once would hold the thread for milliseconds in one piece.
         const problem = framesProblem(part);

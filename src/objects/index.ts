@@ -26,7 +26,7 @@ export { type Fence, LedgerKeys, compactedObjectKey, entryName, fenceValue, grou
 export { type GroupObject, type GroupPart, fenceMarker, groupTrailer, mayBeMarker, readGroupObject } from './group-object';
 export { type RecoveredTail, type TailStore, recoverTail } from './tail-recovery';
 // Maintenance (compaction.ts, reaper.ts, object-census.ts): compaction by owners, the reaper by the lease holder, the counts.
-export { type CompactionOptions, type CompactionStats, type CompactionTick, Compactor, type PlacedStream } from './compaction';
+export { type CompactionOptions, type CompactionStats, type CompactionTick, Compactor, GROUP_OBJECT_WHOLE_MAX, type PlacedStream } from './compaction';
 // The bound on compaction's store I/O (byte-rate.ts: `--objects-compact-bytes-per-second`).
 export { ByteRate, type ByteRateClock, type Take } from './byte-rate';
 export { type HolderCompare, Reaper, type ReaperOptions, type ReaperTick } from './reaper';

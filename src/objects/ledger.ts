@@ -29,6 +29,12 @@ export interface EntryValue {
   len: number;
   from: number;
   to: number;
+  /**
+   * Bytes of the whole object `o`, on the entries a group commit records (absent on compacted
+   * entries and on records of builds before it): compaction reads a small group object once,
+   * whole, for every stream whose part it holds (compaction.ts, GROUP_OBJECT_WHOLE_MAX).
+   */
+  size?: number;
 }
 
 export interface LedgerEntry extends EntryValue {
@@ -426,7 +432,7 @@ export class Ledger {
       if (c.create === true) ops.push({ put: this.keys.fence(c.stream), value: Buffer.from(fenceValue(c.fence)) });
       for (const e of c.entries) {
         ops.push(
-          { put: this.keys.entry(c.stream, c.fence.epoch, e.counter), value: json({ o: e.o, off: e.off, len: e.len, from: e.from, to: e.to } satisfies EntryValue) },
+          { put: this.keys.entry(c.stream, c.fence.epoch, e.counter), value: json({ o: e.o, off: e.off, len: e.len, from: e.from, to: e.to, size: objects.get(e.o) } satisfies EntryValue) },
           { put: this.keys.ref(e.o, c.stream), value: Buffer.from('1') },
         );
       }

@@ -140,7 +140,7 @@ export async function recoverTail(ledger: Ledger, store: TailStore, stream: stri
     out.recorded += chunk.length;
   }
   phase('tailRecord');
-  out.entries = [...entries, ...found.map(({ o, off, len, from, to, counter: c }) => ({ o, off, len, from, to, epoch: fence.epoch, counter: c }))];
+  out.entries = [...entries, ...found.map(({ o, off, len, from, to, bytes, counter: c }) => ({ o, off, len, from, to, size: bytes, epoch: fence.epoch, counter: c }))];
   return out;
 }
 

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { type EtcdLink } from '../../src/actors';
-import { ByteRate, type ByteRateClock, Compactor, type Fence, type PlacedStream, type HolderCompare, Ledger, ObjectCensus, type ObjectStore, Reaper, fenceMarker, groupObjectKey, groupTrailer, openObjectStore } from '../../src/objects';
+import { ByteRate, type ByteRateClock, Compactor, type Fence, GROUP_OBJECT_WHOLE_MAX, type PlacedStream, type HolderCompare, Ledger, ObjectCensus, type ObjectStore, Reaper, fenceMarker, groupObjectKey, groupTrailer, openObjectStore } from '../../src/objects';
 import { FrameType, encodeFrame } from '../../src/shards/worker/frame';
 import { etcdForFile } from '../helpers/etcd-for-file';
 
@@ -273,6 +273,40 @@ describe('compaction', () => {
     expect((await readAll(w, 'slow')).equals(Buffer.concat(w.written.get('slow')!))).toBe(true);
   });
 
+  it('reads a small group object once, whole, for every stream whose part it holds; a large one by range', async () => {
+    const w = world();
+    const names = ['g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8'];
+    await create(w, names);
+    const small: string[] = [];
+    for (let i = 0; i < 12; i++) small.push(await group(w, names, 2, 100));
+    // Over GROUP_OBJECT_WHOLE_MAX: each stream's part of it is read on its own, as before.
+    const large = await group(w, names.slice(0, 2), 1, GROUP_OBJECT_WHOLE_MAX / 2);
+    for (let i = 0; i < 3; i++) small.push(await group(w, names, 2, 100));
+    for (const e of await w.ledger.entries('g1')) expect(e.size).toBeGreaterThan(0);
+    const gets: Array<{ key: string; whole: boolean }> = [];
+    const store = around(w.store, {
+      get: (k, r) => {
+        gets.push({ key: k, whole: r === undefined });
+        return w.store.get(k, r);
+      },
+    });
+    const placed = (): PlacedStream[] => names.map((name, i) => ({ name, streamId: 80 + i, fence: me }));
+    const compactor = new Compactor({ kv: etcd.link, keys: w.ledger.keys, store, placed }, { settleMs: 0 });
+    const t = await compactor.tick();
+    expect(t.fenced).toBe(0);
+    expect(t.entriesReplaced).toBeGreaterThanOrEqual(8 * 12);
+    for (const n of names) expect((await readAll(w, n)).equals(Buffer.concat(w.written.get(n)!))).toBe(true);
+    // Each small group object the runs took was read once, whole, for all eight streams (one GET
+    // per entry was 8 a group); the large one by range, once per stream that took it in a run.
+    const wholeKeys = gets.filter((g) => g.whole).map((g) => g.key);
+    expect(new Set(wholeKeys).size).toBe(wholeKeys.length);
+    for (const o of small.slice(0, 12)) expect(wholeKeys).toContain(o);
+    expect(wholeKeys).not.toContain(large);
+    expect(gets.filter((g) => !g.whole).every((g) => g.key === large)).toBe(true);
+    expect(compactor.groupObjectStats.misses).toBe(wholeKeys.length);
+    expect(compactor.groupObjectStats.hits + compactor.groupObjectStats.joined).toBeGreaterThanOrEqual(7 * 12);
+  });
+
   it('compacts several streams at once, their runs holding at most maxRunBytes in memory together', async () => {
     const w = world();
     const names = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'];
@@ -502,9 +536,12 @@ describe('compaction under a byte rate (--objects-compact-bytes-per-second)', ()
   function recorded(w: World, clock: ByteRateClock): { store: ObjectStore; sent: Array<{ op: 'get' | 'put'; at: number; bytes: number }> } {
     const sent: Array<{ op: 'get' | 'put'; at: number; bytes: number }> = [];
     const store = around(w.store, {
-      get: (k, r) => {
-        sent.push({ op: 'get', at: clock.now(), bytes: r!.length });
-        return w.store.get(k, r);
+      // A whole GET (a small group object, read once for all its streams) counts what it returned.
+      get: async (k, r) => {
+        const at = clock.now();
+        const body = await w.store.get(k, r);
+        sent.push({ op: 'get', at, bytes: body.length });
+        return body;
       },
       put: (k, b, o) => {
         sent.push({ op: 'put', at: clock.now(), bytes: Buffer.isBuffer(b) ? b.length : (b as readonly Buffer[]).reduce((n, x) => n + x.length, 0) });
