@@ -53,10 +53,11 @@ test('compaction runs on the maintenance thread; a failed thread is started agai
   const acked = await appendEach(name, 0, 80);
   // More than 32 entries: the stream is crowded, compacted at the thread's next tick.
   await until('a compacted object', async () => (compacted().length > 0 ? true : null), 15_000);
-  // The thread reports what compaction read and wrote (every 500 ms): the same bytes both ways.
+  // The thread reports what compaction read and wrote (every 500 ms): it reads each small group
+  // object whole, so at least the bytes it writes (the objects' own framing besides the records).
   const moved = await until('compaction bytes in the metrics', async () => {
     const [get, put] = [await compactionBytes('get'), await compactionBytes('put')];
-    return get !== null && get > 0 && get === put ? get : null;
+    return get !== null && put !== null && put > 0 && get >= put ? get : null;
   }, 15_000);
 
   fs.writeFileSync(faults, 'maintenance-thread');
