@@ -9,6 +9,7 @@
  *       read i/<stream>/ from its cursor       entries in key order; the large ones before the
  *                                              first small one are skipped, and next time so is
  *                                              the read of them (the cursor)
+ *       read m/<stream>                        its trim point; only when the entries hold a run
  *       runs, oldest first, one after another (up to 32 a tick, over all streams):
  *         pick a run of small ones            (len < 1 MiB; > 32 entries, or all seen ≥ 10 s ago;
  *                                              its heaviest entry no heavier than the rest: #window)
@@ -285,13 +286,18 @@ export class Compactor {
     await eachLimited(turn, this.#o.streamsInParallel, async (s) => {
       if (done.runs >= this.#o.runsPerTick || this.#stopping.signal.aborted) return;
       this.#after = s.name;
-      // The stream's m/ record first: its trim point (see #pickRun).
+      // Enough entries for the runs this tick may still make (the newest one read is never in a run).
+      const entries = await this.#entries(s, now, Math.max(1, this.#o.runsPerTick - done.runs) * this.#o.maxRun + 1);
+      // A trim point only takes entries out of runs (a prefix of them), so a stream with no run
+      // before it is read has none after: most streams of a node of many, each written a little,
+      // cost one read a visit, not two (an idle node visits 64 a second).
+      if (this.#pickRun(s.name, entries, 0, now, 0) === null) return;
+      // Then its m/ record: its trim point (see #pickRun). Read after the entries or before, the
+      // txn compares both, and a trim written before this read leaves its entries out of the runs.
       const meta = await this.#deps.kv.get(this.#deps.keys.meta(s.name), LEDGER_DEADLINE_MS);
       if (meta.kv === null) return; // being created or deleted
       const startSeq = (JSON.parse(meta.kv.value.toString('utf8')) as { startSeq?: number }).startSeq ?? 0;
       const metaRevision = meta.kv.modRevision;
-      // Enough entries for the runs this tick may still make (the newest one read is never in a run).
-      const entries = await this.#entries(s, now, Math.max(1, this.#o.runsPerTick - done.runs) * this.#o.maxRun + 1);
       // A stream written fast gains entries faster than one run a tick would replace them: runs
       // follow one another along the entries read, each its own txn, until the tick's budget is spent.
       let next = 0;

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { type EtcdLink } from '../../src/actors';
+import { type LedgerKv } from '../../src/objects/maintenance-ledger';
 import { ByteRate, type ByteRateClock, Compactor, type Fence, GROUP_OBJECT_WHOLE_MAX, type PlacedStream, type HolderCompare, Ledger, ObjectCensus, type ObjectStore, Reaper, fenceMarker, groupObjectKey, groupTrailer, openObjectStore } from '../../src/objects';
 import { FrameType, encodeFrame } from '../../src/shards/worker/frame';
 import { etcdForFile } from '../helpers/etcd-for-file';
@@ -119,6 +120,18 @@ async function expectLiveIntact(w: World, streams: Array<{ name: string; fromFra
 }
 
 
+/** The test's etcd link, counting the calls maintenance makes, by kind. */
+function countedLink(): { calls: { get: number; rangePage: number; txnOnce: number }; counted: LedgerKv } {
+  const calls = { get: 0, rangePage: 0, txnOnce: 0 };
+  const counted: LedgerKv = {
+    rangePage: (...a) => (calls.rangePage++, etcd.link.rangePage(...a)),
+    countPrefix: (...a) => etcd.link.countPrefix(...a),
+    get: (...a) => (calls.get++, etcd.link.get(...a)),
+    txnOnce: (...a) => (calls.txnOnce++, etcd.link.txnOnce(...a)),
+  };
+  return { calls, counted };
+}
+
 /**
  * The test's etcd link with its transactions held at a gate: reads pass, each transaction waits
  * until `release()`; `reachedGate` resolves when the first one arrives (a ledger call that has read
@@ -202,6 +215,23 @@ describe('compaction', () => {
     expect((await compactor.tick()).runs).toBe(1);
     expect(await counts()).toEqual([2, 2, 2]);
     for (const n of names) expect((await readAll(w, n)).equals(Buffer.concat(w.written.get(n)!))).toBe(true);
+  });
+
+  it('visits a stream with nothing to compact with one etcd read (its entries), not its m/ record too', async () => {
+    const w = world();
+    const names = ['quiet-a', 'quiet-b', 'busy'];
+    await create(w, names);
+    await group(w, names);
+    for (let i = 0; i < 3; i++) await group(w, ['busy']);
+    const { calls, counted } = countedLink();
+    const placed = names.map((name, i) => ({ name, streamId: 200 + i, fence: me }));
+    const compactor = new Compactor({ kv: counted, keys: w.ledger.keys, store: w.store, placed: () => placed }, { settleMs: 0 });
+    // quiet-a and quiet-b hold one entry each (never in a run): a read each; busy: its entries, its m/, its run's txn.
+    expect(await compactor.tick()).toMatchObject({ runs: 1 });
+    expect(calls).toEqual({ rangePage: 3, get: 1, txnOnce: 1 });
+    // Then none has a run: three reads.
+    expect(await compactor.tick()).toMatchObject({ runs: 0 });
+    expect(calls).toEqual({ rangePage: 6, get: 1, txnOnce: 1 });
   });
 
   it('makes runs one after another in a tick when a stream has more entries than one run takes', async () => {
@@ -781,6 +811,46 @@ describe('the reaper', () => {
     for (let i = 0; i < 3 && (await census.counts()).objectCount > 0; i++) await reaper.tick();
     expect(await census.counts()).toEqual({ objectCount: 0, destroyedObjectBacklog: 0 });
     expect(await storeKeys(w)).toEqual([]);
+  });
+
+  it('checks live compacted objects against one read of the fences a pass, not two reads each; a stream deleted later is freed at the next pass', async () => {
+    const w = world();
+    const names = Array.from({ length: 24 }, (_, i) => `live-${i}`);
+    await create(w, names);
+    for (let i = 0; i < 3; i++) await group(w, names, 1, 50);
+    const placed = names.map((name, i) => ({ name, streamId: 100 + i, fence: me }));
+    const compactor = new Compactor({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed: () => placed }, { settleMs: 0 });
+    expect(await compactor.tick()).toMatchObject({ runs: 24 });
+    const { compare } = await takeMaintenance(w, 1);
+    const { calls, counted } = countedLink();
+    const reaper = new Reaper({ kv: counted, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 0, orphanAgeMs: 60_000, orphanSweepMs: 60_000 });
+    const before = { ...calls };
+    // The first tick reaps the group objects the runs freed: the first two (each stream's newest entry stays).
+    expect(await reaper.tick()).toMatchObject({ destroyed: 2, deleted: 2 });
+    const second = { ...calls };
+    expect(await reaper.tick()).toMatchObject({ destroyed: 0, deleted: 0 });
+    // 24 live compacted objects and a live group object: the o/ page, its references, the d/ page — no read per object.
+    expect(calls.get - second.get).toBe(0);
+    expect(calls.rangePage - second.rangePage).toBeLessThanOrEqual(4);
+    expect(calls.txnOnce - second.txnOnce).toBe(0);
+    expect(second.get - before.get).toBeLessThan(names.length);
+
+    // A stream deleted while it was being compacted (the fences were read while it had one): the
+    // compacted object's reference outlives the delete, and both it and the stream's other
+    // objects are freed at the next passes; the other streams' objects stay.
+    for (let i = 0; i < 4; i++) await group(w, ['live-5'], 1, 50);
+    const { gated, reachedGate, release } = gatedLink();
+    const deleting = new Ledger(gated, w.prefix).deleteStream('live-5', me);
+    await reachedGate;
+    const alone = new Compactor({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed: () => [placed[5]!] }, { settleMs: 0 });
+    expect(await alone.tick()).toMatchObject({ runs: 1 });
+    release();
+    expect(await deleting).toBe(true);
+    const census = new ObjectCensus(etcd.link, w.ledger.keys, { ttlMs: 0 });
+    for (let i = 0; i < 4 && (await census.counts()).objectCount > 24; i++) await reaper.tick();
+    // 23 compacted objects and the group object that holds the other streams' newest entries.
+    expect(await census.counts()).toEqual({ objectCount: 24, destroyedObjectBacklog: 0 });
+    await expectLiveIntact(w, names.filter((n) => n !== 'live-5').map((name) => ({ name, fromFrame: 0 })));
   });
 
   it('keeps an unrecorded object until it has been seen without a record for orphanAgeMs', async () => {
