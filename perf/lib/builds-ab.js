@@ -7,6 +7,7 @@
 // that of its main thread alone (the gateway thread).
 //
 // Used by perf/builds-ab.js (two builds on W1), perf/ds-json-ab.js (two builds on DS JSON appends),
+// perf/refusals-ab.js (two builds on refused GETs),
 // perf/auth-overhead.js (auth off / required) and perf/metrics-overhead.js (metrics on / off).
 // compareBuilds: PERF_AB_A / PERF_AB_B build directories (default dist for both: the method's own
 // noise), PERF_AB_ROUNDS (default 3) × PERF_DURATION (default 5 s) per build.
@@ -66,6 +67,7 @@ async function startNode(dist, workDir, name, serveArgs, nodeBin = process.execP
  *   prepare(base, headers)  optional: makes the streams the load writes to (default: PUT o.path)
  *   script, scriptArgs(body)  optional: another wrk script in perf/wrk/ and its arguments
  *                    (default: append.lua with the body, the content type and the auth header)
+ *   refused          optional: every request of the load is to be refused (4xx/5xx), not answered 2xx
  *   onRun(run)       optional, called with each run as it ends
  * Resolves with every run: {round, id, requests, seconds, rps, p99 (µs), cpuUs, mainUs, extra}.
  */
@@ -106,7 +108,8 @@ async function pairedRuns(o) {
         await live.stop();
         live = null;
         const bad = (w.errors && w.errors.status) || w.non2xx || 0;
-        if (bad > 0) throw new Error(`${v.id}: ${bad} non-2xx answers in round ${r + 1}`);
+        if (o.refused === true && bad !== w.requests) throw new Error(`${v.id}: ${w.requests - bad} of ${w.requests} requests not refused in round ${r + 1}`);
+        if (o.refused !== true && bad > 0) throw new Error(`${v.id}: ${bad} non-2xx answers in round ${r + 1}`);
         const run = { round: r + 1, id: v.id, requests: w.requests, seconds: w.seconds, rps: w.requests / w.seconds, p99: w.latency.p99, cpuUs: (cpu / w.requests) * 1e6, mainUs: (mainCpu / w.requests) * 1e6, extra };
         runs.push(run);
         if (o.onRun) o.onRun(run);
@@ -123,9 +126,11 @@ async function pairedRuns(o) {
 /**
  * Two builds (PERF_AB_A, PERF_AB_B) on one load, printed as a Markdown table: per run and over all
  * runs. `o` as pairedRuns (without variants, rounds and duration) plus `describe` (the load, for the
- * first line) and `perRequest` (items per append, for an items/s column).
+ * first line), `perRequest` (items per append, for an items/s column) and `unit` (what one request
+ * is called in the columns; default 'append').
  */
 async function compareBuilds(o) {
+  const unit = o.unit || 'append';
   const builds = [
     { id: 'A', dist: process.env.PERF_AB_A || 'dist' },
     { id: 'B', dist: process.env.PERF_AB_B || 'dist' },
@@ -134,7 +139,7 @@ async function compareBuilds(o) {
   const row = (label, id, req, s, cpuUs, mainUs) =>
     `| ${label} | ${id} | ${Math.round(req / s)} |${items === null ? '' : ` ${Math.round((req * items) / s)} |`} ${cpuUs.toFixed(1)} | ${mainUs.toFixed(1)} |`;
   console.log(`A = ${builds[0].dist}, B = ${builds[1].dist}; ${o.describe}; load average before: ${os.loadavg()[0].toFixed(2)}`);
-  console.log(`| round | build | appends/s |${items === null ? '' : ' items/s |'} node CPU µs per append | main thread CPU µs per append |\n|---|---|---|${items === null ? '' : '---|'}---|---|`);
+  console.log(`| round | build | ${unit}s/s |${items === null ? '' : ' items/s |'} node CPU µs per ${unit} | main thread CPU µs per ${unit} |\n|---|---|---|${items === null ? '' : '---|'}---|---|`);
   const runs = await pairedRuns({
     ...o,
     variants: builds.map((b) => ({ id: b.id, setup: async () => ({ dist: b.dist, args: o.serveArgs }) })),

@@ -14,16 +14,27 @@
  *   so the id travels in the header; the shield's 500 names it in its `message` as well.
  * - 5xx lines are logged at `warn`, 4xx at `info`: a client's mistake is not the node's.
  */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from './http/engine';
 import { ForwardingResponse } from './http/forwarding-response';
 
 /** The header that carries the request id of a failed request, on every listener. */
 export const REQUEST_ID_HEADER = 'svc-request-id';
 
+/** Random bytes for request ids, taken 8 at a time (newRequestId). */
+const idPool = Buffer.alloc(4096);
+let idsAt = idPool.length;
+
 /** 16 hex chars: unique enough to find one failure in the log, short enough to read over the phone. */
 export function newRequestId(): string {
-  return randomBytes(8).toString('hex');
+  // From a pool refilled 512 ids at a time: one randomBytes call per id was 7% of a 404's CPU
+  // on the gateway thread.
+  if (idsAt + 8 > idPool.length) {
+    randomFillSync(idPool);
+    idsAt = 0;
+  }
+  idsAt += 8;
+  return idPool.toString('hex', idsAt - 8, idsAt);
 }
 
 /** What the layer needs of a logger (the product's pino logger fits). */
