@@ -53,6 +53,13 @@ const streamPath = (i) => (STREAMS === 1 ? '/w1' : `/w2-${String(i).padStart(4, 
 /** Longest wait after a measured run for the node to finish what the load left (s). */
 const DRAIN_MAX_S = 120;
 /**
+ * Shortest wait after a measured run (s): the reaper deletes an object only 10 s after nothing
+ * refers to it (its grace), on a tick every 2 s, so a node freeing objects as the load ends is calm
+ * for those seconds and busy after them; W1's objects-mode node deleted the run's ~2,400 objects
+ * from some 6 to 15 s after the load.
+ */
+const DRAIN_MIN_S = 16;
+/**
  * A node is quiet under this share of a core: an idle objects-mode node holding 1,000 compacted
  * streams spends 3–4.5% (its main thread's timers, compaction visiting 64 streams a second, the
  * reaper's pass over the o/ records), a single-node one under 2%.
@@ -136,16 +143,19 @@ async function main() {
       const legs = commitLegs(before.metrics, await scrape(), etcdCpuSeconds(etcd) - before.etcd);
       // Work the appends leave behind (objects mode: compaction of their entries, the reaper of
       // the group objects it frees) runs on after the load; a node short of CPU falls behind with
-      // it under load. So the CPU until the node is quiet again (under QUIET_SHARE of a core over
-      // 2 s, at most DRAIN_MAX_S) is counted too, less the node's idle floor over that time (its
+      // it under load. So the CPU until the node is quiet again (under QUIET_SHARE of a core for
+      // 4 s, at least DRAIN_MIN_S and at most DRAIN_MAX_S) is counted too, less the node's idle floor over that time (its
       // timers, compaction's visits of its streams: measured for 4 s once quiet): an upper bound
       // still, as it includes what the warm-up left.
       const drainStart = Date.now();
+      // Quiet: two 2 s windows in a row under the share (the reaper ticks every 2 s, so one window
+      // can fall between its bursts of deletes).
       let quiet = false;
-      for (let prev = cpuSeconds(live.pid); !quiet && Date.now() - drainStart < DRAIN_MAX_S * 1000; ) {
+      for (let prev = cpuSeconds(live.pid), calm = 0; !quiet && Date.now() - drainStart < DRAIN_MAX_S * 1000; ) {
         await sleep(2000);
         const now = cpuSeconds(live.pid);
-        quiet = now - prev < QUIET_SHARE * 2;
+        calm = now - prev < QUIET_SHARE * 2 ? calm + 1 : 0;
+        quiet = calm >= 2 && Date.now() - drainStart >= DRAIN_MIN_S * 1000;
         prev = now;
       }
       const drainS = (Date.now() - drainStart) / 1000;
@@ -242,7 +252,7 @@ function render({ runs, sides, rounds, duration, connections, pacedConnections, 
     `- date: ${new Date().toISOString()}; ${os.cpus().length} cores, ${os.type()} ${os.release()}, node ${process.version}; load average (1 min): ${load}`,
     `- closed loop: ${rounds} rounds × ${duration} s per run, ${connections} connections, each as fast as its answers come (the rate a side reaches); ` +
       `paced: ${rounds} rounds × ${duration} s per run, every side offered ${rate} appends/s over ${pacedConnections} connections (\`perf/wrk/${STREAMS === 1 ? 'paced-append.lua' : 'paced-append-spread.lua'}\`: the CPU an append costs at one load); a ${WARMUP_S} s warm-up before each run`,
-    `- with the work left behind: the node's CPU from the measured run's start until it is quiet again (under ${QUIET_SHARE * 100}% of a core over 2 s, at most ${DRAIN_MAX_S} s after the load: compaction and the reaper catching up), less its idle floor over the wait (measured for 4 s once quiet), per measured append; an upper bound, as it includes what the warm-up left`,
+    `- with the work left behind: the node's CPU from the measured run's start until it is quiet again (under ${QUIET_SHARE * 100}% of a core in two 2 s windows in a row, at least ${DRAIN_MIN_S} s (the reaper's grace) and at most ${DRAIN_MAX_S} s after the load: compaction and the reaper catching up), less its idle floor over the wait (measured for 4 s once quiet), per measured append; an upper bound, as it includes what the warm-up left`,
     `- data directories, \`file:\` objects and etcd's data on ${fsName}`,
     `- each remote leg alone, one at a time, before the rounds and with no other load of this benchmark (\`perf/lib/commit-floors.js\`, the product's code): ` +
       `a \`file:\` object PUT of ${GROUP_BYTES} B (about one W1 group) p50 ${floors.put.p50.toFixed(2)} ms, p99 ${floors.put.p99.toFixed(2)} ms; ` +
