@@ -22,9 +22,10 @@
 // PERF_WORK_DIR puts the nodes' data directories, the `file:` objects and etcd's data in a
 // directory of that filesystem (default perf/.work): the filesystem is part of what an object
 // costs (perf/README.md, "Machine caveats": ext4 without a journal).
-// Each run gets a fresh node (started, warmed up 2 s, measured, stopped); the order alternates per
-// round so drift in the machine's load falls on every side. Writes the "Objects mode: append cost"
-// section of perf/RESULTS.md (between its markers).
+// Each run gets a fresh node (started, warmed up PERF_WARMUP_S, measured, then watched until it is
+// quiet again: the work the load left behind, and stopped); the order alternates per round so
+// drift in the machine's load falls on every side. Writes the "Objects mode: append cost" section
+// of perf/RESULTS.md (W2: "Objects mode: append cost over 1,000 streams"), between its markers.
 
 const fs = require('node:fs');
 const os = require('node:os');
@@ -32,7 +33,7 @@ const path = require('node:path');
 const { startSvc } = require('./lib/servers');
 const { runWrk, haveWrk } = require('./lib/wrk');
 const { recordBody } = require('./lib/bodies');
-const { http, cpuSeconds, etcdCpuSeconds, metricSample, intEnv, freePorts, parallel } = require('./lib/util');
+const { http, cpuSeconds, etcdCpuSeconds, metricSample, intEnv, freePorts, parallel, sleep } = require('./lib/util');
 const { writeResultsSection } = require('./lib/results');
 const { startEtcd } = require('../ops/lib/etcd-local');
 const { startS3rver } = require('./lib/s3rver');
@@ -46,10 +47,6 @@ const END = STREAMS === 1 ? '<!-- cluster-append:end -->' : '<!-- cluster-append
 const TITLE = STREAMS === 1 ? 'Objects mode: append cost' : `Objects mode: append cost over ${STREAMS.toLocaleString('en-US')} streams`;
 /** The streams appended to: /w1, or /w2-0000 … for W2's load. */
 const streamPath = (i) => (STREAMS === 1 ? '/w1' : `/w2-${String(i).padStart(4, '0')}`);
-// Before each measured run: W1's streams are compacted from the first second (a stream crowds past
-// 32 entries at once), W2's 1,000 only once their entries settle (10 s) or crowd (~8 s at 4,000
-// appends a second), and the code that runs only then is compiled as it warms: a W2 run measured
-// after 2 s counted a compiler's work and not compaction's (PERF_WARMUP_S).
 /** Longest wait after a measured run for the node to finish what the load left (s). */
 const DRAIN_MAX_S = 120;
 /**
@@ -65,7 +62,10 @@ const DRAIN_MIN_S = 16;
  * reaper's pass over the o/ records), a single-node one under 2%.
  */
 const QUIET_SHARE = 0.05;
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// Before each measured run: W1's streams are compacted from the first second (a stream crowds past
+// 32 entries at once), W2's 1,000 only once their entries settle (10 s) or crowd (~8 s at 4,000
+// appends a second), and the code that runs only then is compiled as it warms: a W2 run measured
+// after 2 s counted a compiler's work and not compaction's (PERF_WARMUP_S).
 const WARMUP_S = intEnv('PERF_WARMUP_S', STREAMS === 1 ? 2 : 20, 600);
 const ms = (us) => (us / 1000).toFixed(2);
 
@@ -144,9 +144,9 @@ async function main() {
       // Work the appends leave behind (objects mode: compaction of their entries, the reaper of
       // the group objects it frees) runs on after the load; a node short of CPU falls behind with
       // it under load. So the CPU until the node is quiet again (under QUIET_SHARE of a core for
-      // 4 s, at least DRAIN_MIN_S and at most DRAIN_MAX_S) is counted too, less the node's idle floor over that time (its
-      // timers, compaction's visits of its streams: measured for 4 s once quiet): an upper bound
-      // still, as it includes what the warm-up left.
+      // 4 s, at least DRAIN_MIN_S and at most DRAIN_MAX_S) is counted too, less the node's idle
+      // floor over that time (its timers, compaction's visits of its streams: measured for 4 s
+      // once quiet): an upper bound still, as it includes what the warm-up left.
       const drainStart = Date.now();
       // Quiet: two 2 s windows in a row under the share (the reaper ticks every 2 s, so one window
       // can fall between its bursts of deletes).
