@@ -4,12 +4,13 @@
  * commits is read back with a few range GETs and the small group objects can die.
  *
  *   tick (the owner's object maintenance thread, every ~1 s)
+ *     read, for the 64 streams of the turn     one read-only etcd txn per 32 streams (#readTurn):
+ *       i/<stream>/ from its cursor (64)       entries in key order; the large ones before the
+ *       and m/<stream>                         first small one are skipped, and next time so is
+ *                                              the read of them (the cursor); m/: the trim point
  *     for each stream this node has placed (with its fence "<nodeId>:<epoch>"), 32 streams at once
  *     (their runs holding at most 16 MiB in memory together: BytesHeld):
- *       read i/<stream>/ from its cursor       entries in key order; the large ones before the
- *                                              first small one are skipped, and next time so is
- *                                              the read of them (the cursor)
- *       read m/<stream>                        its trim point; only when the entries hold a run
+ *       read the rest of i/<stream>/           page by page, only for a stream with more entries
  *       runs, oldest first, one after another (up to 32 a tick, over all streams):
  *         pick a run of small ones            (len < 1 MiB; > 32 entries, or all seen ≥ 10 s ago;
  *                                              its heaviest entry no heavier than the rest: #window)
@@ -43,7 +44,7 @@ import { ByteRate, type ByteRateClock } from './byte-rate';
 import { RangeCache } from './range-cache';
 import { Ticker } from './ticker';
 import { compactedObjectKey, type Fence, fenceValue, type LedgerKeys, parseEntryName } from './ledger-keys';
-import { eachLimited, framesProblem, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type MaintenanceLog, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
+import { eachLimited, framesProblem, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type LedgerPair, type LedgerRead, type MaintenanceLog, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
 
 /** A stream this node owns now, as compaction needs it. */
 export interface PlacedStream {
@@ -67,7 +68,7 @@ export interface CompactionOptions {
   maxRunBytes?: number;
   /** Runs per tick, over all streams (default 32: one stream under W1's load adds some 600 entries a second). */
   runsPerTick?: number;
-  /** Streams looked at per tick, taken in turn (default 64): each costs two etcd reads. */
+  /** Streams looked at per tick, taken in turn (default 64): read together, one etcd call per 32 (#readTurn). */
   streamsPerTick?: number;
   /**
    * Streams compacted at once within a tick (default 32): each waits for etcd and the store most
@@ -173,6 +174,20 @@ export const GROUP_OBJECT_WHOLE_MAX = 256 << 10; // 256 KiB
  * appends a second a node writes about 0.5 MB of group objects a second, so this holds some 30 s.
  */
 export const GROUP_OBJECT_CACHE_BYTES = 16 << 20; // 16 MiB
+
+/** Streams whose first reads go in one etcd call (two reads each: within etcd's 128 operations a transaction). */
+const READS_PER_CALL = 32;
+/**
+ * Entries of a stream read with the turn's first reads: a stream written a little (W2) has a few
+ * dozen between visits; one with more (W1) reads the rest page by page, as before.
+ */
+const FIRST_PAGE = 64;
+
+/** A stream's first reads of a turn (#readTurn): its first page of entries from its cursor, and its m/ record (null: none). */
+interface FirstRead {
+  page: { kvs: LedgerPair[]; more: boolean };
+  meta: LedgerPair | null;
+}
 
 /** An `i/` entry as read: its key, its etcd mod revision (a compaction's txn compares it) and its value. */
 interface Entry {
@@ -283,21 +298,22 @@ export class Compactor {
     // Streams are compacted several at a time: a stream's work is mostly waiting (etcd reads and
     // its txn, the store's GETs and PUT), one after another, and one stream at a time left the
     // thread idle while a node's streams gained entries faster than it replaced them (W2).
+    // What each stream of the turn starts from, read for all of them at once (#readTurn): its
+    // first entries and its m/ record, a few etcd calls a tick instead of one or two a stream.
+    const firstReads = await this.#readTurn(turn, Math.min(FIRST_PAGE, this.#o.runsPerTick * this.#o.maxRun + 1));
     await eachLimited(turn, this.#o.streamsInParallel, async (s) => {
       if (done.runs >= this.#o.runsPerTick || this.#stopping.signal.aborted) return;
       this.#after = s.name;
+      const first = firstReads.get(s.name)!;
       // Enough entries for the runs this tick may still make (the newest one read is never in a run).
-      const entries = await this.#entries(s, now, Math.max(1, this.#o.runsPerTick - done.runs) * this.#o.maxRun + 1);
-      // A trim point only takes entries out of runs (a prefix of them), so a stream with no run
-      // before it is read has none after: most streams of a node of many, each written a little,
-      // cost one read a visit, not two (an idle node visits 64 a second).
+      const entries = await this.#entries(s, now, Math.max(1, this.#o.runsPerTick - done.runs) * this.#o.maxRun + 1, first);
       if (this.#pickRun(s.name, entries, 0, now, 0) === null) return;
-      // Then its m/ record: its trim point (see #pickRun). Read after the entries or before, the
-      // txn compares both, and a trim written before this read leaves its entries out of the runs.
-      const meta = await this.#deps.kv.get(this.#deps.keys.meta(s.name), LEDGER_DEADLINE_MS);
-      if (meta.kv === null) return; // being created or deleted
-      const startSeq = (JSON.parse(meta.kv.value.toString('utf8')) as { startSeq?: number }).startSeq ?? 0;
-      const metaRevision = meta.kv.modRevision;
+      // Its m/ record: its trim point (see #pickRun). Read with the first entries (the later ones,
+      // if any, after it): the txn compares it, and a trim written before this read leaves its
+      // entries out of the runs.
+      if (first.meta === null) return; // being created or deleted
+      const startSeq = (JSON.parse(first.meta.value.toString('utf8')) as { startSeq?: number }).startSeq ?? 0;
+      const metaRevision = first.meta.modRevision;
       // A stream written fast gains entries faster than one run a tick would replace them: runs
       // follow one another along the entries read, each its own txn, until the tick's budget is spent.
       let next = 0;
@@ -330,23 +346,67 @@ export class Compactor {
   }
 
   /**
+   * The first reads of a turn's streams, in calls of up to READS_PER_CALL streams: each stream's
+   * first `limit` entries from its cursor (#entries) and its m/ record, all of one call at one
+   * revision. Visiting a stream was one or two etcd calls of its own (its entries, and its m/ when
+   * they held a run), and an etcd call costs the maintenance thread about as much CPU whatever it
+   * carries: a node of 1,000 streams, idle or written a little each (W2), spent most of that
+   * thread's etcd time on these reads, one stream at a time (perf/README.md, "Objects mode").
+   */
+  async #readTurn(turn: readonly PlacedStream[], limit: number): Promise<Map<string, FirstRead>> {
+    const { kv, keys } = this.#deps;
+    const out = new Map<string, FirstRead>();
+    const calls: Array<Promise<void>> = [];
+    for (let i = 0; i < turn.length; i += READS_PER_CALL) {
+      const streams = turn.slice(i, i + READS_PER_CALL);
+      const reads: LedgerRead[] = [];
+      for (const s of streams) {
+        const prefix = keys.entries(s.name);
+        reads.push({ from: this.#cursorOf(s) ?? prefix, prefix, limit }, { get: keys.meta(s.name) });
+      }
+      calls.push(
+        kv.readMany(reads, LEDGER_DEADLINE_MS).then(({ results }) => {
+          streams.forEach((s, k) => {
+            const page = results[2 * k]!;
+            out.set(s.name, { page, meta: results[2 * k + 1]!.kvs[0] ?? null });
+          });
+        }),
+      );
+    }
+    await Promise.all(calls);
+    return out;
+  }
+
+  /** Where the stream's entries are read from: its cursor, if it holds for the stream's placement (else its first entry). */
+  #cursorOf(s: PlacedStream): string | undefined {
+    const cursor = this.#cursors.get(s.name);
+    return cursor !== undefined && cursor.placement === `${s.streamId}/${fenceValue(s.fence)}` ? cursor.at : undefined;
+  }
+
+  /** The pairs of the stream's entries from its cursor on: the first page read for the turn, then further pages as needed. */
+  async *#pairs(prefix: string, first: FirstRead, pageSize: number): AsyncGenerator<LedgerPair> {
+    for (const p of first.page.kvs) yield p;
+    const last = first.page.kvs[first.page.kvs.length - 1];
+    if (!first.page.more || last === undefined) return;
+    yield* scanPrefix(this.#deps.kv, prefix, pageSize, { from: `${last.key}\0` });
+  }
+
+  /**
    * The stream's small entries from its cursor on, at most `limit`. Entries below the cursor are
    * large (smallBytes or more): compaction never rewrites a large entry, and writes only under
    * the key of a small one, so a stream with a long history is not read whole every tick. The
    * cursor holds for the placement it was found under (stream id and fence): a stream deleted and
    * made again, or moved away and back, is read from its first entry.
    */
-  async #entries(s: PlacedStream, now: number, limit: number): Promise<Entry[]> {
+  async #entries(s: PlacedStream, now: number, limit: number, first: FirstRead): Promise<Entry[]> {
     const prefix = this.#deps.keys.entries(s.name);
     const placement = `${s.streamId}/${fenceValue(s.fence)}`;
-    const cursor = this.#cursors.get(s.name);
     const out: Entry[] = [];
     const before = this.#seen.get(s.name);
     const seen = new Map<string, number>();
     let firstSmall: string | null = null;
     let last: string | null = null;
-    const from = cursor !== undefined && cursor.placement === placement ? cursor.at : undefined;
-    for await (const p of scanPrefix(this.#deps.kv, prefix, Math.min(limit, 1000), { from })) {
+    for await (const p of this.#pairs(prefix, first, Math.min(limit, 1000))) {
       if (parseEntryName(p.key.slice(prefix.length)) === null) continue;
       const e = JSON.parse(p.value.toString('utf8')) as EntryValue;
       last = p.key;

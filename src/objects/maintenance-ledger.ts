@@ -15,6 +15,9 @@ export type LedgerCompare = { key: string; modRevision: number } | { key: string
 /** An operation of a ledger transaction (the etcd link's `EtcdOp`, the kinds used here). */
 export type LedgerOp = { put: string; value: Buffer } | { delete: string };
 
+/** One read of `LedgerKv.readMany` (the etcd link's `EtcdRead`): a key, or up to `limit` pairs of `prefix` from `from` on. */
+export type LedgerRead = { get: string } | { from: string; prefix: string; limit: number };
+
 export interface LedgerPair {
   key: string;
   value: Buffer;
@@ -26,6 +29,8 @@ export interface LedgerKv {
   rangePage(from: string, prefix: string, limit: number, deadlineMs: number, options?: { keysOnly?: boolean }): Promise<{ revision: number; kvs: LedgerPair[]; more: boolean }>;
   countPrefix(prefix: string, deadlineMs: number): Promise<number>;
   get(key: string, deadlineMs: number): Promise<{ revision: number; kv: LedgerPair | null }>;
+  /** Several reads in one round trip, each answer in order (a `get`'s: its pair or none). */
+  readMany(reads: readonly LedgerRead[], deadlineMs: number): Promise<{ revision: number; results: Array<{ kvs: LedgerPair[]; more: boolean }> }>;
   txnOnce(compare: readonly LedgerCompare[], success: readonly LedgerOp[], failure: readonly LedgerOp[]): Promise<{ succeeded: boolean; revision: number }>;
 }
 

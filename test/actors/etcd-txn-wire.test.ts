@@ -7,7 +7,7 @@
  */
 import * as path from 'node:path';
 import * as protobuf from 'protobufjs';
-import { decodeRange, decodeTxn, encodeRange, encodeTxn, prefixEnd } from '../../src/actors/meta/etcd/etcd-txn-wire';
+import { decodeRange, decodeTxn, encodeRange, encodeReadTxn, encodeTxn, prefixEnd } from '../../src/actors/meta/etcd/etcd-txn-wire';
 import { type EtcdCompare, type EtcdOp } from '../../src/actors/meta/etcd/etcd-link';
 
 const PROTO = path.join(path.dirname(require.resolve('etcd3/package.json')), 'proto', 'rpc.proto');
@@ -99,9 +99,23 @@ it('reads an answer: revision, outcome, the first pair of each get, deleted coun
   expect(got.revision).toBe(9007199254740000);
   expect(got.gets).toEqual([{ key: 'f/s', value: b('2:4'), modRevision: 88, createRevision: 17, lease: '7587885043429213184' }, null]);
   expect(got.deleted).toEqual([12]);
+  // Each range op's whole answer too, in order (readMany's pages).
+  expect(got.ranges.map((r) => [r.kvs.map((x) => x.key), r.more])).toEqual([[['f/s', 'f/t'], true], [[], false]]);
 
   const ok = decodeTxn(TxnResponse.encode(TxnResponse.fromObject({ header: { revision: '42' }, succeeded: true, responses: [{ responsePut: {} }] })).finish());
-  expect(ok).toEqual({ succeeded: true, revision: 42, gets: [], deleted: [] });
+  expect(ok).toEqual({ succeeded: true, revision: 42, gets: [], ranges: [], deleted: [] });
+});
+
+it('writes a read-only transaction as etcd reads it: no compares, a Range per read (a key; a page of a prefix from a key, with its limit)', () => {
+  const got = asObject(encodeReadTxn([{ get: 'm/s' }, { from: 'i/s/0005', prefix: 'i/s/', limit: 64 }, { from: 'i/t/', prefix: 'i/t/', limit: 0 }]));
+  expect(got.compare).toEqual([]);
+  expect(got.failure).toEqual([]);
+  const ranges = (got.success as Plain[]).map((op) => op.requestRange as Plain);
+  expect(ranges.map((r) => [r.key, r.rangeEnd, r.limit, r.serializable])).toEqual([
+    [b('m/s'), Buffer.alloc(0), '0', false],
+    [b('i/s/0005'), b('i/s0'), '64', false],
+    [b('i/t/'), b('i/t0'), '0', false],
+  ]);
 });
 
 it('a truncated or foreign answer is an error, never a made-up result', () => {

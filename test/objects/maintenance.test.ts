@@ -121,12 +121,13 @@ async function expectLiveIntact(w: World, streams: Array<{ name: string; fromFra
 
 
 /** The test's etcd link, counting the calls maintenance makes, by kind. */
-function countedLink(): { calls: { get: number; rangePage: number; txnOnce: number }; counted: LedgerKv } {
-  const calls = { get: 0, rangePage: 0, txnOnce: 0 };
+function countedLink(): { calls: { get: number; rangePage: number; readMany: number; txnOnce: number }; counted: LedgerKv } {
+  const calls = { get: 0, rangePage: 0, readMany: 0, txnOnce: 0 };
   const counted: LedgerKv = {
     rangePage: (...a) => (calls.rangePage++, etcd.link.rangePage(...a)),
     countPrefix: (...a) => etcd.link.countPrefix(...a),
     get: (...a) => (calls.get++, etcd.link.get(...a)),
+    readMany: (...a) => (calls.readMany++, etcd.link.readMany(...a)),
     txnOnce: (...a) => (calls.txnOnce++, etcd.link.txnOnce(...a)),
   };
   return { calls, counted };
@@ -217,7 +218,7 @@ describe('compaction', () => {
     for (const n of names) expect((await readAll(w, n)).equals(Buffer.concat(w.written.get(n)!))).toBe(true);
   });
 
-  it('visits a stream with nothing to compact with one etcd read (its entries), not its m/ record too', async () => {
+  it('reads the streams a tick visits, their entries and m/ records, with one etcd call, not one or two a stream', async () => {
     const w = world();
     const names = ['quiet-a', 'quiet-b', 'busy'];
     await create(w, names);
@@ -226,12 +227,28 @@ describe('compaction', () => {
     const { calls, counted } = countedLink();
     const placed = names.map((name, i) => ({ name, streamId: 200 + i, fence: me }));
     const compactor = new Compactor({ kv: counted, keys: w.ledger.keys, store: w.store, placed: () => placed }, { settleMs: 0 });
-    // quiet-a and quiet-b hold one entry each (never in a run): a read each; busy: its entries, its m/, its run's txn.
+    // quiet-a and quiet-b hold one entry each (never in a run), busy a run: one call reads all
+    // three streams' entries and m/ records, then busy's run is its txn.
     expect(await compactor.tick()).toMatchObject({ runs: 1 });
-    expect(calls).toEqual({ rangePage: 3, get: 1, txnOnce: 1 });
-    // Then none has a run: three reads.
+    expect(calls).toEqual({ rangePage: 0, get: 0, readMany: 1, txnOnce: 1 });
+    // Then none has a run: one call.
     expect(await compactor.tick()).toMatchObject({ runs: 0 });
-    expect(calls).toEqual({ rangePage: 6, get: 1, txnOnce: 1 });
+    expect(calls).toEqual({ rangePage: 0, get: 0, readMany: 2, txnOnce: 1 });
+  });
+
+  it('reads the entries past the first page of a stream page by page, and compacts them as before', async () => {
+    const w = world();
+    await create(w, ['long']);
+    // More entries than the turn's first read takes of a stream (64).
+    for (let i = 0; i < 90; i++) await group(w, ['long']);
+    const { calls, counted } = countedLink();
+    const compactor = new Compactor({ kv: counted, keys: w.ledger.keys, store: w.store, placed: () => [{ name: 'long', streamId: 12, fence: me }] }, { settleMs: 0, maxRun: 60, runsPerTick: 2 });
+    expect(await compactor.tick()).toMatchObject({ runs: 2, fenced: 0 });
+    expect(calls.readMany).toBe(1);
+    expect(calls.rangePage).toBeGreaterThanOrEqual(1); // the entries past the first 64
+    // 90 entries: a run of 60 and one of the remaining 29 (the newest is never in a run) → 3 entries.
+    expect(await w.ledger.entries('long')).toHaveLength(3);
+    expect((await readAll(w, 'long')).equals(Buffer.concat(w.written.get('long')!))).toBe(true);
   });
 
   it('makes runs one after another in a tick when a stream has more entries than one run takes', async () => {
@@ -415,13 +432,20 @@ describe('compaction', () => {
     const w = world();
     await create(w, ['long']);
     for (let i = 0; i < 12; i++) await group(w, ['long']);
-    // Reads of i/ are counted: where each starts and how many pairs come back.
+    // Reads of i/ are counted (the turn's first read of the stream, and any page after it): where each starts and how many pairs come back.
     const reads: Array<{ from: string; pairs: number }> = [];
     const kv = {
       rangePage: async (...a: Parameters<EtcdLink['rangePage']>) => {
         const page = await etcd.link.rangePage(...a);
         if (a[1] === w.ledger.keys.entries('long')) reads.push({ from: a[0], pairs: page.kvs.length });
         return page;
+      },
+      readMany: async (...a: Parameters<EtcdLink['readMany']>) => {
+        const res = await etcd.link.readMany(...a);
+        a[0].forEach((q, i) => {
+          if ('prefix' in q && q.prefix === w.ledger.keys.entries('long')) reads.push({ from: q.from, pairs: res.results[i]!.kvs.length });
+        });
+        return res;
       },
       countPrefix: (p: string, ms: number) => etcd.link.countPrefix(p, ms),
       get: (k: string, ms: number) => etcd.link.get(k, ms),
@@ -519,6 +543,7 @@ describe('compaction', () => {
       rangePage: etcd.link.rangePage.bind(etcd.link),
       countPrefix: etcd.link.countPrefix.bind(etcd.link),
       get: etcd.link.get.bind(etcd.link),
+      readMany: etcd.link.readMany.bind(etcd.link),
       txnOnce: async (...a: Parameters<EtcdLink['txnOnce']>) => {
         if (when === 'just before the txn') await beginTrim();
         return etcd.link.txnOnce(...a);
@@ -730,6 +755,7 @@ describe('the reaper', () => {
       },
       countPrefix: (p: string, ms: number) => etcd.link.countPrefix(p, ms),
       get: (k: string, ms: number) => etcd.link.get(k, ms),
+      readMany: (...a: Parameters<EtcdLink['readMany']>) => etcd.link.readMany(...a),
       txnOnce: (...a: Parameters<EtcdLink['txnOnce']>) => etcd.link.txnOnce(...a),
     };
     const reaper = new Reaper({ kv, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 10_000, orphanSweepMs: 600_000, perTick: 4 });

@@ -23,7 +23,7 @@
  */
 import { Etcd3, type IKeyValue, type IWatchResponse, type IDuplexStream, type IWatchRequest } from 'etcd3';
 import { noop } from 'cockatiel';
-import { type EtcdRangeRequest, type EtcdRangeResult, decodeAuthenticate, decodeRange, decodeTxn, encodeAuthenticate, encodeRange, encodeTxn, prefixEnd } from './etcd-txn-wire';
+import { type EtcdRangeRequest, type EtcdRangeResult, decodeAuthenticate, decodeRange, decodeTxn, encodeAuthenticate, encodeRange, encodeReadTxn, encodeTxn, prefixEnd } from './etcd-txn-wire';
 import { GrpcStatusError, GrpcUnaryChannel } from './grpc-unary';
 import { type EtcdAccess } from './etcd-url';
 
@@ -75,8 +75,13 @@ export interface EtcdTxnResult {
   revision: number;
   /** Per `get` op of the branch that ran, in order: the pair, or null. Deletes: how many went. */
   gets: Array<EtcdKv | null>;
+  /** Per range op (a `get`, or a read of `readMany`), in order: its whole answer. */
+  ranges: EtcdRangeResult[];
   deleted: number[];
 }
+
+/** One read of `readMany`: a key, or up to `limit` pairs of `prefix` from the key `from` on (0: no limit). */
+export type EtcdRead = { get: string } | { from: string; prefix: string; limit: number };
 
 export interface EtcdWatchHandlers {
   /** Events of whole revisions, in revision order; called synchronously, never twice for one revision. */
@@ -285,6 +290,24 @@ export class EtcdLink {
   /** How many keys are under `prefix` (a count-only range read: no values cross the wire). */
   async countPrefix(prefix: string, deadlineMs: number): Promise<number> {
     return (await this.#range('count', deadlineMs, { key: Buffer.from(prefix, 'utf8'), rangeEnd: prefixEnd(prefix), countOnly: true })).count;
+  }
+
+  /**
+   * Several reads in one round trip: a read-only transaction (etcd answers it after a
+   * linearizable read, without a raft proposal), every answer at the one revision it returns.
+   * For reads that would each be a call of their own (compaction reads each stream it visits:
+   * its entries and its m/ record). At most etcd's 128 operations a transaction (--max-txn-ops).
+   * Retried on the next member until `deadlineMs` passes, like every read here.
+   */
+  async readMany(reads: readonly EtcdRead[], deadlineMs: number): Promise<{ revision: number; results: EtcdRangeResult[] }> {
+    if (reads.length === 0) return { revision: 0, results: [] };
+    const request = encodeReadTxn(reads);
+    const res = await this.#failover('read', deadlineMs, async (i, end) => {
+      const timeoutMs = Math.max(1, Math.min(this.#attemptMs, end - Date.now()));
+      return decodeTxn(this.#access.user === undefined ? await this.#txnChannels[i]!.call(TXN_PATH, request, timeoutMs) : await this.#authedCall(i, TXN_PATH, request, timeoutMs, true));
+    });
+    if (res.ranges.length !== reads.length) throw new EtcdUnavailableError(`etcd read: ${reads.length} reads answered with ${res.ranges.length} results`);
+    return { revision: res.revision, results: res.ranges };
   }
 
   /** One key, linearizable, with the store's revision. */

@@ -12,21 +12,21 @@
  *                  bytes range_end = 64 }
  *   RequestOp    { oneof request { RangeRequest request_range = 1; PutRequest request_put = 2;
  *                  DeleteRangeRequest request_delete_range = 3 } }
- *   RangeRequest { bytes key = 1 }   PutRequest { bytes key = 1; bytes value = 2; int64 lease = 3 }
+ *   RangeRequest { bytes key = 1; bytes range_end = 2; int64 limit = 3 }   PutRequest { bytes key = 1; bytes value = 2; int64 lease = 3 }
  *   DeleteRangeRequest { bytes key = 1; bytes range_end = 2 }
  *
  *   TxnResponse  { ResponseHeader header = 1; bool succeeded = 2; repeated ResponseOp responses = 3 }
  *   ResponseHeader { int64 revision = 3 }
  *   ResponseOp   { oneof response { RangeResponse response_range = 1; PutResponse response_put = 2;
  *                  DeleteRangeResponse response_delete_range = 3 } }
- *   RangeResponse { repeated KeyValue kvs = 2 }   DeleteRangeResponse { int64 deleted = 2 }
+ *   RangeResponse { repeated KeyValue kvs = 2; bool more = 3 }   DeleteRangeResponse { int64 deleted = 2 }
  *   KeyValue     { bytes key = 1; int64 create_revision = 2; int64 mod_revision = 3; bytes value = 5; int64 lease = 6 }
  *
  * And Auth/Authenticate (the token a transaction carries when etcd has auth enabled), at the end.
  */
 import { type Long, Reader, Writer } from 'protobufjs/minimal';
 import { keyAfterPrefix } from '../../../util/prefix-end';
-import type { EtcdCompare, EtcdKv, EtcdOp, EtcdTxnResult } from './etcd-link';
+import type { EtcdCompare, EtcdKv, EtcdOp, EtcdRead, EtcdTxnResult } from './etcd-link';
 
 // Compare.CompareResult and Compare.CompareTarget.
 const EQUAL = 0;
@@ -75,6 +75,24 @@ function writeOp(w: Writer, field: 2 | 3, op: EtcdOp): void {
     w.uint32(tag(1, 2)).fork().uint32(tag(1, 2)).string(op.get);
   }
   w.ldelim().ldelim();
+}
+
+/**
+ * A read-only TxnRequest: no compares, one RangeRequest per read (one key, or a page of a prefix
+ * from a key), all answered at one revision in one round trip (etcd-link.ts `readMany`).
+ */
+export function encodeReadTxn(reads: readonly EtcdRead[]): Uint8Array {
+  const w = Writer.create();
+  for (const q of reads) {
+    w.uint32(tag(2, 2)).fork().uint32(tag(1, 2)).fork();
+    if ('get' in q) w.uint32(tag(1, 2)).string(q.get);
+    else {
+      w.uint32(tag(1, 2)).string(q.from).uint32(tag(2, 2)).bytes(prefixEnd(q.prefix));
+      if (q.limit > 0) w.uint32(tag(3, 0)).int64(q.limit);
+    }
+    w.ldelim().ldelim();
+  }
+  return w.finish();
 }
 
 /** A TxnRequest, protobuf-encoded. */
@@ -180,7 +198,7 @@ function readHeaderRevision(r: Reader): number {
 /** A TxnResponse; throws on a message that is not one (a truncated or foreign body). */
 export function decodeTxn(body: Uint8Array): EtcdTxnResult {
   const r = Reader.create(body);
-  const out: EtcdTxnResult = { succeeded: false, revision: 0, gets: [], deleted: [] };
+  const out: EtcdTxnResult = { succeeded: false, revision: 0, gets: [], ranges: [], deleted: [] };
   while (r.pos < r.len) {
     const t = r.uint32();
     switch (t >>> 3) {
@@ -199,8 +217,12 @@ export function decodeTxn(body: Uint8Array): EtcdTxnResult {
             continue;
           }
           const e = fieldEnd(r);
-          // Svc's `get` ops name one key: its pair, or null.
-          if (o >>> 3 === 1) out.gets.push(readRange(r, e).kvs[0] ?? null);
+          // A `get` op names one key: its pair, or null; a read of a page keeps its whole answer.
+          if (o >>> 3 === 1) {
+            const range = readRange(r, e);
+            out.gets.push(range.kvs[0] ?? null);
+            out.ranges.push(range);
+          }
           else if (o >>> 3 === 3) out.deleted.push(readDeleted(r, e));
           else r.pos = e;
         }
