@@ -349,9 +349,9 @@ export class Compactor {
    * The first reads of a turn's streams, in calls of up to READS_PER_CALL streams: each stream's
    * first `limit` entries from its cursor (#entries) and its m/ record, all of one call at one
    * revision. Visiting a stream was one or two etcd calls of its own (its entries, and its m/ when
-   * they held a run), and an etcd call costs the maintenance thread about as much CPU whatever it
-   * carries: a node of 1,000 streams, idle or written a little each (W2), spent most of that
-   * thread's etcd time on these reads, one stream at a time (perf/README.md, "Objects mode").
+   * they held a run): with 1,000 streams, 70 calls a second from an idle node and 180–230 in the
+   * drain after W2's load, most of the node's etcd calls, and etcd spends its CPU per call. Now a
+   * few a tick: etcd's CPU for that node fell by a third (perf/README.md, "Objects mode").
    */
   async #readTurn(turn: readonly PlacedStream[], limit: number): Promise<Map<string, FirstRead>> {
     const { kv, keys } = this.#deps;
