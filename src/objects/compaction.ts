@@ -183,6 +183,9 @@ const READS_PER_CALL = 32;
  */
 const FIRST_PAGE = 64;
 
+/** The placement a stream's cursor holds for (stream id and fence): another one reads the stream from its first entry. */
+const placementOf = (s: PlacedStream): string => `${s.streamId}/${fenceValue(s.fence)}`;
+
 /** A stream's first reads of a turn (#readTurn): its first page of entries from its cursor, and its m/ record (null: none). */
 interface FirstRead {
   page: { kvs: LedgerPair[]; more: boolean };
@@ -380,7 +383,7 @@ export class Compactor {
   /** Where the stream's entries are read from: its cursor, if it holds for the stream's placement (else its first entry). */
   #cursorOf(s: PlacedStream): string | undefined {
     const cursor = this.#cursors.get(s.name);
-    return cursor !== undefined && cursor.placement === `${s.streamId}/${fenceValue(s.fence)}` ? cursor.at : undefined;
+    return cursor !== undefined && cursor.placement === placementOf(s) ? cursor.at : undefined;
   }
 
   /** The pairs of the stream's entries from its cursor on: the first page read for the turn, then further pages as needed. */
@@ -400,7 +403,7 @@ export class Compactor {
    */
   async #entries(s: PlacedStream, now: number, limit: number, first: FirstRead): Promise<Entry[]> {
     const prefix = this.#deps.keys.entries(s.name);
-    const placement = `${s.streamId}/${fenceValue(s.fence)}`;
+    const placement = placementOf(s);
     const out: Entry[] = [];
     const before = this.#seen.get(s.name);
     const seen = new Map<string, number>();

@@ -301,11 +301,7 @@ export class EtcdLink {
    */
   async readMany(reads: readonly EtcdRead[], deadlineMs: number): Promise<{ revision: number; results: EtcdRangeResult[] }> {
     if (reads.length === 0) return { revision: 0, results: [] };
-    const request = encodeReadTxn(reads);
-    const res = await this.#failover('read', deadlineMs, async (i, end) => {
-      const timeoutMs = Math.max(1, Math.min(this.#attemptMs, end - Date.now()));
-      return decodeTxn(this.#access.user === undefined ? await this.#txnChannels[i]!.call(TXN_PATH, request, timeoutMs) : await this.#authedCall(i, TXN_PATH, request, timeoutMs, true));
-    });
+    const res = decodeTxn(await this.#read('read', deadlineMs, TXN_PATH, encodeReadTxn(reads)));
     if (res.ranges.length !== reads.length) throw new EtcdUnavailableError(`etcd read: ${reads.length} reads answered with ${res.ranges.length} results`);
     return { revision: res.revision, results: res.ranges };
   }
@@ -364,10 +360,14 @@ export class EtcdLink {
    * the next member until `deadlineMs` passes, like every read here.
    */
   async #range(what: string, deadlineMs: number, q: EtcdRangeRequest): Promise<EtcdRangeResult> {
-    const request = encodeRange(q);
-    return this.#failover(what, deadlineMs, async (i, end) => {
+    return decodeRange(await this.#read(what, deadlineMs, RANGE_PATH, encodeRange(q)));
+  }
+
+  /** A call that only reads (a Range, a read-only Txn): on the members' unary channels, with the token if any, retried on the next member until `deadlineMs` passes. */
+  #read(what: string, deadlineMs: number, path: string, request: Uint8Array): Promise<Buffer> {
+    return this.#failover(what, deadlineMs, (i, end) => {
       const timeoutMs = Math.max(1, Math.min(this.#attemptMs, end - Date.now()));
-      return decodeRange(this.#access.user === undefined ? await this.#txnChannels[i]!.call(RANGE_PATH, request, timeoutMs) : await this.#authedCall(i, RANGE_PATH, request, timeoutMs, true));
+      return this.#access.user === undefined ? this.#txnChannels[i]!.call(path, request, timeoutMs) : this.#authedCall(i, path, request, timeoutMs, true);
     });
   }
 
