@@ -733,6 +733,23 @@ describe('the reaper', () => {
     await expectLiveIntact(w, [{ name: 'live', fromFrame: 0 }]);
   });
 
+  it('deletes 60 dead objects with three transactions: two that mark them (40 a txn), one that removes their d/ records (64 a txn)', async () => {
+    const w = world();
+    await create(w, ['gone']);
+    const dead: string[] = [];
+    for (let i = 0; i < 60; i++) dead.push(await group(w, ['gone']));
+    expect(await w.ledger.deleteStream('gone', me)).toBe(true);
+    const { compare } = await takeMaintenance(w, 1);
+    const { calls, counted } = countedLink();
+    const reaper = new Reaper({ kv: counted, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 60_000 });
+    expect(await reaper.tick()).toMatchObject({ holder: true, destroyed: 60, deleted: 60, deposed: false });
+    // A transaction per 8 deletes (the reaper before) made 8 of them here, 10 in all.
+    expect(calls.txnOnce).toBe(3);
+    expect(await storeKeys(w)).toEqual([]);
+    const census = new ObjectCensus(etcd.link, w.ledger.keys, { ttlMs: 0 });
+    expect(await census.counts()).toEqual({ objectCount: 0, destroyedObjectBacklog: 0 });
+  });
+
   it('reads past the rest of a run after its first record too young to reap, and reaps the old ones of the next run', async () => {
     const w = world();
     await create(w, ['a', 'b', 'c']);
@@ -784,6 +801,7 @@ describe('the reaper', () => {
     // A's view of the store: the first delete it makes is where its lease is revoked (a stalled
     // holder whose lease expired); every delete it makes is counted.
     let aDeletes = 0;
+    const aDeleted = new Set<string>();
     let revoked = false;
     const aStore = around(w.store, {
       delete: async (key) => {
@@ -792,21 +810,25 @@ describe('the reaper', () => {
           await etcd.link.revokeLease(a.lease, 5_000);
         }
         aDeletes++;
+        aDeleted.add(key);
         await w.store.delete(key);
       },
     });
     const reaperA = reaperOf(w, () => a.compare, aStore);
     const t = await reaperA.tick();
     expect(t).toMatchObject({ holder: true, destroyed: 40, deleted: 0, deposed: true });
-    // At most the deletes already in flight when the lease went (8 lanes), all of dead objects.
+    // At most the batch under way when the lease went (64 deletes before the transaction that
+    // finds it gone; here all 40), every one of a dead object.
     expect(aDeletes).toBeGreaterThan(0);
-    expect(aDeletes).toBeLessThanOrEqual(8);
+    expect(aDeletes).toBeLessThanOrEqual(64);
+    for (const k of aDeleted) expect(big).toContain(k);
     const census = new ObjectCensus(etcd.link, w.ledger.keys, { ttlMs: 0 });
     expect(await census.counts()).toEqual({ objectCount: 5, destroyedObjectBacklog: 40 });
     // A keeps believing it holds the lease: it deletes nothing more.
+    const before = aDeletes;
     const again = await reaperA.tick();
     expect(again).toMatchObject({ destroyed: 0, deleted: 0, deposed: true });
-    expect(aDeletes).toBeLessThanOrEqual(8);
+    expect(aDeletes).toBe(before);
     expect(await census.counts()).toEqual({ objectCount: 5, destroyedObjectBacklog: 40 });
 
     // B takes the lease and finishes A's d/ records.
