@@ -37,7 +37,7 @@ const { http, cpuSeconds, etcdCpuSeconds, metricSample, intEnv, freePorts, paral
 const { writeResultsSection } = require('./lib/results');
 const { startEtcd } = require('../ops/lib/etcd-local');
 const { startS3rver } = require('./lib/s3rver');
-const { putFloor, txnFloor, GROUP_BYTES } = require('./lib/commit-floors');
+const { putFloor, txnFloor, createCostUs, GROUP_BYTES } = require('./lib/commit-floors');
 
 const PERF_DIR = __dirname;
 const STREAMS = intEnv('PERF_CLUSTER_STREAMS', 1, 10000);
@@ -117,6 +117,8 @@ async function main() {
         // s3rver takes any credentials; the node refuses s3:// without them.
         if (side === 'objects-s3') env = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
       }
+      // The file system's create cost now (it moves with what was deleted in the minutes before).
+      const createUs = createCostUs(workDir);
       // The admin listener, for the group commit's figures around the measured run (docs/metrics.md).
       const [adminPort] = await freePorts(1);
       args.push('--admin', '--admin-listen', `127.0.0.1:${adminPort}`);
@@ -168,10 +170,10 @@ async function main() {
       live = null;
       const bad = (w.errors && w.errors.status) || w.non2xx || 0;
       if (bad > 0) throw new Error(`${side}: ${bad} non-2xx answers`);
-      const run = { phase, rate, round: r + 1, side, rps: w.requests / w.seconds, p50: w.latency.p50, p99: w.latency.p99, cpuUs: (cpu / w.requests) * 1e6, drainedUs: (drainedCpu / w.requests) * 1e6, drainS, quiet, floorShare: floor, ...legs };
+      const run = { phase, rate, round: r + 1, side, rps: w.requests / w.seconds, p50: w.latency.p50, p99: w.latency.p99, cpuUs: (cpu / w.requests) * 1e6, drainedUs: (drainedCpu / w.requests) * 1e6, drainS, quiet, floorShare: floor, createUs, ...legs };
       runs.push(run);
       console.log(
-        `${phase} round ${run.round} ${side.padEnd(18)} ${rate === null ? '' : `offered ${rate}/s, `}${Math.round(run.rps)} appends/s, p50 ${ms(run.p50)} ms, p99 ${ms(run.p99)} ms, ${run.cpuUs.toFixed(1)} µs node CPU per append (${run.drainedUs.toFixed(1)} with ${run.drainS.toFixed(0)} s after the load${run.quiet ? `, idle floor ${(run.floorShare * 100).toFixed(1)}% of a core` : ', not quiet'}), ` +
+        `${phase} round ${run.round} ${side.padEnd(18)} ${rate === null ? '' : `offered ${rate}/s, `}file create ${run.createUs.toFixed(0)} µs before, ${Math.round(run.rps)} appends/s, p50 ${ms(run.p50)} ms, p99 ${ms(run.p99)} ms, ${run.cpuUs.toFixed(1)} µs node CPU per append (${run.drainedUs.toFixed(1)} with ${run.drainS.toFixed(0)} s after the load${run.quiet ? `, idle floor ${(run.floorShare * 100).toFixed(1)}% of a core` : ', not quiet'}), ` +
           `${fixed(run.framesPerGroup, 1)} frames per group, group commit ${fixed(run.commitMs, 2)} ms (PUT ${fixed(run.putMs, 2)}, ledger txn ${fixed(run.txnMs, 2)}, ${fixed(run.groupsPerTxn, 1)} groups per txn), etcd ${fixed(run.etcdUsPerGroup, 0)} µs CPU per group`,
       );
     };
@@ -210,6 +212,12 @@ function describeFs(dir) {
 }
 
 const fixed = (v, digits) => (v === null ? '—' : v.toFixed(digits));
+/** "lo–hi" of whole numbers (one number when they are equal). */
+const range = (xs) => {
+  const lo = Math.round(Math.min(...xs));
+  const hi = Math.round(Math.max(...xs));
+  return lo === hi ? String(lo) : `${lo}–${hi}`;
+};
 
 /**
  * Where a group commit's time went over the measured run, from the node's metrics before and
@@ -253,7 +261,7 @@ function render({ runs, sides, rounds, duration, connections, pacedConnections, 
     `- closed loop: ${rounds} rounds × ${duration} s per run, ${connections} connections, each as fast as its answers come (the rate a side reaches); ` +
       `paced: ${rounds} rounds × ${duration} s per run, every side offered ${rate} appends/s over ${pacedConnections} connections (\`perf/wrk/${STREAMS === 1 ? 'paced-append.lua' : 'paced-append-spread.lua'}\`: the CPU an append costs at one load); a ${WARMUP_S} s warm-up before each run`,
     `- with the work left behind: the node's CPU from the measured run's start until it is quiet again (under ${QUIET_SHARE * 100}% of a core in two 2 s windows in a row, at least ${DRAIN_MIN_S} s (the reaper's grace) and at most ${DRAIN_MAX_S} s after the load: compaction and the reaper catching up), less its idle floor over the wait (measured for 4 s once quiet), per measured append; an upper bound, as it includes what the warm-up left`,
-    `- data directories, \`file:\` objects and etcd's data on ${fsName}`,
+    `- data directories, \`file:\` objects and etcd's data on ${fsName}; a file's create there cost this process ${range(runs.map((x) => x.createUs))} µs of CPU before a run (\`createCostUs\` in \`perf/lib/commit-floors.js\`: on ext4 without a journal it grows with the files deleted in the minutes before, by earlier runs' reapers too, and every group object pays it)`,
     `- each remote leg alone, one at a time, before the rounds and with no other load of this benchmark (\`perf/lib/commit-floors.js\`, the product's code): ` +
       `a \`file:\` object PUT of ${GROUP_BYTES} B (about one W1 group) p50 ${floors.put.p50.toFixed(2)} ms, p99 ${floors.put.p99.toFixed(2)} ms; ` +
       `a ledger commit of one stream's entry p50 ${floors.txn.p50.toFixed(2)} ms, p99 ${floors.txn.p99.toFixed(2)} ms, etcd ${floors.txn.etcdUs.toFixed(0)} µs CPU per commit`,

@@ -10,6 +10,9 @@
 // PERF_AB_ARGS_A / PERF_AB_ARGS_B: more `svc serve` flags for that side (e.g. `--objects-flush-ms 1`);
 // PERF_AB_ROUNDS (default 3) × PERF_DURATION (default 5 s) per build. Prints per run and per
 // build: appends/s, p99, the node's CPU per append (all threads, from /proc) and etcd's.
+// PERF_AB_AFTER_S (default 0) keeps each node that many seconds after its load and adds a column
+// with its CPU per append counted until then: what compaction and the reaper do after the load
+// (an object is dead 10 s after it was recorded, so 20 s catches most of W1's).
 
 const fs = require('node:fs');
 const os = require('node:os');
@@ -28,9 +31,11 @@ async function main() {
   const etcd = await startEtcd(path.join(root, 'etcd'), 1);
   const etcdPid = etcd.members[0].proc.pid;
   let n = 0;
-  const row = (label, id, rps, p99, cpuUs, etcdUs) => `| ${label} | ${id} | ${Math.round(rps)} | ${p99} | ${cpuUs.toFixed(1)} | ${etcdUs.toFixed(1)} |`;
+  const afterS = intEnv('PERF_AB_AFTER_S', 0, 120);
+  const row = (label, id, rps, p99, cpuUs, etcdUs, afterUs) =>
+    `| ${label} | ${id} | ${Math.round(rps)} | ${p99} | ${cpuUs.toFixed(1)} | ${etcdUs.toFixed(1)} |${afterS > 0 ? ` ${afterUs.toFixed(1)} |` : ''}`;
   console.log(`A = ${[builds[0].dist, ...builds[0].args].join(' ')}, B = ${[builds[1].dist, ...builds[1].args].join(' ')}; objects mode (file:, one etcd member), single 100 B appends, 64 connections; load average before: ${os.loadavg()[0].toFixed(2)}`);
-  console.log('| round | build | appends/s | p99 ms | node CPU µs per append | etcd CPU µs per append |\n|---|---|---|---|---|---|');
+  console.log(`| round | build | appends/s | p99 ms | node CPU µs per append | etcd CPU µs per append |${afterS > 0 ? ` with the ${afterS} s after: node CPU µs per append |` : ''}\n|---|---|---|---|---|---|${afterS > 0 ? '---|' : ''}`);
   try {
     const runs = await pairedRuns({
       ...W1_LOAD,
@@ -38,6 +43,7 @@ async function main() {
       connections: 64,
       rounds: intEnv('PERF_AB_ROUNDS', 3, 20),
       duration: intEnv('PERF_DURATION', 5, 10),
+      afterS,
       variants: builds.map((b) => ({
         id: b.id,
         setup: async () => {
@@ -52,14 +58,15 @@ async function main() {
           };
         },
       })),
-      onRun: (x) => console.log(row(x.round, x.id, x.rps, (x.p99 / 1000).toFixed(2), x.cpuUs, (x.extra / x.requests) * 1e6)),
+      onRun: (x) => console.log(row(x.round, x.id, x.rps, (x.p99 / 1000).toFixed(2), x.cpuUs, (x.extra / x.requests) * 1e6, x.cpuAfterUs ?? 0)),
     });
     for (const b of builds) {
       const mine = runs.filter((x) => x.id === b.id);
       const req = mine.reduce((a, x) => a + x.requests, 0);
       const secs = mine.reduce((a, x) => a + x.seconds, 0);
       const p99s = mine.map((x) => (x.p99 / 1000).toFixed(2)).join(' / ');
-      console.log(row('all', b.id, req / secs, p99s, mine.reduce((a, x) => a + x.cpuUs * x.requests, 0) / req, (mine.reduce((a, x) => a + x.extra, 0) / req) * 1e6));
+      const perAppend = (k) => mine.reduce((a, x) => a + (x[k] ?? 0) * x.requests, 0) / req;
+      console.log(row('all', b.id, req / secs, p99s, perAppend('cpuUs'), (mine.reduce((a, x) => a + x.extra, 0) / req) * 1e6, perAppend('cpuAfterUs')));
     }
     console.log(`load average after: ${os.loadavg()[0].toFixed(2)}`);
   } finally {

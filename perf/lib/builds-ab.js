@@ -17,7 +17,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { runWrk, haveWrk } = require('./wrk');
-const { http, cpuSeconds, intEnv, freePorts, waitForPort } = require('./util');
+const { http, cpuSeconds, intEnv, freePorts, sleep, waitForPort } = require('./util');
 const { recordBody } = require('./bodies');
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -69,7 +69,10 @@ async function startNode(dist, workDir, name, serveArgs, nodeBin = process.execP
  *                    (default: append.lua with the body, the content type and the auth header)
  *   refused          optional: every request of the load is to be refused (4xx/5xx), not answered 2xx
  *   onRun(run)       optional, called with each run as it ends
- * Resolves with every run: {round, id, requests, seconds, rps, p99 (µs), cpuUs, mainUs, extra}.
+ *   afterS           optional: keep each node this many seconds after its load and count its CPU
+ *                    then too (`cpuAfterUs`: what the run left behind, e.g. objects mode's
+ *                    compaction and reaper, charged to the run's appends)
+ * Resolves with every run: {round, id, requests, seconds, rps, p99 (µs), cpuUs, mainUs, extra, cpuAfterUs}.
  */
 async function pairedRuns(o) {
   if (!haveWrk()) {
@@ -104,13 +107,18 @@ async function pairedRuns(o) {
         const mainCpu = mainThreadCpuSeconds(live.pid) - main0;
         const extra = stopDuring ? stopDuring() : null;
         stopDuring = null;
+        let cpuAfterUs = null;
+        if (o.afterS > 0) {
+          await sleep(o.afterS * 1000);
+          cpuAfterUs = ((cpuSeconds(live.pid) - cpu0) / w.requests) * 1e6;
+        }
         if (o.check !== undefined) await o.check(url, v.id);
         await live.stop();
         live = null;
         const bad = (w.errors && w.errors.status) || w.non2xx || 0;
         if (o.refused === true && bad !== w.requests) throw new Error(`${v.id}: ${w.requests - bad} of ${w.requests} requests not refused in round ${r + 1}`);
         if (o.refused !== true && bad > 0) throw new Error(`${v.id}: ${bad} non-2xx answers in round ${r + 1}`);
-        const run = { round: r + 1, id: v.id, requests: w.requests, seconds: w.seconds, rps: w.requests / w.seconds, p99: w.latency.p99, cpuUs: (cpu / w.requests) * 1e6, mainUs: (mainCpu / w.requests) * 1e6, extra };
+        const run = { round: r + 1, id: v.id, requests: w.requests, seconds: w.seconds, rps: w.requests / w.seconds, p99: w.latency.p99, cpuUs: (cpu / w.requests) * 1e6, mainUs: (mainCpu / w.requests) * 1e6, extra, cpuAfterUs };
         runs.push(run);
         if (o.onRun) o.onRun(run);
       }
