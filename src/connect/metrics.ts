@@ -4,6 +4,7 @@
  * its own registry, so tests can run several in one process.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { EVENT_LOOP_SAMPLE_MS } from '../util/event-loop-sampling';
 import { STATUSES } from './connector-state';
 import type { PartitionProgress } from './sink-progress';
 
@@ -77,7 +78,7 @@ export class Metrics {
   onBatch: ((key: string, type: 'sink' | 'source', seconds: number) => void) | null = null;
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry });
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   }
 
   /** Times `fn` into the stage histogram. */

@@ -4,6 +4,7 @@
  */
 import * as http from 'node:http';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { EVENT_LOOP_SAMPLE_MS } from '../util/event-loop-sampling';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]; // seconds
 
@@ -128,7 +129,7 @@ export class Metrics {
   constructor(processMetrics = false) {
     // The registry takes any object with a name and get(); its type names only prom-client's classes.
     this.registry.registerMetric(this.requests as unknown as Histogram);
-    if (processMetrics) collectDefaultMetrics({ register: this.registry });
+    if (processMetrics) collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   }
 
   /** A listener that answers `path` with the exposition text. */

@@ -11,6 +11,7 @@
 import { Counter, Gauge, type Metric, Registry, collectDefaultMetrics } from 'prom-client';
 import { type CompactionStats, OBJECT_OPS, OBJECT_SECONDS_BOUNDS, type ObjectStoreStats } from '../../objects';
 import { type BucketCounts, COMMIT_FRAME_BOUNDS, COMMIT_SECONDS_BOUNDS, type CommitStats, type ReadCacheStats, type ReadPoolStats } from '../../shards';
+import { EVENT_LOOP_SAMPLE_MS } from '../../util/event-loop-sampling';
 import { type GatewayFigures, LATENCY_BUCKETS, RequestCounts, type RequestSeries, STATUS_CLASSES, sumByApi, sumFigures, sumSeries } from './request-counts';
 
 /** What the node tells the metrics at scrape time; each is cheap or bounded. */
@@ -322,7 +323,7 @@ export class NodeMetrics {
       ),
     );
     // Process and event-loop metrics (CPU, memory, handles, GC, event-loop lag), prefixed like ours.
-    collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
+    collectDefaultMetrics({ register: this.registry, prefix: 'svc_', eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   }
 
   /** Connect the node's parts; before this, scrape-time metrics read as zero. */
