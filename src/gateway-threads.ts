@@ -10,6 +10,7 @@
  * A thread that ends (its control channel closes) is dropped and logged: what waits for its
  * acknowledgement goes on without it, and its channels to the workers are closed.
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { type Tokens } from './actors';
@@ -44,6 +45,12 @@ interface Thread {
   unlink(): void;
   /** The Kafka connections it serves (ids), handed to it by the listener. */
   kafka: Set<number>;
+  /**
+   * Descriptors posted to it that it has not said it took (`kafka-taken`), by connection id: still
+   * this thread's to close. A thread that ends with messages unread never takes them, and each
+   * such descriptor held a client's TCP connection open, unread, for as long as the process ran.
+   */
+  untaken: Map<number, number>;
 }
 
 /** What a Durable Streams gateway thread's stream events go to: the main thread's subscriptions. */
@@ -118,10 +125,14 @@ export class GatewayThreads implements KafkaThreads {
     post({ t: 'validated', id: 0, rules: this.#rules });
     if (this.#txns !== null) post({ t: 'txns', id: 0, states: this.#txns.streams().map((st) => [st, this.#txns!.state(st)]) });
     post({ t: 'started' });
-    const thread: Thread = { name: `${this.#namePrefix}${k + 1}`, port: port1, unlink, kafka: new Set() };
+    const thread: Thread = { name: `${this.#namePrefix}${k + 1}`, port: port1, unlink, kafka: new Set(), untaken: new Map() };
     const reply: RelayReply = (m, transfer) => port1.postMessage(m satisfies ToGateway, transfer);
     port1.on('message', (m: FromGateway) => {
       if (isKafkaToMain(m)) {
+        if (m.t === 'kafka-taken') {
+          thread.untaken.delete(m.conn);
+          return;
+        }
         if (m.t === 'kafka-closed') thread.kafka.delete(m.conn);
         this.#kafka?.onMessage(m, reply);
       } else if (m.t === 'ack') this.#acked(thread, m.id);
@@ -149,6 +160,11 @@ export class GatewayThreads implements KafkaThreads {
   #gone(thread: Thread): void {
     if (!this.#threads.delete(thread)) return;
     thread.unlink();
+    // A channel delivers what the thread posted before it ended ahead of its close, so a descriptor
+    // still untaken here was never taken (the thread says so before it opens a socket on one): no
+    // socket of the thread's holds it, and it is closed here, once.
+    for (const fd of thread.untaken.values()) closeQuietly(fd);
+    thread.untaken.clear();
     // Its Kafka connections ended with it.
     for (const conn of thread.kafka) this.#kafka?.onMessage({ t: 'kafka-closed', conn }, () => undefined);
     thread.kafka.clear();
@@ -255,6 +271,7 @@ export class GatewayThreads implements KafkaThreads {
     const t = best;
     return (fd, conn) => {
       t.kafka.add(conn);
+      t.untaken.set(conn, fd);
       t.port.postMessage({ t: 'kafka-conn', fd, conn } satisfies ToGateway);
     };
   }
@@ -286,5 +303,14 @@ export class GatewayThreads implements KafkaThreads {
       this.#acks.set(id, { left: new Set(this.#threads), done: resolve });
       for (const t of this.#threads) t.port.postMessage(make(id));
     });
+  }
+}
+
+/** Close a descriptor nobody else holds; one already gone (EBADF) is no news. */
+function closeQuietly(fd: number): void {
+  try {
+    fs.closeSync(fd);
+  } catch {
+    // nothing held it
   }
 }

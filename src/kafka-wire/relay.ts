@@ -35,6 +35,7 @@ export class KafkaRelay {
 
   /** A message of a gateway thread's Kafka front. */
   onMessage(m: KafkaToMain, reply: RelayReply): void {
+    if (m.t === 'kafka-taken') return; // the threads' side keeps it (gateway-threads.ts)
     if (m.t === 'kafka-closed') {
       this.#conns.delete(m.conn);
       return;

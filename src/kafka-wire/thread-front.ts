@@ -127,6 +127,8 @@ export class KafkaFront {
   onMessage(m: KafkaToThread): void {
     switch (m.t) {
       case 'kafka-conn':
+        // Said first: should this thread end from here on, the main thread must not close the descriptor a socket of its own may hold.
+        this.#o.post({ t: 'kafka-taken', conn: m.conn }, []);
         try {
           return this.#connections.adoptDescriptor(m.fd, m.conn);
         } catch (err) {

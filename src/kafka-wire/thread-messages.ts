@@ -37,6 +37,11 @@ export type KafkaToThread =
 export type KafkaToMain =
   /** Run this request frame (without its size prefix) of connection `conn` as the main thread's listener would. */
   | { t: 'kafka-req'; rid: number; conn: number; remote: string; clientId: string | null; frame: Uint8Array }
+  /**
+   * The descriptor of connection `conn` is this thread's now: posted before the thread opens a
+   * socket on it, so that the main thread closes only descriptors a thread that ended never took.
+   */
+  | { t: 'kafka-taken'; conn: number }
   /** Connection `conn` closed: what the main thread kept for it goes. */
   | { t: 'kafka-closed'; conn: number }
   /** A refused request's log line, for the listener's rate limit (server.ts, RefusalReport). */
@@ -47,5 +52,5 @@ export function isKafkaToThread(m: { t: string }): m is KafkaToThread {
 }
 
 export function isKafkaToMain(m: { t: string }): m is KafkaToMain {
-  return m.t === 'kafka-req' || m.t === 'kafka-closed' || m.t === 'kafka-refused';
+  return m.t === 'kafka-req' || m.t === 'kafka-taken' || m.t === 'kafka-closed' || m.t === 'kafka-refused';
 }

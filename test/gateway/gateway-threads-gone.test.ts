@@ -37,6 +37,32 @@ function thread(port: MessagePort, answers: boolean): Worker {
   return new Worker(code, { eval: true, workerData: { port, answers }, transferList: [port] });
 }
 
+/**
+ * A thread holding `port` that takes every Kafka connection handed to it as gateway-thread.ts does
+ * (it says `kafka-taken`, then owns the descriptor), or, with `reads` false, never reads its
+ * channel at all (a thread that ends with the hand-over still unread).
+ */
+function kafkaThread(port: MessagePort, reads: boolean): Worker {
+  const code = `
+    const { workerData } = require('node:worker_threads');
+    if (workerData.reads) workerData.port.on('message', (m) => {
+      if (m.t === 'kafka-conn') workerData.port.postMessage({ t: 'kafka-taken', conn: m.conn });
+      else if (m.t === 'figures') workerData.port.postMessage({ t: 'figures', id: m.id, figures: { liveReaders: { sse: 0, longPoll: 0 } } });
+      else if (m.id !== undefined) workerData.port.postMessage({ t: 'ack', id: m.id });
+    });
+  `;
+  return new Worker(code, { eval: true, workerData: { port, reads }, transferList: [port] });
+}
+
+/** What descriptor `fd` of this process is open on, or null when it is closed. */
+function openOn(fd: number): string | null {
+  try {
+    return fs.readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return null;
+  }
+}
+
 /** Resolves with `p`'s outcome, or with 'pending' if it has not settled within `ms`. */
 async function within<T>(p: Promise<T>, ms: number): Promise<T | 'pending'> {
   let timer: NodeJS.Timeout | undefined;
@@ -121,4 +147,38 @@ describe('gateway threads that end', () => {
     await until(() => gateways.size === 0, 'the drained thread to be dropped');
     expect(warnings).toHaveLength(2);
   }, 120_000);
+
+  test('a Kafka connection handed to a thread that ends before it takes it is closed by the main thread; one the thread took is the thread\'s', async () => {
+    const gateways = new GatewayThreads(client, null, { protocol: 'svc', sseReconnectMs: 60_000, dsSubscriptions: false, workers: 1, shardCount: 1, limits: { maxRecordBytes: 1 << 20, maxBatchRecords: 10_000, maxRequestBytes: 1 << 20 } as never, longPollTimeoutMs: 1000, auth: false, corsOrigins: '', logLevel: 'error', logFormat: 'json', cluster: false, metrics: false, traces: null, kafka: {} as never }, { warn: () => undefined });
+    const closed: number[] = [];
+    gateways.attach({ onMessage: (m: { t: string; conn?: number }) => void (m.t === 'kafka-closed' && closed.push(m.conn!)) } as never);
+    const spec = gateways.spec();
+    const file = path.join(dir, 'handed');
+    fs.writeFileSync(file, '');
+
+    // The thread never reads its channel: the descriptor handed to it is still the main thread's when it ends.
+    const deaf = kafkaThread(spec.start(0).port, false);
+    workers.push(deaf);
+    const lost = fs.openSync(file, 'r');
+    gateways.taker()!(lost, 1);
+    expect(openOn(lost)).toBe(file);
+    await deaf.terminate();
+    await until(() => gateways.size === 0, 'the ended thread to be dropped');
+    expect(openOn(lost)).not.toBe(file);
+    expect(closed).toEqual([1]);
+
+    // This one takes its descriptor: when it ends, the main thread leaves it alone (the thread's sockets close their own).
+    const taker = kafkaThread(spec.start(1).port, true);
+    workers.push(taker);
+    const kept = fs.openSync(file, 'r');
+    gateways.taker()!(kept, 2);
+    // Its answer to a scrape comes after its kafka-taken on the one channel (a scrape gives up on a
+    // thread after a second: asked again until this one has answered, however slow its start).
+    while ((await gateways.figures()).length === 0) await sleep(20);
+    await taker.terminate();
+    await until(() => gateways.size === 0, 'the second thread to be dropped');
+    expect(openOn(kept)).toBe(file);
+    expect(closed).toEqual([1, 2]);
+    fs.closeSync(kept);
+  }, 60_000);
 });
