@@ -39,7 +39,7 @@ const keys = new LedgerKeys(target.prefix);
 const stats = newObjectStoreStats();
 // Blocking: this thread has nothing else to do, and its I/O stays off the thread pool where the
 // shard workers' commit syncs wait (src/objects/file-store.ts).
-const store = openObjectStore(config.objectsUrl, { stats, blocking: true });
+const store = openObjectStore(config.objectsUrl, { stats, blocking: true, pruneEmptyDirs: true });
 let placed: PlacedStream[] = [];
 let holder: HolderCompare | null = null;
 

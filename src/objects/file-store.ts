@@ -36,7 +36,24 @@ export interface FileStoreOptions {
    * of the shard workers' commit syncs (perf/README.md, "Larger ledger batches").
    */
   blocking?: boolean;
+  /**
+   * Listings remove the empty directories they pass (default false): those under the top-level
+   * prefixes (`c/<streamId>/`, `g/<node>/<nodeEpoch>/<worker>/`, …) left by deleted objects,
+   * once nothing has changed in them for EMPTY_DIR_AGE_MS. S3 has no directories, so an object
+   * store whose keys come and go leaves none; here one per stream ever compacted and per writer
+   * ever started stayed for good, and every listing walked them (the reaper's orphan sweeps, whose
+   * budget counts keys, not directories). For the store of the object maintenance thread, whose
+   * reaper lists the store. A put into a directory removed meanwhile (by any node) makes it again.
+   */
+  pruneEmptyDirs?: boolean;
 }
+
+/**
+ * An empty directory is removed by a listing only once this long has passed since its last change
+ * (its mtime: the delete that emptied it, or its creation), so a directory a put has just made for
+ * its first object is not taken from under it; a put that loses that race anyway makes it again.
+ */
+export const EMPTY_DIR_AGE_MS = 60_000; // 1 min
 
 export class FileObjectStore implements ObjectStore {
   readonly describe: string;
@@ -49,12 +66,14 @@ export class FileObjectStore implements ObjectStore {
   readonly #prepared = new Map<string, { tmp: string; fd: number }>();
   readonly createOnly = true;
   readonly #blocking: boolean;
+  readonly #pruneEmptyDirs: boolean;
 
   constructor(dir: string, stats?: ObjectStoreStats, options: FileStoreOptions = {}) {
     this.#dir = dir;
     this.describe = `file:${dir}`;
     this.#stats = stats;
     this.#blocking = options.blocking ?? false;
+    this.#pruneEmptyDirs = options.pruneEmptyDirs ?? false;
   }
 
   async put(key: string, body: Buffer | readonly Buffer[], options?: PutOptions): Promise<void> {
@@ -65,37 +84,48 @@ export class FileObjectStore implements ObjectStore {
       const dir = path.dirname(file);
       if (options?.ifAbsent === true) return this.#putIfAbsent(key, file, dir, chunks, bytes);
       if (options?.fresh === true) return this.#putInPlace(file, dir, chunks, bytes);
-      await this.#ensureDir(dir);
-      const tmp = tmpName(file);
-      let renamed = false;
       try {
-        if (this.#blocking) {
-          const fd = fs.openSync(tmp, 'wx', 0o644);
-          try {
-            writeAllSync(fd, chunks, bytes);
-            fs.fsyncSync(fd);
-          } finally {
-            fs.closeSync(fd);
-          }
-          fs.renameSync(tmp, file);
-          renamed = true;
-          fsyncDirSync(dir);
-          return;
-        }
-        const fh = await fs.promises.open(tmp, 'wx', 0o644);
-        try {
-          await writeAll(fh, chunks, bytes);
-          await fh.sync();
-        } finally {
-          await fh.close();
-        }
-        await fs.promises.rename(tmp, file);
-        renamed = true;
-        await fsyncDir(dir);
-      } finally {
-        if (!renamed) await fs.promises.rm(tmp, { force: true }).catch(() => undefined);
+        return await this.#putRenamed(file, dir, chunks, bytes);
+      } catch (err) {
+        // Its directory removed meanwhile as empty (FileStoreOptions.pruneEmptyDirs): made again, once.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        return await this.#putRenamed(file, dir, chunks, bytes);
       }
     });
+  }
+
+  /** A put under a name readers may see: a temporary file written and synced, renamed to the key, the directory synced. */
+  async #putRenamed(file: string, dir: string, chunks: readonly Buffer[], bytes: number): Promise<void> {
+    await this.#ensureDir(dir);
+    const tmp = tmpName(file);
+    let renamed = false;
+    try {
+      if (this.#blocking) {
+        const fd = fs.openSync(tmp, 'wx', 0o644);
+        try {
+          writeAllSync(fd, chunks, bytes);
+          fs.fsyncSync(fd);
+        } finally {
+          fs.closeSync(fd);
+        }
+        fs.renameSync(tmp, file);
+        renamed = true;
+        fsyncDirSync(dir);
+        return;
+      }
+      const fh = await fs.promises.open(tmp, 'wx', 0o644);
+      try {
+        await writeAll(fh, chunks, bytes);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await fs.promises.rename(tmp, file);
+      renamed = true;
+      await fsyncDir(dir);
+    } finally {
+      if (!renamed) await fs.promises.rm(tmp, { force: true }).catch(() => undefined);
+    }
   }
 
   async get(key: string, range?: ByteRange): Promise<Buffer> {
@@ -296,9 +326,20 @@ export class FileObjectStore implements ObjectStore {
     }
   }
 
-  /** Run `work` with the directory open (created first if need be), kept open for later puts while recently used. */
-  #inDir(dir: string, work: (dirFd: number) => Promise<void>): Promise<void> {
-    return this.#dirs.use(dir, () => this.#ensureDir(dir), work);
+  /**
+   * Run `work` with the directory open (created first if need be), kept open for later puts while
+   * recently used. A directory removed since it was opened (a listing of this or another node took
+   * it away as empty: FileStoreOptions.pruneEmptyDirs) fails the work's create with ENOENT before
+   * anything was written under the key: made again and tried once more.
+   */
+  async #inDir(dir: string, work: (dirFd: number) => Promise<void>): Promise<void> {
+    try {
+      return await this.#dirs.use(dir, () => this.#ensureDir(dir), work);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      this.#dirs.forget(dir);
+      return this.#dirs.use(dir, () => this.#ensureDir(dir), work);
+    }
   }
 
   /**
@@ -317,6 +358,10 @@ export class FileObjectStore implements ObjectStore {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || (code === 'ENOTDIR' && rel !== '')) return; // nothing under this prefix
       throw err;
+    }
+    if (entries.length === 0) {
+      if (this.#pruneEmptyDirs) this.#pruneIfStale(rel);
+      return;
     }
     const named = entries
       .filter((e) => !e.name.startsWith('.') && (e.isFile() || e.isDirectory()))
@@ -343,6 +388,24 @@ export class FileObjectStore implements ObjectStore {
 
   #path(key: string): string {
     return path.join(this.#dir, ...key.split('/'));
+  }
+
+  /**
+   * Remove the empty directory of key prefix `rel` (below a top-level prefix: `c/1/`, not `c/` or
+   * the root) if nothing has changed in it for EMPTY_DIR_AGE_MS. Not synced: a directory that
+   * comes back after a crash is empty, and the next listing removes it again. One that filled or
+   * went meanwhile (ENOTEMPTY, ENOENT) is left as it is.
+   */
+  #pruneIfStale(rel: string): void {
+    if (rel.split('/').length < 3) return;
+    const dir = this.#path(rel.slice(0, -1));
+    try {
+      if (Date.now() - fs.statSync(dir).mtimeMs < EMPTY_DIR_AGE_MS) return;
+      fs.rmdirSync(dir);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOENT') throw err;
+    }
   }
 
   /** mkdir -p, then fsync the parent of every directory it made (so the new names are durable too). */

@@ -48,6 +48,8 @@ export interface OpenObjectStoreOptions {
   s3?: Partial<S3StoreOptions>;
   /** file: stores: every call's I/O on the calling thread (FileStoreOptions.blocking). */
   blocking?: boolean;
+  /** file: stores: listings remove the empty directories they pass (FileStoreOptions.pruneEmptyDirs). */
+  pruneEmptyDirs?: boolean;
 }
 
 /**
@@ -57,7 +59,7 @@ export interface OpenObjectStoreOptions {
  */
 export function openObjectStore(url: string, options: OpenObjectStoreOptions = {}): ObjectStore {
   const loc = parseObjectsUrl(url);
-  if (loc.kind === 'file') return new FileObjectStore(loc.dir, options.stats, { blocking: options.blocking ?? false });
+  if (loc.kind === 'file') return new FileObjectStore(loc.dir, options.stats, { blocking: options.blocking ?? false, pruneEmptyDirs: options.pruneEmptyDirs ?? false });
   const env = options.env ?? process.env;
   const accessKeyId = env.AWS_ACCESS_KEY_ID;
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;

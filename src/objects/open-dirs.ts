@@ -12,6 +12,8 @@ interface OpenDir {
   fd: number;
   /** Puts using the descriptor now: it is closed only at 0. */
   users: number;
+  /** Forgotten (forget()) while in use: closed when the last user is done. */
+  forgotten?: boolean;
 }
 
 /** Directories kept open by default: a store's group objects use one per shard worker; compaction one per stream at a time. */
@@ -39,8 +41,22 @@ export class OpenDirs {
       return await work(d.fd);
     } finally {
       d.users--;
+      if (d.forgotten === true && d.users === 0) fs.closeSync(d.fd);
       this.#trim();
     }
+  }
+
+  /**
+   * The directory was removed (a listing took it away as empty, file-store.ts): its descriptor
+   * names a directory no new entry can go to. Dropped, so the next use makes and opens it again;
+   * closed now, or by the last put still using it.
+   */
+  forget(dir: string): void {
+    const d = this.#open.get(dir);
+    if (d === undefined) return;
+    this.#open.delete(dir);
+    if (d.users === 0) fs.closeSync(d.fd);
+    else d.forgotten = true;
   }
 
   /** Close every descriptor (the store is closed: no put is in flight). */

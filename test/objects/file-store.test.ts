@@ -255,4 +255,61 @@ describe('file: object store', () => {
       expect((err as ObjectStoreError).message).toContain(ro);
     }
   });
+
+  it('with pruneEmptyDirs, a listing removes the empty directories deleted objects left once they are a minute old, and a put into one removed meanwhile makes it again', async () => {
+    const dir = tempDir();
+    const store = openObjectStore(`file:${dir}`, { blocking: true, pruneEmptyDirs: true });
+    const plain = openObjectStore(`file:${dir}`); // another node's: it keeps its directories open, and never prunes
+    const keys = async (prefix: string): Promise<string[]> => {
+      const out: string[] = [];
+      for await (const o of store.list(prefix)) out.push(o.key);
+      return out;
+    };
+    const age = (rel: string): void => {
+      const old = new Date(Date.now() - 120_000);
+      fs.utimesSync(path.join(dir, rel), old, old);
+    };
+    // A compacted object's stream directory (put in place), a writer's directory (create-only), and one still holding an object.
+    await plain.put('c/7/0000000001.000000000001', Buffer.from('c'), { fresh: true });
+    await plain.put('g/1/2/0/000000000001', Buffer.from('g'), { ifAbsent: true });
+    await plain.put('c/8/0000000001.000000000001', Buffer.from('kept'), { fresh: true });
+    await store.delete('c/7/0000000001.000000000001');
+    await store.delete('g/1/2/0/000000000001');
+
+    // Empty but changed within the minute: kept.
+    expect(await keys('')).toEqual(['c/8/0000000001.000000000001']);
+    expect(fs.existsSync(path.join(dir, 'c/7'))).toBe(true);
+    expect(fs.existsSync(path.join(dir, 'g/1/2/0'))).toBe(true);
+
+    // A minute old: removed, the deepest first (a parent emptied by it goes at a later listing, once it is as old).
+    for (const rel of ['c/7', 'g/1/2/0', 'c/8']) age(rel);
+    expect(await keys('')).toEqual(['c/8/0000000001.000000000001']);
+    expect(fs.existsSync(path.join(dir, 'c/7'))).toBe(false);
+    expect(fs.existsSync(path.join(dir, 'g/1/2/0'))).toBe(false);
+    expect(fs.existsSync(path.join(dir, 'c/8'))).toBe(true);
+    for (const rel of ['g/1/2', 'g/1']) {
+      age(rel);
+      await keys('g/');
+      expect(fs.existsSync(path.join(dir, rel))).toBe(false);
+    }
+    // The top-level prefixes and the root stay.
+    expect(fs.existsSync(path.join(dir, 'c'))).toBe(true);
+    expect(fs.existsSync(path.join(dir, 'g'))).toBe(true);
+
+    // The other store still holds those directories open from its puts: its next puts there make them again.
+    await plain.put('c/7/0000000001.000000000002', Buffer.from('again'), { fresh: true });
+    await plain.put('g/1/2/0/000000000002', Buffer.from('again'), { ifAbsent: true });
+    await plain.put('g/1/2/0/000000000003', Buffer.from('again'));
+    expect(await keys('')).toEqual(['c/7/0000000001.000000000002', 'c/8/0000000001.000000000001', 'g/1/2/0/000000000002', 'g/1/2/0/000000000003']);
+    expect((await plain.get('g/1/2/0/000000000002')).toString()).toBe('again');
+
+    // A directory holding only a temporary file (a put in progress, or a prepared create-only key) is not empty.
+    await store.delete('c/7/0000000001.000000000002');
+    fs.writeFileSync(path.join(dir, 'c/7/.0000000001.000000000003.abc.tmp'), '');
+    age('c/7');
+    await keys('c/');
+    expect(fs.existsSync(path.join(dir, 'c/7'))).toBe(true);
+    await store.close();
+    await plain.close();
+  });
 });
