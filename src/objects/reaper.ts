@@ -23,7 +23,7 @@
  * Work is bounded per tick: up to `pagesPerTick` pages of `perTick` records looked at, marked and
  * deleted. A stream written as fast as W1 writes it makes some 600 group objects a second, which
  * compaction kills as fast: the reaper reads each page's references with one range read, marks a
- * page's dead objects with a few transactions of up to 40, and removes d/ records 8 to a
+ * page's dead objects with a few transactions of up to 63, and removes d/ records 64 to a
  * transaction, so it keeps well ahead of that.
  */
 import { type LedgerKeys, objectRun, streamOfSegment } from './ledger-keys';
@@ -74,8 +74,8 @@ export interface ReaperTick {
   deposed: boolean;
 }
 
-/** Dead objects marked per transaction: 1 + 2n compares and 2n operations, within etcd's 128. */
-const MARK_BATCH = 40;
+/** Dead objects marked per transaction: 1 + 2n compares and 2n operations, each list within etcd's 128 (`--max-txn-ops`). */
+const MARK_BATCH = 63;
 /**
  * Store objects deleted before the transaction that removes their d/ records and proves the lease
  * still held (within etcd's 128 operations a txn). A holder deposed meanwhile deletes at most this
