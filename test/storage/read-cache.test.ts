@@ -230,6 +230,41 @@ describe('read cache, binary format', () => {
   });
 });
 
+describe('read cache, slabs reused', () => {
+  it('serves what the walk serves while its slabs are emptied and taken again, in both formats, as streams grow', async () => {
+    // 12 streams of ~20 KiB each through a 32 KiB cache (8 KiB slabs): every pass empties slabs
+    // whose entries earlier reads were served from. (A binary read's own views: read-cache-memory.test.ts.)
+    const cache = new ReadCache(32 * 1024);
+    const cached = open(tempDir(), cache, 1024);
+    const walking = open(tempDir(), undefined, 1024);
+    const names = Array.from({ length: 12 }, (_, i) => `/w${i}`);
+    for (const shard of [cached, walking]) {
+      for (const name of names) await create(shard, name);
+      for (const name of names) await fill(shard, name);
+    }
+    const read = (shard: Shard, name: string, format: 'raw' | 'binary', seq: number, bytes: number) => {
+      const r = shard.read({ name, seq, count: 100000, bytes, format });
+      return { body: r.body.toString('hex'), count: r.count, nextSeq: r.nextSeq };
+    };
+    for (let pass = 0; pass < 4; pass++) {
+      // New chunks behind the cached ones: a read takes entries from the oldest slabs, then renders
+      // new ones into the slabs it must empty for them.
+      if (pass > 0) for (const shard of [cached, walking]) for (const name of names) await append(shard, name, Array.from({ length: 30 }, (_, i) => `p${pass}-${i}-`.padEnd(30, 'z')));
+      for (const name of names) {
+        for (const format of ['binary', 'raw'] as const) {
+          for (const [seq, bytes] of [[0, 1 << 30], [0, 4096], [150, 1 << 30]] as const) {
+            expect([pass, name, format, seq, bytes, read(cached, name, format, seq, bytes)]).toEqual([pass, name, format, seq, bytes, read(walking, name, format, seq, bytes)]);
+          }
+        }
+      }
+    }
+    expect(cache.stats.fills).toBeGreaterThan(100);
+    expect(cache.stats.hits).toBeGreaterThan(0);
+    expect(cache.stats.bytes).toBeLessThanOrEqual(32 * 1024);
+    expect(cache.slabs.allocated).toBeLessThanOrEqual(40 * 1024);
+  });
+});
+
 describe('takeCached', () => {
   const e = { kind: 'raw' as const, len: 0, baseSeq: 10, values: Buffer.from('aabbbcdddd'), ends: Uint32Array.from([2, 5, 5, 6, 10]) };
   it('cuts by start, count, end and bytes, always taking one record first', () => {

@@ -42,20 +42,25 @@ function plain(buf: Buffer, streamId: number, c: Chunk): { records: number; batc
   return { records: expected - c.baseSeq, batches };
 }
 
+/** Where an entry's memory comes from: the read cache's slabs (ReadCache.alloc; null: not kept), or a buffer of its own. */
+export type EntryAlloc = (n: number) => Buffer | null;
+
+/** A buffer of its own for an entry (no cache: tests, tools). */
+const OWN: EntryAlloc = (n) => Buffer.allocUnsafeSlow(n);
+
 /**
- * One allocation for a whole entry: `words` u32 slots, then `n` bytes copied from the front of
- * `buf` (not a slice of the read buffer or of Node's shared pool). An entry's arrays and bytes in
- * one buffer are one malloc and one ArrayBuffer instead of two or three: less per-entry overhead
- * (read-cache.ts, ENTRY_OVERHEAD) and fewer small blocks left behind as holes in the worker's
- * malloc heap when entries are evicted.
+ * One block for a whole entry: `words` u32 slots, then `n` bytes copied from the front of `buf`
+ * (not a slice of the read buffer or of Node's shared pool), from `alloc` (the read cache's slabs:
+ * read-cache.ts); null when it gives none.
  */
-function own(buf: Buffer, n: number, words: number): { block: Buffer; bytes: Buffer } {
-  const block = Buffer.allocUnsafeSlow(4 * words + n);
+function own(buf: Buffer, n: number, words: number, alloc: EntryAlloc): { block: Buffer; bytes: Buffer } | null {
+  const block = alloc(4 * words + n);
+  if (block === null) return null;
   buf.copy(block, 4 * words, 0, n);
   return { block, bytes: block.subarray(4 * words) };
 }
 
-/** `count` u32 slots of `block` from slot `first`, a view (allocUnsafeSlow buffers start at offset 0 of their own ArrayBuffer). */
+/** `count` u32 slots of `block` from slot `first`, a view (`block` starts 4-byte aligned: ReadCache.alloc, allocUnsafeSlow). */
 const words = (block: Buffer, first: number, count: number): Uint32Array => new Uint32Array(block.buffer, block.byteOffset + 4 * first, count);
 
 /** Where a chunk's record ends are gathered before its entry is allocated (grown as needed, kept). */
@@ -64,10 +69,10 @@ let scratchEnds = new Uint32Array(1024);
 /**
  * The chunk `c` of stream `streamId`, read into `buf`, as a `raw` cache entry; null when it is
  * not a plain chunk. Moves bytes inside `buf` only once it is known to be plain and undamaged,
- * except when a batch turns out to have an offset gap: then `buf` is spoiled and the caller
- * reads again (`spoiled`).
+ * except when a batch turns out to have an offset gap, or `alloc` gives no memory for the entry
+ * (the chunk is not kept): then `buf` is spoiled and the caller reads again (`spoiled`).
  */
-export function renderValues(buf: Buffer, streamId: number, c: Chunk): CachedValues | 'spoiled' | null {
+export function renderValues(buf: Buffer, streamId: number, c: Chunk, alloc: EntryAlloc = OWN): CachedValues | 'spoiled' | null {
   const p = plain(buf, streamId, c);
   if (p === null) return null;
   if (scratchEnds.length < p.records) scratchEnds = new Uint32Array(Math.max(p.records, 2 * scratchEnds.length));
@@ -84,34 +89,45 @@ export function renderValues(buf: Buffer, streamId: number, c: Chunk): CachedVal
     at += records;
     off += size;
   }
-  const { block, bytes } = own(buf, w, p.records);
+  const owned = own(buf, w, p.records, alloc);
+  if (owned === null) return 'spoiled';
+  const { block, bytes } = owned;
   const ends = words(block, 0, p.records);
   ends.set(scratch.subarray(0, p.records));
   return { kind: 'raw', len: c.len, baseSeq: c.baseSeq, values: bytes, ends };
 }
 
-/** The chunk `c` as a `binary` cache entry (its batches as stored, back to back); null when it is not plain. Spoils `buf`. */
-export function renderBatches(buf: Buffer, streamId: number, c: Chunk): CachedBatches | null {
+/**
+ * The chunk `c` as a `binary` cache entry (its batches as stored, back to back); null when it is
+ * not plain, or `alloc` gives no memory for it. Reads `buf` only: each batch is copied once, from
+ * its frame to the entry.
+ */
+export function renderBatches(buf: Buffer, streamId: number, c: Chunk, alloc: EntryAlloc = OWN): CachedBatches | null {
   const p = plain(buf, streamId, c);
   if (p === null) return null;
-  // Batches move to the front of `buf` first; the offsets are few (one per batch), gathered in plain arrays.
-  const starts: number[] = new Array<number>(p.batches + 1);
-  const firsts: number[] = new Array<number>(p.batches + 1);
+  const n = p.batches + 1;
+  // Where each batch lands and its first seq: the offsets are few (one per batch), in plain arrays.
+  const starts: number[] = new Array<number>(n);
+  const firsts: number[] = new Array<number>(n);
   let w = 0;
   let i = 0;
   for (let off = 0; off < buf.length; i++) {
     const size = 8 + buf.readUInt32BE(off);
-    const b = off + FRAME_HEADER;
     starts[i] = w;
-    firsts[i] = buf.readUIntBE(b + BASE_OFFSET_LOW48, 6) - c.baseSeq;
-    buf.copyWithin(w, b, off + size);
-    w += off + size - b;
+    firsts[i] = buf.readUIntBE(off + FRAME_HEADER + BASE_OFFSET_LOW48, 6) - c.baseSeq;
+    w += size - FRAME_HEADER;
     off += size;
   }
   starts[i] = w;
   firsts[i] = p.records;
-  const n = p.batches + 1;
-  const { block, bytes } = own(buf, w, 2 * n);
+  const block = alloc(4 * 2 * n + w);
+  if (block === null) return null;
+  const bytes = block.subarray(4 * 2 * n);
+  for (let off = 0, k = 0; off < buf.length; k++) {
+    const size = 8 + buf.readUInt32BE(off);
+    buf.copy(bytes, starts[k]!, off + FRAME_HEADER, off + size);
+    off += size;
+  }
   const startsOut = words(block, 0, n);
   const firstsOut = words(block, n, n);
   startsOut.set(starts);

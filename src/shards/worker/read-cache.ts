@@ -17,7 +17,7 @@
  * (segments are append-only; `svc repair` runs on a stopped node), a chunk that grows (the
  * stream's newest one, extended in place by the next group) is a different length and is
  * rendered again, and segment ids are not reused within a run. Entries of segments deleted by
- * trims and deletes are never asked for again and leave with the least recently used.
+ * trims and deletes are never asked for again and leave with their slab.
  */
 
 /** One chunk's records as the `raw` format serves them. */
@@ -50,34 +50,83 @@ export type CachedChunk = CachedValues | CachedBatches;
 import { type ReadCacheStats } from '../types';
 
 /**
- * Memory an entry takes beyond its bytes: its key, map slot and objects on the V8 heap (about
- * 500 B), the ArrayBuffer's backing store and malloc's block header, and the views on it. Measured
- * (100,000 entries in a worker thread, RSS growth minus the bytes held): about 780 B per entry.
- * Counted, so the budget bounds what the cache costs and not only its bytes: with chunks of a
- * few KiB (appends interleaved over many streams), a figure of 160 B let the cache take about
- * 1.4× its budget.
+ * Memory an entry takes beyond its bytes: its key, map slot and objects on the V8 heap (the entry,
+ * its chunk's object, the views on its slab: about 500 B). Counted, so the budget bounds what the
+ * cache costs and not only its bytes: with chunks of a few hundred bytes (appends interleaved
+ * over many streams) a figure of 160 B let the cache take about 1.4× its budget.
  */
 export const ENTRY_OVERHEAD = 800;
 
-/** An entry as held: the chunk, the stream it belongs to, its size. */
+/**
+ * Largest slab: a chunk is at most about 1 MiB, so a slab holds a few of the largest. A cache has
+ * at least four slabs (an entry is at most a quarter of the budget, so it fits one).
+ */
+const SLAB_MAX = 4 * 1024 * 1024; // 4 MiB
+
+/**
+ * A piece of the cache's memory: entries are rendered into it back to back and leave it together,
+ * oldest slab first, and the emptied slab takes new entries. Its memory is allocated once and
+ * reused in place for the life of the cache.
+ */
+interface Slab {
+  buf: Buffer;
+  used: number;
+  /**
+   * What its entries are charged (their bytes and overheads): a slab whose charge reaches its size
+   * takes no more, so that small entries, charged more than their bytes, still leave in slabs
+   * before the budget is passed (the pages of a slab never written to are never resident).
+   */
+  charged: number;
+  held: Held[];
+  /** The read (ReadCache.endRead) that last took an entry of it: not emptied before that read ends. */
+  pinned: number;
+}
+
+/** An entry as held: the chunk, its key, the stream it belongs to, its size, the slab its bytes are in. */
 interface Held {
   chunk: CachedChunk;
+  key: string;
   stream: string;
   size: number;
+  slab: Slab;
 }
 
 /**
- * Least recently used entries are evicted. One stream holds at most half the budget: a read of a
- * stream larger than the cache (a replay from the start) would otherwise render every chunk and
- * evict it again before the next pass needs it, costing more than walking the frames; capped,
- * its first chunks stay and are served, and the rest is walked as without a cache.
+ * Entries live in slabs of the cache's own memory, evicted a slab at a time, oldest first (first
+ * in, first out). One entry an allocation of its own, evicted least recently used first, cost
+ * about three times its budget in resident memory under a steady turnover of entries (a 64 MiB
+ * cache of 1 KiB chunks, each replaced within seconds: 190 MiB): every evicted entry's buffer
+ * stayed allocated until V8 collected it (it counts them as external memory and collects only
+ * every few tens of MiB), and the live ones left holes of every size in the worker's malloc heap
+ * that it could not give back. Slabs are allocated once and reused, so what the cache takes is its
+ * slabs and its entries' objects, whatever the turnover, and evictions leave the collector nothing.
+ *
+ * A view of an entry a read takes must not be overwritten while the read runs. A `raw` read copies
+ * each entry's values into its page as it takes them; a `binary` page gathers views and copies
+ * them at its end, so a slab a binary read took an entry from (get, put) is not emptied until
+ * that read ends (`endRead`, gather's last step; reads run one at a time on a worker's thread),
+ * and an entry that would need such a slab is not kept.
+ *
+ * One stream holds at most half the budget: a read of a stream larger than the cache (a replay
+ * from the start) would otherwise render every chunk and evict it again before the next pass
+ * needs it, costing more than walking the frames; capped, its first chunks stay and are served,
+ * and the rest is walked as without a cache.
  */
 export class ReadCache {
   readonly #budget: number;
-  /** Least recently used first (a Map keeps insertion order; a hit moves its entry to the end). */
+  readonly #slabBytes: number;
+  /** Slabs allocated at most: the budget's worth, and one. */
+  readonly #maxSlabs: number;
   readonly #entries = new Map<string, Held>();
   /** Bytes held per stream (`shardId/streamId`). */
   readonly #streams = new Map<string, number>();
+  /** Slabs holding entries, oldest first; the last one takes the next entries. */
+  readonly #slabs: Slab[] = [];
+  /** Emptied slabs, for the next entries. */
+  readonly #spare: Slab[] = [];
+  #allocated = 0;
+  /** The read in progress (endRead() moves it on). */
+  #read = 1;
   #bytes = 0;
   #hits = 0;
   #fills = 0;
@@ -85,6 +134,8 @@ export class ReadCache {
   /** `budgetBytes` 0 turns the cache off: nothing is kept. */
   constructor(budgetBytes: number) {
     this.#budget = budgetBytes;
+    this.#slabBytes = Math.min(SLAB_MAX, Math.floor(budgetBytes / 4));
+    this.#maxSlabs = Math.ceil(budgetBytes / this.#slabBytes) + 1;
   }
 
   get enabled(): boolean {
@@ -95,48 +146,114 @@ export class ReadCache {
     return { hits: this.#hits, fills: this.#fills, bytes: this.#bytes };
   }
 
+  /**
+   * The slabs' memory (tests): `allocated`, and `written` into (the pages a slab's entries never
+   * reached are not resident: small entries fill a slab's charge before its bytes).
+   */
+  get slabs(): { allocated: number; written: number } {
+    let written = 0;
+    for (const s of this.#slabs) written += s.used;
+    return { allocated: this.#allocated * this.#slabBytes, written };
+  }
+
   /** The chunk at `segId`/`pos` of shard `shardId` as rendered for `kind` at length `len`, if held. */
   get<K extends CachedChunk['kind']>(shardId: number, segId: number, pos: number, len: number, kind: K): Extract<CachedChunk, { kind: K }> | undefined {
-    const key = keyOf(shardId, segId, pos, kind);
-    const h = this.#entries.get(key);
+    const h = this.#entries.get(keyOf(shardId, segId, pos, kind));
     if (h === undefined || h.chunk.len !== len || h.chunk.kind !== kind) return undefined;
-    this.#entries.delete(key);
-    this.#entries.set(key, h);
+    // A binary page gathers views of its entries and copies them at its end; a raw one copies each at once.
+    if (kind === 'binary') h.slab.pinned = this.#read;
     this.#hits++;
     return h.chunk as Extract<CachedChunk, { kind: K }>;
   }
 
   /**
    * Whether a chunk of `len` bytes of stream `streamId` would be kept (asked before rendering it:
-   * a render the cache would refuse is work for nothing). A chunk over a quarter of the budget is
-   * not kept, nor one that would take its stream past half of it.
+   * a render the cache would refuse is work for nothing). A chunk over a quarter of the budget (or
+   * a slab) is not kept, nor one that would take its stream past half of it.
    */
   admits(shardId: number, streamId: number, len: number): boolean {
     // The chunk's length on disk stands for its rendered bytes (never more); the overhead is added as put counts it.
     const size = len + ENTRY_OVERHEAD;
-    return size <= this.#budget / 4 && (this.#streams.get(`${shardId}/${streamId}`) ?? 0) + size <= this.#budget / 2;
+    return size <= this.#budget / 4 && len <= this.#slabBytes && (this.#streams.get(`${shardId}/${streamId}`) ?? 0) + size <= this.#budget / 2;
   }
 
-  /** Keep a rendered chunk of stream `streamId`, evicting the least recently used beyond the budget. */
+  /**
+   * Memory for an entry being rendered (chunk-render.ts): `n` bytes in the newest slab, or in the
+   * next one (an emptied one, a new one while fewer than the budget's are allocated, or else the
+   * oldest, emptied now); null when there is none to take (the oldest is in use by this read, or
+   * `n` is over a slab): the chunk is then not kept. Valid until the entry is put.
+   */
+  readonly alloc = (n: number): Buffer | null => {
+    if (n > this.#slabBytes || this.#budget === 0) return null;
+    // Uint32Array views (an entry's offsets) need 4-byte alignment.
+    const size = (n + 7) & ~7;
+    let head = this.#slabs[this.#slabs.length - 1];
+    if (head === undefined || head.used + size > this.#slabBytes || head.charged >= this.#slabBytes) {
+      const next = this.#spare.pop() ?? this.#fresh() ?? this.#reuseOldest();
+      if (next === null) return null;
+      this.#slabs.push(next);
+      head = next;
+    }
+    const b = head.buf.subarray(head.used, head.used + n);
+    head.used += size;
+    return b;
+  };
+
+  /** The read in progress is done: the views it took are copied, its slabs may be emptied. */
+  endRead(): void {
+    this.#read++;
+  }
+
+  /**
+   * Keep a rendered chunk of stream `streamId` (rendered into this cache's memory: `alloc`),
+   * evicting the oldest slabs beyond the budget.
+   */
   put(shardId: number, streamId: number, segId: number, pos: number, e: CachedChunk): void {
     const size = sizeOf(e);
+    const slab = this.#slabs[this.#slabs.length - 1];
+    // Only an entry rendered into the newest slab (alloc, just before) is the cache's to keep.
+    if (size > this.#budget / 4 || slab === undefined || (e.kind === 'raw' ? e.values : e.batches).buffer !== slab.buf.buffer) return;
     const stream = `${shardId}/${streamId}`;
-    if (size > this.#budget / 4) return;
     const key = keyOf(shardId, segId, pos, e.kind);
     const old = this.#entries.get(key);
-    if (old !== undefined) this.#drop(key, old);
-    this.#entries.set(key, { chunk: e, stream, size });
+    if (old !== undefined) this.#drop(old);
+    const h: Held = { chunk: e, key, stream, size, slab };
+    slab.held.push(h);
+    slab.charged += size;
+    if (e.kind === 'binary') slab.pinned = this.#read;
+    this.#entries.set(key, h);
     this.#bytes += size;
     this.#streams.set(stream, (this.#streams.get(stream) ?? 0) + size);
     this.#fills++;
-    for (const [k, h] of this.#entries) {
-      if (this.#bytes <= this.#budget) break;
-      this.#drop(k, h);
-    }
+    // Over the budget (entries' overheads count: small chunks reach it before the slabs do).
+    while (this.#bytes > this.#budget && this.#slabs.length > 1 && this.#slabs[0]!.pinned !== this.#read) this.#spare.push(this.#empty(this.#slabs.shift()!));
   }
 
-  #drop(key: string, h: Held): void {
-    this.#entries.delete(key);
+  /** A new slab, while fewer than the budget's are allocated; else null. */
+  #fresh(): Slab | null {
+    if (this.#allocated >= this.#maxSlabs) return null;
+    this.#allocated++;
+    return { buf: Buffer.allocUnsafeSlow(this.#slabBytes), used: 0, charged: 0, held: [], pinned: 0 };
+  }
+
+  /** The oldest slab, emptied, unless this read took an entry of it (or it is the only one). */
+  #reuseOldest(): Slab | null {
+    const oldest = this.#slabs[0];
+    if (oldest === undefined || this.#slabs.length === 1 || oldest.pinned === this.#read) return null;
+    this.#slabs.shift();
+    return this.#empty(oldest);
+  }
+
+  #empty(slab: Slab): Slab {
+    for (const h of slab.held) if (this.#entries.get(h.key) === h) this.#drop(h);
+    slab.held = [];
+    slab.used = 0;
+    slab.charged = 0;
+    return slab;
+  }
+
+  #drop(h: Held): void {
+    this.#entries.delete(h.key);
     this.#bytes -= h.size;
     const left = (this.#streams.get(h.stream) ?? 0) - h.size;
     if (left > 0) this.#streams.set(h.stream, left);

@@ -96,6 +96,15 @@ export interface ShardCache {
  * sent (ReadParams.pooled), so it may be rendered into the page pool's shared memory (page-pool.ts).
  */
 export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat, visibility?: ReadVisibility, cache?: ShardCache, pooled = false): Gathered {
+  try {
+    return gatherPage(log, index, s, from, maxCount, maxBytes, format, visibility, cache, pooled);
+  } finally {
+    // Every view of the read cache this read took is copied into its page now: its slabs may be reused (read-cache.ts).
+    cache?.cache.endRead();
+  }
+}
+
+function gatherPage(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat, visibility: ReadVisibility | undefined, cache: ShardCache | undefined, pooled: boolean): Gathered {
   const view = committedView(s, visibility);
   const cached = cache?.cache.enabled === true ? cache : undefined;
   const buffers = pooled ? pagePool() : FRESH_PAGES;
@@ -120,9 +129,8 @@ export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from:
       let e = rc.get(shardId, c.segId, c.pos, c.len, 'binary');
       if (e === undefined && next <= c.baseSeq && rc.admits(shardId, s.id, c.len)) {
         read = log.read(c.segId, c.pos, c.len);
-        const r = renderBatches(read, s.id, c);
+        const r = renderBatches(read, s.id, c, rc.alloc);
         if (r !== null) {
-          read = undefined; // the render moved bytes inside it
           rc.put(shardId, s.id, c.segId, c.pos, r);
           e = r;
         }
@@ -270,7 +278,7 @@ function gatherValues(log: SegmentLog, index: ChunkIndex, s: StreamState, from: 
       let e = cache.cache.get(cache.shardId, c.segId, c.pos, c.len, 'raw');
       if (e === undefined && next <= c.baseSeq && cache.cache.admits(cache.shardId, s.id, c.len)) {
         buf = log.readInto(c.segId, c.pos, c.len, chunkScratch(c.len));
-        const rendered = renderValues(buf, s.id, c);
+        const rendered = renderValues(buf, s.id, c, cache.cache.alloc);
         if (rendered === 'spoiled') buf = undefined;
         else if (rendered !== null) {
           cache.cache.put(cache.shardId, s.id, c.segId, c.pos, rendered);
