@@ -84,13 +84,7 @@ export class FileObjectStore implements ObjectStore {
       const dir = path.dirname(file);
       if (options?.ifAbsent === true) return this.#putIfAbsent(key, file, dir, chunks, bytes);
       if (options?.fresh === true) return this.#putInPlace(file, dir, chunks, bytes);
-      try {
-        return await this.#putRenamed(file, dir, chunks, bytes);
-      } catch (err) {
-        // Its directory removed meanwhile as empty (FileStoreOptions.pruneEmptyDirs): made again, once.
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-        return await this.#putRenamed(file, dir, chunks, bytes);
-      }
+      return againIfDirGone(() => this.#putRenamed(file, dir, chunks, bytes));
     });
   }
 
@@ -332,14 +326,11 @@ export class FileObjectStore implements ObjectStore {
    * it away as empty: FileStoreOptions.pruneEmptyDirs) fails the work's create with ENOENT before
    * anything was written under the key: made again and tried once more.
    */
-  async #inDir(dir: string, work: (dirFd: number) => Promise<void>): Promise<void> {
-    try {
-      return await this.#dirs.use(dir, () => this.#ensureDir(dir), work);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      this.#dirs.forget(dir);
-      return this.#dirs.use(dir, () => this.#ensureDir(dir), work);
-    }
+  #inDir(dir: string, work: (dirFd: number) => Promise<void>): Promise<void> {
+    return againIfDirGone(
+      () => this.#dirs.use(dir, () => this.#ensureDir(dir), work),
+      () => this.#dirs.forget(dir),
+    );
   }
 
   /**
@@ -473,6 +464,21 @@ async function writeAll(fh: fs.promises.FileHandle, chunks: readonly Buffer[], b
     const { bytesWritten } = await fh.write(rest, 0, rest.length, written);
     if (bytesWritten === 0) throw Object.assign(new Error(`wrote ${written} of ${bytes} bytes`), { code: 'EIO' });
     written += bytesWritten;
+  }
+}
+
+/**
+ * `put`, tried once more when it failed with ENOENT: its directory was removed as empty since it
+ * was made or opened (FileStoreOptions.pruneEmptyDirs), before anything was written under the key;
+ * the second try makes it again (`forget`: what still names the removed directory goes first).
+ */
+async function againIfDirGone(put: () => Promise<void>, forget?: () => void): Promise<void> {
+  try {
+    return await put();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    forget?.();
+    return put();
   }
 }
 

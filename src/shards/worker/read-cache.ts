@@ -135,7 +135,7 @@ export class ReadCache {
   constructor(budgetBytes: number) {
     this.#budget = budgetBytes;
     this.#slabBytes = Math.min(SLAB_MAX, Math.floor(budgetBytes / 4));
-    this.#maxSlabs = Math.ceil(budgetBytes / this.#slabBytes) + 1;
+    this.#maxSlabs = budgetBytes > 0 ? Math.ceil(budgetBytes / this.#slabBytes) + 1 : 0;
   }
 
   get enabled(): boolean {
