@@ -15,7 +15,7 @@
  * - 5xx lines are logged at `warn`, 4xx at `info`: a client's mistake is not the node's.
  */
 import { randomFillSync } from 'node:crypto';
-import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from './http/engine';
+import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler, type ResponseBody, wholeBody } from './http/engine';
 import { ForwardingResponse } from './http/forwarding-response';
 
 /** The header that carries the request id of a failed request, on every listener. */
@@ -84,13 +84,14 @@ class LoggedResponse extends ForwardingResponse {
     this.#log = log;
   }
 
-  send(status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void {
+  send(status: number, headers: HeaderList, body?: ResponseBody, done?: BodyDone): void {
     if (status < 400 || this.inner.aborted || this.inner.sent) {
       this.inner.send(status, headers, body, done);
       return;
     }
     const json = isJson(headers);
-    const text = body === undefined || typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString();
+    const whole = wholeBody(body);
+    const text = whole === undefined || typeof whole === 'string' ? whole : Buffer.from(whole.buffer, whole.byteOffset, whole.byteLength).toString();
     const id = this.#note(status, headers, describe(text, json));
     this.inner.send(status, idIn(headers) === undefined ? headers.concat([[REQUEST_ID_HEADER, id]]) : headers, body, done);
   }

@@ -107,17 +107,22 @@ const createReq: Codec<CreateParams> = {
   },
 };
 
-/** A read page: its fields as JSON, the body as bytes (moved, not copied, when large). */
+/** A read page: its fields as JSON, the body as bytes (moved, not copied, when large), or as parts lent (Writer.parts). */
 const readRes: Codec<ReadResult> = {
   write(w, v) {
-    const { body, ...fields } = v;
+    const { body, parts, ...fields } = v;
     w.json(fields);
-    w.blob(body);
+    if (parts !== undefined) w.parts(parts);
+    else w.blob(body);
   },
   read(r) {
-    return Object.assign(r.json<Omit<ReadResult, 'body'>>(), { body: r.blob() });
+    const fields = r.json<Omit<ReadResult, 'body' | 'parts'>>();
+    const page = r.page();
+    return Array.isArray(page) ? Object.assign(fields, { body: NO_BODY, parts: page }) : Object.assign(fields, { body: page });
   },
 };
+
+const NO_BODY = Buffer.alloc(0);
 
 /** An import chunk: its fields as JSON, the frames as bytes. */
 const importFramesReq: Codec<ImportFramesParams> = {

@@ -136,7 +136,7 @@ export class ShardClient {
    * by `recycle`: the slab's id, and the worker's thread object then, so a slab goes back only to
    * the very thread that rendered it, never to one started after it.
    */
-  readonly #sharedPages = new WeakMap<Buffer, { w: number; thread: WorkerPort; slab: number }>();
+  readonly #sharedPages = new WeakMap<Buffer | readonly Buffer[], { w: number; thread: WorkerPort; slab: number }>();
 
   private constructor(links: WorkerLinks, owner: { pool: WorkerPool; space: SpaceGuard; lock: DataDirLock } | null, shardCount: number) {
     this.#pool = links;
@@ -347,17 +347,18 @@ export class ShardClient {
     const end = this.#hops === null ? null : this.#hops.start('read', p.name, shard, workerOf(shard, this.#pool.size));
     // Object.assign, not `{ ...p, visibility }` (a hidden class per object: program/http/engine.ts, requestOf).
     const done = this.#call('read', shard, v === null ? p : Object.assign({}, p, { visibility: v }));
-    return end === null ? done : ended(done, end, (r) => [r.count, r.body.length]);
+    return end === null ? done : ended(done, end, (r) => [r.count, pageBytes(r)]);
   }
 
   /**
    * The caller is done with the body of a read it made with `pooled: true`: nothing will read it
    * again and it keeps no reference to it (an HTTP engine has written all of it, or dropped it).
    * A body in a worker's pooled shared memory goes back (its slab id, with the next message) to
-   * the worker that rendered it, which renders later pages into it (worker/page-pool.ts);
+   * the worker that rendered it, which renders later pages into it (worker/page-pool.ts), as do
+   * a page's parts (ReadResult.parts) to the read cache that lent them (worker/read-cache.ts);
    * anything else is left to the garbage collector. A second call for the same body does nothing.
    */
-  recycle(body: Buffer): void {
+  recycle(body: Buffer | readonly Buffer[]): void {
     const from = this.#sharedPages.get(body);
     if (from === undefined) return;
     this.#sharedPages.delete(body);
@@ -643,7 +644,7 @@ export class ShardClient {
   #onReplies(message: ArrayBuffer, extras: readonly ArrayBuffer[], shared: readonly SharedArrayBuffer[], w: number): void {
     const thread = shared.length === 0 ? null : this.#pool.worker(w);
     // A page in shared memory: remembered with its slab, for `recycle`.
-    const onShared = thread === null ? null : (page: Buffer, slab: number): void => void this.#sharedPages.set(page, { w, thread, slab });
+    const onShared = thread === null ? null : (page: Buffer | readonly Buffer[], slab: number): void => void this.#sharedPages.set(page, { w, thread, slab });
     readEntries(
       message,
       extras,
@@ -705,4 +706,12 @@ function addCounts<K extends string>(into: Record<K, number> | undefined, from: 
   if (into === undefined) return { ...from };
   for (const k in from) into[k] += from[k];
   return into;
+}
+
+/** Bytes of a read's page, whole or in parts. */
+function pageBytes(r: ReadResult): number {
+  if (r.parts === undefined) return r.body.length;
+  let n = 0;
+  for (const p of r.parts) n += p.length;
+  return n;
 }

@@ -221,6 +221,12 @@ export interface ReadParams {
    * memory (worker/page-pool.ts). Absent: a buffer of its own, kept as long as the caller likes.
    */
   pooled?: boolean;
+  /**
+   * With `pooled`, and the `raw` format: the caller can send a page made of parts
+   * (ReadResult.parts), so a large page the worker's read cache holds whole comes as views of
+   * its memory, not copied (docs/storage.md, "Read cache").
+   */
+  parts?: boolean;
 }
 
 /**
@@ -244,7 +250,13 @@ export interface HeadParams {
 }
 
 export interface ReadResult {
+  /** The page; empty when `parts` holds it. */
   body: Buffer;
+  /**
+   * The page as views of the worker's read cache, in order (a read with `parts`), lent to the
+   * caller until it hands them back with ShardClient.recycle; absent for any other page.
+   */
+  parts?: readonly Buffer[];
   /** Number of records in the body. */
   count: number;
   /** Where the next read should start. */
@@ -314,6 +326,10 @@ export interface ReadCacheStats {
   fills: number;
   /** Bytes held now (values, where each ends, bookkeeping). */
   bytes: number;
+  /** Read pages sent as views of the cache, not copied (ReadResult.parts). */
+  lent: number;
+  /** Of those, pages handed back once sent. */
+  returned: number;
 }
 
 /**

@@ -55,6 +55,11 @@ const MOVED = 0xffffffff;
  * SharedArrayBuffer of the worker (worker/page-pool.ts), whose slab id follows.
  */
 const SHARED = 0xfffffffe;
+/**
+ * In a data length: a page of parts lent by the worker's read cache (ReadResult.parts): the count
+ * of parts, the page's id, then per part `shared[index]` at (offset, length).
+ */
+const PARTS = 0xfffffffd;
 const EMPTY = Buffer.alloc(0);
 
 /** One direction's message under construction; `take()` hands it over for transfer. */
@@ -67,15 +72,19 @@ export class Writer {
   /** Shared memory posted with this message (neither copied nor transferred): pooled read pages. */
   #shared: SharedArrayBuffer[] = [];
   readonly #share: ((sab: SharedArrayBuffer) => number | null) | null;
+  readonly #lend: ((parts: readonly Buffer[]) => number | null) | null;
 
   /**
    * `transferLarge`: large data is moved, not copied (only the shard worker owns its read pages
    * outright). `share`: large data in a SharedArrayBuffer goes as shared memory when this returns
-   * its slab id (the worker's page pool, which then counts it as out until handed back).
+   * its slab id (the worker's page pool, which then counts it as out until handed back). `lend`:
+   * a page of parts goes as shared memory when this returns its id (the worker's read cache,
+   * which keeps the slabs they are views of until handed back).
    */
-  constructor(transferLarge: boolean, share: ((sab: SharedArrayBuffer) => number | null) | null = null) {
+  constructor(transferLarge: boolean, share: ((sab: SharedArrayBuffer) => number | null) | null = null, lend: ((parts: readonly Buffer[]) => number | null) | null = null) {
     this.#transferLarge = transferLarge;
     this.#share = share;
+    this.#lend = lend;
   }
 
   get empty(): boolean {
@@ -226,6 +235,39 @@ export class Writer {
   }
 
 
+  /**
+   * A page of parts, views of shared memory (ReadResult.parts): lent as they are when `lend` takes
+   * them, else copied back to back as one blob. Read with `Reader.page`.
+   */
+  parts(parts: readonly Buffer[]): void {
+    const id = this.#lend?.(parts) ?? null;
+    if (id === null) {
+      let n = 0;
+      for (const p of parts) n += p.length;
+      this.ensure(4 + n);
+      this.pos = this.buf.writeUInt32LE(n, this.pos);
+      for (const p of parts) this.pos += copyBytes(p, this.buf, this.pos);
+      return;
+    }
+    this.ensure(12 + 12 * parts.length);
+    const b = this.buf;
+    let p = this.pos;
+    b.writeUInt32LE(PARTS, p);
+    b.writeUInt32LE(parts.length, p + 4);
+    b.writeUInt32LE(id, p + 8);
+    p += 12;
+    for (const part of parts) {
+      const sab = part.buffer as SharedArrayBuffer;
+      let index = this.#shared.indexOf(sab);
+      if (index < 0) index = this.#shared.push(sab) - 1;
+      b.writeUInt32LE(index, p);
+      b.writeUInt32LE(part.byteOffset, p + 4);
+      b.writeUInt32LE(part.length, p + 8);
+      p += 12;
+    }
+    this.pos = p;
+  }
+
   /** A JSON document (the rare operations' fields). */
   json(v: unknown): void {
     this.str(JSON.stringify(v ?? null));
@@ -238,8 +280,8 @@ export class Reader {
   pos = 0;
   extras: readonly ArrayBuffer[] = [];
   shared: readonly SharedArrayBuffer[] = [];
-  /** Told of every shared read page read (its view, and its slab id for handing it back). */
-  onShared: ((page: Buffer, slab: number) => void) | null = null;
+  /** Told of every shared read page read (its view, or its parts, and its id for handing it back). */
+  onShared: ((page: Buffer | readonly Buffer[], slab: number) => void) | null = null;
 
   u8(): number {
     return this.buf[this.pos++]!;
@@ -306,6 +348,23 @@ export class Reader {
   }
 
 
+  /** A page written by `Writer.parts` or `Writer.blob`: its parts (told to `onShared` with the page's id), or its bytes. */
+  page(): Buffer | Buffer[] {
+    if (this.buf.readUInt32LE(this.pos) !== PARTS) return this.blob();
+    const n = this.buf.readUInt32LE(this.pos + 4);
+    const id = this.buf.readUInt32LE(this.pos + 8);
+    this.pos += 12;
+    const parts: Buffer[] = [];
+    for (let i = 0; i < n; i++) {
+      const x = this.shared[this.u32()];
+      if (x === undefined) throw new Error('wire: a shared buffer is missing');
+      const offset = this.u32();
+      parts.push(Buffer.from(x, offset, this.u32()));
+    }
+    this.onShared?.(parts, id);
+    return parts;
+  }
+
   /**
    * A JSON document written by `Writer.json` on the other thread: typed as the operation's own
    * type, not validated (both ends are this build; protocol.ts pairs each writer with its reader).
@@ -324,7 +383,7 @@ export function readEntries(
   extras: readonly ArrayBuffer[],
   onEntry: (id: number, code: number, shard: number, r: Reader) => void,
   shared: readonly SharedArrayBuffer[] = [],
-  onShared: ((page: Buffer, slab: number) => void) | null = null,
+  onShared: ((page: Buffer | readonly Buffer[], slab: number) => void) | null = null,
 ): void {
   const buf = Buffer.from(message);
   const end = buf.readUInt32LE(0);

@@ -5,6 +5,8 @@
  * worker only once its body was sent, so a reader that stops reading a 12 MiB body while other
  * reads run, a reader that leaves mid-body, and a worker restarted while a body is out leave every
  * other body intact; and buffers are reused (svc_read_pool_*), or none of this would be tested.
+ * The same for pages sent as views of the read cache (svc_read_cache_lent/returned), whose slabs
+ * are lent until the page is sent.
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -16,12 +18,22 @@ const MiB = 1024 * 1024;
 /** Record `i` of stream `tag`: `size` ASCII bytes that say which record of which stream they are. */
 const valueOf = (tag: string, i: number, size = 1000): string => `${tag}:${i}:`.padEnd(size, String.fromCharCode(97 + (i % 26)));
 
-async function poolMetrics(node: NodeProcess): Promise<Record<string, number>> {
+async function poolMetrics(node: NodeProcess, family = 'svc_read_pool'): Promise<Record<string, number>> {
   const text = await (await fetch(`${node.adminUrl}/metrics`)).text();
   const out: Record<string, number> = {};
-  for (const m of text.matchAll(/^svc_read_pool_([a-z]+)(?:_total)? (\S+)$/gm)) out[m[1]!] = Number(m[2]);
+  for (const m of text.matchAll(new RegExp(`^${family}_([a-z]+)(?:_total)? (\\S+)$`, 'gm'))) out[m[1]!] = Number(m[2]);
   return out;
 }
+
+/**
+ * How a large raw page leaves its worker: rendered into a page pool buffer (the read cache off),
+ * or as views of the read cache's slabs, lent (ReadResult.parts; the default). Both go back once
+ * sent: `metrics` names the counters that say so, and `reused` the figure that shows reuse.
+ */
+const PAGE_MODES = [
+  { mode: 'pool pages', args: ['--read-cache-bytes', '0'], family: 'svc_read_pool', reused: 'reused' },
+  { mode: 'read cache parts', args: [] as string[], family: 'svc_read_cache', reused: 'lent' },
+] as const;
 
 /** A Svc stream of `n` records made with JSON batch appends; returns its raw bytes. */
 async function fillSvc(node: NodeProcess, name: string, n: number, size: (i: number) => number = () => 1000): Promise<Buffer> {
@@ -153,8 +165,8 @@ describe.each(['uws', 'node'] as const)('read page buffers on %s', (engine) => {
     }
   });
 
-  test('a reader that stops reading a 12 MiB body, and readers that leave mid-body, leave every other body intact', async () => {
-    const node = await startNode({ engine, args: ['--shards', '1', '--shard-workers', '1'] });
+  test.each(PAGE_MODES)('$mode: a reader that stops reading a 12 MiB body, and readers that leave mid-body, leave every other body intact', async ({ args, family, reused }) => {
+    const node = await startNode({ engine, args: ['--shards', '1', '--shard-workers', '1', ...args] });
     try {
       const slow = await fillSvc(node, 'slow', 13_000);
       const others = [await fillSvc(node, 'o1', 13_000), await fillSvc(node, 'o2', 13_000)];
@@ -166,7 +178,7 @@ describe.each(['uws', 'node'] as const)('read page buffers on %s', (engine) => {
         const b = Buffer.from(await res.arrayBuffer());
         expect(b.equals(expected(others[i % 2]!))).toBe(true);
       };
-      const before = await poolMetrics(node);
+      const before = await poolMetrics(node, family);
 
       // The slow reader takes nothing until resume() below, which on a busy machine can be many
       // seconds away: the engine keeps its response for the write-idle timeout (60 s,
@@ -189,8 +201,9 @@ describe.each(['uws', 'node'] as const)('read page buffers on %s', (engine) => {
       expect(got.length).toBe(expected(slow).length);
       expect(got.equals(expected(slow))).toBe(true);
       for (let i = 0; i < 2; i++) await check(i);
-      const after = await poolMetrics(node);
-      expect(after['reused']! - (before['reused'] ?? 0)).toBeGreaterThan(3);
+      await sleep(100);
+      const after = await poolMetrics(node, family);
+      expect(after[reused]! - (before[reused] ?? 0)).toBeGreaterThan(3);
       expect(after['returned']! - (before['returned'] ?? 0)).toBeGreaterThan(5);
     } finally {
       await node.stop();
@@ -199,9 +212,9 @@ describe.each(['uws', 'node'] as const)('read page buffers on %s', (engine) => {
 });
 
 describe('read page buffers and a worker restart', () => {
-  test('a body out while its worker restarts arrives intact, and its buffer is not handed to the new worker', async () => {
+  test.each(PAGE_MODES)('$mode: a body out while its worker restarts arrives intact, and its buffer is not handed to the new worker', async ({ args, family }) => {
     const faults = path.join(tempDir('svc-read-pool-ctl-'), 'faults');
-    const node = await startNode({ args: ['--shards', '1', '--shard-workers', '1'], env: { NODE_ENV: 'test', SVC_TEST_FAULTS_FILE: faults } });
+    const node = await startNode({ args: ['--shards', '1', '--shard-workers', '1', ...args], env: { NODE_ENV: 'test', SVC_TEST_FAULTS_FILE: faults } });
     const ready = async (): Promise<number> => (await fetch(`${node.adminUrl}/ready`)).status;
     try {
       const all = await fillSvc(node, 'slow', 13_000);
@@ -218,14 +231,14 @@ describe('read page buffers and a worker restart', () => {
       fs.rmSync(faults);
       for (let i = 0; i < 300 && (await ready()) !== 200; i++) await sleep(50);
       expect(await ready()).toBe(200);
-      // The new worker's first slab (the same id as the old worker's first) is out with a second slow reader.
+      // The new worker's first slab or lent page (the same id as the old worker's first) is out with a second slow reader.
       const s2 = slowGet(node.url, `/slow?${page}`);
       await s2.started;
       s.resume();
       expect((await s.body).equals(expected)).toBe(true);
       await sleep(100);
       // The new worker got nothing back: that slab was the old worker's.
-      expect((await poolMetrics(node))['returned'] ?? 0).toBe(0);
+      expect((await poolMetrics(node, family))['returned'] ?? 0).toBe(0);
       // Had it freed its own slab of that id, this read would be rendered into the second reader's body.
       const res = await fetch(`${node.url}/slow?${page}`);
       expect(Buffer.from(await res.arrayBuffer()).equals(expected)).toBe(true);
@@ -237,7 +250,7 @@ describe('read page buffers and a worker restart', () => {
       s2.resume();
       expect((await s2.body).equals(expected)).toBe(true);
       await sleep(100);
-      expect((await poolMetrics(node))['returned']).toBe(3);
+      expect((await poolMetrics(node, family))['returned']).toBe(3);
     } finally {
       await node.stop();
     }

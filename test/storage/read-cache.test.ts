@@ -10,7 +10,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type SvcError } from '../../src/errors';
 import { openMemoryStore } from '../../src/shards/worker/memory-store';
-import { ENTRY_OVERHEAD, ReadCache, takeCached } from '../../src/shards/worker/read-cache';
+import { ENTRY_OVERHEAD, LENT_BASE, ReadCache, takeCached } from '../../src/shards/worker/read-cache';
+import { PARTS_MIN } from '../../src/shards/worker/shard-reader';
 import { SegmentLog, segmentFileName } from '../../src/shards/worker/segment-log';
 import { type Reply, Shard } from '../../src/shards/worker/shard';
 import { tempDir } from '../helpers/node-process';
@@ -100,7 +101,7 @@ describe('read cache', () => {
     const total = await fill(shard, '/s');
     expect(raw(shard, '/s', 0, 100000, 1 << 30)).toEqual(walked(shard, '/s', 0, 100000, 1 << 30));
     for (const [seq, count, bytes] of cutsOf(total)) expect([seq, count, bytes, raw(shard, '/s', seq, count, bytes)]).toEqual([seq, count, bytes, walked(shard, '/s', seq, count, bytes)]);
-    expect(tiny.stats).toEqual({ hits: 0, fills: 0, bytes: 0 });
+    expect(tiny.stats).toEqual({ hits: 0, fills: 0, bytes: 0, lent: 0, returned: 0 });
   });
 
   it('keeps at most half of the cache for one stream: a stream larger than that is not rendered and evicted over and over', async () => {
@@ -262,6 +263,102 @@ describe('read cache, slabs reused', () => {
     expect(cache.stats.hits).toBeGreaterThan(0);
     expect(cache.stats.bytes).toBeLessThanOrEqual(32 * 1024);
     expect(cache.slabs.allocated).toBeLessThanOrEqual(40 * 1024);
+  });
+});
+
+describe('read cache, pages of parts', () => {
+  /** `n` appends of 10 records of 2,000 bytes to `name`, each value naming its stream and record. */
+  async function big(shard: Shard, name: string, n: number): Promise<string> {
+    let all = '';
+    for (let a = 0; a < n; a++) {
+      const values = Array.from({ length: 10 }, (_, i) => `${name}:${a * 10 + i}:`.padEnd(2000, String.fromCharCode(97 + ((a + i) % 26))));
+      await append(shard, name, values);
+      all += values.join('');
+    }
+    return all;
+  }
+  const partsRead = (shard: Shard, name: string, seq = 0, bytes = 1 << 30) => shard.read({ name, seq, count: 1_000_000, bytes, format: 'raw', pooled: true, parts: true });
+  const joined = (parts: readonly Buffer[] | undefined): string => Buffer.concat(parts ?? []).toString();
+
+  it('serves a large raw page held by the cache as views of it, the same bytes as the walk; a small one, or one not held, as one buffer', async () => {
+    const cache = new ReadCache(8 << 20);
+    const shard = open(tempDir(), cache, 64 * 1024);
+    await create(shard, '/p');
+    const all = await big(shard, '/p', 40); // 800 KB in chunks of up to 64 KiB
+    // The first read renders every chunk into the cache as it goes, and keeps the views.
+    const first = partsRead(shard, '/p');
+    expect(first.body.length).toBe(0);
+    expect(first.parts!.length).toBeGreaterThan(0);
+    expect(first.parts!.length).toBeLessThanOrEqual(14); // a part per chunk at most (800 KB in chunks of up to 64 KiB)
+    expect(joined(first.parts)).toBe(all);
+    expect(first.count).toBe(400);
+    for (const p of first.parts!) expect(p.buffer).toBeInstanceOf(SharedArrayBuffer);
+    // From the middle of a chunk (not rendered from there), the same bytes as one buffer.
+    const mid = partsRead(shard, '/p', 5);
+    expect(mid.parts === undefined || joined(mid.parts) === all.slice(5 * 2000)).toBe(true);
+    expect((mid.parts === undefined ? mid.body.toString() : joined(mid.parts))).toBe(all.slice(5 * 2000));
+    // Below PARTS_MIN: one buffer of its own.
+    const small = partsRead(shard, '/p', 0, PARTS_MIN / 2);
+    expect(small.parts).toBeUndefined();
+    expect(small.body.toString()).toBe(all.slice(0, small.body.length));
+    // Small chunks (parts that would average under PART_AVG_MIN): one buffer.
+    const tiny = open(tempDir(), new ReadCache(8 << 20), 4096);
+    await create(tiny, '/t');
+    const tinyAll = await big(tiny, '/t', 40);
+    partsRead(tiny, '/t');
+    const again = partsRead(tiny, '/t');
+    expect(again.parts).toBeUndefined();
+    expect(again.body.toString()).toBe(tinyAll);
+    // Without `parts`, never.
+    expect(shard.read({ name: '/p', seq: 0, count: 1_000_000, bytes: 1 << 30, format: 'raw', pooled: true }).parts).toBeUndefined();
+  });
+
+  it('keeps a lent page\'s slabs out of use until it is handed back, and lets them go for good when it is not back in time', async () => {
+    // A 2 MiB cache (512 KiB slabs) and streams of 800 KB: every read of another stream empties the oldest slabs.
+    const cache = new ReadCache(2 << 20);
+    const shard = open(tempDir(), cache, 64 * 1024);
+    const streams = ['/a', '/b', '/c', '/d', '/e'];
+    const data = new Map<string, string>();
+    for (const name of streams) {
+      await create(shard, name);
+      data.set(name, await big(shard, name, 40));
+    }
+    const page = partsRead(shard, '/a');
+    expect(page.parts).toBeDefined();
+    const id = cache.lend(page.parts!)!;
+    expect(id).toBeGreaterThanOrEqual(LENT_BASE);
+    expect(cache.lentPages).toBe(1);
+    // Other streams read, again and again, through the slabs around it: its bytes stay as they were.
+    for (let pass = 0; pass < 3; pass++) {
+      for (const name of streams.slice(1)) {
+        const r = partsRead(shard, name);
+        expect(r.parts === undefined ? r.body.toString() : joined(r.parts)).toBe(data.get(name));
+        expect(joined(page.parts)).toBe(data.get('/a'));
+      }
+    }
+    const slabsBefore = cache.slabs.allocated;
+    cache.giveBack(id);
+    cache.giveBack(id); // a second time: ignored
+    expect(cache.stats.returned).toBe(1);
+    expect(cache.lentPages).toBe(0);
+    // Once back, its slabs are emptied and taken like any other.
+    for (const name of streams.slice(1)) partsRead(shard, name);
+    expect(cache.slabs.allocated).toBeLessThanOrEqual(slabsBefore);
+
+    // Lent and never handed back: let go by trim, never written again, and a new slab takes its place.
+    const kept = partsRead(shard, '/a');
+    const id2 = cache.lend(kept.parts!)!;
+    const copy = joined(kept.parts);
+    cache.trim(0);
+    expect(cache.lentPages).toBe(0);
+    for (let pass = 0; pass < 3; pass++) for (const name of streams) {
+      const r = partsRead(shard, name);
+      expect(r.parts === undefined ? r.body.toString() : joined(r.parts)).toBe(data.get(name));
+    }
+    expect(joined(kept.parts)).toBe(copy);
+    cache.giveBack(id2); // too late: ignored
+    expect(cache.stats.returned).toBe(1);
+    expect(cache.slabs.allocated).toBeLessThanOrEqual(2 * (2 << 20));
   });
 });
 

@@ -10,7 +10,7 @@
  */
 import { type AuthFailure, type Authenticator, type Principal, ROOT_SCOPE, denial, tenantPrefix } from '../../actors';
 import { COMMON_HEADERS } from '../ds/ds-headers';
-import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler, wholeBody } from '../http/engine';
 import { withSend } from '../http/forwarding-response';
 import { type Listener, plan } from './access-map';
 
@@ -105,7 +105,8 @@ function unprefixing(res: HttpResponse, original: HttpRequest, rewritten: HttpRe
     const mapped = headers.map(([k, v]): readonly [string, string] => (k.toLowerCase() === 'location' ? [k, v.replace(rewritten.path, original.path)] : [k, v]));
     let out = body;
     if (isList && status === 200 && body !== undefined) {
-      const doc = JSON.parse(Buffer.from(body).toString('utf8')) as { streams: Array<{ name: string }> };
+      const whole = wholeBody(body);
+      const doc = JSON.parse(typeof whole === 'string' ? whole : Buffer.from(whole).toString('utf8')) as { streams: Array<{ name: string }> };
       for (const s of doc.streams) s.name = strip(s.name);
       out = JSON.stringify(doc);
     }

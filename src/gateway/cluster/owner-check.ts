@@ -24,7 +24,7 @@ import { type Logger } from '../../log';
 import { COMMON_HEADERS } from '../ds/ds-headers';
 import { toDsError } from '../ds/ds-errors';
 import { STREAM_BASE } from '../ds/context';
-import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler, type ResponseBody, isParts, wholeBody } from '../http/engine';
 import { withSend } from '../http/forwarding-response';
 import { isInternal } from '../shield';
 import { STREAMS_PATH } from '../svc/config-handlers';
@@ -131,7 +131,8 @@ function configChanged(res: HttpResponse, name: string, d: OwnerCheckDeps): Http
     let topic: string | null | undefined;
     if (status === 200) {
       try {
-        const doc = JSON.parse(typeof body === 'string' ? body : Buffer.from(body ?? new Uint8Array(0)).toString('utf8')) as { kafkaTopic?: string; kafkaTopicDerived?: boolean };
+        const whole = wholeBody(body) ?? '';
+        const doc = JSON.parse(typeof whole === 'string' ? whole : Buffer.from(whole).toString('utf8')) as { kafkaTopic?: string; kafkaTopicDerived?: boolean };
         topic = doc.kafkaTopicDerived === true ? null : doc.kafkaTopic;
       } catch {
         topic = undefined;
@@ -179,8 +180,9 @@ function movedAway(listener: OwnedListener, req: HttpRequest, res: HttpResponse,
 }
 
 /** The reply is the 503 of the `moved` outcome (gateway/kit/http-errors.ts: error `moved`; ds/ds-errors.ts: its message). */
-export function isMovedReply(listener: OwnedListener, status: number, body: Uint8Array | string | undefined): boolean {
-  if (status !== 503 || body === undefined) return false;
+export function isMovedReply(listener: OwnedListener, status: number, body: ResponseBody | undefined): boolean {
+  // An error reply is one buffer or a string, never parts (a read page's).
+  if (status !== 503 || body === undefined || isParts(body)) return false;
   const text = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   return listener === 'svc' ? text.includes('"error":"moved"') : text.includes('moved to another node');
 }
@@ -190,7 +192,7 @@ function fail(listener: OwnedListener, req: HttpRequest, res: HttpResponse, err:
   send(listener, req, res, e.status, e.headers, e.body ?? '');
 }
 
-function send(listener: OwnedListener, req: HttpRequest, res: HttpResponse, status: number, headers: HeaderList, body: string | Uint8Array): void {
+function send(listener: OwnedListener, req: HttpRequest, res: HttpResponse, status: number, headers: HeaderList, body: ResponseBody): void {
   if (res.aborted) return;
   const all: HeaderList = listener === 'ds' ? [...COMMON_HEADERS, ...headers] : headers;
   res.send(status, all, req.method === 'HEAD' ? undefined : body);

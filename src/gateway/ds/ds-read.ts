@@ -71,15 +71,17 @@ export async function readDsStream(ctx: DsContext, name: string, req: HttpReques
     const tail = ctx.live.tailOf(name);
     if (tail !== null && !tail.deleted && !tail.closed && rr.seq === tail.nextSeq) return waitAndAnswer(ctx, name, format, tail, rr, res);
   }
-  let first = await readPage(ctx.shards, name, rr.seq, format, ctx.readBytes);
+  // A catch-up page is sent as it is: a large raw one may come as parts (views of the worker's read cache).
+  const parts = rr.live === null;
+  let first = await readPage(ctx.shards, name, rr.seq, format, ctx.readBytes, undefined, parts);
   if (formatOf(first.contentType) !== format) {
-    ctx.shards.recycle(first.body);
+    ctx.shards.recycle(first.parts ?? first.body);
     format = remember(name, first.contentType, true);
-    first = await readPage(ctx.shards, name, rr.seq, format, ctx.readBytes);
+    first = await readPage(ctx.shards, name, rr.seq, format, ctx.readBytes, undefined, parts);
   }
   // `first` was read for this request alone (live waits below share theirs): its page's buffer
   // goes back to the shard worker once sent (docs/storage.md, "Read page buffers").
-  if (rr.live === null) return recycling(catchUp(first, rr, req), ctx.shards, first.body);
+  if (rr.live === null) return recycling(catchUp(first, rr, req), ctx.shards, first.parts ?? first.body);
   if (first.count > 0) return recycling(liveAnswer(first, rr), ctx.shards, first.body);
   if (first.closed) return closedAtTail(first);
   return waitAndAnswer(ctx, name, format, first, rr, res);
@@ -89,13 +91,13 @@ function catchUp(p: DsPage, rr: ReadRequest, req: HttpRequest): Reply {
   const headers = pageHeaders(p);
   if (rr.offsetNow) {
     headers.push(['cache-control', 'no-store']);
-    return { status: 200, headers, body: p.body };
+    return { status: 200, headers, body: p.parts ?? p.body };
   }
   // The answer depends on where the read started and what it reached; it changes when the stream closes.
   const etag = `"${p.streamId.toString(36)}.${rr.seq.toString(36)}.${p.nextSeq.toString(36)}${p.closed ? '.c' : ''}"`;
   headers.push(['etag', etag], ['cache-control', p.upToDate ? 'no-cache' : 'public, max-age=60, stale-while-revalidate=300']);
   if (req.headers['if-none-match'] === etag) return { status: 304, headers };
-  return { status: 200, headers, body: p.body };
+  return { status: 200, headers, body: p.parts ?? p.body };
 }
 
 function liveAnswer(p: DsPage, rr: ReadRequest): Reply {

@@ -29,10 +29,12 @@ export async function readPage(
   format: DsFormat,
   bytes: number,
   read?: (p: ReadParams) => Promise<ReadResult>,
+  parts = false,
 ): Promise<DsPage> {
   // `pooled` set in the literal, not `{ ...p, pooled: true }` (a hidden class per object: program/http/engine.ts, requestOf).
   const pooled = read === undefined;
-  const p: ReadParams = { name, seq, count: PAGE_COUNT, bytes, format, pooled };
+  // `parts` (a catch-up read's, sent as it is): a large raw page may come as views of the worker's read cache (ReadResult.parts).
+  const p: ReadParams = { name, seq, count: PAGE_COUNT, bytes, format, pooled, parts: pooled && parts && format === 'raw' };
   const r = await (read === undefined ? shards.read(p) : read(p));
   if (r.fork === null || seq < 0 || seq >= r.fork.seq) return r;
   // Below the fork point: the source's records first (r holds the fork's own, from its fork point).
@@ -40,13 +42,18 @@ export async function readPage(
   try {
     src = await readRange(shards, r.fork.source, seq, r.fork.seq, format, bytes);
   } catch (err) {
-    shards.recycle(r.body);
+    shards.recycle(r.parts ?? r.body);
     throw err;
   }
   // The fork's own page is replaced by the source's, or copied into the joined one: nothing reads
   // it after this (recycle is a no-op unless it was pooled).
-  const page: DsPage = src.next < r.fork.seq ? { ...r, body: src.body, count: src.count, nextSeq: src.next, upToDate: false, closed: false } : { ...r, body: join(format, [src.body, r.body]), count: src.count + r.count };
-  shards.recycle(r.body);
+  const own = r.parts === undefined ? [r.body] : r.parts;
+  const page: DsPage =
+    src.next < r.fork.seq
+      ? { ...r, body: src.body, count: src.count, nextSeq: src.next, upToDate: false, closed: false }
+      : { ...r, body: join(format, [src.body, ...own]), count: src.count + r.count };
+  delete page.parts;
+  shards.recycle(r.parts ?? r.body);
   return page;
 }
 

@@ -26,7 +26,7 @@
  * (Fetch standard, "origin header"), and such answers are not cached, so the headers would only
  * cost an appending server-side client two more header writes per append.
  */
-import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler, type ResponseBody } from '../http/engine';
 import { ForwardingResponse } from '../http/forwarding-response';
 
 /** What `--cors-origins` says: any origin, none, or these (lower-case `scheme://host[:port]`). */
@@ -150,7 +150,7 @@ class CorsResponse extends ForwardingResponse {
     this.#extra = extra;
   }
 
-  send(status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void {
+  send(status: number, headers: HeaderList, body?: ResponseBody, done?: BodyDone): void {
     this.inner.send(status, headers.concat(this.#extra), body, done);
   }
 

@@ -3,7 +3,7 @@
  * response that notes the status and the time of the first status line (a complete reply or a
  * streamed head), once, and passes everything on. Outside the shield, so its 500s count too.
  */
-import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler, type ResponseBody } from '../http/engine';
 import { ForwardingResponse } from '../http/forwarding-response';
 import { type HttpListener, type RequestCounts, type RequestSeries } from './request-counts';
 
@@ -49,7 +49,7 @@ class MeteredResponse extends ForwardingResponse {
     this.#metrics.observe(this.#series, status, (performance.now() - this.#start) / 1000);
   }
 
-  send(status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void {
+  send(status: number, headers: HeaderList, body?: ResponseBody, done?: BodyDone): void {
     if (!this.inner.aborted && !this.inner.sent) this.#count(status);
     this.inner.send(status, headers, body, done);
   }

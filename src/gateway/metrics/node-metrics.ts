@@ -279,6 +279,8 @@ export class NodeMetrics {
     cache('svc_read_cache_hits_total', 'chunks a raw read took from the shard workers\' read caches', 'counter', (r) => r.hits);
     cache('svc_read_cache_fills_total', 'chunks checked, rendered and added to the read caches', 'counter', (r) => r.fills);
     cache('svc_read_cache_bytes', 'bytes the read caches hold', 'gauge', (r) => r.bytes);
+    cache('svc_read_cache_lent_total', 'raw catch-up pages sent as views of the read caches, not copied', 'counter', (r) => r.lent);
+    cache('svc_read_cache_returned_total', 'pages sent as views of the read caches that were handed back once sent', 'counter', (r) => r.returned);
     // The shard workers' read page buffers (docs/storage.md, "Read page buffers"), summed over the workers.
     const pool = (name: string, help: string, type: 'counter' | 'gauge', pick: (r: ReadPoolStats) => number): void => {
       this.registry.registerMetric(customMetric(name, help, type, () => (from.shards?.readPool == null ? [] : [{ metricName: name, labels: {}, value: pick(from.shards.readPool) }])));

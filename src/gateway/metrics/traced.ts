@@ -10,7 +10,7 @@
  * A request whose client left before any status line ends its span when its handler is done.
  */
 import { type RequestSpan, type Tracing } from '../../tracing';
-import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler } from '../http/engine';
+import { type BodyDone, type HeaderList, type HttpRequest, type HttpResponse, type RequestHandler, type ResponseBody } from '../http/engine';
 import { ForwardingResponse } from '../http/forwarding-response';
 import { REQUEST_ID_HEADER } from '../request-log';
 import { HTTP_OPS } from './request-counts';
@@ -32,7 +32,7 @@ class TracedResponse extends ForwardingResponse {
     this.#span.end(status >= 500 ? String(status) : null);
   }
 
-  send(status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void {
+  send(status: number, headers: HeaderList, body?: ResponseBody, done?: BodyDone): void {
     this.#end(status, headers);
     this.inner.send(status, headers, body, done);
   }

@@ -45,9 +45,11 @@ export function readStream(ctx: SvcContext, name: string, req: HttpRequest, res:
 async function catchUp(ctx: SvcContext, name: string, req: HttpRequest, p: { seq: number; count: number; bytes: number; format: string; expectStreamId: number | null }): Promise<Reply> {
   const { seq, count, bytes, format, expectStreamId } = p;
   // Pooled: this read is this request's alone, and its body goes back to the worker once sent (`recycling`).
-  const r = await ctx.shards.read({ name, seq, count, bytes, format: format as ReadFormat, pooled: true });
+  // Parts: a large raw page the worker's read cache holds whole comes as views of it, not copied.
+  const r = await ctx.shards.read({ name, seq, count, bytes, format: format as ReadFormat, pooled: true, parts: format === 'raw' });
+  const page = r.parts ?? r.body;
   if (expectStreamId !== null && expectStreamId !== r.streamId) {
-    ctx.shards.recycle(r.body);
+    ctx.shards.recycle(page);
     throw new SvcError('conflict', 'the cursor belongs to an earlier stream of this name (it was deleted and created again)');
   }
   const headers = pageHeaders(r, format);
@@ -56,12 +58,12 @@ async function catchUp(ctx: SvcContext, name: string, req: HttpRequest, p: { seq
     const from = r.nextSeq - r.count;
     const etag = `"${r.streamId.toString(36)}-${from}-${r.nextSeq}-${format}${r.closed ? '-c' : ''}"`;
     headers.push(['etag', etag]);
-    if (matches(req.headers['if-none-match'], etag)) return recycling({ status: 304, headers: headers.filter(([k]) => k !== 'content-type') }, ctx.shards, r.body);
+    if (matches(req.headers['if-none-match'], etag)) return recycling({ status: 304, headers: headers.filter(([k]) => k !== 'content-type') }, ctx.shards, page);
   } else {
     headers.push(['cache-control', 'no-store']);
   }
   // This read is this request's alone: its page's buffer goes back to the worker once sent.
-  return recycling({ status: 200, headers, body: r.body }, ctx.shards, r.body);
+  return recycling({ status: 200, headers, body: page }, ctx.shards, page);
 }
 
 export async function headStream(ctx: SvcContext, name: string): Promise<Reply> {

@@ -63,6 +63,34 @@ export type HeaderList = ReadonlyArray<readonly [string, string]>;
 /** Called when the engine has finished with a response body (HttpResponse.send). */
 export type BodyDone = () => void;
 
+/**
+ * A complete response's body: bytes, text, or parts sent one after another as one body (a read
+ * page made of views of a shard worker's read cache, ReadResult.parts), never joined by an engine
+ * that can write them as they are.
+ */
+export type ResponseBody = Uint8Array | string | readonly Uint8Array[];
+
+/** `body` as one buffer or string: parts joined (for a sink that takes one, or a body too small to send in parts). */
+export function wholeBody(body: ResponseBody): Uint8Array | string;
+export function wholeBody(body: ResponseBody | undefined): Uint8Array | string | undefined;
+export function wholeBody(body: ResponseBody | undefined): Uint8Array | string | undefined {
+  return isParts(body) ? Buffer.concat(body) : body;
+}
+
+/** Whether `body` is parts. */
+export function isParts(body: ResponseBody | undefined): body is readonly Uint8Array[] {
+  return Array.isArray(body);
+}
+
+/** Bytes of `body`. */
+export function bodyBytes(body: ResponseBody): number {
+  if (typeof body === 'string') return Buffer.byteLength(body);
+  if (!isParts(body)) return body.byteLength;
+  let n = 0;
+  for (const p of body) n += p.byteLength;
+  return n;
+}
+
 export interface HttpResponse {
   /** True once the client has gone away; further writes are ignored. */
   readonly aborted: boolean;
@@ -78,7 +106,7 @@ export interface HttpResponse {
    * it, and the body is left to the garbage collector. A caller reuses the body's memory only
    * after `done` (a read page's buffer goes back to its shard worker, ShardClient.recycle).
    */
-  send(status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void;
+  send(status: number, headers: HeaderList, body?: ResponseBody, done?: BodyDone): void;
   /** Start a streamed response (server-sent events, long bodies). */
   writeHead(status: number, headers: HeaderList): void;
   /** Write a chunk of a streamed response; false when the client is not keeping up (backpressure). */

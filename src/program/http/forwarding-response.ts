@@ -3,7 +3,7 @@
  * (CORS, the request log, metrics) each change only the status line's way through; they extend
  * this and override `send` / `writeHead`, instead of each repeating the whole contract.
  */
-import { type BodyDone, type HeaderList, type HttpResponse } from './engine';
+import { type BodyDone, type HeaderList, type HttpResponse, type ResponseBody } from './engine';
 
 export class ForwardingResponse implements HttpResponse {
   protected readonly inner: HttpResponse;
@@ -24,7 +24,7 @@ export class ForwardingResponse implements HttpResponse {
     this.inner.onAborted(cb);
   }
 
-  send(status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void {
+  send(status: number, headers: HeaderList, body?: ResponseBody, done?: BodyDone): void {
     this.inner.send(status, headers, body, done);
   }
 
@@ -54,7 +54,7 @@ export class ForwardingResponse implements HttpResponse {
 }
 
 /** What a wrapper does instead of `send`, given the response it wraps. */
-export type SendHook = (inner: HttpResponse, status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone) => void;
+export type SendHook = (inner: HttpResponse, status: number, headers: HeaderList, body?: ResponseBody, done?: BodyDone) => void;
 
 /**
  * `inner` with its `send` replaced by `hook`, everything else passed on: for the wrappers made per
@@ -73,7 +73,7 @@ class HookedResponse extends ForwardingResponse {
     this.#hook = hook;
   }
 
-  override send(status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void {
+  override send(status: number, headers: HeaderList, body?: ResponseBody, done?: BodyDone): void {
     this.#hook(this.inner, status, headers, body, done);
   }
 }

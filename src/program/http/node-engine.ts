@@ -15,8 +15,12 @@ import {
   type HttpServerHandle,
   type ListenOptions,
   type RequestHandler,
+  type ResponseBody,
+  bodyBytes,
+  isParts,
   requestOf,
   streamedRequestOf,
+  wholeBody,
 } from './engine';
 import { listenError } from './listen-errors';
 import { OpenResponses } from './open-responses';
@@ -288,10 +292,15 @@ class NodeResponse implements HttpResponse, Paced {
     if (!this.#started && !this.#aborted) this.#res.writeContinue();
   }
 
-  send(status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void {
+  send(status: number, headers: HeaderList, body?: ResponseBody, done?: BodyDone): void {
     if (this.#ended || this.#aborted) return done?.();
     if (this.#started) throw new Error('send() after writeHead()');
-    this.#complete(status, headers, body, false);
+    if (isParts(body) && !this.#isHead && bodyAllowed(status)) {
+      // Parts are written one after another, as they are (a read page of the read cache's views).
+      this.writeHead(status, [...headers.filter(([name]) => name.toLowerCase() !== 'content-length'), ['content-length', String(bodyBytes(body))]]);
+      for (const part of body) this.write(part);
+      this.end();
+    } else this.#complete(status, headers, wholeBody(body), false);
     // 'finish': the last write's callback ran, so the socket has handed every byte of the body to
     // the kernel. A client that leaves first gets 'close' alone: the socket may still hold the
     // body in a write of its own, so `done` is never called and the body is left to the GC.
@@ -363,7 +372,7 @@ class NodeResponse implements HttpResponse, Paced {
     const pairs = headerPairs(headers, keepLength);
     // A body gets its true length; HEAD and 304 keep the caller's (the length a GET would have had).
     const addLength = !noBody || (keepLength && body !== undefined && headerValue(headers, 'content-length') === undefined);
-    if (addLength) pairs.push(['content-length', String(byteLength(body))]);
+    if (addLength) pairs.push(['content-length', String(body === undefined ? 0 : bodyBytes(body))]);
     if (closeConnection) pairs.push(['connection', 'close']);
     this.#res.writeHead(status, pairs); // throws on invalid headers, before we count as started
     this.#ended = true;
@@ -422,11 +431,6 @@ class NodeResponse implements HttpResponse, Paced {
     this.#remaining -= bytes.byteLength;
     return bytes.byteLength > 0 ? bytes : undefined;
   }
-}
-
-function byteLength(body: Uint8Array | string | undefined): number {
-  if (body === undefined) return 0;
-  return typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
 }
 
 class NodeServer implements HttpServerHandle {

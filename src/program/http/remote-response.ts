@@ -5,7 +5,7 @@
  * observe is kept here, synchronously: `aborted`, `sent`, the errors of a second status line or of
  * a bad header; backpressure is the thread's, reported back one hop later (`blocked`, `writable`).
  */
-import { type HeaderList, type HttpResponse } from './engine';
+import { type BodyDone, type HeaderList, type HttpResponse, type ResponseBody, isParts, wholeBody } from './engine';
 import { Op, type OpBatch } from './io-wire';
 import { checkHead } from './uws-engine';
 
@@ -56,12 +56,15 @@ export class RemoteResponse implements HttpResponse {
     this.#writableCb = cb;
   }
 
-  send(status: number, headers: HeaderList, body?: Uint8Array | string): void {
-    if (this.#ended || this.#aborted) return;
+  send(status: number, headers: HeaderList, body?: ResponseBody, done?: BodyDone): void {
+    if (this.#ended || this.#aborted) return done?.();
     if (this.#started) throw new Error('send() after writeHead()');
     checkHead(status, headers);
-    this.#sink.batch().add(Op.Send, this.id, body, { status, headers });
+    // Parts are joined: the I/O thread gets one copy of the body, so they are free at once.
+    const parts = isParts(body);
+    this.#sink.batch().add(Op.Send, this.id, wholeBody(body), { status, headers });
     this.#settle();
+    if (parts) done?.();
   }
 
   /** Answers a request the I/O thread found too large, and closes its connection. */

@@ -19,8 +19,12 @@ import {
   type HttpServerHandle,
   type ListenOptions,
   type RequestHandler,
+  type ResponseBody,
+  bodyBytes,
+  isParts,
   requestOf,
   streamedRequestOf,
+  wholeBody,
 } from './engine';
 import { listenError, probeListen } from './listen-errors';
 import { OpenResponses } from './open-responses';
@@ -539,9 +543,6 @@ function writeHead(res: Uws.HttpResponse, status: number, headers: HeaderList, k
   writeHeaders(res, headers, keepLength, plain);
 }
 
-function byteLength(body: Uint8Array | string): number {
-  return typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
-}
 
 /** A body this large is sent with `tryEnd` (no copy of what the socket does not take at once). */
 const LARGE_BODY = 256 * 1024;
@@ -626,19 +627,26 @@ export class UwsResponse implements HttpResponse, Paced {
     this.#writableCb = cb;
   }
 
-  send(status: number, headers: HeaderList, body?: Uint8Array | string, done?: BodyDone): void {
+  send(status: number, headers: HeaderList, body?: ResponseBody, done?: BodyDone): void {
     if (this.#ended || this.#aborted) return done?.();
     if (this.#mode !== 'idle') throw new Error('send() after writeHead()');
     this.#bodyDone = done;
-    if (body !== undefined && typeof body !== 'string' && body.byteLength >= LARGE_BODY && !this.#isHead && bodyAllowed(status) && headerValue(headers, 'connection') === undefined) {
+    const bytes = body === undefined ? 0 : bodyBytes(body);
+    if (body !== undefined && typeof body !== 'string' && bytes >= LARGE_BODY && !this.#isHead && bodyAllowed(status) && headerValue(headers, 'connection') === undefined) {
       // tryEnd writes what the socket takes and leaves the rest where it is, in `body`; end()
       // would first copy the rest into uWS's own buffer (megabytes for a catch-up page).
       // The body's own length, whatever the caller's headers say (as for every send()).
-      this.writeHead(status, [...headers.filter(([name]) => name.toLowerCase() !== 'content-length'), ['content-length', String(body.byteLength)]]);
-      this.end(body);
+      this.writeHead(status, [...headers.filter(([name]) => name.toLowerCase() !== 'content-length'), ['content-length', String(bytes)]]);
+      if (!isParts(body)) return this.end(body);
+      // Parts go to tryEnd one after another, as they are (a read page of the read cache's views).
+      this.#remaining -= bytes;
+      for (const part of body) if (part.byteLength > 0) this.#queue.push(part);
+      this.#res.cork(() => this.#flush());
+      if (this.#queue.length > 0) this.#pushedBack();
+      this.end();
       return;
     }
-    this.#complete(status, headers, body, false);
+    this.#complete(status, headers, wholeBody(body), false);
   }
 
   /** Sends the `tooLarge` response and closes the connection, so the client stops uploading. */
@@ -810,7 +818,7 @@ export class UwsResponse implements HttpResponse, Paced {
       const keepLength = lengthAllowed(status);
       writeHeaders(res, headers, keepLength, plain);
       if (keepLength && body !== undefined && headerValue(headers, 'content-length') === undefined) {
-        res.writeHeader('content-length', String(byteLength(body)));
+        res.writeHeader('content-length', String(bodyBytes(body)));
       }
       // uWS knows nothing of HEAD: end() would send the body plus its own Content-Length: 0, and
       // endWithoutBody(n) in this build waits for n body bytes that never come (the response

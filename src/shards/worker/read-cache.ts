@@ -63,6 +63,12 @@ export const ENTRY_OVERHEAD = 800;
  */
 const SLAB_MAX = 4 * 1024 * 1024; // 4 MiB
 
+/** Ids of lent pages (`lend`) start here; the page pool's slab ids stay below it. */
+export const LENT_BASE = 0x80000000;
+const LENT_IDS = 0x7fffffff;
+/** A lent page not handed back within this long has its slabs let go (`trim`). */
+const LENT_MS = 60_000; // 1 min
+
 /**
  * A piece of the cache's memory: entries are rendered into it back to back and leave it together,
  * oldest slab first, and the emptied slab takes new entries. Its memory is allocated once and
@@ -80,6 +86,10 @@ interface Slab {
   held: Held[];
   /** The read (ReadCache.endRead) that last took an entry of it: not emptied before that read ends. */
   pinned: number;
+  /** Pages lent out of it (`lend`) not yet handed back: not emptied while any is out. */
+  out: number;
+  /** Let go while a page was out too long (`trim`): never rendered into again, never counted again. */
+  dropped: boolean;
 }
 
 /** An entry as held: the chunk, its key, the stream it belongs to, its size, the slab its bytes are in. */
@@ -107,6 +117,13 @@ interface Held {
  * that read ends (`endRead`, gather's last step; reads run one at a time on a worker's thread),
  * and an entry that would need such a slab is not kept.
  *
+ * A large `raw` page whose every value is held here is not copied at all (`ReadParams.parts`):
+ * the reply carries views of the slabs (shared memory, as the page pool's pages) and the gateway
+ * thread writes them to the socket; the slabs they are in are lent (`lend`) and not emptied until
+ * the page is handed back (`giveBack`, RETURNED_PAGE), or let go for good when it is not back
+ * within a minute (`trim`: a new slab takes a let-go one's place, and its memory goes when both
+ * threads have dropped it).
+ *
  * One stream holds at most half the budget: a read of a stream larger than the cache (a replay
  * from the start) would otherwise render every chunk and evict it again before the next pass
  * needs it, costing more than walking the frames; capped, its first chunks stay and are served,
@@ -130,6 +147,13 @@ export class ReadCache {
   #bytes = 0;
   #hits = 0;
   #fills = 0;
+  /** Each slab by its memory (`lend` finds a part's slab). */
+  readonly #slabOf = new WeakMap<ArrayBufferLike, Slab>();
+  /** Pages lent by id, oldest first: the slabs each holds and when it went. */
+  readonly #lent = new Map<number, { slabs: Slab[]; at: number }>();
+  #nextLent = 0;
+  #lentTotal = 0;
+  #returned = 0;
 
   /** `budgetBytes` 0 turns the cache off: nothing is kept. */
   constructor(budgetBytes: number) {
@@ -143,7 +167,7 @@ export class ReadCache {
   }
 
   get stats(): ReadCacheStats {
-    return { hits: this.#hits, fills: this.#fills, bytes: this.#bytes };
+    return { hits: this.#hits, fills: this.#fills, bytes: this.#bytes, lent: this.#lentTotal, returned: this.#returned };
   }
 
   /**
@@ -157,11 +181,12 @@ export class ReadCache {
   }
 
   /** The chunk at `segId`/`pos` of shard `shardId` as rendered for `kind` at length `len`, if held. */
-  get<K extends CachedChunk['kind']>(shardId: number, segId: number, pos: number, len: number, kind: K): Extract<CachedChunk, { kind: K }> | undefined {
+  get<K extends CachedChunk['kind']>(shardId: number, segId: number, pos: number, len: number, kind: K, keepViews = false): Extract<CachedChunk, { kind: K }> | undefined {
     const h = this.#entries.get(keyOf(shardId, segId, pos, kind));
     if (h === undefined || h.chunk.len !== len || h.chunk.kind !== kind) return undefined;
-    // A binary page gathers views of its entries and copies them at its end; a raw one copies each at once.
-    if (kind === 'binary') h.slab.pinned = this.#read;
+    // A binary page gathers views of its entries and copies them at its end, as does a raw one
+    // that may become a page of parts (`keepViews`); any other raw one copies each at once.
+    if (kind === 'binary' || keepViews) h.slab.pinned = this.#read;
     this.#hits++;
     return h.chunk as Extract<CachedChunk, { kind: K }>;
   }
@@ -199,6 +224,65 @@ export class ReadCache {
     return b;
   };
 
+  /**
+   * Lend the slabs `parts` are views of to a page sent as they are (a raw page of parts, whose
+   * read took them with `keepViews`): none of them is emptied until `giveBack(id)`. Returns the
+   * page's id (at least LENT_BASE, so the worker tells it from a page pool slab's), or null when a
+   * part is not in a slab of this cache (the page is then copied).
+   */
+  lend(parts: readonly Buffer[]): number | null {
+    const slabs: Slab[] = [];
+    for (const p of parts) {
+      const slab = this.#slabOf.get(p.buffer);
+      if (slab === undefined || slab.dropped) return null;
+      if (!slabs.includes(slab)) slabs.push(slab);
+    }
+    for (const slab of slabs) slab.out++;
+    const id = LENT_BASE + (this.#nextLent++ % LENT_IDS);
+    this.#lent.set(id, { slabs, at: Date.now() });
+    this.#lentTotal++;
+    return id;
+  }
+
+  /** The gateway thread is done with lent page `id`: its slabs may be emptied again. Unknown ids are ignored. */
+  giveBack(id: number): void {
+    const l = this.#lent.get(id);
+    if (l === undefined) return;
+    this.#lent.delete(id);
+    this.#returned++;
+    for (const slab of l.slabs) if (!slab.dropped) slab.out--;
+  }
+
+  /** Pages lent out and not handed back (tests). */
+  get lentPages(): number {
+    return this.#lent.size;
+  }
+
+  /**
+   * Let go of the slabs of pages lent longer than `maxMs` ago (the worker's minute timer): a page
+   * never handed back (a worker's reply whose gateway thread ended, a client of an engine that
+   * cannot tell when it is done) would otherwise keep its slabs out of the cache for good. A let-go
+   * slab is never rendered into again: its entries leave, a new slab may take its place, and its
+   * memory goes once neither thread refers to it.
+   */
+  trim(maxMs = LENT_MS): void {
+    const old = Date.now() - maxMs;
+    for (const [id, l] of this.#lent) {
+      if (l.at > old) break;
+      this.#lent.delete(id);
+      for (const slab of l.slabs) if (!slab.dropped) this.#dropSlab(slab);
+    }
+  }
+
+  #dropSlab(slab: Slab): void {
+    slab.dropped = true;
+    const i = this.#slabs.indexOf(slab);
+    if (i >= 0) this.#slabs.splice(i, 1);
+    this.#empty(slab);
+    this.#slabOf.delete(slab.buf.buffer);
+    this.#allocated--;
+  }
+
   /** The read in progress is done: the views it took are copied, its slabs may be emptied. */
   endRead(): void {
     this.#read++;
@@ -208,7 +292,7 @@ export class ReadCache {
    * Keep a rendered chunk of stream `streamId` (rendered into this cache's memory: `alloc`),
    * evicting the oldest slabs beyond the budget.
    */
-  put(shardId: number, streamId: number, segId: number, pos: number, e: CachedChunk): void {
+  put(shardId: number, streamId: number, segId: number, pos: number, e: CachedChunk, keepViews = false): void {
     const size = sizeOf(e);
     const slab = this.#slabs[this.#slabs.length - 1];
     // Only an entry rendered into the newest slab (alloc, just before) is the cache's to keep.
@@ -220,26 +304,37 @@ export class ReadCache {
     const h: Held = { chunk: e, key, stream, size, slab };
     slab.held.push(h);
     slab.charged += size;
-    if (e.kind === 'binary') slab.pinned = this.#read;
+    if (e.kind === 'binary' || keepViews) slab.pinned = this.#read;
     this.#entries.set(key, h);
     this.#bytes += size;
     this.#streams.set(stream, (this.#streams.get(stream) ?? 0) + size);
     this.#fills++;
     // Over the budget (entries' overheads count: small chunks reach it before the slabs do).
-    while (this.#bytes > this.#budget && this.#slabs.length > 1 && this.#slabs[0]!.pinned !== this.#read) this.#spare.push(this.#empty(this.#slabs.shift()!));
+    while (this.#bytes > this.#budget && this.#slabs.length > 1 && this.#free(this.#slabs[0]!)) this.#spare.push(this.#empty(this.#slabs.shift()!));
   }
 
-  /** A new slab, while fewer than the budget's are allocated; else null. */
+  /** Whether `slab` may be emptied: no view of it is taken by the read in progress or lent out. */
+  #free(slab: Slab): boolean {
+    return slab.pinned !== this.#read && slab.out === 0;
+  }
+
+  /**
+   * A new slab, while fewer than the budget's are allocated; else null. Shared memory (unlike the
+   * page pool's, never transferred or handed over whole): a page of parts goes to the gateway
+   * thread as views of it.
+   */
   #fresh(): Slab | null {
     if (this.#allocated >= this.#maxSlabs) return null;
     this.#allocated++;
-    return { buf: Buffer.allocUnsafeSlow(this.#slabBytes), used: 0, charged: 0, held: [], pinned: 0 };
+    const slab: Slab = { buf: Buffer.from(new SharedArrayBuffer(this.#slabBytes)), used: 0, charged: 0, held: [], pinned: 0, out: 0, dropped: false };
+    this.#slabOf.set(slab.buf.buffer, slab);
+    return slab;
   }
 
-  /** The oldest slab, emptied, unless this read took an entry of it (or it is the only one). */
+  /** The oldest slab, emptied, unless this read took an entry of it or a page of it is lent (or it is the only one). */
   #reuseOldest(): Slab | null {
     const oldest = this.#slabs[0];
-    if (oldest === undefined || this.#slabs.length === 1 || oldest.pinned === this.#read) return null;
+    if (oldest === undefined || this.#slabs.length === 1 || !this.#free(oldest)) return null;
     this.#slabs.shift();
     return this.#empty(oldest);
   }

@@ -60,10 +60,26 @@ function damage(buf: Buffer, c: Chunk, off: number): string {
 }
 
 export interface Gathered {
+  /** The page; empty when `parts` holds it. */
   body: Buffer;
+  /** A `raw` page as views of the read cache's slabs, in order (a read with `parts`), to be lent with the reply (ReadCache.lend). */
+  parts?: Buffer[];
   count: number;
   nextSeq: number;
 }
+
+/**
+ * A raw page of parts smaller than this is copied into one buffer after all: the copy is cheap
+ * there, and the HTTP engines send a body that small in one write anyway.
+ */
+export const PARTS_MIN = 256 * 1024; // 256 KiB
+/**
+ * Parts average at least this many bytes, or the page is copied after all. A part is at most one
+ * chunk's values (each entry's value offsets follow its values in the slab), and each is a write
+ * of its own to the socket: a page of a stream of small chunks (appends interleaved over many
+ * streams) would be thousands of small writes, where one copy and one write cost less.
+ */
+export const PART_AVG_MIN = 32 * 1024; // 32 KiB
 
 /**
  * Committed data only (ReadVisibility): where the read ends (the last stable offset, or the
@@ -94,21 +110,22 @@ export interface ShardCache {
 /**
  * A page of stream `s` from `from` in `format`. `pooled`: the body comes back to this worker once
  * sent (ReadParams.pooled), so it may be rendered into the page pool's shared memory (page-pool.ts).
+ * `parts`: a large `raw` page held whole by the read cache may come as views of it (ReadParams.parts).
  */
-export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat, visibility?: ReadVisibility, cache?: ShardCache, pooled = false): Gathered {
+export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat, visibility?: ReadVisibility, cache?: ShardCache, pooled = false, parts = false): Gathered {
   try {
-    return gatherPage(log, index, s, from, maxCount, maxBytes, format, visibility, cache, pooled);
+    return gatherPage(log, index, s, from, maxCount, maxBytes, format, visibility, cache, pooled, parts);
   } finally {
     // Every view of the read cache this read took is copied into its page now: its slabs may be reused (read-cache.ts).
     cache?.cache.endRead();
   }
 }
 
-function gatherPage(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat, visibility: ReadVisibility | undefined, cache: ShardCache | undefined, pooled: boolean): Gathered {
+function gatherPage(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat, visibility: ReadVisibility | undefined, cache: ShardCache | undefined, pooled: boolean, parts: boolean): Gathered {
   const view = committedView(s, visibility);
   const cached = cache?.cache.enabled === true ? cache : undefined;
   const buffers = pooled ? pagePool() : FRESH_PAGES;
-  if (format === 'raw' || format === 'json-array') return gatherValues(log, index, s, from, maxCount, maxBytes, view, format === 'raw' ? RAW : JSON_ARRAY, format === 'raw' ? cached : undefined, buffers);
+  if (format === 'raw' || format === 'json-array') return gatherValues(log, index, s, from, maxCount, maxBytes, view, format === 'raw' ? RAW : JSON_ARRAY, format === 'raw' ? cached : undefined, buffers, parts && format === 'raw');
   const batchCache = format === 'binary' ? cached : undefined;
   /** A batch is a view of a cache entry: the body must be a copy of its own (it is handed to another thread). */
   let shared = false;
@@ -260,11 +277,22 @@ const BATCH_PRODUCER_ID = 43;
  * copy that front into the page, sized once from the chunk index (raw-page.ts). No record is
  * decoded into an object: a Durable Streams JSON stream is read the way a raw one is.
  */
-function gatherValues(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, view: Committed, framing: PageFraming, cache: ShardCache | undefined, buffers: PageBuffers): Gathered {
+function gatherValues(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, view: Committed, framing: PageFraming, cache: ShardCache | undefined, buffers: PageBuffers, asParts: boolean): Gathered {
   const end = view.end;
   const cursor = index.cursor(s, from);
   const plan = planPage(cursor, from, end, maxCount, maxBytes, framing);
-  const page = new RawPage(plan.capacity, buffers);
+  // A page of parts (ReadParams.parts): while every chunk is held by the read cache, its values are
+  // views of the cache's slabs, kept (not copied) and lent with the reply; the first chunk that is
+  // not held turns them into a page as any other read builds it, and the walk goes on there.
+  let parts: Buffer[] | null = asParts && cache !== undefined ? [] : null;
+  let page: RawPage | null = parts === null ? new RawPage(plan.capacity, buffers) : null;
+  const pageNow = (): RawPage => {
+    if (page !== null) return page;
+    page = new RawPage(plan.capacity, buffers);
+    for (const p of parts!) page.append(p, p.length);
+    parts = null;
+    return page;
+  };
   const r: CompactResult = { n: 0, bytes: 0, written: 0, next: 0, full: false };
   let count = 0;
   let bytes = 0;
@@ -275,20 +303,22 @@ function gatherValues(log: SegmentLog, index: ChunkIndex, s: StreamState, from: 
     if (cache !== undefined) {
       // The read cache (raw only): a chunk reached from its first record is rendered whole once
       // (chunk-render.ts, which copies what it keeps out of the scratch); a held one is a slice.
-      let e = cache.cache.get(cache.shardId, c.segId, c.pos, c.len, 'raw');
+      const keep = parts !== null;
+      let e = cache.cache.get(cache.shardId, c.segId, c.pos, c.len, 'raw', keep);
       if (e === undefined && next <= c.baseSeq && cache.cache.admits(cache.shardId, s.id, c.len)) {
         buf = log.readInto(c.segId, c.pos, c.len, chunkScratch(c.len));
         const rendered = renderValues(buf, s.id, c, cache.cache.alloc);
         if (rendered === 'spoiled') buf = undefined;
         else if (rendered !== null) {
-          cache.cache.put(cache.shardId, s.id, c.segId, c.pos, rendered);
+          cache.cache.put(cache.shardId, s.id, c.segId, c.pos, rendered, keep);
           e = rendered;
         }
       }
       if (e !== undefined) {
         const t = takeCached(e, next, end, maxCount - count, maxBytes - bytes, count === 0);
         if (t.n > 0) {
-          page.append(t.part, t.part.length);
+          if (parts !== null) addPart(parts, t.part);
+          else page!.append(t.part, t.part.length);
           count += t.n;
           bytes += t.bytes;
           next = t.next;
@@ -297,6 +327,7 @@ function gatherValues(log: SegmentLog, index: ChunkIndex, s: StreamState, from: 
         continue;
       }
     }
+    const into = pageNow();
     buf ??= log.readInto(c.segId, c.pos, c.len, chunkScratch(c.len));
     let good = 0;
     /** Values compacted to the front of `buf` and not yet in the page. */
@@ -326,11 +357,11 @@ function gatherValues(log: SegmentLog, index: ChunkIndex, s: StreamState, from: 
       const takeFirst = count === 0;
       if ((attributes & ATTR_COMPRESSION_MASK) !== 0) {
         // A compressed batch (Kafka Produce): its values come from a decompressed copy.
-        page.append(buf, written);
+        into.append(buf, written);
         written = 0;
         const inflated = inflateBatch(buf, batchPos);
         compactValues(inflated, 0, next, end, maxCount - count, room, 0, r, framing.sep, takeFirst);
-        page.append(inflated, r.written);
+        into.append(inflated, r.written);
       } else {
         compactValues(buf, batchPos, next, end, maxCount - count, room, written, r, framing.sep, takeFirst);
         written += r.written;
@@ -339,13 +370,24 @@ function gatherValues(log: SegmentLog, index: ChunkIndex, s: StreamState, from: 
       bytes += r.bytes;
       if (r.n > 0) next = r.next;
       if (r.full) {
-        page.append(buf, written);
+        into.append(buf, written);
         break chunks;
       }
     }
-    page.append(buf, written);
+    into.append(buf, written);
   }
-  return { body: page.take(framing), count, nextSeq: pastGap(index, s, count, next, end) };
+  const nextSeq = pastGap(index, s, count, next, end);
+  if (parts !== null && bytes >= PARTS_MIN && parts.length * PART_AVG_MIN <= bytes) return { body: EMPTY_PAGE, parts, count, nextSeq };
+  return { body: pageNow().take(framing), count, nextSeq };
+}
+
+const EMPTY_PAGE = Buffer.alloc(0);
+
+/** Append view `v` to `parts`, joined with the last one when it follows it in the same slab. */
+function addPart(parts: Buffer[], v: Buffer): void {
+  const last = parts[parts.length - 1];
+  if (last !== undefined && last.buffer === v.buffer && last.byteOffset + last.length === v.byteOffset) parts[parts.length - 1] = Buffer.from(v.buffer, last.byteOffset, last.length + v.length);
+  else parts.push(v);
 }
 
 /** One checked RecordBatch of a remote range (remote-chunks.ts RemoteBatch): the bytes and their seqs. */

@@ -615,9 +615,9 @@ export class Shard {
     // An adopted stream's records below its remote end are in the object store (docs/objects.md,
     // "How a read finds its object and byte range"); a read of them never starts at the local
     // records as if they were trimmed.
-    const g = s.remote !== undefined && from < s.startSeq ? this.#readRemote(s, from, p) : gather(this.#log, this.#index, s, from, p.count, p.bytes, p.format, p.visibility, this.#readCache, p.pooled === true);
+    const g = s.remote !== undefined && from < s.startSeq ? this.#readRemote(s, from, p) : gather(this.#log, this.#index, s, from, p.count, p.bytes, p.format, p.visibility, this.#readCache, p.pooled === true, p.parts === true);
     const upToDate = g.nextSeq >= end;
-    return {
+    const r: ReadResult = {
       body: g.body,
       count: g.count,
       nextSeq: g.nextSeq,
@@ -629,6 +629,8 @@ export class Shard {
       contentType: s.meta.contentType,
       fork: s.meta.fork,
     };
+    if (g.parts !== undefined) r.parts = g.parts;
+    return r;
   }
 
   /**

@@ -32,7 +32,7 @@ import { ObjectCommit } from './object-commit';
 import { type Replicator } from './group-commit';
 import { SharedReplicator } from './shared-replicator';
 import { CommitBarrier } from './commit-barrier';
-import { ReadCache } from './read-cache';
+import { LENT_BASE, ReadCache } from './read-cache';
 import { SyncJournal, replayJournal } from './sync-journal';
 import { PagePool, pagePool, setPagePool } from './page-pool';
 import { shardOf } from '../placement';
@@ -134,11 +134,17 @@ function outboxOf(client: number): Writer | null {
   let o = outboxes.get(client);
   if (o === undefined) {
     if (client !== 0 && !clients.has(client)) return null; // detached meanwhile: nobody to answer
-    o = new Writer(true, (sab) => pagePool().share(sab));
+    o = new Writer(
+      true,
+      (sab) => pagePool().share(sab),
+      (parts) => readCache?.lend(parts) ?? null,
+    );
     outboxes.set(client, o);
   }
   return o;
 }
+/** The worker's read cache, shared by its shards (set up with them): it lends pages of parts (ReadResult.parts). */
+let readCache: ReadCache | null = null;
 /** Creates and appends are refused while the disk is full (deletes and trims free space). */
 let lowSpace = cfg.lowSpace === true;
 let sendScheduled = false;
@@ -344,7 +350,11 @@ function onPacked(client: number, msg: ArrayBuffer | PackedWithExtras): void {
   const touched = new Set<Shard>();
   // Extras: a Kafka request frame's batch, moved here by the gateway thread (wire.ts, Writer.blob).
   readEntries(packed.message, packed.extras, (id, code, shardId, r) => {
-    if (code === RETURNED_PAGE) return pagePool().giveReturned(r.u32());
+    if (code === RETURNED_PAGE) {
+      // A page pool slab's id, or a page of parts the read cache lent (ids from LENT_BASE).
+      const id = r.u32();
+      return id >= LENT_BASE ? readCache?.giveBack(id) : pagePool().giveReturned(id);
+    }
     if (dying !== null) return fail(client, id, shardId, dying);
     const shard = shards.get(shardId);
     if (shard === undefined) return fail(client, id, shardId, new SvcError('internal', `shard ${shardId} is not hosted by this worker`));
@@ -414,7 +424,8 @@ async function main(): Promise<void> {
   let shared = null as Replicator | null;
   // Objects mode: the object range cache of adopted streams' reads, shared by this worker's shards (docs/objects.md, "The object cache").
   const rangeCache = o === undefined ? null : new RangeCache<RemoteBatch[]>({ budgetBytes: o.cacheBytes ?? 0, sizeOf: (v) => remoteBytes(v as RemoteBatch[]), remember: rememberDamage });
-  const readCache = new ReadCache(cfg.readCacheBytes ?? 0);
+  const cache = new ReadCache(cfg.readCacheBytes ?? 0);
+  readCache = cache;
   setPagePool(new PagePool(cfg.readPoolBytes ?? 0));
   cfg.shardIds.forEach((shardId, i) => {
     const store = openStores[i]!;
@@ -441,7 +452,7 @@ async function main(): Promise<void> {
       maxChunkBytes: cfg.maxChunkBytes,
       durability: cfg.durability ?? 'sync',
       indexCacheChunks: cfg.indexCacheChunks,
-      readCache,
+      readCache: cache,
       reportsReadCache: i === 0,
       limits: cfg.limits,
       schemas: schemaRegistry,
@@ -469,7 +480,10 @@ async function main(): Promise<void> {
     setInterval(() => {
       for (const s of shards.values()) s.reap();
     }, cfg.reaperIntervalMs),
-    setInterval(() => pagePool().trim(), POOL_TRIM_MS),
+    setInterval(() => {
+      pagePool().trim();
+      cache.trim();
+    }, POOL_TRIM_MS),
   );
   for (const s of shards.values()) s.maintain();
   port.postMessage({ type: 'ready', recovery } satisfies WorkerEvent);
