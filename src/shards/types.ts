@@ -222,7 +222,7 @@ export interface ReadParams {
    */
   pooled?: boolean;
   /**
-   * With `pooled`, and the `raw` format: the caller can send a page made of parts
+   * With `pooled`, and the `raw` or `binary` format: the caller can send a page made of parts
    * (ReadResult.parts), so a large page the worker's read cache holds whole comes as views of
    * its memory, not copied (docs/storage.md, "Read cache").
    */

@@ -60,6 +60,8 @@ const SHARED = 0xfffffffe;
  * of parts, the page's id, then per part `shared[index]` at (offset, length).
  */
 const PARTS = 0xfffffffd;
+/** In a page of parts, instead of a shared buffer's index: a part's bytes inline (u32 length, bytes). */
+const INLINE_PART = 0xffffffff;
 const EMPTY = Buffer.alloc(0);
 
 /** One direction's message under construction; `take()` hands it over for transfer. */
@@ -237,7 +239,8 @@ export class Writer {
 
   /**
    * A page of parts, views of shared memory (ReadResult.parts): lent as they are when `lend` takes
-   * them, else copied back to back as one blob. Read with `Reader.page`.
+   * them (a part in memory of its own goes inline), else copied back to back as one blob. Read with
+   * `Reader.page`.
    */
   parts(parts: readonly Buffer[]): void {
     const id = this.#lend?.(parts) ?? null;
@@ -250,19 +253,28 @@ export class Writer {
       return;
     }
     this.ensure(12 + 12 * parts.length);
-    const b = this.buf;
     let p = this.pos;
-    b.writeUInt32LE(PARTS, p);
-    b.writeUInt32LE(parts.length, p + 4);
-    b.writeUInt32LE(id, p + 8);
+    this.buf.writeUInt32LE(PARTS, p);
+    this.buf.writeUInt32LE(parts.length, p + 4);
+    this.buf.writeUInt32LE(id, p + 8);
     p += 12;
     for (const part of parts) {
-      const sab = part.buffer as SharedArrayBuffer;
+      const sab = part.buffer;
+      if (!isSharedArrayBuffer(sab)) {
+        // Not in the lent slabs (a batch a range cut, re-encoded): its bytes inline.
+        this.pos = p;
+        this.ensure(8 + part.length + 12 * parts.length);
+        this.buf.writeUInt32LE(INLINE_PART, this.pos);
+        this.buf.writeUInt32LE(part.length, this.pos + 4);
+        p = this.pos + 8;
+        p += copyBytes(part, this.buf, p);
+        continue;
+      }
       let index = this.#shared.indexOf(sab);
       if (index < 0) index = this.#shared.push(sab) - 1;
-      b.writeUInt32LE(index, p);
-      b.writeUInt32LE(part.byteOffset, p + 4);
-      b.writeUInt32LE(part.length, p + 8);
+      this.buf.writeUInt32LE(index, p);
+      this.buf.writeUInt32LE(part.byteOffset, p + 4);
+      this.buf.writeUInt32LE(part.length, p + 8);
       p += 12;
     }
     this.pos = p;
@@ -356,7 +368,14 @@ export class Reader {
     this.pos += 12;
     const parts: Buffer[] = [];
     for (let i = 0; i < n; i++) {
-      const x = this.shared[this.u32()];
+      const index = this.u32();
+      if (index === INLINE_PART) {
+        const len = this.u32();
+        parts.push(this.buf.subarray(this.pos, this.pos + len));
+        this.pos += len;
+        continue;
+      }
+      const x = this.shared[index];
       if (x === undefined) throw new Error('wire: a shared buffer is missing');
       const offset = this.u32();
       parts.push(Buffer.from(x, offset, this.u32()));

@@ -165,6 +165,42 @@ describe.each(['uws', 'node'] as const)('read page buffers on %s', (engine) => {
     }
   });
 
+  test('raw and binary pages sent as views of the read cache equal those of a node without the cache, from the same data directory', async () => {
+    const dataDir = tempDir('svc-read-parts-');
+    const args = ['--shards', '1', '--shard-workers', '1'];
+    /** Pages of 1 MiB and of the whole stream, from seq 0 and from inside a batch: [next seq, digest]. */
+    const read = async (node: NodeProcess): Promise<string[]> => {
+      const out: string[] = [];
+      for (const format of ['raw', 'binary']) {
+        for (const bytes of [1 << 20, 16 << 20]) {
+          for (const [next, b] of await svcPages(node, 'parts', format, bytes)) out.push(`${format} ${bytes} ${next} ${b.length} ${createHash('sha256').update(b).digest('hex')}`);
+        }
+        const res = await fetch(`${node.url}/parts?seq=7&format=${format}&bytes=${4 << 20}&count=1000000`);
+        out.push(`${format} from 7: ${createHash('sha256').update(Buffer.from(await res.arrayBuffer())).digest('hex')}`);
+      }
+      return out;
+    };
+    const on = await startNode({ engine, dataDir, args });
+    let cached: string[];
+    try {
+      await fillSvc(on, 'parts', 6000, (i) => 300 + ((i * 53) % 1500));
+      await read(on); // fills the cache
+      cached = await read(on);
+      const m = await poolMetrics(on, 'svc_read_cache');
+      expect(m['lent']).toBeGreaterThan(4);
+      await sleep(100);
+      expect((await poolMetrics(on, 'svc_read_cache'))['returned']).toBe(m['lent']);
+    } finally {
+      await on.stop();
+    }
+    const off = await startNode({ engine, dataDir, args: [...args, '--read-cache-bytes', '0'] });
+    try {
+      expect(await read(off)).toEqual(cached);
+    } finally {
+      await off.stop();
+    }
+  });
+
   test('Durable Streams catch-up pages the read cache holds come as its views, byte for byte, a fork\'s too, and are handed back', async () => {
     const node = await startNode({ engine, args: ['--ds-listen', '127.0.0.1:0', '--shards', '1', '--shard-workers', '1'] });
     const dsOffset = (seq: number): string => `0000000000000000_${String(seq).padStart(16, '0')}`;

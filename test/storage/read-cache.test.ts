@@ -12,6 +12,9 @@ import { type SvcError } from '../../src/errors';
 import { openMemoryStore } from '../../src/shards/worker/memory-store';
 import { ENTRY_OVERHEAD, LENT_BASE, ReadCache, takeCached } from '../../src/shards/worker/read-cache';
 import { PARTS_MIN } from '../../src/shards/worker/shard-reader';
+import { OPS } from '../../src/shards/protocol';
+import { type ReadResult } from '../../src/shards/types';
+import { Writer, readEntries } from '../../src/shards/wire';
 import { SegmentLog, segmentFileName } from '../../src/shards/worker/segment-log';
 import { type Reply, Shard } from '../../src/shards/worker/shard';
 import { tempDir } from '../helpers/node-process';
@@ -311,6 +314,44 @@ describe('read cache, pages of parts', () => {
     expect(again.body.toString()).toBe(tinyAll);
     // Without `parts`, never.
     expect(shard.read({ name: '/p', seq: 0, count: 1_000_000, bytes: 1 << 30, format: 'raw', pooled: true }).parts).toBeUndefined();
+  });
+
+  it('serves a large binary page held by the cache as views of it, and a batch the range cuts inline, through the wire as the gateway gets them', async () => {
+    const cache = new ReadCache(8 << 20);
+    const shard = open(tempDir(), cache, 64 * 1024);
+    const walking = open(tempDir(), undefined, 64 * 1024);
+    for (const sh of [shard, walking]) {
+      await create(sh, '/b');
+      await big(sh, '/b', 40);
+    }
+    const binary = (sh: Shard, seq: number, parts: boolean): ReadResult => sh.read({ name: '/b', seq, count: 1_000_000, bytes: 1 << 30, format: 'binary', pooled: true, parts });
+    binary(shard, 0, true); // fills the cache
+    /** Through a worker's Writer (lending to `cache`) and the gateway's Reader, as a read reply travels. */
+    const travel = (r: ReadResult): ReadResult => {
+      const w = new Writer(true, null, (parts) => cache.lend(parts));
+      const mark = w.beginEntry(1, 0, 0);
+      OPS.read.res.write(w, r);
+      w.endEntry(mark);
+      const { message, shared } = w.take();
+      let got: ReadResult | null = null;
+      let id = 0;
+      readEntries(message, [], (_id, _code, _shard, rd) => (got = OPS.read.res.read(rd)), shared, (_page, slab) => (id = slab));
+      if (id !== 0) cache.giveBack(id);
+      return got!;
+    };
+    for (const seq of [0, 3]) {
+      // From seq 3: the first batch (10 records) is cut by the range and re-encoded, the rest are views.
+      const r = binary(shard, seq, true);
+      expect(r.parts).toBeDefined();
+      const expected = binary(walking, seq, false).body;
+      expect(Buffer.concat(r.parts!).equals(expected)).toBe(true);
+      const arrived = travel(r);
+      expect(arrived.body.length).toBe(0);
+      expect(Buffer.concat(arrived.parts!).equals(expected)).toBe(true);
+      if (seq === 3) expect(arrived.parts!.some((p) => !(p.buffer instanceof SharedArrayBuffer))).toBe(true);
+    }
+    expect(cache.stats.returned).toBe(2);
+    expect(cache.lentPages).toBe(0);
   });
 
   it('keeps a lent page\'s slabs out of use until it is handed back, and lets them go for good when it is not back in time', async () => {

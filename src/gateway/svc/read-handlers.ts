@@ -45,8 +45,8 @@ export function readStream(ctx: SvcContext, name: string, req: HttpRequest, res:
 async function catchUp(ctx: SvcContext, name: string, req: HttpRequest, p: { seq: number; count: number; bytes: number; format: string; expectStreamId: number | null }): Promise<Reply> {
   const { seq, count, bytes, format, expectStreamId } = p;
   // Pooled: this read is this request's alone, and its body goes back to the worker once sent (`recycling`).
-  // Parts: a large raw page the worker's read cache holds whole comes as views of it, not copied.
-  const r = await ctx.shards.read({ name, seq, count, bytes, format: format as ReadFormat, pooled: true, parts: format === 'raw' });
+  // Parts: a large raw or binary page the worker's read cache holds whole comes as views of it, not copied.
+  const r = await ctx.shards.read({ name, seq, count, bytes, format: format as ReadFormat, pooled: true, parts: format !== 'json' });
   const page = r.parts ?? r.body;
   if (expectStreamId !== null && expectStreamId !== r.streamId) {
     ctx.shards.recycle(page);

@@ -47,6 +47,7 @@ export interface CachedBatches {
 
 export type CachedChunk = CachedValues | CachedBatches;
 
+import { isSharedArrayBuffer } from 'node:util/types';
 import { type ReadCacheStats } from '../types';
 
 /**
@@ -117,7 +118,7 @@ interface Held {
  * that read ends (`endRead`, gather's last step; reads run one at a time on a worker's thread),
  * and an entry that would need such a slab is not kept.
  *
- * A large `raw` page whose every value is held here is not copied at all (`ReadParams.parts`):
+ * A large `raw` or `binary` page whose every record is held here is not copied at all (`ReadParams.parts`):
  * the reply carries views of the slabs (shared memory, as the page pool's pages) and the gateway
  * thread writes them to the socket; the slabs they are in are lent (`lend`) and not emptied until
  * the page is handed back (`giveBack`, RETURNED_PAGE), or let go for good when it is not back
@@ -226,13 +227,16 @@ export class ReadCache {
 
   /**
    * Lend the slabs `parts` are views of to a page sent as they are (a raw page of parts, whose
-   * read took them with `keepViews`): none of them is emptied until `giveBack(id)`. Returns the
+   * read took them with `keepViews`, or a binary one): none of them is emptied until `giveBack(id)`
+   * (parts in ordinary memory are not this cache's: the reply carries them inline). Returns the
    * page's id (at least LENT_BASE, so the worker tells it from a page pool slab's), or null when a
    * part is not in a slab of this cache (the page is then copied).
    */
   lend(parts: readonly Buffer[]): number | null {
     const slabs: Slab[] = [];
     for (const p of parts) {
+      // A part in memory of its own (a batch a range cut, re-encoded) goes inline in the reply (Writer.parts).
+      if (!isSharedArrayBuffer(p.buffer)) continue;
       const slab = this.#slabOf.get(p.buffer);
       if (slab === undefined || slab.dropped) return null;
       if (!slabs.includes(slab)) slabs.push(slab);

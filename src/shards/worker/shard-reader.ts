@@ -62,14 +62,14 @@ function damage(buf: Buffer, c: Chunk, off: number): string {
 export interface Gathered {
   /** The page; empty when `parts` holds it. */
   body: Buffer;
-  /** A `raw` page as views of the read cache's slabs, in order (a read with `parts`), to be lent with the reply (ReadCache.lend). */
+  /** A `raw` or `binary` page as views of the read cache's slabs, in order (a read with `parts`), to be lent with the reply (ReadCache.lend); a binary page's batches cut by its range are buffers of their own. */
   parts?: Buffer[];
   count: number;
   nextSeq: number;
 }
 
 /**
- * A raw page of parts smaller than this is copied into one buffer after all: the copy is cheap
+ * A page of parts smaller than this is copied into one buffer after all: the copy is cheap
  * there, and the HTTP engines send a body that small in one write anyway.
  */
 export const PARTS_MIN = 256 * 1024; // 256 KiB
@@ -110,7 +110,7 @@ export interface ShardCache {
 /**
  * A page of stream `s` from `from` in `format`. `pooled`: the body comes back to this worker once
  * sent (ReadParams.pooled), so it may be rendered into the page pool's shared memory (page-pool.ts).
- * `parts`: a large `raw` page held whole by the read cache may come as views of it (ReadParams.parts).
+ * `parts`: a large `raw` or `binary` page held whole by the read cache may come as views of it (ReadParams.parts).
  */
 export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from: number, maxCount: number, maxBytes: number, format: ReadFormat, visibility?: ReadVisibility, cache?: ShardCache, pooled = false, parts = false): Gathered {
   try {
@@ -127,8 +127,13 @@ function gatherPage(log: SegmentLog, index: ChunkIndex, s: StreamState, from: nu
   const buffers = pooled ? pagePool() : FRESH_PAGES;
   if (format === 'raw' || format === 'json-array') return gatherValues(log, index, s, from, maxCount, maxBytes, view, format === 'raw' ? RAW : JSON_ARRAY, format === 'raw' ? cached : undefined, buffers, parts && format === 'raw');
   const batchCache = format === 'binary' ? cached : undefined;
-  /** A batch is a view of a cache entry: the body must be a copy of its own (it is handed to another thread). */
+  /** A batch is a view of a cache entry: the body must be a copy of its own (it is handed to another thread), or go as parts. */
   let shared = false;
+  /**
+   * A page of parts (ReadParams.parts): every chunk so far was held by the read cache, so the
+   * batches are views of its slabs (and the few a range cuts, re-encoded: sent inline).
+   */
+  let asParts = parts && batchCache !== undefined;
   const records: DecodedRecord[] = [];
   const batches: Buffer[] = [];
   let count = 0;
@@ -165,6 +170,7 @@ function gatherPage(log: SegmentLog, index: ChunkIndex, s: StreamState, from: nu
         continue;
       }
     }
+    asParts = false;
     const buf = read ?? log.read(c.segId, c.pos, c.len);
     // Frames before `good` were checked (CRC-32C, whole): `verifiedEnd` checks them a block at a time as the walk reaches them.
     let good = 0;
@@ -230,6 +236,11 @@ function gatherPage(log: SegmentLog, index: ChunkIndex, s: StreamState, from: nu
 
   function done(): Gathered {
     next = pastGap(index, s, count, next, end);
+    if (asParts && bytes >= PARTS_MIN) {
+      const joined: Buffer[] = [];
+      for (const b of batches) addPart(joined, b);
+      if (joined.length * PART_AVG_MIN <= bytes) return { body: EMPTY_PAGE, parts: joined, count, nextSeq: next };
+    }
     // A page whose body comes back goes into the worker's pooled slabs (page-pool.ts); a binary
     // page of one batch read from disk is that batch as read, no copy. Kafka fetches and SSE
     // events are not handed back by their listeners: buffers of their own, as before.
