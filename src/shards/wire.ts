@@ -206,10 +206,8 @@ export class Writer {
       if (id !== null) {
         this.ensure(20);
         const p = this.pos;
-        let index = this.#shared.indexOf(ab);
-        if (index < 0) index = this.#shared.push(ab) - 1;
         this.buf.writeUInt32LE(SHARED, p);
-        this.buf.writeUInt32LE(index, p + 4);
+        this.buf.writeUInt32LE(this.#sharedIndex(ab), p + 4);
         this.buf.writeUInt32LE(d.byteOffset, p + 8);
         this.buf.writeUInt32LE(d.length, p + 12);
         this.buf.writeUInt32LE(id, p + 16);
@@ -270,14 +268,18 @@ export class Writer {
         p += copyBytes(part, this.buf, p);
         continue;
       }
-      let index = this.#shared.indexOf(sab);
-      if (index < 0) index = this.#shared.push(sab) - 1;
-      this.buf.writeUInt32LE(index, p);
+      this.buf.writeUInt32LE(this.#sharedIndex(sab), p);
       this.buf.writeUInt32LE(part.byteOffset, p + 4);
       this.buf.writeUInt32LE(part.length, p + 8);
       p += 12;
     }
     this.pos = p;
+  }
+
+  /** Where `sab` is in the shared memory posted with this message (added once). */
+  #sharedIndex(sab: SharedArrayBuffer): number {
+    const index = this.#shared.indexOf(sab);
+    return index >= 0 ? index : this.#shared.push(sab) - 1;
   }
 
   /** A JSON document (the rare operations' fields). */

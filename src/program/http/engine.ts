@@ -82,6 +82,11 @@ export function isParts(body: ResponseBody | undefined): body is readonly Uint8A
   return Array.isArray(body);
 }
 
+/** `headers` with Content-Length `bytes` in place of any the caller gave (a body's own length). */
+export function withLength(headers: HeaderList, bytes: number): HeaderList {
+  return [...headers.filter(([name]) => name.toLowerCase() !== 'content-length'), ['content-length', String(bytes)]];
+}
+
 /** Bytes of `body`. */
 export function bodyBytes(body: ResponseBody): number {
   if (typeof body === 'string') return Buffer.byteLength(body);

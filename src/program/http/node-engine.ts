@@ -21,6 +21,7 @@ import {
   requestOf,
   streamedRequestOf,
   wholeBody,
+  withLength,
 } from './engine';
 import { listenError } from './listen-errors';
 import { OpenResponses } from './open-responses';
@@ -297,7 +298,7 @@ class NodeResponse implements HttpResponse, Paced {
     if (this.#started) throw new Error('send() after writeHead()');
     if (isParts(body) && !this.#isHead && bodyAllowed(status)) {
       // Parts are written one after another, as they are (a read page of the read cache's views).
-      this.writeHead(status, [...headers.filter(([name]) => name.toLowerCase() !== 'content-length'), ['content-length', String(bodyBytes(body))]]);
+      this.writeHead(status, withLength(headers, bodyBytes(body)));
       for (const part of body) this.write(part);
       this.end();
     } else this.#complete(status, headers, wholeBody(body), false);

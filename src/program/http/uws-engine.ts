@@ -25,6 +25,7 @@ import {
   requestOf,
   streamedRequestOf,
   wholeBody,
+  withLength,
 } from './engine';
 import { listenError, probeListen } from './listen-errors';
 import { OpenResponses } from './open-responses';
@@ -543,7 +544,6 @@ function writeHead(res: Uws.HttpResponse, status: number, headers: HeaderList, k
   writeHeaders(res, headers, keepLength, plain);
 }
 
-
 /** A body this large is sent with `tryEnd` (no copy of what the socket does not take at once). */
 const LARGE_BODY = 256 * 1024;
 
@@ -636,7 +636,7 @@ export class UwsResponse implements HttpResponse, Paced {
       // tryEnd writes what the socket takes and leaves the rest where it is, in `body`; end()
       // would first copy the rest into uWS's own buffer (megabytes for a catch-up page).
       // The body's own length, whatever the caller's headers say (as for every send()).
-      this.writeHead(status, [...headers.filter(([name]) => name.toLowerCase() !== 'content-length'), ['content-length', String(bytes)]]);
+      this.writeHead(status, withLength(headers, bytes));
       if (!isParts(body)) return this.end(body);
       // Parts go to tryEnd one after another, as they are (a read page of the read cache's views).
       this.#remaining -= bytes;

@@ -116,7 +116,8 @@ export function gather(log: SegmentLog, index: ChunkIndex, s: StreamState, from:
   try {
     return gatherPage(log, index, s, from, maxCount, maxBytes, format, visibility, cache, pooled, parts);
   } finally {
-    // Every view of the read cache this read took is copied into its page now: its slabs may be reused (read-cache.ts).
+    // Every view of the read cache this read took is copied into its page now, or lent with its page
+    // of parts (ReadCache.lend, when the reply is written): its slabs may otherwise be reused (read-cache.ts).
     cache?.cache.endRead();
   }
 }
