@@ -130,6 +130,16 @@ export function decodeChunk(key: Buffer, value: Buffer): { streamId: number; chu
   };
 }
 
+/** decodeChunk into `out` from `at`, as baseSeq, lastSeq, segId, pos, len, maxTs (chunk-index.ts's packed pages). */
+export function decodeChunkInto(key: Buffer, value: Buffer, out: Float64Array, at: number): void {
+  out[at] = key.readUInt32BE(5) * 0x100000000 + key.readUInt32BE(9);
+  out[at + 1] = value.readDoubleBE(16);
+  out[at + 2] = value.readUInt32BE(0);
+  out[at + 3] = value.readDoubleBE(4);
+  out[at + 4] = value.readUInt32BE(12);
+  out[at + 5] = value.readDoubleBE(24);
+}
+
 /** The first key of stream `streamId`'s chunk entries, and the first key after them. */
 export const streamChunksStart = (streamId: number): Buffer => chunkKey(streamId, 0);
 export const streamChunksEnd = (streamId: number): Buffer => chunkKey(streamId + 1, 0);

@@ -21,6 +21,7 @@ import {
   PER_CHUNK_R_VERSION,
   chunkKey,
   decodeChunk,
+  decodeChunkInto,
   delChunk,
   putChunk,
   SEGMENT_CHUNK_PREFIX,
@@ -36,13 +37,64 @@ import { type Chunk, type StreamState, findChunk } from './stream-state';
 const PAGE_CHUNKS = 256;
 /** Deletes written to the store at a time when a trim or delete drops many chunks. */
 const DELETE_PAGE_OPS = 4096;
-/** Default bound of the page cache, in chunks per shard (a cached chunk is about 100 bytes). */
+/** Default bound of the page cache, in chunks per shard (a cached chunk is 48 bytes of a packed page). */
 export const DEFAULT_INDEX_CACHE_CHUNKS = 16_384;
 
-/** A run of consecutive stored chunks of one stream, all below the stream's recent chunks. */
-interface Page {
-  readonly chunks: Chunk[];
+/** Numbers per chunk in a packed page: baseSeq, lastSeq, segId, pos, len, maxTs. */
+const FIELDS = 6;
+
+/**
+ * A run of consecutive stored chunks of one stream, all below the stream's recent chunks, packed
+ * in one Float64Array (FIELDS numbers a chunk). Why not an array of Chunk objects: a cached page
+ * lives for seconds, so its objects (and the boxed doubles of `maxTs`) reached the shard worker's
+ * old generation, and random catch-up reads replace pages hundreds of times a second — under a
+ * mixed load (perf/memory-soak.js) page loads were the largest source of what the worker's heap
+ * promoted, and V8 sizes the old generation's limit at a multiple of what it holds. A packed page
+ * is one off-heap buffer; the Chunk objects a cursor hands out die young.
+ */
+class Page {
+  readonly #data: Float64Array;
+  readonly length: number;
+
+  constructor(data: Float64Array, length: number) {
+    this.#data = data;
+    this.length = length;
+  }
+
+  static of(rows: ReadonlyArray<readonly [Buffer, Buffer]>): Page {
+    const data = new Float64Array(rows.length * FIELDS);
+    for (let i = 0; i < rows.length; i++) decodeChunkInto(rows[i]![0], rows[i]![1], data, i * FIELDS);
+    return new Page(data, rows.length);
+  }
+
+  baseSeq(i: number): number {
+    return this.#data[i * FIELDS]!;
+  }
+
+  lastSeq(i: number): number {
+    return this.#data[i * FIELDS + 1]!;
+  }
+
+  chunk(i: number): Chunk {
+    const d = this.#data;
+    const o = i * FIELDS;
+    return { baseSeq: d[o]!, lastSeq: d[o + 1]!, segId: d[o + 2]!, pos: d[o + 3]!, len: d[o + 4]!, maxTs: d[o + 5]! };
+  }
+
+  /** Index of the first chunk whose lastSeq ≥ seq (findChunk's search, on the packed page). */
+  find(seq: number): number {
+    let lo = 0;
+    let hi = this.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.lastSeq(mid) < seq) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
 }
+
+const EMPTY_PAGE = new Page(new Float64Array(0), 0);
 
 /** Walks a stream's chunks in seq order; `next()` returns null at the end. */
 export interface ChunkCursor {
@@ -82,26 +134,25 @@ export class ChunkIndex {
   cursor(s: StreamState, seq: number, cache = true): ChunkCursor {
     const recent = s.recent;
     const recentStart = recent.length > 0 ? recent[0]!.baseSeq : Infinity;
-    let page: Chunk[] = [];
+    let page = EMPTY_PAGE;
     let i = 0;
     let inRecent = seq >= recentStart;
     if (inRecent) {
       i = findChunk(recent, seq);
     } else {
       page = this.#pageAt(s.id, seq, recentStart, cache);
-      i = findChunk(page, seq);
+      i = page.find(seq);
     }
     return {
       next: (): Chunk | null => {
         if (inRecent) return i < recent.length ? recent[i++]! : null;
-        if (i < page.length) return page[i++]!;
+        if (i < page.length) return page.chunk(i++);
         // Past the page: the next stored page, up to the recent chunks.
-        const last = page[page.length - 1];
-        page = last === undefined ? [] : this.#loadPage(s.id, chunkKey(s.id, last.baseSeq + 1), recentStart);
+        page = page.length === 0 ? EMPTY_PAGE : this.#loadPage(s.id, chunkKey(s.id, page.baseSeq(page.length - 1) + 1), recentStart);
         i = 0;
         if (page.length > 0) {
           if (cache) this.#cache(s.id, page);
-          return page[i++]!;
+          return page.chunk(i++);
         }
         inRecent = true;
         return i < recent.length ? recent[i++]! : null;
@@ -194,20 +245,17 @@ export class ChunkIndex {
     const p = this.#pages.get(streamId);
     if (p === undefined) return;
     this.#pages.delete(streamId);
-    this.#cached -= p.chunks.length;
+    this.#cached -= p.length;
   }
 
   /** Stored chunks from the one holding `seq`: the cached page when it holds `seq`, else a page read. */
-  #pageAt(streamId: number, seq: number, recentStart: number, cache: boolean): Chunk[] {
+  #pageAt(streamId: number, seq: number, recentStart: number, cache: boolean): Page {
     const cached = this.#pages.get(streamId);
-    if (cached !== undefined) {
-      const cs = cached.chunks;
-      if (cs.length > 0 && cs[0]!.baseSeq <= seq && seq <= cs[cs.length - 1]!.lastSeq) {
-        // Touch: move to the young end of the LRU order.
-        this.#pages.delete(streamId);
-        this.#pages.set(streamId, cached);
-        return cs;
-      }
+    if (cached !== undefined && cached.length > 0 && cached.baseSeq(0) <= seq && seq <= cached.lastSeq(cached.length - 1)) {
+      // Touch: move to the young end of the LRU order.
+      this.#pages.delete(streamId);
+      this.#pages.set(streamId, cached);
+      return cached;
     }
     // The chunk holding seq is the last one starting at or below it.
     const start = Math.min(seq, recentStart);
@@ -219,21 +267,21 @@ export class ChunkIndex {
   }
 
   /** Up to a page of stored chunks from key `from`, stopping below `recentStart`. */
-  #loadPage(streamId: number, from: Buffer, recentStart: number): Chunk[] {
+  #loadPage(streamId: number, from: Buffer, recentStart: number): Page {
     const end = recentStart === Infinity ? streamChunksEnd(streamId) : chunkKey(streamId, recentStart);
-    return this.#store.range(from, end, PAGE_CHUNKS).map(([k, v]) => decodeChunk(k, v).chunk);
+    return Page.of(this.#store.range(from, end, PAGE_CHUNKS));
   }
 
-  #cache(streamId: number, chunks: Chunk[]): void {
+  #cache(streamId: number, page: Page): void {
     this.#uncache(streamId);
-    if (chunks.length > this.#maxCached) return;
+    if (page.length > this.#maxCached) return;
     for (const [id, p] of this.#pages) {
-      if (this.#cached + chunks.length <= this.#maxCached) break;
+      if (this.#cached + page.length <= this.#maxCached) break;
       this.#pages.delete(id);
-      this.#cached -= p.chunks.length;
+      this.#cached -= p.length;
     }
-    this.#pages.set(streamId, { chunks });
-    this.#cached += chunks.length;
+    this.#pages.set(streamId, page);
+    this.#cached += page.length;
   }
 
   /**
