@@ -80,6 +80,40 @@ export function parseQuery(query: string): Map<string, string> {
  * `/_schemas` and `/_streams`).
  */
 export function parseStreamName(rawPath: string, maxBytes: number): string {
+  return plainStreamName(rawPath, maxBytes) ?? decodedStreamName(rawPath, maxBytes);
+}
+
+/**
+ * The name when `rawPath` is a valid name in plain visible ASCII with nothing to decode (nearly
+ * every request's): checked in one pass over its char codes, without decoding, a regex, a split
+ * or a byte count (a fifth of the W1 handler's own time went to the general path). Null when it is
+ * anything else (a `%`, another character, or not valid): then `decodedStreamName` decides.
+ */
+function plainStreamName(rawPath: string, maxBytes: number): string | null {
+  const n = rawPath.length;
+  if (n < 2 || n > maxBytes || rawPath.charCodeAt(0) !== SLASH) return null;
+  // Where the current segment starts; a segment ends at a `/` or at the end.
+  let start = 1;
+  for (let i = 1; i <= n; i++) {
+    const c = i < n ? rawPath.charCodeAt(i) : SLASH;
+    if (c === SLASH) {
+      const len = i - start;
+      if (len === 0 || (len <= 2 && rawPath.charCodeAt(start) === DOT && (len === 1 || rawPath.charCodeAt(start + 1) === DOT))) return null;
+      start = i + 1;
+    } else if (c < 0x20 || c > 0x7e || c === PERCENT) {
+      return null;
+    }
+  }
+  return rawPath.charCodeAt(1) === UNDERSCORE ? null : rawPath;
+}
+
+const SLASH = 0x2f;
+const DOT = 0x2e;
+const PERCENT = 0x25;
+const UNDERSCORE = 0x5f;
+
+/** parseStreamName's general path: percent-decoded, every rule checked and named in its error. */
+function decodedStreamName(rawPath: string, maxBytes: number): string {
   let name: string;
   try {
     name = decodeURIComponent(rawPath);
