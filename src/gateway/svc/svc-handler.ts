@@ -51,15 +51,17 @@ function routeOf(ctx: SvcContext, req: HttpRequest, res: HttpResponse): Promise<
     throw new SvcError('method_not_allowed', `${req.method} is not allowed on /`, { 'header:allow': 'GET, HEAD' });
   }
   // The reserved `_` names: the schema registry, stream config, named offsets and share groups (docs/protocol.md "Schemas", "Stream config", "Named offsets", "Share groups").
-  if (isUnder(req.path, SCHEMAS_PATH)) return routeSchemas(ctx, req);
-  if (isUnder(req.path, STREAMS_PATH)) return routeStreamConfig(ctx, req);
-  if (isUnder(req.path, OFFSETS_PATH)) {
-    if (ctx.offsets === null) throw new SvcError('not_found', 'named offsets are not kept by this node');
-    return routeOffsets(ctx, ctx.offsets, req);
-  }
-  if (isUnder(req.path, SHARE_PATH)) {
-    if (ctx.share === undefined || ctx.share === null) throw new SvcError('not_found', 'share groups are not kept by this node');
-    return routeShare(ctx, ctx.share, req);
+  if (req.path.charCodeAt(1) === UNDERSCORE) {
+    if (isUnder(req.path, SCHEMAS_PATH)) return routeSchemas(ctx, req);
+    if (isUnder(req.path, STREAMS_PATH)) return routeStreamConfig(ctx, req);
+    if (isUnder(req.path, OFFSETS_PATH)) {
+      if (ctx.offsets === null) throw new SvcError('not_found', 'named offsets are not kept by this node');
+      return routeOffsets(ctx, ctx.offsets, req);
+    }
+    if (isUnder(req.path, SHARE_PATH)) {
+      if (ctx.share === undefined || ctx.share === null) throw new SvcError('not_found', 'share groups are not kept by this node');
+      return routeShare(ctx, ctx.share, req);
+    }
   }
   const name = parseStreamName(req.path, ctx.limits.maxStreamNameBytes);
   switch (req.method) {
@@ -77,6 +79,8 @@ function routeOf(ctx: SvcContext, req: HttpRequest, res: HttpResponse): Promise<
       throw new SvcError('method_not_allowed', `${req.method} is not allowed on a stream`, { 'header:allow': STREAM_METHODS });
   }
 }
+
+const UNDERSCORE = 0x5f;
 
 /** `prefix` itself or anything below it (`/_schemas`, `/_schemas/x`; not `/_schemasx`). */
 function isUnder(path: string, prefix: string): boolean {
