@@ -115,22 +115,10 @@ export function encodeChunk(c: Chunk): Buffer {
   return b;
 }
 
-export function decodeChunk(key: Buffer, value: Buffer): { streamId: number; chunk: Chunk } {
-  const baseSeq = key.readUInt32BE(5) * 0x100000000 + key.readUInt32BE(9);
-  return {
-    streamId: key.readUInt32BE(1),
-    chunk: {
-      baseSeq,
-      segId: value.readUInt32BE(0),
-      pos: value.readDoubleBE(4),
-      len: value.readUInt32BE(12),
-      lastSeq: value.readDoubleBE(16),
-      maxTs: value.readDoubleBE(24),
-    },
-  };
-}
+/** Numbers a chunk takes packed (decodeChunkInto): baseSeq, lastSeq, segId, pos, len, maxTs. */
+export const CHUNK_FIELDS = 6;
 
-/** decodeChunk into `out` from `at`, as baseSeq, lastSeq, segId, pos, len, maxTs (chunk-index.ts's packed pages). */
+/** A chunk entry decoded into `out` from `at`, in CHUNK_FIELDS' order (chunk-index.ts's packed pages). */
 export function decodeChunkInto(key: Buffer, value: Buffer, out: Float64Array, at: number): void {
   out[at] = key.readUInt32BE(5) * 0x100000000 + key.readUInt32BE(9);
   out[at + 1] = value.readDoubleBE(16);
@@ -138,6 +126,18 @@ export function decodeChunkInto(key: Buffer, value: Buffer, out: Float64Array, a
   out[at + 3] = value.readDoubleBE(4);
   out[at + 4] = value.readUInt32BE(12);
   out[at + 5] = value.readDoubleBE(24);
+}
+
+/** The chunk packed at `at` of `d` (decodeChunkInto's order). */
+export function packedChunk(d: Float64Array, at: number): Chunk {
+  return { baseSeq: d[at]!, lastSeq: d[at + 1]!, segId: d[at + 2]!, pos: d[at + 3]!, len: d[at + 4]!, maxTs: d[at + 5]! };
+}
+
+const unpacked = new Float64Array(CHUNK_FIELDS);
+
+export function decodeChunk(key: Buffer, value: Buffer): { streamId: number; chunk: Chunk } {
+  decodeChunkInto(key, value, unpacked, 0);
+  return { streamId: key.readUInt32BE(1), chunk: packedChunk(unpacked, 0) };
 }
 
 /** The first key of stream `streamId`'s chunk entries, and the first key after them. */

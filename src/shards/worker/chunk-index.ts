@@ -20,9 +20,11 @@ import {
   INDEX_VERSION_KEY,
   PER_CHUNK_R_VERSION,
   chunkKey,
+  CHUNK_FIELDS,
   decodeChunk,
   decodeChunkInto,
   delChunk,
+  packedChunk,
   putChunk,
   SEGMENT_CHUNK_PREFIX,
   segmentPrefix,
@@ -40,12 +42,9 @@ const DELETE_PAGE_OPS = 4096;
 /** Default bound of the page cache, in chunks per shard (a cached chunk is 48 bytes of a packed page). */
 export const DEFAULT_INDEX_CACHE_CHUNKS = 16_384;
 
-/** Numbers per chunk in a packed page: baseSeq, lastSeq, segId, pos, len, maxTs. */
-const FIELDS = 6;
-
 /**
  * A run of consecutive stored chunks of one stream, all below the stream's recent chunks, packed
- * in one Float64Array (FIELDS numbers a chunk). Why not an array of Chunk objects: a cached page
+ * in one Float64Array (CHUNK_FIELDS numbers a chunk, catalog-codec.ts). Why not an array of Chunk objects: a cached page
  * lives for seconds, so its objects (and the boxed doubles of `maxTs`) reached the shard worker's
  * old generation, and random catch-up reads replace pages hundreds of times a second — under a
  * mixed load (perf/memory-soak.js) page loads were the largest source of what the worker's heap
@@ -62,23 +61,21 @@ class Page {
   }
 
   static of(rows: ReadonlyArray<readonly [Buffer, Buffer]>): Page {
-    const data = new Float64Array(rows.length * FIELDS);
-    for (let i = 0; i < rows.length; i++) decodeChunkInto(rows[i]![0], rows[i]![1], data, i * FIELDS);
+    const data = new Float64Array(rows.length * CHUNK_FIELDS);
+    for (let i = 0; i < rows.length; i++) decodeChunkInto(rows[i]![0], rows[i]![1], data, i * CHUNK_FIELDS);
     return new Page(data, rows.length);
   }
 
   baseSeq(i: number): number {
-    return this.#data[i * FIELDS]!;
+    return this.#data[i * CHUNK_FIELDS]!;
   }
 
   lastSeq(i: number): number {
-    return this.#data[i * FIELDS + 1]!;
+    return this.#data[i * CHUNK_FIELDS + 1]!;
   }
 
   chunk(i: number): Chunk {
-    const d = this.#data;
-    const o = i * FIELDS;
-    return { baseSeq: d[o]!, lastSeq: d[o + 1]!, segId: d[o + 2]!, pos: d[o + 3]!, len: d[o + 4]!, maxTs: d[o + 5]! };
+    return packedChunk(this.#data, i * CHUNK_FIELDS);
   }
 
   /** Index of the first chunk whose lastSeq ≥ seq (findChunk's search, on the packed page). */
