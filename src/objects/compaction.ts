@@ -21,8 +21,8 @@
  *                                              used before (create-only where the store can: #counter)
  *           (each GET and the PUT first wait for their bytes under --objects-compact-bytes-per-second)
  *         txn If(f/<stream> == fence, m/ unchanged since the tick read it, each replaced i/ unchanged)
- *             Then(i/<first> = new entry, delete the other replaced i/, delete r/ no longer used,
- *                  put r/<c>/<stream>, o/<c>)
+ *             Then(i/<first> = new entry, delete the other replaced i/, delete r/<o>/<stream> no
+ *                  longer used (entries a group object's marker names have none), put r/<c>/<stream>, o/<c>)
  *
  * A stream written as fast as W1 writes it gains some 600 entries a second; one run a tick (60
  * entries) fell behind, and each tick then read every entry again, so its reads grew without end
@@ -601,9 +601,11 @@ export class Compactor {
     // A reference r/<o>/<stream> stands for every entry of the stream in o: drop it only when no
     // entry left points into o. A stream has one entry per object (a group's part of it, or a c/
     // object's run), so only the entries read can (the cursor skips large ones, never into o).
+    // An entry its group object's marker names (`m`) has no such key: the marker lets go of the
+    // object by itself once none of the entries it names points into it (reaper.ts).
     const gone = new Set(run);
     const stillUsed = new Set(entries.filter((_, i) => !gone.has(i)).map((x) => x.e.o));
-    const unreferenced = [...new Set(replaced.map((r) => r.e.o))].filter((o) => !stillUsed.has(o));
+    const unreferenced = [...new Set(replaced.filter((r) => r.e.m !== 1).map((r) => r.e.o))].filter((o) => !stillUsed.has(o));
     // A trim writes m/ (its group's commit) before it reads the entries it removes, and removes
     // them by key: so the txn compares m/ with the revision the tick read, before it picked the
     // run (which leaves out every entry that start trims). A trim, a delete, a config change or a

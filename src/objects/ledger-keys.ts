@@ -7,6 +7,10 @@
  *   m/<stream>                               {meta, startSeq, sealed}
  *   i/<stream>/<epoch:010d>.<counter:012d>   {o, off, len, from, to}: one group's frames of the stream
  *   r/<objectKey>/<stream>                   1: the stream references the object
+ *   r/<objectKey>/                           the group object's reference marker: JSON list of the entries
+ *                                            (`<stream>/<epoch>.<counter>` under i/) its writer's commit
+ *                                            recorded for it; each refers to the object while it exists and
+ *                                            points into it (one key for all of a group's streams)
  *   o/<objectKey>                            {bytes, at}
  *   d/<objectKey>                            {at}: destroyed, waiting for deletion
  *   w/<stream>                               the group object key where the stream's writer took its
@@ -127,6 +131,25 @@ export class LedgerKeys {
 
   ref(objectKey: string, stream: string): string {
     return `${this.refs(objectKey)}${streamSegment(stream)}`;
+  }
+
+  /**
+   * `r/<object>/`: a group object's reference marker (the empty segment: no stream name is empty).
+   * It sorts before the object's `r/<object>/<stream>` keys, so an older reaper, which finds any
+   * key under `r/<object>/`, keeps the object (the marker format needs no flag day).
+   */
+  referenceMarker(objectKey: string): string {
+    return this.refs(objectKey);
+  }
+
+  /** An entry as a reference marker names it, relative to `i/`. */
+  markedEntry(stream: string, epoch: number, counter: number): string {
+    return `${streamSegment(stream)}/${entryName(epoch, counter)}`;
+  }
+
+  /** The full key of an entry a reference marker names. */
+  entryOfMarker(marked: string): string {
+    return `${this.root}i/${marked}`;
   }
 
   /** `w/<stream>`: where the stream's writer took its place. */

@@ -6,6 +6,8 @@
  *                                    compare value(f/<stream>) == "<me>:<epoch>"   (fencing)
  *                                    put o/<object> per object, and per stream and object:
  *                                    i/<stream>/<epoch>.<counter>, r/<object>/<stream>; m/<stream> once
+ *                                    (`markers`, the writer's own commits: one r/<object>/ per group
+ *                                    object naming all its entries, instead of an r/ per stream)
  *                                  ──▶ the streams whose compare failed are `fenced`: never acknowledged
  *
  * Writes here are idempotent (the same keys with the same values), so a transaction whose answer
@@ -13,7 +15,7 @@
  * first attempt already wrote is told apart by reading the fence back.
  */
 import { type EtcdCompare, type EtcdCredentials, EtcdLink, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError, parseEtcdUrl } from '../actors';
-import { type Fence, LedgerKeys, fenceValue, parseEntryName, parseFence } from './ledger-keys';
+import { type Fence, LedgerKeys, fenceValue, parseEntryName, parseFence, parseGroupObjectKey } from './ledger-keys';
 
 /** `m/<stream>`: the stream's stored meta (as in CREATE/CONFIG frames), trim point and seal. */
 export interface LedgerMeta {
@@ -35,6 +37,12 @@ export interface EntryValue {
    * whole, for every stream whose part it holds (compaction.ts, GROUP_OBJECT_WHOLE_MAX).
    */
   size?: number;
+  /**
+   * 1: the entry is one of those its group object's reference marker names (`r/<o>/`, written by
+   * the commit that wrote the entry): it has no `r/<o>/<stream>` key of its own to remove. Absent:
+   * it has one (entries of compacted objects, of tail recoveries, of builds before the markers).
+   */
+  m?: 1;
 }
 
 export interface LedgerEntry extends EntryValue {
@@ -118,22 +126,28 @@ export interface ProducerSnapshotRecord {
 /** How long a tail walk record is kept: an old owner asks about it within seconds of the move. */
 const TAIL_WALK_KEEP_MS = 3_600_000; // 1 h
 
-/** Streams per commit txn (design: ≤ 40): i/ + r/ per entry (+ m/, + f/ on create), o/ once per object. */
+/** Streams per commit txn (design: ≤ 40): i/ (+ r/) per entry (+ m/, + f/ on create), o/ (+ its marker) once per object. */
 export const STREAMS_PER_TXN = 40;
 /**
  * Group objects one commit may record: a stream's entries go in one txn, 2 operations each plus
- * the objects' `o/`, which must stay within OPS_PER_TXN (32 × 3 + m/, f/, w/ and h/: 100).
+ * the objects' `o/` (and marker), which must stay within OPS_PER_TXN (32 × 3 + m/, f/, w/ and h/: 100).
  */
 export const OBJECTS_PER_COMMIT = 32;
 /** Operations per txn branch: etcd's default --max-txn-ops is 128. */
 const OPS_PER_TXN = 128;
-/** Entries removed per txn by delete and trim (i/ + r/ each). */
+/** Entries removed per txn by delete and trim (i/, and r/ for an entry without a marker). */
 const ENTRIES_PER_TXN = 60;
 /** How long one ledger call retries before it reports etcd unavailable. */
 export const DEFAULT_LEDGER_DEADLINE_MS = 3000; // 3 s
 
 const json = (v: unknown): Buffer => Buffer.from(JSON.stringify(v));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** How a commit records its group objects' references (Ledger.commitObjects). */
+export interface CommitOptions {
+  /** One reference marker per group object (the writer's own commits), not an `r/<o>/<stream>` per entry. */
+  markers?: boolean;
+}
 
 /** The etcd credentials a ledger's own link uses (`Ledger.open`). */
 export type LedgerCredentials = EtcdCredentials;
@@ -195,7 +209,7 @@ export class Ledger {
    * Record one group object: its `o/` record and, per stream, the entry, the reference and the
    * new `m/`, under the stream's fence (commitObjects with one object).
    */
-  commit(objectKey: string, bytes: number, commits: readonly StreamCommit[]): Promise<{ fenced: string[] }> {
+  commit(objectKey: string, bytes: number, commits: readonly StreamCommit[], options: CommitOptions = {}): Promise<{ fenced: string[] }> {
     return this.commitObjects(
       new Map([[objectKey, bytes]]),
       commits.map((c) => ({
@@ -205,6 +219,8 @@ export class Ledger {
         ...(c.meta !== undefined ? { meta: c.meta } : {}),
         entries: [{ o: objectKey, counter: c.counter, off: c.off, len: c.len, from: c.from, to: c.to }],
       })),
+      undefined,
+      options,
     );
   }
 
@@ -215,12 +231,22 @@ export class Ledger {
    * were moved away: nothing of theirs was recorded). Rejects with EtcdUnavailableError when etcd
    * did not answer within the deadline (then the outcome is unknown; sending the same commit
    * again is safe).
+   *
+   * `markers` (the writer's own commits of its group objects): each group object of two streams
+   * or more gets one reference marker `r/<o>/` naming every entry this commit records for it, in
+   * whichever txn, instead of an `r/<o>/<stream>` per entry: under appends spread over many streams a group
+   * object holds parts of several, and each reference was a put when recorded and a delete when
+   * compacted. Every txn that names the object writes the same marker, so no txn's write loses
+   * another's entries; a fenced stream's entry is named and never written, which only means one
+   * key fewer to find. Only the object's writer may do this, and only in one commit: another
+   * commit of entries into the same object (a tail recovery's) takes `r/<o>/<stream>` keys.
    */
-  async commitObjects(objects: ReadonlyMap<string, number>, streams: readonly StreamRecord[], recorded?: RecordedThrough): Promise<{ fenced: string[] }> {
+  async commitObjects(objects: ReadonlyMap<string, number>, streams: readonly StreamRecord[], recorded?: RecordedThrough, options: CommitOptions = {}): Promise<{ fenced: string[] }> {
     if (objects.size > OBJECTS_PER_COMMIT) throw new Error(`ledger commit: ${objects.size} objects in one commit (at most ${OBJECTS_PER_COMMIT})`);
     const fenced: string[] = [];
     const at = Date.now();
-    const parts = txnParts(streams);
+    const markers = options.markers === true ? this.#markers(streams) : null;
+    const parts = txnParts(streams, markers);
     // h/ moves only with every stream of the commit recorded: in the one txn when there is one
     // (a fenced stream's retry leaves it out), else after all of them.
     const watermark: EtcdOp[] = recorded === undefined ? [] : [{ put: this.keys.recorded(recorded.writer, recorded.from), value: Buffer.from(String(recorded.n)) }];
@@ -229,7 +255,7 @@ export class Ledger {
       while (part.length > 0) {
         const failure: EtcdOp[] = part.flatMap((c): EtcdOp[] => [{ get: this.keys.fence(c.stream) }, { get: this.keys.entry(c.stream, c.fence.epoch, c.entries[0]!.counter) }]);
         const also = parts.length === 1 && part.length === whole ? watermark : [];
-        const r = await this.#txn(part.map((c) => this.#fenceCompare(c)), [...this.#recordOps(part, objects, at), ...also], failure);
+        const r = await this.#txn(part.map((c) => this.#fenceCompare(c)), [...this.#recordOps(part, objects, at, markers), ...also], failure);
         if (r.succeeded) break;
         // Retry without the fenced streams. A create whose fence is already ours (an earlier
         // attempt of this commit took it) goes on as a plain fenced write. A stream whose first
@@ -363,7 +389,7 @@ export class Ledger {
     const [entries, snapshot] = await Promise.all([this.entries(stream), this.producerSnapshot(stream)]);
     const compare: EtcdCompare = { key: this.keys.fence(stream), value: Buffer.from(fenceValue(fence)) };
     for (let i = 0; i < entries.length; i += ENTRIES_PER_TXN) {
-      const ops = entries.slice(i, i + ENTRIES_PER_TXN).flatMap((e): EtcdOp[] => [{ delete: e.key }, { delete: this.keys.ref(e.o, stream) }]);
+      const ops = entries.slice(i, i + ENTRIES_PER_TXN).flatMap((e): EtcdOp[] => (e.m === 1 ? [{ delete: e.key }] : [{ delete: e.key }, { delete: this.keys.ref(e.o, stream) }]));
       if (!(await this.#txn([compare], ops, [])).succeeded) return false;
     }
     const ops: EtcdOp[] = [{ deletePrefix: this.keys.entries(stream) }, { deletePrefix: this.keys.tailWalks(stream) }, { delete: this.keys.meta(stream) }, { delete: this.keys.position(stream) }, { delete: this.keys.producers(stream) }, { delete: this.keys.fence(stream) }];
@@ -387,7 +413,7 @@ export class Ledger {
     const dead = entries.filter((e) => e.to <= startSeq && e !== newest);
     const kept = new Set(entries.filter((e) => e.to > startSeq || e === newest).map((e) => e.o));
     for (let i = 0; i === 0 || i < dead.length; i += ENTRIES_PER_TXN) {
-      const ops = dead.slice(i, i + ENTRIES_PER_TXN).flatMap((e): EtcdOp[] => (kept.has(e.o) ? [{ delete: e.key }] : [{ delete: e.key }, { delete: this.keys.ref(e.o, stream) }]));
+      const ops = dead.slice(i, i + ENTRIES_PER_TXN).flatMap((e): EtcdOp[] => (kept.has(e.o) || e.m === 1 ? [{ delete: e.key }] : [{ delete: e.key }, { delete: this.keys.ref(e.o, stream) }]));
       if (i > 0) {
         if (!(await this.#txn([compare], ops, [])).succeeded) return false;
         continue;
@@ -423,18 +449,43 @@ export class Ledger {
     return c.create === true ? { key, absent: true } : { key, value: Buffer.from(fenceValue(c.fence)) };
   }
 
-  /** One txn's writes: the `o/` of each object its streams' entries name, then each stream's entries, references, `f/` and `m/`. */
-  #recordOps(part: readonly StreamRecord[], objects: ReadonlyMap<string, number>, at: number): EtcdOp[] {
+  /**
+   * A commit's reference markers: per group object its entries name, the entries (as markers name
+   * them) of every stream of the commit, across all its txns. Only for objects of two streams or
+   * more: for one stream's object a marker saves no write (one put for one r/ key) and costs the
+   * reaper a read of the entry it names (under W1's load, etcd's CPU per append rose by a sixth).
+   */
+  #markers(streams: readonly StreamRecord[]): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const c of streams) {
+      for (const e of c.entries) {
+        if (parseGroupObjectKey(e.o) === null) continue;
+        let list = out.get(e.o);
+        if (list === undefined) out.set(e.o, (list = []));
+        list.push(this.keys.markedEntry(c.stream, c.fence.epoch, e.counter));
+      }
+    }
+    for (const [o, list] of out) if (list.length < 2) out.delete(o);
+    return out;
+  }
+
+  /** One txn's writes: the `o/` (and marker) of each object its streams' entries name, then each stream's entries, references, `f/` and `m/`. */
+  #recordOps(part: readonly StreamRecord[], objects: ReadonlyMap<string, number>, at: number, markers: ReadonlyMap<string, readonly string[]> | null): EtcdOp[] {
     const named = new Set<string>();
     for (const c of part) for (const e of c.entries) named.add(e.o);
-    const ops: EtcdOp[] = [...named].map((o) => ({ put: this.keys.object(o), value: json({ bytes: objects.get(o) ?? 0, at }) }));
+    const ops: EtcdOp[] = [];
+    for (const o of named) {
+      ops.push({ put: this.keys.object(o), value: json({ bytes: objects.get(o) ?? 0, at }) });
+      const marker = markers?.get(o);
+      if (marker !== undefined) ops.push({ put: this.keys.referenceMarker(o), value: json(marker) });
+    }
     for (const c of part) {
       if (c.create === true) ops.push({ put: this.keys.fence(c.stream), value: Buffer.from(fenceValue(c.fence)) });
       for (const e of c.entries) {
-        ops.push(
-          { put: this.keys.entry(c.stream, c.fence.epoch, e.counter), value: json({ o: e.o, off: e.off, len: e.len, from: e.from, to: e.to, size: objects.get(e.o) } satisfies EntryValue) },
-          { put: this.keys.ref(e.o, c.stream), value: Buffer.from('1') },
-        );
+        const entry = this.keys.entry(c.stream, c.fence.epoch, e.counter);
+        const value: EntryValue = { o: e.o, off: e.off, len: e.len, from: e.from, to: e.to, size: objects.get(e.o) };
+        if (markers?.has(e.o) === true) ops.push({ put: entry, value: json({ ...value, m: 1 }) });
+        else ops.push({ put: entry, value: json(value) }, { put: this.keys.ref(e.o, c.stream), value: Buffer.from('1') });
       }
       if (c.meta !== undefined) ops.push({ put: this.keys.meta(c.stream), value: json(c.meta) });
       if (c.position !== undefined) ops.push({ put: this.keys.position(c.stream), value: Buffer.from(c.position) });
@@ -460,16 +511,23 @@ export class Ledger {
 }
 
 /** Streams cut into txns of at most STREAMS_PER_TXN streams and OPS_PER_TXN operations per branch. */
-function txnParts(streams: readonly StreamRecord[]): StreamRecord[][] {
+function txnParts(streams: readonly StreamRecord[], markers: ReadonlyMap<string, unknown> | null): StreamRecord[][] {
   const parts: StreamRecord[][] = [];
   let part: StreamRecord[] = [];
   let objects = new Set<string>();
   let ops = 1; // h/
+  // An object's writes: o/, and its marker when it has one.
+  const objectOps = (fresh: ReadonlySet<string>): number => {
+    let n = 0;
+    for (const o of fresh) n += markers?.has(o) === true ? 2 : 1;
+    return n;
+  };
   for (const c of streams) {
-    // i/ + r/ per entry (+ m/, + f/, + w/), and the o/ of each object not yet named in the part.
-    const own = 2 * c.entries.length + (c.meta !== undefined ? 1 : 0) + (c.create === true ? 1 : 0) + (c.position !== undefined ? 1 : 0);
+    // i/ (+ r/ without a marker) per entry (+ m/, + f/, + w/), and the o/ (+ marker) of each object not yet named in the part.
+    let own = (c.meta !== undefined ? 1 : 0) + (c.create === true ? 1 : 0) + (c.position !== undefined ? 1 : 0);
+    for (const e of c.entries) own += markers?.has(e.o) === true ? 1 : 2;
     let fresh = new Set(c.entries.map((e) => e.o).filter((o) => !objects.has(o)));
-    if (part.length > 0 && (part.length === STREAMS_PER_TXN || ops + own + fresh.size > OPS_PER_TXN)) {
+    if (part.length > 0 && (part.length === STREAMS_PER_TXN || ops + own + objectOps(fresh) > OPS_PER_TXN)) {
       parts.push(part);
       part = [];
       objects = new Set();
@@ -478,7 +536,7 @@ function txnParts(streams: readonly StreamRecord[]): StreamRecord[][] {
     }
     part.push(c);
     for (const o of fresh) objects.add(o);
-    ops += own + fresh.size;
+    ops += own + objectOps(fresh);
   }
   if (part.length > 0) parts.push(part);
   return parts;

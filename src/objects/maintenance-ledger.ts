@@ -10,7 +10,7 @@
 import { crc32cRange } from '../util/crc32c';
 
 /** A precondition of a ledger transaction (the etcd link's `EtcdCompare`, the kinds used here). */
-export type LedgerCompare = { key: string; modRevision: number } | { key: string; absent: true } | { key: string; present: true } | { key: string; value: Buffer } | { prefix: string; empty: true };
+export type LedgerCompare = { key: string; modRevision: number } | { key: string; absent: true } | { key: string; present: true } | { key: string; value: Buffer } | { prefix: string; empty: true; from?: string };
 
 /** An operation of a ledger transaction (the etcd link's `EtcdOp`, the kinds used here). */
 export type LedgerOp = { put: string; value: Buffer } | { delete: string };

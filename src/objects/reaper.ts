@@ -5,6 +5,12 @@
  *   1. dead:   o/<k> with no r/<k>/ key (trimmed, deleted, compacted away) and older than a grace
  *              txn If(maintenance key unchanged, o/<k> unchanged, no r/<k>/ key)
  *                  Then(put d/<k>, delete o/<k>)                               ── the lease fences it
+ *              or, a group object with a reference marker r/<k>/ (ledger.ts: its writer's commit
+ *              names the object's entries in it) and no r/<k>/<stream> key: dead once none of
+ *              the entries the marker names points into it (each read; gone, or compacted into
+ *              another object under its key)
+ *              txn If(maintenance key unchanged, o/<k> unchanged, the marker unchanged, no
+ *                     r/<k>/<stream> key) Then(put d/<k>, delete o/<k>, delete the marker)
  *   2. delete: for each d/<k> (this tick's and any a deposed holder left): delete the store
  *              object (idempotent), then txn If(maintenance key unchanged) Then(delete d/<k>)
  *   3. orphans (every ~20 s): store objects under g/, c/ and p/ with neither o/ nor d/ record, seen so
@@ -22,9 +28,10 @@
  * the next holder finishes them (restart-safe). `destroyedObjectBacklog` counts them.
  * Work is bounded per tick: up to `pagesPerTick` pages of `perTick` records looked at, marked and
  * deleted. A stream written as fast as W1 writes it makes some 600 group objects a second, which
- * compaction kills as fast: the reaper reads each page's references with one range read, marks a
- * page's dead objects with a few transactions of up to 63, and removes d/ records 64 to a
- * transaction, so it keeps well ahead of that.
+ * compaction kills as fast: the reaper reads each page's references with one range read (and the
+ * entries their markers name, 128 an etcd call), marks a page's dead objects with a few
+ * transactions of up to 63 (42 with markers), and removes d/ records 64 to a transaction, so it
+ * keeps well ahead of that.
  */
 import { type LedgerKeys, objectRun, streamOfSegment } from './ledger-keys';
 import { Ticker } from './ticker';
@@ -49,6 +56,8 @@ export interface ReaperOptions {
   orphanSweepMs?: number;
   /** Store keys one orphan sweep looks at, at most; the next sweep goes on from there (default 10,000). */
   orphanSweepKeys?: number;
+  /** A marked object found live is read again no sooner than this (ms; default 15 s). */
+  liveRecheckMs?: number;
 }
 
 export interface ReaperDeps {
@@ -74,8 +83,18 @@ export interface ReaperTick {
   deposed: boolean;
 }
 
-/** Dead objects marked per transaction: 1 + 2n compares and 2n operations, each list within etcd's 128 (`--max-txn-ops`). */
-const MARK_BATCH = 63;
+/**
+ * Compares (after the holder's) and operations of one marking transaction at most: etcd takes 128
+ * of each (`--max-txn-ops`). An object takes 2 of each, one with a reference marker 3: 63 or 42 a
+ * transaction.
+ */
+const MARK_MAX_OPS = 127;
+/** Entries read per etcd call when checking what reference markers name (one read-only txn: etcd's 128 operations at most). */
+const MARKED_READS = 128;
+/** How an entry's value starts (ledger.ts): its object's key follows. */
+const ENTRY_HEAD = '{"o":"';
+/** Marked objects whose live entry the reaper remembers (Reaper.#liveBy): about 80 B each. */
+const LIVE_KEPT = 100_000;
 /**
  * Store objects deleted before the transaction that removes their d/ records and proves the lease
  * still held (within etcd's 128 operations a txn). A holder deposed meanwhile deletes at most this
@@ -103,6 +122,15 @@ export class Reaper {
   #fenced: Set<string> | null = null;
   /** Orphan candidates: store key → when first seen without a record (reset when seen with one). */
   readonly #orphans = new Map<string, number>();
+  /**
+   * Per marked object found live, the entry that held it (its marker's name) and when: not read
+   * again within liveRecheckMs, then that entry first, so a live object costs one read per
+   * liveRecheckMs, not one per entry its marker names every pass (under W2's load over 1,000
+   * streams that was most of the reaper's etcd calls and a tenth of the node's CPU). An object
+   * dies only once its last entry lets go, so it is reaped at most liveRecheckMs later. Dropped
+   * when the object is found dead; bounded (LIVE_KEPT).
+   */
+  readonly #liveBy = new Map<string, { name: string; at: number }>();
   /** Where the next orphan sweep starts: an index in OBJECT_PREFIXES and the store key it resumes after (null: the prefix's first). */
   #sweepAt: { top: number; after: string | null } = { top: 0, after: null };
   /** Store keys known to hold fence markers. */
@@ -120,6 +148,7 @@ export class Reaper {
       orphanAgeMs: options.orphanAgeMs ?? 60_000, // 60 s
       orphanSweepMs: options.orphanSweepMs ?? 20_000, // 20 s
       orphanSweepKeys: options.orphanSweepKeys ?? 10_000,
+      liveRecheckMs: options.liveRecheckMs ?? 15_000, // 15 s
     };
     this.#ticker = new Ticker(() => this.tick(), this.#o.intervalMs, (err) => this.#deps.log?.warn({ err }, 'object reaper failed; retried at the next tick'));
   }
@@ -177,13 +206,19 @@ export class Reaper {
       const last = page.kvs[page.kvs.length - 1]?.key.slice(prefix.length);
       this.#cursor = !page.more || last === undefined ? null : young !== null && last.startsWith(young) ? prefix + pastRun(young) : `${prefix}${last}\0`;
       const referenced = await this.#referenced(candidates.map((c) => c.objectKey));
-      const dead: Array<{ objectKey: string; modRevision: number }> = [];
+      const marked = await this.#liveMarked([...referenced].filter(([, r]) => r.refs.length === 0 && r.marker !== null).map(([k, r]) => ({ objectKey: k, names: r.marker!.names })), now);
+      const dead: Dead[] = [];
       for (const c of candidates) {
-        const refs = referenced.get(c.objectKey);
-        if (refs === undefined) dead.push(c);
-        else if (c.objectKey.startsWith('c/') || c.objectKey.startsWith('p/')) await this.#dropDanglingRefs(h, c.objectKey, refs);
+        const r = referenced.get(c.objectKey);
+        if (r === undefined) dead.push(c);
+        else if (r.refs.length > 0) {
+          if (c.objectKey.startsWith('c/') || c.objectKey.startsWith('p/')) await this.#dropDanglingRefs(h, c.objectKey, r.refs);
+        } else if (r.marker !== null && !marked.has(c.objectKey)) dead.push({ ...c, marker: r.marker.modRevision });
       }
-      for (let i = 0; i < dead.length && !out.deposed; i += MARK_BATCH) destroyed += await this.#markBatch(h, dead.slice(i, i + MARK_BATCH), out);
+      for (const batch of markBatches(dead)) {
+        if (out.deposed) break;
+        destroyed += await this.#markBatch(h, batch, out);
+      }
       if (this.#cursor === null) {
         this.#fenced = null; // the next pass reads the fences again
         break; // once round the records: the rest is the next tick's
@@ -193,41 +228,104 @@ export class Reaper {
   }
 
   /**
-   * Of `objectKeys` (a page's, in key order), those something refers to now, each with the stream
-   * segments of its references (`r/<object>/<segment>`): one keys-only read of the r/ keys from
-   * the first one's to the last one's. A read: each marking transaction checks again,
-   * atomically, that nothing refers to the object.
+   * Of `objectKeys` (a page's, in key order), those with any key under `r/<object>/`: the stream
+   * segments of their references (`r/<object>/<segment>`) and their reference marker, if any (the
+   * entries it names, and its mod revision). One read of the r/ keys from the first one's to the
+   * last one's (values too: a marker's list; a reference's value is one byte). A read: each
+   * marking transaction checks again, atomically, that nothing refers to the object.
    */
-  async #referenced(objectKeys: readonly string[]): Promise<Map<string, string[]>> {
-    const out = new Map<string, string[]>();
+  async #referenced(objectKeys: readonly string[]): Promise<Map<string, { refs: string[]; marker: { names: string[]; modRevision: number } | null }>> {
+    const out = new Map<string, { refs: string[]; marker: { names: string[]; modRevision: number } | null }>();
     if (objectKeys.length === 0) return out;
     const { kv, keys } = this.#deps;
     const prefixes = objectKeys.map((k) => ({ k, p: keys.refs(k) })).sort((a, b) => (a.p < b.p ? -1 : a.p > b.p ? 1 : 0));
     const lastPrefix = prefixes[prefixes.length - 1]!.p;
     // Both in key order: walk the prefixes beside the references (no object key is another's prefix).
     let at = 0;
-    for await (const r of scanPrefix(kv, keys.references, 1000, { keysOnly: true, from: prefixes[0]!.p })) {
+    for await (const r of scanPrefix(kv, keys.references, 1000, { from: prefixes[0]!.p })) {
       if (r.key > lastPrefix && !r.key.startsWith(lastPrefix)) break;
       while (at < prefixes.length && prefixes[at]!.p < r.key && !r.key.startsWith(prefixes[at]!.p)) at++;
       if (at < prefixes.length && r.key.startsWith(prefixes[at]!.p)) {
         const { k, p } = prefixes[at]!;
-        const refs = out.get(k);
-        if (refs === undefined) out.set(k, [r.key.slice(p.length)]);
-        else refs.push(r.key.slice(p.length));
+        let o = out.get(k);
+        if (o === undefined) out.set(k, (o = { refs: [], marker: null }));
+        const segment = r.key.slice(p.length);
+        const names = segment === '' ? markerNames(r.value) : null;
+        if (names !== null) o.marker = { names, modRevision: r.modRevision };
+        // A marker that is not a list of names is kept as a reference: the object is never reaped on its word.
+        else o.refs.push(segment);
       }
     }
     return out;
   }
 
+  /**
+   * Of the objects whose reference marker is all that refers to them, those that an entry the
+   * marker names still points into (read now, up to MARKED_READS entries an etcd call): an entry
+   * gone (trimmed, deleted, compacted away) or holding another object (a compacted run keeps its
+   * first entry's key) lets go of it. First one entry per object (the one that held it at the last
+   * pass, or its first), then the rest of those whose first let go: a live object is read once.
+   */
+  async #liveMarked(all: ReadonlyArray<{ objectKey: string; names: readonly string[] }>, now: number): Promise<Set<string>> {
+    const live = new Set<string>();
+    const objects = all.filter(({ objectKey }) => {
+      const seen = this.#liveBy.get(objectKey);
+      if (seen === undefined || now - seen.at >= this.#o.liveRecheckMs) return true;
+      live.add(objectKey);
+      return false;
+    });
+    const first = objects.map(({ objectKey, names }) => {
+      const cached = this.#liveBy.get(objectKey)?.name;
+      return { objectKey, name: cached !== undefined && names.includes(cached) ? cached : names[0] };
+    });
+    await this.#readMarked(first.filter((f): f is { objectKey: string; name: string } => f.name !== undefined), live, now);
+    const tried = new Map(first.map((f) => [f.objectKey, f.name]));
+    const rest = objects.filter((o) => !live.has(o.objectKey)).flatMap(({ objectKey, names }) => names.filter((n) => n !== tried.get(objectKey)).map((name) => ({ objectKey, name })));
+    await this.#readMarked(rest, live, now);
+    for (const { objectKey } of objects) if (!live.has(objectKey)) this.#liveBy.delete(objectKey);
+    return live;
+  }
+
+  /** Read the named entries (MARKED_READS an etcd call); an object one of them points into is live, and remembered by that entry. */
+  async #readMarked(reads: ReadonlyArray<{ objectKey: string; name: string }>, live: Set<string>, now: number): Promise<void> {
+    const { kv, keys } = this.#deps;
+    for (let i = 0; i < reads.length; i += MARKED_READS) {
+      const batch = reads.slice(i, i + MARKED_READS);
+      const r = await kv.readMany(batch.map((b) => ({ get: keys.entryOfMarker(b.name) })), LEDGER_DEADLINE_MS);
+      batch.forEach((b, j) => {
+        const kv0 = r.results[j]?.kvs[0];
+        // An entry whose value cannot be read may point anywhere: it keeps the object.
+        if (kv0 === undefined || live.has(b.objectKey) || !pointsInto(kv0.value, b.objectKey)) return;
+        live.add(b.objectKey);
+        if (this.#liveBy.size >= LIVE_KEPT && !this.#liveBy.has(b.objectKey)) this.#liveBy.delete(this.#liveBy.keys().next().value!);
+        this.#liveBy.set(b.objectKey, { name: b.name, at: now });
+      });
+    }
+  }
+
   /** Mark a batch of dead objects destroyed in one transaction; when it fails and this node still holds the lease, each on its own. */
-  async #markBatch(h: HolderCompare, dead: ReadonlyArray<{ objectKey: string; modRevision: number }>, out: ReaperTick): Promise<number> {
+  async #markBatch(h: HolderCompare, dead: readonly Dead[], out: ReaperTick): Promise<number> {
     const { kv, keys } = this.#deps;
     const at = json({ at: Date.now() });
-    const mark = (d: { objectKey: string; modRevision: number }): { compare: LedgerCompare[]; ops: LedgerOp[] } => ({
-      // The references were read before; the txn checks again that nothing refers to the object, atomically.
-      compare: [{ key: keys.object(d.objectKey), modRevision: d.modRevision }, { prefix: keys.refs(d.objectKey), empty: true }],
-      ops: [{ put: keys.destroyed(d.objectKey), value: at }, { delete: keys.object(d.objectKey) }],
-    });
+    const mark = (d: Dead): { compare: LedgerCompare[]; ops: LedgerOp[] } =>
+      d.marker === undefined
+        ? {
+            // The references were read before; the txn checks again that nothing refers to the object, atomically.
+            compare: [{ key: keys.object(d.objectKey), modRevision: d.modRevision }, { prefix: keys.refs(d.objectKey), empty: true }],
+            ops: [{ put: keys.destroyed(d.objectKey), value: at }, { delete: keys.object(d.objectKey) }],
+          }
+        : {
+            // The entries the marker names were read dead. None is ever made to point into the
+            // object again but by its writer's commit sent again, which puts the marker again too:
+            // the marker's revision stands for them. A tail recovery's r/<o>/<stream> would come
+            // after the marker, which sorts first.
+            compare: [
+              { key: keys.object(d.objectKey), modRevision: d.modRevision },
+              { key: keys.referenceMarker(d.objectKey), modRevision: d.marker },
+              { prefix: keys.refs(d.objectKey), empty: true, from: `${keys.referenceMarker(d.objectKey)}\0` },
+            ],
+            ops: [{ put: keys.destroyed(d.objectKey), value: at }, { delete: keys.object(d.objectKey) }, { delete: keys.referenceMarker(d.objectKey) }],
+          };
     const all = dead.map(mark);
     const res = await kv.txnOnce([h, ...all.flatMap((m) => m.compare)], all.flatMap((m) => m.ops), []);
     if (res.succeeded) return dead.length;
@@ -422,5 +520,60 @@ function recordAt(value: Buffer): number {
     return typeof at === 'number' ? at : 0;
   } catch {
     return 0;
+  }
+}
+
+/** A dead object as marked: its o/ record's revision, and its reference marker's when it has one. */
+interface Dead {
+  objectKey: string;
+  modRevision: number;
+  marker?: number;
+}
+
+/** Dead objects cut into marking transactions of at most MARK_MAX_OPS compares and operations. */
+function markBatches(dead: readonly Dead[]): Dead[][] {
+  const out: Dead[][] = [];
+  let batch: Dead[] = [];
+  let ops = 0;
+  for (const d of dead) {
+    const n = d.marker === undefined ? 2 : 3;
+    if (ops + n > MARK_MAX_OPS) {
+      out.push(batch);
+      batch = [];
+      ops = 0;
+    }
+    batch.push(d);
+    ops += n;
+  }
+  if (batch.length > 0) out.push(batch);
+  return out;
+}
+
+/** The entries a reference marker names (ledger-keys.ts markedEntry), or null when it is not a list of names. */
+function markerNames(value: Buffer): string[] | null {
+  try {
+    const v = JSON.parse(value.toString()) as unknown;
+    return Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether an entry's value points into `objectKey`, or cannot be read (then it may point anywhere,
+ * and keeps the object). Entries are written `{"o":"<object>",…}` (ledger.ts, compaction.ts), and
+ * object keys hold no character JSON escapes: the object is read from that prefix without parsing;
+ * anything else is parsed.
+ */
+function pointsInto(value: Buffer, objectKey: string): boolean {
+  if (value.length > ENTRY_HEAD.length && value.toString('latin1', 0, ENTRY_HEAD.length) === ENTRY_HEAD) {
+    const end = value.indexOf(0x22, ENTRY_HEAD.length); // the closing quote
+    if (end > 0) return value.toString('latin1', ENTRY_HEAD.length, end) === objectKey;
+  }
+  try {
+    const v = JSON.parse(value.toString()) as { o?: unknown };
+    return typeof v.o !== 'string' || v.o === objectKey;
+  } catch {
+    return true;
   }
 }

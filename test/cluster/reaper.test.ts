@@ -88,14 +88,21 @@ async function recordsOf(name: string): Promise<Map<number, string>> {
   return out;
 }
 
-/** Object keys the ledger's entries point into, o/ records without any reference, and d/ records. */
+/**
+ * Object keys the ledger's entries point into, o/ records of objects nothing refers to (no entry
+ * points into them, and no r/<object>/<stream> key: a group object's reference marker counts only
+ * through the entries it names), and d/ records.
+ */
 async function ledgerState(): Promise<{ referenced: Set<string>; unreferenced: number; destroyed: number }> {
   const root = ledger.keys.root;
   const referenced = new Set<string>();
   for (const kv of (await link.rangePrefix(`${root}i/`, 10_000)).kvs) referenced.add((JSON.parse(kv.value.toString()) as { o: string }).o);
   let unreferenced = 0;
   for (const kv of (await link.rangePrefix(ledger.keys.objects, 10_000)).kvs) {
-    if ((await link.countPrefix(ledger.keys.refs(kv.key.slice(ledger.keys.objects.length)), 10_000)) === 0) unreferenced++;
+    const objectKey = kv.key.slice(ledger.keys.objects.length);
+    if (referenced.has(objectKey)) continue;
+    const refs = (await link.rangePrefix(ledger.keys.refs(objectKey), 10_000)).kvs.filter((r) => r.key !== ledger.keys.referenceMarker(objectKey));
+    if (refs.length === 0) unreferenced++;
   }
   return { referenced, unreferenced, destroyed: await link.countPrefix(ledger.keys.destroyedObjects, 10_000) };
 }

@@ -80,6 +80,31 @@ describe('the object ledger', () => {
     expect(await ledger.entries('t050')).toHaveLength(1);
   });
 
+  it('with markers, names every entry of a group object spread over several txns in its one reference marker, and writes no r/<object>/<stream>', async () => {
+    const { ledger } = fresh();
+    const names = Array.from({ length: 95 }, (_, i) => `u${String(i).padStart(3, '0')}`);
+    const meta = { meta: {}, startSeq: 0, sealed: false };
+    const g0 = groupObjectKey(1, 1, 0, 0);
+    await expect(ledger.commit(g0, 1, names.map((n) => commitOf(n, 0, 0, 1, { create: true, meta })), { markers: true })).resolves.toEqual({ fenced: [] });
+    // A stream fenced meanwhile: its entry is named and never written; the others' are.
+    await ledger.takeFence('u050', { nodeId: 9, epoch: 2 }, { from: me });
+    const g1 = groupObjectKey(1, 1, 0, 1);
+    await expect(ledger.commit(g1, 1, names.map((n) => commitOf(n, 1, 1, 2)), { markers: true })).resolves.toEqual({ fenced: ['u050'] });
+    for (const [g, counter] of [[g0, 0], [g1, 1]] as const) {
+      const refs = (await etcd.link.rangePrefix(ledger.keys.refs(g), 5_000)).kvs;
+      expect(refs.map((kv) => kv.key)).toEqual([ledger.keys.referenceMarker(g)]);
+      expect(JSON.parse(refs[0]!.value.toString())).toEqual(names.map((n) => ledger.keys.markedEntry(n, 1, counter)));
+    }
+    expect((await ledger.entries('u049')).map((e) => [e.o, e.m])).toEqual([
+      [g0, 1],
+      [g1, 1],
+    ]);
+    expect(await ledger.entries('u050')).toHaveLength(1);
+    // Deleted and trimmed without r/ keys to remove.
+    expect(await ledger.deleteStream('u049', me)).toBe(true);
+    expect(await ledger.entries('u049')).toEqual([]);
+  });
+
   it('records several group objects in one commit: each stream\'s entries in one txn, w/ where given, h/ only when every stream is recorded', async () => {
     const { ledger, prefix } = fresh();
     const g = (n: number): string => groupObjectKey(1, 1, 0, n);

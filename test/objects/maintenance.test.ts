@@ -42,9 +42,11 @@ function world(): World {
 
 /**
  * One group object holding `perStream` frames of each stream (contiguous per stream, as the group
- * commit writes them), PUT, then recorded with the ledger's commit. Returns its key.
+ * commit writes them), PUT, then recorded with the ledger's commit: with a reference marker, as a
+ * shard's group commit records it, or (`markers` false) with an r/<object>/<stream> per entry, as
+ * a tail recovery and builds before the markers do. Returns its key.
  */
-async function group(w: World, streams: string[], perStream = 3, frameBytes = 200, nodeId = 1): Promise<string> {
+async function group(w: World, streams: string[], perStream = 3, frameBytes = 200, nodeId = 1, markers = true): Promise<string> {
   const key = groupObjectKey(nodeId, 1, 0, w.counter);
   const parts: Buffer[] = [];
   const commits = [];
@@ -63,7 +65,7 @@ async function group(w: World, streams: string[], perStream = 3, frameBytes = 20
   }
   w.counter++;
   await w.store.put(key, parts);
-  const { fenced } = await w.ledger.commit(key, off, commits);
+  const { fenced } = await w.ledger.commit(key, off, commits, { markers });
   expect(fenced).toEqual([]);
   return key;
 }
@@ -108,7 +110,7 @@ function around(store: ObjectStore, over: Partial<Pick<ObjectStore, 'put' | 'get
 }
 
 const reaperOf = (w: World, holder: () => HolderCompare | null, store: ObjectStore = w.store): Reaper =>
-  new Reaper({ kv: etcd.link, keys: w.ledger.keys, store, holder }, { deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 0 });
+  new Reaper({ kv: etcd.link, keys: w.ledger.keys, store, holder }, { deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 0, liveRecheckMs: 0 });
 
 /** Every entry of every stream still points at an object the store has, and reads back what was written from `fromSeq`. */
 async function expectLiveIntact(w: World, streams: Array<{ name: string; fromFrame: number }>): Promise<void> {
@@ -178,12 +180,12 @@ describe('compaction', () => {
     expect(after[0]!.o).toMatch(/^c\/42\/0000000001\.\d{12,}$/);
     expect((await readAll(w, 's/a')).equals(before)).toBe(true);
     expect((await readAll(w, 'b')).equals(Buffer.concat(w.written.get('b')!))).toBe(true);
-    // The new object is recorded and referenced; the group objects keep only b's references.
+    // The new object is recorded and referenced (r/<c>/<stream>); the group objects keep their
+    // reference markers (b's entries still point into them), and no key per stream.
     const keys = w.ledger.keys;
     expect((await etcd.link.get(keys.object(after[0]!.o), 5_000)).kv).not.toBeNull();
     expect(await etcd.link.countPrefix(keys.refs(after[0]!.o), 5_000)).toBe(1);
-    for (const o of objects.slice(0, 39)) expect(await etcd.link.countPrefix(keys.refs(o), 5_000)).toBe(1);
-    expect(await etcd.link.countPrefix(keys.refs(objects[39]!), 5_000)).toBe(2);
+    for (const o of objects) expect((await etcd.link.rangePrefix(keys.refs(o), 5_000)).kvs.map((kv) => kv.key)).toEqual([keys.referenceMarker(o)]);
     expect(await w.ledger.entries('b')).toHaveLength(40);
     // The compacted entry and the newest left: nothing more to do.
     expect((await compactor.tick()).runs).toBe(0);
@@ -264,10 +266,13 @@ describe('compaction', () => {
     expect(after.slice(0, 3).map((e) => e.o)).toEqual([expect.stringMatching(/^c\/11\//), expect.stringMatching(/^c\/11\//), expect.stringMatching(/^c\/11\//)]);
     expect(after.slice(3).map((e) => e.o)).toEqual(objects.slice(15));
     expect((await readAll(w, 'fast')).equals(Buffer.concat(w.written.get('fast')!))).toBe(true);
-    // Each replaced group object lost its reference; each c/ object has its own.
+    // Each c/ object has its own reference; each replaced group object only its marker, whose one
+    // entry now points elsewhere or is gone: the reaper takes exactly those.
     const keys = w.ledger.keys;
-    for (const o of objects.slice(0, 15)) expect(await etcd.link.countPrefix(keys.refs(o), 5_000)).toBe(0);
     for (const e of after.slice(0, 3)) expect(await etcd.link.countPrefix(keys.refs(e.o), 5_000)).toBe(1);
+    const { compare } = await takeMaintenance(w, 1);
+    expect(await reaperOf(w, () => compare).tick()).toMatchObject({ destroyed: 15, deleted: 15 });
+    expect((await storeKeys(w)).filter((k) => k.startsWith('g/'))).toEqual(objects.slice(15));
     // The next tick goes on where this one stopped (the c/ entries are small too: the first run takes them in).
     expect(await compactor.tick()).toMatchObject({ runs: 2, fenced: 0 });
     expect((await readAll(w, 'fast')).equals(Buffer.concat(w.written.get('fast')!))).toBe(true);
@@ -676,6 +681,96 @@ describe('compaction under a byte rate (--objects-compact-bytes-per-second)', ()
 });
 
 describe('the reaper', () => {
+  it('keeps a group object while any entry its reference marker names points into it, and reaps it once the last lets go', async () => {
+    const w = world();
+    await create(w, ['a', 'b', 'c']);
+    const g0 = await group(w, ['a', 'b', 'c']);
+    const g1 = await group(w, ['a', 'b', 'c']);
+    const keys = w.ledger.keys;
+    // One marker per object, naming the three streams' entries; no r/<object>/<stream> key.
+    expect((await etcd.link.rangePrefix(keys.refs(g0), 5_000)).kvs.map((kv) => [kv.key, JSON.parse(kv.value.toString()) as unknown])).toEqual([
+      [keys.referenceMarker(g0), ['a', 'b', 'c'].map((s) => keys.markedEntry(s, me.epoch, 0))],
+    ]);
+    expect((await w.ledger.entries('a'))[0]).toMatchObject({ o: g0, m: 1 });
+    const { compare } = await takeMaintenance(w, 1);
+    const reaper = reaperOf(w, () => compare);
+    // a's part of g0 trimmed away, then b deleted: c's entry still points into g0.
+    expect(await w.ledger.trim('a', me, 3)).toBe(true);
+    expect(await w.ledger.deleteStream('b', me)).toBe(true);
+    expect(await reaper.tick()).toMatchObject({ destroyed: 0, deleted: 0 });
+    // c's entry compacted into a c/ object under the same key: nothing points into g0 any more.
+    const compactor = new Compactor({ kv: etcd.link, keys, store: w.store, placed: () => [{ name: 'c', streamId: 3, fence: me }] }, { settleMs: 0 });
+    expect(await compactor.tick()).toMatchObject({ runs: 0 });
+    await group(w, ['c']); // c's newest entry is never rewritten: a third group makes g1's small part of it compactable, and g0's
+    expect(await compactor.tick()).toMatchObject({ runs: 1, entriesReplaced: 2 });
+    // Until the reaper takes it, the marker is a key under r/<g0>/: what a reaper of a build
+    // before the markers looks for, so such a reaper keeps the object.
+    expect(await etcd.link.countPrefix(keys.refs(g0), 5_000)).toBe(1);
+    expect(await reaper.tick()).toMatchObject({ destroyed: 1, deleted: 1 });
+    expect(await storeKeys(w)).not.toContain(g0);
+    // g1: a's entry still points into it.
+    expect(await storeKeys(w)).toContain(g1);
+    expect(await etcd.link.countPrefix(keys.refs(g0), 5_000)).toBe(0);
+    await expectLiveIntact(w, [
+      { name: 'a', fromFrame: 3 },
+      { name: 'c', fromFrame: 0 },
+    ]);
+  });
+
+  it('reads a live marked object again only after liveRecheckMs, and then one entry: the one that held it last time', async () => {
+    const w = world();
+    await create(w, ['p', 'q', 'r']);
+    for (let i = 0; i < 20; i++) await group(w, ['p', 'q', 'r'], 1, 50);
+    const { compare } = await takeMaintenance(w, 1);
+    let gets = 0;
+    const kv: LedgerKv = { ...countedLink().counted, readMany: (reads, ms) => ((gets += reads.length), etcd.link.readMany(reads, ms)) };
+    const reaper = new Reaper({ kv, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 60_000, liveRecheckMs: 15_000 });
+    const t0 = Date.now();
+    expect(await reaper.tick(t0)).toMatchObject({ destroyed: 0 });
+    expect(gets).toBe(20); // p's entry of each: live
+    // p trimmed past all but its newest entry. Within liveRecheckMs nothing is read again.
+    expect(await w.ledger.trim('p', me, 19)).toBe(true);
+    gets = 0;
+    expect(await reaper.tick(t0 + 5_000)).toMatchObject({ destroyed: 0 });
+    expect(gets).toBe(0);
+    // After it, p's entry first: gone for 19 of them, whose q's and r's are read then.
+    expect(await reaper.tick(t0 + 16_000)).toMatchObject({ destroyed: 0 });
+    expect(gets).toBe(20 + 19 * 2);
+    gets = 0;
+    expect(await reaper.tick(t0 + 32_000)).toMatchObject({ destroyed: 0 });
+    expect(gets).toBe(20); // the one that held each last time
+  });
+
+  it('keeps a marked group object that another commit (a tail recovery) refers to by r/<object>/<stream>, until that reference goes too', async () => {
+    const w = world();
+    await create(w, ['m1', 'm2', 'late']);
+    const g = await group(w, ['m1', 'm2']);
+    await group(w, ['m1', 'm2']);
+    // A tail recovery records the late stream's part of g under its own fence: an entry and r/<g>/late.
+    const { fenced } = await w.ledger.commit(g, 600, [{ stream: 'late', fence: me, counter: 0, off: 0, len: 600, from: 0, to: 3, meta: { meta: { name: 'late' }, startSeq: 0, sealed: false } }]);
+    expect(fenced).toEqual([]);
+    for (const s of ['m1', 'm2']) expect(await w.ledger.deleteStream(s, me)).toBe(true);
+    const { compare } = await takeMaintenance(w, 1);
+    const reaper = reaperOf(w, () => compare);
+    expect(await reaper.tick()).toMatchObject({ destroyed: 1 }); // the second group only
+    expect(await storeKeys(w)).toContain(g);
+    expect(await w.ledger.deleteStream('late', me)).toBe(true);
+    expect(await reaper.tick()).toMatchObject({ destroyed: 1 });
+    expect(await storeKeys(w)).toEqual([]);
+  });
+
+  it('keeps a group object whose reference marker is not a list of entries', async () => {
+    const w = world();
+    await create(w, ['d', 'e']);
+    const g = await group(w, ['d', 'e']);
+    await group(w, ['d', 'e']);
+    for (const s of ['d', 'e']) expect(await w.ledger.trim(s, me, 3)).toBe(true);
+    await etcd.link.txnOnce([], [{ put: w.ledger.keys.referenceMarker(g), value: Buffer.from('{damaged') }], []);
+    const { compare } = await takeMaintenance(w, 1);
+    expect(await reaperOf(w, () => compare).tick()).toMatchObject({ destroyed: 0 });
+    expect(await storeKeys(w)).toContain(g);
+  });
+
   it('after trims and a delete reaps exactly the dead objects, only while it holds the lease', async () => {
     const w = world();
     await create(w, ['x', 'y/1', 'z', 'solo']);
@@ -733,17 +828,24 @@ describe('the reaper', () => {
     await expectLiveIntact(w, [{ name: 'live', fromFrame: 0 }]);
   });
 
-  it('deletes 100 dead objects with four transactions: two that mark them (63 a txn), two that remove their d/ records (64 a txn)', async () => {
+  it.each([
+    [false, 'two that mark them (63 a txn)', 4],
+    [true, 'three that mark them and their reference markers (42 a txn)', 5],
+  ])('deletes 100 dead objects (markers: %s) with few transactions: %s, two that remove their d/ records (64 a txn)', async (markers, _what, txns) => {
     const w = world();
-    await create(w, ['gone']);
-    for (let i = 0; i < 100; i++) await group(w, ['gone']);
+    await create(w, ['gone', 'also']);
+    for (let i = 0; i < 100; i++) await group(w, ['gone', 'also'], 3, 200, 1, markers);
     expect(await w.ledger.deleteStream('gone', me)).toBe(true);
+    expect(await w.ledger.deleteStream('also', me)).toBe(true);
     const { compare } = await takeMaintenance(w, 1);
     const { calls, counted } = countedLink();
     const reaper = new Reaper({ kv: counted, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 60_000 });
     expect(await reaper.tick()).toMatchObject({ holder: true, destroyed: 100, deleted: 100, deposed: false });
     // Marks 40 a txn and d/ removals 8 a txn (the reaper before) made 3 + 13 of them here.
-    expect(calls.txnOnce).toBe(4);
+    expect(calls.txnOnce).toBe(txns);
+    // A marker's entries are read 128 an etcd call: each object's first, then the others of those whose first let go.
+    expect(calls.readMany).toBe(markers ? 2 : 0);
+    expect(await etcd.link.countPrefix(w.ledger.keys.references, 5_000)).toBe(0);
     expect(await storeKeys(w)).toEqual([]);
     const census = new ObjectCensus(etcd.link, w.ledger.keys, { ttlMs: 0 });
     expect(await census.counts()).toEqual({ objectCount: 0, destroyedObjectBacklog: 0 });

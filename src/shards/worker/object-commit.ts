@@ -11,7 +11,7 @@
  *            ready, in group order ──▶ queue
  *                                        │  one ledger commit at a time: it records every group
  *                                        ▼  ready when it is sent (≤ 32), one txn per ≤ 40 streams
- *            ledger.commitObjects: o/ per object; i/ + r/ per stream and object, m/ once; compare f/<stream>
+ *            ledger.commitObjects: o/ and a reference marker (r/<o>/) per object; i/ per stream and object, m/ once; compare f/<stream>
  *                │
  *                ▼  fenced streams ──▶ `moved` (never acknowledged, never applied)
  *            answered in group order ──▶ GroupCommit: local segment write without fdatasync ──▶ apply ──▶ replies
@@ -631,7 +631,8 @@ export class ObjectCommit implements Replicator {
       const t0 = performance.now();
       const last = batch[batch.length - 1]!.p.key;
       const through: RecordedThrough | undefined = this.#o.store.createOnly ? { writer: this.#writer, from: this.#from, n: Number(last.slice(this.#writer.length)) } : undefined;
-      const r = await this.#retrying(() => this.#o.ledger.commitObjects(objects, [...recorded.values()].map((x) => x.rec), through));
+      // Every group of the batch is recorded by this one call, all of its parts: its reference marker can name them all.
+      const r = await this.#retrying(() => this.#o.ledger.commitObjects(objects, [...recorded.values()].map((x) => x.rec), through, { markers: true }));
       if (this.#stats !== null) observeBucket(this.#stats.ledger, COMMIT_SECONDS_BOUNDS, (performance.now() - t0) / 1000);
       const refused = new Set(r.fenced);
       if (refused.size > 0 && this.#o.store.createOnly) this.#newRun();

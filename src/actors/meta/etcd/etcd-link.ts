@@ -64,7 +64,7 @@ export type EtcdCompare =
   | { key: string; absent: true } // the key does not exist
   | { key: string; present: true } // the key exists
   | { key: string; value: Buffer } // the key exists and holds exactly this value (the object ledger's fences)
-  | { prefix: string; empty: true }; // no key starts with `prefix` (an object without references)
+  | { prefix: string; empty: true; from?: string }; // no key starts with `prefix` (an object without references); `from`: none from that key on (a key ≥ the prefix)
 
 /** One operation of a transaction branch. `lease` attaches a put to a lease (node registrations). */
 export type EtcdOp = { put: string; value: Buffer; lease?: string } | { delete: string } | { deletePrefix: string } | { get: string };

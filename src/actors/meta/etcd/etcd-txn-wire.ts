@@ -53,8 +53,9 @@ function writeCompare(w: Writer, c: EtcdCompare): void {
   // create_revision 0 is written although it is 0: it is in a oneof, and etcd tells it from "no target".
   if ('prefix' in c) {
     // Over a range etcd compares every key, and a range without keys as one absent key (create
-    // revision 0): "create revision = 0 over the prefix" holds exactly when it is empty.
-    compareHead(w, EQUAL, CREATE, c.prefix).uint32(tag(5, 0)).int64(0).uint32(tag(64, 2)).bytes(prefixEnd(c.prefix));
+    // revision 0): "create revision = 0 over the prefix" holds exactly when it is empty. `from`
+    // starts the range past the prefix's first keys (an object's reference marker: ledger.ts).
+    compareHead(w, EQUAL, CREATE, c.from ?? c.prefix).uint32(tag(5, 0)).int64(0).uint32(tag(64, 2)).bytes(prefixEnd(c.prefix));
   } else if ('modRevision' in c) compareHead(w, EQUAL, MOD, c.key).uint32(tag(6, 0)).int64(c.modRevision);
   else if ('absent' in c) compareHead(w, EQUAL, CREATE, c.key).uint32(tag(5, 0)).int64(0); // the key does not exist
   else if ('value' in c) compareHead(w, EQUAL, VALUE, c.key).uint32(tag(7, 2)).bytes(c.value);
