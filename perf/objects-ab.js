@@ -13,12 +13,16 @@
 // PERF_AB_AFTER_S (default 0) keeps each node that many seconds after its load and adds a column
 // with its CPU per append counted until then: what compaction and the reaper do after the load
 // (an object is dead 10 s after it was recorded, so 20 s catches most of W1's).
+// PERF_AB_STREAMS=1000 spreads the appends over that many streams (W2's load, /w2-0000 …), and
+// PERF_AB_RATE=3000 paces them at that many a second over 256 connections (the CPU an append costs
+// at one load: paced-append-spread.lua); PERF_WARMUP_S (default 2; 20 suits W2, whose compaction and
+// reaper start once entries are 10 s old) is the discarded warm-up before each run.
 
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { pairedRuns, W1_LOAD } = require('./lib/builds-ab');
-const { cpuSeconds, intEnv } = require('./lib/util');
+const { cpuSeconds, http, intEnv } = require('./lib/util');
 const { startEtcd } = require('../ops/lib/etcd-local');
 
 async function main() {
@@ -32,15 +36,39 @@ async function main() {
   const etcdPid = etcd.members[0].proc.pid;
   let n = 0;
   const afterS = intEnv('PERF_AB_AFTER_S', 0, 120);
+  const streams = intEnv('PERF_AB_STREAMS', 1, 10000);
+  const rate = intEnv('PERF_AB_RATE', 0, 1_000_000);
+  const name = (i) => `/w2-${String(i).padStart(4, '0')}`;
+  // W1 (one stream, closed loop, as before) unless a spread or a rate is asked for.
+  const load =
+    streams === 1 && rate === 0
+      ? { ...W1_LOAD, connections: 64 }
+      : {
+          ...W1_LOAD,
+          connections: rate > 0 ? 256 : 64,
+          script: rate > 0 ? 'paced-append-spread.lua' : 'append-spread.lua',
+          scriptArgs: (body) => [body, W1_LOAD.contentType, '/w2-', String(streams), ...(rate > 0 ? [String(rate)] : [])],
+          prepare: async (base, headers) => {
+            for (let i = 0; i < streams; i += 32) {
+              await Promise.all(
+                Array.from({ length: Math.min(32, streams - i) }, async (_, k) => {
+                  const res = await http('PUT', `${base}${name(i + k)}`, { headers });
+                  if (res.status !== 201) throw new Error(`PUT ${name(i + k)} → ${res.status} ${res.body.toString()}`);
+                }),
+              );
+            }
+          },
+        };
   const row = (label, id, rps, p99, cpuUs, etcdUs, afterUs) =>
     `| ${label} | ${id} | ${Math.round(rps)} | ${p99} | ${cpuUs.toFixed(1)} | ${etcdUs.toFixed(1)} |${afterS > 0 ? ` ${afterUs.toFixed(1)} |` : ''}`;
-  console.log(`A = ${[builds[0].dist, ...builds[0].args].join(' ')}, B = ${[builds[1].dist, ...builds[1].args].join(' ')}; objects mode (file:, one etcd member), single 100 B appends, 64 connections; load average before: ${os.loadavg()[0].toFixed(2)}`);
+  const shape = `${streams === 1 ? 'to one stream' : `each to one of ${streams} streams`}, ${rate > 0 ? `paced at ${rate}/s over 256 connections` : '64 connections'}`;
+  console.log(`A = ${[builds[0].dist, ...builds[0].args].join(' ')}, B = ${[builds[1].dist, ...builds[1].args].join(' ')}; objects mode (file:, one etcd member), single 100 B appends ${shape}; load average before: ${os.loadavg()[0].toFixed(2)}`);
   console.log(`| round | build | appends/s | p99 ms | node CPU µs per append | etcd CPU µs per append |${afterS > 0 ? ` with the ${afterS} s after: node CPU µs per append |` : ''}\n|---|---|---|---|---|---|${afterS > 0 ? '---|' : ''}`);
   try {
     const runs = await pairedRuns({
-      ...W1_LOAD,
+      ...load,
       name: 'objects-ab-runs',
-      connections: 64,
+      warmupS: intEnv('PERF_WARMUP_S', 2, 600),
       rounds: intEnv('PERF_AB_ROUNDS', 3, 20),
       duration: intEnv('PERF_DURATION', 5, 10),
       afterS,

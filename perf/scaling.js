@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 /**
  * Gateway threads (`--gateway-threads`): W1 (single-record 100 B appends to one stream) and W2 (the
- * same spread over 64 streams) against a fresh single node per gateway thread count, with the CPU
+ * same spread over 64 streams, or SCALING_STREAMS) against a fresh single node per gateway thread count, with the CPU
  * per append of every thread of the node (main, gateway `svc-gw-*`, shard `svc-shard-*`, the rest
  * as `other`: libuv, RocksDB, V8) from /proc/<pid>/task/<tid>/stat over the measured seconds, and the
  * bound the busiest thread sets: 1 s ÷ its µs per append.
  *
  *   SCALING_THREADS=1,2,4        gateway thread counts (default 1,2)
- *   SCALING_LOADS=W1,W2,DS1,K1   loads (default W1,W2; DS1: W1's appends on a `--protocol ds` node, to /v1/stream/ds1;
+ *   SCALING_LOADS=W1,W2,DS1,DS2,K1   loads (default W1,W2; DS1: W1's appends on a `--protocol ds` node, to /v1/stream/ds1;
+ *                                DS2: W2's on such a node, to /v1/stream/w2-0000 …;
  *                                K1: Kafka produce, librdkafka producers of 100 B records, one topic each)
  *   SCALING_KAFKA_PRODUCERS=2    K1: producer processes (each its own connection, so its own gateway thread)
  *   SCALING_KAFKA_RECORDS=2000000 K1: records per producer (after 20,000 of warm-up each); SCALING_KAFKA_SIZE=100 bytes each
@@ -16,6 +17,7 @@
  *   SCALING_LOAD_CPUS=8-11       taskset CPU list of wrk (default: unpinned)
  *   SCALING_SHARD_WORKERS=2      --shard-workers (default 1)
  *   PERF_DURATION=5              seconds measured per run (after 2 s of warm-up)
+ *   SCALING_STREAMS=64           W2: streams the appends are spread over (at most 10,000)
  *   SCALING_CONNECTIONS=64       wrk connections (wrk threads: SCALING_WRK_THREADS, default 1)
  *   SCALING_BASELINE=<build>/dist/main.js   also run every case on another build, just before
  *   SCALING_NODE_ARGS='--cpu-prof --cpu-prof-dir=prof'   node flags for the node (a profile per thread)
@@ -39,7 +41,7 @@ const DURATION = Number(process.env.PERF_DURATION ?? 5);
 const CONNECTIONS = Number(process.env.SCALING_CONNECTIONS ?? 64);
 const WRK_THREADS = Number(process.env.SCALING_WRK_THREADS ?? 1);
 const SHARD_WORKERS = Number(process.env.SCALING_SHARD_WORKERS ?? 1);
-const SPREAD = 64;
+const SPREAD = Number(process.env.SCALING_STREAMS ?? 64);
 const KAFKA_PRODUCERS = Number(process.env.SCALING_KAFKA_PRODUCERS ?? 2);
 const KAFKA_RECORDS = Number(process.env.SCALING_KAFKA_RECORDS ?? 2_000_000);
 const KAFKA_SIZE = Number(process.env.SCALING_KAFKA_SIZE ?? 100);
@@ -164,7 +166,7 @@ function perOperation(before, after, ops) {
 }
 
 async function run(load, gatewayThreads, bodyFile, main) {
-  const node = await startNode(gatewayThreads, main, load === 'DS1' ? 'ds' : 'svc');
+  const node = await startNode(gatewayThreads, main, load.startsWith('DS') ? 'ds' : 'svc');
   try {
     if (load === 'K1') {
       if (KAFKA_PARTITIONS > 1) await createTopics(node.kafka);
@@ -186,8 +188,11 @@ async function run(load, gatewayThreads, bodyFile, main) {
       await http('PUT', `${node.url}/w1`, undefined, type);
       [url, script, extra] = [`${node.url}/w1`, 'append.lua', [bodyFile, type]];
     } else {
-      for (let i = 0; i < SPREAD; i++) await http('PUT', `${node.url}/w2-${String(i).padStart(4, '0')}`, undefined, type);
-      [url, script, extra] = [node.url, 'append-spread.lua', [bodyFile, type, '/w2-', String(SPREAD)]];
+      // W2, or DS2: the same appends to a `--protocol ds` node's streams.
+      const prefix = load === 'DS2' ? '/v1/stream/w2-' : '/w2-';
+      const names = Array.from({ length: SPREAD }, (_, i) => `${node.url}${prefix}${String(i).padStart(4, '0')}`);
+      for (let i = 0; i < names.length; i += 32) await Promise.all(names.slice(i, i + 32).map((u) => http('PUT', u, undefined, type)));
+      [url, script, extra] = [node.url, 'append-spread.lua', [bodyFile, type, prefix, String(SPREAD)]];
     }
     wrk(url, script, extra, 2); // warm-up
     const before = threadTicks(node.proc.pid);

@@ -98,7 +98,7 @@ async function pairedRuns(o) {
           if (res.status !== 201) throw new Error(`PUT ${o.path} on ${v.id} → ${res.status} ${res.body.toString()}`);
         }
         const load = o.script === undefined ? { url, script: 'append.lua', args: [body, o.contentType, s.auth || ''], connections: o.connections } : { url: live.base, script: o.script, args: o.scriptArgs(body), connections: o.connections };
-        await runWrk({ ...load, seconds: WARMUP_S }); // discarded: JIT, first segment
+        await runWrk({ ...load, seconds: o.warmupS ?? WARMUP_S }); // discarded: JIT, first segment
         stopDuring = s.during ? s.during(live) : null;
         const cpu0 = cpuSeconds(live.pid);
         const main0 = mainThreadCpuSeconds(live.pid);
