@@ -85,7 +85,8 @@ function inflateChecked(b: Buffer, stats: BatchStats): void {
 
 /** The append's content type, when it names one, must be the stream's (parameters aside). */
 export function contentTypeMismatch(given: string | null, stream: string): SvcError | null {
-  if (given === null || mediaType(given) === mediaType(stream)) return null;
+  // The same string (a client sending the stream's own type) matches without a lower-cased copy of each.
+  if (given === null || given === stream || mediaType(given) === mediaType(stream)) return null;
   return new SvcError('conflict', `content type ${given} does not match the stream's ${stream}`);
 }
 
