@@ -35,9 +35,9 @@ async function main() {
   const etcd = await startEtcd(path.join(root, 'etcd'), 1);
   const etcdPid = etcd.members[0].proc.pid;
   let n = 0;
-  const afterS = intEnv('PERF_AB_AFTER_S', 0, 120);
+  const afterS = intEnv('PERF_AB_AFTER_S', 0, 120, 0);
   const streams = intEnv('PERF_AB_STREAMS', 1, 10000);
-  const rate = intEnv('PERF_AB_RATE', 0, 1_000_000);
+  const rate = intEnv('PERF_AB_RATE', 0, 1_000_000, 0);
   const name = (i) => `/w2-${String(i).padStart(4, '0')}`;
   // W1 (one stream, closed loop, as before) unless a spread or a rate is asked for.
   const load =

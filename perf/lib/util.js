@@ -80,12 +80,12 @@ function metricSample(text, name, labels = '') {
   return line === undefined ? 0 : Number(line.slice(head.length));
 }
 
-/** A positive integer setting from the environment (default `dflt`, at most `max`); exits on a bad value. */
-function intEnv(name, dflt, max) {
+/** An integer setting from the environment (default `dflt`, at least `min` (1), at most `max`); exits on a bad value. */
+function intEnv(name, dflt, max, min = 1) {
   const v = process.env[name];
   const n = v === undefined || v === '' ? dflt : Number(v);
-  if (!Number.isInteger(n) || n < 1) {
-    console.error(`perf: ${name} must be a positive integer`);
+  if (!Number.isInteger(n) || n < min) {
+    console.error(`perf: ${name} must be an integer of at least ${min}`);
     process.exit(2);
   }
   return Math.min(n, max);
