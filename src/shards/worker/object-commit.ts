@@ -11,7 +11,7 @@
  *            ready, in group order ──▶ queue
  *                                        │  one ledger commit at a time: it records every group
  *                                        ▼  ready when it is sent (≤ 32), one txn per ≤ 40 streams
- *            ledger.commitObjects: o/ and a reference marker (r/<o>/) per object; i/ per stream and object, m/ once; compare f/<stream>
+ *            ledger.commitObjects: o/ per object (and one reference marker r/<o>/ for an object of several streams); i/ per stream and object, m/ once; compare f/<stream>
  *                │
  *                ▼  fenced streams ──▶ `moved` (never acknowledged, never applied)
  *            answered in group order ──▶ GroupCommit: local segment write without fdatasync ──▶ apply ──▶ replies
