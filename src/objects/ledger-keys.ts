@@ -18,6 +18,8 @@
  *                                            the stream acknowledged before the ledger recorded them
  *   h/<writer>/<from:012d>                   "<n>": the run of writer `g/<node>/<nodeEpoch>/<worker>/` whose
  *                                            numbers start at `from` recorded every group it acknowledged up to n
+ *   k/<writer>                               "<commit>#<txn>": the writer's commit token, the last txn of its
+ *                                            commits that landed (ledger.ts, CommitToken)
  *   t/<stream>/<epoch:010d>                  {w, after, end, at}: the tail recovery under the fence of that
  *                                            epoch walked writer w's numbers after..end (end: the marker it
  *                                            stopped at); the old owner reads it to answer its appends in flight
@@ -160,6 +162,11 @@ export class LedgerKeys {
   /** `h/<writer>/<from:012d>`: how far the writer's run that starts at `from` is recorded. */
   recorded(writer: string, from: number): string {
     return `${this.recordedRuns(writer)}${pad(from, 12)}`;
+  }
+
+  /** `k/<writer>`: the writer's commit token (ledger.ts, CommitToken). */
+  commitToken(writer: string): string {
+    return `${this.root}k/${writer}`;
   }
 
   /** Every run's `h/` key of a writer (`g/<node>/<nodeEpoch>/<worker>/`). */

@@ -12,10 +12,12 @@
  *
  * Writes here are idempotent (the same keys with the same values), so a transaction whose answer
  * was lost is sent again until the deadline; a fence compare that fails on a retry because the
- * first attempt already wrote is told apart by reading the fence back.
+ * first attempt already wrote is told apart by reading the fence back. The writer's own commits
+ * also carry its commit token (`k/<writer>`, CommitToken): a txn that landed unanswered is found
+ * landed when sent again, and puts nothing a second time over what changed since.
  */
 import { type EtcdCompare, type EtcdCredentials, EtcdLink, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError, parseEtcdUrl } from '../actors';
-import { type Fence, LedgerKeys, fenceValue, parseEntryName, parseFence, parseGroupObjectKey } from './ledger-keys';
+import { type Fence, LedgerKeys, entryName, fenceValue, parseEntryName, parseFence, parseGroupObjectKey } from './ledger-keys';
 
 /** `m/<stream>`: the stream's stored meta (as in CREATE/CONFIG frames), trim point and seal. */
 export interface LedgerMeta {
@@ -130,7 +132,7 @@ const TAIL_WALK_KEEP_MS = 3_600_000; // 1 h
 export const STREAMS_PER_TXN = 40;
 /**
  * Group objects one commit may record: a stream's entries go in one txn, 2 operations each plus
- * the objects' `o/` (and marker), which must stay within OPS_PER_TXN (32 × 3 + m/, f/, w/ and h/: 100).
+ * the objects' `o/` (and marker), which must stay within OPS_PER_TXN (32 × 3 + m/, f/, w/, h/ and the commit token k/: 101).
  */
 export const OBJECTS_PER_COMMIT = 32;
 /** Operations per txn branch: etcd's default --max-txn-ops is 128. */
@@ -147,6 +149,31 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 export interface CommitOptions {
   /** One reference marker per group object (the writer's own commits), not an `r/<o>/<stream>` per entry. */
   markers?: boolean;
+  /** The writer's commit token: a txn whose answer was lost is found landed, never written twice (CommitToken). */
+  token?: CommitToken;
+}
+
+/**
+ * A writer's commit token, `k/<writer>`: every txn of the writer's commits compares the key's
+ * revision with the one the writer last saw and writes `<commit>#<txn>` into it. A txn whose
+ * answer was lost (a timeout after etcd applied it) and which is sent again then fails that
+ * compare, and the token read back says it landed: its entries are not put a second time, over
+ * what happened to them since (compaction may have replaced them, a trim or the stream's new
+ * owner removed them; the object they point into may be gone), and a stream fenced since is still
+ * told apart from one the txn recorded. Only the writer (one shard worker of one node start)
+ * writes its token, one commit at a time.
+ */
+export interface CommitToken {
+  readonly key: string;
+  /** The token's revision as the writer last saw it; 0: the key does not exist. */
+  rev: number;
+}
+
+/** What a commit of the writer's did not record: streams `fenced` (never recorded), and streams whose outcome is `unknown` (CommitToken). */
+export interface CommitResult {
+  fenced: string[];
+  /** Fenced by now, recorded or not by a txn whose answer was lost: absent when none. */
+  unknown?: string[];
 }
 
 /** The etcd credentials a ledger's own link uses (`Ledger.open`). */
@@ -241,22 +268,55 @@ export class Ledger {
    * key fewer to find. Only the object's writer may do this, and only in one commit: another
    * commit of entries into the same object (a tail recovery's) takes `r/<o>/<stream>` keys.
    */
-  async commitObjects(objects: ReadonlyMap<string, number>, streams: readonly StreamRecord[], recorded?: RecordedThrough, options: CommitOptions = {}): Promise<{ fenced: string[] }> {
+  async commitObjects(objects: ReadonlyMap<string, number>, streams: readonly StreamRecord[], recorded?: RecordedThrough, options: CommitOptions = {}): Promise<CommitResult> {
     if (objects.size > OBJECTS_PER_COMMIT) throw new Error(`ledger commit: ${objects.size} objects in one commit (at most ${OBJECTS_PER_COMMIT})`);
     const fenced: string[] = [];
+    const unknown: string[] = [];
     const at = Date.now();
     const markers = options.markers === true ? this.#markers(streams) : null;
     const parts = txnParts(streams, markers);
     // h/ moves only with every stream of the commit recorded: in the one txn when there is one
     // (a fenced stream's retry leaves it out), else after all of them.
     const watermark: EtcdOp[] = recorded === undefined ? [] : [{ put: this.keys.recorded(recorded.writer, recorded.from), value: Buffer.from(String(recorded.n)) }];
-    for (let part of parts) {
+    const token = options.token;
+    // The commit's name in its token: its first entry's, the same when the commit is sent again.
+    const id = token === undefined || streams.length === 0 ? '' : `${streams[0]!.stream}/${entryName(streams[0]!.fence.epoch, streams[0]!.entries[0]!.counter)}`;
+    for (let i = 0; i < parts.length; i++) {
+      let part = parts[i]!;
       const whole = part.length;
       while (part.length > 0) {
         const failure: EtcdOp[] = part.flatMap((c): EtcdOp[] => [{ get: this.keys.fence(c.stream) }, { get: this.keys.entry(c.stream, c.fence.epoch, c.entries[0]!.counter) }]);
         const also = parts.length === 1 && part.length === whole ? watermark : [];
-        const r = await this.#txn(part.map((c) => this.#fenceCompare(c)), [...this.#recordOps(part, objects, at, markers), ...also], failure);
-        if (r.succeeded) break;
+        const compare = part.map((c) => this.#fenceCompare(c));
+        const ops = [...this.#recordOps(part, objects, at, markers), ...also];
+        if (token !== undefined) {
+          compare.push(token.rev === 0 ? { key: token.key, absent: true } : { key: token.key, modRevision: token.rev });
+          ops.push({ put: token.key, value: Buffer.from(`${id}#${i}`) });
+          failure.push({ get: token.key });
+        }
+        const r = await this.#txn(compare, ops, failure);
+        if (r.succeeded) {
+          if (token !== undefined) token.rev = r.revision;
+          break;
+        }
+        let resynced = false;
+        if (token !== undefined) {
+          const kv = r.gets[2 * part.length] ?? null;
+          const last = landedThrough(kv?.value.toString() ?? null, id);
+          if (last >= i) {
+            // This txn landed before (its answer was lost), and so did the commit's txns up to `last`.
+            token.rev = kv!.modRevision;
+            this.#settleLanded(part, r.gets, fenced, unknown);
+            for (let k = i + 1; k <= last; k++) await this.#settleLandedAgain(parts[k]!, fenced, unknown);
+            i = last;
+            break;
+          }
+          // Not this commit's: a txn of the writer's thread before this one landed after it was
+          // read (the token alone failed the compare). Sent again with the revision now known.
+          const rev = kv?.modRevision ?? 0;
+          resynced = rev !== token.rev;
+          token.rev = rev;
+        }
         // Retry without the fenced streams. A create whose fence is already ours (an earlier
         // attempt of this commit took it) goes on as a plain fenced write. A stream whose first
         // entry is there already was recorded by an earlier attempt whose answer was lost (the
@@ -271,12 +331,43 @@ export class Ledger {
           else next.push(c.create === true ? { ...c, create: false } : c);
         });
         if (landed.size === part.length) break;
-        if (landed.size === 0 && next.length === part.length && next.every((c, k) => c.create === part[k]!.create)) throw new Error('ledger commit: the compare failed but every fence matches');
+        if (!resynced && landed.size === 0 && next.length === part.length && next.every((c, k) => c.create === part[k]!.create)) throw new Error('ledger commit: the compare failed but every fence matches');
         part = next;
       }
     }
-    if (parts.length > 1 && watermark.length > 0 && fenced.length === 0) await this.#txn([], watermark, []);
-    return { fenced };
+    if (parts.length > 1 && watermark.length > 0 && fenced.length === 0 && unknown.length === 0) await this.#txn([], watermark, []);
+    return unknown.length === 0 ? { fenced } : { fenced, unknown };
+  }
+
+  /**
+   * The streams of a txn of the writer's that landed although its answer was lost, from the fence
+   * and first entry of each as read back (`gets`: fence, entry, per stream). The attempt that
+   * landed left out only streams fenced by then, and a fence that is not this node's never comes
+   * back: a stream whose fence is still ours was recorded. Of the others, one whose first entry
+   * is there, pointing into our object, was recorded and fenced since; one without it was either
+   * left out or recorded and its entry since removed by its new owner: its outcome is unknown.
+   */
+  #settleLanded(part: readonly StreamRecord[], gets: ReadonlyArray<{ value: Buffer } | null>, fenced: string[], unknown: string[]): void {
+    part.forEach((c, k) => {
+      if (gets[2 * k]?.value.toString() === fenceValue(c.fence)) return;
+      const entry = gets[2 * k + 1]?.value.toString() ?? null;
+      if (entry !== null && (JSON.parse(entry) as EntryValue).o === c.entries[0]!.o) return;
+      if (!fenced.includes(c.stream)) unknown.push(c.stream);
+    });
+  }
+
+  /** The same for a later txn of the commit found landed (by the token): its streams' fences and first entries read now. */
+  async #settleLandedAgain(part: readonly StreamRecord[], fenced: string[], unknown: string[]): Promise<void> {
+    const reads = part.flatMap((c): EtcdOp[] => [{ get: this.keys.fence(c.stream) }, { get: this.keys.entry(c.stream, c.fence.epoch, c.entries[0]!.counter) }]);
+    const r = await this.#txn([], reads, []);
+    this.#settleLanded(part, r.gets, fenced, unknown);
+  }
+
+  /** The writer's commit token as etcd holds it now (CommitToken): read once, before the writer's first commit. */
+  async commitToken(writer: string): Promise<CommitToken> {
+    const key = this.keys.commitToken(writer);
+    const r = await this.#link.get(key, this.#deadlineMs);
+    return { key, rev: r.kv?.modRevision ?? 0 };
   }
 
   /**
@@ -510,12 +601,23 @@ export class Ledger {
   }
 }
 
+/** The index of the last txn of commit `id` that a token value says landed, or -1 when it names another commit (or none). */
+function landedThrough(value: string | null, id: string): number {
+  if (value === null || id === '') return -1;
+  const at = value.lastIndexOf('#');
+  if (at < 0 || value.slice(0, at) !== id) return -1;
+  const n = Number(value.slice(at + 1));
+  return Number.isSafeInteger(n) ? n : -1;
+}
+
 /** Streams cut into txns of at most STREAMS_PER_TXN streams and OPS_PER_TXN operations per branch. */
 function txnParts(streams: readonly StreamRecord[], markers: ReadonlyMap<string, unknown> | null): StreamRecord[][] {
   const parts: StreamRecord[][] = [];
   let part: StreamRecord[] = [];
   let objects = new Set<string>();
-  let ops = 1; // h/
+  // h/ and the writer's commit token (CommitToken), reserved in every txn.
+  const reserved = 2;
+  let ops = reserved;
   // An object's writes: o/, and its marker when it has one.
   const objectOps = (fresh: ReadonlySet<string>): number => {
     let n = 0;
@@ -531,7 +633,7 @@ function txnParts(streams: readonly StreamRecord[], markers: ReadonlyMap<string,
       parts.push(part);
       part = [];
       objects = new Set();
-      ops = 1;
+      ops = reserved;
       fresh = new Set(c.entries.map((e) => e.o));
     }
     part.push(c);

@@ -32,6 +32,7 @@ interface Sent {
 function stubLedger(): { ledger: Ledger; commits: Sent[] } {
   const commits: Sent[] = [];
   const ledger = {
+    commitToken: async () => ({ key: 'k/w', rev: 0 }),
     commitObjects: async (objects: ReadonlyMap<string, number>, streams: StreamRecord[], through?: RecordedThrough) => (commits.push({ objects, streams, through }), { fenced: [] }),
   } as unknown as Ledger;
   return { ledger, commits };
@@ -42,6 +43,7 @@ function gatedLedger(walks: TailWalk[] = []): { ledger: Ledger; sent: Array<Sent
   const sent: Array<Sent & { go: (o?: { moved?: boolean; fenced?: string[] }) => void }> = [];
   const ledger = {
     tailWalks: async () => walks,
+    commitToken: async () => ({ key: 'k/w', rev: 0 }),
     commitObjects: async (objects: ReadonlyMap<string, number>, streams: StreamRecord[], through?: RecordedThrough) => {
       const o = await new Promise<{ moved?: boolean; fenced?: string[] } | undefined>((go) => sent.push({ objects, streams, through, go }));
       return { fenced: o?.moved === true ? streams.map((x) => x.stream) : (o?.fenced ?? []) };
@@ -68,7 +70,8 @@ describe('objects mode replicator', () => {
       meta: async () => null,
       tailWalks: async () => [],
       recordTailWalk: async () => (recovered.push(1), true),
-      commitObjects: async (objects: ReadonlyMap<string, number>, streams: StreamRecord[], through?: RecordedThrough) => (commits.push({ objects, streams, through }), { fenced: [] }),
+      commitToken: async () => ({ key: 'k/w', rev: 0 }),
+    commitObjects: async (objects: ReadonlyMap<string, number>, streams: StreamRecord[], through?: RecordedThrough) => (commits.push({ objects, streams, through }), { fenced: [] }),
     } as unknown as Ledger;
     const oc = new ObjectCommit({ store, ledger, nodeId: 3, nodeEpoch: 9, shardId: 1 });
     await oc.start();
@@ -83,6 +86,34 @@ describe('objects mode replicator', () => {
     now.openedEpoch = 4;
     await expect(oc.replicate(group(now, 5))).resolves.toEqual(new Map());
     expect(commits.map((c) => c.streams.map((x) => [x.stream, x.fence]))).toEqual([[['/a', { nodeId: 3, epoch: 4 }]]]);
+    await store.close();
+  });
+
+  it('sends its commit token with every commit, and answers a stream the ledger reports of unknown outcome (fenced since a commit that landed unanswered) as unknown, not moved', async () => {
+    const store = openObjectStore(`file:${tempDir('oc-unknown-')}`);
+    const tokens: unknown[] = [];
+    const token = { key: 'k/g/3/9/1/', rev: 0 };
+    const ledger = {
+      commitToken: async () => token,
+      commitObjects: async (_o: unknown, streams: StreamRecord[], _t: unknown, options: { token?: unknown }) => {
+        tokens.push(options.token);
+        return { fenced: [], unknown: streams.map((x) => x.stream).filter((x) => x === '/b') };
+      },
+      fence: async () => ({ nodeId: 2, epoch: 2 }),
+    } as unknown as Ledger;
+    const oc = new ObjectCommit({ store, ledger, nodeId: 3, nodeEpoch: 9, shardId: 1 });
+    await oc.start();
+    const a = newStreamState(1, meta('/a'));
+    const b = newStreamState(2, meta('/b'));
+    a.ledger = placedNot();
+    b.ledger = placedNot();
+    const frames = (s: typeof a, id: number) => [{ buf: data(id, 0, 1), onDurable: null, s, local: false }];
+    const g: Group = { frames: new Map([[a, frames(a, 1)], [b, frames(b, 2)]]), replies: [], replyStreams: [] };
+    await expect(oc.replicate(g)).resolves.toEqual(new Map([[b, { kind: 'unknown' }]]));
+    expect(tokens).toEqual([token]);
+    // It moved: what the stream sends next is refused as moved, with its holder.
+    expect(b.ledger.moved).toEqual({ nodeId: 2 });
+    expect(a.ledger.moved).toBeNull();
     await store.close();
   });
 

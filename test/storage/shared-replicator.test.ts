@@ -27,6 +27,7 @@ interface Sent {
 function stubLedger(fenced: Set<string> = new Set()): { ledger: Ledger; commits: Sent[] } {
   const commits: Sent[] = [];
   const ledger = {
+    commitToken: async () => ({ key: 'k/w', rev: 0 }),
     commitObjects: async (objects: ReadonlyMap<string, number>, streams: StreamRecord[], through?: RecordedThrough) => {
       commits.push({ objects, streams, through });
       return { fenced: streams.map((x) => x.stream).filter((x) => fenced.has(x)) };

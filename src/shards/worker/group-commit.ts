@@ -438,7 +438,7 @@ export class GroupCommit {
       r(
         why.kind === 'moved'
           ? SvcError.refused({ kind: 'moved', nodeId: why.nodeId }, `stream ${s!.meta.name} moved to another node`)
-          : new SvcError('storage_unavailable', `stream ${s!.meta.name} moved to another node, which did not say in time whether it took this write over; its outcome is unknown`),
+          : new SvcError('storage_unavailable', `stream ${s!.meta.name} moved to another node, and whether this write was stored before the move is unknown`),
       );
     }
   }

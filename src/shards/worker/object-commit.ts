@@ -29,13 +29,14 @@
  * append rate on a busy machine (perf/README.md, "Objects mode"), so the txns are batched
  * rather than overlapped. One at a time also keeps a stream's entries in order without gaps. A
  * commit ends after a group that deletes a stream, so a later create of the name finds it gone.
- * A store or etcd that does not answer is tried again until it does (the same object key and the
- * same ledger keys: both writes are idempotent); meanwhile GroupCommit answers the group's
- * requests storage_unavailable after `stallMs` and refuses new writes.
+ * A store or etcd that does not answer is tried again until it does (the same object key, and
+ * the same ledger txns, which the writer's commit token keeps from landing twice: ledger.ts,
+ * CommitToken); meanwhile GroupCommit answers the group's requests storage_unavailable after
+ * `stallMs` and refuses new writes.
  */
 import { batchOffsets } from '../../util/record-batch';
 import {
-  type Fence, type Ledger, type LedgerMeta, OBJECTS_PER_COMMIT, type PutOptions, type RecordedThrough, type StreamRecord, fenceMarker, groupObjectKey, groupTrailer, recoverTail,
+  type CommitToken, type Fence, type Ledger, type LedgerMeta, OBJECTS_PER_COMMIT, type PutOptions, type RecordedThrough, type StreamRecord, fenceMarker, groupObjectKey, groupTrailer, recoverTail,
 } from '../../objects';
 import { COMMIT_SECONDS_BOUNDS, type CommitStats, observeBucket } from '../commit-stats';
 import { FRAME_HEADER, FrameType } from './frame';
@@ -180,6 +181,8 @@ export class ObjectCommit implements Replicator {
   readonly #takenWaitMs: number;
   /** `g/<node>/<nodeEpoch>/<worker>/`: this writer's object keys. */
   readonly #writer: string;
+  /** The writer's commit token (ledger.ts, CommitToken), read before its first commit. */
+  #token: CommitToken | null = null;
   /** Group objects written by this writer (a shard worker) in this node start. */
   #counter = 0;
   /** This run's first number (start(): above a gap after an earlier run's objects). */
@@ -632,15 +635,20 @@ export class ObjectCommit implements Replicator {
       const last = batch[batch.length - 1]!.p.key;
       const through: RecordedThrough | undefined = this.#o.store.createOnly ? { writer: this.#writer, from: this.#from, n: Number(last.slice(this.#writer.length)) } : undefined;
       // Every group of the batch is recorded by this one call, all of its parts: its reference marker can name them all.
-      const r = await this.#retrying(() => this.#o.ledger.commitObjects(objects, [...recorded.values()].map((x) => x.rec), through, { markers: true }));
+      // Sent again after an unanswered attempt, the commit finds out from its token that it landed (ledger.ts, CommitToken).
+      const token = (this.#token ??= await this.#retrying(() => this.#o.ledger.commitToken(this.#writer)));
+      const r = await this.#retrying(() => this.#o.ledger.commitObjects(objects, [...recorded.values()].map((x) => x.rec), through, { markers: true, token }));
       if (this.#stats !== null) observeBucket(this.#stats.ledger, COMMIT_SECONDS_BOUNDS, (performance.now() - t0) / 1000);
       const refused = new Set(r.fenced);
-      if (refused.size > 0 && this.#o.store.createOnly) this.#newRun();
+      // Fenced since a txn that landed unanswered: recorded or not, nobody can tell (ledger.ts, CommitResult).
+      const doubtful = new Set(r.unknown ?? []);
+      if ((refused.size > 0 || doubtful.size > 0) && this.#o.store.createOnly) this.#newRun();
       for (const [s, x] of recorded) {
         const l = s.ledger!;
-        if (refused.has(s.meta.name)) {
+        if (refused.has(s.meta.name) || doubtful.has(s.meta.name)) {
           l.moved = { nodeId: await this.#holder(s.meta.name) };
-          for (const i of x.groups) fenced[i]!.set(s, { kind: 'moved', nodeId: l.moved.nodeId });
+          const why: Refusal = doubtful.has(s.meta.name) ? { kind: 'unknown' } : { kind: 'moved', nodeId: l.moved.nodeId };
+          for (const i of x.groups) fenced[i]!.set(s, why);
           continue;
         }
         if (x.placedIn !== null) l.placedIn = x.placedIn;
