@@ -20,6 +20,8 @@
  *                                            numbers start at `from` recorded every group it acknowledged up to n
  *   k/<writer>                               "<commit>#<txn>": the writer's commit token, the last txn of its
  *                                            commits that landed (ledger.ts, CommitToken)
+ *   k/t/<stream>/<epoch:010d>                the same for the stream's tail recovery under that fence epoch,
+ *                                            removed when the recovery is done (and with the stream)
  *   t/<stream>/<epoch:010d>                  {w, after, end, at}: the tail recovery under the fence of that
  *                                            epoch walked writer w's numbers after..end (end: the marker it
  *                                            stopped at); the old owner reads it to answer its appends in flight
@@ -167,6 +169,16 @@ export class LedgerKeys {
   /** `k/<writer>`: the writer's commit token (ledger.ts, CommitToken). */
   commitToken(writer: string): string {
     return `${this.root}k/${writer}`;
+  }
+
+  /** `k/t/<stream>/`: the commit tokens of the stream's tail recoveries. */
+  recoveryTokens(stream: string): string {
+    return `${this.root}k/t/${streamSegment(stream)}/`;
+  }
+
+  /** `k/t/<stream>/<epoch:010d>`: the commit token of the stream's tail recovery under the fence of `epoch` (removed once it is done). */
+  recoveryToken(stream: string, epoch: number): string {
+    return `${this.recoveryTokens(stream)}${pad(epoch, 10)}`;
   }
 
   /** Every run's `h/` key of a writer (`g/<node>/<nodeEpoch>/<worker>/`). */

@@ -365,7 +365,20 @@ export class Ledger {
 
   /** The writer's commit token as etcd holds it now (CommitToken): read once, before the writer's first commit. */
   async commitToken(writer: string): Promise<CommitToken> {
-    const key = this.keys.commitToken(writer);
+    return this.#token(this.keys.commitToken(writer));
+  }
+
+  /** The commit token of the stream's tail recovery under `fence` (a recovery tried again under the same fence finds its own). */
+  async recoveryToken(stream: string, fence: Fence): Promise<CommitToken> {
+    return this.#token(this.keys.recoveryToken(stream, fence.epoch));
+  }
+
+  /** A tail recovery is done: its token goes (what is left of a recovery cut short goes with the stream). */
+  async dropToken(token: CommitToken): Promise<void> {
+    await this.#txn([], [{ delete: token.key }], []);
+  }
+
+  async #token(key: string): Promise<CommitToken> {
     const r = await this.#link.get(key, this.#deadlineMs);
     return { key, rev: r.kv?.modRevision ?? 0 };
   }
@@ -483,7 +496,7 @@ export class Ledger {
       const ops = entries.slice(i, i + ENTRIES_PER_TXN).flatMap((e): EtcdOp[] => (e.m === 1 ? [{ delete: e.key }] : [{ delete: e.key }, { delete: this.keys.ref(e.o, stream) }]));
       if (!(await this.#txn([compare], ops, [])).succeeded) return false;
     }
-    const ops: EtcdOp[] = [{ deletePrefix: this.keys.entries(stream) }, { deletePrefix: this.keys.tailWalks(stream) }, { delete: this.keys.meta(stream) }, { delete: this.keys.position(stream) }, { delete: this.keys.producers(stream) }, { delete: this.keys.fence(stream) }];
+    const ops: EtcdOp[] = [{ deletePrefix: this.keys.entries(stream) }, { deletePrefix: this.keys.tailWalks(stream) }, { deletePrefix: this.keys.recoveryTokens(stream) }, { delete: this.keys.meta(stream) }, { delete: this.keys.position(stream) }, { delete: this.keys.producers(stream) }, { delete: this.keys.fence(stream) }];
     if (snapshot?.o !== undefined) ops.push({ delete: this.keys.ref(snapshot.o, stream) });
     const r = await this.#txn([compare], ops, [{ get: this.keys.fence(stream) }]);
     // A retried attempt whose first try already deleted finds no fence at all.

@@ -6,8 +6,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { type EtcdLink } from '../../src/actors';
-import { type CommitToken, Ledger, type StreamRecord, groupObjectKey } from '../../src/objects';
+import { type CommitToken, Ledger, type StreamRecord, groupObjectKey, openObjectStore, recoverTail } from '../../src/objects';
 import { etcdForFile } from '../helpers/etcd-for-file';
+import { tempDir } from '../helpers/node-process';
+import { groupOf } from './group-fixture';
 
 const etcd = etcdForFile();
 const WRITER = 'g/1/1/0/';
@@ -132,4 +134,29 @@ describe('the writer\'s commit token', () => {
     for (const s of ['t001', 't079', 't080', 't094']) expect((await plain.entries(s)).map((e) => e.o)).toEqual([g(0), g(1)]);
     expect((await etcd.link.get(token.key, 2_000)).kv?.value.toString()).toMatch(/#2$/);
   }, 20_000);
+
+  it('a tail recovery\'s commit whose answer was lost is not put again over compaction\'s entry, and its token goes when it is done', async () => {
+    const compacted = JSON.stringify({ o: 'c/1/0000000002.000000000000', off: 0, len: 20, from: 1, to: 3 });
+    const B = { nodeId: 2, epoch: 2 };
+    // The second txn with writes is the recovery's commit (the first its tail walk record): lost after compaction rewrote its entry.
+    let n = 0;
+    const { ledger, plain } = await setup(
+      () => ++n === 2,
+      async (l) => {
+        await etcd.link.txnOnce([], [{ put: l.keys.entry('s', 2, 0), value: Buffer.from(compacted) }], []);
+      },
+    );
+    const store = openObjectStore(`file:${tempDir('token-tail-')}`);
+    await store.put(g(1), groupOf([{ stream: 's', from: 0, to: 1, early: false }]), { ifAbsent: true });
+    await plain.commitObjects(new Map([[g(1), 1]]), [{ stream: 's', fence: me, create: true, position: g(1), entries: [{ o: g(1), counter: 0, off: 0, len: 10, from: 0, to: 1 }] }]);
+    await store.put(g(2), groupOf([{ stream: 's', from: 1, to: 3, early: true }]), { ifAbsent: true });
+    await plain.takeFence('s', B, { from: me });
+    await expect(recoverTail(ledger, store, 's', B)).resolves.toMatchObject({ recorded: 1 });
+    expect((await plain.entries('s')).map((e) => [e.epoch, e.counter, e.o])).toEqual([
+      [1, 0, g(1)],
+      [2, 0, 'c/1/0000000002.000000000000'],
+    ]);
+    expect((await etcd.link.rangePrefix(plain.keys.recoveryTokens('s'), 2_000)).kvs).toEqual([]);
+    await store.close();
+  });
 });
