@@ -167,6 +167,12 @@ export interface CommitToken {
   readonly key: string;
   /** The token's revision as the writer last saw it; 0: the key does not exist. */
   rev: number;
+  /**
+   * A commit of several txns that gave up (etcd did not answer in time) after some were answered:
+   * called again, it goes on after them, with the streams they left out, rather than send them
+   * again (the token would let them through: it is where they left it). Absent between commits.
+   */
+  progress?: { id: string; through: number; fenced: string[]; unknown: string[] } | null;
 }
 
 /** What a commit of the writer's did not record: streams `fenced` (never recorded), and streams whose outcome is `unknown` (CommitToken). */
@@ -270,8 +276,6 @@ export class Ledger {
    */
   async commitObjects(objects: ReadonlyMap<string, number>, streams: readonly StreamRecord[], recorded?: RecordedThrough, options: CommitOptions = {}): Promise<CommitResult> {
     if (objects.size > OBJECTS_PER_COMMIT) throw new Error(`ledger commit: ${objects.size} objects in one commit (at most ${OBJECTS_PER_COMMIT})`);
-    const fenced: string[] = [];
-    const unknown: string[] = [];
     const at = Date.now();
     const markers = options.markers === true ? this.#markers(streams) : null;
     const parts = txnParts(streams, markers);
@@ -281,7 +285,10 @@ export class Ledger {
     const token = options.token;
     // The commit's name in its token: its first entry's, the same when the commit is sent again.
     const id = token === undefined || streams.length === 0 ? '' : `${streams[0]!.stream}/${entryName(streams[0]!.fence.epoch, streams[0]!.entries[0]!.counter)}`;
-    for (let i = 0; i < parts.length; i++) {
+    const resume = id !== '' && token?.progress?.id === id ? token.progress : null;
+    const fenced: string[] = resume === null ? [] : [...resume.fenced];
+    const unknown: string[] = resume === null ? [] : [...resume.unknown];
+    for (let i = resume === null ? 0 : resume.through + 1; i < parts.length; i++) {
       let part = parts[i]!;
       const whole = part.length;
       while (part.length > 0) {
@@ -334,8 +341,10 @@ export class Ledger {
         if (!resynced && landed.size === 0 && next.length === part.length && next.every((c, k) => c.create === part[k]!.create)) throw new Error('ledger commit: the compare failed but every fence matches');
         part = next;
       }
+      if (token !== undefined && parts.length > 1) token.progress = { id, through: i, fenced: [...fenced], unknown: [...unknown] };
     }
     if (parts.length > 1 && watermark.length > 0 && fenced.length === 0 && unknown.length === 0) await this.#txn([], watermark, []);
+    if (token !== undefined) token.progress = null;
     return unknown.length === 0 ? { fenced } : { fenced, unknown };
   }
 

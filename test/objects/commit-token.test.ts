@@ -20,17 +20,19 @@ const g = (n: number): string => groupObjectKey(1, 1, 0, n);
 /**
  * A link whose txns with a success branch reach etcd and whose answer is then lost, for those
  * `lose` picks (by count, from 1); `between` runs after such a txn landed and before the loss is
- * reported (what another writer does meanwhile).
+ * reported (what another writer does meanwhile). `'unsent'`: the txn fails without reaching etcd.
  */
-function lossyLink(lose: (n: number) => boolean, between: () => Promise<void> = async () => undefined): { link: EtcdLink; sent: () => number } {
+function lossyLink(lose: (n: number) => boolean | 'unsent', between: () => Promise<void> = async () => undefined): { link: EtcdLink; sent: () => number } {
   let n = 0;
   const real = etcd.link;
   const link = new Proxy(real, {
     get(target, prop) {
       if (prop === 'txnOnce') {
         return async (...args: Parameters<EtcdLink['txnOnce']>) => {
+          const how = args[1].length > 0 ? lose(++n) : false;
+          if (how === 'unsent') throw new Error('etcd did not answer');
           const r = await target.txnOnce(...args);
-          if (args[1].length > 0 && lose(++n)) {
+          if (how) {
             await between();
             throw new Error('the answer was lost');
           }
@@ -51,7 +53,7 @@ const record = (stream: string, n: number, counter: number, from: number, extra:
   ...extra,
 });
 
-async function setup(lose: (n: number) => boolean, between?: (ledger: Ledger) => Promise<void>): Promise<{ ledger: Ledger; token: CommitToken; plain: Ledger }> {
+async function setup(lose: (n: number) => boolean | 'unsent', between?: (ledger: Ledger) => Promise<void>): Promise<{ ledger: Ledger; token: CommitToken; plain: Ledger }> {
   const prefix = `token/${randomBytes(6).toString('hex')}`;
   const plain = new Ledger(etcd.link, prefix);
   const { link } = lossyLink(lose, () => between?.(plain) ?? Promise.resolve());
@@ -159,4 +161,25 @@ describe('the writer\'s commit token', () => {
     expect((await etcd.link.rangePrefix(plain.keys.recoveryTokens('s'), 2_000)).kvs).toEqual([]);
     await store.close();
   });
+
+  it('a commit of several txns that gave up before its second reached etcd goes on after its first, with the streams the first left out', async () => {
+    const names = Array.from({ length: 95 }, (_, i) => `v${String(i).padStart(3, '0')}`);
+    // Commit 1: txns 1-3. Commit 2: its first txn, refused for v010's fence (4), then sent without it and
+    // answered (5); from its second txn on, etcd answers nothing until the deadline.
+    let failing = true;
+    const { ledger, token, plain } = await setup((n) => (failing && n >= 6 ? 'unsent' : false));
+    await expect(ledger.commitObjects(new Map([[g(0), 10]]), names.map((s) => record(s, 0, 0, 0, { create: true, meta })), undefined, { markers: true, token })).resolves.toEqual({ fenced: [] });
+    await plain.takeFence('v010', { nodeId: 2, epoch: 2 }, { from: me });
+    const second = () => ledger.commitObjects(new Map([[g(1), 10]]), names.map((s) => record(s, 1, 1, 1)), undefined, { markers: true, token });
+    await expect(second()).rejects.toThrow(/did not answer/);
+    failing = false;
+    // Compaction rewrites an entry the answered txn wrote: sent again, that txn would put it back.
+    const compacted = JSON.stringify({ o: 'c/1/0000000001.000000000000', off: 0, len: 20, from: 0, to: 2 });
+    await etcd.link.txnOnce([], [{ put: plain.keys.entry('v000', 1, 1), value: Buffer.from(compacted) }], []);
+    await expect(second()).resolves.toEqual({ fenced: ['v010'] });
+    expect((await plain.entries('v000')).map((e) => e.o)).toEqual([g(0), 'c/1/0000000001.000000000000']);
+    for (const s of ['v001', 'v039', 'v040', 'v094']) expect((await plain.entries(s)).map((e) => e.o)).toEqual([g(0), g(1)]);
+    expect((await plain.entries('v010')).map((e) => e.o)).toEqual([g(0)]);
+    expect(token.progress).toBeNull();
+  }, 20_000);
 });
