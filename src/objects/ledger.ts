@@ -292,7 +292,7 @@ export class Ledger {
       let part = parts[i]!;
       const whole = part.length;
       while (part.length > 0) {
-        const failure: EtcdOp[] = part.flatMap((c): EtcdOp[] => [{ get: this.keys.fence(c.stream) }, { get: this.keys.entry(c.stream, c.fence.epoch, c.entries[0]!.counter) }]);
+        const failure = this.#fencesAndFirstEntries(part);
         const also = parts.length === 1 && part.length === whole ? watermark : [];
         const compare = part.map((c) => this.#fenceCompare(c));
         const ops = [...this.#recordOps(part, objects, at, markers), ...also];
@@ -333,7 +333,7 @@ export class Ledger {
         part.forEach((c, k) => {
           const v = r.gets[2 * k]?.value.toString() ?? null;
           const entry = r.gets[2 * k + 1]?.value.toString() ?? null;
-          if (entry !== null && (JSON.parse(entry) as EntryValue).o === c.entries[0]!.o) landed.add(c.stream);
+          if (holdsFirstEntry(c, entry)) landed.add(c.stream);
           else if (v !== fenceValue(c.fence)) fenced.push(c.stream);
           else next.push(c.create === true ? { ...c, create: false } : c);
         });
@@ -359,17 +359,20 @@ export class Ledger {
   #settleLanded(part: readonly StreamRecord[], gets: ReadonlyArray<{ value: Buffer } | null>, fenced: string[], unknown: string[]): void {
     part.forEach((c, k) => {
       if (gets[2 * k]?.value.toString() === fenceValue(c.fence)) return;
-      const entry = gets[2 * k + 1]?.value.toString() ?? null;
-      if (entry !== null && (JSON.parse(entry) as EntryValue).o === c.entries[0]!.o) return;
+      if (holdsFirstEntry(c, gets[2 * k + 1]?.value.toString() ?? null)) return;
       if (!fenced.includes(c.stream)) unknown.push(c.stream);
     });
   }
 
   /** The same for a later txn of the commit found landed (by the token): its streams' fences and first entries read now. */
   async #settleLandedAgain(part: readonly StreamRecord[], fenced: string[], unknown: string[]): Promise<void> {
-    const reads = part.flatMap((c): EtcdOp[] => [{ get: this.keys.fence(c.stream) }, { get: this.keys.entry(c.stream, c.fence.epoch, c.entries[0]!.counter) }]);
-    const r = await this.#txn([], reads, []);
+    const r = await this.#txn([], this.#fencesAndFirstEntries(part), []);
     this.#settleLanded(part, r.gets, fenced, unknown);
+  }
+
+  /** Reads of each stream's fence and of the first entry its commit writes, in that order: what a failed or unanswered commit txn is judged by. */
+  #fencesAndFirstEntries(part: readonly StreamRecord[]): EtcdOp[] {
+    return part.flatMap((c): EtcdOp[] => [{ get: this.keys.fence(c.stream) }, { get: this.keys.entry(c.stream, c.fence.epoch, c.entries[0]!.counter) }]);
   }
 
   /** The writer's commit token as etcd holds it now (CommitToken): read once, before the writer's first commit. */
@@ -621,6 +624,11 @@ export class Ledger {
     }
     throw new EtcdUnavailableError(`object ledger: etcd did not answer for ${this.#deadlineMs} ms: ${(last as Error)?.message}`, { cause: last });
   }
+}
+
+/** The stream's first entry of this commit is in etcd (`value`, as read back): it points into the commit's object. */
+function holdsFirstEntry(c: StreamRecord, value: string | null): boolean {
+  return value !== null && (JSON.parse(value) as EntryValue).o === c.entries[0]!.o;
 }
 
 /** The index of the last txn of commit `id` that a token value says landed, or -1 when it names another commit (or none). */

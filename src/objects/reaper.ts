@@ -234,8 +234,8 @@ export class Reaper {
    * last one's (values too: a marker's list; a reference's value is one byte). A read: each
    * marking transaction checks again, atomically, that nothing refers to the object.
    */
-  async #referenced(objectKeys: readonly string[]): Promise<Map<string, { refs: string[]; marker: { names: string[]; modRevision: number } | null }>> {
-    const out = new Map<string, { refs: string[]; marker: { names: string[]; modRevision: number } | null }>();
+  async #referenced(objectKeys: readonly string[]): Promise<Map<string, References>> {
+    const out = new Map<string, References>();
     if (objectKeys.length === 0) return out;
     const { kv, keys } = this.#deps;
     const prefixes = objectKeys.map((k) => ({ k, p: keys.refs(k) })).sort((a, b) => (a.p < b.p ? -1 : a.p > b.p ? 1 : 0));
@@ -521,6 +521,12 @@ function recordAt(value: Buffer): number {
   } catch {
     return 0;
   }
+}
+
+/** What refers to an object: the stream segments of its `r/<object>/<segment>` keys, and its reference marker (the entries it names, its revision) or null. */
+interface References {
+  refs: string[];
+  marker: { names: string[]; modRevision: number } | null;
 }
 
 /** A dead object as marked: its o/ record's revision, and its reference marker's when it has one. */

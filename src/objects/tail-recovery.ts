@@ -133,16 +133,18 @@ export async function recoverTail(ledger: Ledger, store: TailStore, stream: stri
   phase('tailWalk');
   // The walk is recorded before what it found: whoever finds the record knows what is taken.
   if (!(await ledger.recordTailWalk(stream, fence, { w: at.writer, after: start, end: k }, walks))) throw fencedOn(stream, fence);
-  // A commit sent again after its answer was lost must not put entries a second time (ledger.ts, CommitToken).
-  const token = found.length === 0 ? null : await ledger.recoveryToken(stream, fence);
-  for (let i = 0; i < found.length; i += OBJECTS_PER_COMMIT) {
-    const chunk = found.slice(i, i + OBJECTS_PER_COMMIT);
-    const objects = new Map(chunk.map((f) => [f.o, f.bytes]));
-    const r = await ledger.commitObjects(objects, [{ stream, fence, entries: chunk.map(({ bytes: _, ...e }) => e) }], undefined, { token: token! });
-    if (r.fenced.length > 0 || (r.unknown?.length ?? 0) > 0) throw fencedOn(stream, fence);
-    out.recorded += chunk.length;
+  if (found.length > 0) {
+    // A commit sent again after its answer was lost must not put entries a second time (ledger.ts, CommitToken).
+    const token = await ledger.recoveryToken(stream, fence);
+    for (let i = 0; i < found.length; i += OBJECTS_PER_COMMIT) {
+      const chunk = found.slice(i, i + OBJECTS_PER_COMMIT);
+      const objects = new Map(chunk.map((f) => [f.o, f.bytes]));
+      const r = await ledger.commitObjects(objects, [{ stream, fence, entries: chunk.map(({ bytes: _, ...e }) => e) }], undefined, { token });
+      if (r.fenced.length > 0 || (r.unknown?.length ?? 0) > 0) throw fencedOn(stream, fence);
+      out.recorded += chunk.length;
+    }
+    await ledger.dropToken(token).catch(() => undefined);
   }
-  if (token !== null) await ledger.dropToken(token).catch(() => undefined);
   phase('tailRecord');
   out.entries = [...entries, ...found.map(({ o, off, len, from, to, bytes, counter: c }) => ({ o, off, len, from, to, size: bytes, epoch: fence.epoch, counter: c }))];
   return out;
