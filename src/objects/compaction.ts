@@ -17,12 +17,17 @@
  *         GET each range, check every frame   (length + CRC-32C; a bad frame stops the run: never copied;
  *                                              a small group object is read once, whole, for all
  *                                              the streams whose parts it holds: GroupObjects)
- *         PUT c/<streamId>/<epoch>.<counter>  the frames concatenated, in order, under a key never
- *                                              used before (create-only where the store can: #counter)
- *           (each GET and the PUT first wait for their bytes under --objects-compact-bytes-per-second)
- *         txn If(f/<stream> == fence, m/ unchanged since the tick read it, each replaced i/ unchanged)
- *             Then(i/<first> = new entry, delete the other replaced i/, delete r/<o>/<stream> no
- *                  longer used (entries a group object's marker names have none), put r/<c>/<stream>, o/<c>)
+ *         PUT c/<streamId>/<epoch>.<counter>  the frames concatenated, in order, with the runs of the
+ *                                              other streams that reach it within 5 ms (up to 256 KiB:
+ *                                              shared-objects.ts), under a key never used before
+ *                                              (create-only where the store can: #counter); an object
+ *                                              of several runs is then recorded, o/<c>, on its own
+ *           (each GET and each run's bytes first wait under --objects-compact-bytes-per-second)
+ *         txn If(f/<stream> == fence, m/ unchanged since the tick read it, each replaced i/ unchanged,
+ *                o/<c> as recorded when shared)
+ *             Then(i/<first> = new entry (its range of c and c's size), delete the other replaced
+ *                  i/, delete r/<o>/<stream> no longer used (entries a group object's marker names
+ *                  have none), put r/<c>/<stream>, and o/<c> when the run is c's only one)
  *
  * A stream written as fast as W1 writes it gains some 600 entries a second; one run a tick (60
  * entries) fell behind, and each tick then read every entry again, so its reads grew without end
@@ -31,8 +36,9 @@
  *
  * The new entry keeps the first replaced entry's key, so entry order (and every reader's walk)
  * is unchanged; it covers [first.from, last.to). A txn whose compare fails (the stream moved,
- * trimmed or was deleted meanwhile) writes nothing: the new object has no `o/` record and the
- * reaper removes it as an orphan. Work is bounded per tick (runs and bytes).
+ * trimmed or was deleted meanwhile) writes nothing: an object of that run alone has no `o/` record
+ * and the reaper removes it as an orphan, a shared one once its other runs let go of it. Work is
+ * bounded per tick (runs and bytes).
  *
  * With a byte rate (`bytesPerSecond`, byte-rate.ts) every GET and PUT waits until its bytes fit the
  * bound: compaction's store I/O stays within it over every second, and only compaction waits (it
@@ -42,6 +48,7 @@
 import { type EntryValue } from './ledger';
 import { ByteRate, type ByteRateClock } from './byte-rate';
 import { RangeCache } from './range-cache';
+import { type PlacedRun, SharedObjects } from './shared-objects';
 import { Ticker } from './ticker';
 import { compactedObjectKey, type Fence, fenceValue, type LedgerKeys, parseEntryName } from './ledger-keys';
 import { eachLimited, framesProblem, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type LedgerPair, type LedgerRead, type MaintenanceLog, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
@@ -175,6 +182,18 @@ export const GROUP_OBJECT_WHOLE_MAX = 256 << 10; // 256 KiB
  */
 export const GROUP_OBJECT_CACHE_BYTES = 16 << 20; // 16 MiB
 
+/**
+ * Runs of several streams go into one compacted object up to this many bytes (shared-objects.ts):
+ * no larger than a group object read whole, so the next tier's run reads it once for all of them.
+ */
+export const SHARED_OBJECT_MAX = GROUP_OBJECT_WHOLE_MAX;
+/**
+ * How long a compacted object waits for more runs after its first one (ms). The runs of the
+ * streams a tick compacts at once reach it within a few milliseconds of each other (their ranges
+ * mostly come from group objects already read); a few more only delay a run's transaction.
+ */
+const SHARE_WAIT_MS = 5;
+
 /** Streams whose first reads go in one etcd call (two reads each: within etcd's 128 operations a transaction). */
 const READS_PER_CALL = 32;
 /**
@@ -204,6 +223,13 @@ export class Compactor {
   readonly #o: Required<CompactionOptions>;
   /** Per stream: entry key → when this compactor first saw it (the ledger keeps no time per entry). */
   readonly #seen = new Map<string, Map<string, number>>();
+  /**
+   * Per stream: before this time a visit cannot find a run (the last one found none, and the
+   * stream was not crowded): the turn passes it over until then (#restUntilDue). Under W2's load
+   * (1,000 streams written a little each) six visits in ten found nothing to compact, each an etcd
+   * read of the stream's entries and their decoding, for entries that had not settled yet.
+   */
+  readonly #due = new Map<string, number>();
   /** Per stream: the key its small entries start from, and the placement that holds for (see #entries). */
   readonly #cursors = new Map<string, { at: string; placement: string }>();
   /** The stream after which the next tick starts (streams are taken in name order, in turn). */
@@ -229,6 +255,8 @@ export class Compactor {
   readonly #held: BytesHeld;
   /** Small group objects read whole (GROUP_OBJECT_WHOLE_MAX), by key: objects are immutable, so nothing held goes stale. */
   readonly #groupObjects = new RangeCache<Buffer>({ budgetBytes: GROUP_OBJECT_CACHE_BYTES, sizeOf: (b) => (b as Buffer).length, remember: () => false });
+  /** The compacted object the runs being made now go into (shared-objects.ts). */
+  readonly #shared = new SharedObjects<PlacedStream>({ put: (first, parts) => this.#putNew(first, parts), record: (key, bytes) => this.#record(key, bytes) }, SHARED_OBJECT_MAX, SHARE_WAIT_MS);
 
   constructor(deps: CompactionDeps, options: CompactionOptions = {}) {
     this.#deps = deps;
@@ -296,8 +324,9 @@ export class Compactor {
     const names = new Set(all.map((s) => s.name));
     for (const name of this.#seen.keys()) if (!names.has(name)) this.#seen.delete(name);
     for (const name of this.#cursors.keys()) if (!names.has(name)) this.#cursors.delete(name);
+    for (const name of this.#due.keys()) if (!names.has(name)) this.#due.delete(name);
     const from = this.#after === null ? 0 : all.findIndex((s) => s.name > this.#after!);
-    const turn = [...all.slice(Math.max(0, from)), ...all.slice(0, Math.max(0, from))].slice(0, this.#o.streamsPerTick);
+    const turn = [...all.slice(Math.max(0, from)), ...all.slice(0, Math.max(0, from))].filter((s) => (this.#due.get(s.name) ?? 0) <= now).slice(0, this.#o.streamsPerTick);
     // Streams are compacted several at a time: a stream's work is mostly waiting (etcd reads and
     // its txn, the store's GETs and PUT), one after another, and one stream at a time left the
     // thread idle while a node's streams gained entries faster than it replaced them (W2).
@@ -310,7 +339,8 @@ export class Compactor {
       const first = firstReads.get(s.name)!;
       // Enough entries for the runs this tick may still make (the newest one read is never in a run).
       const entries = await this.#entries(s, now, Math.max(1, this.#o.runsPerTick - done.runs) * this.#o.maxRun + 1, first);
-      if (this.#pickRun(s.name, entries, 0, now, 0) === null) return;
+      this.#due.delete(s.name);
+      if (this.#pickRun(s.name, entries, 0, now, 0) === null) return this.#restUntilDue(s.name, entries, now);
       // Its m/ record: its trim point (see #pickRun). Read with the first entries (the later ones,
       // if any, after it): the txn compares it, and a trim written before this read leaves its
       // entries out of the runs.
@@ -425,6 +455,23 @@ export class Compactor {
     if (at !== null) this.#cursors.set(s.name, { at, placement });
     this.#seen.set(s.name, seen);
     return out;
+  }
+
+  /**
+   * A visit found no run: until the first of the stream's entries not settled yet settles (or, with
+   * none, a settle time from now: only entries gained since can make a run), no visit can find one,
+   * unless the stream gains so many entries meanwhile that it is crowded, which then waits at most
+   * that long. A crowded stream (every entry a candidate) is visited every turn, as before.
+   */
+  #restUntilDue(stream: string, entries: readonly Entry[], now: number): void {
+    if (entries.length > this.#o.maxEntries) return;
+    const seen = this.#seen.get(stream);
+    let due = now + this.#o.settleMs;
+    for (const { key } of entries) {
+      const settles = (seen?.get(key) ?? now) + this.#o.settleMs;
+      if (settles > now) due = Math.min(due, settles);
+    }
+    this.#due.set(stream, due);
   }
 
   /**
@@ -560,8 +607,32 @@ export class Compactor {
     return part;
   }
 
-  async #rewrite(s: PlacedStream, entries: readonly Entry[], run: number[], metaRevision: number): Promise<{ bytes: number; entry: Entry } | 'fenced' | 'stopped' | null> {
+  /** Record a compacted object that several runs share (shared-objects.ts): its `o/` record's revision. */
+  async #record(objectKey: string, bytes: number): Promise<number> {
     const { kv, keys } = this.#deps;
+    const res = await kv.txnOnce([], [{ put: keys.object(objectKey), value: json({ bytes, at: Date.now() }) }], []);
+    return res.revision;
+  }
+
+  async #rewrite(s: PlacedStream, entries: readonly Entry[], run: number[], metaRevision: number): Promise<{ bytes: number; entry: Entry } | 'fenced' | 'stopped' | null> {
+    this.#shared.coming();
+    let added = false;
+    try {
+      const placed = await this.#place(s, entries, run);
+      if (placed === null || placed === 'stopped') return placed;
+      added = true;
+      return await this.#commit(s, entries, run, metaRevision, placed);
+    } finally {
+      if (!added) this.#shared.notComing();
+    }
+  }
+
+  /**
+   * Read a run's ranges, check every frame and add them to the compacted object being gathered:
+   * where they went, null when a frame is damaged (nothing added), 'stopped' when stop() ended a
+   * wait for the byte rate (nothing added).
+   */
+  async #place(s: PlacedStream, entries: readonly Entry[], run: number[]): Promise<{ placed: Promise<PlacedRun>; bytes: number } | 'stopped' | null> {
     const replaced = run.map((i) => entries[i]!);
     const parts: Buffer[] = new Array<Buffer>(replaced.length);
     let damaged: { i: number; problem: string } | null = null;
@@ -592,15 +663,27 @@ export class Compactor {
     }
     const bytes = parts.reduce((n, p) => n + p.length, 0);
     if ((await this.#pace(bytes)) === 'stopped') return 'stopped';
-    const objectKey = await this.#putNew(s, parts);
+    return { placed: this.#shared.add(s, parts, bytes), bytes };
+  }
+
+  /** Once the run's object is stored: its transaction under the stream's fence (see #rewrite). */
+  async #commit(s: PlacedStream, entries: readonly Entry[], run: number[], metaRevision: number, added: { placed: Promise<PlacedRun>; bytes: number }): Promise<{ bytes: number; entry: Entry } | 'fenced'> {
+    const { kv, keys } = this.#deps;
+    const replaced = run.map((i) => entries[i]!);
+    const { bytes } = added;
+    const placed = await added.placed;
+    const { objectKey } = placed;
     this.#writtenBytes += bytes;
 
     const first = replaced[0]!;
     const last = replaced[replaced.length - 1]!;
-    const entry: EntryValue = { o: objectKey, off: 0, len: bytes, from: first.e.from, to: last.e.to };
+    // The object's size, when the next tier's run may read it whole (#part): once for all its runs.
+    const size = placed.size <= GROUP_OBJECT_WHOLE_MAX ? { size: placed.size } : {};
+    const entry: EntryValue = { o: objectKey, off: placed.off, len: bytes, from: first.e.from, to: last.e.to, ...size };
     // A reference r/<o>/<stream> stands for every entry of the stream in o: drop it only when no
     // entry left points into o. A stream has one entry per object (a group's part of it, or a c/
-    // object's run), so only the entries read can (the cursor skips large ones, never into o).
+    // object's run: a stream's runs follow one another, each into an object stored before the
+    // next begins), so only the entries read can (the cursor skips large ones, never into o).
     // An entry its group object's marker names (`m`) has no such key: the marker lets go of the
     // object by itself once none of the entries it names points into it (reaper.ts).
     const gone = new Set(run);
@@ -612,21 +695,25 @@ export class Compactor {
     // seal since then fails the compare: the run is void (a trim may delete its first key, which
     // the new entry keeps), and the next tick picks again. Compared, not read again per run: one
     // etcd call less for every run (many streams written a little make one run each a visit).
+    // An object shared with other runs was recorded ahead of them: its record must still be the
+    // one written then (the reaper deletes it when it takes the object for dead).
     const compare: LedgerCompare[] = [
       { key: keys.fence(s.name), value: Buffer.from(fenceValue(s.fence)) },
       { key: keys.meta(s.name), modRevision: metaRevision },
       ...replaced.map((r) => ({ key: r.key, modRevision: r.modRevision })),
+      ...(placed.recorded === null ? [] : [{ key: keys.object(objectKey), modRevision: placed.recorded }]),
     ];
     const success: LedgerOp[] = [
       { put: first.key, value: json(entry) },
       ...replaced.slice(1).map((r) => ({ delete: r.key })),
       ...unreferenced.map((o) => ({ delete: keys.ref(o, s.name) })),
       { put: keys.ref(objectKey, s.name), value: Buffer.from('1') },
-      { put: keys.object(objectKey), value: json({ bytes, at: Date.now() }) },
+      ...(placed.recorded === null ? [{ put: keys.object(objectKey), value: json({ bytes, at: Date.now() }) }] : []),
     ];
     const res = await kv.txnOnce(compare, success, []);
     if (!res.succeeded) {
-      // Nothing refers to the new object: the reaper deletes it as an orphan (no o/ record).
+      // Nothing refers to the run's range: the reaper deletes the object as an orphan (no o/
+      // record), or once its other runs let go of it (shared-objects.ts).
       this.#deps.log?.info({ stream: s.name, object: objectKey }, 'object compaction fenced: the stream moved or changed meanwhile');
       return 'fenced';
     }

@@ -34,9 +34,10 @@ export interface EntryValue {
   from: number;
   to: number;
   /**
-   * Bytes of the whole object `o`, on the entries a group commit records (absent on compacted
-   * entries and on records of builds before it): compaction reads a small group object once,
-   * whole, for every stream whose part it holds (compaction.ts, GROUP_OBJECT_WHOLE_MAX).
+   * Bytes of the whole object `o`, on the entries a group commit records and on compacted ones
+   * in an object of at most 256 KiB (absent on records of builds before them): compaction reads
+   * a small object once, whole, for every stream whose part it holds (compaction.ts,
+   * GROUP_OBJECT_WHOLE_MAX).
    */
   size?: number;
   /**

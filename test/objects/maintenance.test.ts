@@ -204,6 +204,43 @@ describe('compaction', () => {
     expect((await readAll(w, 'q')).equals(Buffer.concat(w.written.get('q')!))).toBe(true);
   });
 
+  it('passes over a stream whose visit found nothing to compact until its first entry not settled yet settles; a crowded one is visited every tick', async () => {
+    const w = world();
+    await create(w, ['calm', 'crowd']);
+    for (let i = 0; i < 3; i++) await group(w, ['calm']);
+    for (let i = 0; i < 40; i++) await group(w, ['crowd'], 1, 20);
+    const { calls, counted } = countedLink();
+    const placed = [
+      { name: 'calm', streamId: 1, fence: me },
+      { name: 'crowd', streamId: 2, fence: me },
+    ];
+    // Entries seen are read again by each visit (#seen): the turn's one read-only txn a tick, and what it read.
+    const turns: string[][] = [];
+    const kv: LedgerKv = {
+      ...counted,
+      readMany: (reads, ms) => {
+        turns.push(reads.flatMap((r) => ('prefix' in r && r.prefix !== undefined ? [r.prefix.split('/i/')[1]!.replace(/\/$/, '')] : [])));
+        return counted.readMany(reads, ms);
+      },
+    };
+    const compactor = new Compactor({ kv, keys: w.ledger.keys, store: w.store, placed: () => placed }, { settleMs: 10_000, maxEntries: 32 });
+    const now = Date.now();
+    // Both visited: crowd (41 entries) makes runs; calm's three entries were first seen now.
+    expect((await compactor.tick(now)).runs).toBeGreaterThanOrEqual(1);
+    for (let i = 0; i < 40; i++) await group(w, ['crowd'], 1, 20);
+    // Within the settle time calm is not read at all; crowd, crowded again, is, and compacted;
+    // then crowd's few entries are new too, and neither stream is read (no etcd call).
+    expect((await compactor.tick(now + 1_000)).runs).toBeGreaterThanOrEqual(1);
+    expect((await compactor.tick(now + 5_000)).runs).toBe(0);
+    expect((await compactor.tick(now + 9_999)).runs).toBe(0);
+    expect(turns).toEqual([['calm', 'crowd'], ['crowd'], ['crowd']]);
+    expect(calls.readMany).toBe(3);
+    // Once its entries settle, calm is visited and compacted.
+    expect(await compactor.tick(now + 10_001)).toMatchObject({ runs: 1, entriesReplaced: 2 });
+    expect(turns[3]).toEqual(['calm']);
+    for (const n of ['calm', 'crowd']) expect((await readAll(w, n)).equals(Buffer.concat(w.written.get(n)!))).toBe(true);
+  });
+
   it('takes the placed streams in turn, streamsPerTick at a time', async () => {
     const w = world();
     const names = ['r1', 'r2', 'r3'];
@@ -359,42 +396,158 @@ describe('compaction', () => {
     expect(compactor.groupObjectStats.hits + compactor.groupObjectStats.joined).toBeGreaterThanOrEqual(7 * 12);
   });
 
-  it('compacts several streams at once, their runs holding at most maxRunBytes in memory together', async () => {
+  it('compacts several streams at once into one shared object, their runs holding at most maxRunBytes in memory together', async () => {
     const w = world();
     const names = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'];
     await create(w, names);
     for (let i = 0; i < 3; i++) await group(w, names);
     const runBytes = (await w.ledger.entries('p1')).slice(0, 2).reduce((n, e) => n + e.len, 0);
-    // Each PUT (a run's c/ object) takes 150 ms; how many are under way at once is recorded.
-    const slowPuts = (): { store: ObjectStore; most: () => number } => {
+    // Each PUT (a compacted object) takes 150 ms; how many are under way at once is recorded.
+    const slowPuts = (): { store: ObjectStore; most: () => number; puts: () => number } => {
       let now = 0;
       let most = 0;
+      let puts = 0;
       const store = around(w.store, {
         put: async (k, b, o) => {
+          puts++;
           most = Math.max(most, ++now);
           await new Promise((r) => setTimeout(r, 150));
           now--;
           return w.store.put(k, b, o);
         },
       });
-      return { store, most: () => most };
+      return { store, most: () => most, puts: () => puts };
     };
     const placed = (): Array<{ name: string; streamId: number; fence: Fence }> => names.map((name, i) => ({ name, streamId: 60 + i, fence: me }));
+    const objectsOf = async (): Promise<Set<string>> => new Set(await Promise.all(names.map(async (n) => (await w.ledger.entries(n))[0]!.o)));
     const wide = slowPuts();
     const t0 = Date.now();
     expect(await new Compactor({ kv: etcd.link, keys: w.ledger.keys, store: wide.store, placed }, { settleMs: 0 }).tick()).toMatchObject({ runs: 6, fenced: 0 });
-    // Six runs of 150 ms each, together: well under the 900 ms of one stream after another.
-    expect(wide.most()).toBe(6);
+    // Six runs made together: one object of 150 ms holds them all (six of them, one after
+    // another, took 900 ms; side by side, six PUTs).
+    expect(wide.puts()).toBe(1);
     expect(Date.now() - t0).toBeLessThan(700);
+    expect((await objectsOf()).size).toBe(1);
     for (const n of names) expect((await readAll(w, n)).equals(Buffer.concat(w.written.get(n)!))).toBe(true);
 
-    // Runs of about maxRunBytes each: one at a time, whatever the streams in parallel.
+    // Runs of about maxRunBytes each: one at a time, whatever the streams in parallel, each in an object of its own.
     for (let i = 0; i < 2; i++) await group(w, names);
     const narrow = slowPuts();
     const t = await new Compactor({ kv: etcd.link, keys: w.ledger.keys, store: narrow.store, placed }, { settleMs: 0, maxRunBytes: 2 * runBytes + 64 }).tick();
     expect(t).toMatchObject({ runs: 6, fenced: 0 });
     expect(narrow.most()).toBe(1);
+    expect(narrow.puts()).toBe(6);
+    expect((await objectsOf()).size).toBe(6);
     for (const n of names) expect((await readAll(w, n)).equals(Buffer.concat(w.written.get(n)!))).toBe(true);
+  });
+
+  it('records a shared object before its runs\' transactions, each of which names its range and the object\'s size; the next tier reads it once, whole', async () => {
+    const w = world();
+    const names = Array.from({ length: 10 }, (_, i) => `sh-${i}`);
+    await create(w, names);
+    for (let i = 0; i < 3; i++) await group(w, names, 2, 100);
+    const txns: Array<{ compares: number; puts: string[] }> = [];
+    const kv: LedgerKv = {
+      ...countedLink().counted,
+      txnOnce: (c, ok, f) => {
+        txns.push({ compares: c.length, puts: ok.flatMap((op) => ('put' in op ? [op.put] : [])) });
+        return etcd.link.txnOnce(c, ok, f);
+      },
+    };
+    const placed = (): PlacedStream[] => names.map((name, i) => ({ name, streamId: 200 + i, fence: me }));
+    expect(await new Compactor({ kv, keys: w.ledger.keys, store: w.store, placed }, { settleMs: 0 }).tick()).toMatchObject({ runs: 10, fenced: 0 });
+    const entries = await Promise.all(names.map(async (n) => (await w.ledger.entries(n))[0]!));
+    const shared = entries[0]!.o;
+    const size = (await w.store.get(shared)).length;
+    // One object, each stream's run at its own range, end to end, every entry naming the size.
+    expect(entries.every((e) => e.o === shared && e.size === size)).toBe(true);
+    const byOffset = [...entries].sort((a, b) => a.off - b.off);
+    byOffset.forEach((e, i) => expect(e.off).toBe(i === 0 ? 0 : byOffset[i - 1]!.off + byOffset[i - 1]!.len));
+    expect(byOffset[9]!.off + byOffset[9]!.len).toBe(size);
+    // Its o/ record first, alone; then one transaction per run, which puts no o/ record of its own.
+    const objectKey = w.ledger.keys.object(shared);
+    expect(txns[0]).toEqual({ compares: 0, puts: [objectKey] });
+    expect(txns.slice(1)).toHaveLength(10);
+    for (const x of txns.slice(1)) expect(x.puts).not.toContain(objectKey);
+    expect(await etcd.link.countPrefix(w.ledger.keys.refs(shared), 5_000)).toBe(10);
+    for (const n of names) expect((await readAll(w, n)).equals(Buffer.concat(w.written.get(n)!))).toBe(true);
+
+    // The next tier: each stream's compacted entry with newer ones, the shared object read once, whole.
+    for (let i = 0; i < 4; i++) await group(w, names, 2, 100);
+    const gets: Array<{ key: string; whole: boolean }> = [];
+    const store = around(w.store, {
+      get: (k, r) => {
+        gets.push({ key: k, whole: r === undefined });
+        return w.store.get(k, r);
+      },
+    });
+    expect(await new Compactor({ kv: etcd.link, keys: w.ledger.keys, store, placed }, { settleMs: 0 }).tick()).toMatchObject({ runs: 10, fenced: 0 });
+    expect(gets.filter((g) => g.key === shared)).toEqual([{ key: shared, whole: true }]);
+    for (const n of names) expect((await readAll(w, n)).equals(Buffer.concat(w.written.get(n)!))).toBe(true);
+    // No stream refers to the first shared object any more: the reaper frees it.
+    expect(await etcd.link.countPrefix(w.ledger.keys.refs(shared), 5_000)).toBe(0);
+    const { compare } = await takeMaintenance(w, 1);
+    await reaperOf(w, () => compare).tick();
+    expect(await storeKeys(w)).not.toContain(shared);
+    await expectLiveIntact(w, names.map((name) => ({ name, fromFrame: 0 })));
+  });
+
+  it('a run\'s transaction that arrives after the reaper took its shared object for dead fails its compare and points nothing at it', async () => {
+    const w = world();
+    const names = ['late-a', 'late-b', 'late-c'];
+    await create(w, names);
+    for (let i = 0; i < 3; i++) await group(w, names);
+    const before = await Promise.all(names.map((n) => w.ledger.entries(n)));
+    // The runs' transactions (the ones with compares) wait at a gate; the shared object's record goes through.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let held = 0;
+    const kv: LedgerKv = {
+      ...countedLink().counted,
+      txnOnce: async (c, ok, f) => {
+        if (c.length > 0) {
+          held++;
+          await gate;
+        }
+        return etcd.link.txnOnce(c, ok, f);
+      },
+    };
+    const placed = (): PlacedStream[] => names.map((name, i) => ({ name, streamId: 300 + i, fence: me }));
+    const ticking = new Compactor({ kv, keys: w.ledger.keys, store: w.store, placed }, { settleMs: 0 }).tick();
+    while (held < 3) await new Promise((r) => setTimeout(r, 5));
+    // Recorded, and nothing refers to it yet: past the grace (0 here), the reaper deletes it.
+    const shared = (await storeKeys(w)).find((k) => k.startsWith('c/'))!;
+    expect((await etcd.link.get(w.ledger.keys.object(shared), 5_000)).kv).not.toBeNull();
+    const { compare } = await takeMaintenance(w, 1);
+    expect(await reaperOf(w, () => compare).tick()).toMatchObject({ destroyed: 1, deleted: 1 });
+    expect(await storeKeys(w)).not.toContain(shared);
+    // The runs' transactions then arrive: each fails on the record's revision, and nothing points at the deleted object.
+    release();
+    expect(await ticking).toMatchObject({ runs: 0, fenced: 3 });
+    expect(await Promise.all(names.map((n) => w.ledger.entries(n)))).toEqual(before);
+    expect(await etcd.link.countPrefix(w.ledger.keys.refs(shared), 5_000)).toBe(0);
+    await expectLiveIntact(w, names.map((name) => ({ name, fromFrame: 0 })));
+  });
+
+  it('a shared object whose record fails is referred to by no run: its streams are as they were, and it is an orphan', async () => {
+    const w = world();
+    const names = ['rec-a', 'rec-b'];
+    await create(w, names);
+    for (let i = 0; i < 3; i++) await group(w, names);
+    const before = await Promise.all(names.map((n) => w.ledger.entries(n)));
+    const kv: LedgerKv = {
+      ...countedLink().counted,
+      txnOnce: (c, ok, f) => (c.length === 0 ? Promise.reject(new Error('etcd is not answering')) : etcd.link.txnOnce(c, ok, f)),
+    };
+    const placed = (): PlacedStream[] => names.map((name, i) => ({ name, streamId: 400 + i, fence: me }));
+    await expect(new Compactor({ kv, keys: w.ledger.keys, store: w.store, placed }, { settleMs: 0 }).tick()).rejects.toThrow('etcd is not answering');
+    expect(await Promise.all(names.map((n) => w.ledger.entries(n)))).toEqual(before);
+    const shared = (await storeKeys(w)).filter((k) => k.startsWith('c/'));
+    expect(shared).toHaveLength(1);
+    expect((await etcd.link.get(w.ledger.keys.object(shared[0]!), 5_000)).kv).toBeNull();
+    const { compare } = await takeMaintenance(w, 1);
+    expect(await reaperOf(w, () => compare).tick()).toMatchObject({ orphans: 1 });
+    await expectLiveIntact(w, names.map((name) => ({ name, fromFrame: 0 })));
   });
 
   it('never PUTs over an object: a new compactor of the same epoch (a restarted maintenance thread) takes keys of its own, and passes over one that exists', async () => {
@@ -968,7 +1121,8 @@ describe('the reaper', () => {
     await create(w, names);
     for (let i = 0; i < 3; i++) await group(w, names, 1, 50);
     const placed = names.map((name, i) => ({ name, streamId: 100 + i, fence: me }));
-    const compactor = new Compactor({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed: () => placed }, { settleMs: 0 });
+    // One stream at a time: each run in an object of its own (24 live compacted objects).
+    const compactor = new Compactor({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed: () => placed }, { settleMs: 0, streamsInParallel: 1 });
     expect(await compactor.tick()).toMatchObject({ runs: 24 });
     const { compare } = await takeMaintenance(w, 1);
     const { calls, counted } = countedLink();
