@@ -194,6 +194,17 @@ export const SHARED_OBJECT_MAX = GROUP_OBJECT_WHOLE_MAX;
  */
 const SHARE_WAIT_MS = 5;
 
+/**
+ * The stream a compacted object is named after (`c/<streamId>/…`): of the streams whose runs it
+ * holds, the one with the lowest id. On a `file:` store every name prefix is a directory: named
+ * after its first run's stream, the objects of 1,000 streams written a little each went into
+ * directories made (a mkdir and a sync of the parent) and removed again once empty, for some
+ * streams over and over; the lowest ids of many streams are few, and their directories stay.
+ */
+function namesake(streams: readonly PlacedStream[]): PlacedStream {
+  return streams.reduce((a, b) => (b.streamId < a.streamId ? b : a));
+}
+
 /** Streams whose first reads go in one etcd call (two reads each: within etcd's 128 operations a transaction). */
 const READS_PER_CALL = 32;
 /**
@@ -256,7 +267,7 @@ export class Compactor {
   /** Small group objects read whole (GROUP_OBJECT_WHOLE_MAX), by key: objects are immutable, so nothing held goes stale. */
   readonly #groupObjects = new RangeCache<Buffer>({ budgetBytes: GROUP_OBJECT_CACHE_BYTES, sizeOf: (b) => (b as Buffer).length, remember: () => false });
   /** The compacted object the runs being made now go into (shared-objects.ts). */
-  readonly #shared = new SharedObjects<PlacedStream>({ put: (first, parts) => this.#putNew(first, parts), record: (key, bytes) => this.#record(key, bytes) }, SHARED_OBJECT_MAX, SHARE_WAIT_MS);
+  readonly #shared = new SharedObjects<PlacedStream>({ put: (streams, parts) => this.#putNew(namesake(streams), parts), record: (key, bytes) => this.#record(key, bytes) }, SHARED_OBJECT_MAX, SHARE_WAIT_MS);
 
   constructor(deps: CompactionDeps, options: CompactionOptions = {}) {
     this.#deps = deps;

@@ -33,13 +33,14 @@ export interface PlacedRun {
 }
 
 export interface SharedObjectsDeps<S> {
-  /** PUT the parts under a new key named after the object's first run's stream; the key. */
-  put(first: S, parts: Buffer[]): Promise<string>;
+  /** PUT the parts under a new key, named after one of the streams whose runs they are (in the order added); the key. */
+  put(streams: S[], parts: Buffer[]): Promise<string>;
   /** Record the object (`o/<key>` with its bytes); the record's revision. */
   record(objectKey: string, bytes: number): Promise<number>;
 }
 
-interface Run {
+interface Run<S> {
+  stream: S;
   parts: Buffer[];
   off: number;
   resolve: (r: PlacedRun) => void;
@@ -47,8 +48,7 @@ interface Run {
 }
 
 interface Gathering<S> {
-  first: S;
-  runs: Run[];
+  runs: Array<Run<S>>;
   bytes: number;
   timer: NodeJS.Timeout;
 }
@@ -93,8 +93,8 @@ export class SharedObjects<S> {
   add(stream: S, parts: Buffer[], bytes: number): Promise<PlacedRun> {
     this.#coming--;
     if (this.#open !== null && this.#open.bytes + bytes > this.#maxBytes) this.#close();
-    const g = (this.#open ??= { first: stream, runs: [], bytes: 0, timer: setTimeout(() => this.#close(), this.#waitMs) });
-    const placed = new Promise<PlacedRun>((resolve, reject) => g.runs.push({ parts, off: g.bytes, resolve, reject }));
+    const g = (this.#open ??= { runs: [], bytes: 0, timer: setTimeout(() => this.#close(), this.#waitMs) });
+    const placed = new Promise<PlacedRun>((resolve, reject) => g.runs.push({ stream, parts, off: g.bytes, resolve, reject }));
     g.bytes += bytes;
     if (g.bytes >= this.#maxBytes || this.#coming === 0) this.#close();
     return placed;
@@ -111,7 +111,10 @@ export class SharedObjects<S> {
 
   async #write(g: Gathering<S>): Promise<void> {
     try {
-      const objectKey = await this.#deps.put(g.first, g.runs.length === 1 ? g.runs[0]!.parts : g.runs.flatMap((r) => r.parts));
+      const objectKey = await this.#deps.put(
+        g.runs.map((r) => r.stream),
+        g.runs.length === 1 ? g.runs[0]!.parts : g.runs.flatMap((r) => r.parts),
+      );
       const recorded = g.runs.length === 1 ? null : await this.#deps.record(objectKey, g.bytes);
       for (const r of g.runs) r.resolve({ objectKey, off: r.off, size: g.bytes, recorded });
     } catch (err) {

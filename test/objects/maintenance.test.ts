@@ -454,10 +454,12 @@ describe('compaction', () => {
         return etcd.link.txnOnce(c, ok, f);
       },
     };
-    const placed = (): PlacedStream[] => names.map((name, i) => ({ name, streamId: 200 + i, fence: me }));
+    // Ids in the reverse of name order: the object is named after the lowest, whichever run came first.
+    const placed = (): PlacedStream[] => names.map((name, i) => ({ name, streamId: 209 - i, fence: me }));
     expect(await new Compactor({ kv, keys: w.ledger.keys, store: w.store, placed }, { settleMs: 0 }).tick()).toMatchObject({ runs: 10, fenced: 0 });
     const entries = await Promise.all(names.map(async (n) => (await w.ledger.entries(n))[0]!));
     const shared = entries[0]!.o;
+    expect(shared).toMatch(/^c\/200\//);
     const size = (await w.store.get(shared)).length;
     // One object, each stream's run at its own range, end to end, every entry naming the size.
     expect(entries.every((e) => e.o === shared && e.size === size)).toBe(true);

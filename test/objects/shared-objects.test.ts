@@ -6,9 +6,9 @@
  */
 import { type PlacedRun, SharedObjects } from '../../src/objects/shared-objects';
 
-/** A writer that keeps what it was asked to put and record; each put names the object after its first run's stream. */
-function writer(opts: { failPut?: boolean } = {}): { objects: Array<{ key: string; first: string; bytes: number }>; records: string[]; shared: (maxBytes?: number, waitMs?: number) => SharedObjects<string> } {
-  const objects: Array<{ key: string; first: string; bytes: number }> = [];
+/** A writer that keeps what it was asked to put and record; each put names the object after its first run's stream, and keeps them all. */
+function writer(opts: { failPut?: boolean } = {}): { objects: Array<{ key: string; first: string; streams: string[]; bytes: number }>; records: string[]; shared: (maxBytes?: number, waitMs?: number) => SharedObjects<string> } {
+  const objects: Array<{ key: string; first: string; streams: string[]; bytes: number }> = [];
   const records: string[] = [];
   return {
     objects,
@@ -16,11 +16,12 @@ function writer(opts: { failPut?: boolean } = {}): { objects: Array<{ key: strin
     shared: (maxBytes = 1000, waitMs = 60_000) =>
       new SharedObjects<string>(
         {
-          put: async (first, parts) => {
+          put: async (streams, parts) => {
             await new Promise((r) => setImmediate(r));
             if (opts.failPut === true) throw new Error('the store is not answering');
+            const first = streams[0]!;
             const key = `c/${first}/${objects.length}`;
-            objects.push({ key, first, bytes: parts.reduce((n, p) => n + p.length, 0) });
+            objects.push({ key, first, streams, bytes: parts.reduce((n, p) => n + p.length, 0) });
             return key;
           },
           record: async (key) => {
@@ -43,7 +44,7 @@ describe('SharedObjects', () => {
     const shared = w.shared(1000, 60_000);
     for (let i = 0; i < 3; i++) shared.coming();
     const placed = await Promise.all([shared.add('a', bytes(10), 10), shared.add('b', bytes(20), 20), shared.add('c', bytes(30), 30)]);
-    expect(w.objects).toEqual([{ key: 'c/a/0', first: 'a', bytes: 60 }]);
+    expect(w.objects).toEqual([{ key: 'c/a/0', first: 'a', streams: ['a', 'b', 'c'], bytes: 60 }]);
     expect(w.records).toEqual(['c/a/0']);
     expect(placed).toEqual<PlacedRun[]>([
       { objectKey: 'c/a/0', off: 0, size: 60, recorded: 101 },
