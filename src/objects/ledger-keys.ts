@@ -92,7 +92,7 @@ export function objectRun(objectKey: string): string | null {
   return m === null ? null : m[0];
 }
 
-/** The key of a compacted object: runs of frames rewritten (compaction), named after the first stream whose run it holds. */
+/** The key of a compacted object: runs of frames rewritten (compaction), named after one of the streams whose runs it holds (compaction.ts, namesake). */
 export function compactedObjectKey(streamId: number, epoch: number, counter: number): string {
   return `c/${streamId}/${pad(epoch, 10)}.${pad(counter, 12)}`;
 }
