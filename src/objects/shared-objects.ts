@@ -113,7 +113,7 @@ export class SharedObjects<S> {
     try {
       const objectKey = await this.#deps.put(
         g.runs.map((r) => r.stream),
-        g.runs.length === 1 ? g.runs[0]!.parts : g.runs.flatMap((r) => r.parts),
+        g.runs.flatMap((r) => r.parts),
       );
       const recorded = g.runs.length === 1 ? null : await this.#deps.record(objectKey, g.bytes);
       for (const r of g.runs) r.resolve({ objectKey, off: r.off, size: g.bytes, recorded });
