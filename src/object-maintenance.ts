@@ -60,11 +60,15 @@ export function startObjectMaintenance(d: ObjectMaintenanceDeps): ObjectMaintena
   const holderKey = `${target.prefix}/k/${MAINTENANCE_KEY}`;
   const config: MaintenanceThreadConfig = { metadataUrl: d.metadataUrl, metadataCredentials: d.metadataCredentials, objectsUrl: d.objectsUrl, reaper: d.reaper, compaction: d.compaction };
 
-  const placed = (): PlacedStream[] =>
-    d.placement
-      .rows()
-      .filter(({ row }) => row.nodeId === d.nodeId && row.state === 'placed')
-      .map(({ name, row }) => ({ name, streamId: row.streamId, fence: { nodeId: d.nodeId, epoch: row.epoch } }));
+  // A loop, not filter/map callbacks: this runs over every placement row twice a second, and V8
+  // compiled callbacks made per call again after each full collection (perf/README.md).
+  const placed = (): PlacedStream[] => {
+    const out: PlacedStream[] = [];
+    for (const { name, row } of d.placement.rows()) {
+      if (row.nodeId === d.nodeId && row.state === 'placed') out.push({ name, streamId: row.streamId, fence: { nodeId: d.nodeId, epoch: row.epoch } });
+    }
+    return out;
+  };
   const holder = (): HolderCompare | null => {
     const v = d.lease.version();
     return v === null ? null : { key: holderKey, modRevision: v };

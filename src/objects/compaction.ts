@@ -51,7 +51,7 @@ import { RangeCache } from './range-cache';
 import { type PlacedRun, SharedObjects } from './shared-objects';
 import { Ticker } from './ticker';
 import { compactedObjectKey, type Fence, fenceValue, type LedgerKeys, parseEntryName } from './ledger-keys';
-import { eachLimited, framesProblem, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type LedgerPair, type LedgerRead, type MaintenanceLog, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
+import { eachLimited, framesProblem, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type LedgerPair, type LedgerRead, type MaintenanceLog, type MaintenanceStore, scanPages } from './maintenance-ledger';
 
 /** A stream this node owns now, as compaction needs it. */
 export interface PlacedStream {
@@ -216,7 +216,21 @@ const FIRST_PAGE = 64;
 /** The placement a stream's cursor holds for (stream id and fence): another one reads the stream from its first entry. */
 const placementOf = (s: PlacedStream): string => `${s.streamId}/${fenceValue(s.fence)}`;
 
+/**
+ * Streams in name order. Made once: a comparator written inline is a new closure every tick, and
+ * V8 keeps optimized code for a closure's literal only while one of its closures lives, so each
+ * was compiled again after every full collection (#visit).
+ */
+const byName = (a: PlacedStream, b: PlacedStream): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
 /** A stream's first reads of a turn (#readTurn): its first page of entries from its cursor, and its m/ record (null: none). */
+/** What #place's reads of a run's ranges gathered: the ranges in run order, the first damage found, or that stop() ended them. */
+interface RunRead {
+  parts: Buffer[];
+  damaged: { i: number; problem: string } | null;
+  stopped: boolean;
+}
+
 interface FirstRead {
   page: { kvs: LedgerPair[]; more: boolean };
   meta: LedgerPair | null;
@@ -330,63 +344,78 @@ export class Compactor {
   /** One pass over up to `streamsPerTick` placed streams (in turn), at most `runsPerTick` runs. */
   async tick(now = Date.now()): Promise<CompactionTick> {
     const done: CompactionTick = { runs: 0, entriesReplaced: 0, bytes: 0, fenced: 0 };
-    const all = [...(await this.#deps.placed())].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const all = [...(await this.#deps.placed())].sort(byName);
     // Streams no longer here (moved, deleted) are forgotten.
-    const names = new Set(all.map((s) => s.name));
+    // Loops, not callbacks, over the placed streams (thousands a tick): see #visit.
+    const names = new Set<string>();
+    for (const s of all) names.add(s.name);
     for (const name of this.#seen.keys()) if (!names.has(name)) this.#seen.delete(name);
     for (const name of this.#cursors.keys()) if (!names.has(name)) this.#cursors.delete(name);
     for (const name of this.#due.keys()) if (!names.has(name)) this.#due.delete(name);
-    const from = this.#after === null ? 0 : all.findIndex((s) => s.name > this.#after!);
-    const turn = [...all.slice(Math.max(0, from)), ...all.slice(0, Math.max(0, from))].filter((s) => (this.#due.get(s.name) ?? 0) <= now).slice(0, this.#o.streamsPerTick);
+    let from = 0;
+    if (this.#after !== null) while (from < all.length && all[from]!.name <= this.#after) from++;
+    if (from === all.length) from = 0;
+    const turn: PlacedStream[] = [];
+    for (let k = 0; k < all.length && turn.length < this.#o.streamsPerTick; k++) {
+      const s = all[(from + k) % all.length]!;
+      if ((this.#due.get(s.name) ?? 0) <= now) turn.push(s);
+    }
     // Streams are compacted several at a time: a stream's work is mostly waiting (etcd reads and
     // its txn, the store's GETs and PUT), one after another, and one stream at a time left the
     // thread idle while a node's streams gained entries faster than it replaced them (W2).
     // What each stream of the turn starts from, read for all of them at once (#readTurn): its
     // first entries and its m/ record, a few etcd calls a tick instead of one or two a stream.
     const firstReads = await this.#readTurn(turn, Math.min(FIRST_PAGE, this.#o.runsPerTick * this.#o.maxRun + 1));
-    await eachLimited(turn, this.#o.streamsInParallel, async (s) => {
-      if (done.runs >= this.#o.runsPerTick || this.#stopping.signal.aborted) return;
-      this.#after = s.name;
-      const first = firstReads.get(s.name)!;
-      // Enough entries for the runs this tick may still make (the newest one read is never in a run).
-      const entries = await this.#entries(s, now, Math.max(1, this.#o.runsPerTick - done.runs) * this.#o.maxRun + 1, first);
-      this.#due.delete(s.name);
-      if (this.#pickRun(s.name, entries, 0, now, 0) === null) return this.#restUntilDue(s.name, entries, now);
-      // Its m/ record: its trim point (see #pickRun). Read with the first entries (the later ones,
-      // if any, after it): the txn compares it, and a trim written before this read leaves its
-      // entries out of the runs.
-      if (first.meta === null) return; // being created or deleted
-      const startSeq = (JSON.parse(first.meta.value.toString('utf8')) as { startSeq?: number }).startSeq ?? 0;
-      const metaRevision = first.meta.modRevision;
-      // A stream written fast gains entries faster than one run a tick would replace them: runs
-      // follow one another along the entries read, each its own txn, until the tick's budget is spent.
-      let next = 0;
-      while (done.runs < this.#o.runsPerTick) {
-        const run = this.#pickRun(s.name, entries, startSeq, now, next);
-        if (run === null) break;
-        const r = await this.#compact(s, entries, run, metaRevision);
-        if (r === 'stopped') return;
-        if (r === 'fenced') {
-          done.fenced++;
-          break;
-        }
-        if (r === null) {
-          next = run[run.length - 1]! + 1; // a damaged frame: that run stays as it is, the next starts after it
-          continue;
-        }
-        done.runs++;
-        done.entriesReplaced += run.length;
-        done.bytes += r.bytes;
-        // The run is one entry now, under its first key: later runs of this tick see what the ledger holds.
-        entries.splice(run[0]!, run.length, r.entry);
-        next = run[0]! + 1;
-      }
-      // Runs may have made the first small entries large: the next read starts after them.
-      const cursor = this.#cursors.get(s.name);
-      const at = (entries.find((x) => x.e.len < this.#o.smallBytes) ?? entries[entries.length - 1])?.key;
-      if (cursor !== undefined && at !== undefined) cursor.at = at;
-    });
+    await eachLimited(turn, this.#o.streamsInParallel, (s) => this.#visit(s, firstReads.get(s.name)!, done, now));
     return done;
+  }
+
+  /**
+   * One stream of a tick's turn: its entries from the first read on, then runs until the tick's
+   * budget is spent. A method, not a closure made each tick: V8 keeps a closure's optimized code
+   * only while one of its closures lives, so a body made anew every tick was compiled again after
+   * every full collection (every second or two on this thread under W2: perf/README.md).
+   */
+  async #visit(s: PlacedStream, first: FirstRead, done: CompactionTick, now: number): Promise<void> {
+    if (done.runs >= this.#o.runsPerTick || this.#stopping.signal.aborted) return;
+    this.#after = s.name;
+    // Enough entries for the runs this tick may still make (the newest one read is never in a run).
+    const entries = await this.#entries(s, now, Math.max(1, this.#o.runsPerTick - done.runs) * this.#o.maxRun + 1, first);
+    this.#due.delete(s.name);
+    if (this.#pickRun(s.name, entries, 0, now, 0) === null) return this.#restUntilDue(s.name, entries, now);
+    // Its m/ record: its trim point (see #pickRun). Read with the first entries (the later ones,
+    // if any, after it): the txn compares it, and a trim written before this read leaves its
+    // entries out of the runs.
+    if (first.meta === null) return; // being created or deleted
+    const startSeq = (JSON.parse(first.meta.value.toString('utf8')) as { startSeq?: number }).startSeq ?? 0;
+    const metaRevision = first.meta.modRevision;
+    // A stream written fast gains entries faster than one run a tick would replace them: runs
+    // follow one another along the entries read, each its own txn, until the tick's budget is spent.
+    let next = 0;
+    while (done.runs < this.#o.runsPerTick) {
+      const run = this.#pickRun(s.name, entries, startSeq, now, next);
+      if (run === null) break;
+      const r = await this.#compact(s, entries, run, metaRevision);
+      if (r === 'stopped') return;
+      if (r === 'fenced') {
+        done.fenced++;
+        break;
+      }
+      if (r === null) {
+        next = run[run.length - 1]! + 1; // a damaged frame: that run stays as it is, the next starts after it
+        continue;
+      }
+      done.runs++;
+      done.entriesReplaced += run.length;
+      done.bytes += r.bytes;
+      // The run is one entry now, under its first key: later runs of this tick see what the ledger holds.
+      entries.splice(run[0]!, run.length, r.entry);
+      next = run[0]! + 1;
+    }
+    // Runs may have made the first small entries large: the next read starts after them.
+    const cursor = this.#cursors.get(s.name);
+    const at = (entries.find((x) => x.e.len < this.#o.smallBytes) ?? entries[entries.length - 1])?.key;
+    if (cursor !== undefined && at !== undefined) cursor.at = at;
   }
 
   /**
@@ -427,12 +456,16 @@ export class Compactor {
     return cursor !== undefined && cursor.placement === placementOf(s) ? cursor.at : undefined;
   }
 
-  /** The pairs of the stream's entries from its cursor on: the first page read for the turn, then further pages as needed. */
-  async *#pairs(prefix: string, first: FirstRead, pageSize: number): AsyncGenerator<LedgerPair> {
-    for (const p of first.page.kvs) yield p;
+  /**
+   * The pages of the stream's entries from its cursor on: the first page read for the turn, then
+   * further pages as needed. Pages, not pairs: a pair at a time from an async generator cost a
+   * promise and a result object each, for every entry of every visit.
+   */
+  async *#pages(prefix: string, first: FirstRead, pageSize: number): AsyncGenerator<readonly LedgerPair[]> {
+    yield first.page.kvs;
     const last = first.page.kvs[first.page.kvs.length - 1];
     if (!first.page.more || last === undefined) return;
-    yield* scanPrefix(this.#deps.kv, prefix, pageSize, { from: `${last.key}\0` });
+    yield* scanPages(this.#deps.kv, prefix, pageSize, { from: `${last.key}\0` });
   }
 
   /**
@@ -450,17 +483,19 @@ export class Compactor {
     const seen = new Map<string, number>();
     let firstSmall: string | null = null;
     let last: string | null = null;
-    for await (const p of this.#pairs(prefix, first, Math.min(limit, 1000))) {
-      if (parseEntryName(p.key.slice(prefix.length)) === null) continue;
-      const e = JSON.parse(p.value.toString('utf8')) as EntryValue;
-      last = p.key;
-      if (firstSmall === null) {
-        if (e.len >= this.#o.smallBytes) continue; // never in a run
-        firstSmall = p.key;
+    pages: for await (const page of this.#pages(prefix, first, Math.min(limit, 1000))) {
+      for (const p of page) {
+        if (parseEntryName(p.key.slice(prefix.length)) === null) continue;
+        const e = JSON.parse(p.value.toString('utf8')) as EntryValue;
+        last = p.key;
+        if (firstSmall === null) {
+          if (e.len >= this.#o.smallBytes) continue; // never in a run
+          firstSmall = p.key;
+        }
+        out.push({ key: p.key, modRevision: p.modRevision, e });
+        seen.set(p.key, before?.get(p.key) ?? now);
+        if (out.length >= limit) break pages;
       }
-      out.push({ key: p.key, modRevision: p.modRevision, e });
-      seen.set(p.key, before?.get(p.key) ?? now);
-      if (out.length >= limit) break;
     }
     const at = firstSmall ?? last;
     if (at !== null) this.#cursors.set(s.name, { at, placement });
@@ -595,17 +630,9 @@ export class Compactor {
     const { store } = this.#deps;
     const size = e.size;
     if (size !== undefined && size <= GROUP_OBJECT_WHOLE_MAX && e.off + e.len <= size) {
-      let stopped = false;
-      const whole = await this.#groupObjects.get(e.o, async () => {
-        if ((await this.#pace(size)) === 'stopped') {
-          stopped = true;
-          return Buffer.alloc(0);
-        }
-        const b = await store.get(e.o);
-        this.#readBytes += b.length;
-        return b;
-      });
-      if (stopped) {
+      const wait = { stopped: false };
+      const whole = await this.#groupObjects.get(e.o, () => this.#whole(e.o, size, wait));
+      if (wait.stopped) {
         this.#groupObjects.delete(e.o);
         return 'stopped';
       }
@@ -616,6 +643,17 @@ export class Compactor {
     const part = await store.get(e.o, { offset: e.off, length: e.len });
     this.#readBytes += part.length;
     return part;
+  }
+
+  /** A group object read whole for the cache of them (#part); `wait.stopped` when stop() ended the wait for the byte rate. */
+  async #whole(key: string, size: number, wait: { stopped: boolean }): Promise<Buffer> {
+    if ((await this.#pace(size)) === 'stopped') {
+      wait.stopped = true;
+      return Buffer.alloc(0);
+    }
+    const b = await this.#deps.store.get(key);
+    this.#readBytes += b.length;
+    return b;
   }
 
   /** Record a compacted object that several runs share (shared-objects.ts): its `o/` record's revision. */
@@ -644,43 +682,48 @@ export class Compactor {
    * wait for the byte rate (nothing added).
    */
   async #place(s: PlacedStream, entries: readonly Entry[], run: number[]): Promise<{ placed: Promise<PlacedRun>; bytes: number } | 'stopped' | null> {
-    const replaced = run.map((i) => entries[i]!);
-    const parts: Buffer[] = new Array<Buffer>(replaced.length);
-    let damaged: { i: number; problem: string } | null = null;
-    let stopped = false;
-    await eachLimited(
-      replaced.map((r, i) => ({ r, i })),
-      8,
-      async ({ r, i }) => {
-        if (damaged !== null || stopped) return;
-        const part = await this.#part(r.e);
-        if (part === 'stopped') {
-          stopped = true;
-          return;
-        }
-        // Checked as it arrives: a run's frames (up to maxRunBytes of them, often of a hundred
-        // bytes each) checked at once would hold the thread for milliseconds in one piece.
-        const problem = framesProblem(part);
-        if (problem !== null) damaged ??= { i, problem };
-        parts[i] = part;
-      },
-    );
-    if (stopped) return 'stopped';
+    const replaced: Entry[] = [];
+    const order: number[] = [];
+    for (const i of run) {
+      order.push(replaced.length);
+      replaced.push(entries[i]!);
+    }
+    const read: RunRead = { parts: new Array<Buffer>(replaced.length), damaged: null, stopped: false };
+    await eachLimited(order, 8, (i) => this.#placePart(replaced[i]!, i, read));
+    const { parts, damaged } = read;
+    if (read.stopped) return 'stopped';
     if (damaged !== null) {
       const { i, problem } = damaged;
       // Never copy damaged bytes into a new object: the run stays as it is, readers get data_corrupt.
       this.#deps.log?.error({ stream: s.name, entry: replaced[i]!.key, object: replaced[i]!.e.o }, `object compaction skipped: ${problem}`);
       return null;
     }
-    const bytes = parts.reduce((n, p) => n + p.length, 0);
+    let bytes = 0;
+    for (const p of parts) bytes += p.length;
     if ((await this.#pace(bytes)) === 'stopped') return 'stopped';
     return { placed: this.#shared.add(s, parts, bytes), bytes };
+  }
+
+  /** One entry's range of a run being placed, read and checked into `read` (#place; a method: see #visit). */
+  async #placePart(r: Entry, i: number, read: RunRead): Promise<void> {
+    if (read.damaged !== null || read.stopped) return;
+    const part = await this.#part(r.e);
+    if (part === 'stopped') {
+      read.stopped = true;
+      return;
+    }
+    // Checked as it arrives: a run's frames (up to maxRunBytes of them, often of a hundred
+    // bytes each) checked at once would hold the thread for milliseconds in one piece.
+    const problem = framesProblem(part);
+    if (problem !== null) read.damaged ??= { i, problem };
+    read.parts[i] = part;
   }
 
   /** Once the run's object is stored: its transaction under the stream's fence (see #rewrite). */
   async #commit(s: PlacedStream, entries: readonly Entry[], run: number[], metaRevision: number, added: { placed: Promise<PlacedRun>; bytes: number }): Promise<{ bytes: number; entry: Entry } | 'fenced'> {
     const { kv, keys } = this.#deps;
-    const replaced = run.map((i) => entries[i]!);
+    const replaced: Entry[] = [];
+    for (const i of run) replaced.push(entries[i]!);
     const { bytes } = added;
     const placed = await added.placed;
     const { objectKey } = placed;
@@ -689,8 +732,10 @@ export class Compactor {
     const first = replaced[0]!;
     const last = replaced[replaced.length - 1]!;
     // The object's size, when the next tier's run may read it whole (#part): once for all its runs.
-    const size = placed.size <= GROUP_OBJECT_WHOLE_MAX ? { size: placed.size } : {};
-    const entry: EntryValue = { o: objectKey, off: placed.off, len: bytes, from: first.e.from, to: last.e.to, ...size };
+    const entry: EntryValue =
+      placed.size <= GROUP_OBJECT_WHOLE_MAX
+        ? { o: objectKey, off: placed.off, len: bytes, from: first.e.from, to: last.e.to, size: placed.size }
+        : { o: objectKey, off: placed.off, len: bytes, from: first.e.from, to: last.e.to };
     // A reference r/<o>/<stream> stands for every entry of the stream in o: drop it only when no
     // entry left points into o. A stream has one entry per object (a group's part of it, or a c/
     // object's run: a stream's runs follow one another, each into an object stored before the
@@ -698,8 +743,10 @@ export class Compactor {
     // An entry its group object's marker names (`m`) has no such key: the marker lets go of the
     // object by itself once none of the entries it names points into it (reaper.ts).
     const gone = new Set(run);
-    const stillUsed = new Set(entries.filter((_, i) => !gone.has(i)).map((x) => x.e.o));
-    const unreferenced = [...new Set(replaced.filter((r) => r.e.m !== 1).map((r) => r.e.o))].filter((o) => !stillUsed.has(o));
+    const stillUsed = new Set<string>();
+    for (let i = 0; i < entries.length; i++) if (!gone.has(i)) stillUsed.add(entries[i]!.e.o);
+    const unreferenced = new Set<string>();
+    for (const r of replaced) if (r.e.m !== 1 && !stillUsed.has(r.e.o)) unreferenced.add(r.e.o);
     // A trim writes m/ (its group's commit) before it reads the entries it removes, and removes
     // them by key: so the txn compares m/ with the revision the tick read, before it picked the
     // run (which leaves out every entry that start trims). A trim, a delete, a config change or a
@@ -708,19 +755,19 @@ export class Compactor {
     // etcd call less for every run (many streams written a little make one run each a visit).
     // An object shared with other runs was recorded ahead of them: its record must still be the
     // one written then (the reaper deletes it when it takes the object for dead).
+    // Pushed, not spread: spreading mapped arrays, empty for some runs, took V8's optimized code
+    // of this method back ("wrong map" at the spread) several times a minute, each a recompile.
     const compare: LedgerCompare[] = [
       { key: keys.fence(s.name), value: Buffer.from(fenceValue(s.fence)) },
       { key: keys.meta(s.name), modRevision: metaRevision },
-      ...replaced.map((r) => ({ key: r.key, modRevision: r.modRevision })),
-      ...(placed.recorded === null ? [] : [{ key: keys.object(objectKey), modRevision: placed.recorded }]),
     ];
-    const success: LedgerOp[] = [
-      { put: first.key, value: json(entry) },
-      ...replaced.slice(1).map((r) => ({ delete: r.key })),
-      ...unreferenced.map((o) => ({ delete: keys.ref(o, s.name) })),
-      { put: keys.ref(objectKey, s.name), value: Buffer.from('1') },
-      ...(placed.recorded === null ? [{ put: keys.object(objectKey), value: json({ bytes, at: Date.now() }) }] : []),
-    ];
+    for (const r of replaced) compare.push({ key: r.key, modRevision: r.modRevision });
+    if (placed.recorded !== null) compare.push({ key: keys.object(objectKey), modRevision: placed.recorded });
+    const success: LedgerOp[] = [{ put: first.key, value: json(entry) }];
+    for (let k = 1; k < replaced.length; k++) success.push({ delete: replaced[k]!.key });
+    for (const o of unreferenced) success.push({ delete: keys.ref(o, s.name) });
+    success.push({ put: keys.ref(objectKey, s.name), value: Buffer.from('1') });
+    if (placed.recorded === null) success.push({ put: keys.object(objectKey), value: json({ bytes, at: Date.now() }) });
     const res = await kv.txnOnce(compare, success, []);
     if (!res.succeeded) {
       // Nothing refers to the run's range: the reaper deletes the object as an orphan (no o/

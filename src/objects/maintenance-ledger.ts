@@ -59,21 +59,35 @@ export const LEDGER_DEADLINE_MS = 5_000; // 5 s
 
 export const json = (v: unknown): Buffer => Buffer.from(JSON.stringify(v), 'utf8');
 
-/** Every pair under `prefix`, page by page (each page linearizable; not one snapshot). */
+/**
+ * Every pair under `prefix`, a page at a time (each page linearizable; not one snapshot). The
+ * loops that run every tick walk pages: a pair at a time from an async generator costs a promise
+ * and a result object each.
+ */
+export async function* scanPages(
+  kv: LedgerKv,
+  prefix: string,
+  pageSize: number,
+  options: { keysOnly?: boolean; from?: string } = {},
+): AsyncGenerator<readonly LedgerPair[]> {
+  let from = options.from ?? prefix;
+  for (;;) {
+    const page = await kv.rangePage(from, prefix, pageSize, LEDGER_DEADLINE_MS, { keysOnly: options.keysOnly === true });
+    if (page.kvs.length > 0) yield page.kvs;
+    const last = page.kvs[page.kvs.length - 1];
+    if (!page.more || last === undefined) return;
+    from = `${last.key}\0`;
+  }
+}
+
+/** Every pair under `prefix`, one at a time (scanPages), for the scans that run seldom. */
 export async function* scanPrefix(
   kv: LedgerKv,
   prefix: string,
   pageSize: number,
   options: { keysOnly?: boolean; from?: string } = {},
 ): AsyncGenerator<LedgerPair> {
-  let from = options.from ?? prefix;
-  for (;;) {
-    const page = await kv.rangePage(from, prefix, pageSize, LEDGER_DEADLINE_MS, { keysOnly: options.keysOnly === true });
-    for (const p of page.kvs) yield p;
-    const last = page.kvs[page.kvs.length - 1];
-    if (!page.more || last === undefined) return;
-    from = `${last.key}\0`;
-  }
+  for await (const page of scanPages(kv, prefix, pageSize, options)) yield* page;
 }
 
 /** Run `fn` over `items`, at most `limit` at a time; resolves when all are done (the first error rejects). */

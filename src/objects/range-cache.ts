@@ -123,29 +123,45 @@ export class RangeCache<T> {
       return Promise.reject(f.err);
     }
     this.#stats.misses++;
-    const p = (async (): Promise<T> => load())().then(
-      (value) => {
-        this.#loading.delete(key);
-        this.#failed.delete(key);
-        this.#keep(key, value);
-        return value;
-      },
-      (err: unknown) => {
-        this.#loading.delete(key);
-        if (!this.#remember(err)) throw err;
-        const backoffMs = f === undefined ? this.#backoff0 : Math.min(this.#backoffMax, f.backoffMs * 2);
-        this.#failed.delete(key);
-        this.#failed.set(key, { err, until: this.#now() + backoffMs, backoffMs });
-        // Bounded: the oldest remembered failures go first (they are fetched again when read).
-        for (const k of this.#failed.keys()) {
-          if (this.#failed.size <= MAX_FAILURES) break;
-          this.#failed.delete(k);
-        }
-        throw err;
-      },
-    );
+    const p = this.#load(key, load, f);
     this.#loading.set(key, p);
     return p;
+  }
+
+  /**
+   * A miss's load, kept or remembered as failed (a method, not callbacks made per miss: V8 keeps
+   * a closure's optimized code only while one of its closures lives, and compaction's misses,
+   * hundreds a second, had them compiled again after every full collection).
+   */
+  async #load(key: string, load: () => Promise<T>, f: { backoffMs: number } | undefined): Promise<T> {
+    // load() is called now, as the get is made; what it throws at once is handled as a rejection,
+    // after the get has registered its promise (the catch below deletes that registration).
+    let pending: Promise<T>;
+    try {
+      pending = load();
+    } catch (err) {
+      pending = Promise.reject(err);
+    }
+    let value: T;
+    try {
+      value = await pending;
+    } catch (err) {
+      this.#loading.delete(key);
+      if (!this.#remember(err)) throw err;
+      const backoffMs = f === undefined ? this.#backoff0 : Math.min(this.#backoffMax, f.backoffMs * 2);
+      this.#failed.delete(key);
+      this.#failed.set(key, { err, until: this.#now() + backoffMs, backoffMs });
+      // Bounded: the oldest remembered failures go first (they are fetched again when read).
+      for (const k of this.#failed.keys()) {
+        if (this.#failed.size <= MAX_FAILURES) break;
+        this.#failed.delete(k);
+      }
+      throw err;
+    }
+    this.#loading.delete(key);
+    this.#failed.delete(key);
+    this.#keep(key, value);
+    return value;
   }
 
   /**

@@ -36,7 +36,7 @@
 import { type LedgerKeys, objectRun, streamOfSegment } from './ledger-keys';
 import { Ticker } from './ticker';
 import { mayBeMarker, readGroupObject } from './group-object';
-import { eachLimited, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type MaintenanceLog, type MaintenanceStore, scanPrefix } from './maintenance-ledger';
+import { eachLimited, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type LedgerRead, type MaintenanceLog, type MaintenanceStore, scanPages, scanPrefix } from './maintenance-ledger';
 
 /** The compare that proves this node holds the maintenance lease (the holder key at the version it wrote). */
 export type HolderCompare = { key: string; modRevision: number };
@@ -205,8 +205,12 @@ export class Reaper {
       }
       const last = page.kvs[page.kvs.length - 1]?.key.slice(prefix.length);
       this.#cursor = !page.more || last === undefined ? null : young !== null && last.startsWith(young) ? prefix + pastRun(young) : `${prefix}${last}\0`;
-      const referenced = await this.#referenced(candidates.map((c) => c.objectKey));
-      const marked = await this.#liveMarked([...referenced].filter(([, r]) => r.refs.length === 0 && r.marker !== null).map(([k, r]) => ({ objectKey: k, names: r.marker!.names })), now);
+      const candidateKeys: string[] = [];
+      for (const c of candidates) candidateKeys.push(c.objectKey);
+      const referenced = await this.#referenced(candidateKeys);
+      const onlyMarked: Array<{ objectKey: string; names: readonly string[] }> = [];
+      for (const [objectKey, r] of referenced) if (r.refs.length === 0 && r.marker !== null) onlyMarked.push({ objectKey, names: r.marker.names });
+      const marked = await this.#liveMarked(onlyMarked, now);
       const dead: Dead[] = [];
       for (const c of candidates) {
         const r = referenced.get(c.objectKey);
@@ -238,12 +242,14 @@ export class Reaper {
     const out = new Map<string, References>();
     if (objectKeys.length === 0) return out;
     const { kv, keys } = this.#deps;
-    const prefixes = objectKeys.map((k) => ({ k, p: keys.refs(k) })).sort((a, b) => (a.p < b.p ? -1 : a.p > b.p ? 1 : 0));
+    const prefixes: Array<{ k: string; p: string }> = [];
+    for (const k of objectKeys) prefixes.push({ k, p: keys.refs(k) });
+    prefixes.sort(byPrefix);
     const lastPrefix = prefixes[prefixes.length - 1]!.p;
     // Both in key order: walk the prefixes beside the references (no object key is another's prefix).
     let at = 0;
-    for await (const r of scanPrefix(kv, keys.references, 1000, { from: prefixes[0]!.p })) {
-      if (r.key > lastPrefix && !r.key.startsWith(lastPrefix)) break;
+    pages: for await (const page of scanPages(kv, keys.references, 1000, { from: prefixes[0]!.p })) for (const r of page) {
+      if (r.key > lastPrefix && !r.key.startsWith(lastPrefix)) break pages;
       while (at < prefixes.length && prefixes[at]!.p < r.key && !r.key.startsWith(prefixes[at]!.p)) at++;
       if (at < prefixes.length && r.key.startsWith(prefixes[at]!.p)) {
         const { k, p } = prefixes[at]!;
@@ -268,19 +274,28 @@ export class Reaper {
    */
   async #liveMarked(all: ReadonlyArray<{ objectKey: string; names: readonly string[] }>, now: number): Promise<Set<string>> {
     const live = new Set<string>();
-    const objects = all.filter(({ objectKey }) => {
-      const seen = this.#liveBy.get(objectKey);
-      if (seen === undefined || now - seen.at >= this.#o.liveRecheckMs) return true;
-      live.add(objectKey);
-      return false;
-    });
-    const first = objects.map(({ objectKey, names }) => {
+    // Loops, not callbacks made each pass (a callback's optimized code goes with its last closure: byPrefix).
+    const objects: Array<{ objectKey: string; names: readonly string[] }> = [];
+    for (const o of all) {
+      const seen = this.#liveBy.get(o.objectKey);
+      if (seen === undefined || now - seen.at >= this.#o.liveRecheckMs) objects.push(o);
+      else live.add(o.objectKey);
+    }
+    const first: Array<{ objectKey: string; name: string }> = [];
+    const tried = new Map<string, string>();
+    for (const { objectKey, names } of objects) {
       const cached = this.#liveBy.get(objectKey)?.name;
-      return { objectKey, name: cached !== undefined && names.includes(cached) ? cached : names[0] };
-    });
-    await this.#readMarked(first.filter((f): f is { objectKey: string; name: string } => f.name !== undefined), live, now);
-    const tried = new Map(first.map((f) => [f.objectKey, f.name]));
-    const rest = objects.filter((o) => !live.has(o.objectKey)).flatMap(({ objectKey, names }) => names.filter((n) => n !== tried.get(objectKey)).map((name) => ({ objectKey, name })));
+      const name = cached !== undefined && names.includes(cached) ? cached : names[0];
+      if (name === undefined) continue;
+      first.push({ objectKey, name });
+      tried.set(objectKey, name);
+    }
+    await this.#readMarked(first, live, now);
+    const rest: Array<{ objectKey: string; name: string }> = [];
+    for (const { objectKey, names } of objects) {
+      if (live.has(objectKey)) continue;
+      for (const name of names) if (name !== tried.get(objectKey)) rest.push({ objectKey, name });
+    }
     await this.#readMarked(rest, live, now);
     for (const { objectKey } of objects) if (!live.has(objectKey)) this.#liveBy.delete(objectKey);
     return live;
@@ -291,15 +306,18 @@ export class Reaper {
     const { kv, keys } = this.#deps;
     for (let i = 0; i < reads.length; i += MARKED_READS) {
       const batch = reads.slice(i, i + MARKED_READS);
-      const r = await kv.readMany(batch.map((b) => ({ get: keys.entryOfMarker(b.name) })), LEDGER_DEADLINE_MS);
-      batch.forEach((b, j) => {
+      const gets: LedgerRead[] = [];
+      for (const b of batch) gets.push({ get: keys.entryOfMarker(b.name) });
+      const r = await kv.readMany(gets, LEDGER_DEADLINE_MS);
+      for (let j = 0; j < batch.length; j++) {
+        const b = batch[j]!;
         const kv0 = r.results[j]?.kvs[0];
         // An entry whose value cannot be read may point anywhere: it keeps the object.
-        if (kv0 === undefined || live.has(b.objectKey) || !pointsInto(kv0.value, b.objectKey)) return;
+        if (kv0 === undefined || live.has(b.objectKey) || !pointsInto(kv0.value, b.objectKey)) continue;
         live.add(b.objectKey);
         if (this.#liveBy.size >= LIVE_KEPT && !this.#liveBy.has(b.objectKey)) this.#liveBy.delete(this.#liveBy.keys().next().value!);
         this.#liveBy.set(b.objectKey, { name: b.name, at: now });
-      });
+      }
     }
   }
 
@@ -307,27 +325,16 @@ export class Reaper {
   async #markBatch(h: HolderCompare, dead: readonly Dead[], out: ReaperTick): Promise<number> {
     const { kv, keys } = this.#deps;
     const at = json({ at: Date.now() });
-    const mark = (d: Dead): { compare: LedgerCompare[]; ops: LedgerOp[] } =>
-      d.marker === undefined
-        ? {
-            // The references were read before; the txn checks again that nothing refers to the object, atomically.
-            compare: [{ key: keys.object(d.objectKey), modRevision: d.modRevision }, { prefix: keys.refs(d.objectKey), empty: true }],
-            ops: [{ put: keys.destroyed(d.objectKey), value: at }, { delete: keys.object(d.objectKey) }],
-          }
-        : {
-            // The entries the marker names were read dead. None is ever made to point into the
-            // object again but by its writer's commit sent again, which puts the marker again too:
-            // the marker's revision stands for them. A tail recovery's r/<o>/<stream> would come
-            // after the marker, which sorts first.
-            compare: [
-              { key: keys.object(d.objectKey), modRevision: d.modRevision },
-              { key: keys.referenceMarker(d.objectKey), modRevision: d.marker },
-              { prefix: keys.refs(d.objectKey), empty: true, from: `${keys.referenceMarker(d.objectKey)}\0` },
-            ],
-            ops: [{ put: keys.destroyed(d.objectKey), value: at }, { delete: keys.object(d.objectKey) }, { delete: keys.referenceMarker(d.objectKey) }],
-          };
-    const all = dead.map(mark);
-    const res = await kv.txnOnce([h, ...all.flatMap((m) => m.compare)], all.flatMap((m) => m.ops), []);
+    const all: Marking[] = [];
+    const compare: LedgerCompare[] = [h];
+    const ops: LedgerOp[] = [];
+    for (const d of dead) {
+      const m = marking(keys, d, at);
+      all.push(m);
+      compare.push(...m.compare);
+      ops.push(...m.ops);
+    }
+    const res = await kv.txnOnce(compare, ops, []);
     if (res.succeeded) return dead.length;
     if (await this.#deposed(h)) {
       out.deposed = true;
@@ -377,7 +384,7 @@ export class Reaper {
   async #fences(): Promise<Set<string>> {
     const { kv, keys } = this.#deps;
     const out = new Set<string>();
-    for await (const p of scanPrefix(kv, keys.fences, 1000, { keysOnly: true })) out.add(p.key.slice(keys.fences.length));
+    for await (const page of scanPages(kv, keys.fences, 1000, { keysOnly: true })) for (const p of page) out.add(p.key.slice(keys.fences.length));
     return out;
   }
 
@@ -420,7 +427,7 @@ export class Reaper {
   async #sweepOrphans(h: HolderCompare, now: number): Promise<number> {
     const { kv, keys, store } = this.#deps;
     const destroyed = new Set<string>();
-    for await (const p of scanPrefix(kv, keys.destroyedObjects, 1000, { keysOnly: true })) destroyed.add(p.key.slice(keys.destroyedObjects.length));
+    for await (const page of scanPages(kv, keys.destroyedObjects, 1000, { keysOnly: true })) for (const p of page) destroyed.add(p.key.slice(keys.destroyedObjects.length));
     const seen = new Map<string, number>();
     let budget = this.#o.orphanSweepKeys;
     let { top, after } = this.#sweepAt;
@@ -537,6 +544,41 @@ interface Dead {
 }
 
 /** Dead objects cut into marking transactions of at most MARK_MAX_OPS compares and operations. */
+/** A dead object's marking: what its transaction compares and does. */
+interface Marking {
+  compare: LedgerCompare[];
+  ops: LedgerOp[];
+}
+
+/** The marking of `d` destroyed at `at` (#markBatch). */
+function marking(keys: LedgerKeys, d: Dead, at: Buffer): Marking {
+  return d.marker === undefined
+    ? {
+        // The references were read before; the txn checks again that nothing refers to the object, atomically.
+        compare: [{ key: keys.object(d.objectKey), modRevision: d.modRevision }, { prefix: keys.refs(d.objectKey), empty: true }],
+        ops: [{ put: keys.destroyed(d.objectKey), value: at }, { delete: keys.object(d.objectKey) }],
+      }
+    : {
+        // The entries the marker names were read dead. None is ever made to point into the
+        // object again but by its writer's commit sent again, which puts the marker again too:
+        // the marker's revision stands for them. A tail recovery's r/<o>/<stream> would come
+        // after the marker, which sorts first.
+        compare: [
+          { key: keys.object(d.objectKey), modRevision: d.modRevision },
+          { key: keys.referenceMarker(d.objectKey), modRevision: d.marker },
+          { prefix: keys.refs(d.objectKey), empty: true, from: `${keys.referenceMarker(d.objectKey)}\0` },
+        ],
+        ops: [{ put: keys.destroyed(d.objectKey), value: at }, { delete: keys.object(d.objectKey) }, { delete: keys.referenceMarker(d.objectKey) }],
+      };
+}
+
+/**
+ * Reference prefixes in key order. Made once: V8 keeps the optimized code of a callback written
+ * inline only while one of its closures lives, so one made each pass was compiled again after
+ * every full collection, which this thread runs every second or two under load (perf/README.md).
+ */
+const byPrefix = (a: { p: string }, b: { p: string }): number => (a.p < b.p ? -1 : a.p > b.p ? 1 : 0);
+
 function markBatches(dead: readonly Dead[]): Dead[][] {
   const out: Dead[][] = [];
   let batch: Dead[] = [];

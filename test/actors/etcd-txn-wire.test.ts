@@ -156,6 +156,25 @@ it('writes a Range as etcd reads it (linearizable: serializable false), and read
   expect(() => decodeRange(answer.subarray(0, answer.length - 3))).toThrow();
 });
 
+it('reads a pair in place: revisions past 32 bits exact, a UTF-8 key, a value of its own (not a view of the answer)', () => {
+  const answer = Buffer.from(
+    RangeResponse.encode(
+      RangeResponse.fromObject({
+        header: { revision: '9007199254740991' },
+        kvs: [{ key: b('i/ström/1'), value: b('{"o":"g/1"}'), modRevision: '4398046511104', createRevision: '2147483648', version: '1' }],
+      }),
+    ).finish(),
+  );
+  const got = decodeRange(answer);
+  expect(got.revision).toBe(Number.MAX_SAFE_INTEGER);
+  expect(got.kvs).toEqual([{ key: 'i/ström/1', value: b('{"o":"g/1"}'), modRevision: 2 ** 42, createRevision: 2 ** 31, lease: '0' }]);
+  answer.fill(0); // the answer's buffer is reused or dropped: what was read stays as read
+  expect(got.kvs[0]!.value).toEqual(b('{"o":"g/1"}'));
+  // A varint cut at the end of the answer is an error, not a revision made up of what is there.
+  const cut = RangeResponse.encode(RangeResponse.fromObject({ header: { revision: '300' } })).finish();
+  expect(() => decodeRange(cut.subarray(0, cut.length - 1))).toThrow();
+});
+
 it('prefixEnd is the first key after the prefix', () => {
   expect(prefixEnd('a/')).toEqual(b('a0'));
   expect(prefixEnd('a\u00ff')).toEqual(Buffer.from([0x61, 0xc3, 0xc0]));

@@ -316,7 +316,8 @@ export class ObjectCommit implements Replicator {
   #prepareAhead(): void {
     if (this.#o.store.prepare === undefined || this.#preparedTo - this.#counter > PREPARE_LOW) return;
     const from = Math.max(this.#preparedTo, this.#counter);
-    const keys = Array.from({ length: PREPARE_BATCH }, (_, i) => this.#key(from + i));
+    const keys: string[] = [];
+    for (let i = 0; i < PREPARE_BATCH; i++) keys.push(this.#key(from + i));
     this.#preparedTo = from + PREPARE_BATCH;
     this.#o.store.prepare(keys);
   }
@@ -509,7 +510,8 @@ export class ObjectCommit implements Replicator {
    */
   #pump(): void {
     if (this.#recording || this.#queue.length === 0) return;
-    const someoneWaits = this.#queue.some((r) => r.resolve !== null);
+    let someoneWaits = false;
+    for (const r of this.#queue) if (r.resolve !== null) someoneWaits = true;
     if (!someoneWaits && this.#queue.length < this.#recordBatch && !this.#closed) {
       this.#windowTimer ??= setTimeout(() => {
         this.#windowTimer = null;
@@ -534,8 +536,10 @@ export class ObjectCommit implements Replicator {
         (err: unknown) => batch.forEach((r) => r.reject?.(err)),
       )
       .finally(() => {
-        for (const r of batch) if (!r.p.early) this.#countLate(r.p.parts, -1);
-        this.#unrecorded -= batch.filter((r) => r.p.early).length;
+        for (const r of batch) {
+          if (!r.p.early) this.#countLate(r.p.parts, -1);
+          else this.#unrecorded--;
+        }
         const waiters = this.#lagWaiters;
         this.#lagWaiters = [];
         for (const w of waiters) w();

@@ -118,23 +118,66 @@ const fieldEnd = (r: Reader): number => {
   return r.pos + len;
 };
 
+/** What a KeyValue holds before its value is read: none (a shared empty buffer, never written to). */
+const NO_VALUE = Buffer.alloc(0);
+
+/**
+ * A varint that holds a revision or a count (below 2^53) as a number, read in place: protobufjs's
+ * int64() makes a LongBits and a Long for each, and a compaction turn reads tens of thousands of
+ * revisions a second (perf/README.md, "Objects mode").
+ */
+function readCount(r: Reader): number {
+  const buf = r.buf;
+  let pos = r.pos;
+  let n = 0;
+  let scale = 1;
+  for (;;) {
+    if (pos >= r.len) throw new RangeError('etcd answer: a varint runs past the end of its message');
+    const b = buf[pos++]!;
+    n += (b & 0x7f) * scale;
+    if (b < 0x80) break;
+    scale *= 128;
+  }
+  r.pos = pos;
+  return n;
+}
+
+/** The reader's buffer as a Buffer (Reader.create keeps the Buffer it is given), to decode and copy from in place. */
+const bufferOf = (r: Reader): Buffer => (Buffer.isBuffer(r.buf) ? r.buf : Buffer.from(r.buf.buffer, r.buf.byteOffset, r.buf.byteLength));
+
+/** A length-delimited field's start in the reader's buffer; the reader moves past its end. */
+function spanStart(r: Reader): number {
+  const len = r.uint32();
+  const start = r.pos;
+  if (start + len > r.len) throw new RangeError('etcd answer: a field runs past the end of its message');
+  r.pos = start + len;
+  return start;
+}
+
 function readKv(r: Reader, end: number): EtcdKv {
-  const kv: EtcdKv = { key: '', value: Buffer.alloc(0), modRevision: 0, createRevision: 0, lease: '0' };
+  const kv: EtcdKv = { key: '', value: NO_VALUE, modRevision: 0, createRevision: 0, lease: '0' };
   while (r.pos < end) {
     const t = r.uint32();
     switch (t >>> 3) {
-      case 1:
-        kv.key = Buffer.from(r.bytes()).toString('utf8');
+      case 1: {
+        // Decoded straight from the answer, with no copy of the key's bytes first.
+        const start = spanStart(r);
+        kv.key = bufferOf(r).toString('utf8', start, r.pos);
         break;
+      }
       case 2:
-        kv.createRevision = num(r.int64());
+        kv.createRevision = readCount(r);
         break;
       case 3:
-        kv.modRevision = num(r.int64());
+        kv.modRevision = readCount(r);
         break;
-      case 5:
-        kv.value = Buffer.from(r.bytes());
+      case 5: {
+        // A copy of its own: a value may be kept long after the answer it came in.
+        const start = spanStart(r);
+        kv.value = Buffer.allocUnsafe(r.pos - start);
+        bufferOf(r).copy(kv.value, 0, start, r.pos);
         break;
+      }
       case 6:
         kv.lease = decimal(r.int64());
         break;
@@ -190,7 +233,7 @@ function readHeaderRevision(r: Reader): number {
   let revision = 0;
   while (r.pos < end) {
     const h = r.uint32();
-    if (h >>> 3 === 3) revision = num(r.int64());
+    if (h >>> 3 === 3) revision = readCount(r);
     else r.skipType(h & 7);
   }
   return revision;
