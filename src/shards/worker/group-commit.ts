@@ -111,6 +111,25 @@ export interface Replicator {
 
 const NOTHING_FENCED: ReadonlyMap<StreamState, Refusal> = new Map();
 
+/** Where a group's frames went: a location per frame, in order, and the log's end after them. */
+interface Written {
+  locations: Location[];
+  end: Location;
+}
+
+/** A group from its start to its answer (#flushNow). */
+interface GroupRun {
+  g: Group;
+  /** Its frames in write order (objects mode: less those of fenced streams, once replicated). */
+  order: PendingFrame[];
+  /** Where its bytes begin in the log, once known: what a failed write is cut back to. */
+  start: Location | null;
+  /** When it started (performance.now()). */
+  t0: number;
+  /** Objects mode: its streams another node took meanwhile, refused instead of answered. */
+  fenced: ReadonlyMap<StreamState, Refusal>;
+}
+
 /**
  * Groups whose write + fdatasync may run at once. Two in flight shorten the wait of a request
  * that arrives during an fdatasync, but they double the number of fdatasyncs, and on the
@@ -255,65 +274,85 @@ export class GroupCommit {
     this.#pending = newGroup();
     this.#pendingBytes = 0;
     this.#inFlight++;
-    let order: PendingFrame[] = [];
+    const order: PendingFrame[] = [];
     for (const frames of g.frames.values()) for (const f of frames) order.push(f);
     // Positions are assigned now, synchronously, so overlapping groups never collide.
-    let start: Location | null = this.#log.tail;
     const t0 = performance.now();
     this.#lastStart = t0;
-    let fenced = NOTHING_FENCED;
-    let write: Promise<{ locations: Location[]; end: Location }>;
+    const run: GroupRun = { g, order, start: this.#log.tail, t0, fenced: NOTHING_FENCED };
+    let write: Promise<Written>;
     if (this.#replicator === null) {
-      write = order.length === 0 ? Promise.resolve({ locations: [] as Location[], end: this.#log.tail }) : this.#write(g, order.map((f) => f.buf));
+      if (order.length === 0) write = Promise.resolve({ locations: [] as Location[], end: this.#log.tail });
+      else {
+        const bufs: Buffer[] = [];
+        for (const f of order) bufs.push(f.buf);
+        write = this.#write(g, bufs);
+      }
     } else {
       // Objects mode: durable in the object store and the ledger first; the local write follows
       // (in group order, as the replicator resolves), without fdatasync.
-      start = null;
+      run.start = null;
       const stall = this.#watchStall(g, this.#replicator.stallMs);
-      write = this.#replicator.replicate(g).then((f) => {
-        stall();
-        fenced = f;
-        if (f.size > 0) order = order.filter((x) => !f.has(x.s));
-        start = this.#log.tail;
-        return order.length === 0 ? { locations: [] as Location[], end: this.#log.tail } : this.#log.write(order.map((x) => x.buf), { sync: false });
-      });
+      write = this.#replicator.replicate(g).then((f) => this.#replicated(run, f, stall));
     }
+    // The callbacks made per group are one line each; their bodies are methods: V8 keeps a
+    // callback's optimized code only while one of its closures lives, and compiled the bodies
+    // written inline again after every full collection (perf/README.md, "Objects mode").
     this.#applied = Promise.all([this.#applied, write]).then(
-      ([, w]) => {
-        this.#inFlight--;
-        if (this.#failed !== null) throw this.#failed;
-        if (fenced.size > 0) this.#refuseFenced(g, fenced);
-        if (order.length > 0) {
-          observeBucket(this.stats.seconds, COMMIT_SECONDS_BOUNDS, (performance.now() - t0) / 1000);
-          observeBucket(this.stats.frames, COMMIT_FRAME_BOUNDS, order.length);
-        }
-        try {
-          for (let i = 0; i < order.length; i++) order[i]!.onDurable?.(w.locations[i]!);
-          this.#hooks.applied(w.end);
-        } catch (err) {
-          // Durable but not applied (an index write failed): answered as failed, recovered from the log by the next thread.
-          this.#fail(err as Error, g.replies);
-          throw err;
-        }
-        for (const r of g.replies) r(null);
-        this.#hooks.afterReplies(g);
-        // Written, synced and applied: nothing reads the frames any more. (A failed group's are
-        // not handed back: part of its write may still be under way when it is refused.)
-        releaseFrames(g);
-        this.flush();
-      },
-      (err: Error) => {
-        this.#inFlight--;
-        // The group's bytes may be partly on disk (a full disk takes what fits): cut them, so a
-        // request answered 503 is not found after recovery, and the space goes back.
-        if (this.#failed === null && order.length > 0 && start !== null) this.#cutBack(start);
-        this.#fail(err, g.replies);
-        throw err;
-      },
+      (done) => this.#settled(run, done[1]),
+      (err: Error) => this.#failedGroup(run, err),
     );
     // Each group reports its own outcome above; the chain only orders them.
     this.#applied.catch(() => undefined);
     this.#flushNow();
+  }
+
+  /** Objects mode: the group is durable in the store and the ledger (`fenced`: its streams another node took); its frames written locally, without fdatasync. */
+  #replicated(run: GroupRun, fenced: ReadonlyMap<StreamState, Refusal>, stall: () => void): Promise<Written> | Written {
+    stall();
+    run.fenced = fenced;
+    if (fenced.size > 0) run.order = run.order.filter((x) => !fenced.has(x.s));
+    run.start = this.#log.tail;
+    if (run.order.length === 0) return { locations: [], end: this.#log.tail };
+    const bufs: Buffer[] = [];
+    for (const f of run.order) bufs.push(f.buf);
+    return this.#log.write(bufs, { sync: false });
+  }
+
+  /** A group written (and synced, or durable in the store): applied, then answered, in group order. */
+  #settled(run: GroupRun, w: Written): void {
+    const { g, order } = run;
+    this.#inFlight--;
+    if (this.#failed !== null) throw this.#failed;
+    if (run.fenced.size > 0) this.#refuseFenced(g, run.fenced);
+    if (order.length > 0) {
+      observeBucket(this.stats.seconds, COMMIT_SECONDS_BOUNDS, (performance.now() - run.t0) / 1000);
+      observeBucket(this.stats.frames, COMMIT_FRAME_BOUNDS, order.length);
+    }
+    try {
+      for (let i = 0; i < order.length; i++) order[i]!.onDurable?.(w.locations[i]!);
+      this.#hooks.applied(w.end);
+    } catch (err) {
+      // Durable but not applied (an index write failed): answered as failed, recovered from the log by the next thread.
+      this.#fail(err as Error, g.replies);
+      throw err;
+    }
+    for (const r of g.replies) r(null);
+    this.#hooks.afterReplies(g);
+    // Written, synced and applied: nothing reads the frames any more. (A failed group's are
+    // not handed back: part of its write may still be under way when it is refused.)
+    releaseFrames(g);
+    this.flush();
+  }
+
+  /** A group whose write, sync or replication failed: its bytes cut back, its requests refused. */
+  #failedGroup(run: GroupRun, err: Error): never {
+    this.#inFlight--;
+    // The group's bytes may be partly on disk (a full disk takes what fits): cut them, so a
+    // request answered 503 is not found after recovery, and the space goes back.
+    if (this.#failed === null && run.order.length > 0 && run.start !== null) this.#cutBack(run.start);
+    this.#fail(err, run.g.replies);
+    throw err;
   }
 
   /**

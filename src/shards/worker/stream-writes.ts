@@ -12,6 +12,7 @@ import { type ChunkIndex } from './chunk-index';
 import { type DeadSegments } from './dead-segments';
 import { FrameType, encodeDataFrame, encodeFrame, encodeTrimPayload } from './frame';
 import { type GroupCommit } from './group-commit';
+import { type Location } from './segment-log';
 import { type SealProducer, cloneProducers, recordBatchProducer, recordProducer } from './producers';
 import { type StreamCatalog } from './stream-catalog';
 import { type MetaPatch, type StreamMeta, patchMeta, storedMeta } from './stream-meta';
@@ -113,27 +114,27 @@ export class StreamWrites {
    * commit; once durable: chunk, tail, producer state. `local`: an import's, kept out of the object ledger.
    */
   #enqueueBatch(s: StreamState, frame: Buffer, h: BatchHeader, local: boolean, release: (() => void) | null = null): void {
-    const { commit, checkpoints, maxChunkBytes, maxProducers } = this.#x;
+    const { commit } = this.#x;
+    const len = frame.length;
+    s.assignedSeq = h.baseOffset + h.lastOffsetDelta + 1;
+    // The callback made per append is one line; its body a method (V8 compiled a body written
+    // inline again after every full collection: perf/README.md, "Objects mode").
+    commit.enqueue(s, frame, (loc) => this.#applyData(s, h, len, loc), local, release);
+  }
+
+  /** A DATA frame is durable at `loc`: its chunk, the stream's tail and its producers. */
+  #applyData(s: StreamState, h: BatchHeader, len: number, loc: Location): void {
+    if (s.deleted) return;
+    const { checkpoints, maxChunkBytes, maxProducers } = this.#x;
     const base = h.baseOffset;
     const last = base + h.lastOffsetDelta;
-    const len = frame.length;
-    s.assignedSeq = last + 1;
-    commit.enqueue(
-      s,
-      frame,
-      (loc) => {
-        if (s.deleted) return;
-        const c = addChunk(s, { baseSeq: base, lastSeq: last, segId: loc.segId, pos: loc.pos, len, maxTs: h.maxTimestamp }, maxChunkBytes);
-        checkpoints.chunkChanged(c, s.id);
-        s.nextSeq = last + 1;
-        // The catalog entry is rewritten only when the producers moved: the seq and timestamp an
-        // append moves are in the stream's last chunk, which recovery reads back (shard-recovery.ts).
-        // Rewriting it per append made appends spread over many streams pay one JSON entry each.
-        if (recordBatchProducer(s.durableProducers, h, base, maxProducers)) checkpoints.streamChanged(s);
-      },
-      local,
-      release,
-    );
+    const c = addChunk(s, { baseSeq: base, lastSeq: last, segId: loc.segId, pos: loc.pos, len, maxTs: h.maxTimestamp }, maxChunkBytes);
+    checkpoints.chunkChanged(c, s.id);
+    s.nextSeq = last + 1;
+    // The catalog entry is rewritten only when the producers moved: the seq and timestamp an
+    // append moves are in the stream's last chunk, which recovery reads back (shard-recovery.ts).
+    // Rewriting it per append made appends spread over many streams pay one JSON entry each.
+    if (recordBatchProducer(s.durableProducers, h, base, maxProducers)) checkpoints.streamChanged(s);
   }
 
   /** An import is complete: the staging stream takes its name (a CONFIG frame `{importing: false}`). */
