@@ -224,16 +224,16 @@ const placementOf = (s: PlacedStream): string => `${s.streamId}/${fenceValue(s.f
 const byName = (a: PlacedStream, b: PlacedStream): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 /** A stream's first reads of a turn (#readTurn): its first page of entries from its cursor, and its m/ record (null: none). */
+interface FirstRead {
+  page: { kvs: LedgerPair[]; more: boolean };
+  meta: LedgerPair | null;
+}
+
 /** What #place's reads of a run's ranges gathered: the ranges in run order, the first damage found, or that stop() ended them. */
 interface RunRead {
   parts: Buffer[];
   damaged: { i: number; problem: string } | null;
   stopped: boolean;
-}
-
-interface FirstRead {
-  page: { kvs: LedgerPair[]; more: boolean };
-  meta: LedgerPair | null;
 }
 
 /** An `i/` entry as read: its key, its etcd mod revision (a compaction's txn compares it) and its value. */
@@ -667,10 +667,12 @@ export class Compactor {
     this.#shared.coming();
     let added = false;
     try {
-      const placed = await this.#place(s, entries, run);
+      const replaced: Entry[] = [];
+      for (const i of run) replaced.push(entries[i]!);
+      const placed = await this.#place(s, replaced);
       if (placed === null || placed === 'stopped') return placed;
       added = true;
-      return await this.#commit(s, entries, run, metaRevision, placed);
+      return await this.#commit(s, entries, run, replaced, metaRevision, placed);
     } finally {
       if (!added) this.#shared.notComing();
     }
@@ -681,13 +683,9 @@ export class Compactor {
    * where they went, null when a frame is damaged (nothing added), 'stopped' when stop() ended a
    * wait for the byte rate (nothing added).
    */
-  async #place(s: PlacedStream, entries: readonly Entry[], run: number[]): Promise<{ placed: Promise<PlacedRun>; bytes: number } | 'stopped' | null> {
-    const replaced: Entry[] = [];
+  async #place(s: PlacedStream, replaced: readonly Entry[]): Promise<{ placed: Promise<PlacedRun>; bytes: number } | 'stopped' | null> {
     const order: number[] = [];
-    for (const i of run) {
-      order.push(replaced.length);
-      replaced.push(entries[i]!);
-    }
+    for (let i = 0; i < replaced.length; i++) order.push(i);
     const read: RunRead = { parts: new Array<Buffer>(replaced.length), damaged: null, stopped: false };
     await eachLimited(order, 8, (i) => this.#placePart(replaced[i]!, i, read));
     const { parts, damaged } = read;
@@ -720,10 +718,8 @@ export class Compactor {
   }
 
   /** Once the run's object is stored: its transaction under the stream's fence (see #rewrite). */
-  async #commit(s: PlacedStream, entries: readonly Entry[], run: number[], metaRevision: number, added: { placed: Promise<PlacedRun>; bytes: number }): Promise<{ bytes: number; entry: Entry } | 'fenced'> {
+  async #commit(s: PlacedStream, entries: readonly Entry[], run: number[], replaced: readonly Entry[], metaRevision: number, added: { placed: Promise<PlacedRun>; bytes: number }): Promise<{ bytes: number; entry: Entry } | 'fenced'> {
     const { kv, keys } = this.#deps;
-    const replaced: Entry[] = [];
-    for (const i of run) replaced.push(entries[i]!);
     const { bytes } = added;
     const placed = await added.placed;
     const { objectKey } = placed;

@@ -117,6 +117,13 @@ interface Written {
   end: Location;
 }
 
+/** The frames' bytes, in order (a loop: see #flushNow on callbacks made per group). */
+function buffersOf(frames: readonly PendingFrame[]): Buffer[] {
+  const out: Buffer[] = [];
+  for (const f of frames) out.push(f.buf);
+  return out;
+}
+
 /** A group from its start to its answer (#flushNow). */
 interface GroupRun {
   g: Group;
@@ -282,12 +289,7 @@ export class GroupCommit {
     const run: GroupRun = { g, order, start: this.#log.tail, t0, fenced: NOTHING_FENCED };
     let write: Promise<Written>;
     if (this.#replicator === null) {
-      if (order.length === 0) write = Promise.resolve({ locations: [] as Location[], end: this.#log.tail });
-      else {
-        const bufs: Buffer[] = [];
-        for (const f of order) bufs.push(f.buf);
-        write = this.#write(g, bufs);
-      }
+      write = order.length === 0 ? Promise.resolve({ locations: [] as Location[], end: this.#log.tail }) : this.#write(g, buffersOf(order));
     } else {
       // Objects mode: durable in the object store and the ledger first; the local write follows
       // (in group order, as the replicator resolves), without fdatasync.
@@ -313,10 +315,7 @@ export class GroupCommit {
     run.fenced = fenced;
     if (fenced.size > 0) run.order = run.order.filter((x) => !fenced.has(x.s));
     run.start = this.#log.tail;
-    if (run.order.length === 0) return { locations: [], end: this.#log.tail };
-    const bufs: Buffer[] = [];
-    for (const f of run.order) bufs.push(f.buf);
-    return this.#log.write(bufs, { sync: false });
+    return run.order.length === 0 ? { locations: [], end: this.#log.tail } : this.#log.write(buffersOf(run.order), { sync: false });
   }
 
   /** A group written (and synced, or durable in the store): applied, then answered, in group order. */

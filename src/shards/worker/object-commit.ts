@@ -511,7 +511,11 @@ export class ObjectCommit implements Replicator {
   #pump(): void {
     if (this.#recording || this.#queue.length === 0) return;
     let someoneWaits = false;
-    for (const r of this.#queue) if (r.resolve !== null) someoneWaits = true;
+    for (const r of this.#queue) {
+      if (r.resolve === null) continue;
+      someoneWaits = true;
+      break;
+    }
     if (!someoneWaits && this.#queue.length < this.#recordBatch && !this.#closed) {
       this.#windowTimer ??= setTimeout(() => {
         this.#windowTimer = null;

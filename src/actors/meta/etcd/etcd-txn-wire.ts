@@ -107,8 +107,6 @@ export function encodeTxn(compare: readonly EtcdCompare[], success: readonly Etc
 
 /** An int64 as protobufjs reads it: its two halves (a Long), or a number when `long` is not installed. */
 type Int64 = Long | number;
-/** Revisions and counts: below 2^53. */
-const num = (v: Int64): number => (typeof v === 'number' ? v : v.high * 0x1_0000_0000 + (v.low >>> 0));
 /** Lease ids use all 64 bits: in decimal, as the etcd3 client gives them. */
 const decimal = (v: Int64): string => (typeof v === 'number' ? String(v) : BigInt.asIntN(64, (BigInt(v.high >>> 0) << 32n) | BigInt(v.low >>> 0)).toString());
 
@@ -122,9 +120,9 @@ const fieldEnd = (r: Reader): number => {
 const NO_VALUE = Buffer.alloc(0);
 
 /**
- * A varint that holds a revision or a count (below 2^53) as a number, read in place: protobufjs's
- * int64() makes a LongBits and a Long for each, and a compaction turn reads tens of thousands of
- * revisions a second (perf/README.md, "Objects mode").
+ * A varint that holds a revision, a count or a number deleted (all below 2^53) as a number, read
+ * in place: protobufjs's int64() makes a LongBits and a Long for each, and a compaction turn reads
+ * tens of thousands of revisions a second (perf/README.md, "Objects mode").
  */
 function readCount(r: Reader): number {
   const buf = r.buf;
@@ -208,7 +206,7 @@ function readRange(r: Reader, end: number): EtcdRangeResult {
         out.more = r.bool();
         break;
       case 4:
-        out.count = num(r.int64());
+        out.count = readCount(r);
         break;
       default:
         r.skipType(t & 7);
@@ -221,7 +219,7 @@ function readDeleted(r: Reader, end: number): number {
   let deleted = 0;
   while (r.pos < end) {
     const t = r.uint32();
-    if (t >>> 3 === 2) deleted = num(r.int64());
+    if (t >>> 3 === 2) deleted = readCount(r);
     else r.skipType(t & 7);
   }
   return deleted;
