@@ -43,13 +43,26 @@ interface RocksDb {
 const MEMTABLE_BUDGET_BYTES = 8 * 1024 * 1024; // 8 MiB: 2 MiB memtables
 const BLOCK_CACHE_BYTES = 4 * 1024 * 1024; // 4 MiB
 
-export async function openRocksStore(location: string): Promise<KvStore> {
+/**
+ * The memtable budget of the store at `spread` (0 to 1): from 3/4 to 5/4 of MEMTABLE_BUDGET_BYTES.
+ * A node's shards take about the same index writes, so with one size their memtables fill in step
+ * and all flush at once: the C heap swung by ~30 MiB every few minutes under an even load
+ * (docs/operations.md, "Memory"), and the flushes and compactions came together. Sizes apart by
+ * up to a factor 5/3 drift out of step within a few flushes; the budget on average is the same.
+ */
+export function memtableBudget(spread: number): number {
+  const f = Math.min(1, Math.max(0, spread));
+  return Math.round((MEMTABLE_BUDGET_BYTES * (3 + 2 * f)) / 4 / 4096) * 4096;
+}
+
+/** `spread`: where this store's memtable size lies in the node's range (`memtableBudget`); a lone store takes the middle. */
+export async function openRocksStore(location: string, spread = 0.5): Promise<KvStore> {
   const Rocks = RocksLevel as unknown as new (location: string, options: object) => RocksDb;
   const db = new Rocks(location, {
     keyEncoding: 'buffer',
     valueEncoding: 'buffer',
     compaction: 'level',
-    memtableMemoryBudget: MEMTABLE_BUDGET_BYTES,
+    memtableMemoryBudget: memtableBudget(spread),
     cacheSize: BLOCK_CACHE_BYTES,
     // Index and filter blocks of the table files count against the block cache instead of growing with the data.
     cacheIndexAndFilterBlocks: true,

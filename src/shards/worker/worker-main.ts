@@ -399,6 +399,11 @@ async function closeAll(): Promise<void> {
   port.postMessage({ type: 'closed' } satisfies WorkerEvent);
 }
 
+/** Where shard `id`'s memtable size lies in the node's range: evenly spaced over the shards. */
+function shardSpread(id: number): number {
+  return cfg.shardCount > 1 ? (id % cfg.shardCount) / (cfg.shardCount - 1) : 0.5;
+}
+
 async function main(): Promise<void> {
   // Per-thread CPU is told apart by name (perf/scaling.js): the worker's index is its first shard's.
   nameThread(`svc-shard-${cfg.shardIds[0] ?? 0}`);
@@ -407,7 +412,8 @@ async function main(): Promise<void> {
   // Reads of Kafka-compressed batches may need zstd, which loads asynchronously.
   await compressionReady();
   // RocksDB opens do their I/O off this thread: open every shard's index at once.
-  const opened = await Promise.allSettled(cfg.shardIds.map((id) => openRocksStore(path.join(dirOf(id), 'index'))));
+  // Each shard's memtables a size of its own, so that the shards' flushes do not come together (rocks-store.ts).
+  const opened = await Promise.allSettled(cfg.shardIds.map((id) => openRocksStore(path.join(dirOf(id), 'index'), shardSpread(id))));
   for (const r of opened) if (r.status === 'fulfilled') openStores.push(r.value);
   const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed !== undefined) throw failed.reason;
