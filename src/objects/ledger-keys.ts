@@ -25,6 +25,11 @@
  *   t/<stream>/<epoch:010d>                  {w, after, end, at}: the tail recovery under the fence of that
  *                                            epoch walked writer w's numbers after..end (end: the marker it
  *                                            stopped at); the old owner reads it to answer its appends in flight
+ *   q/<writer><first object>.<txn>           the `records` format (part-records.ts): the parts one txn of the
+ *                                            writer recorded, pending until indexed
+ *   x/<writer>                               {q, o}: how far the writer's records are indexed (part-records.ts)
+ *   u/<stream>/<epoch:010d>.<counter:012d>   a stranded part (EntryValue): recorded by a writer whose fence the
+ *                                            stream lost before the writer indexed it (part-records.ts)
  *   p/<stream>                               {seq, producers} or {seq, o, bytes}: the stream's idempotent producers
  *                                            as of seq (every batch below it applied), inline or in object o
  *                                            (`r/`/`o/` records hold it while named): a new owner replays
@@ -193,6 +198,30 @@ export class LedgerKeys {
 
   tailWalk(stream: string, epoch: number): string {
     return `${this.tailWalks(stream)}${pad(epoch, 10)}`;
+  }
+
+  /** `q/<writer>`: the writer's part records (part-records.ts), in the order it wrote them. */
+  partRecords(writer: string): string {
+    return `${this.root}q/${writer}`;
+  }
+
+  /** `q/<writer><name>`: one of the writer's part records. */
+  partRecord(writer: string, name: string): string {
+    return `${this.partRecords(writer)}${name}`;
+  }
+
+  /** `x/<writer>`: how far the writer's part records are indexed. */
+  indexCursor(writer: string): string {
+    return `${this.root}x/${writer}`;
+  }
+
+  /** `u/<stream>/`: the stream's stranded parts, in epoch and counter order. */
+  strandedParts(stream: string): string {
+    return `${this.root}u/${streamSegment(stream)}/`;
+  }
+
+  strandedPart(stream: string, epoch: number, counter: number): string {
+    return `${this.strandedParts(stream)}${entryName(epoch, counter)}`;
   }
 
   /** `p/<stream>`: the stream's newest producer snapshot. */

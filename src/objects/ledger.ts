@@ -18,6 +18,7 @@
  */
 import { type EtcdCompare, type EtcdCredentials, EtcdLink, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError, parseEtcdUrl } from '../actors';
 import { type Fence, LedgerKeys, entryName, fenceValue, parseEntryName, parseFence, parseGroupObjectKey } from './ledger-keys';
+import { type RecordedPart, decodeCursor, decodePartRecord, encodePartRecord, recordName, uncovered } from './part-records';
 
 /** `m/<stream>`: the stream's stored meta (as in CREATE/CONFIG frames), trim point and seal. */
 export interface LedgerMeta {
@@ -152,6 +153,13 @@ export interface CommitOptions {
   markers?: boolean;
   /** The writer's commit token: a txn whose answer was lost is found landed, never written twice (CommitToken). */
   token?: CommitToken;
+  /**
+   * The `records` format (part-records.ts): each txn puts one part record `q/<writer><record>`
+   * naming its streams' parts, instead of an entry and a reference per stream and object. Only
+   * for a writer's own commits, with its token. `firstObject`: the number of the commit's first
+   * group object, which names its records.
+   */
+  records?: { writer: string; firstObject: number };
 }
 
 /**
@@ -277,9 +285,11 @@ export class Ledger {
    */
   async commitObjects(objects: ReadonlyMap<string, number>, streams: readonly StreamRecord[], recorded?: RecordedThrough, options: CommitOptions = {}): Promise<CommitResult> {
     if (objects.size > OBJECTS_PER_COMMIT) throw new Error(`ledger commit: ${objects.size} objects in one commit (at most ${OBJECTS_PER_COMMIT})`);
+    const records = options.records ?? null;
+    if (records !== null && options.token === undefined) throw new Error('ledger commit: the records format needs the writer\'s commit token');
     const at = Date.now();
-    const markers = options.markers === true ? this.#markers(streams) : null;
-    const parts = txnParts(streams, markers);
+    const markers = options.markers === true && records === null ? this.#markers(streams) : null;
+    const parts = txnParts(streams, markers, records !== null);
     // h/ moves only with every stream of the commit recorded: in the one txn when there is one
     // (a fenced stream's retry leaves it out), else after all of them.
     const watermark: EtcdOp[] = recorded === undefined ? [] : [{ put: this.keys.recorded(recorded.writer, recorded.from), value: Buffer.from(String(recorded.n)) }];
@@ -292,12 +302,13 @@ export class Ledger {
     for (let i = resume === null ? 0 : resume.through + 1; i < parts.length; i++) {
       let part = parts[i]!;
       const whole = part.length;
+      const record = records === null ? null : this.keys.partRecord(records.writer, recordName(records.firstObject, i));
       while (part.length > 0) {
-        const failure = this.#fencesAndFirstEntries(part);
+        const failure = this.#judgeReads(part, record);
         // Loops, not callbacks made per commit (V8 compiled those again after every full collection: perf/README.md).
         const compare: EtcdCompare[] = [];
         for (const c of part) compare.push(this.#fenceCompare(c));
-        const ops = this.#recordOps(part, objects, at, markers);
+        const ops = record === null ? this.#recordOps(part, objects, at, markers) : this.#partRecordOps(part, objects, at, record);
         if (parts.length === 1 && part.length === whole) for (const op of watermark) ops.push(op);
         if (token !== undefined) {
           compare.push(token.rev === 0 ? { key: token.key, absent: true } : { key: token.key, modRevision: token.rev });
@@ -311,13 +322,13 @@ export class Ledger {
         }
         let resynced = false;
         if (token !== undefined) {
-          const kv = r.gets[2 * part.length] ?? null;
+          const kv = r.gets[failure.length - 1] ?? null;
           const last = landedThrough(kv?.value.toString() ?? null, id);
           if (last >= i) {
             // This txn landed before (its answer was lost), and so did the commit's txns up to `last`.
             token.rev = kv!.modRevision;
-            this.#settleLanded(part, r.gets, fenced, unknown);
-            for (let k = i + 1; k <= last; k++) await this.#settleLandedAgain(parts[k]!, fenced, unknown);
+            this.#settleLanded(part, r.gets, record, fenced, unknown);
+            for (let k = i + 1; k <= last; k++) await this.#settleLandedAgain(parts[k]!, records === null ? null : this.keys.partRecord(records.writer, recordName(records.firstObject, k)), fenced, unknown);
             i = last;
             break;
           }
@@ -333,10 +344,10 @@ export class Ledger {
         // fence may have moved since, e.g. the node was paused): it is committed, not fenced.
         const next: StreamRecord[] = [];
         const landed = new Set<string>();
+        // (In the records format no attempt of this txn landed: it would have moved the token.)
         part.forEach((c, k) => {
-          const v = r.gets[2 * k]?.value.toString() ?? null;
-          const entry = r.gets[2 * k + 1]?.value.toString() ?? null;
-          if (holdsFirstEntry(c, entry)) landed.add(c.stream);
+          const v = judgedFence(r.gets, k, record);
+          if (record === null && holdsFirstEntry(c, r.gets[2 * k + 1]?.value.toString() ?? null)) landed.add(c.stream);
           else if (v !== fenceValue(c.fence)) fenced.push(c.stream);
           else next.push(c.create === true ? { ...c, create: false } : c);
         });
@@ -359,24 +370,36 @@ export class Ledger {
    * is there, pointing into our object, was recorded and fenced since; one without it was either
    * left out or recorded and its entry since removed by its new owner: its outcome is unknown.
    */
-  #settleLanded(part: readonly StreamRecord[], gets: ReadonlyArray<{ value: Buffer } | null>, fenced: string[], unknown: string[]): void {
+  #settleLanded(part: readonly StreamRecord[], gets: ReadonlyArray<{ value: Buffer } | null>, record: string | null, fenced: string[], unknown: string[]): void {
+    // The records format: the record as it landed names exactly the streams it recorded (unless
+    // the indexer has taken it since, which it does only once it has settled: then unknown).
+    const named = record === null ? null : recordedStreams(gets[part.length] ?? null);
     part.forEach((c, k) => {
-      if (gets[2 * k]?.value.toString() === fenceValue(c.fence)) return;
-      if (holdsFirstEntry(c, gets[2 * k + 1]?.value.toString() ?? null)) return;
-      if (!fenced.includes(c.stream)) unknown.push(c.stream);
+      if (judgedFence(gets, k, record) === fenceValue(c.fence)) return;
+      if (record === null ? holdsFirstEntry(c, gets[2 * k + 1]?.value.toString() ?? null) : named?.has(c.stream) === true) return;
+      if (named !== null && !fenced.includes(c.stream)) fenced.push(c.stream);
+      else if (!fenced.includes(c.stream)) unknown.push(c.stream);
     });
   }
 
-  /** The same for a later txn of the commit found landed (by the token): its streams' fences and first entries read now. */
-  async #settleLandedAgain(part: readonly StreamRecord[], fenced: string[], unknown: string[]): Promise<void> {
-    const r = await this.#txn([], this.#fencesAndFirstEntries(part), []);
-    this.#settleLanded(part, r.gets, fenced, unknown);
+  /** The same for a later txn of the commit found landed (by the token): its streams' fences and first entries (or its record) read now. */
+  async #settleLandedAgain(part: readonly StreamRecord[], record: string | null, fenced: string[], unknown: string[]): Promise<void> {
+    const r = await this.#txn([], this.#judgeReads(part, record).slice(0, record === null ? 2 * part.length : part.length + 1), []);
+    this.#settleLanded(part, r.gets, record, fenced, unknown);
   }
 
-  /** Reads of each stream's fence and of the first entry its commit writes, in that order: what a failed or unanswered commit txn is judged by. */
-  #fencesAndFirstEntries(part: readonly StreamRecord[]): EtcdOp[] {
+  /**
+   * What a failed or unanswered commit txn is judged by: each stream's fence and the first entry
+   * its commit writes (entries), or each stream's fence and then the txn's part record (records);
+   * then the writer's token, when there is one (read by the caller as the last).
+   */
+  #judgeReads(part: readonly StreamRecord[], record: string | null): EtcdOp[] {
     const out: EtcdOp[] = [];
-    for (const c of part) out.push({ get: this.keys.fence(c.stream) }, { get: this.keys.entry(c.stream, c.fence.epoch, c.entries[0]!.counter) });
+    if (record === null) for (const c of part) out.push({ get: this.keys.fence(c.stream) }, { get: this.keys.entry(c.stream, c.fence.epoch, c.entries[0]!.counter) });
+    else {
+      for (const c of part) out.push({ get: this.keys.fence(c.stream) });
+      out.push({ get: record });
+    }
     return out;
   }
 
@@ -503,6 +526,43 @@ export class Ledger {
   }
 
   /**
+   * A stream's entries and the parts of it recorded and not yet indexed (the records format:
+   * part-records.ts), read at one revision: the writer's part records after its index cursor
+   * (`x/`) and the stream's stranded parts (`u/`), less what the entries hold. For the stream's
+   * opener, which holds its fence: nothing of the stream is indexed or stranded after this read.
+   */
+  async pendingOf(stream: string, writer: string): Promise<{ entries: LedgerEntry[]; pending: RecordedPart[] }> {
+    const entriesPrefix = this.keys.entries(stream);
+    const strandedPrefix = this.keys.strandedParts(stream);
+    const recordsPrefix = this.keys.partRecords(writer);
+    const { results } = await this.#link.readMany(
+      [
+        { from: entriesPrefix, prefix: entriesPrefix, limit: 0 },
+        { from: strandedPrefix, prefix: strandedPrefix, limit: 0 },
+        { get: this.keys.indexCursor(writer) },
+        { from: recordsPrefix, prefix: recordsPrefix, limit: 0 },
+      ],
+      this.#deadlineMs,
+    );
+    const entries: LedgerEntry[] = [];
+    for (const kv of results[0]!.kvs) {
+      const name = parseEntryName(kv.key.slice(entriesPrefix.length));
+      if (name !== null) entries.push({ key: kv.key, ...name, ...(JSON.parse(kv.value.toString()) as EntryValue) });
+    }
+    const parts: RecordedPart[] = [];
+    for (const kv of results[1]!.kvs) {
+      const name = parseEntryName(kv.key.slice(strandedPrefix.length));
+      if (name !== null) parts.push({ stream, ...name, ...(JSON.parse(kv.value.toString()) as EntryValue) });
+    }
+    const cursor = decodeCursor(results[2]!.kvs[0]?.value ?? null);
+    for (const kv of results[3]!.kvs) {
+      if (kv.key.slice(recordsPrefix.length) <= cursor.q) continue;
+      for (const p of decodePartRecord(kv.value)) if (p.stream === stream) parts.push(p);
+    }
+    return { entries, pending: uncovered(parts, entries) };
+  }
+
+  /**
    * Delete the stream from the ledger under its fence: its entries and their references, then
    * `m/`, `w/`, its tail walks, its producer snapshot and `f/` (the name is free). Returns false when the fence is not `fence` (nothing more deleted).
    */
@@ -614,6 +674,31 @@ export class Ledger {
     return ops;
   }
 
+  /**
+   * One txn's writes in the records format: the `o/` of each object its streams' parts name, one
+   * part record naming every part, and each stream's `f/` (create), `m/` and `w/`.
+   */
+  #partRecordOps(part: readonly StreamRecord[], objects: ReadonlyMap<string, number>, at: number, record: string): EtcdOp[] {
+    const named = new Set<string>();
+    const rows: RecordedPart[] = [];
+    for (const c of part) {
+      for (const e of c.entries) {
+        named.add(e.o);
+        rows.push({ stream: c.stream, epoch: c.fence.epoch, counter: e.counter, o: e.o, off: e.off, len: e.len, from: e.from, to: e.to, size: objects.get(e.o) });
+      }
+    }
+    const ops: EtcdOp[] = [];
+    // `q: 1`: a group object of the records format, kept by its writer's index cursor (x/) while a pending record may name it.
+    for (const o of named) ops.push({ put: this.keys.object(o), value: json({ bytes: objects.get(o) ?? 0, at, q: 1 }) });
+    ops.push({ put: record, value: encodePartRecord(rows) });
+    for (const c of part) {
+      if (c.create === true) ops.push({ put: this.keys.fence(c.stream), value: Buffer.from(fenceValue(c.fence)) });
+      if (c.meta !== undefined) ops.push({ put: this.keys.meta(c.stream), value: json(c.meta) });
+      if (c.position !== undefined) ops.push({ put: this.keys.position(c.stream), value: Buffer.from(c.position) });
+    }
+    return ops;
+  }
+
   /** One transaction, sent again (it is idempotent) until it gets an answer or the deadline passes. */
   async #txn(compare: EtcdCompare[], success: EtcdOp[], failure: EtcdOp[]): Promise<EtcdTxnResult> {
     const end = Date.now() + this.#deadlineMs;
@@ -636,6 +721,17 @@ function holdsFirstEntry(c: StreamRecord, value: string | null): boolean {
   return value !== null && (JSON.parse(value) as EntryValue).o === c.entries[0]!.o;
 }
 
+/** A stream's fence as a judging read found it (#judgeReads: two reads a stream with entries, one with records). */
+function judgedFence(gets: ReadonlyArray<{ value: Buffer } | null>, k: number, record: string | null): string | null {
+  return gets[record === null ? 2 * k : k]?.value.toString() ?? null;
+}
+
+/** The streams a part record names, or null when it is gone. */
+function recordedStreams(kv: { value: Buffer } | null): Set<string> | null {
+  if (kv === null) return null;
+  return new Set(decodePartRecord(kv.value).map((p) => p.stream));
+}
+
 /** The index of the last txn of commit `id` that a token value says landed, or -1 when it names another commit (or none). */
 function landedThrough(value: string | null, id: string): number {
   if (value === null || id === '') return -1;
@@ -646,12 +742,12 @@ function landedThrough(value: string | null, id: string): number {
 }
 
 /** Streams cut into txns of at most STREAMS_PER_TXN streams and OPS_PER_TXN operations per branch. */
-function txnParts(streams: readonly StreamRecord[], markers: ReadonlyMap<string, unknown> | null): StreamRecord[][] {
+function txnParts(streams: readonly StreamRecord[], markers: ReadonlyMap<string, unknown> | null, records: boolean): StreamRecord[][] {
   const parts: StreamRecord[][] = [];
   let part: StreamRecord[] = [];
   let objects = new Set<string>();
-  // h/ and the writer's commit token (CommitToken), reserved in every txn.
-  const reserved = 2;
+  // h/ and the writer's commit token (CommitToken), reserved in every txn, and the part record in the records format.
+  const reserved = records ? 3 : 2;
   let ops = reserved;
   // An object's writes: o/, and its marker when it has one.
   const objectOps = (fresh: ReadonlySet<string>): number => {
@@ -662,7 +758,7 @@ function txnParts(streams: readonly StreamRecord[], markers: ReadonlyMap<string,
   for (const c of streams) {
     // i/ (+ r/ without a marker) per entry (+ m/, + f/, + w/), and the o/ (+ marker) of each object not yet named in the part.
     let own = (c.meta !== undefined ? 1 : 0) + (c.create === true ? 1 : 0) + (c.position !== undefined ? 1 : 0);
-    for (const e of c.entries) own += markers?.has(e.o) === true ? 1 : 2;
+    if (!records) for (const e of c.entries) own += markers?.has(e.o) === true ? 1 : 2;
     let fresh = new Set(c.entries.map((e) => e.o).filter((o) => !objects.has(o)));
     if (part.length > 0 && (part.length === STREAMS_PER_TXN || ops + own + objectOps(fresh) > OPS_PER_TXN)) {
       parts.push(part);

@@ -38,6 +38,7 @@ import { phaseTimer } from '../util/phase-timer';
 import { type Ledger, type LedgerEntry, OBJECTS_PER_COMMIT } from './ledger';
 import { type Fence, parseGroupObjectKey, writerObjectKey } from './ledger-keys';
 import { fenceMarker, readGroupObject } from './group-object';
+import { type RecordedPart } from './part-records';
 import { type ObjectStore, isObjectNotFound } from './object-store';
 
 /** Objects of the writer's run read at once. */
@@ -65,74 +66,90 @@ export interface RecoveredTail {
  * when the store or etcd fails, when an object in the run is not a group object (damaged), or
  * when the fence moved on meanwhile.
  */
-export async function recoverTail(ledger: Ledger, store: TailStore, stream: string, fence: Fence, phases?: Record<string, number>): Promise<RecoveredTail> {
+export async function recoverTail(ledger: Ledger, store: TailStore, stream: string, fence: Fence, phases?: Record<string, number>, records = false): Promise<RecoveredTail> {
   const phase = phaseTimer(phases);
   const out: RecoveredTail = { read: 0, recorded: 0, entries: null };
-  if (!store.createOnly) return out; // groups are acknowledged only once recorded: there is no tail
+  // Groups are acknowledged only once recorded without create-only puts: only the records format has a tail then.
+  if (!store.createOnly && !records) return out;
   // Read at once (round trips are most of a move's open): under our fence none of them changes meanwhile.
-  const [pos, entries, walks] = await Promise.all([ledger.position(stream), ledger.entries(stream), ledger.tailWalks(stream)]);
+  const [pos, listed, walks] = await Promise.all([ledger.position(stream), ledger.entries(stream), ledger.tailWalks(stream)]);
+  let entries = listed;
   out.entries = entries;
   const at = pos === null ? null : parseGroupObjectKey(pos);
   if (at === null) return out; // no place in a create-only writer: no group of the stream went early
+  // The records format (part-records.ts): the parts its writer recorded and did not index yet,
+  // and those stranded, read with the entries at one revision, are recorded here first.
+  let pending: RecordedPart[] = [];
+  if (records) ({ entries, pending } = await ledger.pendingOf(stream, at.writer));
+  out.entries = entries;
   let start = at.n;
-  for (const e of entries) {
+  for (const e of [...entries, ...pending]) {
     const g = parseGroupObjectKey(e.o);
     if (g !== null && g.writer === at.writer) start = Math.max(start, g.n);
   }
-  // The h/ mark of the run the walk starts in (a later run began above a gap the walk stops at).
-  const h = await ledger.recordedThrough(at.writer, start + 1);
-  if (h !== null) start = Math.max(start, h.n);
   phase('tailLedger');
   let counter = 0;
   for (const e of entries) if (e.epoch === fence.epoch) counter = Math.max(counter, e.counter + 1);
   // The tail continues the recorded entries' seqs: a gap or an overlap is damage, never served.
   let seq = entries.length === 0 ? null : entries[entries.length - 1]!.to;
   const found: Array<{ o: string; bytes: number; counter: number; off: number; len: number; from: number; to: number }> = [];
-  // Objects are read READ_AHEAD at a time (a walk is a few objects, and each read a round trip
-  // to the store). One read early is as good as one read late: a group object never changes, and
-  // the marker's create-only put settles an absent one either way.
-  const ahead = new Map<number, Promise<Buffer | null>>();
-  const read = (n: number): Promise<Buffer | null> => {
-    let p = ahead.get(n);
-    if (p === undefined) {
-      p = getOrNull(store, writerObjectKey(at.writer, n));
-      p.catch(() => undefined); // a read past the end that fails is never awaited
-      ahead.set(n, p);
-    }
-    return p;
-  };
-  let k = start + 1;
-  for (; ; k++) {
-    const key = writerObjectKey(at.writer, k);
-    for (let n = k; n < k + READ_AHEAD; n++) void read(n);
-    let body = await read(k);
-    ahead.delete(k);
-    if (body === null) {
-      try {
-        await store.put(key, fenceMarker(fence), { ifAbsent: true });
-        break;
-      } catch (err) {
-        if ((err as { code?: string }).code !== 'PreconditionFailed') throw err;
-        body = await store.get(key); // the writer's own put landed first
-      }
-    }
-    out.read++;
-    let g;
-    try {
-      g = readGroupObject(body);
-    } catch (err) {
-      throw new Error(`recovering ${stream}: object ${key}: ${(err as Error).message}`, { cause: err });
-    }
-    if (g.kind === 'marker') break;
-    const part = g.parts.find((p) => p.stream === stream);
-    if (part === undefined || !part.early) continue;
-    if (seq !== null && part.from !== seq) throw new Error(`recovering ${stream}: object ${key} holds seqs ${part.from}..${part.to}, the stream's recorded entries end at ${seq}`);
-    seq = part.to;
-    found.push({ o: key, bytes: body.length, counter: counter++, off: part.off, len: part.len, from: part.from, to: part.to });
+  for (const p of pending) {
+    if (seq !== null && p.from !== seq) throw new Error(`recovering ${stream}: a recorded part in object ${p.o} holds seqs ${p.from}..${p.to}, the stream's entries end at ${seq}`);
+    seq = p.to;
+    found.push({ o: p.o, bytes: p.size ?? 0, counter: counter++, off: p.off, len: p.len, from: p.from, to: p.to });
   }
-  phase('tailWalk');
-  // The walk is recorded before what it found: whoever finds the record knows what is taken.
-  if (!(await ledger.recordTailWalk(stream, fence, { w: at.writer, after: start, end: k }, walks))) throw fencedOn(stream, fence);
+  // A store without create-only puts: groups are acknowledged only once recorded, so there is
+  // nothing to walk (the records format has its pending parts, above).
+  if (store.createOnly) {
+    // The h/ mark of the run the walk starts in (a later run began above a gap the walk stops at).
+    const h = await ledger.recordedThrough(at.writer, start + 1);
+    if (h !== null) start = Math.max(start, h.n);
+    // Objects are read READ_AHEAD at a time (a walk is a few objects, and each read a round trip
+    // to the store). One read early is as good as one read late: a group object never changes, and
+    // the marker's create-only put settles an absent one either way.
+    const ahead = new Map<number, Promise<Buffer | null>>();
+    const read = (n: number): Promise<Buffer | null> => {
+      let p = ahead.get(n);
+      if (p === undefined) {
+        p = getOrNull(store, writerObjectKey(at.writer, n));
+        p.catch(() => undefined); // a read past the end that fails is never awaited
+        ahead.set(n, p);
+      }
+      return p;
+    };
+    let k = start + 1;
+    for (; ; k++) {
+      const key = writerObjectKey(at.writer, k);
+      for (let n = k; n < k + READ_AHEAD; n++) void read(n);
+      let body = await read(k);
+      ahead.delete(k);
+      if (body === null) {
+        try {
+          await store.put(key, fenceMarker(fence), { ifAbsent: true });
+          break;
+        } catch (err) {
+          if ((err as { code?: string }).code !== 'PreconditionFailed') throw err;
+          body = await store.get(key); // the writer's own put landed first
+        }
+      }
+      out.read++;
+      let g;
+      try {
+        g = readGroupObject(body);
+      } catch (err) {
+        throw new Error(`recovering ${stream}: object ${key}: ${(err as Error).message}`, { cause: err });
+      }
+      if (g.kind === 'marker') break;
+      const part = g.parts.find((p) => p.stream === stream);
+      if (part === undefined || !part.early) continue;
+      if (seq !== null && part.from !== seq) throw new Error(`recovering ${stream}: object ${key} holds seqs ${part.from}..${part.to}, the stream's recorded entries end at ${seq}`);
+      seq = part.to;
+      found.push({ o: key, bytes: body.length, counter: counter++, off: part.off, len: part.len, from: part.from, to: part.to });
+    }
+    phase('tailWalk');
+    // The walk is recorded before what it found: whoever finds the record knows what is taken.
+    if (!(await ledger.recordTailWalk(stream, fence, { w: at.writer, after: start, end: k }, walks))) throw fencedOn(stream, fence);
+  }
   if (found.length > 0) {
     // A commit sent again after its answer was lost must not put entries a second time (ledger.ts, CommitToken).
     const token = await ledger.recoveryToken(stream, fence);
