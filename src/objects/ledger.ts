@@ -531,7 +531,7 @@ export class Ledger {
    * (`x/`) and the stream's stranded parts (`u/`), less what the entries hold. For the stream's
    * opener, which holds its fence: nothing of the stream is indexed or stranded after this read.
    */
-  async pendingOf(stream: string, writer: string): Promise<{ entries: LedgerEntry[]; pending: RecordedPart[] }> {
+  async pendingOf(stream: string, writer: string): Promise<{ entries: LedgerEntry[]; pending: RecordedPart[]; stranded: string[] }> {
     const entriesPrefix = this.keys.entries(stream);
     const strandedPrefix = this.keys.strandedParts(stream);
     const recordsPrefix = this.keys.partRecords(writer);
@@ -550,16 +550,32 @@ export class Ledger {
       if (name !== null) entries.push({ key: kv.key, ...name, ...(JSON.parse(kv.value.toString()) as EntryValue) });
     }
     const parts: RecordedPart[] = [];
+    const stranded: string[] = [];
     for (const kv of results[1]!.kvs) {
       const name = parseEntryName(kv.key.slice(strandedPrefix.length));
-      if (name !== null) parts.push({ stream, ...name, ...(JSON.parse(kv.value.toString()) as EntryValue) });
+      if (name === null) continue;
+      parts.push({ stream, ...name, ...(JSON.parse(kv.value.toString()) as EntryValue) });
+      stranded.push(kv.key);
     }
     const cursor = decodeCursor(results[2]!.kvs[0]?.value ?? null);
     for (const kv of results[3]!.kvs) {
       if (kv.key.slice(recordsPrefix.length) <= cursor.q) continue;
       for (const p of decodePartRecord(kv.value)) if (p.stream === stream) parts.push(p);
     }
-    return { entries, pending: uncovered(parts, entries) };
+    return { entries, pending: uncovered(parts, entries), stranded };
+  }
+
+  /**
+   * The stranded parts `keys` (u/, as pendingOf read them) are gone once their opener recorded
+   * them, under its fence; their references stay (its entries point into the same objects).
+   * Returns false when the fence is not `fence`.
+   */
+  async dropStranded(stream: string, fence: Fence, keys: readonly string[]): Promise<boolean> {
+    const compare: EtcdCompare = { key: this.keys.fence(stream), value: Buffer.from(fenceValue(fence)) };
+    for (let i = 0; i < keys.length; i += ENTRIES_PER_TXN) {
+      if (!(await this.#txn([compare], keys.slice(i, i + ENTRIES_PER_TXN).map((k): EtcdOp => ({ delete: k })), [])).succeeded) return false;
+    }
+    return true;
   }
 
   /**
@@ -573,7 +589,7 @@ export class Ledger {
       const ops = entries.slice(i, i + ENTRIES_PER_TXN).flatMap((e): EtcdOp[] => (e.m === 1 ? [{ delete: e.key }] : [{ delete: e.key }, { delete: this.keys.ref(e.o, stream) }]));
       if (!(await this.#txn([compare], ops, [])).succeeded) return false;
     }
-    const ops: EtcdOp[] = [{ deletePrefix: this.keys.entries(stream) }, { deletePrefix: this.keys.tailWalks(stream) }, { deletePrefix: this.keys.recoveryTokens(stream) }, { delete: this.keys.meta(stream) }, { delete: this.keys.position(stream) }, { delete: this.keys.producers(stream) }, { delete: this.keys.fence(stream) }];
+    const ops: EtcdOp[] = [{ deletePrefix: this.keys.entries(stream) }, { deletePrefix: this.keys.strandedParts(stream) }, { deletePrefix: this.keys.tailWalks(stream) }, { deletePrefix: this.keys.recoveryTokens(stream) }, { delete: this.keys.meta(stream) }, { delete: this.keys.position(stream) }, { delete: this.keys.producers(stream) }, { delete: this.keys.fence(stream) }];
     if (snapshot?.o !== undefined) ops.push({ delete: this.keys.ref(snapshot.o, stream) });
     const r = await this.#txn([compare], ops, [{ get: this.keys.fence(stream) }]);
     // A retried attempt whose first try already deleted finds no fence at all.

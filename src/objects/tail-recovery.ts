@@ -80,7 +80,8 @@ export async function recoverTail(ledger: Ledger, store: TailStore, stream: stri
   // The records format (part-records.ts): the parts its writer recorded and did not index yet,
   // and those stranded, read with the entries at one revision, are recorded here first.
   let pending: RecordedPart[] = [];
-  if (records) ({ entries, pending } = await ledger.pendingOf(stream, at.writer));
+  let stranded: string[] = [];
+  if (records) ({ entries, pending, stranded } = await ledger.pendingOf(stream, at.writer));
   out.entries = entries;
   let start = at.n;
   for (const e of [...entries, ...pending]) {
@@ -162,6 +163,8 @@ export async function recoverTail(ledger: Ledger, store: TailStore, stream: stri
     }
     await ledger.dropToken(token).catch(() => undefined);
   }
+  // Stranded parts are entries now (or were already): their u/ copies go.
+  if (stranded.length > 0 && !(await ledger.dropStranded(stream, fence, stranded))) throw fencedOn(stream, fence);
   phase('tailRecord');
   out.entries = [...entries, ...found.map(({ o, off, len, from, to, bytes, counter: c }) => ({ o, off, len, from, to, size: bytes, epoch: fence.epoch, counter: c }))];
   return out;

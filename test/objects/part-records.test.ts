@@ -186,5 +186,7 @@ describe('the ledger in the records format', () => {
     expect(tail.entries?.map((e) => [e.o, e.from, e.to])).toEqual(stored.map((e) => [e.o, e.from, e.to]));
     const refs = await etcd.link.rangePrefix(`${ledger.keys.root}r/`, 2000);
     expect(refs.kvs.map((kv) => kv.key.slice(ledger.keys.root.length))).toEqual([`r/${g(2)}/s`, `r/${g(3)}/s`]);
+    // The stranded copy it recorded is gone.
+    await expect(etcd.link.rangePrefix(ledger.keys.strandedParts('s'), 2000)).resolves.toMatchObject({ kvs: [] });
   });
 });

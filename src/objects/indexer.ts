@@ -1,0 +1,306 @@
+/**
+ * The indexer of the records format (part-records.ts; being built: the node does not run it yet):
+ * on the writer's node, it turns the writer's settled part records into one entry per stream and
+ * run, their frames copied into one compacted object, then moves the writer's index cursor past
+ * them and deletes them.
+ *
+ *   tick, per writer of this node (`writers()`)
+ *     read x/<writer> and the records after it         one read-only txn
+ *     take the settled ones, in order                  (seen settleMs ago, or more than maxPending
+ *                                                      waiting; at most maxRecords and maxBytes)
+ *     per stream, its parts:
+ *       placed here under the fence they were recorded under ──▶ indexed
+ *       otherwise (moved away, opened again since, deleted) ──▶ stranded
+ *     indexed: read each part (a small group object whole, once for all its parts), check every
+ *       frame (a damaged part is stranded: never copied); the runs (a stream's parts of contiguous
+ *       seqs) concatenated into one c/ object, PUT under a key never used, o/<c> recorded
+ *     txn per ≤ 40 streams: If(f/<stream> == fence, o/<c> as recorded)
+ *                           Then(i/<stream>/<epoch>.<first counter> = the run, r/<c>/<stream>)
+ *       a stream whose fence moved meanwhile ──▶ stranded
+ *     stranded: txn per stream: If(f/<stream> exists) Then(u/<stream>/<epoch>.<counter> = the part,
+ *       r/<o>/<stream>) (a deleted stream's parts are dropped)
+ *     txn: x/<writer> = {q: the last record taken, o: past its objects}, delete the records taken
+ *
+ * Every part is in a record until its entry or its stranded copy is written (part-records.ts): a
+ * crash between two steps leaves it in both, told apart by seqs, and the next tick (which finds
+ * the records still there) writes the same entries under the same keys again.
+ */
+import { type EntryValue } from './ledger';
+import { type LedgerKeys, compactedObjectKey, fenceValue, parseGroupObjectKey } from './ledger-keys';
+import { LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type MaintenanceLog, type MaintenanceStore, framesProblem, json } from './maintenance-ledger';
+import { type PartRecord, type RecordedPart, decodeCursor, decodePartRecord, encodeCursor } from './part-records';
+import { type PlacedStream } from './compaction';
+import { RangeCache } from './range-cache';
+
+export interface IndexerOptions {
+  /** A record is taken once seen this long ago (ms; default 10 s): a stream's parts of that long go into one entry. */
+  settleMs?: number;
+  /** More records than this waiting: the oldest are taken at once (default 256). */
+  maxPending?: number;
+  /** Records taken per writer and tick (default 100: their deletes go in one txn, within etcd's 128 operations). */
+  maxRecords?: number;
+  /** Bytes of parts taken per writer and tick (default 16 MiB): one compacted object. */
+  maxBytes?: number;
+}
+
+export interface IndexerDeps {
+  kv: LedgerKv;
+  keys: LedgerKeys;
+  store: MaintenanceStore;
+  /** The streams this node has placed now, with their fences. */
+  placed: () => PlacedStream[] | Promise<PlacedStream[]>;
+  /** The writers (`g/<node>/<nodeEpoch>/<worker>/`) whose records this node indexes: its own. */
+  writers: () => readonly string[];
+  /** The next counter of a compacted object's key (shared with compaction: a key is never used twice). */
+  nextCounter: () => number;
+  log?: MaintenanceLog;
+}
+
+/** What a tick did (tests, logs). */
+export interface IndexTick {
+  records: number;
+  entries: number;
+  stranded: number;
+  bytes: number;
+}
+
+/** Streams a txn of entries names (design: ≤ 40 a txn: f/ compare, i/ and r/ puts each). */
+const STREAMS_PER_TXN = 40;
+/** Group objects read whole for their parts (a small group object holds many streams' parts). */
+const WHOLE_MAX = 256 << 10;
+
+/** One stream's run of parts: contiguous seqs under one epoch, one entry. */
+interface Run {
+  stream: PlacedStream;
+  parts: RecordedPart[];
+  bytes: Buffer[];
+}
+
+export class Indexer {
+  readonly #deps: IndexerDeps;
+  readonly #o: Required<IndexerOptions>;
+  /** Per record key: when this indexer first saw it (records carry no time). */
+  readonly #seen = new Map<string, number>();
+  readonly #objects = new RangeCache<Buffer>({ budgetBytes: 16 << 20, sizeOf: (b) => (b as Buffer).length, remember: () => false });
+
+  constructor(deps: IndexerDeps, options: IndexerOptions = {}) {
+    this.#deps = deps;
+    this.#o = {
+      settleMs: options.settleMs ?? 10_000,
+      maxPending: options.maxPending ?? 256,
+      maxRecords: Math.min(options.maxRecords ?? 100, 120),
+      maxBytes: options.maxBytes ?? 16 << 20,
+    };
+  }
+
+  /** One pass over this node's writers. */
+  async tick(now = Date.now()): Promise<IndexTick> {
+    const done: IndexTick = { records: 0, entries: 0, stranded: 0, bytes: 0 };
+    const placed = new Map<string, PlacedStream>();
+    for (const s of await this.#deps.placed()) placed.set(s.name, s);
+    for (const w of this.#deps.writers()) await this.#writer(w, placed, now, done);
+    return done;
+  }
+
+  async #writer(writer: string, placed: ReadonlyMap<string, PlacedStream>, now: number, done: IndexTick): Promise<void> {
+    const { kv, keys } = this.#deps;
+    const prefix = keys.partRecords(writer);
+    const cursorKey = keys.indexCursor(writer);
+    const first = await kv.readMany([{ get: cursorKey }], LEDGER_DEADLINE_MS);
+    const cursor = decodeCursor(first.results[0]!.kvs[0]?.value ?? null);
+    const page = await kv.rangePage(cursor.q === '' ? prefix : `${prefix}${cursor.q}\0`, prefix, this.#o.maxPending + 1, LEDGER_DEADLINE_MS);
+    const records: Array<PartRecord & { key: string }> = [];
+    for (const kv of page.kvs) {
+      if (!this.#seen.has(kv.key)) this.#seen.set(kv.key, now);
+      records.push({ key: kv.key, name: kv.key.slice(prefix.length), parts: decodePartRecord(kv.value) });
+    }
+    // The oldest first, while settled (or while too many wait), within the tick's bounds.
+    const crowded = page.more || records.length > this.#o.maxPending;
+    const taken: typeof records = [];
+    let bytes = 0;
+    for (const r of records) {
+      if (!crowded && now - (this.#seen.get(r.key) ?? now) < this.#o.settleMs) break;
+      const size = r.parts.reduce((n, p) => n + p.len, 0);
+      if (taken.length >= this.#o.maxRecords || (taken.length > 0 && bytes + size > this.#o.maxBytes)) break;
+      taken.push(r);
+      bytes += size;
+    }
+    if (taken.length === 0) return;
+    const { runs, stranded } = await this.#sort(taken, placed, writer);
+    const fenced = await this.#index(runs, done);
+    for (const r of fenced) for (const p of r.parts) stranded.push(p);
+    await this.#strand(stranded, done);
+    // Past every object the taken records name: what they held is indexed or stranded now.
+    let o = cursor.o;
+    for (const r of taken) for (const p of r.parts) o = Math.max(o, (parseGroupObjectKey(p.o)?.n ?? -1) + 1);
+    const ops: LedgerOp[] = [{ put: cursorKey, value: encodeCursor({ q: taken[taken.length - 1]!.name, o }) }];
+    for (const r of taken) ops.push({ delete: r.key });
+    await kv.txnOnce([], ops, []);
+    for (const r of taken) this.#seen.delete(r.key);
+    done.records += taken.length;
+  }
+
+  /** The taken records' parts: runs to index (their bytes read and checked), and the parts to strand. */
+  async #sort(taken: readonly PartRecord[], placed: ReadonlyMap<string, PlacedStream>, writer: string): Promise<{ runs: Run[]; stranded: RecordedPart[] }> {
+    const node = Number(writer.split('/')[1]);
+    const byStream = new Map<string, RecordedPart[]>();
+    for (const r of taken) {
+      for (const p of r.parts) {
+        let list = byStream.get(p.stream);
+        if (list === undefined) byStream.set(p.stream, (list = []));
+        list.push(p);
+      }
+    }
+    const runs: Run[] = [];
+    const stranded: RecordedPart[] = [];
+    for (const [name, parts] of byStream) {
+      const s = placed.get(name);
+      let run: Run | null = null;
+      for (const p of parts) {
+        // Recorded under the fence this node holds now: else it moved, or was opened again (its opener recorded the part).
+        const ours = s !== undefined && s.fence.nodeId === node && s.fence.epoch === p.epoch;
+        const bytes = ours ? await this.#bytes(p) : null;
+        if (bytes === null) {
+          stranded.push(p);
+          run = null;
+          continue;
+        }
+        const last = run?.parts[run.parts.length - 1];
+        if (run === null || last === undefined || last.to !== p.from) runs.push((run = { stream: s!, parts: [], bytes: [] }));
+        run.parts.push(p);
+        run.bytes.push(bytes);
+      }
+    }
+    return { runs, stranded };
+  }
+
+  /** A part's frames, checked; null when damaged (it is stranded: never copied, its readers get data_corrupt). */
+  async #bytes(p: RecordedPart): Promise<Buffer | null> {
+    if (p.len === 0) return Buffer.alloc(0);
+    const { store } = this.#deps;
+    let b: Buffer;
+    if (p.size !== undefined && p.size <= WHOLE_MAX && p.off + p.len <= p.size) {
+      const whole = await this.#objects.get(p.o, () => store.get(p.o));
+      b = whole.subarray(p.off, Math.min(whole.length, p.off + p.len));
+    } else b = await store.get(p.o, { offset: p.off, length: p.len });
+    const problem = b.length !== p.len ? `${b.length} bytes where ${p.len} were recorded` : framesProblem(b);
+    if (problem === null) return b;
+    this.#deps.log?.error({ stream: p.stream, object: p.o, from: p.from, to: p.to }, `indexing skipped a damaged part: ${problem}`);
+    return null;
+  }
+
+  /** The runs' object and their entries; the runs whose stream's fence moved meanwhile. */
+  async #index(runs: readonly Run[], done: IndexTick): Promise<Run[]> {
+    if (runs.length === 0) return [];
+    const { kv, keys } = this.#deps;
+    const body: Buffer[] = [];
+    const at = new Map<Run, { off: number; len: number }>();
+    let size = 0;
+    for (const r of runs) {
+      const off = size;
+      for (const b of r.bytes) {
+        body.push(b);
+        size += b.length;
+      }
+      at.set(r, { off, len: size - off });
+    }
+    // Named after the lowest stream id among the runs (compaction.ts, namesake: few directories on a file: store).
+    const namesake = runs.reduce((a, r) => (r.stream.streamId < a.stream.streamId ? r : a)).stream;
+    const objectKey = await this.#putNew(namesake, body);
+    // Recorded first, and compared by each txn: the reaper may take an object without references for dead.
+    const recorded = (await kv.txnOnce([], [{ put: keys.object(objectKey), value: json({ bytes: size, at: Date.now() }) }], [])).revision;
+    done.bytes += size;
+    const entry = (r: Run): EntryValue => {
+      const { off, len } = at.get(r)!;
+      return { o: objectKey, off, len, from: r.parts[0]!.from, to: r.parts[r.parts.length - 1]!.to, ...(size <= WHOLE_MAX ? { size } : {}) };
+    };
+    const fenced: Run[] = [];
+    for (let i = 0; i < runs.length; i += STREAMS_PER_TXN) {
+      let chunk = runs.slice(i, i + STREAMS_PER_TXN);
+      // A txn whose compare fails goes again without the streams whose fence moved (those are stranded).
+      for (let attempt = 0; chunk.length > 0; attempt++) {
+        if (await this.#entriesTxn(chunk, objectKey, recorded, entry)) {
+          done.entries += chunk.length;
+          break;
+        }
+        const still = await this.#stillOurs(chunk.map((r) => r.stream));
+        const moved = chunk.filter((r) => !still.has(r.stream.name));
+        if (moved.length === 0 && attempt > 0) throw new Error(`indexing: the compacted object ${objectKey} was taken for dead before its entries were written`);
+        fenced.push(...moved);
+        chunk = chunk.filter((r) => still.has(r.stream.name));
+      }
+    }
+    return fenced;
+  }
+
+  /** One txn of entries: each run's, under its stream's fence and the object's record as written. */
+  async #entriesTxn(chunk: readonly Run[], objectKey: string, recorded: number, entry: (r: Run) => EntryValue): Promise<boolean> {
+    const { kv, keys } = this.#deps;
+    const compare: LedgerCompare[] = [{ key: keys.object(objectKey), modRevision: recorded }];
+    const ops: LedgerOp[] = [];
+    const streams = new Set<string>();
+    for (const r of chunk) {
+      if (!streams.has(r.stream.name)) compare.push({ key: keys.fence(r.stream.name), value: Buffer.from(fenceValue(r.stream.fence)) });
+      streams.add(r.stream.name);
+      const first = r.parts[0]!;
+      ops.push({ put: keys.entry(r.stream.name, first.epoch, first.counter), value: json(entry(r)) });
+    }
+    for (const name of streams) ops.push({ put: keys.ref(objectKey, name), value: Buffer.from('1') });
+    return (await kv.txnOnce(compare, ops, [])).succeeded;
+  }
+
+  /** Of `streams`, those whose fence is still the one this node holds. */
+  async #stillOurs(streams: readonly PlacedStream[]): Promise<Set<string>> {
+    const { kv, keys } = this.#deps;
+    const { results } = await kv.readMany(streams.map((s) => ({ get: keys.fence(s.name) })), LEDGER_DEADLINE_MS);
+    const out = new Set<string>();
+    streams.forEach((s, k) => {
+      if (results[k]!.kvs[0]?.value.toString() === fenceValue(s.fence)) out.add(s.name);
+    });
+    return out;
+  }
+
+  /** Stranded parts into u/ (with a reference to their object), a txn per stream; a deleted stream's are dropped. */
+  async #strand(parts: readonly RecordedPart[], done: IndexTick): Promise<void> {
+    const { kv, keys } = this.#deps;
+    const byStream = new Map<string, RecordedPart[]>();
+    for (const p of parts) {
+      let list = byStream.get(p.stream);
+      if (list === undefined) byStream.set(p.stream, (list = []));
+      list.push(p);
+    }
+    for (const [stream, list] of byStream) {
+      for (let i = 0; i < list.length; i += 60) {
+        const ops: LedgerOp[] = [];
+        const objects = new Set<string>();
+        for (const p of list.slice(i, i + 60)) {
+          const value: EntryValue = { o: p.o, off: p.off, len: p.len, from: p.from, to: p.to, ...(p.size !== undefined ? { size: p.size } : {}) };
+          ops.push({ put: keys.strandedPart(stream, p.epoch, p.counter), value: json(value) });
+          objects.add(p.o);
+        }
+        for (const o of objects) ops.push({ put: keys.ref(o, stream), value: Buffer.from('1') });
+        const r = await kv.txnOnce([{ key: keys.fence(stream), present: true }], ops, []);
+        if (r.succeeded) done.stranded += Math.min(60, list.length - i);
+      }
+    }
+  }
+
+  /** PUTs the runs' object under a key no object has had (compaction.ts, #putNew). */
+  async #putNew(s: PlacedStream, body: Buffer[]): Promise<string> {
+    const { store } = this.#deps;
+    for (let tries = 1; ; tries++) {
+      const key = compactedObjectKey(s.streamId, s.fence.epoch, this.#deps.nextCounter());
+      if (store.createOnly !== true) {
+        await store.put(key, body);
+        return key;
+      }
+      try {
+        await store.put(key, body, { ifAbsent: true });
+        return key;
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'PreconditionFailed' || tries >= 8) throw err;
+      }
+    }
+  }
+}
+

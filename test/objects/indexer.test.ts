@@ -1,0 +1,129 @@
+/**
+ * The records format's indexer (src/objects/indexer.ts) against a real etcd (one Debian
+ * etcd-server member) and a `file:` store: a writer's settled records become one entry per stream
+ * and run in one compacted object with the same frames, the cursor moves past them and they go;
+ * a stream fenced away is stranded (u/, with a reference to its object) and its opener records it;
+ * a damaged part is never copied; nothing is taken before it settles.
+ */
+import { randomBytes } from 'node:crypto';
+import { type Fence, Ledger, type ObjectStore, type PlacedStream, type StreamRecord, groupObjectKey, openObjectStore, recoverTail } from '../../src/objects';
+import { Indexer } from '../../src/objects/indexer';
+import { decodeCursor, recordName } from '../../src/objects/part-records';
+import { FrameType, encodeFrame } from '../../src/shards/worker/frame';
+import { etcdForFile } from '../helpers/etcd-for-file';
+import { tempDir } from '../helpers/node-process';
+
+const etcd = etcdForFile();
+const WRITER = 'g/1/1/0/';
+const A: Fence = { nodeId: 1, epoch: 1 };
+const B: Fence = { nodeId: 2, epoch: 2 };
+const g = (n: number): string => groupObjectKey(1, 1, 0, n);
+
+interface Writer {
+  ledger: Ledger;
+  store: ObjectStore;
+  /** Per stream: the frames written, in order. */
+  written: Map<string, Buffer[]>;
+  n: number;
+}
+
+async function setup(): Promise<Writer> {
+  return { ledger: new Ledger(etcd.link, `indexer/${randomBytes(6).toString('hex')}`), store: openObjectStore(`file:${tempDir('indexer-')}`), written: new Map(), n: 0 };
+}
+
+/** One group object of the writer holding a frame of each stream, recorded in the records format. */
+async function group(w: Writer, streams: readonly string[]): Promise<void> {
+  const token = await w.ledger.commitToken(WRITER);
+  const n = w.n++;
+  const body: Buffer[] = [];
+  const recs: StreamRecord[] = [];
+  let off = 0;
+  for (const s of streams) {
+    const seq = w.written.get(s)?.length ?? 0;
+    const f = encodeFrame(FrameType.Data, 1, randomBytes(40 + seq));
+    const first = seq === 0;
+    recs.push({ stream: s, fence: A, ...(first ? { create: true, meta: { meta: {}, startSeq: 0, sealed: false }, position: g(n) } : {}), entries: [{ o: g(n), counter: n, off, len: f.length, from: seq, to: seq + 1 }] });
+    w.written.set(s, [...(w.written.get(s) ?? []), f]);
+    body.push(f);
+    off += f.length;
+  }
+  await w.store.put(g(n), body, { ifAbsent: true });
+  const r = await w.ledger.commitObjects(new Map([[g(n), off]]), recs, undefined, { token, records: { writer: WRITER, firstObject: n } });
+  expect(r).toEqual({ fenced: [] });
+}
+
+let counter = 1;
+const indexer = (w: Writer, placed: () => PlacedStream[], settleMs = 0): Indexer =>
+  new Indexer({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed, writers: () => [WRITER], nextCounter: () => counter++ }, { settleMs });
+
+/** The frames a stream's entries name, read back from the store. */
+async function read(w: Writer, stream: string): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for (const e of await w.ledger.entries(stream)) parts.push(await w.store.get(e.o, { offset: e.off, length: e.len }));
+  return Buffer.concat(parts);
+}
+
+it('indexes settled records into one entry per stream and run, in one compacted object, and moves the cursor past them', async () => {
+  const w = await setup();
+  for (let i = 0; i < 5; i++) await group(w, ['a', 'b', i % 2 === 0 ? 'c' : 'b']);
+  const placed = ['a', 'b', 'c'].map((name, k): PlacedStream => ({ name, streamId: k + 1, fence: A }));
+  // Not settled yet: nothing taken.
+  const x = indexer(w, () => placed, 60_000);
+  await expect(x.tick()).resolves.toMatchObject({ records: 0 });
+  const t = await indexer(w, () => placed).tick();
+  expect(t).toMatchObject({ records: 5, entries: 3, stranded: 0 });
+  for (const s of ['a', 'b', 'c']) {
+    const entries = await w.ledger.entries(s);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]!.o).toMatch(/^c\/1\//);
+    expect(await read(w, s)).toEqual(Buffer.concat(w.written.get(s)!));
+  }
+  const cursor = decodeCursor((await etcd.link.get(w.ledger.keys.indexCursor(WRITER), 2000)).kv!.value);
+  expect(cursor).toEqual({ q: recordName(4, 0), o: 5 });
+  expect((await etcd.link.rangePrefix(w.ledger.keys.partRecords(WRITER), 2000)).kvs).toEqual([]);
+  // More records: the next tick takes only those.
+  await group(w, ['a']);
+  await expect(indexer(w, () => placed).tick()).resolves.toMatchObject({ records: 1, entries: 1 });
+  expect(await read(w, 'a')).toEqual(Buffer.concat(w.written.get('a')!));
+});
+
+it('strands a stream fenced away, which its opener records, and drops a deleted stream\'s parts', async () => {
+  const w = await setup();
+  for (let i = 0; i < 3; i++) await group(w, ['a', 'b', 'd']);
+  await w.ledger.takeFence('b', B, { from: A });
+  expect(await w.ledger.deleteStream('d', A)).toBe(true);
+  // The placement the indexer sees still has b (the move reached etcd first).
+  const placed = ['a', 'b'].map((name, k): PlacedStream => ({ name, streamId: k + 1, fence: A }));
+  await expect(indexer(w, () => placed).tick()).resolves.toMatchObject({ records: 3, entries: 1, stranded: 3 });
+  expect(await w.ledger.entries('b')).toEqual([]);
+  const u = await etcd.link.rangePrefix(w.ledger.keys.strandedParts('b'), 2000);
+  expect(u.kvs).toHaveLength(3);
+  await expect(etcd.link.rangePrefix(w.ledger.keys.strandedParts('d'), 2000)).resolves.toMatchObject({ kvs: [] });
+  // b's opener records them, and their u/ copies go.
+  const tail = await recoverTail(w.ledger, w.store, 'b', B, undefined, true);
+  expect(tail.recorded).toBe(3);
+  expect(await read(w, 'b')).toEqual(Buffer.concat(w.written.get('b')!));
+  await expect(etcd.link.rangePrefix(w.ledger.keys.strandedParts('b'), 2000)).resolves.toMatchObject({ kvs: [] });
+  // The objects stay referenced by b's entries.
+  const refs = await etcd.link.rangePrefix(`${w.ledger.keys.root}r/g/`, 2000);
+  expect(refs.kvs.map((kv) => kv.key.slice(w.ledger.keys.root.length))).toEqual([0, 1, 2].map((n) => `r/${g(n)}/b`));
+});
+
+it('never copies a damaged part: it is stranded, and the stream\'s other parts are indexed', async () => {
+  const w = await setup();
+  for (let i = 0; i < 3; i++) await group(w, ['a']);
+  // Flip a byte of the middle group's frame.
+  const body = await w.store.get(g(1));
+  body[body.length - 1] = body[body.length - 1]! ^ 0xff;
+  await w.store.delete(g(1));
+  await w.store.put(g(1), body);
+  const placed: PlacedStream[] = [{ name: 'a', streamId: 1, fence: A }];
+  await expect(indexer(w, () => placed).tick()).resolves.toMatchObject({ records: 3, entries: 2, stranded: 1 });
+  const entries = await w.ledger.entries('a');
+  expect(entries.map((e) => [e.from, e.to])).toEqual([
+    [0, 1],
+    [2, 3],
+  ]);
+  const u = await etcd.link.rangePrefix(w.ledger.keys.strandedParts('a'), 2000);
+  expect(u.kvs.map((kv) => JSON.parse(kv.value.toString()) as unknown)).toEqual([expect.objectContaining({ o: g(1), from: 1, to: 2 })]);
+});
