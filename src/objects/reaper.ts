@@ -33,7 +33,8 @@
  * transactions of up to 63 (42 with markers), and removes d/ records 64 to a transaction, so it
  * keeps well ahead of that.
  */
-import { type LedgerKeys, objectRun, streamOfSegment } from './ledger-keys';
+import { type LedgerKeys, objectRun, parseGroupObjectKey, streamOfSegment } from './ledger-keys';
+import { decodeCursor } from './part-records';
 import { Ticker } from './ticker';
 import { mayBeMarker, readGroupObject } from './group-object';
 import { eachLimited, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type LedgerRead, type MaintenanceLog, type MaintenanceStore, scanPages, scanPrefix } from './maintenance-ledger';
@@ -196,13 +197,22 @@ export class Reaper {
       // the grace the rest of its run is too: skipped, and the next page starts past the run. A
       // tick then reads the old records and one page per busy run, not every record there is.
       const candidates: Array<{ objectKey: string; modRevision: number }> = [];
+      const pending: Array<{ objectKey: string; modRevision: number; writer: string; n: number }> = [];
       let young: string | null = null;
       for (const p of page.kvs) {
         const objectKey = p.key.slice(prefix.length);
         if (young !== null && objectKey.startsWith(young)) continue;
-        if (now - recordAt(p.value) >= this.#o.deadGraceMs) candidates.push({ objectKey, modRevision: p.modRevision });
-        else young = objectRun(objectKey);
+        const record = readRecord(p.value);
+        if (now - record.at < this.#o.deadGraceMs) young = objectRun(objectKey);
+        else if (record.q) {
+          const g = parseGroupObjectKey(objectKey);
+          if (g !== null) pending.push({ objectKey, modRevision: p.modRevision, writer: g.writer, n: g.n });
+        } else candidates.push({ objectKey, modRevision: p.modRevision });
       }
+      // A group object of the records format (part-records.ts) is a candidate only once its
+      // writer's index cursor is past it: until then a pending record may name it. The cursor
+      // never moves back, so an object found past it stays past it.
+      for (const c of await this.#indexedPast(pending)) candidates.push(c);
       const last = page.kvs[page.kvs.length - 1]?.key.slice(prefix.length);
       this.#cursor = !page.more || last === undefined ? null : young !== null && last.startsWith(young) ? prefix + pastRun(young) : `${prefix}${last}\0`;
       const candidateKeys: string[] = [];
@@ -229,6 +239,17 @@ export class Reaper {
       }
     }
     return destroyed;
+  }
+
+  /** Of the records format's group objects `pending`, those their writer's index cursor (x/) is past, read with one etcd call per page. */
+  async #indexedPast<T extends { writer: string; n: number }>(pending: readonly T[]): Promise<T[]> {
+    if (pending.length === 0) return [];
+    const { kv, keys } = this.#deps;
+    const writers = [...new Set(pending.map((p) => p.writer))];
+    const { results } = await kv.readMany(writers.map((w) => ({ get: keys.indexCursor(w) })), LEDGER_DEADLINE_MS);
+    const past = new Map<string, number>();
+    writers.forEach((w, k) => past.set(w, decodeCursor(results[k]!.kvs[0]?.value ?? null).o));
+    return pending.filter((p) => p.n < past.get(p.writer)!);
   }
 
   /**
@@ -521,12 +542,13 @@ function pastRun(run: string): string {
 }
 
 /** The `at` of an o/ record (0 when it has none: old enough). */
-function recordAt(value: Buffer): number {
+/** An o/ record: when it was written (0 when it does not say) and whether it is a group object of the records format (`q: 1`). */
+function readRecord(value: Buffer): { at: number; q: boolean } {
   try {
-    const at = (JSON.parse(value.toString('utf8')) as { at?: unknown }).at;
-    return typeof at === 'number' ? at : 0;
+    const r = JSON.parse(value.toString('utf8')) as { at?: unknown; q?: unknown };
+    return { at: typeof r.at === 'number' ? r.at : 0, q: r.q === 1 };
   } catch {
-    return 0;
+    return { at: 0, q: false };
   }
 }
 

@@ -6,7 +6,7 @@
  * a damaged part is never copied; nothing is taken before it settles.
  */
 import { randomBytes } from 'node:crypto';
-import { type Fence, Ledger, type ObjectStore, type PlacedStream, type StreamRecord, groupObjectKey, openObjectStore, recoverTail } from '../../src/objects';
+import { type Fence, Ledger, type ObjectStore, type PlacedStream, Reaper, type StreamRecord, groupObjectKey, openObjectStore, recoverTail } from '../../src/objects';
 import { Indexer } from '../../src/objects/indexer';
 import { decodeCursor, recordName } from '../../src/objects/part-records';
 import { FrameType, encodeFrame } from '../../src/shards/worker/frame';
@@ -126,4 +126,23 @@ it('never copies a damaged part: it is stranded, and the stream\'s other parts a
   ]);
   const u = await etcd.link.rangePrefix(w.ledger.keys.strandedParts('a'), 2000);
   expect(u.kvs.map((kv) => JSON.parse(kv.value.toString()) as unknown)).toEqual([expect.objectContaining({ o: g(1), from: 1, to: 2 })]);
+});
+
+it('the reaper keeps the records format\'s group objects until the writer\'s index cursor is past them, then reaps them', async () => {
+  const w = await setup();
+  const prefix = w.ledger.keys.root.slice(0, -'.objects/'.length);
+  for (let i = 0; i < 3; i++) await group(w, ['a', 'b']);
+  const key = `${prefix}/k/maintenance`;
+  const lease = await etcd.link.grantLease(30, 5_000);
+  const held = await etcd.link.txnOnce([{ key, absent: true }], [{ put: key, value: Buffer.from('{"nodeId":1}'), lease }], []);
+  const reaper = new Reaper({ kv: etcd.link, keys: w.ledger.keys, store: w.store, holder: () => ({ key, modRevision: held.revision }) }, { deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 60_000 });
+  // No entry or reference names them: only the cursor keeps them.
+  await expect(reaper.tick()).resolves.toMatchObject({ destroyed: 0 });
+  for (let n = 0; n < 3; n++) await expect(w.store.get(g(n))).resolves.toBeInstanceOf(Buffer);
+  const placed = ['a', 'b'].map((name, k): PlacedStream => ({ name, streamId: k + 1, fence: A }));
+  await expect(indexer(w, () => placed).tick()).resolves.toMatchObject({ records: 3, entries: 2 });
+  // Past the cursor now, their frames in the compacted object: reaped; the compacted object stays.
+  await expect(reaper.tick()).resolves.toMatchObject({ destroyed: 3, deleted: 3 });
+  for (let n = 0; n < 3; n++) await expect(w.store.get(g(n))).rejects.toMatchObject({ code: 'NoSuchKey' });
+  for (const s of ['a', 'b']) expect(await read(w, s)).toEqual(Buffer.concat(w.written.get(s)!));
 });
