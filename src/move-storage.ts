@@ -8,11 +8,11 @@
  *                 ──▶ m/<name> and every i/<name>/ entry, read after the fence moved (the entries
  *                     as recovery read and recorded them), so every append the old owner
  *                     acknowledged is among them and nothing later can be
- *                 ──▶ `copy` (--objects-reads copy, the default):
+ *                 ──▶ `copy` (--objects-reads copy):
  *                       readStreamFromObjects (range reads, CRCs checked) ──▶ ShardClient.importStream
  *                       (seqs, bytes, keys, headers, timestamps, producers kept), with the fence
  *                       and the epoch's next entry counter: the shard's first write commits at once
- *                 ──▶ `remote`: ShardClient.adoptStream with the entries (no frame copied; the shard
+ *                 ──▶ `remote` (the default): ShardClient.adoptStream with the entries (no frame copied; the shard
  *                       reads records below the remote end from the store on demand and replays
  *                       the idempotent producers from the entries' batch headers while it serves
  *                       the stream; a fork is imported as with `copy`)
@@ -46,7 +46,7 @@ export interface MoveStorageDeps {
   ledger: Ledger;
   store: ObjectStore;
   shards: LocalStreams;
-  /** `--objects-reads`: copy a moved stream's records here, or serve them from the store (default copy). */
+  /** `--objects-reads`: copy a moved stream's records here, or serve them from the store (default remote). */
   reads?: 'copy' | 'remote';
   /** Create a stream placed here whose create never ran (a Kafka partition's intent). */
   create(name: string, spec: OpenSpec): Promise<void>;

@@ -452,8 +452,8 @@ export class ShardClient {
    * Open a stream here from the object ledger without copying its records (docs/objects.md,
    * "Opening without a copy"): the stream's start, seal and meta from its `m/` record, its tail at
    * the last entry's `to`, the entries kept as remote chunks and the producers as given; a local
-   * copy is replaced. Its records below the remote end are not served yet (reads start at the
-   * remote end): used only behind `--objects-reads remote`, which is not built yet.
+   * copy is replaced. Its records below the remote end are read from the object store on demand
+   * (worker/remote-reader.ts): how `--objects-reads remote` (the default) opens a stream.
    */
   adoptStream(name: string, input: Omit<AdoptParams, 'name'>): Promise<AdoptResult> {
     return this.#call('adopt', this.shardOf(name), { name, ...input });

@@ -429,8 +429,8 @@ export interface ImportResult {
 }
 /**
  * Open a stream here without copying its data (docs/objects.md, "Opening without a copy"): the
- * stream as the object ledger holds it, its records left in the object store. Not used by default
- * (`--objects-reads import`); reads below `remoteEnd` are not served from the store yet.
+ * stream as the object ledger holds it, its records left in the object store (`--objects-reads
+ * remote`, the default); reads below `remoteEnd` are served from the store (worker/remote-reader.ts).
  */
 export interface AdoptParams {
   name: string;
