@@ -46,6 +46,8 @@ export interface MoveStorageDeps {
   ledger: Ledger;
   store: ObjectStore;
   shards: LocalStreams;
+  /** `--objects-ledger records`: an opener records the stream's parts pending in its writer's part records (src/objects/part-records.ts). */
+  records?: boolean;
   /** `--objects-reads`: copy a moved stream's records here, or serve them from the store (default remote). */
   reads?: 'copy' | 'remote';
   /** Create a stream placed here whose create never ran (a Kafka partition's intent). */
@@ -77,7 +79,7 @@ export function moveStorage(d: MoveStorageDeps): MoveStorage {
       // from it: under our fence none of them changes.
       const remote = d.reads === 'remote';
       const [tail, meta, producerSnapshot] = await Promise.all([
-        recoverTail(d.ledger, d.store, name, mine, phases),
+        recoverTail(d.ledger, d.store, name, mine, phases, d.records === true ? { own: null } : null),
         d.ledger.meta(name),
         remote ? d.ledger.producerSnapshot(name) : null,
       ]);

@@ -233,7 +233,7 @@ function objectsMode(config: Config, meta: MetaStore, nodeId: number): ShardClie
   // Without --objects (etcd metadata alone) openControlPlane logged the warning (config.ts configWarnings).
   if (config.metadata === 'local' || config.objects === '') return undefined;
   const nodeEpoch = (meta.get<NodeRecord>(nodeKey(nodeId))?.value.nodeEpoch ?? 0) + 1;
-  return { url: config.objects, metadataUrl: config.metadata, metadataCredentials: metadataCredentials(config), nodeId, nodeEpoch, flushMs: config.objectsFlushMs, putsInFlight: config.objectsPutsInFlight, cacheBytes: config.objectsCacheBytes };
+  return { url: config.objects, metadataUrl: config.metadata, metadataCredentials: metadataCredentials(config), nodeId, nodeEpoch, flushMs: config.objectsFlushMs, putsInFlight: config.objectsPutsInFlight, cacheBytes: config.objectsCacheBytes, records: config.objectsLedger === 'records' };
 }
 
 /** Bytes available to this process on the file system holding `dir`, or -1 when unknown. */
@@ -412,6 +412,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
           store: moveStore,
           shards,
           reads: config.objectsReads,
+          records: config.objectsLedger === 'records',
           create: async (name, spec) => {
             await shards.create({ name, contentType: spec.contentType, ttlSeconds: spec.ttlSeconds, expiresAtMs: null, closed: false, records: [], kafkaTopic: spec.kafkaTopic });
           },
@@ -433,7 +434,12 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   const objectMaintenance =
     placement === null || config.objects === ''
       ? null
-      : startObjectMaintenance({ metadataUrl: config.metadata, metadataCredentials: metadataCredentials(config), objectsUrl: config.objects, nodeId, lease, placement, log, reaper: { intervalMs: Math.min(config.storage.reaperIntervalMs, 2_000) }, compaction: { bytesPerSecond: config.objectsCompactBytesPerSecond } });
+      : startObjectMaintenance({
+          metadataUrl: config.metadata, metadataCredentials: metadataCredentials(config), objectsUrl: config.objects, nodeId, lease, placement, log,
+          reaper: { intervalMs: Math.min(config.storage.reaperIntervalMs, 2_000) }, compaction: { bytesPerSecond: config.objectsCompactBytesPerSecond },
+          // The records format: this node start's shard workers' part records are indexed on the maintenance thread.
+          ...(config.objectsLedger === 'records' && objects !== undefined ? { indexNode: `g/${nodeId}/${objects.nodeEpoch}/` } : {}),
+        });
   // Live reads (long-poll, SSE) wait here on the shards' tail events, not on the workers.
   const live = new LiveWaiters(shards, { longPollTimeoutMs: config.longPollTimeoutMs });
   // HTTP and Durable Streams readers see only committed data of Kafka transactional producers

@@ -15,6 +15,11 @@ export interface MaintenanceThreadConfig {
   objectsUrl: string;
   reaper?: ReaperOptions;
   compaction?: CompactionOptions;
+  /**
+   * `--objects-ledger records`: this node start's writers (`g/<nodeId>/<nodeEpoch>/`), whose part
+   * records the thread indexes (src/objects/indexer.ts); absent: the ledger's entries format.
+   */
+  indexNode?: string;
 }
 
 /** Main thread → maintenance thread. */

@@ -12,7 +12,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { EtcdLink, parseEtcdUrl } from './actors';
 import { type FromMaintenanceThread, type MaintenanceThreadConfig, type ToMaintenanceThread } from './object-maintenance-messages';
-import { Compactor, type HolderCompare, LedgerKeys, type MaintenanceLog, type PlacedStream, Reaper, newObjectStoreStats, openObjectStore } from './objects';
+import { CompactedCounter, Compactor, type HolderCompare, Indexer, LedgerKeys, type MaintenanceLog, type PlacedStream, Reaper, newObjectStoreStats, openObjectStore, ownWriters } from './objects';
 import { testFault } from './util/test-fault';
 
 const port = parentPort;
@@ -43,8 +43,14 @@ const store = openObjectStore(config.objectsUrl, { stats, blocking: true, pruneE
 let placed: PlacedStream[] = [];
 let holder: HolderCompare | null = null;
 
-const compactor = new Compactor({ kv: link, keys, store, placed: () => placed, log }, config.compaction);
+// One counter of compacted objects' keys for compaction and the indexer: a key is never used twice.
+const counter = new CompactedCounter();
+const compactor = new Compactor({ kv: link, keys, store, placed: () => placed, log, counter }, config.compaction);
 const reaper = new Reaper({ kv: link, keys, store, holder: () => holder, log }, config.reaper);
+const indexNode = config.indexNode;
+// Its writers are this node start's; those of the node's earlier starts are retired (their parts stranded).
+const retired = async (): Promise<string[]> => (await ownWriters(link, keys, indexNode!.split('/').slice(0, 2).join('/') + '/')).filter((w) => !w.startsWith(indexNode!));
+const indexer = indexNode === undefined ? null : new Indexer({ kv: link, keys, store, placed: () => placed, writers: () => ownWriters(link, keys, indexNode), retired, counter, log });
 
 port.on('message', (m: ToMaintenanceThread) => {
   if (m.type === 'state') {
@@ -57,7 +63,7 @@ port.on('message', (m: ToMaintenanceThread) => {
   }
   // A deposed holder's last word would be stale: nothing is deleted once closing begins.
   holder = null;
-  void Promise.all([compactor.stop(), reaper.stop()])
+  void Promise.all([compactor.stop(), reaper.stop(), indexer?.stop()])
     .then(() => store.close())
     .catch((err: unknown) => log.warn({ err }, 'closing the object maintenance thread'))
     .finally(() => {
@@ -68,3 +74,4 @@ port.on('message', (m: ToMaintenanceThread) => {
 
 compactor.start();
 reaper.start();
+indexer?.start();

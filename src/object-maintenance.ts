@@ -34,6 +34,8 @@ export interface ObjectMaintenanceDeps {
   log: Logger;
   reaper?: ReaperOptions;
   compaction?: CompactionOptions;
+  /** `--objects-ledger records`: this node start's writers, whose part records the thread indexes (MaintenanceThreadConfig). */
+  indexNode?: string;
 }
 
 export interface ObjectMaintenance {
@@ -58,7 +60,7 @@ export function startObjectMaintenance(d: ObjectMaintenanceDeps): ObjectMaintena
   const keys = new LedgerKeys(target.prefix);
   const log = d.log.child({ module: 'objects' });
   const holderKey = `${target.prefix}/k/${MAINTENANCE_KEY}`;
-  const config: MaintenanceThreadConfig = { metadataUrl: d.metadataUrl, metadataCredentials: d.metadataCredentials, objectsUrl: d.objectsUrl, reaper: d.reaper, compaction: d.compaction };
+  const config: MaintenanceThreadConfig = { metadataUrl: d.metadataUrl, metadataCredentials: d.metadataCredentials, objectsUrl: d.objectsUrl, reaper: d.reaper, compaction: d.compaction, ...(d.indexNode !== undefined ? { indexNode: d.indexNode } : {}) };
 
   // A loop, not filter/map callbacks: this runs over every placement row twice a second, and V8
   // compiled callbacks made per call again after each full collection (perf/README.md).

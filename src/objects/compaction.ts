@@ -20,7 +20,7 @@
  *         PUT c/<streamId>/<epoch>.<counter>  the frames concatenated, in order, with the runs of the
  *                                              other streams that reach it within 5 ms (up to 256 KiB:
  *                                              shared-objects.ts), under a key never used before
- *                                              (create-only where the store can: #counter); an object
+ *                                              (create-only where the store can: CompactedCounter); an object
  *                                              of several runs is then recorded, o/<c>, on its own
  *           (each GET and each run's bytes first wait under --objects-compact-bytes-per-second)
  *         txn If(f/<stream> == fence, m/ unchanged since the tick read it, each replaced i/ unchanged,
@@ -101,6 +101,53 @@ export interface CompactionDeps {
   log?: MaintenanceLog;
   /** Where the byte rate reads the time and waits (tests: a fake clock); the process clock by default. */
   clock?: ByteRateClock;
+  /** The compacted objects' key counter, when another writer of `c/` objects on this thread shares it (the indexer). */
+  counter?: CompactedCounter;
+}
+
+/**
+ * The counter of compacted objects' keys (`c/<streamId>/<epoch>.<counter>`). A key is never used
+ * twice: an object under it may be live (an entry points into it) or an orphan the reaper is
+ * about to delete, and a PUT over either loses data. The stream's epoch stays while this node
+ * owns it, across restarts of the maintenance thread (each with a new counter) and of the node,
+ * so the counter starts at the milliseconds since 2026 times 1,000: ahead of every key an earlier
+ * one made unless it made over 1,000 objects a second over its whole life. On a `file:` store
+ * (create-only puts) a key that exists anyway is passed over (putCompacted).
+ */
+export class CompactedCounter {
+  #next = (Date.now() - COUNTER_EPOCH_MS) * 1000;
+
+  next(): number {
+    return this.#next++;
+  }
+
+  /** Past a key found taken: a restarted writer's keys run on from there. */
+  skip(): void {
+    this.#next += COUNTER_SKIP;
+  }
+}
+
+/**
+ * PUTs a compacted object's frames under a key no object has had: on a store with create-only
+ * puts, a key that exists (an earlier writer's) is passed over for the next; elsewhere the
+ * counter's start makes one (CompactedCounter).
+ */
+export async function putCompacted(store: MaintenanceStore, counter: CompactedCounter, s: PlacedStream, parts: Buffer[], log?: MaintenanceLog): Promise<string> {
+  for (let tries = 1; ; tries++) {
+    const key = compactedObjectKey(s.streamId, s.fence.epoch, counter.next());
+    if (store.createOnly !== true) {
+      await store.put(key, parts);
+      return key;
+    }
+    try {
+      await store.put(key, parts, { ifAbsent: true });
+      return key;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'PreconditionFailed' || tries >= 8) throw err;
+      log?.warn({ stream: s.name, object: key }, 'object compaction: the key of a new compacted object exists; the next one is taken');
+      counter.skip();
+    }
+  }
 }
 
 /** What compaction has moved since its start (the node's svc_objects_compaction_* metrics). */
@@ -121,7 +168,7 @@ export interface CompactionTick {
   fenced: number;
 }
 
-/** Where compacted objects' counters start from (Compactor.#counter): 2026-01-01. */
+/** Where compacted objects' counters start from (CompactedCounter): 2026-01-01. */
 const COUNTER_EPOCH_MS = Date.UTC(2026, 0, 1);
 /** How far the counter moves on past a key that exists (a restarted compactor's keys run on from there). */
 const COUNTER_SKIP = 1000;
@@ -259,16 +306,8 @@ export class Compactor {
   readonly #cursors = new Map<string, { at: string; placement: string }>();
   /** The stream after which the next tick starts (streams are taken in name order, in turn). */
   #after: string | null = null;
-  /**
-   * The next compacted object's counter (`c/<streamId>/<epoch>.<counter>`). A key is never used
-   * twice: an object under it may be live (an entry points into it) or an orphan the reaper is
-   * about to delete, and a PUT over either loses data. The stream's epoch stays while this node
-   * owns it, across restarts of the maintenance thread (each with a new Compactor) and of the
-   * node, so the counter starts at the milliseconds since 2026 times 1,000: ahead of every key an
-   * earlier compactor made unless it made over 1,000 objects a second over its whole life. On a
-   * `file:` store (create-only puts) a key that exists anyway is passed over (#putNew).
-   */
-  #counter = (Date.now() - COUNTER_EPOCH_MS) * 1000;
+  /** The compacted objects' key counter (shared with the indexer of the records format: CompactedCounter). */
+  readonly #counter: CompactedCounter;
   readonly #ticker: Ticker<CompactionTick>;
   /** The bound on the store I/O (null: none). */
   readonly #rate: ByteRate | null;
@@ -285,6 +324,7 @@ export class Compactor {
 
   constructor(deps: CompactionDeps, options: CompactionOptions = {}) {
     this.#deps = deps;
+    this.#counter = deps.counter ?? new CompactedCounter();
     const bytesPerSecond = options.bytesPerSecond ?? 0;
     this.#rate = bytesPerSecond > 0 ? new ByteRate(bytesPerSecond, deps.clock) : null;
     // A run's GETs and its PUT together fit one second of the bound (see byte-rate.ts on larger requests).
@@ -595,28 +635,9 @@ export class Compactor {
     }
   }
 
-  /**
-   * PUTs a run's frames under a key no object has had: on a store with create-only puts, a key
-   * that exists (an earlier compactor's, below) is passed over for the next; elsewhere the
-   * counter's start makes one (#counter).
-   */
-  async #putNew(s: PlacedStream, parts: Buffer[]): Promise<string> {
-    const { store } = this.#deps;
-    for (let tries = 1; ; tries++) {
-      const key = compactedObjectKey(s.streamId, s.fence.epoch, this.#counter++);
-      if (store.createOnly !== true) {
-        await store.put(key, parts);
-        return key;
-      }
-      try {
-        await store.put(key, parts, { ifAbsent: true });
-        return key;
-      } catch (err) {
-        if ((err as { code?: string }).code !== 'PreconditionFailed' || tries >= 8) throw err;
-        this.#deps.log?.warn({ stream: s.name, object: key }, 'object compaction: the key of a new compacted object exists; the next one is taken');
-        this.#counter += COUNTER_SKIP;
-      }
-    }
+  /** PUTs a run's frames under a key no object has had (putCompacted). */
+  #putNew(s: PlacedStream, parts: Buffer[]): Promise<string> {
+    return putCompacted(this.#deps.store, this.#counter, s, parts, this.#deps.log);
   }
 
   /**

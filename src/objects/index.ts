@@ -24,9 +24,11 @@ export { type CommitResult, type CommitToken, DEFAULT_LEDGER_DEADLINE_MS, type E
 export { type Fence, LedgerKeys, compactedObjectKey, entryName, fenceValue, groupObjectKey, parseEntryName, parseFence, parseGroupObjectKey, producerObjectKey, sameFence, streamOfSegment, streamSegment, writerObjectKey } from './ledger-keys';
 // Group objects' part tables and fence markers (group-object.ts), and the recovery of a stream's unrecorded tail (tail-recovery.ts).
 export { type GroupObject, type GroupPart, fenceMarker, groupTrailer, mayBeMarker, readGroupObject } from './group-object';
-export { type RecoveredTail, type TailStore, recoverTail } from './tail-recovery';
+export { type RecoveredTail, type TailRecords, type TailStore, recoverTail } from './tail-recovery';
+// The records format (part-records.ts) and its indexer (indexer.ts).
+export { type IndexTick, Indexer, type IndexerDeps, type IndexerOptions, ownWriters } from './indexer';
 // Maintenance (compaction.ts, reaper.ts, object-census.ts): compaction by owners, the reaper by the lease holder, the counts.
-export { type CompactionOptions, type CompactionStats, type CompactionTick, Compactor, GROUP_OBJECT_WHOLE_MAX, type PlacedStream } from './compaction';
+export { CompactedCounter, type CompactionOptions, type CompactionStats, type CompactionTick, Compactor, GROUP_OBJECT_WHOLE_MAX, type PlacedStream } from './compaction';
 // The bound on compaction's store I/O (byte-rate.ts: `--objects-compact-bytes-per-second`).
 export { ByteRate, type ByteRateClock, type Take } from './byte-rate';
 export { type HolderCompare, Reaper, type ReaperOptions, type ReaperTick } from './reaper';

@@ -26,21 +26,24 @@
  * the records still there) writes the same entries under the same keys again.
  */
 import { type EntryValue } from './ledger';
-import { type LedgerKeys, compactedObjectKey, fenceValue, parseGroupObjectKey } from './ledger-keys';
+import { type LedgerKeys, fenceValue, parseGroupObjectKey } from './ledger-keys';
 import { LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type MaintenanceLog, type MaintenanceStore, framesProblem, json } from './maintenance-ledger';
 import { type PartRecord, type RecordedPart, decodeCursor, decodePartRecord, encodeCursor } from './part-records';
-import { type PlacedStream } from './compaction';
+import { type CompactedCounter, type PlacedStream, putCompacted } from './compaction';
 import { RangeCache } from './range-cache';
+import { Ticker } from './ticker';
 
 export interface IndexerOptions {
   /** A record is taken once seen this long ago (ms; default 10 s): a stream's parts of that long go into one entry. */
   settleMs?: number;
   /** More records than this waiting: the oldest are taken at once (default 256). */
   maxPending?: number;
-  /** Records taken per writer and tick (default 100: their deletes go in one txn, within etcd's 128 operations). */
+  /** Records taken per writer and tick (default 1,000). */
   maxRecords?: number;
   /** Bytes of parts taken per writer and tick (default 16 MiB): one compacted object. */
   maxBytes?: number;
+  /** Period of the timer `start()` sets (ms; default 1 s). */
+  intervalMs?: number;
 }
 
 export interface IndexerDeps {
@@ -49,10 +52,16 @@ export interface IndexerDeps {
   store: MaintenanceStore;
   /** The streams this node has placed now, with their fences. */
   placed: () => PlacedStream[] | Promise<PlacedStream[]>;
-  /** The writers (`g/<node>/<nodeEpoch>/<worker>/`) whose records this node indexes: its own. */
-  writers: () => readonly string[];
-  /** The next counter of a compacted object's key (shared with compaction: a key is never used twice). */
-  nextCounter: () => number;
+  /** The writers (`g/<node>/<nodeEpoch>/<worker>/`) whose records this node indexes: its own (ownWriters). */
+  writers: () => readonly string[] | Promise<readonly string[]>;
+  /**
+   * Writers of this node's earlier starts with records left (absent: none): nobody indexes them,
+   * so every part of theirs is stranded at once, for its stream's next opener (a reopen after the
+   * restart usually recorded it already: then its stranded copy goes at the next open).
+   */
+  retired?: () => readonly string[] | Promise<readonly string[]>;
+  /** The compacted objects' key counter, shared with compaction: a key is never used twice. */
+  counter: CompactedCounter;
   log?: MaintenanceLog;
 }
 
@@ -69,6 +78,9 @@ const STREAMS_PER_TXN = 40;
 /** Group objects read whole for their parts (a small group object holds many streams' parts). */
 const WHOLE_MAX = 256 << 10;
 
+/** A retired writer's streams are placed nowhere: its parts are all stranded. */
+const NOTHING_PLACED: ReadonlyMap<string, PlacedStream> = new Map();
+
 /** One stream's run of parts: contiguous seqs under one epoch, one entry. */
 interface Run {
   stream: PlacedStream;
@@ -82,15 +94,33 @@ export class Indexer {
   /** Per record key: when this indexer first saw it (records carry no time). */
   readonly #seen = new Map<string, number>();
   readonly #objects = new RangeCache<Buffer>({ budgetBytes: 16 << 20, sizeOf: (b) => (b as Buffer).length, remember: () => false });
+  readonly #ticker: Ticker<IndexTick>;
 
   constructor(deps: IndexerDeps, options: IndexerOptions = {}) {
     this.#deps = deps;
     this.#o = {
       settleMs: options.settleMs ?? 10_000,
       maxPending: options.maxPending ?? 256,
-      maxRecords: Math.min(options.maxRecords ?? 100, 120),
+      maxRecords: options.maxRecords ?? 1_000,
       maxBytes: options.maxBytes ?? 16 << 20,
+      intervalMs: options.intervalMs ?? 1_000,
     };
+    // A tick that took a full batch is followed at once (ticker.ts): the records must not pile up.
+    this.#ticker = new Ticker(
+      () => this.tick(),
+      this.#o.intervalMs,
+      (err) => this.#deps.log?.warn({ err }, 'indexing the ledger\'s part records failed; retried at the next tick'),
+      (t) => t.records >= this.#o.maxRecords,
+    );
+  }
+
+  start(): void {
+    this.#ticker.start();
+  }
+
+  /** Stops the timer and waits for the tick in progress. */
+  stop(): Promise<void> {
+    return this.#ticker.stop();
   }
 
   /** One pass over this node's writers. */
@@ -98,11 +128,12 @@ export class Indexer {
     const done: IndexTick = { records: 0, entries: 0, stranded: 0, bytes: 0 };
     const placed = new Map<string, PlacedStream>();
     for (const s of await this.#deps.placed()) placed.set(s.name, s);
-    for (const w of this.#deps.writers()) await this.#writer(w, placed, now, done);
+    for (const w of await this.#deps.writers()) await this.#writer(w, placed, now, done);
+    for (const w of (await this.#deps.retired?.()) ?? []) await this.#writer(w, NOTHING_PLACED, now, done, true);
     return done;
   }
 
-  async #writer(writer: string, placed: ReadonlyMap<string, PlacedStream>, now: number, done: IndexTick): Promise<void> {
+  async #writer(writer: string, placed: ReadonlyMap<string, PlacedStream>, now: number, done: IndexTick, retired = false): Promise<void> {
     const { kv, keys } = this.#deps;
     const prefix = keys.partRecords(writer);
     const cursorKey = keys.indexCursor(writer);
@@ -115,7 +146,7 @@ export class Indexer {
       records.push({ key: kv.key, name: kv.key.slice(prefix.length), parts: decodePartRecord(kv.value) });
     }
     // The oldest first, while settled (or while too many wait), within the tick's bounds.
-    const crowded = page.more || records.length > this.#o.maxPending;
+    const crowded = retired || page.more || records.length > this.#o.maxPending;
     const taken: typeof records = [];
     let bytes = 0;
     for (const r of records) {
@@ -133,9 +164,9 @@ export class Indexer {
     // Past every object the taken records name: what they held is indexed or stranded now.
     let o = cursor.o;
     for (const r of taken) for (const p of r.parts) o = Math.max(o, (parseGroupObjectKey(p.o)?.n ?? -1) + 1);
-    const ops: LedgerOp[] = [{ put: cursorKey, value: encodeCursor({ q: taken[taken.length - 1]!.name, o }) }];
-    for (const r of taken) ops.push({ delete: r.key });
-    await kv.txnOnce([], ops, []);
+    // The records taken are the first ones after the cursor, in key order: one range delete.
+    const last = taken[taken.length - 1]!;
+    await kv.txnOnce([], [{ put: cursorKey, value: encodeCursor({ q: last.name, o }) }, { deleteFrom: taken[0]!.key, to: `${last.key}\0` }], []);
     for (const r of taken) this.#seen.delete(r.key);
     done.records += taken.length;
   }
@@ -206,7 +237,7 @@ export class Indexer {
     }
     // Named after the lowest stream id among the runs (compaction.ts, namesake: few directories on a file: store).
     const namesake = runs.reduce((a, r) => (r.stream.streamId < a.stream.streamId ? r : a)).stream;
-    const objectKey = await this.#putNew(namesake, body);
+    const objectKey = await putCompacted(this.#deps.store, this.#deps.counter, namesake, body, this.#deps.log);
     // Recorded first, and compared by each txn: the reaper may take an object without references for dead.
     const recorded = (await kv.txnOnce([], [{ put: keys.object(objectKey), value: json({ bytes: size, at: Date.now() }) }], [])).revision;
     done.bytes += size;
@@ -284,23 +315,24 @@ export class Indexer {
       }
     }
   }
-
-  /** PUTs the runs' object under a key no object has had (compaction.ts, #putNew). */
-  async #putNew(s: PlacedStream, body: Buffer[]): Promise<string> {
-    const { store } = this.#deps;
-    for (let tries = 1; ; tries++) {
-      const key = compactedObjectKey(s.streamId, s.fence.epoch, this.#deps.nextCounter());
-      if (store.createOnly !== true) {
-        await store.put(key, body);
-        return key;
-      }
-      try {
-        await store.put(key, body, { ifAbsent: true });
-        return key;
-      } catch (err) {
-        if ((err as { code?: string }).code !== 'PreconditionFailed' || tries >= 8) throw err;
-      }
-    }
-  }
 }
 
+/**
+ * The writers with part records under `node` (`g/<nodeId>/<nodeEpoch>/`: one node start's), one
+ * read a writer: each read takes the first record key past the writers found (a writer's name
+ * ends in `/`, and no worker number has a leading zero, so `<writer without its />0` sorts after
+ * every key of that writer and before the next writer's).
+ */
+export async function ownWriters(kv: LedgerKv, keys: LedgerKeys, node: string): Promise<string[]> {
+  const prefix = keys.partRecords(node);
+  const out: string[] = [];
+  for (let from = prefix; ; ) {
+    const page = await kv.rangePage(from, prefix, 1, LEDGER_DEADLINE_MS, { keysOnly: true });
+    const key = page.kvs[0]?.key;
+    if (key === undefined) return out;
+    const m = /^g\/\d+\/\d+\/\d+\//.exec(key.slice(keys.partRecords('').length));
+    if (m === null) return out;
+    out.push(m[0]);
+    from = keys.partRecords(`${m[0].slice(0, -1)}0`);
+  }
+}

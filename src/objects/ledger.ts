@@ -132,6 +132,8 @@ const TAIL_WALK_KEEP_MS = 3_600_000; // 1 h
 
 /** Streams per commit txn (design: ≤ 40): i/ (+ r/) per entry (+ m/, + f/ on create), o/ (+ its marker) once per object. */
 export const STREAMS_PER_TXN = 40;
+/** Streams per commit txn in the records format: a fence compare each (and the token's) within etcd's 128 compares, no entry to put. */
+const RECORD_STREAMS_PER_TXN = 120;
 /**
  * Group objects one commit may record: a stream's entries go in one txn, 2 operations each plus
  * the objects' `o/` (and marker), which must stay within OPS_PER_TXN (32 × 3 + m/, f/, w/, h/ and the commit token k/: 101).
@@ -528,10 +530,11 @@ export class Ledger {
   /**
    * A stream's entries and the parts of it recorded and not yet indexed (the records format:
    * part-records.ts), read at one revision: the writer's part records after its index cursor
-   * (`x/`) and the stream's stranded parts (`u/`), less what the entries hold. For the stream's
-   * opener, which holds its fence: nothing of the stream is indexed or stranded after this read.
+   * (`x/`) and the stream's stranded parts (`u/`), less what the entries hold (`recorded`: the
+   * writer's pending parts of the stream, held or not). For the stream's opener, which holds its
+   * fence: nothing of the stream is indexed or stranded after this read.
    */
-  async pendingOf(stream: string, writer: string): Promise<{ entries: LedgerEntry[]; pending: RecordedPart[]; stranded: string[] }> {
+  async pendingOf(stream: string, writer: string): Promise<{ entries: LedgerEntry[]; pending: RecordedPart[]; stranded: string[]; recorded: RecordedPart[] }> {
     const entriesPrefix = this.keys.entries(stream);
     const strandedPrefix = this.keys.strandedParts(stream);
     const recordsPrefix = this.keys.partRecords(writer);
@@ -558,11 +561,13 @@ export class Ledger {
       stranded.push(kv.key);
     }
     const cursor = decodeCursor(results[2]!.kvs[0]?.value ?? null);
+    const recorded: RecordedPart[] = [];
     for (const kv of results[3]!.kvs) {
       if (kv.key.slice(recordsPrefix.length) <= cursor.q) continue;
-      for (const p of decodePartRecord(kv.value)) if (p.stream === stream) parts.push(p);
+      for (const p of decodePartRecord(kv.value)) if (p.stream === stream) recorded.push(p);
     }
-    return { entries, pending: uncovered(parts, entries), stranded };
+    for (const p of recorded) parts.push(p);
+    return { entries, pending: uncovered(parts, entries), stranded, recorded };
   }
 
   /**
@@ -776,7 +781,7 @@ function txnParts(streams: readonly StreamRecord[], markers: ReadonlyMap<string,
     let own = (c.meta !== undefined ? 1 : 0) + (c.create === true ? 1 : 0) + (c.position !== undefined ? 1 : 0);
     if (!records) for (const e of c.entries) own += markers?.has(e.o) === true ? 1 : 2;
     let fresh = new Set(c.entries.map((e) => e.o).filter((o) => !objects.has(o)));
-    if (part.length > 0 && (part.length === STREAMS_PER_TXN || ops + own + objectOps(fresh) > OPS_PER_TXN)) {
+    if (part.length > 0 && (part.length === (records ? RECORD_STREAMS_PER_TXN : STREAMS_PER_TXN) || ops + own + objectOps(fresh) > OPS_PER_TXN)) {
       parts.push(part);
       part = [];
       objects = new Set();

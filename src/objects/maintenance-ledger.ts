@@ -13,7 +13,7 @@ import { crc32cRange } from '../util/crc32c';
 export type LedgerCompare = { key: string; modRevision: number } | { key: string; absent: true } | { key: string; present: true } | { key: string; value: Buffer } | { prefix: string; empty: true; from?: string };
 
 /** An operation of a ledger transaction (the etcd link's `EtcdOp`, the kinds used here). */
-export type LedgerOp = { put: string; value: Buffer } | { delete: string };
+export type LedgerOp = { put: string; value: Buffer } | { delete: string } | { deleteFrom: string; to: string };
 
 /** One read of `LedgerKv.readMany` (the etcd link's `EtcdRead`): a key, or up to `limit` pairs of `prefix` from `from` on. */
 export type LedgerRead = { get: string } | { from: string; prefix: string; limit: number };

@@ -44,6 +44,9 @@ import { type ObjectStore, isObjectNotFound } from './object-store';
 /** Objects of the writer's run read at once. */
 const READ_AHEAD = 4;
 
+/** The records format (part-records.ts): null when the ledger is not in it; `own`: the caller's writer, whose records its indexer takes. */
+export type TailRecords = { own: string | null } | null;
+
 /** What recovery needs of the store: a whole-object read and a create-only put. */
 export type TailStore = Pick<ObjectStore, 'get' | 'put' | 'createOnly'>;
 
@@ -66,11 +69,11 @@ export interface RecoveredTail {
  * when the store or etcd fails, when an object in the run is not a group object (damaged), or
  * when the fence moved on meanwhile.
  */
-export async function recoverTail(ledger: Ledger, store: TailStore, stream: string, fence: Fence, phases?: Record<string, number>, records = false): Promise<RecoveredTail> {
+export async function recoverTail(ledger: Ledger, store: TailStore, stream: string, fence: Fence, phases?: Record<string, number>, records: TailRecords = null): Promise<RecoveredTail> {
   const phase = phaseTimer(phases);
   const out: RecoveredTail = { read: 0, recorded: 0, entries: null };
   // Groups are acknowledged only once recorded without create-only puts: only the records format has a tail then.
-  if (!store.createOnly && !records) return out;
+  if (!store.createOnly && records === null) return out;
   // Read at once (round trips are most of a move's open): under our fence none of them changes meanwhile.
   const [pos, listed, walks] = await Promise.all([ledger.position(stream), ledger.entries(stream), ledger.tailWalks(stream)]);
   let entries = listed;
@@ -78,10 +81,12 @@ export async function recoverTail(ledger: Ledger, store: TailStore, stream: stri
   const at = pos === null ? null : parseGroupObjectKey(pos);
   if (at === null) return out; // no place in a create-only writer: no group of the stream went early
   // The records format (part-records.ts): the parts its writer recorded and did not index yet,
-  // and those stranded, read with the entries at one revision, are recorded here first.
+  // and those stranded, read with the entries at one revision, are recorded here first. Not
+  // those of the caller's own writer (a shard worker reopening a stream it wrote): its indexer
+  // takes them, under the fence they were recorded under, which is still this one.
   let pending: RecordedPart[] = [];
   let stranded: string[] = [];
-  if (records) ({ entries, pending, stranded } = await ledger.pendingOf(stream, at.writer));
+  if (records !== null && at.writer !== records.own) ({ entries, pending, stranded } = await ledger.pendingOf(stream, at.writer));
   out.entries = entries;
   let start = at.n;
   for (const e of [...entries, ...pending]) {

@@ -7,7 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { type Fence, Ledger, type ObjectStore, type PlacedStream, Reaper, type StreamRecord, groupObjectKey, openObjectStore, recoverTail } from '../../src/objects';
-import { Indexer } from '../../src/objects/indexer';
+import { CompactedCounter } from '../../src/objects/compaction';
+import { Indexer, ownWriters } from '../../src/objects/indexer';
 import { decodeCursor, recordName } from '../../src/objects/part-records';
 import { FrameType, encodeFrame } from '../../src/shards/worker/frame';
 import { etcdForFile } from '../helpers/etcd-for-file';
@@ -52,9 +53,9 @@ async function group(w: Writer, streams: readonly string[]): Promise<void> {
   expect(r).toEqual({ fenced: [] });
 }
 
-let counter = 1;
+const counter = new CompactedCounter();
 const indexer = (w: Writer, placed: () => PlacedStream[], settleMs = 0): Indexer =>
-  new Indexer({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed, writers: () => [WRITER], nextCounter: () => counter++ }, { settleMs });
+  new Indexer({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed, writers: () => [WRITER], counter }, { settleMs });
 
 /** The frames a stream's entries name, read back from the store. */
 async function read(w: Writer, stream: string): Promise<Buffer> {
@@ -100,7 +101,7 @@ it('strands a stream fenced away, which its opener records, and drops a deleted 
   expect(u.kvs).toHaveLength(3);
   await expect(etcd.link.rangePrefix(w.ledger.keys.strandedParts('d'), 2000)).resolves.toMatchObject({ kvs: [] });
   // b's opener records them, and their u/ copies go.
-  const tail = await recoverTail(w.ledger, w.store, 'b', B, undefined, true);
+  const tail = await recoverTail(w.ledger, w.store, 'b', B, undefined, { own: null });
   expect(tail.recorded).toBe(3);
   expect(await read(w, 'b')).toEqual(Buffer.concat(w.written.get('b')!));
   await expect(etcd.link.rangePrefix(w.ledger.keys.strandedParts('b'), 2000)).resolves.toMatchObject({ kvs: [] });
@@ -145,4 +146,29 @@ it('the reaper keeps the records format\'s group objects until the writer\'s ind
   await expect(reaper.tick()).resolves.toMatchObject({ destroyed: 3, deleted: 3 });
   for (let n = 0; n < 3; n++) await expect(w.store.get(g(n))).rejects.toMatchObject({ code: 'NoSuchKey' });
   for (const s of ['a', 'b']) expect(await read(w, s)).toEqual(Buffer.concat(w.written.get(s)!));
+});
+
+it('finds a node\'s writers by their records, and strands every part of a writer of an earlier start', async () => {
+  const w = await setup();
+  for (let i = 0; i < 2; i++) await group(w, ['a', 'b']);
+  // A second writer of the same start, and one of the next start (its streams' parts recorded under the same fence).
+  const token = await w.ledger.commitToken('g/1/1/3/');
+  await w.ledger.commitObjects(new Map([['g/1/1/3/000000000000', 10]]), [{ stream: 'a', fence: A, entries: [{ o: 'g/1/1/3/000000000000', counter: 9, off: 0, len: 0, from: 2, to: 2 }] }], undefined, { token, records: { writer: 'g/1/1/3/', firstObject: 0 } });
+  const next = await w.ledger.commitToken('g/1/2/0/');
+  await w.ledger.commitObjects(new Map([['g/1/2/0/000000000000', 10]]), [{ stream: 'a', fence: A, entries: [{ o: 'g/1/2/0/000000000000', counter: 10, off: 0, len: 0, from: 2, to: 2 }] }], undefined, { token: next, records: { writer: 'g/1/2/0/', firstObject: 0 } });
+  await expect(ownWriters(etcd.link, w.ledger.keys, 'g/1/')).resolves.toEqual(['g/1/1/0/', 'g/1/1/3/', 'g/1/2/0/']);
+  await expect(ownWriters(etcd.link, w.ledger.keys, 'g/1/2/')).resolves.toEqual(['g/1/2/0/']);
+  await expect(ownWriters(etcd.link, w.ledger.keys, 'g/2/')).resolves.toEqual([]);
+  // The node's second start: the first start's writer is retired, its parts stranded without waiting to settle.
+  const placed: PlacedStream[] = [{ name: 'a', streamId: 1, fence: A }];
+  const x = new Indexer(
+    { kv: etcd.link, keys: w.ledger.keys, store: w.store, placed: () => placed, writers: () => ['g/1/2/0/'], retired: () => [WRITER], counter },
+    { settleMs: 60_000 },
+  );
+  await expect(x.tick()).resolves.toMatchObject({ records: 2, entries: 0, stranded: 4 });
+  expect((await etcd.link.rangePrefix(w.ledger.keys.partRecords(WRITER), 2000)).kvs).toEqual([]);
+  expect(decodeCursor((await etcd.link.get(w.ledger.keys.indexCursor(WRITER), 2000)).kv!.value)).toEqual({ q: recordName(1, 0), o: 2 });
+  for (const s of ['a', 'b']) await expect(etcd.link.rangePrefix(w.ledger.keys.strandedParts(s), 2000)).resolves.toMatchObject({ kvs: [expect.anything(), expect.anything()] });
+  // The current start's record waits to settle.
+  expect((await etcd.link.rangePrefix(w.ledger.keys.partRecords('g/1/2/0/'), 2000)).kvs).toHaveLength(1);
 });

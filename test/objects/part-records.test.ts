@@ -175,7 +175,7 @@ describe('the ledger in the records format', () => {
       pending: [expect.objectContaining({ o: g(2), from: 2, to: 3 }), expect.objectContaining({ o: g(3), from: 3, to: 4 })],
     });
     // The opener's recovery records them (with references: they point into A's group objects).
-    const tail = await recoverTail(ledger, store, 's', B, undefined, true);
+    const tail = await recoverTail(ledger, store, 's', B, undefined, { own: null });
     expect(tail.recorded).toBe(2);
     const stored = await ledger.entries('s');
     expect(stored.map((e) => [e.epoch, e.counter, e.o, e.from, e.to])).toEqual([

@@ -91,6 +91,8 @@ export interface ObjectCommitOptions {
   recordBatch?: number;
   /** How long a moved stream's tail walk is waited for to answer an append whose early object it may have taken (ms); default 3 s. */
   takenWaitMs?: number;
+  /** `--objects-ledger records`: each ledger txn puts one part record instead of entries (src/objects/part-records.ts). */
+  records?: boolean;
 }
 
 /** One stream's part of a group: its byte range in the object and what its frames change. */
@@ -629,7 +631,11 @@ export class ObjectCommit implements Replicator {
         if (p.meta !== null) r.meta = r.rec.meta = p.meta;
         r.trimmed ||= p.trimmed;
         r.rec.entries.push({ o: b.key, counter: l.counter++, off: p.off, len: p.len, from: p.from, to: p.to });
-        if (!b.early && this.#o.store.createOnly) {
+        // The records format: an opener finds the stream's pending parts in the writer its place
+        // names, whatever the store; a place is put once per writer run (not per group: that is a
+        // put per stream and commit, what the format saves).
+        const place = this.#o.records === true ? l.placedIn !== b.switches : this.#o.store.createOnly;
+        if (!b.early && place) {
           // The stream's place in this writer: its groups after this one may go early.
           r.rec.position = b.key;
           r.placedIn = b.switches;
@@ -645,7 +651,9 @@ export class ObjectCommit implements Replicator {
       // Every group of the batch is recorded by this one call, all of its parts: its reference marker can name them all.
       // Sent again after an unanswered attempt, the commit finds out from its token that it landed (ledger.ts, CommitToken).
       const token = (this.#token ??= await this.#retrying(() => this.#o.ledger.commitToken(this.#writer)));
-      const r = await this.#retrying(() => this.#o.ledger.commitObjects(objects, [...recorded.values()].map((x) => x.rec), through, { markers: true, token }));
+      const first = Number(batch[0]!.p.key.slice(this.#writer.length));
+      const options = this.#o.records === true ? { token, records: { writer: this.#writer, firstObject: first } } : { markers: true, token };
+      const r = await this.#retrying(() => this.#o.ledger.commitObjects(objects, [...recorded.values()].map((x) => x.rec), through, options));
       if (this.#stats !== null) observeBucket(this.#stats.ledger, COMMIT_SECONDS_BOUNDS, (performance.now() - t0) / 1000);
       const refused = new Set(r.fenced);
       // Fenced since a txn that landed unanswered: recorded or not, nobody can tell (ledger.ts, CommitResult).
@@ -737,10 +745,12 @@ export class ObjectCommit implements Replicator {
     }
     if (fence.nodeId !== this.#o.nodeId || (s.openedEpoch !== undefined && fence.epoch !== s.openedEpoch)) return { nodeId: fence.nodeId };
     // Groups an earlier run of this writer acknowledged and did not record (it stopped): recorded now.
-    await recoverTail(this.#o.ledger, this.#o.store, name, fence);
+    await recoverTail(this.#o.ledger, this.#o.store, name, fence, undefined, this.#o.records === true ? { own: this.#writer } : null);
     const entries = await this.#o.ledger.entries(name);
     let counter = 0;
     for (const e of entries) if (e.epoch === fence.epoch) counter = Math.max(counter, e.counter + 1);
+    // The records format: this writer's records its indexer has not taken yet name counters of this epoch too (its entries will).
+    if (this.#o.records === true) for (const p of (await this.#o.ledger.pendingOf(name, this.#writer)).recorded) if (p.epoch === fence.epoch) counter = Math.max(counter, p.counter + 1);
     const state: StreamLedgerState = { fence, counter, meta: (await this.#o.ledger.meta(name)) ?? initialMeta(s), moved: null, placedIn: null };
     s.ledger = state;
     return null;

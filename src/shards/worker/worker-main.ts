@@ -88,6 +88,8 @@ export interface WorkerObjectsConfig {
    * the object range cache of adopted streams' reads from the object store.
    */
   cacheBytes?: number;
+  /** `--objects-ledger records`: the writer's commits put part records (src/objects/part-records.ts). */
+  records?: boolean;
 }
 
 /**
@@ -443,7 +445,7 @@ async function main(): Promise<void> {
       const objectStore = openObjectStore(o.url, { stats: objectStats });
       objects.stores.push(objectStore);
       if (commit === null) {
-        commit = new ObjectCommit({ store: objectStore, ledger: objects.ledger, nodeId: o.nodeId, nodeEpoch: o.nodeEpoch, shardId, flushMs: o.flushMs, maxBeforeCommit: o.putsInFlight, log: workerLog });
+        commit = new ObjectCommit({ store: objectStore, ledger: objects.ledger, nodeId: o.nodeId, nodeEpoch: o.nodeEpoch, shardId, flushMs: o.flushMs, maxBeforeCommit: o.putsInFlight, log: workerLog, records: o.records === true });
         shared = cfg.shardIds.length > 1 ? new SharedReplicator(commit) : commit;
       }
       replicator = shared!;

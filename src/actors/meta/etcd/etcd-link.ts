@@ -67,7 +67,7 @@ export type EtcdCompare =
   | { prefix: string; empty: true; from?: string }; // no key starts with `prefix` (an object without references); `from`: none from that key on (a key ≥ the prefix)
 
 /** One operation of a transaction branch. `lease` attaches a put to a lease (node registrations). */
-export type EtcdOp = { put: string; value: Buffer; lease?: string } | { delete: string } | { deletePrefix: string } | { get: string };
+export type EtcdOp = { put: string; value: Buffer; lease?: string } | { delete: string } | { deletePrefix: string } | { deleteFrom: string; to: string } | { get: string };
 
 export interface EtcdTxnResult {
   succeeded: boolean;

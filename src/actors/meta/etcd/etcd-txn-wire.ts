@@ -72,6 +72,9 @@ function writeOp(w: Writer, field: 2 | 3, op: EtcdOp): void {
     w.uint32(tag(3, 2)).fork().uint32(tag(1, 2)).string(op.delete);
   } else if ('deletePrefix' in op) {
     w.uint32(tag(3, 2)).fork().uint32(tag(1, 2)).string(op.deletePrefix).uint32(tag(2, 2)).bytes(prefixEnd(op.deletePrefix));
+  } else if ('deleteFrom' in op) {
+    // Keys in [deleteFrom, to): a range of keys in one operation.
+    w.uint32(tag(3, 2)).fork().uint32(tag(1, 2)).string(op.deleteFrom).uint32(tag(2, 2)).string(op.to);
   } else {
     w.uint32(tag(1, 2)).fork().uint32(tag(1, 2)).string(op.get);
   }
