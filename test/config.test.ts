@@ -70,6 +70,7 @@ describe('defaults', () => {
       metadataUser: '',
       objects: '',
       objectsFlushMs: 2,
+      objectsLedger: 'entries',
       objectsPutsInFlight: 2,
       objectsCacheBytes: 256 * 1024 * 1024,
       objectsCompactBytesPerSecond: 0,
