@@ -1,6 +1,6 @@
 /**
- * The ledger's `records` format (docs/cluster.md, "Objects mode: where data lives"; being built:
- * the node does not write it yet): a writer records a ledger txn's parts in one key instead of an
+ * The ledger's `records` format (`--objects-ledger records`; docs/objects.md, "The ledger's
+ * formats"): a writer records a ledger txn's parts in one key instead of an
  * entry and a reference per stream and group object, and indexes them per stream later, in runs.
  *
  *   q/<writer><record>            the parts one txn of the writer recorded under their streams'

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { type Fence, Ledger, type ObjectStore, type PlacedStream, Reaper, type StreamRecord, groupObjectKey, openObjectStore, recoverTail } from '../../src/objects';
 import { CompactedCounter } from '../../src/objects/compaction';
 import { Indexer, ownWriters } from '../../src/objects/indexer';
+import { type LedgerKv } from '../../src/objects/maintenance-ledger';
 import { decodeCursor, recordName } from '../../src/objects/part-records';
 import { FrameType, encodeFrame } from '../../src/shards/worker/frame';
 import { etcdForFile } from '../helpers/etcd-for-file';
@@ -68,9 +69,24 @@ it('indexes settled records into one entry per stream and run, in one compacted 
   const w = await setup();
   for (let i = 0; i < 5; i++) await group(w, ['a', 'b', i % 2 === 0 ? 'c' : 'b']);
   const placed = ['a', 'b', 'c'].map((name, k): PlacedStream => ({ name, streamId: k + 1, fence: A }));
-  // Not settled yet: nothing taken.
-  const x = indexer(w, () => placed, 60_000);
+  // Not settled yet: nothing taken; and a later tick reads only the records written since.
+  let fetched = 0;
+  const kv: LedgerKv = {
+    get: (...a) => etcd.link.get(...a),
+    readMany: (...a) => etcd.link.readMany(...a),
+    txnOnce: (...a) => etcd.link.txnOnce(...a),
+    countPrefix: (...a) => etcd.link.countPrefix(...a),
+    rangePage: async (...a) => {
+      const r = await etcd.link.rangePage(...a);
+      fetched += r.kvs.length;
+      return r;
+    },
+  };
+  const x = new Indexer({ kv, keys: w.ledger.keys, store: w.store, placed: () => placed, writers: () => [WRITER], counter }, { settleMs: 60_000 });
   await expect(x.tick()).resolves.toMatchObject({ records: 0 });
+  expect(fetched).toBe(5);
+  await expect(x.tick()).resolves.toMatchObject({ records: 0 });
+  expect(fetched).toBe(5);
   const t = await indexer(w, () => placed).tick();
   expect(t).toMatchObject({ records: 5, entries: 3, stranded: 0 });
   for (const s of ['a', 'b', 'c']) {
