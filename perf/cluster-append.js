@@ -62,6 +62,8 @@ const DRAIN_MIN_S = 16;
  * reaper's pass over the o/ records), a single-node one under 2%.
  */
 const QUIET_SHARE = 0.05;
+/** Counted after the node is quiet, before its floor is measured: the settle time of compaction and of the records format's indexer (10 s), and a tick. */
+const SETTLE_S = 12;
 // Before each measured run: W1's streams are compacted from the first second (a stream crowds past
 // 32 entries at once), W2's 1,000 only once their entries settle (10 s) or crowd (~8 s at 4,000
 // appends a second), and the code that runs only then is compiled as it warms: a W2 run measured
@@ -160,6 +162,12 @@ async function main() {
         quiet = calm >= 2 && Date.now() - drainStart >= DRAIN_MIN_S * 1000;
         prev = now;
       }
+      // Background work that waits for its entries to settle (compaction, the records format's
+      // indexer: 10 s) comes in bursts after the load, and a floor measured among them counted it
+      // as idle and took it off (under --objects-ledger records the "with the work left behind"
+      // figure came out below the run's own). So once quiet the drain runs a settle time longer,
+      // counted, before the floor is measured.
+      if (quiet) await sleep(SETTLE_S * 1000);
       const drainS = (Date.now() - drainStart) / 1000;
       const quietCpu = cpuSeconds(live.pid);
       const floorStart = Date.now();
@@ -261,7 +269,7 @@ function render({ runs, sides, rounds, duration, connections, pacedConnections, 
     `- date: ${new Date().toISOString()}; ${os.cpus().length} cores, ${os.type()} ${os.release()}, node ${process.version}; load average (1 min): ${load}`,
     `- closed loop: ${rounds} rounds × ${duration} s per run, ${connections} connections, each as fast as its answers come (the rate a side reaches); ` +
       `paced: ${rounds} rounds × ${duration} s per run, every side offered ${rate} appends/s over ${pacedConnections} connections (\`perf/wrk/${STREAMS === 1 ? 'paced-append.lua' : 'paced-append-spread.lua'}\`: the CPU an append costs at one load); a ${WARMUP_S} s warm-up before each run`,
-    `- with the work left behind: the node's CPU from the measured run's start until it is quiet again (under ${QUIET_SHARE * 100}% of a core in two 2 s windows in a row, at least ${DRAIN_MIN_S} s (the reaper's grace) and at most ${DRAIN_MAX_S} s after the load: compaction and the reaper catching up), less its idle floor over the wait (measured for 4 s once quiet), per measured append; an upper bound, as it includes what the warm-up left`,
+    `- with the work left behind: the node's CPU from the measured run's start until it is quiet again (under ${QUIET_SHARE * 100}% of a core in two 2 s windows in a row, at least ${DRAIN_MIN_S} s (the reaper's grace) and at most ${DRAIN_MAX_S} s after the load: compaction and the reaper catching up) and ${SETTLE_S} s more (what waits to settle: compaction's runs, the records format's indexer), less its idle floor over the wait (measured for 4 s after that), per measured append; an upper bound, as it includes what the warm-up left`,
     `- data directories, \`file:\` objects and etcd's data on ${fsName}; a file's create there cost this process ${range(runs.map((x) => x.createUs))} µs of CPU before a run (\`createCostUs\` in \`perf/lib/commit-floors.js\`: on ext4 without a journal it grows with the files deleted in the minutes before, by earlier runs' reapers too, and every group object pays it)`,
     `- each remote leg alone, one at a time, before the rounds and with no other load of this benchmark (\`perf/lib/commit-floors.js\`, the product's code): ` +
       `a \`file:\` object PUT of ${GROUP_BYTES} B (about one W1 group) p50 ${floors.put.p50.toFixed(2)} ms, p99 ${floors.put.p99.toFixed(2)} ms; ` +
