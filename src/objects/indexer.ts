@@ -28,8 +28,8 @@
 import { type EntryValue } from './ledger';
 import { type LedgerKeys, fenceValue, parseGroupObjectKey } from './ledger-keys';
 import { LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type MaintenanceLog, type MaintenanceStore, framesProblem, json } from './maintenance-ledger';
-import { type IndexCursor, type PartRecord, type RecordedPart, decodeCursor, decodePartRecord, encodeCursor } from './part-records';
-import { type CompactedCounter, type PlacedStream, putCompacted } from './compaction';
+import { type IndexCursor, type PartRecord, type RecordedPart, decodeCursor, decodePartRecord, encodeCursor, partsByStream } from './part-records';
+import { type CompactedCounter, GROUP_OBJECT_WHOLE_MAX, type PlacedStream, putCompacted } from './compaction';
 import { RangeCache } from './range-cache';
 import { Ticker } from './ticker';
 
@@ -75,8 +75,6 @@ export interface IndexTick {
 
 /** Streams a txn of entries names (design: ≤ 40 a txn: f/ compare, i/ and r/ puts each). */
 const STREAMS_PER_TXN = 40;
-/** Group objects read whole for their parts (a small group object holds many streams' parts). */
-const WHOLE_MAX = 256 << 10;
 
 /** What the indexer holds of a writer between ticks (Indexer.#writers). */
 interface WriterState {
@@ -213,14 +211,7 @@ export class Indexer {
   /** The taken records' parts: runs to index (their bytes read and checked), and the parts to strand. */
   async #sort(taken: readonly PartRecord[], placed: ReadonlyMap<string, PlacedStream>, writer: string): Promise<{ runs: Run[]; stranded: RecordedPart[] }> {
     const node = Number(writer.split('/')[1]);
-    const byStream = new Map<string, RecordedPart[]>();
-    for (const r of taken) {
-      for (const p of r.parts) {
-        let list = byStream.get(p.stream);
-        if (list === undefined) byStream.set(p.stream, (list = []));
-        list.push(p);
-      }
-    }
+    const byStream = partsByStream(taken.flatMap((r) => r.parts));
     const runs: Run[] = [];
     const stranded: RecordedPart[] = [];
     for (const [name, parts] of byStream) {
@@ -249,7 +240,7 @@ export class Indexer {
     if (p.len === 0) return Buffer.alloc(0);
     const { store } = this.#deps;
     let b: Buffer;
-    if (p.size !== undefined && p.size <= WHOLE_MAX && p.off + p.len <= p.size) {
+    if (p.size !== undefined && p.size <= GROUP_OBJECT_WHOLE_MAX && p.off + p.len <= p.size) {
       const whole = await this.#objects.get(p.o, () => store.get(p.o));
       b = whole.subarray(p.off, Math.min(whole.length, p.off + p.len));
     } else b = await store.get(p.o, { offset: p.off, length: p.len });
@@ -282,7 +273,7 @@ export class Indexer {
     done.bytes += size;
     const entry = (r: Run): EntryValue => {
       const { off, len } = at.get(r)!;
-      return { o: objectKey, off, len, from: r.parts[0]!.from, to: r.parts[r.parts.length - 1]!.to, ...(size <= WHOLE_MAX ? { size } : {}) };
+      return { o: objectKey, off, len, from: r.parts[0]!.from, to: r.parts[r.parts.length - 1]!.to, ...(size <= GROUP_OBJECT_WHOLE_MAX ? { size } : {}) };
     };
     const fenced: Run[] = [];
     for (let i = 0; i < runs.length; i += STREAMS_PER_TXN) {
@@ -333,13 +324,7 @@ export class Indexer {
   /** Stranded parts into u/ (with a reference to their object), a txn per stream; a deleted stream's are dropped. */
   async #strand(parts: readonly RecordedPart[], done: IndexTick): Promise<void> {
     const { kv, keys } = this.#deps;
-    const byStream = new Map<string, RecordedPart[]>();
-    for (const p of parts) {
-      let list = byStream.get(p.stream);
-      if (list === undefined) byStream.set(p.stream, (list = []));
-      list.push(p);
-    }
-    for (const [stream, list] of byStream) {
+    for (const [stream, list] of partsByStream(parts)) {
       for (let i = 0; i < list.length; i += 60) {
         const ops: LedgerOp[] = [];
         const objects = new Set<string>();

@@ -386,7 +386,7 @@ export class Ledger {
 
   /** The same for a later txn of the commit found landed (by the token): its streams' fences and first entries (or its record) read now. */
   async #settleLandedAgain(part: readonly StreamRecord[], record: string | null, fenced: string[], unknown: string[]): Promise<void> {
-    const r = await this.#txn([], this.#judgeReads(part, record).slice(0, record === null ? 2 * part.length : part.length + 1), []);
+    const r = await this.#txn([], this.#judgeReads(part, record), []);
     this.#settleLanded(part, r.gets, record, fenced, unknown);
   }
 

@@ -116,9 +116,13 @@ export function uncovered<T extends SeqRange>(parts: readonly T[], held: readonl
   return out;
 }
 
-/** The parts the records hold of one stream, in record order. */
-export function partsOf(records: readonly PartRecord[], stream: string): RecordedPart[] {
-  const out: RecordedPart[] = [];
-  for (const r of records) for (const p of r.parts) if (p.stream === stream) out.push(p);
+/** Parts by stream, each stream's in the order given. */
+export function partsByStream(parts: Iterable<RecordedPart>): Map<string, RecordedPart[]> {
+  const out = new Map<string, RecordedPart[]>();
+  for (const p of parts) {
+    let list = out.get(p.stream);
+    if (list === undefined) out.set(p.stream, (list = []));
+    list.push(p);
+  }
   return out;
 }

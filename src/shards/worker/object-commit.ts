@@ -746,11 +746,11 @@ export class ObjectCommit implements Replicator {
     if (fence.nodeId !== this.#o.nodeId || (s.openedEpoch !== undefined && fence.epoch !== s.openedEpoch)) return { nodeId: fence.nodeId };
     // Groups an earlier run of this writer acknowledged and did not record (it stopped): recorded now.
     await recoverTail(this.#o.ledger, this.#o.store, name, fence, undefined, this.#o.records === true ? { own: this.#writer } : null);
-    const entries = await this.#o.ledger.entries(name);
+    // The records format: this writer's records its indexer has not taken yet name counters of this
+    // epoch too (its entries will), read with the entries at one revision.
+    const { entries, recorded } = this.#o.records === true ? await this.#o.ledger.pendingOf(name, this.#writer) : { entries: await this.#o.ledger.entries(name), recorded: [] };
     let counter = 0;
-    for (const e of entries) if (e.epoch === fence.epoch) counter = Math.max(counter, e.counter + 1);
-    // The records format: this writer's records its indexer has not taken yet name counters of this epoch too (its entries will).
-    if (this.#o.records === true) for (const p of (await this.#o.ledger.pendingOf(name, this.#writer)).recorded) if (p.epoch === fence.epoch) counter = Math.max(counter, p.counter + 1);
+    for (const e of [...entries, ...recorded]) if (e.epoch === fence.epoch) counter = Math.max(counter, e.counter + 1);
     const state: StreamLedgerState = { fence, counter, meta: (await this.#o.ledger.meta(name)) ?? initialMeta(s), moved: null, placedIn: null };
     s.ledger = state;
     return null;
