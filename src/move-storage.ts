@@ -16,7 +16,8 @@
  *                       reads records below the remote end from the store on demand and replays
  *                       the idempotent producers from the entries' batch headers while it serves
  *                       the stream; a fork is imported as with `copy`)
- *   drop(name)    ──▶ ShardClient.dropStream (the ledger is not touched: the stream lives on elsewhere)
+ *   drop(name, below) ──▶ ShardClient.dropStream (the ledger is not touched: the stream lives on
+ *                     elsewhere); only a copy opened below the epoch of the move that took it away
  *
  * It joins three layers — the control plane's opener (src/actors), the object store and ledger
  * (src/objects) and the data plane's import (src/shards) — so it lives beside the composition
@@ -26,6 +27,7 @@ import { type MoveStorage, type OpenSpec } from './actors';
 import { type Fence, type Ledger, type LedgerMeta, type ObjectStore, recoverTail } from './objects';
 import { type AdoptParams, nextEntryCounter, readStreamFromObjects } from './shards';
 import { phaseTimer } from './util/phase-timer';
+import { testFault } from './util/test-fault';
 
 /** The import input (ShardClient's StreamImport), as readStreamFromObjects makes it. */
 type StreamImport = Omit<NonNullable<Awaited<ReturnType<typeof readStreamFromObjects>>>, 'nextCounter'>;
@@ -34,7 +36,7 @@ type StreamImport = Omit<NonNullable<Awaited<ReturnType<typeof readStreamFromObj
 export interface LocalStreams {
   importStream(name: string, input: StreamImport): Promise<unknown>;
   adoptStream(name: string, input: Omit<AdoptParams, 'name'>): Promise<unknown>;
-  dropStream(name: string): Promise<unknown>;
+  dropStream(name: string, below?: number): Promise<unknown>;
   list(p: { prefix: string; startAfter: string; limit: number }): Promise<{ streams: ReadonlyArray<{ name: string }>; hasMore: boolean }>;
 }
 
@@ -108,9 +110,11 @@ export function moveStorage(d: MoveStorageDeps): MoveStorage {
       return 'opened';
     },
     create: (name: string, spec: OpenSpec) => d.create(name, spec),
-    async drop(name: string): Promise<void> {
+    async drop(name: string, below?: number): Promise<void> {
       await d.beforeDrop?.();
-      await d.shards.dropStream(name);
+      // TEST-ONLY (util/test-fault.ts): a drop held while the stream moves back here.
+      while (testFault('slow-drop')) await new Promise((r) => setTimeout(r, 50));
+      await d.shards.dropStream(name, below);
     },
     async localStreams(): Promise<string[]> {
       const names: string[] = [];

@@ -19,6 +19,7 @@ import {
   type CreateParams,
   type CreateResult,
   type DeleteResult,
+  type DropParams,
   type DropResult,
   type HeadParams,
   type ImportBeginParams,
@@ -67,7 +68,7 @@ export interface Ops {
   importEnd: { req: ImportStepParams; res: ImportResult };
   importAbort: { req: ImportStepParams; res: { aborted: boolean } };
   /** Remove the local copy of a stream (it moved to another node); nothing shared is touched. */
-  drop: { req: NameParams; res: DropResult };
+  drop: { req: DropParams; res: DropResult };
   /** Open a stream from the object ledger without copying its records (docs/objects.md, "Opening without a copy"). */
   adopt: { req: AdoptParams; res: AdoptResult };
 }

@@ -464,8 +464,8 @@ export class ShardClient {
    * delete, whatever the stream's state (forks, TTL), but nothing shared is touched (no fork
    * reference released, nothing recorded in the object ledger). `dropped: false` when there was none.
    */
-  dropStream(name: string): Promise<DropResult> {
-    return this.#call('drop', this.shardOf(name), { name });
+  dropStream(name: string, below?: number): Promise<DropResult> {
+    return this.#call('drop', this.shardOf(name), below === undefined ? { name } : { name, below });
   }
 
   /**

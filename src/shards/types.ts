@@ -469,6 +469,17 @@ export interface AdoptResult {
   /** Remote chunks kept (ledger holes included). */
   remoteChunks: number;
 }
+/** Which local copy a drop removes (ShardClient.dropStream). */
+export interface DropParams {
+  name: string;
+  /**
+   * The epoch of the move that took the stream away: only a copy opened below it is dropped. A
+   * copy opened at it or later came back here while the drop waited (a transfer back), and is the
+   * one this node now serves. Absent: whatever copy there is.
+   */
+  below?: number;
+}
+
 export interface DropResult {
   /** False when there was no local copy (dropping is idempotent). */
   dropped: boolean;

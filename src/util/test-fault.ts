@@ -1,6 +1,7 @@
 /**
  * TEST-ONLY fault hook (the storage fault tests, test/storage/worker-faults.test.ts; the object
- * maintenance thread's, test/cluster/maintenance-thread.test.ts).
+ * maintenance thread's, test/cluster/maintenance-thread.test.ts; a drop held past a stream's
+ * return, test/cluster/transfer.test.ts).
  *
  * Armed only when BOTH are set in the node's environment: `NODE_ENV=test` (jest sets it; a
  * production deployment never should) and `SVC_TEST_FAULTS_FILE`, the path of a file the test

@@ -7,14 +7,20 @@
  *   each transfer (the longest gap between a continuous writer's acknowledgements around it) is
  *   measured and printed (goal p99 < 1 s).
  */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { type NodeProcess } from '../helpers/node-process';
 import { ObjectsCluster, quantile, sleep, until } from './objects-cluster';
-import { type Writer, dsWriter, kafkaWriter, missing, readAll, svcWriter } from './writers';
+import { type Writer, dsWriter, explainLoss, kafkaWriter, missing, readAll, svcWriter } from './writers';
 import { runAlone } from '../helpers/run-alone';
 
 jest.setTimeout(180_000);
 
 let c: ObjectsCluster;
+// The nodes' test fault hook (src/util/test-fault.ts): `slow-drop` holds a node's drop of a moved stream's copy.
+const faults = path.join(os.tmpdir(), `svc-transfer-faults-${process.pid}`);
+process.env['SVC_TEST_FAULTS_FILE'] = faults;
 
 // A latency bound on a whole cluster: not beside another such suite (run-alone.ts).
 runAlone();
@@ -23,6 +29,7 @@ beforeAll(async () => {
   c = await ObjectsCluster.start(['--node-lease-ttl', '3']);
 }, 90_000);
 afterAll(async () => {
+  fs.rmSync(faults, { force: true });
   await c?.stop();
 });
 
@@ -127,7 +134,12 @@ test('100 transfers back and forth under load lose no acknowledged record; unava
   await sleep(200);
   for (const w of writers) await w.stop();
   const lost: string[] = [];
-  for (const w of writers) lost.push(...missing(w, await readAll(c, w.stream)));
+  for (const w of writers) {
+    const records = await readAll(c, w.stream);
+    const gone = missing(w, records);
+    if (gone.length > 0) console.error(explainLoss(c, w, records, gone));
+    lost.push(...gone);
+  }
   expect(lost).toEqual([]);
   const p50 = quantile(gaps, 0.5);
   const p99 = quantile(gaps, 0.99);
@@ -136,3 +148,50 @@ test('100 transfers back and forth under load lose no acknowledged record; unava
   expect(gaps).toHaveLength(TRANSFERS);
   expect(writers.every((w) => w.acked.length > 20)).toBe(true);
 });
+
+test('a drop held until the stream came back keeps the copy the node serves again', async () => {
+  // A node drops its copy of a stream that moved away once its gateway threads have heard of the
+  // move; the stream can be back (a second transfer) before that. The drop is for the copy before
+  // the move: the one opened on the way back stays, and its appends go on.
+  const w = await svcWriter(c, '/tr/back');
+  try {
+    await heldDropKeepsCopy(w);
+  } finally {
+    await w.stop();
+  }
+  const records = await readAll(c, '/tr/back');
+  const gone = missing(w, records);
+  if (gone.length > 0) console.error(explainLoss(c, w, records, gone));
+  expect(gone).toEqual([]);
+  expect(records.map((x) => x.seq)).toEqual(records.map((_, i) => i));
+});
+
+async function heldDropKeepsCopy(w: Writer): Promise<void> {
+  await until('10 records', async () => (w.acked.length >= 10 ? true : null));
+  const home = (await c.detail('/tr/back')).ownerNodeId;
+  const away = [1, 2, 3].find((id) => id !== home)!;
+  const placedOn = (id: number): Promise<boolean> =>
+    until(`placed on node ${id}`, async () => {
+      const d = await c.detail('/tr/back', c.nodes.get(away === id ? home : away));
+      return d.state === 'placed' && d.ownerNodeId === id ? true : null;
+    });
+  fs.writeFileSync(faults, 'slow-drop');
+  try {
+    expect((await transfer('/tr/back', away)).json).toMatchObject({ pending: true });
+    await placedOn(away);
+    let n = w.acked.length;
+    await until('appends on the other node', async () => (w.acked.length >= n + 5 ? true : null));
+    expect((await transfer('/tr/back', home)).json).toMatchObject({ pending: true });
+    await placedOn(home);
+    n = w.acked.length;
+    await until('appends back home', async () => (w.acked.length >= n + 5 ? true : null));
+  } finally {
+    fs.rmSync(faults, { force: true });
+  }
+  // The held drops run now (home's of the copy before its first move, away's of its own).
+  await sleep(1_000);
+  const n = w.acked.length;
+  await until('appends go on at home after the held drops', async () => (w.acked.length >= n + 10 ? true : null), 10_000);
+  const direct = await fetch(`${c.nodes.get(home)!.url}/tr/back?seq=0&count=1&format=json`);
+  expect(direct.status).toBe(200);
+}

@@ -255,6 +255,42 @@ export async function lostRecords(c: ObjectsCluster, w: Writer): Promise<string[
   return missing({ stream: w.stream, acked }, await readAll(c, w.stream));
 }
 
+/**
+ * What a test prints when acknowledged records are missing (`lost` from missing()): the writer's
+ * acknowledgements and the records read around each lost seq, and the stream's ledger records
+ * in etcd (fence, place, tail walks, entries near the seq), so a rare loss in CI says where it
+ * happened.
+ */
+export function explainLoss(c: ObjectsCluster, w: Pick<Writer, 'stream' | 'acked' | 'failed'>, records: readonly ReadRecord[], lost: readonly string[]): string {
+  if (lost.length === 0) return '';
+  const out: string[] = [];
+  const seqs = new Set<number>();
+  for (const l of lost) {
+    const m = / seq (\d+):/.exec(l);
+    if (m !== null) seqs.add(Number(m[1]));
+  }
+  const enc = encodeURIComponent(w.stream);
+  let ledger: string[] = [];
+  try {
+    const text = c.etcd.etcdctl('get', '--prefix', c.metadataUrl.replace(/^etcds?:\/\/[^/]*\//, ''));
+    const lines = text.split('\n');
+    for (let i = 0; i + 1 < lines.length; i += 2) ledger.push(`${lines[i]} = ${lines[i + 1]}`);
+    ledger = ledger.filter((l) => /\.objects\/[fwtiuk]\//.test(l) ? l.includes(enc) : /\.objects\/h\//.test(l));
+  } catch (err) {
+    ledger = [`etcdctl failed: ${(err as Error).message}`];
+  }
+  for (const seq of [...seqs].slice(0, 3)) {
+    const i = w.acked.findIndex((a) => a.seq === seq);
+    out.push(`--- ${w.stream} seq ${seq}`);
+    for (const a of w.acked.slice(Math.max(0, i - 3), i + 4)) out.push(`acked ${JSON.stringify(a)}`);
+    for (const r of records.filter((x) => Math.abs(x.seq - seq) <= 3)) out.push(`read ${JSON.stringify(r)}`);
+    const at = w.acked[i]?.at ?? 0;
+    for (const f of w.failed.filter((x) => Math.abs(x.sent - at) < 3_000)) out.push(`failed ${JSON.stringify(f)}`);
+  }
+  out.push(...ledger.filter((l) => !/\/i\//.test(l) || [...seqs].some((seq) => { const m = /"from":(\d+),"to":(\d+)/.exec(l); return m !== null && Number(m[2]) >= seq - 3 && Number(m[1]) <= seq + 3; })));
+  return out.join('\n');
+}
+
 /** Acknowledged records of `w` missing or different in `records` (seq, body, key, headers), as text. */
 export function missing(w: Pick<Writer, 'stream' | 'acked'>, records: readonly ReadRecord[]): string[] {
   const bySeq = new Map(records.map((r) => [r.seq, r]));

@@ -226,6 +226,19 @@ describe('importing a stream written by another node', () => {
     await expectSame('/imp/a');
   });
 
+  it('keeps a copy opened at or after the move a drop is for (the stream came back while the drop waited)', async () => {
+    const input = await importInput(source, sourceDir, '/imp/a');
+    const back: StreamImport = { meta: { ...input.meta, meta: { ...input.meta.meta, name: '/imp/back' } }, frames: input.frames, epoch: 5 };
+    await target.importStream('/imp/back', back);
+    // The drop of the move at epoch 4 (the copy before it) and of the move at 5 itself find this copy, opened at 5.
+    expect(await target.dropStream('/imp/back', 4)).toEqual({ dropped: false });
+    expect(await target.dropStream('/imp/back', 5)).toEqual({ dropped: false });
+    expect((await target.head('/imp/back')).nextSeq).toBe((await source.head('/imp/a')).nextSeq);
+    // A later move's drop takes it.
+    expect(await target.dropStream('/imp/back', 6)).toEqual({ dropped: true });
+    expect((await rejection(target.head('/imp/back'))).code).toBe('not_found');
+  });
+
   it('closes both nodes', async () => {
     closed = true;
     await target.close();

@@ -37,8 +37,12 @@ export interface MoveStorage {
   open(name: string, epoch: number, opts?: { previous?: { nodeId: number; epoch: number }; phases?: Record<string, number> }): Promise<'opened' | 'absent'>;
   /** Create a stream that was placed here but never created (a Kafka partition's create intent), at `epoch`. */
   create(name: string, spec: OpenSpec, epoch: number): Promise<void>;
-  /** Drop the local copy (no ledger change: the stream lives on elsewhere). Absent is fine. */
-  drop(name: string): Promise<void>;
+  /**
+   * Drop the local copy (no ledger change: the stream lives on elsewhere). Absent is fine.
+   * `below`: the epoch of the row that names another node; a copy opened at it or later (the
+   * stream came back while the drop waited) is kept.
+   */
+  drop(name: string, below?: number): Promise<void>;
   /** Names of the streams in the local shards. */
   localStreams(): Promise<string[]>;
 }
@@ -87,7 +91,7 @@ export class StreamOpener {
     for (const name of await this.#storage.localStreams()) {
       const cur = this.#placement.row(name);
       if (cur === null || cur.row.nodeId === mine) continue;
-      await this.#storage.drop(name).catch((err: unknown) => this.#log.warn({ stream: name, err: (err as Error).message }, 'dropping a local copy of a stream placed elsewhere failed'));
+      await this.#storage.drop(name, cur.row.epoch).catch((err: unknown) => this.#log.warn({ stream: name, err: (err as Error).message }, 'dropping a local copy of a stream placed elsewhere failed'));
     }
     // Every stream placed here, whether or not the data directory still has it (it may have been
     // wiped): a new epoch, so writes the previous start left unfinished can no longer commit, and
@@ -122,7 +126,7 @@ export class StreamOpener {
     }
     if (this.#held.has(name) && this.#opening.get(name) === undefined) {
       this.#held.delete(name);
-      void this.#storage.drop(name).catch((err: unknown) => this.#log.warn({ stream: name, err: (err as Error).message }, 'dropping the local copy of a stream that moved failed'));
+      void this.#storage.drop(name, row.epoch).catch((err: unknown) => this.#log.warn({ stream: name, err: (err as Error).message }, 'dropping the local copy of a stream that moved failed'));
     }
   }
 

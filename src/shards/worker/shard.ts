@@ -28,6 +28,7 @@ import {
   type CreateParams,
   type CreateResult,
   type DeleteResult,
+  type DropParams,
   type DropResult,
   type Durability,
   type HeadParams,
@@ -582,11 +583,14 @@ export class Shard {
    * (forks, expiry), written as `local` frames, with nothing shared touched (no fork reference
    * released). Imports of the name still open are abandoned.
    */
-  drop(name: string, reply: Reply<DropResult>): void {
+  drop(p: DropParams, reply: Reply<DropResult>): void {
     if (this.#refuse(reply)) return;
-    this.#imports.abandonName(name);
-    const s = this.#streams.byName.get(name);
-    if (s === undefined || s.deleted) return this.#commit.afterDurable(reply, () => ({ dropped: false }));
+    // A copy opened at or after the move that asked for the drop is the stream come back (the
+    // drop waited for the gateway threads meanwhile): it stays, and so does an import of it.
+    const mine = (s: StreamState): boolean => p.below === undefined || s.openedEpoch === undefined || s.openedEpoch < p.below;
+    this.#imports.abandonName(p.name, mine);
+    const s = this.#streams.byName.get(p.name);
+    if (s === undefined || s.deleted || !mine(s)) return this.#commit.afterDurable(reply, () => ({ dropped: false }));
     this.#writes.delete(s, true);
     this.#commit.whenDurable(reply, () => ({ dropped: true }));
   }

@@ -148,9 +148,9 @@ export class StreamImports {
     return true;
   }
 
-  /** Abandon every open import of `name` (a new import of it, or a drop). */
-  abandonName(name: string): void {
-    for (const im of [...this.#byId.values()]) if (im.s.meta.name === name) this.#abandon(im);
+  /** Abandon every open import of `name` (a new import of it, or a drop: those `which` names). */
+  abandonName(name: string, which: (s: StreamState) => boolean = () => true): void {
+    for (const im of [...this.#byId.values()]) if (im.s.meta.name === name && which(im.s)) this.#abandon(im);
   }
 
   #open(name: string, importId: number): Import {

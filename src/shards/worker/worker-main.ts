@@ -294,7 +294,7 @@ const HANDLERS: { readonly [K in OpName]: Handler<K> } = {
   importFrames: (s, p, reply) => s.importFrames(p, reply),
   importEnd: (s, p, reply) => s.importEnd(p, reply),
   importAbort: (s, p, reply) => s.importAbort(p, reply),
-  drop: (s, p, reply) => s.drop(p.name, reply),
+  drop: (s, p, reply) => s.drop(p, reply),
   adopt: (s, p, reply) => s.adopt(p, reply),
 };
 
