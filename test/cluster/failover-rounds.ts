@@ -8,7 +8,7 @@
  * next round.
  */
 import { type ObjectsCluster, quantile, until } from './objects-cluster';
-import { type Writer, dsWriter, explainLoss, kafkaWriter, lostRecords, missing, readAll, svcWriter } from './writers';
+import { type Writer, dsWriter, kafkaWriter, lostRecords, readChecked, svcWriter } from './writers';
 
 /** The issue's bound: served by another node within 10 s of the kill. */
 export const SERVED_WITHIN_MS = 10_000;
@@ -101,12 +101,7 @@ export async function failoverRounds(c: ObjectsCluster, writers: readonly Writer
   // a round's check was reading, is there.
   for (const w of writers) await w.stop();
   const lost: string[] = [];
-  for (const w of writers) {
-    const records = await readAll(c, w.stream);
-    const gone = missing(w, records);
-    if (gone.length > 0) console.error(explainLoss(c, w, records, gone));
-    lost.push(...gone);
-  }
+  for (const w of writers) lost.push(...(await readChecked(c, w)).lost);
   expect(lost).toEqual([]);
   console.log(`failover rounds: ${times.length}, served elsewhere after p50 ${quantile(times, 0.5)} ms, max ${Math.max(...times)} ms; acked ${writers.reduce((n, w) => n + w.acked.length, 0)} records (${writers.map((w) => w.kind).join(',')})`);
   return times;

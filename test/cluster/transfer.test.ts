@@ -12,7 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { type NodeProcess } from '../helpers/node-process';
 import { ObjectsCluster, quantile, sleep, until } from './objects-cluster';
-import { type Writer, dsWriter, explainLoss, kafkaWriter, missing, readAll, svcWriter } from './writers';
+import { type Writer, dsWriter, kafkaWriter, missing, readAll, readChecked, svcWriter } from './writers';
 import { runAlone } from '../helpers/run-alone';
 
 jest.setTimeout(180_000);
@@ -134,12 +134,7 @@ test('100 transfers back and forth under load lose no acknowledged record; unava
   await sleep(200);
   for (const w of writers) await w.stop();
   const lost: string[] = [];
-  for (const w of writers) {
-    const records = await readAll(c, w.stream);
-    const gone = missing(w, records);
-    if (gone.length > 0) console.error(explainLoss(c, w, records, gone));
-    lost.push(...gone);
-  }
+  for (const w of writers) lost.push(...(await readChecked(c, w)).lost);
   expect(lost).toEqual([]);
   const p50 = quantile(gaps, 0.5);
   const p99 = quantile(gaps, 0.99);
@@ -159,10 +154,8 @@ test('a drop held until the stream came back keeps the copy the node serves agai
   } finally {
     await w.stop();
   }
-  const records = await readAll(c, '/tr/back');
-  const gone = missing(w, records);
-  if (gone.length > 0) console.error(explainLoss(c, w, records, gone));
-  expect(gone).toEqual([]);
+  const { records, lost } = await readChecked(c, w);
+  expect(lost).toEqual([]);
   expect(records.map((x) => x.seq)).toEqual(records.map((_, i) => i));
 });
 

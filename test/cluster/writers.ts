@@ -256,30 +256,32 @@ export async function lostRecords(c: ObjectsCluster, w: Writer): Promise<string[
 }
 
 /**
- * What a test prints when acknowledged records are missing (`lost` from missing()): the writer's
- * acknowledgements and the records read around each lost seq, and the stream's ledger records
- * in etcd (fence, place, tail walks, entries near the seq), so a rare loss in CI says where it
- * happened.
+ * Every record of `w`'s stream read back, and the acknowledged ones missing or different
+ * (missing()). When some are, it prints what the test needs to find where they went: the
+ * writer's acknowledgements and failures and the records read around each such seq, and the
+ * stream's ledger keys in etcd (fence, place, tail walks, entries near the seq, h/ marks).
  */
-export function explainLoss(c: ObjectsCluster, w: Pick<Writer, 'stream' | 'acked' | 'failed'>, records: readonly ReadRecord[], lost: readonly string[]): string {
-  if (lost.length === 0) return '';
+export async function readChecked(c: ObjectsCluster, w: Writer): Promise<{ records: ReadRecord[]; lost: string[] }> {
+  const records = await readAll(c, w.stream);
+  const bad = badAcks(w, records);
+  if (bad.length > 0) console.error(explainLoss(c, w, records, bad.map((a) => a.seq)));
+  return { records, lost: missing(w, records) };
+}
+
+function explainLoss(c: ObjectsCluster, w: Writer, records: readonly ReadRecord[], seqs: readonly number[]): string {
   const out: string[] = [];
-  const seqs = new Set<number>();
-  for (const l of lost) {
-    const m = / seq (\d+):/.exec(l);
-    if (m !== null) seqs.add(Number(m[1]));
-  }
   const enc = encodeURIComponent(w.stream);
   let ledger: string[] = [];
   try {
     const text = c.etcd.etcdctl('get', '--prefix', c.metadataUrl.replace(/^etcds?:\/\/[^/]*\//, ''));
     const lines = text.split('\n');
     for (let i = 0; i + 1 < lines.length; i += 2) ledger.push(`${lines[i]} = ${lines[i + 1]}`);
-    ledger = ledger.filter((l) => /\.objects\/[fwtiuk]\//.test(l) ? l.includes(enc) : /\.objects\/h\//.test(l));
+    ledger = ledger.filter((l) => (/\.objects\/[fwtiuk]\//.test(l) ? l.includes(enc) : /\.objects\/h\//.test(l)));
   } catch (err) {
     ledger = [`etcdctl failed: ${(err as Error).message}`];
   }
-  for (const seq of [...seqs].slice(0, 3)) {
+  const near = (from: number, to: number): boolean => seqs.some((seq) => to >= seq - 3 && from <= seq + 3);
+  for (const seq of seqs.slice(0, 3)) {
     const i = w.acked.findIndex((a) => a.seq === seq);
     out.push(`--- ${w.stream} seq ${seq}`);
     for (const a of w.acked.slice(Math.max(0, i - 3), i + 4)) out.push(`acked ${JSON.stringify(a)}`);
@@ -287,18 +289,24 @@ export function explainLoss(c: ObjectsCluster, w: Pick<Writer, 'stream' | 'acked
     const at = w.acked[i]?.at ?? 0;
     for (const f of w.failed.filter((x) => Math.abs(x.sent - at) < 3_000)) out.push(`failed ${JSON.stringify(f)}`);
   }
-  out.push(...ledger.filter((l) => !/\/i\//.test(l) || [...seqs].some((seq) => { const m = /"from":(\d+),"to":(\d+)/.exec(l); return m !== null && Number(m[2]) >= seq - 3 && Number(m[1]) <= seq + 3; })));
+  for (const l of ledger) {
+    const m = /\/i\/.*"from":(\d+),"to":(\d+)/.exec(l);
+    if (!/\/i\//.test(l) || (m !== null && near(Number(m[1]), Number(m[2])))) out.push(l);
+  }
   return out.join('\n');
 }
 
-/** Acknowledged records of `w` missing or different in `records` (seq, body, key, headers), as text. */
+/** Acknowledged records of `w` missing or different in `records` (seq, body, key, headers). */
+function badAcks(w: Pick<Writer, 'acked'>, records: readonly ReadRecord[]): Acked[] {
+  const bySeq = new Map(records.map((r) => [r.seq, r]));
+  return w.acked.filter((a) => {
+    const r = bySeq.get(a.seq);
+    return !(r !== undefined && r.body === a.body && (a.key === null || r.key === a.key) && (a.headers === null || JSON.stringify(r.headers) === JSON.stringify(a.headers)));
+  });
+}
+
+/** badAcks() as text. */
 export function missing(w: Pick<Writer, 'stream' | 'acked'>, records: readonly ReadRecord[]): string[] {
   const bySeq = new Map(records.map((r) => [r.seq, r]));
-  const bad: string[] = [];
-  for (const a of w.acked) {
-    const r = bySeq.get(a.seq);
-    const same = r !== undefined && r.body === a.body && (a.key === null || r.key === a.key) && (a.headers === null || JSON.stringify(r.headers) === JSON.stringify(a.headers));
-    if (!same) bad.push(`${w.stream} seq ${a.seq}: acked ${JSON.stringify(a)}, read ${JSON.stringify(r ?? null)}`);
-  }
-  return bad;
+  return badAcks(w, records).map((a) => `${w.stream} seq ${a.seq}: acked ${JSON.stringify(a)}, read ${JSON.stringify(bySeq.get(a.seq) ?? null)}`);
 }
