@@ -5,6 +5,9 @@
  * retries refused or failed appends on another node, and keeps every acknowledged record with the
  * seq it was acknowledged at, so a test can check that all of them are readable afterwards.
  */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { type ObjectsCluster, sleep } from './objects-cluster';
 
@@ -264,12 +267,31 @@ export async function lostRecords(c: ObjectsCluster, w: Writer): Promise<string[
 export async function readChecked(c: ObjectsCluster, w: Writer): Promise<{ records: ReadRecord[]; lost: string[] }> {
   const records = await readAll(c, w.stream);
   const bad = badAcks(w, records);
-  if (bad.length > 0) console.error(explainLoss(c, w, records, bad.map((a) => a.seq)));
+  if (bad.length > 0) console.error(await explainLoss(c, w, records, bad.map((a) => a.seq)));
   return { records, lost: missing(w, records) };
 }
 
-function explainLoss(c: ObjectsCluster, w: Writer, records: readonly ReadRecord[], seqs: readonly number[]): string {
+/** Every node's output so far, into one file per node under the system's temporary directory; each node's last `max` lines that name `stream`. */
+function nodeLogs(c: ObjectsCluster, stream: string, max: number): { dir: string; lines: string[] } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-loss-'));
+  const lines: string[] = [];
+  for (const [id, n] of c.nodes) {
+    const text = n.output();
+    fs.writeFileSync(path.join(dir, `node-${id}.log`), text);
+    const named = text.split('\n').filter((l) => l.includes(stream));
+    for (const l of named.slice(-max)) lines.push(`node ${id}: ${l.slice(0, 400)}`);
+  }
+  return { dir, lines };
+}
+
+async function explainLoss(c: ObjectsCluster, w: Writer, records: readonly ReadRecord[], seqs: readonly number[]): Promise<string> {
   const out: string[] = [];
+  const last = records[records.length - 1];
+  const detail = await c.detail(w.stream).catch((err: unknown) => (err as Error).message);
+  out.push(`--- ${w.stream}: ${records.length} records read, the last seq ${last?.seq ?? 'none'}; ${w.acked.length} acked, the last at seq ${w.acked[w.acked.length - 1]?.seq ?? 'none'}; ${w.failures} failed attempts; detail ${JSON.stringify(detail)}`);
+  for (const f of w.failed.slice(-5)) out.push(`failed (of the last) ${JSON.stringify(f)}`);
+  const logs = nodeLogs(c, w.stream, 15);
+  out.push(`--- the nodes' logs: ${logs.dir}; each one's last 15 lines naming ${w.stream}:`, ...logs.lines);
   const enc = encodeURIComponent(w.stream);
   let ledger: string[] = [];
   try {
@@ -284,6 +306,8 @@ function explainLoss(c: ObjectsCluster, w: Writer, records: readonly ReadRecord[
   for (const seq of seqs.slice(0, 3)) {
     const i = w.acked.findIndex((a) => a.seq === seq);
     out.push(`--- ${w.stream} seq ${seq}`);
+    // Read there again on every node, without following: a read that stops early shows here.
+    for (const [id, n] of c.nodes) out.push(`node ${id} reads: ${await readAt(n.url, w.stream, seq)}`);
     for (const a of w.acked.slice(Math.max(0, i - 3), i + 4)) out.push(`acked ${JSON.stringify(a)}`);
     for (const r of records.filter((x) => Math.abs(x.seq - seq) <= 3)) out.push(`read ${JSON.stringify(r)}`);
     const at = w.acked[i]?.at ?? 0;
@@ -294,6 +318,17 @@ function explainLoss(c: ObjectsCluster, w: Writer, records: readonly ReadRecord[
     if (!/\/i\//.test(l) || (m !== null && near(Number(m[1]), Number(m[2])))) out.push(l);
   }
   return out.join('\n');
+}
+
+/** One direct read of three records from `seq` (no redirect followed), as a line: status, position headers, body. */
+async function readAt(base: string, stream: string, seq: number): Promise<string> {
+  try {
+    const r = await fetch(`${base}${stream}?seq=${seq}&count=3&format=json`, { redirect: 'manual', signal: AbortSignal.timeout(8_000) });
+    const h = ['location', 'svc-next-seq', 'svc-up-to-date'].map((k) => `${k}=${r.headers.get(k)}`).join(' ');
+    return `${r.status} ${h} ${(await r.text()).slice(0, 300)}`;
+  } catch (err) {
+    return `failed: ${(err as Error).message}`;
+  }
 }
 
 /** Acknowledged records of `w` missing or different in `records` (seq, body, key, headers). */
