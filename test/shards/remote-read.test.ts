@@ -173,6 +173,20 @@ describe('reads of an adopted stream from the object store', () => {
     const all = joined('json', (await readPages(shard, tail - 2, 'json')).bodies) as Array<{ seq: number; key: string }>;
     expect(all.map((x) => x.seq)).toEqual([tail - 2, tail - 1, tail]);
   });
+
+  it('keeps its copy when adopted again at the same epoch (the appends it took stay), and refuses an adopt at an earlier one', async () => {
+    // An opener tried again after a later step of its open failed: the entries it read again may
+    // predate the appends the copy took meanwhile; replaced, the next append would reuse their seqs.
+    const tail = shard.head(NAME).nextSeq;
+    const meta = createdMeta(frames);
+    await call(shard, (r) => shard.adopt({ name: NAME, meta: { meta, startSeq: 0, sealed: false }, entries, epoch: 1 }, r));
+    expect(shard.head(NAME).nextSeq).toBe(tail);
+    const a = await call<{ startSeq: number }>(shard, (r) => shard.append({ name: NAME, origin: 'http', payload: { kind: 'records', records: [{ key: enc('again'), value: enc('{"again":1}'), headers: null }] }, contentType: null, close: false }, r));
+    expect(a.startSeq).toBe(tail);
+    const stale = await rejection(call(shard, (r) => shard.adopt({ name: NAME, meta: { meta, startSeq: 0, sealed: false }, entries, epoch: 0 }, r)));
+    expect(stale.code).toBe('conflict');
+    expect(shard.head(NAME).nextSeq).toBe(tail + 1);
+  });
 });
 
 describe('producers replayed from the entries (AdoptParams.replayProducers)', () => {

@@ -14,7 +14,8 @@
  *
  * An open that fails is tried again while the row still asks for it: after 1 s, then twice as long
  * each time up to 30 s (each try reads the whole stream back, so a stream that cannot be opened
- * must not keep a node busy). Its last `data_corrupt` failure (a damaged or missing object) is
+ * must not keep a node busy); once the stream is open here, only the placing is tried again.
+ * Its last `data_corrupt` failure (a damaged or missing object) is
  * kept for requests to answer with (`failure`) instead of "being opened". A moved stream that the ledger does not know (a create that never
  * committed before its owner died) is created when its row carries a create intent, else its row
  * is freed: the create failed.
@@ -136,6 +137,10 @@ export class StreamOpener {
     this.#held.set(name, this.#held.get(name) ?? 0);
     const t0 = Date.now();
     let tries = 0;
+    // The stream is open here at this epoch: a try after a failed placement step only places it.
+    // Opened again, its copy would be replaced by entries read before the appends it may have
+    // taken since (the row can be placed although the step failed: its answer was lost).
+    let opened = false;
     const attempt = async (): Promise<void> => {
       const still = (): boolean => {
         const cur = this.#placement.row(name);
@@ -146,15 +151,18 @@ export class StreamOpener {
       // The node it moves from opened it at the row's previous epoch, and holds the fence at that.
       const from = this.#placement.row(name)?.row.from;
       try {
-        const how = await this.#storage.open(name, epoch, { phases, ...(from !== undefined && tries === 0 ? { previous: { nodeId: from, epoch: epoch - 1 } } : {}) });
-        if (how === 'absent') {
-          const spec = this.#placement.row(name)?.row.create;
-          if (spec === undefined) {
-            this.#log.warn({ stream: name, epoch }, 'a moved stream is not in the object store (its create never committed): freeing its name');
-            await this.#placement.releaseMove(name, epoch);
-            return;
+        if (!opened) {
+          const how = await this.#storage.open(name, epoch, { phases, ...(from !== undefined && tries === 0 ? { previous: { nodeId: from, epoch: epoch - 1 } } : {}) });
+          if (how === 'absent') {
+            const spec = this.#placement.row(name)?.row.create;
+            if (spec === undefined) {
+              this.#log.warn({ stream: name, epoch }, 'a moved stream is not in the object store (its create never committed): freeing its name');
+              await this.#placement.releaseMove(name, epoch);
+              return;
+            }
+            await this.#storage.create(name, spec, epoch);
           }
-          await this.#storage.create(name, spec, epoch);
+          opened = true;
         }
         this.#held.set(name, epoch);
         const tMark = Date.now();

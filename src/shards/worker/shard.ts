@@ -505,6 +505,8 @@ export class Shard {
     } catch (err) {
       return reply(err as SvcError);
     }
+    // The copy here was opened at this epoch already: answered as it is, its producers as they are.
+    if (r.kept === true) return this.#commit.afterDurable(reply, () => ({ info: this.#info(r.s), replaced: false, remoteEnd: r.chunks.end, remoteChunks: r.chunks.size }));
     const remote = r.s.remote!;
     if (replay) remote.producersPending = [];
     this.#commit.whenDurable(

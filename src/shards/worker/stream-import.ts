@@ -118,7 +118,15 @@ export class StreamImports {
    * it again from the ledger. Forks are refused (a fork's records below its fork point are its
    * source's: not built for remote chunks).
    */
-  adopt(p: AdoptParams): { s: StreamState; replaced: boolean; chunks: RemoteChunks } {
+  adopt(p: AdoptParams): { s: StreamState; replaced: boolean; chunks: RemoteChunks; kept?: true } {
+    // A copy opened here at this epoch already (the opener tried again after a later step of its
+    // open failed) may have taken appends since: it is kept, never replaced by entries read before
+    // them. One opened at a later epoch makes this adopt stale.
+    const here = this.#streams.byName.get(p.name);
+    if (here !== undefined && !here.deleted && here.openedEpoch !== undefined && p.epoch !== undefined && here.openedEpoch >= p.epoch) {
+      if (here.openedEpoch > p.epoch) throw new SvcError('conflict', `stream ${p.name}: the copy here was opened at epoch ${here.openedEpoch}; an adopt at epoch ${p.epoch} is stale`);
+      return { s: here, replaced: false, chunks: here.remote?.chunks ?? new RemoteChunks(p.name, [], here.startSeq), kept: true };
+    }
     const stored = checkImportedMeta(p.name, p.meta);
     if (stored.fork !== undefined && stored.fork !== null) throw badImport(`stream ${p.name} is a fork: a fork is not adopted from the object store (import it)`);
     if (!Array.isArray(p.entries)) throw badImport('the entries are missing');
