@@ -260,15 +260,16 @@ export async function lostRecords(c: ObjectsCluster, w: Writer): Promise<string[
 
 /**
  * Every record of `w`'s stream read back, and the acknowledged ones missing or different
- * (missing()). When some are, it prints what the test needs to find where they went: the
- * writer's acknowledgements and failures and the records read around each such seq, and the
- * stream's ledger keys in etcd (fence, place, tail walks, entries near the seq, h/ marks).
+ * (missing()). When some are, it prints what the test needs to find where they went
+ * (explainLoss): the stream's state, the writer's acknowledgements and failures and the records
+ * read around each such seq, each node's own read there, the nodes' log lines naming the stream,
+ * and its ledger keys in etcd (fence, place, tail walks, entries near the seq, h/ marks).
  */
 export async function readChecked(c: ObjectsCluster, w: Writer): Promise<{ records: ReadRecord[]; lost: string[] }> {
   const records = await readAll(c, w.stream);
   const bad = badAcks(w, records);
   if (bad.length > 0) console.error(await explainLoss(c, w, records, bad.map((a) => a.seq)));
-  return { records, lost: missing(w, records) };
+  return { records, lost: asText(w.stream, bad, records) };
 }
 
 /** Every node's output so far, into one file per node under the system's temporary directory; each node's last `max` lines that name `stream`. */
@@ -342,6 +343,12 @@ function badAcks(w: Pick<Writer, 'acked'>, records: readonly ReadRecord[]): Acke
 
 /** badAcks() as text. */
 export function missing(w: Pick<Writer, 'stream' | 'acked'>, records: readonly ReadRecord[]): string[] {
+  return asText(w.stream, badAcks(w, records), records);
+}
+
+/** Acknowledgements found bad, a line each: what was acknowledged, what was read at its seq. */
+function asText(stream: string, bad: readonly Acked[], records: readonly ReadRecord[]): string[] {
+  if (bad.length === 0) return [];
   const bySeq = new Map(records.map((r) => [r.seq, r]));
-  return badAcks(w, records).map((a) => `${w.stream} seq ${a.seq}: acked ${JSON.stringify(a)}, read ${JSON.stringify(bySeq.get(a.seq) ?? null)}`);
+  return bad.map((a) => `${stream} seq ${a.seq}: acked ${JSON.stringify(a)}, read ${JSON.stringify(bySeq.get(a.seq) ?? null)}`);
 }
