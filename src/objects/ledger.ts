@@ -19,6 +19,7 @@
 import { type EtcdCompare, type EtcdCredentials, EtcdLink, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError, parseEtcdUrl } from '../actors';
 import { type Fence, LedgerKeys, entryName, fenceValue, parseEntryName, parseFence, parseGroupObjectKey } from './ledger-keys';
 import { type RecordedPart, decodeCursor, decodePartRecord, encodePartRecord, recordName, uncovered } from './part-records';
+import { markOfRun, parseMarks } from './run-tails';
 
 /** `m/<stream>`: the stream's stored meta (as in CREATE/CONFIG frames), trim point and seal. */
 export interface LedgerMeta {
@@ -467,13 +468,8 @@ export class Ledger {
   async recordedThrough(writer: string, at: number): Promise<RecordedThrough | null> {
     const prefix = this.keys.recordedRuns(writer);
     const r = await this.#link.rangePrefix(prefix, this.#deadlineMs);
-    let best: RecordedThrough | null = null;
-    for (const kv of r.kvs) {
-      const from = Number(kv.key.slice(prefix.length));
-      const n = Number(kv.value.toString());
-      if (Number.isSafeInteger(from) && Number.isSafeInteger(n) && from <= at && (best === null || from > best.from)) best = { writer, from, n };
-    }
-    return best;
+    const m = markOfRun(parseMarks(prefix, r.kvs), at);
+    return m === null ? null : { writer, ...m };
   }
 
   /** The stream's newest producer snapshot (`p/<stream>`), or null. */

@@ -21,6 +21,10 @@
  *              A sweep looks at up to 10,000 store keys and the next one resumes after the last
  *              (a listing with start-after), so a sweep costs the same however much is stored;
  *              a store of N objects is gone through once every N / 10,000 sweeps
+ *   kept:     a writer's group object above its run's h/ mark (run-tails.ts), recorded (1) or
+ *              an orphan (3), for runTailPinMs (1 h) after it was recorded or first seen: the
+ *              tail walk of a stream fenced in that run reads every object of it in order and
+ *              stops at the first gap, so none may go before the walk came (create-only stores)
  *
  * Only objects with a `d/` record, which only a holder writes, and orphans are ever deleted: an
  * object that something refers to is never touched, and a deposed holder's transactions fail
@@ -35,6 +39,7 @@
  */
 import { type LedgerKeys, objectRun, parseGroupObjectKey, streamOfSegment } from './ledger-keys';
 import { decodeCursor } from './part-records';
+import { RunTails } from './run-tails';
 import { Ticker } from './ticker';
 import { mayBeMarker, readGroupObject } from './group-object';
 import { eachLimited, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type LedgerRead, type MaintenanceLog, type MaintenanceStore, scanPages, scanPrefix } from './maintenance-ledger';
@@ -59,6 +64,12 @@ export interface ReaperOptions {
   orphanSweepKeys?: number;
   /** A marked object found live is read again no sooner than this (ms; default 15 s). */
   liveRecheckMs?: number;
+  /**
+   * A group object above its run's h/ mark (run-tails.ts) is kept this long after it was recorded
+   * (or, unrecorded, first seen by an orphan sweep), whatever refers to it: a tail walk may still
+   * need it (ms; default 1 h).
+   */
+  runTailPinMs?: number;
 }
 
 export interface ReaperDeps {
@@ -137,6 +148,8 @@ export class Reaper {
   /** Store keys known to hold fence markers. */
   readonly #markers = new Set<string>();
   #lastSweep = 0;
+  /** Which group objects lie in their run's unrecorded tail, and are kept (runTailPinMs). */
+  readonly #tails: RunTails;
   readonly #ticker: Ticker<ReaperTick>;
 
   constructor(deps: ReaperDeps, options: ReaperOptions = {}) {
@@ -150,7 +163,9 @@ export class Reaper {
       orphanSweepMs: options.orphanSweepMs ?? 20_000, // 20 s
       orphanSweepKeys: options.orphanSweepKeys ?? 10_000,
       liveRecheckMs: options.liveRecheckMs ?? 15_000, // 15 s
+      runTailPinMs: options.runTailPinMs ?? 3_600_000, // 1 h
     };
+    this.#tails = new RunTails(deps.kv, deps.keys);
     this.#ticker = new Ticker(() => this.tick(), this.#o.intervalMs, (err) => this.#deps.log?.warn({ err }, 'object reaper failed; retried at the next tick'));
   }
 
@@ -196,8 +211,8 @@ export class Reaper {
       // A run's objects are recorded in the order of their numbers, so after one too young for
       // the grace the rest of its run is too: skipped, and the next page starts past the run. A
       // tick then reads the old records and one page per busy run, not every record there is.
-      const candidates: Array<{ objectKey: string; modRevision: number }> = [];
-      const pending: Array<{ objectKey: string; modRevision: number; writer: string; n: number }> = [];
+      let candidates: Array<{ objectKey: string; modRevision: number; at: number }> = [];
+      const pending: Array<{ objectKey: string; modRevision: number; at: number; writer: string; n: number }> = [];
       let young: string | null = null;
       for (const p of page.kvs) {
         const objectKey = p.key.slice(prefix.length);
@@ -206,13 +221,14 @@ export class Reaper {
         if (now - record.at < this.#o.deadGraceMs) young = objectRun(objectKey);
         else if (record.q) {
           const g = parseGroupObjectKey(objectKey);
-          if (g !== null) pending.push({ objectKey, modRevision: p.modRevision, writer: g.writer, n: g.n });
-        } else candidates.push({ objectKey, modRevision: p.modRevision });
+          if (g !== null) pending.push({ objectKey, modRevision: p.modRevision, at: record.at, writer: g.writer, n: g.n });
+        } else candidates.push({ objectKey, modRevision: p.modRevision, at: record.at });
       }
       // A group object of the records format (part-records.ts) is a candidate only once its
       // writer's index cursor is past it: until then a pending record may name it. The cursor
       // never moves back, so an object found past it stays past it.
       for (const c of await this.#indexedPast(pending)) candidates.push(c);
+      candidates = await this.#unpinned(candidates, now);
       const last = page.kvs[page.kvs.length - 1]?.key.slice(prefix.length);
       this.#cursor = !page.more || last === undefined ? null : young !== null && last.startsWith(young) ? prefix + pastRun(young) : `${prefix}${last}\0`;
       const candidateKeys: string[] = [];
@@ -224,10 +240,10 @@ export class Reaper {
       const dead: Dead[] = [];
       for (const c of candidates) {
         const r = referenced.get(c.objectKey);
-        if (r === undefined) dead.push(c);
+        if (r === undefined) dead.push({ objectKey: c.objectKey, modRevision: c.modRevision });
         else if (r.refs.length > 0) {
           if (c.objectKey.startsWith('c/') || c.objectKey.startsWith('p/')) await this.#dropDanglingRefs(h, c.objectKey, r.refs);
-        } else if (r.marker !== null && !marked.has(c.objectKey)) dead.push({ ...c, marker: r.marker.modRevision });
+        } else if (r.marker !== null && !marked.has(c.objectKey)) dead.push({ objectKey: c.objectKey, modRevision: c.modRevision, marker: r.marker.modRevision });
       }
       for (const batch of markBatches(dead)) {
         if (out.deposed) break;
@@ -239,6 +255,22 @@ export class Reaper {
       }
     }
     return destroyed;
+  }
+
+  /**
+   * Of `candidates` (recorded at `at`), those not kept in their run's unrecorded tail: a group
+   * object above its run's h/ mark younger than runTailPinMs is kept (run-tails.ts), so a tail
+   * walk that comes after its other streams' entries are compacted away still finds every object
+   * of the run.
+   */
+  async #unpinned<T extends { objectKey: string; at: number }>(candidates: T[], now: number): Promise<T[]> {
+    // Without create-only puts no group is acknowledged before it is recorded: no run has a tail to walk.
+    if (this.#deps.store.createOnly !== true) return candidates;
+    const young: string[] = [];
+    for (const c of candidates) if (now - c.at < this.#o.runTailPinMs && c.objectKey.startsWith('g/')) young.push(c.objectKey);
+    if (young.length === 0) return candidates;
+    const pinned = await this.#tails.inTail(young);
+    return pinned.size === 0 ? candidates : candidates.filter((c) => !pinned.has(c.objectKey));
   }
 
   /** Of the records format's group objects `pending`, those their writer's index cursor (x/) is past, read with one etcd call per page. */
@@ -491,7 +523,10 @@ export class Reaper {
     // Past the last prefix: the next sweep starts the store over.
     this.#sweepAt = top < OBJECT_PREFIXES.length ? { top, after } : { top: 0, after: null };
     for (const [key, first] of seen) this.#orphans.set(key, first);
-    const ripe = [...seen].filter(([, first]) => now - first >= this.#o.orphanAgeMs).slice(0, this.#o.perTick);
+    let ripe = [...seen].filter(([, first]) => now - first >= this.#o.orphanAgeMs);
+    // A group object put and never recorded may be the tail of a run whose writer died or was
+    // fenced: kept like a recorded one (#unpinned), from when a sweep first saw it.
+    ripe = (await this.#unpinned(ripe.map(([objectKey, at]) => ({ objectKey, at })), now)).map((r): [string, number] => [r.objectKey, r.at]).slice(0, this.#o.perTick);
     if (ripe.length === 0 || (await this.#deposed(h))) return 0;
     let deleted = 0;
     await eachLimited(ripe, 8, async ([key]) => {

@@ -152,7 +152,7 @@ it('the reaper keeps the records format\'s group objects until the writer\'s ind
   const key = `${prefix}/k/maintenance`;
   const lease = await etcd.link.grantLease(30, 5_000);
   const held = await etcd.link.txnOnce([{ key, absent: true }], [{ put: key, value: Buffer.from('{"nodeId":1}'), lease }], []);
-  const reaper = new Reaper({ kv: etcd.link, keys: w.ledger.keys, store: w.store, holder: () => ({ key, modRevision: held.revision }) }, { deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 60_000 });
+  const reaper = new Reaper({ kv: etcd.link, keys: w.ledger.keys, store: w.store, holder: () => ({ key, modRevision: held.revision }) }, { runTailPinMs: 0, deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 60_000 });
   // No entry or reference names them: only the cursor keeps them.
   await expect(reaper.tick()).resolves.toMatchObject({ destroyed: 0 });
   for (let n = 0; n < 3; n++) await expect(w.store.get(g(n))).resolves.toBeInstanceOf(Buffer);

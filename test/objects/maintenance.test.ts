@@ -110,7 +110,7 @@ function around(store: ObjectStore, over: Partial<Pick<ObjectStore, 'put' | 'get
 }
 
 const reaperOf = (w: World, holder: () => HolderCompare | null, store: ObjectStore = w.store): Reaper =>
-  new Reaper({ kv: etcd.link, keys: w.ledger.keys, store, holder }, { deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 0, liveRecheckMs: 0 });
+  new Reaper({ kv: etcd.link, keys: w.ledger.keys, store, holder }, { runTailPinMs: 0, deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 0, liveRecheckMs: 0 });
 
 /** Every entry of every stream still points at an object the store has, and reads back what was written from `fromSeq`. */
 async function expectLiveIntact(w: World, streams: Array<{ name: string; fromFrame: number }>): Promise<void> {
@@ -879,7 +879,7 @@ describe('the reaper', () => {
     const { compare } = await takeMaintenance(w, 1);
     let gets = 0;
     const kv: LedgerKv = { ...countedLink().counted, readMany: (reads, ms) => ((gets += reads.length), etcd.link.readMany(reads, ms)) };
-    const reaper = new Reaper({ kv, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 60_000, liveRecheckMs: 15_000 });
+    const reaper = new Reaper({ kv, keys: w.ledger.keys, store: w.store, holder: () => compare }, { runTailPinMs: 0, deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 60_000, liveRecheckMs: 15_000 });
     const t0 = Date.now();
     expect(await reaper.tick(t0)).toMatchObject({ destroyed: 0 });
     expect(gets).toBe(20); // p's entry of each: live
@@ -968,7 +968,7 @@ describe('the reaper', () => {
     const census = new ObjectCensus(etcd.link, w.ledger.keys, { ttlMs: 0 });
     const { compare } = await takeMaintenance(w, 1);
     const reaper = (pagesPerTick: number): Reaper =>
-      new Reaper({ kv: etcd.link, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 60_000, perTick: 20, pagesPerTick });
+      new Reaper({ kv: etcd.link, keys: w.ledger.keys, store: w.store, holder: () => compare }, { runTailPinMs: 0, deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 60_000, perTick: 20, pagesPerTick });
     // Two pages of 20 records: the dead among the first 40.
     const first = await reaper(2).tick();
     expect(first).toMatchObject({ holder: true, deposed: false });
@@ -994,7 +994,7 @@ describe('the reaper', () => {
     expect(await w.ledger.deleteStream('also', me)).toBe(true);
     const { compare } = await takeMaintenance(w, 1);
     const { calls, counted } = countedLink();
-    const reaper = new Reaper({ kv: counted, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 60_000 });
+    const reaper = new Reaper({ kv: counted, keys: w.ledger.keys, store: w.store, holder: () => compare }, { runTailPinMs: 0, deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 60_000 });
     expect(await reaper.tick()).toMatchObject({ holder: true, destroyed: 100, deleted: 100, deposed: false });
     // Marks 40 a txn and d/ removals 8 a txn (the reaper before) made 3 + 13 of them here.
     expect(calls.txnOnce).toBe(txns);
@@ -1031,7 +1031,7 @@ describe('the reaper', () => {
       readMany: (...a: Parameters<EtcdLink['readMany']>) => etcd.link.readMany(...a),
       txnOnce: (...a: Parameters<EtcdLink['txnOnce']>) => etcd.link.txnOnce(...a),
     };
-    const reaper = new Reaper({ kv, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 10_000, orphanSweepMs: 600_000, perTick: 4 });
+    const reaper = new Reaper({ kv, keys: w.ledger.keys, store: w.store, holder: () => compare }, { runTailPinMs: 0, deadGraceMs: 10_000, orphanSweepMs: 600_000, perTick: 4 });
     // Everything made before the cut is older than the grace, the young run is not.
     const t = await reaper.tick(cut + 10_000 - 25);
     expect(t).toMatchObject({ destroyed: 10, deleted: 10, deposed: false });
@@ -1128,7 +1128,7 @@ describe('the reaper', () => {
     expect(await compactor.tick()).toMatchObject({ runs: 24 });
     const { compare } = await takeMaintenance(w, 1);
     const { calls, counted } = countedLink();
-    const reaper = new Reaper({ kv: counted, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 0, orphanAgeMs: 60_000, orphanSweepMs: 60_000 });
+    const reaper = new Reaper({ kv: counted, keys: w.ledger.keys, store: w.store, holder: () => compare }, { runTailPinMs: 0, deadGraceMs: 0, orphanAgeMs: 60_000, orphanSweepMs: 60_000 });
     const before = { ...calls };
     // The first tick reaps the group objects the runs freed: the first two (each stream's newest entry stays).
     expect(await reaper.tick()).toMatchObject({ destroyed: 2, deleted: 2 });
@@ -1164,7 +1164,7 @@ describe('the reaper', () => {
     const live = await group(w, ['o']);
     await w.store.put('g/9/9/0/000000000000', Buffer.from('a put whose commit never happened'));
     const { compare } = await takeMaintenance(w, 1);
-    const reaper = new Reaper({ kv: etcd.link, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 0, orphanAgeMs: 60_000, orphanSweepMs: 0 });
+    const reaper = new Reaper({ kv: etcd.link, keys: w.ledger.keys, store: w.store, holder: () => compare }, { runTailPinMs: 0, deadGraceMs: 0, orphanAgeMs: 60_000, orphanSweepMs: 0 });
     const now = Date.now();
     expect((await reaper.tick(now)).orphans).toBe(0);
     expect((await reaper.tick(now + 30_000)).orphans).toBe(0);
@@ -1192,7 +1192,7 @@ describe('the reaper', () => {
       },
     };
     const { compare } = await takeMaintenance(w, 1);
-    const reaper = new Reaper({ kv: etcd.link, keys: w.ledger.keys, store: counting, holder: () => compare }, { deadGraceMs: 0, orphanAgeMs: 60_000, orphanSweepMs: 0, orphanSweepKeys: 4 });
+    const reaper = new Reaper({ kv: etcd.link, keys: w.ledger.keys, store: counting, holder: () => compare }, { runTailPinMs: 0, deadGraceMs: 0, orphanAgeMs: 60_000, orphanSweepMs: 0, orphanSweepKeys: 4 });
     const now = Date.now();
     // 14 keys, 4 a sweep: four sweeps go through the store once. None is old enough yet.
     for (let i = 0; i < 4; i++) {
@@ -1219,7 +1219,7 @@ describe('the reaper', () => {
     await w.store.put('g/9/9/0/000000000001', fenceMarker({ nodeId: 2, epoch: 3 }), { ifAbsent: true });
     await w.store.put('g/9/9/0/000000000002', Buffer.concat([Buffer.alloc(20, 1), groupTrailer([{ stream: 's', off: 0, len: 20, from: 0, to: 1, early: true }])]));
     await w.store.put('g/9/9/0/000000000003', Buffer.from('tiny and not a group object'));
-    const reaper = new Reaper({ kv: etcd.link, keys: w.ledger.keys, store: w.store, holder: () => compare }, { deadGraceMs: 0, orphanAgeMs: 60_000, orphanSweepMs: 0 });
+    const reaper = new Reaper({ kv: etcd.link, keys: w.ledger.keys, store: w.store, holder: () => compare }, { runTailPinMs: 0, deadGraceMs: 0, orphanAgeMs: 60_000, orphanSweepMs: 0 });
     const now = Date.now();
     expect((await reaper.tick(now)).orphans).toBe(0);
     expect((await reaper.tick(now + 60_000)).orphans).toBe(2);

@@ -7,7 +7,7 @@
  * for the old owner; a seq gap or a damaged object in the run is an error, never recorded.
  */
 import { randomBytes } from 'node:crypto';
-import { type Fence, Ledger, type ObjectStore, fenceMarker, groupObjectKey, openObjectStore, readGroupObject, recoverTail } from '../../src/objects';
+import { type Fence, Ledger, type ObjectStore, Reaper, fenceMarker, groupObjectKey, openObjectStore, readGroupObject, recoverTail } from '../../src/objects';
 import { etcdForFile } from '../helpers/etcd-for-file';
 import { tempDir } from '../helpers/node-process';
 import { groupOf } from './group-fixture';
@@ -120,4 +120,65 @@ it('has nothing to do without a place in a writer, or with a store that cannot p
   expect(readGroupObject(fenceMarker(B))).toMatchObject({ kind: 'marker', by: B });
   expect(() => readGroupObject(Buffer.from('x'))).toThrow(/too short/);
   await store.close();
+});
+
+/**
+ * A run cut short by a fence: groups 2..4 of writer A went early, 2 holding parts of s and t, 3 of
+ * t alone, 4 of s alone; s is fenced before A records them. A's commit records t (2 and 3) and
+ * leaves s out (4 stays an orphan); its h/ mark stays at 1. Then t's entries go (compacted,
+ * trimmed or deleted: here deleted). Nothing refers to 2, 3 or 4 any more, yet s's tail walk
+ * needs all three: a gap at 2 or 3 ends it before s's acknowledged parts.
+ */
+async function cutRun(runTailPinMs: number): Promise<{ ledger: Ledger; store: ObjectStore; reaped: { destroyed: number; deleted: number; orphans: number } }> {
+  const { ledger, store } = await setup();
+  expect((await ledger.takeFence('t', A, { create: true })).ok).toBe(true);
+  // The run from 1 recorded its groups up to 1 (setup's).
+  await etcd.link.txnOnce([], [{ put: ledger.keys.recorded(WRITER, 1), value: Buffer.from('1') }], []);
+  await store.put(g(2), groupOf([{ stream: 's', from: 1, to: 2, early: true }, { stream: 't', from: 0, to: 1, early: true }]), { ifAbsent: true });
+  await store.put(g(3), groupOf([{ stream: 't', from: 1, to: 2, early: true }]), { ifAbsent: true });
+  await store.put(g(4), groupOf([{ stream: 's', from: 2, to: 3, early: true }]), { ifAbsent: true });
+  await ledger.takeFence('s', B, { from: A });
+  const r = await ledger.commitObjects(
+    new Map([[g(2), 20], [g(3), 10], [g(4), 10]]),
+    [
+      { stream: 's', fence: A, entries: [{ o: g(2), counter: 1, off: 0, len: 10, from: 1, to: 2 }, { o: g(4), counter: 2, off: 0, len: 10, from: 2, to: 3 }] },
+      { stream: 't', fence: A, entries: [{ o: g(2), counter: 0, off: 10, len: 10, from: 0, to: 1 }, { o: g(3), counter: 1, off: 0, len: 10, from: 1, to: 2 }] },
+    ],
+    { writer: WRITER, from: 1, n: 4 },
+    { markers: true },
+  );
+  expect(r.fenced).toEqual(['s']);
+  await expect(ledger.recordedThrough(WRITER, 2)).resolves.toEqual({ writer: WRITER, from: 1, n: 1 });
+  await expect(ledger.deleteStream('t', A)).resolves.toBe(true);
+  // The maintenance lease, held.
+  const key = `${ledger.keys.root}maintenance-${randomBytes(3).toString('hex')}`;
+  const held = await etcd.link.txnOnce([], [{ put: key, value: Buffer.from('1') }], []);
+  const reaper = new Reaper({ kv: etcd.link, keys: ledger.keys, store, holder: () => ({ key, modRevision: held.revision }) }, { runTailPinMs, deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 0, liveRecheckMs: 0 });
+  const reaped = { destroyed: 0, deleted: 0, orphans: 0 };
+  for (let i = 0; i < 2; i++) {
+    const t = await reaper.tick();
+    reaped.destroyed += t.destroyed;
+    reaped.deleted += t.deleted;
+    reaped.orphans += t.orphans;
+  }
+  return { ledger, store, reaped };
+}
+
+it('finds every object of a run cut short by a fence though nothing refers to them: the reaper keeps a run\'s objects above its h/ mark', async () => {
+  const { ledger, store, reaped } = await cutRun(60_000);
+  expect(reaped).toEqual({ destroyed: 0, deleted: 0, orphans: 0 });
+  await expect(recoverTail(ledger, store, 's', B)).resolves.toMatchObject({ read: 3, recorded: 2 });
+  expect((await ledger.entries('s')).map((e) => [e.o, e.from, e.to])).toEqual([
+    [g(1), 0, 1],
+    [g(2), 1, 2],
+    [g(4), 2, 3],
+  ]);
+  await store.close();
+
+  // Without the pin the reaper takes 2 and 3 for dead and 4 for an orphan: the walk finds 2 gone,
+  // fences it and stops, and s's acknowledged seqs 1..3 are lost.
+  const bare = await cutRun(0);
+  expect(bare.reaped).toEqual({ destroyed: 2, deleted: 2, orphans: 1 });
+  await expect(recoverTail(bare.ledger, bare.store, 's', B)).resolves.toMatchObject({ read: 0, recorded: 0 });
+  await bare.store.close();
 });
