@@ -117,6 +117,30 @@ describe('objects mode replicator', () => {
     await store.close();
   });
 
+  it('with two copies of one stream in a commit (the old one from before it moved away and back), refuses the copy the ledger refused, not both', async () => {
+    const store = openObjectStore(`file:${tempDir('oc-twice-')}`);
+    const sent: StreamRecord[][] = [];
+    const ledger = {
+      commitToken: async () => ({ key: 'k/w', rev: 0 }),
+      // As the ledger answers: the stream named once whichever of its records was refused.
+      commitObjects: async (_o: unknown, streams: StreamRecord[]) => (sent.push(streams), { fenced: streams.filter((x) => x.fence.epoch !== 4).map((x) => x.stream) }),
+      fence: async () => ({ nodeId: 3, epoch: 4 }),
+    } as unknown as Ledger;
+    const oc = new ObjectCommit({ store, ledger, nodeId: 3, nodeEpoch: 9, shardId: 1 });
+    await oc.start();
+    const old = newStreamState(1, meta('/a'));
+    const now = newStreamState(2, meta('/a'));
+    old.ledger = { ...placedNot(), fence: { nodeId: 3, epoch: 2 } };
+    now.ledger = { ...placedNot(), fence: { nodeId: 3, epoch: 4 } };
+    const frames = (s: typeof old, id: number) => [{ buf: data(id, 0, 1), onDurable: null, s, local: false }];
+    const g: Group = { frames: new Map([[old, frames(old, 1)], [now, frames(now, 2)]]), replies: [], replyStreams: [] };
+    await expect(oc.replicate(g)).resolves.toEqual(new Map([[old, { kind: 'moved', nodeId: 3 }]]));
+    expect(sent.map((c) => c.map((x) => x.fence.epoch))).toEqual([[2, 4]]);
+    expect(old.ledger.moved).toEqual({ nodeId: 3 });
+    expect(now.ledger.moved).toBeNull();
+    await store.close();
+  });
+
   it('puts one object per group and records each stream\'s byte range and seqs', async () => {
     const store = openObjectStore(`file:${tempDir('oc-')}`);
     const { ledger, commits } = stubLedger();

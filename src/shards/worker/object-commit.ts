@@ -36,7 +36,7 @@
  */
 import { batchOffsets } from '../../util/record-batch';
 import {
-  type CommitToken, type Fence, type Ledger, type LedgerMeta, OBJECTS_PER_COMMIT, type PutOptions, type RecordedThrough, type StreamRecord, fenceMarker, groupObjectKey, groupTrailer, recoverTail,
+  type CommitToken, type Fence, type Ledger, type LedgerMeta, OBJECTS_PER_COMMIT, type PutOptions, type RecordedThrough, type StreamRecord, fenceMarker, groupObjectKey, groupTrailer, recoverTail, sameFence,
 } from '../../objects';
 import { COMMIT_SECONDS_BOUNDS, type CommitStats, observeBucket } from '../commit-stats';
 import { FRAME_HEADER, FrameType } from './frame';
@@ -659,9 +659,14 @@ export class ObjectCommit implements Replicator {
       // Fenced since a txn that landed unanswered: recorded or not, nobody can tell (ledger.ts, CommitResult).
       const doubtful = new Set(r.unknown ?? []);
       if ((refused.size > 0 || doubtful.size > 0) && this.#o.store.createOnly) this.#newRun();
+      // Two copies of one stream in a commit (groups of its copy from before it moved away and
+      // back, beside the new copy's): the ledger names the stream it refused, not the copy. The
+      // copy whose fence the stream holds now was recorded; only the other was refused.
+      const twice = refused.size > 0 ? namesTwice(recorded.keys()) : null;
       for (const [s, x] of recorded) {
         const l = s.ledger!;
-        if (refused.has(s.meta.name) || doubtful.has(s.meta.name)) {
+        const refusedHere = refused.has(s.meta.name) && (twice?.has(s.meta.name) !== true || !(await this.#holdsFence(s.meta.name, l.fence)));
+        if (refusedHere || doubtful.has(s.meta.name)) {
           l.moved = { nodeId: await this.#holder(s.meta.name) };
           const why: Refusal = doubtful.has(s.meta.name) ? { kind: 'unknown' } : { kind: 'moved', nodeId: l.moved.nodeId };
           for (const i of x.groups) fenced[i]!.set(s, why);
@@ -757,6 +762,12 @@ export class ObjectCommit implements Replicator {
   }
 
   /** The node holding a stream's fence now (best effort: null when unknown). */
+  /** Whether the stream's fence is `fence` now (read until etcd answers). */
+  async #holdsFence(stream: string, fence: Fence): Promise<boolean> {
+    const cur = await this.#retrying(() => this.#o.ledger.fence(stream));
+    return cur !== null && sameFence(cur, fence);
+  }
+
   async #holder(stream: string): Promise<number | null> {
     try {
       return (await this.#o.ledger.fence(stream))?.nodeId ?? null;
@@ -781,4 +792,15 @@ export class ObjectCommit implements Replicator {
 /** The `m/` record of a stream as this node holds it: an adopted stream starts at its served (remote) start, not its local one. */
 function initialMeta(s: StreamState): LedgerMeta {
   return { meta: storedMeta(s.meta) as unknown as Record<string, unknown>, startSeq: servedStart(s), sealed: s.closed };
+}
+
+/** The stream names that two or more of `states` share (copies of one stream). */
+function namesTwice(states: Iterable<StreamState>): Set<string> {
+  const seen = new Set<string>();
+  const out = new Set<string>();
+  for (const s of states) {
+    if (seen.has(s.meta.name)) out.add(s.meta.name);
+    seen.add(s.meta.name);
+  }
+  return out;
 }
