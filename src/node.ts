@@ -438,7 +438,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
           metadataUrl: config.metadata, metadataCredentials: metadataCredentials(config), objectsUrl: config.objects, nodeId, lease, placement, log,
           reaper: { intervalMs: Math.min(config.storage.reaperIntervalMs, 2_000) }, compaction: { bytesPerSecond: config.objectsCompactBytesPerSecond },
           // The records format: this node start's shard workers' part records are indexed on the maintenance thread.
-          ...(config.objectsLedger === 'records' && objects !== undefined ? { indexNode: `g/${nodeId}/${objects.nodeEpoch}/` } : {}),
+          ...(config.objectsLedger === 'records' && objects !== undefined ? { indexNode: `g/${nodeId}/${objects.nodeEpoch}/`, liveStarts: () => members.liveNodes().map((n) => `g/${n.nodeId}/${n.nodeEpoch}/`) } : {}),
         });
   // Live reads (long-poll, SSE) wait here on the shards' tail events, not on the workers.
   const live = new LiveWaiters(shards, { longPollTimeoutMs: config.longPollTimeoutMs });

@@ -42,14 +42,24 @@ const stats = newObjectStoreStats();
 const store = openObjectStore(config.objectsUrl, { stats, blocking: true, pruneEmptyDirs: true });
 let placed: PlacedStream[] = [];
 let holder: HolderCompare | null = null;
+let liveStarts: string[] = [];
 
 // One counter of compacted objects' keys for compaction and the indexer: a key is never used twice.
 const counter = new CompactedCounter();
 const compactor = new Compactor({ kv: link, keys, store, placed: () => placed, log, counter }, config.compaction);
 const reaper = new Reaper({ kv: link, keys, store, holder: () => holder, log }, config.reaper);
 const indexNode = config.indexNode;
-// Its writers are this node start's; those of the node's earlier starts are retired (their parts stranded).
-const retired = async (): Promise<string[]> => (await ownWriters(link, keys, indexNode!.split('/').slice(0, 2).join('/') + '/')).filter((w) => !w.startsWith(indexNode!));
+// Its writers are this node start's; those of the node's earlier starts are retired (their parts
+// stranded). The maintenance lease holder also retires the writers of every start that is not a
+// live node's current one: a node gone for good leaves part records that nobody else takes, and
+// they keep their group objects (the reaper waits for the writer's index cursor) and their keys.
+const retired = async (): Promise<string[]> => {
+  const own = (await ownWriters(link, keys, indexNode!.split('/').slice(0, 2).join('/') + '/')).filter((w) => !w.startsWith(indexNode!));
+  if (holder === null || liveStarts.length === 0) return own;
+  const live = liveStarts;
+  const gone = (await ownWriters(link, keys, 'g/')).filter((w) => !w.startsWith(indexNode!) && !live.some((p) => w.startsWith(p)));
+  return [...new Set([...own, ...gone])];
+};
 const indexer = indexNode === undefined ? null : new Indexer({ kv: link, keys, store, placed: () => placed, writers: () => ownWriters(link, keys, indexNode), retired, counter, log });
 
 port.on('message', (m: ToMaintenanceThread) => {
@@ -58,7 +68,11 @@ port.on('message', (m: ToMaintenanceThread) => {
     if (testFault('maintenance-thread')) throw new Error('injected object maintenance thread failure (test fault hook)');
     placed = m.placed;
     holder = m.holder;
-    send({ type: 'stats', stats, compaction: compactor.stats() });
+    liveStarts = m.liveStarts;
+    // The records format's indexer rewrites parts as compaction does: its bytes count with compaction's.
+    const c = compactor.stats();
+    const i = indexer?.stats();
+    send({ type: 'stats', stats, compaction: i === undefined ? c : { ...c, readBytes: c.readBytes + i.readBytes, writtenBytes: c.writtenBytes + i.writtenBytes } });
     return;
   }
   // A deposed holder's last word would be stale: nothing is deleted once closing begins.

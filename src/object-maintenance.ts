@@ -36,6 +36,8 @@ export interface ObjectMaintenanceDeps {
   compaction?: CompactionOptions;
   /** `--objects-ledger records`: this node start's writers, whose part records the thread indexes (MaintenanceThreadConfig). */
   indexNode?: string;
+  /** The live nodes' current starts, `g/<nodeId>/<nodeEpoch>/` (the records format: ToMaintenanceThread). */
+  liveStarts?: () => string[];
 }
 
 export interface ObjectMaintenance {
@@ -87,7 +89,7 @@ export function startObjectMaintenance(d: ObjectMaintenanceDeps): ObjectMaintena
   let restartTimer: NodeJS.Timeout | null = null;
 
   const tell = (): void => {
-    const m: ToMaintenanceThread = { type: 'state', placed: placed(), holder: holder() };
+    const m: ToMaintenanceThread = { type: 'state', placed: placed(), holder: holder(), liveStarts: d.liveStarts?.() ?? [] };
     thread?.postMessage(m);
   };
   const start = (): void => {

@@ -9,7 +9,8 @@
  *     take the settled ones, in order                  (seen settleMs ago, or more than maxPending
  *                                                      waiting; at most maxRecords and maxBytes)
  *     per stream, its parts:
- *       placed here under the fence they were recorded under ──▶ indexed
+ *       placed here under the fence they were recorded under ──▶ indexed (wholly below the
+ *         stream's start, m/ read 128 streams an etcd call: dropped)
  *       otherwise (moved away, opened again since, deleted) ──▶ stranded
  *     indexed: read each part (a small group object whole, once for all its parts), check every
  *       frame (a damaged part is stranded: never copied); the runs (a stream's parts of contiguous
@@ -27,8 +28,8 @@
  */
 import { type EntryValue } from './ledger';
 import { type LedgerKeys, fenceValue, parseGroupObjectKey } from './ledger-keys';
-import { LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type MaintenanceLog, type MaintenanceStore, framesProblem, json } from './maintenance-ledger';
-import { type IndexCursor, type PartRecord, type RecordedPart, decodeCursor, decodePartRecord, encodeCursor, partsByStream } from './part-records';
+import { LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type MaintenanceLog, type MaintenanceStore, framesProblem, json, scanPages } from './maintenance-ledger';
+import { type IndexCursor, type PartRecord, type RecordedPart, decodeCursor, decodePartRecord, encodeCursor, partsByStream, uncovered } from './part-records';
 import { type CompactedCounter, GROUP_OBJECT_WHOLE_MAX, type PlacedStream, putCompacted } from './compaction';
 import { RangeCache } from './range-cache';
 import { Ticker } from './ticker';
@@ -92,6 +93,8 @@ const NOTHING_PLACED: ReadonlyMap<string, PlacedStream> = new Map();
 /** One stream's run of parts: contiguous seqs under one epoch, one entry. */
 interface Run {
   stream: PlacedStream;
+  /** The stream's m/ record as read when its parts were sorted (its mod revision; 0: none): its start then. */
+  metaRev: number;
   parts: RecordedPart[];
   bytes: Buffer[];
 }
@@ -108,6 +111,9 @@ export class Indexer {
    */
   readonly #writers = new Map<string, WriterState>();
   readonly #objects = new RangeCache<Buffer>({ budgetBytes: 16 << 20, sizeOf: (b) => (b as Buffer).length, remember: () => false });
+  /** Bytes read from the store (parts, or the small group objects holding them) and written to it (compacted objects). */
+  #readBytes = 0;
+  #writtenBytes = 0;
   readonly #ticker: Ticker<IndexTick>;
 
   constructor(deps: IndexerDeps, options: IndexerOptions = {}) {
@@ -130,6 +136,11 @@ export class Indexer {
 
   start(): void {
     this.#ticker.start();
+  }
+
+  /** Bytes read and written so far (svc_objects_compaction_bytes_total counts them with compaction's). */
+  stats(): { readBytes: number; writtenBytes: number } {
+    return { readBytes: this.#readBytes, writtenBytes: this.#writtenBytes };
   }
 
   /** Stops the timer and waits for the tick in progress. */
@@ -214,12 +225,21 @@ export class Indexer {
     const byStream = partsByStream(taken.flatMap((r) => r.parts));
     const runs: Run[] = [];
     const stranded: RecordedPart[] = [];
+    const starts = await this.#starts([...byStream.keys()].filter((name) => placed.has(name)));
     for (const [name, parts] of byStream) {
       const s = placed.get(name);
+      const { start, rev } = starts.get(name) ?? { start: 0, rev: 0 };
       let run: Run | null = null;
       for (const p of parts) {
         // Recorded under the fence this node holds now: else it moved, or was opened again (its opener recorded the part).
         const ours = s !== undefined && s.fence.nodeId === node && s.fence.epoch === p.epoch;
+        // Wholly below the stream's start (trimmed after it was recorded, before it was indexed:
+        // the trim removed the entries there were then): no read reaches it, so it gets no entry,
+        // which nothing would ever remove.
+        if (ours && p.to <= start) {
+          run = null;
+          continue;
+        }
         const bytes = ours ? await this.#bytes(p) : null;
         if (bytes === null) {
           stranded.push(p);
@@ -227,12 +247,27 @@ export class Indexer {
           continue;
         }
         const last = run?.parts[run.parts.length - 1];
-        if (run === null || last === undefined || last.to !== p.from) runs.push((run = { stream: s!, parts: [], bytes: [] }));
+        if (run === null || last === undefined || last.to !== p.from) runs.push((run = { stream: s!, metaRev: rev, parts: [], bytes: [] }));
         run.parts.push(p);
         run.bytes.push(bytes);
       }
     }
     return { runs, stranded };
+  }
+
+  /** The streams' starts (`m/` startSeq) and their m/ records' revisions, read 128 an etcd call; a stream without `m/` is left out. */
+  async #starts(streams: readonly string[]): Promise<Map<string, { start: number; rev: number }>> {
+    const { kv, keys } = this.#deps;
+    const out = new Map<string, { start: number; rev: number }>();
+    for (let i = 0; i < streams.length; i += 128) {
+      const batch = streams.slice(i, i + 128);
+      const { results } = await kv.readMany(batch.map((s) => ({ get: keys.meta(s) })), LEDGER_DEADLINE_MS);
+      batch.forEach((s, k) => {
+        const m = results[k]?.kvs[0];
+        if (m !== undefined) out.set(s, { start: (JSON.parse(m.value.toString()) as { startSeq?: number }).startSeq ?? 0, rev: m.modRevision });
+      });
+    }
+    return out;
   }
 
   /** A part's frames, checked; null when damaged (it is stranded: never copied, its readers get data_corrupt). */
@@ -241,9 +276,16 @@ export class Indexer {
     const { store } = this.#deps;
     let b: Buffer;
     if (p.size !== undefined && p.size <= GROUP_OBJECT_WHOLE_MAX && p.off + p.len <= p.size) {
-      const whole = await this.#objects.get(p.o, () => store.get(p.o));
+      const whole = await this.#objects.get(p.o, async () => {
+        const body = await store.get(p.o);
+        this.#readBytes += body.length;
+        return body;
+      });
       b = whole.subarray(p.off, Math.min(whole.length, p.off + p.len));
-    } else b = await store.get(p.o, { offset: p.off, length: p.len });
+    } else {
+      b = await store.get(p.o, { offset: p.off, length: p.len });
+      this.#readBytes += b.length;
+    }
     const problem = b.length !== p.len ? `${b.length} bytes where ${p.len} were recorded` : framesProblem(b);
     if (problem === null) return b;
     this.#deps.log?.error({ stream: p.stream, object: p.o, from: p.from, to: p.to }, `indexing skipped a damaged part: ${problem}`);
@@ -271,6 +313,7 @@ export class Indexer {
     // Recorded first, and compared by each txn: the reaper may take an object without references for dead.
     const recorded = (await kv.txnOnce([], [{ put: keys.object(objectKey), value: json({ bytes: size, at: Date.now() }) }], [])).revision;
     done.bytes += size;
+    this.#writtenBytes += size;
     const entry = (r: Run): EntryValue => {
       const { off, len } = at.get(r)!;
       return { o: objectKey, off, len, from: r.parts[0]!.from, to: r.parts[r.parts.length - 1]!.to, ...(size <= GROUP_OBJECT_WHOLE_MAX ? { size } : {}) };
@@ -286,6 +329,9 @@ export class Indexer {
         }
         const still = await this.#stillOurs(chunk.map((r) => r.stream));
         const moved = chunk.filter((r) => !still.has(r.stream.name));
+        // A start moved since the parts were sorted (a trim or TTL expiry): some may now lie below
+        // it. The records stay, and the next tick sorts them again against the new start.
+        if (moved.length === 0 && (await this.#metaMoved(chunk))) throw new Error('indexing: a stream\'s start moved meanwhile; its records are taken again at the next tick');
         if (moved.length === 0 && attempt > 0) throw new Error(`indexing: the compacted object ${objectKey} was taken for dead before its entries were written`);
         fenced.push(...moved);
         chunk = chunk.filter((r) => still.has(r.stream.name));
@@ -301,13 +347,24 @@ export class Indexer {
     const ops: LedgerOp[] = [];
     const streams = new Set<string>();
     for (const r of chunk) {
-      if (!streams.has(r.stream.name)) compare.push({ key: keys.fence(r.stream.name), value: Buffer.from(fenceValue(r.stream.fence)) });
+      if (!streams.has(r.stream.name)) {
+        compare.push({ key: keys.fence(r.stream.name), value: Buffer.from(fenceValue(r.stream.fence)) });
+        // The start its parts were sorted against (#sort drops those below it) is still the stream's.
+        if (r.metaRev > 0) compare.push({ key: keys.meta(r.stream.name), modRevision: r.metaRev });
+      }
       streams.add(r.stream.name);
       const first = r.parts[0]!;
       ops.push({ put: keys.entry(r.stream.name, first.epoch, first.counter), value: json(entry(r)) });
     }
     for (const name of streams) ops.push({ put: keys.ref(objectKey, name), value: Buffer.from('1') });
     return (await kv.txnOnce(compare, ops, [])).succeeded;
+  }
+
+  /** Whether the m/ record of a run's stream changed since its parts were sorted. */
+  async #metaMoved(runs: readonly Run[]): Promise<boolean> {
+    const { kv, keys } = this.#deps;
+    const { results } = await kv.readMany(runs.map((r) => ({ get: keys.meta(r.stream.name) })), LEDGER_DEADLINE_MS);
+    return runs.some((r, k) => r.metaRev > 0 && results[k]?.kvs[0]?.modRevision !== r.metaRev);
   }
 
   /** Of `streams`, those whose fence is still the one this node holds. */
@@ -321,10 +378,16 @@ export class Indexer {
     return out;
   }
 
-  /** Stranded parts into u/ (with a reference to their object), a txn per stream; a deleted stream's are dropped. */
+  /**
+   * Stranded parts into u/ (with a reference to their object), a txn per stream; a deleted
+   * stream's are dropped, and so are those its entries hold already (its opener recorded them
+   * from the records: a copy in u/ would only wait for the stream's next open to go, its
+   * reference keeping the object meanwhile).
+   */
   async #strand(parts: readonly RecordedPart[], done: IndexTick): Promise<void> {
     const { kv, keys } = this.#deps;
-    for (const [stream, list] of partsByStream(parts)) {
+    for (const [stream, all] of partsByStream(parts)) {
+      const list = await this.#notRecorded(stream, all);
       for (let i = 0; i < list.length; i += 60) {
         const ops: LedgerOp[] = [];
         const objects = new Set<string>();
@@ -337,6 +400,23 @@ export class Indexer {
         const r = await kv.txnOnce([{ key: keys.fence(stream), present: true }], ops, []);
         if (r.succeeded) done.stranded += Math.min(60, list.length - i);
       }
+    }
+  }
+
+  /** Of a stream's parts, those its entries do not hold (all of them when the entries overlap a part: damage is the opener's to find). */
+  async #notRecorded(stream: string, parts: readonly RecordedPart[]): Promise<RecordedPart[]> {
+    const { kv, keys } = this.#deps;
+    const held: Array<{ from: number; to: number }> = [];
+    for await (const page of scanPages(kv, keys.entries(stream), 1000)) {
+      for (const e of page) {
+        const v = JSON.parse(e.value.toString()) as EntryValue;
+        held.push({ from: v.from, to: v.to });
+      }
+    }
+    try {
+      return uncovered(parts, held);
+    } catch {
+      return [...parts];
     }
   }
 }

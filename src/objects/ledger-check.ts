@@ -3,7 +3,9 @@
  * ledger names is read back and checked as a read from the object store checks it, without a
  * node, and nothing is written.
  *
- *   m/<stream> (each, or those asked for) ──▶ i/<stream>/… entries, in key order
+ *   m/<stream> (each, or those asked for) ──▶ i/<stream>/… entries, in key order, and (the records
+ *       format, part-records.ts) the stream's parts not indexed yet: pending in a writer's q/
+ *       records (all read once) and stranded in u/<stream>/, those the entries do not hold
  *       entries wholly below the start: counted, not read (no read reaches them)
  *       a seq between two entries that no entry holds ──▶ damage "hole"
  *       GET each range (≤ `concurrency` at once) ──▶ missing object     ──▶ damage "missing"
@@ -18,6 +20,7 @@
  */
 import { type LedgerKeys, streamOfSegment } from './ledger-keys';
 import { eachLimited, framesProblem, type LedgerKv, scanPrefix } from './maintenance-ledger';
+import { decodePartRecord, uncovered } from './part-records';
 import { isObjectNotFound } from './object-store';
 
 /** One damaged range, named as a read that reaches it names it. */
@@ -37,7 +40,7 @@ export interface ObjectDamage {
 
 export interface LedgerCheckResult {
   streams: number;
-  /** Entries read back and checked. */
+  /** Entries read back and checked (and, in the records format, parts not indexed yet). */
   entries: number;
   /** Entries below their stream's start, not read. */
   skipped: number;
@@ -72,18 +75,31 @@ export async function checkObjectLedger(
   const out: LedgerCheckResult = { streams: 0, entries: 0, skipped: 0, bytes: 0, damaged: [], unreadable: [] };
   const names = options.streams ?? (await streamsOf(kv, keys));
   const concurrency = Math.max(1, options.concurrency ?? 8);
+  const pending = await pendingParts(kv, keys, out);
   for (const stream of names) {
     const m = await kv.get(keys.meta(stream), 5_000);
     if (m.kv === null) continue;
     out.streams++;
     const startSeq = (JSON.parse(m.kv.value.toString()) as { startSeq?: number }).startSeq ?? 0;
+    const entries: Entry[] = [];
+    for await (const p of scanPrefix(kv, keys.entries(stream), 512)) entries.push(JSON.parse(p.value.toString()) as Entry);
+    // The records format: parts not indexed yet, which a read of the stream reaches as well.
+    const parts: Entry[] = [...(pending.get(stream) ?? [])];
+    for await (const p of scanPrefix(kv, keys.strandedParts(stream), 512)) parts.push(JSON.parse(p.value.toString()) as Entry);
+    let notIndexed: Entry[];
+    try {
+      notIndexed = uncovered(parts, entries);
+    } catch {
+      notIndexed = parts; // a part overlapping an entry: both read, the holes judged by the entries alone
+    }
     const live: Entry[] = [];
-    for await (const p of scanPrefix(kv, keys.entries(stream), 512)) {
-      const e = JSON.parse(p.value.toString()) as Entry;
+    for (const e of entries) {
       if (e.from < e.to && e.to <= startSeq) out.skipped++;
       else live.push(e);
     }
-    // Holes: seqs between data entries that no entry holds (entries are in write order = seq order).
+    for (const e of notIndexed) if (!(e.to <= startSeq)) live.push(e);
+    if (notIndexed.length > 0) live.sort((a, b) => a.from - b.from);
+    // Holes: seqs between data entries that no entry holds (in seq order: entries are in write order).
     let at = -1;
     for (const e of live) {
       if (!(e.from < e.to)) continue;
@@ -143,6 +159,27 @@ async function checkSnapshot(kv: LedgerKv, keys: LedgerKeys, store: { get(key: s
     return d('is not JSON');
   }
   if (v.seq !== rec.seq || !Array.isArray(v.producers)) d(`is not a snapshot as of seq ${rec.seq}`);
+}
+
+/** The parts every writer's q/ records name (the records format: pending until indexed), by stream. */
+async function pendingParts(kv: LedgerKv, keys: LedgerKeys, result: LedgerCheckResult): Promise<Map<string, Entry[]>> {
+  const out = new Map<string, Entry[]>();
+  for await (const p of scanPrefix(kv, keys.partRecords(''), 256)) {
+    let parts;
+    try {
+      parts = decodePartRecord(p.value);
+    } catch (err) {
+      // Not a record this check can read: the parts it names are not looked at (the check is incomplete).
+      result.unreadable.push({ stream: '', object: p.key.slice(keys.root.length), reason: (err as Error).message });
+      continue;
+    }
+    for (const part of parts) {
+      let list = out.get(part.stream);
+      if (list === undefined) out.set(part.stream, (list = []));
+      list.push(part);
+    }
+  }
+  return out;
 }
 
 /** Every stream with an `m/` record, in key order. */

@@ -599,15 +599,18 @@ export class Ledger {
 
   /**
    * Trim under the fence: `m/` gets `startSeq` (when above its own) and entries wholly below it
-   * (`to` ≤ startSeq) go, but the newest, with the references no remaining entry of the stream shares.
-   * Returns false when the fence is not `fence`.
+   * (`to` ≤ startSeq) go, but the newest (unless `keepNewest` is false), with the references no
+   * remaining entry of the stream shares. Returns false when the fence is not `fence`.
    */
-  async trim(stream: string, fence: Fence, startSeq: number): Promise<boolean> {
+  async trim(stream: string, fence: Fence, startSeq: number, options: { keepNewest?: boolean } = {}): Promise<boolean> {
     const entries = await this.entries(stream);
     const compare: EtcdCompare = { key: this.keys.fence(stream), value: Buffer.from(fenceValue(fence)) };
     // The newest entry stays whatever its seqs: it marks where the stream's writer was, which tail
-    // recovery starts from (tail-recovery.ts); readers skip an entry below the start.
-    const newest = entries[entries.length - 1];
+    // recovery starts from (tail-recovery.ts); readers skip an entry below the start. Not in the
+    // records format: its entries are indexed behind (an entry kept below the start would not be
+    // the newest for long, and then nothing would remove it), and its writer's h/ mark and pending
+    // records say where the writer was.
+    const newest = options.keepNewest === false ? undefined : entries[entries.length - 1];
     const dead = entries.filter((e) => e.to <= startSeq && e !== newest);
     const kept = new Set(entries.filter((e) => e.to > startSeq || e === newest).map((e) => e.o));
     for (let i = 0; i === 0 || i < dead.length; i += ENTRIES_PER_TXN) {

@@ -131,7 +131,9 @@ test('trim and delete make objects dead; only the lease holder reaps; a holder k
   const kept = names.slice(6);
   for (const name of deleted) expect((await fetch(`${via.url}${name}`, { method: 'DELETE' })).status).toBeLessThan(300);
   for (const name of trimmed) expect((await fetch(`${via.url}${name}`, { method: 'POST', headers: { 'svc-trim-seq': '150' } })).status).toBeLessThan(300);
-  await until('the trims in the ledger', async () => ((await Promise.all(trimmed.map(async (n) => (await ledger.entries(n)).every((e) => e.to > 150)))).every(Boolean) ? true : null));
+  // Every entry below the start goes but the newest, which a trim keeps whatever its seqs (ledger.ts
+  // trim; in the records format the newest one indexed may be below the start when the trim came).
+  await until('the trims in the ledger', async () => ((await Promise.all(trimmed.map(async (n) => (await ledger.entries(n)).every((e, i, all) => e.to > 150 || i === all.length - 1)))).every(Boolean) ? true : null));
 
   // The holder reaps; the moment the node holding the lease has done some work (dead objects
   // remain), it is killed. (With a 2 s lease on a loaded machine the lease may move before that:

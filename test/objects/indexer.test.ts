@@ -188,3 +188,29 @@ it('finds a node\'s writers by their records, and strands every part of a writer
   // The current start's record waits to settle.
   expect((await etcd.link.rangePrefix(w.ledger.keys.partRecords('g/1/2/0/'), 2000)).kvs).toHaveLength(1);
 });
+
+it('strands only what the stream\'s entries do not hold: parts its opener recorded already leave no copy behind', async () => {
+  const w = await setup();
+  for (let i = 0; i < 3; i++) await group(w, ['a', 'b']);
+  // b moved and its opener recorded the writer's pending parts; then the writer's node is gone,
+  // and the lease holder takes its records (retired: everything stranded but what entries hold).
+  await w.ledger.takeFence('b', B, { from: A });
+  await expect(recoverTail(w.ledger, w.store, 'b', B, undefined, { own: null })).resolves.toMatchObject({ recorded: 3 });
+  const x = new Indexer({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed: () => [], writers: () => [], retired: () => [WRITER], counter }, { settleMs: 60_000 });
+  await expect(x.tick()).resolves.toMatchObject({ records: 3, entries: 0, stranded: 3 });
+  await expect(etcd.link.rangePrefix(w.ledger.keys.strandedParts('b'), 2000)).resolves.toMatchObject({ kvs: [] });
+  expect((await etcd.link.rangePrefix(w.ledger.keys.strandedParts('a'), 2000)).kvs).toHaveLength(3);
+  expect((await etcd.link.rangePrefix(w.ledger.keys.partRecords(WRITER), 2000)).kvs).toEqual([]);
+  expect(await read(w, 'b')).toEqual(Buffer.concat(w.written.get('b')!));
+});
+
+it('drops a part trimmed after it was recorded and before it was indexed: it gets no entry, which nothing would remove', async () => {
+  const w = await setup();
+  for (let i = 0; i < 3; i++) await group(w, ['a']);
+  // The trim came when no entry was there to remove (ledger.ts trim: m/ gets the start).
+  expect(await w.ledger.trim('a', A, 2)).toBe(true);
+  const placed: PlacedStream[] = [{ name: 'a', streamId: 1, fence: A }];
+  await expect(indexer(w, () => placed).tick()).resolves.toMatchObject({ records: 3, entries: 1, stranded: 0 });
+  expect((await w.ledger.entries('a')).map((e) => [e.from, e.to])).toEqual([[2, 3]]);
+  expect(await read(w, 'a')).toEqual(w.written.get('a')![2]);
+});

@@ -14,6 +14,7 @@ import { FrameType, encodeFrame } from '../../src/shards/worker/frame';
 import { EtcdLink } from '../../src/actors';
 import { EtcdCluster } from '../helpers/etcd-cluster';
 import { MAIN, ROOT } from '../helpers/node-process';
+import { recordName } from '../../src/objects/part-records';
 
 let cluster: EtcdCluster;
 const etcd = { link: undefined as unknown as EtcdLink };
@@ -118,3 +119,40 @@ it('names every damaged range by stream, seqs and object, and only those', async
   fs.rmSync(path.join(dir, 'p/1/1/0/000000000000'));
   expect((await checkObjectLedger(etcd.link, new LedgerKeys(prefix), store, { streams: [c] })).damaged.map((x) => x.reason)).toEqual(['the producer snapshot is missing from the object store']);
 }, 120_000);
+
+it('checks the records format\'s parts not indexed yet too: those pending in part records and those stranded', async () => {
+  const p = `check/${randomBytes(6).toString('hex')}`;
+  const l = new Ledger(etcd.link, p);
+  const writer = 'g/7/1/0/';
+  const s = '/chk/records';
+  const token = await l.commitToken(writer);
+  const objects: string[] = [];
+  for (let n = 0; n < 3; n++) {
+    const key = groupObjectKey(7, 1, 0, n);
+    const f = encodeFrame(FrameType.Data, 7, randomBytes(200));
+    await store.put(key, [f]);
+    const first = n === 0 ? { create: true, meta: { meta: { name: s }, startSeq: 0, sealed: false } } : {};
+    const r = await l.commitObjects(new Map([[key, f.length]]), [{ stream: s, fence: me, ...first, entries: [{ o: key, counter: n, off: 0, len: f.length, from: n, to: n + 1 }] }], undefined, { token, records: { writer, firstObject: n } });
+    expect(r.fenced).toEqual([]);
+    objects.push(key);
+  }
+  // A part stranded (u/) after them, in an object of its own.
+  const lone = groupObjectKey(7, 1, 0, 3);
+  const f = encodeFrame(FrameType.Data, 7, randomBytes(200));
+  await store.put(lone, [f]);
+  await etcd.link.txnOnce([], [{ put: l.keys.strandedPart(s, 1, 3), value: Buffer.from(JSON.stringify({ o: lone, off: 0, len: f.length, from: 3, to: 4 })) }], []);
+  const clean = await checkObjectLedger(etcd.link, new LedgerKeys(p), store, { streams: [s] });
+  expect(clean).toMatchObject({ streams: 1, entries: 4, damaged: [], unreadable: [] });
+  // A flipped byte in the second pending part's object.
+  const file = path.join(dir, objects[1]!);
+  const bytes = fs.readFileSync(file);
+  bytes[30]! ^= 0x40;
+  fs.writeFileSync(file, bytes);
+  const r = await checkObjectLedger(etcd.link, new LedgerKeys(p), store, { streams: [s] });
+  expect(r.damaged.map(({ reason: _r, ...d }) => d)).toEqual([{ stream: s, from_seq: 1, to_seq: 1, object: objects[1], offset: 0, length: f.length, kind: 'frames' }]);
+  // The stranded part gone: the seqs after the pending parts are a hole no more (nothing follows),
+  // but a pending part gone from the records leaves one.
+  await etcd.link.txnOnce([], [{ delete: l.keys.partRecord(writer, recordName(1, 0)) }], []);
+  const holed = await checkObjectLedger(etcd.link, new LedgerKeys(p), store, { streams: [s] });
+  expect(holed.damaged.map((d) => [d.kind, d.from_seq, d.to_seq])).toEqual([['hole', 1, 1]]);
+});

@@ -200,6 +200,8 @@ export class ObjectCommit implements Replicator {
   #beforeCommit = 0;
   readonly #maxBeforeCommit: number;
   readonly #minSpacingMs: number;
+  /** A trim keeps the stream's newest entry below its start in the entries format only (ledger.ts trim). */
+  readonly #trimOptions: { keepNewest: boolean };
   /** A PUT's time, smoothed (ms): groups at their PUTs start about putMs ÷ maxBeforeCommit apart. */
   #putMs = 0;
   /** When the newest group started its PUT (performance.now()). */
@@ -234,6 +236,7 @@ export class ObjectCommit implements Replicator {
     // for them beside those at their PUTs.
     this.maxInFlight = o.maxInFlight ?? 2 * this.#maxBeforeCommit;
     this.#minSpacingMs = o.minSpacingMs ?? 2;
+    this.#trimOptions = { keepNewest: o.records !== true };
     this.stallMs = o.stallMs ?? 5000; // 5 s
     this.#retryMs = o.retryMs ?? 200;
     this.flushMs = o.flushMs ?? 0;
@@ -379,7 +382,7 @@ export class ObjectCommit implements Replicator {
     const startSeq = servedStart(s);
     l.meta = { ...l.meta, startSeq };
     // After the commits already started, so a later m/ of theirs does not undo it.
-    this.#lastCommit = this.#lastCommit.then(() => this.#o.ledger.trim(s.meta.name, l.fence, startSeq)).catch(() => undefined);
+    this.#lastCommit = this.#lastCommit.then(() => this.#o.ledger.trim(s.meta.name, l.fence, startSeq, this.#trimOptions)).catch(() => undefined);
   }
 
   replicate(g: Group): Promise<ReadonlyMap<StreamState, Refusal>> {
@@ -677,7 +680,7 @@ export class ObjectCommit implements Replicator {
         if (x.meta !== null) {
           l.meta = x.meta;
           // A trim's old entries leave the ledger behind the group (not on the write path).
-          if (x.trimmed) void this.#o.ledger.trim(s.meta.name, l.fence, x.meta.startSeq).catch(() => undefined);
+          if (x.trimmed) void this.#o.ledger.trim(s.meta.name, l.fence, x.meta.startSeq, this.#trimOptions).catch(() => undefined);
         }
       }
     }
