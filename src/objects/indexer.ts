@@ -82,13 +82,21 @@ interface WriterState {
   cursor: IndexCursor;
   /** The key to read the next records from. */
   from: string;
-  records: Array<PartRecord & { key: string; seen: number }>;
+  /** `rev`: the record's revision (written once: when it was written). */
+  records: Array<PartRecord & { key: string; seen: number; rev: number }>;
   /** The last read stopped at its limit: more records wait in etcd. */
   more: boolean;
 }
 
 /** A retired writer's streams are placed nowhere: its parts are all stranded. */
 const NOTHING_PLACED: ReadonlyMap<string, PlacedStream> = new Map();
+
+/** A stream's `m/` record as the indexer read it: its start, its revision, and the revision it was created at (this stream of the name was). */
+interface Start {
+  start: number;
+  rev: number;
+  born: number;
+}
 
 /** One stream's run of parts: contiguous seqs under one epoch, one entry. */
 interface Run {
@@ -180,7 +188,7 @@ export class Indexer {
     const room = this.#o.maxPending + 1 - state.records.length;
     if (room > 0) {
       const page = await kv.rangePage(state.from, prefix, room, LEDGER_DEADLINE_MS);
-      for (const p of page.kvs) state.records.push({ key: p.key, name: p.key.slice(prefix.length), parts: decodePartRecord(p.value), seen: now });
+      for (const p of page.kvs) state.records.push({ key: p.key, name: p.key.slice(prefix.length), parts: decodePartRecord(p.value), seen: now, rev: p.modRevision });
       const last = page.kvs[page.kvs.length - 1];
       if (last !== undefined) state.from = `${last.key}\0`;
       state.more = page.more;
@@ -203,10 +211,10 @@ export class Indexer {
       bytes += size;
     }
     if (taken.length === 0) return;
-    const { runs, stranded } = await this.#sort(taken, placed, writer);
+    const { runs, stranded, starts } = await this.#sort(taken, placed, writer);
     const fenced = await this.#index(runs, done);
     for (const r of fenced) for (const p of r.parts) stranded.push(p);
-    await this.#strand(stranded, done);
+    await this.#strand(stranded, starts, done);
     // Past every object the taken records name: what they held is indexed or stranded now.
     let o = state.cursor.o;
     for (const r of taken) for (const p of r.parts) o = Math.max(o, (parseGroupObjectKey(p.o)?.n ?? -1) + 1);
@@ -219,16 +227,30 @@ export class Indexer {
     done.records += taken.length;
   }
 
-  /** The taken records' parts: runs to index (their bytes read and checked), and the parts to strand. */
-  async #sort(taken: readonly PartRecord[], placed: ReadonlyMap<string, PlacedStream>, writer: string): Promise<{ runs: Run[]; stranded: RecordedPart[] }> {
+  /**
+   * The taken records' parts: runs to index (their bytes read and checked), and the parts to
+   * strand; with the `m/` records of their streams as read (#starts). A part of a stream without
+   * `m/` (deleted) or of an earlier stream of the name (its record older than the `m/`: deleted
+   * and created again since) is dropped: its stream is gone.
+   */
+  async #sort(taken: ReadonlyArray<PartRecord & { rev: number }>, placed: ReadonlyMap<string, PlacedStream>, writer: string): Promise<{ runs: Run[]; stranded: RecordedPart[]; starts: Map<string, Start> }> {
     const node = Number(writer.split('/')[1]);
-    const byStream = partsByStream(taken.flatMap((r) => r.parts));
+    const names = new Set<string>();
+    for (const r of taken) for (const p of r.parts) names.add(p.stream);
+    const starts = await this.#starts([...names]);
+    const live: RecordedPart[] = [];
+    for (const r of taken) {
+      for (const p of r.parts) {
+        const m = starts.get(p.stream);
+        if (m !== undefined && r.rev >= m.born) live.push(p);
+      }
+    }
+    const byStream = partsByStream(live);
     const runs: Run[] = [];
     const stranded: RecordedPart[] = [];
-    const starts = await this.#starts([...byStream.keys()].filter((name) => placed.has(name)));
     for (const [name, parts] of byStream) {
       const s = placed.get(name);
-      const { start, rev } = starts.get(name) ?? { start: 0, rev: 0 };
+      const { start, rev } = starts.get(name)!;
       let run: Run | null = null;
       for (const p of parts) {
         // Recorded under the fence this node holds now: else it moved, or was opened again (its opener recorded the part).
@@ -252,19 +274,19 @@ export class Indexer {
         run.bytes.push(bytes);
       }
     }
-    return { runs, stranded };
+    return { runs, stranded, starts };
   }
 
-  /** The streams' starts (`m/` startSeq) and their m/ records' revisions, read 128 an etcd call; a stream without `m/` is left out. */
-  async #starts(streams: readonly string[]): Promise<Map<string, { start: number; rev: number }>> {
+  /** The streams' `m/` records (#sort, Start), read 128 an etcd call; a stream without `m/` is left out. */
+  async #starts(streams: readonly string[]): Promise<Map<string, Start>> {
     const { kv, keys } = this.#deps;
-    const out = new Map<string, { start: number; rev: number }>();
+    const out = new Map<string, Start>();
     for (let i = 0; i < streams.length; i += 128) {
       const batch = streams.slice(i, i + 128);
       const { results } = await kv.readMany(batch.map((s) => ({ get: keys.meta(s) })), LEDGER_DEADLINE_MS);
       batch.forEach((s, k) => {
         const m = results[k]?.kvs[0];
-        if (m !== undefined) out.set(s, { start: (JSON.parse(m.value.toString()) as { startSeq?: number }).startSeq ?? 0, rev: m.modRevision });
+        if (m !== undefined) out.set(s, { start: (JSON.parse(m.value.toString()) as { startSeq?: number }).startSeq ?? 0, rev: m.modRevision, born: m.createRevision ?? 0 });
       });
     }
     return out;
@@ -360,6 +382,14 @@ export class Indexer {
     return (await kv.txnOnce(compare, ops, [])).succeeded;
   }
 
+  /** Whether `stream` is still the stream of the name that `read` was read of (its fence and m/ there, m/ created then). */
+  async #sameStream(stream: string, read: Start | undefined): Promise<boolean> {
+    const { kv, keys } = this.#deps;
+    const { results } = await kv.readMany([{ get: keys.fence(stream) }, { get: keys.meta(stream) }], LEDGER_DEADLINE_MS);
+    const m = results[1]?.kvs[0];
+    return results[0]?.kvs[0] !== undefined && m !== undefined && read !== undefined && (m.createRevision ?? 0) === read.born;
+  }
+
   /** Whether the m/ record of a run's stream changed since its parts were sorted. */
   async #metaMoved(runs: readonly Run[]): Promise<boolean> {
     const { kv, keys } = this.#deps;
@@ -384,10 +414,12 @@ export class Indexer {
    * from the records: a copy in u/ would only wait for the stream's next open to go, its
    * reference keeping the object meanwhile).
    */
-  async #strand(parts: readonly RecordedPart[], done: IndexTick): Promise<void> {
+  async #strand(parts: readonly RecordedPart[], starts: ReadonlyMap<string, Start>, done: IndexTick): Promise<void> {
     const { kv, keys } = this.#deps;
     for (const [stream, all] of partsByStream(parts)) {
       const list = await this.#notRecorded(stream, all);
+      // The stream as #sort read it, still: deleted (and perhaps created again) since, its parts are not the new stream's.
+      const meta: LedgerCompare = { key: keys.meta(stream), modRevision: starts.get(stream)?.rev ?? 0 };
       for (let i = 0; i < list.length; i += 60) {
         const ops: LedgerOp[] = [];
         const objects = new Set<string>();
@@ -397,8 +429,12 @@ export class Indexer {
           objects.add(p.o);
         }
         for (const o of objects) ops.push({ put: keys.ref(o, stream), value: Buffer.from('1') });
-        const r = await kv.txnOnce([{ key: keys.fence(stream), present: true }], ops, []);
+        const r = await kv.txnOnce([{ key: keys.fence(stream), present: true }, meta], ops, []);
         if (r.succeeded) done.stranded += Math.min(60, list.length - i);
+        else if (await this.#sameStream(stream, starts.get(stream))) {
+          // The stream is the one read, its m/ changed since (a trim, a seal): the records stay, sorted again at the next tick.
+          throw new Error(`indexing: stranding the parts of ${stream}: its m/ record changed meanwhile; taken again at the next tick`);
+        }
       }
     }
   }

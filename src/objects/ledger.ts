@@ -540,6 +540,7 @@ export class Ledger {
         { from: strandedPrefix, prefix: strandedPrefix, limit: 0 },
         { get: this.keys.indexCursor(writer) },
         { from: recordsPrefix, prefix: recordsPrefix, limit: 0 },
+        { get: this.keys.meta(stream) },
       ],
       this.#deadlineMs,
     );
@@ -557,9 +558,12 @@ export class Ledger {
       stranded.push(kv.key);
     }
     const cursor = decodeCursor(results[2]!.kvs[0]?.value ?? null);
+    // A record older than the stream's m/ names an earlier stream of the name (deleted, and this
+    // one created since): its parts are not this stream's.
+    const born = results[4]!.kvs[0]?.createRevision ?? 0;
     const recorded: RecordedPart[] = [];
     for (const kv of results[3]!.kvs) {
-      if (kv.key.slice(recordsPrefix.length) <= cursor.q) continue;
+      if (kv.key.slice(recordsPrefix.length) <= cursor.q || kv.modRevision < born) continue;
       for (const p of decodePartRecord(kv.value)) if (p.stream === stream) recorded.push(p);
     }
     for (const p of recorded) parts.push(p);

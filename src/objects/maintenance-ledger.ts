@@ -22,6 +22,8 @@ export interface LedgerPair {
   key: string;
   value: Buffer;
   modRevision: number;
+  /** The revision the key was created at (etcd's create_revision: a key deleted and put again is created again). */
+  createRevision?: number;
 }
 
 /** The etcd operations maintenance uses: the project's `EtcdLink` has them. */

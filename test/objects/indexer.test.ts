@@ -214,3 +214,20 @@ it('drops a part trimmed after it was recorded and before it was indexed: it get
   expect((await w.ledger.entries('a')).map((e) => [e.from, e.to])).toEqual([[2, 3]]);
   expect(await read(w, 'a')).toEqual(w.written.get('a')![2]);
 });
+
+it('takes nothing of a stream deleted and created again for the new one: its parts are older than the new m/', async () => {
+  const w = await setup();
+  for (let i = 0; i < 3; i++) await group(w, ['a', 'b']);
+  expect(await w.ledger.deleteStream('a', A)).toBe(true);
+  // Created again under the same name, at epoch 1 again: its parts have the names the old one's had.
+  w.written.delete('a');
+  await group(w, ['a']);
+  const placed = ['a', 'b'].map((name, k): PlacedStream => ({ name, streamId: k + 1, fence: A }));
+  // An opener of the new stream sees only its part; so does the indexer.
+  const { pending } = await w.ledger.pendingOf('a', WRITER);
+  expect(pending.map((p) => [p.o, p.from, p.to])).toEqual([[g(3), 0, 1]]);
+  await expect(indexer(w, () => placed).tick()).resolves.toMatchObject({ records: 4, stranded: 0 });
+  expect((await w.ledger.entries('a')).map((e) => [e.from, e.to])).toEqual([[0, 1]]);
+  expect(await read(w, 'a')).toEqual(Buffer.concat(w.written.get('a')!));
+  expect(await read(w, 'b')).toEqual(Buffer.concat(w.written.get('b')!));
+});
