@@ -152,7 +152,7 @@ export const ConfigSchema = Type.Object(
      * group's parts as an entry per stream; `records` as one part record per ledger txn, indexed
      * per stream and run behind (src/objects/part-records.ts). Every node of a cluster runs one.
      */
-    objectsLedger: OneOf(['entries', 'records'], { default: 'entries', description: 'with --objects: the object ledger\'s format: entries (an entry per stream and group) or records (one part record per ledger txn, indexed per stream behind; every node of a cluster must run the same)' }),
+    objectsLedger: OneOf(['cluster', 'entries', 'records'], { default: 'cluster', description: 'with --objects: the object ledger\'s format: cluster (the cluster\'s; entries for a new one), entries (an entry per stream and group) or records (one part record per ledger txn, indexed per stream behind); every node of a cluster runs the same, so one that names the other does not start' }),
     /** This node's id in the cluster (docs/cluster.md); 0: the id kept in `<dataDir>/node-id`, allocated at the first start. */
     nodeId: Type.Integer({ minimum: 0, maximum: 2147483647, default: 0, description: 'node id (0: the one kept in the data directory, allocated at the first start)' }),
     /** Seconds this node stays live without renewing its liveness lease (docs/cluster.md); a dead node's streams move after it. */

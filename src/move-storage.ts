@@ -48,7 +48,7 @@ export interface MoveStorageDeps {
   ledger: Ledger;
   store: ObjectStore;
   shards: LocalStreams;
-  /** `--objects-ledger records`: an opener records the stream's parts pending in its writer's part records (src/objects/part-records.ts). */
+  /** the `records` ledger format: an opener records the stream's parts pending in its writer's part records (src/objects/part-records.ts). */
   records?: boolean;
   /** `--objects-reads`: copy a moved stream's records here, or serve them from the store (default remote). */
   reads?: 'copy' | 'remote';

@@ -65,7 +65,7 @@ import { type ObjectStoreStats, addObjectStoreStats, newObjectStoreStats } from 
 import { committedReads, kafkaAuthenticator, kafkaCluster, maxKafkaFrameBytes, startKafkaListener } from './kafka-wire';
 import { moveStorage as moveStorageOf } from './move-storage';
 import { startMallocTrim } from './util/malloc-trim';
-import { Ledger, checkObjectStore, openObjectStore } from './objects';
+import { Ledger, type LedgerFormat, checkObjectStore, openObjectStore } from './objects';
 
 /** How long a graceful stop waits for its streams to be placed on other nodes before it drains (ms; at most half of --shutdown-timeout-ms). */
 const HANDOFF_WAIT_MS = 5_000; // 5 s
@@ -229,11 +229,30 @@ async function startShards(config: Config, log: Logger, schemas: Schemas, space:
  * registers (registration needs the bound listeners), so they get the epoch registration will
  * write: one above the node record's (one process per node id; a second one takes over).
  */
-function objectsMode(config: Config, meta: MetaStore, nodeId: number): ShardClientOptions['objects'] {
+function objectsMode(config: Config, meta: MetaStore, nodeId: number, format: LedgerFormat): ShardClientOptions['objects'] {
   // Without --objects (etcd metadata alone) openControlPlane logged the warning (config.ts configWarnings).
   if (config.metadata === 'local' || config.objects === '') return undefined;
   const nodeEpoch = (meta.get<NodeRecord>(nodeKey(nodeId))?.value.nodeEpoch ?? 0) + 1;
-  return { url: config.objects, metadataUrl: config.metadata, metadataCredentials: metadataCredentials(config), nodeId, nodeEpoch, flushMs: config.objectsFlushMs, putsInFlight: config.objectsPutsInFlight, cacheBytes: config.objectsCacheBytes, records: config.objectsLedger === 'records' };
+  return { url: config.objects, metadataUrl: config.metadata, metadataCredentials: metadataCredentials(config), nodeId, nodeEpoch, flushMs: config.objectsFlushMs, putsInFlight: config.objectsPutsInFlight, cacheBytes: config.objectsCacheBytes, records: format === 'records' };
+}
+
+/**
+ * The cluster's object ledger format (src/objects/ledger-format.ts): the first node writes it, the
+ * others take it; a node started with the other one named does not start.
+ */
+async function ledgerFormatAtStart(config: Config, log: Logger): Promise<LedgerFormat> {
+  const ledger = Ledger.open(config.metadata, { credentials: metadataCredentials(config) });
+  try {
+    const wanted = config.objectsLedger;
+    const { format, written } = await ledger.clusterFormat(wanted);
+    if (wanted !== 'cluster' && wanted !== format) {
+      throw new Error(`--objects-ledger ${wanted}: the cluster's object ledger is in the ${format} format, and every node of a cluster runs the same one; start with --objects-ledger cluster (or ${format})`);
+    }
+    log.info({ format, written }, written ? 'object ledger format chosen for the cluster' : 'object ledger format: the cluster\'s');
+    return format;
+  } finally {
+    ledger.close();
+  }
 }
 
 /** Bytes available to this process on the file system holding `dir`, or -1 when unknown. */
@@ -329,12 +348,15 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
   });
   // Objects mode: one test object before anything starts, so a store that refuses (credentials,
   // bucket, directory) stops the start with its own words (objects/store-check.ts).
+  let ledgerFormat: LedgerFormat = 'entries';
   if (clustered && config.objects !== '') {
-    await checkStoreAtStart(config.objects, nodeId, log).catch(async (err: unknown) => {
-      await meta.close();
-      space.close();
-      throw err;
-    });
+    ledgerFormat = await checkStoreAtStart(config.objects, nodeId, log)
+      .then(() => ledgerFormatAtStart(config, log))
+      .catch(async (err: unknown) => {
+        await meta.close();
+        space.close();
+        throw err;
+      });
   }
   const members = new Membership(meta, nodeId, log, config.nodeLeaseTtl);
   // Placement rows and the owner check exist only in a cluster: a single node owns every stream,
@@ -390,7 +412,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
     warn: (fields, message) => log.warn(fields, message),
   });
   const schemas: Schemas = schemaView;
-  const objects = objectsMode(config, meta, nodeId);
+  const objects = objectsMode(config, meta, nodeId, ledgerFormat);
   const shards = await startShards(config, log, schemas, space, objects);
   const heapTrim = startMallocTrim(MALLOC_TRIM_MS);
   schemas.attach(shards);
@@ -412,7 +434,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
           store: moveStore,
           shards,
           reads: config.objectsReads,
-          records: config.objectsLedger === 'records',
+          records: ledgerFormat === 'records',
           create: async (name, spec) => {
             await shards.create({ name, contentType: spec.contentType, ttlSeconds: spec.ttlSeconds, expiresAtMs: null, closed: false, records: [], kafkaTopic: spec.kafkaTopic });
           },
@@ -438,7 +460,7 @@ async function startLocked(config: Config, log: Logger): Promise<RunningNode> {
           metadataUrl: config.metadata, metadataCredentials: metadataCredentials(config), objectsUrl: config.objects, nodeId, lease, placement, log,
           reaper: { intervalMs: Math.min(config.storage.reaperIntervalMs, 2_000) }, compaction: { bytesPerSecond: config.objectsCompactBytesPerSecond },
           // The records format: this node start's shard workers' part records are indexed on the maintenance thread.
-          ...(config.objectsLedger === 'records' && objects !== undefined ? { indexNode: `g/${nodeId}/${objects.nodeEpoch}/`, liveStarts: () => members.liveNodes().map((n) => `g/${n.nodeId}/${n.nodeEpoch}/`) } : {}),
+          ...(ledgerFormat === 'records' && objects !== undefined ? { indexNode: `g/${nodeId}/${objects.nodeEpoch}/`, liveStarts: () => members.liveNodes().map((n) => `g/${n.nodeId}/${n.nodeEpoch}/`) } : {}),
         });
   // Live reads (long-poll, SSE) wait here on the shards' tail events, not on the workers.
   const live = new LiveWaiters(shards, { longPollTimeoutMs: config.longPollTimeoutMs });

@@ -16,7 +16,7 @@ export interface MaintenanceThreadConfig {
   reaper?: ReaperOptions;
   compaction?: CompactionOptions;
   /**
-   * `--objects-ledger records`: this node start's writers (`g/<nodeId>/<nodeEpoch>/`), whose part
+   * the `records` ledger format: this node start's writers (`g/<nodeId>/<nodeEpoch>/`), whose part
    * records the thread indexes (src/objects/indexer.ts); absent: the ledger's entries format.
    */
   indexNode?: string;

@@ -34,7 +34,7 @@ export interface ObjectMaintenanceDeps {
   log: Logger;
   reaper?: ReaperOptions;
   compaction?: CompactionOptions;
-  /** `--objects-ledger records`: this node start's writers, whose part records the thread indexes (MaintenanceThreadConfig). */
+  /** the `records` ledger format: this node start's writers, whose part records the thread indexes (MaintenanceThreadConfig). */
   indexNode?: string;
   /** The live nodes' current starts, `g/<nodeId>/<nodeEpoch>/` (the records format: ToMaintenanceThread). */
   liveStarts?: () => string[];

@@ -70,7 +70,7 @@ describe('defaults', () => {
       metadataUser: '',
       objects: '',
       objectsFlushMs: 2,
-      objectsLedger: 'entries',
+      objectsLedger: 'cluster',
       objectsPutsInFlight: 2,
       objectsCacheBytes: 256 * 1024 * 1024,
       objectsCompactBytesPerSecond: 0,

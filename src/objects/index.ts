@@ -21,6 +21,7 @@ export {
 export { OBJECTS_URL_FORMS, type ObjectsLocation, ObjectsUrlError, describeObjectsLocation, objectsUrlProblem, parseObjectsUrl } from './objects-url';
 // The object ledger in etcd (ledger.ts, ledger-keys.ts): which object holds which of a stream's frames, and the fences.
 export { type CommitResult, type CommitToken, DEFAULT_LEDGER_DEADLINE_MS, type EntryValue, Ledger, type LedgerCredentials, type LedgerEntry, type LedgerMeta, OBJECTS_PER_COMMIT, type ProducerSnapshotRecord, type RecordedThrough, STREAMS_PER_TXN, type StreamCommit, type StreamRecord, type TailWalk } from './ledger';
+export { type LedgerFormat, NEW_CLUSTER_FORMAT } from './ledger-format';
 export { type Fence, LedgerKeys, compactedObjectKey, entryName, fenceValue, groupObjectKey, parseEntryName, parseFence, parseGroupObjectKey, producerObjectKey, sameFence, streamOfSegment, streamSegment, writerObjectKey } from './ledger-keys';
 // Group objects' part tables and fence markers (group-object.ts), and the recovery of a stream's unrecorded tail (tail-recovery.ts).
 export { type GroupObject, type GroupPart, fenceMarker, groupTrailer, mayBeMarker, readGroupObject } from './group-object';

@@ -1,5 +1,5 @@
 /**
- * The indexer of the records format (part-records.ts; `--objects-ledger records`, on the object maintenance thread):
+ * The indexer of the records format (part-records.ts; on the object maintenance thread):
  * on the writer's node, it turns the writer's settled part records into one entry per stream and
  * run, their frames copied into one compacted object, then moves the writer's index cursor past
  * them and deletes them.

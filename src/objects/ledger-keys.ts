@@ -30,6 +30,7 @@
  *   x/<writer>                               {q, o}: how far the writer's records are indexed (part-records.ts)
  *   u/<stream>/<epoch:010d>.<counter:012d>   a stranded part (EntryValue): recorded by a writer whose fence the
  *                                            stream lost before the writer indexed it (part-records.ts)
+ *   format                                   "entries" | "records": the cluster's ledger format (ledger-format.ts)
  *   p/<stream>                               {seq, producers} or {seq, o, bytes}: the stream's idempotent producers
  *                                            as of seq (every batch below it applied), inline or in object o
  *                                            (`r/`/`o/` records hold it while named): a new owner replays
@@ -231,6 +232,11 @@ export class LedgerKeys {
 
   object(objectKey: string): string {
     return `${this.root}o/${objectKey}`;
+  }
+
+  /** `format`: the cluster's ledger format (`entries` or `records`), written once by its first node in objects mode. */
+  get format(): string {
+    return `${this.root}format`;
   }
 
   destroyed(objectKey: string): string {

@@ -20,6 +20,7 @@ import { type EtcdCompare, type EtcdCredentials, EtcdLink, type EtcdOp, type Etc
 import { type Fence, LedgerKeys, entryName, fenceValue, parseEntryName, parseFence, parseGroupObjectKey } from './ledger-keys';
 import { type RecordedPart, decodeCursor, decodePartRecord, encodePartRecord, recordName, uncovered } from './part-records';
 import { markOfRun, parseMarks } from './run-tails';
+import { type LedgerFormat, clusterLedgerFormat } from './ledger-format';
 
 /** `m/<stream>`: the stream's stored meta (as in CREATE/CONFIG frames), trim point and seal. */
 export interface LedgerMeta {
@@ -637,6 +638,11 @@ export class Ledger {
       }
     }
     return true;
+  }
+
+  /** The cluster's ledger format, written first when the ledger has none (ledger-format.ts). */
+  clusterFormat(wanted: LedgerFormat | 'cluster'): Promise<{ format: LedgerFormat; written: boolean }> {
+    return clusterLedgerFormat(this.#link, this.keys, wanted);
   }
 
   /** `o/` keys: objects that hold live data or wait for the reaper (a count-only read). */

@@ -1,5 +1,5 @@
 /**
- * The ledger's `records` format (`--objects-ledger records`; docs/objects.md, "The ledger's
+ * The ledger's `records` format (docs/objects.md, "The ledger's
  * formats"): a writer records a ledger txn's parts in one key instead of an
  * entry and a reference per stream and group object, and indexes them per stream later, in runs.
  *

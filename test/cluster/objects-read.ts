@@ -5,7 +5,7 @@
  */
 import { type EntryValue, type Ledger, type ObjectStore } from '../../src/objects';
 
-/** The node under test writes the `records` format (`--objects-ledger records`, here from SVC_OBJECTS_LEDGER). */
+/** The node under test writes the `records` format (SVC_OBJECTS_LEDGER, `--objects-ledger`; a new cluster's is `entries`). */
 export const RECORDS_FORMAT = process.env.SVC_OBJECTS_LEDGER === 'records';
 
 /** A byte range the ledger records for a stream: an entry, or (the records format) a part not indexed yet. */

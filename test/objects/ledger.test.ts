@@ -247,3 +247,20 @@ describe('the object ledger', () => {
     expect((await ledger.entries('a/b')).map((e) => e.to)).toEqual([2]);
   });
 });
+
+describe('the cluster\'s ledger format', () => {
+  it('is written once by the first node, from what it wants or else entries; a ledger from before the key says which by its keys', async () => {
+    const fresh = new Ledger(etcd.link, `fmt/${randomBytes(6).toString('hex')}`);
+    await expect(fresh.clusterFormat('cluster')).resolves.toEqual({ format: 'entries', written: true });
+    await expect(fresh.clusterFormat('records')).resolves.toEqual({ format: 'entries', written: false });
+    const chosen = new Ledger(etcd.link, `fmt/${randomBytes(6).toString('hex')}`);
+    await expect(chosen.clusterFormat('records')).resolves.toEqual({ format: 'records', written: true });
+    // Before the key: streams without part records are the entries format's, part records the records format's.
+    const old = new Ledger(etcd.link, `fmt/${randomBytes(6).toString('hex')}`);
+    expect((await old.takeFence('s', { nodeId: 1, epoch: 1 }, { create: true })).ok).toBe(true);
+    await expect(old.clusterFormat('cluster')).resolves.toEqual({ format: 'entries', written: true });
+    const oldRecords = new Ledger(etcd.link, `fmt/${randomBytes(6).toString('hex')}`);
+    await etcd.link.txnOnce([], [{ put: oldRecords.keys.indexCursor('g/1/1/0/'), value: Buffer.from('{}') }], []);
+    await expect(oldRecords.clusterFormat('entries')).resolves.toEqual({ format: 'records', written: true });
+  });
+});

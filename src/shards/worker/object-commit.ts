@@ -91,7 +91,7 @@ export interface ObjectCommitOptions {
   recordBatch?: number;
   /** How long a moved stream's tail walk is waited for to answer an append whose early object it may have taken (ms); default 3 s. */
   takenWaitMs?: number;
-  /** `--objects-ledger records`: each ledger txn puts one part record instead of entries (src/objects/part-records.ts). */
+  /** the `records` ledger format: each ledger txn puts one part record instead of entries (src/objects/part-records.ts). */
   records?: boolean;
 }
 

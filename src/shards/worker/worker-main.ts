@@ -88,7 +88,7 @@ export interface WorkerObjectsConfig {
    * the object range cache of adopted streams' reads from the object store.
    */
   cacheBytes?: number;
-  /** `--objects-ledger records`: the writer's commits put part records (src/objects/part-records.ts). */
+  /** the `records` ledger format: the writer's commits put part records (src/objects/part-records.ts). */
   records?: boolean;
 }
 
