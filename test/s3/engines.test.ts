@@ -30,6 +30,8 @@ interface SlowOrigin {
   url: string;
   /** Bytes of the PUT body read so far. */
   received(): number;
+  /** GETs that reached it so far. */
+  gets(): number;
   /** Stop reading PUT bodies until `release()`. */
   hold(): void;
   release(): void;
@@ -38,6 +40,7 @@ interface SlowOrigin {
 
 async function slowOrigin(): Promise<SlowOrigin> {
   let received = 0;
+  let gets = 0;
   let held = false;
   const waiting: http.IncomingMessage[] = [];
   const server = http.createServer((req, res) => {
@@ -51,6 +54,7 @@ async function slowOrigin(): Promise<SlowOrigin> {
       return;
     }
     // GET: answered after 300 ms, so a close can happen while it is in flight.
+    gets++;
     req.resume();
     setTimeout(() => res.writeHead(200, { etag: '"slow"', 'last-modified': new Date().toUTCString(), 'content-length': 5 }).end('slow!'), 300);
   });
@@ -58,6 +62,7 @@ async function slowOrigin(): Promise<SlowOrigin> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     received: () => received,
+    gets: () => gets,
     hold: () => void (held = true),
     release: () => {
       held = false;
@@ -198,7 +203,10 @@ describe.each(['uws', 'node'] as const)('svc-cache on the %s engine', (engine) =
     const cache = await startCache(origin, { server: { engine }, origin: { endpoint: slow.url } });
     try {
       const inFlight = request(`${cache.url}/${BUCKET}/slow.txt`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // In flight: the cache has taken it and asked the origin (a fixed wait was not always
+      // enough on a loaded machine, and a request the cache had not read yet was reset).
+      for (const end = Date.now() + 10_000; slow.gets() === 0 && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(slow.gets()).toBe(1);
       const closed = cache.stop();
       const r = await inFlight;
       expect([r.status, r.body.toString()]).toEqual([200, 'slow!']);
