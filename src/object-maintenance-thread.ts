@@ -54,11 +54,11 @@ const indexNode = config.indexNode;
 // live node's current one: a node gone for good leaves part records that nobody else takes, and
 // they keep their group objects (the reaper waits for the writer's index cursor) and their keys.
 const retired = async (): Promise<string[]> => {
-  const own = (await ownWriters(link, keys, indexNode!.split('/').slice(0, 2).join('/') + '/')).filter((w) => !w.startsWith(indexNode!));
-  if (holder === null || liveStarts.length === 0) return own;
-  const live = liveStarts;
-  const gone = (await ownWriters(link, keys, 'g/')).filter((w) => !w.startsWith(indexNode!) && !live.some((p) => w.startsWith(p)));
-  return [...new Set([...own, ...gone])];
+  const node = indexNode!.split('/').slice(0, 2).join('/') + '/';
+  // The holder reads every writer once (its own node's among them), a node that is not the holder its own.
+  const live = holder === null ? [] : liveStarts;
+  const writers = await ownWriters(link, keys, live.length === 0 ? node : 'g/');
+  return writers.filter((w) => !w.startsWith(indexNode!) && (w.startsWith(node) || !live.some((p) => w.startsWith(p))));
 };
 const indexer = indexNode === undefined ? null : new Indexer({ kv: link, keys, store, placed: () => placed, writers: () => ownWriters(link, keys, indexNode), retired, counter, log });
 

@@ -20,7 +20,7 @@
  */
 import { type LedgerKeys, streamOfSegment } from './ledger-keys';
 import { eachLimited, framesProblem, type LedgerKv, scanPrefix } from './maintenance-ledger';
-import { decodePartRecord, uncovered } from './part-records';
+import { type RecordedPart, decodePartRecord, partsByStream, uncovered } from './part-records';
 import { isObjectNotFound } from './object-store';
 
 /** One damaged range, named as a read that reaches it names it. */
@@ -97,7 +97,7 @@ export async function checkObjectLedger(
       if (e.from < e.to && e.to <= startSeq) out.skipped++;
       else live.push(e);
     }
-    for (const e of notIndexed) if (!(e.to <= startSeq)) live.push(e);
+    for (const e of notIndexed) if (e.to > startSeq) live.push(e);
     if (notIndexed.length > 0) live.sort((a, b) => a.from - b.from);
     // Holes: seqs between data entries that no entry holds (in seq order: entries are in write order).
     let at = -1;
@@ -163,23 +163,16 @@ async function checkSnapshot(kv: LedgerKv, keys: LedgerKeys, store: { get(key: s
 
 /** The parts every writer's q/ records name (the records format: pending until indexed), by stream. */
 async function pendingParts(kv: LedgerKv, keys: LedgerKeys, result: LedgerCheckResult): Promise<Map<string, Entry[]>> {
-  const out = new Map<string, Entry[]>();
+  const parts: RecordedPart[] = [];
   for await (const p of scanPrefix(kv, keys.partRecords(''), 256)) {
-    let parts;
     try {
-      parts = decodePartRecord(p.value);
+      parts.push(...decodePartRecord(p.value));
     } catch (err) {
       // Not a record this check can read: the parts it names are not looked at (the check is incomplete).
       result.unreadable.push({ stream: '', object: p.key.slice(keys.root.length), reason: (err as Error).message });
-      continue;
-    }
-    for (const part of parts) {
-      let list = out.get(part.stream);
-      if (list === undefined) out.set(part.stream, (list = []));
-      list.push(part);
     }
   }
-  return out;
+  return partsByStream(parts);
 }
 
 /** Every stream with an `m/` record, in key order. */

@@ -764,13 +764,13 @@ export class ObjectCommit implements Replicator {
     return null;
   }
 
-  /** The node holding a stream's fence now (best effort: null when unknown). */
   /** Whether the stream's fence is `fence` now (read until etcd answers). */
   async #holdsFence(stream: string, fence: Fence): Promise<boolean> {
     const cur = await this.#retrying(() => this.#o.ledger.fence(stream));
     return cur !== null && sameFence(cur, fence);
   }
 
+  /** The node holding a stream's fence now (best effort: null when unknown). */
   async #holder(stream: string): Promise<number | null> {
     try {
       return (await this.#o.ledger.fence(stream))?.nodeId ?? null;
