@@ -26,6 +26,7 @@ export { type Fence, LedgerKeys, compactedObjectKey, entryName, fenceValue, grou
 // Group objects' part tables and fence markers (group-object.ts), and the recovery of a stream's unrecorded tail (tail-recovery.ts).
 export { type GroupObject, type GroupPart, fenceMarker, groupTrailer, mayBeMarker, readGroupObject } from './group-object';
 export { type RecoveredTail, type TailRecords, type TailStore, recoverTail } from './tail-recovery';
+export { type PlannedEntry, type RecoveryPlan } from './recovery-plan';
 // The records format (part-records.ts) and its indexer (indexer.ts).
 export { type IndexTick, Indexer, type IndexerDeps, type IndexerOptions, ownWriters } from './indexer';
 // Maintenance (compaction.ts, reaper.ts, object-census.ts): compaction by owners, the reaper by the lease holder, the counts.

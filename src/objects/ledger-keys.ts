@@ -22,6 +22,8 @@
  *                                            commits that landed (ledger.ts, CommitToken)
  *   k/t/<stream>/<epoch:010d>                the same for the stream's tail recovery under that fence epoch,
  *                                            removed when the recovery is done (and with the stream)
+ *   k/t/<stream>/<epoch:010d>.plan           the entries that recovery records by txns sent at once, written before
+ *                                            them and removed after (recovery-plan.ts)
  *   t/<stream>/<epoch:010d>                  {w, after, end, at}: the tail recovery under the fence of that
  *                                            epoch walked writer w's numbers after..end (end: the marker it
  *                                            stopped at); the old owner reads it to answer its appends in flight
@@ -42,6 +44,9 @@
  * `c/<streamId>/<epoch:010d>.<counter:012d>`, producer snapshots too large to go inline
  * `p/<nodeId>/<nodeEpoch>/<worker>/<counter:012d>`.
  */
+
+/** What follows the epoch in a recovery plan's key, telling it from the recovery's commit token beside it. */
+export const RECOVERY_PLAN_SUFFIX = '.plan';
 
 /** Who may write a stream's ledger entries: the node that opened it, and the open's epoch. */
 export interface Fence {
@@ -185,6 +190,11 @@ export class LedgerKeys {
   /** `k/t/<stream>/<epoch:010d>`: the commit token of the stream's tail recovery under the fence of `epoch` (removed once it is done). */
   recoveryToken(stream: string, epoch: number): string {
     return `${this.recoveryTokens(stream)}${pad(epoch, 10)}`;
+  }
+
+  /** `k/t/<stream>/<epoch:010d>.plan`: the plan of that recovery's entries (recovery-plan.ts; removed once they are recorded). */
+  recoveryPlan(stream: string, epoch: number): string {
+    return `${this.recoveryToken(stream, epoch)}${RECOVERY_PLAN_SUFFIX}`;
   }
 
   /** Every run's `h/` key of a writer (`g/<node>/<nodeEpoch>/<worker>/`). */

@@ -17,9 +17,10 @@
  * landed when sent again, and puts nothing a second time over what changed since.
  */
 import { type EtcdCompare, type EtcdCredentials, EtcdLink, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError, parseEtcdUrl } from '../actors';
-import { type Fence, LedgerKeys, entryName, fenceValue, parseEntryName, parseFence, parseGroupObjectKey } from './ledger-keys';
+import { type Fence, LedgerKeys, RECOVERY_PLAN_SUFFIX, entryName, fenceValue, parseEntryName, parseFence, parseGroupObjectKey } from './ledger-keys';
 import { type RecordedPart, decodeCursor, decodePartRecord, encodePartRecord, recordName, uncovered } from './part-records';
 import { markOfRun, parseMarks } from './run-tails';
+import { PLAN_ENTRIES_PER_TXN, PLAN_TXNS_IN_FLIGHT, type PlannedEntry, type RecoveryPlan, allAtOnce, decodeRecoveryPlan, encodeRecoveryPlan } from './recovery-plan';
 import { type LedgerFormat, clusterLedgerFormat } from './ledger-format';
 
 /** `m/<stream>`: the stream's stored meta (as in CREATE/CONFIG frames), trim point and seal. */
@@ -164,6 +165,12 @@ export interface CommitOptions {
    * group object, which names its records.
    */
   records?: { writer: string; firstObject: number };
+  /**
+   * The objects are group objects of the records format that their writer's pending records may
+   * still name (a tail recovery's, in that format): their `o/` keeps `q: 1`, so the reaper waits
+   * for the writer's index cursor as well as for their references.
+   */
+  pendingObjects?: boolean;
 }
 
 /**
@@ -312,7 +319,7 @@ export class Ledger {
         // Loops, not callbacks made per commit (V8 compiled those again after every full collection: perf/README.md).
         const compare: EtcdCompare[] = [];
         for (const c of part) compare.push(this.#fenceCompare(c));
-        const ops = record === null ? this.#recordOps(part, objects, at, markers) : this.#partRecordOps(part, objects, at, record);
+        const ops = record === null ? this.#recordOps(part, objects, at, markers, options.pendingObjects === true) : this.#partRecordOps(part, objects, at, record);
         if (parts.length === 1 && part.length === whole) for (const op of watermark) ops.push(op);
         if (token !== undefined) {
           compare.push(token.rev === 0 ? { key: token.key, absent: true } : { key: token.key, modRevision: token.rev });
@@ -425,6 +432,58 @@ export class Ledger {
   async #token(key: string): Promise<CommitToken> {
     const r = await this.#link.get(key, this.#deadlineMs);
     return { key, rev: r.kv?.modRevision ?? 0 };
+  }
+
+  /** The recovery plans of the stream's earlier openers that did not finish them (recovery-plan.ts), in epoch order. */
+  async recoveryPlans(stream: string): Promise<RecoveryPlan[]> {
+    const prefix = this.keys.recoveryTokens(stream);
+    const r = await this.#link.rangePrefix(prefix, this.#deadlineMs);
+    const out: RecoveryPlan[] = [];
+    for (const kv of r.kvs) {
+      const name = kv.key.slice(prefix.length);
+      if (!name.endsWith(RECOVERY_PLAN_SUFFIX)) continue;
+      const epoch = Number(name.slice(0, -RECOVERY_PLAN_SUFFIX.length));
+      if (!Number.isSafeInteger(epoch)) continue;
+      try {
+        out.push(decodeRecoveryPlan(epoch, kv.value));
+      } catch (err) {
+        throw new Error(`recovery plan ${kv.key}: ${(err as Error).message}`, { cause: err });
+      }
+    }
+    return out.sort((a, b) => a.epoch - b.epoch);
+  }
+
+  /** Write the plan of the recovery under `fence` (its epoch names the entries), under that fence. Returns false when the fence is not `fence`. */
+  async writeRecoveryPlan(stream: string, fence: Fence, plan: Omit<RecoveryPlan, 'epoch'>): Promise<boolean> {
+    const compare: EtcdCompare = { key: this.keys.fence(stream), value: Buffer.from(fenceValue(fence)) };
+    return (await this.#txn([compare], [{ put: this.keys.recoveryPlan(stream, fence.epoch), value: encodeRecoveryPlan(plan) }], [])).succeeded;
+  }
+
+  /**
+   * Record a plan's entries (named under the plan's epoch) under `fence`, which the caller holds,
+   * PLAN_TXNS_IN_FLIGHT txns at once; then its stranded parts go, then the plan. `pending`: the
+   * objects are group objects of the records format whose writer's records may still name them
+   * (their `o/` keeps `q: 1`). Returns false when the fence is not `fence` (the plan stays, for
+   * the stream's next opener).
+   */
+  async finishRecoveryPlan(stream: string, fence: Fence, plan: RecoveryPlan, pending: boolean): Promise<boolean> {
+    const compare: EtcdCompare = { key: this.keys.fence(stream), value: Buffer.from(fenceValue(fence)) };
+    const at = Date.now();
+    const chunks: PlannedEntry[][] = [];
+    for (let i = 0; i < plan.entries.length; i += PLAN_ENTRIES_PER_TXN) chunks.push(plan.entries.slice(i, i + PLAN_ENTRIES_PER_TXN));
+    const recorded = await allAtOnce(chunks, PLAN_TXNS_IN_FLIGHT, async (chunk) => {
+      const ops: EtcdOp[] = [];
+      const named = new Map<string, number>();
+      for (const e of chunk) named.set(e.o, e.size ?? 0);
+      for (const [o, bytes] of named) ops.push({ put: this.keys.object(o), value: objectRecord(o, bytes, at, pending) });
+      for (const e of chunk) this.#entryOps(ops, stream, plan.epoch, e.counter, { o: e.o, off: e.off, len: e.len, from: e.from, to: e.to, size: e.size });
+      return (await this.#txn([compare], ops, [])).succeeded;
+    });
+    if (!recorded) return false;
+    const stranded: string[][] = [];
+    for (let i = 0; i < plan.stranded.length; i += ENTRIES_PER_TXN) stranded.push(plan.stranded.slice(i, i + ENTRIES_PER_TXN));
+    if (!(await allAtOnce(stranded, PLAN_TXNS_IN_FLIGHT, async (keys) => (await this.#txn([compare], keys.map((k): EtcdOp => ({ delete: k })), [])).succeeded))) return false;
+    return (await this.#txn([compare], [{ delete: this.keys.recoveryPlan(stream, plan.epoch) }], [])).succeeded;
   }
 
   /**
@@ -681,27 +740,31 @@ export class Ledger {
   }
 
   /** One txn's writes: the `o/` (and marker) of each object its streams' entries name, then each stream's entries, references, `f/` and `m/`. */
-  #recordOps(part: readonly StreamRecord[], objects: ReadonlyMap<string, number>, at: number, markers: ReadonlyMap<string, readonly string[]> | null): EtcdOp[] {
+  #recordOps(part: readonly StreamRecord[], objects: ReadonlyMap<string, number>, at: number, markers: ReadonlyMap<string, readonly string[]> | null, pending: boolean): EtcdOp[] {
     const named = new Set<string>();
     for (const c of part) for (const e of c.entries) named.add(e.o);
     const ops: EtcdOp[] = [];
     for (const o of named) {
-      ops.push({ put: this.keys.object(o), value: json({ bytes: objects.get(o) ?? 0, at }) });
+      ops.push({ put: this.keys.object(o), value: objectRecord(o, objects.get(o) ?? 0, at, pending) });
       const marker = markers?.get(o);
       if (marker !== undefined) ops.push({ put: this.keys.referenceMarker(o), value: json(marker) });
     }
     for (const c of part) {
       if (c.create === true) ops.push({ put: this.keys.fence(c.stream), value: Buffer.from(fenceValue(c.fence)) });
       for (const e of c.entries) {
-        const entry = this.keys.entry(c.stream, c.fence.epoch, e.counter);
         const value: EntryValue = { o: e.o, off: e.off, len: e.len, from: e.from, to: e.to, size: objects.get(e.o) };
-        if (markers?.has(e.o) === true) ops.push({ put: entry, value: json({ ...value, m: 1 }) });
-        else ops.push({ put: entry, value: json(value) }, { put: this.keys.ref(e.o, c.stream), value: Buffer.from('1') });
+        if (markers?.has(e.o) === true) ops.push({ put: this.keys.entry(c.stream, c.fence.epoch, e.counter), value: json({ ...value, m: 1 }) });
+        else this.#entryOps(ops, c.stream, c.fence.epoch, e.counter, value);
       }
       if (c.meta !== undefined) ops.push({ put: this.keys.meta(c.stream), value: json(c.meta) });
       if (c.position !== undefined) ops.push({ put: this.keys.position(c.stream), value: Buffer.from(c.position) });
     }
     return ops;
+  }
+
+  /** An entry and its reference (`r/<o>/<stream>`). */
+  #entryOps(ops: EtcdOp[], stream: string, epoch: number, counter: number, value: EntryValue): void {
+    ops.push({ put: this.keys.entry(stream, epoch, counter), value: json(value) }, { put: this.keys.ref(value.o, stream), value: Buffer.from('1') });
   }
 
   /**
@@ -719,7 +782,7 @@ export class Ledger {
     }
     const ops: EtcdOp[] = [];
     // `q: 1`: a group object of the records format, kept by its writer's index cursor (x/) while a pending record may name it.
-    for (const o of named) ops.push({ put: this.keys.object(o), value: json({ bytes: objects.get(o) ?? 0, at, q: 1 }) });
+    for (const o of named) ops.push({ put: this.keys.object(o), value: objectRecord(o, objects.get(o) ?? 0, at, true) });
     ops.push({ put: record, value: encodePartRecord(rows) });
     for (const c of part) {
       if (c.create === true) ops.push({ put: this.keys.fence(c.stream), value: Buffer.from(fenceValue(c.fence)) });
@@ -744,6 +807,14 @@ export class Ledger {
     }
     throw new EtcdUnavailableError(`object ledger: etcd did not answer for ${this.#deadlineMs} ms: ${(last as Error)?.message}`, { cause: last });
   }
+}
+
+/**
+ * An `o/` value. `pending`: a group object of the records format that its writer's pending
+ * records may name (`q: 1`: the reaper waits for the writer's index cursor to pass it).
+ */
+function objectRecord(o: string, bytes: number, at: number, pending: boolean): Buffer {
+  return json(pending && parseGroupObjectKey(o) !== null ? { bytes, at, q: 1 } : { bytes, at });
 }
 
 /** The stream's first entry of this commit is in etcd (`value`, as read back): it points into the commit's object. */

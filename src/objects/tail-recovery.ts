@@ -41,6 +41,7 @@ import { type Ledger, type LedgerEntry, OBJECTS_PER_COMMIT } from './ledger';
 import { type Fence, parseGroupObjectKey, writerObjectKey } from './ledger-keys';
 import { fenceMarker, readGroupObject } from './group-object';
 import { type RecordedPart } from './part-records';
+import { PLAN_MAX_ENTRIES } from './recovery-plan';
 import { type ObjectStore, isObjectNotFound } from './object-store';
 
 /** Objects of the writer's run read at once. */
@@ -77,7 +78,14 @@ export async function recoverTail(ledger: Ledger, store: TailStore, stream: stri
   // Groups are acknowledged only once recorded without create-only puts: only the records format has a tail then.
   if (!store.createOnly && records === null) return out;
   // Read at once (round trips are most of a move's open): under our fence none of them changes meanwhile.
-  const [pos, listed, walks] = await Promise.all([ledger.position(stream), ledger.entries(stream), ledger.tailWalks(stream)]);
+  const [pos, listed, walks, plans] = await Promise.all([ledger.position(stream), ledger.entries(stream), ledger.tailWalks(stream), ledger.recoveryPlans(stream)]);
+  if (plans.length > 0) {
+    // An earlier opener's recovery cut short after it planned its entries (recovery-plan.ts): they
+    // may have landed in part, a hole in the entries. Finished first, then everything read again.
+    for (const plan of plans) if (!(await ledger.finishRecoveryPlan(stream, fence, plan, records !== null))) throw fencedOn(stream, fence);
+    phase('tailPlans');
+    return recoverTail(ledger, store, stream, fence, phases, records);
+  }
   let entries = listed;
   out.entries = entries;
   const at = pos === null ? null : parseGroupObjectKey(pos);
@@ -158,20 +166,29 @@ export async function recoverTail(ledger: Ledger, store: TailStore, stream: stri
     // The walk is recorded before what it found: whoever finds the record knows what is taken.
     if (!(await ledger.recordTailWalk(stream, fence, { w: at.writer, after: start, end: k }, walks))) throw fencedOn(stream, fence);
   }
-  if (found.length > 0) {
-    // A commit sent again after its answer was lost must not put entries a second time (ledger.ts, CommitToken).
-    const token = await ledger.recoveryToken(stream, fence);
-    for (let i = 0; i < found.length; i += OBJECTS_PER_COMMIT) {
-      const chunk = found.slice(i, i + OBJECTS_PER_COMMIT);
-      const objects = new Map(chunk.map((f) => [f.o, f.bytes]));
-      const r = await ledger.commitObjects(objects, [{ stream, fence, entries: chunk.map(({ bytes: _, ...e }) => e) }], undefined, { token });
-      if (r.fenced.length > 0 || (r.unknown?.length ?? 0) > 0) throw fencedOn(stream, fence);
-      out.recorded += chunk.length;
+  const pendingObjects = records !== null;
+  if (found.length > OBJECTS_PER_COMMIT && found.length <= PLAN_MAX_ENTRIES) {
+    // More than one txn: planned, then sent at once (recovery-plan.ts); the plan drops the stranded parts too.
+    const plan = { entries: found.map(({ bytes, ...e }) => ({ ...e, ...(bytes > 0 ? { size: bytes } : {}) })), stranded };
+    if (!(await ledger.writeRecoveryPlan(stream, fence, plan))) throw fencedOn(stream, fence);
+    if (!(await ledger.finishRecoveryPlan(stream, fence, { epoch: fence.epoch, ...plan }, pendingObjects))) throw fencedOn(stream, fence);
+    out.recorded = found.length;
+  } else {
+    if (found.length > 0) {
+      // A commit sent again after its answer was lost must not put entries a second time (ledger.ts, CommitToken).
+      const token = await ledger.recoveryToken(stream, fence);
+      for (let i = 0; i < found.length; i += OBJECTS_PER_COMMIT) {
+        const chunk = found.slice(i, i + OBJECTS_PER_COMMIT);
+        const objects = new Map(chunk.map((f) => [f.o, f.bytes]));
+        const r = await ledger.commitObjects(objects, [{ stream, fence, entries: chunk.map(({ bytes: _, ...e }) => e) }], undefined, { token, pendingObjects });
+        if (r.fenced.length > 0 || (r.unknown?.length ?? 0) > 0) throw fencedOn(stream, fence);
+        out.recorded += chunk.length;
+      }
+      await ledger.dropToken(token).catch(() => undefined);
     }
-    await ledger.dropToken(token).catch(() => undefined);
+    // Stranded parts are entries now (or were already): their u/ copies go.
+    if (stranded.length > 0 && !(await ledger.dropStranded(stream, fence, stranded))) throw fencedOn(stream, fence);
   }
-  // Stranded parts are entries now (or were already): their u/ copies go.
-  if (stranded.length > 0 && !(await ledger.dropStranded(stream, fence, stranded))) throw fencedOn(stream, fence);
   phase('tailRecord');
   out.entries = [...entries, ...found.map(({ o, off, len, from, to, bytes, counter: c }) => ({ o, off, len, from, to, size: bytes, epoch: fence.epoch, counter: c }))];
   return out;

@@ -5,65 +5,21 @@
  * a stream fenced away is stranded (u/, with a reference to its object) and its opener records it;
  * a damaged part is never copied; nothing is taken before it settles.
  */
-import { randomBytes } from 'node:crypto';
-import { type Fence, Ledger, type ObjectStore, type PlacedStream, Reaper, type StreamRecord, groupObjectKey, openObjectStore, recoverTail } from '../../src/objects';
+import { type PlacedStream, Reaper, recoverTail } from '../../src/objects';
 import { CompactedCounter } from '../../src/objects/compaction';
 import { Indexer, ownWriters } from '../../src/objects/indexer';
 import { type LedgerKv } from '../../src/objects/maintenance-ledger';
 import { decodeCursor, recordName } from '../../src/objects/part-records';
-import { FrameType, encodeFrame } from '../../src/shards/worker/frame';
 import { etcdForFile } from '../helpers/etcd-for-file';
-import { tempDir } from '../helpers/node-process';
+import { A, B, WRITER, type Writer, g, group, read, recordsWriter } from './records-fixture';
 
 const etcd = etcdForFile();
-const WRITER = 'g/1/1/0/';
-const A: Fence = { nodeId: 1, epoch: 1 };
-const B: Fence = { nodeId: 2, epoch: 2 };
-const g = (n: number): string => groupObjectKey(1, 1, 0, n);
-
-interface Writer {
-  ledger: Ledger;
-  store: ObjectStore;
-  /** Per stream: the frames written, in order. */
-  written: Map<string, Buffer[]>;
-  n: number;
-}
-
-async function setup(): Promise<Writer> {
-  return { ledger: new Ledger(etcd.link, `indexer/${randomBytes(6).toString('hex')}`), store: openObjectStore(`file:${tempDir('indexer-')}`), written: new Map(), n: 0 };
-}
-
-/** One group object of the writer holding a frame of each stream, recorded in the records format. */
-async function group(w: Writer, streams: readonly string[]): Promise<void> {
-  const token = await w.ledger.commitToken(WRITER);
-  const n = w.n++;
-  const body: Buffer[] = [];
-  const recs: StreamRecord[] = [];
-  let off = 0;
-  for (const s of streams) {
-    const seq = w.written.get(s)?.length ?? 0;
-    const f = encodeFrame(FrameType.Data, 1, randomBytes(40 + seq));
-    const first = seq === 0;
-    recs.push({ stream: s, fence: A, ...(first ? { create: true, meta: { meta: {}, startSeq: 0, sealed: false }, position: g(n) } : {}), entries: [{ o: g(n), counter: n, off, len: f.length, from: seq, to: seq + 1 }] });
-    w.written.set(s, [...(w.written.get(s) ?? []), f]);
-    body.push(f);
-    off += f.length;
-  }
-  await w.store.put(g(n), body, { ifAbsent: true });
-  const r = await w.ledger.commitObjects(new Map([[g(n), off]]), recs, undefined, { token, records: { writer: WRITER, firstObject: n } });
-  expect(r).toEqual({ fenced: [] });
-}
+const setup = (): Promise<Writer> => recordsWriter(etcd.link, 'indexer');
 
 const counter = new CompactedCounter();
 const indexer = (w: Writer, placed: () => PlacedStream[], settleMs = 0): Indexer =>
   new Indexer({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed, writers: () => [WRITER], counter }, { settleMs });
 
-/** The frames a stream's entries name, read back from the store. */
-async function read(w: Writer, stream: string): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  for (const e of await w.ledger.entries(stream)) parts.push(await w.store.get(e.o, { offset: e.off, length: e.len }));
-  return Buffer.concat(parts);
-}
 
 it('indexes settled records into one entry per stream and run, in one compacted object, and moves the cursor past them', async () => {
   const w = await setup();

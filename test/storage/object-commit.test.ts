@@ -69,6 +69,7 @@ describe('objects mode replicator', () => {
       entries: async () => [],
       meta: async () => null,
       tailWalks: async () => [],
+      recoveryPlans: async () => [],
       recordTailWalk: async () => (recovered.push(1), true),
       commitToken: async () => ({ key: 'k/w', rev: 0 }),
     commitObjects: async (objects: ReadonlyMap<string, number>, streams: StreamRecord[], through?: RecordedThrough) => (commits.push({ objects, streams, through }), { fenced: [] }),

@@ -34,6 +34,7 @@ function stubLedger(fenced: Set<string> = new Set()): { ledger: Ledger; commits:
     },
     fence: async () => ({ nodeId: 2, epoch: 2 }),
     tailWalks: async () => [],
+    recoveryPlans: async () => [],
   } as unknown as Ledger;
   return { ledger, commits };
 }
