@@ -20,6 +20,7 @@ import { type EtcdCompare, type EtcdCredentials, EtcdLink, type EtcdOp, type Etc
 import { type Fence, LedgerKeys, RECOVERY_PLAN_SUFFIX, entryName, fenceValue, parseEntryName, parseFence, parseGroupObjectKey } from './ledger-keys';
 import { type RecordedPart, decodeCursor, decodePartRecord, encodePartRecord, recordName, uncovered } from './part-records';
 import { markOfRun, parseMarks } from './run-tails';
+import { PartRecordCache } from './record-cache';
 import { PLAN_ENTRIES_PER_TXN, PLAN_TXNS_IN_FLIGHT, type PlannedEntry, type RecoveryPlan, allAtOnce, decodeRecoveryPlan, encodeRecoveryPlan } from './recovery-plan';
 import { type LedgerFormat, clusterLedgerFormat } from './ledger-format';
 
@@ -210,6 +211,8 @@ export class Ledger {
   readonly #link: EtcdLink;
   readonly #ownsLink: boolean;
   readonly #deadlineMs: number;
+  /** Part records read by pendingOf, by key (record-cache.ts). */
+  readonly #records = new PartRecordCache();
 
   constructor(link: EtcdLink, metadataPrefix: string, options: { deadlineMs?: number; ownsLink?: boolean } = {}) {
     this.#link = link;
@@ -594,12 +597,13 @@ export class Ledger {
     const entriesPrefix = this.keys.entries(stream);
     const strandedPrefix = this.keys.strandedParts(stream);
     const recordsPrefix = this.keys.partRecords(writer);
-    const { results } = await this.#link.readMany(
+    const { revision, results } = await this.#link.readMany(
       [
         { from: entriesPrefix, prefix: entriesPrefix, limit: 0 },
         { from: strandedPrefix, prefix: strandedPrefix, limit: 0 },
         { get: this.keys.indexCursor(writer) },
-        { from: recordsPrefix, prefix: recordsPrefix, limit: 0 },
+        // Keys only: the values of records read before are held (record-cache.ts).
+        { from: recordsPrefix, prefix: recordsPrefix, limit: 0, keysOnly: true },
         { get: this.keys.meta(stream) },
       ],
       this.#deadlineMs,
@@ -621,10 +625,19 @@ export class Ledger {
     // A record older than the stream's m/ names an earlier stream of the name (deleted, and this
     // one created since): its parts are not this stream's.
     const born = results[4]!.kvs[0]?.createRevision ?? 0;
+    const listed = results[3]!.kvs.filter((kv) => kv.key.slice(recordsPrefix.length) > cursor.q && kv.modRevision >= born);
+    this.#records.retain(recordsPrefix, new Set(results[3]!.kvs.map((kv) => kv.key)));
+    // The values not held yet, read at the same revision (they are usually the newest: one range from the first).
+    const unread = listed.find((kv) => this.#records.partsOf(kv.key, stream) === undefined);
+    if (unread !== undefined) {
+      const r = await this.#link.rangePrefix(recordsPrefix, this.#deadlineMs, { from: unread.key, revision });
+      for (const kv of r.kvs) this.#records.add(kv.key, kv.value);
+    }
     const recorded: RecordedPart[] = [];
-    for (const kv of results[3]!.kvs) {
-      if (kv.key.slice(recordsPrefix.length) <= cursor.q || kv.modRevision < born) continue;
-      for (const p of decodePartRecord(kv.value)) if (p.stream === stream) recorded.push(p);
+    for (const kv of listed) {
+      const parts = this.#records.partsOf(kv.key, stream);
+      if (parts === undefined) throw new Error(`ledger: part record ${kv.key} was listed at revision ${revision} and not read at it`);
+      for (const p of parts) recorded.push(p);
     }
     for (const p of recorded) parts.push(p);
     return { entries, pending: uncovered(parts, entries), stranded, recorded };

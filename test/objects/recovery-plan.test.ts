@@ -4,7 +4,8 @@
  * etcd-server member) and a `file:` store: every part recorded, in order; the plan gone after;
  * a recovery cut short after its plan (a hole in the entries) is finished by the next opener; and
  * the objects the opener records keep their records-format mark, so the reaper still waits for the
- * writer's index cursor while another stream's pending record names them.
+ * writer's index cursor while another stream's pending record names them; and the opens of one
+ * failover read a writer's pending records' values once (src/objects/record-cache.ts).
  */
 import { type Fence, type PlacedStream, Reaper, type RecoveryPlan, recoverTail } from '../../src/objects';
 import { CompactedCounter } from '../../src/objects/compaction';
@@ -78,4 +79,37 @@ it('the objects an opener records keep the records format\'s mark: the reaper wa
   await expect(x.tick()).resolves.toMatchObject({ records: PARTS, stranded: 0 });
   expect(await read(w, 'a')).toEqual(Buffer.concat(w.written.get('a')!));
   await expect(reaper.tick()).resolves.toMatchObject({ destroyed: PARTS });
+});
+
+it('the many opens of one failover read the writer\'s pending records once: later opens read their keys, and the values of records written since', async () => {
+  const w = await recordsWriter(etcd.link, 'plan');
+  const streams = ['a', 'b', 'c', 'd'];
+  for (let i = 0; i < 20; i++) await group(w, streams);
+  const ledger = new Ledger(etcd.link, w.ledger.keys.root.slice(0, -'.objects/'.length));
+  const valuesRead: string[] = [];
+  const range = etcd.link.rangePrefix.bind(etcd.link);
+  const spy = jest.spyOn(etcd.link, 'rangePrefix').mockImplementation(async (prefix, deadlineMs, options) => {
+    const r = await range(prefix, deadlineMs, options);
+    if (prefix === ledger.keys.partRecords(WRITER)) for (const kv of r.kvs) valuesRead.push(kv.key);
+    return r;
+  });
+  try {
+    await expect(ledger.pendingOf('a', WRITER)).resolves.toMatchObject({ pending: Array.from({ length: 20 }, (_, k) => expect.objectContaining({ from: k })) });
+    expect(valuesRead).toHaveLength(20);
+    valuesRead.length = 0;
+    await expect(ledger.pendingOf('b', WRITER)).resolves.toMatchObject({ pending: Array.from({ length: 20 }, (_, k) => expect.objectContaining({ stream: 'b', from: k })) });
+    expect(valuesRead).toEqual([]);
+    // Two more groups: only their records' values are read.
+    for (let i = 0; i < 2; i++) await group(w, streams);
+    await expect(ledger.pendingOf('c', WRITER)).resolves.toMatchObject({ pending: Array.from({ length: 22 }, (_, k) => expect.objectContaining({ stream: 'c', from: k })) });
+    expect(valuesRead).toHaveLength(2);
+    // Indexed since (records gone, entries there): what the entries hold is not pending, from the keys alone.
+    const placed: PlacedStream[] = streams.map((name, k) => ({ name, streamId: k + 1, fence: A }));
+    await new Indexer({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed: () => placed, writers: () => [WRITER], counter: new CompactedCounter() }, { settleMs: 0 }).tick();
+    valuesRead.length = 0;
+    await expect(ledger.pendingOf('d', WRITER)).resolves.toMatchObject({ pending: [], entries: [expect.objectContaining({ from: 0, to: 22 })] });
+    expect(valuesRead).toEqual([]);
+  } finally {
+    spy.mockRestore();
+  }
 });

@@ -80,8 +80,8 @@ export interface EtcdTxnResult {
   deleted: number[];
 }
 
-/** One read of `readMany`: a key, or up to `limit` pairs of `prefix` from the key `from` on (0: no limit). */
-export type EtcdRead = { get: string } | { from: string; prefix: string; limit: number };
+/** One read of `readMany`: a key, or up to `limit` pairs of `prefix` from the key `from` on (0: no limit; `keysOnly`: values left out). */
+export type EtcdRead = { get: string } | { from: string; prefix: string; limit: number; keysOnly?: boolean };
 
 export interface EtcdWatchHandlers {
   /** Events of whole revisions, in revision order; called synchronously, never twice for one revision. */
@@ -261,11 +261,13 @@ export class EtcdLink {
    * Every pair under `prefix` and the store's revision they were read at (a linearizable read:
    * it reflects every write acknowledged before it was sent). Read in pages of RANGE_PAGE keys,
    * all at the first page's revision, so a large prefix never meets a message size limit.
+   * `from`: from this key of the prefix on; `revision`: at this revision (etcd answers a revision
+   * compacted away with an error), not the newest.
    */
-  async rangePrefix(prefix: string, deadlineMs: number): Promise<{ revision: number; kvs: EtcdKv[] }> {
+  async rangePrefix(prefix: string, deadlineMs: number, options: { from?: string; revision?: number } = {}): Promise<{ revision: number; kvs: EtcdKv[] }> {
     const end = prefixEnd(prefix);
-    let from = Buffer.from(prefix, 'utf8');
-    let revision = 0;
+    let from = Buffer.from(options.from ?? prefix, 'utf8');
+    let revision = options.revision ?? 0;
     const kvs: EtcdKv[] = [];
     for (;;) {
       const page = await this.#range('range', deadlineMs, { key: from, rangeEnd: end, limit: RANGE_PAGE, revision });

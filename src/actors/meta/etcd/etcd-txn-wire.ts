@@ -93,6 +93,7 @@ export function encodeReadTxn(reads: readonly EtcdRead[]): Uint8Array {
     else {
       w.uint32(tag(1, 2)).string(q.from).uint32(tag(2, 2)).bytes(prefixEnd(q.prefix));
       if (q.limit > 0) w.uint32(tag(3, 0)).int64(q.limit);
+      if (q.keysOnly === true) w.uint32(tag(8, 0)).bool(true);
     }
     w.ldelim().ldelim();
   }
