@@ -12,11 +12,13 @@
  *       placed here under the fence they were recorded under ──▶ indexed (wholly below the
  *         stream's start, m/ read 128 streams an etcd call: dropped)
  *       otherwise (moved away, opened again since, deleted) ──▶ stranded
- *     indexed: read each part (a small group object whole, once for all its parts), check every
- *       frame (a damaged part is stranded: never copied); the runs (a stream's parts of contiguous
- *       seqs) concatenated into one c/ object, PUT under a key never used, o/<c> recorded
- *     txn per ≤ 40 streams: If(f/<stream> == fence, o/<c> as recorded)
- *                           Then(i/<stream>/<epoch>.<first counter> = the run, r/<c>/<stream>)
+ *     indexed: a part of inPlaceBytes or more (1 MiB) is its own run, its entry naming its group
+ *       object where it is (no read, no copy); the others read (a small group object whole, once
+ *       for all its parts), every frame checked (a damaged part is stranded: never copied); the
+ *       runs (a stream's parts of contiguous seqs) concatenated into one c/ object, PUT under a
+ *       key never used, o/<c> recorded
+ *     txn per ≤ 40 runs: If(f/<stream> == fence, o/<c> as recorded)
+ *                        Then(i/<stream>/<epoch>.<first counter> = the run, r/<c or g>/<stream>)
  *       a stream whose fence moved meanwhile ──▶ stranded
  *     stranded: txn per stream: If(f/<stream> exists) Then(u/<stream>/<epoch>.<counter> = the part,
  *       r/<o>/<stream>) (a deleted stream's parts are dropped)
@@ -45,6 +47,13 @@ export interface IndexerOptions {
   maxBytes?: number;
   /** Period of the timer `start()` sets (ms; default 1 s). */
   intervalMs?: number;
+  /**
+   * A part of this many bytes or more is indexed where it is, not copied (default 1 MiB, the size
+   * from which compaction leaves an entry alone): its entry names its group object, which its
+   * reference keeps. Copying every byte of large appends again cost the object store a second
+   * write of all of them, and a node's moves under such a load waited behind it.
+   */
+  inPlaceBytes?: number;
 }
 
 export interface IndexerDeps {
@@ -104,7 +113,8 @@ interface Run {
   /** The stream's m/ record as read when its parts were sorted (its mod revision; 0: none): its start then. */
   metaRev: number;
   parts: RecordedPart[];
-  bytes: Buffer[];
+  /** The parts' frames, to copy; null: one large part indexed where it is (IndexerOptions.inPlaceBytes). */
+  bytes: Buffer[] | null;
 }
 
 export class Indexer {
@@ -132,6 +142,7 @@ export class Indexer {
       maxRecords: options.maxRecords ?? 1_000,
       maxBytes: options.maxBytes ?? 16 << 20,
       intervalMs: options.intervalMs ?? 1_000,
+      inPlaceBytes: options.inPlaceBytes ?? 1 << 20, // 1 MiB
     };
     // A tick that took a full batch is followed at once (ticker.ts): the records must not pile up.
     this.#ticker = new Ticker(
@@ -262,6 +273,12 @@ export class Indexer {
           run = null;
           continue;
         }
+        if (ours && p.len >= this.#o.inPlaceBytes) {
+          // Indexed where it is: not read, not checked (its readers check its frames, as any entry's).
+          runs.push({ stream: s, metaRev: rev, parts: [p], bytes: null });
+          run = null;
+          continue;
+        }
         const bytes = ours ? await this.#bytes(p) : null;
         if (bytes === null) {
           stranded.push(p);
@@ -271,7 +288,7 @@ export class Indexer {
         const last = run?.parts[run.parts.length - 1];
         if (run === null || last === undefined || last.to !== p.from) runs.push((run = { stream: s!, metaRev: rev, parts: [], bytes: [] }));
         run.parts.push(p);
-        run.bytes.push(bytes);
+        run.bytes!.push(bytes);
       }
     }
     return { runs, stranded, starts };
@@ -321,31 +338,39 @@ export class Indexer {
     const body: Buffer[] = [];
     const at = new Map<Run, { off: number; len: number }>();
     let size = 0;
-    for (const r of runs) {
+    const copied = runs.filter((r) => r.bytes !== null);
+    for (const r of copied) {
       const off = size;
-      for (const b of r.bytes) {
+      for (const b of r.bytes!) {
         body.push(b);
         size += b.length;
       }
       at.set(r, { off, len: size - off });
     }
-    // Named after the lowest stream id among the runs (compaction.ts, namesake: few directories on a file: store).
-    const namesake = runs.reduce((a, r) => (r.stream.streamId < a.stream.streamId ? r : a)).stream;
-    const objectKey = await putCompacted(this.#deps.store, this.#deps.counter, namesake, body, this.#deps.log);
-    // Recorded first, and compared by each txn: the reaper may take an object without references for dead.
-    const recorded = (await kv.txnOnce([], [{ put: keys.object(objectKey), value: json({ bytes: size, at: Date.now() }) }], [])).revision;
-    done.bytes += size;
-    this.#writtenBytes += size;
+    // The compacted object, when a run is copied: its key and the revision of its o/ record.
+    let compacted: { key: string; recorded: number } | null = null;
+    if (copied.length > 0) {
+      // Named after the lowest stream id among the runs (compaction.ts, namesake: few directories on a file: store).
+      const namesake = copied.reduce((a, r) => (r.stream.streamId < a.stream.streamId ? r : a)).stream;
+      const key = await putCompacted(this.#deps.store, this.#deps.counter, namesake, body, this.#deps.log);
+      // Recorded first, and compared by each txn: the reaper may take an object without references for dead.
+      compacted = { key, recorded: (await kv.txnOnce([], [{ put: keys.object(key), value: json({ bytes: size, at: Date.now() }) }], [])).revision };
+      done.bytes += size;
+      this.#writtenBytes += size;
+    }
     const entry = (r: Run): EntryValue => {
+      const first = r.parts[0]!;
+      // In place: the group object's range (the reaper keeps it by its cursor until this entry's reference is written).
+      if (r.bytes === null) return { o: first.o, off: first.off, len: first.len, from: first.from, to: first.to, ...(first.size !== undefined ? { size: first.size } : {}) };
       const { off, len } = at.get(r)!;
-      return { o: objectKey, off, len, from: r.parts[0]!.from, to: r.parts[r.parts.length - 1]!.to, ...(size <= GROUP_OBJECT_WHOLE_MAX ? { size } : {}) };
+      return { o: compacted!.key, off, len, from: first.from, to: r.parts[r.parts.length - 1]!.to, ...(size <= GROUP_OBJECT_WHOLE_MAX ? { size } : {}) };
     };
     const fenced: Run[] = [];
     for (let i = 0; i < runs.length; i += STREAMS_PER_TXN) {
       let chunk = runs.slice(i, i + STREAMS_PER_TXN);
       // A txn whose compare fails goes again without the streams whose fence moved (those are stranded).
       for (let attempt = 0; chunk.length > 0; attempt++) {
-        if (await this.#entriesTxn(chunk, objectKey, recorded, entry)) {
+        if (await this.#entriesTxn(chunk, compacted, entry)) {
           done.entries += chunk.length;
           break;
         }
@@ -354,7 +379,7 @@ export class Indexer {
         // A start moved since the parts were sorted (a trim or TTL expiry): some may now lie below
         // it. The records stay, and the next tick sorts them again against the new start.
         if (moved.length === 0 && (await this.#metaMoved(chunk))) throw new Error('indexing: a stream\'s start moved meanwhile; its records are taken again at the next tick');
-        if (moved.length === 0 && attempt > 0) throw new Error(`indexing: the compacted object ${objectKey} was taken for dead before its entries were written`);
+        if (moved.length === 0 && attempt > 0) throw new Error(`indexing: the compacted object ${compacted?.key ?? '(none)'} was taken for dead before its entries were written`);
         fenced.push(...moved);
         chunk = chunk.filter((r) => still.has(r.stream.name));
       }
@@ -362,11 +387,13 @@ export class Indexer {
     return fenced;
   }
 
-  /** One txn of entries: each run's, under its stream's fence and the object's record as written. */
-  async #entriesTxn(chunk: readonly Run[], objectKey: string, recorded: number, entry: (r: Run) => EntryValue): Promise<boolean> {
+  /** One txn of entries: each run's, under its stream's fence and the compacted object's record as written. */
+  async #entriesTxn(chunk: readonly Run[], compacted: { key: string; recorded: number } | null, entry: (r: Run) => EntryValue): Promise<boolean> {
     const { kv, keys } = this.#deps;
-    const compare: LedgerCompare[] = [{ key: keys.object(objectKey), modRevision: recorded }];
+    const compare: LedgerCompare[] = [];
+    if (compacted !== null && chunk.some((r) => r.bytes !== null)) compare.push({ key: keys.object(compacted.key), modRevision: compacted.recorded });
     const ops: LedgerOp[] = [];
+    const refs = new Set<string>();
     const streams = new Set<string>();
     for (const r of chunk) {
       if (!streams.has(r.stream.name)) {
@@ -376,9 +403,11 @@ export class Indexer {
       }
       streams.add(r.stream.name);
       const first = r.parts[0]!;
-      ops.push({ put: keys.entry(r.stream.name, first.epoch, first.counter), value: json(entry(r)) });
+      const e = entry(r);
+      ops.push({ put: keys.entry(r.stream.name, first.epoch, first.counter), value: json(e) });
+      refs.add(keys.ref(e.o, r.stream.name));
     }
-    for (const name of streams) ops.push({ put: keys.ref(objectKey, name), value: Buffer.from('1') });
+    for (const ref of refs) ops.push({ put: ref, value: Buffer.from('1') });
     return (await kv.txnOnce(compare, ops, [])).succeeded;
   }
 

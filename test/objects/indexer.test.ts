@@ -5,13 +5,13 @@
  * a stream fenced away is stranded (u/, with a reference to its object) and its opener records it;
  * a damaged part is never copied; nothing is taken before it settles.
  */
-import { type PlacedStream, Reaper, recoverTail } from '../../src/objects';
+import { type PlacedStream, recoverTail } from '../../src/objects';
 import { CompactedCounter } from '../../src/objects/compaction';
 import { Indexer, ownWriters } from '../../src/objects/indexer';
 import { type LedgerKv } from '../../src/objects/maintenance-ledger';
 import { decodeCursor, recordName } from '../../src/objects/part-records';
 import { etcdForFile } from '../helpers/etcd-for-file';
-import { A, B, WRITER, type Writer, g, group, read, recordsWriter } from './records-fixture';
+import { A, B, WRITER, type Writer, g, group, read, reaperOf, recordsWriter } from './records-fixture';
 
 const etcd = etcdForFile();
 const setup = (): Promise<Writer> => recordsWriter(etcd.link, 'indexer');
@@ -103,12 +103,8 @@ it('never copies a damaged part: it is stranded, and the stream\'s other parts a
 
 it('the reaper keeps the records format\'s group objects until the writer\'s index cursor is past them, then reaps them', async () => {
   const w = await setup();
-  const prefix = w.ledger.keys.root.slice(0, -'.objects/'.length);
   for (let i = 0; i < 3; i++) await group(w, ['a', 'b']);
-  const key = `${prefix}/k/maintenance`;
-  const lease = await etcd.link.grantLease(30, 5_000);
-  const held = await etcd.link.txnOnce([{ key, absent: true }], [{ put: key, value: Buffer.from('{"nodeId":1}'), lease }], []);
-  const reaper = new Reaper({ kv: etcd.link, keys: w.ledger.keys, store: w.store, holder: () => ({ key, modRevision: held.revision }) }, { runTailPinMs: 0, deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 60_000 });
+  const reaper = await reaperOf(etcd.link, w);
   // No entry or reference names them: only the cursor keeps them.
   await expect(reaper.tick()).resolves.toMatchObject({ destroyed: 0 });
   for (let n = 0; n < 3; n++) await expect(w.store.get(g(n))).resolves.toBeInstanceOf(Buffer);
@@ -186,4 +182,27 @@ it('takes nothing of a stream deleted and created again for the new one: its par
   expect((await w.ledger.entries('a')).map((e) => [e.from, e.to])).toEqual([[0, 1]]);
   expect(await read(w, 'a')).toEqual(Buffer.concat(w.written.get('a')!));
   expect(await read(w, 'b')).toEqual(Buffer.concat(w.written.get('b')!));
+});
+
+it('indexes a part of inPlaceBytes or more where it is: its entry names its group object, which its reference keeps from the reaper', async () => {
+  const w = await setup();
+  // Frames of 40 + seq bytes (and a header): the first is copied, the two after it are indexed in place.
+  for (let i = 0; i < 3; i++) await group(w, ['a']);
+  const size = (n: number): number => w.written.get('a')![n]!.length;
+  const placed: PlacedStream[] = [{ name: 'a', streamId: 1, fence: A }];
+  const x = new Indexer({ kv: etcd.link, keys: w.ledger.keys, store: w.store, placed: () => placed, writers: () => [WRITER], counter }, { settleMs: 0, inPlaceBytes: size(1) });
+  await expect(x.tick()).resolves.toMatchObject({ records: 3, entries: 3, stranded: 0, bytes: size(0) });
+  const entries = await w.ledger.entries('a');
+  expect(entries.map((e) => [e.o.startsWith('c/') ? 'c/' : e.o, e.from, e.to])).toEqual([
+    ['c/', 0, 1],
+    [g(1), 1, 2],
+    [g(2), 2, 3],
+  ]);
+  expect(await read(w, 'a')).toEqual(Buffer.concat(w.written.get('a')!));
+  const refs = await etcd.link.rangePrefix(`${w.ledger.keys.root}r/g/`, 2000);
+  expect(refs.kvs.map((kv) => kv.key.slice(w.ledger.keys.root.length))).toEqual([`r/${g(1)}/a`, `r/${g(2)}/a`]);
+  // The copied part's group object goes; those its entries name stay.
+  await expect((await reaperOf(etcd.link, w)).tick()).resolves.toMatchObject({ destroyed: 1, deleted: 1 });
+  await expect(w.store.get(g(0))).rejects.toMatchObject({ code: 'NoSuchKey' });
+  expect(await read(w, 'a')).toEqual(Buffer.concat(w.written.get('a')!));
 });

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { type EtcdLink } from '../../src/actors';
-import { type Fence, Ledger, type ObjectStore, type StreamRecord, groupObjectKey, openObjectStore } from '../../src/objects';
+import { type Fence, Ledger, type ObjectStore, Reaper, type StreamRecord, groupObjectKey, openObjectStore } from '../../src/objects';
 import { FrameType, encodeFrame } from '../../src/shards/worker/frame';
 import { tempDir } from '../helpers/node-process';
 
@@ -53,4 +53,12 @@ export async function read(w: Writer, stream: string): Promise<Buffer> {
   const parts: Buffer[] = [];
   for (const e of await w.ledger.entries(stream)) parts.push(await w.store.get(e.o, { offset: e.off, length: e.len }));
   return Buffer.concat(parts);
+}
+
+/** A reaper of the writer's ledger, holding the maintenance lease, with no grace and no run-tail pin (objects go once nothing keeps them). */
+export async function reaperOf(link: EtcdLink, w: Writer): Promise<Reaper> {
+  const key = `${w.ledger.keys.root.slice(0, -'.objects/'.length)}/k/maintenance`;
+  const lease = await link.grantLease(30, 5_000);
+  const held = await link.txnOnce([{ key, absent: true }], [{ put: key, value: Buffer.from('{"nodeId":1}'), lease }], []);
+  return new Reaper({ kv: link, keys: w.ledger.keys, store: w.store, holder: () => ({ key, modRevision: held.revision }) }, { runTailPinMs: 0, deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 60_000 });
 }

@@ -7,12 +7,12 @@
  * writer's index cursor while another stream's pending record names them; and the opens of one
  * failover read a writer's pending records' values once (src/objects/record-cache.ts).
  */
-import { type Fence, type PlacedStream, Reaper, type RecoveryPlan, recoverTail } from '../../src/objects';
+import { type Fence, type PlacedStream, type RecoveryPlan, recoverTail } from '../../src/objects';
 import { CompactedCounter } from '../../src/objects/compaction';
 import { Indexer } from '../../src/objects/indexer';
 import { Ledger } from '../../src/objects/ledger';
 import { etcdForFile } from '../helpers/etcd-for-file';
-import { A, B, WRITER, g, group, read, recordsWriter } from './records-fixture';
+import { A, B, WRITER, g, group, read, reaperOf, recordsWriter } from './records-fixture';
 
 const etcd = etcdForFile();
 const C: Fence = { nodeId: 3, epoch: 3 };
@@ -66,11 +66,7 @@ it('the objects an opener records keep the records format\'s mark: the reaper wa
   // b and c go (as compaction's rewrite would let go of those objects): nothing refers to them but a's pending records.
   expect(await w.ledger.deleteStream('b', B)).toBe(true);
   expect(await w.ledger.deleteStream('c', B)).toBe(true);
-  const prefix = w.ledger.keys.root.slice(0, -'.objects/'.length);
-  const key = `${prefix}/k/maintenance`;
-  const lease = await etcd.link.grantLease(30, 5_000);
-  const held = await etcd.link.txnOnce([{ key, absent: true }], [{ put: key, value: Buffer.from('{"nodeId":1}'), lease }], []);
-  const reaper = new Reaper({ kv: etcd.link, keys: w.ledger.keys, store: w.store, holder: () => ({ key, modRevision: held.revision }) }, { runTailPinMs: 0, deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 60_000 });
+  const reaper = await reaperOf(etcd.link, w);
   await expect(reaper.tick()).resolves.toMatchObject({ destroyed: 0, deleted: 0 });
   for (const n of [0, PARTS - 6, PARTS - 1]) await expect(w.store.get(g(n))).resolves.toBeInstanceOf(Buffer);
   // a's parts are indexed from those objects, every frame; then the objects go.
