@@ -5,7 +5,8 @@
  *
  *   m/<stream> (each, or those asked for) ──▶ i/<stream>/… entries, in key order, and (the records
  *       format, part-records.ts) the stream's parts not indexed yet: pending in a writer's q/
- *       records (all read once) and stranded in u/<stream>/, those the entries do not hold
+ *       records (all read once) and stranded in u/<stream>/, and the entries of a recovery plan
+ *       not finished yet (recovery-plan.ts), those the entries do not hold
  *       entries wholly below the start: counted, not read (no read reaches them)
  *       a seq between two entries that no entry holds ──▶ damage "hole"
  *       GET each range (≤ `concurrency` at once) ──▶ missing object     ──▶ damage "missing"
@@ -18,7 +19,8 @@
  * Each damage names the stream, the entry's seqs, the object and its byte range: what a read that
  * reaches it answers (`data_corrupt`).
  */
-import { type LedgerKeys, streamOfSegment } from './ledger-keys';
+import { type LedgerKeys, RECOVERY_PLAN_SUFFIX, streamOfSegment } from './ledger-keys';
+import { decodeRecoveryPlan } from './recovery-plan';
 import { eachLimited, framesProblem, type LedgerKv, scanPrefix } from './maintenance-ledger';
 import { type RecordedPart, decodePartRecord, partsByStream, uncovered } from './part-records';
 import { isObjectNotFound } from './object-store';
@@ -86,6 +88,16 @@ export async function checkObjectLedger(
     // The records format: parts not indexed yet, which a read of the stream reaches as well.
     const parts: Entry[] = [...(pending.get(stream) ?? [])];
     for await (const p of scanPrefix(kv, keys.strandedParts(stream), 512)) parts.push(JSON.parse(p.value.toString()) as Entry);
+    // A recovery's plan its opener did not finish (recovery-plan.ts): the stream's next opener records its entries.
+    for await (const p of scanPrefix(kv, keys.recoveryTokens(stream), 64)) {
+      const name = p.key.slice(keys.recoveryTokens(stream).length);
+      if (!name.endsWith(RECOVERY_PLAN_SUFFIX)) continue;
+      try {
+        parts.push(...decodeRecoveryPlan(Number(name.slice(0, -RECOVERY_PLAN_SUFFIX.length)), p.value).entries);
+      } catch (err) {
+        out.unreadable.push({ stream, object: p.key.slice(keys.root.length), reason: (err as Error).message });
+      }
+    }
     let notIndexed: Entry[];
     try {
       notIndexed = uncovered(parts, entries);

@@ -2,12 +2,13 @@
  * A moved stream's opener in the records format records its many pending parts by ledger txns
  * sent at once, planned first (src/objects/recovery-plan.ts), against a real etcd (one Debian
  * etcd-server member) and a `file:` store: every part recorded, in order; the plan gone after;
- * a recovery cut short after its plan (a hole in the entries) is finished by the next opener; and
+ * a recovery cut short after its plan (a hole in the entries) is finished by the next opener, and
+ * the offline check counts the plan's entries; and
  * the objects the opener records keep their records-format mark, so the reaper still waits for the
  * writer's index cursor while another stream's pending record names them; and the opens of one
  * failover read a writer's pending records' values once (src/objects/record-cache.ts).
  */
-import { type Fence, type PlacedStream, type RecoveryPlan, recoverTail } from '../../src/objects';
+import { type Fence, type PlacedStream, type RecoveryPlan, checkObjectLedger, recoverTail } from '../../src/objects';
 import { CompactedCounter } from '../../src/objects/compaction';
 import { Indexer } from '../../src/objects/indexer';
 import { Ledger } from '../../src/objects/ledger';
@@ -47,6 +48,10 @@ it('a recovery cut short after its plan leaves a hole in the entries, which the 
   await expect(recoverTail(cut, w.store, 'b', B, undefined, { own: null })).rejects.toThrow('the opener died');
   expect((await w.ledger.entries('b')).map((e) => e.from)).toEqual(Array.from({ length: PARTS - 40 }, (_, k) => k + 40));
   await expect(w.ledger.recoveryPlans('b')).resolves.toMatchObject([{ epoch: B.epoch, entries: expect.any(Array) }]);
+  // Only the plan holds the parts of the hole now (as it does for parts a tail walk found, which no record names).
+  await etcd.link.txnOnce([], [{ deletePrefix: w.ledger.keys.partRecords(WRITER) }], []);
+  // The offline check counts the plan's entries, not a hole.
+  await expect(checkObjectLedger(etcd.link, w.ledger.keys, w.store, { streams: ['b'] })).resolves.toMatchObject({ damaged: [], entries: PARTS });
   // The next opener finishes B's plan (its entries under B's epoch), then finds nothing more pending.
   await w.ledger.takeFence('b', C, { from: B });
   await expect(recoverTail(w.ledger, w.store, 'b', C, undefined, { own: null })).resolves.toMatchObject({ recorded: 0 });
