@@ -13,9 +13,9 @@ import { type LedgerKeys } from './ledger-keys';
 export type LedgerFormat = 'entries' | 'records';
 
 /**
- * What a new cluster (an empty ledger) is given when the node does not say. Still `entries`: a
- * stream's first move after heavy writes in the `records` format records its pending parts, 32
- * objects a txn, which took a 1 MiB stream's transfer past its 1 s bound (docs/objects.md).
+ * What a new cluster (an empty ledger) is given when the node does not say. Still `entries`: the
+ * `records` format has had few runs of the whole cluster suite, one with a small stream's
+ * transfers near their bound (docs/objects.md, "The ledger's formats").
  */
 export const NEW_CLUSTER_FORMAT: LedgerFormat = 'entries';
 
