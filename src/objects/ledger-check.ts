@@ -19,8 +19,8 @@
  * Each damage names the stream, the entry's seqs, the object and its byte range: what a read that
  * reaches it answers (`data_corrupt`).
  */
-import { type LedgerKeys, RECOVERY_PLAN_SUFFIX, streamOfSegment } from './ledger-keys';
-import { decodeRecoveryPlan } from './recovery-plan';
+import { type LedgerKeys, streamOfSegment } from './ledger-keys';
+import { planOfKey } from './recovery-plan';
 import { eachLimited, framesProblem, type LedgerKv, scanPrefix } from './maintenance-ledger';
 import { type RecordedPart, decodePartRecord, partsByStream, uncovered } from './part-records';
 import { isObjectNotFound } from './object-store';
@@ -90,10 +90,8 @@ export async function checkObjectLedger(
     for await (const p of scanPrefix(kv, keys.strandedParts(stream), 512)) parts.push(JSON.parse(p.value.toString()) as Entry);
     // A recovery's plan its opener did not finish (recovery-plan.ts): the stream's next opener records its entries.
     for await (const p of scanPrefix(kv, keys.recoveryTokens(stream), 64)) {
-      const name = p.key.slice(keys.recoveryTokens(stream).length);
-      if (!name.endsWith(RECOVERY_PLAN_SUFFIX)) continue;
       try {
-        parts.push(...decodeRecoveryPlan(Number(name.slice(0, -RECOVERY_PLAN_SUFFIX.length)), p.value).entries);
+        for (const e of planOfKey(p.key.slice(keys.recoveryTokens(stream).length), p.value)?.entries ?? []) parts.push(e);
       } catch (err) {
         out.unreadable.push({ stream, object: p.key.slice(keys.root.length), reason: (err as Error).message });
       }

@@ -17,11 +17,12 @@
  * landed when sent again, and puts nothing a second time over what changed since.
  */
 import { type EtcdCompare, type EtcdCredentials, EtcdLink, type EtcdOp, type EtcdTxnResult, EtcdUnavailableError, parseEtcdUrl } from '../actors';
-import { type Fence, LedgerKeys, RECOVERY_PLAN_SUFFIX, entryName, fenceValue, parseEntryName, parseFence, parseGroupObjectKey } from './ledger-keys';
+import { type Fence, LedgerKeys, entryName, fenceValue, parseEntryName, parseFence, parseGroupObjectKey } from './ledger-keys';
 import { type RecordedPart, decodeCursor, decodePartRecord, encodePartRecord, recordName, uncovered } from './part-records';
 import { markOfRun, parseMarks } from './run-tails';
 import { PartRecordCache } from './record-cache';
-import { PLAN_ENTRIES_PER_TXN, PLAN_TXNS_IN_FLIGHT, type PlannedEntry, type RecoveryPlan, allAtOnce, decodeRecoveryPlan, encodeRecoveryPlan } from './recovery-plan';
+import { PLAN_ENTRIES_PER_TXN, PLAN_TXNS_IN_FLIGHT, type RecoveryPlan, encodeRecoveryPlan, planOfKey } from './recovery-plan';
+import { eachLimited } from './maintenance-ledger';
 import { type LedgerFormat, clusterLedgerFormat } from './ledger-format';
 
 /** `m/<stream>`: the stream's stored meta (as in CREATE/CONFIG frames), trim point and seal. */
@@ -443,15 +444,13 @@ export class Ledger {
     const r = await this.#link.rangePrefix(prefix, this.#deadlineMs);
     const out: RecoveryPlan[] = [];
     for (const kv of r.kvs) {
-      const name = kv.key.slice(prefix.length);
-      if (!name.endsWith(RECOVERY_PLAN_SUFFIX)) continue;
-      const epoch = Number(name.slice(0, -RECOVERY_PLAN_SUFFIX.length));
-      if (!Number.isSafeInteger(epoch)) continue;
+      let plan: RecoveryPlan | null;
       try {
-        out.push(decodeRecoveryPlan(epoch, kv.value));
+        plan = planOfKey(kv.key.slice(prefix.length), kv.value);
       } catch (err) {
         throw new Error(`recovery plan ${kv.key}: ${(err as Error).message}`, { cause: err });
       }
+      if (plan !== null) out.push(plan);
     }
     return out.sort((a, b) => a.epoch - b.epoch);
   }
@@ -472,21 +471,25 @@ export class Ledger {
   async finishRecoveryPlan(stream: string, fence: Fence, plan: RecoveryPlan, pending: boolean): Promise<boolean> {
     const compare: EtcdCompare = { key: this.keys.fence(stream), value: Buffer.from(fenceValue(fence)) };
     const at = Date.now();
-    const chunks: PlannedEntry[][] = [];
-    for (let i = 0; i < plan.entries.length; i += PLAN_ENTRIES_PER_TXN) chunks.push(plan.entries.slice(i, i + PLAN_ENTRIES_PER_TXN));
-    const recorded = await allAtOnce(chunks, PLAN_TXNS_IN_FLIGHT, async (chunk) => {
+    const recorded = await this.#allUnderFence(compare, chunksOf(plan.entries, PLAN_ENTRIES_PER_TXN), (chunk) => {
       const ops: EtcdOp[] = [];
       const named = new Map<string, number>();
       for (const e of chunk) named.set(e.o, e.size ?? 0);
       for (const [o, bytes] of named) ops.push({ put: this.keys.object(o), value: objectRecord(o, bytes, at, pending) });
       for (const e of chunk) this.#entryOps(ops, stream, plan.epoch, e.counter, { o: e.o, off: e.off, len: e.len, from: e.from, to: e.to, size: e.size });
-      return (await this.#txn([compare], ops, [])).succeeded;
+      return ops;
     });
-    if (!recorded) return false;
-    const stranded: string[][] = [];
-    for (let i = 0; i < plan.stranded.length; i += ENTRIES_PER_TXN) stranded.push(plan.stranded.slice(i, i + ENTRIES_PER_TXN));
-    if (!(await allAtOnce(stranded, PLAN_TXNS_IN_FLIGHT, async (keys) => (await this.#txn([compare], keys.map((k): EtcdOp => ({ delete: k })), [])).succeeded))) return false;
+    if (!recorded || !(await this.dropStranded(stream, fence, plan.stranded))) return false;
     return (await this.#txn([compare], [{ delete: this.keys.recoveryPlan(stream, plan.epoch) }], [])).succeeded;
+  }
+
+  /** One txn per item under `compare` (idempotent writes), PLAN_TXNS_IN_FLIGHT at once; false once one fails its compare (the rest are not sent). */
+  async #allUnderFence<T>(compare: EtcdCompare, items: readonly T[], ops: (item: T) => EtcdOp[]): Promise<boolean> {
+    let ok = true;
+    await eachLimited(items, PLAN_TXNS_IN_FLIGHT, async (item) => {
+      if (ok && !(await this.#txn([compare], ops(item), [])).succeeded) ok = false;
+    });
+    return ok;
   }
 
   /**
@@ -650,10 +653,7 @@ export class Ledger {
    */
   async dropStranded(stream: string, fence: Fence, keys: readonly string[]): Promise<boolean> {
     const compare: EtcdCompare = { key: this.keys.fence(stream), value: Buffer.from(fenceValue(fence)) };
-    for (let i = 0; i < keys.length; i += ENTRIES_PER_TXN) {
-      if (!(await this.#txn([compare], keys.slice(i, i + ENTRIES_PER_TXN).map((k): EtcdOp => ({ delete: k })), [])).succeeded) return false;
-    }
-    return true;
+    return this.#allUnderFence(compare, chunksOf(keys, ENTRIES_PER_TXN), (batch) => batch.map((k): EtcdOp => ({ delete: k })));
   }
 
   /**
@@ -828,6 +828,13 @@ export class Ledger {
  */
 function objectRecord(o: string, bytes: number, at: number, pending: boolean): Buffer {
   return json(pending && parseGroupObjectKey(o) !== null ? { bytes, at, q: 1 } : { bytes, at });
+}
+
+/** `items` cut into slices of `n`. */
+function chunksOf<T>(items: readonly T[], n: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += n) out.push(items.slice(i, i + n));
+  return out;
 }
 
 /** The stream's first entry of this commit is in etcd (`value`, as read back): it points into the commit's object. */

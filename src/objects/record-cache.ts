@@ -44,8 +44,4 @@ export class PartRecordCache {
       this.#parts -= r.parts;
     }
   }
-
-  get size(): number {
-    return this.#records.size;
-  }
 }

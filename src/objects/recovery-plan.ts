@@ -16,6 +16,7 @@
  * removed those entries since, and nobody else writes them.
  */
 import { type EntryValue } from './ledger';
+import { RECOVERY_PLAN_SUFFIX } from './ledger-keys';
 
 /** An entry of a plan: named `<plan epoch>.<counter>`; `size`: bytes of the whole object. */
 export interface PlannedEntry extends EntryValue {
@@ -48,7 +49,7 @@ export function encodeRecoveryPlan(plan: Omit<RecoveryPlan, 'epoch'>): Buffer {
 }
 
 /** A plan's value; throws on one that is not a plan (damage: an opener never guesses what a plan held). */
-export function decodeRecoveryPlan(epoch: number, value: Buffer): RecoveryPlan {
+function decodeRecoveryPlan(epoch: number, value: Buffer): RecoveryPlan {
   const v = JSON.parse(value.toString('utf8')) as { e?: unknown; u?: unknown };
   if (!Array.isArray(v.e) || !Array.isArray(v.u) || !v.u.every((k) => typeof k === 'string')) throw new Error('recovery plan is not a plan');
   const entries = v.e.map((r: unknown): PlannedEntry => {
@@ -59,20 +60,9 @@ export function decodeRecoveryPlan(epoch: number, value: Buffer): RecoveryPlan {
   return { epoch, entries, stranded: v.u as string[] };
 }
 
-/** Run `work` on every item, at most `inFlight` at once; resolves to whether every call returned true. */
-export async function allAtOnce<T>(items: readonly T[], inFlight: number, work: (item: T) => Promise<boolean>): Promise<boolean> {
-  let next = 0;
-  let ok = true;
-  const lane = async (): Promise<void> => {
-    while (ok && next < items.length) {
-      try {
-        if (!(await work(items[next++]!))) ok = false;
-      } catch (err) {
-        ok = false; // the other lanes take nothing more
-        throw err;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(inFlight, items.length) }, lane));
-  return ok;
+/** The plan a key under `k/t/<stream>/` holds (`name`: the key after that prefix), or null when the key is not a plan's (the recovery's commit token). */
+export function planOfKey(name: string, value: Buffer): RecoveryPlan | null {
+  if (!name.endsWith(RECOVERY_PLAN_SUFFIX)) return null;
+  const epoch = Number(name.slice(0, -RECOVERY_PLAN_SUFFIX.length));
+  return Number.isSafeInteger(epoch) ? decodeRecoveryPlan(epoch, value) : null;
 }
