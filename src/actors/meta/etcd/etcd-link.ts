@@ -151,6 +151,9 @@ export function accessProblem(err: unknown, access: EtcdAccess): string | null {
   }
   const { codes, text } = describeChain(err);
   const tlsCode = codes.find((c) => /CERT|^ERR_SSL_|^ERR_TLS_|^ERR_OSSL_/.test(c));
+  // A connection closed mid-handshake with no alert says nothing of this node's certificates: a
+  // busy or starting member does it too, so it is retried like any member that does not answer.
+  if (tlsCode === undefined && /socket disconnected before secure TLS connection/i.test(text)) return null;
   if (tlsCode === undefined && !/certificate|ssl|tls|wrong version number/i.test(text)) return null;
   if (/WRONG_VERSION_NUMBER|wrong version number|packet length too long/i.test(text)) return `the etcd member does not speak TLS (etcds://): ${text}`;
   if (/ALERT|alert/.test(tlsCode ?? text)) return `etcd refused this node's client certificate (--metadata-cert, --metadata-key): ${text}`;
