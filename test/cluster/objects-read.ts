@@ -5,8 +5,8 @@
  */
 import { type EntryValue, type Ledger, type ObjectStore } from '../../src/objects';
 
-/** The node under test writes the `records` format (SVC_OBJECTS_LEDGER, `--objects-ledger`; a new cluster's is `entries`). */
-export const RECORDS_FORMAT = process.env.SVC_OBJECTS_LEDGER === 'records';
+/** The node under test writes the `records` format (a new cluster's; SVC_OBJECTS_LEDGER=entries, `--objects-ledger entries`, chooses the other). */
+export const RECORDS_FORMAT = process.env.SVC_OBJECTS_LEDGER !== 'entries';
 
 /** A byte range the ledger records for a stream: an entry, or (the records format) a part not indexed yet. */
 export type RecordedRange = EntryValue & { epoch: number; counter: number };

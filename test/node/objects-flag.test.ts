@@ -43,21 +43,21 @@ describe('with etcd metadata', () => {
 
   test('the object ledger\'s format is the cluster\'s: the first node writes it, the others take it, and one that names the other does not start', async () => {
     const objects = `file:${tempDir('svc-objects-')}`;
-    const first = await startNode({ args: ['--metadata', etcd.url('objects-flag-d'), '--objects', objects, '--objects-ledger', 'records'] });
-    expect(first.output()).toMatch(/"format":"records","written":true.*object ledger format chosen for the cluster/);
+    const first = await startNode({ args: ['--metadata', etcd.url('objects-flag-d'), '--objects', objects, '--objects-ledger', 'entries'] });
+    expect(first.output()).toMatch(/"format":"entries","written":true.*object ledger format chosen for the cluster/);
     await first.stop();
     const again = await startNode({ args: ['--metadata', etcd.url('objects-flag-d'), '--objects', objects] });
-    expect(again.output()).toMatch(/"format":"records","written":false/);
+    expect(again.output()).toMatch(/"format":"entries","written":false/);
     await again.stop();
-    await expect(startNode({ args: ['--metadata', etcd.url('objects-flag-d'), '--objects', objects, '--objects-ledger', 'entries'] })).rejects.toThrow(
-      /--objects-ledger entries: the cluster's object ledger is in the records format, and every node of a cluster runs the same one; start with --objects-ledger cluster \(or records\)/,
+    await expect(startNode({ args: ['--metadata', etcd.url('objects-flag-d'), '--objects', objects, '--objects-ledger', 'records'] })).rejects.toThrow(
+      /--objects-ledger records: the cluster's object ledger is in the entries format, and every node of a cluster runs the same one; start with --objects-ledger cluster \(or entries\)/,
     );
-    // A new cluster of nodes that name none is in the entries format, and stays so.
-    const older = await startNode({ args: ['--metadata', etcd.url('objects-flag-e'), '--objects', `file:${tempDir('svc-objects-')}`] });
-    expect(older.output()).toMatch(/"format":"entries","written":true/);
-    await older.stop();
+    // A new cluster of nodes that name none is in the records format, and stays so.
+    const newer = await startNode({ args: ['--metadata', etcd.url('objects-flag-e'), '--objects', `file:${tempDir('svc-objects-')}`] });
+    expect(newer.output()).toMatch(/"format":"records","written":true/);
+    await newer.stop();
     const follower = await startNode({ args: ['--metadata', etcd.url('objects-flag-e'), '--objects', `file:${tempDir('svc-objects-')}`] });
-    expect(follower.output()).toMatch(/"format":"entries","written":false/);
+    expect(follower.output()).toMatch(/"format":"records","written":false/);
     await follower.stop();
   });
 });

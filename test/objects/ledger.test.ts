@@ -249,12 +249,12 @@ describe('the object ledger', () => {
 });
 
 describe('the cluster\'s ledger format', () => {
-  it('is written once by the first node, from what it wants or else entries; a ledger from before the key says which by its keys', async () => {
+  it('is written once by the first node, from what it wants or else records; a ledger from before the key says which by its keys', async () => {
     const fresh = new Ledger(etcd.link, `fmt/${randomBytes(6).toString('hex')}`);
-    await expect(fresh.clusterFormat('cluster')).resolves.toEqual({ format: 'entries', written: true });
-    await expect(fresh.clusterFormat('records')).resolves.toEqual({ format: 'entries', written: false });
+    await expect(fresh.clusterFormat('cluster')).resolves.toEqual({ format: 'records', written: true });
+    await expect(fresh.clusterFormat('entries')).resolves.toEqual({ format: 'records', written: false });
     const chosen = new Ledger(etcd.link, `fmt/${randomBytes(6).toString('hex')}`);
-    await expect(chosen.clusterFormat('records')).resolves.toEqual({ format: 'records', written: true });
+    await expect(chosen.clusterFormat('entries')).resolves.toEqual({ format: 'entries', written: true });
     // Before the key: streams without part records are the entries format's, part records the records format's.
     const old = new Ledger(etcd.link, `fmt/${randomBytes(6).toString('hex')}`);
     expect((await old.takeFence('s', { nodeId: 1, epoch: 1 }, { create: true })).ok).toBe(true);
