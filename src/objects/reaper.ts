@@ -22,9 +22,11 @@
  *              (a listing with start-after), so a sweep costs the same however much is stored;
  *              a store of N objects is gone through once every N / 10,000 sweeps
  *   kept:     a writer's group object above its run's h/ mark (run-tails.ts), recorded (1) or
- *              an orphan (3), for runTailPinMs (1 h) after it was recorded or first seen: the
- *              tail walk of a stream fenced in that run reads every object of it in order and
- *              stops at the first gap, so none may go before the walk came (create-only stores)
+ *              an orphan (3): the tail walk of a stream fenced in that run reads every object of
+ *              it in order and stops at the first gap, so none may go before the walk came
+ *              (create-only stores). For runTailPinMs (1 h) after it was recorded or first seen
+ *              without looking; after that while an object from it to the run's end holds an
+ *              early part its stream's ledger records do not reach (TailNeeds), however long
  *
  * Only objects with a `d/` record, which only a holder writes, and orphans are ever deleted: an
  * object that something refers to is never touched, and a deposed holder's transactions fail
@@ -39,7 +41,7 @@
  */
 import { type LedgerKeys, objectRun, parseGroupObjectKey, streamOfSegment } from './ledger-keys';
 import { decodeCursor } from './part-records';
-import { RunTails } from './run-tails';
+import { RunTails, TailNeeds } from './run-tails';
 import { Ticker } from './ticker';
 import { mayBeMarker, readGroupObject } from './group-object';
 import { eachLimited, json, LEDGER_DEADLINE_MS, type LedgerCompare, type LedgerKv, type LedgerOp, type LedgerRead, type MaintenanceLog, type MaintenanceStore, scanPages, scanPrefix } from './maintenance-ledger';
@@ -66,8 +68,9 @@ export interface ReaperOptions {
   liveRecheckMs?: number;
   /**
    * A group object above its run's h/ mark (run-tails.ts) is kept this long after it was recorded
-   * (or, unrecorded, first seen by an orphan sweep), whatever refers to it: a tail walk may still
-   * need it (ms; default 1 h).
+   * (or, unrecorded, first seen by an orphan sweep), whatever refers to it, without looking: a
+   * tail walk may still need it. After that it is kept while its tail's part tables say a walk
+   * still needs it (TailNeeds; ms; default 1 h: a run's tail is read only once it is that old).
    */
   runTailPinMs?: number;
 }
@@ -150,6 +153,8 @@ export class Reaper {
   #lastSweep = 0;
   /** Which group objects lie in their run's unrecorded tail, and are kept (runTailPinMs). */
   readonly #tails: RunTails;
+  /** Which old ones of those a tail walk may still need. */
+  readonly #tailNeeds: TailNeeds;
   readonly #ticker: Ticker<ReaperTick>;
 
   constructor(deps: ReaperDeps, options: ReaperOptions = {}) {
@@ -166,6 +171,7 @@ export class Reaper {
       runTailPinMs: options.runTailPinMs ?? 3_600_000, // 1 h
     };
     this.#tails = new RunTails(deps.kv, deps.keys);
+    this.#tailNeeds = new TailNeeds(deps.kv, deps.keys, deps.store);
     this.#ticker = new Ticker(() => this.tick(), this.#o.intervalMs, (err) => this.#deps.log?.warn({ err }, 'object reaper failed; retried at the next tick'));
   }
 
@@ -211,7 +217,7 @@ export class Reaper {
       // A run's objects are recorded in the order of their numbers, so after one too young for
       // the grace the rest of its run is too: skipped, and the next page starts past the run. A
       // tick then reads the old records and one page per busy run, not every record there is.
-      let candidates: Array<{ objectKey: string; modRevision: number; at: number }> = [];
+      const candidates: Array<{ objectKey: string; modRevision: number; at: number }> = [];
       const pending: Array<{ objectKey: string; modRevision: number; at: number; writer: string; n: number }> = [];
       let young: string | null = null;
       for (const p of page.kvs) {
@@ -228,7 +234,6 @@ export class Reaper {
       // writer's index cursor is past it: until then a pending record may name it. The cursor
       // never moves back, so an object found past it stays past it.
       for (const c of await this.#indexedPast(pending)) candidates.push(c);
-      candidates = await this.#unpinned(candidates, now);
       const last = page.kvs[page.kvs.length - 1]?.key.slice(prefix.length);
       this.#cursor = !page.more || last === undefined ? null : young !== null && last.startsWith(young) ? prefix + pastRun(young) : `${prefix}${last}\0`;
       const candidateKeys: string[] = [];
@@ -237,14 +242,16 @@ export class Reaper {
       const onlyMarked: Array<{ objectKey: string; names: readonly string[] }> = [];
       for (const [objectKey, r] of referenced) if (r.refs.length === 0 && r.marker !== null) onlyMarked.push({ objectKey, names: r.marker.names });
       const marked = await this.#liveMarked(onlyMarked, now);
-      const dead: Dead[] = [];
+      let dead: Array<Dead & { at: number }> = [];
       for (const c of candidates) {
         const r = referenced.get(c.objectKey);
-        if (r === undefined) dead.push({ objectKey: c.objectKey, modRevision: c.modRevision });
+        if (r === undefined) dead.push({ objectKey: c.objectKey, modRevision: c.modRevision, at: c.at });
         else if (r.refs.length > 0) {
           if (c.objectKey.startsWith('c/') || c.objectKey.startsWith('p/')) await this.#dropDanglingRefs(h, c.objectKey, r.refs);
-        } else if (r.marker !== null && !marked.has(c.objectKey)) dead.push({ objectKey: c.objectKey, modRevision: c.modRevision, marker: r.marker.modRevision });
+        } else if (r.marker !== null && !marked.has(c.objectKey)) dead.push({ objectKey: c.objectKey, modRevision: c.modRevision, at: c.at, marker: r.marker.modRevision });
       }
+      // Of those nothing refers to, a run's unrecorded tail is kept for its walk.
+      dead = await this.#unpinned(dead, now);
       for (const batch of markBatches(dead)) {
         if (out.deposed) break;
         destroyed += await this.#markBatch(h, batch, out);
@@ -258,19 +265,24 @@ export class Reaper {
   }
 
   /**
-   * Of `candidates` (recorded at `at`), those not kept in their run's unrecorded tail: a group
-   * object above its run's h/ mark younger than runTailPinMs is kept (run-tails.ts), so a tail
-   * walk that comes after its other streams' entries are compacted away still finds every object
-   * of the run.
+   * Of `candidates` (recorded at `at`), those not kept in their run's unrecorded tail
+   * (run-tails.ts): a group object above its run's h/ mark is kept, so a tail walk that comes
+   * after its other streams' entries are compacted away still finds every object of the run —
+   * one younger than runTailPinMs without looking, an older one while a walk may still need it
+   * (TailNeeds reads the tail's part tables: an early part its stream's records do not reach).
    */
   async #unpinned<T extends { objectKey: string; at: number }>(candidates: T[], now: number): Promise<T[]> {
     // Without create-only puts no group is acknowledged before it is recorded: no run has a tail to walk.
     if (this.#deps.store.createOnly !== true) return candidates;
-    const young: string[] = [];
-    for (const c of candidates) if (now - c.at < this.#o.runTailPinMs && c.objectKey.startsWith('g/')) young.push(c.objectKey);
-    if (young.length === 0) return candidates;
-    const pinned = await this.#tails.inTail(young);
-    return pinned.size === 0 ? candidates : candidates.filter((c) => !pinned.has(c.objectKey));
+    const groups: string[] = [];
+    for (const c of candidates) if (c.objectKey.startsWith('g/')) groups.push(c.objectKey);
+    if (groups.length === 0) return candidates;
+    const inTail = await this.#tails.inTail(groups);
+    if (inTail.size === 0) return candidates;
+    const old: string[] = [];
+    for (const c of candidates) if (inTail.has(c.objectKey) && now - c.at >= this.#o.runTailPinMs) old.push(c.objectKey);
+    const needed = old.length === 0 ? new Set<string>() : await this.#tailNeeds.needed(old, this.#o.perTick);
+    return candidates.filter((c) => !inTail.has(c.objectKey) || (now - c.at >= this.#o.runTailPinMs && !needed.has(c.objectKey)));
   }
 
   /** Of the records format's group objects `pending`, those their writer's index cursor (x/) is past, read with one etcd call per page. */

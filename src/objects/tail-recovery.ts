@@ -28,8 +28,8 @@
  * gap before the writer can: its own put of that name fails, and it acknowledges nothing from
  * there on (object-commit.ts moves to fresh numbers and records again, under the fence, which it
  * no longer holds for this stream). Nothing else may make a gap in that stretch first: the
- * reaper keeps every object of a run above its h/ mark for an hour, though their other streams'
- * entries let go of them (run-tails.ts).
+ * reaper keeps every object of a run above its h/ mark while a walk may need it, though their
+ * other streams' entries let go of them (run-tails.ts).
  *
  * The walk's record (`t/`) is written before the entries: the old owner may hold an append whose
  * group object lies in the walked range although it could not answer it yet (its writer switched

@@ -44,7 +44,8 @@ export async function group(w: Writer, streams: readonly string[]): Promise<void
     off += f.length;
   }
   await w.store.put(g(n), body, { ifAbsent: true });
-  const r = await w.ledger.commitObjects(new Map([[g(n), off]]), recs, undefined, { token, records: { writer: WRITER, firstObject: n } });
+  // Its run's h/ mark moves with it, as a writer's on a create-only store does (run-tails.ts).
+  const r = await w.ledger.commitObjects(new Map([[g(n), off]]), recs, { writer: WRITER, from: 0, n }, { token, records: { writer: WRITER, firstObject: n } });
   if (r.fenced.length > 0) throw new Error(`group ${n}: fenced ${r.fenced.join(', ')}`);
 }
 

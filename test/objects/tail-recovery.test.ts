@@ -129,7 +129,7 @@ it('has nothing to do without a place in a writer, or with a store that cannot p
  * trimmed or deleted: here deleted). Nothing refers to 2, 3 or 4 any more, yet s's tail walk
  * needs all three: a gap at 2 or 3 ends it before s's acknowledged parts.
  */
-async function cutRun(runTailPinMs: number): Promise<{ ledger: Ledger; store: ObjectStore; reaped: { destroyed: number; deleted: number; orphans: number } }> {
+async function cutRun(runTailPinMs: number): Promise<{ ledger: Ledger; store: ObjectStore; reaper: Reaper; reaped: { destroyed: number; deleted: number; orphans: number } }> {
   const { ledger, store } = await setup();
   expect((await ledger.takeFence('t', A, { create: true })).ok).toBe(true);
   // The run from 1 recorded its groups up to 1 (setup's).
@@ -154,14 +154,19 @@ async function cutRun(runTailPinMs: number): Promise<{ ledger: Ledger; store: Ob
   const key = `${ledger.keys.root}maintenance-${randomBytes(3).toString('hex')}`;
   const held = await etcd.link.txnOnce([], [{ put: key, value: Buffer.from('1') }], []);
   const reaper = new Reaper({ kv: etcd.link, keys: ledger.keys, store, holder: () => ({ key, modRevision: held.revision }) }, { runTailPinMs, deadGraceMs: 0, orphanAgeMs: 0, orphanSweepMs: 0, liveRecheckMs: 0 });
+  const reaped = await ticks(reaper, 2);
+  return { ledger, store, reaper, reaped };
+}
+
+async function ticks(reaper: Reaper, n: number): Promise<{ destroyed: number; deleted: number; orphans: number }> {
   const reaped = { destroyed: 0, deleted: 0, orphans: 0 };
-  for (let i = 0; i < 2; i++) {
+  for (let i = 0; i < n; i++) {
     const t = await reaper.tick();
     reaped.destroyed += t.destroyed;
     reaped.deleted += t.deleted;
     reaped.orphans += t.orphans;
   }
-  return { ledger, store, reaped };
+  return reaped;
 }
 
 it('finds every object of a run cut short by a fence though nothing refers to them: the reaper keeps a run\'s objects above its h/ mark', async () => {
@@ -174,11 +179,24 @@ it('finds every object of a run cut short by a fence though nothing refers to th
     [g(4), 2, 3],
   ]);
   await store.close();
+});
 
-  // Without the pin the reaper takes 2 and 3 for dead and 4 for an orphan: the walk finds 2 gone,
-  // fences it and stops, and s's acknowledged seqs 1..3 are lost.
-  const bare = await cutRun(0);
-  expect(bare.reaped).toEqual({ destroyed: 2, deleted: 2, orphans: 1 });
-  await expect(recoverTail(bare.ledger, bare.store, 's', B)).resolves.toMatchObject({ read: 0, recorded: 0 });
-  await bare.store.close();
+it('keeps an old tail for as long as a walk still needs it, and lets it go once the walk has been', async () => {
+  // Every object as old as the pin (0 ms): what keeps them is what their part tables say. Before,
+  // the pin ended there: the reaper took 2 and 3 for dead and 4 for an orphan, the walk found 2
+  // gone, fenced it and stopped, and s's acknowledged seqs 1..3 were lost.
+  const { ledger, store, reaper, reaped } = await cutRun(0);
+  expect(reaped).toEqual({ destroyed: 0, deleted: 0, orphans: 0 });
+  await expect(recoverTail(ledger, store, 's', B)).resolves.toMatchObject({ read: 3, recorded: 2 });
+  expect((await ledger.entries('s')).map((e) => [e.o, e.from, e.to])).toEqual([
+    [g(1), 0, 1],
+    [g(2), 1, 2],
+    [g(4), 2, 3],
+  ]);
+  // s's records now reach its early parts (2 and 4 are its entries' objects now), t is gone: 3,
+  // t's alone, is no walk's any more and goes; the walk's fence marker (5) stays.
+  expect(await ticks(reaper, 2)).toEqual({ destroyed: 1, deleted: 1, orphans: 0 });
+  await expect(store.get(g(3))).rejects.toMatchObject({ code: 'NoSuchKey' });
+  for (const n of [2, 4, 5]) await expect(store.get(g(n))).resolves.toBeInstanceOf(Buffer);
+  await store.close();
 });
