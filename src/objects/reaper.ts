@@ -279,10 +279,10 @@ export class Reaper {
     if (groups.length === 0) return candidates;
     const inTail = await this.#tails.inTail(groups);
     if (inTail.size === 0) return candidates;
-    const old: string[] = [];
-    for (const c of candidates) if (inTail.has(c.objectKey) && now - c.at >= this.#o.runTailPinMs) old.push(c.objectKey);
-    const needed = old.length === 0 ? new Set<string>() : await this.#tailNeeds.needed(old, this.#o.perTick);
-    return candidates.filter((c) => !inTail.has(c.objectKey) || (now - c.at >= this.#o.runTailPinMs && !needed.has(c.objectKey)));
+    const old = new Set<string>();
+    for (const c of candidates) if (inTail.has(c.objectKey) && now - c.at >= this.#o.runTailPinMs) old.add(c.objectKey);
+    const needed = old.size === 0 ? old : await this.#tailNeeds.needed([...old], this.#o.perTick);
+    return candidates.filter((c) => !inTail.has(c.objectKey) || (old.has(c.objectKey) && !needed.has(c.objectKey)));
   }
 
   /** Of the records format's group objects `pending`, those their writer's index cursor (x/) is past, read with one etcd call per page. */
