@@ -38,7 +38,7 @@ export interface KafkaConnectionOptions {
   log: Logger;
   /** Answer one request frame (without its size prefix): the response frame with its size prefix, null for none, or a PendingResponse. Throws to close the connection. */
   handle(frame: Buffer, conn: KafkaConnection): Promise<ResponseFrame | null | PendingResponse>;
-  /** A connection closed (a gateway thread tells the main thread, which drops what it kept for it). */
+  /** A connection closed and runs no more requests (a gateway thread tells the main thread, which drops what it kept for it). */
   closed?(conn: KafkaConnection): void;
   /** Where refusal log lines go (`refusalLog`); absent: a rate limit of these connections' own. A gateway thread's go to the main thread's, so each is limited once per node. */
   refusals?: RefusalSink;
@@ -130,6 +130,9 @@ export class PendingResponse {
 
 type ConnectionOptions = KafkaConnectionOptions & { refusals: RefusalSink };
 
+/** Kafka's Produce api key: the one request that still runs once its client hung up (Connection). The socket layer reads only a frame's first two bytes, so not the message module's. */
+const PRODUCE_KEY = 0;
+
 class Connection implements KafkaConnection {
   readonly id: number;
   readonly remote: string;
@@ -142,15 +145,25 @@ class Connection implements KafkaConnection {
   /** Bytes of the frames in #queue. */
   #queuedBytes = 0;
   #running = false;
+  /** No more reads or writes: the socket closed, or is being destroyed. */
   #closed = false;
+  /** Destroyed by this side: what is queued is dropped, Produce requests too. */
+  #dropped = false;
+  #endedSaid = false;
   #idle: (() => void) | null = null;
   /** Responses not written yet, in request order (each a frame or a pending one). */
   readonly #outbox: Array<{ frame: Buffer; out: Promise<ResponseFrame | null> }> = [];
   #flushing = false;
 
-  /** `frames`: the assembler a socket made with `onread` reads into (`KafkaConnections.adoptDescriptor`); absent: the socket's 'data' chunks are pushed to a new one. */
-  constructor(id: number, socket: net.Socket, o: ConnectionOptions, frames?: FrameAssembler) {
+  readonly #onEnded: (c: Connection) => void;
+
+  /**
+   * `frames`: the assembler a socket made with `onread` reads into (`KafkaConnections.adoptDescriptor`); absent: the socket's 'data' chunks are pushed to a new one.
+   * `onEnded`: the socket closed and nothing of the connection runs any more.
+   */
+  constructor(id: number, socket: net.Socket, o: ConnectionOptions, onEnded: (c: Connection) => void, frames?: FrameAssembler) {
     this.id = id;
+    this.#onEnded = onEnded;
     this.#socket = socket;
     this.#o = o;
     this.#frames = frames ?? new FrameAssembler(o.maxFrameBytes, o.framePool ?? null);
@@ -161,24 +174,54 @@ class Connection implements KafkaConnection {
     socket.on('error', (err) => this.#log.debug({ err: err.message }, 'kafka connection error'));
     socket.on('close', () => {
       this.#closed = true;
-      this.#queue.length = 0;
-      this.#queuedBytes = 0;
+      // The client hung up. A Produce it sent in full still runs (its response goes nowhere): with
+      // acks=0 the client counted it delivered once written, as a Kafka broker runs the requests
+      // it read before a connection closed. Every other request the client had no answer to is
+      // dropped as if never sent: its client retries it on a new connection, and a JoinGroup or
+      // long-poll Fetch of a gone client would only hold a group or a wait for nothing.
+      if (!this.#dropped) this.#keepProduces();
+      if (!this.#running) this.#ended();
       this.#idle?.();
     });
+  }
+
+  /** Only the Produce requests (api key 0) stay queued. */
+  #keepProduces(): void {
+    let kept = 0;
+    let bytes = 0;
+    for (const f of this.#queue) {
+      if (f.length >= 2 && f.readInt16BE(0) === PRODUCE_KEY) {
+        this.#queue[kept++] = f;
+        bytes += f.length;
+      }
+    }
+    this.#queue.length = kept;
+    this.#queuedBytes = bytes;
+  }
+
+  /** Closed and nothing left to run: said once, to whoever keeps state for the connection. */
+  #ended(): void {
+    if (this.#endedSaid) return;
+    this.#endedSaid = true;
+    this.#onEnded(this);
   }
 
   get busy(): boolean {
     return this.#running || this.#queue.length > 0 || this.#outbox.length > 0;
   }
 
-  /** Resolves once no request is in progress (or the connection closed). */
+  /** Resolves once no request is in progress (or the connection closed and runs none). */
   whenIdle(): Promise<void> {
-    if (!this.busy || this.#closed) return Promise.resolve();
+    if (!this.busy || (this.#closed && !this.#running)) return Promise.resolve();
     return new Promise((resolve) => (this.#idle = resolve));
   }
 
+  /** Closed by this side (a refused request, the listener closing): nothing queued runs. */
   destroy(): void {
     this.#closed = true;
+    this.#dropped = true;
+    this.#queue.length = 0;
+    this.#queuedBytes = 0;
     this.#socket.destroy();
   }
 
@@ -261,7 +304,7 @@ class Connection implements KafkaConnection {
   async #run(): Promise<void> {
     this.#running = true;
     try {
-      while (this.#queue.length > 0 && !this.#closed) {
+      while (this.#queue.length > 0 && !this.#dropped) {
         const frame = this.#queue.shift()!;
         this.#queuedBytes -= frame.length;
         if (this.#queue.length < MAX_QUEUED / 2 && this.#queuedBytes < MAX_QUEUED_BYTES / 2 && this.#socket.isPaused()) this.#socket.resume();
@@ -285,6 +328,7 @@ class Connection implements KafkaConnection {
       }
     } finally {
       this.#running = false;
+      if (this.#closed) this.#ended();
       if ((this.#queue.length === 0 && this.#outbox.length === 0) || this.#closed) {
         const idle = this.#idle;
         this.#idle = null;
@@ -318,12 +362,12 @@ export class KafkaConnections {
       this.#o.closed?.({ id, remote: '', clientId: null });
       return null;
     }
-    const c = new Connection(id, socket, this.#o, frames);
+    // Kept open (a close waits for it) until the requests it still runs after its client hung up are done.
+    const c = new Connection(id, socket, this.#o, (ended) => {
+      this.#open.delete(ended);
+      this.#o.closed?.(ended);
+    }, frames);
     this.#open.add(c);
-    socket.on('close', () => {
-      this.#open.delete(c);
-      this.#o.closed?.(c);
-    });
     socket.resume();
     return c;
   }

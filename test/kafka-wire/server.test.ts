@@ -111,4 +111,47 @@ describe('Kafka listener sockets', () => {
     expect(await done).toEqual(frames.map((f) => digest(f.subarray(4))));
     expect(handled).toBe(frames.length);
   });
+
+  test('a client that hangs up still gets the Produce requests it sent in full run, in order; its other requests are dropped', async () => {
+    // acks=0: the client counted these delivered once written (kcat writes and exits at once).
+    const PRODUCE = 0;
+    const seen: Array<[number, number]> = [];
+    let ended = 0;
+    let hungUp: () => void = () => undefined;
+    const gone = new Promise<void>((r) => (hungUp = r));
+    server = await listenKafka({
+      host: '127.0.0.1', port: 0, maxFrameBytes: 4 << 20, framePool: new FramePool(), log,
+      async handle(f) {
+        seen.push([f.readInt16BE(0), f.readInt32BE(4)]);
+        // The first request is still running when the client's close arrives.
+        if (seen.length === 1) await gone;
+        return null;
+      },
+      closed: () => ended++,
+    });
+    // [api key][version][correlation id]: Produce, Metadata, Produce, Fetch, Produce.
+    const keys = [PRODUCE, 3, PRODUCE, 1, PRODUCE];
+    const frames = keys.map((key, i) => {
+      const b = Buffer.alloc(4 + 8 + 16);
+      b.writeInt32BE(b.length - 4, 0);
+      b.writeInt16BE(key, 4);
+      b.writeInt32BE(i, 8);
+      return b;
+    });
+    const socket = net.connect(server.port, '127.0.0.1');
+    await new Promise<void>((r) => socket.once('connect', () => r()));
+    socket.end(Buffer.concat(frames));
+    await new Promise<void>((r) => socket.once('close', () => r()));
+    // The listener sees the close while the first request runs.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(seen).toEqual([[PRODUCE, 0]]);
+    expect(ended).toBe(0);
+    hungUp();
+    const until = Date.now() + 5_000;
+    while (ended === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    expect(seen).toEqual([[PRODUCE, 0], [PRODUCE, 2], [PRODUCE, 4]]);
+    // Said once the last of them ran: a gateway thread's main thread drops the connection's state only then.
+    expect(ended).toBe(1);
+    expect(server.connections()).toBe(0);
+  });
 });
