@@ -25,11 +25,12 @@ export interface MaintenanceThreadConfig {
 /** Main thread → maintenance thread. */
 export type ToMaintenanceThread =
   /**
-   * What the main thread's view holds now: the streams this node has placed, the maintenance
-   * lease's fence (null: not the holder), and the live nodes' current starts (`g/<nodeId>/<nodeEpoch>/`:
-   * the records format's holder strands the part records of every other start's writers).
+   * What the main thread's view holds now: the streams this node has placed (null: the same as
+   * in the last message, no placement row having changed since), the maintenance lease's fence
+   * (null: not the holder), and the live nodes' current starts (`g/<nodeId>/<nodeEpoch>/`: the
+   * records format's holder strands the part records of every other start's writers).
    */
-  | { type: 'state'; placed: PlacedStream[]; holder: HolderCompare | null; liveStarts: string[] }
+  | { type: 'state'; placed: PlacedStream[] | null; holder: HolderCompare | null; liveStarts: string[] }
   /** Stop the jobs (waiting for a tick in progress), close the link and the store, exit. */
   | { type: 'close' };
 

@@ -66,7 +66,7 @@ port.on('message', (m: ToMaintenanceThread) => {
   if (m.type === 'state') {
     // The thread's failure, for the test of its restart (src/util/test-fault.ts; inert otherwise).
     if (testFault('maintenance-thread')) throw new Error('injected object maintenance thread failure (test fault hook)');
-    placed = m.placed;
+    if (m.placed !== null) placed = m.placed;
     holder = m.holder;
     liveStarts = m.liveStarts;
     // The records format's indexer rewrites parts as compaction does: its bytes count with compaction's.

@@ -64,8 +64,9 @@ export function startObjectMaintenance(d: ObjectMaintenanceDeps): ObjectMaintena
   const holderKey = `${target.prefix}/k/${MAINTENANCE_KEY}`;
   const config: MaintenanceThreadConfig = { metadataUrl: d.metadataUrl, metadataCredentials: d.metadataCredentials, objectsUrl: d.objectsUrl, reaper: d.reaper, compaction: d.compaction, ...(d.indexNode !== undefined ? { indexNode: d.indexNode } : {}) };
 
-  // A loop, not filter/map callbacks: this runs over every placement row twice a second, and V8
-  // compiled callbacks made per call again after each full collection (perf/README.md).
+  // A loop, not filter/map callbacks: this runs over every placement row when one changed (at
+  // most twice a second), and V8 compiled callbacks made per call again after each full
+  // collection (perf/README.md).
   const placed = (): PlacedStream[] => {
     const out: PlacedStream[] = [];
     for (const { name, row } of d.placement.rows()) {
@@ -88,9 +89,16 @@ export function startObjectMaintenance(d: ObjectMaintenanceDeps): ObjectMaintena
   let closing = false;
   let restartTimer: NodeJS.Timeout | null = null;
 
+  // The placed streams go to the thread only when a placement row changed since it last heard
+  // them (or it is a new thread): the list is O(streams), its copy between threads too.
+  let told: { thread: Worker; rowChanges: number } | null = null;
   const tell = (): void => {
-    const m: ToMaintenanceThread = { type: 'state', placed: placed(), holder: holder(), liveStarts: d.liveStarts?.() ?? [] };
-    thread?.postMessage(m);
+    if (thread === null) return;
+    const rowChanges = d.placement.rowChanges();
+    const same = told !== null && told.thread === thread && told.rowChanges === rowChanges;
+    const m: ToMaintenanceThread = { type: 'state', placed: same ? null : placed(), holder: holder(), liveStarts: d.liveStarts?.() ?? [] };
+    told = { thread, rowChanges };
+    thread.postMessage(m);
   };
   const start = (): void => {
     const w = new Worker(path.join(__dirname, 'object-maintenance-thread.js'), { workerData: config });

@@ -158,6 +158,13 @@ export class Placement {
     return n;
   }
 
+  /** The nodes that own at least one row, in any state (the failover driver's check, O(nodes)). */
+  owners(): number[] {
+    const out: number[] = [];
+    for (const [nodeId, c] of this.#counts) if (c.opening + c.placed > 0) out.push(nodeId);
+    return out;
+  }
+
   /** Rows owned by `nodeId`, by state. */
   countsOf(nodeId: number): { opening: number; placed: number } {
     return this.#counts.get(nodeId) ?? { opening: 0, placed: 0 };

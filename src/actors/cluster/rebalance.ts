@@ -111,7 +111,7 @@ export class Rebalancer {
     if (this.#status.running || this.#lease === null || !this.#lease.isHolder()) return;
     // Moves in flight, or streams of a dead node that failover has yet to move: wait for them to settle.
     if (this.#placement.pendingMoves().length > 0) return;
-    if (this.#placement.rows().some(({ row }) => !this.#members.isLive(row.nodeId))) return;
+    if (this.#placement.owners().some((id) => !this.#members.isLive(id))) return;
     const moves = this.plan();
     if (moves.length === 0) return;
     this.#log.info({ moves: moves.length }, 'rebalancing: moving streams to even out the live nodes');
