@@ -60,8 +60,8 @@ export interface IndexerDeps {
   kv: LedgerKv;
   keys: LedgerKeys;
   store: MaintenanceStore;
-  /** The streams this node has placed now, with their fences. */
-  placed: () => PlacedStream[] | Promise<PlacedStream[]>;
+  /** The streams this node has placed now, with their fences; the same array again means the same streams (CompactionDeps.placed). */
+  placed: () => readonly PlacedStream[] | Promise<readonly PlacedStream[]>;
   /** The writers (`g/<node>/<nodeEpoch>/<worker>/`) whose records this node indexes: its own (ownWriters). */
   writers: () => readonly string[] | Promise<readonly string[]>;
   /**
@@ -128,6 +128,7 @@ export class Indexer {
    * their records; a failed tick forgets the writer, which is read afresh.
    */
   readonly #writers = new Map<string, WriterState>();
+  #placedByName: { from: readonly PlacedStream[]; map: Map<string, PlacedStream> } | null = null;
   readonly #objects = new RangeCache<Buffer>({ budgetBytes: 16 << 20, sizeOf: (b) => (b as Buffer).length, remember: () => false });
   /** Bytes read from the store (parts, or the small group objects holding them) and written to it (compacted objects). */
   #readBytes = 0;
@@ -170,11 +171,19 @@ export class Indexer {
   /** One pass over this node's writers. */
   async tick(now = Date.now()): Promise<IndexTick> {
     const done: IndexTick = { records: 0, entries: 0, stranded: 0, bytes: 0 };
-    const placed = new Map<string, PlacedStream>();
-    for (const s of await this.#deps.placed()) placed.set(s.name, s);
+    const placed = this.#byName(await this.#deps.placed());
     for (const w of await this.#deps.writers()) await this.#writer(w, placed, now, done);
     for (const w of (await this.#deps.retired?.()) ?? []) await this.#writer(w, NOTHING_PLACED, now, done, true);
     return done;
+  }
+
+  /** `placed` by name, made again only when the list is a new one (the same array means the same streams: IndexerDeps.placed). */
+  #byName(placed: readonly PlacedStream[]): ReadonlyMap<string, PlacedStream> {
+    if (this.#placedByName !== null && this.#placedByName.from === placed) return this.#placedByName.map;
+    const map = new Map<string, PlacedStream>();
+    for (const s of placed) map.set(s.name, s);
+    this.#placedByName = { from: placed, map };
+    return map;
   }
 
   async #writer(writer: string, placed: ReadonlyMap<string, PlacedStream>, now: number, done: IndexTick, retired = false): Promise<void> {
