@@ -179,8 +179,10 @@ class Connection implements KafkaConnection {
       // it read before a connection closed. Every other request the client had no answer to is
       // dropped as if never sent: its client retries it on a new connection, and a JoinGroup or
       // long-poll Fetch of a gone client would only hold a group or a wait for nothing.
-      if (!this.#dropped) this.#keepProduces();
-      if (!this.#running) this.#ended();
+      this.#keepProduces();
+      // While they run, a close of the listener waits for them (#run says idle and ended after).
+      if (this.#running) return;
+      this.#ended();
       this.#idle?.();
     });
   }
