@@ -37,7 +37,8 @@
  * compaction kills as fast: the reaper reads each page's references with one range read (and the
  * entries their markers name, 128 an etcd call), marks a page's dead objects with a few
  * transactions of up to 63 (42 with markers), and removes d/ records 64 to a transaction, so it
- * keeps well ahead of that.
+ * keeps well ahead of that. A pass that marked nothing is not made again until etcd's revision
+ * moves or something it left for the clock is due (#quiet): an idle holder reads one key a tick.
  */
 import { type LedgerKeys, objectRun, parseGroupObjectKey, streamOfSegment } from './ledger-keys';
 import { decodeCursor } from './part-records';
@@ -130,6 +131,20 @@ export class Reaper {
   /** Where the next tick's o/ scan starts. */
   #cursor: string | null = null;
   /**
+   * The pass over the o/ records in progress: the etcd revision its first page was read at, and
+   * the earliest time something it left alone for time alone (a record within its grace, a live
+   * object not read again yet, a run's tail still pinned) may be due.
+   */
+  #pass: { revision: number | null; wakeAt: number; destroyed: number } = { revision: null, wakeAt: Infinity, destroyed: 0 };
+  /**
+   * The last pass, once it went round, when nothing it left alone can change without etcd
+   * changing before `wakeAt` (#markDead): while the revision stays where that pass began, the
+   * next pass would find what it found, and is not made. An idle cluster's holder read every
+   * live object's references again at each pass, its budget's worth every tick: with 10,000
+   * compacted streams a few percent of a core on the node and more on etcd, for nothing.
+   */
+  #quiet: { revision: number; wakeAt: number } | null = null;
+  /**
    * The streams with a fence (`f/` key segments) as read once in this pass over the o/ records
    * (null: not read yet). A live compacted object's references are checked against it, and only
    * a reference whose stream it lacks is looked at on its own (#dropDanglingRefs).
@@ -189,6 +204,7 @@ export class Reaper {
     if (h === null) {
       this.#orphans.clear(); // a later holding starts its orphan clock anew
       this.#fenced = null; // and reads the fences anew
+      this.#quiet = null; // and goes round the records at once
       return out;
     }
     out.holder = true;
@@ -212,8 +228,17 @@ export class Reaper {
     const { kv, keys } = this.#deps;
     const prefix = keys.objects;
     let destroyed = 0;
+    if (this.#cursor === null) {
+      // A pass begins, unless the last went round quietly and neither etcd nor the clock has moved past it since.
+      const quiet = this.#quiet;
+      if (quiet !== null && now < quiet.wakeAt && (await kv.get(h.key, LEDGER_DEADLINE_MS)).revision === quiet.revision) return 0;
+      this.#quiet = null;
+      this.#pass = { revision: null, wakeAt: Infinity, destroyed: 0 };
+    }
+    const pass = this.#pass;
     for (let pages = 0; pages < this.#o.pagesPerTick && !out.deposed; pages++) {
       const page = await kv.rangePage(this.#cursor ?? prefix, prefix, this.#o.perTick, LEDGER_DEADLINE_MS);
+      pass.revision ??= page.revision;
       // A run's objects are recorded in the order of their numbers, so after one too young for
       // the grace the rest of its run is too: skipped, and the next page starts past the run. A
       // tick then reads the old records and one page per busy run, not every record there is.
@@ -224,7 +249,10 @@ export class Reaper {
         const objectKey = p.key.slice(prefix.length);
         if (young !== null && objectKey.startsWith(young)) continue;
         const record = readRecord(p.value);
-        if (now - record.at < this.#o.deadGraceMs) young = objectRun(objectKey);
+        if (now - record.at < this.#o.deadGraceMs) {
+          young = objectRun(objectKey);
+          pass.wakeAt = Math.min(pass.wakeAt, record.at + this.#o.deadGraceMs);
+        }
         else if (record.q) {
           const g = parseGroupObjectKey(objectKey);
           if (g !== null) pending.push({ objectKey, modRevision: p.modRevision, at: record.at, writer: g.writer, n: g.n });
@@ -250,14 +278,28 @@ export class Reaper {
           if (c.objectKey.startsWith('c/') || c.objectKey.startsWith('p/')) await this.#dropDanglingRefs(h, c.objectKey, r.refs);
         } else if (r.marker !== null && !marked.has(c.objectKey)) dead.push({ objectKey: c.objectKey, modRevision: c.modRevision, at: c.at, marker: r.marker.modRevision });
       }
-      // Of those nothing refers to, a run's unrecorded tail is kept for its walk.
-      dead = await this.#unpinned(dead, now);
+      // Of those nothing refers to, a run's unrecorded tail is kept for its walk: a young one until
+      // its pin ends, an old one a walk may still need (or whose objects could not be read) looked
+      // at again like a live object.
+      const unpinned = await this.#unpinned(dead, now);
+      if (unpinned.length < dead.length) {
+        const free = new Set<string>();
+        for (const d of unpinned) free.add(d.objectKey);
+        for (const d of dead) {
+          if (!free.has(d.objectKey)) pass.wakeAt = Math.min(pass.wakeAt, now - d.at < this.#o.runTailPinMs ? d.at + this.#o.runTailPinMs : now + this.#o.liveRecheckMs);
+        }
+      }
+      dead = unpinned;
       for (const batch of markBatches(dead)) {
         if (out.deposed) break;
-        destroyed += await this.#markBatch(h, batch, out);
+        const marked = await this.#markBatch(h, batch, out);
+        destroyed += marked;
+        pass.destroyed += marked;
       }
       if (this.#cursor === null) {
         this.#fenced = null; // the next pass reads the fences again
+        // One that marked objects moved the revision itself: only a pass that marked nothing can be quiet.
+        if (!out.deposed && pass.destroyed === 0 && pass.revision !== null) this.#quiet = { revision: pass.revision, wakeAt: pass.wakeAt };
         break; // once round the records: the rest is the next tick's
       }
     }
@@ -344,7 +386,10 @@ export class Reaper {
     for (const o of all) {
       const seen = this.#liveBy.get(o.objectKey);
       if (seen === undefined || now - seen.at >= this.#o.liveRecheckMs) objects.push(o);
-      else live.add(o.objectKey);
+      else {
+        live.add(o.objectKey);
+        this.#pass.wakeAt = Math.min(this.#pass.wakeAt, seen.at + this.#o.liveRecheckMs);
+      }
     }
     const first: Array<{ objectKey: string; name: string }> = [];
     const tried = new Map<string, string>();

@@ -902,8 +902,57 @@ describe('the reaper', () => {
     expect(await reaper.tick(t0 + 16_000)).toMatchObject({ destroyed: 0 });
     expect(gets).toBe(20 + 19 * 2);
     gets = 0;
+    // A pass that changed nothing is made again once etcd has moved: any write will do.
+    await etcd.link.txnOnce([], [{ put: "unrelated-to-the-ledger", value: Buffer.from("x") }], []);
     expect(await reaper.tick(t0 + 32_000)).toMatchObject({ destroyed: 0 });
     expect(gets).toBe(20); // the one that held each last time
+  });
+
+  it('goes round the o/ records again only once etcd, or the clock, has moved past a pass that found nothing to do', async () => {
+    const w = world();
+    await create(w, ['u', 'v', 'w']);
+    const g0 = await group(w, ['u', 'v']);
+    const g1 = await group(w, ['w']);
+    for (const s of ['u', 'v']) expect(await w.ledger.deleteStream(s, me)).toBe(true);
+    const { compare } = await takeMaintenance(w, 1);
+    const keys = w.ledger.keys;
+    const { counted } = countedLink();
+    let passes = 0; // pages of o/ records read by a pass (not by an orphan sweep's scans of o/c/, o/g/ and o/p/)
+    const kv: LedgerKv = { ...counted, rangePage: (from, prefix, ...rest) => (prefix === keys.objects && passes++, counted.rangePage(from, prefix, ...rest)) };
+    const reaper = new Reaper({ kv, keys, store: w.store, holder: () => compare }, { runTailPinMs: 0, deadGraceMs: 10_000, orphanAgeMs: 0, orphanSweepMs: 3_600_000, liveRecheckMs: 15_000 });
+    const t0 = Date.now();
+    // g0 has nothing referring to it but is within its grace: the pass leaves it for the clock.
+    expect(await reaper.tick(t0)).toMatchObject({ destroyed: 0 });
+    expect(passes).toBe(1);
+    // Nothing in etcd changed and the grace has not run out: no pass.
+    expect(await reaper.tick(t0 + 5_000)).toMatchObject({ destroyed: 0 });
+    expect(passes).toBe(1);
+    // It ran out (etcd unchanged still): g0 goes; g1 is live (w's entry points into it).
+    expect(await reaper.tick(t0 + 10_500)).toMatchObject({ destroyed: 1, deleted: 1 });
+    expect(passes).toBe(2);
+    // That tick's marking moved etcd: one more pass, which finds nothing to do and nothing left for time.
+    expect(await reaper.tick(t0 + 10_600)).toMatchObject({ destroyed: 0 });
+    expect(passes).toBe(3);
+    for (const later of [10_700, 60_000, 600_000]) expect(await reaper.tick(t0 + later)).toMatchObject({ destroyed: 0 });
+    expect(passes).toBe(3);
+    // w deleted: etcd moved, and g1 goes at the next tick.
+    expect(await w.ledger.deleteStream('w', me)).toBe(true);
+    expect(await reaper.tick(t0 + 600_100)).toMatchObject({ destroyed: 1, deleted: 1 });
+    expect(await storeKeys(w)).not.toContain(g1);
+    expect(await storeKeys(w)).not.toContain(g0);
+    // A later holding goes round at once.
+    let holder: HolderCompare | null = null;
+    const again = new Reaper({ kv, keys, store: w.store, holder: () => holder }, { deadGraceMs: 0, orphanSweepMs: 3_600_000 });
+    passes = 0;
+    holder = compare;
+    await again.tick(t0 + 600_200);
+    await again.tick(t0 + 600_300);
+    expect(passes).toBe(1);
+    holder = null;
+    await again.tick(t0 + 600_400);
+    holder = compare;
+    await again.tick(t0 + 600_500);
+    expect(passes).toBe(2);
   });
 
   it('keeps a marked group object that another commit (a tail recovery) refers to by r/<object>/<stream>, until that reference goes too', async () => {
