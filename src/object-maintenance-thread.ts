@@ -13,7 +13,11 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { EtcdLink, parseEtcdUrl } from './actors';
 import { type FromMaintenanceThread, type MaintenanceThreadConfig, type ToMaintenanceThread } from './object-maintenance-messages';
 import { CompactedCounter, Compactor, type HolderCompare, Indexer, LedgerKeys, type MaintenanceLog, type PlacedStream, Reaper, newObjectStoreStats, openObjectStore, ownWriters } from './objects';
+import { nameThread } from './util/libc';
 import { testFault } from './util/test-fault';
+
+// Named for per-thread CPU (top -H, perf/scaling.js), like the shard and gateway threads.
+nameThread('svc-maintenance');
 
 const port = parentPort;
 if (port === null) throw new Error('object-maintenance-thread runs as a worker thread');
