@@ -11,6 +11,9 @@
  * A create-only put (PutOptions.ifAbsent: group objects, which fence their writer) links the
  * synced temporary file to the key — link(2) fails when the name exists, so of two puts of one
  * key exactly one wins, and readers see all of the object or nothing — then syncs the directory.
+ * On Linux the temporary file has no name at all (O_TMPFILE, linked with linkat(2)): no name is
+ * made and removed per object, and a crash leaves no temporary file behind; elsewhere, or on a
+ * file system without O_TMPFILE, it is a `.…tmp` file linked and then unlinked.
  * Its temporary file may be opened ahead (prepare(): the group commit knows its next keys).
  * The directories of these puts stay open for their syncs, the most recently used only (open-dirs.ts).
  * A blocking store (FileStoreOptions.blocking: the object maintenance thread's) does all of its
@@ -21,7 +24,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { linkFdAt } from '../util/libc';
 import { type ObjectOutcome, type ObjectStoreStats, recordObjectRequest } from './object-stats';
 import { OpenDirs } from './open-dirs';
 import {
@@ -46,6 +51,11 @@ export interface FileStoreOptions {
    * reaper lists the store. A put into a directory removed meanwhile (by any node) makes it again.
    */
   pruneEmptyDirs?: boolean;
+  /**
+   * Create-only puts write unnamed temporary files (O_TMPFILE) where Linux and the file system
+   * allow (default true); false: always a named `.…tmp` file, what other platforms do.
+   */
+  unnamedTmp?: boolean;
 }
 
 /**
@@ -63,7 +73,9 @@ export class FileObjectStore implements ObjectStore {
   /** Directories the fresh and create-only puts went to, the most recently used kept open for their fsyncs. */
   readonly #dirs = new OpenDirs();
   /** Create-only keys readied by prepare(): their temporary file, open. */
-  readonly #prepared = new Map<string, { tmp: string; fd: number }>();
+  readonly #prepared = new Map<string, TmpFile>();
+  /** Whether create-only puts open their temporary files unnamed (O_TMPFILE): null until the first try tells. */
+  #unnamed: boolean | null;
   readonly createOnly = true;
   readonly #blocking: boolean;
   readonly #pruneEmptyDirs: boolean;
@@ -74,6 +86,7 @@ export class FileObjectStore implements ObjectStore {
     this.#stats = stats;
     this.#blocking = options.blocking ?? false;
     this.#pruneEmptyDirs = options.pruneEmptyDirs ?? false;
+    this.#unnamed = options.unnamedTmp === false || O_TMPFILE === null || !fs.existsSync('/proc/self/fd') ? false : null;
   }
 
   async put(key: string, body: Buffer | readonly Buffer[], options?: PutOptions): Promise<void> {
@@ -225,7 +238,7 @@ export class FileObjectStore implements ObjectStore {
     this.#prepared.clear();
     for (const [, p] of prepared) {
       fs.closeSync(p.fd);
-      await fs.promises.unlink(p.tmp).catch(() => undefined);
+      if (p.tmp !== null) await fs.promises.unlink(p.tmp).catch(() => undefined);
     }
     this.#dirs.closeAll();
   }
@@ -239,10 +252,8 @@ export class FileObjectStore implements ObjectStore {
     for (const key of keys) {
       checkKey('put', key);
       if (this.#prepared.has(key)) continue;
-      const file = this.#path(key);
-      const tmp = tmpName(file);
       try {
-        this.#prepared.set(key, { tmp, fd: fs.openSync(tmp, 'wx', 0o644) });
+        this.#prepared.set(key, this.#openTmp(this.#path(key)));
       } catch {
         // The directory does not exist yet (the first put makes it) or the disk refused: the put opens its own.
       }
@@ -263,31 +274,46 @@ export class FileObjectStore implements ObjectStore {
   async #linkNew(key: string, file: string, dirFd: number, chunks: readonly Buffer[], bytes: number): Promise<void> {
     const ahead = this.#prepared.get(key);
     this.#prepared.delete(key);
-    const tmp = ahead?.tmp ?? tmpName(file);
-    const fd = ahead?.fd ?? fs.openSync(tmp, 'wx', 0o644);
+    const t = ahead ?? this.#openTmp(file);
     try {
-      try {
-        writeAllSync(fd, chunks, bytes);
-        await this.#sync(fd, 'data');
-      } finally {
-        fs.closeSync(fd);
+      writeAllSync(t.fd, chunks, bytes);
+      await this.#sync(t.fd, 'data');
+      const err = t.tmp === null ? linkError(linkFdAt(t.fd, dirFd, path.basename(file))) : linkNamed(t.tmp, file);
+      if (err?.code === 'EEXIST') throw new ObjectStoreError('put', key, 'PreconditionFailed', `object store ${this.describe}: ${JSON.stringify(key)} exists (a create-only put)`);
+      if (err !== null) throw err;
+    } finally {
+      fs.closeSync(t.fd);
+      if (t.tmp !== null) {
+        try {
+          unlinkTmp(t.tmp);
+        } catch {
+          // The put's own outcome is the one to report; a temporary file left behind is skipped by listings.
+        }
       }
-      try {
-        fs.linkSync(tmp, file);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new ObjectStoreError('put', key, 'PreconditionFailed', `object store ${this.describe}: ${JSON.stringify(key)} exists (a create-only put)`);
-        throw err;
-      }
-    } catch (err) {
-      try {
-        unlinkTmp(tmp);
-      } catch {
-        // The put's own error is the one to report; a temporary file left behind is skipped by listings.
-      }
-      throw err;
     }
-    unlinkTmp(tmp);
     await this.#sync(dirFd, 'all');
+  }
+
+  /**
+   * A temporary file for a create-only put of `file`, open for writing: unnamed in its directory
+   * where the platform and file system allow (O_TMPFILE), else a `.…tmp` name beside it. Throws
+   * ENOENT when the directory does not exist.
+   */
+  #openTmp(file: string): TmpFile {
+    if (this.#unnamed !== false) {
+      try {
+        const fd = fs.openSync(path.dirname(file), O_TMPFILE! | fs.constants.O_WRONLY, 0o644);
+        this.#unnamed = true;
+        return { tmp: null, fd };
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        // A file system without O_TMPFILE (or a kernel before 3.11, which takes the flag for O_DIRECTORY): named files from now on.
+        if (code !== 'EOPNOTSUPP' && code !== 'ENOTSUP' && code !== 'EISDIR' && code !== 'EINVAL') throw err;
+        this.#unnamed = false;
+      }
+    }
+    const tmp = tmpName(file);
+    return { tmp, fd: fs.openSync(tmp, 'wx', 0o644) };
   }
 
   /**
@@ -498,6 +524,35 @@ const SYNC_IO_MAX_BYTES = 64 * 1024; // 64 KiB
  */
 function whollyBefore(sub: Buffer, after: Buffer): boolean {
   return Buffer.compare(sub, after) < 0 && !(after.length >= sub.length && after.subarray(0, sub.length).equals(sub));
+}
+
+/** A create-only put's temporary file: its name (null: unnamed, O_TMPFILE) and its open descriptor. */
+interface TmpFile {
+  tmp: string | null;
+  fd: number;
+}
+
+/** O_TMPFILE as Linux numbers it (with the O_DIRECTORY it implies), or null elsewhere: Node's fs.constants lack it. */
+const O_TMPFILE = process.platform === 'linux' ? 0o20200000 : null;
+
+/** Errno names by number, for linkat's errors (libc.ts returns the number). */
+const ERRNO_NAMES = new Map<number, string>(Object.entries(os.constants.errno).map(([name, n]) => [n, name]));
+
+/** linkFdAt's outcome as an error carrying its code (null: linked). */
+function linkError(errnum: number | null): NodeJS.ErrnoException | null {
+  if (errnum === 0) return null;
+  const code = errnum === null ? 'ENOSYS' : (ERRNO_NAMES.get(errnum) ?? `errno ${errnum}`);
+  return Object.assign(new Error(`linkat: ${code}`), { code, errno: errnum ?? undefined });
+}
+
+/** link(2) of a named temporary file to the key's file: the error (EEXIST: the key exists), or null. */
+function linkNamed(tmp: string, file: string): NodeJS.ErrnoException | null {
+  try {
+    fs.linkSync(tmp, file);
+    return null;
+  } catch (err) {
+    return err as NodeJS.ErrnoException;
+  }
 }
 
 /** Remove a temporary file: one system call (rmSync would stat it first); absent is fine. */

@@ -1,8 +1,9 @@
 /**
  * The C library calls Node has no binding for, through koffi (the only file besides the
  * connector runtime's ffi.ts that imports it): flock(2) for file locks (file-lock.ts) and glibc's
- * malloc_trim(3) for giving freed heap memory back (malloc-trim.ts); and fcntl(2) to duplicate a
- * socket handed to another thread (dupFd).
+ * malloc_trim(3) for giving freed heap memory back (malloc-trim.ts); fcntl(2) to duplicate a
+ * socket handed to another thread (dupFd); and linkat(2) to name a file opened unnamed (linkFdAt:
+ * the file object store's create-only puts).
  */
 import * as koffi from 'koffi';
 
@@ -103,4 +104,29 @@ export function dupFd(fd: number): number {
   const copy = dupFn(fd);
   if (copy < 0) throw new Error(`dup of descriptor ${fd} failed (errno ${errno()})`);
   return copy;
+}
+
+let linkFdFn: ((fd: number, dirFd: number, name: string) => number) | null | undefined;
+
+/**
+ * Gives the unnamed file open as `fd` (opened with O_TMPFILE) the name `name` in the directory open
+ * as `dirFd`: linkat(2) of `/proc/self/fd/<fd>` with AT_SYMLINK_FOLLOW, the way to link a file by
+ * its descriptor without CAP_DAC_READ_SEARCH. 0 when linked, else the errno (EEXIST: the name
+ * exists); null where this is not Linux or the C library has no linkat.
+ */
+export function linkFdAt(fd: number, dirFd: number, name: string): number | null {
+  if (linkFdFn === undefined) {
+    linkFdFn = null;
+    if (process.platform === 'linux') {
+      try {
+        const f = libc().func('int linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags)');
+        const AT_FDCWD = -100;
+        const AT_SYMLINK_FOLLOW = 0x400;
+        linkFdFn = (src, dir, n) => ((f(AT_FDCWD, `/proc/self/fd/${src}`, dir, n, AT_SYMLINK_FOLLOW) as number) === 0 ? 0 : errno());
+      } catch {
+        linkFdFn = null;
+      }
+    }
+  }
+  return linkFdFn === null ? null : linkFdFn(fd, dirFd, name);
 }
