@@ -252,8 +252,7 @@ export class Reaper {
         if (now - record.at < this.#o.deadGraceMs) {
           young = objectRun(objectKey);
           pass.wakeAt = Math.min(pass.wakeAt, record.at + this.#o.deadGraceMs);
-        }
-        else if (record.q) {
+        } else if (record.q) {
           const g = parseGroupObjectKey(objectKey);
           if (g !== null) pending.push({ objectKey, modRevision: p.modRevision, at: record.at, writer: g.writer, n: g.n });
         } else candidates.push({ objectKey, modRevision: p.modRevision, at: record.at });

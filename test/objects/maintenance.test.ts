@@ -903,7 +903,7 @@ describe('the reaper', () => {
     expect(gets).toBe(20 + 19 * 2);
     gets = 0;
     // A pass that changed nothing is made again once etcd has moved: any write will do.
-    await etcd.link.txnOnce([], [{ put: "unrelated-to-the-ledger", value: Buffer.from("x") }], []);
+    await etcd.link.txnOnce([], [{ put: 'unrelated-to-the-ledger', value: Buffer.from('x') }], []);
     expect(await reaper.tick(t0 + 32_000)).toMatchObject({ destroyed: 0 });
     expect(gets).toBe(20); // the one that held each last time
   });
