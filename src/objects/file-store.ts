@@ -24,9 +24,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { linkFdAt } from '../util/libc';
+import { getSystemErrorName } from 'node:util';
+import { type FdLinker, fdLinker } from '../util/libc';
 import { type ObjectOutcome, type ObjectStoreStats, recordObjectRequest } from './object-stats';
 import { OpenDirs } from './open-dirs';
 import {
@@ -74,8 +74,10 @@ export class FileObjectStore implements ObjectStore {
   readonly #dirs = new OpenDirs();
   /** Create-only keys readied by prepare(): their temporary file, open. */
   readonly #prepared = new Map<string, TmpFile>();
-  /** Whether create-only puts open their temporary files unnamed (O_TMPFILE): null until the first try tells. */
-  #unnamed: boolean | null;
+  /** Names an unnamed temporary file, or null: create-only puts use named ones (not Linux, not asked for, no /proc). */
+  readonly #linkFd: FdLinker | null;
+  /** The file system refused O_TMPFILE: named temporary files from then on. */
+  #tmpfileRefused = false;
   readonly createOnly = true;
   readonly #blocking: boolean;
   readonly #pruneEmptyDirs: boolean;
@@ -86,7 +88,7 @@ export class FileObjectStore implements ObjectStore {
     this.#stats = stats;
     this.#blocking = options.blocking ?? false;
     this.#pruneEmptyDirs = options.pruneEmptyDirs ?? false;
-    this.#unnamed = options.unnamedTmp === false || O_TMPFILE === null || !fs.existsSync('/proc/self/fd') ? false : null;
+    this.#linkFd = options.unnamedTmp === false || O_TMPFILE === null || !fs.existsSync('/proc/self/fd') ? null : fdLinker();
   }
 
   async put(key: string, body: Buffer | readonly Buffer[], options?: PutOptions): Promise<void> {
@@ -278,7 +280,7 @@ export class FileObjectStore implements ObjectStore {
     try {
       writeAllSync(t.fd, chunks, bytes);
       await this.#sync(t.fd, 'data');
-      const err = t.tmp === null ? linkError(linkFdAt(t.fd, dirFd, path.basename(file))) : linkNamed(t.tmp, file);
+      const err = t.tmp === null ? linkError(this.#linkFd!(t.fd, dirFd, path.basename(file))) : linkNamed(t.tmp, file);
       if (err?.code === 'EEXIST') throw new ObjectStoreError('put', key, 'PreconditionFailed', `object store ${this.describe}: ${JSON.stringify(key)} exists (a create-only put)`);
       if (err !== null) throw err;
     } finally {
@@ -300,16 +302,14 @@ export class FileObjectStore implements ObjectStore {
    * ENOENT when the directory does not exist.
    */
   #openTmp(file: string): TmpFile {
-    if (this.#unnamed !== false) {
+    if (this.#linkFd !== null && !this.#tmpfileRefused) {
       try {
-        const fd = fs.openSync(path.dirname(file), O_TMPFILE! | fs.constants.O_WRONLY, 0o644);
-        this.#unnamed = true;
-        return { tmp: null, fd };
+        return { tmp: null, fd: fs.openSync(path.dirname(file), O_TMPFILE! | fs.constants.O_WRONLY, 0o644) };
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         // A file system without O_TMPFILE (or a kernel before 3.11, which takes the flag for O_DIRECTORY): named files from now on.
         if (code !== 'EOPNOTSUPP' && code !== 'ENOTSUP' && code !== 'EISDIR' && code !== 'EINVAL') throw err;
-        this.#unnamed = false;
+        this.#tmpfileRefused = true;
       }
     }
     const tmp = tmpName(file);
@@ -535,14 +535,11 @@ interface TmpFile {
 /** O_TMPFILE as Linux numbers it (with the O_DIRECTORY it implies), or null elsewhere: Node's fs.constants lack it. */
 const O_TMPFILE = process.platform === 'linux' ? 0o20200000 : null;
 
-/** Errno names by number, for linkat's errors (libc.ts returns the number). */
-const ERRNO_NAMES = new Map<number, string>(Object.entries(os.constants.errno).map(([name, n]) => [n, name]));
-
-/** linkFdAt's outcome as an error carrying its code (null: linked). */
-function linkError(errnum: number | null): NodeJS.ErrnoException | null {
+/** An FdLinker's outcome (0, or the errno) as an error carrying its code, or null when linked. */
+function linkError(errnum: number): NodeJS.ErrnoException | null {
   if (errnum === 0) return null;
-  const code = errnum === null ? 'ENOSYS' : (ERRNO_NAMES.get(errnum) ?? `errno ${errnum}`);
-  return Object.assign(new Error(`linkat: ${code}`), { code, errno: errnum ?? undefined });
+  const code = getSystemErrorName(-errnum);
+  return Object.assign(new Error(`linkat: ${code}`), { code, errno: -errnum });
 }
 
 /** link(2) of a named temporary file to the key's file: the error (EEXIST: the key exists), or null. */

@@ -2,7 +2,7 @@
  * The C library calls Node has no binding for, through koffi (the only file besides the
  * connector runtime's ffi.ts that imports it): flock(2) for file locks (file-lock.ts) and glibc's
  * malloc_trim(3) for giving freed heap memory back (malloc-trim.ts); fcntl(2) to duplicate a
- * socket handed to another thread (dupFd); and linkat(2) to name a file opened unnamed (linkFdAt:
+ * socket handed to another thread (dupFd); and linkat(2) to name a file opened unnamed (fdLinker:
  * the file object store's create-only puts).
  */
 import * as koffi from 'koffi';
@@ -106,15 +106,19 @@ export function dupFd(fd: number): number {
   return copy;
 }
 
-let linkFdFn: ((fd: number, dirFd: number, name: string) => number) | null | undefined;
+/** linkat(2) by descriptor (fdLinker). */
+export type FdLinker = (fd: number, dirFd: number, name: string) => number;
+
+let linkFdFn: FdLinker | null | undefined;
 
 /**
- * Gives the unnamed file open as `fd` (opened with O_TMPFILE) the name `name` in the directory open
- * as `dirFd`: linkat(2) of `/proc/self/fd/<fd>` with AT_SYMLINK_FOLLOW, the way to link a file by
- * its descriptor without CAP_DAC_READ_SEARCH. 0 when linked, else the errno (EEXIST: the name
- * exists); null where this is not Linux or the C library has no linkat.
+ * What gives the unnamed file open as `fd` (opened with O_TMPFILE) the name `name` in the
+ * directory open as `dirFd`: linkat(2) of `/proc/self/fd/<fd>` with AT_SYMLINK_FOLLOW, the way to
+ * link a file by its descriptor without CAP_DAC_READ_SEARCH; it returns 0 when linked, else the
+ * errno (EEXIST: the name exists). Null where this is not Linux or the C library cannot be loaded
+ * (then there is no unnamed file to name either).
  */
-export function linkFdAt(fd: number, dirFd: number, name: string): number | null {
+export function fdLinker(): FdLinker | null {
   if (linkFdFn === undefined) {
     linkFdFn = null;
     if (process.platform === 'linux') {
@@ -128,5 +132,5 @@ export function linkFdAt(fd: number, dirFd: number, name: string): number | null
       }
     }
   }
-  return linkFdFn === null ? null : linkFdFn(fd, dirFd, name);
+  return linkFdFn;
 }
